@@ -1,5 +1,26 @@
-//! Core of the reduce framework (work in progress: see reduce-core/src/monoid.rs).
-mod monoid;
+//! # reduce-core
+//!
+//! The host half of the reduce framework: the [`Monoid`] trait (and `#[derive(Monoid)]`, which
+//! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
+//! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
+//! [`fold_segments`] / [`fold_by_owner`], the order-keeping parallel [`Cpu`] backend, and
+//! law checking for users' monoids ([`laws`], feature `proptest`).
+//!
+//! The GPU runtime is the `reduce-cuda` crate.
+#![deny(missing_docs)]
+
+mod builtin;
+mod cpu;
+mod fold;
+#[cfg(feature = "proptest")]
+pub mod laws;
+pub mod layout;
+pub mod monoid;
+
+pub use builtin::{Max, Min, Primitive, Product, Sum};
+pub use cpu::Cpu;
+pub use fold::{fold, fold_by_owner, fold_segments};
+pub use layout::LayoutError;
 pub use monoid::{CudaMonoid, DeviceCopy, Monoid};
 pub use reduce_macros::Monoid;
 

@@ -20,8 +20,9 @@ pub trait Monoid: Copy + Send + Sync + 'static {
 /// Plain data that may be copied byte for byte to and from a device.
 ///
 /// # Safety
-/// The type must have no pointers or references, no interior mutability, and every byte
-/// pattern the device code produces for it must be a valid value. `#[derive(Monoid)]` implements
+/// The type must have no pointers or references, no interior mutability, all-zero bytes must
+/// be a valid value, and every byte pattern the device code produces for it must be a valid
+/// value. `#[derive(Monoid)]` implements
 /// it for `#[repr(C)]` structs whose fields are primitive numbers, `bool` and fixed arrays of
 /// them; this crate implements it for the primitive numbers and the built-in monoids.
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}

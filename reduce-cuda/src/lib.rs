@@ -1,1 +1,71 @@
-fn main(){}
+//! # reduce-cuda
+//!
+//! GPU reductions over any associative operator. Derive a monoid once; the runtime wraps its
+//! CUDA text in one of several reduction algorithms, compiles it with NVRTC for the device's
+//! own architecture, caches the CUBIN in memory and on disk, and launches it. Every algorithm
+//! keeps the left-to-right order, so non-commutative monoids get the exact sequential fold.
+//!
+//! ```no_run
+//! use reduce_cuda::{Algorithm, Gpu, Monoid};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+//! #[repr(C)]
+//! #[monoid(identity = Affine { a: 1, b: 0 },
+//!          combine = |l, r| Affine { a: l.a.wrapping_mul(r.a),
+//!                                    b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
+//! struct Affine { a: u32, b: u32 }
+//!
+//! # fn main() -> Result<(), reduce_cuda::Error> {
+//! let items: Vec<Affine> = (0..1000u32).map(|i| Affine { a: 2 * i + 1, b: i }).collect();
+//! let gpu = Gpu::new(0)?;
+//! let xs = gpu.upload(&items)?;
+//! assert_eq!(gpu.reduce(&xs, Algorithm::Auto)?, reduce_cuda::reduce_core::fold(&items));
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod algorithm;
+mod backend;
+pub mod bench;
+mod buffer;
+pub mod cache;
+mod codegen;
+pub mod compile;
+mod error;
+mod gpu;
+mod jit;
+mod plain;
+
+pub use algorithm::{Algorithm, Config};
+pub use backend::Backend;
+pub use buffer::DeviceVec;
+pub use codegen::KernelSource;
+pub use error::{CompileFailure, Error, Result};
+pub use gpu::{driver_available, DeviceInfo, Gpu};
+pub use jit::{JitReport, KernelOrigin};
+pub use reduce_core;
+pub use reduce_core::monoid::Monoid;
+pub use reduce_core::{fold, CudaMonoid, DeviceCopy, Max, Min, Product, Sum};
+#[doc(inline)]
+pub use reduce_macros::MonoidViaCuda as Monoid;
+
+/// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
+/// parameters (`Auto` shows what it picks for large inputs). Readable: print it.
+pub fn kernel_source<M: CudaMonoid>(algorithm: Algorithm) -> String {
+    kernel_source_with::<M>(algorithm.into())
+        .map(|s| s.text)
+        .unwrap_or_else(|e| format!("// {e}"))
+}
+
+/// The translation unit for a full [`Config`], with its sections, or the reason it is invalid.
+pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource> {
+    let config = plain::resolve_auto(config);
+    let plan = config.plan(std::mem::size_of::<M>())?;
+    Ok(codegen::assemble::<M>(&plan.kernel()))
+}
+
+/// Compiles the translation unit of `config` for monoid `M` with NVRTC for `arch` (e.g.
+/// `sm_90`), without a device. CI uses this to check every generated kernel.
+pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<Vec<u8>> {
+    compile::compile_cubin(&kernel_source_with::<M>(config)?, arch)
+}

@@ -1,0 +1,104 @@
+// reduce prelude: device helpers for the CUDA text that #[derive(Monoid)] generates.
+// Pasted first into every kernel, before the monoid. Each helper computes exactly what the Rust
+// operation computes in a release build: wrapping integer arithmetic, shift amounts masked to the
+// type width, wrapping MIN / -1, saturating float -> int `as` (NaN -> 0).
+// Names are r_<op>_<Rust type> (r_add_i32, r_f32_as_u8, ...); Rust types are spelled in C as
+// u8 = unsigned char, i8 = signed char, u16 = unsigned short, i16 = short, u32 = unsigned int,
+// i32 = int, u64 = unsigned long long, i64 = long long.
+// No #include: this compiles under NVRTC without the CUDA headers.
+
+// --- integers ----------------------------------------------------------------------------------
+// T: the type; UT: the unsigned type of the same width; W: the unsigned type the arithmetic is
+// done in (unsigned int for types up to 32 bits, where C would promote to a signed int);
+// S: the Rust name; BITS: the width.
+#define R_INT_HELPERS(T, UT, W, S, BITS)                                                          \
+    __device__ __forceinline__ T r_add_##S(T a, T b) { return (T)((W)a + (W)b); }               \
+    __device__ __forceinline__ T r_sub_##S(T a, T b) { return (T)((W)a - (W)b); }               \
+    __device__ __forceinline__ T r_mul_##S(T a, T b) { return (T)((W)a * (W)b); }               \
+    __device__ __forceinline__ T r_neg_##S(T a) { return (T)((W)0 - (W)a); }                    \
+    __device__ __forceinline__ T r_shl_##S(T a, unsigned int s) {                               \
+        return (T)((W)a << (s & (BITS - 1)));                                                   \
+    }                                                                                           \
+    /* arithmetic on signed types: C++ promotes narrow values sign- or zero-extended */         \
+    __device__ __forceinline__ T r_shr_##S(T a, unsigned int s) {                               \
+        return (T)(a >> (s & (BITS - 1)));                                                      \
+    }                                                                                           \
+    __device__ __forceinline__ T r_rotl_##S(T a, unsigned int n) {                              \
+        n &= BITS - 1;                                                                          \
+        return (T)(UT)(((W)(UT)a << n) | ((W)(UT)a >> ((BITS - n) & (BITS - 1))));             \
+    }                                                                                           \
+    __device__ __forceinline__ T r_rotr_##S(T a, unsigned int n) {                              \
+        n &= BITS - 1;                                                                          \
+        return (T)(UT)(((W)(UT)a >> n) | ((W)(UT)a << ((BITS - n) & (BITS - 1))));             \
+    }                                                                                           \
+    __device__ __forceinline__ T r_min_##S(T a, T b) { return b < a ? b : a; }                  \
+    __device__ __forceinline__ T r_max_##S(T a, T b) { return b < a ? a : b; }
+
+// Division by zero is undefined here (Rust panics); MIN / -1 wraps to MIN, MIN % -1 is 0.
+#define R_SIGNED_HELPERS(T, S)                                                                  \
+    __device__ __forceinline__ T r_div_##S(T a, T b) {                                          \
+        return b == (T)-1 ? r_neg_##S(a) : (T)(a / b);                                          \
+    }                                                                                           \
+    __device__ __forceinline__ T r_rem_##S(T a, T b) { return b == (T)-1 ? (T)0 : (T)(a % b); } \
+    __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_neg_##S(a) : a; }
+
+#define R_UNSIGNED_HELPERS(T, S)                                                                \
+    __device__ __forceinline__ T r_div_##S(T a, T b) { return (T)(a / b); }                     \
+    __device__ __forceinline__ T r_rem_##S(T a, T b) { return (T)(a % b); }
+
+R_INT_HELPERS(unsigned char, unsigned char, unsigned int, u8, 8)
+R_INT_HELPERS(signed char, unsigned char, unsigned int, i8, 8)
+R_INT_HELPERS(unsigned short, unsigned short, unsigned int, u16, 16)
+R_INT_HELPERS(short, unsigned short, unsigned int, i16, 16)
+R_INT_HELPERS(unsigned int, unsigned int, unsigned int, u32, 32)
+R_INT_HELPERS(int, unsigned int, unsigned int, i32, 32)
+R_INT_HELPERS(unsigned long long, unsigned long long, unsigned long long, u64, 64)
+R_INT_HELPERS(long long, unsigned long long, unsigned long long, i64, 64)
+R_UNSIGNED_HELPERS(unsigned char, u8)
+R_SIGNED_HELPERS(signed char, i8)
+R_UNSIGNED_HELPERS(unsigned short, u16)
+R_SIGNED_HELPERS(short, i16)
+R_UNSIGNED_HELPERS(unsigned int, u32)
+R_SIGNED_HELPERS(int, i32)
+R_UNSIGNED_HELPERS(unsigned long long, u64)
+R_SIGNED_HELPERS(long long, i64)
+
+// --- float -> int `as`: truncate toward zero, saturate, NaN -> 0 -------------------------------
+// LO and HI are powers of two (exact in float and double): x <= LO gives MIN, x >= HI gives MAX,
+// anything strictly between truncates to a representable value.
+#define R_FLOAT_AS_INT(F, FS, T, S, LO, HI, MIN, MAX)                                            \
+    __device__ __forceinline__ T r_##FS##_as_##S(F x) {                                         \
+        return x != x ? (T)0 : x <= (F)(LO) ? (T)(MIN) : x >= (F)(HI) ? (T)(MAX) : (T)x;        \
+    }
+#define R_FLOAT_AS_INTS(F, FS)                                                                   \
+    R_FLOAT_AS_INT(F, FS, unsigned char, u8, 0.0, 0x1p8, 0, 255)                                \
+    R_FLOAT_AS_INT(F, FS, signed char, i8, -0x1p7, 0x1p7, -128, 127)                            \
+    R_FLOAT_AS_INT(F, FS, unsigned short, u16, 0.0, 0x1p16, 0, 65535)                           \
+    R_FLOAT_AS_INT(F, FS, short, i16, -0x1p15, 0x1p15, -32768, 32767)                           \
+    R_FLOAT_AS_INT(F, FS, unsigned int, u32, 0.0, 0x1p32, 0u, 4294967295u)                      \
+    R_FLOAT_AS_INT(F, FS, int, i32, -0x1p31, 0x1p31, -2147483647 - 1, 2147483647)               \
+    R_FLOAT_AS_INT(F, FS, unsigned long long, u64, 0.0, 0x1p64, 0ull, 18446744073709551615ull)  \
+    R_FLOAT_AS_INT(F, FS, long long, i64, -0x1p63, 0x1p63, -9223372036854775807ll - 1,          \
+                   9223372036854775807ll)
+R_FLOAT_AS_INTS(float, f32)
+R_FLOAT_AS_INTS(double, f64)
+
+// --- layout checks ---------------------------------------------------------------------------
+// offsetof without <cstddef>; NVRTC's front end (EDG) has no __builtin_offsetof but __INTADDR__.
+#if defined(__CUDACC_RTC__)
+#define r_offsetof(T, member) ((unsigned long long)__INTADDR__(&(((T*)0)->member)))
+#else
+#define r_offsetof(T, member) __builtin_offsetof(T, member)
+#endif
+
+// --- float bit patterns (infinities and NaN literals) -----------------------------------------
+__device__ __forceinline__ float r_f32_from_bits(unsigned int b) { return __int_as_float((int)b); }
+__device__ __forceinline__ double r_f64_from_bits(unsigned long long b) {
+    return __longlong_as_double((long long)b);
+}
+
+#undef R_INT_HELPERS
+#undef R_SIGNED_HELPERS
+#undef R_UNSIGNED_HELPERS
+#undef R_FLOAT_AS_INT
+#undef R_FLOAT_AS_INTS

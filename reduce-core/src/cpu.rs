@@ -1,0 +1,85 @@
+//! The CPU backend: rayon-parallel reductions that keep the left-to-right order.
+//!
+//! Order invariant: the input is cut into contiguous chunks; each chunk is folded left to right;
+//! the chunk results are combined left to right. For segmented reductions a chunk yields one
+//! partial per segment piece it holds, and the pieces of a segment are combined in chunk order.
+//! The results are therefore exactly those of [`crate::fold`] for any associative monoid.
+
+use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError};
+use crate::{fold, Monoid};
+use rayon::prelude::*;
+
+/// Items per parallel task; below this a task costs more than it saves.
+const MIN_CHUNK: usize = 1 << 14;
+
+/// The CPU backend: the default when no GPU is present.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cpu;
+
+impl Cpu {
+    /// A CPU backend on rayon's global thread pool.
+    pub fn new() -> Self {
+        Cpu
+    }
+
+    fn chunk_len(&self, n: usize) -> usize {
+        let tasks = rayon::current_num_threads() * 4;
+        n.div_ceil(tasks.max(1)).max(MIN_CHUNK)
+    }
+
+    /// The fold of all items, in parallel; equal to [`fold`] for any associative monoid.
+    pub fn reduce<M: Monoid>(&self, items: &[M]) -> M {
+        if items.len() <= MIN_CHUNK {
+            return fold(items);
+        }
+        let partials: Vec<M> = items
+            .par_chunks(self.chunk_len(items.len()))
+            .map(fold)
+            .collect();
+        fold(&partials)
+    }
+
+    /// One value per CSR segment (see [`crate::fold_segments`]), in parallel.
+    pub fn reduce_segments<M: Monoid>(
+        &self,
+        items: &[M],
+        offsets: &[u32],
+    ) -> Result<Vec<M>, LayoutError> {
+        let segments = check_offsets(offsets, items.len())?;
+        let chunk = self.chunk_len(items.len());
+        let pieces: Vec<Vec<(usize, M)>> = (0..items.len().div_ceil(chunk))
+            .into_par_iter()
+            .map(|c| {
+                let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(items.len()));
+                // The segment holding item `lo`: the last s with offsets[s] <= lo.
+                let mut s = offsets.partition_point(|&o| o as usize <= lo) - 1;
+                let mut out = Vec::new();
+                while s < segments && (offsets[s] as usize) < hi {
+                    let start = (offsets[s] as usize).max(lo);
+                    let end = (offsets[s + 1] as usize).min(hi);
+                    if start < end {
+                        out.push((s, fold(&items[start..end])));
+                    }
+                    s += 1;
+                }
+                out
+            })
+            .collect();
+        let mut result = vec![M::identity(); segments];
+        for (s, partial) in pieces.into_iter().flatten() {
+            result[s] = M::combine(result[s], partial);
+        }
+        Ok(result)
+    }
+
+    /// One value per owner (see [`crate::fold_by_owner`]), in parallel.
+    pub fn reduce_by_owner<M: Monoid>(
+        &self,
+        items: &[M],
+        owner: &[u32],
+        num_segments: usize,
+    ) -> Result<Vec<M>, LayoutError> {
+        check_owner(owner, items.len(), num_segments)?;
+        self.reduce_segments(items, &owner_to_offsets(owner, num_segments))
+    }
+}

@@ -1,0 +1,51 @@
+//! The sequential references every backend and every algorithm is compared against.
+
+use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError};
+use crate::Monoid;
+
+/// The sequential left fold `identity ⊕ items[0] ⊕ items[1] ⊕ … ⊕ items[n-1]`: THE reference.
+///
+/// ```
+/// use reduce_core::{fold, Sum};
+/// assert_eq!(fold(&[Sum(1u32), Sum(2), Sum(3)]), Sum(6));
+/// assert_eq!(fold::<Sum<u32>>(&[]), Sum(0));
+/// ```
+pub fn fold<M: Monoid>(items: &[M]) -> M {
+    items
+        .iter()
+        .fold(M::identity(), |acc, &item| M::combine(acc, item))
+}
+
+/// Folds each segment of a CSR layout: segment `s` is `items[offsets[s]..offsets[s + 1]]`.
+/// `offsets` holds `segments + 1` entries, starts at 0, ends at `items.len()` and never decreases;
+/// empty segments give the identity.
+///
+/// ```
+/// use reduce_core::{fold_segments, Sum};
+/// let items = [Sum(1u32), Sum(2), Sum(3)];
+/// assert_eq!(fold_segments(&items, &[0, 2, 2, 3]).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
+/// ```
+pub fn fold_segments<M: Monoid>(items: &[M], offsets: &[u32]) -> Result<Vec<M>, LayoutError> {
+    check_offsets(offsets, items.len())?;
+    Ok(offsets
+        .windows(2)
+        .map(|w| fold(&items[w[0] as usize..w[1] as usize]))
+        .collect())
+}
+
+/// Folds the items of each owner: `owner[i]` is item `i`'s segment, non-decreasing and below
+/// `num_segments`; segments that own no item give the identity.
+///
+/// ```
+/// use reduce_core::{fold_by_owner, Sum};
+/// let items = [Sum(1u32), Sum(2), Sum(3)];
+/// assert_eq!(fold_by_owner(&items, &[0, 0, 2], 3).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
+/// ```
+pub fn fold_by_owner<M: Monoid>(
+    items: &[M],
+    owner: &[u32],
+    num_segments: usize,
+) -> Result<Vec<M>, LayoutError> {
+    check_owner(owner, items.len(), num_segments)?;
+    fold_segments(items, &owner_to_offsets(owner, num_segments))
+}

@@ -1,0 +1,98 @@
+// Shared helpers for every reduction kernel, layered like CUB: thread -> warp -> block.
+// Written against the abstract monoid: `M`, `M m_identity()`, `M m_combine(M left, M right)`.
+// Every helper keeps the left-to-right order of the values it is given: lanes and warps own
+// consecutive pieces of the input in increasing index order, and `m_combine` is only ever
+// applied as (earlier piece, later piece).
+
+typedef unsigned long long r_size;   // item indices: 64-bit, so N may exceed 2^32
+
+#define R_FULL_MASK 0xffffffffu
+#define R_WARP 32
+
+// ---------------------------------------------------------------- thread level
+
+// Views an M as 32-bit words, to move it through registers word by word (any size, any
+// field layout; the last word may hold padding).
+#define R_WORDS ((int)((sizeof(M) + 3) / 4))
+union r_bits {
+    M m;
+    unsigned int w[R_WORDS];
+};
+
+__device__ __forceinline__ M r_shfl_down(M v, unsigned int delta) {
+    r_bits b;
+    b.m = v;
+#pragma unroll
+    for (int i = 0; i < R_WORDS; ++i) b.w[i] = __shfl_down_sync(R_FULL_MASK, b.w[i], delta);
+    return b.m;
+}
+
+// Reads an M written by another block of the same launch (after its __threadfence):
+// through L2 (ld.global.cg), never from a possibly stale L1 line.
+__device__ __forceinline__ M r_load_cg(const M* p) {
+    if constexpr (sizeof(M) % 4 == 0 && alignof(M) >= 4) {
+        r_bits b;
+        const unsigned int* q = reinterpret_cast<const unsigned int*>(p);
+#pragma unroll
+        for (int i = 0; i < R_WORDS; ++i) b.w[i] = __ldcg(q + i);
+        return b.m;
+    } else {
+        union { M m; unsigned char c[sizeof(M)]; } b;
+        const unsigned char* q = reinterpret_cast<const unsigned char*>(p);
+        for (int i = 0; i < (int)sizeof(M); ++i) b.c[i] = __ldcg(q + i);
+        return b.m;
+    }
+}
+
+// ---------------------------------------------------------------- warp level
+
+// Order-keeping warp reduction with shuffles at INCREASING offsets 1, 2, 4, 8, 16
+// (left-storing: after the step with offset o, lane i (i % 2o == 0) holds lanes [i, i + 2o)
+// folded in order). Lane 0 returns the fold of all 32 lanes, lane 0 first. The other lanes
+// return partial values. All 32 lanes must call it.
+__device__ __forceinline__ M r_warp_reduce(M v) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const M right = r_shfl_down(v, o);
+        if ((lane & (2 * o - 1)) == 0) v = m_combine(v, right);
+    }
+    return v;
+}
+
+// The paper's intra-warp left-storing tree over 32 consecutive shared-memory slots starting
+// at s[base] (Sengupta et al., paper Alg. 2), with __syncwarp() between the steps: since
+// Volta's independent thread scheduling the implicit warp synchrony the paper relies on is a
+// data race. Step o (1, 2, 4, 8) leaves in s[base + i], for i % 2o == 0, the fold of the
+// 2o slots from i in order; the last step (16) is returned. Lane 0 returns the fold of
+// s[base .. base + 32) in order. All 32 lanes must call it after a barrier that published s.
+// It overwrites the slots.
+__device__ __forceinline__ M r_warp_reduce_smem(M* s, unsigned int base) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP / 2; o <<= 1) {
+        if ((lane & (2 * o - 1)) == 0) s[base + lane] = m_combine(s[base + lane], s[base + lane + o]);
+        __syncwarp();
+    }
+    return m_combine(s[base], s[base + R_WARP / 2]);
+}
+
+// ---------------------------------------------------------------- block level
+
+// Order-keeping block reduction: warp w holds the fold of the w-th consecutive piece (in its
+// lane 0). Thread 0 returns the fold over the warps in order. `scratch` holds >= 32 M.
+// Must be called by every thread of the block; ends with the block synchronized.
+__device__ __forceinline__ M r_block_combine_warps(M warp_value, M* scratch) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+    const unsigned int warps = (blockDim.x + R_WARP - 1) / R_WARP;
+    if (lane == 0) scratch[warp] = warp_value;
+    __syncthreads();
+    M v = m_identity();
+    if (warp == 0) {
+        v = lane < warps ? scratch[lane] : m_identity();
+        v = r_warp_reduce(v);
+    }
+    __syncthreads();
+    return v;
+}

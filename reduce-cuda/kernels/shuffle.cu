@@ -1,0 +1,103 @@
+// Shuffle: the order-keeping, single-launch fast path (ours).
+//
+// ORDER INVARIANT. The input is cut into tiles of R_WARP * R_ITEMS consecutive items. Global
+// warp g = blockIdx.x * R_WARPS + warp owns a contiguous run of whole tiles, and runs follow
+// each other in increasing g (the paper's q/q+1 split, per warp). Inside a tile, lane i owns the
+// R_ITEMS consecutive items from i * R_ITEMS and folds them left to right; the lanes combine
+// with shuffles at increasing offsets (left-storing tree); a warp's running value is
+// (its earlier tiles) ⊕ (this tile); the warps of a block combine in warp order; the last block
+// to finish (atomic ticket after a __threadfence) folds the block partials in block order.
+// Every m_combine is therefore (earlier items, later items): exact for any associative monoid.
+//
+// Parameters: R_BLOCK threads; R_ITEMS items per lane per tile; R_VECS 16-byte loads per lane
+// per tile (R_ITEMS * sizeof(M) == 16 * R_VECS), or 0 for item-by-item loads.
+
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_WARP * R_ITEMS)
+
+#if R_VECS > 0
+union r_lane_tile {
+    uint4 v[R_VECS];
+    M m[R_ITEMS];
+};
+static_assert(sizeof(M) * R_ITEMS == 16 * R_VECS, "a lane's items must fill its vectors exactly");
+#endif
+
+// The fold of the R_ITEMS items from `first` (all in range), left to right.
+__device__ __forceinline__ M r_fold_lane_full(const M* __restrict__ in, r_size first) {
+#if R_VECS > 0
+    r_lane_tile t;
+    const uint4* p = reinterpret_cast<const uint4*>(in + first);
+#pragma unroll
+    for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldcs(p + k);
+    M acc = t.m[0];
+#pragma unroll
+    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, t.m[i]);
+    return acc;
+#else
+    M acc = in[first];
+#pragma unroll
+    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, in[first + i]);
+    return acc;
+#endif
+}
+
+// The fold of the items from `first` below `n` (the globally last, partial tile).
+__device__ __forceinline__ M r_fold_lane_partial(const M* __restrict__ in, r_size first, r_size n) {
+    M acc = m_identity();
+    for (int i = 0; i < R_ITEMS; ++i) {
+        if (first + i < n) acc = m_combine(acc, in[first + i]);
+    }
+    return acc;
+}
+
+// One launch: grid of persistent blocks; `ticket` is 0 on entry and is left 0.
+// `partials` holds gridDim.x values. `out[0]` receives the fold of in[0 .. n).
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
+               unsigned int* __restrict__ ticket, M* __restrict__ out) {
+    __shared__ M s_warps[R_WARP];
+    __shared__ bool s_is_last;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+
+    // This warp's contiguous run of tiles.
+    const r_size warps_total = (r_size)gridDim.x * R_WARPS;
+    const r_size g = (r_size)blockIdx.x * R_WARPS + warp;
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_size q = tiles / warps_total, r = tiles % warps_total;
+    r_size tile = g * q + (g < r ? g : r);
+    const r_size tile_end = tile + q + (g < r ? 1 : 0);
+    const r_size full_tiles = n / R_TILE;
+
+    M acc = m_identity();  // meaningful in lane 0
+    for (; tile < tile_end; ++tile) {
+        const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
+        M v = tile < full_tiles ? r_fold_lane_full(in, first) : r_fold_lane_partial(in, first, n);
+        v = r_warp_reduce(v);
+        if (lane == 0) acc = m_combine(acc, v);
+    }
+
+    const M block_value = r_block_combine_warps(acc, s_warps);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_value;
+        __threadfence();
+        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_is_last) return;
+
+    // The last block: thread t folds a contiguous run of partials; then warps, then the block.
+    __threadfence();
+    const unsigned int per_thread = (gridDim.x + R_BLOCK - 1) / R_BLOCK;
+    const unsigned int lo = threadIdx.x * per_thread;
+    const unsigned int hi = min(lo + per_thread, gridDim.x);
+    M v = m_identity();
+    for (unsigned int i = lo; i < hi; ++i) v = m_combine(v, r_load_cg(partials + i));
+    v = r_warp_reduce(v);
+    const M total = r_block_combine_warps(v, s_warps);
+    if (threadIdx.x == 0) {
+        out[0] = total;
+        *ticket = 0;
+    }
+}

@@ -1,0 +1,50 @@
+//! `Backend`: the GPU when one can be used, else the order-keeping CPU backend.
+
+use crate::algorithm::Config;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use reduce_core::{Cpu, CudaMonoid};
+
+/// Where reductions of host slices run.
+#[derive(Debug)]
+pub enum Backend {
+    /// A CUDA device.
+    Gpu(Gpu),
+    /// The rayon CPU backend, with the reason no GPU could be used.
+    Cpu {
+        /// Why the GPU backend was not available.
+        reason: Error,
+    },
+}
+
+impl Backend {
+    /// Device 0 if it can be opened (driver, NVRTC and a device present), else the CPU.
+    pub fn auto() -> Backend {
+        match Gpu::new(0) {
+            Ok(gpu) => Backend::Gpu(gpu),
+            Err(reason) => Backend::Cpu { reason },
+        }
+    }
+
+    /// A one-line description: the device's name, or "CPU" and why.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Gpu(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
+            Backend::Cpu { reason } => {
+                format!("CPU ({} rayon threads) — no GPU: {reason}", rayon_threads())
+            }
+        }
+    }
+
+    /// The left-to-right fold of `items` (uploads them when on the GPU).
+    pub fn reduce<M: CudaMonoid>(&self, items: &[M], config: impl Into<Config>) -> Result<M> {
+        match self {
+            Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
+            Backend::Cpu { .. } => Ok(Cpu::new().reduce(items)),
+        }
+    }
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

@@ -1,0 +1,145 @@
+//! NVRTC: generated CUDA C++ to a CUBIN for the device's own compute capability.
+//!
+//! Compiling straight to SASS (`--gpu-architecture=sm_XY`) means no PTX JIT at load time and
+//! no mismatch between the toolkit's PTX version and the driver's.
+
+use crate::codegen::KernelSource;
+use crate::error::{CompileFailure, Error, Result};
+use cudarc::nvrtc::{result as nvrtc, sys};
+use std::ffi::CString;
+
+/// Whether `libnvrtc` can be loaded (checked before any NVRTC call, which would panic).
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The NVRTC version as (major, minor), or [`Error::NvrtcMissing`].
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    if !nvrtc_available() {
+        return Err(Error::NvrtcMissing);
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present; the pointers are valid for the call.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| nvrtc_failure("nvrtcVersion", e))?;
+    Ok((major, minor))
+}
+
+/// The options every kernel is compiled with for `arch` (e.g. `sm_90`).
+///
+/// `--fmad=false`: no contraction of `a*b+c` into an FMA, so float monoids give the same bits
+/// as their Rust `combine` on the CPU.
+pub fn options(arch: &str) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={arch}"),
+        "--fmad=false".into(),
+        "-std=c++17".into(),
+    ]
+}
+
+/// Compiles `source` to a CUBIN for `arch` (`sm_90`, ...).
+pub fn compile_cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    if !nvrtc_available() {
+        return Err(Error::NvrtcMissing);
+    }
+    let options = options(arch);
+    let text = CString::new(source.text.as_str()).expect("generated source has no NUL byte");
+    let name = CString::new(source.program_name()).expect("program name has no NUL byte");
+    let program = nvrtc::create_program(&text, Some(&name))
+        .map_err(|e| nvrtc_failure("nvrtcCreateProgram", e))?;
+    // SAFETY: `program` is valid until destroyed below; `text` and `name` outlive it.
+    let outcome = unsafe { nvrtc::compile_program(program, &options) };
+    let result = match outcome {
+        Ok(()) => cubin_of(program),
+        Err(e) if e.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION => {
+            // SAFETY: as above.
+            let log = unsafe { nvrtc::get_program_log(program) }
+                .map(|chars| c_chars_to_string(&chars))
+                .unwrap_or_else(|e| format!("(the log could not be read: {e:?})"));
+            Err(compile_failure(source, log, options))
+        }
+        Err(e) => Err(nvrtc_failure("nvrtcCompileProgram", e)),
+    };
+    // SAFETY: destroyed exactly once.
+    let _ = unsafe { nvrtc::destroy_program(program) };
+    result
+}
+
+fn cubin_of(program: sys::nvrtcProgram) -> Result<Vec<u8>> {
+    let mut size = 0usize;
+    // SAFETY: `program` compiled successfully; the pointers are valid for the calls.
+    unsafe { sys::nvrtcGetCUBINSize(program, &mut size) }
+        .result()
+        .map_err(|e| nvrtc_failure("nvrtcGetCUBINSize", e))?;
+    if size == 0 {
+        // A virtual `compute_XX` target yields PTX only.
+        return Err(nvrtc_failure(
+            "nvrtcGetCUBIN (empty CUBIN: virtual architecture?)",
+            nvrtc::NvrtcError(sys::nvrtcResult::NVRTC_ERROR_INVALID_OPTION),
+        ));
+    }
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` holds `size` bytes.
+    unsafe { sys::nvrtcGetCUBIN(program, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| nvrtc_failure("nvrtcGetCUBIN", e))?;
+    Ok(cubin)
+}
+
+fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn nvrtc_failure(call: &str, e: nvrtc::NvrtcError) -> Error {
+    Error::Compile(Box::new(CompileFailure {
+        program: call.to_string(),
+        log: format!("{call} failed: {:?}", e.0),
+        line: None,
+        source_line: None,
+        section: None,
+        options: Vec::new(),
+    }))
+}
+
+/// Builds the error for a failed compilation, pointing at the first line the log blames.
+pub(crate) fn compile_failure(source: &KernelSource, log: String, options: Vec<String>) -> Error {
+    let line = first_error_line(&log, &source.program_name());
+    let source_line = line.and_then(|l| source.text.lines().nth(l - 1).map(str::to_string));
+    let section = line.and_then(|l| source.section_of(l).map(str::to_string));
+    Error::Compile(Box::new(CompileFailure {
+        program: source.program_name(),
+        log,
+        line,
+        source_line,
+        section,
+        options,
+    }))
+}
+
+/// NVRTC writes `name(LINE): error: ...`; returns the first such LINE.
+fn first_error_line(log: &str, program: &str) -> Option<usize> {
+    let prefix = format!("{program}(");
+    log.lines().filter(|l| l.contains("error")).find_map(|l| {
+        let rest = &l[l.find(&prefix)? + prefix.len()..];
+        rest[..rest.find(')')?].parse().ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_first_error_line() {
+        let log = "reduce_x.cu(12): warning: meh\nreduce_x.cu(40): error: identifier \"q\" is undefined\nreduce_x.cu(41): error: other";
+        assert_eq!(first_error_line(log, "reduce_x.cu"), Some(40));
+        assert_eq!(first_error_line("no lines", "reduce_x.cu"), None);
+    }
+}

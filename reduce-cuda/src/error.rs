@@ -1,0 +1,130 @@
+//! The one error type of the runtime. Nothing in the public API panics on bad input or on a
+//! missing driver: every failure arrives here.
+
+use reduce_core::LayoutError;
+use thiserror::Error;
+
+/// Everything that can go wrong between a host slice and a reduced value.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
+    #[error("the CUDA driver library (libcuda.so) was not found: no NVIDIA driver is installed or it is not on the loader path")]
+    DriverMissing,
+    /// `libnvrtc` could not be loaded, so kernels cannot be compiled.
+    #[error("the NVRTC library (libnvrtc.so) was not found: install the CUDA toolkit or the `nvidia-cuda-nvrtc` wheel and put its lib folder on LD_LIBRARY_PATH")]
+    NvrtcMissing,
+    /// The driver loaded but reports no usable device with this ordinal.
+    #[error("no CUDA device {ordinal}: {reason}")]
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// What the driver said.
+        reason: String,
+    },
+    /// An allocation did not fit in device memory.
+    #[error("device out of memory: asked for {requested} bytes, {free} of {total} bytes free")]
+    OutOfMemory {
+        /// Bytes requested.
+        requested: usize,
+        /// Free device memory at the time, in bytes.
+        free: usize,
+        /// Total device memory, in bytes.
+        total: usize,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error in {during}: {source}")]
+    Driver {
+        /// What the runtime was doing.
+        during: &'static str,
+        /// The driver's error.
+        source: cudarc::driver::DriverError,
+    },
+    /// NVRTC rejected the generated (or hand-written) kernel source.
+    #[error("{0}")]
+    Compile(Box<CompileFailure>),
+    /// A segment layout (owners or offsets) is malformed.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// An algorithm parameter is invalid (block size, matrix shape, shared memory, ...).
+    #[error("invalid parameters for {algorithm}: {reason}")]
+    InvalidConfig {
+        /// The algorithm's name.
+        algorithm: &'static str,
+        /// Which rule was broken.
+        reason: String,
+    },
+    /// A size is past what the runtime can index.
+    #[error("{what} = {value} is past the limit {limit}")]
+    TooLarge {
+        /// What is too large.
+        what: &'static str,
+        /// The value given.
+        value: u64,
+        /// The largest value accepted.
+        limit: u64,
+    },
+    /// Two buffers that must have the same length do not.
+    #[error("length mismatch: {what} ({left} vs {right})")]
+    LengthMismatch {
+        /// What was compared.
+        what: &'static str,
+        /// First length.
+        left: usize,
+        /// Second length.
+        right: usize,
+    },
+    /// A buffer from another `Gpu` (another CUDA context) was passed.
+    #[error("the buffer belongs to another Gpu (device {buffer_ordinal}), not to this one (device {gpu_ordinal})")]
+    ForeignBuffer {
+        /// The ordinal of the buffer's device.
+        buffer_ordinal: usize,
+        /// The ordinal of this Gpu's device.
+        gpu_ordinal: usize,
+    },
+}
+
+/// Why NVRTC rejected a kernel: the log, and the generated line it points at.
+#[derive(Debug)]
+pub struct CompileFailure {
+    /// The program name NVRTC saw (e.g. `reduce_matrix.cu`).
+    pub program: String,
+    /// The NVRTC log, unchanged.
+    pub log: String,
+    /// The first line the log names as an error, 1-based, in the generated source.
+    pub line: Option<usize>,
+    /// That line's text.
+    pub source_line: Option<String>,
+    /// Which part of the generated source holds that line ("prelude", "monoid Affine", ...).
+    pub section: Option<String>,
+    /// The options passed to NVRTC.
+    pub options: Vec<String>,
+}
+
+impl std::fmt::Display for CompileFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NVRTC could not compile {}", self.program)?;
+        if let (Some(line), Some(text)) = (self.line, &self.source_line) {
+            write!(f, "\n  at line {line}")?;
+            if let Some(section) = &self.section {
+                write!(f, " (in the {section})")?;
+            }
+            write!(f, ":\n    {}", text.trim())?;
+        }
+        write!(f, "\nNVRTC log:\n{}", self.log.trim_end())?;
+        write!(f, "\noptions: {}", self.options.join(" "))
+    }
+}
+
+/// The runtime's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) trait DriverContext<T> {
+    /// Names the step a driver error happened in.
+    fn during(self, what: &'static str) -> Result<T>;
+}
+
+impl<T> DriverContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
+    fn during(self, during: &'static str) -> Result<T> {
+        self.map_err(|source| Error::Driver { during, source })
+    }
+}

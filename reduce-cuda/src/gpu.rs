@@ -1,0 +1,337 @@
+//! `Gpu`: one device, one stream, its kernels and its scratch memory.
+
+use crate::buffer::DeviceVec;
+use crate::codegen::KernelSpec;
+use crate::compile;
+use crate::error::{DriverContext, Error, Result};
+use crate::jit::{JitReport, KernelCache, LoadedKernel};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use reduce_core::{CudaMonoid, DeviceCopy};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Facts about the device the runtime plans with.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// The device ordinal.
+    pub ordinal: usize,
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// The most dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_per_block: usize,
+    /// Total device memory in bytes.
+    pub total_memory: usize,
+    /// The NVRTC version kernels are compiled with.
+    pub nvrtc_version: (i32, i32),
+}
+
+impl DeviceInfo {
+    /// The NVRTC target, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+}
+
+/// Device memory the reductions reuse between calls: partial values and the completion
+/// ticket of single-launch kernels. Guarded by a mutex held for a whole reduction, so
+/// host threads sharing a `Gpu` never interleave their use of it.
+pub(crate) struct Scratch {
+    buffer: Option<DeviceVec<u8>>,
+    /// One u32, zero between launches (single-launch kernels reset it).
+    pub ticket: DeviceVec<u32>,
+}
+
+impl Scratch {
+    /// A device region of at least `bytes` bytes, 256-byte aligned, valid until the next call.
+    pub fn region(&mut self, gpu: &Gpu, bytes: usize) -> Result<u64> {
+        let enough = self.buffer.as_ref().is_some_and(|b| b.len() >= bytes);
+        if !enough {
+            self.buffer = None; // free first: the old one may be most of the card
+            self.buffer = Some(DeviceVec::alloc(
+                &gpu.inner.stream,
+                gpu.inner.info.ordinal,
+                bytes.next_power_of_two().max(4096),
+            )?);
+        }
+        Ok(self.buffer.as_ref().unwrap().device_ptr(&gpu.inner.stream))
+    }
+}
+
+pub(crate) struct GpuInner {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+    pub kernels: KernelCache,
+    scratch: Mutex<Scratch>,
+}
+
+/// One CUDA device with its stream, kernel cache and scratch memory.
+///
+/// Cheap to clone (shared); `Send + Sync`: host threads may share one `Gpu`. All work goes to
+/// one stream, in call order; a reduction holds the scratch lock from its first launch to its
+/// result, so concurrent calls from several threads are serialised, never interleaved.
+#[derive(Clone)]
+pub struct Gpu {
+    pub(crate) inner: Arc<GpuInner>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("info", &self.inner.info)
+            .finish()
+    }
+}
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+impl Gpu {
+    /// Opens device `ordinal`. Returns an error — never panics — when the driver or NVRTC
+    /// library is missing, when there is no such device, or when the driver fails.
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        if !driver_available() {
+            return Err(Error::DriverMissing);
+        }
+        let nvrtc_version = compile::nvrtc_version()?;
+        let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
+            ordinal,
+            reason: format!("the driver could not count devices: {e}"),
+        })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoDevice {
+                ordinal,
+                reason: format!("the driver reports {count} device(s)"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
+            ordinal,
+            reason: format!("creating a context failed: {e}"),
+        })?;
+        // One stream, used in order: cudarc's per-buffer event tracking is not needed.
+        // SAFETY: called before any allocation in this context.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().during("creating a stream")?;
+        let attribute = |a| ctx.attribute(a).during("reading device attributes");
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx.name().during("reading the device name")?,
+            compute_capability: ctx
+                .compute_capability()
+                .during("reading the compute capability")?,
+            multiprocessors: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )? as u32,
+            l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            max_shared_per_block: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )? as usize,
+            total_memory: ctx.total_mem().during("reading the memory size")?,
+            nvrtc_version,
+        };
+        let ticket = DeviceVec::<u32>::alloc(&stream, ordinal, 1)?;
+        let scratch = Scratch {
+            buffer: None,
+            ticket,
+        };
+        let gpu = Gpu {
+            inner: Arc::new(GpuInner {
+                kernels: KernelCache::new(info.arch(), nvrtc_version),
+                ctx,
+                stream,
+                info,
+                scratch: Mutex::new(scratch),
+            }),
+        };
+        gpu.upload_into(&mut gpu.lock_scratch().ticket, &[0u32])?;
+        Ok(gpu)
+    }
+
+    /// The device this `Gpu` drives.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.inner.info
+    }
+
+    /// Copies `host` to a new device buffer.
+    pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceVec<T>> {
+        let mut buffer = DeviceVec::alloc(&self.inner.stream, self.inner.info.ordinal, host.len())?;
+        buffer.copy_from_host(&self.inner.stream, host)?;
+        Ok(buffer)
+    }
+
+    /// Copies `host` into an existing buffer of the same length.
+    pub fn upload_into<T: DeviceCopy>(&self, buffer: &mut DeviceVec<T>, host: &[T]) -> Result<()> {
+        self.check_owned(buffer)?;
+        if buffer.len() != host.len() {
+            return Err(Error::LengthMismatch {
+                what: "device buffer and host slice",
+                left: buffer.len(),
+                right: host.len(),
+            });
+        }
+        buffer.copy_from_host(&self.inner.stream, host)
+    }
+
+    /// A device buffer of `len` values whose bytes are all zero (a valid value of every
+    /// [`DeviceCopy`] type), filled on the device: no host copy.
+    pub fn zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceVec<T>> {
+        let buffer = DeviceVec::<T>::alloc(&self.inner.stream, self.inner.info.ordinal, len)?;
+        let bytes = len * std::mem::size_of::<T>();
+        if bytes > 0 {
+            // SAFETY: the buffer holds at least `bytes` bytes.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    buffer.device_ptr(&self.inner.stream),
+                    0,
+                    bytes,
+                    self.inner.stream.cu_stream(),
+                )
+            }
+            .during("zeroing device memory")?;
+        }
+        Ok(buffer)
+    }
+
+    /// A device buffer of `len` values, every one the monoid's identity.
+    pub fn identities<M: CudaMonoid>(&self, len: usize) -> Result<DeviceVec<M>> {
+        self.upload(&vec![M::identity(); len])
+    }
+
+    /// Copies a device buffer back to the host (waits for all work queued before).
+    pub fn download<T: DeviceCopy>(&self, buffer: &DeviceVec<T>) -> Result<Vec<T>> {
+        self.check_owned(buffer)?;
+        buffer.copy_to_host(&self.inner.stream)
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.inner
+            .stream
+            .synchronize()
+            .during("synchronizing the stream")
+    }
+
+    /// Free and total device memory in bytes (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.inner
+            .ctx
+            .bind_to_thread()
+            .during("binding the context")?;
+        self.inner.ctx.mem_get_info().during("reading memory use")
+    }
+
+    /// Number of kernels compiled or loaded in this process for this device.
+    pub fn loaded_kernels(&self) -> usize {
+        self.inner.kernels.len()
+    }
+
+    pub(crate) fn check_owned<T>(&self, buffer: &DeviceVec<T>) -> Result<()> {
+        if buffer.ordinal != self.inner.info.ordinal
+            || !Arc::ptr_eq(buffer.bytes.context(), &self.inner.ctx)
+        {
+            return Err(Error::ForeignBuffer {
+                buffer_ordinal: buffer.ordinal,
+                gpu_ordinal: self.inner.info.ordinal,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, Scratch> {
+        self.inner.scratch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn kernel<M: CudaMonoid>(
+        &self,
+        spec: &KernelSpec,
+    ) -> Result<(Arc<LoadedKernel>, JitReport)> {
+        self.inner.kernels.get::<M>(&self.inner.ctx, spec)
+    }
+
+    /// Checks that `dynamic_smem` fits and opts the function in to it when over 48 KiB.
+    pub(crate) fn prepare_smem(
+        &self,
+        f: &CudaFunction,
+        algorithm: &'static str,
+        dynamic_smem: usize,
+    ) -> Result<()> {
+        let max = self.inner.info.max_shared_per_block;
+        let static_smem = f
+            .shared_size_bytes()
+            .during("reading a kernel's shared memory")? as usize;
+        if dynamic_smem + static_smem > max {
+            return Err(Error::InvalidConfig {
+                algorithm,
+                reason: format!(
+                    "needs {} bytes of shared memory per block ({dynamic_smem} for the data, {static_smem} static); the device allows {max}: use a smaller matrix or block",
+                    dynamic_smem + static_smem
+                ),
+            });
+        }
+        if dynamic_smem > 48 * 1024 {
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic_smem as i32,
+            )
+            .during("opting a kernel in to more shared memory")?;
+        }
+        Ok(())
+    }
+
+    /// Resident blocks per SM times SMs: the persistent grid.
+    pub(crate) fn full_grid(
+        &self,
+        f: &CudaFunction,
+        block: u32,
+        dynamic_smem: usize,
+    ) -> Result<u32> {
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_smem, None)
+            .during("querying occupancy")?;
+        Ok((per_sm.max(1)) * self.inner.info.multiprocessors)
+    }
+
+    /// Launches `f` on the stream with raw u64 arguments (device addresses and sizes).
+    pub(crate) fn launch(
+        &self,
+        f: &CudaFunction,
+        grid: u64,
+        block: u32,
+        dynamic_smem: usize,
+        args: &[u64],
+    ) -> Result<()> {
+        if grid > i32::MAX as u64 {
+            return Err(Error::TooLarge {
+                what: "grid size in blocks",
+                value: grid,
+                limit: i32::MAX as u64,
+            });
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: dynamic_smem as u32,
+        };
+        let mut builder = self.inner.stream.launch_builder(f);
+        for arg in args {
+            builder.arg(arg);
+        }
+        // SAFETY: every kernel of this crate takes only device addresses and 64-bit sizes, in
+        // the order its dispatcher passes them; addresses point into live buffers of the sizes
+        // the kernel indexes (checked by the dispatchers).
+        unsafe { builder.launch(cfg) }.during("launching a kernel")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,243 @@
+//! Plain reductions: host-side dispatch (grid sizes, passes) for every algorithm family.
+
+use crate::algorithm::{Algorithm, Config, Plan};
+use crate::buffer::DeviceVec;
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, Scratch};
+use crate::jit::JitReport;
+use reduce_core::CudaMonoid;
+
+/// Aligns scratch sub-regions.
+const ALIGN: usize = 256;
+
+fn align(bytes: usize) -> usize {
+    bytes.div_ceil(ALIGN) * ALIGN
+}
+
+/// Picks a concrete algorithm for `Auto`.
+pub(crate) fn resolve_auto(config: Config) -> Config {
+    if config.algorithm == Algorithm::Auto {
+        Config {
+            algorithm: Algorithm::Shuffle,
+            ..config
+        }
+    } else {
+        config
+    }
+}
+
+impl Gpu {
+    /// The fold of every item of `xs`, left to right, computed on the device.
+    ///
+    /// Equal to `reduce_core::fold(&host_items)` for any associative monoid, bit for bit
+    /// (floats: the algorithm fixes the grouping, so a float sum is deterministic but groups
+    /// differently from the sequential fold).
+    pub fn reduce<M: CudaMonoid>(&self, xs: &DeviceVec<M>, config: impl Into<Config>) -> Result<M> {
+        self.check_owned(xs)?;
+        let mut scratch = self.lock_scratch();
+        let out = self.run(xs, config.into(), &mut scratch, None)?;
+        let mut value = [M::identity()];
+        // SAFETY: `out` holds one M written by the final kernel; the copy is synchronous
+        // with respect to the stream once synchronized below.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut value[..],
+                out,
+                self.inner.stream.cu_stream(),
+            )
+        }
+        .map_err(|source| Error::Driver {
+            during: "copying the result to the host",
+            source,
+        })?;
+        self.synchronize()?;
+        Ok(value[0])
+    }
+
+    /// Queues the reduction of `xs` into `out[0]` without waiting for it (for pipelines and
+    /// benchmarks). `out` must hold at least one value.
+    pub fn reduce_into<M: CudaMonoid>(
+        &self,
+        xs: &DeviceVec<M>,
+        out: &mut DeviceVec<M>,
+        config: impl Into<Config>,
+    ) -> Result<()> {
+        self.check_owned(xs)?;
+        self.check_owned(out)?;
+        if out.is_empty() {
+            return Err(Error::LengthMismatch {
+                what: "the output must hold at least one value",
+                left: out.len(),
+                right: 1,
+            });
+        }
+        let mut scratch = self.lock_scratch();
+        let target = out.device_ptr(&self.inner.stream);
+        self.run(xs, config.into(), &mut scratch, Some(target))?;
+        Ok(())
+    }
+
+    /// Compiles (or loads from the caches) the kernel `config` needs for monoid `M`, and says
+    /// where it came from and how long that took. Reductions do this on first use anyway.
+    pub fn prepare<M: CudaMonoid>(&self, config: impl Into<Config>) -> Result<JitReport> {
+        let config = resolve_auto(config.into());
+        let plan = config.plan(std::mem::size_of::<M>())?;
+        Ok(self.kernel::<M>(&plan.kernel())?.1)
+    }
+
+    /// Runs the plan; writes the result to `target` or to scratch; returns its address.
+    fn run<M: CudaMonoid>(
+        &self,
+        xs: &DeviceVec<M>,
+        config: Config,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<u64> {
+        let n = xs.len();
+        let config = resolve_auto(config);
+        let plan = config.plan(std::mem::size_of::<M>())?;
+        let input = xs.device_ptr(&self.inner.stream);
+        match plan {
+            Plan::Tb2 { .. } | Plan::Tb4Warp { .. } | Plan::Matrix { .. } => {
+                self.multi_pass::<M>(plan, input, n as u64, scratch, target)
+            }
+            Plan::PersistentMatrix { .. } | Plan::DiffWarps { .. } => {
+                self.persistent::<M>(plan, input, n as u64, scratch, target)
+            }
+            Plan::Shuffle { .. } => self.shuffle::<M>(plan, input, n as u64, scratch, target),
+        }
+    }
+
+    /// Tb2, Tb4Warp, Matrix: each pass reduces data blocks of D values into ceil(len / D)
+    /// values, in order, until one is left.
+    fn multi_pass<M: CudaMonoid>(
+        &self,
+        plan: Plan,
+        input: u64,
+        n: u64,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<u64> {
+        let size = std::mem::size_of::<M>();
+        let (a, b) = pass_regions(n, plan.data_block(), size);
+        let base = scratch.region(self, a + b + align(size))?;
+        let out = target.unwrap_or(base + (a + b) as u64);
+        self.passes::<M>(plan, input, n, [base, base + a as u64], out)?;
+        Ok(out)
+    }
+
+    /// Repeats the one-block-per-data-block kernel of `plan` until one value is left, writing it
+    /// to `out`. Passes alternate between the two scratch regions (sized by [`pass_regions`]).
+    fn passes<M: CudaMonoid>(
+        &self,
+        plan: Plan,
+        input: u64,
+        n: u64,
+        regions: [u64; 2],
+        out: u64,
+    ) -> Result<()> {
+        let size = std::mem::size_of::<M>();
+        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
+        let entry = match plan {
+            Plan::Tb2 { .. } => "reduce_tb2",
+            Plan::Tb4Warp { .. } => "reduce_tb4_warp",
+            _ => "reduce_matrix",
+        };
+        let f = kernel.function(entry)?;
+        let smem = plan.dynamic_smem(size);
+        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        let d = plan.data_block();
+        let (mut src, mut len, mut pass) = (input, n, 0usize);
+        loop {
+            let blocks = len.div_ceil(d).max(1);
+            let dst = if blocks == 1 { out } else { regions[pass % 2] };
+            self.launch(&f, blocks, plan.block(), smem, &[src, len, dst])?;
+            if blocks == 1 {
+                return Ok(());
+            }
+            (src, len, pass) = (dst, blocks, pass + 1);
+        }
+    }
+
+    /// PersistentMatrix, DiffWarps: G persistent blocks fold q or q+1 data blocks each into G
+    /// values, in block order (pass 1); Matrix reduces those G values (pass 2).
+    fn persistent<M: CudaMonoid>(
+        &self,
+        plan: Plan,
+        input: u64,
+        n: u64,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<u64> {
+        let size = std::mem::size_of::<M>();
+        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
+        let entry = if matches!(plan, Plan::DiffWarps { .. }) {
+            "reduce_diff_warps"
+        } else {
+            "reduce_matrix_persistent"
+        };
+        let f = kernel.function(entry)?;
+        let smem = plan.dynamic_smem(size);
+        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        let data_blocks = n.div_ceil(plan.data_block()).max(1);
+        let grid = match plan.fixed_grid() {
+            Some(g) => g as u64,
+            None => self.full_grid(&f, plan.block(), smem)? as u64,
+        }
+        .min(data_blocks);
+        let (q, r) = (data_blocks / grid, data_blocks % grid);
+        let width = match plan {
+            Plan::PersistentMatrix { width, .. } | Plan::DiffWarps { width, .. } => width,
+            _ => unreachable!("persistent plans only"),
+        };
+        let second = Plan::Matrix { block: 256, width };
+        let partials = align(grid as usize * size);
+        let (a, b) = pass_regions(grid, second.data_block(), size);
+        let base = scratch.region(self, partials + a + b + align(size))?;
+        let out = target.unwrap_or(base + (partials + a + b) as u64);
+        if grid == 1 {
+            self.launch(&f, 1, plan.block(), smem, &[input, n, q, r, out])?;
+            return Ok(out);
+        }
+        self.launch(&f, grid, plan.block(), smem, &[input, n, q, r, base])?;
+        let regions = [base + partials as u64, base + (partials + a) as u64];
+        self.passes::<M>(second, base, grid, regions, out)?;
+        Ok(out)
+    }
+
+    /// Shuffle: one launch; the last block folds the block partials.
+    fn shuffle<M: CudaMonoid>(
+        &self,
+        plan: Plan,
+        input: u64,
+        n: u64,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<u64> {
+        let size = std::mem::size_of::<M>();
+        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
+        let f = kernel.function("reduce_shuffle")?;
+        let Plan::Shuffle { block, items, .. } = plan else {
+            unreachable!()
+        };
+        let tiles = n.div_ceil(32 * items as u64).max(1);
+        let warps_per_block = (block / 32) as u64;
+        let grid = match plan.fixed_grid() {
+            Some(g) => g as u64,
+            None => (self.full_grid(&f, block, 0)? as u64).min(tiles.div_ceil(warps_per_block)),
+        };
+        let partials_bytes = align(grid as usize * size);
+        let base = scratch.region(self, partials_bytes + align(size))?;
+        let out = target.unwrap_or(base + partials_bytes as u64);
+        let ticket = scratch.ticket.device_ptr(&self.inner.stream);
+        self.launch(&f, grid, block, 0, &[input, n, base, ticket, out])?;
+        Ok(out)
+    }
+}
+
+/// Bytes of the two ping-pong regions that multi-pass reduction of `len` values needs.
+fn pass_regions(len: u64, data_block: u64, size: usize) -> (usize, usize) {
+    let first = len.div_ceil(data_block).max(1);
+    let second = first.div_ceil(data_block).max(1);
+    (align(first as usize * size), align(second as usize * size))
+}

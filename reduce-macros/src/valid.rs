@@ -1,0 +1,130 @@
+//! Checks on the parsed input that do not need type checking: required keys, and names that
+//! would clash in the generated CUDA C++.
+
+use crate::ast::{Errors, Input};
+use syn::Error;
+
+/// C++ keywords and alternative tokens that a Rust identifier can spell.
+#[rustfmt::skip]
+const CPP_KEYWORDS: &[&str] = &[
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+];
+
+/// Names the CUDA compilation environment (NVRTC built-ins, the kernel templates' contract)
+/// already defines.
+#[rustfmt::skip]
+const CUDA_NAMES: &[&str] = &[
+    // the monoid contract and the kernel parameters
+    "M", "l", "r", "m_identity", "m_combine",
+    // built-in variables and types
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "size_t", "ptrdiff_t",
+    "clock_t", "half", "nv_bfloat16", "cudaError_t", "cudaStream_t",
+    // math functions the translation calls (a struct of the same name would shadow them)
+    "min", "max", "abs", "fabs", "fabsf", "sqrt", "sqrtf", "fma", "fmaf", "fmin", "fminf",
+    "fmax", "fmaxf", "fmod", "fmodf",
+];
+
+#[rustfmt::skip]
+const VECTOR_BASES: &[&str] = &[
+    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong",
+    "float", "double",
+];
+
+fn is_cuda_vector_type(name: &str) -> bool {
+    VECTOR_BASES.iter().any(|base| {
+        name.strip_prefix(base)
+            .is_some_and(|rest| matches!(rest, "1" | "2" | "3" | "4"))
+    })
+}
+
+/// Why `name` cannot be a C++ identifier in the generated text, if it cannot.
+fn cpp_clash(name: &str) -> Option<&'static str> {
+    if CPP_KEYWORDS.contains(&name) {
+        Some("is a C++ keyword")
+    } else if name.contains("__")
+        || (name.starts_with('_') && name[1..].starts_with(char::is_uppercase))
+    {
+        Some("is reserved in C++ (double underscore, or underscore and capital letter)")
+    } else {
+        None
+    }
+}
+
+pub fn check(input: &Input, errors: &mut Errors) {
+    check_names(input, errors);
+
+    let Some(attr) = &input.attrs.first else {
+        errors.push(Error::new(
+            input.ident.span(),
+            format!(
+                "#[derive(Monoid)] needs an attribute #[monoid(identity = EXPR, combine = |l, r| \
+                 EXPR)], e.g. #[monoid(identity = {0} {{ ... }}, combine = |l, r| {0} {{ ... }})]",
+                input.name
+            ),
+        ));
+        return;
+    };
+    if input.attrs.identity.is_none() {
+        errors.push(Error::new_spanned(
+            attr,
+            format!(
+                "#[monoid(...)] is missing `identity = EXPR`, the identity element, e.g. \
+                 `identity = {} {{ ... }}`",
+                input.name
+            ),
+        ));
+    }
+    if input.attrs.combine.is_none() {
+        errors.push(Error::new_spanned(
+            attr,
+            format!(
+                "#[monoid(...)] is missing `combine = |l, r| EXPR`, e.g. `combine = |l, r| {} \
+                 {{ ... }}`",
+                input.name
+            ),
+        ));
+    }
+}
+
+fn check_names(input: &Input, errors: &mut Errors) {
+    let name = input.name.as_str();
+    let why = if let Some(why) = cpp_clash(name) {
+        Some(why)
+    } else if CUDA_NAMES.contains(&name) {
+        Some("is already defined in the CUDA text the kernels are compiled with")
+    } else if is_cuda_vector_type(name) {
+        Some("is a CUDA built-in vector type")
+    } else if ["r_", "m_", "v_"].iter().any(|p| name.starts_with(p)) {
+        Some("starts with a prefix the generated CUDA code reserves (`r_`, `m_`, `v_`)")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        errors.push(Error::new(
+            input.ident.span(),
+            format!("the struct name `{name}` {why}; rename the struct"),
+        ));
+    }
+    for f in &input.fields {
+        if let Some(why) = cpp_clash(&f.cuda_name) {
+            errors.push(Error::new(
+                f.span,
+                format!(
+                    "the field name `{}` {why}, so it cannot name the CUDA struct member; \
+                     rename the field",
+                    f.cuda_name
+                ),
+            ));
+        }
+    }
+}

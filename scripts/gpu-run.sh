@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
+#   bash .gpu/gpu-run.sh PHASE...
+# Phases: tests, quickstart, jit, cub, plain, plainquick, fig4, anchor.
+# Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
+# tool brings back at most 8 files); $OUT/summary.txt is also printed last.
+set -uo pipefail
+DEST=${OUT:-/tmp/reduce-dest}
+OUT=/tmp/reduce-work
+rm -rf "$OUT"
+mkdir -p "$OUT" "$DEST"
+export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
+export REDUCE_CUDA_CACHE_DIR=/tmp/reduce-cuda-cache
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+date -u +"run %Y-%m-%dT%H:%M:%SZ" | tee -a "$SUMMARY"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee -a "$SUMMARY"
+
+build_cub() {  # in the background while the GPU is busy with other phases
+  if [ ! -x /tmp/cub_sweep ]; then
+    nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_sweep.cu -o /tmp/cub_sweep > "$OUT/nvcc.log" 2>&1
+  fi
+}
+
+for phase in "$@"; do
+  case "$phase" in
+    tests)
+      build_cub & BUILD=$!
+      for t in .gpu/tests/*; do
+        name=$(basename "$t")
+        start=$(date +%s)
+        "$t" > "$OUT/test-$name.log" 2>&1
+        rc=$?
+        result=$(grep -E "^test result" "$OUT/test-$name.log" | tail -1)
+        note "test $name rc=$rc $(( $(date +%s) - start ))s ${result}"
+        [ $rc -ne 0 ] && grep -E "panicked|FAILED|failed" "$OUT/test-$name.log" | head -20 | tee -a "$SUMMARY"
+      done
+      wait $BUILD
+      ;;
+    quickstart)
+      rm -rf "$REDUCE_CUDA_CACHE_DIR"
+      for run in first-process second-process; do
+        note "quickstart ($run, disk cache $( [ -d "$REDUCE_CUDA_CACHE_DIR" ] && echo warm || echo empty )):"
+        .gpu/bin/quickstart 2>&1 | tee "$OUT/quickstart-$run.log" | grep -E "backend|reduced|equal" | tee -a "$SUMMARY"
+      done
+      ;;
+    jit)
+      .gpu/bin/bench jit --out "$OUT" 2>&1 | tee -a "$SUMMARY"
+      ;;
+    cub)
+      build_cub
+      /tmp/cub_sweep 30 > "$OUT/cub.txt" 2>&1 || note "cub_sweep failed: $(tail -3 "$OUT/cub.txt")"
+      grep -E "n=(1048576|16777216|268435456) " "$OUT/cub.txt" | tee -a "$SUMMARY"
+      ;;
+    plain)
+      .gpu/bin/bench plain --out "$OUT" --cub "$OUT/cub.txt" 2>"$OUT/bench-plain.err" | tee "$OUT/bench-plain.txt" | tail -n 70 >> "$SUMMARY"
+      ;;
+    plainquick)
+      .gpu/bin/bench plain --quick --out "$OUT" --cub "$OUT/cub.txt" 2>"$OUT/bench-plain.err" | tee "$OUT/bench-plain.txt" | tail -n 70 >> "$SUMMARY"
+      ;;
+    fig4)
+      .gpu/bin/bench fig4 --out "$OUT" 2>"$OUT/bench-fig4.err" | tee -a "$SUMMARY"
+      ;;
+    anchor)
+      nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
+      tee -a "$SUMMARY" < "$OUT/anchor.txt"
+      ;;
+    *) note "unknown phase $phase" ;;
+  esac
+done
+tar -czf "$DEST/results.tgz" -C "$OUT" .
+cp "$SUMMARY" "$DEST/summary.txt"
+echo "======== summary"
+cat "$SUMMARY"

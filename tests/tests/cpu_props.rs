@@ -1,0 +1,201 @@
+//! The CPU backend against the sequential references, with non-commutative monoids and
+//! random layouts (empty segments included). Runs everywhere.
+
+use proptest::prelude::*;
+use reduce_core::{fold, fold_by_owner, fold_segments, Cpu, LayoutError};
+use reduce_tests::*;
+
+/// Sizes that cross the backend's parallel chunking, plus tiny ones.
+fn sizes() -> impl Strategy<Value = usize> {
+    prop_oneof![0usize..40, 16_000usize..70_000, Just(1 << 17)]
+}
+
+/// Random segment lengths summing to whatever they sum to; empty segments are common.
+fn lengths() -> impl Strategy<Value = Vec<u32>> {
+    prop_oneof![
+        proptest::collection::vec(0u32..5, 0..200),
+        proptest::collection::vec(prop_oneof![Just(0u32), 10u32..50, 1000u32..30_000], 0..40),
+        Just(vec![100_000]),
+    ]
+}
+
+fn offsets_of(lengths: &[u32]) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u32, |acc, &l| {
+            *acc += l;
+            Some(*acc)
+        }))
+        .collect()
+}
+
+fn owners_of(lengths: &[u32]) -> Vec<u32> {
+    lengths
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn plain_matches_fold(n in sizes(), seed: u64) {
+        let items = Mat2::random_vec(n, seed);
+        prop_assert_eq!(Cpu::new().reduce(&items), fold(&items));
+        let items = KeepLast::random_vec(n, seed);
+        prop_assert_eq!(Cpu::new().reduce(&items), fold(&items));
+    }
+
+    #[test]
+    fn segmented_matches_fold(lengths in lengths(), seed: u64) {
+        let offsets = offsets_of(&lengths);
+        let n = *offsets.last().unwrap() as usize;
+        let items = Affine::random_vec(n, seed);
+        let expected: Vec<Affine> = offsets.windows(2).map(|w| fold(&items[w[0] as usize..w[1] as usize])).collect();
+        prop_assert_eq!(&fold_segments(&items, &offsets).unwrap(), &expected);
+        prop_assert_eq!(&Cpu::new().reduce_segments(&items, &offsets).unwrap(), &expected);
+        let owner = owners_of(&lengths);
+        prop_assert_eq!(&fold_by_owner(&items, &owner, lengths.len()).unwrap(), &expected);
+        prop_assert_eq!(&Cpu::new().reduce_by_owner(&items, &owner, lengths.len()).unwrap(), &expected);
+    }
+}
+
+#[test]
+fn empty_segments_get_the_identity() {
+    let items = Affine::random_vec(3, 1);
+    let out = Cpu::new().reduce_segments(&items, &[0, 0, 3, 3]).unwrap();
+    assert_eq!(
+        out,
+        vec![Affine { a: 1, b: 0 }, fold(&items), Affine { a: 1, b: 0 }]
+    );
+    let out = Cpu::new().reduce_by_owner(&items, &[1, 1, 1], 4).unwrap();
+    assert_eq!(out[0], Affine { a: 1, b: 0 });
+    assert_eq!(out[1], fold(&items));
+    assert_eq!(
+        Cpu::new().reduce_segments::<Affine>(&[], &[0]).unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn bad_layouts_are_typed_errors() {
+    let items = Affine::random_vec(4, 1);
+    let cpu = Cpu::new();
+    assert_eq!(
+        cpu.reduce_segments(&items, &[]),
+        Err(LayoutError::OffsetsEmpty)
+    );
+    assert_eq!(
+        cpu.reduce_segments(&items, &[1, 4]),
+        Err(LayoutError::FirstOffsetNotZero { value: 1 })
+    );
+    assert_eq!(
+        cpu.reduce_segments(&items, &[0, 3]),
+        Err(LayoutError::LastOffsetNotLen {
+            index: 1,
+            value: 3,
+            items: 4
+        })
+    );
+    assert_eq!(
+        cpu.reduce_segments(&items, &[0, 3, 1, 4]),
+        Err(LayoutError::OffsetsDecreasing {
+            index: 2,
+            value: 1,
+            previous: 3
+        })
+    );
+    assert_eq!(
+        cpu.reduce_by_owner(&items, &[0, 0, 1], 2),
+        Err(LayoutError::OwnerLengthMismatch {
+            items: 4,
+            owners: 3
+        })
+    );
+    assert_eq!(
+        cpu.reduce_by_owner(&items, &[0, 1, 0, 1], 2),
+        Err(LayoutError::OwnerNotSorted {
+            index: 2,
+            value: 0,
+            previous: 1
+        })
+    );
+    assert_eq!(
+        cpu.reduce_by_owner(&items, &[0, 1, 1, 2], 2),
+        Err(LayoutError::OwnerOutOfRange {
+            index: 3,
+            value: 2,
+            num_segments: 2
+        })
+    );
+}
+
+/// The reference itself is order-sensitive: a test that would pass with a reordering kernel
+/// would be worthless, so check that swapping two items changes every test monoid's fold.
+#[test]
+fn test_monoids_detect_a_swap() {
+    fn swap_changes<M: Random>(seed: u64) {
+        let items = M::random_vec(64, seed);
+        let mut swapped = items.clone();
+        let mut changed = false;
+        for i in 0..63 {
+            swapped.swap(i, i + 1);
+            changed |= fold(&swapped) != fold(&items);
+            swapped.swap(i, i + 1);
+        }
+        assert!(
+            changed,
+            "{}: no adjacent swap changes the fold",
+            std::any::type_name::<M>()
+        );
+    }
+    swap_changes::<Affine>(1);
+    swap_changes::<Mat2>(1);
+    swap_changes::<RollingHash>(1);
+    swap_changes::<Perm4>(1);
+    swap_changes::<Affine8>(1);
+    swap_changes::<Affine16>(1);
+    swap_changes::<Tri>(1);
+    swap_changes::<Mat2w>(1);
+    swap_changes::<Mat3>(1);
+    // KeepFirst/KeepLast: a swap changes the result when it moves the first/last set item.
+    let mut items = vec![
+        KeepFirst {
+            set: false,
+            value: 0
+        };
+        10
+    ];
+    items[3] = KeepFirst {
+        set: true,
+        value: 1,
+    };
+    items[4] = KeepFirst {
+        set: true,
+        value: 2,
+    };
+    let mut swapped = items.clone();
+    swapped.swap(3, 4);
+    assert_ne!(fold(&items), fold(&swapped));
+}
+
+/// Every test monoid obeys the laws (checked with reduce_core::laws, as users should).
+#[test]
+fn test_monoids_are_lawful() {
+    fn lawful<M: Random + Clone + 'static>() {
+        let values = any::<u64>().prop_map(|seed| M::random(&mut reduce_tests::Rng::new(seed)));
+        reduce_core::laws::assert_monoid(values);
+    }
+    lawful::<Affine>();
+    lawful::<Mat2>();
+    lawful::<KeepFirst>();
+    lawful::<KeepLast>();
+    lawful::<RollingHash>();
+    lawful::<Perm4>();
+    lawful::<Affine8>();
+    lawful::<Affine16>();
+    lawful::<Tri>();
+    lawful::<Mat2w>();
+    lawful::<Mat3>();
+}

@@ -1,0 +1,149 @@
+//! Plain reductions on the GPU, bit for bit against the sequential fold, with non-commutative
+//! monoids of every item size. Skips (saying so) without a GPU unless REDUCE_REQUIRE_GPU=1.
+
+use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Max, Min, Sum};
+use reduce_tests::*;
+
+/// Sizes of issue 1 (every algorithm must pass them).
+const SIZES: [usize; 10] = [0, 1, 31, 32, 33, 1023, 1024, 1025, (1 << 20) + 7, 1 << 24];
+
+/// Uploads each size once and runs every algorithm on it.
+fn check<M: CudaMonoid + Random>(gpu: &Gpu, sizes: &[usize], configs: &[Config]) {
+    for (i, &n) in sizes.iter().enumerate() {
+        let items = M::random_vec(n, 0x5eed + i as u64);
+        let expected = fold(&items);
+        let xs = gpu.upload(&items).unwrap();
+        for config in configs {
+            let got = gpu
+                .reduce(&xs, *config)
+                .unwrap_or_else(|e| panic!("{} n={n} {config:?}: {e}", M::CUDA_NAME));
+            assert_eq!(got, expected, "{} n={n} {:?}", M::CUDA_NAME, config);
+        }
+    }
+}
+
+fn all() -> Vec<Config> {
+    Algorithm::ALL
+        .iter()
+        .map(|&a| Config::new(a))
+        .chain([Config::new(Algorithm::Auto)])
+        .collect()
+}
+
+macro_rules! gpu_tests {
+    ($($name:ident: $m:ty,)*) => {$(
+        #[test]
+        fn $name() {
+            if let Some(gpu) = gpu() {
+                check::<$m>(&gpu, &SIZES, &all());
+            }
+        }
+    )*};
+}
+
+gpu_tests! {
+    affine: Affine,
+    mat2: Mat2,
+    keep_first: KeepFirst,
+    keep_last: KeepLast,
+    rolling_hash: RollingHash,
+    perm4_one_byte: Perm4,
+    affine8_two_bytes: Affine8,
+    affine16_four_bytes: Affine16,
+    tri_twelve_bytes: Tri,
+    mat2w_thirty_two_bytes: Mat2w,
+    mat3_seventy_two_bytes: Mat3,
+}
+
+/// Built-in float and integer monoids, compared bit for bit. Float sums use small integers so
+/// that every grouping is exact; min/max use arbitrary floats with NaNs and signed zeros.
+#[test]
+fn builtins_bit_for_bit() {
+    let Some(gpu) = gpu() else { return };
+    for (i, &n) in SIZES.iter().enumerate() {
+        let mut rng = Rng::new(77 + i as u64);
+        let small: Vec<u64> = (0..n).map(|_| rng.range(0, 7)).collect();
+        let sum_f32: Vec<Sum<f32>> = small.iter().map(|&v| Sum(v as f32)).collect();
+        let sum_f64: Vec<Sum<f64>> = small.iter().map(|&v| Sum(v as f64)).collect();
+        let sum_i64: Vec<Sum<i64>> = (0..n).map(|_| Sum(rng.next_u64() as i64)).collect();
+        let weird = |rng: &mut Rng| match rng.range(0, 999) {
+            0 => f32::from_bits(0x7fc0_0000 | rng.range(1, 1000) as u32),
+            1 => -0.0,
+            2 => 0.0,
+            _ => f32::from_bits(rng.next_u32() & 0xbf7f_ffff),
+        };
+        let min_f32: Vec<Min<f32>> = (0..n).map(|_| Min(weird(&mut rng))).collect();
+        let max_f64: Vec<Max<f64>> = (0..n).map(|_| Max(weird(&mut rng) as f64)).collect();
+        let d_sum_f32 = gpu.upload(&sum_f32).unwrap();
+        let d_sum_f64 = gpu.upload(&sum_f64).unwrap();
+        let d_sum_i64 = gpu.upload(&sum_i64).unwrap();
+        let d_min_f32 = gpu.upload(&min_f32).unwrap();
+        let d_max_f64 = gpu.upload(&max_f64).unwrap();
+        for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+            let ctx = format!("n={n} {alg}");
+            assert_eq!(
+                gpu.reduce(&d_sum_f32, alg).unwrap().0.to_bits(),
+                fold(&sum_f32).0.to_bits(),
+                "Sum<f32> {ctx}"
+            );
+            assert_eq!(
+                gpu.reduce(&d_sum_f64, alg).unwrap().0.to_bits(),
+                fold(&sum_f64).0.to_bits(),
+                "Sum<f64> {ctx}"
+            );
+            assert_eq!(
+                gpu.reduce(&d_sum_i64, alg).unwrap(),
+                fold(&sum_i64),
+                "Sum<i64> {ctx}"
+            );
+            assert_eq!(
+                gpu.reduce(&d_min_f32, alg).unwrap().0.to_bits(),
+                fold(&min_f32).0.to_bits(),
+                "Min<f32> {ctx}"
+            );
+            assert_eq!(
+                gpu.reduce(&d_max_f64, alg).unwrap().0.to_bits(),
+                fold(&max_f64).0.to_bits(),
+                "Max<f64> {ctx}"
+            );
+        }
+    }
+}
+
+/// Non-default parameters of every family still give the exact fold.
+#[test]
+fn researcher_parameters() {
+    let Some(gpu) = gpu() else { return };
+    let configs = [
+        Config::new(Algorithm::Tb2).block(64),
+        Config::new(Algorithm::Tb4Warp).block(128),
+        Config::new(Algorithm::Matrix).block(128).matrix_width(16),
+        Config::new(Algorithm::Matrix).block(32).matrix_width(1),
+        Config::new(Algorithm::PersistentMatrix)
+            .matrix_width(64)
+            .grid(7),
+        Config::new(Algorithm::PersistentMatrix).grid(1),
+        Config::new(Algorithm::DiffWarps)
+            .producers(4)
+            .matrix_width(16),
+        Config::new(Algorithm::DiffWarps).producers(1).grid(3),
+        Config::new(Algorithm::Shuffle)
+            .block(512)
+            .items_per_thread(5),
+        Config::new(Algorithm::Shuffle).block(32).grid(1),
+        Config::new(Algorithm::Shuffle).grid(1000),
+    ];
+    check::<Affine>(&gpu, &[0, 1, 1000, 123_457, 3_000_001], &configs);
+    check::<Mat3>(&gpu, &[5, 70_001], &configs);
+}
+
+/// The device's result lands in a device buffer without a host round trip.
+#[test]
+fn reduce_into_writes_the_output_buffer() {
+    let Some(gpu) = gpu() else { return };
+    let items = Affine::random_vec(100_000, 3);
+    let xs = gpu.upload(&items).unwrap();
+    let mut out = gpu.identities::<Affine>(1).unwrap();
+    gpu.reduce_into(&xs, &mut out, Algorithm::Shuffle).unwrap();
+    assert_eq!(gpu.download(&out).unwrap(), vec![fold(&items)]);
+}

@@ -1,0 +1,100 @@
+//! Every generated kernel compiles with NVRTC: every algorithm family x every test monoid and
+//! built-in. Needs libnvrtc only (no GPU): CI runs it with REDUCE_REQUIRE_NVRTC=1.
+
+use reduce_cuda::{
+    compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
+};
+use reduce_tests::*;
+
+fn compiles_everywhere<M: CudaMonoid>() {
+    for algorithm in Algorithm::ALL {
+        if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
+            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
+}
+
+macro_rules! compile_tests {
+    ($($name:ident: $m:ty,)*) => {$(
+        #[test]
+        fn $name() {
+            if require_nvrtc() {
+                compiles_everywhere::<$m>();
+            }
+        }
+    )*};
+}
+
+compile_tests! {
+    affine: Affine,
+    mat2: Mat2,
+    keep_first: KeepFirst,
+    keep_last: KeepLast,
+    rolling_hash: RollingHash,
+    perm4_one_byte: Perm4,
+    affine8_two_bytes: Affine8,
+    affine16_four_bytes: Affine16,
+    tri_twelve_bytes: Tri,
+    mat2w_thirty_two_bytes: Mat2w,
+    mat3_seventy_two_bytes: Mat3,
+    sum_f32: Sum<f32>,
+    sum_f64: Sum<f64>,
+    sum_i64: Sum<i64>,
+    sum_u8: Sum<u8>,
+    product_i16: Product<i16>,
+    min_f32: Min<f32>,
+    max_f64: Max<f64>,
+    min_u64: Min<u64>,
+}
+
+#[test]
+fn non_default_parameters_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    let configs = [
+        Config::new(Algorithm::Tb2).block(64),
+        Config::new(Algorithm::Tb4Warp).block(128),
+        Config::new(Algorithm::Matrix).block(128).matrix_width(16),
+        Config::new(Algorithm::PersistentMatrix)
+            .matrix_width(64)
+            .grid(7),
+        Config::new(Algorithm::DiffWarps)
+            .producers(4)
+            .matrix_width(16),
+        Config::new(Algorithm::Shuffle)
+            .block(512)
+            .items_per_thread(5),
+    ];
+    for config in configs {
+        compile_kernel::<Affine>(config, CI_ARCH).unwrap_or_else(|e| panic!("{config:?}: {e}"));
+    }
+}
+
+#[test]
+fn kernel_source_is_readable_and_complete() {
+    let text = kernel_source::<Affine>(Algorithm::Matrix);
+    assert!(
+        text.contains("struct Affine"),
+        "the monoid's struct is in the text"
+    );
+    assert!(text.contains("m_combine"), "the combine is in the text");
+    assert!(
+        text.contains("ORDER INVARIANT"),
+        "the kernel states its order invariant"
+    );
+    assert!(
+        text.contains("reduce_matrix"),
+        "the entry point is in the text"
+    );
+    assert!(
+        text.contains("#define R_W 32"),
+        "parameters are spelled out"
+    );
+}
+
+#[test]
+fn an_invalid_configuration_is_an_error_not_a_kernel() {
+    let e = compile_kernel::<Affine>(Config::new(Algorithm::Tb2).block(96), CI_ARCH).unwrap_err();
+    assert!(e.to_string().contains("power of two"), "{e}");
+}
