@@ -51,7 +51,7 @@ for phase in "$@"; do
       ;;
     cub)
       build_cub
-      /tmp/cub_sweep 30 > "$OUT/cub.txt" 2>&1 || note "cub_sweep failed: $(tail -3 "$OUT/cub.txt")"
+      /tmp/cub_sweep ${CUB_MAX_LOG2:-30} > "$OUT/cub.txt" 2>&1 || note "cub_sweep failed: $(tail -3 "$OUT/cub.txt")"
       grep -E "n=(1048576|16777216|268435456) " "$OUT/cub.txt" | tee -a "$SUMMARY"
       ;;
     plain)
@@ -59,6 +59,16 @@ for phase in "$@"; do
       ;;
     plainquick)
       .gpu/bin/bench plain --quick --out "$OUT" --cub "$OUT/cub.txt" 2>"$OUT/bench-plain.err" | tee "$OUT/bench-plain.txt" | tail -n 70 >> "$SUMMARY"
+      ;;
+    variants)
+      .gpu/bin/bench variants --out "$OUT" 2>"$OUT/bench-variants.err" | tee -a "$SUMMARY"
+      ;;
+    ncu)
+      ncu --clock-control none -k regex:reduce_shuffle -c 2 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+        .gpu/bin/bench ncu > "$OUT/ncu.txt" 2>&1
+      grep -E "Throughput|Duration|Achieved Occupancy|Stall|DRAM|Memory \[%\]" "$OUT/ncu.txt" | head -40 | tee -a "$SUMMARY"
+      ncu --clock-control none -k regex:read_roof -c 1 --section SpeedOfLight .gpu/bin/bench ncu > "$OUT/ncu-roof.txt" 2>&1
+      grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
       ;;
     fig4)
       .gpu/bin/bench fig4 --out "$OUT" 2>"$OUT/bench-fig4.err" | tee -a "$SUMMARY"

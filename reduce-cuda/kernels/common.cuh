@@ -77,6 +77,18 @@ __device__ __forceinline__ M r_warp_reduce_smem(M* s, unsigned int base) {
     return m_combine(s[base], s[base + R_WARP / 2]);
 }
 
+// Warp-level fold of s[0 .. count) (shared memory) in order: lane i folds the i-th contiguous
+// run of ceil(count / 32) values, then the lanes combine in order. Lane 0 returns the fold.
+__device__ __forceinline__ M r_warp_fold_run(const M* s, unsigned int count) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int per_lane = (count + R_WARP - 1) / R_WARP;
+    const unsigned int lo = lane * per_lane;
+    const unsigned int hi = min(lo + per_lane, count);
+    M v = m_identity();
+    for (unsigned int i = lo; i < hi; ++i) v = m_combine(v, s[i]);
+    return r_warp_reduce(v);
+}
+
 // ---------------------------------------------------------------- block level
 
 // Order-keeping block reduction: warp w holds the fold of the w-th consecutive piece (in its
@@ -95,4 +107,16 @@ __device__ __forceinline__ M r_block_combine_warps(M warp_value, M* scratch) {
     }
     __syncthreads();
     return v;
+}
+
+// Block-level fold, in order, of p[0 .. count) written by other blocks of this launch (read
+// through L2): thread t folds the t-th contiguous run, then warps, then the block. Thread 0
+// returns the fold. Must be called by every thread of the block.
+__device__ __forceinline__ M r_block_fold_run_cg(const M* p, unsigned int count, M* scratch) {
+    const unsigned int per_thread = (count + blockDim.x - 1) / blockDim.x;
+    const unsigned int lo = threadIdx.x * per_thread;
+    const unsigned int hi = min(lo + per_thread, count);
+    M v = m_identity();
+    for (unsigned int i = lo; i < hi; ++i) v = m_combine(v, r_load_cg(p + i));
+    return r_block_combine_warps(r_warp_reduce(v), scratch);
 }

@@ -9,8 +9,18 @@
 // to finish (atomic ticket after a __threadfence) folds the block partials in block order.
 // Every m_combine is therefore (earlier items, later items): exact for any associative monoid.
 //
+// With R_GROUP = k > 0 the block, not the warp, owns a contiguous run of block tiles (R_WARPS
+// consecutive warp tiles; warp w takes the w-th): every block then streams one contiguous
+// region. The warp values of k consecutive block tiles go to a shared ring in item order
+// (tile-major, warp-minor) and warp 0 folds the ring into the block's running value after a
+// barrier, so the order is still (earlier) ⊕ (later). Two rings alternate: one barrier per k tiles.
+//
+// R_ORDER_FREE = 1 (chosen by Auto only for monoids that declare `commutative`) drops the order:
+// thread t folds lane chunks t, t + T, t + 2T, ... (grid stride over the whole input, like CUB),
+// which is NOT the sequential order and is only correct for commutative monoids.
+//
 // Parameters: R_BLOCK threads; R_ITEMS items per lane per tile; R_VECS 16-byte loads per lane
-// per tile (R_ITEMS * sizeof(M) == 16 * R_VECS), or 0 for item-by-item loads.
+// per tile (R_ITEMS * sizeof(M) == 16 * R_VECS), or 0 for item-by-item loads; R_GROUP.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
@@ -61,14 +71,28 @@ reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_size full_tiles = n / R_TILE;
+#if R_ORDER_FREE
+    // Grid-stride over lane chunks of R_ITEMS items: order-free, commutative monoids only.
+    const r_size chunks = n / R_ITEMS;
+    const r_size stride = (r_size)gridDim.x * R_BLOCK;
+    M acc = m_identity();
+    for (r_size c = (r_size)blockIdx.x * R_BLOCK + threadIdx.x; c < chunks; c += stride) {
+        acc = m_combine(acc, r_fold_lane_full(in, c * R_ITEMS));
+    }
+    const r_size rest = chunks * R_ITEMS + (r_size)blockIdx.x * R_BLOCK + threadIdx.x;
+    if (rest < n) acc = m_combine(acc, in[rest]);
+    (void)tiles;
+    (void)full_tiles;
+    const M block_value = r_block_combine_warps(r_warp_reduce(acc), s_warps);
+#elif R_GROUP == 0
     // This warp's contiguous run of tiles.
     const r_size warps_total = (r_size)gridDim.x * R_WARPS;
     const r_size g = (r_size)blockIdx.x * R_WARPS + warp;
-    const r_size tiles = (n + R_TILE - 1) / R_TILE;
     const r_size q = tiles / warps_total, r = tiles % warps_total;
     r_size tile = g * q + (g < r ? g : r);
     const r_size tile_end = tile + q + (g < r ? 1 : 0);
-    const r_size full_tiles = n / R_TILE;
 
     M acc = m_identity();  // meaningful in lane 0
     for (; tile < tile_end; ++tile) {
@@ -77,8 +101,37 @@ reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
         v = r_warp_reduce(v);
         if (lane == 0) acc = m_combine(acc, v);
     }
-
     const M block_value = r_block_combine_warps(acc, s_warps);
+#else
+    // This block's contiguous run of block tiles.
+    __shared__ M s_ring[2][R_GROUP * R_WARPS];
+    const r_size block_tiles = (tiles + R_WARPS - 1) / R_WARPS;
+    const r_size b = blockIdx.x;
+    const r_size q = block_tiles / gridDim.x, r = block_tiles % gridDim.x;
+    r_size bt = b * q + (b < r ? b : r);
+    const r_size bt_end = bt + q + (b < r ? 1 : 0);
+
+    M acc = m_identity();  // meaningful in thread 0
+    unsigned int slot = 0, phase = 0;
+    for (; bt < bt_end; ++bt) {
+        const r_size tile = bt * R_WARPS + warp;
+        const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
+        M v = tile < full_tiles ? r_fold_lane_full(in, first) : r_fold_lane_partial(in, first, n);
+        v = r_warp_reduce(v);
+        if (lane == 0) s_ring[phase][slot * R_WARPS + warp] = v;
+        if (++slot == R_GROUP || bt + 1 == bt_end) {
+            __syncthreads();
+            if (warp == 0) {
+                const M group = r_warp_fold_run(s_ring[phase], slot * R_WARPS);
+                if (lane == 0) acc = m_combine(acc, group);
+            }
+            slot = 0;
+            phase ^= 1;
+        }
+    }
+    const M block_value = acc;
+#endif
+
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = block_value;
         __threadfence();
@@ -89,13 +142,7 @@ reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
 
     // The last block: thread t folds a contiguous run of partials; then warps, then the block.
     __threadfence();
-    const unsigned int per_thread = (gridDim.x + R_BLOCK - 1) / R_BLOCK;
-    const unsigned int lo = threadIdx.x * per_thread;
-    const unsigned int hi = min(lo + per_thread, gridDim.x);
-    M v = m_identity();
-    for (unsigned int i = lo; i < hi; ++i) v = m_combine(v, r_load_cg(partials + i));
-    v = r_warp_reduce(v);
-    const M total = r_block_combine_warps(v, s_warps);
+    const M total = r_block_fold_run_cg(partials, gridDim.x, s_warps);
     if (threadIdx.x == 0) {
         out[0] = total;
         *ticket = 0;

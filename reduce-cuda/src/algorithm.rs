@@ -89,6 +89,10 @@ pub struct Config {
     /// G, the number of blocks of the persistent algorithms. Default: SMs x resident blocks per
     /// SM from the occupancy API.
     pub grid: Option<u32>,
+    /// Shuffle's work split: 0 = each warp owns a contiguous run of tiles; k >= 1 = each block
+    /// owns a contiguous run of block tiles and folds its warps' values every k block tiles.
+    /// Default 4 (with 512 threads and 2 blocks per SM).
+    pub tile_group: Option<u32>,
 }
 
 impl From<Algorithm> for Config {
@@ -125,6 +129,11 @@ impl Config {
         self.items_per_thread = Some(items);
         self
     }
+    /// Sets Shuffle's work split (see [`Config::tile_group`]).
+    pub fn tile_group(mut self, k: u32) -> Self {
+        self.tile_group = Some(k);
+        self
+    }
     /// Sets G, the grid of the persistent algorithms.
     pub fn grid(mut self, blocks: u32) -> Self {
         self.grid = Some(blocks);
@@ -159,9 +168,21 @@ pub(crate) enum Plan {
         block: u32,
         items: u32,
         vecs: u32,
+        group: u32,
+        order_free: bool,
         grid: Option<u32>,
     },
 }
+
+/// Shuffle's default threads per block.
+const SHUFFLE_BLOCK: u32 = 512;
+/// Shuffle's default tile group (block tiles per fold of the warp values).
+const SHUFFLE_GROUP: u32 = 4;
+/// Shuffle's default resident blocks per SM (fewer, longer contiguous streams read faster).
+pub(crate) const SHUFFLE_BLOCKS_PER_SM: u32 = 2;
+
+/// Static shared memory a kernel may use without opting in.
+const STATIC_SMEM_LIMIT: usize = 48 * 1024;
 
 /// The matrix height of every matrix algorithm: one warp folds the rows.
 pub(crate) const MATRIX_ROWS: u32 = 32;
@@ -254,6 +275,9 @@ impl Config {
     pub(crate) fn plan(&self, item_size: usize) -> Result<Plan> {
         let alg = self.algorithm;
         let c = self;
+        if alg != Algorithm::Shuffle && alg != Algorithm::Auto {
+            reject(alg, "tile_group", c.tile_group.is_some())?;
+        }
         match alg {
             Algorithm::Auto => unreachable!("Auto is resolved before planning"),
             Algorithm::Tb2 => {
@@ -326,10 +350,28 @@ impl Config {
                 reject(alg, "matrix_width", c.matrix_width.is_some())?;
                 reject(alg, "producers", c.producers.is_some())?;
                 let (items, vecs) = shuffle_items(item_size, c.items_per_thread)?;
+                // Defaults measured on an H100 (docs/gpu-results.md, 2026-11-22): 512 threads,
+                // block-contiguous tiles folded every 4 tiles, 2 blocks per SM, so that each
+                // block streams one contiguous region: 0.99-1.00 of the read roof at 2^28.
+                let group = c.tile_group.unwrap_or(SHUFFLE_GROUP);
+                let block = check_block(alg, c.block.unwrap_or(SHUFFLE_BLOCK))?;
+                // Two rings of `group` block tiles' warp values live in static shared memory.
+                let ring = 2 * group as usize * (block as usize / 32) * item_size;
+                if ring + 32 * item_size > STATIC_SMEM_LIMIT {
+                    return Err(invalid(
+                        alg,
+                        format!(
+                            "tile_group {group} with {block} threads needs {ring} bytes of shared \
+                             memory for {item_size}-byte items; the static limit is {STATIC_SMEM_LIMIT}"
+                        ),
+                    ));
+                }
                 Ok(Plan::Shuffle {
-                    block: check_block(alg, c.block.unwrap_or(256))?,
+                    block,
                     items,
                     vecs,
+                    group,
+                    order_free: false,
                     grid: check_grid(alg, c.grid)?,
                 })
             }
@@ -412,9 +454,22 @@ impl Plan {
             Plan::DiffWarps { width, .. } => {
                 KernelSpec::new("diff_warps", &[block, ("R_W", width)])
             }
-            Plan::Shuffle { items, vecs, .. } => {
-                KernelSpec::new("shuffle", &[block, ("R_ITEMS", items), ("R_VECS", vecs)])
-            }
+            Plan::Shuffle {
+                items,
+                vecs,
+                group,
+                order_free,
+                ..
+            } => KernelSpec::new(
+                "shuffle",
+                &[
+                    block,
+                    ("R_ITEMS", items),
+                    ("R_VECS", vecs),
+                    ("R_GROUP", group),
+                    ("R_ORDER_FREE", order_free as u32),
+                ],
+            ),
         }
     }
 }

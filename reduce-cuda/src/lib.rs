@@ -59,8 +59,7 @@ pub fn kernel_source<M: CudaMonoid>(algorithm: Algorithm) -> String {
 
 /// The translation unit for a full [`Config`], with its sections, or the reason it is invalid.
 pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource> {
-    let config = plain::resolve_auto(config);
-    let plan = config.plan(std::mem::size_of::<M>())?;
+    let plan = plain::plan_for::<M>(config)?;
     Ok(codegen::assemble::<M>(&plan.kernel()))
 }
 

@@ -1,6 +1,6 @@
 //! Plain reductions: host-side dispatch (grid sizes, passes) for every algorithm family.
 
-use crate::algorithm::{Algorithm, Config, Plan};
+use crate::algorithm::{Algorithm, Config, Plan, SHUFFLE_BLOCKS_PER_SM};
 use crate::buffer::DeviceVec;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Scratch};
@@ -14,16 +14,24 @@ fn align(bytes: usize) -> usize {
     bytes.div_ceil(ALIGN) * ALIGN
 }
 
-/// Picks a concrete algorithm for `Auto`.
-pub(crate) fn resolve_auto(config: Config) -> Config {
-    if config.algorithm == Algorithm::Auto {
-        Config {
-            algorithm: Algorithm::Shuffle,
-            ..config
-        }
-    } else {
-        config
+/// Picks a concrete plan: `Auto` becomes Shuffle, order-free when the monoid promises
+/// commutativity (and only then).
+pub(crate) fn plan_for<M: CudaMonoid>(config: Config) -> Result<Plan> {
+    let size = std::mem::size_of::<M>();
+    if config.algorithm != Algorithm::Auto {
+        return config.plan(size);
     }
+    let mut plan = Config {
+        algorithm: Algorithm::Shuffle,
+        ..config
+    }
+    .plan(size)?;
+    if let Plan::Shuffle { order_free, group, .. } = &mut plan {
+        if M::COMMUTATIVE && config.tile_group.is_none() {
+            (*order_free, *group) = (true, 0);
+        }
+    }
+    Ok(plan)
 }
 
 impl Gpu {
@@ -80,8 +88,7 @@ impl Gpu {
     /// Compiles (or loads from the caches) the kernel `config` needs for monoid `M`, and says
     /// where it came from and how long that took. Reductions do this on first use anyway.
     pub fn prepare<M: CudaMonoid>(&self, config: impl Into<Config>) -> Result<JitReport> {
-        let config = resolve_auto(config.into());
-        let plan = config.plan(std::mem::size_of::<M>())?;
+        let plan = plan_for::<M>(config.into())?;
         Ok(self.kernel::<M>(&plan.kernel())?.1)
     }
 
@@ -94,8 +101,7 @@ impl Gpu {
         target: Option<u64>,
     ) -> Result<u64> {
         let n = xs.len();
-        let config = resolve_auto(config);
-        let plan = config.plan(std::mem::size_of::<M>())?;
+        let plan = plan_for::<M>(config)?;
         let input = xs.device_ptr(&self.inner.stream);
         match plan {
             Plan::Tb2 { .. } | Plan::Tb4Warp { .. } | Plan::Matrix { .. } => {
@@ -224,7 +230,11 @@ impl Gpu {
         let warps_per_block = (block / 32) as u64;
         let grid = match plan.fixed_grid() {
             Some(g) => g as u64,
-            None => (self.full_grid(&f, block, 0)? as u64).min(tiles.div_ceil(warps_per_block)),
+            None => {
+                let resident = self.full_grid(&f, block, 0)?;
+                let preferred = SHUFFLE_BLOCKS_PER_SM * self.info().multiprocessors;
+                (resident.min(preferred) as u64).min(tiles.div_ceil(warps_per_block))
+            }
         };
         let partials_bytes = align(grid as usize * size);
         let base = scratch.region(self, partials_bytes + align(size))?;

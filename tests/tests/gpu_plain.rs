@@ -62,7 +62,9 @@ fn builtins_bit_for_bit() {
     let Some(gpu) = gpu() else { return };
     for (i, &n) in SIZES.iter().enumerate() {
         let mut rng = Rng::new(77 + i as u64);
-        let small: Vec<u64> = (0..n).map(|_| rng.range(0, 7)).collect();
+        // Small integers whose every partial sum stays below 2^24: exact in f32, any grouping.
+        let hi = ((1u64 << 24) / n.max(1) as u64).clamp(1, 7);
+        let small: Vec<u64> = (0..n).map(|_| rng.range(0, hi)).collect();
         let sum_f32: Vec<Sum<f32>> = small.iter().map(|&v| Sum(v as f32)).collect();
         let sum_f64: Vec<Sum<f64>> = small.iter().map(|&v| Sum(v as f64)).collect();
         let sum_i64: Vec<Sum<i64>> = (0..n).map(|_| Sum(rng.next_u64() as i64)).collect();
@@ -132,6 +134,10 @@ fn researcher_parameters() {
             .items_per_thread(5),
         Config::new(Algorithm::Shuffle).block(32).grid(1),
         Config::new(Algorithm::Shuffle).grid(1000),
+        Config::new(Algorithm::Shuffle).tile_group(1),
+        Config::new(Algorithm::Shuffle).tile_group(3).block(128),
+        Config::new(Algorithm::Shuffle).tile_group(4).grid(5),
+        Config::new(Algorithm::Shuffle).tile_group(8).block(1024),
     ];
     check::<Affine>(&gpu, &[0, 1, 1000, 123_457, 3_000_001], &configs);
     check::<Mat3>(&gpu, &[5, 70_001], &configs);

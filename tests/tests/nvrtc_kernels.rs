@@ -68,6 +68,8 @@ fn non_default_parameters_compile() {
     ];
     for config in configs {
         compile_kernel::<Affine>(config, CI_ARCH).unwrap_or_else(|e| panic!("{config:?}: {e}"));
+        compile_kernel::<reduce_cuda::Sum<u32>>(config, CI_ARCH)
+            .unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
 }
 

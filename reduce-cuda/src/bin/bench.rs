@@ -78,6 +78,8 @@ fn main() {
         "plain" => plain(&args),
         "fig4" => fig4(&args),
         "jit" => jit(&args),
+        "variants" => variants(&args),
+        "ncu" => ncu_target(),
         other => {
             eprintln!("unknown mode {other}: plain, fig4 or jit");
             std::process::exit(2);
@@ -400,6 +402,152 @@ fn plain(args: &Args) -> reduce_cuda::Result<()> {
 fn sorted(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     pts
+}
+
+/// A short run for a profiler: the roof kernel and Shuffle on 2^28 f32 (two launches each).
+fn ncu_target() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let xs = kernels.fill_random::<Sum<f32>>(1 << 28, 1, &masks_f32())?;
+    let _ = kernels.read_roof_ms(&xs, 1)?;
+    let mut out = gpu.identities::<Sum<f32>>(1)?;
+    for _ in 0..2 {
+        gpu.reduce_into(&xs, &mut out, Algorithm::Shuffle)?;
+    }
+    gpu.synchronize()
+}
+
+/// Shuffle's tuning space at 2^24 and 2^28 (f32 sum, affine, 2x2 matrix), against the roof.
+fn variants(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let sms = gpu.info().multiprocessors;
+    let shuffle = Config::new(Algorithm::Shuffle);
+    let configs: Vec<(String, Config)> = vec![
+        ("default".into(), shuffle),
+        (
+            "Auto (order-free if commutative)".into(),
+            Config::new(Algorithm::Auto),
+        ),
+        ("items /2".into(), shuffle.items_per_thread(0)),
+        (
+            "b512 g2 k2".into(),
+            shuffle.block(512).grid(2 * sms).tile_group(2),
+        ),
+        (
+            "b512 g2 k1".into(),
+            shuffle.block(512).grid(2 * sms).tile_group(1),
+        ),
+        (
+            "b512 g2 k4".into(),
+            shuffle.block(512).grid(2 * sms).tile_group(4),
+        ),
+        (
+            "b512 g2 k2 items /2".into(),
+            shuffle
+                .block(512)
+                .grid(2 * sms)
+                .tile_group(2)
+                .items_per_thread(0),
+        ),
+        (
+            "b512 g3 k2".into(),
+            shuffle.block(512).grid(3 * sms).tile_group(2),
+        ),
+        (
+            "b512 g4 k2".into(),
+            shuffle.block(512).grid(4 * sms).tile_group(2),
+        ),
+        (
+            "b1024 g1 k1".into(),
+            shuffle.block(1024).grid(sms).tile_group(1),
+        ),
+        (
+            "b1024 g1 k2".into(),
+            shuffle.block(1024).grid(sms).tile_group(2),
+        ),
+        (
+            "b256 g4 k4".into(),
+            shuffle.block(256).grid(4 * sms).tile_group(4),
+        ),
+        (
+            "b256 g2 k4".into(),
+            shuffle.block(256).grid(2 * sms).tile_group(4),
+        ),
+        ("b512 g2 warp runs".into(), shuffle.block(512).grid(2 * sms)),
+    ];
+    let mut lines = vec![format!(
+        "{:<11} {:>5} {:<28} {:>9} {:>8} {:>6}",
+        "monoid", "log2N", "variant", "ms", "GB/s", "roof"
+    )];
+    for log2 in [24usize, 28] {
+        let n = 1 << log2;
+        for (name, size) in [("f32_sum", 4usize), ("affine_u32", 8), ("mat2_u32", 16)] {
+            // Items per lane: the default is 64 bytes' worth; x2 and /2 scale it.
+            let base = (64 / size) as u32;
+            let sized: Vec<(String, Config)> = configs
+                .iter()
+                .map(|(l, c)| {
+                    let mut c = *c;
+                    if l.contains("items x2") {
+                        c.items_per_thread = Some(2 * base);
+                    } else if l.contains("items /2") {
+                        c.items_per_thread = Some((base / 2).max(1));
+                    }
+                    (l.clone(), c)
+                })
+                .collect();
+            let mut rows = Vec::new();
+            let roof = match name {
+                "f32_sum" => measure::<Sum<f32>>(
+                    Check::Approx(f32_sum_close),
+                    &gpu,
+                    &kernels,
+                    name,
+                    n,
+                    &masks_f32(),
+                    &sized,
+                    &mut rows,
+                )?,
+                "affine_u32" => measure::<Affine>(
+                    Check::Exact,
+                    &gpu,
+                    &kernels,
+                    name,
+                    n,
+                    &masks_affine(),
+                    &sized,
+                    &mut rows,
+                )?,
+                _ => measure::<Mat2>(
+                    Check::Exact,
+                    &gpu,
+                    &kernels,
+                    name,
+                    n,
+                    &masks_mat2(),
+                    &sized,
+                    &mut rows,
+                )?,
+            };
+            for r in rows {
+                lines.push(format!(
+                    "{:<11} {:>5} {:<28} {:>9.4} {:>8.1} {:>6.3} {}",
+                    r.monoid,
+                    log2,
+                    r.algorithm,
+                    r.ms,
+                    r.gbs(),
+                    roof / r.ms,
+                    r.correct.map_or("", |c| if c { "" } else { "WRONG" })
+                ));
+            }
+        }
+    }
+    let text = lines.join("\n");
+    println!("{text}");
+    std::fs::write(args.out.join("variants.txt"), text + "\n").expect("writing variants.txt");
+    Ok(())
 }
 
 /// The paper's Fig. 4: min on f32, N = m * 2^20 for m = 16..31, every algorithm.
