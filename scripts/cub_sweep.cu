@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <vector>
 #include <algorithm>
+#include <random>
+#include <string>
+#include <cstring>
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
   printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1);} } while (0)
@@ -97,8 +100,64 @@ void sweep(const char* name, int kind, int max_log2, Op op, T init, bool is_sum)
   }
 }
 
+struct MinF { __host__ __device__ float operator()(float a, float b) const { return b < a ? b : a; } };
+
+// Segmented: the paper's scenarios at N = 30 * 2^20: CUB's DeviceSegmentedReduce (offsets form)
+// and DeviceReduce::ReduceByKey (owner form) on f32 sum, f32 min and the affine monoid.
+// Prints "cubseg <routine>_<monoid> <scenario> segs <S> ms <median>".
+template <class T, class Op>
+void seg_case(const char* name, const char* scenario, T* d_in, size_t n, int* d_off, int* d_keys, int segs, Op op, T init) {
+  T* d_out; CK(cudaMalloc(&d_out, (size_t)segs * sizeof(T)));
+  int *d_uk, *d_nr; CK(cudaMalloc(&d_uk, (size_t)segs * 4)); CK(cudaMalloc(&d_nr, 4));
+  size_t tb = 0; void* tmp = nullptr;
+  cub::DeviceSegmentedReduce::Reduce(tmp, tb, d_in, d_out, segs, d_off, d_off + 1, op, init); CK(cudaMalloc(&tmp, tb));
+  float ms = median_ms([&](int) { cub::DeviceSegmentedReduce::Reduce(tmp, tb, d_in, d_out, segs, d_off, d_off + 1, op, init); }, 10);
+  printf("cubseg segmented_reduce_%s %s segs %d ms %.5f\n", name, scenario, segs, ms);
+  CK(cudaFree(tmp)); tmp = nullptr; tb = 0;
+  cub::DeviceReduce::ReduceByKey(tmp, tb, d_keys, d_uk, d_in, d_out, d_nr, op, (int64_t)n); CK(cudaMalloc(&tmp, tb));
+  ms = median_ms([&](int) { cub::DeviceReduce::ReduceByKey(tmp, tb, d_keys, d_uk, d_in, d_out, d_nr, op, (int64_t)n); }, 10);
+  printf("cubseg reduce_by_key_%s %s segs %d ms %.5f\n", name, scenario, segs, ms);
+  fflush(stdout);
+  CK(cudaFree(tmp)); CK(cudaFree(d_out)); CK(cudaFree(d_uk)); CK(cudaFree(d_nr));
+}
+
+void segmented() {
+  const size_t n = size_t(30) << 20;
+  float* f; CK(cudaMalloc(&f, n * 4)); fill<<<1024, 256>>>((uint32_t*)f, n, 5, 0);
+  Affine* af; CK(cudaMalloc(&af, n * 8)); fill<<<1024, 256>>>((uint32_t*)af, n * 2, 6, 1);
+  std::mt19937 rng(7);
+  const char* names[3] = {"one_segment", "random_10_50", "size_3"};
+  for (int sc = 0; sc < 3; ++sc) {
+    std::vector<int> offs{0};
+    std::uniform_int_distribution<int> U(10, 50);
+    while ((size_t)offs.back() < n) {
+      size_t len = sc == 0 ? n : sc == 1 ? U(rng) : 3;
+      offs.push_back((int)std::min(n, (size_t)offs.back() + len));
+    }
+    int segs = (int)offs.size() - 1;
+    std::vector<int> keys(n);
+    for (int s = 0; s < segs; ++s) for (int i = offs[s]; i < offs[s + 1]; ++i) keys[i] = s;
+    int *d_off, *d_keys;
+    CK(cudaMalloc(&d_off, offs.size() * 4)); CK(cudaMalloc(&d_keys, n * 4));
+    CK(cudaMemcpy(d_off, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_keys, keys.data(), n * 4, cudaMemcpyHostToDevice));
+    seg_case("f32_sum", names[sc], f, n, d_off, d_keys, segs, cuda::std::plus<float>{}, 0.f);
+    seg_case("f32_min", names[sc], f, n, d_off, d_keys, segs, MinF{}, __builtin_huge_valf());
+    seg_case("affine", names[sc], af, n, d_off, d_keys, segs, ComposeAffine{}, Affine{1, 0});
+    CK(cudaFree(d_off)); CK(cudaFree(d_keys));
+  }
+  CK(cudaFree(f)); CK(cudaFree(af));
+}
+
 int main(int argc, char** argv) {
   int max_log2 = argc > 1 ? atoi(argv[1]) : 30;
+  if (argc > 2 && std::string(argv[2]) == "segmented") {
+    cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
+    printf("device %s sms %d l2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
+    segmented();
+    printf("done\n");
+    return 0;
+  }
   cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
   l2_bytes = p.l2CacheSize;
   printf("device %s sms %d l2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
-# Phases: tests, quickstart, jit, cub, plain, plainquick, fig4, anchor.
+# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, cubseg, torch,
+# segmented, fig5, fig5quick, anchor.
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -69,6 +70,25 @@ for phase in "$@"; do
       grep -E "Throughput|Duration|Achieved Occupancy|Stall|DRAM|Memory \[%\]" "$OUT/ncu.txt" | head -40 | tee -a "$SUMMARY"
       ncu --clock-control none -k regex:read_roof -c 1 --section SpeedOfLight .gpu/bin/bench ncu > "$OUT/ncu-roof.txt" 2>&1
       grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
+      ;;
+    cubseg)
+      build_cub
+      /tmp/cub_sweep 0 segmented > "$OUT/cubseg.txt" 2>&1 || note "cub segmented failed: $(tail -3 "$OUT/cubseg.txt")"
+      grep cubseg "$OUT/cubseg.txt" | tee -a "$SUMMARY"
+      ;;
+    torch)
+      PYTHONUNBUFFERED=1 python3 .gpu/torch_anchor.py > "$OUT/torch.txt" 2>&1 || note "torch anchor failed"
+      grep -E "segment_reduce|index_add" "$OUT/torch.txt" | tee -a "$SUMMARY"
+      ;;
+    segmented)
+      .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torch.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" >> "$SUMMARY"
+      tail -3 "$OUT/bench-segmented.err" >> "$SUMMARY"
+      ;;
+    fig5)
+      .gpu/bin/bench fig5 --out "$OUT" 2>"$OUT/bench-fig5.err" | tee -a "$SUMMARY"
+      ;;
+    fig5quick)
+      .gpu/bin/bench fig5 --quick --out "$OUT" 2>"$OUT/bench-fig5.err" | tee -a "$SUMMARY"
       ;;
     fig4)
       .gpu/bin/bench fig4 --out "$OUT" 2>"$OUT/bench-fig4.err" | tee -a "$SUMMARY"

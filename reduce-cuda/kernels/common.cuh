@@ -27,6 +27,14 @@ __device__ __forceinline__ M r_shfl_down(M v, unsigned int delta) {
     return b.m;
 }
 
+__device__ __forceinline__ M r_shfl_up(M v, unsigned int delta) {
+    r_bits b;
+    b.m = v;
+#pragma unroll
+    for (int i = 0; i < R_WORDS; ++i) b.w[i] = __shfl_up_sync(R_FULL_MASK, b.w[i], delta);
+    return b.m;
+}
+
 // Reads an M written by another block of the same launch (after its __threadfence):
 // through L2 (ld.global.cg), never from a possibly stale L1 line.
 __device__ __forceinline__ M r_load_cg(const M* p) {

@@ -187,14 +187,25 @@ const STATIC_SMEM_LIMIT: usize = 48 * 1024;
 /// The matrix height of every matrix algorithm: one warp folds the rows.
 pub(crate) const MATRIX_ROWS: u32 = 32;
 
-fn invalid(algorithm: Algorithm, reason: impl Into<String>) -> Error {
+/// Anything with a name for error messages (both algorithm enums).
+pub(crate) trait Named: Copy {
+    fn name(self) -> &'static str;
+}
+
+impl Named for Algorithm {
+    fn name(self) -> &'static str {
+        Algorithm::name(self)
+    }
+}
+
+pub(crate) fn invalid(algorithm: impl Named, reason: impl Into<String>) -> Error {
     Error::InvalidConfig {
         algorithm: algorithm.name(),
         reason: reason.into(),
     }
 }
 
-fn check_block(alg: Algorithm, block: u32) -> Result<u32> {
+pub(crate) fn check_block(alg: impl Named, block: u32) -> Result<u32> {
     if block == 0 || !block.is_multiple_of(32) || block > 1024 {
         return Err(invalid(
             alg,
@@ -204,16 +215,19 @@ fn check_block(alg: Algorithm, block: u32) -> Result<u32> {
     Ok(block)
 }
 
-fn reject(alg: Algorithm, what: &str, set: bool) -> Result<()> {
+pub(crate) fn reject(alg: impl Named, what: &str, set: bool) -> Result<()> {
     if set {
-        Err(invalid(alg, format!("{what} does not apply to {alg}")))
+        Err(invalid(
+            alg,
+            format!("{what} does not apply to {}", alg.name()),
+        ))
     } else {
         Ok(())
     }
 }
 
-fn check_width(alg: Algorithm, width: Option<u32>) -> Result<u32> {
-    let width = width.unwrap_or(32);
+pub(crate) fn check_width(alg: impl Named, width: Option<u32>, default: u32) -> Result<u32> {
+    let width = width.unwrap_or(default);
     if width == 0 || width > 1024 {
         return Err(invalid(
             alg,
@@ -223,7 +237,7 @@ fn check_width(alg: Algorithm, width: Option<u32>) -> Result<u32> {
     Ok(width)
 }
 
-fn check_grid(alg: Algorithm, grid: Option<u32>) -> Result<Option<u32>> {
+pub(crate) fn check_grid(alg: impl Named, grid: Option<u32>) -> Result<Option<u32>> {
     match grid {
         Some(0) => Err(invalid(alg, "grid must have at least one block")),
         Some(g) if g > (1 << 20) => Err(invalid(
@@ -317,7 +331,7 @@ impl Config {
                 )?;
                 Ok(Plan::Matrix {
                     block: check_block(alg, c.block.unwrap_or(256))?,
-                    width: check_width(alg, c.matrix_width)?,
+                    width: check_width(alg, c.matrix_width, 32)?,
                 })
             }
             Algorithm::PersistentMatrix => {
@@ -325,7 +339,7 @@ impl Config {
                 reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
                 Ok(Plan::PersistentMatrix {
                     block: check_block(alg, c.block.unwrap_or(256))?,
-                    width: check_width(alg, c.matrix_width)?,
+                    width: check_width(alg, c.matrix_width, 32)?,
                     grid: check_grid(alg, c.grid)?,
                 })
             }
@@ -342,7 +356,7 @@ impl Config {
                 }
                 Ok(Plan::DiffWarps {
                     producers,
-                    width: check_width(alg, c.matrix_width)?,
+                    width: check_width(alg, c.matrix_width, 32)?,
                     grid: check_grid(alg, c.grid)?,
                 })
             }

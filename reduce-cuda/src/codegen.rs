@@ -8,6 +8,8 @@ use reduce_core::{CudaMonoid, CUDA_PRELUDE};
 
 /// The shared warp/block helpers.
 const COMMON: &str = include_str!("../kernels/common.cuh");
+/// The helpers of the segmented families (segmented scan, validation, identity fill).
+const SEG_COMMON: &str = include_str!("../kernels/seg_common.cuh");
 
 /// One algorithm family's template.
 fn template(family: &str) -> &'static str {
@@ -17,6 +19,10 @@ fn template(family: &str) -> &'static str {
         "matrix" => include_str!("../kernels/matrix.cu"),
         "diff_warps" => include_str!("../kernels/diff_warps.cu"),
         "shuffle" => include_str!("../kernels/shuffle.cu"),
+        "seg_tree" => include_str!("../kernels/seg_tree.cu"),
+        "seg_matrix" => include_str!("../kernels/seg_matrix.cu"),
+        "seg_shuffle" => include_str!("../kernels/seg_shuffle.cu"),
+        "seg_common" => "",
         other => unreachable!("no kernel family {other}"),
     }
 }
@@ -97,6 +103,9 @@ pub(crate) fn assemble<M: CudaMonoid>(spec: &KernelSpec) -> KernelSource {
         &M::cuda_source(),
     );
     push(&mut source, "kernels/common.cuh", COMMON);
+    if spec.family.starts_with("seg_") {
+        push(&mut source, "kernels/seg_common.cuh", SEG_COMMON);
+    }
     push(
         &mut source,
         &format!("kernels/{}.cu", spec.family),

@@ -35,6 +35,7 @@ mod error;
 mod gpu;
 mod jit;
 mod plain;
+mod segmented;
 
 pub use algorithm::{Algorithm, Config};
 pub use backend::Backend;
@@ -48,6 +49,7 @@ pub use reduce_core::monoid::Monoid;
 pub use reduce_core::{fold, CudaMonoid, DeviceCopy, Max, Min, Product, Sum};
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
+pub use segmented::{compile_seg_kernel, seg_kernel_source, SegAlgorithm, SegConfig};
 
 /// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
 /// parameters (`Auto` shows what it picks for large inputs). Readable: print it.

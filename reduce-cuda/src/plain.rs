@@ -26,7 +26,10 @@ pub(crate) fn plan_for<M: CudaMonoid>(config: Config) -> Result<Plan> {
         ..config
     }
     .plan(size)?;
-    if let Plan::Shuffle { order_free, group, .. } = &mut plan {
+    if let Plan::Shuffle {
+        order_free, group, ..
+    } = &mut plan
+    {
         if M::COMMUTATIVE && config.tile_group.is_none() {
             (*order_free, *group) = (true, 0);
         }

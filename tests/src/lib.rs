@@ -143,12 +143,12 @@ pub struct Mat3 {
 
 /// SplitMix64: fast, seedable, good enough for test data.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct TestRng(u64);
 
-impl Rng {
+impl TestRng {
     /// A generator from a seed.
     pub fn new(seed: u64) -> Self {
-        Rng(seed)
+        TestRng(seed)
     }
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
@@ -172,16 +172,16 @@ impl Rng {
 /// to a fixed point (odd multipliers, invertible matrices), which would hide reordering.
 pub trait Random: Monoid + PartialEq + std::fmt::Debug {
     /// One random value.
-    fn random(rng: &mut Rng) -> Self;
+    fn random(rng: &mut TestRng) -> Self;
     /// `n` random values.
     fn random_vec(n: usize, seed: u64) -> Vec<Self> {
-        let mut rng = Rng::new(seed);
+        let mut rng = TestRng::new(seed);
         (0..n).map(|_| Self::random(&mut rng)).collect()
     }
 }
 
 impl Random for Affine {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         Affine {
             a: rng.next_u32() | 1,
             b: rng.next_u32(),
@@ -189,7 +189,7 @@ impl Random for Affine {
     }
 }
 impl Random for Mat2 {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         // det = a*d - b*c odd: invertible mod 2^32.
         let (a, b, c) = (rng.next_u32() | 1, rng.next_u32() & !1, rng.next_u32());
         Mat2 {
@@ -198,7 +198,7 @@ impl Random for Mat2 {
     }
 }
 impl Random for KeepFirst {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         // An unset item carries value 0: the identity's, so that the laws hold bit for bit.
         let set = rng.next_u32().is_multiple_of(64);
         KeepFirst {
@@ -208,7 +208,7 @@ impl Random for KeepFirst {
     }
 }
 impl Random for KeepLast {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         // An unset item carries value 0: the identity's, so that the laws hold bit for bit.
         let set = rng.next_u32().is_multiple_of(64);
         KeepLast {
@@ -218,7 +218,7 @@ impl Random for KeepLast {
     }
 }
 impl Random for RollingHash {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         RollingHash {
             hash: rng.next_u64() & 0xff,
             pow: 1_000_003,
@@ -226,7 +226,7 @@ impl Random for RollingHash {
     }
 }
 impl Random for Perm4 {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         const PERMS: [[u8; 4]; 24] = [
             [0, 1, 2, 3],
             [0, 1, 3, 2],
@@ -260,7 +260,7 @@ impl Random for Perm4 {
     }
 }
 impl Random for Affine8 {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         Affine8 {
             a: (rng.next_u32() as u8) | 1,
             b: rng.next_u32() as u8,
@@ -268,7 +268,7 @@ impl Random for Affine8 {
     }
 }
 impl Random for Affine16 {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         Affine16 {
             a: (rng.next_u32() as u16) | 1,
             b: rng.next_u32() as u16,
@@ -276,7 +276,7 @@ impl Random for Affine16 {
     }
 }
 impl Random for Tri {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         Tri {
             a: rng.next_u32() | 1,
             b: rng.next_u32(),
@@ -285,7 +285,7 @@ impl Random for Tri {
     }
 }
 impl Random for Mat2w {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         let (a, b, c) = (rng.next_u64() | 1, rng.next_u64() & !1, rng.next_u64());
         Mat2w {
             m: [a, b, c, rng.next_u64() | 1],
@@ -293,7 +293,7 @@ impl Random for Mat2w {
     }
 }
 impl Random for Mat3 {
-    fn random(rng: &mut Rng) -> Self {
+    fn random(rng: &mut TestRng) -> Self {
         // Unit upper-triangular times a random lower part with even entries: det odd.
         let mut m = [0u64; 9];
         for (i, v) in m.iter_mut().enumerate() {

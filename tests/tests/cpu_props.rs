@@ -184,7 +184,7 @@ fn test_monoids_detect_a_swap() {
 #[test]
 fn test_monoids_are_lawful() {
     fn lawful<M: Random + Clone + 'static>() {
-        let values = any::<u64>().prop_map(|seed| M::random(&mut reduce_tests::Rng::new(seed)));
+        let values = any::<u64>().prop_map(|seed| M::random(&mut reduce_tests::TestRng::new(seed)));
         reduce_core::laws::assert_monoid(values);
     }
     lawful::<Affine>();

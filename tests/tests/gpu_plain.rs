@@ -61,14 +61,14 @@ gpu_tests! {
 fn builtins_bit_for_bit() {
     let Some(gpu) = gpu() else { return };
     for (i, &n) in SIZES.iter().enumerate() {
-        let mut rng = Rng::new(77 + i as u64);
+        let mut rng = TestRng::new(77 + i as u64);
         // Small integers whose every partial sum stays below 2^24: exact in f32, any grouping.
         let hi = ((1u64 << 24) / n.max(1) as u64).clamp(1, 7);
         let small: Vec<u64> = (0..n).map(|_| rng.range(0, hi)).collect();
         let sum_f32: Vec<Sum<f32>> = small.iter().map(|&v| Sum(v as f32)).collect();
         let sum_f64: Vec<Sum<f64>> = small.iter().map(|&v| Sum(v as f64)).collect();
         let sum_i64: Vec<Sum<i64>> = (0..n).map(|_| Sum(rng.next_u64() as i64)).collect();
-        let weird = |rng: &mut Rng| match rng.range(0, 999) {
+        let weird = |rng: &mut TestRng| match rng.range(0, 999) {
             0 => f32::from_bits(0x7fc0_0000 | rng.range(1, 1000) as u32),
             1 => -0.0,
             2 => 0.0,

@@ -4,12 +4,25 @@
 use reduce_cuda::{
     compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
 };
+use reduce_cuda::{compile_seg_kernel, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 
 fn compiles_everywhere<M: CudaMonoid>() {
     for algorithm in Algorithm::ALL {
         if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
             panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
+    for algorithm in SegAlgorithm::ALL {
+        for offsets_form in [false, true] {
+            if let Err(e) =
+                compile_seg_kernel::<M>(SegConfig::new(algorithm), offsets_form, CI_ARCH)
+            {
+                panic!(
+                    "{algorithm} (offsets form: {offsets_form}) for {} does not compile:\n{e}",
+                    M::CUDA_NAME
+                );
+            }
         }
     }
 }

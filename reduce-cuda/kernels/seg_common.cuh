@@ -1,0 +1,128 @@
+// Shared helpers of the segmented reductions: the segmented-scan element and its warp scan,
+// identity fill, layout validation, offsets -> owner conversion.
+//
+// A segmented-scan element (flag, v) stands for a run of the input: flag says whether a segment
+// starts inside the run, v is the fold of the run's items after its last segment start (or of
+// all of them). Combining runs in order, (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 ⊕ v2),
+// is associative and keeps v1 left of v2: an inclusive scan of elements gives, at each run,
+// the value of the segment still open at its end.
+
+#define R_NO_SEGMENT 0xffffffffu   // "before segment 0" / "no owner"
+#define R_NO_INDEX 0xffffffffffffffffull
+
+// The first 16-byte boundary at or after p, as a T* (owners after M values in shared memory;
+// the host adds 16 bytes of slack to the dynamic shared memory).
+template <class T>
+__device__ __forceinline__ T* r_align16(void* p) {
+    return reinterpret_cast<T*>((reinterpret_cast<unsigned long long>(p) + 15ull) & ~15ull);
+}
+
+struct r_seg {
+    unsigned int flag;
+    M v;
+};
+
+__device__ __forceinline__ r_seg r_seg_op(r_seg a, r_seg b) {
+    r_seg out;
+    out.flag = a.flag | b.flag;
+    out.v = b.flag ? b.v : m_combine(a.v, b.v);
+    return out;
+}
+
+__device__ __forceinline__ r_seg r_seg_identity() {
+    r_seg e;
+    e.flag = 0;
+    e.v = m_identity();
+    return e;
+}
+
+// Inclusive segmented scan over the 32 lanes (lane order = run order), Kogge-Stone with
+// increasing offsets: every m_combine is (earlier lanes, later lanes).
+__device__ __forceinline__ r_seg r_warp_seg_scan(r_seg x) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        r_seg y;
+        y.flag = __shfl_up_sync(R_FULL_MASK, x.flag, o);
+        y.v = r_shfl_up(x.v, o);
+        if (lane >= o) x = r_seg_op(y, x);
+    }
+    return x;
+}
+
+// The element of the lane before (lane 0 gets the identity element).
+__device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_seg y;
+    y.flag = __shfl_up_sync(R_FULL_MASK, inclusive.flag, 1);
+    y.v = r_shfl_up(inclusive.v, 1);
+    return lane == 0 ? r_seg_identity() : y;
+}
+
+// Block-wide exclusive segmented scan of one element per thread (thread order = run order),
+// continuing from `carry`. Returns the thread's exclusive prefix (carry . elements before it);
+// *total receives carry . all elements. `s_agg` holds >= 32 r_seg. Every thread must call it;
+// ends synchronized.
+__device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_seg* s_agg, r_seg* total) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+    const unsigned int warps = (blockDim.x + R_WARP - 1) / R_WARP;
+    const r_seg inclusive = r_warp_seg_scan(x);
+    const r_seg lane_prefix = r_warp_seg_exclusive(inclusive);
+    if (lane == R_WARP - 1) s_agg[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        // Warp 0 scans the warp aggregates after the carry; s_agg[w] becomes warp w's prefix.
+        r_seg a = lane < warps ? s_agg[lane] : r_seg_identity();
+        const r_seg inc = r_warp_seg_scan(a);
+        r_seg before = r_warp_seg_exclusive(inc);
+        before = r_seg_op(carry, before);
+        if (lane < warps) s_agg[lane] = before;
+        if (lane == warps - 1) s_agg[R_WARP] = r_seg_op(before, a);
+    }
+    __syncthreads();
+    const r_seg prefix = r_seg_op(s_agg[warp], lane_prefix);
+    *total = s_agg[R_WARP];
+    __syncthreads();
+    return prefix;
+}
+
+// ---------------------------------------------------------------- whole-array kernels
+
+// out[0 .. count) = identity (the result of every segment when there are no items).
+extern "C" __global__ void seg_fill_identity(M* __restrict__ out, r_size count) {
+    for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x)
+        out[i] = m_identity();
+}
+
+// First index i with owner[i] < owner[i - 1] or owner[i] >= segments, into *first_bad
+// (atomicMin; R_NO_INDEX when none).
+extern "C" __global__ void seg_validate_owner(const unsigned int* __restrict__ owner, r_size n, r_size segments,
+                                              unsigned long long* __restrict__ first_bad) {
+    for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < n; i += (r_size)gridDim.x * blockDim.x) {
+        const unsigned int o = owner[i];
+        if (o >= segments || (i > 0 && o < owner[i - 1])) atomicMin(first_bad, (unsigned long long)i);
+    }
+}
+
+// First index i >= 1 with offsets[i] < offsets[i - 1] (first and last are checked by the host).
+extern "C" __global__ void seg_validate_offsets(const unsigned int* __restrict__ offsets, r_size count,
+                                                unsigned long long* __restrict__ first_bad) {
+    for (r_size i = 1 + blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x) {
+        if (offsets[i] < offsets[i - 1]) atomicMin(first_bad, (unsigned long long)i);
+    }
+}
+
+// owner[i] = the segment holding item i: the last s with offsets[s] <= i (binary search;
+// empty segments hold no item). For the paper's algorithms, which take owners.
+extern "C" __global__ void seg_offsets_to_owner(const unsigned int* __restrict__ offsets, r_size segments,
+                                                unsigned int* __restrict__ owner, r_size n) {
+    for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < n; i += (r_size)gridDim.x * blockDim.x) {
+        r_size lo = 0, hi = segments;  // invariant: offsets[lo] <= i < offsets[hi]
+        while (hi - lo > 1) {
+            const r_size mid = (lo + hi) / 2;
+            if (offsets[mid] <= i) lo = mid; else hi = mid;
+        }
+        owner[i] = (unsigned int)lo;
+    }
+}

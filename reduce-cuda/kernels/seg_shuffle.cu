@@ -1,0 +1,329 @@
+// SegShuffle: single-launch, order-keeping segmented reduction (ours), owner or offsets form.
+//
+// ORDER INVARIANT. Block b owns a contiguous run of tiles (R_BLOCK * R_ITEMS consecutive items),
+// runs in increasing b; thread t of a tile owns the R_ITEMS consecutive items from t * R_ITEMS.
+// A thread folds its items left to right, writing every segment that starts and ends inside its
+// run; the part of its first segment before its first segment start ("head") and the open run at
+// its end ("tail") are joined with the neighbours by an inclusive segmented scan over threads —
+// warp shuffles at increasing offsets, then warps in order, then tiles in order, every combine
+// (earlier, later). The segment open when a thread's run starts gets carry ⊕ head, written by that
+// thread. Across blocks the same scan runs, in the last block to finish, over per-block records
+// (entry segment's in-block part, exit segment's open value): so a segment split over blocks is
+// still folded left to right.
+//
+// EXACTLY ONCE. Every segment is written by exactly one thread: interior segments by the thread
+// that holds them, a segment closed at the start of a thread's run by that thread, a segment
+// crossing a block start by the last block, the last segment by the last block, empty segments by
+// the thread holding the first item after them (or the item n - 1 for trailing ones).
+//
+// Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
+// *status (first bad index, atomicMin) and never written through. Offsets form (R_OFFSETS = 1):
+// the block loads the offsets that cover each tile into a shared window (sized from the previous
+// tile's segment count, grown when short, read from global memory past its capacity) and each
+// thread finds its segments there.
+
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_BLOCK * R_ITEMS)
+
+#if R_VECS > 0
+union r_lane_items {
+    uint4 v[R_VECS];
+    M m[R_ITEMS];
+};
+#endif
+
+// Items [a, a + count) into it[]; the rest of it[] is the identity.
+__device__ __forceinline__ void r_load_items(const M* __restrict__ in, r_size a, int count, M (&it)[R_ITEMS]) {
+#if R_VECS > 0
+    if (count == R_ITEMS) {
+        r_lane_items t;
+        const uint4* p = reinterpret_cast<const uint4*>(in + a);
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldcs(p + k);
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) it[i] = t.m[i];
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? in[a + i] : m_identity();
+}
+
+#if R_OFFSETS
+// Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
+// offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
+__device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_size lo = 0, hi = segments;
+    while (hi - lo > 1) {
+        const r_size span = hi - lo;
+        const r_size probe = span <= 33 ? lo + 1 + lane : lo + span * (lane + 1) / 33;
+        const bool valid = probe < hi;
+        const bool le = valid && offsets[probe] <= pos;
+        const unsigned int below = __ballot_sync(R_FULL_MASK, le);
+        const unsigned int inside = __ballot_sync(R_FULL_MASK, valid);
+        const int last_le = below ? 31 - __clz(below) : -1;
+        const r_size new_lo = last_le >= 0 ? __shfl_sync(R_FULL_MASK, probe, last_le) : lo;
+        const int first_gt = last_le + 1;
+        const bool has_gt = first_gt < 32 && ((inside >> first_gt) & 1u);
+        const r_size new_hi = __shfl_sync(R_FULL_MASK, probe, has_gt ? first_gt : 0);
+        lo = new_lo;
+        hi = has_gt ? new_hi : hi;
+    }
+    return lo;
+}
+
+// offsets[s + 1] through the shared window when it holds it.
+__device__ __forceinline__ unsigned int r_segment_end(const unsigned int* __restrict__ offsets, const unsigned int* win,
+                                                      r_size win_lo, r_size win_count, r_size s) {
+    const r_size k = s + 1 - win_lo;
+    return k < win_count ? win[k] : offsets[s + 1];
+}
+#endif
+
+// One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
+// (entry segment, exit segment, single). *ticket is 0 on entry and left 0; *status receives the
+// first bad owner index (owner form) or stays R_NO_INDEX.
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
+                   M* __restrict__ out, M* __restrict__ rec_vals, unsigned int* __restrict__ rec_meta,
+                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size window_estimate) {
+    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ M s_entry_val;
+    __shared__ unsigned int s_entry, s_exit;
+    __shared__ bool s_is_last;
+#if R_OFFSETS
+    extern __shared__ unsigned int s_win[];  // R_WIN entries
+    __shared__ r_size s_win_lo, s_win_count, s_next_lo;
+    const unsigned int* offsets = seg_index;
+#else
+    const unsigned int* owner = seg_index;
+#endif
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_size b = blockIdx.x;
+    const r_size q = tiles / gridDim.x, r = tiles % gridDim.x;
+    const r_size tile_begin = b * q + (b < r ? b : r);
+    const r_size tile_end = tile_begin + q + (b < r ? 1 : 0);
+    const r_size block_first = tile_begin * R_TILE;
+
+    // The segment of the item before the block: its in-block part is exported, not written.
+#if R_OFFSETS
+    if (warp == 0) {
+        const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
+        if (lane == 0) {
+            s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
+            s_next_lo = lo;
+        }
+    }
+    r_size estimate = window_estimate;
+#else
+    if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
+#endif
+    if (threadIdx.x == 0) s_entry_val = m_identity();
+    __syncthreads();
+    const unsigned int entry = s_entry;
+
+    r_seg carry = r_seg_identity();
+    r_size bad = R_NO_INDEX;
+    for (r_size tile = tile_begin; tile < tile_end; ++tile) {
+        const r_size t0 = tile * R_TILE;
+        const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
+        const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
+        M it[R_ITEMS];
+        r_load_items(in, a, count, it);
+
+        // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
+        unsigned int own[R_ITEMS];
+        unsigned int prev;
+#if R_OFFSETS
+        {
+            const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
+            if (threadIdx.x == 0) {
+                s_win_lo = s_next_lo;
+                s_win_count = 0;
+            }
+            __syncthreads();
+            const r_size win_lo = s_win_lo;
+            const r_size available = segments + 1 - win_lo;
+            r_size want = estimate < R_WIN ? estimate : R_WIN;
+            r_size loaded = 0;
+            for (;;) {  // grow the window until it covers the tile, or is full
+                const r_size upto = want < available ? want : available;
+                for (r_size j = loaded + threadIdx.x; j < upto; j += R_BLOCK) s_win[j] = offsets[win_lo + j];
+                __syncthreads();
+                loaded = upto;
+                const bool covered = loaded == available || s_win[loaded - 1] > last_item;
+                if (covered || loaded == R_WIN) break;
+                want = 2 * loaded < R_WIN ? 2 * loaded : R_WIN;
+            }
+            if (threadIdx.x == 0) s_win_count = loaded;
+            const r_size win_count = loaded;
+            if (count > 0) {
+                r_size s;
+                if (a == 0) {
+                    prev = R_NO_SEGMENT;
+                    s = 0;
+                } else {
+                    // The segment of item a - 1: last j with s_win[j] <= a - 1, else a global search.
+                    const r_size pos = a - 1;
+                    if (s_win[win_count - 1] <= pos && win_lo + win_count - 1 < segments) {
+                        r_size lo = win_lo + win_count - 1, hi = segments;
+                        while (hi - lo > 1) {
+                            const r_size mid = (lo + hi) / 2;
+                            if (offsets[mid] <= pos) lo = mid; else hi = mid;
+                        }
+                        s = lo;
+                    } else {
+                        r_size lo = 0, hi = win_count;  // s_win[lo] <= pos < s_win[hi] (or hi = count)
+                        while (hi - lo > 1) {
+                            const r_size mid = (lo + hi) / 2;
+                            if (s_win[mid] <= pos) lo = mid; else hi = mid;
+                        }
+                        s = win_lo + lo;
+                    }
+                    prev = (unsigned int)s;
+                }
+#pragma unroll
+                for (int i = 0; i < R_ITEMS; ++i) {
+                    const r_size pos = a + i;
+                    while (i < count && s + 1 < segments && r_segment_end(offsets, s_win, win_lo, win_count, s) <= pos) ++s;
+                    own[i] = (unsigned int)s;
+                }
+                if (a + count - 1 == last_item && last_item + 1 < n) {
+                    // The next tile's window starts at the segment of this tile's last item.
+                    s_next_lo = own[count - 1];
+                }
+            } else {
+                prev = R_NO_SEGMENT;
+#pragma unroll
+                for (int i = 0; i < R_ITEMS; ++i) own[i] = R_NO_SEGMENT;
+            }
+            __syncthreads();
+            estimate = (s_next_lo - win_lo + 2) + (s_next_lo - win_lo + 2) / 4 + 32;
+        }
+#else
+        prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
+#if R_ITEMS % 4 == 0
+        if (count == R_ITEMS) {
+            const uint4* p = reinterpret_cast<const uint4*>(owner + a);
+#pragma unroll
+            for (int k = 0; k < R_ITEMS / 4; ++k) {
+                const uint4 v = __ldcs(p + k);
+                own[4 * k] = v.x;
+                own[4 * k + 1] = v.y;
+                own[4 * k + 2] = v.z;
+                own[4 * k + 3] = v.w;
+            }
+        } else
+#endif
+        {
+#pragma unroll
+            for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? owner[a + i] : R_NO_SEGMENT;
+        }
+#endif
+
+        // Pass 1: fold runs; write the segments that start and end inside this thread's items.
+        unsigned int last = prev;
+        bool boundary = false;
+        M run = m_identity();
+        M head = m_identity();
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) {
+            if (i < count) {
+                const unsigned int o = own[i];
+#if !R_OFFSETS
+                if (o >= segments || (last != R_NO_SEGMENT && o < last)) bad = min(bad, a + i);
+#endif
+                if (o != last) {
+                    if (!boundary) {
+                        head = run;
+                        boundary = true;
+                    } else if (last < segments) {
+                        out[last] = run;
+                    }
+                    // Empty segments between the previous item's and this one's.
+                    for (unsigned int e = last == R_NO_SEGMENT ? 0u : last + 1; e < o && e < segments; ++e) out[e] = m_identity();
+                    run = it[i];
+                    last = o;
+                } else {
+                    run = m_combine(run, it[i]);
+                }
+            }
+        }
+        if (count > 0 && a + count == n && last < segments) {
+            for (r_size e = (r_size)last + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
+        }
+
+        // Join heads and tails: block-wide segmented scan continuing the block's carry.
+        r_seg element;
+        element.flag = boundary ? 1u : 0u;
+        element.v = run;
+        r_seg total;
+        const r_seg before = r_block_seg_exclusive(element, carry, s_agg, &total);
+        carry = total;
+
+        // Pass 2: the segment open when this run started is closed by this run's first start.
+        if (boundary && prev != R_NO_SEGMENT) {
+            const M closed = m_combine(before.v, head);
+            if (prev == entry) {
+                s_entry_val = closed;  // crosses the block start: the last block finishes it
+            } else if (prev < segments) {
+                out[prev] = closed;
+            }
+        }
+        // The segment open at the block's end (exported, finished by the last block).
+        if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = own[count - 1];
+    }
+#if !R_OFFSETS
+    if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);
+#endif
+    __syncthreads();
+
+    // Export this block's record; the last block to finish joins the records in block order.
+    if (threadIdx.x == 0) {
+        rec_vals[2 * b] = s_entry_val;
+        rec_vals[2 * b + 1] = carry.v;
+        rec_meta[3 * b] = entry;
+        rec_meta[3 * b + 1] = s_exit;
+        rec_meta[3 * b + 2] = carry.flag ? 0u : 1u;  // single: no segment starts in the block
+        __threadfence();
+        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_is_last) return;
+    __threadfence();
+
+    // Thread t takes the t-th contiguous run of records: fold, block scan, then close entries.
+    const unsigned int blocks = gridDim.x;
+    const unsigned int per_thread = (blocks + R_BLOCK - 1) / R_BLOCK;
+    const unsigned int lo = threadIdx.x * per_thread;
+    const unsigned int hi = min(lo + per_thread, blocks);
+    r_seg mine = r_seg_identity();
+    for (unsigned int k = lo; k < hi; ++k) {
+        r_seg e;
+        e.flag = __ldcg(rec_meta + 3 * k + 2) ? 0u : 1u;
+        e.v = r_load_cg(rec_vals + 2 * k + 1);
+        mine = r_seg_op(mine, e);
+    }
+    r_seg all;
+    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg, &all);
+    for (unsigned int k = lo; k < hi; ++k) {
+        const unsigned int single = __ldcg(rec_meta + 3 * k + 2);
+        const unsigned int entry_k = __ldcg(rec_meta + 3 * k);
+        if (!single && entry_k != R_NO_SEGMENT && entry_k < segments) {
+            out[entry_k] = m_combine(p.v, r_load_cg(rec_vals + 2 * k));
+        }
+        r_seg e;
+        e.flag = single ? 0u : 1u;
+        e.v = r_load_cg(rec_vals + 2 * k + 1);
+        p = r_seg_op(p, e);
+    }
+    if (threadIdx.x == 0) {
+        const unsigned int exit_last = __ldcg(rec_meta + 3 * (blocks - 1) + 1);
+        if (n > 0 && exit_last < segments) out[exit_last] = all.v;
+        *ticket = 0;
+    }
+}

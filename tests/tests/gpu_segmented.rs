@@ -1,0 +1,371 @@
+//! Segmented reductions on the GPU, bit for bit against the CPU references, for every
+//! algorithm x both forms x non-commutative monoids, on the layouts of issue 3.
+
+use proptest::prelude::*;
+use reduce_core::{fold_by_owner, fold_segments, LayoutError};
+use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
+use reduce_tests::*;
+
+fn offsets_of(lengths: &[u32]) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u32, |acc, &l| {
+            *acc += l;
+            Some(*acc)
+        }))
+        .collect()
+}
+
+fn owners_of(lengths: &[u32]) -> Vec<u32> {
+    lengths
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
+        .collect()
+}
+
+/// The named layouts, as segment lengths.
+fn layouts() -> Vec<(&'static str, Vec<u32>)> {
+    let mut rng = TestRng::new(2024);
+    let n = 1_000_003u32;
+    let mut out = vec![
+        ("one segment", vec![n]),
+        (
+            "random 10..50",
+            (0..40_000).map(|_| rng.range(10, 50) as u32).collect(),
+        ),
+        ("all size 3", vec![3; 333_334]),
+        ("all size 1", vec![1; 200_001]),
+        ("no items", vec![0; 17]),
+        ("nothing", vec![]),
+        (
+            "many empty mixed in",
+            (0..60_000)
+                .map(|_| {
+                    if rng.range(0, 2) == 0 {
+                        0
+                    } else {
+                        rng.range(1, 40) as u32
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "leading and trailing empties",
+            [vec![0; 1000], vec![7; 1000], vec![0; 5000]].concat(),
+        ),
+    ];
+    // One segment per data block, and one item more or less, for the data-block sizes in use.
+    for d in [512u32, 1024, 2048, 4096, 8192] {
+        out.push(("one per data block", vec![d; 97]));
+        out.push(("one per data block - 1", vec![d - 1; 97]));
+        out.push(("one per data block + 1", vec![d + 1; 97]));
+        // Segments straddling every block boundary: cut in the middle of each block.
+        out.push((
+            "straddling every boundary",
+            std::iter::once(d / 2)
+                .chain(std::iter::repeat_n(d, 96))
+                .collect(),
+        ));
+    }
+    // Zipf-like: a few huge segments among very many tiny ones.
+    let zipf: Vec<u32> = (1..=30_000u32)
+        .map(|rank| {
+            let len = (400_000.0 / (rank as f64).powf(1.2)) as u32;
+            if rng.range(0, 9) == 0 {
+                0
+            } else {
+                len.max(1)
+            }
+        })
+        .collect();
+    out.push(("zipf-like", zipf));
+    out
+}
+
+fn configs() -> Vec<SegConfig> {
+    SegAlgorithm::ALL
+        .iter()
+        .map(|&a| SegConfig::new(a))
+        .chain([SegConfig::new(SegAlgorithm::Auto)])
+        .collect()
+}
+
+fn check_layout<M: CudaMonoid + Random>(
+    gpu: &Gpu,
+    name: &str,
+    lengths: &[u32],
+    configs: &[SegConfig],
+) {
+    let offsets = offsets_of(lengths);
+    let owner = owners_of(lengths);
+    let n = owner.len();
+    let items = M::random_vec(n, 99 + n as u64);
+    let expected = fold_segments(&items, &offsets).unwrap();
+    assert_eq!(
+        fold_by_owner(&items, &owner, lengths.len()).unwrap(),
+        expected
+    );
+    let d_items = gpu.upload(&items).unwrap();
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    let d_owner = gpu.upload(&owner).unwrap();
+    for config in configs {
+        let ctx = format!("{} / {name} / {config:?}", M::CUDA_NAME);
+        let got = gpu
+            .reduce_by_owner(&d_items, &d_owner, lengths.len(), *config)
+            .unwrap_or_else(|e| panic!("{ctx} owner: {e}"));
+        let got = gpu.download(&got).unwrap();
+        assert_eq!(got.len(), expected.len(), "{ctx} owner");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != expected[i]) {
+            panic!(
+                "{ctx} owner form: segment {i} of {}: got {:?}, expected {:?}",
+                got.len(),
+                got[i],
+                expected[i]
+            );
+        }
+        let got = gpu
+            .reduce_segments(&d_items, &d_offsets, *config)
+            .unwrap_or_else(|e| panic!("{ctx} offsets: {e}"));
+        let got = gpu.download(&got).unwrap();
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != expected[i]) {
+            panic!(
+                "{ctx} offsets form: segment {i} of {}: got {:?}, expected {:?}",
+                got.len(),
+                got[i],
+                expected[i]
+            );
+        }
+    }
+}
+
+macro_rules! layout_tests {
+    ($($name:ident: $m:ty,)*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = gpu() else { return };
+            for (layout, lengths) in layouts() {
+                check_layout::<$m>(&gpu, layout, &lengths, &configs());
+            }
+        }
+    )*};
+}
+
+layout_tests! {
+    affine_every_layout: Affine,
+    mat2_every_layout: Mat2,
+    keep_first_every_layout: KeepFirst,
+    keep_last_every_layout: KeepLast,
+    perm4_every_layout: Perm4,
+    tri_every_layout: Tri,
+}
+
+#[test]
+fn large_items_and_builtins() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(5);
+    let lengths: Vec<u32> = (0..3_000).map(|_| rng.range(0, 60) as u32).collect();
+    check_layout::<Mat3>(&gpu, "random 0..60", &lengths, &configs());
+    check_layout::<RollingHash>(&gpu, "random 0..60", &lengths, &configs());
+    // f32 sum on small integers (exact in any grouping), f32 min with NaNs and signed zeros.
+    let offsets = offsets_of(
+        &(0..100_000)
+            .map(|_| rng.range(0, 50) as u32)
+            .collect::<Vec<_>>(),
+    );
+    let n = *offsets.last().unwrap() as usize;
+    let sums: Vec<Sum<f32>> = (0..n).map(|_| Sum(rng.range(0, 7) as f32)).collect();
+    let mins: Vec<Min<f32>> = (0..n)
+        .map(|_| match rng.range(0, 500) {
+            0 => Min(f32::NAN),
+            1 => Min(-0.0),
+            _ => Min(f32::from_bits(rng.next_u32() & 0xbf7f_ffff)),
+        })
+        .collect();
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    let (d_sums, d_mins) = (gpu.upload(&sums).unwrap(), gpu.upload(&mins).unwrap());
+    let want_sums: Vec<u32> = fold_segments(&sums, &offsets)
+        .unwrap()
+        .iter()
+        .map(|s| s.0.to_bits())
+        .collect();
+    let want_mins: Vec<u32> = fold_segments(&mins, &offsets)
+        .unwrap()
+        .iter()
+        .map(|s| s.0.to_bits())
+        .collect();
+    for config in configs() {
+        let got: Vec<u32> = gpu
+            .download(&gpu.reduce_segments(&d_sums, &d_offsets, config).unwrap())
+            .unwrap()
+            .iter()
+            .map(|s| s.0.to_bits())
+            .collect();
+        assert!(got == want_sums, "Sum<f32> {config:?}");
+        let got: Vec<u32> = gpu
+            .download(&gpu.reduce_segments(&d_mins, &d_offsets, config).unwrap())
+            .unwrap()
+            .iter()
+            .map(|s| s.0.to_bits())
+            .collect();
+        assert!(got == want_mins, "Min<f32> {config:?}");
+    }
+}
+
+#[test]
+fn thirty_million_items_scenarios() {
+    let Some(gpu) = gpu() else { return };
+    let n = 30u32 << 20;
+    let mut rng = TestRng::new(7);
+    let mut random = Vec::new();
+    let mut total = 0u32;
+    while total < n {
+        let l = (rng.range(10, 50) as u32).min(n - total);
+        random.push(l);
+        total += l;
+    }
+    let fast = [
+        SegConfig::new(SegAlgorithm::SegShuffle),
+        SegConfig::new(SegAlgorithm::Auto),
+        SegConfig::new(SegAlgorithm::PersistentMatrixSeg),
+    ];
+    check_layout::<Affine>(&gpu, "30M one segment", &[n], &fast);
+    check_layout::<Affine>(&gpu, "30M random 10..50", &random, &fast);
+    check_layout::<Affine>(
+        &gpu,
+        "30M size 3",
+        &[vec![3; (n / 3) as usize], vec![n % 3]].concat(),
+        &fast,
+    );
+}
+
+#[test]
+fn researcher_parameters() {
+    let Some(gpu) = gpu() else { return };
+    let configs = [
+        SegConfig::new(SegAlgorithm::Tb2Seg).block(64),
+        SegConfig::new(SegAlgorithm::Tb4WarpSeg).block(128),
+        SegConfig::new(SegAlgorithm::MatrixSeg)
+            .block(64)
+            .matrix_width(8),
+        SegConfig::new(SegAlgorithm::PersistentMatrixSeg)
+            .grid(3)
+            .matrix_width(64),
+        SegConfig::new(SegAlgorithm::DiffWarps16Seg)
+            .producers(2)
+            .grid(5),
+        SegConfig::new(SegAlgorithm::DiffWarps16Seg).matrix_width(32),
+        SegConfig::new(SegAlgorithm::SegShuffle)
+            .block(64)
+            .items_per_thread(3),
+        SegConfig::new(SegAlgorithm::SegShuffle).grid(1),
+        SegConfig::new(SegAlgorithm::SegShuffle).block(1024).grid(7),
+        SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
+    ];
+    let mut rng = TestRng::new(11);
+    let lengths: Vec<u32> = (0..20_000)
+        .map(|_| {
+            if rng.range(0, 3) == 0 {
+                0
+            } else {
+                rng.range(1, 70) as u32
+            }
+        })
+        .collect();
+    check_layout::<Affine>(&gpu, "mixed", &lengths, &configs);
+    check_layout::<Mat2>(&gpu, "one segment", &[123_457], &configs);
+}
+
+/// Every bad layout returns its typed error naming the first bad index, for every algorithm.
+#[test]
+fn bad_layouts_are_typed_errors() {
+    let Some(gpu) = gpu() else { return };
+    let items = gpu.upload(&Affine::random_vec(10, 1)).unwrap();
+    let owner = |v: &[u32]| gpu.upload(v).unwrap();
+    for config in configs() {
+        let err = |r: reduce_cuda::Result<reduce_cuda::DeviceVec<Affine>>| match r {
+            Err(Error::Layout(e)) => e,
+            other => panic!("{config:?}: expected a layout error, got {other:?}"),
+        };
+        assert_eq!(
+            err(gpu.reduce_by_owner(&items, &owner(&[0, 0, 1, 1, 2, 1, 2, 3, 3, 3]), 4, config)),
+            LayoutError::OwnerNotSorted {
+                index: 5,
+                value: 1,
+                previous: 2
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_by_owner(&items, &owner(&[0, 0, 1, 1, 2, 2, 2, 3, 9, 9]), 4, config)),
+            LayoutError::OwnerOutOfRange {
+                index: 8,
+                value: 9,
+                num_segments: 4
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_by_owner(&items, &owner(&[0; 9]), 1, config)),
+            LayoutError::OwnerLengthMismatch {
+                items: 10,
+                owners: 9
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_by_owner(&items, &owner(&[0; 10]), 0, config)),
+            LayoutError::OwnerOutOfRange {
+                index: 0,
+                value: 0,
+                num_segments: 0
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_segments(&items, &owner(&[0, 4, 3, 10]), config)),
+            LayoutError::OffsetsDecreasing {
+                index: 2,
+                value: 3,
+                previous: 4
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_segments(&items, &owner(&[1, 4, 10]), config)),
+            LayoutError::FirstOffsetNotZero { value: 1 }
+        );
+        assert_eq!(
+            err(gpu.reduce_segments(&items, &owner(&[0, 4, 9]), config)),
+            LayoutError::LastOffsetNotLen {
+                index: 2,
+                value: 9,
+                items: 10
+            }
+        );
+        assert_eq!(
+            err(gpu.reduce_segments(&items, &owner(&[]), config)),
+            LayoutError::OffsetsEmpty
+        );
+        // Zero segments and no items is fine; so is the trusted opt-out on a valid layout.
+        let none = gpu.upload::<Affine>(&[]).unwrap();
+        assert_eq!(
+            gpu.reduce_segments(&none, &owner(&[0]), config)
+                .unwrap()
+                .len(),
+            0
+        );
+        assert_eq!(
+            gpu.reduce_by_owner(&none, &owner(&[]), 3, config)
+                .map(|v| gpu.download(&v).unwrap())
+                .unwrap(),
+            vec![Affine { a: 1, b: 0 }; 3]
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Layouts drawn by proptest: every algorithm, both forms, bit for bit.
+    #[test]
+    fn drawn_layouts(lengths in proptest::collection::vec(prop_oneof![Just(0u32), 1u32..5, 5u32..100, 1000u32..20_000], 0..300)) {
+        if let Some(gpu) = gpu() {
+            check_layout::<Mat2>(&gpu, "drawn", &lengths, &configs());
+        }
+    }
+}
