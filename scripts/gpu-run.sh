@@ -84,6 +84,9 @@ for phase in "$@"; do
       .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torch.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" >> "$SUMMARY"
       tail -3 "$OUT/bench-segmented.err" >> "$SUMMARY"
       ;;
+    segvariants)
+      .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"
+      ;;
     fig5)
       .gpu/bin/bench fig5 --out "$OUT" 2>"$OUT/bench-fig5.err" | tee -a "$SUMMARY"
       ;;

@@ -105,11 +105,16 @@ extern "C" __global__ void seg_validate_owner(const unsigned int* __restrict__ o
     }
 }
 
-// First index i >= 1 with offsets[i] < offsets[i - 1] (first and last are checked by the host).
-extern "C" __global__ void seg_validate_offsets(const unsigned int* __restrict__ offsets, r_size count,
+// Offsets validation in one pass, reported as one key (atomicMin): class 0 = offsets[0] != 0,
+// class 1 = offsets[i] < offsets[i - 1] (first such i), class 2 = the last offset != n; the
+// key is class << 62 | index, so the smallest key is the error the CPU check reports first.
+extern "C" __global__ void seg_validate_offsets(const unsigned int* __restrict__ offsets, r_size count, r_size n,
                                                 unsigned long long* __restrict__ first_bad) {
-    for (r_size i = 1 + blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x) {
-        if (offsets[i] < offsets[i - 1]) atomicMin(first_bad, (unsigned long long)i);
+    for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x) {
+        const unsigned int v = offsets[i];
+        if (i == 0 && v != 0) atomicMin(first_bad, 0ull);
+        if (i > 0 && v < offsets[i - 1]) atomicMin(first_bad, (1ull << 62) | i);
+        if (i + 1 == count && v != n) atomicMin(first_bad, (2ull << 62) | i);
     }
 }
 

@@ -16,6 +16,11 @@
 // crossing a block start by the last block, the last segment by the last block, empty segments by
 // the thread holding the first item after them (or the item n - 1 for trailing ones).
 //
+// OUTPUT STAGING. The segments a tile closes form one contiguous range of ids, from the segment
+// of the item before the tile up to (not including) the segment of its last item; they are
+// staged in shared memory (R_STAGE slots) and copied out coalesced after the tile. Ids past the
+// stage, trailing empty segments and the cross-block records are written directly.
+//
 // Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
 // *status (first bad index, atomicMin) and never written through. Offsets form (R_OFFSETS = 1):
 // the block loads the offsets that cover each tile into a shared window (sized from the previous
@@ -81,6 +86,12 @@ __device__ __forceinline__ unsigned int r_segment_end(const unsigned int* __rest
 }
 #endif
 
+// Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
+__device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id, r_size segments, M v) {
+    if (id - stage_lo < (unsigned int)R_STAGE) stage[id - stage_lo] = v;
+    else if (id < segments) out[id] = v;
+}
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // (entry segment, exit segment, single). *ticket is 0 on entry and left 0; *status receives the
 // first bad owner index (owner form) or stays R_NO_INDEX.
@@ -92,6 +103,8 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
+    __shared__ M s_stage[R_STAGE];
+    __shared__ unsigned int s_stage_hi;
 #if R_OFFSETS
     extern __shared__ unsigned int s_win[];  // R_WIN entries
     __shared__ r_size s_win_lo, s_win_count, s_next_lo;
@@ -194,7 +207,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
                 }
                 if (a + count - 1 == last_item && last_item + 1 < n) {
                     // The next tile's window starts at the segment of this tile's last item.
-                    s_next_lo = own[count - 1];
+                    s_next_lo = s;
                 }
             } else {
                 prev = R_NO_SEGMENT;
@@ -225,6 +238,13 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         }
 #endif
 
+        // The first id this tile may close: the segment of the item before it (0 for item 0).
+#if R_OFFSETS
+        const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)s_win_lo;
+#else
+        const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
+#endif
+
         // Pass 1: fold runs; write the segments that start and end inside this thread's items.
         unsigned int last = prev;
         bool boundary = false;
@@ -242,10 +262,11 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
                         head = run;
                         boundary = true;
                     } else if (last < segments) {
-                        out[last] = run;
+                        r_put(out, s_stage, stage_lo, last, segments, run);
                     }
                     // Empty segments between the previous item's and this one's.
-                    for (unsigned int e = last == R_NO_SEGMENT ? 0u : last + 1; e < o && e < segments; ++e) out[e] = m_identity();
+                    for (unsigned int e = last == R_NO_SEGMENT ? 0u : last + 1; e < o && e < segments; ++e)
+                        r_put(out, s_stage, stage_lo, e, segments, m_identity());
                     run = it[i];
                     last = o;
                 } else {
@@ -271,11 +292,23 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
             if (prev == entry) {
                 s_entry_val = closed;  // crosses the block start: the last block finishes it
             } else if (prev < segments) {
-                out[prev] = closed;
+                r_put(out, s_stage, stage_lo, prev, segments, closed);
             }
         }
+        // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced.
+        if (count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_stage_hi = last;
+        __syncthreads();
+        {
+            const unsigned int hi = s_stage_hi;
+            const unsigned int staged = hi > stage_lo ? min(hi - stage_lo, (unsigned int)R_STAGE) : 0u;
+            for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
+                const unsigned int id = stage_lo + k;
+                if (id != entry && id < segments) out[id] = s_stage[k];
+            }
+        }
+        __syncthreads();
         // The segment open at the block's end (exported, finished by the last block).
-        if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = own[count - 1];
+        if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = last;
     }
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);

@@ -351,7 +351,14 @@ impl SegPlan {
         self.data_block() + 64
     }
 
-    fn kernel(&self, offsets_form: bool) -> (KernelSpec, &'static str) {
+    /// SegShuffle's shared output stage: a tile's worth of segments, at most 12 KiB.
+    fn stage_slots(&self, item_size: usize) -> u64 {
+        self.data_block()
+            .min((12 * 1024 / item_size.max(1)) as u64)
+            .max(1)
+    }
+
+    fn kernel(&self, offsets_form: bool, item_size: usize) -> (KernelSpec, &'static str) {
         let block = ("R_BLOCK", self.block());
         match *self {
             SegPlan::Tb2 { .. } => (KernelSpec::new("seg_tree", &[block]), "reduce_tb2_seg"),
@@ -379,6 +386,7 @@ impl SegPlan {
                         ("R_VECS", vecs),
                         ("R_OFFSETS", offsets_form as u32),
                         ("R_WIN", self.window() as u32),
+                        ("R_STAGE", self.stage_slots(item_size) as u32),
                     ],
                 ),
                 "reduce_seg_shuffle",
@@ -411,7 +419,9 @@ pub fn seg_kernel_source<M: CudaMonoid>(
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
     let plan = resolve(config, usize::MAX, 1).plan(std::mem::size_of::<M>())?;
-    Ok(crate::codegen::assemble::<M>(&plan.kernel(offsets_form).0))
+    Ok(crate::codegen::assemble::<M>(
+        &plan.kernel(offsets_form, std::mem::size_of::<M>()).0,
+    ))
 }
 
 /// Compiles a segmented kernel for `arch` without a device (CI).
@@ -498,7 +508,9 @@ impl Gpu {
         offsets_form: bool,
     ) -> Result<crate::JitReport> {
         let plan = resolve(config.into(), 0, 0).plan(std::mem::size_of::<M>())?;
-        Ok(self.kernel::<M>(&plan.kernel(offsets_form).0)?.1)
+        Ok(self
+            .kernel::<M>(&plan.kernel(offsets_form, std::mem::size_of::<M>()).0)?
+            .1)
     }
 
     fn segmented<M: CudaMonoid>(
@@ -528,7 +540,7 @@ impl Gpu {
         let status = carve.at(base, status_region);
 
         if !config.trusted {
-            self.validate_layout::<M>(&plan, items, &layout, n, segments, status)?;
+            self.validate_layout::<M>(&plan, &layout, n, segments, status)?;
         }
         let out = DeviceVec::<M>::alloc(stream, self.info().ordinal, segments)?;
         if segments == 0 {
@@ -619,7 +631,7 @@ impl Gpu {
         entry: &'static str,
     ) -> Result<cudarc::driver::CudaFunction> {
         // Any segmented family carries the shared helpers; use the plan's own module.
-        let (spec, _) = plan.kernel(false);
+        let (spec, _) = plan.kernel(false, std::mem::size_of::<M>());
         let (kernel, _) = self.kernel::<M>(&spec)?;
         kernel.function(entry)
     }
@@ -660,7 +672,6 @@ impl Gpu {
     fn validate_layout<M: CudaMonoid>(
         &self,
         plan: &SegPlan,
-        items: &DeviceVec<M>,
         layout: &Layout<'_>,
         n: usize,
         segments: usize,
@@ -687,44 +698,38 @@ impl Gpu {
                 self.check_status(layout, status, n, segments)
             }
             Layout::Offsets(offsets) => {
-                let first = offsets.read_at(stream, 0)?;
-                if first != 0 {
-                    return Err(LayoutError::FirstOffsetNotZero { value: first }.into());
-                }
                 let count = offsets.len() as u64;
-                if count > 1 {
-                    let f = self.common_kernel::<M>(plan, "seg_validate_offsets")?;
-                    let grid = count
-                        .div_ceil(256)
-                        .clamp(1, self.info().multiprocessors as u64 * 16);
-                    self.launch(
-                        &f,
-                        grid,
-                        256,
-                        0,
-                        &[offsets.device_ptr(stream), count, status],
-                    )?;
-                    let bad = self.read_status(status)?;
-                    if bad != NO_INDEX {
-                        let index = bad as usize;
-                        return Err(LayoutError::OffsetsDecreasing {
-                            index,
-                            value: offsets.read_at(stream, index)?,
-                            previous: offsets.read_at(stream, index - 1)?,
-                        }
-                        .into());
-                    }
+                let f = self.common_kernel::<M>(plan, "seg_validate_offsets")?;
+                let grid = count
+                    .div_ceil(256)
+                    .clamp(1, self.info().multiprocessors as u64 * 16);
+                self.launch(
+                    &f,
+                    grid,
+                    256,
+                    0,
+                    &[offsets.device_ptr(stream), count, n as u64, status],
+                )?;
+                let bad = self.read_status(status)?;
+                if bad == NO_INDEX {
+                    return Ok(());
                 }
-                let last = offsets.read_at(stream, offsets.len() - 1)?;
-                if last as usize != items.len() {
-                    return Err(LayoutError::LastOffsetNotLen {
-                        index: offsets.len() - 1,
-                        value: last,
+                let index = (bad & ((1 << 62) - 1)) as usize;
+                let value = offsets.read_at(stream, index)?;
+                Err(match bad >> 62 {
+                    0 => LayoutError::FirstOffsetNotZero { value },
+                    1 => LayoutError::OffsetsDecreasing {
+                        index,
+                        value,
+                        previous: offsets.read_at(stream, index - 1)?,
+                    },
+                    _ => LayoutError::LastOffsetNotLen {
+                        index,
+                        value,
                         items: n,
-                    }
-                    .into());
+                    },
                 }
-                Ok(())
+                .into())
             }
         }
     }
@@ -780,7 +785,7 @@ impl Gpu {
     ) -> Result<()> {
         let stream = &self.inner.stream;
         let offsets_form = matches!(layout, Layout::Offsets(_));
-        let (spec, entry) = plan.kernel(offsets_form);
+        let (spec, entry) = plan.kernel(offsets_form, std::mem::size_of::<M>());
         let (kernel, _) = self.kernel::<M>(&spec)?;
         let f = kernel.function(entry)?;
         let smem = plan.dynamic_smem(std::mem::size_of::<M>(), offsets_form);
@@ -850,7 +855,7 @@ impl Gpu {
         let pairs = [(regions[0], regions[1]), (regions[2], regions[3])];
 
         // Pass 1.
-        let (spec, entry) = plan.kernel(false);
+        let (spec, entry) = plan.kernel(false, size);
         let (kernel, _) = self.kernel::<M>(&spec)?;
         let f = kernel.function(entry)?;
         let smem = plan.dynamic_smem(size, false);
@@ -907,7 +912,7 @@ impl Gpu {
 
         // Further passes over the (value, owner) pairs, until one block writes the last piece.
         let next = plan.next_pass();
-        let (spec, entry) = next.kernel(false);
+        let (spec, entry) = next.kernel(false, size);
         let (kernel, _) = self.kernel::<M>(&spec)?;
         let g = kernel.function(entry)?;
         let smem = next.dynamic_smem(size, false);

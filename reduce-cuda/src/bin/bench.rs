@@ -87,6 +87,7 @@ fn main() {
         "ncu" => ncu_target(),
         "segmented" => segmented(&args),
         "fig5" => fig5(&args),
+        "segvariants" => seg_variants(&args),
         other => {
             eprintln!("unknown mode {other}: plain, fig4 or jit");
             std::process::exit(2);
@@ -943,6 +944,60 @@ fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         eprintln!("ERROR: some segmented results were wrong");
         std::process::exit(1);
     }
+    Ok(())
+}
+
+/// SegShuffle's tuning space on the three scenarios (trusted layouts).
+fn seg_variants(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 30usize << 20;
+    let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
+    let affine = kernels.fill_random::<Affine>(n, 4, &masks_affine())?;
+    let roof_ms = kernels.read_roof_ms(&affine, REPS)?;
+    let roof_gbs = (n * 8) as f64 / (roof_ms as f64 * 1e6);
+    let base = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    let variants = [
+        ("default", base),
+        ("block 128", base.block(128)),
+        ("block 512", base.block(512)),
+        ("items 8", base.items_per_thread(8)),
+        ("items 8 block 128", base.items_per_thread(8).block(128)),
+        ("items 32", base.items_per_thread(32)),
+    ];
+    let mut lines = vec![format!("read roof {roof_gbs:.0} GB/s")];
+    for scenario in ["one_segment", "random_10_50", "size_3"] {
+        let offsets = scenario_offsets(scenario, n, 7);
+        let segments = offsets.len() - 1;
+        let (d_offsets, d_owner) = (gpu.upload(&offsets)?, gpu.upload(&owners_from(&offsets))?);
+        for form in ["owner", "offsets"] {
+            let index_bytes = if form == "owner" {
+                4.0 * n as f64
+            } else {
+                4.0 * (segments + 1) as f64
+            };
+            for (label, config) in variants {
+                let (ms, _) = seg_measure(
+                    &gpu, &sums, &d_offsets, &d_owner, segments, form, config, None, REPS,
+                )?;
+                let gbs =
+                    (4.0 * n as f64 + index_bytes + 4.0 * segments as f64) / (ms as f64 * 1e6);
+                let (ms2, _) = seg_measure(
+                    &gpu, &affine, &d_offsets, &d_owner, segments, form, config, None, REPS,
+                )?;
+                let gbs2 =
+                    (8.0 * n as f64 + index_bytes + 8.0 * segments as f64) / (ms2 as f64 * 1e6);
+                lines.push(format!(
+                    "{scenario:<13} {form:<7} {label:<18} f32_sum {ms:.4} ms {:.2} roof | affine {ms2:.4} ms {:.2} roof",
+                    gbs / roof_gbs,
+                    gbs2 / roof_gbs
+                ));
+            }
+        }
+    }
+    let text = lines.join("\n");
+    println!("{text}");
+    std::fs::write(args.out.join("segvariants.txt"), text + "\n").expect("writing segvariants.txt");
     Ok(())
 }
 
