@@ -61,8 +61,9 @@ __device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
 
 // Block-wide exclusive segmented scan of one element per thread (thread order = run order),
 // continuing from `carry`. Returns the thread's exclusive prefix (carry . elements before it);
-// *total receives carry . all elements. `s_agg` holds >= 32 r_seg. Every thread must call it;
-// ends synchronized.
+// *total receives carry . all elements. `s_agg` holds >= 33 r_seg. Every thread must call it.
+// Two barriers; a caller that scans again must alternate between two `s_agg` buffers (the
+// second call's first barrier then protects the first buffer's readers).
 __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_seg* s_agg, r_seg* total) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
@@ -83,7 +84,6 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_s
     __syncthreads();
     const r_seg prefix = r_seg_op(s_agg[warp], lane_prefix);
     *total = s_agg[R_WARP];
-    __syncthreads();
     return prefix;
 }
 

@@ -99,22 +99,19 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, unsigned int* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size window_estimate) {
-    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
-    __shared__ M s_stage[R_STAGE];
-    __shared__ unsigned int s_stage_hi;
+    __shared__ M s_stage_buffers[2][R_STAGE];  // alternating per tile
+    __shared__ unsigned int s_stage_hi[2];
 #if R_OFFSETS
     extern __shared__ unsigned int s_win[];  // R_WIN entries
-    __shared__ r_size s_win_lo, s_win_count, s_next_lo;
+    __shared__ r_size s_next_lo, s_estimate;
     const unsigned int* offsets = seg_index;
 #else
     const unsigned int* owner = seg_index;
 #endif
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const unsigned int warp = threadIdx.x / R_WARP;
-
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     const r_size b = blockIdx.x;
     const r_size q = tiles / gridDim.x, r = tiles % gridDim.x;
@@ -124,9 +121,9 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
 
     // The segment of the item before the block: its in-block part is exported, not written.
 #if R_OFFSETS
-    if (warp == 0) {
+    if (threadIdx.x < R_WARP) {
         const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
-        if (lane == 0) {
+        if (threadIdx.x == 0) {
             s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
             s_next_lo = lo;
         }
@@ -142,6 +139,8 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
     for (r_size tile = tile_begin; tile < tile_end; ++tile) {
+        const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
+        M* s_stage = s_stage_buffers[parity];
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
@@ -152,14 +151,13 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         unsigned int own[R_ITEMS];
         unsigned int prev;
 #if R_OFFSETS
+        r_size tile_win_lo;
         {
             const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
-            if (threadIdx.x == 0) {
-                s_win_lo = s_next_lo;
-                s_win_count = 0;
-            }
-            __syncthreads();
-            const r_size win_lo = s_win_lo;
+            // s_next_lo was last written before the previous tile's scan barriers.
+            const r_size win_lo = s_next_lo;
+            tile_win_lo = win_lo;
+            estimate = tile == tile_begin ? estimate : s_estimate;
             const r_size available = segments + 1 - win_lo;
             r_size want = estimate < R_WIN ? estimate : R_WIN;
             r_size loaded = 0;
@@ -172,7 +170,6 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
                 if (covered || loaded == R_WIN) break;
                 want = 2 * loaded < R_WIN ? 2 * loaded : R_WIN;
             }
-            if (threadIdx.x == 0) s_win_count = loaded;
             const r_size win_count = loaded;
             if (count > 0) {
                 r_size s;
@@ -206,16 +203,16 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
                     own[i] = (unsigned int)s;
                 }
                 if (a + count - 1 == last_item && last_item + 1 < n) {
-                    // The next tile's window starts at the segment of this tile's last item.
+                    // The next tile's window starts at the segment of this tile's last item
+                    // and is sized from this tile's segment count.
                     s_next_lo = s;
+                    s_estimate = (s - win_lo + 2) + (s - win_lo + 2) / 4 + 32;
                 }
             } else {
                 prev = R_NO_SEGMENT;
 #pragma unroll
                 for (int i = 0; i < R_ITEMS; ++i) own[i] = R_NO_SEGMENT;
             }
-            __syncthreads();
-            estimate = (s_next_lo - win_lo + 2) + (s_next_lo - win_lo + 2) / 4 + 32;
         }
 #else
         prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
@@ -240,7 +237,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
 
         // The first id this tile may close: the segment of the item before it (0 for item 0).
 #if R_OFFSETS
-        const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)s_win_lo;
+        const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)tile_win_lo;
 #else
         const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
 #endif
@@ -283,7 +280,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         element.flag = boundary ? 1u : 0u;
         element.v = run;
         r_seg total;
-        const r_seg before = r_block_seg_exclusive(element, carry, s_agg, &total);
+        const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
         carry = total;
 
         // Pass 2: the segment open when this run started is closed by this run's first start.
@@ -296,17 +293,18 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
             }
         }
         // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced.
-        if (count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_stage_hi = last;
+        if (count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_stage_hi[parity] = last;
         __syncthreads();
         {
-            const unsigned int hi = s_stage_hi;
+            const unsigned int hi = s_stage_hi[parity];
             const unsigned int staged = hi > stage_lo ? min(hi - stage_lo, (unsigned int)R_STAGE) : 0u;
             for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
                 const unsigned int id = stage_lo + k;
                 if (id != entry && id < segments) out[id] = s_stage[k];
             }
         }
-        __syncthreads();
+        // No barrier here: the next tile writes the other stage and scan buffers, and its scan's
+        // first barrier orders this copy before the tile after next reuses these.
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = last;
     }
@@ -342,7 +340,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         mine = r_seg_op(mine, e);
     }
     r_seg all;
-    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg, &all);
+    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg[0], &all);
     for (unsigned int k = lo; k < hi; ++k) {
         const unsigned int single = __ldcg(rec_meta + 3 * k + 2);
         const unsigned int entry_k = __ldcg(rec_meta + 3 * k);

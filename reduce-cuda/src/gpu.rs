@@ -280,7 +280,7 @@ impl Gpu {
                 ),
             });
         }
-        if dynamic_smem > 48 * 1024 {
+        if dynamic_smem + static_smem > 48 * 1024 {
             f.set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 dynamic_smem as i32,
