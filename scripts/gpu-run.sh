@@ -87,6 +87,11 @@ for phase in "$@"; do
     segvariants)
       .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"
       ;;
+    segncu)
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section SourceCounters --section LaunchStats .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
+      grep -E "reduce_seg_shuffle|Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|stall|Warp Cycles|Issued|smsp__pcsamp|Location|Uncoalesced|Branch" "$OUT/segncu.txt" | head -80 | tee -a "$SUMMARY"
+      ;;
     fig5)
       .gpu/bin/bench fig5 --out "$OUT" 2>"$OUT/bench-fig5.err" | tee -a "$SUMMARY"
       ;;

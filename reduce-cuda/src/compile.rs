@@ -31,12 +31,17 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 ///
 /// `--fmad=false`: no contraction of `a*b+c` into an FMA, so float monoids give the same bits
 /// as their Rust `combine` on the CPU.
+/// With `REDUCE_CUDA_LINEINFO=1`, `-lineinfo` is added (for profilers; part of the cache key).
 pub fn options(arch: &str) -> Vec<String> {
-    vec![
+    let mut options = vec![
         format!("--gpu-architecture={arch}"),
         "--fmad=false".into(),
         "-std=c++17".into(),
-    ]
+    ];
+    if std::env::var("REDUCE_CUDA_LINEINFO").is_ok_and(|v| v == "1") {
+        options.push("-lineinfo".into());
+    }
+    options
 }
 
 /// Compiles `source` to a CUBIN for `arch` (`sm_90`, ...).

@@ -387,6 +387,7 @@ impl SegPlan {
                         ("R_OFFSETS", offsets_form as u32),
                         ("R_WIN", self.window() as u32),
                         ("R_STAGE", self.stage_slots(item_size) as u32),
+                        ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
                     ],
                 ),
                 "reduce_seg_shuffle",

@@ -88,6 +88,7 @@ fn main() {
         "segmented" => segmented(&args),
         "fig5" => fig5(&args),
         "segvariants" => seg_variants(&args),
+        "segncu" => seg_ncu_target(),
         other => {
             eprintln!("unknown mode {other}: plain, fig4 or jit");
             std::process::exit(2);
@@ -945,6 +946,23 @@ fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// A short run for a profiler: SegShuffle, offsets and owner forms, one segment and random
+/// 10..50, f32 sum at 30 * 2^20 (trusted layouts).
+fn seg_ncu_target() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 30usize << 20;
+    let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
+    let config = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    for scenario in ["one_segment", "random_10_50"] {
+        let offsets = scenario_offsets(scenario, n, 7);
+        let (d_offsets, d_owner) = (gpu.upload(&offsets)?, gpu.upload(&owners_from(&offsets))?);
+        gpu.reduce_segments(&sums, &d_offsets, config)?;
+        gpu.reduce_by_owner(&sums, &d_owner, offsets.len() - 1, config)?;
+    }
+    gpu.synchronize()
 }
 
 /// SegShuffle's tuning space on the three scenarios (trusted layouts).
