@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, cubseg, torch,
-# segmented, fig5, fig5quick, anchor.
+# segmented, segvariants, segncu, sanitize, fig5, fig5quick, anchor.
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -91,6 +91,12 @@ for phase in "$@"; do
       REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section SourceCounters --section LaunchStats .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
       grep -E "reduce_seg_shuffle|Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|stall|Warp Cycles|Issued|smsp__pcsamp|Location|Uncoalesced|Branch" "$OUT/segncu.txt" | head -80 | tee -a "$SUMMARY"
+      ;;
+    sanitize)
+      for tool in memcheck racecheck synccheck initcheck; do
+        compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/bin/bench sanitize > "$OUT/sanitize-$tool.txt" 2>&1
+        note "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1) $(grep -E 'mismatches' "$OUT/sanitize-$tool.txt")"
+      done
       ;;
     fig5)
       .gpu/bin/bench fig5 --out "$OUT" 2>"$OUT/bench-fig5.err" | tee -a "$SUMMARY"

@@ -89,6 +89,7 @@ fn main() {
         "fig5" => fig5(&args),
         "segvariants" => seg_variants(&args),
         "segncu" => seg_ncu_target(),
+        "sanitize" => sanitize_target(),
         other => {
             eprintln!("unknown mode {other}: plain, fig4 or jit");
             std::process::exit(2);
@@ -943,6 +944,70 @@ fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     println!("{}", table.join("\n"));
     if rows.iter().any(|r| r.correct == Some(false)) {
         eprintln!("ERROR: some segmented results were wrong");
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// A small, complete workload for compute-sanitizer: every plain algorithm at odd sizes around
+/// block and grid boundaries, every segmented algorithm in both forms on a mixed layout with
+/// empty segments; every result is checked against the CPU fold (exit code 1 on a mismatch).
+fn sanitize_target() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let mut state = 1u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let mut failures = 0;
+    for n in [1usize, 33, 1025, 8193, 70_001] {
+        let items: Vec<Affine> = (0..n)
+            .map(|_| Affine {
+                a: next() | 1,
+                b: next(),
+            })
+            .collect();
+        let xs = gpu.upload(&items)?;
+        for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+            if gpu.reduce(&xs, alg)? != fold(&items) {
+                eprintln!("MISMATCH plain {alg} n={n}");
+                failures += 1;
+            }
+        }
+    }
+    let lengths: Vec<u32> = (0..700)
+        .map(|i| if i % 5 == 0 { 0 } else { next() % 40 })
+        .chain([5000, 0, 3])
+        .collect();
+    let mut offsets = vec![0u32];
+    for l in &lengths {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    let n = *offsets.last().unwrap() as usize;
+    let items: Vec<Affine> = (0..n)
+        .map(|_| Affine {
+            a: next() | 1,
+            b: next(),
+        })
+        .collect();
+    let expected = fold_segments(&items, &offsets).expect("valid layout");
+    let (xs, d_offsets, d_owner) = (
+        gpu.upload(&items)?,
+        gpu.upload(&offsets)?,
+        gpu.upload(&owners_from(&offsets))?,
+    );
+    for alg in SegAlgorithm::ALL {
+        let by_owner = gpu.download(&gpu.reduce_by_owner(&xs, &d_owner, lengths.len(), alg)?)?;
+        let by_offsets = gpu.download(&gpu.reduce_segments(&xs, &d_offsets, alg)?)?;
+        if by_owner != expected || by_offsets != expected {
+            eprintln!("MISMATCH segmented {alg}");
+            failures += 1;
+        }
+    }
+    println!("sanitize workload: {failures} mismatches");
+    if failures > 0 {
         std::process::exit(1);
     }
     Ok(())
