@@ -1,7 +1,7 @@
 //! Plain reductions on the GPU, bit for bit against the sequential fold, with non-commutative
 //! monoids of every item size. Skips (saying so) without a GPU unless REDUCE_REQUIRE_GPU=1.
 
-use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Max, Min, Sum};
+use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Max, Min, Monoid, Sum};
 use reduce_tests::*;
 
 /// Sizes of issue 1 (every algorithm must pass them).
@@ -152,4 +152,95 @@ fn reduce_into_writes_the_output_buffer() {
     let mut out = gpu.identities::<Affine>(1).unwrap();
     gpu.reduce_into(&xs, &mut out, Algorithm::Shuffle).unwrap();
     assert_eq!(gpu.download(&out).unwrap(), vec![fold(&items)]);
+}
+
+/// Sizes one item around each algorithm's data block D, its square (multi-pass boundaries),
+/// and D x G for the persistent grids of this device.
+#[test]
+fn block_and_grid_boundaries() {
+    let Some(gpu) = gpu() else { return };
+    let sms = gpu.info().multiprocessors as usize;
+    let mut sizes = Vec::new();
+    // Tb2 (D = 512), Tb4Warp and Matrix (D = 1024) and their second passes; Shuffle's tiles of
+    // 512 threads x 8 affine items and its grid of 2 blocks per SM; a persistent grid of 8 per SM.
+    for d in [
+        512usize,
+        1024,
+        4096,
+        512 * 8,
+        512 * 8 * 2 * sms,
+        1024 * 8 * sms,
+        512 * 512,
+        1024 * 1024,
+    ] {
+        sizes.extend([d - 1, d, d + 1]);
+    }
+    sizes.push(1 << 26);
+    check::<Affine>(&gpu, &sizes, &all());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// Random sizes from a proptest strategy, every algorithm, bit for bit.
+    #[test]
+    fn drawn_sizes(n in proptest::prelude::prop_oneof![0usize..5000, 5000usize..3_000_000]) {
+        if let Some(gpu) = gpu() {
+            check::<Mat2>(&gpu, &[n], &all());
+        }
+    }
+}
+
+/// Float sums (arbitrary floats, not exact) give the same bits on every run, per algorithm.
+#[test]
+fn float_sums_are_deterministic() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(3);
+    let items: Vec<Sum<f32>> = (0..(1 << 20) + 7)
+        .map(|_| Sum((rng.next_u32() as f32 / 1e6).sin()))
+        .collect();
+    let xs = gpu.upload(&items).unwrap();
+    for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+        let first = gpu.reduce(&xs, alg).unwrap().0.to_bits();
+        for run in 1..100 {
+            assert_eq!(
+                gpu.reduce(&xs, alg).unwrap().0.to_bits(),
+                first,
+                "{alg} run {run}"
+            );
+        }
+    }
+}
+
+/// Past the u32 index range: 2^32 + 3 one-byte items (a non-commutative S4 permutation each).
+/// Needs about 4.3 GB of device memory and 4.3 GB of host memory.
+#[test]
+fn more_than_u32_max_items() {
+    let Some(gpu) = gpu() else { return };
+    let n = (1usize << 32) + 3;
+    if gpu.info().total_memory < 3 * n {
+        eprintln!("skipped: the device has less than {} bytes", 3 * n);
+        return;
+    }
+    // A random block of 2^26 + 1 items, repeated: the period does not divide 2^32, so an index
+    // truncated to 32 bits would read other values. The expected fold is fold(block)^k . rest.
+    let block = Perm4::random_vec((1 << 26) + 1, 42);
+    let (k, rest) = (n / block.len(), n % block.len());
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..k {
+        items.extend_from_slice(&block);
+    }
+    items.extend_from_slice(&block[..rest]);
+    let whole = fold(&block);
+    let expected = (0..k).fold(Perm4::identity(), |acc, _| Perm4::combine(acc, whole));
+    let expected = Perm4::combine(expected, fold(&block[..rest]));
+    let xs = gpu.upload(&items).unwrap();
+    drop(items);
+    for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+        assert_eq!(
+            gpu.reduce(&xs, alg).unwrap(),
+            expected,
+            "{alg} n = 2^32 + 3"
+        );
+    }
 }
