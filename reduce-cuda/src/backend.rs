@@ -3,6 +3,7 @@
 use crate::algorithm::Config;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::segmented::SegConfig;
 use reduce_core::{Cpu, CudaMonoid};
 
 /// Where reductions of host slices run.
@@ -41,6 +42,47 @@ impl Backend {
         match self {
             Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
             Backend::Cpu { .. } => Ok(Cpu::new().reduce(items)),
+        }
+    }
+}
+
+impl Backend {
+    /// One value per CSR segment (see [`Gpu::reduce_segments`] / `Cpu::reduce_segments`).
+    pub fn reduce_segments<M: CudaMonoid>(
+        &self,
+        items: &[M],
+        offsets: &[u32],
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        match self {
+            Backend::Gpu(gpu) => {
+                let out =
+                    gpu.reduce_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => Ok(Cpu::new().reduce_segments(items, offsets)?),
+        }
+    }
+
+    /// One value per owner (see [`Gpu::reduce_by_owner`] / `Cpu::reduce_by_owner`).
+    pub fn reduce_by_owner<M: CudaMonoid>(
+        &self,
+        items: &[M],
+        owner: &[u32],
+        num_segments: usize,
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        match self {
+            Backend::Gpu(gpu) => {
+                let out = gpu.reduce_by_owner(
+                    &gpu.upload(items)?,
+                    &gpu.upload(owner)?,
+                    num_segments,
+                    config,
+                )?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => Ok(Cpu::new().reduce_by_owner(items, owner, num_segments)?),
         }
     }
 }

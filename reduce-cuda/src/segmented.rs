@@ -465,7 +465,7 @@ impl Carver {
 impl Gpu {
     /// One value per segment, where `owner[i]` is item i's segment (non-decreasing, below
     /// `num_segments`); segments that own no item get the identity. The layout is validated on
-    /// the device (unless `SegConfig::trusted`) and a bad one returns [`Error::Layout`] naming the
+    /// the device (unless `SegConfig::trusted`) and a bad one returns [`crate::Error::Layout`] naming the
     /// first bad index.
     pub fn reduce_by_owner<M: CudaMonoid>(
         &self,

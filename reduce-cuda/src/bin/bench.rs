@@ -1,12 +1,18 @@
 //! Benchmarks on the GPU machine (not timed tests): CUDA events, warm-up, median of >= 20,
 //! random non-zero data rotated over several buffers that together exceed the L2 several times.
 //!
-//!     bench plain [--quick] [--out DIR] [--cub FILE]   throughput of every algorithm vs N
-//!     bench fig4  [--out DIR]                          the paper's Fig. 4: min f32, N = m * 2^20
-//!     bench jit   [--out DIR]                          NVRTC, disk-cache and in-process latency
+//! ```text
+//! bench plain [--quick] [--out DIR] [--cub FILE]    every algorithm, N = 2^10..2^30, vs roof and CUB
+//! bench fig4 [--quick] [--out DIR]                  the paper's Fig. 4: min f32, N = m * 2^20
+//! bench segmented [--out DIR] [--cub F] [--torch F] the paper's segment scenarios, both forms
+//! bench fig5 [--quick] [--out DIR]                  the paper's Fig. 5 sweep (progress bar)
+//! bench jit [--out DIR]                             NVRTC, disk-cache and in-process latency
+//! bench variants | segvariants [--out DIR]          Shuffle's and SegShuffle's tuning spaces
+//! bench sanitize | ncu | segncu                     workloads for compute-sanitizer and ncu
+//! ```
 //!
-//! `--cub FILE` is the output of `scripts/cub_sweep.cu` from the same device command: ratios to
-//! CUB are only meaningful within one run on one device.
+//! `--cub FILE` is the output of `scripts/cub_sweep.cu` (and `--torch FILE` of the PyTorch
+//! anchor) from the same device command: ratios are only meaningful within one run on one device.
 
 use reduce_cuda::bench::{median_ms, BenchKernels, FillMasks};
 use reduce_cuda::reduce_core::fold_segments;
@@ -720,7 +726,7 @@ fn owners_from(offsets: &[u32]) -> Vec<u32> {
 }
 
 /// Reference times from the same device command: (key) -> ms. CUB keys are
-/// "<routine>_<monoid> <scenario>", torch keys "<routine> <scenario>".
+/// `<routine>_<monoid> <scenario>`, torch keys `<routine> <scenario>`.
 fn read_refs(path: &Option<PathBuf>, prefix: &str) -> HashMap<String, f64> {
     let mut map = HashMap::new();
     let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
