@@ -405,6 +405,18 @@ impl Plan {
         }
     }
 
+    /// The kernel's entry point (one per plan; multi-pass plans relaunch it).
+    pub(crate) fn entry(&self) -> &'static str {
+        match self {
+            Plan::Tb2 { .. } => "reduce_tb2",
+            Plan::Tb4Warp { .. } => "reduce_tb4_warp",
+            Plan::Matrix { .. } => "reduce_matrix",
+            Plan::PersistentMatrix { .. } => "reduce_matrix_persistent",
+            Plan::DiffWarps { .. } => "reduce_diff_warps",
+            Plan::Shuffle { .. } => "reduce_shuffle",
+        }
+    }
+
     /// Threads per block.
     pub(crate) fn block(&self) -> u32 {
         match *self {

@@ -117,6 +117,18 @@ impl Gpu {
         }
     }
 
+    /// The plan's kernel entry point, loaded, with its dynamic shared memory checked and set.
+    fn entry_point<M: CudaMonoid>(
+        &self,
+        plan: &Plan,
+    ) -> Result<(cudarc::driver::CudaFunction, usize)> {
+        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
+        let f = kernel.function(plan.entry())?;
+        let smem = plan.dynamic_smem(std::mem::size_of::<M>());
+        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        Ok((f, smem))
+    }
+
     /// Tb2, Tb4Warp, Matrix: each pass reduces data blocks of D values into ceil(len / D)
     /// values, in order, until one is left.
     fn multi_pass<M: CudaMonoid>(
@@ -145,16 +157,7 @@ impl Gpu {
         regions: [u64; 2],
         out: u64,
     ) -> Result<()> {
-        let size = std::mem::size_of::<M>();
-        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
-        let entry = match plan {
-            Plan::Tb2 { .. } => "reduce_tb2",
-            Plan::Tb4Warp { .. } => "reduce_tb4_warp",
-            _ => "reduce_matrix",
-        };
-        let f = kernel.function(entry)?;
-        let smem = plan.dynamic_smem(size);
-        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        let (f, smem) = self.entry_point::<M>(&plan)?;
         let d = plan.data_block();
         let (mut src, mut len, mut pass) = (input, n, 0usize);
         loop {
@@ -179,15 +182,7 @@ impl Gpu {
         target: Option<u64>,
     ) -> Result<u64> {
         let size = std::mem::size_of::<M>();
-        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
-        let entry = if matches!(plan, Plan::DiffWarps { .. }) {
-            "reduce_diff_warps"
-        } else {
-            "reduce_matrix_persistent"
-        };
-        let f = kernel.function(entry)?;
-        let smem = plan.dynamic_smem(size);
-        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        let (f, smem) = self.entry_point::<M>(&plan)?;
         let data_blocks = n.div_ceil(plan.data_block()).max(1);
         let grid = match plan.fixed_grid() {
             Some(g) => g as u64,
@@ -224,8 +219,7 @@ impl Gpu {
         target: Option<u64>,
     ) -> Result<u64> {
         let size = std::mem::size_of::<M>();
-        let (kernel, _) = self.kernel::<M>(&plan.kernel())?;
-        let f = kernel.function("reduce_shuffle")?;
+        let (f, _) = self.entry_point::<M>(&plan)?;
         let Plan::Shuffle { block, items, .. } = plan else {
             unreachable!()
         };

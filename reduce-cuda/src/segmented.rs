@@ -862,7 +862,9 @@ impl Gpu {
         let smem = plan.dynamic_smem(size, false);
         self.prepare_smem(&f, plan.algorithm().name(), smem)?;
         let data_blocks = n.div_ceil(plan.data_block()).max(1);
-        let mut len = if plan.persistent() {
+        let (vals, owners) = pairs[0];
+        let mut args = vec![items.device_ptr(stream), owner, n, segments as u64];
+        let grid = if plan.persistent() {
             let full = match plan {
                 SegPlan::PersistentMatrix { grid: Some(g), .. }
                 | SegPlan::DiffWarps { grid: Some(g), .. } => *g as u64,
@@ -871,45 +873,14 @@ impl Gpu {
             let grid = full
                 .min(data_blocks)
                 .min(self.info().multiprocessors as u64 * 32);
-            let (q, r) = (data_blocks / grid, data_blocks % grid);
-            let (vals, owners) = pairs[0];
-            self.launch(
-                &f,
-                grid,
-                plan.block(),
-                smem,
-                &[
-                    items.device_ptr(stream),
-                    owner,
-                    n,
-                    segments as u64,
-                    q,
-                    r,
-                    out_ptr,
-                    vals,
-                    owners,
-                ],
-            )?;
+            args.extend([data_blocks / grid, data_blocks % grid]); // q, r
             grid
         } else {
-            let (vals, owners) = pairs[0];
-            self.launch(
-                &f,
-                data_blocks,
-                plan.block(),
-                smem,
-                &[
-                    items.device_ptr(stream),
-                    owner,
-                    n,
-                    segments as u64,
-                    out_ptr,
-                    vals,
-                    owners,
-                ],
-            )?;
             data_blocks
         };
+        args.extend([out_ptr, vals, owners]);
+        self.launch(&f, grid, plan.block(), smem, &args)?;
+        let mut len = grid;
 
         // Further passes over the (value, owner) pairs, until one block writes the last piece.
         let next = plan.next_pass();

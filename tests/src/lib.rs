@@ -339,5 +339,24 @@ fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
 }
 
+/// CSR offsets (segments + 1 entries, from 0) of segments with these lengths.
+pub fn offsets_of(lengths: &[u32]) -> Vec<u32> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u32, |acc, &l| {
+            *acc += l;
+            Some(*acc)
+        }))
+        .collect()
+}
+
+/// The owner of every item (sorted segment ids) of segments with these lengths.
+pub fn owners_of(lengths: &[u32]) -> Vec<u32> {
+    lengths
+        .iter()
+        .enumerate()
+        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
+        .collect()
+}
+
 /// The NVRTC target for compile-only checks without a device.
 pub const CI_ARCH: &str = "sm_90";

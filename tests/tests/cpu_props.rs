@@ -19,23 +19,6 @@ fn lengths() -> impl Strategy<Value = Vec<u32>> {
     ]
 }
 
-fn offsets_of(lengths: &[u32]) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(lengths.iter().scan(0u32, |acc, &l| {
-            *acc += l;
-            Some(*acc)
-        }))
-        .collect()
-}
-
-fn owners_of(lengths: &[u32]) -> Vec<u32> {
-    lengths
-        .iter()
-        .enumerate()
-        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
-        .collect()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 

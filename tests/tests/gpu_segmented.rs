@@ -6,23 +6,6 @@ use reduce_core::{fold_by_owner, fold_segments, LayoutError};
 use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::*;
 
-fn offsets_of(lengths: &[u32]) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(lengths.iter().scan(0u32, |acc, &l| {
-            *acc += l;
-            Some(*acc)
-        }))
-        .collect()
-}
-
-fn owners_of(lengths: &[u32]) -> Vec<u32> {
-    lengths
-        .iter()
-        .enumerate()
-        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
-        .collect()
-}
-
 /// The named layouts, as segment lengths.
 fn layouts() -> Vec<(&'static str, Vec<u32>)> {
     let mut rng = TestRng::new(2024);

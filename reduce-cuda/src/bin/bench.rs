@@ -560,9 +560,7 @@ fn variants(args: &Args) -> reduce_cuda::Result<()> {
             }
         }
     }
-    let text = lines.join("\n");
-    println!("{text}");
-    std::fs::write(args.out.join("variants.txt"), text + "\n").expect("writing variants.txt");
+    report(&args.out, "variants.txt", &lines);
     Ok(())
 }
 
@@ -689,10 +687,15 @@ fn jit(args: &Args) -> reduce_cuda::Result<()> {
         "in-process lookup: {:.2} us per call (mean of {calls})",
         t.elapsed().as_secs_f64() * 1e6 / calls as f64
     ));
+    report(&args.out, "jit.txt", &lines);
+    Ok(())
+}
+
+/// Prints the lines (the short table the device run shows last) and writes them to `out/file`.
+fn report(out: &std::path::Path, file: &str, lines: &[String]) {
     let text = lines.join("\n");
     println!("{text}");
-    std::fs::write(args.out.join("jit.txt"), text + "\n").expect("writing jit.txt");
-    Ok(())
+    std::fs::write(out.join(file), text + "\n").unwrap_or_else(|e| panic!("writing {file}: {e}"));
 }
 
 /// The paper's three segment scenarios over n items, as CSR offsets.
@@ -1084,9 +1087,7 @@ fn seg_variants(args: &Args) -> reduce_cuda::Result<()> {
             }
         }
     }
-    let text = lines.join("\n");
-    println!("{text}");
-    std::fs::write(args.out.join("segvariants.txt"), text + "\n").expect("writing segvariants.txt");
+    report(&args.out, "segvariants.txt", &lines);
     Ok(())
 }
 
