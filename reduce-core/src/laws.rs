@@ -47,7 +47,11 @@ where
     M: Monoid + PartialEq + Debug,
     S: Strategy<Value = M>,
 {
-    verify_with(values, Config::default(), |a: &M, b: &M| a == b)
+    let config = Config {
+        failure_persistence: None,
+        ..Config::default()
+    };
+    verify_with(values, config, |a: &M, b: &M| a == b)
 }
 
 /// Like [`verify`] with your own proptest configuration and equality (for example a bitwise

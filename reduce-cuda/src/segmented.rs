@@ -78,7 +78,7 @@ impl Named for SegAlgorithm {
 
 impl std::fmt::Display for SegAlgorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

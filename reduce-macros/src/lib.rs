@@ -8,6 +8,8 @@
 //! parsing), `valid` (checks), `translate` (type checking and Rust subset -> CUDA C++), `expand`
 //! (token generation).
 
+#![deny(missing_docs)]
+
 mod ast;
 mod attr;
 mod expand;

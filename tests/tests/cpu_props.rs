@@ -22,6 +22,29 @@ fn lengths() -> impl Strategy<Value = Vec<u32>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
+    /// Arbitrary (mostly invalid) layouts: the host-side validation and the CPU backend never
+    /// panic, agree with each other, and every accepted layout gives the reference result.
+    #[test]
+    fn arbitrary_layouts_never_panic(
+        owner in proptest::collection::vec(prop_oneof![0u32..8, Just(u32::MAX), any::<u32>()], 0..40),
+        offsets in proptest::collection::vec(prop_oneof![0u32..50, Just(u32::MAX), any::<u32>()], 0..12),
+        num_segments in prop_oneof![0usize..10, Just(usize::MAX)],
+        items_len in 0usize..50,
+        seed: u64,
+    ) {
+        let items = Affine::random_vec(items_len, seed);
+        let by_owner = fold_by_owner(&items, &owner, num_segments);
+        prop_assert_eq!(&by_owner, &Cpu::new().reduce_by_owner(&items, &owner, num_segments));
+        let by_offsets = fold_segments(&items, &offsets);
+        prop_assert_eq!(&by_offsets, &Cpu::new().reduce_segments(&items, &offsets));
+        if let Ok(values) = by_offsets {
+            prop_assert_eq!(values.len() + 1, offsets.len());
+        }
+        if let Ok(values) = by_owner {
+            prop_assert_eq!(values.len(), num_segments);
+        }
+    }
+
     #[test]
     fn plain_matches_fold(n in sizes(), seed: u64) {
         let items = Mat2::random_vec(n, seed);

@@ -352,3 +352,43 @@ proptest! {
         }
     }
 }
+
+/// Float segmented sums (arbitrary floats) give the same bits on every run, per algorithm.
+#[test]
+fn float_segment_sums_are_deterministic() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(8);
+    let lengths: Vec<u32> = (0..20_000).map(|_| rng.range(0, 60) as u32).collect();
+    let offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap() as usize;
+    let items: Vec<Sum<f32>> = (0..n)
+        .map(|_| Sum((rng.next_u32() as f32 / 1e5).sin()))
+        .collect();
+    let (xs, d_offsets) = (gpu.upload(&items).unwrap(), gpu.upload(&offsets).unwrap());
+    for config in configs() {
+        let bits = |v: Vec<Sum<f32>>| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+        let first = bits(
+            gpu.download(&gpu.reduce_segments(&xs, &d_offsets, config).unwrap())
+                .unwrap(),
+        );
+        for run in 1..100 {
+            let again = bits(
+                gpu.download(&gpu.reduce_segments(&xs, &d_offsets, config).unwrap())
+                    .unwrap(),
+            );
+            assert!(again == first, "{config:?} run {run} differs");
+        }
+    }
+}
+
+/// A segment count past u32 is a typed error before any work.
+#[test]
+fn segment_counts_past_u32_are_rejected() {
+    let Some(gpu) = gpu() else { return };
+    let items = gpu.upload(&Affine::random_vec(4, 1)).unwrap();
+    let owner = gpu.upload(&[0u32, 0, 1, 1]).unwrap();
+    match gpu.reduce_by_owner(&items, &owner, 1usize << 33, SegAlgorithm::Auto) {
+        Err(Error::Layout(LayoutError::TooLarge { what, .. })) => assert_eq!(what, "segment count"),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+}

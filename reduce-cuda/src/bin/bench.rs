@@ -971,7 +971,22 @@ fn sanitize_target() -> reduce_cuda::Result<()> {
         (state >> 33) as u32
     };
     let mut failures = 0;
-    for n in [1usize, 33, 1025, 8193, 70_001] {
+    // Odd small sizes; one past the data blocks of Tb2 (512), Tb4Warp/Matrix (1024),
+    // SegShuffle's tile (4096), Shuffle's block tile (512 x 8 affine items); one past Shuffle's
+    // grid of block tiles (2 blocks per SM); one large size.
+    let sms = gpu.info().multiprocessors as usize;
+    for n in [
+        1usize,
+        33,
+        513,
+        1025,
+        4097,
+        4096 + 1,
+        8193,
+        70_001,
+        512 * 8 * 2 * sms + 1,
+        1 << 22,
+    ] {
         let items: Vec<Affine> = (0..n)
             .map(|_| Affine {
                 a: next() | 1,
