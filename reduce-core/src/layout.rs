@@ -221,6 +221,25 @@ mod tests {
     }
 
     #[test]
+    fn sizes_past_the_u32_index_limit_are_rejected() {
+        let past = u32::MAX as usize + 1;
+        assert_eq!(
+            check_offsets(&[0], past),
+            Err(LayoutError::TooLarge {
+                what: "item count",
+                value: past
+            })
+        );
+        assert_eq!(
+            check_owner(&[], 0, past),
+            Err(LayoutError::TooLarge {
+                what: "segment count",
+                value: past
+            })
+        );
+    }
+
+    #[test]
     fn owner_to_offsets_keeps_empty_segments() {
         assert_eq!(owner_to_offsets(&[1, 1, 3], 5), vec![0, 0, 2, 2, 3, 3]);
         assert_eq!(owner_to_offsets(&[], 2), vec![0, 0, 0]);
