@@ -240,6 +240,49 @@ fn measure<M: CudaMonoid + PartialEq + std::fmt::Debug>(
     Ok(roof)
 }
 
+/// `measure` for the plain benchmark's three monoids by name: "f32_sum", "affine_u32", "mat2_u32".
+fn measure_plain_monoid(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    name: &'static str,
+    n: usize,
+    configs: &[(String, Config)],
+    rows: &mut Vec<Row>,
+) -> reduce_cuda::Result<f32> {
+    match name {
+        "f32_sum" => measure::<Sum<f32>>(
+            Check::Approx(f32_sum_close),
+            gpu,
+            kernels,
+            name,
+            n,
+            &masks_f32(),
+            configs,
+            rows,
+        ),
+        "affine_u32" => measure::<Affine>(
+            Check::Exact,
+            gpu,
+            kernels,
+            name,
+            n,
+            &masks_affine(),
+            configs,
+            rows,
+        ),
+        _ => measure::<Mat2>(
+            Check::Exact,
+            gpu,
+            kernels,
+            name,
+            n,
+            &masks_mat2(),
+            configs,
+            rows,
+        ),
+    }
+}
+
 fn plain(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -267,38 +310,7 @@ fn plain(args: &Args) -> reduce_cuda::Result<()> {
             if n * size > free / 3 {
                 continue;
             }
-            let roof = match name {
-                "f32_sum" => measure::<Sum<f32>>(
-                    Check::Approx(f32_sum_close),
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_f32(),
-                    &configs,
-                    &mut rows,
-                )?,
-                "affine_u32" => measure::<Affine>(
-                    Check::Exact,
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_affine(),
-                    &configs,
-                    &mut rows,
-                )?,
-                _ => measure::<Mat2>(
-                    Check::Exact,
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_mat2(),
-                    &configs,
-                    &mut rows,
-                )?,
-            };
+            let roof = measure_plain_monoid(&gpu, &kernels, name, n, &configs, &mut rows)?;
             roofs.push((n, roof, size));
         }
         eprintln!("plain: n = 2^{log2} done in {:.1?}", started.elapsed());
@@ -514,38 +526,7 @@ fn variants(args: &Args) -> reduce_cuda::Result<()> {
                 })
                 .collect();
             let mut rows = Vec::new();
-            let roof = match name {
-                "f32_sum" => measure::<Sum<f32>>(
-                    Check::Approx(f32_sum_close),
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_f32(),
-                    &sized,
-                    &mut rows,
-                )?,
-                "affine_u32" => measure::<Affine>(
-                    Check::Exact,
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_affine(),
-                    &sized,
-                    &mut rows,
-                )?,
-                _ => measure::<Mat2>(
-                    Check::Exact,
-                    &gpu,
-                    &kernels,
-                    name,
-                    n,
-                    &masks_mat2(),
-                    &sized,
-                    &mut rows,
-                )?,
-            };
+            let roof = measure_plain_monoid(&gpu, &kernels, name, n, &sized, &mut rows)?;
             for r in rows {
                 lines.push(format!(
                     "{:<11} {:>5} {:<28} {:>9.4} {:>8.1} {:>6.3} {}",
