@@ -117,6 +117,10 @@ fn device_errors() {
         gpu.upload_into(&mut two, &[1, 2, 3]),
         Err(Error::LengthMismatch { .. })
     ));
+    // A buffer of another Gpu (another context handle and stream).
+    let other = Gpu::new(0).unwrap();
+    let e = other.reduce(&xs, Algorithm::Auto).unwrap_err();
+    assert!(matches!(e, Error::ForeignBuffer { .. }), "{e:?}");
     // The device still works after all of that.
     let items = Mat3::random_vec(1000, 2);
     assert_eq!(
