@@ -11,6 +11,13 @@ const COMMON: &str = include_str!("../kernels/common.cuh");
 /// The helpers of the segmented families (segmented scan, validation, identity fill).
 const SEG_COMMON: &str = include_str!("../kernels/seg_common.cuh");
 
+/// The items a kernel loads (`r_in`) and how each becomes an `M` (`m_lift`, given the item's
+/// global index). Kernels that read through these can reduce other item types into `M`; for
+/// a plain monoid the items are the monoid values themselves.
+const INPUT_ITEMS: &str = "typedef M r_in;
+__device__ __forceinline__ M m_lift(r_in x, r_size i) { (void)i; return x; }
+";
+
 /// One algorithm family's template.
 fn template(family: &str) -> &'static str {
     match family {
@@ -103,6 +110,7 @@ pub(crate) fn assemble<M: CudaMonoid>(spec: &KernelSpec) -> KernelSource {
         &M::cuda_source(),
     );
     push(&mut source, "kernels/common.cuh", COMMON);
+    push(&mut source, "input items", INPUT_ITEMS);
     if spec.family.starts_with("seg_") {
         push(&mut source, "kernels/seg_common.cuh", SEG_COMMON);
     }
