@@ -21,8 +21,12 @@ pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;
 pub use fold::{fold, fold_by_owner, fold_segments};
 pub use layout::LayoutError;
-pub use monoid::{CudaMonoid, DeviceCopy, Monoid};
-pub use reduce_macros::Monoid;
+#[doc(hidden)]
+pub use monoid::{CudaDefs, DeviceFn};
+pub use monoid::{CudaMonoid, CudaStruct, DeviceCopy, Lift, Monoid};
+#[doc(hidden)]
+pub use reduce_macros::__reduce_resolve;
+pub use reduce_macros::{device_fn, DeviceCopy, Monoid};
 
 /// CUDA C++ helpers that translated monoid code relies on; pasted first into every kernel.
 pub const CUDA_PRELUDE: &str = include_str!("cuda/prelude.cuh");

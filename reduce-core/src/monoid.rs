@@ -22,9 +22,9 @@ pub trait Monoid: Copy + Send + Sync + 'static {
 /// # Safety
 /// The type must have no pointers or references, no interior mutability, all-zero bytes must
 /// be a valid value, and every byte pattern the device code produces for it must be a valid
-/// value. `#[derive(Monoid)]` implements
-/// it for `#[repr(C)]` structs whose fields are primitive numbers, `bool` and fixed arrays of
-/// them; this crate implements it for the primitive numbers and the built-in monoids.
+/// value. `#[derive(Monoid)]` and `#[derive(DeviceCopy)]` implement it for `#[repr(C)]`
+/// structs whose fields are primitive numbers, `bool`, fixed arrays and other such structs;
+/// this crate implements it for the primitive numbers and the built-in monoids.
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy_primitives {
@@ -53,6 +53,93 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 pub unsafe trait CudaMonoid: Monoid + DeviceCopy {
     /// A short name for diagnostics and kernel names (the Rust type's name).
     const CUDA_NAME: &'static str;
+    /// Whether the device code indexes arrays with run-time indices. Every such index is
+    /// checked on the device; one out of bounds records a fault (see
+    /// [`crate::CUDA_PRELUDE`]'s `r_fault_info`) that the runtime reports as an error after the
+    /// launch, which costs a synchronization, so it checks only monoids that can fault.
+    const CAN_FAULT: bool = false;
     /// The CUDA C++ definitions of `M`, `m_identity` and `m_combine`.
     fn cuda_source() -> String;
+}
+
+/// A plain-data struct with a CUDA C++ definition: the structs a monoid's fields, a
+/// `#[device_fn]`'s parameters or a lift's input may have. `#[derive(DeviceCopy)]` implements
+/// it (and `#[derive(Monoid)]` for the monoid itself).
+///
+/// # Safety
+/// The definition must have exactly the layout of `Self` (the derives check it with
+/// `static_assert`s against `size_of`, `align_of` and `offset_of!`).
+pub unsafe trait CudaStruct: DeviceCopy {
+    /// Adds the CUDA definition of this struct, after those of the structs it contains.
+    #[doc(hidden)]
+    fn cuda_define(defs: &mut CudaDefs);
+}
+
+/// How an input item of type `X` becomes a monoid value: transform-reduce without
+/// materialising the monoid values. `#[monoid(lift(X) = |x, i| ...)]` implements it; the
+/// runtime reads `X` items and folds `lift(x, i)` with `i` the item's global index.
+///
+/// # Safety
+/// `cuda_source_lifted` must define, besides the monoid, `typedef <X's CUDA type> r_in;` with
+/// the layout of `X` and `M m_lift(r_in x, unsigned long long i)` computing `lift` bit for bit.
+pub unsafe trait Lift<X: DeviceCopy>: CudaMonoid {
+    /// The monoid value of the input item `x` at global index `index`.
+    fn lift(x: X, index: u64) -> Self;
+    /// Whether `m_lift` indexes arrays with run-time indices (see [`CudaMonoid::CAN_FAULT`]).
+    const LIFT_CAN_FAULT: bool = false;
+    /// The monoid's CUDA text (as [`CudaMonoid::cuda_source`]) followed by `r_in` and `m_lift`.
+    fn cuda_source_lifted() -> String;
+}
+
+/// A `#[device_fn]` function's CUDA side, implemented on a hidden marker type named like it.
+#[doc(hidden)]
+pub trait DeviceFn {
+    /// Whether the function (or one it calls) indexes arrays with run-time indices.
+    const CAN_FAULT: bool;
+    /// Adds the function's definition, after those of the structs and functions it uses.
+    fn cuda_define(defs: &mut CudaDefs);
+}
+
+/// The definitions a CUDA text needs, each once, in dependency order: structs first, then
+/// functions. Items are identified by type; two different items with the same CUDA name make
+/// the text fail to compile with a message naming them.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct CudaDefs {
+    seen: Vec<(std::any::TypeId, &'static str)>,
+    structs: String,
+    functions: String,
+}
+
+impl CudaDefs {
+    /// Whether the item `id` named `name` must be defined now (it is not yet).
+    pub fn enter(&mut self, id: std::any::TypeId, name: &'static str) -> bool {
+        if self.seen.iter().any(|(i, _)| *i == id) {
+            return false;
+        }
+        if self.seen.iter().any(|(_, n)| *n == name) {
+            self.structs.push_str(&format!(
+                "#error \"two different items used by this monoid are named `{name}`: rename one \
+                 (the CUDA text names items by their Rust names)\"\n"
+            ));
+            return false;
+        }
+        self.seen.push((id, name));
+        true
+    }
+
+    /// Adds a struct definition.
+    pub fn add_struct(&mut self, text: &str) {
+        self.structs.push_str(text);
+    }
+
+    /// Adds a function definition.
+    pub fn add_function(&mut self, text: &str) {
+        self.functions.push_str(text);
+    }
+
+    /// The definitions: structs, then functions.
+    pub fn finish(&self) -> String {
+        format!("{}{}", self.structs, self.functions)
+    }
 }

@@ -1,15 +1,17 @@
-//! syn -> our own typed tree: the struct's shape (fields and their types), its `#[repr]`, its
-//! `#[monoid(...)]` attribute and the decoded `combine` closure.
+//! syn -> our own tree: a struct's shape (fields, const parameters, `#[repr]`), its
+//! `#[monoid(...)]` attribute with the decoded closures, and `#[device_fn]` functions.
 //!
-//! Shape errors (enum, generics, field types, repr) are collected in [`Errors`] and make
-//! [`Input::shape_ok`] false, which tells the expansion not to emit a stub impl (a stub would
-//! only add follow-up errors such as "`Foo: Copy` is not satisfied").
+//! Shape errors (enum, type generics, repr) are collected in [`Errors`] and make
+//! [`StructInput::shape_ok`] false, which tells the expansion not to emit a stub impl (a stub
+//! would only add follow-up errors such as "`Foo: Copy` is not satisfied"). Field types are
+//! typed later, once the structs they name are known (see `resolve`).
 
 use crate::attr::{self, Attrs};
+use crate::types::{FieldDef, StructDef, Style, World};
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Error, Expr, Fields, Ident, Member, Pat, Type};
+use syn::{Data, DeriveInput, Error, Expr, Fields, GenericParam, Ident, Member, Pat, Type};
 
 /// Collects errors so that one derive reports all the mistakes it can find at once.
 #[derive(Default)]
@@ -28,300 +30,46 @@ impl Errors {
     }
 }
 
-/// The primitive types a field (or an expression) may have.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Scalar {
-    Bool,
-    U8,
-    I8,
-    U16,
-    I16,
-    U32,
-    I32,
-    U64,
-    I64,
-    F32,
-    F64,
-}
-
-impl Scalar {
-    pub const ALL: [Scalar; 11] = [
-        Scalar::Bool,
-        Scalar::U8,
-        Scalar::I8,
-        Scalar::U16,
-        Scalar::I16,
-        Scalar::U32,
-        Scalar::I32,
-        Scalar::U64,
-        Scalar::I64,
-        Scalar::F32,
-        Scalar::F64,
-    ];
-
-    pub fn from_rust(name: &str) -> Option<Scalar> {
-        Scalar::ALL.into_iter().find(|s| s.rust() == name)
-    }
-
-    /// The Rust spelling, also used as the suffix of the prelude helpers (`r_add_i32`).
-    pub fn rust(self) -> &'static str {
-        match self {
-            Scalar::Bool => "bool",
-            Scalar::U8 => "u8",
-            Scalar::I8 => "i8",
-            Scalar::U16 => "u16",
-            Scalar::I16 => "i16",
-            Scalar::U32 => "u32",
-            Scalar::I32 => "i32",
-            Scalar::U64 => "u64",
-            Scalar::I64 => "i64",
-            Scalar::F32 => "f32",
-            Scalar::F64 => "f64",
-        }
-    }
-
-    /// The CUDA C++ spelling (`char` alone has an implementation-defined sign: never used).
-    pub fn c(self) -> &'static str {
-        match self {
-            Scalar::Bool => "bool",
-            Scalar::U8 => "unsigned char",
-            Scalar::I8 => "signed char",
-            Scalar::U16 => "unsigned short",
-            Scalar::I16 => "short",
-            Scalar::U32 => "unsigned int",
-            Scalar::I32 => "int",
-            Scalar::U64 => "unsigned long long",
-            Scalar::I64 => "long long",
-            Scalar::F32 => "float",
-            Scalar::F64 => "double",
-        }
-    }
-
-    /// Size in bytes; equal to the alignment for every scalar on the device.
-    pub fn size(self) -> u64 {
-        match self {
-            Scalar::Bool | Scalar::U8 | Scalar::I8 => 1,
-            Scalar::U16 | Scalar::I16 => 2,
-            Scalar::U32 | Scalar::I32 | Scalar::F32 => 4,
-            Scalar::U64 | Scalar::I64 | Scalar::F64 => 8,
-        }
-    }
-
-    pub fn bits(self) -> u32 {
-        self.size() as u32 * 8
-    }
-
-    pub fn is_int(self) -> bool {
-        !matches!(self, Scalar::Bool | Scalar::F32 | Scalar::F64)
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
-    }
-
-    pub fn is_signed(self) -> bool {
-        matches!(
-            self,
-            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64
-        )
-    }
-
-    /// Integers narrower than `int`: C promotes them, so every result is cast back.
-    pub fn is_narrow(self) -> bool {
-        matches!(self, Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16)
-    }
-}
-
-/// The type of a field, a local or an expression.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub enum Ty {
-    Scalar(Scalar),
-    Array(Box<Ty>, usize),
-    /// The deriving struct itself (the only struct type there is).
-    Struct,
-}
-
-impl Ty {
-    /// Rust spelling for messages.
-    pub fn rust(&self, struct_name: &str) -> String {
-        match self {
-            Ty::Scalar(s) => s.rust().to_owned(),
-            Ty::Array(elem, n) => format!("[{}; {}]", elem.rust(struct_name), n),
-            Ty::Struct => struct_name.to_owned(),
-        }
-    }
-
-    /// (size, align) on the device; `Struct` is never a field type so never asked.
-    pub fn size_align(&self) -> (u64, u64) {
-        match self {
-            Ty::Scalar(s) => (s.size(), s.size()),
-            Ty::Array(elem, n) => {
-                let (size, align) = elem.size_align();
-                (size * *n as u64, align)
-            }
-            Ty::Struct => unreachable!("a struct type is never a field type"),
-        }
-    }
-
-    /// Parses a field type, a `let` annotation or a cast target. `self_name` is accepted (as
-    /// `Self` is) only when `allow_struct`.
-    pub fn from_syn(ty: &Type, self_name: &Ident, allow_struct: bool) -> syn::Result<Ty> {
-        match ty {
-            Type::Paren(p) => Ty::from_syn(&p.elem, self_name, allow_struct),
-            Type::Group(g) => Ty::from_syn(&g.elem, self_name, allow_struct),
-            Type::Path(p) if p.qself.is_none() => {
-                let name = p.path.segments.last().map(|s| s.ident.to_string());
-                let single = p.path.segments.len() == 1 && p.path.leading_colon.is_none();
-                let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
-                if let (true, true, Some(name)) = (single, plain, name.as_deref()) {
-                    if let Some(s) = Scalar::from_rust(name) {
-                        return Ok(Ty::Scalar(s));
-                    }
-                    if allow_struct && (name == "Self" || p.path.is_ident(self_name)) {
-                        return Ok(Ty::Struct);
-                    }
-                    if let Some(why) = unsupported_primitive(name) {
-                        return Err(Error::new_spanned(
-                            ty,
-                            format!("unsupported type `{name}`: {why}"),
-                        ));
-                    }
-                }
-                Err(Error::new_spanned(
-                    ty,
-                    format!(
-                        "unsupported type `{}`: #[derive(Monoid)] fields must be u8, i8, u16, \
-                         i16, u32, i32, u64, i64, f32, f64, bool or fixed-size arrays of them; \
-                         nested structs are not supported (flatten their fields into this struct)",
-                        tokens_to_string(ty)
-                    ),
-                ))
-            }
-            Type::Array(a) => {
-                let elem = Ty::from_syn(&a.elem, self_name, false)?;
-                let len = match &a.len {
-                    Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(n),
-                        ..
-                    }) if n.suffix().is_empty() || n.suffix() == "usize" => {
-                        n.base10_parse::<usize>()?
-                    }
-                    other => {
-                        return Err(Error::new_spanned(
-                            other,
-                            "the array length must be an integer literal (the CUDA struct \
-                             definition needs its value)",
-                        ))
-                    }
-                };
-                if len == 0 {
-                    return Err(Error::new_spanned(
-                        &a.len,
-                        "zero-length arrays are not supported (CUDA C++ has no zero-size \
-                         members)",
-                    ));
-                }
-                Ok(Ty::Array(Box::new(elem), len))
-            }
-            Type::Reference(_) | Type::Ptr(_) => Err(Error::new_spanned(
-                ty,
-                "references and pointers cannot be copied to the device; fields must be \
-                 primitive numbers, bool or fixed-size arrays of them",
-            )),
-            Type::Tuple(t) if t.elems.is_empty() => Err(Error::new_spanned(
-                ty,
-                "unsupported type `()`: fields must be primitive numbers, bool or fixed-size \
-                 arrays of them",
-            )),
-            _ => Err(Error::new_spanned(
-                ty,
-                format!(
-                    "unsupported type `{}`: fields must be u8, i8, u16, i16, u32, i32, u64, i64, \
-                     f32, f64, bool or fixed-size arrays of them",
-                    tokens_to_string(ty)
-                ),
-            )),
-        }
-    }
-}
-
-fn unsupported_primitive(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "usize" | "isize" => {
-            "its size depends on the host; use u32/u64 (or i32/i64) so that Rust and CUDA agree"
-        }
-        "u128" | "i128" => "CUDA C++ has no portable 128-bit integer; use two u64 fields",
-        "char" => "CUDA C++ has no Unicode scalar type; store the code point as u32",
-        "f16" | "f128" => "only f32 and f64 floats are supported",
-        _ => return None,
-    })
-}
-
-/// `quote` output with the spaces rustc would not print (`Vec < u8 >` -> `Vec<u8>`).
-pub fn tokens_to_string(t: &impl ToTokens) -> String {
-    let s = t.to_token_stream().to_string();
-    s.replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" :: ", "::")
-        .replace(" ,", ",")
-        .replace("& ", "&")
-}
-
-pub struct Field {
-    /// How Rust names it: `a` or `0`.
+/// A field before its type is resolved.
+pub struct RawField {
     pub member: Member,
-    /// Field name in messages (`a`, `0`).
     pub rust_name: String,
-    /// Field name in the CUDA struct: the Rust name, or `f0, f1, ...` for tuple structs.
     pub cuda_name: String,
-    pub ty: Ty,
+    pub ty: Type,
     pub span: Span,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Named,
-    Tuple,
-}
-
-/// A `combine` closure parameter: a name, or `_`.
-pub enum Param {
-    Named(Ident),
-    Wild(Span),
-}
-
-/// The decoded `combine = |l, r| body` closure.
-pub struct Combine {
-    pub left: Param,
-    pub right: Param,
-    pub body: Expr,
-}
-
-pub struct Input {
+/// A `#[derive(Monoid)]` or `#[derive(DeviceCopy)]` struct.
+pub struct StructInput {
     pub ident: Ident,
     /// `ident` without `r#`.
     pub name: String,
     pub style: Style,
-    pub fields: Vec<Field>,
+    pub fields: Vec<RawField>,
+    /// `const K: usize` parameters, in order.
+    pub const_params: Vec<Ident>,
+    pub generics: syn::Generics,
     /// `#[repr(C, align(N))]`.
     pub align: Option<u64>,
+    /// `#[monoid(...)]` (empty for `DeviceCopy`).
     pub attrs: Attrs,
-    pub combine: Option<Combine>,
-    /// Whether the struct itself is fine (a non-generic `#[repr(C)]` struct of supported fields),
-    /// so that a stub impl would not add errors of its own.
+    pub combine: Option<Closure>,
+    /// `lift(X) = |x, i| ...`, decoded.
+    pub lifts: Vec<(Type, Closure)>,
+    /// Whether the struct itself is fine (a `#[repr(C)]` struct with fields and no type
+    /// generics), so that a stub impl would not add errors of its own.
     pub shape_ok: bool,
+    /// The `#[repr(...)]` attributes, kept for the reflection item.
+    pub repr_attrs: Vec<syn::Attribute>,
 }
 
-impl Input {
-    pub fn from_syn(node: &DeriveInput, errors: &mut Errors) -> Input {
+impl StructInput {
+    /// `monoid`: whether `#[monoid(...)]` is parsed (derive Monoid) or rejected.
+    pub fn from_syn(node: &DeriveInput, monoid: bool, errors: &mut Errors) -> StructInput {
         let ident = node.ident.clone();
         let name = unraw(&ident);
-        let shape_ok = std::cell::Cell::new(true);
-        let fail = |errors: &mut Errors, e: Error| {
-            errors.push(e);
-            shape_ok.set(false);
-        };
+        let mut shape_ok = true;
+        let what = if monoid { "Monoid" } else { "DeviceCopy" };
 
         let (style, fields) = match &node.data {
             Data::Struct(data) => match &data.fields {
@@ -332,227 +80,443 @@ impl Input {
                 Fields::Unit => (Style::Named, Vec::new()),
             },
             Data::Enum(e) => {
-                fail(
-                    errors,
-                    Error::new_spanned(
-                        e.enum_token,
-                        "#[derive(Monoid)] supports only structs: an enum has no fixed layout \
-                         shared with CUDA C++; use a #[repr(C)] struct with a tag field",
+                shape_ok = false;
+                errors.push(Error::new_spanned(
+                    e.enum_token,
+                    format!(
+                        "#[derive({what})] supports only structs: an enum has no fixed layout \
+                         shared with CUDA C++; use a #[repr(C)] struct with a tag field"
                     ),
-                );
+                ));
                 (Style::Named, Vec::new())
             }
             Data::Union(u) => {
-                fail(
-                    errors,
-                    Error::new_spanned(
-                        u.union_token,
-                        "#[derive(Monoid)] supports only structs, not unions",
-                    ),
-                );
+                shape_ok = false;
+                errors.push(Error::new_spanned(
+                    u.union_token,
+                    format!("#[derive({what})] supports only structs, not unions"),
+                ));
                 (Style::Named, Vec::new())
             }
         };
         let is_struct = matches!(node.data, Data::Struct(_));
         if is_struct && fields.is_empty() {
-            fail(
-                errors,
-                Error::new_spanned(
-                    &node.ident,
-                    "#[derive(Monoid)] needs at least one field (CUDA C++ structs cannot be \
-                     empty and a zero-sized item has nothing to reduce)",
+            shape_ok = false;
+            errors.push(Error::new_spanned(
+                &node.ident,
+                format!(
+                    "#[derive({what})] needs at least one field (CUDA C++ structs cannot be \
+                     empty)"
                 ),
-            );
+            ));
         }
 
-        if !node.generics.params.is_empty() || node.generics.where_clause.is_some() {
-            fail(
-                errors,
-                Error::new_spanned(
-                    &node.generics,
-                    "#[derive(Monoid)] does not support generic structs: the CUDA text is \
-                     written once per type; define one struct per concrete type",
-                ),
-            );
+        let mut const_params = Vec::new();
+        let mut generics_ok = true;
+        for p in &node.generics.params {
+            match p {
+                GenericParam::Const(c) if monoid && is_usize(&c.ty) && c.default.is_none() => {
+                    const_params.push(c.ident.clone());
+                }
+                GenericParam::Const(c) if monoid => {
+                    generics_ok = false;
+                    errors.push(Error::new_spanned(
+                        c,
+                        "const parameters must be `const NAME: usize` without a default",
+                    ));
+                }
+                other => {
+                    generics_ok = false;
+                    let msg = if monoid {
+                        "#[derive(Monoid)] supports const generic parameters (`const K: usize`) \
+                         but not type or lifetime parameters: the CUDA text is written once per \
+                         type"
+                    } else {
+                        "#[derive(DeviceCopy)] does not support generic structs: the CUDA text is \
+                         written once per type"
+                    };
+                    errors.push(Error::new_spanned(other, msg));
+                }
+            }
         }
+        if let Some(w) = &node.generics.where_clause {
+            generics_ok = false;
+            errors.push(Error::new_spanned(w, "`where` clauses are not supported"));
+        }
+        shape_ok &= generics_ok;
 
         let repr = attr::parse_repr(&node.attrs, errors);
         if !repr.ok {
-            shape_ok.set(false);
+            shape_ok = false;
         } else if is_struct && !repr.c {
-            fail(
-                errors,
-                Error::new_spanned(
-                    &node.ident,
-                    format!(
-                    "#[derive(Monoid)] requires #[repr(C)] on `{name}`: the CUDA struct must have \
+            shape_ok = false;
+            errors.push(Error::new_spanned(
+                &node.ident,
+                format!(
+                    "#[derive({what})] requires #[repr(C)] on `{name}`: the CUDA struct must have \
                      exactly the Rust layout, and only repr(C) fixes the Rust one"
                 ),
-                ),
-            );
+            ));
         }
 
-        let mut out_fields = Vec::new();
-        // With generics, the field types (`T`) only repeat the generics error.
-        let fields = if node.generics.params.is_empty() {
-            fields
-        } else {
-            Vec::new()
-        };
-        for (i, f) in fields.iter().enumerate() {
-            let (member, rust_name, cuda_name) = match &f.ident {
-                Some(id) => (Member::Named(id.clone()), unraw(id), unraw(id)),
-                None => (
-                    Member::Unnamed(syn::Index {
-                        index: i as u32,
-                        span: f.ty.span(),
-                    }),
-                    i.to_string(),
-                    format!("f{i}"),
-                ),
-            };
-            match Ty::from_syn(&f.ty, &node.ident, false) {
-                Ok(ty) => out_fields.push(Field {
+        // With type generics, the field types (`T`) only repeat the generics error.
+        let fields = if generics_ok { fields } else { Vec::new() };
+        let fields = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (member, rust_name, cuda_name) = match &f.ident {
+                    Some(id) => (Member::Named(id.clone()), unraw(id), unraw(id)),
+                    None => (
+                        Member::Unnamed(syn::Index {
+                            index: i as u32,
+                            span: f.ty.span(),
+                        }),
+                        i.to_string(),
+                        format!("f{i}"),
+                    ),
+                };
+                RawField {
                     member,
                     rust_name,
                     cuda_name,
-                    ty,
+                    ty: f.ty.clone(),
                     span: f.ident.as_ref().map_or_else(|| f.ty.span(), |id| id.span()),
-                }),
-                Err(e) => fail(errors, e),
-            }
-        }
+                }
+            })
+            .collect();
 
-        let attrs = attr::parse_monoid_attrs(&node.attrs, errors);
+        let attrs = if monoid {
+            attr::parse_monoid_attrs(&node.attrs, errors)
+        } else {
+            for a in node.attrs.iter().filter(|a| a.path().is_ident("monoid")) {
+                errors.push(Error::new_spanned(
+                    a,
+                    "#[monoid(...)] belongs to #[derive(Monoid)]; #[derive(DeviceCopy)] takes no \
+                     attribute",
+                ));
+            }
+            Attrs::default()
+        };
         let combine =
             attrs
                 .combine
                 .as_ref()
-                .and_then(|e| match Combine::from_expr(e, &node.ident) {
+                .and_then(|e| match Closure::from_expr(e, "combine", true) {
                     Ok(c) => Some(c),
                     Err(err) => {
                         errors.push(err);
                         None
                     }
                 });
+        let lifts = attrs
+            .lifts
+            .iter()
+            .filter_map(|(ty, e)| match Closure::from_expr(e, "lift", false) {
+                Ok(c) => Some((ty.clone(), c)),
+                Err(err) => {
+                    errors.push(err);
+                    None
+                }
+            })
+            .collect();
 
-        Input {
+        StructInput {
             ident,
             name,
             style,
-            fields: out_fields,
+            fields,
+            const_params,
+            generics: node.generics.clone(),
             align: repr.align,
             attrs,
             combine,
-            shape_ok: shape_ok.get(),
+            lifts,
+            shape_ok,
+            repr_attrs: node
+                .attrs
+                .iter()
+                .filter(|a| a.path().is_ident("repr"))
+                .cloned()
+                .collect(),
         }
     }
 
-    /// Device layout of the struct: (size, align), repr(C) rules.
-    pub fn layout(&self) -> (u64, u64) {
-        let mut size = 0u64;
-        let mut align = self.align.unwrap_or(1);
+    /// The typed struct, once every struct its fields name is in `world`.
+    pub fn def(&self, world: &World, errors: &mut Errors) -> Option<StructDef> {
+        let mut fields = Vec::new();
+        let mut ok = true;
         for f in &self.fields {
-            let (s, a) = f.ty.size_align();
-            size = size.div_ceil(a) * a + s;
-            align = align.max(a);
+            match world.ty(&f.ty, true) {
+                Ok(ty) => fields.push(FieldDef {
+                    member: f.member.clone(),
+                    rust_name: f.rust_name.clone(),
+                    cuda_name: f.cuda_name.clone(),
+                    ty,
+                }),
+                Err(e) => {
+                    ok = false;
+                    errors.push(e);
+                }
+            }
         }
-        (size.div_ceil(align) * align, align)
+        ok.then(|| StructDef {
+            name: self.name.clone(),
+            style: self.style,
+            fields,
+            align: self.align,
+        })
+    }
+
+    /// The const parameter names, as strings.
+    pub fn const_names(&self) -> Vec<String> {
+        self.const_params.iter().map(unraw).collect()
     }
 }
 
-impl Combine {
-    fn from_expr(expr: &Expr, self_ident: &Ident) -> syn::Result<Combine> {
+fn is_usize(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
+}
+
+/// A closure parameter: a name (possibly `mut`), or `_`.
+pub enum Param {
+    Named { ident: Ident, mutable: bool },
+    Wild(Span),
+}
+
+impl Param {
+    pub fn to_tokens(&self) -> proc_macro2::TokenStream {
+        match self {
+            Param::Named { ident, mutable } => {
+                if *mutable {
+                    quote::quote!(mut #ident)
+                } else {
+                    quote::quote!(#ident)
+                }
+            }
+            Param::Wild(span) => quote::quote_spanned!(*span=> _),
+        }
+    }
+}
+
+/// A decoded two-parameter closure (`combine = |l, r| ...`, `lift(X) = |x, i| ...`), with the
+/// parameter types the user wrote, if any.
+pub struct Closure {
+    pub params: Vec<(Param, Option<Type>)>,
+    pub body: Expr,
+}
+
+impl Closure {
+    fn from_expr(expr: &Expr, key: &str, same_names_are_errors: bool) -> syn::Result<Closure> {
+        let what = if key == "combine" {
+            "`combine` must be a closure with two parameters: `combine = |l, r| ...`"
+        } else {
+            "`lift(T)` must be a closure of the item and its index: `lift(f32) = |x, i| ...`"
+        };
         let closure = match strip_parens(expr) {
             Expr::Closure(c) => c,
-            other => {
-                return Err(Error::new_spanned(
-                    other,
-                    "`combine` must be a closure with two parameters: `combine = |l, r| ...`",
-                ))
-            }
+            other => return Err(Error::new_spanned(other, what)),
         };
         if let Some(a) = &closure.asyncness {
             return Err(Error::new_spanned(
                 a,
-                "`combine` cannot be an async closure",
+                format!("`{key}` cannot be an async closure"),
             ));
         }
         if let Some(c) = &closure.constness {
-            return Err(Error::new_spanned(c, "`combine` cannot be a const closure"));
+            return Err(Error::new_spanned(
+                c,
+                format!("`{key}` cannot be a const closure"),
+            ));
         }
         if closure.inputs.len() != 2 {
-            let what = if closure.inputs.is_empty() {
+            let at = if closure.inputs.is_empty() {
                 closure.or1_token.to_token_stream()
             } else {
                 closure.inputs.to_token_stream()
             };
+            let which = if key == "combine" {
+                "(the left and the right operand)"
+            } else {
+                "(the item and its global index, a u64)"
+            };
             return Err(Error::new_spanned(
-                what,
+                at,
                 format!(
-                    "the `combine` closure must take exactly two parameters (the left and the \
-                     right operand), found {}",
+                    "the `{key}` closure must take exactly two parameters {which}, found {}",
                     closure.inputs.len()
                 ),
             ));
         }
-        let left = param(&closure.inputs[0], self_ident)?;
-        let right = param(&closure.inputs[1], self_ident)?;
-        if let (Param::Named(a), Param::Named(b)) = (&left, &right) {
-            if a == b {
+        let params = closure
+            .inputs
+            .iter()
+            .map(param)
+            .collect::<syn::Result<Vec<_>>>()?;
+        if let [(Param::Named { ident: a, .. }, _), (Param::Named { ident: b, .. }, _)] =
+            &params[..]
+        {
+            if same_names_are_errors && a == b {
                 return Err(Error::new_spanned(
                     b,
-                    format!("the two `combine` parameters are both named `{b}`"),
+                    format!("the two `{key}` parameters are both named `{b}`"),
                 ));
             }
         }
         if let syn::ReturnType::Type(_, ty) = &closure.output {
-            match Ty::from_syn(ty, self_ident, true) {
-                Ok(Ty::Struct) => {}
-                _ => {
-                    return Err(Error::new_spanned(
-                        ty,
-                        "the `combine` closure must return `Self`",
-                    ))
-                }
+            let is_self = matches!(&**ty, Type::Path(p) if p.path.is_ident("Self"));
+            if !is_self {
+                return Err(Error::new_spanned(
+                    ty,
+                    format!("the `{key}` closure returns `Self`; write `-> Self` or nothing"),
+                ));
             }
         }
-        Ok(Combine {
-            left,
-            right,
+        Ok(Closure {
+            params,
             body: (*closure.body).clone(),
         })
     }
 }
 
-fn param(pat: &Pat, self_ident: &Ident) -> syn::Result<Param> {
+fn param(pat: &Pat) -> syn::Result<(Param, Option<Type>)> {
     match pat {
-        Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() && p.subpat.is_none() => {
-            Ok(Param::Named(p.ident.clone()))
-        }
-        Pat::Wild(w) => Ok(Param::Wild(w.underscore_token.span)),
-        Pat::Type(t) => {
-            match Ty::from_syn(&t.ty, self_ident, true) {
-                Ok(Ty::Struct) => {}
-                _ => {
-                    return Err(Error::new_spanned(
-                        &t.ty,
-                        format!("`combine` parameters have the type `Self` (`{self_ident}`)"),
-                    ))
-                }
-            }
-            param(&t.pat, self_ident)
-        }
-        Pat::Ident(p) if p.mutability.is_some() => Err(Error::new_spanned(
-            p.mutability,
-            "`mut` parameters are not supported: the CUDA translation has no mutation",
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Ok((
+            Param::Named {
+                ident: p.ident.clone(),
+                mutable: p.mutability.is_some(),
+            },
+            None,
         )),
+        Pat::Wild(w) => Ok((Param::Wild(w.underscore_token.span), None)),
+        Pat::Type(t) => {
+            let (p, _) = param(&t.pat)?;
+            Ok((p, Some((*t.ty).clone())))
+        }
         other => Err(Error::new_spanned(
             other,
-            "`combine` parameters must be plain names (`|l, r|`) or `_`; patterns cannot be \
-             translated to CUDA",
+            "closure parameters must be plain names (`|l, r|`), `mut` names or `_`; patterns \
+             cannot be translated to CUDA",
         )),
     }
+}
+
+/// A `#[device_fn]` function.
+pub struct FnInput {
+    pub name: String,
+    /// (name, type as written, mutable) per parameter.
+    pub params: Vec<(Ident, Type, bool)>,
+    pub ret: Type,
+}
+
+impl FnInput {
+    pub fn from_syn(item: &syn::ItemFn, errors: &mut Errors) -> Option<FnInput> {
+        let sig = &item.sig;
+        let name = unraw(&sig.ident);
+        let mut ok = true;
+        let mut fail = |e: Error| {
+            ok = false;
+            errors.push(e);
+        };
+        for (present, tokens, what) in [
+            (
+                sig.constness.is_some(),
+                sig.constness.to_token_stream(),
+                "const",
+            ),
+            (
+                sig.asyncness.is_some(),
+                sig.asyncness.to_token_stream(),
+                "async",
+            ),
+            (
+                sig.unsafety.is_some(),
+                sig.unsafety.to_token_stream(),
+                "unsafe",
+            ),
+            (sig.abi.is_some(), sig.abi.to_token_stream(), "extern"),
+        ] {
+            if present {
+                fail(Error::new_spanned(
+                    tokens,
+                    format!("a #[device_fn] cannot be {what}"),
+                ));
+            }
+        }
+        if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+            fail(Error::new_spanned(
+                &sig.generics,
+                "a #[device_fn] cannot be generic: its CUDA text is written once",
+            ));
+        }
+        if let Some(v) = &sig.variadic {
+            fail(Error::new_spanned(
+                v,
+                "variadic functions are not supported",
+            ));
+        }
+        if let Some(why) = crate::valid::reserved_fn_name(&name) {
+            fail(Error::new_spanned(
+                &sig.ident,
+                format!("a #[device_fn] cannot be named `{name}`: {why}"),
+            ));
+        }
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(r) => fail(Error::new_spanned(
+                    r,
+                    "a #[device_fn] is a free function: `self` parameters are not supported",
+                )),
+                syn::FnArg::Typed(t) => match &*t.pat {
+                    Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                        params.push((p.ident.clone(), (*t.ty).clone(), p.mutability.is_some()))
+                    }
+                    other => fail(Error::new_spanned(
+                        other,
+                        "parameters must be plain names (`a: u32`) or `mut` names",
+                    )),
+                },
+            }
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Type(_, ty) => (**ty).clone(),
+            syn::ReturnType::Default => {
+                fail(Error::new_spanned(
+                    &sig.ident,
+                    "a #[device_fn] must return a value (`-> T`): without references, a \
+                     function returning nothing has no effect",
+                ));
+                return None;
+            }
+        };
+        ok.then_some(FnInput { name, params, ret })
+    }
+}
+
+/// Whether a path names a constant by Rust's naming convention (`N`, `MAX_LEN`, `geom::N`):
+/// the translation reads such paths as `usize` constants known when the kernel is generated.
+pub fn is_const_path(path: &syn::Path) -> bool {
+    path.segments.iter().all(|s| s.arguments.is_none())
+        && path.segments.last().is_some_and(|s| {
+            let name = unraw(&s.ident);
+            name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+}
+
+/// `quote` output with the spaces rustc would not print (`Vec < u8 >` -> `Vec<u8>`).
+pub fn tokens_to_string(t: &impl ToTokens) -> String {
+    let s = t.to_token_stream().to_string();
+    s.replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" ,", ",")
+        .replace("& ", "&")
 }
 
 pub fn strip_parens(mut e: &Expr) -> &Expr {

@@ -1,12 +1,12 @@
-//! Attribute parsing: `#[monoid(identity = ..., combine = ..., commutative, cuda = "...")]` and
-//! `#[repr(C)]`. Duplicate and unknown keys are reported at the key's span; parsing goes on after
+//! Attribute parsing: `#[monoid(identity = ..., combine = ..., commutative, cuda = "...",
+//! lift(T) = ...)]` and `#[repr(C)]`. Duplicate and unknown keys are reported at the key's span; parsing goes on after
 //! them so that every bad key of one attribute is reported together.
 
 use crate::ast::Errors;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
-use syn::{Attribute, Error, Expr, LitInt, LitStr, Token};
+use syn::{Attribute, Error, Expr, LitInt, LitStr, Token, Type};
 
 #[derive(Default)]
 pub struct Attrs {
@@ -15,11 +15,14 @@ pub struct Attrs {
     /// The span of the `commutative` flag, if present.
     pub commutative: Option<Span>,
     pub cuda: Option<LitStr>,
+    /// `lift(T) = |x, i| ...`: how an input item of type T becomes a monoid value.
+    pub lifts: Vec<(Type, Expr)>,
     /// The first `#[monoid(...)]` attribute, for "missing key" errors.
     pub first: Option<Attribute>,
 }
 
-const KEYS: &str = "`identity = EXPR`, `combine = |l, r| EXPR`, `commutative` or `cuda = \"...\"`";
+const KEYS: &str = "`identity = EXPR`, `combine = |l, r| EXPR`, `commutative`, `cuda = \"...\"` \
+                    or `lift(T) = |x, i| EXPR`";
 
 pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
     let mut out = Attrs::default();
@@ -42,6 +45,32 @@ pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
                 "cuda" => {
                     let value: LitStr = meta.value()?.parse()?;
                     set(&mut out.cuda, value, &meta, errors);
+                }
+                "lift" if meta.input.peek(syn::token::Paren) => {
+                    let content;
+                    syn::parenthesized!(content in meta.input);
+                    let ty: Type = content.parse()?;
+                    let value: Expr = meta.value()?.parse()?;
+                    let key = crate::ast::tokens_to_string(&ty);
+                    if out
+                        .lifts
+                        .iter()
+                        .any(|(t, _)| crate::ast::tokens_to_string(t) == key)
+                    {
+                        errors.push(Error::new_spanned(
+                            &ty,
+                            format!("duplicate `lift({key})`: one lift per input type"),
+                        ));
+                    } else {
+                        out.lifts.push((ty, value));
+                    }
+                }
+                "lift" => {
+                    skip_value(&meta)?;
+                    errors.push(Error::new_spanned(
+                        &meta.path,
+                        "`lift` names the input type: `lift(f32) = |x, i| ...`",
+                    ));
                 }
                 "commutative" => {
                     if has_value(&meta) {

@@ -1,18 +1,23 @@
-//! Token generation: the `Monoid`, `DeviceCopy` and `CudaMonoid` impls, or the errors plus a stub.
+//! Token generation: the first stage of each macro (parse, validate, start the reflection
+//! chains of `resolve`), and the final stage once every named item is known: the impls, or the
+//! errors plus a stub (after thiserror's fallback, so one mistake does not cascade).
 
-use crate::ast::{Errors, Input, Param};
-use crate::translate::{self, Piece};
+use crate::ast::{Closure, Errors, FnInput, StructInput};
+use crate::emit::Hole;
+use crate::resolve::{self, Mode, State};
+use crate::text::{self, MonoidParts, Text};
+use crate::types::World;
 use crate::valid;
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::{quote, ToTokens};
 use syn::{DeriveInput, Expr, LitStr};
 
 /// Which path the generated impls name the traits by.
 #[derive(Clone, Copy)]
 pub enum Krate {
-    /// `::reduce_core` (the `Monoid` derive).
+    /// `::reduce_core` (the `Monoid`, `DeviceCopy`, `device_fn` macros).
     Core,
-    /// `::reduce_cuda::reduce_core` (the `MonoidViaCuda` derive, re-exported by reduce_cuda).
+    /// `::reduce_cuda::reduce_core` (the `*ViaCuda` macros, re-exported by reduce_cuda).
     ViaCuda,
 }
 
@@ -25,130 +30,521 @@ impl Krate {
     }
 }
 
-pub fn derive(node: &DeriveInput, krate: Krate) -> TokenStream {
-    let mut errors = Errors::default();
-    let input = Input::from_syn(node, &mut errors);
-    valid::check(&input, &mut errors);
-
-    // Types are only known when the shape is fine; translate then, to report closure errors too.
-    let mut identity = None;
-    let mut combine = None;
-    if input.shape_ok {
-        if let Some(expr) = &input.attrs.identity {
-            match translate::identity(&input, expr) {
-                Ok(body) => identity = Some(body),
-                Err(e) => errors.push(e),
-            }
-        }
-        if let (Some(c), None) = (&input.combine, &input.attrs.cuda) {
-            match translate::combine(&input, c) {
-                Ok(body) => combine = Some(body),
-                Err(e) => errors.push(e),
-            }
-        }
+/// Starts a chain: looks up `refs`, then runs `finish`. Without refs, finishes at once.
+fn start(krate: TokenStream, mode: Mode, refs: Vec<syn::Path>, input: TokenStream) -> TokenStream {
+    let state = State {
+        krate,
+        mode,
+        got: Vec::new(),
+        pending: refs,
+        input,
+    };
+    match state.next() {
+        Ok(lookup) => lookup,
+        Err(state) => finish(state),
     }
+}
 
+/// The end of a chain.
+pub fn finish(state: State) -> TokenStream {
+    let result = match state.mode {
+        Mode::MonoidInfo | Mode::Struct | Mode::FnInfo => info(&state),
+        Mode::MonoidBody => monoid_body(&state),
+        Mode::FnBody => device_fn_impl(&state),
+    };
+    let tokens = match result {
+        Ok(tokens) => tokens,
+        Err(e) => e.to_compile_error(),
+    };
+    match state.mode {
+        Mode::Struct => {
+            let impls = struct_impls(&state).unwrap_or_else(|e| e.to_compile_error());
+            quote!(#tokens #impls)
+        }
+        _ => tokens,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// First stages
+// ---------------------------------------------------------------------------------------------
+
+pub fn derive_monoid(node: &DeriveInput, krate: Krate) -> TokenStream {
+    let mut errors = Errors::default();
+    let input = StructInput::from_syn(node, true, &mut errors);
+    valid::check(&input, &mut errors);
     if let Some(error) = errors.into_error() {
         let error = error.to_compile_error();
-        // Like thiserror's fallback: a stub impl keeps every use of the type as a monoid from
-        // adding errors of its own. Only for a sound shape, where the stub compiles.
         let stub = if input.shape_ok {
-            stub(&input, krate)
+            monoid_stub(&input, krate.path())
         } else {
             TokenStream::new()
         };
         return quote!(#error #stub);
     }
-
-    let (identity, combine_text, hand_written) = match (&input.attrs.cuda, combine) {
-        (Some(text), _) => (identity.unwrap(), text.value(), true),
-        (None, Some(body)) => (identity.unwrap(), body, false),
-        (None, None) => unreachable!("translated or reported"),
-    };
-    let pieces = translate::cuda_text(&input, &identity, &combine_text, hand_written);
-    impls(&input, krate, &pieces)
+    let mut skip = input.const_names();
+    skip.push(input.name.clone());
+    let mut info_refs = Vec::new();
+    for f in &input.fields {
+        resolve::type_refs(&f.ty, &skip, &mut info_refs);
+    }
+    let mut body_refs = info_refs.clone();
+    if let Some(identity) = &input.attrs.identity {
+        resolve::expr_refs(identity, &skip, &mut body_refs);
+    }
+    if let (Some(c), None) = (&input.combine, &input.attrs.cuda) {
+        closure_refs(c, &skip, &mut body_refs);
+    }
+    for (ty, c) in &input.lifts {
+        resolve::type_refs(ty, &skip, &mut body_refs);
+        closure_refs(c, &skip, &mut body_refs);
+    }
+    let tokens = node.to_token_stream();
+    let krate = krate.path();
+    let info = start(krate.clone(), Mode::MonoidInfo, info_refs, tokens.clone());
+    let body = start(krate, Mode::MonoidBody, body_refs, tokens);
+    quote!(#info #body)
 }
 
-fn impls(input: &Input, krate: Krate, pieces: &[Piece]) -> TokenStream {
-    let ident = &input.ident;
-    let path = krate.path();
-    let c = input.combine.as_ref().expect("checked");
-    let left = param(&c.left);
-    let right = param(&c.right);
-    let identity = fn_body(input.attrs.identity.as_ref().expect("checked"));
-    let combine = fn_body(&c.body);
-    let commutative = input.attrs.commutative.is_some();
-    let name = LitStr::new(&input.name, ident.span());
-
-    // `format!` template: the CUDA text with `{}` where the user's crate fills in layout numbers.
-    let mut template = String::new();
-    let mut args = Vec::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text(t) => template.push_str(&t.replace('{', "{{").replace('}', "}}")),
-            Piece::SizeOf => {
-                template.push_str("{}");
-                args.push(quote!(::core::mem::size_of::<Self>()));
-            }
-            Piece::AlignOf => {
-                template.push_str("{}");
-                args.push(quote!(::core::mem::align_of::<Self>()));
-            }
-            Piece::OffsetOf(i) => {
-                template.push_str("{}");
-                let member = &input.fields[*i].member;
-                args.push(quote!(::core::mem::offset_of!(Self, #member)));
-            }
+fn closure_refs(c: &Closure, skip: &[String], out: &mut Vec<syn::Path>) {
+    for (_, ty) in &c.params {
+        if let Some(ty) = ty {
+            resolve::type_refs(ty, skip, out);
         }
     }
+    resolve::expr_refs(&c.body, skip, out);
+}
 
-    // The derive computes the device layout itself; on a target where Rust lays the struct out
-    // differently (64-bit fields are 4-aligned on 32-bit x86) fail at compile time, not at kernel
-    // compile time.
-    let (size, align) = input.layout();
-    let size = size as usize;
-    let align = align as usize;
-    let layout_msg = LitStr::new(
-        &format!(
-            "#[derive(Monoid)]: on this target the Rust layout of `{}` differs from its CUDA \
-             layout (size {size}, align {align}); 64-bit fields must be 8-byte aligned",
-            input.name
-        ),
-        ident.span(),
-    );
+pub fn derive_device_copy(node: &DeriveInput, krate: Krate) -> TokenStream {
+    let mut errors = Errors::default();
+    let input = StructInput::from_syn(node, false, &mut errors);
+    valid::check_names(&input, &mut errors);
+    if let Some(error) = errors.into_error() {
+        return error.to_compile_error();
+    }
+    let mut refs = Vec::new();
+    for f in &input.fields {
+        resolve::type_refs(&f.ty, &[input.name.clone()], &mut refs);
+    }
+    start(krate.path(), Mode::Struct, refs, node.to_token_stream())
+}
 
+pub fn device_fn(item: syn::ItemFn, krate: Krate) -> TokenStream {
+    let mut errors = Errors::default();
+    let Some(input) = FnInput::from_syn(&item, &mut errors) else {
+        let error = errors.into_error().map(|e| e.to_compile_error());
+        return quote!(#item #error);
+    };
+    let mut sig_refs = Vec::new();
+    for (_, ty, _) in &input.params {
+        resolve::type_refs(ty, &[], &mut sig_refs);
+    }
+    resolve::type_refs(&input.ret, &[], &mut sig_refs);
+    let mut body_refs = sig_refs.clone();
+    let body = body_expr(&item);
+    resolve::expr_refs(&body, &[], &mut body_refs);
+    let tokens = item.to_token_stream();
+    let krate = krate.path();
+    let info = start(krate.clone(), Mode::FnInfo, sig_refs, tokens.clone());
+    let body = start(krate, Mode::FnBody, body_refs, tokens);
+    quote!(#item #info #body)
+}
+
+fn body_expr(item: &syn::ItemFn) -> Expr {
+    Expr::Block(syn::ExprBlock {
+        attrs: Vec::new(),
+        label: None,
+        block: (*item.block).clone(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Final stages
+// ---------------------------------------------------------------------------------------------
+
+/// The reflection macro of a struct, monoid or function (its definition and the structs it
+/// names, untyped: consumers type them).
+fn info(state: &State) -> syn::Result<TokenStream> {
+    let krate = &state.krate;
+    if state.mode == Mode::FnInfo {
+        let item: syn::ItemFn = syn::parse2(state.input.clone())?;
+        let name = &item.sig.ident;
+        let marker = quote! {
+            #[allow(non_camel_case_types)]
+            pub struct #name {}
+        };
+        return Ok(resolve::info_macro(
+            krate,
+            name,
+            resolve::fn_item(&item),
+            &state.got,
+            Some(marker),
+        ));
+    }
+    let node: DeriveInput = syn::parse2(state.input.clone())?;
+    let mut errors = Errors::default();
+    let input = StructInput::from_syn(&node, state.mode == Mode::MonoidInfo, &mut errors);
+    Ok(resolve::info_macro(
+        krate,
+        &node.ident,
+        resolve::struct_item(&input, &node),
+        &state.got,
+        None,
+    ))
+}
+
+/// `format!(template, holes...)` for a text, evaluated in an impl where `Self` is the item.
+fn format_text(t: &Text) -> TokenStream {
+    let mut template = String::new();
+    let mut args = Vec::new();
+    let mut rest = t.text.as_str();
+    while let Some(start) = rest.find('\u{1}') {
+        let end = rest[start..].find('\u{2}').expect("a marker ends") + start;
+        let i: usize = rest[start + 1..end]
+            .parse()
+            .expect("a marker holds an index");
+        template.push_str(&rest[..start].replace('{', "{{").replace('}', "}}"));
+        template.push_str("{}");
+        args.push(match &t.holes[i] {
+            Hole::Sym(path) => {
+                let path: syn::Path = syn::parse_str(path).expect("a path prints back");
+                quote!(#path)
+            }
+            Hole::SizeOf => quote!(::core::mem::size_of::<Self>()),
+            Hole::AlignOf => quote!(::core::mem::align_of::<Self>()),
+            Hole::OffsetOf(member) => {
+                let member: syn::Member = syn::parse_str(member).expect("a member prints back");
+                quote!(::core::mem::offset_of!(Self, #member))
+            }
+        });
+        rest = &rest[end + 1..];
+    }
+    template.push_str(&rest.replace('{', "{{").replace('}', "}}"));
+    if args.is_empty() {
+        let lit = LitStr::new(&t.text, proc_macro2::Span::call_site());
+        quote!(::std::string::String::from(#lit))
+    } else {
+        quote!(::std::format!(#template, #(#args),*))
+    }
+}
+
+/// `<PATH as CudaStruct>::cuda_define(defs);` for each struct path, `DeviceFn` for each call.
+fn define_deps(krate: &TokenStream, structs: &[syn::Path], calls: &[syn::Path]) -> TokenStream {
     quote! {
-        #[automatically_derived]
-        impl #path::Monoid for #ident {
-            #[inline]
-            fn identity() -> Self #identity
-            #[inline]
-            fn combine(#left: Self, #right: Self) -> Self #combine
-            const COMMUTATIVE: bool = #commutative;
-        }
+        #( <#structs as #krate::CudaStruct>::cuda_define(defs); )*
+        #( <#calls as #krate::DeviceFn>::cuda_define(defs); )*
+    }
+}
 
-        // SAFETY: a #[repr(C)] struct of primitive numbers, bools and arrays of them (checked by
-        // the derive); the CUDA code only stores values of those field types in it.
+/// `FAULTS || <call as DeviceFn>::CAN_FAULT || ...`.
+fn can_fault(krate: &TokenStream, faults: bool, calls: &[syn::Path]) -> TokenStream {
+    quote!(#faults #( || <#calls as #krate::DeviceFn>::CAN_FAULT )*)
+}
+
+/// `const _: () = { let _: usize = N; };` for each `usize` constant the text names.
+fn const_checks(consts: &[syn::Path]) -> TokenStream {
+    quote! {
+        #( const _: () = { let _: usize = #consts; }; )*
+    }
+}
+
+/// The struct paths a struct's fields name, as written.
+fn field_struct_paths(input: &StructInput) -> Vec<syn::Path> {
+    let mut skip = input.const_names();
+    skip.push(input.name.clone());
+    let mut refs = Vec::new();
+    for f in &input.fields {
+        resolve::type_refs(&f.ty, &skip, &mut refs);
+    }
+    refs
+}
+
+/// `DeviceCopy` and `CudaStruct` impls and a compile-time layout check of a typed struct.
+fn struct_core_impls(
+    krate: &TokenStream,
+    node: &DeriveInput,
+    input: &StructInput,
+    world: &World,
+) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    let Some(def) = input.def(world, &mut errors) else {
+        return Err(errors
+            .into_error()
+            .expect("an untyped struct reports an error"));
+    };
+    let ident = &node.ident;
+    let (impl_g, ty_g, where_c) = node.generics.split_for_impl();
+    let text = text::struct_def(world, &def);
+    let text = format_text(&text);
+    let deps = define_deps(krate, &field_struct_paths(input), &[]);
+    let name = LitStr::new(&input.name, ident.span());
+    let layout = world.struct_layout(&def).map(|(size, align)| {
+        let (size, align) = (size as usize, align as usize);
+        let msg = LitStr::new(
+            &format!(
+                "on this target the Rust layout of `{}` differs from its CUDA layout (size \
+                 {size}, align {align}); 64-bit fields must be 8-byte aligned",
+                input.name
+            ),
+            ident.span(),
+        );
+        quote! {
+            const _: () = ::core::assert!(
+                ::core::mem::size_of::<#ident>() == #size
+                    && ::core::mem::align_of::<#ident>() == #align,
+                #msg
+            );
+        }
+    });
+    let layout = if input.const_params.is_empty() {
+        layout
+    } else {
+        None
+    };
+    Ok(quote! {
+        // SAFETY: a #[repr(C)] struct of primitive numbers, bools, arrays and other such structs
+        // (checked by the derive); the CUDA code only stores values of those field types in it.
         #[automatically_derived]
-        unsafe impl #path::DeviceCopy for #ident {}
+        unsafe impl #impl_g #krate::DeviceCopy for #ident #ty_g #where_c {}
 
         // SAFETY: the CUDA struct has the Rust field types in the Rust order, and its size,
         // alignment and offsets are checked against `size_of`/`align_of`/`offset_of!` by
         // static_asserts every time the text is compiled.
         #[automatically_derived]
-        unsafe impl #path::CudaMonoid for #ident {
-            const CUDA_NAME: &'static str = #name;
-            fn cuda_source() -> ::std::string::String {
-                ::std::format!(#template, #(#args),*)
+        unsafe impl #impl_g #krate::CudaStruct for #ident #ty_g #where_c {
+            fn cuda_define(defs: &mut #krate::CudaDefs) {
+                if !defs.enter(::core::any::TypeId::of::<Self>(), #name) {
+                    return;
+                }
+                #deps
+                defs.add_struct(&#text);
             }
         }
 
-        const _: () = ::core::assert!(
-            ::core::mem::size_of::<#ident>() == #size
-                && ::core::mem::align_of::<#ident>() == #align,
-            #layout_msg
-        );
+        #layout
+    })
+}
+
+/// A `#[derive(DeviceCopy)]` struct's impls (its reflection macro comes from [`info`]).
+fn struct_impls(state: &State) -> syn::Result<TokenStream> {
+    let node: DeriveInput = syn::parse2(state.input.clone())?;
+    let mut errors = Errors::default();
+    let input = StructInput::from_syn(&node, false, &mut errors);
+    let world = state.world()?;
+    struct_core_impls(&state.krate, &node, &input, &world)
+}
+
+fn monoid_body(state: &State) -> syn::Result<TokenStream> {
+    let node: DeriveInput = syn::parse2(state.input.clone())?;
+    let mut errors = Errors::default();
+    let input = StructInput::from_syn(&node, true, &mut errors);
+    let krate = &state.krate;
+    match monoid_impls(state, &node, &input) {
+        Ok(tokens) => Ok(tokens),
+        Err(e) => {
+            let error = e.to_compile_error();
+            let stub = monoid_stub(&input, krate.clone());
+            Ok(quote!(#error #stub))
+        }
     }
+}
+
+fn monoid_impls(
+    state: &State,
+    node: &DeriveInput,
+    input: &StructInput,
+) -> syn::Result<TokenStream> {
+    let krate = &state.krate;
+    let mut world = state.world()?;
+    world.const_params = input.const_names();
+    world.self_name = Some(input.name.clone());
+    let mut errors = Errors::default();
+    let Some(def) = input.def(&world, &mut errors) else {
+        return Err(errors
+            .into_error()
+            .expect("an untyped struct reports an error"));
+    };
+    world.structs.insert(def.name.clone(), def);
+    let core = struct_core_impls(krate, node, input, &world)?;
+
+    let identity = input.attrs.identity.as_ref().expect("checked");
+    let (header, rest) = text::monoid(&MonoidParts {
+        world: &world,
+        name: &input.name,
+        const_params: &world.const_params,
+        commutative: input.attrs.commutative.is_some(),
+        identity,
+        combine: input.combine.as_ref(),
+        hand_written: input.attrs.cuda.as_ref().map(LitStr::value),
+    })?;
+    let mut lifts = Vec::new();
+    for (ty, closure) in &input.lifts {
+        let input_ty = world.ty(ty, false)?;
+        lifts.push((
+            ty,
+            closure,
+            text::lift(&world, &input.name, &input_ty, closure)?,
+        ));
+    }
+
+    let ident = &node.ident;
+    let (impl_g, ty_g, where_c) = node.generics.split_for_impl();
+    let c = input.combine.as_ref().expect("checked");
+    let left = c.params[0].0.to_tokens();
+    let right = c.params[1].0.to_tokens();
+    let identity_body = fn_body(identity);
+    let combine_body = fn_body(&c.body);
+    let commutative = input.attrs.commutative.is_some();
+    let name = LitStr::new(&input.name, ident.span());
+
+    let rest_uses = &rest.uses;
+    let deps = define_deps(krate, &rest_uses.structs, &rest_uses.calls);
+    let faults = can_fault(krate, rest_uses.faults, &rest_uses.calls);
+    let header_text = format_text(&header);
+    let rest_text = format_text(&rest);
+    let mut consts = rest_uses.consts.clone();
+
+    let lift_impls = lifts.iter().map(|(ty, closure, lift)| {
+        let x = closure.params[0].0.to_tokens();
+        let i = closure.params[1].0.to_tokens();
+        let body = fn_body(&closure.body);
+        let mut input_refs = Vec::new();
+        resolve::type_refs(ty, &[], &mut input_refs);
+        let lift_deps = define_deps(krate, &lift.uses.structs, &lift.uses.calls);
+        let lift_faults = can_fault(krate, lift.uses.faults, &lift.uses.calls);
+        let lift_text = format_text(lift);
+        quote! {
+            // SAFETY: `m_lift` is the translation of `lift`, and `r_in` is the CUDA struct (or
+            // primitive) of the input type, whose layout is checked like the monoid's.
+            #[automatically_derived]
+            unsafe impl #impl_g #krate::Lift<#ty> for #ident #ty_g #where_c {
+                #[inline]
+                fn lift(#x: #ty, #i: u64) -> Self #body
+                const LIFT_CAN_FAULT: bool = #lift_faults;
+                fn cuda_source_lifted() -> ::std::string::String {
+                    let mut defs = #krate::CudaDefs::default();
+                    {
+                        let defs = &mut defs;
+                        <Self as #krate::CudaStruct>::cuda_define(defs);
+                        #deps
+                        #( <#input_refs as #krate::CudaStruct>::cuda_define(defs); )*
+                        #lift_deps
+                    }
+                    let mut text = #header_text;
+                    text.push_str(&defs.finish());
+                    text.push_str(&#rest_text);
+                    text.push_str(&#lift_text);
+                    text
+                }
+            }
+        }
+    });
+    for (_, _, lift) in &lifts {
+        consts.extend(lift.uses.consts.iter().cloned());
+    }
+    let consts = const_checks(&consts);
+
+    Ok(quote! {
+        #[automatically_derived]
+        impl #impl_g #krate::Monoid for #ident #ty_g #where_c {
+            #[inline]
+            fn identity() -> Self #identity_body
+            #[inline]
+            fn combine(#left: Self, #right: Self) -> Self #combine_body
+            const COMMUTATIVE: bool = #commutative;
+        }
+
+        #core
+
+        // SAFETY: `M` is the CUDA struct of `Self` (layout checked by static_asserts), and
+        // `m_identity`/`m_combine` are the translations of `identity` and `combine`, which
+        // only store values of the field types.
+        #[automatically_derived]
+        unsafe impl #impl_g #krate::CudaMonoid for #ident #ty_g #where_c {
+            const CUDA_NAME: &'static str = #name;
+            const CAN_FAULT: bool = #faults;
+            fn cuda_source() -> ::std::string::String {
+                let mut defs = #krate::CudaDefs::default();
+                {
+                    let defs = &mut defs;
+                    <Self as #krate::CudaStruct>::cuda_define(defs);
+                    #deps
+                }
+                let mut text = #header_text;
+                text.push_str(&defs.finish());
+                text.push_str(&#rest_text);
+                text
+            }
+        }
+
+        #( #lift_impls )*
+        #consts
+    })
+}
+
+/// A `#[device_fn]`'s `DeviceFn` impl on its marker type.
+fn device_fn_impl(state: &State) -> syn::Result<TokenStream> {
+    let item: syn::ItemFn = syn::parse2(state.input.clone())?;
+    let krate = &state.krate;
+    let mut errors = Errors::default();
+    let input = FnInput::from_syn(&item, &mut errors).expect("checked in the first stage");
+    let world = state.world()?;
+    let module = syn::Ident::new(
+        &format!("__reduce_device_{}", input.name),
+        item.sig.ident.span(),
+    );
+    let ident = &item.sig.ident;
+    let marker = quote!(#module::marker::#ident);
+    let result = (|| -> syn::Result<TokenStream> {
+        let mut params = Vec::new();
+        let mut sig_refs = Vec::new();
+        for (name, ty, mutable) in &input.params {
+            params.push((crate::ast::unraw(name), world.ty(ty, false)?, *mutable));
+            resolve::type_refs(ty, &[], &mut sig_refs);
+        }
+        let ret = world.ty(&input.ret, false)?;
+        resolve::type_refs(&input.ret, &[], &mut sig_refs);
+        let text = text::device_fn(&world, &input.name, &params, &ret, &body_expr(&item))?;
+        let mut structs = sig_refs;
+        for p in &text.uses.structs {
+            let name = p.segments.last().map(|s| s.ident.to_string());
+            if !structs
+                .iter()
+                .any(|q| q.segments.last().map(|s| s.ident.to_string()) == name)
+            {
+                structs.push(p.clone());
+            }
+        }
+        let deps = define_deps(krate, &structs, &text.uses.calls);
+        let faults = can_fault(krate, text.uses.faults, &text.uses.calls);
+        let consts = const_checks(&text.uses.consts);
+        let cuda_name = LitStr::new(&format!("fn_{}", input.name), ident.span());
+        let text = format_text(&text);
+        Ok(quote! {
+            #[automatically_derived]
+            impl #krate::DeviceFn for #marker {
+                const CAN_FAULT: bool = #faults;
+                fn cuda_define(defs: &mut #krate::CudaDefs) {
+                    if !defs.enter(::core::any::TypeId::of::<Self>(), #cuda_name) {
+                        return;
+                    }
+                    #deps
+                    defs.add_function(&#text);
+                }
+            }
+            #consts
+        })
+    })();
+    Ok(result.unwrap_or_else(|e| {
+        let error = e.to_compile_error();
+        quote! {
+            #error
+            impl #krate::DeviceFn for #marker {
+                const CAN_FAULT: bool = false;
+                fn cuda_define(_: &mut #krate::CudaDefs) {}
+            }
+        }
+    }))
 }
 
 /// A function body from an expression: the block itself when it is one, else `{ expr }`.
@@ -162,21 +558,14 @@ fn fn_body(e: &Expr) -> TokenStream {
     }
 }
 
-fn param(p: &Param) -> TokenStream {
-    match p {
-        Param::Named(id) => quote!(#id),
-        Param::Wild(span) => quote_spanned!(*span=> _),
-    }
-}
-
 /// Impls with bodies that are never run: the real error has been reported.
-fn stub(input: &Input, krate: Krate) -> TokenStream {
+fn monoid_stub(input: &StructInput, krate: TokenStream) -> TokenStream {
     let ident = &input.ident;
-    let path = krate.path();
+    let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
     let name = LitStr::new(&input.name, ident.span());
     quote! {
         #[automatically_derived]
-        impl #path::Monoid for #ident {
+        impl #impl_g #krate::Monoid for #ident #ty_g #where_c {
             fn identity() -> Self {
                 ::core::unimplemented!()
             }
@@ -185,9 +574,13 @@ fn stub(input: &Input, krate: Krate) -> TokenStream {
             }
         }
         #[automatically_derived]
-        unsafe impl #path::DeviceCopy for #ident {}
+        unsafe impl #impl_g #krate::DeviceCopy for #ident #ty_g #where_c {}
         #[automatically_derived]
-        unsafe impl #path::CudaMonoid for #ident {
+        unsafe impl #impl_g #krate::CudaStruct for #ident #ty_g #where_c {
+            fn cuda_define(_: &mut #krate::CudaDefs) {}
+        }
+        #[automatically_derived]
+        unsafe impl #impl_g #krate::CudaMonoid for #ident #ty_g #where_c {
             const CUDA_NAME: &'static str = #name;
             fn cuda_source() -> ::std::string::String {
                 ::core::unimplemented!()

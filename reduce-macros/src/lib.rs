@@ -4,17 +4,26 @@
 //! Use it through `reduce_core::Monoid` (or `reduce_cuda::Monoid`); the documentation of the
 //! derive is on [`macro@Monoid`].
 //!
-//! Layout of this crate (after thiserror-impl): `ast` (syn -> our own tree), `attr` (attribute
-//! parsing), `valid` (checks), `translate` (type checking and Rust subset -> CUDA C++), `expand`
-//! (token generation).
+//! Layout of this crate (after thiserror-impl and serde_derive): `ast` (syn -> our own tree),
+//! `attr` (attribute parsing), `valid` (name checks), `types` (the language's types), `check`
+//! (type checking: expressions, statements), `emit` (CUDA C++ printing: expressions,
+//! statements, literals), `text` (the CUDA text of each item), `resolve` (macro-time reflection
+//! between derives), `expand` (token generation).
 
 #![deny(missing_docs)]
 
 mod ast;
 mod attr;
+mod check;
+mod emit;
 mod expand;
-mod translate;
+mod resolve;
+mod text;
+mod types;
 mod valid;
+
+#[cfg(test)]
+mod tests;
 
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
@@ -164,7 +173,7 @@ use syn::{parse_macro_input, DeriveInput};
 #[proc_macro_derive(Monoid, attributes(monoid))]
 pub fn derive_monoid(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input, expand::Krate::Core).into()
+    expand::derive_monoid(&input, expand::Krate::Core).into()
 }
 
 /// The same derive, naming the traits as `::reduce_cuda::reduce_core::...`, for crates that
@@ -173,5 +182,126 @@ pub fn derive_monoid(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(MonoidViaCuda, attributes(monoid))]
 pub fn derive_monoid_via_cuda(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input, expand::Krate::ViaCuda).into()
+    expand::derive_monoid(&input, expand::Krate::ViaCuda).into()
+}
+
+/// Derives `DeviceCopy` and `CudaStruct` for a `#[repr(C)]` plain-data struct, so that monoids
+/// and `#[device_fn]` functions can use it: as a field type (also in arrays), a parameter, a
+/// local or a struct literal in translated code.
+///
+/// ```
+/// use reduce_core::{CudaMonoid, DeviceCopy, Monoid};
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+/// #[repr(C)]
+/// struct Point { x: f32, y: f32 }
+///
+/// /// The bounding box of a set of points.
+/// #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+/// #[repr(C)]
+/// #[monoid(
+///     identity = BBox {
+///         lo: Point { x: f32::INFINITY, y: f32::INFINITY },
+///         hi: Point { x: f32::NEG_INFINITY, y: f32::NEG_INFINITY },
+///     },
+///     combine = |a, b| BBox {
+///         lo: Point { x: a.lo.x.min(b.lo.x), y: a.lo.y.min(b.lo.y) },
+///         hi: Point { x: a.hi.x.max(b.hi.x), y: a.hi.y.max(b.hi.y) },
+///     },
+///     commutative
+/// )]
+/// struct BBox { lo: Point, hi: Point }
+///
+/// let text = BBox::cuda_source();
+/// assert!(text.contains("struct Point {\n    float x;\n    float y;\n};"));
+/// assert!(text.contains("struct BBox {\n    Point lo;\n    Point hi;\n};"));
+/// ```
+///
+/// The struct must be `#[repr(C)]`, not generic, with fields of the types a monoid may have.
+/// It must be defined in the crate that uses it (the derive also defines a hidden macro, named
+/// like the struct, through which other derives learn its fields).
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_device_copy(&input, expand::Krate::Core).into()
+}
+
+/// `DeviceCopy` for crates that depend on `reduce_cuda` only.
+#[doc(hidden)]
+#[proc_macro_derive(DeviceCopyViaCuda)]
+pub fn derive_device_copy_via_cuda(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_device_copy(&input, expand::Krate::ViaCuda).into()
+}
+
+/// Marks a free function as callable from translated code (`combine`, `identity`, `lift` and
+/// other `#[device_fn]` functions). The function is kept as it is for Rust; its body is
+/// translated once into a `__device__` function `fn_NAME`, included in the CUDA text of every
+/// monoid that calls it.
+///
+/// ```
+/// use reduce_core::{device_fn, CudaMonoid, Monoid};
+///
+/// /// 3x3 matrix product over u64, wrapping.
+/// #[device_fn]
+/// fn mat_mul(a: [u64; 9], b: [u64; 9]) -> [u64; 9] {
+///     let mut c = [0u64; 9];
+///     for i in 0..3 {
+///         for j in 0..3 {
+///             for k in 0..3 {
+///                 c[i * 3 + j] = c[i * 3 + j].wrapping_add(a[i * 3 + k].wrapping_mul(b[k * 3 + j]));
+///             }
+///         }
+///     }
+///     c
+/// }
+///
+/// #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+/// #[repr(C)]
+/// #[monoid(identity = Mat3 { m: [1, 0, 0, 0, 1, 0, 0, 0, 1] },
+///          combine = |l, r| Mat3 { m: mat_mul(l.m, r.m) })]
+/// struct Mat3 { m: [u64; 9] }
+///
+/// let two = Mat3 { m: [2, 0, 0, 0, 2, 0, 0, 0, 2] };
+/// assert_eq!(Mat3::combine(two, two).m[0], 4);
+/// assert!(Mat3::cuda_source().contains("fn_mat_mul(l.m, r.m)"));
+/// ```
+///
+/// Parameters are plain (or `mut`) names with types a monoid field may have (or `usize`); the
+/// function returns a value and may not be generic, `const`, `async` or `unsafe`, nor call
+/// itself. It must be defined in the crate that uses it.
+#[proc_macro_attribute]
+pub fn device_fn(args: TokenStream, item: TokenStream) -> TokenStream {
+    device_fn_with(args, item, expand::Krate::Core)
+}
+
+/// `device_fn` for crates that depend on `reduce_cuda` only.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn device_fn_via_cuda(args: TokenStream, item: TokenStream) -> TokenStream {
+    device_fn_with(args, item, expand::Krate::ViaCuda)
+}
+
+fn device_fn_with(args: TokenStream, item: TokenStream, krate: expand::Krate) -> TokenStream {
+    let args = proc_macro2::TokenStream::from(args);
+    if !args.is_empty() {
+        return syn::Error::new_spanned(args, "#[device_fn] takes no arguments")
+            .to_compile_error()
+            .into();
+    }
+    let item = parse_macro_input!(item as syn::ItemFn);
+    expand::device_fn(item, krate).into()
+}
+
+/// The continuation of the macros' reflection chains (see `resolve`); not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __reduce_resolve(input: TokenStream) -> TokenStream {
+    match resolve::State::decode(input.into()) {
+        Ok(state) => match state.next() {
+            Ok(lookup) => lookup.into(),
+            Err(state) => expand::finish(state).into(),
+        },
+        Err(e) => e.to_compile_error().into(),
+    }
 }

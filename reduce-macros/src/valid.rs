@@ -1,7 +1,7 @@
 //! Checks on the parsed input that do not need type checking: required keys, and names that
 //! would clash in the generated CUDA C++.
 
-use crate::ast::{Errors, Input};
+use crate::ast::{Errors, StructInput};
 use syn::Error;
 
 /// C++ keywords and alternative tokens that a Rust identifier can spell.
@@ -25,7 +25,7 @@ const CPP_KEYWORDS: &[&str] = &[
 #[rustfmt::skip]
 const CUDA_NAMES: &[&str] = &[
     // the monoid contract and the kernel parameters
-    "M", "l", "r", "m_identity", "m_combine",
+    "M", "l", "r", "m_identity", "m_combine", "m_lift", "r_in", "r_size",
     // built-in variables and types
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "size_t", "ptrdiff_t",
     "clock_t", "half", "nv_bfloat16", "cudaError_t", "cudaStream_t",
@@ -60,7 +60,28 @@ fn cpp_clash(name: &str) -> Option<&'static str> {
     }
 }
 
-pub fn check(input: &Input, errors: &mut Errors) {
+/// Why a `#[device_fn]` cannot have this name (its CUDA name is `fn_<name>`; its reflection
+/// macro is named like it, so it must not shadow a macro of the standard prelude).
+pub fn reserved_fn_name(name: &str) -> Option<&'static str> {
+    #[rustfmt::skip]
+    const STD_MACROS: &[&str] = &[
+        "assert", "assert_eq", "assert_ne", "cfg", "column", "compile_error", "concat", "dbg",
+        "debug_assert", "debug_assert_eq", "debug_assert_ne", "env", "eprint", "eprintln", "file",
+        "format", "format_args", "include", "include_bytes", "include_str", "line", "matches",
+        "module_path", "option_env", "panic", "print", "println", "stringify", "todo",
+        "unimplemented", "unreachable", "vec", "write", "writeln",
+    ];
+    if STD_MACROS.contains(&name) {
+        Some("it would shadow the standard macro of that name")
+    } else if name.contains("__") {
+        Some("double underscores are reserved in C++")
+    } else {
+        None
+    }
+}
+
+/// Checks a monoid's required keys and the names of its struct.
+pub fn check(input: &StructInput, errors: &mut Errors) {
     check_names(input, errors);
 
     let Some(attr) = &input.attrs.first else {
@@ -96,7 +117,8 @@ pub fn check(input: &Input, errors: &mut Errors) {
     }
 }
 
-fn check_names(input: &Input, errors: &mut Errors) {
+/// Checks the struct's and the fields' names against C++ and the generated code's names.
+pub fn check_names(input: &StructInput, errors: &mut Errors) {
     let name = input.name.as_str();
     let why = if let Some(why) = cpp_clash(name) {
         Some(why)
@@ -104,8 +126,11 @@ fn check_names(input: &Input, errors: &mut Errors) {
         Some("is already defined in the CUDA text the kernels are compiled with")
     } else if is_cuda_vector_type(name) {
         Some("is a CUDA built-in vector type")
-    } else if ["r_", "m_", "v_"].iter().any(|p| name.starts_with(p)) {
-        Some("starts with a prefix the generated CUDA code reserves (`r_`, `m_`, `v_`)")
+    } else if ["r_", "m_", "v_", "fn_"]
+        .iter()
+        .any(|p| name.starts_with(p))
+    {
+        Some("starts with a prefix the generated CUDA code reserves (`r_`, `m_`, `v_`, `fn_`)")
     } else {
         None
     };

@@ -316,7 +316,7 @@ fn matrix_of_u32() {
     ]);
 
     let text = Mat2::cuda_source();
-    assert_contains(&text, "struct Mat2 {\n    unsigned int m[4];\n};");
+    assert_contains(&text, "struct Mat2 {\n    r_array<unsigned int, 4> m;\n};");
     assert_contains(&text, "M m_identity() { return Mat2{{1u, 0u, 0u, 1u}}; }");
     // the closure's `x`, `y` are `l`, `r` in CUDA
     assert_contains(
@@ -514,8 +514,8 @@ fn zoo_of_casts_blocks_and_constants() {
     let text = Zoo::cuda_source();
     for piece in [
         "struct Zoo {\n    float f;\n    double d;\n    unsigned long long w;\n    int i;\n    \
-         unsigned char u;\n    bool b;\n    short g[2][2];\n};",
-        "        {{(short)0, (short)0}, {(short)0, (short)0}},  // g\n",
+         unsigned char u;\n    bool b;\n    r_array<r_array<short, 2>, 2> g;\n};",
+        "        {{{(short)0, (short)0}, {(short)0, (short)0}}},  // g\n",
         "    const int v_k = (l.f > 1.5f) ? 1 : ((l.f < (-0.5f)) ? (-1) : 0);\n",
         "    const int v_big = r_f64_as_i32(r.d * 1e300);\n",
         "    const unsigned long long v_x = [&]() -> unsigned long long {\n        \
@@ -528,7 +528,7 @@ fn zoo_of_casts_blocks_and_constants() {
         "        (unsigned char)(r_add_u8(r_f32_as_u8(r.f), (unsigned char)l.b) | \
          (unsigned char)1),  // u\n",
         "        l.b,  // b\n",
-        "        {{l.g[1][1], r_mul_i16(r.g[0][0], (short)2)}, {l.g[0][0], l.g[0][1]}},  // g\n",
+        "        {{{l.g[1][1], r_mul_i16(r.g[0][0], (short)2)}, l.g[0]}},  // g\n",
     ] {
         assert_contains(&text, piece);
     }

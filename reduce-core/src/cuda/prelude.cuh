@@ -97,6 +97,61 @@ __device__ __forceinline__ double r_f64_from_bits(unsigned long long b) {
     return __longlong_as_double((long long)b);
 }
 
+// --- arrays ------------------------------------------------------------------------------------
+// A Rust array `[T; N]` is an r_array<T, N>: a struct around a C array (same size, alignment and
+// element offsets), so that it is a value: copied, returned, compared, like the Rust array.
+template <typename T, unsigned long long N>
+struct r_array {
+    T v[N];
+    __device__ __forceinline__ T& operator[](unsigned long long i) { return v[i]; }
+    __device__ __forceinline__ const T& operator[](unsigned long long i) const { return v[i]; }
+};
+
+// [x; N] for a length known only when the text is generated.
+template <typename T, unsigned long long N>
+__device__ __forceinline__ r_array<T, N> r_fill(T x) {
+    r_array<T, N> a;
+    for (unsigned long long i = 0; i < N; ++i) a.v[i] = x;
+    return a;
+}
+
+// Array ==, element by element (floats compare as IEEE values: NaN != NaN, -0.0 == 0.0).
+template <typename T>
+__device__ __forceinline__ bool r_eq(const T& a, const T& b) { return a == b; }
+template <typename T, unsigned long long N>
+__device__ __forceinline__ bool r_eq(const r_array<T, N>& a, const r_array<T, N>& b) {
+    for (unsigned long long i = 0; i < N; ++i) {
+        if (!r_eq(a.v[i], b.v[i])) return false;
+    }
+    return true;
+}
+
+// --- run-time indices --------------------------------------------------------------------------
+// Rust panics on an index out of bounds. Translated code checks every run-time index with r_ix:
+// an index out of bounds records a fault (the first one's index and the array's length) and
+// reads or writes element 0 instead, never memory out of bounds. The runtime reads r_fault_info
+// after the launch of a monoid that can fault, resets it, and returns an error.
+// [0]: 1 once a fault happened; [1]: the first faulting index; [2]: the array's length.
+__device__ unsigned long long r_fault_info[3];
+
+__device__ __noinline__ void r_record_fault(unsigned long long i, unsigned long long n) {
+    if (atomicCAS(&r_fault_info[0], 0ull, 1ull) == 0ull) {
+        r_fault_info[1] = i;
+        r_fault_info[2] = n;
+    }
+}
+
+// A test harness may define R_ON_FAULT before the prelude to record faults its own way.
+#ifndef R_ON_FAULT
+#define R_ON_FAULT(i, n) r_record_fault(i, n)
+#endif
+
+__device__ __forceinline__ unsigned long long r_ix(unsigned long long i, unsigned long long n) {
+    if (i < n) return i;
+    R_ON_FAULT(i, n);
+    return 0;
+}
+
 #undef R_INT_HELPERS
 #undef R_SIGNED_HELPERS
 #undef R_UNSIGNED_HELPERS

@@ -1,0 +1,1098 @@
+//! Checking expressions: literals, paths, fields, indices, struct and array literals, operators,
+//! casts, methods, helper calls and `if`/`else`.
+
+use super::{err, project_field, resolve, Checker, FloatVal, Kind, TExpr, SUBSET, T};
+use crate::ast::{is_const_path, strip_parens, tokens_to_string, unraw};
+use crate::types::{Len, Scalar, Style, Ty};
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{BinOp, Error, Expr, Lit, Member, Result, UnOp};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl Op {
+    pub fn c(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::BitAnd => "&",
+            Op::BitOr => "|",
+            Op::BitXor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::And => "&&",
+            Op::Or => "||",
+        }
+    }
+
+    pub fn is_arith(self) -> bool {
+        matches!(self, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem)
+    }
+
+    pub fn is_bit(self) -> bool {
+        matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor)
+    }
+
+    pub fn is_cmp(self) -> bool {
+        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+
+    /// The operator of `a op b` and of `a op= b` (`true` for the compound form).
+    pub fn from_syn(op: &BinOp) -> Option<(Op, bool)> {
+        Some(match op {
+            BinOp::Add(_) => (Op::Add, false),
+            BinOp::Sub(_) => (Op::Sub, false),
+            BinOp::Mul(_) => (Op::Mul, false),
+            BinOp::Div(_) => (Op::Div, false),
+            BinOp::Rem(_) => (Op::Rem, false),
+            BinOp::BitAnd(_) => (Op::BitAnd, false),
+            BinOp::BitOr(_) => (Op::BitOr, false),
+            BinOp::BitXor(_) => (Op::BitXor, false),
+            BinOp::Shl(_) => (Op::Shl, false),
+            BinOp::Shr(_) => (Op::Shr, false),
+            BinOp::Eq(_) => (Op::Eq, false),
+            BinOp::Ne(_) => (Op::Ne, false),
+            BinOp::Lt(_) => (Op::Lt, false),
+            BinOp::Le(_) => (Op::Le, false),
+            BinOp::Gt(_) => (Op::Gt, false),
+            BinOp::Ge(_) => (Op::Ge, false),
+            BinOp::And(_) => (Op::And, false),
+            BinOp::Or(_) => (Op::Or, false),
+            BinOp::AddAssign(_) => (Op::Add, true),
+            BinOp::SubAssign(_) => (Op::Sub, true),
+            BinOp::MulAssign(_) => (Op::Mul, true),
+            BinOp::DivAssign(_) => (Op::Div, true),
+            BinOp::RemAssign(_) => (Op::Rem, true),
+            BinOp::BitAndAssign(_) => (Op::BitAnd, true),
+            BinOp::BitOrAssign(_) => (Op::BitOr, true),
+            BinOp::BitXorAssign(_) => (Op::BitXor, true),
+            BinOp::ShlAssign(_) => (Op::Shl, true),
+            BinOp::ShrAssign(_) => (Op::Shr, true),
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Method {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+    MulAdd,
+    IsNan,
+    WrappingAdd,
+    WrappingSub,
+    WrappingMul,
+    WrappingNeg,
+    WrappingDiv,
+    WrappingRem,
+    WrappingShl,
+    WrappingShr,
+    RotateLeft,
+    RotateRight,
+}
+
+const METHODS: &[(&str, Method)] = &[
+    ("min", Method::Min),
+    ("max", Method::Max),
+    ("abs", Method::Abs),
+    ("sqrt", Method::Sqrt),
+    ("mul_add", Method::MulAdd),
+    ("is_nan", Method::IsNan),
+    ("wrapping_add", Method::WrappingAdd),
+    ("wrapping_sub", Method::WrappingSub),
+    ("wrapping_mul", Method::WrappingMul),
+    ("wrapping_neg", Method::WrappingNeg),
+    ("wrapping_div", Method::WrappingDiv),
+    ("wrapping_rem", Method::WrappingRem),
+    ("wrapping_shl", Method::WrappingShl),
+    ("wrapping_shr", Method::WrappingShr),
+    ("rotate_left", Method::RotateLeft),
+    ("rotate_right", Method::RotateRight),
+];
+
+fn lookup_method(name: &syn::Ident) -> Option<Method> {
+    let name = name.to_string();
+    METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
+/// A non-negative integer literal (`3`, `3usize`), as used for constant indices and lengths.
+pub fn index_literal(e: &Expr) -> Option<u64> {
+    match strip_parens(e) {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Int(n), ..
+        }) if n.suffix().is_empty() || n.suffix() == "usize" => n.base10_parse::<u64>().ok(),
+        _ => None,
+    }
+}
+
+impl<'a> Checker<'a> {
+    pub fn check(&mut self, e: &'a Expr, hint: Option<&Ty>) -> Result<TExpr<'a>> {
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        match e {
+            Expr::Paren(p) => self.check(&p.expr, hint),
+            Expr::Group(g) => self.check(&g.expr, hint),
+            Expr::Lit(l) => self.lit(&l.lit, e),
+            Expr::Path(p) => self.path(p, e),
+            Expr::Field(f) => {
+                let base = self.check(&f.base, None)?;
+                self.field(base, &f.member)
+            }
+            Expr::Index(i) => self.index(i, e),
+            Expr::Array(a) => {
+                let elem_hint = match hint {
+                    Some(Ty::Array(elem, _)) => Some((**elem).clone()),
+                    _ => None,
+                };
+                if a.elems.is_empty() {
+                    return Err(err(e, "empty arrays are not supported"));
+                }
+                let elems = a
+                    .elems
+                    .iter()
+                    .map(|x| self.check(x, elem_hint.as_ref()))
+                    .collect::<Result<Vec<_>>>()?;
+                let elem_ty = self.array_elem_ty(&elems, elem_hint, e)?;
+                let elems = elems
+                    .into_iter()
+                    .map(|x| self.coerce(x, &elem_ty))
+                    .collect::<Result<Vec<_>>>()?;
+                let n = elems.len() as u64;
+                mk(
+                    Kind::Array(elems),
+                    T::Known(Ty::Array(Box::new(elem_ty), Len::Lit(n))),
+                )
+            }
+            Expr::Repeat(r) => {
+                let len = self.world.len(&r.len)?;
+                if let Len::Sym(_) = &len {
+                    self.note_const(&r.len);
+                }
+                let elem_hint = match hint {
+                    Some(Ty::Array(elem, _)) => Some((**elem).clone()),
+                    _ => None,
+                };
+                let x = self.check(&r.expr, elem_hint.as_ref())?;
+                let elem_ty = self.array_elem_ty(std::slice::from_ref(&x), elem_hint, e)?;
+                let x = self.coerce(x, &elem_ty)?;
+                let ty = T::Known(Ty::Array(Box::new(elem_ty), len.clone()));
+                match len {
+                    Len::Lit(n) => mk(Kind::Array(vec![x; n as usize]), ty),
+                    sym => mk(Kind::Repeat(Box::new(x), sym), ty),
+                }
+            }
+            Expr::Struct(s) => self.struct_lit(s, e),
+            Expr::Call(c) => self.call(c, e),
+            Expr::Unary(u) => self.unary(u, hint, e),
+            Expr::Binary(b) => self.binary(b, e),
+            Expr::Cast(c) => self.cast(c, e),
+            Expr::MethodCall(m) => self.method(m, e),
+            Expr::If(i) => self.if_expr(i, hint, e),
+            Expr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return Err(err(label, "labelled blocks are not supported"));
+                }
+                self.value_scope(|c| c.block_value(&b.block, hint, e))
+            }
+            Expr::Match(m) => self.value_scope(|c| c.match_value(m, hint, e)),
+            _ => Err(unsupported(e)),
+        }
+    }
+
+    fn array_elem_ty(&self, elems: &[TExpr], hint: Option<Ty>, e: &Expr) -> Result<Ty> {
+        if let Some(h) = hint {
+            return Ok(h);
+        }
+        for x in elems {
+            if let T::Known(t) = &x.ty {
+                return Ok(t.clone());
+            }
+        }
+        Err(err(
+            e,
+            "cannot infer the element type of this array: add a suffix to a literal (`1u32`) or \
+             a type annotation",
+        ))
+    }
+
+    /// Records a `usize` constant named in the body (checked by the generated Rust code).
+    fn note_const(&mut self, e: &Expr) {
+        if let Expr::Path(p) = strip_parens(e) {
+            let name = tokens_to_string(&p.path);
+            if !self.world.const_params.contains(&name) {
+                super::Uses::add(&mut self.uses.consts, &p.path);
+            }
+        }
+    }
+
+    fn index(&mut self, i: &'a syn::ExprIndex, e: &'a Expr) -> Result<TExpr<'a>> {
+        let base = self.check(&i.expr, None)?;
+        self.index_of(base, i, e)
+    }
+
+    fn lit(&self, lit: &Lit, e: &'a Expr) -> Result<TExpr<'a>> {
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        match lit {
+            Lit::Int(n) => {
+                let suffix = n.suffix();
+                if suffix == "f32" || suffix == "f64" {
+                    let s = Scalar::from_rust(suffix).unwrap();
+                    let digits = n.base10_digits().to_owned();
+                    return mk(
+                        Kind::Float(FloatVal::Digits(digits)),
+                        T::Known(Ty::Scalar(s)),
+                    );
+                }
+                let value = n
+                    .base10_parse::<i128>()
+                    .map_err(|_| err(n, "integer literal too large"))?;
+                let ty = match suffix {
+                    "" => T::Int,
+                    s => match Scalar::from_rust(s) {
+                        Some(s) if s.is_int() => T::Known(Ty::Scalar(s)),
+                        _ => {
+                            return Err(err(
+                                n,
+                                format!(
+                                    "unsupported literal suffix `{s}`: use one of u8, i8, u16, \
+                                     i16, u32, i32, u64, i64, usize, f32, f64"
+                                ),
+                            ))
+                        }
+                    },
+                };
+                mk(Kind::Int(value), ty)
+            }
+            Lit::Float(f) => {
+                let ty = match f.suffix() {
+                    "" => T::Float,
+                    "f32" => T::Known(Ty::Scalar(Scalar::F32)),
+                    "f64" => T::Known(Ty::Scalar(Scalar::F64)),
+                    s => {
+                        return Err(err(f, format!("unsupported float literal suffix `{s}`")));
+                    }
+                };
+                mk(
+                    Kind::Float(FloatVal::Digits(f.base10_digits().to_owned())),
+                    ty,
+                )
+            }
+            Lit::Bool(b) => mk(Kind::Bool(b.value), T::Known(Ty::Scalar(Scalar::Bool))),
+            Lit::Byte(b) => mk(
+                Kind::Int(i128::from(b.value())),
+                T::Known(Ty::Scalar(Scalar::U8)),
+            ),
+            Lit::Char(_) => Err(err(
+                lit,
+                "char literals are not supported (CUDA C++ has no `char` matching Rust's); use a \
+                 byte literal (`b'a'`) or a u32 code point",
+            )),
+            _ => Err(err(lit, "this literal cannot be translated to CUDA")),
+        }
+    }
+
+    fn path(&mut self, p: &'a syn::ExprPath, e: &'a Expr) -> Result<TExpr<'a>> {
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        if p.qself.is_some() {
+            return Err(err(e, "qualified paths are not supported"));
+        }
+        let segs = &p.path.segments;
+        if segs.iter().any(|s| !s.arguments.is_none()) {
+            return Err(err(e, "generic arguments are not supported"));
+        }
+        if segs.len() == 1 && p.path.leading_colon.is_none() {
+            let name = unraw(&segs[0].ident);
+            if let Some(b) = self.scopes.iter().rev().find(|b| b.rust == name) {
+                return mk(Kind::Var(b.cuda.clone()), T::Known(b.ty.clone()));
+            }
+            if name == "Self" || self.world.structs.contains_key(&name) {
+                return Err(err(
+                    e,
+                    format!(
+                        "`{name}` is a type here, not a value; write a struct literal `{name} {{ \
+                         ... }}`"
+                    ),
+                ));
+            }
+        }
+        if segs.len() == 2 && p.path.leading_colon.is_none() {
+            let ty = segs[0].ident.to_string();
+            let konst = segs[1].ident.to_string();
+            if let Some(s) = Scalar::from_rust(&ty) {
+                if let Some((kind, ty)) = constant(s, &konst) {
+                    return mk(kind, T::Known(Ty::Scalar(ty)));
+                }
+                let supported = if s.is_float() {
+                    "INFINITY, NEG_INFINITY, NAN, MAX, MIN, MIN_POSITIVE, EPSILON"
+                } else if s.is_int() {
+                    "MAX, MIN, BITS"
+                } else {
+                    "none"
+                };
+                return Err(err(
+                    &segs[1].ident,
+                    format!(
+                        "unsupported constant `{ty}::{konst}` (supported for {ty}: {supported})"
+                    ),
+                ));
+            }
+        }
+        let scalar_first = Scalar::from_rust(&segs[0].ident.to_string()).is_some();
+        if is_const_path(&p.path) && !scalar_first {
+            self.note_const(e);
+            return mk(
+                Kind::Sym(tokens_to_string(&p.path)),
+                T::Known(Ty::Scalar(Scalar::Usize)),
+            );
+        }
+        if segs.len() == 1 {
+            let name = unraw(&segs[0].ident);
+            return Err(err(
+                e,
+                format!(
+                    "cannot find `{name}`: the CUDA translation knows the parameters, local \
+                     variables, `usize` constants (named in capitals) and #[device_fn] functions"
+                ),
+            ));
+        }
+        Err(err(
+            e,
+            format!(
+                "unsupported path `{}`: only parameters, locals, `usize` constants and \
+                 constants such as `u32::MAX` or `f32::INFINITY` can be translated",
+                tokens_to_string(&p.path)
+            ),
+        ))
+    }
+
+    pub(super) fn field(&self, base: TExpr<'a>, member: &Member) -> Result<TExpr<'a>> {
+        let name = match &base.ty {
+            T::Known(Ty::Struct(name)) => name.clone(),
+            other => {
+                return Err(err(
+                    member,
+                    format!(
+                        "field access is supported only on struct values; this is {}",
+                        self.ty_name(other)
+                    ),
+                ))
+            }
+        };
+        let def = self.world.strukt(&name);
+        let Some(idx) = def.field(member) else {
+            return Err(err(
+                member,
+                format!("no field `{}` on `{name}`", tokens_to_string(member)),
+            ));
+        };
+        Ok(project_field(self.world, base, idx))
+    }
+
+    /// The struct a literal or constructor path names, if it is one the translation knows.
+    fn struct_of_path(&mut self, path: &syn::Path) -> Option<String> {
+        let last = path.segments.last()?;
+        let name = unraw(&last.ident);
+        if path.segments.len() == 1 && name == "Self" && last.arguments.is_none() {
+            return self.world.self_name.clone();
+        }
+        let ty: syn::Type = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: path.clone(),
+        });
+        match self.world.ty(&ty, false) {
+            Ok(Ty::Struct(name)) => {
+                if self.world.self_name.as_deref() != Some(&name) {
+                    super::Uses::add(&mut self.uses.structs, path);
+                }
+                Some(name)
+            }
+            _ => None,
+        }
+    }
+
+    fn struct_lit(&mut self, s: &'a syn::ExprStruct, e: &'a Expr) -> Result<TExpr<'a>> {
+        let name = match (&s.qself, self.struct_of_path(&s.path)) {
+            (None, Some(name)) => name,
+            _ => {
+                return Err(err(
+                    &s.path,
+                    format!(
+                        "unknown struct `{}`: struct literals may build `Self`, the monoid's own \
+                         struct or a #[derive(DeviceCopy)] struct",
+                        tokens_to_string(&s.path)
+                    ),
+                ))
+            }
+        };
+        let def = self.world.strukt(&name).clone();
+        let mut vals: Vec<Option<TExpr<'a>>> = vec![None; def.fields.len()];
+        for fv in &s.fields {
+            let Some(idx) = def.field(&fv.member) else {
+                return Err(err(
+                    &fv.member,
+                    format!("no field `{}` on `{name}`", tokens_to_string(&fv.member)),
+                ));
+            };
+            if vals[idx].is_some() {
+                return Err(err(
+                    &fv.member,
+                    format!(
+                        "field `{}` specified more than once",
+                        def.fields[idx].rust_name
+                    ),
+                ));
+            }
+            let ty = def.fields[idx].ty.clone();
+            let v = self.check(&fv.expr, Some(&ty))?;
+            vals[idx] = Some(self.coerce(v, &ty)?);
+        }
+        if let Some(rest) = &s.rest {
+            let ty = Ty::Struct(name.clone());
+            let base = self.check(rest, Some(&ty))?;
+            let base = self.coerce(base, &ty)?;
+            for (i, v) in vals.iter_mut().enumerate() {
+                if v.is_none() {
+                    *v = Some(project_field(self.world, base.clone(), i));
+                }
+            }
+        } else if s.dot2_token.is_some() {
+            return Err(err(s.dot2_token, "`..` needs a base value: `..l`"));
+        }
+        let missing: Vec<&str> = vals
+            .iter()
+            .zip(&def.fields)
+            .filter(|(v, _)| v.is_none())
+            .map(|(_, f)| f.rust_name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(err(
+                &s.path,
+                format!("missing fields in struct literal: {}", missing.join(", ")),
+            ));
+        }
+        Ok(TExpr {
+            kind: Kind::Struct(name.clone(), vals.into_iter().map(Option::unwrap).collect()),
+            ty: T::Known(Ty::Struct(name)),
+            src: e,
+        })
+    }
+
+    fn call(&mut self, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
+        let Expr::Path(p) = strip_parens(&c.func) else {
+            return Err(err(&c.func, "only named functions can be called"));
+        };
+        if p.qself.is_some() {
+            return Err(err(&c.func, "qualified paths are not supported"));
+        }
+        let segs = &p.path.segments;
+        // `f32::max(a, b)`: a method called through its type.
+        if segs.len() == 2 && p.path.leading_colon.is_none() {
+            if let Some(s) = Scalar::from_rust(&segs[0].ident.to_string()) {
+                if let Some(m) = lookup_method(&segs[1].ident) {
+                    let mut args = c.args.iter();
+                    let Some(receiver) = args.next() else {
+                        return Err(err(e, "missing the receiver argument"));
+                    };
+                    let recv = self.check(receiver, Some(&Ty::Scalar(s)))?;
+                    let recv = self.coerce(recv, &Ty::Scalar(s))?;
+                    let rest: Vec<&'a Expr> = args.collect();
+                    return self.method_call(m, &segs[1].ident, recv, &rest, e);
+                }
+            }
+        }
+        let last = unraw(&segs.last().expect("a path has a segment").ident);
+        // A tuple struct's constructor: `Self(a, b)`, `Pair(a, b)`.
+        if let Some(name) = self.struct_of_path(&p.path) {
+            let def = self.world.strukt(&name).clone();
+            if def.style != Style::Tuple {
+                return Err(err(
+                    &c.func,
+                    format!("`{name}` has named fields: write `{name} {{ field: value, ... }}`"),
+                ));
+            }
+            if c.args.len() != def.fields.len() {
+                return Err(err(
+                    e,
+                    format!(
+                        "`{name}` has {} fields but {} values are given",
+                        def.fields.len(),
+                        c.args.len()
+                    ),
+                ));
+            }
+            let mut vals = Vec::new();
+            for (a, f) in c.args.iter().zip(&def.fields) {
+                let v = self.check(a, Some(&f.ty))?;
+                vals.push(self.coerce(v, &f.ty)?);
+            }
+            return Ok(TExpr {
+                kind: Kind::Struct(name.clone(), vals),
+                ty: T::Known(Ty::Struct(name)),
+                src: e,
+            });
+        }
+        let Some(sig) = self.world.fns.get(&last).cloned() else {
+            return Err(err(
+                &c.func,
+                format!(
+                    "`{last}` cannot be called from translated code: mark the function \
+                     #[device_fn] ({SUBSET})"
+                ),
+            ));
+        };
+        if self.this_fn.as_deref() == Some(last.as_str()) {
+            return Err(err(
+                &c.func,
+                format!("`{last}` calls itself: recursion is not supported on the device"),
+            ));
+        }
+        if c.args.len() != sig.params.len() {
+            return Err(err(
+                e,
+                format!(
+                    "`{last}` takes {} argument(s), {} given",
+                    sig.params.len(),
+                    c.args.len()
+                ),
+            ));
+        }
+        let mut args = Vec::new();
+        for (a, ty) in c.args.iter().zip(&sig.params) {
+            let v = self.check(a, Some(ty))?;
+            args.push(self.coerce(v, ty)?);
+        }
+        super::Uses::add(&mut self.uses.calls, &p.path);
+        Ok(TExpr {
+            kind: Kind::Call(last, args),
+            ty: T::Known(sig.ret),
+            src: e,
+        })
+    }
+
+    fn unary(
+        &mut self,
+        u: &'a syn::ExprUnary,
+        hint: Option<&Ty>,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        let inner = self.check(&u.expr, hint)?;
+        match u.op {
+            UnOp::Neg(_) => {
+                match &inner.ty {
+                    T::Int | T::Float => {}
+                    T::Known(Ty::Scalar(s)) if s.is_signed() => {}
+                    T::Known(Ty::Scalar(s)) if s.is_int() => {
+                        return Err(err(
+                            e,
+                            format!(
+                                "cannot negate a value of the unsigned type `{}`; use \
+                                 `wrapping_neg()`",
+                                s.rust()
+                            ),
+                        ))
+                    }
+                    other => return Err(err(e, format!("cannot negate {}", self.ty_name(other)))),
+                }
+                let ty = inner.ty.clone();
+                mk(Kind::Neg(Box::new(inner)), ty)
+            }
+            UnOp::Not(_) => {
+                match &inner.ty {
+                    T::Int => {}
+                    T::Known(Ty::Scalar(s)) if !s.is_float() => {}
+                    other => {
+                        return Err(err(
+                            e,
+                            format!("`!` is not defined for {}", self.ty_name(other)),
+                        ))
+                    }
+                }
+                let ty = inner.ty.clone();
+                mk(Kind::Not(Box::new(inner)), ty)
+            }
+            _ => Err(err(
+                u.op,
+                "dereferencing is not supported: the CUDA translation has no references",
+            )),
+        }
+    }
+
+    fn binary(&mut self, b: &'a syn::ExprBinary, e: &'a Expr) -> Result<TExpr<'a>> {
+        let op = match Op::from_syn(&b.op) {
+            Some((op, false)) => op,
+            _ => {
+                return Err(err(
+                    b.op,
+                    "compound assignment is a statement: write it on its own, ending with `;`",
+                ))
+            }
+        };
+        let l = self.check(&b.left, None)?;
+        let r = self.check(&b.right, None)?;
+        self.operation(op, l, r, b.op.span(), e)
+    }
+
+    /// Types `l op r` (also used for `place op= value`).
+    pub(super) fn operation(
+        &self,
+        op: Op,
+        l: TExpr<'a>,
+        r: TExpr<'a>,
+        op_span: proc_macro2::Span,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let bool_ty = Ty::Scalar(Scalar::Bool);
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        match op {
+            Op::And | Op::Or => {
+                let l = self.coerce(l, &bool_ty)?;
+                let r = self.coerce(r, &bool_ty)?;
+                mk(
+                    Kind::Binary(op, Box::new(l), Box::new(r)),
+                    T::Known(bool_ty),
+                )
+            }
+            Op::Shl | Op::Shr => {
+                let int_like = |t: &T| match t {
+                    T::Int => true,
+                    T::Known(Ty::Scalar(s)) => s.is_int(),
+                    _ => false,
+                };
+                if !int_like(&l.ty) {
+                    return Err(err(
+                        l.src,
+                        format!(
+                            "`{}` needs an integer on the left, found {}",
+                            op.c(),
+                            self.ty_name(&l.ty)
+                        ),
+                    ));
+                }
+                if !int_like(&r.ty) {
+                    return Err(err(
+                        r.src,
+                        format!(
+                            "the shift amount must be an integer, found {}",
+                            self.ty_name(&r.ty)
+                        ),
+                    ));
+                }
+                // An unsuffixed shift amount falls back to i32, as in rustc (its value is masked
+                // anyway).
+                let r = if r.ty == T::Int {
+                    resolve(r, Scalar::I32)?
+                } else {
+                    r
+                };
+                let ty = l.ty.clone();
+                mk(Kind::Binary(op, Box::new(l), Box::new(r)), ty)
+            }
+            _ => {
+                let (l, r, ty) = self.unify(l, r, op_span, || {
+                    format!("mismatched operand types for `{}`", op.c())
+                })?;
+                let ok = match &ty {
+                    T::Int => true,
+                    T::Float => !op.is_bit(),
+                    T::Known(Ty::Scalar(s)) => {
+                        if op.is_arith() {
+                            *s != Scalar::Bool
+                        } else if op.is_bit() {
+                            !s.is_float()
+                        } else {
+                            true
+                        }
+                    }
+                    T::Known(Ty::Array(elem, _)) => {
+                        matches!(op, Op::Eq | Op::Ne) && !elem.mentions_struct()
+                    }
+                    T::Known(Ty::Struct(_)) => false,
+                };
+                if !ok {
+                    let extra = if matches!(ty, T::Known(Ty::Struct(_)) | T::Known(Ty::Array(..)))
+                        && op.is_cmp()
+                    {
+                        "; compare the fields one by one"
+                    } else {
+                        ""
+                    };
+                    return Err(Error::new(
+                        op_span,
+                        format!(
+                            "`{}` is not supported for {}{extra}",
+                            op.c(),
+                            self.ty_name(&ty)
+                        ),
+                    ));
+                }
+                if op.is_cmp() {
+                    if matches!(ty, T::Int | T::Float) {
+                        return Err(err(
+                            e,
+                            "cannot infer the type of the literals in this comparison: add a \
+                             suffix (`1u32`)",
+                        ));
+                    }
+                    mk(
+                        Kind::Binary(op, Box::new(l), Box::new(r)),
+                        T::Known(bool_ty),
+                    )
+                } else {
+                    mk(Kind::Binary(op, Box::new(l), Box::new(r)), ty)
+                }
+            }
+        }
+    }
+
+    fn cast(&mut self, c: &'a syn::ExprCast, e: &'a Expr) -> Result<TExpr<'a>> {
+        let to = match self.world.ty(&c.ty, false) {
+            Ok(Ty::Scalar(s)) => s,
+            Ok(_) => {
+                return Err(err(
+                    &c.ty,
+                    "`as` casts are supported between primitive types only",
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let inner = self.check(&c.expr, None)?;
+        let inner = match inner.ty {
+            T::Known(_) => inner,
+            // rustc types a literal cast to an integer type as that type; other literals fall
+            // back to i32 / f64.
+            T::Int | T::Float if literal_like(&inner) => {
+                let s = match (&inner.ty, to.is_int(), to.is_float()) {
+                    (T::Int, true, _) => to,
+                    (T::Int, _, _) => Scalar::I32,
+                    (_, _, true) => to,
+                    _ => Scalar::F64,
+                };
+                resolve(inner, s)?
+            }
+            _ => {
+                return Err(err(
+                    &c.expr,
+                    "cannot infer the type of the literals in this expression: add a suffix \
+                     (`1u32`, `1.0f32`) before casting",
+                ))
+            }
+        };
+        let from = match &inner.ty {
+            T::Known(Ty::Scalar(s)) => *s,
+            other => {
+                return Err(err(
+                    &c.expr,
+                    format!("cannot cast {} with `as`", self.ty_name(other)),
+                ))
+            }
+        };
+        let ok = match (from, to) {
+            (a, b) if a == b => true,
+            (_, Scalar::Bool) => false,
+            (Scalar::Bool, b) => b.is_int(),
+            _ => true,
+        };
+        if !ok {
+            return Err(err(
+                e,
+                format!(
+                    "cannot cast `{}` as `{}` (Rust rejects it too)",
+                    from.rust(),
+                    to.rust()
+                ),
+            ));
+        }
+        Ok(TExpr {
+            kind: Kind::Cast(Box::new(inner)),
+            ty: T::Known(Ty::Scalar(to)),
+            src: e,
+        })
+    }
+
+    fn method(&mut self, m: &'a syn::ExprMethodCall, e: &'a Expr) -> Result<TExpr<'a>> {
+        if let Some(t) = &m.turbofish {
+            return Err(err(t, "generic arguments are not supported"));
+        }
+        let Some(method) = lookup_method(&m.method) else {
+            return Err(err(
+                &m.method,
+                format!(
+                    "method `{}` cannot be translated to CUDA; supported methods: {}",
+                    m.method,
+                    METHODS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        let recv = self.check(&m.receiver, None)?;
+        if matches!(recv.ty, T::Int | T::Float) {
+            return Err(err(
+                &m.receiver,
+                format!(
+                    "cannot call `{}` on a literal of ambiguous type: add a suffix (`2u32`, \
+                     `2.0f32`)",
+                    m.method
+                ),
+            ));
+        }
+        let args: Vec<&'a Expr> = m.args.iter().collect();
+        self.method_call(method, &m.method, recv, &args, e)
+    }
+
+    fn method_call(
+        &mut self,
+        method: Method,
+        name: &syn::Ident,
+        recv: TExpr<'a>,
+        args: &[&'a Expr],
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let s = match &recv.ty {
+            T::Known(Ty::Scalar(s)) if *s != Scalar::Bool => *s,
+            other => {
+                return Err(err(
+                    name,
+                    format!("`{name}` is not supported on {}", self.ty_name(other)),
+                ))
+            }
+        };
+        use Method::*;
+        let for_floats = matches!(method, Sqrt | MulAdd | IsNan);
+        let for_ints = matches!(
+            method,
+            WrappingAdd
+                | WrappingSub
+                | WrappingMul
+                | WrappingNeg
+                | WrappingDiv
+                | WrappingRem
+                | WrappingShl
+                | WrappingShr
+                | RotateLeft
+                | RotateRight
+        );
+        if (for_floats && !s.is_float())
+            || (for_ints && !s.is_int())
+            || (method == Abs && s.is_int() && !s.is_signed())
+        {
+            return Err(err(
+                name,
+                format!("`{name}` is not a method of `{}`", s.rust()),
+            ));
+        }
+        let (arg_tys, result) = match method {
+            Abs | Sqrt | WrappingNeg => (vec![], s),
+            IsNan => (vec![], Scalar::Bool),
+            Min | Max | WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem => {
+                (vec![s], s)
+            }
+            MulAdd => (vec![s, s], s),
+            WrappingShl | WrappingShr | RotateLeft | RotateRight => (vec![Scalar::U32], s),
+        };
+        if args.len() != arg_tys.len() {
+            return Err(err(
+                e,
+                format!(
+                    "`{name}` takes {} argument(s), {} given",
+                    arg_tys.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let mut targs = Vec::new();
+        for (a, t) in args.iter().zip(arg_tys) {
+            let v = self.check(a, Some(&Ty::Scalar(t)))?;
+            targs.push(self.coerce(v, &Ty::Scalar(t))?);
+        }
+        Ok(TExpr {
+            kind: Kind::Method(method, Box::new(recv), targs),
+            ty: T::Known(Ty::Scalar(result)),
+            src: e,
+        })
+    }
+
+    fn if_expr(&mut self, i: &'a syn::ExprIf, hint: Option<&Ty>, e: &'a Expr) -> Result<TExpr<'a>> {
+        if let Expr::Let(l) = &*i.cond {
+            return Err(err(
+                l.let_token,
+                "`if let` is not supported; use a plain condition",
+            ));
+        }
+        let cond = self.check(&i.cond, None)?;
+        let cond = self.coerce(cond, &Ty::Scalar(Scalar::Bool))?;
+        let then = self.value_scope(|c| c.block_value(&i.then_branch, hint, e))?;
+        let Some((_, else_expr)) = &i.else_branch else {
+            return Err(err(
+                i.if_token,
+                "`if` without `else` has no value; add an `else` branch (or use it as a \
+                 statement)",
+            ));
+        };
+        let other = self.check(else_expr, hint)?;
+        let (then, other, ty) = self.unify(then, other, i.if_token.span, || {
+            "`if` and `else` have different types".to_owned()
+        })?;
+        Ok(TExpr {
+            kind: Kind::If(Box::new(cond), Box::new(then), Box::new(other)),
+            ty,
+            src: e,
+        })
+    }
+}
+
+/// `u32::MAX`, `f32::INFINITY`...: the value and its type.
+pub fn constant<'a>(s: Scalar, name: &str) -> Option<(Kind<'a>, Scalar)> {
+    if s.is_int() {
+        let (min, max) = s.int_range();
+        return match name {
+            "MAX" => Some((Kind::Int(max), s)),
+            "MIN" => Some((Kind::Int(min), s)),
+            "BITS" => Some((Kind::Int(i128::from(s.bits())), Scalar::U32)),
+            _ => None,
+        };
+    }
+    macro_rules! float_consts {
+        ($t:ident, $v:ident) => {
+            match name {
+                "INFINITY" => Some($t::INFINITY),
+                "NEG_INFINITY" => Some($t::NEG_INFINITY),
+                "NAN" => Some($t::NAN),
+                "MAX" => Some($t::MAX),
+                "MIN" => Some($t::MIN),
+                "MIN_POSITIVE" => Some($t::MIN_POSITIVE),
+                "EPSILON" => Some($t::EPSILON),
+                _ => None,
+            }
+            .map(|v| (Kind::Float(FloatVal::$v(v)), s))
+        };
+    }
+    match s {
+        Scalar::F32 => float_consts!(f32, F32),
+        Scalar::F64 => float_consts!(f64, F64),
+        _ => None,
+    }
+}
+
+/// A literal, possibly negated: the operand forms whose type rustc takes from an `as` target.
+fn literal_like(t: &TExpr) -> bool {
+    match &t.kind {
+        Kind::Int(_) | Kind::Float(_) => true,
+        Kind::Neg(inner) => literal_like(inner),
+        _ => false,
+    }
+}
+
+const NO_WHILE: &str = "`while` loops are not supported: their trip count cannot be bounded \
+                        when the kernel is generated; use `for i in 0..N` (with `break`)";
+
+/// The error for a construct outside the language, at its keyword or operator.
+pub fn unsupported(e: &Expr) -> Error {
+    let (tokens, msg): (proc_macro2::TokenStream, String) = match e {
+        Expr::ForLoop(x) => (
+            x.for_token.to_token_stream(),
+            "a `for` loop is a statement: it has no value here".into(),
+        ),
+        Expr::While(x) => (x.while_token.to_token_stream(), NO_WHILE.into()),
+        Expr::Loop(x) => (
+            x.loop_token.to_token_stream(),
+            "`loop` is not supported: its trip count cannot be bounded when the kernel is \
+             generated; use `for i in 0..N` with `break`"
+                .into(),
+        ),
+        Expr::Return(x) => (
+            x.return_token.to_token_stream(),
+            "`return` is supported only as a statement outside blocks with a value".into(),
+        ),
+        Expr::Break(x) => (
+            x.break_token.to_token_stream(),
+            "`break` is supported only as a statement in a `for` loop, outside blocks with a \
+             value"
+                .into(),
+        ),
+        Expr::Continue(x) => (
+            x.continue_token.to_token_stream(),
+            "`continue` is supported only as a statement in a `for` loop, outside blocks with a \
+             value"
+                .into(),
+        ),
+        Expr::Try(x) => (
+            x.question_token.to_token_stream(),
+            "the `?` operator is not supported".into(),
+        ),
+        Expr::Reference(x) => (
+            x.and_token.to_token_stream(),
+            "references are not supported: use values (monoid items are `Copy`)".into(),
+        ),
+        Expr::Assign(x) => (
+            x.eq_token.to_token_stream(),
+            "an assignment is a statement: write it on its own, ending with `;`".into(),
+        ),
+        Expr::Closure(x) => (
+            x.or1_token.to_token_stream(),
+            "closures cannot be translated to CUDA; use a #[device_fn] function".into(),
+        ),
+        Expr::Macro(x) => (
+            x.mac.to_token_stream(),
+            "macros cannot be translated to CUDA; write the expression out".into(),
+        ),
+        Expr::Unsafe(x) => (
+            x.unsafe_token.to_token_stream(),
+            "`unsafe` blocks are not supported".into(),
+        ),
+        Expr::Let(x) => (
+            x.let_token.to_token_stream(),
+            "`let` expressions are not supported".into(),
+        ),
+        _ => {
+            let what = match e {
+                Expr::Async(_) | Expr::Await(_) => "async code",
+                Expr::Range(_) => "ranges (outside `for` loops)",
+                Expr::Tuple(_) => "tuples",
+                Expr::Const(_) => "const blocks",
+                Expr::TryBlock(_) => "try blocks",
+                Expr::Yield(_) => "yield",
+                Expr::Infer(_) => "`_`",
+                _ => "this expression",
+            };
+            (
+                e.to_token_stream(),
+                format!("{what} cannot be translated to CUDA ({SUBSET})"),
+            )
+        }
+    };
+    err(tokens, msg)
+}

@@ -1,0 +1,539 @@
+//! Type checking: `syn` trees of the accepted Rust into typed trees ([`TExpr`], [`TStmt`]) in
+//! which every node has its Rust type.
+//!
+//! Unsuffixed literals start as `{integer}`/`{float}` ([`T::Int`]/[`T::Float`]) and take their
+//! type from the context (the other operand, a field, a `let` annotation, a parameter), as in
+//! rustc. `expr.rs` checks expressions, `stmt.rs` blocks, statements, loops, `match` and
+//! assignments.
+//!
+//! Purity. A block with a value may assign only to variables declared inside it (a statement
+//! block may assign to anything in scope), so every expression is free of side effects but one:
+//! a run-time index out of bounds records a fault, which is idempotent. The emitter may therefore
+//! duplicate an expression; it never drops one that may fault ([`may_fault`]).
+
+mod expr;
+mod stmt;
+
+use crate::types::{Len, Scalar, Ty, World};
+use std::collections::HashSet;
+use syn::{Error, Expr, Result};
+
+pub use expr::{Method, Op};
+
+/// The type of a checked expression. `Int`/`Float`: an unsuffixed literal (or an operation on
+/// such literals) whose type the context decides, like rustc's `{integer}` and `{float}`.
+#[derive(Clone, PartialEq, Debug)]
+pub enum T {
+    Known(Ty),
+    Int,
+    Float,
+}
+
+/// A float literal's value: its digits (parsed once its type is known, directly into that type,
+/// as rustc does) or a named constant.
+#[derive(Clone, Debug)]
+pub enum FloatVal {
+    Digits(String),
+    F32(f32),
+    F64(f64),
+}
+
+#[derive(Clone)]
+pub enum Kind<'a> {
+    /// An integer literal or constant, wrapped to its type when printed.
+    Int(i128),
+    Float(FloatVal),
+    Bool(bool),
+    /// A `usize` constant known when the kernel is generated: a const generic parameter or a
+    /// `const` item, by its Rust path.
+    Sym(String),
+    /// A local, by its C++ name.
+    Var(String),
+    /// `base.member`, with the C++ member name.
+    Field(Box<TExpr<'a>>, String),
+    /// `base[i]` with a constant index known to be in bounds.
+    Index(Box<TExpr<'a>>, u64),
+    /// `base[i]` with a run-time index, checked against the length.
+    DynIndex(Box<TExpr<'a>>, Box<TExpr<'a>>, Len),
+    Array(Vec<TExpr<'a>>),
+    /// `[x; N]` with a symbolic `N`.
+    Repeat(Box<TExpr<'a>>, Len),
+    /// A struct literal: the struct's name and the field values in declaration order.
+    Struct(String, Vec<TExpr<'a>>),
+    Neg(Box<TExpr<'a>>),
+    Not(Box<TExpr<'a>>),
+    Binary(Op, Box<TExpr<'a>>, Box<TExpr<'a>>),
+    Cast(Box<TExpr<'a>>),
+    Method(Method, Box<TExpr<'a>>, Vec<TExpr<'a>>),
+    /// A `#[device_fn]` call, by Rust name.
+    Call(String, Vec<TExpr<'a>>),
+    If(Box<TExpr<'a>>, Box<TExpr<'a>>, Box<TExpr<'a>>),
+    Block(Vec<TStmt<'a>>, Box<TExpr<'a>>),
+    Match(Box<TExpr<'a>>, Vec<Arm<'a, TExpr<'a>>>),
+}
+
+/// A type-checked expression.
+#[derive(Clone)]
+pub struct TExpr<'a> {
+    pub kind: Kind<'a>,
+    pub ty: T,
+    /// The Rust expression it came from, for error spans.
+    pub src: &'a Expr,
+}
+
+impl TExpr<'_> {
+    pub fn scalar(&self) -> Scalar {
+        match &self.ty {
+            T::Known(Ty::Scalar(s)) => *s,
+            _ => unreachable!("not a scalar after type checking"),
+        }
+    }
+
+    pub fn known(&self) -> &Ty {
+        match &self.ty {
+            T::Known(t) => t,
+            _ => unreachable!("an inferred type after type checking"),
+        }
+    }
+}
+
+/// One alternative of a `match` pattern on an integer or bool, with values of the scrutinee's
+/// type: `Eq(v)`, or an inclusive range with open ends.
+#[derive(Clone, Debug)]
+pub enum PatTest {
+    Any,
+    Eq(i128),
+    Range(Option<i128>, Option<i128>),
+}
+
+/// A `match` arm: the alternatives of its pattern, a binding of the scrutinee (`n => ..`), a
+/// guard, and the body (an expression, or statements in a statement `match`).
+#[derive(Clone)]
+pub struct Arm<'a, B> {
+    pub tests: Vec<PatTest>,
+    pub binding: Option<String>,
+    pub guard: Option<TExpr<'a>>,
+    pub body: B,
+}
+
+/// A checked statement.
+#[derive(Clone)]
+pub enum TStmt<'a> {
+    Let {
+        cuda: String,
+        ty: Ty,
+        mutable: bool,
+        value: Option<TExpr<'a>>,
+    },
+    /// `place = value` or `place op= value`.
+    Assign {
+        place: TExpr<'a>,
+        op: Option<Op>,
+        value: TExpr<'a>,
+    },
+    If {
+        cond: TExpr<'a>,
+        then: Vec<TStmt<'a>>,
+        els: Option<Vec<TStmt<'a>>>,
+    },
+    Match {
+        scrutinee: TExpr<'a>,
+        arms: Vec<Arm<'a, Vec<TStmt<'a>>>>,
+    },
+    /// `for var in lo..hi` (`..=` when inclusive); `var` is `None` for `_`.
+    For {
+        var: Option<String>,
+        ty: Scalar,
+        lo: TExpr<'a>,
+        hi: TExpr<'a>,
+        inclusive: bool,
+        body: Vec<TStmt<'a>>,
+    },
+    /// `for x in array`: `index` counts, `var` is bound to each element.
+    ForEach {
+        var: Option<String>,
+        index: String,
+        array: TExpr<'a>,
+        len: Len,
+        body: Vec<TStmt<'a>>,
+    },
+    Block(Vec<TStmt<'a>>),
+    Break,
+    Continue,
+    Return(TExpr<'a>),
+}
+
+/// What a translated body needs besides its text: whether it indexes at run time, the helpers
+/// it calls and the structs and constants it names (as the user spelled them, for the generated
+/// Rust code to reach their definitions).
+#[derive(Default)]
+pub struct Uses {
+    pub faults: bool,
+    pub calls: Vec<syn::Path>,
+    pub structs: Vec<syn::Path>,
+    pub consts: Vec<syn::Path>,
+}
+
+impl Uses {
+    fn add(list: &mut Vec<syn::Path>, path: &syn::Path) {
+        let key = crate::ast::tokens_to_string(path);
+        if !list.iter().any(|p| crate::ast::tokens_to_string(p) == key) {
+            list.push(path.clone());
+        }
+    }
+
+    pub fn merge(&mut self, other: Uses) {
+        self.faults |= other.faults;
+        for p in &other.calls {
+            Uses::add(&mut self.calls, p);
+        }
+        for p in &other.structs {
+            Uses::add(&mut self.structs, p);
+        }
+        for p in &other.consts {
+            Uses::add(&mut self.consts, p);
+        }
+    }
+}
+
+struct Binding {
+    rust: String,
+    cuda: String,
+    ty: Ty,
+    mutable: bool,
+}
+
+/// The type checker of one function body.
+pub struct Checker<'a> {
+    pub world: &'a World,
+    /// Innermost last.
+    scopes: Vec<Binding>,
+    /// C++ names of locals already used in this function.
+    taken: HashSet<String>,
+    /// Bindings below this index are outside the innermost block with a value: not assignable.
+    barrier: usize,
+    /// Enclosing loops that `break`/`continue` may leave (0 inside a block with a value).
+    loops: usize,
+    /// Whether `return` may appear (not inside a block with a value).
+    returns: bool,
+    /// The function's return type.
+    ret: Ty,
+    /// The name of the function being checked (a `#[device_fn]` may not call itself).
+    this_fn: Option<String>,
+    pub uses: Uses,
+}
+
+pub const SUBSET: &str = "see the `Monoid` derive documentation for the supported language";
+
+pub fn err(tokens: impl quote::ToTokens, msg: impl std::fmt::Display) -> Error {
+    Error::new_spanned(tokens, msg)
+}
+
+impl<'a> Checker<'a> {
+    /// A checker for a body returning `ret`, inside a function named `this_fn` if a helper.
+    pub fn new(world: &'a World, ret: Ty, this_fn: Option<String>) -> Self {
+        Checker {
+            world,
+            scopes: Vec::new(),
+            taken: HashSet::new(),
+            barrier: 0,
+            loops: 0,
+            returns: true,
+            ret,
+            this_fn,
+            uses: Uses::default(),
+        }
+    }
+
+    /// Binds a parameter under its C++ name.
+    pub fn param(&mut self, rust: String, cuda: String, ty: Ty, mutable: bool) {
+        self.taken.insert(cuda.clone());
+        self.scopes.push(Binding {
+            rust,
+            cuda,
+            ty,
+            mutable,
+        });
+    }
+
+    /// Checks a whole function body: an expression of the return type.
+    pub fn body(&mut self, e: &'a Expr) -> Result<TExpr<'a>> {
+        let ret = self.ret.clone();
+        let t = match crate::ast::strip_parens(e) {
+            // The outermost block is emitted as statements: `return`, and assignments to
+            // `mut` parameters, are fine in it.
+            Expr::Block(b) if b.label.is_none() => self.block_value(&b.block, Some(&ret), e)?,
+            _ => self.check(e, Some(&ret))?,
+        };
+        self.coerce(t, &ret)
+    }
+
+    fn ty_name(&self, t: &T) -> String {
+        match t {
+            T::Known(ty) => format!("`{}`", ty.rust()),
+            T::Int => "an integer literal".to_owned(),
+            T::Float => "a float literal".to_owned(),
+        }
+    }
+
+    /// A C++ name for a Rust local: `v_x`, `v_x_2` when shadowed.
+    fn fresh(&mut self, name: &str) -> String {
+        let base = format!("v_{name}");
+        let mut candidate = base.clone();
+        let mut k = 2;
+        while self.taken.contains(&candidate) {
+            candidate = format!("{base}_{k}");
+            k += 1;
+        }
+        self.taken.insert(candidate.clone());
+        candidate
+    }
+
+    fn bind(&mut self, rust: String, ty: Ty, mutable: bool) -> String {
+        let cuda = self.fresh(&rust);
+        self.scopes.push(Binding {
+            rust,
+            cuda: cuda.clone(),
+            ty,
+            mutable,
+        });
+        cuda
+    }
+
+    /// Runs `f` in a block with a value: assignments to outer variables, `break`, `continue`
+    /// and `return` are refused inside (the emitter may turn it into a C++ lambda).
+    fn value_scope<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let saved = (self.barrier, self.loops, self.returns, self.scopes.len());
+        self.barrier = self.scopes.len();
+        self.loops = 0;
+        self.returns = false;
+        let out = f(self);
+        self.barrier = saved.0;
+        self.loops = saved.1;
+        self.returns = saved.2;
+        self.scopes.truncate(saved.3);
+        out
+    }
+
+    /// Runs `f` in a nested statement scope (locals declared inside are dropped after).
+    fn scope<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let depth = self.scopes.len();
+        let out = f(self);
+        self.scopes.truncate(depth);
+        out
+    }
+
+    /// Gives two operands one type, resolving an unsuffixed literal side to the other side's type.
+    fn unify(
+        &self,
+        l: TExpr<'a>,
+        r: TExpr<'a>,
+        span: proc_macro2::Span,
+        what: impl Fn() -> String,
+    ) -> Result<(TExpr<'a>, TExpr<'a>, T)> {
+        match (&l.ty, &r.ty) {
+            (T::Known(a), T::Known(b)) => {
+                if a != b {
+                    return Err(Error::new(
+                        span,
+                        format!(
+                            "{}: {} and {} (Rust needs both to have the same type; convert \
+                             one with `as`)",
+                            what(),
+                            self.ty_name(&l.ty),
+                            self.ty_name(&r.ty)
+                        ),
+                    ));
+                }
+                let ty = l.ty.clone();
+                Ok((l, r, ty))
+            }
+            (T::Known(a), _) => {
+                let a = a.clone();
+                let r = self.coerce(r, &a)?;
+                Ok((l, r, T::Known(a)))
+            }
+            (_, T::Known(b)) => {
+                let b = b.clone();
+                let l = self.coerce(l, &b)?;
+                Ok((l, r, T::Known(b)))
+            }
+            (T::Int, T::Int) => Ok((l, r, T::Int)),
+            (T::Float, T::Float) => Ok((l, r, T::Float)),
+            _ => Err(Error::new(
+                span,
+                format!("{}: an integer and a float literal", what()),
+            )),
+        }
+    }
+
+    /// Checks that `t` has type `ty`, giving unsuffixed literals that type.
+    pub(crate) fn coerce(&self, t: TExpr<'a>, ty: &Ty) -> Result<TExpr<'a>> {
+        match (&t.ty, ty) {
+            (T::Known(have), want) if have == want => Ok(t),
+            (T::Int, Ty::Scalar(s)) if s.is_int() => resolve(t, *s),
+            (T::Float, Ty::Scalar(s)) if s.is_float() => resolve(t, *s),
+            (T::Int, Ty::Scalar(s)) if s.is_float() => Err(err(
+                t.src,
+                format!(
+                    "expected `{}`, found an integer literal; write a float literal such as `1.0`",
+                    s.rust()
+                ),
+            )),
+            (T::Known(Ty::Scalar(have)), Ty::Scalar(Scalar::Usize)) if have.is_int() => Err(err(
+                t.src,
+                format!(
+                    "expected `usize`, found `{}`: Rust indexes arrays with `usize`; write `... as \
+                     usize`",
+                    have.rust()
+                ),
+            )),
+            (have, want) => Err(err(
+                t.src,
+                format!("expected `{}`, found {}", want.rust(), self.ty_name(have)),
+            )),
+        }
+    }
+}
+
+/// Gives an `{integer}`/`{float}` expression the concrete type `s`.
+fn resolve(mut t: TExpr<'_>, s: Scalar) -> Result<TExpr<'_>> {
+    if let T::Known(_) = t.ty {
+        return Ok(t);
+    }
+    t.ty = T::Known(Ty::Scalar(s));
+    t.kind = match t.kind {
+        k @ (Kind::Int(_) | Kind::Float(_)) => k,
+        Kind::Neg(inner) => {
+            if !s.is_signed() {
+                return Err(err(
+                    t.src,
+                    format!(
+                        "cannot negate a value of the unsigned type `{}`; use `wrapping_neg()`",
+                        s.rust()
+                    ),
+                ));
+            }
+            Kind::Neg(Box::new(resolve(*inner, s)?))
+        }
+        Kind::Not(inner) => Kind::Not(Box::new(resolve(*inner, s)?)),
+        Kind::Binary(op, l, r) => {
+            let r = if matches!(op, Op::Shl | Op::Shr) {
+                *r
+            } else {
+                resolve(*r, s)?
+            };
+            Kind::Binary(op, Box::new(resolve(*l, s)?), Box::new(r))
+        }
+        Kind::If(c, a, b) => Kind::If(c, Box::new(resolve(*a, s)?), Box::new(resolve(*b, s)?)),
+        Kind::Block(stmts, tail) => Kind::Block(stmts, Box::new(resolve(*tail, s)?)),
+        Kind::Match(scrutinee, arms) => Kind::Match(
+            scrutinee,
+            arms.into_iter()
+                .map(|a| {
+                    Ok(Arm {
+                        body: resolve(a.body, s)?,
+                        ..a
+                    })
+                })
+                .collect::<Result<_>>()?,
+        ),
+        _ => unreachable!("only literal expressions have an inferred type"),
+    };
+    Ok(t)
+}
+
+/// Whether evaluating `e` may record a fault (a run-time index, or a helper call, which may
+/// index): such an expression is never dropped by a simplification.
+pub fn may_fault(e: &TExpr) -> bool {
+    match &e.kind {
+        Kind::Int(_) | Kind::Float(_) | Kind::Bool(_) | Kind::Sym(_) | Kind::Var(_) => false,
+        Kind::DynIndex(..) | Kind::Call(..) => true,
+        Kind::Block(..) | Kind::Match(..) => true,
+        Kind::Field(b, _) | Kind::Index(b, _) | Kind::Repeat(b, _) => may_fault(b),
+        Kind::Neg(b) | Kind::Not(b) | Kind::Cast(b) => may_fault(b),
+        Kind::Array(v) | Kind::Struct(_, v) => v.iter().any(may_fault),
+        Kind::Binary(_, a, b) => may_fault(a) || may_fault(b),
+        Kind::Method(_, r, args) => may_fault(r) || args.iter().any(may_fault),
+        Kind::If(c, a, b) => may_fault(c) || may_fault(a) || may_fault(b),
+    }
+}
+
+/// `base.field` (field `idx` of struct type), simplified where `base` is a struct literal
+/// whose other fields cannot fault, an `if` or a block.
+pub fn project_field<'a>(world: &World, base: TExpr<'a>, idx: usize) -> TExpr<'a> {
+    let src = base.src;
+    let T::Known(Ty::Struct(name)) = &base.ty else {
+        unreachable!("field of a non-struct")
+    };
+    let field = &world.strukt(name).fields[idx];
+    let (ty, member) = (field.ty.clone(), field.cuda_name.clone());
+    let kind = match base.kind {
+        Kind::Struct(_, vals)
+            if vals
+                .iter()
+                .enumerate()
+                .all(|(i, v)| i == idx || !may_fault(v)) =>
+        {
+            return vals.into_iter().nth(idx).expect("field index in range");
+        }
+        Kind::If(c, a, b) => Kind::If(
+            c,
+            Box::new(project_field(world, *a, idx)),
+            Box::new(project_field(world, *b, idx)),
+        ),
+        Kind::Block(stmts, tail) => Kind::Block(stmts, Box::new(project_field(world, *tail, idx))),
+        kind => Kind::Field(
+            Box::new(TExpr {
+                kind,
+                ty: base.ty,
+                src,
+            }),
+            member,
+        ),
+    };
+    TExpr {
+        kind,
+        ty: T::Known(ty),
+        src,
+    }
+}
+
+/// `base[i]` for a constant in-bounds `i`, simplified where `base` is an array literal whose
+/// other elements cannot fault, an `if` or a block.
+pub fn project_elem(base: TExpr<'_>, i: u64) -> TExpr<'_> {
+    let src = base.src;
+    let T::Known(Ty::Array(elem, _)) = &base.ty else {
+        unreachable!("index of a non-array")
+    };
+    let elem = (**elem).clone();
+    let kind = match base.kind {
+        Kind::Array(vals)
+            if vals
+                .iter()
+                .enumerate()
+                .all(|(k, v)| k as u64 == i || !may_fault(v)) =>
+        {
+            return vals.into_iter().nth(i as usize).expect("index in range");
+        }
+        Kind::If(c, a, b) => Kind::If(
+            c,
+            Box::new(project_elem(*a, i)),
+            Box::new(project_elem(*b, i)),
+        ),
+        Kind::Block(stmts, tail) => Kind::Block(stmts, Box::new(project_elem(*tail, i))),
+        kind => Kind::Index(
+            Box::new(TExpr {
+                kind,
+                ty: base.ty,
+                src,
+            }),
+            i,
+        ),
+    };
+    TExpr {
+        kind,
+        ty: T::Known(elem),
+        src,
+    }
+}

@@ -1,0 +1,757 @@
+//! Checking blocks and statements: `let` (and `let mut`), assignment and compound assignment,
+//! `if` without `else`, `for` over constant ranges and over arrays, `match`, `break`,
+//! `continue`, `return`.
+
+use super::expr::{constant, unsupported};
+use super::{err, Arm, Checker, Kind, Op, PatTest, TExpr, TStmt, T};
+use crate::ast::{is_const_path, strip_parens, unraw};
+use crate::types::{Len, Scalar, Ty};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, Pat, Result, Stmt};
+
+/// Whether an expression in statement position is a statement (has type `()`), judged by its
+/// form as rustc would type it.
+fn is_unit(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_unit(&p.expr),
+        Expr::Group(g) => is_unit(&g.expr),
+        Expr::Assign(_)
+        | Expr::ForLoop(_)
+        | Expr::While(_)
+        | Expr::Loop(_)
+        | Expr::Break(_)
+        | Expr::Continue(_)
+        | Expr::Return(_) => true,
+        Expr::Binary(b) => matches!(Op::from_syn(&b.op), Some((_, true))),
+        Expr::If(i) => i.else_branch.is_none() || is_unit_block(&i.then_branch),
+        Expr::Match(m) => m.arms.iter().all(|a| is_unit(&a.body)),
+        Expr::Block(b) => is_unit_block(&b.block),
+        Expr::Tuple(t) => t.elems.is_empty(),
+        _ => false,
+    }
+}
+
+fn is_unit_block(b: &syn::Block) -> bool {
+    match b.stmts.last() {
+        Some(Stmt::Expr(e, None)) => is_unit(e),
+        _ => true,
+    }
+}
+
+/// Whether `name` is used inside an index expression (`t[i]`, `t[i * 3 + k]`), which makes
+/// rustc infer `usize` for it.
+fn used_as_index<'s>(name: &str, stmts: impl IntoIterator<Item = &'s Stmt>) -> bool {
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    fn spine(e: &Expr, name: &str) -> bool {
+        match e {
+            Expr::Paren(p) => spine(&p.expr, name),
+            Expr::Group(g) => spine(&g.expr, name),
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| unraw(id) == name),
+            Expr::Unary(u) => spine(&u.expr, name),
+            Expr::Binary(b) => match Op::from_syn(&b.op) {
+                Some((Op::Shl | Op::Shr, false)) => spine(&b.left, name),
+                Some((op, false)) if op.is_arith() || op.is_bit() => {
+                    spine(&b.left, name) || spine(&b.right, name)
+                }
+                _ => false,
+            },
+            Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                (method.starts_with("wrapping_") || method == "min" || method == "max")
+                    && (spine(&m.receiver, name) || m.args.iter().any(|a| spine(a, name)))
+            }
+            _ => false,
+        }
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
+            self.found |= spine(&i.index, self.name);
+            syn::visit::visit_expr_index(self, i);
+        }
+    }
+    let mut finder = Finder { name, found: false };
+    for s in stmts {
+        finder.visit_stmt(s);
+    }
+    finder.found
+}
+
+/// A value known when the kernel is generated: literals and `usize` constants, with operators.
+fn generation_constant(t: &TExpr) -> bool {
+    match &t.kind {
+        Kind::Int(_) | Kind::Sym(_) => true,
+        Kind::Neg(x) | Kind::Not(x) | Kind::Cast(x) => generation_constant(x),
+        Kind::Binary(op, a, b) => {
+            (op.is_arith() || op.is_bit() || matches!(op, Op::Shl | Op::Shr))
+                && generation_constant(a)
+                && generation_constant(b)
+        }
+        _ => false,
+    }
+}
+
+impl<'a> Checker<'a> {
+    /// A block with a value: its statements, then its final expression.
+    pub(super) fn block_value(
+        &mut self,
+        b: &'a syn::Block,
+        hint: Option<&Ty>,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        self.scope(|c| {
+            let (stmts, tail) = match b.stmts.split_last() {
+                Some((Stmt::Expr(x, None), rest)) if !is_unit(x) => (rest, Some(x)),
+                _ => (&b.stmts[..], None),
+            };
+            let checked = c.stmts(stmts)?;
+            let Some(tail) = tail else {
+                return Err(match b.stmts.last() {
+                    Some(Stmt::Local(l)) => err(
+                        l,
+                        "this block ends with a `let`; it needs a final expression (its value)",
+                    ),
+                    Some(Stmt::Expr(x, Some(semi))) if !is_unit(x) => err(
+                        semi,
+                        "this block ends with `;`, so it has no value; remove the `;` after the \
+                         final expression",
+                    ),
+                    _ => err(e, "this block has no final expression, so it has no value"),
+                });
+            };
+            let tail = c.check(tail, hint)?;
+            if checked.is_empty() {
+                return Ok(tail);
+            }
+            let ty = tail.ty.clone();
+            Ok(TExpr {
+                kind: Kind::Block(checked, Box::new(tail)),
+                ty,
+                src: e,
+            })
+        })
+    }
+
+    /// A block used as a statement (a loop body, an `if` branch): no value.
+    fn block_unit(&mut self, b: &'a syn::Block) -> Result<Vec<TStmt<'a>>> {
+        if let Some(Stmt::Expr(x, None)) = b.stmts.last() {
+            if !is_unit(x) {
+                self.check(x, None)?;
+                return Err(err(
+                    x,
+                    "this block is a statement, so its final expression is unused; end it with \
+                     `;` or use the value",
+                ));
+            }
+        }
+        self.scope(|c| c.stmts(&b.stmts))
+    }
+
+    fn stmts(&mut self, stmts: &'a [Stmt]) -> Result<Vec<TStmt<'a>>> {
+        let mut out = Vec::new();
+        for (i, stmt) in stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Local(local) => out.push(self.local(local, &stmts[i + 1..])?),
+                Stmt::Expr(x, semi) => {
+                    if !is_unit(x) {
+                        // A construct outside the language is the better message.
+                        self.check(x, None)?;
+                        return Err(match semi {
+                            Some(_) => err(
+                                x,
+                                "this expression's value is unused: statements are `let`, \
+                                 assignments, `if`, `for`, `match`, `break`, `continue` and \
+                                 `return`",
+                            ),
+                            None => unsupported(x),
+                        });
+                    }
+                    out.push(self.stmt_expr(x)?);
+                }
+                Stmt::Item(item) => {
+                    return Err(err(
+                        item,
+                        "items (fn, const, struct, use, ...) inside translated code are not \
+                         supported; define a #[device_fn] function outside",
+                    ))
+                }
+                Stmt::Macro(m) => {
+                    return Err(err(
+                        &m.mac,
+                        "macros cannot be translated to CUDA; write the expression out",
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// `let [mut] name[: T] [= value];`; `rest` are the statements after it (for inference).
+    fn local(&mut self, local: &'a syn::Local, rest: &'a [Stmt]) -> Result<TStmt<'a>> {
+        let (ident, mutable, annot) = self.let_pattern(&local.pat)?;
+        let Some(init) = &local.init else {
+            let Some(ty) = annot else {
+                return Err(err(
+                    local,
+                    "`let` without a value needs a type annotation: `let x: u32;`",
+                ));
+            };
+            let cuda = self.bind(ident, ty.clone(), mutable);
+            return Ok(TStmt::Let {
+                cuda,
+                ty,
+                mutable,
+                value: None,
+            });
+        };
+        if let Some((else_token, _)) = &init.diverge {
+            return Err(err(else_token, "`let ... else` is not supported"));
+        }
+        let value = self.check(&init.expr, annot.as_ref())?;
+        let value = match &annot {
+            Some(t) => self.coerce(value, t)?,
+            None => match value.ty {
+                T::Known(_) => value,
+                T::Int if used_as_index(&ident, rest) => {
+                    self.coerce(value, &Ty::Scalar(Scalar::Usize))?
+                }
+                _ => {
+                    return Err(err(
+                        &init.expr,
+                        format!(
+                            "cannot infer the type of `{ident}`: Rust would infer it from its \
+                             later uses, which the translation does not follow; add a suffix to \
+                             the literal (`1u32`, `1.0f32`) or annotate the binding (`let \
+                             {ident}: u32 = ...`)"
+                        ),
+                    ))
+                }
+            },
+        };
+        let ty = value.known().clone();
+        let cuda = self.bind(ident, ty.clone(), mutable);
+        Ok(TStmt::Let {
+            cuda,
+            ty,
+            mutable,
+            value: Some(value),
+        })
+    }
+
+    fn let_pattern(&self, pat: &Pat) -> Result<(String, bool, Option<Ty>)> {
+        match pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                Ok((unraw(&p.ident), p.mutability.is_some(), None))
+            }
+            Pat::Type(t) => {
+                let (name, mutable, _) = self.let_pattern(&t.pat)?;
+                let ty = self.world.ty(&t.ty, false)?;
+                Ok((name, mutable, Some(ty)))
+            }
+            other => Err(err(
+                other,
+                "`let` patterns are not supported: bind a plain name (`let x = ...;`, `let mut \
+                 x = ...;`)",
+            )),
+        }
+    }
+
+    /// A statement written as an expression (see [`is_unit`]).
+    fn stmt_expr(&mut self, x: &'a Expr) -> Result<TStmt<'a>> {
+        match x {
+            Expr::Paren(p) => self.stmt_expr(&p.expr),
+            Expr::Group(g) => self.stmt_expr(&g.expr),
+            Expr::Assign(a) => {
+                let place = self.place(&a.left)?;
+                let ty = place.known().clone();
+                let value = self.check(&a.right, Some(&ty))?;
+                let value = self.coerce(value, &ty)?;
+                Ok(TStmt::Assign {
+                    place,
+                    op: None,
+                    value,
+                })
+            }
+            Expr::Binary(b) => {
+                let Some((op, true)) = Op::from_syn(&b.op) else {
+                    unreachable!("only compound assignments are statements")
+                };
+                let place = self.place(&b.left)?;
+                let ty = place.known().clone();
+                let hint = if matches!(op, Op::Shl | Op::Shr) {
+                    None
+                } else {
+                    Some(&ty)
+                };
+                let value = self.check(&b.right, hint)?;
+                // Typed as `place op value`, which must keep the place's type.
+                let typed = self.operation(op, place.clone(), value, b.op.span(), x)?;
+                if *typed.known() != ty {
+                    return Err(err(
+                        b.op,
+                        format!("`{}=` must keep the type `{}`", op.c(), ty.rust()),
+                    ));
+                }
+                let Kind::Binary(_, _, value) = typed.kind else {
+                    unreachable!()
+                };
+                Ok(TStmt::Assign {
+                    place,
+                    op: Some(op),
+                    value: *value,
+                })
+            }
+            Expr::If(i) => {
+                if let Expr::Let(l) = &*i.cond {
+                    return Err(err(
+                        l.let_token,
+                        "`if let` is not supported; use a plain condition",
+                    ));
+                }
+                let cond = self.check(&i.cond, None)?;
+                let cond = self.coerce(cond, &Ty::Scalar(Scalar::Bool))?;
+                let then = self.block_unit(&i.then_branch)?;
+                let els = match &i.else_branch {
+                    None => None,
+                    Some((_, e)) => Some(match strip_parens(e) {
+                        Expr::Block(b) => self.block_unit(&b.block)?,
+                        other => vec![self.stmt_expr(other)?],
+                    }),
+                };
+                Ok(TStmt::If { cond, then, els })
+            }
+            Expr::Block(b) => {
+                if let Some(label) = &b.label {
+                    return Err(err(label, "labelled blocks are not supported"));
+                }
+                Ok(TStmt::Block(self.block_unit(&b.block)?))
+            }
+            Expr::ForLoop(f) => self.for_loop(f),
+            Expr::Match(m) => self.match_unit(m),
+            Expr::Break(b) if self.loops > 0 && b.label.is_none() && b.expr.is_none() => {
+                Ok(TStmt::Break)
+            }
+            Expr::Continue(c) if self.loops > 0 && c.label.is_none() => Ok(TStmt::Continue),
+            Expr::Return(r) if self.returns => {
+                let Some(value) = &r.expr else {
+                    return Err(err(r, "`return` needs a value here"));
+                };
+                let ret = self.ret.clone();
+                let v = self.check(value, Some(&ret))?;
+                Ok(TStmt::Return(self.coerce(v, &ret)?))
+            }
+            Expr::Tuple(t) if t.elems.is_empty() => Ok(TStmt::Block(Vec::new())),
+            _ => Err(unsupported(x)),
+        }
+    }
+
+    /// An assignable place: a `mut` local, its fields and elements.
+    fn place(&mut self, e: &'a Expr) -> Result<TExpr<'a>> {
+        match e {
+            Expr::Paren(p) => self.place(&p.expr),
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                let name = unraw(p.path.get_ident().unwrap());
+                let Some(pos) = self.scopes.iter().rposition(|b| b.rust == name) else {
+                    return self.check(e, None);
+                };
+                let b = &self.scopes[pos];
+                if !b.mutable {
+                    return Err(err(
+                        e,
+                        format!("cannot assign to `{name}`: declare it with `let mut {name}`"),
+                    ));
+                }
+                if pos < self.barrier {
+                    return Err(err(
+                        e,
+                        format!(
+                            "this block has a value, so it may not assign to `{name}`, which is \
+                             declared outside it: assign in a statement before (the translation \
+                             keeps expressions free of side effects)"
+                        ),
+                    ));
+                }
+                Ok(TExpr {
+                    kind: Kind::Var(b.cuda.clone()),
+                    ty: T::Known(b.ty.clone()),
+                    src: e,
+                })
+            }
+            Expr::Field(f) => {
+                let base = self.place(&f.base)?;
+                self.field(base, &f.member)
+            }
+            Expr::Index(i) => {
+                let base = self.place(&i.expr)?;
+                self.index_of(base, i, e)
+            }
+            other => Err(err(
+                other,
+                "only local variables, their fields and their elements can be assigned",
+            )),
+        }
+    }
+
+    fn for_loop(&mut self, f: &'a syn::ExprForLoop) -> Result<TStmt<'a>> {
+        if let Some(label) = &f.label {
+            return Err(err(label, "loop labels are not supported"));
+        }
+        let var = match &*f.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() && p.mutability.is_none() => {
+                Some(unraw(&p.ident))
+            }
+            Pat::Wild(_) => None,
+            other => return Err(err(other, "the loop variable must be a plain name or `_`")),
+        };
+        if let Expr::Range(r) = strip_parens(&f.expr) {
+            let (Some(start), Some(end)) = (&r.start, &r.end) else {
+                return Err(err(
+                    &f.expr,
+                    "a `for` range needs both bounds (`A..B` or `A..=B`)",
+                ));
+            };
+            let lo = self.check(start, None)?;
+            let hi = self.check(end, None)?;
+            for bound in [&lo, &hi] {
+                if !generation_constant(bound) {
+                    return Err(err(
+                        bound.src,
+                        "the bounds of a `for` range must be known when the kernel is \
+                         generated: integer literals, const generic parameters and `usize` \
+                         consts, with operators; bound the loop by a constant and `break` out",
+                    ));
+                }
+            }
+            let (lo, hi, ty) = self.unify(lo, hi, r.limits.span(), || {
+                "the bounds of this range have different types".to_owned()
+            })?;
+            let s = match ty {
+                T::Known(Ty::Scalar(s)) if s.is_int() => s,
+                T::Int => match &var {
+                    Some(v) if used_as_index(v, &f.body.stmts) => Scalar::Usize,
+                    _ => Scalar::I32,
+                },
+                other => {
+                    return Err(err(
+                        &f.expr,
+                        format!(
+                            "a `for` range must be over integers, not {}",
+                            self.ty_name(&other)
+                        ),
+                    ))
+                }
+            };
+            let lo = self.coerce(lo, &Ty::Scalar(s))?;
+            let hi = self.coerce(hi, &Ty::Scalar(s))?;
+            let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+            let (var, body) = self.loop_body(var, Ty::Scalar(s), &f.body)?;
+            return Ok(TStmt::For {
+                var,
+                ty: s,
+                lo,
+                hi,
+                inclusive,
+                body,
+            });
+        }
+        let array = self.check(&f.expr, None)?;
+        let (elem, len) = match array.known() {
+            Ty::Array(elem, len) => ((**elem).clone(), len.clone()),
+            other => {
+                return Err(err(
+                    &f.expr,
+                    format!(
+                        "`for` loops go over a constant range (`0..N`) or an array, not `{}`",
+                        other.rust()
+                    ),
+                ))
+            }
+        };
+        let index = self.fresh("index");
+        let (var, body) = self.loop_body(var, elem, &f.body)?;
+        Ok(TStmt::ForEach {
+            var,
+            index,
+            array,
+            len,
+            body,
+        })
+    }
+
+    fn loop_body(
+        &mut self,
+        var: Option<String>,
+        ty: Ty,
+        body: &'a syn::Block,
+    ) -> Result<(Option<String>, Vec<TStmt<'a>>)> {
+        self.scope(|c| {
+            let cuda = var.map(|v| c.bind(v, ty, false));
+            c.loops += 1;
+            let body = c.block_unit(body);
+            c.loops -= 1;
+            Ok((cuda, body?))
+        })
+    }
+
+    /// The scrutinee of a `match`: an integer or a bool.
+    fn scrutinee(&mut self, m: &'a syn::ExprMatch) -> Result<(TExpr<'a>, Scalar)> {
+        let s = self.check(&m.expr, None)?;
+        let s = match s.ty {
+            T::Int => super::resolve(s, Scalar::I32)?,
+            _ => s,
+        };
+        match s.ty.clone() {
+            T::Known(Ty::Scalar(k)) if !k.is_float() => Ok((s, k)),
+            other => Err(err(
+                &m.expr,
+                format!(
+                    "`match` is supported on integers and bools, not on {}; use `if`/`else`",
+                    self.ty_name(&other)
+                ),
+            )),
+        }
+    }
+
+    /// The pattern, binding and guard of an arm, in a scope where the binding is visible.
+    fn arm_head(
+        &mut self,
+        arm: &'a syn::Arm,
+        scrutinee: Scalar,
+    ) -> Result<(Vec<PatTest>, Option<String>, Option<TExpr<'a>>)> {
+        let (tests, binding) = match &arm.pat {
+            Pat::Ident(p) if p.subpat.is_none() && !is_const_path(&p.ident.clone().into()) => {
+                if p.by_ref.is_some() || p.mutability.is_some() {
+                    return Err(err(&arm.pat, "bind the value by name (`n => ...`)"));
+                }
+                let cuda = self.bind(unraw(&p.ident), Ty::Scalar(scrutinee), false);
+                (vec![PatTest::Any], Some(cuda))
+            }
+            pat => (self.pattern(pat, scrutinee)?, None),
+        };
+        let guard = match &arm.guard {
+            Some((_, g)) => {
+                let g = self.check(g, None)?;
+                Some(self.coerce(g, &Ty::Scalar(Scalar::Bool))?)
+            }
+            None => None,
+        };
+        Ok((tests, binding, guard))
+    }
+
+    pub(super) fn match_value(
+        &mut self,
+        m: &'a syn::ExprMatch,
+        hint: Option<&Ty>,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let (scrutinee, s) = self.scrutinee(m)?;
+        let mut arms: Vec<Arm<'a, TExpr<'a>>> = Vec::new();
+        for arm in &m.arms {
+            let (tests, binding, guard, body) = self.scope(|c| {
+                let (tests, binding, guard) = c.arm_head(arm, s)?;
+                let body = c.check(&arm.body, hint)?;
+                Ok::<_, syn::Error>((tests, binding, guard, body))
+            })?;
+            arms.push(Arm {
+                tests,
+                binding,
+                guard,
+                body,
+            });
+        }
+        if arms.is_empty() {
+            return Err(err(e, "a `match` needs at least one arm"));
+        }
+        // One type for every arm: the first known one, or the hint.
+        let ty = hint.cloned().or_else(|| {
+            arms.iter().find_map(|a| match &a.body.ty {
+                T::Known(t) => Some(t.clone()),
+                _ => None,
+            })
+        });
+        let ty = match ty {
+            Some(ty) => {
+                for a in &mut arms {
+                    a.body = self.coerce(a.body.clone(), &ty)?;
+                }
+                T::Known(ty)
+            }
+            None => {
+                let first = arms[0].body.ty.clone();
+                if arms.iter().any(|a| a.body.ty != first) {
+                    return Err(err(e, "the arms of this `match` have different types"));
+                }
+                first
+            }
+        };
+        Ok(TExpr {
+            kind: Kind::Match(Box::new(scrutinee), arms),
+            ty,
+            src: e,
+        })
+    }
+
+    fn match_unit(&mut self, m: &'a syn::ExprMatch) -> Result<TStmt<'a>> {
+        let (scrutinee, s) = self.scrutinee(m)?;
+        let mut arms = Vec::new();
+        for arm in &m.arms {
+            let arm = self.scope(|c| {
+                let (tests, binding, guard) = c.arm_head(arm, s)?;
+                let body = match strip_parens(&arm.body) {
+                    Expr::Block(b) if b.label.is_none() => c.block_unit(&b.block)?,
+                    other => vec![c.stmt_expr(other)?],
+                };
+                Ok::<_, syn::Error>(Arm {
+                    tests,
+                    binding,
+                    guard,
+                    body,
+                })
+            })?;
+            arms.push(arm);
+        }
+        Ok(TStmt::Match { scrutinee, arms })
+    }
+
+    /// The alternatives a pattern matches, as values of the scrutinee's type.
+    fn pattern(&self, pat: &Pat, s: Scalar) -> Result<Vec<PatTest>> {
+        match pat {
+            Pat::Paren(p) => self.pattern(&p.pat, s),
+            Pat::Or(o) => {
+                let mut out = Vec::new();
+                for case in &o.cases {
+                    out.extend(self.pattern(case, s)?);
+                }
+                Ok(out)
+            }
+            Pat::Wild(_) => Ok(vec![PatTest::Any]),
+            Pat::Lit(l) => Ok(vec![PatTest::Eq(self.pattern_value(&l.lit, l, s)?)]),
+            Pat::Path(p) => Ok(vec![PatTest::Eq(self.pattern_const(&p.path, pat, s)?)]),
+            Pat::Range(r) => {
+                let bound = |e: &Option<Box<Expr>>| -> Result<Option<i128>> {
+                    match e.as_deref().map(strip_parens) {
+                        None => Ok(None),
+                        Some(Expr::Lit(l)) => self.pattern_value(&l.lit, l, s).map(Some),
+                        Some(Expr::Path(p)) => self.pattern_const(&p.path, p, s).map(Some),
+                        Some(other) => Err(err(
+                            other,
+                            "range bounds in patterns must be literals or constants such as \
+                             `u8::MAX`",
+                        )),
+                    }
+                };
+                let lo = bound(&r.start)?;
+                let hi = bound(&r.end)?;
+                let hi = match (&r.limits, hi) {
+                    (syn::RangeLimits::HalfOpen(_), Some(h)) => Some(h - 1),
+                    (_, h) => h,
+                };
+                Ok(vec![PatTest::Range(lo, hi)])
+            }
+            Pat::Ident(p) => Err(err(
+                p,
+                "a binding is allowed only as a whole arm's pattern (`n => ...`); constants \
+                 named in patterns are not supported (use a guard: `n if n == N => ...`)",
+            )),
+            other => Err(err(
+                other,
+                "patterns on integers and bools are literals (`3`, `b'a'`, `true`), ranges \
+                 (`1..=9`), `_`, a name, and `|` of these",
+            )),
+        }
+    }
+
+    fn pattern_value(&self, lit: &syn::Lit, at: impl quote::ToTokens, s: Scalar) -> Result<i128> {
+        let v = match (lit, s) {
+            (syn::Lit::Bool(b), Scalar::Bool) => i128::from(b.value),
+            (syn::Lit::Byte(b), Scalar::U8) => i128::from(b.value()),
+            (syn::Lit::Int(n), s) if s.is_int() => {
+                if !(n.suffix().is_empty() || n.suffix() == s.rust()) {
+                    return Err(err(
+                        at,
+                        format!(
+                            "this pattern has the suffix `{}`, the value is `{}`",
+                            n.suffix(),
+                            s.rust()
+                        ),
+                    ));
+                }
+                n.base10_parse::<i128>()?
+            }
+            _ => {
+                return Err(err(
+                    at,
+                    format!("this pattern does not match a value of type `{}`", s.rust()),
+                ))
+            }
+        };
+        let (min, max) = if s == Scalar::Bool {
+            (0, 1)
+        } else {
+            s.int_range()
+        };
+        if v < min || v > max {
+            return Err(err(
+                at,
+                format!("the pattern {v} is out of the range of `{}`", s.rust()),
+            ));
+        }
+        Ok(v)
+    }
+
+    fn pattern_const(&self, path: &syn::Path, at: impl quote::ToTokens, s: Scalar) -> Result<i128> {
+        if path.segments.len() == 2 && path.leading_colon.is_none() {
+            if let Some(ty) = Scalar::from_rust(&path.segments[0].ident.to_string()) {
+                if let Some((Kind::Int(v), t)) = constant(ty, &path.segments[1].ident.to_string()) {
+                    if t == s {
+                        return Ok(v);
+                    }
+                }
+            }
+        }
+        Err(err(
+            at,
+            "constants in patterns must be `MIN`, `MAX` of the scrutinee's type; use a guard \
+             for others (`n if n == LIMIT => ...`)",
+        ))
+    }
+
+    /// `base[index]` on a place or a value (used by assignments).
+    pub(super) fn index_of(
+        &mut self,
+        base: TExpr<'a>,
+        i: &'a syn::ExprIndex,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let (elem, len) = match base.known() {
+            Ty::Array(elem, len) => ((**elem).clone(), len.clone()),
+            other => {
+                return Err(err(
+                    &i.expr,
+                    format!("only arrays can be indexed; this is `{}`", other.rust()),
+                ))
+            }
+        };
+        if let (Some(k), Len::Lit(n)) = (super::expr::index_literal(&i.index), &len) {
+            if k >= *n {
+                return Err(err(
+                    &i.index,
+                    format!("index {k} is out of bounds for an array of length {n}"),
+                ));
+            }
+            return Ok(super::project_elem(base, k));
+        }
+        let usize_ty = Ty::Scalar(Scalar::Usize);
+        let index = self.check(&i.index, Some(&usize_ty))?;
+        let index = self.coerce(index, &usize_ty)?;
+        self.uses.faults = true;
+        Ok(TExpr {
+            kind: Kind::DynIndex(Box::new(base), Box::new(index), len),
+            ty: T::Known(elem),
+            src: e,
+        })
+    }
+}
