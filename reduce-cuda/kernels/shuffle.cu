@@ -19,8 +19,12 @@
 // thread t folds lane chunks t, t + T, t + 2T, ... (grid stride over the whole input, like CUB),
 // which is NOT the sequential order and is only correct for commutative monoids.
 //
+// Input items. The kernel reads items of type r_in and folds m_lift(x, i), i the item's global
+// index (see the "input items" section): the monoid values themselves for a plain reduction,
+// or any item type a monoid lifts (transform-reduce, no M values in memory).
+//
 // Parameters: R_BLOCK threads; R_ITEMS items per lane per tile; R_VECS 16-byte loads per lane
-// per tile (R_ITEMS * sizeof(M) == 16 * R_VECS), or 0 for item-by-item loads; R_GROUP.
+// per tile (R_ITEMS * sizeof(r_in) == 16 * R_VECS), or 0 for item-by-item loads; R_GROUP.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
@@ -28,35 +32,36 @@
 #if R_VECS > 0
 union r_lane_tile {
     uint4 v[R_VECS];
-    M m[R_ITEMS];
+    r_in m[R_ITEMS];
 };
-static_assert(sizeof(M) * R_ITEMS == 16 * R_VECS, "a lane's items must fill its vectors exactly");
+static_assert(sizeof(r_in) * R_ITEMS == 16 * R_VECS, "a lane's items must fill its vectors exactly");
 #endif
 
 // The fold of the R_ITEMS items from `first` (all in range), left to right.
-__device__ __forceinline__ M r_fold_lane_full(const M* __restrict__ in, r_size first) {
+__device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first) {
 #if R_VECS > 0
     r_lane_tile t;
     const uint4* p = reinterpret_cast<const uint4*>(in + first);
 #pragma unroll
     for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldcs(p + k);
-    M acc = t.m[0];
+    M acc = m_lift(t.m[0], first);
 #pragma unroll
-    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, t.m[i]);
+    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(t.m[i], first + i));
     return acc;
 #else
-    M acc = in[first];
+    M acc = m_lift(in[first], first);
 #pragma unroll
-    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, in[first + i]);
+    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(in[first + i], first + i));
     return acc;
 #endif
 }
 
 // The fold of the items from `first` below `n` (the globally last, partial tile).
-__device__ __forceinline__ M r_fold_lane_partial(const M* __restrict__ in, r_size first, r_size n) {
+__device__ __forceinline__ M r_fold_lane_partial(const r_in* __restrict__ in, r_size first,
+                                                 r_size n) {
     M acc = m_identity();
     for (int i = 0; i < R_ITEMS; ++i) {
-        if (first + i < n) acc = m_combine(acc, in[first + i]);
+        if (first + i < n) acc = m_combine(acc, m_lift(in[first + i], first + i));
     }
     return acc;
 }
@@ -64,7 +69,7 @@ __device__ __forceinline__ M r_fold_lane_partial(const M* __restrict__ in, r_siz
 // One launch: grid of persistent blocks; `ticket` is 0 on entry and is left 0.
 // `partials` holds gridDim.x values. `out[0]` receives the fold of in[0 .. n).
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
-reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
+reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
                unsigned int* __restrict__ ticket, M* __restrict__ out) {
     __shared__ M s_warps[R_WARP];
     __shared__ bool s_is_last;
@@ -82,7 +87,7 @@ reduce_shuffle(const M* __restrict__ in, r_size n, M* __restrict__ partials,
         acc = m_combine(acc, r_fold_lane_full(in, c * R_ITEMS));
     }
     const r_size rest = chunks * R_ITEMS + (r_size)blockIdx.x * R_BLOCK + threadIdx.x;
-    if (rest < n) acc = m_combine(acc, in[rest]);
+    if (rest < n) acc = m_combine(acc, m_lift(in[rest], rest));
     (void)tiles;
     (void)full_tiles;
     const M block_value = r_block_combine_warps(r_warp_reduce(acc), s_warps);

@@ -73,6 +73,18 @@ pub enum Error {
         /// Second length.
         right: usize,
     },
+    /// A run-time array index in the monoid's device code was out of bounds (where Rust would
+    /// have panicked). The device read or wrote element 0 instead, never memory out of bounds;
+    /// the result is discarded. Reported for monoids with `CudaMonoid::CAN_FAULT`.
+    #[error("index out of bounds in the device code of monoid `{monoid}`: the len is {len} but the index is {index} (Rust would panic here; the result was discarded)")]
+    DeviceFault {
+        /// The monoid's name.
+        monoid: &'static str,
+        /// The first index out of bounds.
+        index: u64,
+        /// The length of the array it indexed.
+        len: u64,
+    },
     /// A buffer from another `Gpu` (another CUDA context) was passed.
     #[error("the buffer belongs to another Gpu (device {buffer_ordinal}), not to this one (device {gpu_ordinal})")]
     ForeignBuffer {

@@ -7,7 +7,7 @@ use crate::error::{DriverContext, Error, Result};
 use crate::jit::{JitReport, KernelCache, LoadedKernel};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
-use reduce_core::{CudaMonoid, DeviceCopy};
+use reduce_core::{CudaMonoid, DeviceCopy, Lift};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Facts about the device the runtime plans with.
@@ -258,6 +258,14 @@ impl Gpu {
         spec: &KernelSpec,
     ) -> Result<(Arc<LoadedKernel>, JitReport)> {
         self.inner.kernels.get::<M>(&self.inner.ctx, spec)
+    }
+
+    /// The kernel of `spec` (a lifted spec, see `KernelSpec::lifted`) for `M` lifting `X`.
+    pub(crate) fn kernel_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        spec: &KernelSpec,
+    ) -> Result<(Arc<LoadedKernel>, JitReport)> {
+        self.inner.kernels.get_lifted::<M, X>(&self.inner.ctx, spec)
     }
 
     /// Checks that `dynamic_smem` fits and opts the function in to it when over 48 KiB.

@@ -5,12 +5,12 @@
 //! options, NVRTC version and arch) is the disk key.
 
 use crate::cache::{self, CacheKey};
-use crate::codegen::{assemble, KernelSource, KernelSpec};
+use crate::codegen::{assemble, assemble_lifted, KernelSource, KernelSpec};
 use crate::compile;
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
-use reduce_core::CudaMonoid;
+use reduce_core::{CudaMonoid, DeviceCopy, Lift};
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -57,6 +57,14 @@ impl LoadedKernel {
         functions.insert(name, f.clone());
         Ok(f)
     }
+
+    /// The device address and size of the module's global `name`, if it has one.
+    pub fn global(&self, name: &str, stream: &Arc<cudarc::driver::CudaStream>) -> Option<u64> {
+        use cudarc::driver::DevicePtr;
+        let view = self.module.get_global(name, stream).ok()?;
+        let (ptr, _sync) = view.device_ptr(stream);
+        Some(ptr)
+    }
 }
 
 type MemoryKey = (TypeId, KernelSpec);
@@ -85,8 +93,34 @@ impl KernelCache {
         ctx: &Arc<CudaContext>,
         spec: &KernelSpec,
     ) -> Result<(Arc<LoadedKernel>, JitReport)> {
+        self.get_with(ctx, TypeId::of::<M>(), spec, || assemble::<M>(spec))
+    }
+
+    /// The loaded kernel for `spec` (which names the input type) and monoid `M` lifting `X`.
+    pub fn get_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        ctx: &Arc<CudaContext>,
+        spec: &KernelSpec,
+    ) -> Result<(Arc<LoadedKernel>, JitReport)> {
+        self.get_with(ctx, TypeId::of::<M>(), spec, || {
+            assemble_lifted::<M, X>(spec)
+        })
+    }
+
+    /// A kernel already loaded for monoid `monoid` and `spec`, if any.
+    pub fn loaded(&self, monoid: TypeId, spec: &KernelSpec) -> Option<Arc<LoadedKernel>> {
+        self.lock().get(&(monoid, spec.clone())).cloned()
+    }
+
+    fn get_with(
+        &self,
+        ctx: &Arc<CudaContext>,
+        monoid: TypeId,
+        spec: &KernelSpec,
+        assemble: impl FnOnce() -> KernelSource,
+    ) -> Result<(Arc<LoadedKernel>, JitReport)> {
         let start = Instant::now();
-        let key = (TypeId::of::<M>(), spec.clone());
+        let key = (monoid, spec.clone());
         if let Some(kernel) = self.lock().get(&key) {
             let report = JitReport {
                 origin: KernelOrigin::Memory,
@@ -95,7 +129,7 @@ impl KernelCache {
             return Ok((kernel.clone(), report));
         }
         // Compile outside the lock: other kernels stay available meanwhile.
-        let source = assemble::<M>(spec);
+        let source = assemble();
         let (module, origin) = self.load_or_compile(ctx, &source)?;
         let kernel = Arc::new(LoadedKernel {
             module,

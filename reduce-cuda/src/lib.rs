@@ -32,6 +32,7 @@ pub mod cache;
 mod codegen;
 pub mod compile;
 mod error;
+mod fault;
 mod gpu;
 mod jit;
 mod plain;
@@ -45,8 +46,12 @@ pub use error::{CompileFailure, Error, Result};
 pub use gpu::{driver_available, DeviceInfo, Gpu};
 pub use jit::{JitReport, KernelOrigin};
 pub use reduce_core;
-pub use reduce_core::monoid::Monoid;
-pub use reduce_core::{fold, CudaMonoid, DeviceCopy, Max, Min, Product, Sum};
+pub use reduce_core::monoid::{DeviceCopy, Monoid};
+pub use reduce_core::{fold, CudaMonoid, CudaStruct, Lift, Max, Min, Product, Sum};
+#[doc(inline)]
+pub use reduce_macros::device_fn_via_cuda as device_fn;
+#[doc(inline)]
+pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
 pub use segmented::{compile_seg_kernel, seg_kernel_source, SegAlgorithm, SegConfig};
@@ -69,4 +74,20 @@ pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource>
 /// `sm_90`), without a device. CI uses this to check every generated kernel.
 pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<Vec<u8>> {
     compile::compile_cubin(&kernel_source_with::<M>(config)?, arch)
+}
+
+/// The translation unit [`Gpu::reduce_lifted`] runs for monoid `M` reading items of type `X`.
+pub fn kernel_source_lifted<M: Lift<X>, X: DeviceCopy>(config: Config) -> Result<KernelSource> {
+    let plan = plain::plan_lifted::<M>(config, std::mem::size_of::<X>())?;
+    Ok(codegen::assemble_lifted::<M, X>(
+        &plan.kernel().lifted::<X>(),
+    ))
+}
+
+/// Compiles the lifted translation unit of `config` with NVRTC for `arch`, without a device.
+pub fn compile_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
+    config: Config,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    compile::compile_cubin(&kernel_source_lifted::<M, X>(config)?, arch)
 }

@@ -1,11 +1,13 @@
 //! Plain reductions: host-side dispatch (grid sizes, passes) for every algorithm family.
 
-use crate::algorithm::{Algorithm, Config, Plan, SHUFFLE_BLOCKS_PER_SM};
+use crate::algorithm::{invalid, shuffle_items, Algorithm, Config, Plan, SHUFFLE_BLOCKS_PER_SM};
 use crate::buffer::DeviceVec;
+use crate::codegen::KernelSpec;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Scratch};
 use crate::jit::JitReport;
-use reduce_core::CudaMonoid;
+use cudarc::driver::CudaFunction;
+use reduce_core::{CudaMonoid, DeviceCopy, Lift};
 
 /// Aligns scratch sub-regions.
 const ALIGN: usize = 256;
@@ -37,16 +39,95 @@ pub(crate) fn plan_for<M: CudaMonoid>(config: Config) -> Result<Plan> {
     Ok(plan)
 }
 
+/// The plan of a lifted reduction: Shuffle (or Auto), its vectors sized for `in_size`-byte
+/// input items. The other algorithms read monoid values only.
+pub(crate) fn plan_lifted<M: CudaMonoid>(config: Config, in_size: usize) -> Result<Plan> {
+    if !matches!(config.algorithm, Algorithm::Shuffle | Algorithm::Auto) {
+        return Err(invalid(
+            config.algorithm,
+            "lifted inputs (reduce_lifted) are read by Shuffle only: use Algorithm::Shuffle or \
+             Algorithm::Auto",
+        ));
+    }
+    let mut plan = plan_for::<M>(config)?;
+    if let Plan::Shuffle { items, vecs, .. } = &mut plan {
+        (*items, *vecs) = shuffle_items(in_size, config.items_per_thread)?;
+    }
+    Ok(plan)
+}
+
+/// Every kernel a plan launches (persistent plans finish with a Matrix pass).
+fn plan_specs(plan: &Plan) -> Vec<KernelSpec> {
+    let mut specs = vec![plan.kernel()];
+    if let Plan::PersistentMatrix { width, .. } | Plan::DiffWarps { width, .. } = *plan {
+        specs.push(Plan::Matrix { block: 256, width }.kernel());
+    }
+    specs
+}
+
 impl Gpu {
     /// The fold of every item of `xs`, left to right, computed on the device.
     ///
     /// Equal to `reduce_core::fold(&host_items)` for any associative monoid, bit for bit
     /// (floats: the algorithm fixes the grouping, so a float sum is deterministic but groups
-    /// differently from the sequential fold).
+    /// differently from the sequential fold). For a monoid whose device code can fault
+    /// (`CudaMonoid::CAN_FAULT`: run-time array indices), an index out of bounds is
+    /// [`Error::DeviceFault`].
     pub fn reduce<M: CudaMonoid>(&self, xs: &DeviceVec<M>, config: impl Into<Config>) -> Result<M> {
         self.check_owned(xs)?;
         let mut scratch = self.lock_scratch();
-        let out = self.run(xs, config.into(), &mut scratch, None)?;
+        let config = config.into();
+        let out = self.run(xs, config, &mut scratch, None)?;
+        let value = self.read_value::<M>(out)?;
+        if M::CAN_FAULT {
+            self.check_plan_fault::<M>(config)?;
+        }
+        Ok(value)
+    }
+
+    /// The fold of `lift(x, i)` over the items `x` of `xs` (`i` the item's index), left to
+    /// right, without materialising monoid values: transform-reduce. `M` declares the lift with
+    /// `#[monoid(lift(X) = |x, i| ...)]`. Read by `Shuffle` (and `Auto`, which picks it); the
+    /// other algorithms return [`Error::InvalidConfig`].
+    ///
+    /// Equal to `reduce_core::fold` of the lifted items, as [`Gpu::reduce`] is.
+    pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        xs: &DeviceVec<X>,
+        config: impl Into<Config>,
+    ) -> Result<M> {
+        self.check_owned(xs)?;
+        let mut scratch = self.lock_scratch();
+        let plan = plan_lifted::<M>(config.into(), std::mem::size_of::<X>())?;
+        let spec = plan.kernel().lifted::<X>();
+        let (kernel, _) = self.kernel_lifted::<M, X>(&spec)?;
+        let f = kernel.function(plan.entry())?;
+        let input = xs.device_ptr(&self.inner.stream);
+        let out = self.shuffle::<M>(plan, &f, input, xs.len() as u64, &mut scratch, None)?;
+        let value = self.read_value::<M>(out)?;
+        if M::CAN_FAULT || M::LIFT_CAN_FAULT {
+            self.check_device_fault::<M>(&[&spec])?;
+        }
+        Ok(value)
+    }
+
+    /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config`.
+    pub fn prepare_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        config: impl Into<Config>,
+    ) -> Result<JitReport> {
+        let plan = plan_lifted::<M>(config.into(), std::mem::size_of::<X>())?;
+        Ok(self.kernel_lifted::<M, X>(&plan.kernel().lifted::<X>())?.1)
+    }
+
+    /// The fault records of every kernel the plan of `config` launched (see `fault.rs`).
+    fn check_plan_fault<M: CudaMonoid>(&self, config: Config) -> Result<()> {
+        let specs = plan_specs(&plan_for::<M>(config)?);
+        self.check_device_fault::<M>(&specs.iter().collect::<Vec<_>>())
+    }
+
+    /// Copies the one value at `out` to the host (waits for the queued work).
+    fn read_value<M: CudaMonoid>(&self, out: u64) -> Result<M> {
         let mut value = [M::identity()];
         // SAFETY: `out` holds one M written by the final kernel; the copy is synchronous
         // with respect to the stream once synchronized below.
@@ -66,7 +147,8 @@ impl Gpu {
     }
 
     /// Queues the reduction of `xs` into `out[0]` without waiting for it (for pipelines and
-    /// benchmarks). `out` must hold at least one value.
+    /// benchmarks). `out` must hold at least one value. For a monoid that can fault
+    /// (`CudaMonoid::CAN_FAULT`) it waits after all, to check the device's fault record.
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &DeviceVec<M>,
@@ -84,7 +166,11 @@ impl Gpu {
         }
         let mut scratch = self.lock_scratch();
         let target = out.device_ptr(&self.inner.stream);
-        self.run(xs, config.into(), &mut scratch, Some(target))?;
+        let config = config.into();
+        self.run(xs, config, &mut scratch, Some(target))?;
+        if M::CAN_FAULT {
+            self.check_plan_fault::<M>(config)?;
+        }
         Ok(())
     }
 
@@ -113,7 +199,10 @@ impl Gpu {
             Plan::PersistentMatrix { .. } | Plan::DiffWarps { .. } => {
                 self.persistent::<M>(plan, input, n as u64, scratch, target)
             }
-            Plan::Shuffle { .. } => self.shuffle::<M>(plan, input, n as u64, scratch, target),
+            Plan::Shuffle { .. } => {
+                let (f, _) = self.entry_point::<M>(&plan)?;
+                self.shuffle::<M>(plan, &f, input, n as u64, scratch, target)
+            }
         }
     }
 
@@ -209,17 +298,18 @@ impl Gpu {
         Ok(out)
     }
 
-    /// Shuffle: one launch; the last block folds the block partials.
+    /// Shuffle: one launch of `f` (its kernel, plain or lifted); the last block folds the
+    /// block partials.
     fn shuffle<M: CudaMonoid>(
         &self,
         plan: Plan,
+        f: &CudaFunction,
         input: u64,
         n: u64,
         scratch: &mut Scratch,
         target: Option<u64>,
     ) -> Result<u64> {
         let size = std::mem::size_of::<M>();
-        let (f, _) = self.entry_point::<M>(&plan)?;
         let Plan::Shuffle { block, items, .. } = plan else {
             unreachable!()
         };
@@ -228,7 +318,7 @@ impl Gpu {
         let grid = match plan.fixed_grid() {
             Some(g) => g as u64,
             None => {
-                let resident = self.full_grid(&f, block, 0)?;
+                let resident = self.full_grid(f, block, 0)?;
                 let preferred = SHUFFLE_BLOCKS_PER_SM * self.info().multiprocessors;
                 (resident.min(preferred) as u64).min(tiles.div_ceil(warps_per_block))
             }
@@ -237,7 +327,7 @@ impl Gpu {
         let base = scratch.region(self, partials_bytes + align(size))?;
         let out = target.unwrap_or(base + partials_bytes as u64);
         let ticket = scratch.ticket.device_ptr(&self.inner.stream);
-        self.launch(&f, grid, block, 0, &[input, n, base, ticket, out])?;
+        self.launch(f, grid, block, 0, &[input, n, base, ticket, out])?;
         Ok(out)
     }
 }

@@ -13,7 +13,7 @@
 //! [`World`]. An item's own reflection macro only waits for the structs its definition names
 //! (never for functions), so helpers and monoids that use each other do not wait on each other.
 
-use crate::ast::{is_const_path, unraw};
+use crate::ast::unraw;
 use crate::types::{FnSig, Scalar, StructDef, World};
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
@@ -340,7 +340,6 @@ impl Refs<'_> {
             || self.skip.contains(&name)
             || Scalar::from_rust(&name).is_some()
             || (path.segments.len() > 1 && Scalar::from_rust(&first).is_some())
-            || is_const_path(path)
         {
             return;
         }

@@ -415,8 +415,13 @@ fn run_time_indices_are_checked() {
     // a literal index is a usize: constant indices stay unchecked
     assert_eq!(cuda(parse_quote!(l.m[2usize]), "u32"), "l.m[2]");
     assert_eq!(
+        cuda(parse_quote!([l.a, r.a][(l.w & 3) as usize]), "u32"),
+        "r_array<unsigned int, 2>{l.a, r.a}[r_ix(l.w & 3ull, 2)]"
+    );
+    // in bounds by construction: not checked
+    assert_eq!(
         cuda(parse_quote!([l.a, r.a][(l.w & 1) as usize]), "u32"),
-        "r_array<unsigned int, 2>{l.a, r.a}[r_ix(l.w & 1ull, 2)]"
+        "r_array<unsigned int, 2>{l.a, r.a}[l.w & 1ull]"
     );
     let e = error(parse_quote!(l.m[l.a]), "u32");
     assert!(e.contains("expected `usize`, found `u32`"), "{e}");
@@ -481,6 +486,7 @@ fn mutation_and_loops() {
                 let mut acc = 0u32;
                 for i in 0..3 {
                     acc = acc.wrapping_add(l.m[i].wrapping_mul(r.m[2 - i]));
+                    acc ^= r.m[3 - i] + l.m[(i + acc as usize) % 3];
                 }
                 acc
             }),
@@ -488,7 +494,8 @@ fn mutation_and_loops() {
         ),
         "    unsigned int v_acc = 0u;
     for (unsigned long long v_i = 0ull; v_i < 3ull; ++v_i) {
-        v_acc = v_acc + (l.m[r_ix(v_i, 3)] * r.m[r_ix(2ull - v_i, 3)]);
+        v_acc = v_acc + (l.m[v_i] * r.m[2ull - v_i]);
+        v_acc ^= r.m[r_ix(3ull - v_i, 3)] + l.m[(v_i + ((unsigned long long)v_acc)) % 3ull];
     }
     return v_acc;
 "
@@ -500,7 +507,7 @@ fn mutation_and_loops() {
                 let mut t = l.g;
                 let mut k: i8 = 1;
                 t[1][0] += k;
-                t[0][(l.a & 1) as usize] <<= 9;
+                t[0][(l.a & 3) as usize] <<= 9;
                 k -= 3;
                 if k < 0 {
                     t[0][0] = k;
@@ -512,7 +519,7 @@ fn mutation_and_loops() {
         "    r_array<r_array<signed char, 2>, 2> v_t = l.g;
     signed char v_k = (signed char)1;
     v_t[1][0] = r_add_i8(v_t[1][0], v_k);
-    v_t[0][r_ix((unsigned long long)(l.a & 1u), 2)] = r_shl_i8(v_t[0][r_ix((unsigned long long)(l.a & 1u), 2)], 9);
+    v_t[0][r_ix((unsigned long long)(l.a & 3u), 2)] = r_shl_i8(v_t[0][r_ix((unsigned long long)(l.a & 3u), 2)], 9);
     v_k = r_sub_i8(v_k, (signed char)3);
     if (v_k < (signed char)0) {
         v_t[0][0] = v_k;
@@ -918,7 +925,7 @@ fn device_fn_text() {
             let mut s = 0u32;
             for i in 0..3 {
                 b[i] *= a[i];
-                s = s.wrapping_add(b[i]);
+                s = s.wrapping_add(b[s as usize & 7]);
             }
             s
         }),
@@ -929,8 +936,8 @@ fn device_fn_text() {
         "__device__ inline unsigned int fn_dot(const r_array<unsigned int, 3> v_a, r_array<unsigned int, 3> v_b) {
     unsigned int v_s = 0u;
     for (unsigned long long v_i = 0ull; v_i < 3ull; ++v_i) {
-        v_b[r_ix(v_i, 3)] *= v_a[r_ix(v_i, 3)];
-        v_s = v_s + v_b[r_ix(v_i, 3)];
+        v_b[v_i] *= v_a[v_i];
+        v_s = v_s + v_b[r_ix(((unsigned long long)v_s) & 7ull, 3)];
     }
     return v_s;
 }

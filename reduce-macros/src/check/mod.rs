@@ -53,8 +53,9 @@ pub enum Kind<'a> {
     Field(Box<TExpr<'a>>, String),
     /// `base[i]` with a constant index known to be in bounds.
     Index(Box<TExpr<'a>>, u64),
-    /// `base[i]` with a run-time index, checked against the length.
-    DynIndex(Box<TExpr<'a>>, Box<TExpr<'a>>, Len),
+    /// `base[i]` with a run-time index; `true`: checked against the length (`false`: the
+    /// index is in bounds by construction, e.g. a loop counter over the array's range).
+    DynIndex(Box<TExpr<'a>>, Box<TExpr<'a>>, Len, bool),
     Array(Vec<TExpr<'a>>),
     /// `[x; N]` with a symbolic `N`.
     Repeat(Box<TExpr<'a>>, Len),
@@ -201,6 +202,22 @@ struct Binding {
     cuda: String,
     ty: Ty,
     mutable: bool,
+    /// The values a loop counter takes: `[lo, hi)`.
+    range: Option<(i128, Bound)>,
+}
+
+/// The exclusive upper end of a loop counter's range.
+#[derive(Clone, Debug, PartialEq)]
+enum Bound {
+    Lit(i128),
+    /// A `usize` constant (`for k in 0..K`).
+    Sym(String),
+}
+
+/// The values an index expression takes: `[lo, hi]`, or below a symbolic bound.
+enum Interval {
+    Num(i128, i128),
+    Below(String),
 }
 
 /// The type checker of one function body.
@@ -253,6 +270,7 @@ impl<'a> Checker<'a> {
             cuda,
             ty,
             mutable,
+            range: None,
         });
     }
 
@@ -296,8 +314,76 @@ impl<'a> Checker<'a> {
             cuda: cuda.clone(),
             ty,
             mutable,
+            range: None,
         });
         cuda
+    }
+
+    /// Whether an index is in bounds by construction: an interval of loop counters and
+    /// constants inside `[0, len)`.
+    fn in_bounds(&self, index: &TExpr, len: &Len) -> bool {
+        match (self.interval(index), len) {
+            (Some(Interval::Num(lo, hi)), Len::Lit(n)) => lo >= 0 && hi < i128::from(*n),
+            (Some(Interval::Below(s)), Len::Sym(n)) => s == *n,
+            _ => false,
+        }
+    }
+
+    /// The values an integer expression of loop counters and constants takes (no wrapping:
+    /// any result outside its type's range gives up).
+    fn interval(&self, e: &TExpr) -> Option<Interval> {
+        use Interval::*;
+        let num = |t: &TExpr| match self.interval(t)? {
+            Num(lo, hi) => Some((lo, hi)),
+            Below(_) => None,
+        };
+        let out = match &e.kind {
+            Kind::Int(v) => Num(*v, *v),
+            Kind::Var(cuda) => {
+                let b = self.scopes.iter().rev().find(|b| b.cuda == *cuda)?;
+                match b.range.clone()? {
+                    (lo, Bound::Lit(hi)) if hi > lo => Num(lo, hi - 1),
+                    (0, Bound::Sym(s)) => Below(s),
+                    _ => return None,
+                }
+            }
+            Kind::Cast(inner) => match self.interval(inner)? {
+                Num(lo, hi) if lo >= 0 => Num(lo, hi),
+                Below(s) if e.scalar() == Scalar::Usize => Below(s),
+                _ => return None,
+            },
+            Kind::Binary(..) | Kind::Method(..) => {
+                let (op, a, b) = operands(&e.kind)?;
+                let (blo, bhi) = num(b)?;
+                // `x % c` and `x & c` of an unsigned x need nothing of x.
+                let unsigned = !e.scalar().is_signed();
+                match op {
+                    Op::Rem if unsigned && blo > 0 => return Some(Num(0, bhi - 1)),
+                    Op::BitAnd if unsigned && blo >= 0 && blo == bhi => return Some(Num(0, blo)),
+                    _ => {}
+                }
+                let (alo, ahi) = num(a)?;
+                match op {
+                    Op::Add => Num(alo + blo, ahi + bhi),
+                    Op::Sub => Num(alo - bhi, ahi - blo),
+                    Op::Mul if alo >= 0 && blo >= 0 => Num(alo * blo, ahi * bhi),
+                    Op::Div if alo >= 0 && blo > 0 => Num(alo / bhi, ahi / blo),
+                    Op::Rem if alo >= 0 && blo > 0 => Num(0, (bhi - 1).min(ahi)),
+                    Op::BitAnd if blo >= 0 && blo == bhi => Num(0, blo),
+                    Op::BitAnd if alo >= 0 && alo == ahi => Num(0, alo),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        };
+        // Give up where the type would wrap.
+        if let (Num(lo, hi), T::Known(Ty::Scalar(s))) = (&out, &e.ty) {
+            let (min, max) = s.int_range();
+            if *lo < min || *hi > max {
+                return None;
+            }
+        }
+        Some(out)
     }
 
     /// Runs `f` in a block with a value: assignments to outer variables, `break`, `continue`
@@ -396,6 +482,25 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// `a op b` and `a.wrapping_op(b)` as (op, a, b).
+fn operands<'e, 'a>(kind: &'e Kind<'a>) -> Option<(Op, &'e TExpr<'a>, &'e TExpr<'a>)> {
+    match kind {
+        Kind::Binary(op, a, b) => Some((*op, a, b)),
+        Kind::Method(m, recv, args) => {
+            let op = match m {
+                Method::WrappingAdd => Op::Add,
+                Method::WrappingSub => Op::Sub,
+                Method::WrappingMul => Op::Mul,
+                Method::WrappingDiv => Op::Div,
+                Method::WrappingRem => Op::Rem,
+                _ => return None,
+            };
+            Some((op, recv, &args[0]))
+        }
+        _ => None,
+    }
+}
+
 /// Gives an `{integer}`/`{float}` expression the concrete type `s`.
 fn resolve(mut t: TExpr<'_>, s: Scalar) -> Result<TExpr<'_>> {
     if let T::Known(_) = t.ty {
@@ -448,7 +553,8 @@ fn resolve(mut t: TExpr<'_>, s: Scalar) -> Result<TExpr<'_>> {
 pub fn may_fault(e: &TExpr) -> bool {
     match &e.kind {
         Kind::Int(_) | Kind::Float(_) | Kind::Bool(_) | Kind::Sym(_) | Kind::Var(_) => false,
-        Kind::DynIndex(..) | Kind::Call(..) => true,
+        Kind::DynIndex(b, i, _, checked) => *checked || may_fault(b) || may_fault(i),
+        Kind::Call(..) => true,
         Kind::Block(..) | Kind::Match(..) => true,
         Kind::Field(b, _) | Kind::Index(b, _) | Kind::Repeat(b, _) => may_fault(b),
         Kind::Neg(b) | Kind::Not(b) | Kind::Cast(b) => may_fault(b),

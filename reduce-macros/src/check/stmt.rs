@@ -3,7 +3,7 @@
 //! `continue`, `return`.
 
 use super::expr::{constant, unsupported};
-use super::{err, Arm, Checker, Kind, Op, PatTest, TExpr, TStmt, T};
+use super::{err, Arm, Bound, Checker, Kind, Op, PatTest, TExpr, TStmt, T};
 use crate::ast::{is_const_path, strip_parens, unraw};
 use crate::types::{Len, Scalar, Ty};
 use syn::spanned::Spanned;
@@ -78,6 +78,15 @@ fn used_as_index<'s>(name: &str, stmts: impl IntoIterator<Item = &'s Stmt>) -> b
         finder.visit_stmt(s);
     }
     finder.found
+}
+
+/// The value of an integer literal, possibly negated.
+fn literal_value(t: &TExpr) -> Option<i128> {
+    match &t.kind {
+        Kind::Int(v) => Some(*v),
+        Kind::Neg(inner) => literal_value(inner).map(|v| -v),
+        _ => None,
+    }
 }
 
 /// A value known when the kernel is generated: literals and `usize` constants, with operators.
@@ -447,7 +456,14 @@ impl<'a> Checker<'a> {
             let lo = self.coerce(lo, &Ty::Scalar(s))?;
             let hi = self.coerce(hi, &Ty::Scalar(s))?;
             let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-            let (var, body) = self.loop_body(var, Ty::Scalar(s), &f.body)?;
+            let range = match (literal_value(&lo), &hi.kind, inclusive) {
+                (Some(lo), Kind::Sym(n), false) => Some((lo, Bound::Sym(n.clone()))),
+                (Some(lo), _, _) => {
+                    literal_value(&hi).map(|h| (lo, Bound::Lit(if inclusive { h + 1 } else { h })))
+                }
+                _ => None,
+            };
+            let (var, body) = self.loop_body(var, Ty::Scalar(s), range, &f.body)?;
             return Ok(TStmt::For {
                 var,
                 ty: s,
@@ -471,7 +487,7 @@ impl<'a> Checker<'a> {
             }
         };
         let index = self.fresh("index");
-        let (var, body) = self.loop_body(var, elem, &f.body)?;
+        let (var, body) = self.loop_body(var, elem, None, &f.body)?;
         Ok(TStmt::ForEach {
             var,
             index,
@@ -485,10 +501,15 @@ impl<'a> Checker<'a> {
         &mut self,
         var: Option<String>,
         ty: Ty,
+        range: Option<(i128, Bound)>,
         body: &'a syn::Block,
     ) -> Result<(Option<String>, Vec<TStmt<'a>>)> {
         self.scope(|c| {
-            let cuda = var.map(|v| c.bind(v, ty, false));
+            let cuda = var.map(|v| {
+                let cuda = c.bind(v, ty, false);
+                c.scopes.last_mut().expect("just bound").range = range;
+                cuda
+            });
             c.loops += 1;
             let body = c.block_unit(body);
             c.loops -= 1;
@@ -747,9 +768,10 @@ impl<'a> Checker<'a> {
         let usize_ty = Ty::Scalar(Scalar::Usize);
         let index = self.check(&i.index, Some(&usize_ty))?;
         let index = self.coerce(index, &usize_ty)?;
-        self.uses.faults = true;
+        let checked = !self.in_bounds(&index, &len);
+        self.uses.faults |= checked;
         Ok(TExpr {
-            kind: Kind::DynIndex(Box::new(base), Box::new(index), len),
+            kind: Kind::DynIndex(Box::new(base), Box::new(index), len, checked),
             ty: T::Known(elem),
             src: e,
         })

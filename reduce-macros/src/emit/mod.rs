@@ -181,12 +181,15 @@ impl<'w> Emitter<'w> {
             Kind::Var(name) => name.clone(),
             Kind::Field(base, member) => format!("{}.{member}", self.expr(base, false)),
             Kind::Index(base, i) => format!("{}[{i}]", self.expr(base, false)),
-            Kind::DynIndex(base, i, len) => format!(
+            Kind::DynIndex(base, i, len, true) => format!(
                 "{}[r_ix({}, {})]",
                 self.expr(base, false),
                 self.expr(i, true),
                 self.len(len)
             ),
+            Kind::DynIndex(base, i, _, false) => {
+                format!("{}[{}]", self.expr(base, false), self.expr(i, true))
+            }
             Kind::Array(_) => format!("{}{}", self.known_cty(&e.ty), self.init(e)),
             Kind::Repeat(x, len) => {
                 let T::Known(Ty::Array(elem, _)) = &e.ty else {

@@ -1,0 +1,276 @@
+//! Monoids written in the derive's whole language: `let mut`, assignment, `for` loops,
+//! run-time indices, `match`, nested `#[derive(DeviceCopy)]` structs, `#[device_fn]` helpers,
+//! const generics and lifted inputs. Shared by the CPU/NVRTC tests (`derive_lang.rs`) and the
+//! GPU tests (`gpu_lang.rs`).
+
+use crate::{Random, TestRng};
+use reduce_core::Monoid;
+
+/// Transition tables of an automaton with 8 states: `t[s]` is the state reached from `s`.
+/// Composition "l first, then r": a classic non-commutative monoid indexed by computed values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Automaton { t: [0, 1, 2, 3, 4, 5, 6, 7] },
+    combine = |l, r| {
+        let mut t = [0u8; 8];
+        for s in 0..8 {
+            t[s] = r.t[l.t[s] as usize];
+        }
+        Automaton { t }
+    }
+)]
+pub struct Automaton {
+    pub t: [u8; 8],
+}
+
+impl Random for Automaton {
+    fn random(rng: &mut TestRng) -> Self {
+        let mut t = [0u8; 8];
+        for s in t.iter_mut() {
+            *s = (rng.next_u32() % 8) as u8;
+        }
+        Automaton { t }
+    }
+}
+
+/// 3x3 matrices and their product, in their own module (used through paths and `use`).
+pub mod linalg {
+    use reduce_core::{device_fn, DeviceCopy};
+
+    /// A 3x3 matrix over u32, wrapping.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, DeviceCopy)]
+    #[repr(C)]
+    pub struct M3 {
+        pub m: [[u32; 3]; 3],
+    }
+
+    /// The matrix product, with loops and mutation.
+    #[device_fn]
+    pub fn mul(a: M3, b: M3) -> M3 {
+        let mut c = M3 { m: [[0; 3]; 3] };
+        for i in 0..3 {
+            for j in 0..3 {
+                let mut s = 0u32;
+                for k in 0..3 {
+                    s = s.wrapping_add(a.m[i][k].wrapping_mul(b.m[k][j]));
+                }
+                c.m[i][j] = s;
+            }
+        }
+        c
+    }
+
+    /// The identity matrix (a helper without parameters).
+    #[device_fn]
+    pub fn eye() -> M3 {
+        let mut c = M3 { m: [[0; 3]; 3] };
+        for i in 0..3 {
+            c.m[i][i] = 1;
+        }
+        c
+    }
+}
+
+/// A chain of 3x3 matrix products with a count: a nested struct, helpers by path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = MatChain { m: linalg::eye(), count: 0 },
+    combine = |l, r| MatChain { m: linalg::mul(l.m, r.m), count: l.count.wrapping_add(r.count) }
+)]
+pub struct MatChain {
+    pub m: linalg::M3,
+    pub count: u32,
+}
+
+impl Random for MatChain {
+    fn random(rng: &mut TestRng) -> Self {
+        // Unit upper triangular times anything with even entries below: det odd, invertible.
+        let mut m = [[0u32; 3]; 3];
+        for (i, row) in m.iter_mut().enumerate() {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = match i.cmp(&j) {
+                    std::cmp::Ordering::Equal => rng.next_u32() | 1,
+                    std::cmp::Ordering::Less => rng.next_u32(),
+                    std::cmp::Ordering::Greater => rng.next_u32() & !1,
+                };
+            }
+        }
+        MatChain {
+            m: linalg::M3 { m },
+            count: 1,
+        }
+    }
+}
+
+/// The K largest values, sorted in decreasing order (`-inf` pads): a const generic k-best
+/// list, lifted from plain `f32` items.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = TopK { v: [f32::NEG_INFINITY; K] },
+    combine = |l, r| {
+        let mut v = [f32::NEG_INFINITY; K];
+        let mut i = 0usize;
+        let mut j = 0usize;
+        for k in 0..K {
+            // i + j == k < K: both in bounds.
+            if l.v[i] >= r.v[j] {
+                v[k] = l.v[i];
+                i += 1;
+            } else {
+                v[k] = r.v[j];
+                j += 1;
+            }
+        }
+        TopK { v }
+    },
+    commutative,
+    lift(f32) = |x, _i| {
+        let mut v = [f32::NEG_INFINITY; K];
+        v[0] = x;
+        TopK { v }
+    }
+)]
+pub struct TopK<const K: usize> {
+    pub v: [f32; K],
+}
+
+/// Points and their componentwise minimum and maximum.
+pub mod geom {
+    use reduce_core::{device_fn, DeviceCopy};
+
+    /// A point in the plane.
+    #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+    #[repr(C)]
+    pub struct Point {
+        pub x: f32,
+        pub y: f32,
+    }
+
+    /// The componentwise minimum.
+    #[device_fn]
+    pub fn lower(a: Point, b: Point) -> Point {
+        Point {
+            x: a.x.min(b.x),
+            y: a.y.min(b.y),
+        }
+    }
+
+    /// The componentwise maximum.
+    #[device_fn]
+    pub fn upper(a: Point, b: Point) -> Point {
+        Point {
+            x: a.x.max(b.x),
+            y: a.y.max(b.y),
+        }
+    }
+}
+
+use geom::{lower, upper, Point};
+
+/// The bounding box of points: an array of nested structs, helpers imported with `use`, a lift
+/// from `Point` items.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = BBox {
+        corners: [
+            Point { x: f32::INFINITY, y: f32::INFINITY },
+            Point { x: f32::NEG_INFINITY, y: f32::NEG_INFINITY },
+        ],
+    },
+    combine = |a, b| BBox {
+        corners: [lower(a.corners[0], b.corners[0]), upper(a.corners[1], b.corners[1])],
+    },
+    commutative,
+    lift(Point) = |p, _i| BBox { corners: [p, p] }
+)]
+pub struct BBox {
+    pub corners: [Point; 2],
+}
+
+/// The last non-zero digit: `match` with a wildcard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(identity = LastDigit { d: 0 }, combine = |l, r| match r.d { 0 => l, _ => r })]
+pub struct LastDigit {
+    pub d: u8,
+}
+
+impl Random for LastDigit {
+    fn random(rng: &mut TestRng) -> Self {
+        LastDigit {
+            d: if rng.next_u32() % 4 == 0 {
+                (rng.next_u32() % 9 + 1) as u8
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// The maximum and its first index, lifted from `f32` items (argmax): `lift` with the index.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = ArgMax { v: f32::NEG_INFINITY, i: u32::MAX },
+    combine = |l, r| if r.v > l.v || (r.v == l.v && r.i < l.i) { r } else { l },
+    commutative,
+    lift(f32) = |x, i| ArgMax { v: x, i: i as u32 }
+)]
+pub struct ArgMax {
+    pub v: f32,
+    pub i: u32,
+}
+
+/// Run-length state of a byte string: classifies bytes with `match` ranges and counts the
+/// runs of letters ("words"). Exactly associative and not commutative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Words { words: 0, first: 0, last: 0, empty: true },
+    combine = |l, r| {
+        if l.empty {
+            return r;
+        }
+        if r.empty {
+            return l;
+        }
+        let mut words = l.words.wrapping_add(r.words);
+        // a word cut in two is counted once
+        let l_letter = match l.last { b'a'..=b'z' | b'A'..=b'Z' => true, _ => false };
+        let r_letter = match r.first { b'a'..=b'z' | b'A'..=b'Z' => true, _ => false };
+        if l_letter && r_letter {
+            words = words.wrapping_sub(1);
+        }
+        Words { words, first: l.first, last: r.last, empty: false }
+    }
+)]
+pub struct Words {
+    pub words: u32,
+    pub first: u8,
+    pub last: u8,
+    pub empty: bool,
+}
+
+impl Words {
+    /// One byte.
+    pub fn of(b: u8) -> Words {
+        let letter = b.is_ascii_alphabetic();
+        Words {
+            words: u32::from(letter),
+            first: b,
+            last: b,
+            empty: false,
+        }
+    }
+}
+
+impl Random for Words {
+    fn random(rng: &mut TestRng) -> Self {
+        const BYTES: &[u8] = b"ab  cd,e;f Z.y";
+        Words::of(BYTES[(rng.next_u32() as usize) % BYTES.len()])
+    }
+}

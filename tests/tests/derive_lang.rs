@@ -1,0 +1,286 @@
+//! The derive's whole language on the CPU and through NVRTC: the Rust semantics of monoids
+//! written with loops, mutation, run-time indices, `match`, nested structs, helpers, const
+//! generics and lifts; the CUDA text they become; and every generated kernel compiling with
+//! NVRTC (plain and lifted). The GPU side is `gpu_lang.rs`.
+
+use reduce_core::{fold, CudaMonoid, Lift, Monoid};
+use reduce_cuda::{compile_kernel, compile_kernel_lifted, Algorithm, Config};
+use reduce_tests::lang::*;
+use reduce_tests::{require_nvrtc, Random, CI_ARCH};
+
+fn assert_contains(text: &str, piece: &str) {
+    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
+}
+
+fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+    for &a in xs {
+        assert_eq!(M::combine(M::identity(), a), a);
+        assert_eq!(M::combine(a, M::identity()), a);
+        for &b in xs {
+            for &c in xs {
+                assert_eq!(
+                    M::combine(M::combine(a, b), c),
+                    M::combine(a, M::combine(b, c)),
+                    "{a:?} {b:?} {c:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn automaton_composes_transition_tables() {
+    let xs = Automaton::random_vec(12, 1);
+    assert_monoid_laws(&xs);
+    let (f, g) = (xs[0], xs[1]);
+    let fg = Automaton::combine(f, g);
+    for s in 0..8 {
+        assert_eq!(fg.t[s], g.t[f.t[s] as usize]);
+    }
+    const { assert!(Automaton::CAN_FAULT) };
+    let text = Automaton::cuda_source();
+    assert_contains(
+        &text,
+        "struct Automaton {\n    r_array<unsigned char, 8> t;\n};",
+    );
+    assert_contains(
+        &text,
+        "    r_array<unsigned char, 8> v_t = {\n        (unsigned char)0, (unsigned char)0,",
+    );
+    // the loop counter is in bounds by construction; the table entry is checked
+    assert_contains(
+        &text,
+        "        v_t[v_s] = r.t[r_ix((unsigned long long)l.t[v_s], 8)];\n",
+    );
+}
+
+#[test]
+fn an_index_out_of_bounds_panics_in_rust() {
+    let bad = Automaton {
+        t: [0, 1, 2, 200, 4, 5, 6, 7],
+    };
+    let ok = Automaton::identity();
+    let panic = std::panic::catch_unwind(|| Automaton::combine(bad, ok)).unwrap_err();
+    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("index out of bounds: the len is 8 but the index is 200"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn matrix_chain_through_helpers_and_nested_structs() {
+    let xs = MatChain::random_vec(6, 2);
+    assert_monoid_laws(&xs);
+    let total = fold(&xs);
+    assert_eq!(total.count, 6);
+    assert_ne!(
+        MatChain::combine(xs[0], xs[1]),
+        MatChain::combine(xs[1], xs[0])
+    );
+    // loops over constant ranges index constant-length arrays: nothing to check, no fault
+    const { assert!(!MatChain::CAN_FAULT) };
+    let text = MatChain::cuda_source();
+    assert_contains(
+        &text,
+        "struct M3 {\n    r_array<r_array<unsigned int, 3>, 3> m;\n};",
+    );
+    assert_contains(
+        &text,
+        "struct MatChain {\n    M3 m;\n    unsigned int count;\n};",
+    );
+    assert_contains(
+        &text,
+        "__device__ inline M3 fn_mul(const M3 v_a, const M3 v_b) {",
+    );
+    assert_contains(&text, "__device__ inline M3 fn_eye() {");
+    assert_contains(
+        &text,
+        "                v_s = v_s + (v_a.m[v_i][v_k] * v_b.m[v_k][v_j]);\n",
+    );
+    assert_contains(&text, "M m_identity() { return MatChain{fn_eye(), 0u}; }");
+    assert_contains(
+        &text,
+        "return MatChain{fn_mul(l.m, r.m), l.count + r.count};",
+    );
+    // structs first (M3 before MatChain), then functions, then the monoid
+    let m3 = text.find("struct M3").unwrap();
+    let chain = text.find("struct MatChain").unwrap();
+    let mul = text.find("fn_mul(const").unwrap();
+    let typedef = text.find("typedef MatChain M;").unwrap();
+    assert!(m3 < chain && chain < mul && mul < typedef, "{text}");
+    // each definition once
+    assert_eq!(text.matches("struct M3 {").count(), 1);
+}
+
+#[test]
+fn top_k_is_generic_over_k() {
+    let mut rng = reduce_tests::TestRng::new(3);
+    let xs: Vec<f32> = (0..200)
+        .map(|_| (rng.next_u32() % 1000) as f32 - 500.0)
+        .collect();
+    let lifted: Vec<TopK<4>> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| <TopK<4> as Lift<f32>>::lift(x, i as u64))
+        .collect();
+    let top = fold(&lifted);
+    let mut sorted = xs.clone();
+    sorted.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    assert_eq!(top.v, [sorted[0], sorted[1], sorted[2], sorted[3]]);
+    assert_monoid_laws(&lifted[..8]);
+    const { assert!(TopK::<4>::CAN_FAULT) };
+
+    // the CUDA text is produced for each K
+    let four = TopK::<4>::cuda_source();
+    let sixteen = TopK::<16>::cuda_source();
+    assert_contains(&four, "// monoid TopK (K = 4) (commutative)");
+    assert_contains(&four, "struct TopK {\n    r_array<float, 4> v;\n};");
+    assert_contains(&sixteen, "struct TopK {\n    r_array<float, 16> v;\n};");
+    assert_contains(&sixteen, "static_assert(sizeof(TopK) == 64, ");
+    assert_contains(
+        &four,
+        "    r_array<float, 4> v_v = r_fill<float, 4>(r_f32_from_bits(0xff800000u));\n",
+    );
+    assert_contains(
+        &four,
+        "    for (unsigned long long v_k = 0ull; v_k < 4ull; ++v_k) {\n",
+    );
+    let lifted_text = <TopK<8> as Lift<f32>>::cuda_source_lifted();
+    assert_contains(&lifted_text, "typedef float r_in;\n");
+    assert_contains(
+        &lifted_text,
+        "__device__ __forceinline__ M m_lift(r_in x, unsigned long long i) {\n",
+    );
+    assert_contains(&lifted_text, "    v_v[r_ix(0ull, 8)] = x;\n");
+}
+
+#[test]
+fn bounding_box_of_nested_points() {
+    let p = |x, y| geom::Point { x, y };
+    let b = |x, y| BBox {
+        corners: [p(x, y), p(x, y)],
+    };
+    let xs = [b(1.0, 2.0), b(-3.0, 5.0), b(4.0, -1.0)];
+    assert_monoid_laws(&xs);
+    assert_eq!(
+        fold(&xs),
+        BBox {
+            corners: [p(-3.0, -1.0), p(4.0, 5.0)]
+        }
+    );
+    const { assert!(!BBox::CAN_FAULT) };
+    let text = BBox::cuda_source();
+    assert_contains(&text, "struct BBox {\n    r_array<Point, 2> corners;\n};");
+    assert_contains(
+        &text,
+        "return BBox{{fn_lower(l.corners[0], r.corners[0]), fn_upper(l.corners[1], r.corners[1])}};",
+    );
+    let lifted = <BBox as Lift<geom::Point>>::cuda_source_lifted();
+    assert_contains(&lifted, "typedef Point r_in;\n");
+    assert_contains(
+        &lifted,
+        "M m_lift(r_in x, unsigned long long i) { return BBox{{x, x}}; }",
+    );
+}
+
+#[test]
+fn match_and_early_returns() {
+    let xs = LastDigit::random_vec(50, 4);
+    assert_monoid_laws(&xs[..10]);
+    let last = xs.iter().rev().find(|d| d.d != 0).copied().unwrap();
+    assert_eq!(fold(&xs), last);
+
+    let text: Vec<Words> = b"hello wor".iter().map(|&b| Words::of(b)).collect();
+    let more: Vec<Words> = b"ld, it's me".iter().map(|&b| Words::of(b)).collect();
+    let all: Vec<Words> = text.iter().chain(&more).copied().collect();
+    assert_eq!(fold(&all).words, 5); // hello world it s me
+    assert_eq!(
+        Words::combine(fold(&text), fold(&more)),
+        fold(&all),
+        "cut inside a word"
+    );
+    assert_monoid_laws(&Words::random_vec(8, 5));
+    let cuda = Words::cuda_source();
+    assert_contains(&cuda, "    if (l.empty) {\n        return r;\n    }\n");
+    assert_contains(
+        &cuda,
+        "if ((l.last >= (unsigned char)97 && l.last <= (unsigned char)122) || \
+         (l.last >= (unsigned char)65 && l.last <= (unsigned char)90)) {",
+    );
+}
+
+#[test]
+fn argmax_lifts_the_index() {
+    let xs = [3.0f32, 9.0, -1.0, 9.0, 2.0];
+    let lifted: Vec<ArgMax> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| <ArgMax as Lift<f32>>::lift(x, i as u64))
+        .collect();
+    assert_eq!(fold(&lifted), ArgMax { v: 9.0, i: 1 });
+    assert_monoid_laws(&lifted);
+    let text = <ArgMax as Lift<f32>>::cuda_source_lifted();
+    assert_contains(
+        &text,
+        "M m_lift(r_in x, unsigned long long i) {\n    return ArgMax{x, (unsigned int)i};\n}\n",
+    );
+}
+
+/// Every algorithm's kernel for `M`, through NVRTC.
+fn compiles<M: CudaMonoid>() {
+    for algorithm in Algorithm::ALL {
+        if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
+            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
+}
+
+fn compiles_lifted<M: Lift<X>, X: reduce_core::DeviceCopy>() {
+    for config in [
+        Config::new(Algorithm::Shuffle),
+        Config::new(Algorithm::Auto),
+        Config::new(Algorithm::Shuffle).items_per_thread(3),
+    ] {
+        if let Err(e) = compile_kernel_lifted::<M, X>(config, CI_ARCH) {
+            panic!(
+                "lifted {config:?} for {} does not compile:\n{e}",
+                M::CUDA_NAME
+            );
+        }
+    }
+}
+
+#[test]
+fn every_kernel_compiles_with_nvrtc() {
+    if !require_nvrtc() {
+        return;
+    }
+    compiles::<Automaton>();
+    compiles::<MatChain>();
+    compiles::<TopK<4>>();
+    compiles::<TopK<16>>();
+    compiles::<BBox>();
+    compiles::<LastDigit>();
+    compiles::<ArgMax>();
+    compiles::<Words>();
+    compiles_lifted::<TopK<8>, f32>();
+    compiles_lifted::<BBox, geom::Point>();
+    compiles_lifted::<ArgMax, f32>();
+}
+
+#[test]
+fn lifted_kernels_are_read_by_shuffle_only() {
+    let e = reduce_cuda::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Matrix))
+        .unwrap_err();
+    assert!(e.to_string().contains("Shuffle only"), "{e}");
+    let source =
+        reduce_cuda::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Auto)).unwrap();
+    // 4-byte inputs: 16 per lane, four 16-byte vectors
+    assert_contains(&source.text, "#define R_ITEMS 16\n#define R_VECS 4\n");
+    assert_contains(&source.text, "typedef float r_in;");
+    assert_contains(
+        &source.text,
+        "// r_in and m_lift are defined with the monoid",
+    );
+}
