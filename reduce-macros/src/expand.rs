@@ -563,6 +563,7 @@ fn monoid_stub(input: &StructInput, krate: TokenStream) -> TokenStream {
     let ident = &input.ident;
     let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
     let name = LitStr::new(&input.name, ident.span());
+    let lifts = input.lifts.iter().map(|(ty, _)| ty);
     quote! {
         #[automatically_derived]
         impl #impl_g #krate::Monoid for #ident #ty_g #where_c {
@@ -586,5 +587,16 @@ fn monoid_stub(input: &StructInput, krate: TokenStream) -> TokenStream {
                 ::core::unimplemented!()
             }
         }
+        #(
+            #[automatically_derived]
+            unsafe impl #impl_g #krate::Lift<#lifts> for #ident #ty_g #where_c {
+                fn lift(_: #lifts, _: u64) -> Self {
+                    ::core::unimplemented!()
+                }
+                fn cuda_source_lifted() -> ::std::string::String {
+                    ::core::unimplemented!()
+                }
+            }
+        )*
     }
 }

@@ -274,3 +274,19 @@ impl Random for Words {
         Words::of(BYTES[(rng.next_u32() as usize) % BYTES.len()])
     }
 }
+
+/// Rotations of 4 states built from input symbols by a table lookup that can go out of
+/// bounds (symbols past 2): a lift that can fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Shift { t: [0, 1, 2, 3] },
+    combine = |l, r| Shift { t: [r.t[l.t[0] as usize], r.t[l.t[1] as usize], r.t[l.t[2] as usize], r.t[l.t[3] as usize]] },
+    lift(u32) = |x, _i| {
+        let rotations = [[1u8, 2, 3, 0], [2, 3, 0, 1], [3, 0, 1, 2]];
+        Shift { t: rotations[x as usize] }
+    }
+)]
+pub struct Shift {
+    pub t: [u8; 4],
+}

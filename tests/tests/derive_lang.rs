@@ -267,6 +267,16 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_lifted::<TopK<8>, f32>();
     compiles_lifted::<BBox, geom::Point>();
     compiles_lifted::<ArgMax, f32>();
+    compiles_lifted::<Shift, u32>();
+}
+
+#[test]
+fn a_lift_may_fault() {
+    const { assert!(<Shift as Lift<u32>>::LIFT_CAN_FAULT) };
+    const { assert!(Shift::CAN_FAULT) }; // its combine looks up r.t[l.t[s]]
+    const { assert!(!<ArgMax as Lift<f32>>::LIFT_CAN_FAULT) };
+    assert_eq!(<Shift as Lift<u32>>::lift(1, 0), Shift { t: [2, 3, 0, 1] });
+    assert!(std::panic::catch_unwind(|| <Shift as Lift<u32>>::lift(3, 0)).is_err());
 }
 
 #[test]

@@ -177,12 +177,40 @@ impl<'a> Checker<'a> {
                 if a.elems.is_empty() {
                     return Err(err(e, "empty arrays are not supported"));
                 }
-                let elems = a
-                    .elems
-                    .iter()
-                    .map(|x| self.check(x, elem_hint.as_ref()))
-                    .collect::<Result<Vec<_>>>()?;
-                let elem_ty = self.array_elem_ty(&elems, elem_hint, e)?;
+                // Like rustc, the first element of known type types the others (an inner
+                // array of unsuffixed literals needs it).
+                let mut hint = elem_hint;
+                let mut elems = Vec::new();
+                let mut deferred = None;
+                for x in &a.elems {
+                    match self.check(x, hint.as_ref()) {
+                        Ok(t) => {
+                            if let (None, T::Known(k)) = (&hint, &t.ty) {
+                                hint = Some(k.clone());
+                            }
+                            elems.push(Some(t));
+                        }
+                        Err(error) if hint.is_none() => {
+                            deferred.get_or_insert(error);
+                            elems.push(None);
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
+                let elems = match (deferred, &hint) {
+                    (None, _) => elems.into_iter().flatten().collect::<Vec<_>>(),
+                    (Some(_), Some(h)) => a
+                        .elems
+                        .iter()
+                        .zip(elems)
+                        .map(|(x, t)| match t {
+                            Some(t) => Ok(t),
+                            None => self.check(x, Some(h)),
+                        })
+                        .collect::<Result<Vec<_>>>()?,
+                    (Some(error), None) => return Err(error),
+                };
+                let elem_ty = self.array_elem_ty(&elems, hint, e)?;
                 let elems = elems
                     .into_iter()
                     .map(|x| self.coerce(x, &elem_ty))

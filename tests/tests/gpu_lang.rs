@@ -1,0 +1,201 @@
+//! The derive's whole language on the GPU: monoids written with loops, mutation, run-time
+//! indices, `match`, nested structs, helpers and const generics reduce to exactly the Rust
+//! fold with every algorithm; an index out of bounds is an error value; lifted inputs
+//! (transform-reduce) give the fold of the lifted items. Needs a GPU (`REDUCE_REQUIRE_GPU=1`
+//! makes its absence a failure).
+
+use reduce_core::{fold, CudaMonoid, Lift};
+use reduce_cuda::{Algorithm, Config, Error, Gpu};
+use reduce_tests::lang::*;
+use reduce_tests::{gpu, Random, TestRng};
+
+const SIZES: [usize; 6] = [0, 1, 31, 1000, 65_537, 1_000_003];
+
+fn every_algorithm() -> impl Iterator<Item = Algorithm> {
+    Algorithm::ALL.into_iter().chain([Algorithm::Auto])
+}
+
+fn check_every_algorithm<M: CudaMonoid + Random + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    seed: u64,
+) {
+    for n in SIZES {
+        let items = M::random_vec(n, seed ^ n as u64);
+        let xs = gpu.upload(&items).unwrap();
+        let want = fold(&items);
+        for algorithm in every_algorithm() {
+            let got = gpu
+                .reduce(&xs, algorithm)
+                .unwrap_or_else(|e| panic!("{} n={n} {algorithm}: {e}", M::CUDA_NAME));
+            assert_eq!(got, want, "{} n={n} {algorithm}", M::CUDA_NAME);
+        }
+    }
+}
+
+#[test]
+fn automaton_with_run_time_indices() {
+    if let Some(gpu) = gpu() {
+        check_every_algorithm::<Automaton>(&gpu, 1);
+    }
+}
+
+#[test]
+fn matrix_chain_with_helpers_and_nested_structs() {
+    if let Some(gpu) = gpu() {
+        check_every_algorithm::<MatChain>(&gpu, 2);
+    }
+}
+
+#[test]
+fn match_and_early_returns() {
+    if let Some(gpu) = gpu() {
+        check_every_algorithm::<LastDigit>(&gpu, 3);
+        check_every_algorithm::<Words>(&gpu, 4);
+    }
+}
+
+#[test]
+fn an_index_out_of_bounds_is_an_error_value() {
+    let Some(gpu) = gpu() else { return };
+    let mut items = Automaton::random_vec(50_000, 5);
+    items[31_337].t[3] = 200;
+    let xs = gpu.upload(&items).unwrap();
+    for algorithm in every_algorithm() {
+        match gpu.reduce(&xs, algorithm) {
+            Err(Error::DeviceFault { monoid, index, len }) => {
+                assert_eq!((monoid, index, len), ("Automaton", 200, 8), "{algorithm}");
+            }
+            other => panic!("{algorithm}: expected a device fault, got {other:?}"),
+        }
+        // The record is cleared: the next good reduction succeeds.
+        let good = gpu.upload(&items[..31_000]).unwrap();
+        assert_eq!(
+            gpu.reduce(&good, algorithm).unwrap(),
+            fold(&items[..31_000]),
+            "{algorithm}"
+        );
+    }
+    let mut out = gpu.zeroed::<Automaton>(1).unwrap();
+    assert!(matches!(
+        gpu.reduce_into(&xs, &mut out, Algorithm::Auto),
+        Err(Error::DeviceFault { .. })
+    ));
+    let message = gpu.reduce(&xs, Algorithm::Shuffle).unwrap_err().to_string();
+    assert!(
+        message.contains("the len is 8 but the index is 200"),
+        "{message}"
+    );
+}
+
+/// Floats away from zero and NaN: the test monoids' laws hold bit for bit on them.
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = TestRng::new(seed);
+    (0..n)
+        .map(|_| (rng.next_u32() % 200_000) as f32 * 0.25 - 25_000.125)
+        .collect()
+}
+
+fn lifted<M: Lift<X>, X: reduce_core::DeviceCopy>(xs: &[X]) -> Vec<M> {
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| M::lift(x, i as u64))
+        .collect()
+}
+
+fn lifted_configs() -> [Config; 4] {
+    [
+        Config::new(Algorithm::Auto),
+        Config::new(Algorithm::Shuffle),
+        Config::new(Algorithm::Shuffle).items_per_thread(3),
+        Config::new(Algorithm::Shuffle).tile_group(0),
+    ]
+}
+
+fn check_lifted<M, X>(gpu: &Gpu, items: &[X])
+where
+    M: Lift<X> + PartialEq + std::fmt::Debug,
+    X: reduce_core::DeviceCopy,
+{
+    let xs = gpu.upload(items).unwrap();
+    let want = fold(&lifted::<M, X>(items));
+    for config in lifted_configs() {
+        let got = gpu
+            .reduce_lifted::<M, X>(&xs, config)
+            .unwrap_or_else(|e| panic!("{} n={} {config:?}: {e}", M::CUDA_NAME, items.len()));
+        assert_eq!(got, want, "{} n={} {config:?}", M::CUDA_NAME, items.len());
+    }
+}
+
+#[test]
+fn lifted_argmax_top_k_and_bounding_box() {
+    let Some(gpu) = gpu() else { return };
+    for n in SIZES {
+        let xs = floats(n, 7 + n as u64);
+        check_lifted::<ArgMax, f32>(&gpu, &xs);
+        check_lifted::<TopK<8>, f32>(&gpu, &xs);
+        check_lifted::<TopK<3>, f32>(&gpu, &xs);
+        let points: Vec<geom::Point> = xs
+            .chunks(2)
+            .map(|c| geom::Point {
+                x: c[0],
+                y: *c.last().unwrap(),
+            })
+            .collect();
+        check_lifted::<BBox, geom::Point>(&gpu, &points);
+    }
+    // The index is the global one: the maximum at the end of a long input.
+    let mut xs = floats(3_000_000, 8);
+    xs[2_999_999] = 1e30;
+    let dev = gpu.upload(&xs).unwrap();
+    let got: ArgMax = gpu.reduce_lifted(&dev, Algorithm::Auto).unwrap();
+    assert_eq!(
+        got,
+        ArgMax {
+            v: 1e30,
+            i: 2_999_999
+        }
+    );
+}
+
+#[test]
+fn lifted_reductions_need_shuffle() {
+    let Some(gpu) = gpu() else { return };
+    let xs = gpu.upload(&floats(100, 9)).unwrap();
+    for algorithm in Algorithm::ALL {
+        let result = gpu.reduce_lifted::<ArgMax, f32>(&xs, algorithm);
+        match algorithm {
+            Algorithm::Shuffle => assert!(result.is_ok()),
+            _ => assert!(
+                matches!(result, Err(Error::InvalidConfig { .. })),
+                "{algorithm}: {result:?}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_lift_out_of_bounds_is_an_error_value() {
+    let Some(gpu) = gpu() else { return };
+    const { assert!(<Shift as Lift<u32>>::LIFT_CAN_FAULT) };
+    let mut symbols: Vec<u32> = (0..100_000u32).map(|i| i % 3).collect();
+    let good = gpu.upload(&symbols).unwrap();
+    let want = fold(&lifted::<Shift, u32>(&symbols));
+    assert_eq!(
+        gpu.reduce_lifted::<Shift, u32>(&good, Algorithm::Auto)
+            .unwrap(),
+        want
+    );
+    symbols[77_777] = 9;
+    let bad = gpu.upload(&symbols).unwrap();
+    match gpu.reduce_lifted::<Shift, u32>(&bad, Algorithm::Auto) {
+        Err(Error::DeviceFault { monoid, index, len }) => {
+            assert_eq!((monoid, index, len), ("Shift", 9, 3));
+        }
+        other => panic!("expected a device fault, got {other:?}"),
+    }
+    assert_eq!(
+        gpu.reduce_lifted::<Shift, u32>(&good, Algorithm::Auto)
+            .unwrap(),
+        want
+    );
+}
