@@ -71,8 +71,9 @@ pub fn finish(state: State) -> TokenStream {
 
 pub fn derive_monoid(node: &DeriveInput, krate: Krate) -> TokenStream {
     let mut errors = Errors::default();
-    let input = StructInput::from_syn(node, true, &mut errors);
+    let mut input = StructInput::from_syn(node, true, &mut errors);
     valid::check(&input, &mut errors);
+    input.shape_ok &= check_field_shapes(&input, &mut errors);
     if let Some(error) = errors.into_error() {
         let error = error.to_compile_error();
         let stub = if input.shape_ok {
@@ -115,10 +116,25 @@ fn closure_refs(c: &Closure, skip: &[String], out: &mut Vec<syn::Path>) {
     resolve::expr_refs(&c.body, skip, out);
 }
 
+/// Reports, before any lookup, the field types that cannot be right whatever the structs they
+/// name are (`usize`, tuples, references, `String`...). Returns whether they are all fine.
+fn check_field_shapes(input: &StructInput, errors: &mut Errors) -> bool {
+    let mut skip = input.const_names();
+    skip.push(input.name.clone());
+    let mut refs = Vec::new();
+    for f in &input.fields {
+        resolve::type_refs(&f.ty, &skip, &mut refs);
+    }
+    let mut world = resolve::placeholder_world(&refs);
+    world.const_params = input.const_names();
+    input.def(&world, errors).is_some()
+}
+
 pub fn derive_device_copy(node: &DeriveInput, krate: Krate) -> TokenStream {
     let mut errors = Errors::default();
     let input = StructInput::from_syn(node, false, &mut errors);
     valid::check_names(&input, &mut errors);
+    check_field_shapes(&input, &mut errors);
     if let Some(error) = errors.into_error() {
         return error.to_compile_error();
     }

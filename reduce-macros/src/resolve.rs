@@ -311,6 +311,25 @@ pub fn fn_item(item: &syn::ItemFn) -> TokenStream {
     quote!(#sig ;)
 }
 
+/// A world in which every name in `refs` is a struct without fields: enough to report the
+/// field-type errors that do not depend on other items before any lookup.
+pub fn placeholder_world(refs: &[Path]) -> World {
+    let mut world = World::default();
+    for p in refs {
+        let name = unraw(&p.segments.last().expect("a segment").ident);
+        world.structs.insert(
+            name.clone(),
+            StructDef {
+                name,
+                style: crate::types::Style::Named,
+                fields: Vec::new(),
+                align: None,
+            },
+        );
+    }
+    world
+}
+
 /// The paths a type names that may be structs (not scalars, `Self`, or `skip`).
 pub fn type_refs(ty: &syn::Type, skip: &[String], out: &mut Vec<Path>) {
     let mut v = Refs { skip, out };
@@ -339,6 +358,7 @@ impl Refs<'_> {
         if name == "Self"
             || self.skip.contains(&name)
             || Scalar::from_rust(&name).is_some()
+            || crate::types::unsupported_std(&name).is_some()
             || (path.segments.len() > 1 && Scalar::from_rust(&first).is_some())
         {
             return;

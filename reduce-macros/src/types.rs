@@ -282,6 +282,14 @@ impl World {
                 let name = crate::ast::unraw(&last.ident);
                 let single = p.path.segments.len() == 1 && p.path.leading_colon.is_none();
                 let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
+                if single {
+                    if let Some(why) = unsupported_std(&name) {
+                        return Err(Error::new_spanned(
+                            ty,
+                            format!("unsupported type `{name}`: {why}"),
+                        ));
+                    }
+                }
                 if single && plain {
                     if let Some(s) = Scalar::from_rust(&name) {
                         if field && s == Scalar::Usize {
@@ -403,7 +411,22 @@ pub const FIELD_TYPES: &str = "fields must be u8, i8, u16, i16, u32, i32, u64, i
                                bool, fixed-size arrays, or #[repr(C)] structs with \
                                #[derive(DeviceCopy)]";
 
+/// Standard types that are not plain data (checked before any lookup of the name).
+pub fn unsupported_std(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "String" | "str" | "Vec" | "Box" | "Rc" | "Arc" | "HashMap" | "BTreeMap" => {
+            "it owns heap memory, which a device cannot read; use fixed-size arrays"
+        }
+        "Option" | "Result" => "use a #[repr(C)] struct with a flag field",
+        "Cell" | "RefCell" | "PhantomData" => "fields must be plain data",
+        _ => return None,
+    })
+}
+
 fn unsupported_primitive(name: &str) -> Option<&'static str> {
+    if let Some(why) = unsupported_std(name) {
+        return Some(why);
+    }
     Some(match name {
         "isize" => "use i32/i64 (isize is not supported, usize only in expressions)",
         "u128" | "i128" => "CUDA C++ has no portable 128-bit integer; use two u64 fields",

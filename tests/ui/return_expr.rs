@@ -1,14 +1,17 @@
 use reduce_core::Monoid;
 
+// `return` is a statement; inside a block with a value it is refused.
 #[derive(Clone, Copy, Monoid)]
 #[repr(C)]
 #[monoid(
     identity = First { x: 0, set: false },
     combine = |l, r| {
-        if l.set {
+        let x = if l.set {
             return l;
-        }
-        r
+        } else {
+            r.x
+        };
+        First { x, set: r.set }
     }
 )]
 struct First {

@@ -4,7 +4,7 @@ use reduce_core::Monoid;
 #[repr(C)]
 #[monoid(
     identity = Pick { i: 0, v: [0; 4] },
-    combine = |l, r| Pick { i: r.i, v: [l.v[r.i as usize], r.v[1], r.v[2], r.v[3]] }
+    combine = |l, r| Pick { i: r.i, v: [l.v[r.i], r.v[1], r.v[2], r.v[3]] }
 )]
 struct Pick {
     i: u32,

@@ -5,9 +5,9 @@ use reduce_core::Monoid;
 #[monoid(
     identity = Power { x: 1, n: 0 },
     combine = |l, r| {
-        let x = l.x;
+        let mut x = l.x;
         for _ in 0..r.n {
-            x.wrapping_mul(l.x);
+            x = x.wrapping_mul(l.x);
         }
         Power { x, n: l.n.wrapping_add(r.n) }
     }
