@@ -423,6 +423,27 @@ fn run_time_indices_are_checked() {
         cuda(parse_quote!([l.a, r.a][(l.w & 1) as usize]), "u32"),
         "r_array<unsigned int, 2>{l.a, r.a}[l.w & 1ull]"
     );
+    // a lambda as an index is parenthesized (`[[` opens a C++ attribute)
+    assert_eq!(
+        cuda(
+            parse_quote!(l.m[(match l.c {
+                0 => 1u64,
+                _ => 2,
+            }) as usize
+                % 3]),
+            "u32"
+        ),
+        "l.m[([&]() -> unsigned long long {\n    if (l.c == (unsigned char)0) {\n        return 1ull;\n    } else {\n        return 2ull;\n    }\n}() % 3ull)]"
+    );
+    // `&` on bools evaluates both sides in Rust: a right side that may fault is not skipped
+    assert_eq!(
+        cuda(parse_quote!(l.flag & r.flag), "bool"),
+        "l.flag && r.flag"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.flag | (l.m[r.c as usize] > 2)), "bool"),
+        "(bool)(l.flag | (l.m[r_ix((unsigned long long)r.c, 3)] > 2u))"
+    );
     let e = error(parse_quote!(l.m[l.a]), "u32");
     assert!(e.contains("expected `usize`, found `u32`"), "{e}");
     assert!(e.contains("as usize"), "{e}");

@@ -188,7 +188,14 @@ impl<'w> Emitter<'w> {
                 self.len(len)
             ),
             Kind::DynIndex(base, i, _, false) => {
-                format!("{}[{}]", self.expr(base, false), self.expr(i, true))
+                let i = self.expr(i, true);
+                // `a[[&]() ...]` would open a C++ attribute
+                let i = if i.starts_with('[') {
+                    format!("({i})")
+                } else {
+                    i
+                };
+                format!("{}[{i}]", self.expr(base, false))
             }
             Kind::Array(_) => format!("{}{}", self.known_cty(&e.ty), self.init(e)),
             Kind::Repeat(x, len) => {
@@ -325,7 +332,10 @@ impl<'w> Emitter<'w> {
                 }
             }
             Op::BitAnd | Op::BitOr | Op::BitXor => {
-                if s == Scalar::Bool {
+                if s == Scalar::Bool && op != Op::BitXor && crate::check::may_fault(r) {
+                    // Rust's `&` and `|` evaluate both sides: so must C++ (a fault on the right)
+                    format!("(bool)({} {} {})", a(), op.c(), b())
+                } else if s == Scalar::Bool {
                     plain(match op {
                         Op::BitAnd => "&&",
                         Op::BitOr => "||",
