@@ -1,5 +1,7 @@
-//! Writes `$OUT_DIR/programs.rs`: `FUZZ_PROGRAMS` random programs (default 160) of the run
-//! seeded with `FUZZ_SEED` (default fixed), each a module, and the table `ALL` of them.
+//! Writes `$OUT_DIR/programs.rs`: `FUZZ_PROGRAMS` random programs (default 160) from index
+//! `FUZZ_FIRST` (default 0) of the run seeded with `FUZZ_SEED` (default fixed), each a module,
+//! and the table `ALL` of them. rustc's time grows faster than linearly with the number of
+//! programs in one crate: large runs are built in shards of about 1000 (`FUZZ_FIRST`).
 
 #[path = "src/gen.rs"]
 #[allow(dead_code)]
@@ -11,6 +13,11 @@ fn main() {
     println!("cargo:rerun-if-changed=src/gen.rs");
     println!("cargo:rerun-if-env-changed=FUZZ_PROGRAMS");
     println!("cargo:rerun-if-env-changed=FUZZ_SEED");
+    println!("cargo:rerun-if-env-changed=FUZZ_FIRST");
+    let first: usize = std::env::var("FUZZ_FIRST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let count: usize = std::env::var("FUZZ_PROGRAMS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -23,7 +30,7 @@ fn main() {
     let mut table = String::new();
     let _ = writeln!(src, "/// The seed the programs were generated from.");
     let _ = writeln!(src, "pub const SEED: u64 = {seed};");
-    for i in 0..count {
+    for i in first..first + count {
         let p = gen::program(seed, i);
         src.push_str(&p.source);
         let name = format!("p{i:05}");

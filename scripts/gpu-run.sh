@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, cubseg, torch,
-# segmented, segvariants, segncu, sanitize, fig5, fig5quick, anchor.
+# segmented, segvariants, segncu, sanitize, fig5, fig5quick, anchor, argmax, fuzz.
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -110,6 +110,30 @@ for phase in "$@"; do
     anchor)
       nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
       tee -a "$SUMMARY" < "$OUT/anchor.txt"
+      ;;
+    argmax)
+      # lifted f32 -> (max, first index) against CUB's DeviceReduce::ArgMax and torch.argmax
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/argmax_anchor.cu -o /tmp/argmax_anchor > "$OUT/nvcc-argmax.log" 2>&1 \
+          && /tmp/argmax_anchor > "$OUT/cub-argmax.txt" 2>&1; } || note "CUB argmax anchor failed: $(tail -3 "$OUT/nvcc-argmax.log" "$OUT/cub-argmax.txt" 2>/dev/null)"
+      PYTHONUNBUFFERED=1 python3 .gpu/argmax_torch.py > "$OUT/torch-argmax.txt" 2>&1 || note "torch argmax failed: $(tail -2 "$OUT/torch-argmax.txt")"
+      grep -hE "argmax" "$OUT/cub-argmax.txt" "$OUT/torch-argmax.txt" | tee -a "$SUMMARY"
+      .gpu/bin/bench argmax --out "$OUT" --cub "$OUT/cub-argmax.txt" --torch "$OUT/torch-argmax.txt" 2>"$OUT/bench-argmax.err" | tee -a "$SUMMARY"
+      ;;
+    fuzz)
+      # the derive's differential fuzzer: 10 shards x 10^3 programs x 10^3 inputs, Rust vs GPU
+      : > "$OUT/fuzz-shards.txt"
+      for z in .gpu/fuzz/fuzz-*.gz; do
+        shard=$(basename "$z" .gz)
+        gunzip -c "$z" > "/tmp/$shard" && chmod +x "/tmp/$shard"
+        "/tmp/$shard" --backend gpu --inputs 1000 --out "$OUT/$shard.txt" > "$OUT/$shard.log" 2>>"$OUT/fuzz.err"
+        rc=$?
+        head -1 "$OUT/$shard.log" | tee -a "$OUT/fuzz-shards.txt"
+        [ $rc -ne 0 ] && note "fuzz $shard rc=$rc (1: mismatches, 2: the backend failed: $(tail -2 "$OUT/fuzz.err"))"
+      done
+      awk '{for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] ~ /^(programs|compared|faults_matched|skipped_panics|mismatches)$/) s[kv[1]] += kv[2] }}
+           END {printf "fuzz total: programs=%d inputs/program=1000 compared=%d faults_matched=%d skipped_panics=%d mismatches=%d\n", s["programs"], s["compared"], s["faults_matched"], s["skipped_panics"], s["mismatches"]}' \
+        "$OUT/fuzz-shards.txt" | tee -a "$SUMMARY"
+      grep -h -A4 "^p[0-9]" "$OUT"/fuzz-[0-9]*.txt 2>/dev/null | head -60 | tee -a "$SUMMARY"
       ;;
     *) note "unknown phase $phase" ;;
   esac

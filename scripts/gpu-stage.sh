@@ -27,6 +27,16 @@ cp target/release/bench .gpu/bin/
 cp target/release/examples/quickstart .gpu/bin/
 strip .gpu/tests/* .gpu/bin/*
 cp scripts/gpu-run.sh scripts/cub_sweep.cu .gpu/
+# The derive fuzzer's GPU run: 10^4 programs in 10 shards of 10^3 (rustc's time grows faster than
+# linearly with the programs of one crate), stripped and compressed (mostly CUDA text).
+mkdir -p .gpu/fuzz
+for k in 0 1 2 3 4 5 6 7 8 9; do
+  FUZZ_FIRST=$((k * 1000)) FUZZ_PROGRAMS=1000 cargo build --release -p fuzz-derive --bin fuzz 2>>.gpu/build.log \
+    || { grep -E '^(error|warning)' -A8 .gpu/build.log; exit 1; }
+  strip -o ".gpu/fuzz/fuzz-$k" target/release/fuzz
+  gzip -9 -f ".gpu/fuzz/fuzz-$k"
+done
+cp scripts/argmax_anchor.cu scripts/argmax_torch.py .gpu/
 for f in cub_anchor.cu torch_anchor.py; do
   [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/
 done

@@ -3,7 +3,7 @@
 //! computes `m_combine(a[t], b[t])` per thread and `m_identity()` in the last slot, and records
 //! a per-thread fault flag through the prelude's `R_ON_FAULT` hook.
 
-use crate::Program;
+use crate::{Program, Run};
 use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use reduce_cuda::compile::compile_cubin;
@@ -100,7 +100,7 @@ impl Device {
         cubin: Vec<u8>,
         programs: &[&Program],
         data: &[(Vec<u8>, Vec<u8>)],
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+    ) -> Result<Vec<Run>, String> {
         let err = |e: cudarc::driver::DriverError| e.to_string();
         let module = self.ctx.load_module(Ptx::from_binary(cubin)).map_err(err)?;
         let mut faults_global = module
@@ -138,7 +138,7 @@ impl Device {
                 .take(n + 1)
                 .map(|w| u8::from(w.iter().any(|&x| x != 0)))
                 .collect();
-            out.push((values, faults));
+            out.push(Run { values, faults });
         }
         self.stream.synchronize().map_err(err)?;
         Ok(out)

@@ -24,7 +24,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -34,7 +34,7 @@ impl Rng {
 
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
 
     /// True with probability `p` percent.
@@ -485,7 +485,7 @@ impl Gen<'_> {
                     10 => format!("1.0{t}"),
                     11 => format!("-1.5{t}"),
                     _ => {
-                        let x = (self.rng.next() % 2_000_000) as f64 / 1000.0 - 1000.0;
+                        let x = (self.rng.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0;
                         if s == Sc::F32 {
                             let x = x as f32;
                             if x < 0.0 {
@@ -520,7 +520,7 @@ impl Gen<'_> {
                     5 => format!("{}{t}", self.rng.below(16)),
                     6 if s.is_signed() => format!("-{}{t}", 1 + self.rng.below(100)),
                     _ => {
-                        let v = u128::from(self.rng.next()) % (max + 1);
+                        let v = u128::from(self.rng.next_u64()) % (max + 1);
                         format!("{v}{t}")
                     }
                 }

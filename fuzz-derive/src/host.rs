@@ -3,7 +3,7 @@
 //! casts, literals, control flow, indices) without a GPU; device-only behaviour (NVRTC, the
 //! device's float instructions) is the GPU run's to check.
 
-use crate::Program;
+use crate::{Program, Run};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -93,7 +93,7 @@ impl Library {
         &self,
         programs: &[&Program],
         data: &[(Vec<u8>, Vec<u8>)],
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+    ) -> Result<Vec<Run>, String> {
         let mut out = Vec::new();
         for (p, (a, b)) in programs.iter().zip(data) {
             let n = a.len() / p.size;
@@ -113,7 +113,7 @@ impl Library {
                     faults.as_mut_ptr(),
                 )
             };
-            out.push((values, faults));
+            out.push(Run { values, faults });
         }
         Ok(out)
     }

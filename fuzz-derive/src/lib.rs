@@ -43,6 +43,16 @@ pub mod programs {
     include!(concat!(env!("OUT_DIR"), "/programs.rs"));
 }
 
+/// (byte offset, scalar code) of a scalar leaf of a value.
+pub type Leaf = (usize, u8);
+
+/// What the other side computed for a batch: per program, the values (`n + 1` of them, the
+/// identity last) and a fault flag per value.
+pub struct Run {
+    pub values: Vec<u8>,
+    pub faults: Vec<u8>,
+}
+
 /// One generated program, as the harness sees it.
 pub struct Program {
     /// Its index in the run (its source is `gen::program(programs::SEED, index)`).
@@ -52,11 +62,11 @@ pub struct Program {
     /// `size_of::<S>()`.
     pub size: usize,
     /// (byte offset, scalar code) of every scalar leaf of `S`.
-    pub leaves: &'static [(usize, u8)],
+    pub leaves: &'static [Leaf],
     /// Rust's `combine` on two values given as bytes.
-    pub combine: fn(&[(usize, u8)], &[u8], &[u8]) -> Outcome,
+    pub combine: fn(&[Leaf], &[u8], &[u8]) -> Outcome,
     /// Rust's `identity`, as leaf bytes.
-    pub identity: fn(&[(usize, u8)]) -> Vec<u8>,
+    pub identity: fn(&[Leaf]) -> Vec<u8>,
     /// The CUDA text.
     pub cuda: fn() -> String,
 }
@@ -87,7 +97,7 @@ fn scalar(code: u8) -> gen::Sc {
 ///
 /// # Safety
 /// `p` points to a value with these leaves.
-unsafe fn leaf_bytes(p: *const u8, leaves: &[(usize, u8)]) -> Vec<u8> {
+unsafe fn leaf_bytes(p: *const u8, leaves: &[Leaf]) -> Vec<u8> {
     let mut out = Vec::new();
     for &(off, code) in leaves {
         for k in 0..scalar(code).size() {
@@ -98,7 +108,7 @@ unsafe fn leaf_bytes(p: *const u8, leaves: &[(usize, u8)]) -> Vec<u8> {
 }
 
 /// Rust's `M::combine` on two inputs given as bytes (valid values: see [`inputs`]).
-pub fn combine_bytes<M: Monoid>(leaves: &[(usize, u8)], a: &[u8], b: &[u8]) -> Outcome {
+pub fn combine_bytes<M: Monoid>(leaves: &[Leaf], a: &[u8], b: &[u8]) -> Outcome {
     assert!(a.len() == std::mem::size_of::<M>() && b.len() == a.len());
     // SAFETY: the inputs hold valid values of M (bools 0 or 1, zero padding).
     let (a, b): (M, M) = unsafe {
@@ -126,7 +136,7 @@ pub fn combine_bytes<M: Monoid>(leaves: &[(usize, u8)], a: &[u8], b: &[u8]) -> O
 }
 
 /// Rust's `M::identity()`, as leaf bytes.
-pub fn identity_bytes<M: Monoid>(leaves: &[(usize, u8)]) -> Vec<u8> {
+pub fn identity_bytes<M: Monoid>(leaves: &[Leaf]) -> Vec<u8> {
     let v = M::identity();
     // SAFETY: a value of M, read at its leaves only.
     unsafe { leaf_bytes((&v as *const M).cast(), leaves) }
@@ -165,7 +175,7 @@ fn edge_bits(rng: &mut gen::Rng, s: gen::Sc) -> u64 {
             match rng.below(4) {
                 0 | 1 => u64::from(EDGES[rng.below(16) as usize]),
                 2 => u64::from(((rng.below(64) as f32) * 0.5 - 16.0).to_bits()),
-                _ => rng.next() & mask,
+                _ => rng.next_u64() & mask,
             }
         }
         Sc::F64 => {
@@ -188,7 +198,7 @@ fn edge_bits(rng: &mut gen::Rng, s: gen::Sc) -> u64 {
             match rng.below(4) {
                 0 | 1 => EDGES[rng.below(14) as usize],
                 2 => ((rng.below(64) as f64) * 0.5 - 16.0).to_bits(),
-                _ => rng.next(),
+                _ => rng.next_u64(),
             }
         }
         _ => {
@@ -203,7 +213,7 @@ fn edge_bits(rng: &mut gen::Rng, s: gen::Sc) -> u64 {
                 5 => min.wrapping_add(1),
                 6 => max.wrapping_sub(1),
                 7 => rng.below(16),
-                _ => rng.next(),
+                _ => rng.next_u64(),
             };
             v & mask
         }
@@ -233,7 +243,7 @@ pub struct Other<'a> {
 }
 
 /// Whether two leaf byte strings agree: bit for bit, any NaN equal to any NaN.
-fn same_leaves(leaves: &[(usize, u8)], rust: &[u8], value_bytes: &[u8]) -> bool {
+fn same_leaves(leaves: &[Leaf], rust: &[u8], value_bytes: &[u8]) -> bool {
     let mut at = 0;
     for &(off, code) in leaves {
         let s = scalar(code);
@@ -426,7 +436,7 @@ pub fn run<B>(
     mut backend: B,
 ) -> Result<Summary, String>
 where
-    B: FnMut(&[&Program], &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String>,
+    B: FnMut(&[&Program], &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<Run>, String>,
 {
     use rayon::prelude::*;
     // Rust's panics are expected outcomes here: keep them quiet.
@@ -451,11 +461,11 @@ where
             .par_iter()
             .zip(data.par_iter())
             .zip(out.par_iter())
-            .map(|((p, (a, b)), (values, faults))| {
+            .map(|((p, (a, b)), run)| {
                 let other: Vec<Other> = (0..=inputs)
                     .map(|i| Other {
-                        value: &values[i * p.size..][..p.size],
-                        fault: faults[i] != 0,
+                        value: &run.values[i * p.size..][..p.size],
+                        fault: run.faults[i] != 0,
                     })
                     .collect();
                 compare(p, a, b, &other)

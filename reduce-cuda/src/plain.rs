@@ -98,17 +98,55 @@ impl Gpu {
     ) -> Result<M> {
         self.check_owned(xs)?;
         let mut scratch = self.lock_scratch();
-        let plan = plan_lifted::<M>(config.into(), std::mem::size_of::<X>())?;
-        let spec = plan.kernel().lifted::<X>();
-        let (kernel, _) = self.kernel_lifted::<M, X>(&spec)?;
-        let f = kernel.function(plan.entry())?;
-        let input = xs.device_ptr(&self.inner.stream);
-        let out = self.shuffle::<M>(plan, &f, input, xs.len() as u64, &mut scratch, None)?;
+        let (out, spec) = self.run_lifted::<M, X>(xs, config.into(), &mut scratch, None)?;
         let value = self.read_value::<M>(out)?;
         if M::CAN_FAULT || M::LIFT_CAN_FAULT {
             self.check_device_fault::<M>(&[&spec])?;
         }
         Ok(value)
+    }
+
+    /// Queues [`Gpu::reduce_lifted`] into `out[0]` without waiting (except, as
+    /// [`Gpu::reduce_into`], for a monoid or lift that can fault).
+    pub fn reduce_lifted_into<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        xs: &DeviceVec<X>,
+        out: &mut DeviceVec<M>,
+        config: impl Into<Config>,
+    ) -> Result<()> {
+        self.check_owned(xs)?;
+        self.check_owned(out)?;
+        if out.is_empty() {
+            return Err(Error::LengthMismatch {
+                what: "the output must hold at least one value",
+                left: out.len(),
+                right: 1,
+            });
+        }
+        let mut scratch = self.lock_scratch();
+        let target = out.device_ptr(&self.inner.stream);
+        let (_, spec) = self.run_lifted::<M, X>(xs, config.into(), &mut scratch, Some(target))?;
+        if M::CAN_FAULT || M::LIFT_CAN_FAULT {
+            self.check_device_fault::<M>(&[&spec])?;
+        }
+        Ok(())
+    }
+
+    /// Launches the lifted Shuffle kernel; returns the result's address and the kernel's spec.
+    fn run_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        xs: &DeviceVec<X>,
+        config: Config,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<(u64, KernelSpec)> {
+        let plan = plan_lifted::<M>(config, std::mem::size_of::<X>())?;
+        let spec = plan.kernel().lifted::<X>();
+        let (kernel, _) = self.kernel_lifted::<M, X>(&spec)?;
+        let f = kernel.function(plan.entry())?;
+        let input = xs.device_ptr(&self.inner.stream);
+        let out = self.shuffle::<M>(plan, &f, input, xs.len() as u64, scratch, target)?;
+        Ok((out, spec))
     }
 
     /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config`.

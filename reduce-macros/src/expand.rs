@@ -140,9 +140,20 @@ pub fn derive_device_copy(node: &DeriveInput, krate: Krate) -> TokenStream {
     }
     let mut refs = Vec::new();
     for f in &input.fields {
-        resolve::type_refs(&f.ty, &[input.name.clone()], &mut refs);
+        resolve::type_refs(&f.ty, std::slice::from_ref(&input.name), &mut refs);
     }
     start(krate.path(), Mode::Struct, refs, node.to_token_stream())
+}
+
+/// Clippy lints whose suggested rewrites (iterators, `matches!`, `copy_from_slice`) are outside
+/// the translated language: allowed on the code the derives paste.
+fn allow_untranslatable_lints() -> TokenStream {
+    quote!(#[allow(
+        clippy::needless_range_loop,
+        clippy::match_like_matches_macro,
+        clippy::manual_memcpy,
+        clippy::needless_return
+    )])
 }
 
 pub fn device_fn(item: syn::ItemFn, krate: Krate) -> TokenStream {
@@ -163,7 +174,8 @@ pub fn device_fn(item: syn::ItemFn, krate: Krate) -> TokenStream {
     let krate = krate.path();
     let info = start(krate.clone(), Mode::FnInfo, sig_refs, tokens.clone());
     let body = start(krate, Mode::FnBody, body_refs, tokens);
-    quote!(#item #info #body)
+    let allow = allow_untranslatable_lints();
+    quote!(#allow #item #info #body)
 }
 
 fn body_expr(item: &syn::ItemFn) -> Expr {
@@ -412,6 +424,7 @@ fn monoid_impls(
     let combine_body = fn_body(&c.body);
     let commutative = input.attrs.commutative.is_some();
     let name = LitStr::new(&input.name, ident.span());
+    let allow = allow_untranslatable_lints();
 
     let rest_uses = &rest.uses;
     let deps = define_deps(krate, &rest_uses.structs, &rest_uses.calls);
@@ -435,6 +448,7 @@ fn monoid_impls(
             #[automatically_derived]
             unsafe impl #impl_g #krate::Lift<#ty> for #ident #ty_g #where_c {
                 #[inline]
+                #allow
                 fn lift(#x: #ty, #i: u64) -> Self #body
                 const LIFT_CAN_FAULT: bool = #lift_faults;
                 fn cuda_source_lifted() -> ::std::string::String {
@@ -464,8 +478,10 @@ fn monoid_impls(
         #[automatically_derived]
         impl #impl_g #krate::Monoid for #ident #ty_g #where_c {
             #[inline]
+            #allow
             fn identity() -> Self #identity_body
             #[inline]
+            #allow
             fn combine(#left: Self, #right: Self) -> Self #combine_body
             const COMMUTATIVE: bool = #commutative;
         }

@@ -88,7 +88,7 @@ impl State {
     }
 
     fn known_names(&self) -> Vec<String> {
-        self.got.iter().filter_map(|item| item_name(item)).collect()
+        self.got.iter().filter_map(item_name).collect()
     }
 
     fn encode(&self) -> TokenStream {

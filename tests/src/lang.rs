@@ -202,7 +202,7 @@ pub struct LastDigit {
 impl Random for LastDigit {
     fn random(rng: &mut TestRng) -> Self {
         LastDigit {
-            d: if rng.next_u32() % 4 == 0 {
+            d: if rng.next_u32().is_multiple_of(4) {
                 (rng.next_u32() % 9 + 1) as u8
             } else {
                 0

@@ -49,18 +49,15 @@ fn main() {
         summary.line(),
         start.elapsed().as_secs_f64()
     );
-    println!("{line}");
     let mut report = line.clone();
     for r in &summary.reports {
         report.push_str("\n\n");
         report.push_str(r);
     }
-    for r in &summary.reports {
-        println!("\n{r}");
-    }
     if let Some(path) = out {
-        std::fs::write(&path, report + "\n").expect("writing the report");
+        std::fs::write(&path, report.clone() + "\n").expect("writing the report");
     }
+    println!("{report}");
     if summary.mismatches > 0 {
         std::process::exit(1);
     }
