@@ -82,47 +82,69 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// # The attribute
 ///
-/// `#[monoid(identity = EXPR, combine = |l, r| EXPR [, commutative] [, cuda = "..."])]`
+/// `#[monoid(identity = EXPR, combine = |l, r| EXPR [, commutative] [, cuda = "..."]
+/// [, lift(T) = |x, i| EXPR]...)]`
 ///
 /// | key | meaning |
 /// |---|---|
 /// | `identity = EXPR` | the identity element, an expression of type `Self` (required) |
-/// | `combine = \|l, r\| EXPR` | the operation; `l` holds the earlier items, `r` the later ones (required). Any two names (or `_`) may be used; `\|l: Self, r: Self\|` is accepted |
+/// | `combine = \|l, r\| EXPR` | the operation; `l` holds the earlier items, `r` the later ones (required). Any two names (or `_`, or `mut` names) may be used; `\|l: Self, r: Self\|` is accepted |
 /// | `commutative` | a promise that `combine(a, b) == combine(b, a)`: sets `Monoid::COMMUTATIVE`, which lets order-free kernels run |
 /// | `cuda = "..."` | a hand-written body for `M m_combine(M l, M r)` (see below) |
+/// | `lift(T) = \|x, i\| EXPR` | how an input item `x: T` at global index `i: u64` becomes a monoid value: implements `Lift<T>`, for `Gpu::reduce_lifted` (transform-reduce). One per input type |
 ///
-/// The struct must be `#[repr(C)]` (`align(N)` may be added; `packed` may not), not generic,
-/// with at least one field, named or tuple (tuple fields are `f0, f1, ...` in CUDA). Field types:
-/// `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool` and fixed-size arrays of them (`[u32; 4]`,
-/// `[[f32; 2]; 2]`). `usize`/`isize` (host-dependent size), `u128`/`i128`, `char`, references
-/// and nested structs are rejected. The struct also needs `Clone` and `Copy` (derive them).
+/// The struct must be `#[repr(C)]` (`align(N)` may be added; `packed` may not), with at least
+/// one field, named or tuple (tuple fields are `f0, f1, ...` in CUDA). It may have const
+/// generic parameters `const K: usize` (the CUDA text is then produced for each concrete `K`),
+/// not type or lifetime parameters. Field types: `u8 i8 u16 i16 u32 i32 u64 i64 f32 f64 bool`,
+/// fixed-size arrays (`[u32; 4]`, `[[f32; 2]; 2]`, `[f32; K]`), and `#[repr(C)]` structs with
+/// `#[derive(DeviceCopy)]` (and arrays of them). `usize`/`isize` (host-dependent size),
+/// `u128`/`i128`, `char`, tuples, references and heap types are rejected. The struct also needs
+/// `Clone` and `Copy` (derive them).
 ///
-/// # The translated subset
+/// # The translated language
 ///
 /// Everything outside this list is a compile error pointing at the offending token.
 ///
 /// - literals with or without suffix (`1u32`, `2`, `1.5f32`, `0.5`, `true`, `b'a'`); an
 ///   unsuffixed literal takes its type from the context (the other operand, the struct field,
-///   a `let` annotation, a method receiver), as in Rust;
-/// - the closure parameters, fields (`l.a`, `r.0`), array elements with constant indices
-///   (`l.m[0]`, `l.m[1][0]`);
-/// - struct literals `Self { a: .., b: .. }` / `Affine { .. }` / `Self(.., ..)`, fields in any
-///   order, `..base` allowed; array literals `[a, b, c]` and `[x; N]`;
+///   a `let` annotation, a parameter, an array's first typed element), as in Rust;
+/// - parameters, locals, fields (`l.a`, `r.0`, `l.p.x`), array elements with constant or
+///   run-time indices (`l.m[1][0]`, `r.t[l.t[s] as usize]`);
+/// - struct literals of the monoid or of `#[derive(DeviceCopy)]` structs, fields in any order,
+///   `..base` allowed, tuple-struct constructors; array literals `[a, b, c]` and `[x; N]`;
 /// - `+ - * / % & | ^ << >> == != < <= > >= && ||`, unary `-` and `!`, parentheses
 ///   (`==`/`!=` also compare arrays element by element);
-/// - `if c { a } else if d { b } else { e }` as an expression;
-/// - blocks with `let` bindings: `{ let x = l.a * 2; let y: u32 = 1; x + y }`. A binding of
-///   an unsuffixed literal needs a suffix or an annotation (Rust would infer its type from later
-///   uses, which the translation does not follow);
-/// - `as` casts between the primitive types (and `bool as` integer);
+/// - `as` casts between the primitive types (`bool as` integer, `x as usize` for indices);
 /// - methods `min max abs sqrt mul_add is_nan wrapping_add wrapping_sub wrapping_mul
 ///   wrapping_neg wrapping_div wrapping_rem wrapping_shl wrapping_shr rotate_left
 ///   rotate_right`, also called as `f32::max(a, b)`;
 /// - constants `f32::{INFINITY, NEG_INFINITY, NAN, MAX, MIN, MIN_POSITIVE, EPSILON}`, the same
-///   for `f64`, and `MAX`, `MIN`, `BITS` of the integer types.
+///   for `f64`, `MAX`, `MIN`, `BITS` of the integer types, and `usize` constants named in
+///   capitals (`const N: usize` items, const generic parameters), known when the kernel is
+///   generated;
+/// - `if`/`else` as a value; blocks with a value;
+/// - statements: `let` and `let mut` (an unsuffixed literal needs a suffix or an annotation
+///   unless the variable indexes an array), assignment and compound assignment (`+=`, `^=`,
+///   `<<=`, ...) to `mut` locals, their fields and elements; `if` with or without `else`;
+///   `for i in A..B` / `A..=B` with bounds known when the kernel is generated, and `for x in
+///   array`; `break` and `continue` in loops; `return` at statement level;
+/// - `match` on integers and bools: literal, byte and range patterns, `|`, `_`, a binding, guards;
+/// - calls of `#[device_fn]` functions (see [`macro@device_fn`]).
 ///
-/// Not translated: loops, `match`, `return`, `?`, function calls, other methods, macros,
-/// closures, references, assignment and `let mut`, run-time array indices, global constants.
+/// Not translated: `while` and `loop` (their trip count cannot be bounded when the kernel is
+/// generated), `?`, closures, macros, references, tuples, other methods and functions,
+/// recursion. A block with a value may not assign to variables declared outside it, so that
+/// expressions stay free of side effects.
+///
+/// # Indices out of bounds
+///
+/// Rust panics on an array index out of bounds. The translation checks every run-time index
+/// that is not in bounds by construction (a loop counter over the array's range, `x % N`, `x &
+/// (N - 1)`, constants): an index out of bounds records a fault in `reduce_core::CUDA_PRELUDE`'s
+/// `r_fault_info` and uses element 0 instead, so the device never touches memory out of bounds,
+/// and the runtime returns an error for the reduction. `CudaMonoid::CAN_FAULT` says whether a
+/// monoid (with the helpers it calls) has such indices.
 ///
 /// # Semantics
 ///
@@ -130,7 +152,7 @@ use syn::{parse_macro_input, DeriveInput};
 ///
 /// | Rust | CUDA |
 /// |---|---|
-/// | integer `+ - *`, `wrapping_*` | wrap modulo 2^bits. Signed values go through their unsigned type (signed overflow is undefined in C++), 8/16-bit results are cast back after C's promotion to `int`. **In debug builds Rust panics on overflow instead**: write `wrapping_add`/`wrapping_mul`/... wherever a value can overflow, so that the CPU and the GPU agree in every build |
+/// | integer `+ - *` (and `+=` ...), `wrapping_*` | wrap modulo 2^bits. Signed values go through their unsigned type (signed overflow is undefined in C++), 8/16-bit results are cast back after C's promotion to `int`. **In debug builds Rust panics on overflow instead**: write `wrapping_add`/`wrapping_mul`/... wherever a value can overflow, so that the CPU and the GPU agree in every build |
 /// | `<<`, `>>`, `wrapping_shl/shr` | the shift amount is masked to `bits - 1` (Rust release semantics; debug builds panic on overflow); `>>` is arithmetic on signed types |
 /// | integer `/`, `%` | truncating, as in Rust. Division by zero panics in Rust and gives an unspecified value on the device; `MIN / -1` panics in Rust and wraps (to `MIN`, remainder 0) on the device |
 /// | float `+ - * /` | IEEE-754, correctly rounded: kernels are compiled with `--fmad=false`, so `a * b + c` is never contracted into an FMA (use `mul_add` for an FMA) |
@@ -142,6 +164,8 @@ use syn::{parse_macro_input, DeriveInput};
 /// | `as` int -> float, float -> float | round to nearest even, as in Rust |
 /// | `as` float -> int | saturating, NaN -> 0, as in Rust |
 /// | float literals and constants | exact (shortest round-trip digits, hexadecimal floats where needed, bit patterns for infinities and NaN) |
+/// | `&`, `\|` on bools | both sides evaluated, as in Rust (`&&`, `\|\|` short-circuit) |
+/// | `[T; N]` | `r_array<T, N>`: same layout as `T[N]`, copied as a value |
 ///
 /// NaN payloads and signs produced by arithmetic (e.g. `0.0 / 0.0`) may differ between the CPU
 /// and the GPU. The kernels must be compiled without `--use_fast_math`, `--ftz=true`,

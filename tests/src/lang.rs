@@ -290,3 +290,70 @@ impl Random for Words {
 pub struct Shift {
     pub t: [u8; 4],
 }
+
+/// The window length of [`Window`]: a `usize` constant, known when the kernel is generated.
+pub const WINDOW: usize = 5;
+
+/// The last `WINDOW` values, oldest first (a sliding window): a `const` item as an array length
+/// and a loop bound, `for x in array`, shifts of a window by a run-time amount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Window { v: [0; WINDOW], n: 0 },
+    combine = |l, r| {
+        // r's values come last; keep the newest WINDOW of l's and r's together
+        let mut v = [0u32; WINDOW];
+        let take = if r.n as usize >= WINDOW { WINDOW } else { r.n as usize };
+        let keep = WINDOW - take;
+        for i in 0..WINDOW {
+            if i < keep {
+                v[i] = l.v[i + take];
+            } else {
+                v[i] = r.v[i];
+            }
+        }
+        let mut n = l.n.wrapping_add(r.n);
+        for x in r.v {
+            n ^= x & 0;
+        }
+        Window { v, n }
+    }
+)]
+pub struct Window {
+    pub v: [u32; WINDOW],
+    pub n: u32,
+}
+
+impl Window {
+    /// One value.
+    pub fn of(x: u32) -> Window {
+        let mut v = [0; WINDOW];
+        v[WINDOW - 1] = x;
+        Window { v, n: 1 }
+    }
+}
+
+impl Random for Window {
+    fn random(rng: &mut TestRng) -> Self {
+        Window::of(rng.next_u32())
+    }
+}
+
+/// Regressions found by the differential fuzzer (`fuzz-derive`), end to end: an index that is
+/// a block with a value (a lambda in C++: `a[[&]...]` opened an attribute), and `&` on bools
+/// whose right side may fault (C++'s `&&` skipped it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Regress { t: [0, 1, 2], set: false },
+    combine = |l, r| {
+        let mut t = r.t;
+        t[0] = l.t[(match l.t[1] { 0 => 2u64, _ => 1 }) as usize % 3];
+        let set = l.set & (r.t[l.t[2] as usize] > 0) | r.set;
+        Regress { t, set }
+    }
+)]
+pub struct Regress {
+    pub t: [u32; 3],
+    pub set: bool,
+}

@@ -264,10 +264,118 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles::<LastDigit>();
     compiles::<ArgMax>();
     compiles::<Words>();
+    compiles::<Window>();
+    compiles::<Regress>();
+    compiles::<via_cuda::Scaled>();
     compiles_lifted::<TopK<8>, f32>();
     compiles_lifted::<BBox, geom::Point>();
     compiles_lifted::<ArgMax, f32>();
     compiles_lifted::<Shift, u32>();
+}
+
+#[test]
+fn a_const_item_as_length_and_bound() {
+    let xs: Vec<Window> = (1..=12u32).map(Window::of).collect();
+    assert_monoid_laws(&xs[..6]);
+    assert_eq!(
+        fold(&xs),
+        Window {
+            v: [8, 9, 10, 11, 12],
+            n: 12
+        }
+    );
+    let text = Window::cuda_source();
+    assert_contains(&text, "struct Window {\n    r_array<unsigned int, 5> v;\n");
+    assert_contains(
+        &text,
+        "for (unsigned long long v_i = 0ull; v_i < 5ull; ++v_i) {",
+    );
+    assert_contains(
+        &text,
+        "for (unsigned long long v_index = 0; v_index < 5; ++v_index) {",
+    );
+}
+
+#[test]
+fn fuzzer_regressions() {
+    let a = Regress {
+        t: [1, 0, 2],
+        set: false,
+    };
+    let b = Regress {
+        t: [2, 2, 1],
+        set: true,
+    };
+    assert_eq!(
+        Regress::combine(a, b),
+        Regress {
+            t: [2, 2, 1],
+            set: true
+        }
+    );
+    // `l.set & ...` evaluates its right side in Rust: an index out of bounds panics even
+    // when l.set is false, so the device must record the fault too.
+    let bad = Regress {
+        t: [1, 0, 7],
+        set: false,
+    };
+    assert!(std::panic::catch_unwind(|| Regress::combine(bad, b)).is_err());
+    let text = Regress::cuda_source();
+    assert_contains(&text, "l.t[([&]() -> unsigned long long {");
+    assert_contains(
+        &text,
+        "(bool)(l.set & (r.t[r_ix((unsigned long long)l.t[2], 3)] > 0u))",
+    );
+}
+
+/// The derives through `reduce_cuda` alone.
+mod via_cuda {
+    use reduce_cuda::{device_fn, DeviceCopy, Monoid};
+
+    #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+    #[repr(C)]
+    pub struct Pair(pub f32, pub f32);
+
+    #[device_fn]
+    pub fn scale(p: Pair, k: f32) -> Pair {
+        Pair(p.0 * k, p.1 * k)
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+    #[repr(C)]
+    #[monoid(identity = Scaled { p: Pair(0.0, 0.0), k: 1.0 },
+             combine = |l, r| Scaled { p: scale(l.p, r.k), k: l.k * r.k })]
+    pub struct Scaled {
+        pub p: Pair,
+        pub k: f32,
+    }
+}
+
+#[test]
+fn derived_through_reduce_cuda() {
+    use via_cuda::{Pair, Scaled};
+    let x = Scaled {
+        p: Pair(1.0, 2.0),
+        k: 3.0,
+    };
+    let y = Scaled {
+        p: Pair(0.5, 0.25),
+        k: 2.0,
+    };
+    assert_eq!(
+        Scaled::combine(x, y),
+        Scaled {
+            p: Pair(2.0, 4.0),
+            k: 6.0
+        }
+    );
+    let text = Scaled::cuda_source();
+    assert_contains(&text, "struct Pair {\n    float f0;\n    float f1;\n};");
+    assert_contains(
+        &text,
+        "__device__ inline Pair fn_scale(const Pair v_p, const float v_k) {",
+    );
+    assert_contains(&text, "return Pair{v_p.f0 * v_k, v_p.f1 * v_k};");
 }
 
 #[test]

@@ -51,7 +51,40 @@ fn match_and_early_returns() {
     if let Some(gpu) = gpu() {
         check_every_algorithm::<LastDigit>(&gpu, 3);
         check_every_algorithm::<Words>(&gpu, 4);
+        check_every_algorithm::<Window>(&gpu, 5);
     }
+}
+
+#[test]
+fn fuzzer_regressions_on_the_device() {
+    let Some(gpu) = gpu() else { return };
+    let items: Vec<Regress> = (0..10_000u32)
+        .map(|i| Regress {
+            t: [i % 3, (i / 3) % 3, (i / 9) % 3],
+            set: i % 7 == 0,
+        })
+        .collect();
+    let xs = gpu.upload(&items).unwrap();
+    for algorithm in every_algorithm() {
+        assert_eq!(
+            gpu.reduce(&xs, algorithm).unwrap(),
+            fold(&items),
+            "{algorithm}"
+        );
+    }
+    // an index out of bounds on the right of `&`, with a false left side, is still a fault
+    let mut bad = items.clone();
+    bad[5000].t[2] = 9;
+    bad[4999].set = false;
+    let xs = gpu.upload(&bad).unwrap();
+    assert!(matches!(
+        gpu.reduce(&xs, Algorithm::Shuffle),
+        Err(Error::DeviceFault {
+            index: 9,
+            len: 3,
+            ..
+        })
+    ));
 }
 
 #[test]
