@@ -148,6 +148,8 @@ pub struct Program {
 
 struct Nested {
     fields: Vec<GTy>,
+    /// A tuple struct (`N0(u8, f32)`, fields `.0`, `.1`).
+    tuple: bool,
 }
 
 struct Helper {
@@ -175,6 +177,8 @@ struct Gen<'r> {
     locals: usize,
     /// Loops enclosing the statement being generated (for `break`/`continue`).
     loops: usize,
+    /// The return type of the function being generated (for `return`).
+    ret: GTy,
 }
 
 fn layout(nested: &[Nested], ty: &GTy) -> (usize, usize) {
@@ -242,6 +246,7 @@ pub fn program(seed: u64, index: usize) -> Program {
         scope: Vec::new(),
         locals: 0,
         loops: 0,
+        ret: GTy::N(usize::MAX),
     };
     let mut src = String::new();
     let _ = writeln!(src, "pub mod p{index:05} {{");
@@ -250,21 +255,29 @@ pub fn program(seed: u64, index: usize) -> Program {
     for i in 0..g.rng.below(3) as usize {
         let n = 1 + g.rng.below(3) as usize;
         let fields: Vec<GTy> = (0..n).map(|_| g.field_ty(false)).collect();
-        let _ = writeln!(
-            src,
-            "    #[derive(Clone, Copy, Debug, DeviceCopy)]\n    #[repr(C)]\n    pub struct N{i} {{"
-        );
-        for (k, f) in fields.iter().enumerate() {
-            let _ = writeln!(src, "        pub a{k}: {},", rust_ty(f));
+        let tuple = g.rng.chance(30);
+        src.push_str("    #[derive(Clone, Copy, Debug, DeviceCopy)]\n    #[repr(C)]\n");
+        if tuple {
+            let types: Vec<String> = fields
+                .iter()
+                .map(|f| format!("pub {}", rust_ty(f)))
+                .collect();
+            let _ = writeln!(src, "    pub struct N{i}({});\n", types.join(", "));
+        } else {
+            let _ = writeln!(src, "    pub struct N{i} {{");
+            for (k, f) in fields.iter().enumerate() {
+                let _ = writeln!(src, "        pub a{k}: {},", rust_ty(f));
+            }
+            src.push_str("    }\n\n");
         }
-        src.push_str("    }\n\n");
-        g.nested.push(Nested { fields });
+        g.nested.push(Nested { fields, tuple });
     }
 
     for h in 0..g.rng.below(3) as usize {
         let n = 1 + g.rng.below(3) as usize;
         let params: Vec<GTy> = (0..n).map(|_| g.field_ty(true)).collect();
         let ret = *g.rng.pick(&FIELD_SCALARS);
+        g.ret = GTy::S(ret);
         g.scope.clear();
         g.locals = 0;
         let mut sig = Vec::new();
@@ -296,6 +309,7 @@ pub fn program(seed: u64, index: usize) -> Program {
     let fields = g.fields.clone();
     g.scope.clear();
     g.locals = 0;
+    g.ret = GTy::N(usize::MAX);
     let identity = g.literal_of(&GTy::N(usize::MAX));
     for p in ["l", "r"] {
         g.scope.push(Place {
@@ -387,12 +401,32 @@ impl Gen<'_> {
         }
     }
 
-    fn field_name(i: usize, k: usize) -> String {
+    fn field_name(&self, i: usize, k: usize) -> String {
         if i == usize::MAX {
             format!("f{k}")
+        } else if self.nested[i].tuple {
+            format!("{k}")
         } else {
             format!("a{k}")
         }
+    }
+
+    /// A struct value from field values: `N0 { a0: x, a1: y }` or `N0(x, y)`.
+    fn struct_value(&mut self, i: usize, values: Vec<String>) -> String {
+        let name = Self::struct_name(i);
+        if i != usize::MAX && self.nested[i].tuple {
+            return format!("{name}({})", values.join(", "));
+        }
+        let mut items: Vec<String> = values
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| format!("{}: {v}", self.field_name(i, k)))
+            .collect();
+        // Fields in any order.
+        if items.len() > 1 && self.rng.chance(30) {
+            items.reverse();
+        }
+        format!("{name} {{ {} }}", items.join(", "))
     }
 
     fn struct_name(i: usize) -> String {
@@ -450,7 +484,7 @@ impl Gen<'_> {
                 for (k, f) in self.fields_of(i).into_iter().enumerate() {
                     self.walk(
                         Place {
-                            path: format!("{}.{}", p.path, Self::field_name(i, k)),
+                            path: format!("{}.{}", p.path, self.field_name(i, k)),
                             ty: f,
                             mutable: p.mutable,
                             range: None,
@@ -542,12 +576,8 @@ impl Gen<'_> {
             }
             GTy::N(i) => {
                 let fields = self.fields_of(*i);
-                let items: Vec<String> = fields
-                    .iter()
-                    .enumerate()
-                    .map(|(k, f)| format!("{}: {}", Self::field_name(*i, k), self.literal_of(f)))
-                    .collect();
-                format!("{} {{ {} }}", Self::struct_name(*i), items.join(", "))
+                let values: Vec<String> = fields.iter().map(|f| self.literal_of(f)).collect();
+                self.struct_value(*i, values)
             }
         }
     }
@@ -578,18 +608,8 @@ impl Gen<'_> {
             }
             GTy::N(i) => {
                 let fields = self.fields_of(*i);
-                let mut items: Vec<String> = fields
-                    .iter()
-                    .enumerate()
-                    .map(|(k, f)| {
-                        format!("{}: {}", Self::field_name(*i, k), self.value_of(f, depth))
-                    })
-                    .collect();
-                // Fields in any order.
-                if items.len() > 1 && self.rng.chance(30) {
-                    items.reverse();
-                }
-                format!("{} {{ {} }}", Self::struct_name(*i), items.join(", "))
+                let values: Vec<String> = fields.iter().map(|f| self.value_of(f, depth)).collect();
+                self.struct_value(*i, values)
             }
         }
     }
@@ -622,7 +642,7 @@ impl Gen<'_> {
                 for (k, f) in self.fields_of(i).into_iter().enumerate() {
                     out.extend(self.all_places(
                         Place {
-                            path: format!("{}.{}", p.path, Self::field_name(i, k)),
+                            path: format!("{}.{}", p.path, self.field_name(i, k)),
                             ty: f,
                             mutable: p.mutable,
                             range: None,
@@ -644,7 +664,14 @@ impl Gen<'_> {
             .cloned()
             .collect();
         if !counters.is_empty() && self.rng.chance(40) {
-            return self.rng.pick(&counters).path.clone();
+            let v = self.rng.pick(&counters).path.clone();
+            return match self.rng.below(4) {
+                // in bounds by construction: not checked on the device
+                0 => format!("({} - 1 - {v})", n),
+                1 => format!("(({v} + {}) % {n})", self.rng.below(5)),
+                2 => format!("(({v} * 2) % {n})"),
+                _ => v,
+            };
         }
         let s = *self
             .rng
@@ -1017,7 +1044,44 @@ impl Gen<'_> {
                 self.scope.pop();
                 let _ = writeln!(out, "{pad}}}");
             }
-            86..=95 if depth > 0 => {
+            86..=89 if depth > 0 => {
+                // `for x in array`
+                let arrays: Vec<Place> = self
+                    .scope
+                    .iter()
+                    .flat_map(|p| self.all_places(p.clone(), 0))
+                    .filter(|p| matches!(p.ty, GTy::Arr(..)))
+                    .collect();
+                if arrays.is_empty() {
+                    return;
+                }
+                let a = self.rng.pick(&arrays).clone();
+                let GTy::Arr(elem, _) = a.ty.clone() else {
+                    unreachable!()
+                };
+                let v = self.fresh();
+                let _ = writeln!(out, "{pad}for {v} in {} {{", a.path);
+                self.scope.push(Place {
+                    path: v,
+                    ty: *elem,
+                    mutable: false,
+                    range: None,
+                });
+                self.loops += 1;
+                self.loop_exit(out, indent + 1);
+                self.stmts(out, indent + 1, depth - 1);
+                self.loops -= 1;
+                self.scope.pop();
+                let _ = writeln!(out, "{pad}}}");
+            }
+            90..=92 => {
+                // an early `return`, under a condition
+                let c = self.expr(Sc::Bool, 2);
+                let ret = self.ret.clone();
+                let v = self.value_of(&ret, 2);
+                let _ = writeln!(out, "{pad}if {c} {{\n{pad}    return {v};\n{pad}}}");
+            }
+            93..=99 if depth > 0 => {
                 let t = *self.rng.pick(&[Sc::U8, Sc::I16, Sc::U32, Sc::I32, Sc::U64]);
                 let e = self.expr(t, 2);
                 let _ = writeln!(out, "{pad}match {e} {{");

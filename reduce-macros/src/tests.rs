@@ -601,11 +601,33 @@ fn mutation_and_loops() {
             "f32"
         ),
         "    float v_s = 0.0f;
+    const r_array<P, 2> r_a1 = l.ps;
     for (unsigned long long v_index = 0; v_index < 2; ++v_index) {
-        const P v_p = l.ps[v_index];
+        const P v_p = r_a1[v_index];
         v_s += v_p.x;
     }
     return v_s;
+"
+    );
+    // the loop goes over a copy: assigning to the array inside does not change its elements
+    assert_eq!(
+        body(
+            parse_quote!({
+                let mut t = l.m;
+                for x in t {
+                    t[0] = t[0].wrapping_add(x);
+                }
+                t[0]
+            }),
+            "u32"
+        ),
+        "    r_array<unsigned int, 3> v_t = l.m;
+    const r_array<unsigned int, 3> r_a1 = v_t;
+    for (unsigned long long v_index = 0; v_index < 3; ++v_index) {
+        const unsigned int v_x = r_a1[v_index];
+        v_t[0] = v_t[0] + v_x;
+    }
+    return v_t[0];
 "
     );
 }

@@ -340,8 +340,9 @@ impl Random for Window {
 }
 
 /// Regressions found by the differential fuzzer (`fuzz-derive`), end to end: an index that is
-/// a block with a value (a lambda in C++: `a[[&]...]` opened an attribute), and `&` on bools
-/// whose right side may fault (C++'s `&&` skipped it).
+/// a block with a value (a lambda in C++: `a[[&]...]` opened an attribute), `&` on bools whose
+/// right side may fault (C++'s `&&` skipped it), and `for x in array` over an array the body
+/// assigns to (Rust iterates over a copy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
@@ -350,6 +351,9 @@ impl Random for Window {
         let mut t = r.t;
         t[0] = l.t[(match l.t[1] { 0 => 2u64, _ => 1 }) as usize % 3];
         let set = l.set & (r.t[l.t[2] as usize] > 0) | r.set;
+        for x in t {
+            t[1] = t[1].wrapping_mul(3).wrapping_add(x);
+        }
         Regress { t, set }
     }
 )]

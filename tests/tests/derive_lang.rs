@@ -306,10 +306,11 @@ fn fuzzer_regressions() {
         t: [2, 2, 1],
         set: true,
     };
+    // t = [2, 2, 1]; then t[1] = ((2 * 3 + 2) * 3 + 2) * 3 + 1 over the copy [2, 2, 1]
     assert_eq!(
         Regress::combine(a, b),
         Regress {
-            t: [2, 2, 1],
+            t: [2, 79, 1],
             set: true
         }
     );

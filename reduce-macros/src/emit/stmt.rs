@@ -192,18 +192,14 @@ impl Emitter<'_> {
                 let T::Known(Ty::Array(elem, _)) = &array.ty else {
                     unreachable!()
                 };
-                let source = if repeatable(array) {
-                    self.expr(array, false)
-                } else {
-                    let temp = self.temp("a");
-                    let _ = writeln!(
-                        out,
-                        "{pad}const {} {temp} = {};",
-                        self.cty(array.known()),
-                        self.init(array)
-                    );
-                    temp
-                };
+                // Rust iterates over a copy of the array: the body may assign to the original.
+                let source = self.temp("a");
+                let _ = writeln!(
+                    out,
+                    "{pad}const {} {source} = {};",
+                    self.cty(array.known()),
+                    self.init(array)
+                );
                 let n = self.len(len);
                 let _ = writeln!(
                     out,
