@@ -3,14 +3,14 @@
 //! and the table `ALL` of them. rustc's time grows faster than linearly with the number of
 //! programs in one crate: large runs are built in shards of about 1000 (`FUZZ_FIRST`).
 
-#[path = "src/gen.rs"]
+#[path = "src/gen/mod.rs"]
 #[allow(dead_code)]
 mod gen;
 
 use std::fmt::Write as _;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/gen.rs");
+    println!("cargo:rerun-if-changed=src/gen");
     println!("cargo:rerun-if-env-changed=FUZZ_PROGRAMS");
     println!("cargo:rerun-if-env-changed=FUZZ_SEED");
     println!("cargo:rerun-if-env-changed=FUZZ_FIRST");

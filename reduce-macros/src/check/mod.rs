@@ -3,8 +3,8 @@
 //!
 //! Unsuffixed literals start as `{integer}`/`{float}` ([`T::Int`]/[`T::Float`]) and take their
 //! type from the context (the other operand, a field, a `let` annotation, a parameter), as in
-//! rustc. `expr.rs` checks expressions, `stmt.rs` blocks, statements, loops, `match` and
-//! assignments.
+//! rustc. `expr.rs` checks expressions, `ops.rs` operators, casts and methods, `stmt.rs` blocks,
+//! statements, loops, `match` and assignments.
 //!
 //! Purity. A block with a value may assign only to variables declared inside it (a statement
 //! block may assign to anything in scope), so every expression is free of side effects but one:
@@ -12,13 +12,14 @@
 //! duplicate an expression; it never drops one that may fault ([`may_fault`]).
 
 mod expr;
+mod ops;
 mod stmt;
 
 use crate::types::{Len, Scalar, Ty, World};
 use std::collections::HashSet;
 use syn::{Error, Expr, Result};
 
-pub use expr::{Method, Op};
+pub use ops::{Method, Op};
 
 /// The type of a checked expression. `Int`/`Float`: an unsuffixed literal (or an operation on
 /// such literals) whose type the context decides, like rustc's `{integer}` and `{float}`.

@@ -2,7 +2,8 @@
 //! `if` without `else`, `for` over constant ranges and over arrays, `match`, `break`,
 //! `continue`, `return`.
 
-use super::expr::{constant, unsupported};
+use super::expr::unsupported;
+use super::ops::constant;
 use super::{err, Arm, Bound, Checker, Kind, Op, PatTest, TExpr, TStmt, T};
 use crate::ast::{is_const_path, strip_parens, unraw};
 use crate::types::{Len, Scalar, Ty};

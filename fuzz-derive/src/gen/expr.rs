@@ -1,363 +1,7 @@
-//! The program generator: random, well-typed monoids in the derive's language, as Rust source.
-//!
-//! Each program is a module with 0-2 `#[derive(DeviceCopy)]` structs, 0-2 `#[device_fn]`
-//! helpers and one `#[derive(Monoid)]` struct `S` whose `combine` is a block of random
-//! statements (`let`, `let mut`, assignments and compound assignments to locals, fields and
-//! array elements, `if`, `for` over constant ranges with `break`/`continue`, `match`) ending in
-//! a value of `S`. Expressions cover every operator, cast, method and constant of the language,
-//! checked and unchecked run-time indices, helper calls, `if`/`match` expressions and blocks;
-//! literals favour edge values (0, -1, MIN, MAX, NaN, +-0, +-inf, subnormals). The identity is
-//! a random constant: the fuzzer tests the translation, not the monoid laws.
-//!
-//! Everything is typed by construction. The generator avoids what Rust rejects at compile time
-//! (constant overflow is allowed by lints, empty ranges are not generated) and float `min`/`max`
-//! (the sign of a zero they return is unspecified in Rust). Used by `build.rs` (which writes the
-//! programs) and by the library (which re-creates a program's source to report it).
+//! Generating expressions: literals (edge values first), places, operators, casts, methods,
+//! `if`/`match` expressions, blocks, helper calls and run-time indices.
 
-use std::fmt::Write as _;
-
-/// SplitMix64.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// True with probability `p` percent.
-    pub fn chance(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-}
-
-/// The scalar types; `Usize` appears in expressions only.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Sc {
-    Bool,
-    U8,
-    I8,
-    U16,
-    I16,
-    U32,
-    I32,
-    U64,
-    I64,
-    F32,
-    F64,
-    Usize,
-}
-
-pub const FIELD_SCALARS: [Sc; 11] = [
-    Sc::Bool,
-    Sc::U8,
-    Sc::I8,
-    Sc::U16,
-    Sc::I16,
-    Sc::U32,
-    Sc::I32,
-    Sc::U64,
-    Sc::I64,
-    Sc::F32,
-    Sc::F64,
-];
-
-impl Sc {
-    pub fn rust(self) -> &'static str {
-        match self {
-            Sc::Bool => "bool",
-            Sc::U8 => "u8",
-            Sc::I8 => "i8",
-            Sc::U16 => "u16",
-            Sc::I16 => "i16",
-            Sc::U32 => "u32",
-            Sc::I32 => "i32",
-            Sc::U64 => "u64",
-            Sc::I64 => "i64",
-            Sc::F32 => "f32",
-            Sc::F64 => "f64",
-            Sc::Usize => "usize",
-        }
-    }
-
-    pub fn size(self) -> usize {
-        match self {
-            Sc::Bool | Sc::U8 | Sc::I8 => 1,
-            Sc::U16 | Sc::I16 => 2,
-            Sc::U32 | Sc::I32 | Sc::F32 => 4,
-            _ => 8,
-        }
-    }
-
-    pub fn is_int(self) -> bool {
-        !matches!(self, Sc::Bool | Sc::F32 | Sc::F64)
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Sc::F32 | Sc::F64)
-    }
-
-    pub fn is_signed(self) -> bool {
-        matches!(self, Sc::I8 | Sc::I16 | Sc::I32 | Sc::I64)
-    }
-
-    /// A code for the leaf table (the index in [`FIELD_SCALARS`]).
-    pub fn code(self) -> u8 {
-        FIELD_SCALARS.iter().position(|&s| s == self).unwrap_or(0) as u8
-    }
-
-    fn bits(self) -> u32 {
-        self.size() as u32 * 8
-    }
-}
-
-/// A field or parameter type.
-#[derive(Clone, PartialEq, Debug)]
-pub enum GTy {
-    S(Sc),
-    Arr(Box<GTy>, usize),
-    /// A nested struct of the program, by index.
-    N(usize),
-}
-
-/// One generated program.
-pub struct Program {
-    pub index: usize,
-    /// The module's Rust source.
-    pub source: String,
-    /// The scalar leaves of `S`: (byte offset, scalar), in declaration order.
-    pub leaves: Vec<(usize, Sc)>,
-    pub size: usize,
-}
-
-struct Nested {
-    fields: Vec<GTy>,
-    /// A tuple struct (`N0(u8, f32)`, fields `.0`, `.1`).
-    tuple: bool,
-}
-
-struct Helper {
-    params: Vec<GTy>,
-    ret: Sc,
-}
-
-/// A value in scope: a Rust expression (a path) and its type.
-#[derive(Clone)]
-struct Place {
-    path: String,
-    ty: GTy,
-    /// A local that may be assigned.
-    mutable: bool,
-    /// A loop counter over `0..hi` (usize).
-    range: Option<usize>,
-}
-
-struct Gen<'r> {
-    rng: &'r mut Rng,
-    nested: Vec<Nested>,
-    helpers: Vec<Helper>,
-    fields: Vec<GTy>,
-    scope: Vec<Place>,
-    locals: usize,
-    /// Loops enclosing the statement being generated (for `break`/`continue`).
-    loops: usize,
-    /// The return type of the function being generated (for `return`).
-    ret: GTy,
-}
-
-fn layout(nested: &[Nested], ty: &GTy) -> (usize, usize) {
-    match ty {
-        GTy::S(s) => (s.size(), s.size()),
-        GTy::Arr(e, n) => {
-            let (s, a) = layout(nested, e);
-            (s * n, a)
-        }
-        GTy::N(i) => struct_layout(nested, &nested[*i].fields),
-    }
-}
-
-fn struct_layout(nested: &[Nested], fields: &[GTy]) -> (usize, usize) {
-    let mut size = 0usize;
-    let mut align = 1usize;
-    for f in fields {
-        let (s, a) = layout(nested, f);
-        size = size.div_ceil(a) * a + s;
-        align = align.max(a);
-    }
-    (size.div_ceil(align) * align, align)
-}
-
-/// The scalar leaves of a value of type `ty` at `offset`.
-fn leaves(nested: &[Nested], ty: &GTy, offset: usize, out: &mut Vec<(usize, Sc)>) {
-    match ty {
-        GTy::S(s) => out.push((offset, *s)),
-        GTy::Arr(e, n) => {
-            let (s, _) = layout(nested, e);
-            for k in 0..*n {
-                leaves(nested, e, offset + k * s, out);
-            }
-        }
-        GTy::N(i) => struct_leaves(nested, &nested[*i].fields, offset, out),
-    }
-}
-
-fn struct_leaves(nested: &[Nested], fields: &[GTy], base: usize, out: &mut Vec<(usize, Sc)>) {
-    let mut off = 0usize;
-    for f in fields {
-        let (s, a) = layout(nested, f);
-        off = off.div_ceil(a) * a;
-        leaves(nested, f, base + off, out);
-        off += s;
-    }
-}
-
-fn rust_ty(ty: &GTy) -> String {
-    match ty {
-        GTy::S(s) => s.rust().to_owned(),
-        GTy::Arr(e, n) => format!("[{}; {n}]", rust_ty(e)),
-        GTy::N(i) => format!("N{i}"),
-    }
-}
-
-/// Generates program `index` of the run seeded with `seed`.
-pub fn program(seed: u64, index: usize) -> Program {
-    let mut rng = Rng::new(seed ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
-    let mut g = Gen {
-        rng: &mut rng,
-        nested: Vec::new(),
-        helpers: Vec::new(),
-        fields: Vec::new(),
-        scope: Vec::new(),
-        locals: 0,
-        loops: 0,
-        ret: GTy::N(usize::MAX),
-    };
-    let mut src = String::new();
-    let _ = writeln!(src, "pub mod p{index:05} {{");
-    src.push_str("    use reduce_core::{device_fn, DeviceCopy, Monoid};\n\n");
-
-    for i in 0..g.rng.below(3) as usize {
-        let n = 1 + g.rng.below(3) as usize;
-        let fields: Vec<GTy> = (0..n).map(|_| g.field_ty(false)).collect();
-        let tuple = g.rng.chance(30);
-        src.push_str("    #[derive(Clone, Copy, Debug, DeviceCopy)]\n    #[repr(C)]\n");
-        if tuple {
-            let types: Vec<String> = fields
-                .iter()
-                .map(|f| format!("pub {}", rust_ty(f)))
-                .collect();
-            let _ = writeln!(src, "    pub struct N{i}({});\n", types.join(", "));
-        } else {
-            let _ = writeln!(src, "    pub struct N{i} {{");
-            for (k, f) in fields.iter().enumerate() {
-                let _ = writeln!(src, "        pub a{k}: {},", rust_ty(f));
-            }
-            src.push_str("    }\n\n");
-        }
-        g.nested.push(Nested { fields, tuple });
-    }
-
-    for h in 0..g.rng.below(3) as usize {
-        let n = 1 + g.rng.below(3) as usize;
-        let params: Vec<GTy> = (0..n).map(|_| g.field_ty(true)).collect();
-        let ret = *g.rng.pick(&FIELD_SCALARS);
-        g.ret = GTy::S(ret);
-        g.scope.clear();
-        g.locals = 0;
-        let mut sig = Vec::new();
-        for (k, p) in params.iter().enumerate() {
-            let mutable = g.rng.chance(20);
-            let m = if mutable { "mut " } else { "" };
-            sig.push(format!("{m}q{k}: {}", rust_ty(p)));
-            g.scope.push(Place {
-                path: format!("q{k}"),
-                ty: p.clone(),
-                mutable,
-                range: None,
-            });
-        }
-        let mut body = String::new();
-        g.stmts(&mut body, 2, 2);
-        let value = g.expr(ret, 3);
-        let _ = writeln!(
-            src,
-            "    #[device_fn]\n    pub fn h{h}({}) -> {} {{\n{body}        {value}\n    }}\n",
-            sig.join(", "),
-            ret.rust()
-        );
-        g.helpers.push(Helper { params, ret });
-    }
-
-    let n = 1 + g.rng.below(5) as usize;
-    g.fields = (0..n).map(|_| g.field_ty(true)).collect();
-    let fields = g.fields.clone();
-    g.scope.clear();
-    g.locals = 0;
-    g.ret = GTy::N(usize::MAX);
-    let identity = g.literal_of(&GTy::N(usize::MAX));
-    for p in ["l", "r"] {
-        g.scope.push(Place {
-            path: p.to_owned(),
-            ty: GTy::N(usize::MAX),
-            mutable: false,
-            range: None,
-        });
-    }
-    let mut body = String::new();
-    let out = g.rng.chance(60);
-    if out {
-        let from = if g.rng.chance(50) { "l" } else { "r" };
-        let _ = writeln!(body, "            let mut out = {from};");
-        g.scope.push(Place {
-            path: "out".into(),
-            ty: GTy::N(usize::MAX),
-            mutable: true,
-            range: None,
-        });
-    }
-    for _ in 0..g.rng.below(6) {
-        g.stmt(&mut body, 3, 3);
-    }
-    let value = if out && g.rng.chance(50) {
-        "out".to_owned()
-    } else {
-        g.literal_struct_expr()
-    };
-    let _ = writeln!(
-        src,
-        "    #[derive(Clone, Copy, Debug, Monoid)]\n    #[repr(C)]\n    #[monoid(\n        identity = {identity},\n        combine = |l, r| {{\n{body}            {value}\n        }}\n    )]\n    pub struct S {{"
-    );
-    for (k, f) in fields.iter().enumerate() {
-        let _ = writeln!(src, "        pub f{k}: {},", rust_ty(f));
-    }
-    src.push_str("    }\n}\n");
-
-    let mut out_leaves = Vec::new();
-    struct_leaves(&g.nested, &fields, 0, &mut out_leaves);
-    let (size, _) = struct_layout(&g.nested, &fields);
-    Program {
-        index,
-        source: src,
-        leaves: out_leaves,
-        size,
-    }
-}
+use super::{GTy, Gen, Place, Rng, Sc, FIELD_SCALARS};
 
 const INT_BINOPS: [&str; 10] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"];
 const INT_METHODS: [&str; 7] = [
@@ -371,7 +15,7 @@ const INT_METHODS: [&str; 7] = [
 ];
 
 impl Gen<'_> {
-    fn field_ty(&mut self, nested_ok: bool) -> GTy {
+    pub(super) fn field_ty(&mut self, nested_ok: bool) -> GTy {
         let r = self.rng.below(100);
         if nested_ok && !self.nested.is_empty() && r < 15 {
             let i = self.rng.below(self.nested.len() as u64) as usize;
@@ -393,7 +37,7 @@ impl Gen<'_> {
     }
 
     /// The fields of a struct type (`usize::MAX`: `S`).
-    fn fields_of(&self, i: usize) -> Vec<GTy> {
+    pub(super) fn fields_of(&self, i: usize) -> Vec<GTy> {
         if i == usize::MAX {
             self.fields.clone()
         } else {
@@ -401,7 +45,7 @@ impl Gen<'_> {
         }
     }
 
-    fn field_name(&self, i: usize, k: usize) -> String {
+    pub(super) fn field_name(&self, i: usize, k: usize) -> String {
         if i == usize::MAX {
             format!("f{k}")
         } else if self.nested[i].tuple {
@@ -412,7 +56,7 @@ impl Gen<'_> {
     }
 
     /// A struct value from field values: `N0 { a0: x, a1: y }` or `N0(x, y)`.
-    fn struct_value(&mut self, i: usize, values: Vec<String>) -> String {
+    pub(super) fn struct_value(&mut self, i: usize, values: Vec<String>) -> String {
         let name = Self::struct_name(i);
         if i != usize::MAX && self.nested[i].tuple {
             return format!("{name}({})", values.join(", "));
@@ -429,7 +73,7 @@ impl Gen<'_> {
         format!("{name} {{ {} }}", items.join(", "))
     }
 
-    fn struct_name(i: usize) -> String {
+    pub(super) fn struct_name(i: usize) -> String {
         if i == usize::MAX {
             "S".into()
         } else {
@@ -439,7 +83,7 @@ impl Gen<'_> {
 
     /// Every place of scalar type `want` reachable from the scope with constant indices, and
     /// the arrays of element type `want` (for run-time indexing).
-    fn places(&self, want: Sc) -> (Vec<Place>, Vec<(Place, usize)>) {
+    pub(super) fn places(&self, want: Sc) -> (Vec<Place>, Vec<(Place, usize)>) {
         let mut scalars = Vec::new();
         let mut arrays = Vec::new();
         for p in &self.scope {
@@ -448,7 +92,7 @@ impl Gen<'_> {
         (scalars, arrays)
     }
 
-    fn walk(
+    pub(super) fn walk(
         &self,
         p: Place,
         want: Sc,
@@ -499,7 +143,7 @@ impl Gen<'_> {
         }
     }
 
-    fn literal(&mut self, s: Sc) -> String {
+    pub(super) fn literal(&mut self, s: Sc) -> String {
         match s {
             Sc::Bool => if self.rng.chance(50) { "true" } else { "false" }.into(),
             Sc::F32 | Sc::F64 => {
@@ -563,7 +207,7 @@ impl Gen<'_> {
     }
 
     /// A constant value of a field type (for the identity).
-    fn literal_of(&mut self, ty: &GTy) -> String {
+    pub(super) fn literal_of(&mut self, ty: &GTy) -> String {
         match ty {
             GTy::S(s) => self.literal(*s),
             GTy::Arr(e, n) => {
@@ -583,7 +227,7 @@ impl Gen<'_> {
     }
 
     /// A value of a field type built from expressions.
-    fn value_of(&mut self, ty: &GTy, depth: usize) -> String {
+    pub(super) fn value_of(&mut self, ty: &GTy, depth: usize) -> String {
         // A place of exactly this type, sometimes.
         if self.rng.chance(25) {
             let found: Vec<Place> = self
@@ -614,11 +258,11 @@ impl Gen<'_> {
         }
     }
 
-    fn literal_struct_expr(&mut self) -> String {
+    pub(super) fn literal_struct_expr(&mut self) -> String {
         self.value_of(&GTy::N(usize::MAX), 3)
     }
 
-    fn all_places(&self, p: Place, depth: usize) -> Vec<Place> {
+    pub(super) fn all_places(&self, p: Place, depth: usize) -> Vec<Place> {
         let mut out = vec![p.clone()];
         if depth > 2 {
             return out;
@@ -656,7 +300,7 @@ impl Gen<'_> {
     }
 
     /// An index into an array of length `n`: mostly in bounds, sometimes not.
-    fn index(&mut self, n: usize, depth: usize) -> String {
+    pub(super) fn index(&mut self, n: usize, depth: usize) -> String {
         let counters: Vec<Place> = self
             .scope
             .iter()
@@ -686,7 +330,7 @@ impl Gen<'_> {
     }
 
     /// An expression of scalar type `s`.
-    fn expr(&mut self, s: Sc, depth: usize) -> String {
+    pub(super) fn expr(&mut self, s: Sc, depth: usize) -> String {
         if s == Sc::Usize {
             let inner = *self.rng.pick(&[Sc::U8, Sc::U32, Sc::I64, Sc::U64, Sc::F64]);
             return format!("(({}) as usize)", self.expr(inner, depth.saturating_sub(1)));
@@ -730,12 +374,12 @@ impl Gen<'_> {
         }
     }
 
-    fn fresh(&mut self) -> String {
+    pub(super) fn fresh(&mut self) -> String {
         self.locals += 1;
         format!("v{}", self.locals)
     }
 
-    fn leaf(&mut self, s: Sc, depth: usize) -> String {
+    pub(super) fn leaf(&mut self, s: Sc, depth: usize) -> String {
         let (places, _) = self.places(s);
         if !places.is_empty() && self.rng.chance(75) {
             return self.rng.pick(&places).path.clone();
@@ -746,7 +390,7 @@ impl Gen<'_> {
         self.literal(s)
     }
 
-    fn compare(&mut self, d: usize) -> String {
+    pub(super) fn compare(&mut self, d: usize) -> String {
         let t = *self.rng.pick(&FIELD_SCALARS);
         let op = *self.rng.pick(&["==", "!=", "<", "<=", ">", ">="]);
         // whole arrays compare with == and != (element by element, IEEE for floats)
@@ -765,7 +409,7 @@ impl Gen<'_> {
         format!("({a} {op} {b})")
     }
 
-    fn binary(&mut self, s: Sc, d: usize) -> String {
+    pub(super) fn binary(&mut self, s: Sc, d: usize) -> String {
         match s {
             Sc::Bool => {
                 let op = *self.rng.pick(&["&&", "||", "&", "|", "^"]);
@@ -815,7 +459,7 @@ impl Gen<'_> {
         }
     }
 
-    fn cast(&mut self, s: Sc, d: usize) -> String {
+    pub(super) fn cast(&mut self, s: Sc, d: usize) -> String {
         if s == Sc::Bool {
             return self.compare(d);
         }
@@ -826,7 +470,7 @@ impl Gen<'_> {
         format!("(({}) as {})", self.expr(from, d), s.rust())
     }
 
-    fn method(&mut self, s: Sc, d: usize) -> String {
+    pub(super) fn method(&mut self, s: Sc, d: usize) -> String {
         match s {
             Sc::Bool => {
                 let f = *self.rng.pick(&[Sc::F32, Sc::F64]);
@@ -878,7 +522,7 @@ impl Gen<'_> {
         }
     }
 
-    fn unary(&mut self, s: Sc, d: usize) -> String {
+    pub(super) fn unary(&mut self, s: Sc, d: usize) -> String {
         let x = self.expr(s, d);
         let neg = s.is_float() || (s.is_signed() && self.rng.chance(50));
         match (s, neg) {
@@ -890,7 +534,7 @@ impl Gen<'_> {
         }
     }
 
-    fn match_expr(&mut self, s: Sc, d: usize) -> String {
+    pub(super) fn match_expr(&mut self, s: Sc, d: usize) -> String {
         let t = *self
             .rng
             .pick(&[Sc::U8, Sc::I8, Sc::U32, Sc::I32, Sc::Bool, Sc::I64]);
@@ -922,7 +566,7 @@ impl Gen<'_> {
         format!("(match {scrutinee} {{ {} }})", arms.join(", "))
     }
 
-    fn pattern(&mut self, t: Sc) -> String {
+    pub(super) fn pattern(&mut self, t: Sc) -> String {
         let small = |rng: &mut Rng| -> i64 {
             if t.is_signed() {
                 rng.below(40) as i64 - 20
@@ -946,7 +590,7 @@ impl Gen<'_> {
         }
     }
 
-    fn call(&mut self, s: Sc, d: usize) -> Option<String> {
+    pub(super) fn call(&mut self, s: Sc, d: usize) -> Option<String> {
         let candidates: Vec<usize> = (0..self.helpers.len())
             .filter(|&h| self.helpers[h].ret == s)
             .collect();
@@ -959,7 +603,7 @@ impl Gen<'_> {
         Some(format!("h{h}({})", args.join(", ")))
     }
 
-    fn dyn_index(&mut self, s: Sc, d: usize) -> Option<String> {
+    pub(super) fn dyn_index(&mut self, s: Sc, d: usize) -> Option<String> {
         let (_, arrays) = self.places(s);
         if arrays.is_empty() {
             return None;
@@ -967,208 +611,5 @@ impl Gen<'_> {
         let (p, n) = self.rng.pick(&arrays).clone();
         let i = self.index(n, d);
         Some(format!("{}[{i}]", p.path))
-    }
-
-    /// Statements into `out`, at indentation `indent` (levels of 4 spaces), nesting `depth`.
-    fn stmts(&mut self, out: &mut String, indent: usize, depth: usize) {
-        let n = self.rng.below(if depth == 0 { 3 } else { 5 });
-        let mark = self.scope.len();
-        for _ in 0..n {
-            self.stmt(out, indent, depth);
-        }
-        self.scope.truncate(mark);
-    }
-
-    fn stmt(&mut self, out: &mut String, indent: usize, depth: usize) {
-        let pad = "    ".repeat(indent);
-        let r = self.rng.below(100);
-        match r {
-            0..=29 => {
-                let t = *self.rng.pick(&FIELD_SCALARS);
-                let v = self.fresh();
-                let mutable = self.rng.chance(60);
-                let value = self.expr(t, 3);
-                let m = if mutable { "mut " } else { "" };
-                let _ = writeln!(out, "{pad}let {m}{v}: {} = {value};", t.rust());
-                self.scope.push(Place {
-                    path: v,
-                    ty: GTy::S(t),
-                    mutable,
-                    range: None,
-                });
-            }
-            30..=59 => self.assign(out, &pad),
-            60..=71 if depth > 0 => {
-                let c = self.expr(Sc::Bool, 2);
-                let _ = writeln!(out, "{pad}if {c} {{");
-                self.loop_exit(out, indent + 1);
-                self.stmts(out, indent + 1, depth - 1);
-                if self.rng.chance(40) {
-                    let _ = writeln!(out, "{pad}}} else {{");
-                    self.stmts(out, indent + 1, depth - 1);
-                }
-                let _ = writeln!(out, "{pad}}}");
-            }
-            72..=85 if depth > 0 => {
-                let v = self.fresh();
-                let (head, range) = match self.rng.below(6) {
-                    0 => {
-                        let lo = 250 + self.rng.below(6);
-                        (format!("for {v} in {lo}u8..=255 {{"), None)
-                    }
-                    1 => {
-                        let hi = self.rng.below(4);
-                        (format!("for {v} in 0..={hi} {{"), Some(hi as usize + 1))
-                    }
-                    _ => {
-                        let hi = 1 + self.rng.below(4);
-                        (format!("for {v} in 0..{hi} {{"), Some(hi as usize))
-                    }
-                };
-                let ty = if range.is_some() {
-                    GTy::S(Sc::Usize)
-                } else {
-                    GTy::S(Sc::U8)
-                };
-                let _ = writeln!(out, "{pad}{head}");
-                self.scope.push(Place {
-                    path: v.clone(),
-                    ty,
-                    mutable: false,
-                    range,
-                });
-                self.loops += 1;
-                self.loop_exit(out, indent + 1);
-                self.stmts(out, indent + 1, depth - 1);
-                self.loops -= 1;
-                self.scope.pop();
-                let _ = writeln!(out, "{pad}}}");
-            }
-            86..=89 if depth > 0 => {
-                // `for x in array`
-                let arrays: Vec<Place> = self
-                    .scope
-                    .iter()
-                    .flat_map(|p| self.all_places(p.clone(), 0))
-                    .filter(|p| matches!(p.ty, GTy::Arr(..)))
-                    .collect();
-                if arrays.is_empty() {
-                    return;
-                }
-                let a = self.rng.pick(&arrays).clone();
-                let GTy::Arr(elem, _) = a.ty.clone() else {
-                    unreachable!()
-                };
-                let v = self.fresh();
-                let _ = writeln!(out, "{pad}for {v} in {} {{", a.path);
-                self.scope.push(Place {
-                    path: v,
-                    ty: *elem,
-                    mutable: false,
-                    range: None,
-                });
-                self.loops += 1;
-                self.loop_exit(out, indent + 1);
-                self.stmts(out, indent + 1, depth - 1);
-                self.loops -= 1;
-                self.scope.pop();
-                let _ = writeln!(out, "{pad}}}");
-            }
-            90..=92 => {
-                // an early `return`, under a condition
-                let c = self.expr(Sc::Bool, 2);
-                let ret = self.ret.clone();
-                let v = self.value_of(&ret, 2);
-                let _ = writeln!(out, "{pad}if {c} {{\n{pad}    return {v};\n{pad}}}");
-            }
-            93..=99 if depth > 0 => {
-                let t = *self.rng.pick(&[Sc::U8, Sc::I16, Sc::U32, Sc::I32, Sc::U64]);
-                let e = self.expr(t, 2);
-                let _ = writeln!(out, "{pad}match {e} {{");
-                for _ in 0..1 + self.rng.below(3) {
-                    let pat = self.pattern(t);
-                    let _ = writeln!(out, "{pad}    {pat} => {{");
-                    self.stmts(out, indent + 2, depth - 1);
-                    let _ = writeln!(out, "{pad}    }}");
-                }
-                let _ = writeln!(out, "{pad}    _ => {{");
-                self.stmts(out, indent + 2, depth - 1);
-                let _ = writeln!(out, "{pad}    }}");
-                let _ = writeln!(out, "{pad}}}");
-            }
-            _ => self.assign(out, &pad),
-        }
-    }
-
-    /// Sometimes, inside a loop: `if c { break; }` or `continue`.
-    fn loop_exit(&mut self, out: &mut String, indent: usize) {
-        if self.loops > 0 && self.rng.chance(20) {
-            let pad = "    ".repeat(indent);
-            let c = self.expr(Sc::Bool, 2);
-            let kw = if self.rng.chance(50) {
-                "break"
-            } else {
-                "continue"
-            };
-            let _ = writeln!(out, "{pad}if {c} {{\n{pad}    {kw};\n{pad}}}");
-        }
-    }
-
-    fn assign(&mut self, out: &mut String, pad: &str) {
-        let targets: Vec<Place> = self
-            .scope
-            .iter()
-            .filter(|p| p.mutable)
-            .flat_map(|p| self.all_places(p.clone(), 0))
-            .collect();
-        if targets.is_empty() {
-            return;
-        }
-        let target = self.rng.pick(&targets).clone();
-        // An element by a run-time index, sometimes.
-        if let GTy::Arr(e, n) = &target.ty {
-            if let GTy::S(s) = **e {
-                if self.rng.chance(50) {
-                    let i = self.index(*n, 2);
-                    let (op, v) = self.compound(s);
-                    let _ = writeln!(out, "{pad}{}[{i}] {op}= {v};", target.path);
-                    return;
-                }
-            }
-        }
-        match target.ty.clone() {
-            GTy::S(s) => {
-                let (op, v) = self.compound(s);
-                let _ = writeln!(out, "{pad}{} {op}= {v};", target.path);
-            }
-            ty => {
-                let v = self.value_of(&ty, 2);
-                let _ = writeln!(out, "{pad}{} = {v};", target.path);
-            }
-        }
-    }
-
-    /// A compound operator for type `s` ("" for plain assignment) and its right-hand side.
-    fn compound(&mut self, s: Sc) -> (&'static str, String) {
-        let op = if self.rng.chance(40) {
-            ""
-        } else {
-            match s {
-                Sc::Bool => *self.rng.pick(&["&", "|", "^"]),
-                _ if s.is_float() => *self.rng.pick(&["+", "-", "*", "/", "%"]),
-                _ => *self
-                    .rng
-                    .pick(&["+", "-", "*", "&", "|", "^", "<<", ">>", "/", "%"]),
-            }
-        };
-        let v = match op {
-            "/" | "%" if s.is_int() => format!("({} | 1)", self.expr(s, 3)),
-            "<<" | ">>" => {
-                let t = *self.rng.pick(&[Sc::U8, Sc::I32, Sc::U64]);
-                self.expr(t, 3)
-            }
-            _ => self.expr(s, 3),
-        };
-        (op, v)
     }
 }

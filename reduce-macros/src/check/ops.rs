@@ -1,0 +1,535 @@
+//! Checking operators, `as` casts and methods: the typing rules of Rust's primitive operations
+//! (literal inference through operands, shift amounts, which methods exist on which types).
+
+use super::{err, resolve, Checker, FloatVal, Kind, TExpr, T};
+use crate::types::{Scalar, Ty};
+use syn::spanned::Spanned;
+use syn::{BinOp, Error, Expr, Result, UnOp};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl Op {
+    pub fn c(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::BitAnd => "&",
+            Op::BitOr => "|",
+            Op::BitXor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::And => "&&",
+            Op::Or => "||",
+        }
+    }
+
+    pub fn is_arith(self) -> bool {
+        matches!(self, Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem)
+    }
+
+    pub fn is_bit(self) -> bool {
+        matches!(self, Op::BitAnd | Op::BitOr | Op::BitXor)
+    }
+
+    pub fn is_cmp(self) -> bool {
+        matches!(self, Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge)
+    }
+
+    /// The operator of `a op b` and of `a op= b` (`true` for the compound form).
+    pub fn from_syn(op: &BinOp) -> Option<(Op, bool)> {
+        Some(match op {
+            BinOp::Add(_) => (Op::Add, false),
+            BinOp::Sub(_) => (Op::Sub, false),
+            BinOp::Mul(_) => (Op::Mul, false),
+            BinOp::Div(_) => (Op::Div, false),
+            BinOp::Rem(_) => (Op::Rem, false),
+            BinOp::BitAnd(_) => (Op::BitAnd, false),
+            BinOp::BitOr(_) => (Op::BitOr, false),
+            BinOp::BitXor(_) => (Op::BitXor, false),
+            BinOp::Shl(_) => (Op::Shl, false),
+            BinOp::Shr(_) => (Op::Shr, false),
+            BinOp::Eq(_) => (Op::Eq, false),
+            BinOp::Ne(_) => (Op::Ne, false),
+            BinOp::Lt(_) => (Op::Lt, false),
+            BinOp::Le(_) => (Op::Le, false),
+            BinOp::Gt(_) => (Op::Gt, false),
+            BinOp::Ge(_) => (Op::Ge, false),
+            BinOp::And(_) => (Op::And, false),
+            BinOp::Or(_) => (Op::Or, false),
+            BinOp::AddAssign(_) => (Op::Add, true),
+            BinOp::SubAssign(_) => (Op::Sub, true),
+            BinOp::MulAssign(_) => (Op::Mul, true),
+            BinOp::DivAssign(_) => (Op::Div, true),
+            BinOp::RemAssign(_) => (Op::Rem, true),
+            BinOp::BitAndAssign(_) => (Op::BitAnd, true),
+            BinOp::BitOrAssign(_) => (Op::BitOr, true),
+            BinOp::BitXorAssign(_) => (Op::BitXor, true),
+            BinOp::ShlAssign(_) => (Op::Shl, true),
+            BinOp::ShrAssign(_) => (Op::Shr, true),
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Method {
+    Min,
+    Max,
+    Abs,
+    Sqrt,
+    MulAdd,
+    IsNan,
+    WrappingAdd,
+    WrappingSub,
+    WrappingMul,
+    WrappingNeg,
+    WrappingDiv,
+    WrappingRem,
+    WrappingShl,
+    WrappingShr,
+    RotateLeft,
+    RotateRight,
+}
+
+pub(super) const METHODS: &[(&str, Method)] = &[
+    ("min", Method::Min),
+    ("max", Method::Max),
+    ("abs", Method::Abs),
+    ("sqrt", Method::Sqrt),
+    ("mul_add", Method::MulAdd),
+    ("is_nan", Method::IsNan),
+    ("wrapping_add", Method::WrappingAdd),
+    ("wrapping_sub", Method::WrappingSub),
+    ("wrapping_mul", Method::WrappingMul),
+    ("wrapping_neg", Method::WrappingNeg),
+    ("wrapping_div", Method::WrappingDiv),
+    ("wrapping_rem", Method::WrappingRem),
+    ("wrapping_shl", Method::WrappingShl),
+    ("wrapping_shr", Method::WrappingShr),
+    ("rotate_left", Method::RotateLeft),
+    ("rotate_right", Method::RotateRight),
+];
+
+pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {
+    let name = name.to_string();
+    METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
+impl<'a> Checker<'a> {
+    pub(super) fn unary(
+        &mut self,
+        u: &'a syn::ExprUnary,
+        hint: Option<&Ty>,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        let inner = self.check(&u.expr, hint)?;
+        match u.op {
+            UnOp::Neg(_) => {
+                match &inner.ty {
+                    T::Int | T::Float => {}
+                    T::Known(Ty::Scalar(s)) if s.is_signed() => {}
+                    T::Known(Ty::Scalar(s)) if s.is_int() => {
+                        return Err(err(
+                            e,
+                            format!(
+                                "cannot negate a value of the unsigned type `{}`; use \
+                                 `wrapping_neg()`",
+                                s.rust()
+                            ),
+                        ))
+                    }
+                    other => return Err(err(e, format!("cannot negate {}", self.ty_name(other)))),
+                }
+                let ty = inner.ty.clone();
+                mk(Kind::Neg(Box::new(inner)), ty)
+            }
+            UnOp::Not(_) => {
+                match &inner.ty {
+                    T::Int => {}
+                    T::Known(Ty::Scalar(s)) if !s.is_float() => {}
+                    other => {
+                        return Err(err(
+                            e,
+                            format!("`!` is not defined for {}", self.ty_name(other)),
+                        ))
+                    }
+                }
+                let ty = inner.ty.clone();
+                mk(Kind::Not(Box::new(inner)), ty)
+            }
+            _ => Err(err(
+                u.op,
+                "dereferencing is not supported: the CUDA translation has no references",
+            )),
+        }
+    }
+
+    pub(super) fn binary(&mut self, b: &'a syn::ExprBinary, e: &'a Expr) -> Result<TExpr<'a>> {
+        let op = match Op::from_syn(&b.op) {
+            Some((op, false)) => op,
+            _ => {
+                return Err(err(
+                    b.op,
+                    "compound assignment is a statement: write it on its own, ending with `;`",
+                ))
+            }
+        };
+        let l = self.check(&b.left, None)?;
+        let r = self.check(&b.right, None)?;
+        self.operation(op, l, r, b.op.span(), e)
+    }
+
+    /// Types `l op r` (also used for `place op= value`).
+    pub(super) fn operation(
+        &self,
+        op: Op,
+        l: TExpr<'a>,
+        r: TExpr<'a>,
+        op_span: proc_macro2::Span,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let bool_ty = Ty::Scalar(Scalar::Bool);
+        let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
+        match op {
+            Op::And | Op::Or => {
+                let l = self.coerce(l, &bool_ty)?;
+                let r = self.coerce(r, &bool_ty)?;
+                mk(
+                    Kind::Binary(op, Box::new(l), Box::new(r)),
+                    T::Known(bool_ty),
+                )
+            }
+            Op::Shl | Op::Shr => {
+                let int_like = |t: &T| match t {
+                    T::Int => true,
+                    T::Known(Ty::Scalar(s)) => s.is_int(),
+                    _ => false,
+                };
+                if !int_like(&l.ty) {
+                    return Err(err(
+                        l.src,
+                        format!(
+                            "`{}` needs an integer on the left, found {}",
+                            op.c(),
+                            self.ty_name(&l.ty)
+                        ),
+                    ));
+                }
+                if !int_like(&r.ty) {
+                    return Err(err(
+                        r.src,
+                        format!(
+                            "the shift amount must be an integer, found {}",
+                            self.ty_name(&r.ty)
+                        ),
+                    ));
+                }
+                // An unsuffixed shift amount falls back to i32, as in rustc (its value is masked
+                // anyway).
+                let r = if r.ty == T::Int {
+                    resolve(r, Scalar::I32)?
+                } else {
+                    r
+                };
+                let ty = l.ty.clone();
+                mk(Kind::Binary(op, Box::new(l), Box::new(r)), ty)
+            }
+            _ => {
+                let (l, r, ty) = self.unify(l, r, op_span, || {
+                    format!("mismatched operand types for `{}`", op.c())
+                })?;
+                let ok = match &ty {
+                    T::Int => true,
+                    T::Float => !op.is_bit(),
+                    T::Known(Ty::Scalar(s)) => {
+                        if op.is_arith() {
+                            *s != Scalar::Bool
+                        } else if op.is_bit() {
+                            !s.is_float()
+                        } else {
+                            true
+                        }
+                    }
+                    T::Known(Ty::Array(elem, _)) => {
+                        matches!(op, Op::Eq | Op::Ne) && !elem.mentions_struct()
+                    }
+                    T::Known(Ty::Struct(_)) => false,
+                };
+                if !ok {
+                    let extra = if matches!(ty, T::Known(Ty::Struct(_)) | T::Known(Ty::Array(..)))
+                        && op.is_cmp()
+                    {
+                        "; compare the fields one by one"
+                    } else {
+                        ""
+                    };
+                    return Err(Error::new(
+                        op_span,
+                        format!(
+                            "`{}` is not supported for {}{extra}",
+                            op.c(),
+                            self.ty_name(&ty)
+                        ),
+                    ));
+                }
+                if op.is_cmp() {
+                    if matches!(ty, T::Int | T::Float) {
+                        return Err(err(
+                            e,
+                            "cannot infer the type of the literals in this comparison: add a \
+                             suffix (`1u32`)",
+                        ));
+                    }
+                    mk(
+                        Kind::Binary(op, Box::new(l), Box::new(r)),
+                        T::Known(bool_ty),
+                    )
+                } else {
+                    mk(Kind::Binary(op, Box::new(l), Box::new(r)), ty)
+                }
+            }
+        }
+    }
+
+    pub(super) fn cast(&mut self, c: &'a syn::ExprCast, e: &'a Expr) -> Result<TExpr<'a>> {
+        let to = match self.world.ty(&c.ty, false) {
+            Ok(Ty::Scalar(s)) => s,
+            Ok(_) => {
+                return Err(err(
+                    &c.ty,
+                    "`as` casts are supported between primitive types only",
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let inner = self.check(&c.expr, None)?;
+        let inner = match inner.ty {
+            T::Known(_) => inner,
+            // rustc types a literal cast to an integer type as that type; other literals fall
+            // back to i32 / f64.
+            T::Int | T::Float if literal_like(&inner) => {
+                let s = match (&inner.ty, to.is_int(), to.is_float()) {
+                    (T::Int, true, _) => to,
+                    (T::Int, _, _) => Scalar::I32,
+                    (_, _, true) => to,
+                    _ => Scalar::F64,
+                };
+                resolve(inner, s)?
+            }
+            _ => {
+                return Err(err(
+                    &c.expr,
+                    "cannot infer the type of the literals in this expression: add a suffix \
+                     (`1u32`, `1.0f32`) before casting",
+                ))
+            }
+        };
+        let from = match &inner.ty {
+            T::Known(Ty::Scalar(s)) => *s,
+            other => {
+                return Err(err(
+                    &c.expr,
+                    format!("cannot cast {} with `as`", self.ty_name(other)),
+                ))
+            }
+        };
+        let ok = match (from, to) {
+            (a, b) if a == b => true,
+            (_, Scalar::Bool) => false,
+            (Scalar::Bool, b) => b.is_int(),
+            _ => true,
+        };
+        if !ok {
+            return Err(err(
+                e,
+                format!(
+                    "cannot cast `{}` as `{}` (Rust rejects it too)",
+                    from.rust(),
+                    to.rust()
+                ),
+            ));
+        }
+        Ok(TExpr {
+            kind: Kind::Cast(Box::new(inner)),
+            ty: T::Known(Ty::Scalar(to)),
+            src: e,
+        })
+    }
+
+    pub(super) fn method(&mut self, m: &'a syn::ExprMethodCall, e: &'a Expr) -> Result<TExpr<'a>> {
+        if let Some(t) = &m.turbofish {
+            return Err(err(t, "generic arguments are not supported"));
+        }
+        let Some(method) = lookup_method(&m.method) else {
+            return Err(err(
+                &m.method,
+                format!(
+                    "method `{}` cannot be translated to CUDA; supported methods: {}",
+                    m.method,
+                    METHODS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        };
+        let recv = self.check(&m.receiver, None)?;
+        if matches!(recv.ty, T::Int | T::Float) {
+            return Err(err(
+                &m.receiver,
+                format!(
+                    "cannot call `{}` on a literal of ambiguous type: add a suffix (`2u32`, \
+                     `2.0f32`)",
+                    m.method
+                ),
+            ));
+        }
+        let args: Vec<&'a Expr> = m.args.iter().collect();
+        self.method_call(method, &m.method, recv, &args, e)
+    }
+
+    pub(super) fn method_call(
+        &mut self,
+        method: Method,
+        name: &syn::Ident,
+        recv: TExpr<'a>,
+        args: &[&'a Expr],
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let s = match &recv.ty {
+            T::Known(Ty::Scalar(s)) if *s != Scalar::Bool => *s,
+            other => {
+                return Err(err(
+                    name,
+                    format!("`{name}` is not supported on {}", self.ty_name(other)),
+                ))
+            }
+        };
+        use Method::*;
+        let for_floats = matches!(method, Sqrt | MulAdd | IsNan);
+        let for_ints = matches!(
+            method,
+            WrappingAdd
+                | WrappingSub
+                | WrappingMul
+                | WrappingNeg
+                | WrappingDiv
+                | WrappingRem
+                | WrappingShl
+                | WrappingShr
+                | RotateLeft
+                | RotateRight
+        );
+        if (for_floats && !s.is_float())
+            || (for_ints && !s.is_int())
+            || (method == Abs && s.is_int() && !s.is_signed())
+        {
+            return Err(err(
+                name,
+                format!("`{name}` is not a method of `{}`", s.rust()),
+            ));
+        }
+        let (arg_tys, result) = match method {
+            Abs | Sqrt | WrappingNeg => (vec![], s),
+            IsNan => (vec![], Scalar::Bool),
+            Min | Max | WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem => {
+                (vec![s], s)
+            }
+            MulAdd => (vec![s, s], s),
+            WrappingShl | WrappingShr | RotateLeft | RotateRight => (vec![Scalar::U32], s),
+        };
+        if args.len() != arg_tys.len() {
+            return Err(err(
+                e,
+                format!(
+                    "`{name}` takes {} argument(s), {} given",
+                    arg_tys.len(),
+                    args.len()
+                ),
+            ));
+        }
+        let mut targs = Vec::new();
+        for (a, t) in args.iter().zip(arg_tys) {
+            let v = self.check(a, Some(&Ty::Scalar(t)))?;
+            targs.push(self.coerce(v, &Ty::Scalar(t))?);
+        }
+        Ok(TExpr {
+            kind: Kind::Method(method, Box::new(recv), targs),
+            ty: T::Known(Ty::Scalar(result)),
+            src: e,
+        })
+    }
+}
+
+/// `u32::MAX`, `f32::INFINITY`...: the value and its type.
+pub fn constant<'a>(s: Scalar, name: &str) -> Option<(Kind<'a>, Scalar)> {
+    if s.is_int() {
+        let (min, max) = s.int_range();
+        return match name {
+            "MAX" => Some((Kind::Int(max), s)),
+            "MIN" => Some((Kind::Int(min), s)),
+            "BITS" => Some((Kind::Int(i128::from(s.bits())), Scalar::U32)),
+            _ => None,
+        };
+    }
+    macro_rules! float_consts {
+        ($t:ident, $v:ident) => {
+            match name {
+                "INFINITY" => Some($t::INFINITY),
+                "NEG_INFINITY" => Some($t::NEG_INFINITY),
+                "NAN" => Some($t::NAN),
+                "MAX" => Some($t::MAX),
+                "MIN" => Some($t::MIN),
+                "MIN_POSITIVE" => Some($t::MIN_POSITIVE),
+                "EPSILON" => Some($t::EPSILON),
+                _ => None,
+            }
+            .map(|v| (Kind::Float(FloatVal::$v(v)), s))
+        };
+    }
+    match s {
+        Scalar::F32 => float_consts!(f32, F32),
+        Scalar::F64 => float_consts!(f64, F64),
+        _ => None,
+    }
+}
+
+/// A literal, possibly negated: the operand forms whose type rustc takes from an `as` target.
+fn literal_like(t: &TExpr) -> bool {
+    match &t.kind {
+        Kind::Int(_) | Kind::Float(_) => true,
+        Kind::Neg(inner) => literal_like(inner),
+        _ => false,
+    }
+}
