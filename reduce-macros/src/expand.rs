@@ -282,7 +282,7 @@ fn field_struct_paths(input: &StructInput) -> Vec<syn::Path> {
     skip.push(input.name.clone());
     let mut refs = Vec::new();
     for f in &input.fields {
-        resolve::type_refs(&f.ty, &skip, &mut refs);
+        resolve::type_paths(&f.ty, &skip, &mut refs);
     }
     refs
 }
@@ -438,7 +438,7 @@ fn monoid_impls(
         let i = closure.params[1].0.to_tokens();
         let body = fn_body(&closure.body);
         let mut input_refs = Vec::new();
-        resolve::type_refs(ty, &[], &mut input_refs);
+        resolve::type_paths(ty, &[], &mut input_refs);
         let lift_deps = define_deps(krate, &lift.uses.structs, &lift.uses.calls);
         let lift_faults = can_fault(krate, lift.uses.faults, &lift.uses.calls);
         let lift_text = format_text(lift);
@@ -529,20 +529,19 @@ fn device_fn_impl(state: &State) -> syn::Result<TokenStream> {
     let marker = quote!(#module::marker::#ident);
     let result = (|| -> syn::Result<TokenStream> {
         let mut params = Vec::new();
-        let mut sig_refs = Vec::new();
+        let mut structs = Vec::new();
         for (name, ty, mutable) in &input.params {
             params.push((crate::ast::unraw(name), world.ty(ty, false)?, *mutable));
-            resolve::type_refs(ty, &[], &mut sig_refs);
+            resolve::type_paths(ty, &[], &mut structs);
         }
         let ret = world.ty(&input.ret, false)?;
-        resolve::type_refs(&input.ret, &[], &mut sig_refs);
+        resolve::type_paths(&input.ret, &[], &mut structs);
         let text = text::device_fn(&world, &input.name, &params, &ret, &body_expr(&item))?;
-        let mut structs = sig_refs;
         for p in &text.uses.structs {
-            let name = p.segments.last().map(|s| s.ident.to_string());
+            let spelling = crate::ast::tokens_to_string(p);
             if !structs
                 .iter()
-                .any(|q| q.segments.last().map(|s| s.ident.to_string()) == name)
+                .any(|q| crate::ast::tokens_to_string(q) == spelling)
             {
                 structs.push(p.clone());
             }

@@ -332,20 +332,42 @@ pub fn placeholder_world(refs: &[Path]) -> World {
 
 /// The paths a type names that may be structs (not scalars, `Self`, or `skip`).
 pub fn type_refs(ty: &syn::Type, skip: &[String], out: &mut Vec<Path>) {
-    let mut v = Refs { skip, out };
+    let mut v = Refs {
+        skip,
+        out,
+        every_spelling: false,
+    };
+    v.visit_type(ty);
+}
+
+/// [`type_refs`] keeping every distinct spelling of a name (`Point`, `geom::Point`): the
+/// generated code defines each, so that two different structs with one name are reported (by
+/// `CudaDefs`) rather than one standing for the other.
+pub fn type_paths(ty: &syn::Type, skip: &[String], out: &mut Vec<Path>) {
+    let mut v = Refs {
+        skip,
+        out,
+        every_spelling: true,
+    };
     v.visit_type(ty);
 }
 
 /// The paths a function body or closure names that may be structs or `#[device_fn]`s: struct
 /// literals, calls, and types (annotations, casts, parameters).
 pub fn expr_refs(e: &syn::Expr, skip: &[String], out: &mut Vec<Path>) {
-    let mut v = Refs { skip, out };
+    let mut v = Refs {
+        skip,
+        out,
+        every_spelling: false,
+    };
     v.visit_expr(e);
 }
 
 struct Refs<'s> {
     skip: &'s [String],
     out: &'s mut Vec<Path>,
+    /// Keep `Point` and `geom::Point` both (else one path per name).
+    every_spelling: bool,
 }
 
 impl Refs<'_> {
@@ -368,11 +390,15 @@ impl Refs<'_> {
         for seg in clean.segments.iter_mut() {
             seg.arguments = syn::PathArguments::None;
         }
-        if !self
-            .out
-            .iter()
-            .any(|p| unraw(&p.segments.last().expect("a segment").ident) == name)
-        {
+        let spelling = crate::ast::tokens_to_string(&clean);
+        let seen = self.out.iter().any(|p| {
+            if self.every_spelling {
+                crate::ast::tokens_to_string(p) == spelling
+            } else {
+                unraw(&p.segments.last().expect("a segment").ident) == name
+            }
+        });
+        if !seen {
             self.out.push(clean);
         }
     }

@@ -329,6 +329,56 @@ fn fuzzer_regressions() {
     );
 }
 
+/// Two different structs with one name: the CUDA text names items by their Rust names, so the
+/// text refuses to compile (never one struct standing for the other).
+mod twins {
+    use reduce_core::Monoid;
+
+    pub mod a {
+        #[derive(Clone, Copy, Debug, PartialEq, reduce_core::DeviceCopy)]
+        #[repr(C)]
+        pub struct Point {
+            pub x: f32,
+            pub y: f32,
+        }
+    }
+
+    pub mod b {
+        #[derive(Clone, Copy, Debug, PartialEq, reduce_core::DeviceCopy)]
+        #[repr(C)]
+        pub struct Point {
+            pub y: f32,
+            pub x: f32,
+        }
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+    #[repr(C)]
+    #[monoid(
+        identity = Both { p: a::Point { x: 0.0, y: 0.0 }, q: b::Point { y: 0.0, x: 0.0 } },
+        combine = |_l, r| r
+    )]
+    pub struct Both {
+        pub p: a::Point,
+        pub q: b::Point,
+    }
+}
+
+#[test]
+fn two_structs_with_one_name_are_an_error() {
+    let text = twins::Both::cuda_source();
+    assert_contains(
+        &text,
+        "#error \"two different items used by this monoid are named `Point`",
+    );
+    if require_nvrtc() {
+        let e = compile_kernel::<twins::Both>(Config::new(Algorithm::Shuffle), CI_ARCH)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("named `Point`"), "{e}");
+    }
+}
+
 /// The derives through `reduce_cuda` alone.
 mod via_cuda {
     use reduce_cuda::{device_fn, DeviceCopy, Monoid};
