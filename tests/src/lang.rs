@@ -294,12 +294,12 @@ pub struct Shift {
 /// The window length of [`Window`]: a `usize` constant, known when the kernel is generated.
 pub const WINDOW: usize = 5;
 
-/// The last `WINDOW` values, oldest first (a sliding window): a `const` item as an array length
-/// and a loop bound, `for x in array`, shifts of a window by a run-time amount.
+/// The last `WINDOW` values, oldest first (a sliding window), and their maximum: a `const` item
+/// as an array length and a loop bound, `for x in array`, shifts by a run-time amount.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
-    identity = Window { v: [0; WINDOW], n: 0 },
+    identity = Window { v: [0; WINDOW], n: 0, max: 0 },
     combine = |l, r| {
         // r's values come last; keep the newest WINDOW of l's and r's together
         let mut v = [0u32; WINDOW];
@@ -312,16 +312,18 @@ pub const WINDOW: usize = 5;
                 v[i] = r.v[i];
             }
         }
-        let mut n = l.n.wrapping_add(r.n);
-        for x in r.v {
-            n ^= x & 0;
+        let mut max = 0u32;
+        for x in v {
+            max = max.max(x);
         }
-        Window { v, n }
+        Window { v, n: l.n.wrapping_add(r.n), max }
     }
 )]
 pub struct Window {
     pub v: [u32; WINDOW],
     pub n: u32,
+    /// The largest value in the window.
+    pub max: u32,
 }
 
 impl Window {
@@ -329,7 +331,7 @@ impl Window {
     pub fn of(x: u32) -> Window {
         let mut v = [0; WINDOW];
         v[WINDOW - 1] = x;
-        Window { v, n: 1 }
+        Window { v, n: 1, max: x }
     }
 }
 

@@ -281,7 +281,8 @@ fn a_const_item_as_length_and_bound() {
         fold(&xs),
         Window {
             v: [8, 9, 10, 11, 12],
-            n: 12
+            n: 12,
+            max: 12
         }
     );
     let text = Window::cuda_source();
