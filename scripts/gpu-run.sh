@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
-# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, cubseg, torch,
-# segmented, segvariants, segncu, sanitize, fig5, fig5quick, anchor.
+# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
+# torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor.
+# cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -12,6 +13,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT" "$DEST"
 export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
 export REDUCE_CUDA_CACHE_DIR=/tmp/reduce-cuda-cache
+LAYOUTS=/tmp/reduce-layouts
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -71,26 +73,36 @@ for phase in "$@"; do
       ncu --clock-control none -k regex:read_roof -c 1 --section SpeedOfLight .gpu/bin/bench ncu > "$OUT/ncu-roof.txt" 2>&1
       grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
       ;;
+    seglayouts)
+      .gpu/bin/bench seglayouts --layouts "$LAYOUTS" 2>&1 | tee -a "$SUMMARY"
+      ;;
     cubseg)
       build_cub
-      /tmp/cub_sweep 0 segmented > "$OUT/cubseg.txt" 2>&1 || note "cub segmented failed: $(tail -3 "$OUT/cubseg.txt")"
-      grep cubseg "$OUT/cubseg.txt" | tee -a "$SUMMARY"
+      /tmp/cub_sweep 0 segmented "$LAYOUTS" > "$OUT/cubseg.txt" 2>&1 || note "cub segmented failed: $(tail -3 "$OUT/cubseg.txt")"
+      note "cubseg: $(grep -c cubseg "$OUT/cubseg.txt") timings"
+      ;;
+    torchseg)
+      PYTHONUNBUFFERED=1 python3 .gpu/torch_seg.py "$LAYOUTS" > "$OUT/torchseg.txt" 2>&1 || note "torch segmented failed: $(tail -3 "$OUT/torchseg.txt")"
+      note "torchseg: $(grep -c torch_ "$OUT/torchseg.txt") timings"
       ;;
     torch)
       PYTHONUNBUFFERED=1 python3 .gpu/torch_anchor.py > "$OUT/torch.txt" 2>&1 || note "torch anchor failed"
       grep -E "segment_reduce|index_add" "$OUT/torch.txt" | tee -a "$SUMMARY"
       ;;
     segmented)
-      .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torch.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" >> "$SUMMARY"
+      .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" | grep -E "^n = |worst|min xplain" >> "$SUMMARY"
       tail -3 "$OUT/bench-segmented.err" >> "$SUMMARY"
+      ;;
+    segsweep)
+      .gpu/bin/bench segsweep --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segsweep.err" | tee -a "$SUMMARY"
       ;;
     segvariants)
       .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"
       ;;
     segncu)
-      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --section SpeedOfLight --section Occupancy \
-        --section WarpStateStats --section SourceCounters --section LaunchStats .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
-      grep -E "reduce_seg_shuffle|Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|stall|Warp Cycles|Issued|smsp__pcsamp|Location|Uncoalesced|Branch" "$OUT/segncu.txt" | head -80 | tee -a "$SUMMARY"
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_merge --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
+      grep -E "reduce_seg_merge|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Shared Memory Config|Block Limit|Warp Cycles|Issued Ipc" "$OUT/segncu.txt" | head -60 | tee -a "$SUMMARY"
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do

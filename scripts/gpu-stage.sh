@@ -26,7 +26,7 @@ cargo build --release --bin bench --example quickstart
 cp target/release/bench .gpu/bin/
 cp target/release/examples/quickstart .gpu/bin/
 strip .gpu/tests/* .gpu/bin/*
-cp scripts/gpu-run.sh scripts/cub_sweep.cu .gpu/
+cp scripts/gpu-run.sh scripts/cub_sweep.cu scripts/torch_seg.py .gpu/
 for f in cub_anchor.cu torch_anchor.py; do
   [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/
 done

@@ -20,7 +20,7 @@ pub mod monoid;
 pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;
 pub use fold::{fold, fold_by_owner, fold_segments};
-pub use layout::LayoutError;
+pub use layout::{LayoutError, SegIndex};
 pub use monoid::{CudaMonoid, DeviceCopy, Monoid};
 pub use reduce_macros::Monoid;
 

@@ -82,21 +82,6 @@ impl<T: DeviceCopy> DeviceVec<T> {
         stream.synchronize().during("copying to the device")
     }
 
-    /// Copies value `index` to the host (waits for queued work). `index < len` is the caller's.
-    pub(crate) fn read_at(&self, stream: &CudaStream, index: usize) -> Result<T> {
-        debug_assert!(index < self.len);
-        let mut value: [std::mem::MaybeUninit<T>; 1] = [std::mem::MaybeUninit::uninit()];
-        let src = self.device_ptr(stream) + (index * std::mem::size_of::<T>()) as u64;
-        // SAFETY: `src` points at a T inside the buffer.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(&mut value[..], src, stream.cu_stream())
-        }
-        .during("copying a value to the host")?;
-        stream.synchronize().during("copying a value to the host")?;
-        // SAFETY: written by the copy with the bytes of a valid T.
-        Ok(unsafe { value[0].assume_init() })
-    }
-
     /// Copies the whole buffer to a new host vector.
     pub(crate) fn copy_to_host(&self, stream: &CudaStream) -> Result<Vec<T>> {
         let mut host: Vec<std::mem::MaybeUninit<T>> = Vec::with_capacity(self.len);

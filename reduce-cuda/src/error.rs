@@ -81,6 +81,9 @@ pub enum Error {
         /// The ordinal of this Gpu's device.
         gpu_ordinal: usize,
     },
+    /// A check inside the runtime failed: a bug in reduce-cuda (please report it).
+    #[error("internal error in reduce-cuda: {0}")]
+    Internal(String),
 }
 
 /// Why NVRTC rejected a kernel: the log, and the generated line it points at.

@@ -48,6 +48,8 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
+    /// One pinned host word for status readbacks (allocated on first use).
+    pinned: Option<cudarc::driver::PinnedHostSlice<u64>>,
 }
 
 impl Scratch {
@@ -63,6 +65,17 @@ impl Scratch {
             )?);
         }
         Ok(self.buffer.as_ref().unwrap().device_ptr(&gpu.inner.stream))
+    }
+
+    /// A pinned host u64 (a device-to-host copy into it needs no staging).
+    pub fn pinned_word(&mut self, gpu: &Gpu) -> Result<&mut cudarc::driver::PinnedHostSlice<u64>> {
+        if self.pinned.is_none() {
+            // SAFETY: the word is only read after a copy into it has completed.
+            let word = unsafe { gpu.inner.ctx.alloc_pinned_with_flags::<u64>(1, 0) }
+                .during("allocating pinned host memory")?;
+            self.pinned = Some(word);
+        }
+        Ok(self.pinned.as_mut().unwrap())
     }
 }
 
@@ -145,6 +158,7 @@ impl Gpu {
         let scratch = Scratch {
             buffer: None,
             ticket,
+            pinned: None,
         };
         let gpu = Gpu {
             inner: Arc::new(GpuInner {

@@ -46,10 +46,14 @@ pub use gpu::{driver_available, DeviceInfo, Gpu};
 pub use jit::{JitReport, KernelOrigin};
 pub use reduce_core;
 pub use reduce_core::monoid::Monoid;
+pub use reduce_core::SegIndex;
 pub use reduce_core::{fold, CudaMonoid, DeviceCopy, Max, Min, Product, Sum};
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
-pub use segmented::{compile_seg_kernel, seg_kernel_source, SegAlgorithm, SegConfig};
+pub use segmented::{
+    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_source, seg_kernel_source_for,
+    SegAlgorithm, SegConfig,
+};
 
 /// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
 /// parameters (`Auto` shows what it picks for large inputs). Readable: print it.
