@@ -1,51 +1,61 @@
 // SegMerge: merge-path segmented reduction (ours), owner or offsets form, one launch.
 //
 // THE PATH. The work is the merge of the N items with the S segment ends: end s (closing segment
-// s) comes after the items of segments <= s. Each path step either folds one item into the open
-// segment or closes it, so the path has N + S steps however the lengths are distributed, and a
-// coordinate (i items, s ends before it) is found from its diagonal d = i + s by a binary search
-// over strictly increasing keys: ends[s] + s in the offsets form (ends[s] = offsets[s + 1]; end s
-// precedes item i iff ends[s] <= i), owner[i] + i in the owner form (item i precedes end s iff
-// owner[i] <= s). Many empty segments cost path steps, i.e. only their output writes.
+// s) comes after the items of segments <= s. The path has N + S steps however the lengths are
+// distributed. A coordinate (i items, s ends before it) is found from its diagonal d = i + s by a
+// search over strictly increasing keys: ends[s] + s in the offsets form (ends[s] = offsets[s + 1];
+// end s precedes item i iff ends[s] <= i), owner[i] + i in the owner form (item i precedes end s
+// iff owner[i] <= s). Blocks own equal runs of whole tiles of R_TILE path steps, so every block
+// and every tile holds at most R_TILE items and R_TILE segment ends.
 //
-// ORDER INVARIANT. Block b owns the path steps [D_b, D_b+1) (whole tiles of R_TILE steps; blocks
-// in order), its tiles run in order, and thread t of a tile walks the R_STEPS steps from
-// t * R_STEPS left to right, folding items into `run` (m_combine(run, item)) and closing segments.
-// A thread's pieces — its first segment's part before the thread's first close (`head`), and the
-// run open at its end — are joined with the neighbours by an exclusive segmented scan over the
-// threads (warp shuffles at increasing offsets, then warps in order, continuing the previous
-// tiles' carry; every m_combine is (earlier, later)): the segment open at a thread's start gets
-// (prefix ⊕ head). Across blocks, the last block to finish scans the per-block records (entry
-// segment's in-block part, exit segment's open value) in block order (r_join_records). So every
-// segment is folded left to right, for any associative monoid.
+// ORDER INVARIANT. Block b owns the path steps [D_b, D_b+1), blocks in order; its tiles run in
+// order. Inside a tile [i0, i1) x [s0, s1), thread t folds the items [a_t, b_t) left to right
+// (a_t increasing with t; the ranges tile [i0, i1)) and closes the segment ends at positions in
+// (a_t, b_t] (thread 0: [i0, b_0]). A thread's pieces — its first segment's part before its
+// first close (`head`) and the run open at its end — are joined with the neighbours by an
+// exclusive segmented scan over the threads (warp shuffles at increasing offsets, then warps in
+// order, continuing the previous tiles' carry; every m_combine is (earlier, later)): the segment
+// open at a thread's start gets (prefix ⊕ head). Across blocks, the last block to finish scans
+// the per-block records (entry segment's in-block part, exit segment's open value) in block
+// order (r_join_records). So every segment is folded left to right, for any associative monoid.
 //
-// EXACTLY ONCE. Every segment is closed by exactly one path step. A close inside a thread's walk
-// after its first close is staged by that thread; its first close by the same thread after the
-// scan; the entry segment of block b > 0 (open at its start) by the last block. A tile's closes are
-// the contiguous ids [s_k, s_k+1): staged in shared memory and copied out coalesced.
+// EXACTLY ONCE. Each tile's segment ids are [s0, s1); their values are staged in shared memory
+// (kept at the identity between tiles, so empty segments need no work) and copied out coalesced
+// once per tile. A non-empty segment is closed by exactly one thread: the owner of its end; the
+// entry segment of block b > 0 is finished by the last block instead.
 //
-// PIPELINE. A block streams its items (and, in the owner form, owners) and, in the offsets form,
-// its segment ends through rings of R_RING chunks of R_TILE elements in shared memory: cp.async
-// copies (16-byte pieces; shared addresses mirror the global ones modulo 16) that arrive on one
-// mbarrier per chunk. A chunk is refilled R_RING chunks ahead once the block has consumed it, so
-// while a tile is processed up to R_RING - 2 chunks per stream are in flight. Types whose size is
-// not a multiple of 4 bytes are copied with plain loads, which arrive when they are stored.
+// PIPELINE. A block streams its items, and its keys (segment ends or owners), through rings of
+// R_RING chunks of R_TILE elements in shared memory: cp.async copies (16-byte pieces mirroring
+// the global alignment, swizzled against bank conflicts) that arrive on one mbarrier per chunk. A
+// chunk is refilled R_RING chunks ahead once the block has consumed it, so R_RING - 2 chunks per
+// stream stay in flight while a tile is reduced. Items are read in groups of R_GROUP items (whole
+// 16-byte pieces). Item types whose size is not a multiple of 4 bytes, and items that are not
+// 16-byte aligned (R_PLAIN_ITEMS), are copied with plain loads (at the same ring offsets).
 //
-// VALIDATION (validate != 0), fused: each walk checks that the keys it reads are monotone (and
-// owners below S) from the key just before its first step; consecutive walks, tiles and blocks
-// must meet exactly where the searches put them; block 0 checks offsets[0] = 0 and the last block
-// offsets[S] = N. Any failure sets *status to 1 (the host then finds the first bad index). Every
-// pair of consecutive keys is checked exactly once when the walks meet. A bad layout never makes
-// the kernel read or write out of bounds: coordinates stay inside the block's streams, and every
-// loop is bounded by the path length.
+// VALIDATION (validate != 0), fused: every key of every block's stream is compared with the one
+// before it when its chunk is released (and owners with S); consecutive blocks must meet where
+// their searches put them; block 0 checks offsets[0] = 0, the last block offsets[S] = N. Any
+// failure sets *status to 1 (the host then finds the first bad index). A bad layout never makes
+// the kernel read or write out of bounds: coordinates are clamped to the block's streams and
+// every loop is bounded.
 //
-// Parameters: R_BLOCK threads; R_STEPS path steps per thread and tile; R_RING chunks per ring
-// (>= 3); R_OFFSETS (1: offsets form, 0: owner form); R_IDX64 (offsets/owners are u64);
-// R_PLAIN_ITEMS (1: the items are not 4-byte aligned: plain loads).
-// Requires sm_80 (cp.async, mbarrier).
+// Parameters: R_BLOCK threads (a power of two); R_STEPS path steps per thread and tile (a power
+// of two); R_RING chunks per ring (>= 3); R_OFFSETS (1: offsets form, 0: owner form); R_IDX64
+// (offsets/owners are u64); R_PLAIN_ITEMS. Requires sm_80 (cp.async, mbarrier).
 
 #define R_TILE (R_BLOCK * R_STEPS)
-#define R_RING_LEN (R_RING * R_TILE)
+#define R_NONE 0xffffffffu
+
+__host__ __device__ constexpr unsigned int r_gcd(unsigned int a, unsigned int b) { return b == 0 ? a : r_gcd(b, a % b); }
+// Items per group: the fewest whole items that fill whole 16-byte pieces.
+#define R_GROUP (16u / r_gcd((unsigned int)sizeof(r_in), 16u))
+#define R_GROUP_VECS (R_GROUP * sizeof(r_in) / 16)
+#define R_ITEMS_ASYNC (sizeof(r_in) % 4 == 0 && !R_PLAIN_ITEMS)  // then `in` is 16-byte aligned
+
+union r_group {
+    uint4 v[R_GROUP_VECS];
+    r_in m[R_GROUP];
+};
 
 // ---------------------------------------------------------------- thread level: async copies
 
@@ -62,9 +72,7 @@ __device__ __forceinline__ void r_bar_arrive_async(unsigned long long* bar) {
 
 // Arrives now (release: this thread's earlier shared-memory stores are visible to the waiters).
 __device__ __forceinline__ void r_bar_arrive(unsigned long long* bar) {
-    unsigned long long state;
-    asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(state) : "r"(r_smem(bar)) : "memory");
-    (void)state;
+    asm volatile("{ .reg .b64 state; mbarrier.arrive.shared.b64 state, [%0]; }" ::"r"(r_smem(bar)) : "memory");
 }
 
 // Waits for the completion of the barrier's phase with this parity.
@@ -81,52 +89,72 @@ __device__ __forceinline__ void r_bar_wait(unsigned long long* bar, unsigned int
     } while (!done);
 }
 
-__device__ __forceinline__ void r_cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(r_smem(dst)), "l"(__cvta_generic_to_global(src)) : "memory");
+__device__ __forceinline__ void r_cp_async16(unsigned int dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(__cvta_generic_to_global(src)) : "memory");
 }
 
-__device__ __forceinline__ void r_cp_async4(void* dst, const void* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(r_smem(dst)), "l"(__cvta_generic_to_global(src)) : "memory");
+__device__ __forceinline__ void r_cp_async4(unsigned int dst, const void* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(__cvta_generic_to_global(src)) : "memory");
 }
 
 // ---------------------------------------------------------------- block level: rings
 
-// A stream of T values of global memory through a shared-memory ring: element j lives at
-// data[(j - origin) % R_RING_LEN]. origin is a multiple of 16 elements at or below the block's
-// first element, so chunk boundaries keep global and shared addresses congruent modulo 16
-// (the ring's base is offset by the source's address modulo 16).
+// A stream of T values through a shared-memory ring. Element j (j >= origin) lies in chunk
+// c = (j - origin) / R_TILE, slot c % R_RING, at byte `mis + slot * R_TILE * sizeof(T) +
+// ((j - origin) % R_TILE) * sizeof(T)` of the ring, where `mis` is the source's address modulo
+// 16 (0 for plain copies): global and shared addresses then agree modulo 16, so 16-byte pieces
+// are aligned on both sides. Bits 4-6 of an offset are XOR-ed with bits 7-9 (a 16-byte piece
+// moves inside its 128-byte line) when elements never straddle pieces, so that threads reading
+// pieces 64 bytes apart hit different banks.
 template <class T>
 struct r_ring {
-    T* data;
+    unsigned char* base;
     const T* src;
-    r_size origin, begin, end;  // the block's elements are [begin, end)
-    unsigned int chunks;        // chunks of R_TILE elements from origin that hold them
-    unsigned int next_fill;     // the next chunk to fill
+    r_size origin, begin, end;  // origin: a multiple of 16 elements at or below begin
+    unsigned int mis;
+    unsigned int chunks;     // chunks from origin holding [begin, end)
+    unsigned int next_fill;  // the next chunk to fill
 };
 
-// Async copies need whole, aligned 4-byte words: item types of other sizes, or items the host
-// found not 4-byte aligned (R_PLAIN_ITEMS), are copied with plain loads. Offsets and owners are.
-#define R_ITEMS_ASYNC (sizeof(r_in) % 4 == 0 && !R_PLAIN_ITEMS)
+template <class T>
+__host__ __device__ constexpr bool r_swizzles() {
+    return 16 % sizeof(T) == 0 && (R_TILE * sizeof(T)) % 128 == 0;
+}
 
 template <class T>
-__device__ __forceinline__ r_ring<T> r_ring_make(unsigned char* base, const T* src, r_size begin, r_size end) {
+__device__ __forceinline__ unsigned int r_swizzle(unsigned int byte) {
+    if constexpr (r_swizzles<T>()) return byte ^ (((byte >> 7) & 7u) << 4);
+    else return byte;
+}
+
+// Byte offset (before the swizzle) of element j.
+template <class T>
+__device__ __forceinline__ unsigned int r_ring_byte(const r_ring<T>& r, r_size j) {
+    const unsigned int rel = (unsigned int)(j - r.origin);
+    return r.mis + ((rel / R_TILE) % R_RING) * (unsigned int)(R_TILE * sizeof(T)) + (rel % R_TILE) * (unsigned int)sizeof(T);
+}
+
+template <class T>
+__device__ __forceinline__ T r_at(const r_ring<T>& r, r_size j) {
+    return *reinterpret_cast<const T*>(r.base + r_swizzle<T>(r_ring_byte(r, j)));
+}
+
+template <class T>
+__device__ __forceinline__ r_ring<T> r_ring_make(unsigned char* base, const T* src, r_size begin, r_size end, bool async) {
     r_ring<T> r;
-    r.data = reinterpret_cast<T*>(base + ((unsigned long long)src & 15ull));
+    r.base = base;
     r.src = src;
     r.begin = begin;
     r.end = end;
     r.origin = begin & ~15ull;
+    r.mis = async ? (unsigned int)((unsigned long long)src & 15ull) : 0u;
     r.chunks = end > begin ? (unsigned int)((end - r.origin + R_TILE - 1) / R_TILE) : 0u;
     r.next_fill = 0;
     return r;
 }
 
-template <class T>
-__device__ __forceinline__ T& r_at(const r_ring<T>& r, r_size j) {
-    return r.data[(unsigned int)(j - r.origin) % (unsigned int)R_RING_LEN];
-}
-
-// This thread's share of copying chunk q of the ring (the part inside [begin, end)).
+// This thread's share of copying chunk q (the part in [begin, end), widened to whole 16-byte
+// pieces inside the source's [begin, end) bytes).
 template <bool ASYNC, class T>
 __device__ void r_ring_copy(const r_ring<T>& r, unsigned int q) {
     const r_size lo = r.origin + (r_size)q * R_TILE;
@@ -134,30 +162,28 @@ __device__ void r_ring_copy(const r_ring<T>& r, unsigned int q) {
     const r_size b = lo + R_TILE < r.end ? lo + R_TILE : r.end;
     if (a >= b) return;
     if constexpr (ASYNC) {
-        // Bytes [g0, g1): 4-byte pieces up to the first 16-byte boundary, 16-byte pieces, 4-byte tail.
-        const char* g0 = reinterpret_cast<const char*>(r.src + a);
-        const char* g1 = reinterpret_cast<const char*>(r.src + b);
-        char* s0 = reinterpret_cast<char*>(&r_at(r, a));
-        const unsigned long long u0 = (unsigned long long)g0, u1 = (unsigned long long)g1;
+        // Bytes [u0, u1): 4-byte pieces up to the first 16-byte boundary, 16-byte pieces, 4-byte tail.
+        const char* g = reinterpret_cast<const char*>(r.src);
+        const unsigned long long u0 = (unsigned long long)(g + a * sizeof(T)), u1 = (unsigned long long)(g + b * sizeof(T));
         const unsigned long long a16 = (u0 + 15ull) & ~15ull, b16 = u1 & ~15ull;
         const unsigned long long head_end = a16 < u1 ? a16 : u1;
         const unsigned int heads = (unsigned int)((head_end - u0) / 4);
         const unsigned int bodies = b16 > a16 ? (unsigned int)((b16 - a16) / 16) : 0u;
         const unsigned long long tail_begin = b16 > a16 ? b16 : head_end;
         const unsigned int tails = (unsigned int)((u1 - tail_begin) / 4);
-        for (unsigned int p = threadIdx.x; p < heads + bodies + tails; p += R_BLOCK) {
-            if (p < heads) {
-                r_cp_async4(s0 + 4 * p, g0 + 4 * p);
-            } else if (p < heads + bodies) {
-                const unsigned long long off = (a16 - u0) + 16ull * (p - heads);
-                r_cp_async16(s0 + off, g0 + off);
-            } else {
-                const unsigned long long off = (tail_begin - u0) + 4ull * (p - heads - bodies);
-                r_cp_async4(s0 + off, g0 + off);
-            }
-        }
+        const unsigned int s0 = r_smem(r.base);
+        const unsigned int b0 = r_ring_byte(r, a);  // ring byte of u0
+        for (unsigned int p = threadIdx.x; p < heads; p += R_BLOCK)
+            r_cp_async4(s0 + r_swizzle<T>(b0 + 4 * p), (const void*)(u0 + 4 * p));
+        const unsigned int body_byte = b0 + (unsigned int)(a16 - u0);
+        for (unsigned int p = threadIdx.x; p < bodies; p += R_BLOCK)
+            r_cp_async16(s0 + r_swizzle<T>(body_byte + 16 * p), (const void*)(a16 + 16ull * p));
+        const unsigned int tail_byte = b0 + (unsigned int)(tail_begin - u0);
+        for (unsigned int p = threadIdx.x; p < tails; p += R_BLOCK)
+            r_cp_async4(s0 + r_swizzle<T>(tail_byte + 4 * p), (const void*)(tail_begin + 4ull * p));
     } else {
-        for (r_size j = a + threadIdx.x; j < b; j += R_BLOCK) r_at(r, j) = r.src[j];
+        for (r_size j = a + threadIdx.x; j < b; j += R_BLOCK)
+            *reinterpret_cast<T*>(r.base + r_swizzle<T>(r_ring_byte(r, j))) = r.src[j];
     }
 }
 
@@ -170,47 +196,33 @@ __device__ __forceinline__ void r_ring_wait(const r_ring<T>& r, unsigned long lo
     for (unsigned int q = q0; q <= q1; ++q) r_bar_wait(&bars[q % R_RING], (q / R_RING) & 1u);
 }
 
-// Chunks whose elements are all below `consumed` are free: fill the chunks R_RING ahead of them.
-// Every thread of the block calls it with the same arguments (one arrival per thread per chunk).
-#if R_OFFSETS
-template <bool ASYNC, class T>
-__device__ void r_ring_refill(r_ring<T>& r, unsigned long long* bars, r_size consumed) {
+// Chunks below `consumed` are free: fill the chunks R_RING ahead of them. Every thread of the
+// block calls it with the same arguments (one arrival per thread per chunk). `second` is copied
+// with the same chunk numbers and barriers (the owner form's owners), or is null.
+template <bool ASYNC, class T, class U>
+__device__ void r_ring_refill(r_ring<T>& r, r_ring<U>* second, unsigned long long* bars, r_size consumed) {
     const unsigned int freed = consumed > r.origin ? (unsigned int)((consumed - r.origin) / R_TILE) : 0u;
     while (r.next_fill < r.chunks && r.next_fill < freed + R_RING) {
         const unsigned int q = r.next_fill++;
         r_ring_copy<ASYNC>(r, q);
+        if (second) r_ring_copy<ASYNC>(*second, q);
         if constexpr (ASYNC) r_bar_arrive_async(&bars[q % R_RING]);
         else r_bar_arrive(&bars[q % R_RING]);
     }
 }
-#else
-// Owner form: items and owners are item-indexed, and share chunks and barriers.
-__device__ void r_ring_refill2(r_ring<r_in>& items, r_ring<r_idx>& owners, unsigned long long* bars, r_size consumed) {
-    constexpr bool async = R_ITEMS_ASYNC;
-    const unsigned int freed = consumed > items.origin ? (unsigned int)((consumed - items.origin) / R_TILE) : 0u;
-    while (items.next_fill < items.chunks && items.next_fill < freed + R_RING) {
-        const unsigned int q = items.next_fill++;
-        r_ring_copy<async>(items, q);
-        r_ring_copy<async>(owners, q);
-        if constexpr (async) r_bar_arrive_async(&bars[q % R_RING]);
-        else r_bar_arrive(&bars[q % R_RING]);
-    }
-}
-#endif
 
 // ---------------------------------------------------------------- merge-path searches
 
-// The key of position j: ends[j] + j (offsets form; ends = offsets + 1) or owner[j] + j.
-// Returns how many keys in [lo, hi) are below d, assuming they increase (any value in [lo, hi]
-// otherwise): the first j with key(j) >= d. Warp-cooperative 33-ary search in global memory;
-// all 32 lanes call it and get the result.
-__device__ r_size r_warp_merge_search(const r_idx* __restrict__ keys, r_size lo, r_size hi, r_size d) {
+// How many of the strictly increasing keys key(j) = base[j] + j, j in [lo, hi), are below d:
+// the first j with key(j) >= d (hi if none; any value in [lo, hi] if the keys do not increase).
+// Warp-cooperative 33-ary search; `load(j)` reads base[j]. All 32 lanes call it.
+template <class Load>
+__device__ __forceinline__ r_size r_warp_merge_search(Load load, r_size lo, r_size hi, r_size d) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     while (lo < hi) {
         const r_size span = hi - lo;
         const r_size probe = span <= 32 ? lo + lane : lo + span * (lane + 1) / 33;
-        const bool valid = probe < hi;
-        const bool ge = valid && (r_size)keys[probe] + probe >= d;
+        const bool ge = probe < hi && (r_size)load(probe) + probe >= d;
         const unsigned int at_or_past = __ballot_sync(R_FULL_MASK, ge);
         if (span <= 32) return at_or_past ? lo + __ffs(at_or_past) - 1 : hi;
         const int first = at_or_past ? __ffs(at_or_past) - 1 : 32;
@@ -220,6 +232,57 @@ __device__ r_size r_warp_merge_search(const r_idx* __restrict__ keys, r_size lo,
         hi = new_hi;
     }
     return lo;
+}
+
+// ---------------------------------------------------------------- thread level: the walk
+
+// A thread's walk state: the run open at its end, its first closed segment's head part.
+struct r_walk {
+    M run, head;
+    unsigned int first;  // tile-relative id of the first segment it closed (R_NONE: none)
+};
+
+// Closes tile-relative segment `sr` with the thread's run.
+__device__ __forceinline__ void r_close(r_walk& w, M* stage, unsigned int sr) {
+    if (w.first == R_NONE) {
+        w.head = w.run;
+        w.first = sr;
+    } else {
+        stage[sr] = w.run;
+    }
+    w.run = m_identity();
+}
+
+// Folds the items of group g of the tile's thread range [a, b) (tile-relative positions from
+// i0), calling `before(p)` ahead of each item p: the walk's merge with the segment ends.
+template <class Before>
+__device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, r_size i0, r_size gbase, unsigned int ga,
+                                              unsigned int gb, unsigned int a, unsigned int b, r_walk& w, Before before) {
+    for (unsigned int g = ga; g < gb; ++g) {
+        r_group grp;
+        const r_size first = gbase + (r_size)g * R_GROUP;  // absolute index of the group's first item
+        const unsigned int byte = r_ring_byte(items, first);     // 16-byte aligned (items: mis = 0)
+#pragma unroll
+        for (int v = 0; v < (int)R_GROUP_VECS; ++v)
+            grp.v[v] = *reinterpret_cast<const uint4*>(items.base + r_swizzle<r_in>(byte + 16 * v));
+        const unsigned int p0 = (unsigned int)(first - i0);
+        if (first >= i0 && p0 >= a && p0 + R_GROUP <= b) {
+#pragma unroll
+            for (int k = 0; k < (int)R_GROUP; ++k) {
+                before(p0 + k);
+                w.run = m_combine(w.run, m_lift(grp.m[k], first + k));
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < (int)R_GROUP; ++k) {
+                const unsigned int p = p0 + k;
+                if (first + k >= i0 && p >= a && p < b) {
+                    before(p);
+                    w.run = m_combine(w.run, m_lift(grp.m[k], first + k));
+                }
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------- the kernel
@@ -235,22 +298,19 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     __shared__ unsigned long long s_bars[2][R_RING];  // [0]: items (and owners), [1]: ends
     __shared__ r_seg s_agg[2][R_WARP + 1];            // alternating per tile
     __shared__ r_size s_coord[2][2];                  // the block's (items, ends) at its start and end
-    __shared__ r_size s_next[2][2];                   // a tile's end coordinate, alternating per tile
-    __shared__ r_idx s_next_key[2];                   // the key just before it (validation)
-    __shared__ unsigned int s_walk_end[R_BLOCK];      // each walk's end, in ends after the tile start
     __shared__ M s_entry_val;
     __shared__ bool s_is_last;
 
-    constexpr unsigned int item_ring_bytes = ((R_RING_LEN * sizeof(r_in) + 16 + 15) / 16) * 16;
-    constexpr unsigned int key_ring_bytes = ((R_RING_LEN * sizeof(r_idx) + 16 + 15) / 16) * 16;
+    constexpr unsigned int item_ring_bytes = ((R_RING * R_TILE * sizeof(r_in) + 16 + 15) / 16) * 16;
+    constexpr unsigned int key_ring_bytes = ((R_RING * R_TILE * sizeof(r_idx) + 16 + 15) / 16) * 16;
     M* s_stage = reinterpret_cast<M*>(r_dyn + item_ring_bytes + key_ring_bytes);  // 2 * R_TILE
 
 #if R_OFFSETS
     const r_idx* keys = index + 1;  // ends[s] = offsets[s + 1]
-    const r_size key_count = segments;
+    const r_size key_count = segments, other_count = n;
 #else
     const r_idx* keys = index;  // owner[i]
-    const r_size key_count = n;
+    const r_size key_count = n, other_count = segments;
 #endif
     const r_size path = n + segments;
     const r_size tiles = (path + R_TILE - 1) / R_TILE;
@@ -260,8 +320,8 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     const r_size tile_end = tile_begin + q + (b < rem ? 1 : 0);
     const r_size d_begin = tile_begin * R_TILE;
     const r_size d_end = tile_end * R_TILE < path ? tile_end * R_TILE : path;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
 
-    // The block's coordinates: warp 0 searches its first diagonal, warp 1 its end.
     if (threadIdx.x == 0) {
         for (int k = 0; k < R_RING; ++k) {
             r_bar_init(&s_bars[0][k], R_BLOCK);
@@ -269,17 +329,14 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
         }
         s_entry_val = m_identity();
     }
+    for (unsigned int k = threadIdx.x; k < 2 * R_TILE; k += R_BLOCK) s_stage[k] = m_identity();
+    // The block's coordinates: warp 0 searches its first diagonal, warp 1 its end.
     for (unsigned int w = threadIdx.x / R_WARP; w < 2; w += R_BLOCK / R_WARP) {
         const r_size d = w ? d_end : d_begin;
-#if R_OFFSETS
-        const r_size other = n;  // keys count ends; the items are the other side of the merge
-#else
-        const r_size other = segments;
-#endif
-        const r_size lo = d > other ? d - other : 0;
+        const r_size lo = d > other_count ? d - other_count : 0;
         const r_size hi = d < key_count ? d : key_count;
-        const r_size x = d == 0 ? 0 : d == path ? key_count : r_warp_merge_search(keys, lo, hi, d);
-        if ((threadIdx.x & (R_WARP - 1)) == 0) {
+        const r_size x = d == 0 ? 0 : d == path ? key_count : r_warp_merge_search([&](r_size j) { return keys[j]; }, lo, hi, d);
+        if (lane == 0) {
 #if R_OFFSETS
             s_coord[w][0] = d - x;
             s_coord[w][1] = x;
@@ -291,192 +348,217 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     }
     __syncthreads();
     const r_size block_i = s_coord[0][0], block_s = s_coord[0][1];
-    const r_size end_i = s_coord[1][0], end_s = s_coord[1][1];
+    const r_size end_i = s_coord[1][0] > block_i ? s_coord[1][0] : block_i;  // clamped: a bad layout
+    const r_size end_s = s_coord[1][1] > block_s ? s_coord[1][1] : block_s;  // may invert them
     bool bad = false;
     if (validate) {
-        if (end_i < block_i || end_s < block_s) bad = true;
+        bad = s_coord[1][0] < block_i || s_coord[1][1] < block_s;
 #if R_OFFSETS
         if (b == 0 && index[0] != 0) bad = true;
         if (d_end == path && (r_size)index[segments] != n) bad = true;
 #endif
     }
-    // Streams (clamped: a bad layout may have put the end before the start).
-    const r_size stream_i_end = end_i > block_i ? end_i : block_i;
-    const r_size stream_s_end = end_s > block_s ? end_s : block_s;
-    r_ring<r_in> items = r_ring_make(r_dyn, in, block_i, stream_i_end);
+    r_ring<r_in> items = r_ring_make(r_dyn, in, block_i, end_i, R_ITEMS_ASYNC);
 #if R_OFFSETS
-    r_ring<r_idx> ring_keys = r_ring_make(r_dyn + item_ring_bytes, keys, block_s, stream_s_end);
-    r_ring_refill<R_ITEMS_ASYNC>(items, s_bars[0], block_i);
-    r_ring_refill<true>(ring_keys, s_bars[1], block_s);
-    // The key before the first walk: offsets[block_s] (ends[block_s - 1], or offsets[0]).
-    r_idx prev_key = validate ? index[block_s] : 0;
+    r_ring<r_idx> ring_keys = r_ring_make(r_dyn + item_ring_bytes, keys, block_s, end_s, true);
+    r_ring_refill<R_ITEMS_ASYNC, r_in, r_in>(items, nullptr, s_bars[0], block_i);
+    r_ring_refill<true, r_idx, r_idx>(ring_keys, nullptr, s_bars[1], block_s);
+    unsigned long long* key_bars = s_bars[1];
+    // The key before the block's first: offsets[block_s] (ends[block_s - 1], or offsets[0]).
+    r_idx checked_last = validate ? index[block_s] : 0;
 #else
-    r_ring<r_idx> ring_keys = r_ring_make(r_dyn + item_ring_bytes, keys, block_i, stream_i_end);
-    r_ring_refill2(items, ring_keys, s_bars[0], block_i);
-    r_idx prev_key = validate && block_i > 0 ? index[block_i - 1] : 0;
+    r_ring<r_idx> ring_keys = r_ring_make(r_dyn + item_ring_bytes, keys, block_i, end_i, R_ITEMS_ASYNC);
+    r_ring_refill<R_ITEMS_ASYNC, r_in, r_idx>(items, &ring_keys, s_bars[0], block_i);
+    unsigned long long* key_bars = s_bars[0];
+    r_idx checked_last = validate && block_i > 0 ? index[block_i - 1] : 0;
 #endif
+    unsigned int checked = 0;  // key chunks checked so far (validation)
     const bool has_entry = d_begin > 0;  // the segment open at the start began in an earlier block
 
-    r_size ti = block_i, ts = block_s;  // the tile's start coordinate
+    r_size i0 = block_i, s0 = block_s;  // the tile's start coordinate
     r_seg carry = r_seg_identity();
     for (r_size tile = tile_begin; tile < tile_end; ++tile) {
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
         M* stage = s_stage + parity * R_TILE;
         const r_size d0 = tile * R_TILE;
         const unsigned int len = (unsigned int)(d_end - d0 < R_TILE ? d_end - d0 : R_TILE);
-        const r_size avail_i = stream_i_end - ti, avail_s = stream_s_end - ts;
-        r_ring_wait(items, s_bars[0], ti, ti + (avail_i < len ? avail_i : len));
+        const unsigned int avail_i = (unsigned int)(end_i - i0 < len ? end_i - i0 : len);
+        const unsigned int avail_s = (unsigned int)(end_s - s0 < len ? end_s - s0 : len);
+        r_ring_wait(items, s_bars[0], i0, i0 + avail_i);
 #if R_OFFSETS
-        r_ring_wait(ring_keys, s_bars[1], ts, ts + (avail_s < len ? avail_s : len));
+        r_ring_wait(ring_keys, key_bars, s0, s0 + avail_s);
 #endif
 
-        // This walk's start: the merge-path search in the ring, from the tile's start.
-        const unsigned int rr = threadIdx.x * R_STEPS;
-        const bool active = rr < len;
-        r_size i = ti, s = ts;
-        if (active) {
+        // The tile's end: every warp searches it in the rings (no barrier needed).
+        r_size x, y;  // items and ends of the tile
+        {
 #if R_OFFSETS
-            r_size lo = rr > avail_i ? rr - avail_i : 0, hi = rr < avail_s ? rr : avail_s;
-            while (lo < hi) {
-                const r_size mid = (lo + hi) / 2;
-                if ((r_size)r_at(ring_keys, ts + mid) + ts + mid < d0 + rr) lo = mid + 1;
-                else hi = mid;
-            }
-            s = ts + lo;
-            i = ti + (rr - lo);
+            const r_size lo = len > avail_i ? len - avail_i : 0, hi = avail_s;
+            y = r_warp_merge_search([&](r_size j) { return r_at(ring_keys, s0 + j) - (r_idx)i0; }, lo, hi, (r_size)len);
+            x = len - y;
 #else
-            r_size lo = rr > avail_s ? rr - avail_s : 0, hi = rr < avail_i ? rr : avail_i;
-            while (lo < hi) {
-                const r_size mid = (lo + hi) / 2;
-                if ((r_size)r_at(ring_keys, ti + mid) + ti + mid < d0 + rr) lo = mid + 1;
-                else hi = mid;
-            }
-            i = ti + lo;
-            s = ts + (rr - lo);
+            const r_size lo = len > avail_s ? len - avail_s : 0, hi = avail_i;
+            x = r_warp_merge_search([&](r_size j) { return r_at(ring_keys, i0 + j) - (r_idx)s0; }, lo, hi, (r_size)len);
+            y = len - x;
 #endif
         }
-        const r_size walk_s = s;
+        const unsigned int nx = (unsigned int)x, ny = (unsigned int)y;
 
-        // The walk: fold items, close segments; the first close waits for the scan.
-        M run = m_identity();
-        M head = m_identity();
-        bool closed = false;
-        r_size first_s = 0;
-        if (active) {
-            const unsigned int steps = len - rr < R_STEPS ? len - rr : R_STEPS;
+        // This thread's items: whole groups (aligned from the ring's origin), split evenly.
+        const r_size gbase = items.origin;
+        const unsigned int g0 = (unsigned int)((i0 - gbase) / R_GROUP);
+        const unsigned int g1 = (unsigned int)((i0 + nx - gbase + R_GROUP - 1) / R_GROUP);
+        const unsigned int ga = g0 + (unsigned int)(((unsigned long long)threadIdx.x * (g1 - g0)) / R_BLOCK);
+        const unsigned int gb = g0 + (unsigned int)(((unsigned long long)(threadIdx.x + 1) * (g1 - g0)) / R_BLOCK);
+        const unsigned int ig = (unsigned int)(gbase + (r_size)ga * R_GROUP > i0 ? gbase + (r_size)ga * R_GROUP - i0 : 0);
+        const unsigned int a = ig < nx ? ig : nx;  // tile-relative [a, bb)
+        const unsigned int jg = (unsigned int)(gbase + (r_size)gb * R_GROUP > i0 ? gbase + (r_size)gb * R_GROUP - i0 : 0);
+        const unsigned int bb = threadIdx.x == R_BLOCK - 1 ? nx : (jg < nx ? jg : nx);
+
+        r_walk w;
+        w.run = m_identity();
+        w.head = m_identity();
+        w.first = R_NONE;
+        if (threadIdx.x == 0 || a < bb) {
 #if R_OFFSETS
-            // Keys are read when a step needs them (never past the tile's last step).
-            r_idx e = s > ts ? r_at(ring_keys, s - 1) : prev_key;
-            bool e_current = false;  // e holds ends[s] (else the key before it)
-#pragma unroll
-            for (int k = 0; k < R_STEPS; ++k) {
-                if ((unsigned int)k < steps) {
-                    bool close = false;
-                    if (s < stream_s_end) {
-                        if (!e_current) {
-                            const r_idx e2 = r_at(ring_keys, s);
-                            if (validate && e2 < e) bad = true;
-                            e = e2;
-                            e_current = true;
-                        }
-                        close = i >= stream_i_end || e <= i;
+            // Tile-relative end positions; this thread closes the ends in (a, bb] (thread 0: [0, bb]).
+            auto end_at = [&](unsigned int sr) { return (unsigned int)(r_at(ring_keys, s0 + sr) - (r_idx)i0); };
+            unsigned int sr = 0;
+            if (threadIdx.x > 0) {  // the ends at or before a belong to earlier threads
+                unsigned int lo = 0, hi = ny;
+                while (lo < hi) {
+                    const unsigned int mid = (lo + hi) / 2;
+                    if (end_at(mid) <= a) lo = mid + 1; else hi = mid;
+                }
+                sr = lo;
+            }
+            unsigned int next = sr < ny ? end_at(sr) : R_NONE;
+            // After a close at position p: skip the empty segments also ending at p (galloping).
+            auto skip_empties = [&](unsigned int p) {
+                ++sr;
+                if (sr < ny && end_at(sr) <= p) {
+                    unsigned int step = 1;
+                    while (sr + step < ny && end_at(sr + step) <= p) step *= 2;
+                    unsigned int lo = sr + step / 2 + 1, hi = sr + step < ny ? sr + step : ny;
+                    while (lo < hi) {
+                        const unsigned int mid = (lo + hi) / 2;
+                        if (end_at(mid) <= p) lo = mid + 1; else hi = mid;
                     }
-                    if (close) {
-                        if (!closed) {
-                            head = run;
-                            first_s = s;
-                            closed = true;
-                        } else {
-                            stage[(unsigned int)(s - ts)] = run;
-                        }
-                        run = m_identity();
-                        ++s;
-                        e_current = false;
-                    } else if (i < stream_i_end) {
-                        run = m_combine(run, m_lift(r_at(items, i), i));
-                        ++i;
-                    } else {
-                        bad = true;  // both streams ran out: the searches disagree with the walk
+                    sr = lo;
+                }
+                next = sr < ny ? end_at(sr) : R_NONE;
+            };
+            if (next > bb) {
+                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [](unsigned int) {});
+            } else {
+                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [&](unsigned int p) {
+                    if (next <= p) {
+                        r_close(w, stage, sr);
+                        skip_empties(p);
                     }
+                });
+                if (next <= bb && sr < ny) {
+                    r_close(w, stage, sr);
+                    skip_empties(bb);
                 }
             }
 #else
-            r_idx o_before = i > ti ? r_at(ring_keys, i - 1) : prev_key;
-#pragma unroll
-            for (int k = 0; k < R_STEPS; ++k) {
-                if ((unsigned int)k < steps) {
-                    const bool has_item = i < stream_i_end;
-                    const r_idx o = has_item ? r_at(ring_keys, i) : 0;
-                    if (s < stream_s_end && (!has_item || o > s)) {
-                        if (!closed) {
-                            head = run;
-                            first_s = s;
-                            closed = true;
-                        } else {
-                            stage[(unsigned int)(s - ts)] = run;
-                        }
-                        run = m_identity();
-                        ++s;
-                    } else if (has_item) {
-                        if (validate && (o < o_before || (r_size)o >= segments)) bad = true;
-                        o_before = o;
-                        run = m_combine(run, m_lift(r_at(items, i), i));
-                        ++i;
-                    } else {
-                        bad = true;
+            // Owners: this thread's segments run from its first item's owner (thread 0: s0) to
+            // the owner of the item after its range (the tile's end: s1), exclusive.
+            auto owner_at = [&](unsigned int p) { return (unsigned int)(r_at(ring_keys, i0 + p) - (r_idx)s0); };
+            unsigned int cur = threadIdx.x == 0 ? 0u : owner_at(a);
+            const unsigned int after = bb < nx ? owner_at(bb) : ny;  // the segment open after my range
+            if (a < bb && owner_at(bb - 1) == cur) {
+                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [](unsigned int) {});
+            } else {
+                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [&](unsigned int p) {
+                    const unsigned int o = owner_at(p);
+                    if (o != cur) {
+                        if (cur < ny) r_close(w, stage, cur);
+                        cur = o;
                     }
-                }
+                });
             }
+            if (after != cur && cur < ny) r_close(w, stage, cur);
 #endif
-            if (rr + R_STEPS >= len) {
-                // The last walk of the tile: its end is the next tile's start.
-                s_next[parity][0] = i;
-                s_next[parity][1] = s;
-#if R_OFFSETS
-                s_next_key[parity] = s > ts ? r_at(ring_keys, s - 1) : prev_key;
-#else
-                s_next_key[parity] = i > ti ? r_at(ring_keys, i - 1) : prev_key;
-#endif
-            }
-            s_walk_end[threadIdx.x] = (unsigned int)(s - ts);
         }
 
         // Join the walks: block-wide segmented scan continuing the previous tiles' carry.
         r_seg element;
-        element.flag = closed ? 1u : 0u;
-        element.v = run;
+        element.flag = w.first != R_NONE ? 1u : 0u;
+        element.v = w.run;
         r_seg total;
         const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
         carry = total;
-        if (validate && active && threadIdx.x > 0 && s_walk_end[threadIdx.x - 1] != (unsigned int)(walk_s - ts)) bad = true;
-
         // The segment open at this walk's start closes at its first close.
-        if (closed) {
-            const M value = m_combine(before.v, head);
+        if (w.first != R_NONE) {
+            const M value = m_combine(before.v, w.head);
             if (!before.flag && has_entry) s_entry_val = value;  // the block's entry: finished by the last block
-            else stage[(unsigned int)(first_s - ts)] = value;
+            else stage[w.first] = value;
         }
-        const r_size next_i = s_next[parity][0], next_s = s_next[parity][1];
-        prev_key = s_next_key[parity];
+
+        // Validation: check the key chunks this tile releases (all walks are done).
+        const r_size next_i = i0 + nx, next_s = s0 + ny;
+        if (validate) {
+#if R_OFFSETS
+            const r_size consumed = next_s;
+#else
+            const r_size consumed = next_i;
+#endif
+            const unsigned int freed = consumed > ring_keys.origin ? (unsigned int)((consumed - ring_keys.origin) / R_TILE) : 0u;
+            for (; checked < freed && checked < ring_keys.chunks; ++checked) {
+                const r_size lo = ring_keys.origin + (r_size)checked * R_TILE;
+                const r_size from = lo > ring_keys.begin ? lo : ring_keys.begin;
+                const r_size to = lo + R_TILE < ring_keys.end ? lo + R_TILE : ring_keys.end;
+                for (r_size j = from + threadIdx.x; j < to; j += R_BLOCK) {
+                    const r_idx k = r_at(ring_keys, j);
+                    const r_idx prev = j == from ? checked_last : r_at(ring_keys, j - 1);
+                    if (k < prev) bad = true;
+#if !R_OFFSETS
+                    if ((r_size)k >= segments) bad = true;
+#endif
+                }
+                if (to > from) checked_last = r_at(ring_keys, to - 1);
+            }
+        }
         __syncthreads();
 
-        // Copy the tile's closed segments [ts, next_s) out, coalesced (not the block's entry).
-        const unsigned int closes = (unsigned int)(next_s - ts);
-        for (unsigned int k = threadIdx.x; k < closes; k += R_BLOCK) {
-            if (!(has_entry && ts + k == block_s)) out[ts + k] = stage[k];
+        // Copy the tile's segments [s0, s0 + ny) out, coalesced (not the block's entry), and leave
+        // the stage at the identity; then refill the chunks this tile consumed.
+        for (unsigned int k = threadIdx.x; k < ny; k += R_BLOCK) {
+            const M v = stage[k];
+            stage[k] = m_identity();
+            if (!(has_entry && s0 + k == block_s)) out[s0 + k] = v;
         }
-        // Refill the chunks this tile consumed (every read of them is before the barrier above).
 #if R_OFFSETS
-        r_ring_refill<R_ITEMS_ASYNC>(items, s_bars[0], next_i);
-        r_ring_refill<true>(ring_keys, s_bars[1], next_s);
+        r_ring_refill<R_ITEMS_ASYNC, r_in, r_in>(items, nullptr, s_bars[0], next_i);
+        r_ring_refill<true, r_idx, r_idx>(ring_keys, nullptr, key_bars, next_s);
 #else
-        r_ring_refill2(items, ring_keys, s_bars[0], next_i);
+        r_ring_refill<R_ITEMS_ASYNC, r_in, r_idx>(items, &ring_keys, s_bars[0], next_i);
 #endif
-        ti = next_i;
-        ts = next_s;
+        i0 = next_i;
+        s0 = next_s;
     }
-    if (validate && (ti != end_i || ts != end_s)) bad = true;
-    if (validate && bad) atomicOr(reinterpret_cast<unsigned int*>(status), 1u);
+    if (validate) {
+        // The chunks still held (a bad layout may have left some unread: wait for them).
+        for (; checked < ring_keys.next_fill; ++checked) {
+            const r_size lo = ring_keys.origin + (r_size)checked * R_TILE;
+            const r_size from = lo > ring_keys.begin ? lo : ring_keys.begin;
+            const r_size to = lo + R_TILE < ring_keys.end ? lo + R_TILE : ring_keys.end;
+            r_ring_wait(ring_keys, key_bars, from, to);
+            for (r_size j = from + threadIdx.x; j < to; j += R_BLOCK) {
+                const r_idx k = r_at(ring_keys, j);
+                const r_idx prev = j == from ? checked_last : r_at(ring_keys, j - 1);
+                if (k < prev) bad = true;
+#if !R_OFFSETS
+                if ((r_size)k >= segments) bad = true;
+#endif
+            }
+            if (to > from) checked_last = r_at(ring_keys, to - 1);
+        }
+        if (i0 != end_i || s0 != end_s) bad = true;
+        if (bad) atomicOr(reinterpret_cast<unsigned int*>(status), 1u);
+    }
     // Copies a bad layout left unread must land before the block's shared memory is released.
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
@@ -486,7 +568,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
         rec_vals[2 * b] = s_entry_val;
         rec_vals[2 * b + 1] = carry.v;
         rec_meta[3 * b] = has_entry ? block_s : R_NO_SEG64;
-        rec_meta[3 * b + 1] = ts < segments ? ts : R_NO_SEG64;
+        rec_meta[3 * b + 1] = s0 < segments ? s0 : R_NO_SEG64;
         rec_meta[3 * b + 2] = carry.flag ? 0u : 1u;
         __threadfence();
         s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;

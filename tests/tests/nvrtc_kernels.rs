@@ -108,7 +108,7 @@ fn seg_merge_parameters_compile() {
     let base = SegConfig::new(SegAlgorithm::SegMerge);
     let configs = [
         base.block(32).items_per_thread(1).stages(3),
-        base.block(1024).items_per_thread(3).stages(8),
+        base.block(1024).items_per_thread(4).stages(8),
         base.block(64).items_per_thread(64).stages(3),
     ];
     for offsets_form in [false, true] {
@@ -123,6 +123,8 @@ fn seg_merge_parameters_compile() {
     }
     let e = compile_seg_kernel::<Affine>(base.stages(2), true, CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("stages 2"), "{e}");
+    let e = compile_seg_kernel::<Affine>(base.items_per_thread(3), true, CI_ARCH).unwrap_err();
+    assert!(e.to_string().contains("power of two"), "{e}");
     let e = compile_seg_kernel_for::<Affine, u64>(
         SegConfig::new(SegAlgorithm::SegShuffle),
         true,

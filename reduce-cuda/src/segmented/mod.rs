@@ -262,7 +262,7 @@ fn shape_of<M>(layout: Layout, items_ptr: u64) -> Shape {
         m_size: std::mem::size_of::<M>(),
         offsets_form: layout.offsets_form,
         wide: layout.wide,
-        plain_items: !items_ptr.is_multiple_of(4),
+        plain_items: !items_ptr.is_multiple_of(16),
     }
 }
 

@@ -169,7 +169,7 @@ pub(crate) struct Shape {
     pub offsets_form: bool,
     /// u64 offsets or owners.
     pub wide: bool,
-    /// The items are not 4-byte aligned (SegMerge copies them with plain loads).
+    /// The items are not 16-byte aligned (SegMerge copies them with plain loads).
     pub plain_items: bool,
 }
 
@@ -210,13 +210,12 @@ pub(crate) enum SegPlan {
     },
 }
 
-/// SegMerge's default path steps per thread: about 28 bytes of items, an odd count (a walk's
-/// items then fall in different shared-memory banks), at least 1.
+/// SegMerge's default path steps per thread (a power of two): about 32 bytes of items.
 fn merge_steps(item_size: usize) -> u32 {
     match item_size {
-        0..=4 => 7,
-        5..=8 => 5,
-        9..=16 => 3,
+        0..=4 => 8,
+        5..=8 => 4,
+        9..=16 => 2,
         _ => 1,
     }
 }
@@ -354,10 +353,18 @@ impl SegConfig {
                     .items_per_thread
                     .unwrap_or_else(|| merge_steps(shape.in_size.max(shape.m_size)));
                 let mut stages = c.stages.unwrap_or(4);
-                if steps == 0 || steps > 64 {
+                if !block.is_power_of_two() {
                     return Err(invalid(
                         alg,
-                        format!("items_per_thread (path steps) {steps} must be between 1 and 64"),
+                        format!("block size {block} must be a power of two"),
+                    ));
+                }
+                if !steps.is_power_of_two() || steps > 64 {
+                    return Err(invalid(
+                        alg,
+                        format!(
+                            "items_per_thread (path steps) {steps} must be a power of two up to 64"
+                        ),
                     ));
                 }
                 if !(3..=8).contains(&stages) {
@@ -370,7 +377,7 @@ impl SegConfig {
                 // stages fit MERGE_SMEM_BUDGET (two blocks per SM on Ampere and Hopper).
                 while merge_smem(block, steps, stages, shape) > MERGE_SMEM_BUDGET {
                     if c.items_per_thread.is_none() && steps > 1 {
-                        steps = (steps - 2).max(1);
+                        steps /= 2;
                     } else if c.block.is_none() && block > 64 {
                         block /= 2;
                     } else if c.stages.is_none() && stages > 3 {

@@ -459,19 +459,19 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
     let mut variants = vec![("default".to_string(), base)];
     for (block, steps, stages) in [
-        (256, 5, 4),
-        (256, 9, 4),
-        (256, 11, 4),
-        (256, 15, 4),
-        (256, 7, 3),
-        (256, 7, 6),
-        (128, 7, 4),
-        (128, 11, 4),
-        (512, 7, 4),
-        (512, 5, 3),
-        (256, 3, 4),
-        (256, 3, 6),
-        (512, 3, 4),
+        (256, 8, 3),
+        (256, 8, 6),
+        (256, 16, 3),
+        (256, 16, 4),
+        (128, 16, 3),
+        (128, 16, 4),
+        (128, 32, 3),
+        (128, 8, 4),
+        (512, 8, 3),
+        (512, 4, 4),
+        (256, 4, 4),
+        (256, 4, 6),
+        (512, 2, 4),
     ] {
         variants.push((
             format!("b{block} k{steps} s{stages}"),
@@ -636,21 +636,13 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
             check(format!("{alg} {form}"), gpu.download(&out)? == expected);
         }
     }
-    // SegMerge: tiles of 64 x 3 = 192 path steps, 1..5 blocks, path lengths k * 192 + {-1, 0, 1}.
+    // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1}.
     let small = SegConfig::new(SegAlgorithm::SegMerge)
         .block(64)
-        .items_per_thread(3)
+        .items_per_thread(4)
         .stages(3);
-    for path in [
-        191u64,
-        192,
-        193,
-        4 * 192 - 1,
-        4 * 192,
-        4 * 192 + 1,
-        9 * 192 + 1,
-    ] {
-        for segments in [1u64, path / 4, path / 2, path - 1] {
+    for path in [255u64, 256, 257, 4 * 256 + 1, 9 * 256 - 1] {
+        for segments in [1u64, path / 2, path - 1] {
             let n = path - segments;
             // Even segments, every third one merged into its neighbour (left empty).
             let mut offsets: Vec<u64> = (0..=segments).map(|s| n * s / segments).collect();
@@ -667,26 +659,24 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
                 .map(|&o| o as u64)
                 .collect();
             let wide_owner = gpu.upload(&wide_owner)?;
-            for grid in [1u32, 2, 5] {
-                for config in [small.grid(grid), small.grid(grid).trusted()] {
-                    let what =
-                        format!("SegMerge path {path} segments {segments} grid {grid} {config:?}");
-                    for form in FORMS {
-                        let mut out = gpu.zeroed::<Affine>(layout.segments)?;
-                        layout.run(gpu, &xs, &mut out, form, config)?;
-                        check(format!("{what} {form}"), gpu.download(&out)? == expected);
-                    }
-                    let wide = gpu.reduce_segments(&xs, &wide_offsets, config)?;
-                    check(
-                        format!("{what} u64 offsets"),
-                        gpu.download(&wide)? == expected,
-                    );
-                    let wide = gpu.reduce_by_owner(&xs, &wide_owner, layout.segments, config)?;
-                    check(
-                        format!("{what} u64 owner"),
-                        gpu.download(&wide)? == expected,
-                    );
+            let configs = [small.grid(1), small.grid(3), small.grid(3).trusted()];
+            for config in configs {
+                let what = format!("SegMerge path {path} segments {segments} {config:?}");
+                for form in FORMS {
+                    let mut out = gpu.zeroed::<Affine>(layout.segments)?;
+                    layout.run(gpu, &xs, &mut out, form, config)?;
+                    check(format!("{what} {form}"), gpu.download(&out)? == expected);
                 }
+                let wide = gpu.reduce_segments(&xs, &wide_offsets, config)?;
+                check(
+                    format!("{what} u64 offsets"),
+                    gpu.download(&wide)? == expected,
+                );
+                let wide = gpu.reduce_by_owner(&xs, &wide_owner, layout.segments, config)?;
+                check(
+                    format!("{what} u64 owner"),
+                    gpu.download(&wide)? == expected,
+                );
             }
         }
     }
