@@ -102,8 +102,8 @@ for phase in "$@"; do
     segncu)
       REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_merge --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section ComputeWorkloadAnalysis \
-        --section InstructionStats --section SourceCounters .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
-      grep -E "reduce_seg_merge|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Block Limit|Warp Cycles|Issued Ipc|Executed Ipc|Issue Slots|Executed Instructions  |Stall|stall" "$OUT/segncu.txt" | head -90 | tee -a "$SUMMARY"
+        --section InstructionStats --section SourceCounters --section WarpStateStats --print-details all .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
+      grep -E "reduce_seg_merge|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit Sh|Issue Slots Busy|Executed Instructions  " "$OUT/segncu.txt" | head -90 | tee -a "$SUMMARY"
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do

@@ -173,14 +173,15 @@ __device__ void r_ring_copy(const r_ring<T>& r, unsigned int q) {
         const unsigned int tails = (unsigned int)((u1 - tail_begin) / 4);
         const unsigned int s0 = r_smem(r.base);
         const unsigned int b0 = r_ring_byte(r, a);  // ring byte of u0
-        for (unsigned int p = threadIdx.x; p < heads; p += R_BLOCK)
-            r_cp_async4(s0 + r_swizzle<T>(b0 + 4 * p), (const void*)(u0 + 4 * p));
-        const unsigned int body_byte = b0 + (unsigned int)(a16 - u0);
-        for (unsigned int p = threadIdx.x; p < bodies; p += R_BLOCK)
-            r_cp_async16(s0 + r_swizzle<T>(body_byte + 16 * p), (const void*)(a16 + 16ull * p));
-        const unsigned int tail_byte = b0 + (unsigned int)(tail_begin - u0);
-        for (unsigned int p = threadIdx.x; p < tails; p += R_BLOCK)
-            r_cp_async4(s0 + r_swizzle<T>(tail_byte + 4 * p), (const void*)(tail_begin + 4ull * p));
+        const char* gp = reinterpret_cast<const char*>(u0);
+        for (unsigned int off = 4 * threadIdx.x; off < 4 * heads; off += 4 * R_BLOCK)
+            r_cp_async4(s0 + r_swizzle<T>(b0 + off), gp + off);
+        const unsigned int body = (unsigned int)(a16 - u0);
+        for (unsigned int off = body + 16 * threadIdx.x; off < body + 16 * bodies; off += 16 * R_BLOCK)
+            r_cp_async16(s0 + r_swizzle<T>(b0 + off), gp + off);
+        const unsigned int tail = (unsigned int)(tail_begin - u0);
+        for (unsigned int off = tail + 4 * threadIdx.x; off < tail + 4 * tails; off += 4 * R_BLOCK)
+            r_cp_async4(s0 + r_swizzle<T>(b0 + off), gp + off);
     } else {
         for (r_size j = a + threadIdx.x; j < b; j += R_BLOCK)
             *reinterpret_cast<T*>(r.base + r_swizzle<T>(r_ring_byte(r, j))) = r.src[j];
@@ -205,7 +206,10 @@ __device__ void r_ring_refill(r_ring<T>& r, r_ring<U>* second, unsigned long lon
     while (r.next_fill < r.chunks && r.next_fill < freed + R_RING) {
         const unsigned int q = r.next_fill++;
         r_ring_copy<ASYNC>(r, q);
-        if (second) r_ring_copy<ASYNC>(*second, q);
+        if (second) {
+            r_ring_copy<ASYNC>(*second, q);
+            second->next_fill = r.next_fill;
+        }
         if constexpr (ASYNC) r_bar_arrive_async(&bars[q % R_RING]);
         else r_bar_arrive(&bars[q % R_RING]);
     }
@@ -253,11 +257,38 @@ __device__ __forceinline__ void r_close(r_walk& w, M* stage, unsigned int sr) {
     w.run = m_identity();
 }
 
-// Folds the items of group g of the tile's thread range [a, b) (tile-relative positions from
-// i0), calling `before(p)` ahead of each item p: the walk's merge with the segment ends.
+// The owners of the R_GROUP items from `first`: vector loads when they fill whole aligned
+// pieces, else one by one.
+__device__ __forceinline__ void r_load_owner_group(const r_ring<r_idx>& owners, r_size first, r_idx (&o)[R_GROUP]) {
+    constexpr unsigned int bytes = R_GROUP * sizeof(r_idx);
+    if (owners.mis == 0 && bytes % 8 == 0) {
+        const unsigned int byte = r_ring_byte(owners, first);
+        if constexpr (bytes % 16 == 0) {
+            union { uint4 v[bytes / 16]; r_idx k[R_GROUP]; } u;
+#pragma unroll
+            for (int v = 0; v < (int)(bytes / 16); ++v)
+                u.v[v] = *reinterpret_cast<const uint4*>(owners.base + r_swizzle<r_idx>(byte + 16 * v));
+#pragma unroll
+            for (int k = 0; k < (int)R_GROUP; ++k) o[k] = u.k[k];
+        } else {
+            union { uint2 v; r_idx k[R_GROUP]; } u;
+            u.v = *reinterpret_cast<const uint2*>(owners.base + r_swizzle<r_idx>(byte));
+#pragma unroll
+            for (int k = 0; k < (int)R_GROUP; ++k) o[k] = u.k[k];
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < (int)R_GROUP; ++k) o[k] = r_at(owners, first + k);
+    }
+}
+
+// Folds the items of groups [ga, gb) that fall in the thread's tile-relative range [a, b),
+// calling `before(p, owner)` ahead of each item p (the walk's merge with the segment ends; the
+// item's owner when `owners` is given, else 0).
 template <class Before>
-__device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, r_size i0, r_size gbase, unsigned int ga,
-                                              unsigned int gb, unsigned int a, unsigned int b, r_walk& w, Before before) {
+__device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, const r_ring<r_idx>* owners, r_size i0,
+                                              r_size gbase, unsigned int ga, unsigned int gb, unsigned int a,
+                                              unsigned int b, r_walk& w, Before before) {
     for (unsigned int g = ga; g < gb; ++g) {
         r_group grp;
         const r_size first = gbase + (r_size)g * R_GROUP;  // absolute index of the group's first item
@@ -265,11 +296,17 @@ __device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, r_size 
 #pragma unroll
         for (int v = 0; v < (int)R_GROUP_VECS; ++v)
             grp.v[v] = *reinterpret_cast<const uint4*>(items.base + r_swizzle<r_in>(byte + 16 * v));
+        r_idx o[R_GROUP];
+        if (owners) r_load_owner_group(*owners, first, o);
+        else {
+#pragma unroll
+            for (int k = 0; k < (int)R_GROUP; ++k) o[k] = 0;
+        }
         const unsigned int p0 = (unsigned int)(first - i0);
         if (first >= i0 && p0 >= a && p0 + R_GROUP <= b) {
 #pragma unroll
             for (int k = 0; k < (int)R_GROUP; ++k) {
-                before(p0 + k);
+                before(p0 + k, o[k]);
                 w.run = m_combine(w.run, m_lift(grp.m[k], first + k));
             }
         } else {
@@ -277,7 +314,7 @@ __device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, r_size 
             for (int k = 0; k < (int)R_GROUP; ++k) {
                 const unsigned int p = p0 + k;
                 if (first + k >= i0 && p >= a && p < b) {
-                    before(p);
+                    before(p, o[k]);
                     w.run = m_combine(w.run, m_lift(grp.m[k], first + k));
                 }
             }
@@ -297,6 +334,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     extern __shared__ __align__(16) unsigned char r_dyn[];
     __shared__ unsigned long long s_bars[2][R_RING];  // [0]: items (and owners), [1]: ends
     __shared__ r_seg s_agg[2][R_WARP + 1];            // alternating per tile
+    __shared__ M s_warps[2][R_BLOCK / R_WARP];        // alternating per tile
     __shared__ r_size s_coord[2][2];                  // the block's (items, ends) at its start and end
     __shared__ M s_entry_val;
     __shared__ bool s_is_last;
@@ -449,9 +487,9 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
                 next = sr < ny ? end_at(sr) : R_NONE;
             };
             if (next > bb) {
-                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [](unsigned int) {});
+                r_fold_groups(items, nullptr, i0, gbase, ga, gb, a, bb, w, [](unsigned int, r_idx) {});
             } else {
-                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [&](unsigned int p) {
+                r_fold_groups(items, nullptr, i0, gbase, ga, gb, a, bb, w, [&](unsigned int p, r_idx) {
                     if (next <= p) {
                         r_close(w, stage, sr);
                         skip_empties(p);
@@ -469,10 +507,10 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
             unsigned int cur = threadIdx.x == 0 ? 0u : owner_at(a);
             const unsigned int after = bb < nx ? owner_at(bb) : ny;  // the segment open after my range
             if (a < bb && owner_at(bb - 1) == cur) {
-                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [](unsigned int) {});
+                r_fold_groups(items, nullptr, i0, gbase, ga, gb, a, bb, w, [](unsigned int, r_idx) {});
             } else {
-                r_fold_groups(items, i0, gbase, ga, gb, a, bb, w, [&](unsigned int p) {
-                    const unsigned int o = owner_at(p);
+                r_fold_groups(items, &ring_keys, i0, gbase, ga, gb, a, bb, w, [&](unsigned int, r_idx owner) {
+                    const unsigned int o = (unsigned int)(owner - (r_idx)s0);
                     if (o != cur) {
                         if (cur < ny) r_close(w, stage, cur);
                         cur = o;
@@ -483,18 +521,31 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
 #endif
         }
 
-        // Join the walks: block-wide segmented scan continuing the previous tiles' carry.
-        r_seg element;
-        element.flag = w.first != R_NONE ? 1u : 0u;
-        element.v = w.run;
-        r_seg total;
-        const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
-        carry = total;
-        // The segment open at this walk's start closes at its first close.
-        if (w.first != R_NONE) {
-            const M value = m_combine(before.v, w.head);
-            if (!before.flag && has_entry) s_entry_val = value;  // the block's entry: finished by the last block
-            else stage[w.first] = value;
+        // Join the walks with the previous tiles' carry.
+        if (ny == 0) {
+            // No segment closes in this tile: fold the walks in thread order onto the carry
+            // (warp trees with increasing offsets, then the warps in order).
+            const M v = r_warp_reduce(w.run);
+            if (lane == 0) s_warps[parity][threadIdx.x / R_WARP] = v;
+            __syncthreads();
+            M t = carry.v;
+#pragma unroll
+            for (unsigned int k = 0; k < R_BLOCK / R_WARP; ++k) t = m_combine(t, s_warps[parity][k]);
+            carry.v = t;
+        } else {
+            // Block-wide segmented scan continuing the previous tiles' carry.
+            r_seg element;
+            element.flag = w.first != R_NONE ? 1u : 0u;
+            element.v = w.run;
+            r_seg total;
+            const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
+            carry = total;
+            // The segment open at this walk's start closes at its first close.
+            if (w.first != R_NONE) {
+                const M value = m_combine(before.v, w.head);
+                if (!before.flag && has_entry) s_entry_val = value;  // the block's entry: finished by the last block
+                else stage[w.first] = value;
+            }
         }
 
         // Validation: check the key chunks this tile releases (all walks are done).
@@ -521,7 +572,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
                 if (to > from) checked_last = r_at(ring_keys, to - 1);
             }
         }
-        __syncthreads();
+        if (ny != 0 || validate) __syncthreads();  // (without closes or checks: the fold's barrier)
 
         // Copy the tile's segments [s0, s0 + ny) out, coalesced (not the block's entry), and leave
         // the stage at the identity; then refill the chunks this tile consumed.

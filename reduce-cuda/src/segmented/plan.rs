@@ -97,7 +97,7 @@ pub struct SegConfig {
     /// Items per thread of SegShuffle (default: 64 bytes' worth); path steps (items plus
     /// segment ends) per thread and tile of SegMerge (default: from the item size).
     pub items_per_thread: Option<u32>,
-    /// SegMerge's pipeline: tiles of each stream held in shared memory (3 to 8, default 4;
+    /// SegMerge's pipeline: tiles of each stream held in shared memory (3 to 8, default 3;
     /// up to `stages - 2` are in flight while one is reduced).
     pub stages: Option<u32>,
     /// Blocks of the persistent algorithms (default: SMs x resident blocks).
@@ -210,12 +210,14 @@ pub(crate) enum SegPlan {
     },
 }
 
-/// SegMerge's default path steps per thread (a power of two): about 32 bytes of items.
+/// SegMerge's default path steps per thread (a power of two): about 64 bytes of items
+/// (measured on an H200: docs/gpu-results.md, `bench segvariants`).
 fn merge_steps(item_size: usize) -> u32 {
     match item_size {
-        0..=4 => 8,
-        5..=8 => 4,
-        9..=16 => 2,
+        0..=4 => 16,
+        5..=8 => 8,
+        9..=16 => 4,
+        17..=32 => 2,
         _ => 1,
     }
 }
@@ -348,11 +350,11 @@ impl SegConfig {
             SegAlgorithm::SegMerge => {
                 reject(alg, "matrix_width", c.matrix_width.is_some())?;
                 reject(alg, "producers", c.producers.is_some())?;
-                let mut block = check_block(alg, c.block.unwrap_or(256))?;
+                let mut block = check_block(alg, c.block.unwrap_or(128))?;
                 let mut steps = c
                     .items_per_thread
                     .unwrap_or_else(|| merge_steps(shape.in_size.max(shape.m_size)));
-                let mut stages = c.stages.unwrap_or(4);
+                let mut stages = c.stages.unwrap_or(3);
                 if !block.is_power_of_two() {
                     return Err(invalid(
                         alg,

@@ -459,19 +459,13 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
     let mut variants = vec![("default".to_string(), base)];
     for (block, steps, stages) in [
-        (256, 8, 3),
-        (256, 8, 6),
-        (256, 16, 3),
-        (256, 16, 4),
-        (128, 16, 3),
         (128, 16, 4),
+        (256, 8, 3),
+        (256, 16, 3),
+        (64, 32, 3),
         (128, 32, 3),
-        (128, 8, 4),
-        (512, 8, 3),
-        (512, 4, 4),
-        (256, 4, 4),
-        (256, 4, 6),
-        (512, 2, 4),
+        (128, 8, 3),
+        (256, 4, 3),
     ] {
         variants.push((
             format!("b{block} k{steps} s{stages}"),
@@ -512,18 +506,22 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     Ok(())
 }
 
-/// A short run for a profiler: SegMerge (trusted), f32 sum at 30 * 2^20, size-3 segments
-/// and one segment, offsets then owner form.
+/// A short run for a profiler: SegMerge (trusted, default and a small-block variant), f32 sum
+/// at 30 * 2^20: size-3 segments in the offsets form, one segment and size 3 in the owner form.
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let n = 30u64 << 20;
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 3, &masks_f32())?;
-    let config = SegConfig::new(SegAlgorithm::SegMerge).trusted();
-    for dist in ["size_3", "one_segment"] {
-        let layout = DeviceLayout::new(&gpu, &distribution(dist, n, 7).unwrap())?;
-        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
-        for form in ["offsets", "owner"] {
+    let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
+    for config in [base, base.block(128).items_per_thread(16).stages(3)] {
+        for (dist, form) in [
+            ("size_3", "offsets"),
+            ("one_segment", "owner"),
+            ("size_3", "owner"),
+        ] {
+            let layout = DeviceLayout::new(&gpu, &distribution(dist, n, 7).unwrap())?;
+            let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
             layout.run(&gpu, &sums, &mut out, form, config)?;
         }
     }
