@@ -264,7 +264,7 @@ __device__ __forceinline__ void r_load_owner_group(const r_ring<r_idx>& owners, 
     if (owners.mis == 0 && bytes % 8 == 0) {
         const unsigned int byte = r_ring_byte(owners, first);
         if constexpr (bytes % 16 == 0) {
-            union { uint4 v[bytes / 16]; r_idx k[R_GROUP]; } u;
+            union { uint4 v[(bytes + 15) / 16]; r_idx k[R_GROUP]; } u;
 #pragma unroll
             for (int v = 0; v < (int)(bytes / 16); ++v)
                 u.v[v] = *reinterpret_cast<const uint4*>(owners.base + r_swizzle<r_idx>(byte + 16 * v));
