@@ -339,8 +339,10 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     __shared__ M s_entry_val;
     __shared__ bool s_is_last;
 
-    constexpr unsigned int item_ring_bytes = ((R_RING * R_TILE * sizeof(r_in) + 16 + 15) / 16) * 16;
-    constexpr unsigned int key_ring_bytes = ((R_RING * R_TILE * sizeof(r_idx) + 16 + 15) / 16) * 16;
+    // Each ring has a line of slack: `mis` shifts it by up to 15 bytes, and the swizzle moves a
+    // piece within its 128-byte line.
+    constexpr unsigned int item_ring_bytes = ((R_RING * R_TILE * sizeof(r_in) + 128 + 15) / 16) * 16;
+    constexpr unsigned int key_ring_bytes = ((R_RING * R_TILE * sizeof(r_idx) + 128 + 15) / 16) * 16;
     M* s_stage = reinterpret_cast<M*>(r_dyn + item_ring_bytes + key_ring_bytes);  // 2 * R_TILE
 
 #if R_OFFSETS

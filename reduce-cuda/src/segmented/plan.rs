@@ -226,13 +226,14 @@ fn merge_steps(item_size: usize) -> u32 {
 const MERGE_SMEM_BUDGET: usize = 96 * 1024;
 
 /// SegMerge's dynamic shared memory: the item ring, the key ring (offsets or owners) and two
-/// output stages, each 16-byte aligned with 16 bytes of alignment slack for the rings.
+/// output stages, each 16-byte aligned; each ring with a 128-byte line of slack (alignment
+/// shift and swizzle; see kernels/seg_merge.cu).
 fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
     let round16 = |b: usize| b.div_ceil(16) * 16;
     let tile = block as usize * steps as usize;
     let ring = stages as usize * tile;
     let index_size = if shape.wide { 8 } else { 4 };
-    round16(ring * shape.in_size + 16) + round16(ring * index_size + 16) + 2 * tile * shape.m_size
+    round16(ring * shape.in_size + 128) + round16(ring * index_size + 128) + 2 * tile * shape.m_size
 }
 
 /// Auto's choice: SegMerge, whose cost depends only on N and the segment count (measured in

@@ -183,17 +183,14 @@ impl SegRow {
 
 const FORMS: [&str; 2] = ["owner", "offsets"];
 
-fn bench_configs() -> [(&'static str, SegConfig); 3] {
+fn bench_configs() -> [(&'static str, SegConfig); 4] {
+    let merge = SegConfig::new(SegAlgorithm::SegMerge);
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     [
-        (
-            "SegMerge trusted",
-            SegConfig::new(SegAlgorithm::SegMerge).trusted(),
-        ),
-        ("SegMerge validated", SegConfig::new(SegAlgorithm::SegMerge)),
-        (
-            "SegShuffle trusted",
-            SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
-        ),
+        ("SegMerge trusted", merge.trusted()),
+        ("SegMerge validated", merge),
+        ("SegShuffle trusted", shuffle.trusted()),
+        ("SegShuffle validated", shuffle),
     ]
 }
 
@@ -261,7 +258,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         "n,layout,monoid,form,algorithm,median_ms,gbs_moved,of_plain_shuffle,speedup_vs_cub,speedup_vs_torch,correct\n",
     );
     let mut table = vec![format!(
-        "{:>9} {:<13} {:<8} {:<7} {:<19} {:>8} {:>6} {:>6} {:>7} {:>7} {:>3}",
+        "{:>9} {:<13} {:<8} {:<7} {:<20} {:>8} {:>6} {:>6} {:>7} {:>7} {:>3}",
         "n",
         "layout",
         "monoid",
@@ -299,7 +296,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         );
         let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}"));
         table.push(format!(
-            "{:>9} {:<13} {:<8} {:<7} {:<19} {:>8.4} {:>6.0} {:>6.2} {:>7} {:>7} {:>3}",
+            "{:>9} {:<13} {:<8} {:<7} {:<20} {:>8.4} {:>6.0} {:>6.2} {:>7} {:>7} {:>3}",
             r.n,
             r.layout,
             r.monoid,
