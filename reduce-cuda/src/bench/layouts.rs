@@ -3,7 +3,7 @@
 //! read them from the files [`write_offsets`] makes, so every peer reduces the same layout).
 
 /// The distributions `bench segmented` reports, by name.
-pub const DISTRIBUTIONS: [&str; 10] = [
+pub const DISTRIBUTIONS: [&str; 11] = [
     "one_segment",
     "size_1",
     "size_3",
@@ -14,6 +14,7 @@ pub const DISTRIBUTIONS: [&str; 10] = [
     "power_3",
     "two_level",
     "equal_1000",
+    "empty_90",
 ];
 
 /// splitmix64: a small, fast, seeded generator.
@@ -51,7 +52,8 @@ fn offsets_from(n: u64, mut length: impl FnMut() -> u64) -> Vec<u64> {
 /// The distribution `name` over `n` items (see [`DISTRIBUTIONS`]), or `None` for an unknown
 /// name. Power laws draw lengths from a Pareto law of that exponent (`P(L) ~ L^-a`, L >= 1,
 /// cut at n) with 10% empty segments; `two_level` is mostly 1..4 items with one segment in
-/// 2000 of 10^4..10^5; `equal_1000` is 1000 segments of n / 1000 items.
+/// 2000 of 10^4..10^5; `equal_1000` is 1000 segments of n / 1000 items; `empty_90` has nine
+/// empty segments in ten, the others of 1..8 items (about twice as many segments as items).
 pub fn distribution(name: &str, n: u64, seed: u64) -> Option<Vec<u64>> {
     let mut rng = Rng(seed ^ 0x5eed_0000_0000_0000);
     let offsets = match name {
@@ -68,6 +70,13 @@ pub fn distribution(name: &str, n: u64, seed: u64) -> Option<Vec<u64>> {
             }
         }),
         "equal_1000" => (0..=1000).map(|s| n * s / 1000).collect(),
+        "empty_90" => offsets_from(n, || {
+            if rng.range(0, 9) == 0 {
+                rng.range(1, 8)
+            } else {
+                0
+            }
+        }),
         power if power.starts_with("power_") => {
             let a: f64 = power["power_".len()..].parse().ok()?;
             offsets_from(n, || {

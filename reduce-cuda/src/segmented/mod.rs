@@ -145,7 +145,13 @@ impl Gpu {
         offsets_form: bool,
     ) -> Result<crate::JitReport> {
         let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
-        let config = resolve(config.into(), self.info().compute_capability.0);
+        let config = resolve(
+            config.into(),
+            self.info().compute_capability.0,
+            I::WIDE,
+            0,
+            0,
+        );
         let plan = config.plan(shape)?;
         Ok(self.kernel::<M>(&plan.kernel(shape).0)?.1)
     }
@@ -174,7 +180,13 @@ impl Gpu {
             });
         }
         let n = items.len;
-        let config = resolve(config, self.info().compute_capability.0);
+        let config = resolve(
+            config,
+            self.info().compute_capability.0,
+            layout.wide,
+            n,
+            segments,
+        );
         let shape = shape_of::<M>(layout, items.ptr);
         let plan = config.plan(shape)?;
         if plan.u32_indices() {
@@ -281,7 +293,7 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
     let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, 9).plan(shape)?;
+    let plan = resolve(config, 9, I::WIDE, 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
 }
 

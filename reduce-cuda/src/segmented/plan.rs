@@ -17,7 +17,7 @@ use crate::error::Result;
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
-/// | `Auto` | `SegMerge` (`SegShuffle` before sm_80) | | |
+/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, or more segments than items | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -39,7 +39,8 @@ pub enum SegAlgorithm {
     /// Ours: merge-path split of items and segment ends, single launch, each segment written
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
-    /// `SegMerge` (`SegShuffle` on GPUs older than sm_80).
+    /// SegShuffle (fastest measured); SegMerge for u64 layouts, more than 2^32 items or
+    /// segments, or more segments than items.
     #[default]
     Auto,
 }
@@ -236,13 +237,23 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
     round16(ring * shape.in_size + 128) + round16(ring * index_size + 128) + 2 * tile * shape.m_size
 }
 
-/// Auto's choice: SegMerge, whose cost depends only on N and the segment count (measured in
-/// docs/gpu-results.md on every distribution), or SegShuffle on GPUs without cp.async.
-pub(crate) fn resolve(config: SegConfig, compute_major: i32) -> SegConfig {
+/// Auto's choice, from what it knows without reading the layout: SegShuffle, the fastest on
+/// every distribution of `bench segmented` (docs/gpu-results.md, H200); SegMerge when only it
+/// can (u64 layouts, more than 2^32 items or segments) or when there are more segments than
+/// items (runs of empty segments, which SegShuffle writes one thread at a time). SegMerge needs
+/// sm_80.
+pub(crate) fn resolve(
+    config: SegConfig,
+    compute_major: i32,
+    wide: bool,
+    n: usize,
+    segments: usize,
+) -> SegConfig {
     if config.algorithm != SegAlgorithm::Auto {
         return config;
     }
-    let algorithm = if compute_major >= 8 {
+    let beyond_u32 = wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
+    let algorithm = if beyond_u32 || (segments > n && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -521,7 +532,7 @@ impl SegPlan {
                         ("R_OFFSETS", shape.offsets_form as u32),
                         ("R_WIN", self.window() as u32),
                         ("R_STAGE", self.stage_slots(shape.m_size) as u32),
-                        ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
+                        ("R_MIN_BLOCKS", (768 / self.block()).max(1)),
                     ],
                 ),
                 "reduce_seg_shuffle",
@@ -564,5 +575,58 @@ impl SegPlan {
     /// Whether the algorithm indexes items and segments with u32.
     pub fn u32_indices(&self) -> bool {
         !matches!(self, SegPlan::Merge { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_picks_from_cheap_statistics() {
+        let auto = SegConfig::new(SegAlgorithm::Auto);
+        let pick = |major, wide, n, s| resolve(auto, major, wide, n, s).algorithm;
+        assert_eq!(pick(9, false, 1000, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, 1000, 1000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, 1000, 1001), SegAlgorithm::SegMerge);
+        assert_eq!(pick(7, false, 1000, 5000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, true, 10, 1), SegAlgorithm::SegMerge);
+        assert_eq!(pick(9, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+        // A concrete choice is kept.
+        let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
+        assert_eq!(resolve(tb2, 9, false, 1, 5).algorithm, SegAlgorithm::Tb2Seg);
+    }
+
+    #[test]
+    fn seg_merge_defaults_shrink_for_large_items() {
+        let shape = |size| Shape {
+            in_size: size,
+            m_size: size,
+            offsets_form: true,
+            wide: false,
+            plain_items: false,
+        };
+        let merge = SegConfig::new(SegAlgorithm::SegMerge);
+        for size in [1, 4, 8, 12, 72, 256] {
+            let plan = merge.plan(shape(size)).unwrap();
+            let SegPlan::Merge {
+                block,
+                steps,
+                stages,
+                ..
+            } = plan
+            else {
+                panic!("{plan:?}")
+            };
+            assert!(
+                merge_smem(block, steps, stages, shape(size)) <= MERGE_SMEM_BUDGET,
+                "{size}: {plan:?}"
+            );
+            assert!(block.is_power_of_two() && steps.is_power_of_two());
+        }
+        // Explicit parameters are kept, and checked.
+        assert!(merge.items_per_thread(3).plan(shape(4)).is_err());
+        assert!(merge.block(96).plan(shape(4)).is_err());
+        assert!(merge.stages(9).plan(shape(4)).is_err());
     }
 }

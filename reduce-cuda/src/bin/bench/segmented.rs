@@ -183,10 +183,11 @@ impl SegRow {
 
 const FORMS: [&str; 2] = ["owner", "offsets"];
 
-fn bench_configs() -> [(&'static str, SegConfig); 4] {
+fn bench_configs() -> [(&'static str, SegConfig); 5] {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     [
+        ("Auto trusted", SegConfig::new(SegAlgorithm::Auto).trusted()),
         ("SegMerge trusted", merge.trusted()),
         ("SegMerge validated", merge),
         ("SegShuffle trusted", shuffle.trusted()),
