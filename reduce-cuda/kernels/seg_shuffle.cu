@@ -1,7 +1,5 @@
 // SegShuffle: single-launch, order-keeping segmented reduction (ours), owner or offsets form.
 //
-// Each thread loads its items of the next tile while it reduces the current one.
-//
 // ORDER INVARIANT. Block b owns a contiguous run of tiles (R_BLOCK * R_ITEMS consecutive items),
 // runs in increasing b; thread t of a tile owns the R_ITEMS consecutive items from t * R_ITEMS.
 // A thread folds its items left to right, writing every segment that starts and ends inside its
@@ -99,9 +97,8 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left 0; *status receives the
 // first bad owner index (owner form) or stays R_NO_INDEX.
-// At least R_MIN_BLOCKS resident blocks per SM (three of 256 threads): caps registers so that
-// enough tiles are in flight with the next tile's items held in registers (76 registers without
-// the cap in the offsets form, 35% occupancy, profiled on an H100; 80 with the prefetch).
+// At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
+// (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
@@ -144,14 +141,6 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
     const unsigned int entry = s_entry;
 
     r_seg carry = r_seg_identity();
-    // This thread's items of a tile, and of the next tile (loaded one tile ahead, so that a
-    // block keeps loads in flight while it reduces).
-    auto items_of = [&](r_size tile, M (&dst)[R_ITEMS]) {
-        const r_size first = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
-        r_load_items(in, first, first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS), dst);
-    };
-    M it[R_ITEMS];
-    if (tile_begin < tile_end) items_of(tile_begin, it);
     r_size bad = R_NO_INDEX;
     for (r_size tile = tile_begin; tile < tile_end; ++tile) {
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
@@ -159,8 +148,8 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
-        M next_it[R_ITEMS];
-        if (tile + 1 < tile_end) items_of(tile + 1, next_it);
+        M it[R_ITEMS];
+        r_load_items(in, a, count, it);
 
         // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
         unsigned int own[R_ITEMS];
@@ -322,8 +311,6 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         // first barrier orders this copy before the tile after next reuses these.
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = last;
-#pragma unroll
-        for (int i = 0; i < R_ITEMS; ++i) it[i] = next_it[i];
     }
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);

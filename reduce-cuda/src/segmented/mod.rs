@@ -145,13 +145,8 @@ impl Gpu {
         offsets_form: bool,
     ) -> Result<crate::JitReport> {
         let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
-        let config = resolve(
-            config.into(),
-            self.info().compute_capability.0,
-            I::WIDE,
-            0,
-            0,
-        );
+        let major = self.info().compute_capability.0;
+        let config = resolve(config.into(), major, (I::WIDE, offsets_form), 0, 0);
         let plan = config.plan(shape)?;
         Ok(self.kernel::<M>(&plan.kernel(shape).0)?.1)
     }
@@ -183,7 +178,7 @@ impl Gpu {
         let config = resolve(
             config,
             self.info().compute_capability.0,
-            layout.wide,
+            (layout.wide, layout.offsets_form),
             n,
             segments,
         );
@@ -293,7 +288,7 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
     let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, 9, I::WIDE, 0, 0).plan(shape)?;
+    let plan = resolve(config, 9, (I::WIDE, offsets_form), 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
 }
 

@@ -17,7 +17,7 @@ use crate::error::Result;
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
-/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, or more segments than items | | |
+/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, more segments than items, or long CSR segments | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -40,7 +40,7 @@ pub enum SegAlgorithm {
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
     /// SegShuffle (fastest measured); SegMerge for u64 layouts, more than 2^32 items or
-    /// segments, or more segments than items.
+    /// segments, more segments than items, or CSR offsets with long segments.
     #[default]
     Auto,
 }
@@ -237,23 +237,27 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
     round16(ring * shape.in_size + 128) + round16(ring * index_size + 128) + 2 * tile * shape.m_size
 }
 
-/// Auto's choice, from what it knows without reading the layout: SegShuffle, the fastest on
-/// every distribution of `bench segmented` (docs/gpu-results.md, H200); SegMerge when only it
-/// can (u64 layouts, more than 2^32 items or segments) or when there are more segments than
-/// items (runs of empty segments, which SegShuffle writes one thread at a time). SegMerge needs
-/// sm_80.
+/// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
+/// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
+/// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
+/// segments), when there are more segments than items (runs of empty segments, which SegShuffle
+/// writes one thread at a time), and for offsets with long segments (N / S >= 4096). SegMerge
+/// needs sm_80.
 pub(crate) fn resolve(
     config: SegConfig,
     compute_major: i32,
-    wide: bool,
+    shape: (bool, bool),
     n: usize,
     segments: usize,
 ) -> SegConfig {
     if config.algorithm != SegAlgorithm::Auto {
         return config;
     }
+    let (wide, offsets_form) = shape;
     let beyond_u32 = wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let algorithm = if beyond_u32 || (segments > n && compute_major >= 8) {
+    let long_offsets = offsets_form && n as u64 >= 4096 * segments.max(1) as u64;
+    let merge_wins = segments > n || long_offsets;
+    let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -532,7 +536,7 @@ impl SegPlan {
                         ("R_OFFSETS", shape.offsets_form as u32),
                         ("R_WIN", self.window() as u32),
                         ("R_STAGE", self.stage_slots(shape.m_size) as u32),
-                        ("R_MIN_BLOCKS", (768 / self.block()).max(1)),
+                        ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
                     ],
                 ),
                 "reduce_seg_shuffle",
@@ -585,16 +589,30 @@ mod tests {
     #[test]
     fn auto_picks_from_cheap_statistics() {
         let auto = SegConfig::new(SegAlgorithm::Auto);
-        let pick = |major, wide, n, s| resolve(auto, major, wide, n, s).algorithm;
-        assert_eq!(pick(9, false, 1000, 100), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, false, 1000, 1000), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, false, 1000, 1001), SegAlgorithm::SegMerge);
-        assert_eq!(pick(7, false, 1000, 5000), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, true, 10, 1), SegAlgorithm::SegMerge);
-        assert_eq!(pick(9, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+        let pick =
+            |major, wide, offsets, n, s| resolve(auto, major, (wide, offsets), n, s).algorithm;
+        assert_eq!(pick(9, false, false, 1000, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, true, 1000, 1000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, false, 1000, 1001), SegAlgorithm::SegMerge);
+        assert_eq!(pick(7, false, false, 1000, 5000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, true, false, 10, 1), SegAlgorithm::SegMerge);
+        assert_eq!(pick(9, false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+        // Long segments: SegMerge in the offsets form only.
+        assert_eq!(pick(9, false, true, 1 << 20, 100), SegAlgorithm::SegMerge);
+        assert_eq!(
+            pick(9, false, false, 1 << 20, 100),
+            SegAlgorithm::SegShuffle
+        );
+        assert_eq!(
+            pick(9, false, true, 1 << 20, 1000),
+            SegAlgorithm::SegShuffle
+        );
         // A concrete choice is kept.
         let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
-        assert_eq!(resolve(tb2, 9, false, 1, 5).algorithm, SegAlgorithm::Tb2Seg);
+        assert_eq!(
+            resolve(tb2, 9, (false, true), 1, 5).algorithm,
+            SegAlgorithm::Tb2Seg
+        );
     }
 
     #[test]

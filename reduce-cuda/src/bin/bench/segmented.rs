@@ -183,11 +183,12 @@ impl SegRow {
 
 const FORMS: [&str; 2] = ["owner", "offsets"];
 
-fn bench_configs() -> [(&'static str, SegConfig); 5] {
+fn bench_configs() -> [(&'static str, SegConfig); 6] {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     [
         ("Auto trusted", SegConfig::new(SegAlgorithm::Auto).trusted()),
+        ("Auto validated", SegConfig::new(SegAlgorithm::Auto)),
         ("SegMerge trusted", merge.trusted()),
         ("SegMerge validated", merge),
         ("SegShuffle trusted", shuffle.trusted()),
