@@ -36,6 +36,7 @@ mod gpu;
 mod jit;
 mod plain;
 mod segmented;
+mod view;
 
 pub use algorithm::{Algorithm, Config};
 pub use backend::Backend;
@@ -50,6 +51,12 @@ pub use reduce_core::{fold, CudaMonoid, DeviceCopy, Max, Min, Product, Sum};
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
 pub use segmented::{compile_seg_kernel, seg_kernel_source, SegAlgorithm, SegConfig};
+pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut};
+
+/// The cudarc this crate is built on and whose types it takes ([`Gpu::from_stream`], cudarc
+/// slices as inputs and outputs): use it, or the same `=0.19.10` version, so that the types
+/// match.
+pub use cudarc;
 
 /// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
 /// parameters (`Auto` shows what it picks for large inputs). Readable: print it.
