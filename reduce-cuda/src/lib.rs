@@ -22,6 +22,24 @@
 //! assert_eq!(gpu.reduce(&xs, Algorithm::Auto)?, reduce_cuda::reduce_core::fold(&items));
 //! # Ok(()) }
 //! ```
+//!
+//! # Data already on the GPU
+//!
+//! Reductions read any device memory of the `Gpu`'s CUDA context in place: a [`DeviceVec`],
+//! a cudarc `CudaSlice` / `CudaView` / `CudaViewMut` (a slice of `f32` is an input of
+//! `Sum<f32>`, `Min<f32>`, ... as it is), or another library's pointer through the `unsafe`
+//! [`DeviceSlice::from_raw`]; results go to any [`DeviceOutput`]. [`Gpu::from_stream`] runs
+//! on your cudarc stream, so reductions are ordered with your own kernels without a
+//! synchronisation. The rules (context, alignment, lengths, stream order) are on [`DeviceInput`]; the
+//! example `interop` shows it end to end.
+//!
+//! # Cargo features
+//!
+//! None. The runtime needs, at run time only, the NVIDIA driver (`libcuda`) and NVRTC
+//! (`libnvrtc`, CUDA 13.0 line): both are loaded dynamically, and a missing one is an error
+//! value ([`Error::DriverMissing`], [`Error::NvrtcMissing`]), so the crate builds and its
+//! CPU paths run anywhere. [`cudarc`] is re-exported: use it (or the same `=0.19.10`) for the
+//! types [`Gpu::from_stream`] and the borrowed inputs take.
 #![deny(missing_docs)]
 
 mod algorithm;

@@ -1,51 +1,7 @@
 //! Device memory the reductions read and write in place, with no copy: this crate's
 //! [`DeviceVec`], cudarc's [`CudaSlice`], [`CudaView`] and [`CudaViewMut`], and memory of other
-//! libraries named by a raw address ([`DeviceSlice`], [`DeviceSliceMut`]).
-//!
-//! Inputs implement [`DeviceInput<T>`], outputs [`DeviceOutput<T>`] (both sealed: the safe
-//! reductions trust what they report). A cudarc slice of a primitive `P` is also an input and
-//! an output of the built-in monoids `Sum<P>`, `Product<P>`, `Min<P>` and `Max<P>` (they are
-//! `#[repr(transparent)]` wrappers and every bit pattern of `P` is valid), so a `CudaSlice<f32>`
-//! that your own kernel filled is reduced as it is:
-//!
-//! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use reduce_cuda::cudarc::driver::CudaContext;
-//! use reduce_cuda::{Algorithm, Gpu, Sum};
-//!
-//! let ctx = CudaContext::new(0)?;
-//! let stream = ctx.new_stream()?;
-//! let gpu = Gpu::from_stream(stream.clone())?;          // reductions go to your stream
-//! let xs = stream.clone_htod(&[1.0f32, 2.0, 3.0])?;       // or filled by your own kernel
-//! let total: Sum<f32> = gpu.reduce(&xs, Algorithm::Auto)?;
-//! assert_eq!(total.0, 6.0);
-//! # Ok(()) }
-//! ```
-//!
-//! # What every call checks (an error value, never undefined behaviour)
-//!
-//! - **Context.** The memory must live in the `Gpu`'s CUDA context (the same `CUcontext`: the
-//!   primary context of a device is shared by every `CudaContext::new(ordinal)` and
-//!   `Gpu::new(ordinal)`), else [`Error::ForeignBuffer`].
-//! - **Alignment.** The address must be a multiple of `align_of::<T>()`, else
-//!   [`Error::Misaligned`]. The fast kernel (`Shuffle`) reads 16-byte vectors; an input that
-//!   is not 16-byte aligned (a view at an odd offset, a raw pointer) is read item by item
-//!   instead: same grouping, same result bit for bit, lower bandwidth.
-//! - **Length.** An output must hold what the call writes, else [`Error::LengthMismatch`].
-//! - **Raw addresses** ([`DeviceSlice::from_raw`]): also what the driver knows of the address
-//!   (device memory of this device and context, the range inside one allocation), else
-//!   [`Error::InvalidPointer`] or [`Error::ForeignBuffer`].
-//!
-//! # Ordering with your work
-//!
-//! Every input and output has a *home stream*: the stream of the cudarc slice, of the `Gpu`
-//! that made a [`DeviceVec`], or of the `Gpu` a raw slice was made for. When it is not the
-//! `Gpu`'s own stream, the `Gpu`'s stream first waits for the work queued on the home stream
-//! (your kernel that wrote the data), and the home stream then waits for the reduction (so
-//! that later writes, or freeing the memory, come after it). When the home stream is the
-//! `Gpu`'s stream ([`Gpu::from_stream`] with your stream) the order is simply the stream's.
-//! cudarc's own event tracking, where its context has it on, is honoured too: a read waits
-//! for the slice's last recorded write and records itself, a write waits for both.
+//! libraries named by a raw address ([`DeviceSlice`], [`DeviceSliceMut`]). The rules are on
+//! [`DeviceInput`]; dispatchers enter memory through [`Gpu::input`] / [`Gpu::output`].
 
 use crate::buffer::DeviceVec;
 use crate::error::{DriverContext, Error, Result};
@@ -85,8 +41,51 @@ pub(crate) mod sealed {
 /// Device memory a reduction may read: `len()` values of `T` in one CUDA context.
 ///
 /// Implemented for [`DeviceVec<T>`], cudarc's `CudaSlice<T>`, `CudaView<'_, T>` and
-/// `CudaViewMut<'_, T>` (and, for the built-in monoids over a primitive `P`, for cudarc slices
-/// of `P`), and for raw memory through [`DeviceSlice`] and [`DeviceSliceMut`]. Sealed.
+/// `CudaViewMut<'_, T>`, and for raw memory through [`DeviceSlice`] and [`DeviceSliceMut`].
+/// Outputs implement [`DeviceOutput<T>`]. Both traits are sealed: the safe reductions trust
+/// what they report. A cudarc slice of a primitive `P` is also an input and an output of the
+/// built-in monoids `Sum<P>`, `Product<P>`, `Min<P>` and `Max<P>` (they are
+/// `#[repr(transparent)]` wrappers and every bit pattern of `P` is valid), so a
+/// `CudaSlice<f32>` that your own kernel filled is reduced as it is:
+///
+/// ```no_run
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use reduce_cuda::cudarc::driver::CudaContext;
+/// use reduce_cuda::{Algorithm, Gpu, Sum};
+///
+/// let ctx = CudaContext::new(0)?;
+/// let stream = ctx.new_stream()?;
+/// let gpu = Gpu::from_stream(stream.clone())?;          // reductions go to your stream
+/// let xs = stream.clone_htod(&[1.0f32, 2.0, 3.0])?;       // or filled by your own kernel
+/// let total: Sum<f32> = gpu.reduce(&xs, Algorithm::Auto)?;
+/// assert_eq!(total.0, 6.0);
+/// # Ok(()) }
+/// ```
+///
+/// # What every call checks (an error value, never undefined behaviour)
+///
+/// - **Context.** The memory must live in the `Gpu`'s CUDA context (the same `CUcontext`: the
+///   primary context of a device is shared by every `CudaContext::new(ordinal)` and
+///   `Gpu::new(ordinal)` of the process), else [`Error::ForeignBuffer`].
+/// - **Alignment.** The address must be a multiple of `align_of::<T>()`, else
+///   [`Error::Misaligned`]. The fast kernel (`Shuffle`) reads 16-byte vectors; an input that
+///   is not 16-byte aligned (a view at an odd offset, a raw pointer) is read item by item
+///   instead: same grouping, same result bit for bit, lower bandwidth.
+/// - **Length.** An output must hold what the call writes, else [`Error::LengthMismatch`].
+/// - **Raw addresses** ([`DeviceSlice::from_raw`]): also what the driver knows of the address
+///   (device memory of this device and context, the range inside one allocation), else
+///   [`Error::InvalidPointer`] or [`Error::ForeignBuffer`].
+///
+/// # Ordering with your work
+///
+/// Every input and output has a *home stream*: the stream of the cudarc slice, of the `Gpu`
+/// that made a [`DeviceVec`], or of the `Gpu` a raw slice was made for. When it is not the
+/// `Gpu`'s own stream, the `Gpu`'s stream first waits for the work queued on the home stream
+/// (your kernel that wrote the data), and the home stream then waits for the reduction (so
+/// that later writes, or freeing the memory, come after it). When the home stream is the
+/// `Gpu`'s stream ([`Gpu::from_stream`] with your stream) the order is simply the stream's.
+/// cudarc's own event tracking, where its context has it on, is honoured too: a read waits
+/// for the slice's last recorded write and records itself, a write waits for both.
 pub trait DeviceInput<T>: sealed::Input<T> {
     /// The number of values.
     fn len(&self) -> usize {
