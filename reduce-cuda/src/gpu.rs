@@ -149,7 +149,8 @@ impl Gpu {
     /// synchronisation. For a stream of its own in your context, pass `ctx.new_stream()?`.
     ///
     /// Your context's cudarc settings (event tracking) are left as they are. Returns an error
-    /// when NVRTC is missing or the driver fails. Makes no host synchronisation.
+    /// when NVRTC is missing or the driver fails. Queues no synchronisation: the one-word
+    /// ticket it allocates is cleared on the stream.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
         Gpu::open(stream)
     }

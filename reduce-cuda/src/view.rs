@@ -267,12 +267,28 @@ impl<T> DeviceSlice<T> {
     pub fn address(&self) -> u64 {
         self.raw.address
     }
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.raw.len
+    }
+    /// Whether it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.raw.len == 0
+    }
 }
 
 impl<T> DeviceSliceMut<T> {
     /// The device address.
     pub fn address(&self) -> u64 {
         self.raw.address
+    }
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.raw.len
+    }
+    /// Whether it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.raw.len == 0
     }
 }
 
