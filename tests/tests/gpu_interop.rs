@@ -133,6 +133,17 @@ fn user_setup() -> Option<(Gpu, Arc<CudaContext>, UserKernels)> {
     Some((gpu, ctx, kernels))
 }
 
+/// Loads the reduction kernels of `configs` before a test relies on streams overlapping: with
+/// CUDA's lazy loading, loading a kernel may synchronise the context, which would serialise
+/// the streams (and hide the ordering bug a test looks for).
+fn warm(gpu: &Gpu, configs: &[Config]) {
+    let items = affine_maps(5000);
+    let xs = gpu.upload(&items).unwrap();
+    for &config in configs {
+        assert_eq!(gpu.reduce(&xs, config).unwrap(), fold(&items));
+    }
+}
+
 fn every_config() -> Vec<Config> {
     Algorithm::ALL
         .iter()
@@ -268,6 +279,7 @@ fn a_callers_kernel_then_reduce_on_the_same_stream() {
     let want = fold(&affine_maps(n));
     let stream = ctx.new_stream().unwrap();
     let gpu = Gpu::from_stream(stream.clone()).unwrap();
+    warm(&gpu, &every_config());
     for config in every_config() {
         let mut maps = stream.alloc_zeros::<u32>(2 * n).unwrap();
         launch_overwrite(&k, &stream, &mut maps);
@@ -303,6 +315,7 @@ fn a_callers_kernel_on_another_stream_is_waited_for() {
     };
     let n = 1 << 20;
     let want = fold(&affine_maps(n));
+    warm(&gpu, &[Config::new(Algorithm::Auto)]);
     // Event tracking on (cudarc's default) and two streams: cudarc tracks reads and writes.
     let home = ctx.new_stream().unwrap();
     let writer = ctx.new_stream().unwrap();
@@ -345,8 +358,10 @@ fn the_memorys_stream_waits_for_the_reduction() {
     unsafe { untracked.disable_event_tracking() };
     let home = untracked.new_stream().unwrap();
     let mut maps = home.alloc_zeros::<u32>(2 * n).unwrap();
+    launch_overwrite(&k, &home, &mut maps); // every kernel of the test launched once first
     launch_fill(&k, &home, &mut maps, 0);
     home.synchronize().unwrap();
+    warm(&gpu, &[Config::new(Algorithm::Auto)]);
     let mut out = gpu.zeroed::<Affine>(1).unwrap();
     launch_delay(&k, gpu.stream());
     {
@@ -424,6 +439,17 @@ fn a_reduction_runs_while_another_streams_kernel_is_in_flight() {
         sa.alloc_zeros::<u32>(1).unwrap(),
         sa.alloc_zeros::<u32>(1).unwrap(),
     );
+    {
+        // set_flag launched once (on `seen`, reset below) before anything waits for it; the
+        // allocations on stream A are complete before stream B touches them.
+        sa.synchronize().unwrap();
+        let mut launch = sb.launch_builder(&k.set_flag);
+        launch.arg(&mut seen);
+        // SAFETY: set_flag(volatile unsigned int*) writes one word.
+        unsafe { launch.launch(one_block()) }.unwrap();
+        sb.synchronize().unwrap();
+        sa.memset_zeros(&mut seen).unwrap();
+    }
     ga.synchronize().unwrap();
     let mut out_a = ga.zeroed::<Affine>(1).unwrap();
     {
