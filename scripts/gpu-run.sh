@@ -2,7 +2,8 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor.
+# torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor,
+# interop.
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
@@ -123,6 +124,13 @@ for phase in "$@"; do
     anchor)
       nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
       tee -a "$SUMMARY" < "$OUT/anchor.txt"
+      ;;
+    interop)
+      .gpu/bin/interop > "$OUT/interop-example.log" 2>&1
+      note "interop example rc=$?"
+      tail -n 5 "$OUT/interop-example.log" | tee -a "$SUMMARY"
+      .gpu/bin/bench interop --out "$OUT" 2>"$OUT/bench-interop.err" | tee -a "$SUMMARY"
+      tail -3 "$OUT/bench-interop.err" >> "$SUMMARY"
       ;;
     *) note "unknown phase $phase" ;;
   esac

@@ -22,9 +22,9 @@ while read -r name exe; do
   case "$name" in derive_ui|reduce_macros) continue ;; esac
   cp "$exe" ".gpu/tests/$name"
 done < .gpu/test-list
-cargo build --release --bin bench --example quickstart
+cargo build --release --bin bench --example quickstart --example interop
 cp target/release/bench .gpu/bin/
-cp target/release/examples/quickstart .gpu/bin/
+cp target/release/examples/quickstart target/release/examples/interop .gpu/bin/
 strip .gpu/tests/* .gpu/bin/*
 cp scripts/gpu-run.sh scripts/cub_sweep.cu scripts/torch_seg.py .gpu/
 for f in cub_anchor.cu torch_anchor.py; do

@@ -7,12 +7,20 @@
 //! law checking for users' monoids ([`laws`], feature `proptest`).
 //!
 //! The GPU runtime is the `reduce-cuda` crate.
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `proptest` | off | [`laws`]: proptest checks of a monoid's laws (identity, associativity, declared commutativity) |
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builtin;
 mod cpu;
 mod fold;
 #[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 pub mod laws;
 pub mod layout;
 pub mod monoid;

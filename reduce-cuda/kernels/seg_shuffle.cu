@@ -22,7 +22,8 @@
 // stage, trailing empty segments and the cross-block records are written directly.
 //
 // Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
-// *status (first bad index, atomicMin) and never written through. Offsets form (R_OFFSETS = 1):
+// *status (first bad index, atomicMin) and never written through; owners are read as 16-byte
+// vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1):
 // the block loads the offsets that cover each tile into a shared window (sized from the previous
 // tile's segment count, grown when short, read from global memory past its capacity) and each
 // thread finds its segments there.
@@ -220,7 +221,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         }
 #else
         prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
-#if R_ITEMS % 4 == 0
+#if R_ITEMS % 4 == 0 && R_INDEX_VEC
         if (count == R_ITEMS) {
             const uint4* p = reinterpret_cast<const uint4*>(owner + a);
 #pragma unroll

@@ -1,10 +1,10 @@
 //! Plain reductions: host-side dispatch (grid sizes, passes) for every algorithm family.
 
 use crate::algorithm::{Algorithm, Config, Plan, SHUFFLE_BLOCKS_PER_SM};
-use crate::buffer::DeviceVec;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Scratch};
 use crate::jit::JitReport;
+use crate::view::{Access, DeviceInput, DeviceOutput};
 use reduce_core::CudaMonoid;
 
 /// Aligns scratch sub-regions.
@@ -40,13 +40,19 @@ pub(crate) fn plan_for<M: CudaMonoid>(config: Config) -> Result<Plan> {
 impl Gpu {
     /// The fold of every item of `xs`, left to right, computed on the device.
     ///
-    /// Equal to `reduce_core::fold(&host_items)` for any associative monoid, bit for bit
-    /// (floats: the algorithm fixes the grouping, so a float sum is deterministic but groups
-    /// differently from the sequential fold).
-    pub fn reduce<M: CudaMonoid>(&self, xs: &DeviceVec<M>, config: impl Into<Config>) -> Result<M> {
-        self.check_owned(xs)?;
+    /// `xs` is any device memory of this `Gpu`'s context: a [`crate::DeviceVec`], a cudarc
+    /// `CudaSlice` / `CudaView` / `CudaViewMut`, or a raw [`crate::DeviceSlice`] (see
+    /// [`DeviceInput`]); it is read in place. Equal to `reduce_core::fold(&host_items)` for any
+    /// associative monoid, bit for bit (floats: the algorithm fixes the grouping, so a float
+    /// sum is deterministic but groups differently from the sequential fold).
+    pub fn reduce<M: CudaMonoid>(
+        &self,
+        xs: &impl DeviceInput<M>,
+        config: impl Into<Config>,
+    ) -> Result<M> {
+        let input = self.input(xs)?;
         let mut scratch = self.lock_scratch();
-        let out = self.run(xs, config.into(), &mut scratch, None)?;
+        let out = self.run::<M>(&input, config.into(), &mut scratch, None)?;
         let mut value = [M::identity()];
         // SAFETY: `out` holds one M written by the final kernel; the copy is synchronous
         // with respect to the stream once synchronized below.
@@ -61,31 +67,34 @@ impl Gpu {
             during: "copying the result to the host",
             source,
         })?;
+        input.release()?;
         self.synchronize()?;
         Ok(value[0])
     }
 
     /// Queues the reduction of `xs` into `out[0]` without waiting for it (for pipelines and
-    /// benchmarks). `out` must hold at least one value.
+    /// benchmarks). `out` is any device memory of this `Gpu`'s context ([`DeviceOutput`]: a
+    /// [`crate::DeviceVec`], a cudarc `CudaSlice` or `CudaViewMut`, a raw
+    /// [`crate::DeviceSliceMut`]) holding at least one value.
     pub fn reduce_into<M: CudaMonoid>(
         &self,
-        xs: &DeviceVec<M>,
-        out: &mut DeviceVec<M>,
+        xs: &impl DeviceInput<M>,
+        out: &mut impl DeviceOutput<M>,
         config: impl Into<Config>,
     ) -> Result<()> {
-        self.check_owned(xs)?;
-        self.check_owned(out)?;
-        if out.is_empty() {
+        let input = self.input(xs)?;
+        let output = self.output(out)?;
+        if output.len == 0 {
             return Err(Error::LengthMismatch {
                 what: "the output must hold at least one value",
-                left: out.len(),
+                left: 0,
                 right: 1,
             });
         }
         let mut scratch = self.lock_scratch();
-        let target = out.device_ptr(&self.inner.stream);
-        self.run(xs, config.into(), &mut scratch, Some(target))?;
-        Ok(())
+        self.run::<M>(&input, config.into(), &mut scratch, Some(output.address))?;
+        output.release()?;
+        input.release()
     }
 
     /// Compiles (or loads from the caches) the kernel `config` needs for monoid `M`, and says
@@ -95,17 +104,16 @@ impl Gpu {
         Ok(self.kernel::<M>(&plan.kernel())?.1)
     }
 
-    /// Runs the plan; writes the result to `target` or to scratch; returns its address.
+    /// Runs the plan on `xs`; writes the result to `target` or to scratch; returns its address.
     fn run<M: CudaMonoid>(
         &self,
-        xs: &DeviceVec<M>,
+        xs: &Access<'_>,
         config: Config,
         scratch: &mut Scratch,
         target: Option<u64>,
     ) -> Result<u64> {
-        let n = xs.len();
-        let plan = plan_for::<M>(config)?;
-        let input = xs.device_ptr(&self.inner.stream);
+        let (input, n) = (xs.address, xs.len);
+        let plan = plan_for::<M>(config)?.for_input(input);
         match plan {
             Plan::Tb2 { .. } | Plan::Tb4Warp { .. } | Plan::Matrix { .. } => {
                 self.multi_pass::<M>(plan, input, n as u64, scratch, target)

@@ -13,6 +13,7 @@ pub use plan::{SegAlgorithm, SegConfig};
 use crate::buffer::DeviceVec;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::view::{DeviceInput, DeviceOutput, SegLayout};
 use plan::{resolve, SegPlan, Shape};
 use reduce_core::layout::{check_fits, SegIndex};
 use reduce_core::{CudaMonoid, LayoutError};
@@ -52,11 +53,12 @@ impl Gpu {
     /// One value per segment, where `owner[i]` is item i's segment (non-decreasing, below
     /// `num_segments`; `u32` or `u64`); segments that own no item get the identity. The layout is
     /// validated on the device (unless `SegConfig::trusted`) and a bad one returns
-    /// [`crate::Error::Layout`] naming the first bad index.
-    pub fn reduce_by_owner<M: CudaMonoid, I: SegIndex>(
+    /// [`crate::Error::Layout`] naming the first bad index. Items and owners may be any
+    /// [`DeviceInput`]: a [`DeviceVec`], a cudarc slice or view, a raw [`crate::DeviceSlice`].
+    pub fn reduce_by_owner<M: CudaMonoid>(
         &self,
-        items: &DeviceVec<M>,
-        owner: &DeviceVec<I>,
+        items: &impl DeviceInput<M>,
+        owner: &impl SegLayout,
         num_segments: usize,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
@@ -65,20 +67,17 @@ impl Gpu {
         Ok(out)
     }
 
-    /// [`Gpu::reduce_by_owner`] into the caller's buffer of `num_segments` values: no
+    /// [`Gpu::reduce_by_owner`] into the caller's buffer (its first `num_segments` values): no
     /// allocation per call. With `SegConfig::trusted` it only queues the work (for loops and
     /// pipelines); validating waits for the result of the check.
-    pub fn reduce_by_owner_into<M: CudaMonoid, I: SegIndex>(
+    pub fn reduce_by_owner_into<M: CudaMonoid, L: SegLayout>(
         &self,
-        items: &DeviceVec<M>,
-        owner: &DeviceVec<I>,
+        items: &impl DeviceInput<M>,
+        owner: &L,
         num_segments: usize,
-        out: &mut DeviceVec<M>,
+        out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        self.check_owned(items)?;
-        self.check_owned(owner)?;
-        self.check_owned(out)?;
         if owner.len() != items.len() {
             return Err(LayoutError::OwnerLengthMismatch {
                 items: items.len(),
@@ -86,24 +85,18 @@ impl Gpu {
             }
             .into());
         }
-        check_fits::<I>("segment count", num_segments)?;
-        let layout = Layout::new::<I>(owner.device_ptr(&self.inner.stream), owner.len(), false);
-        self.segmented_into::<M>(
-            self.items_of(items),
-            layout,
-            num_segments,
-            out,
-            config.into(),
-        )
+        check_fits::<L::Index>("segment count", num_segments)?;
+        self.segmented_into::<M, L::Index>(items, owner, false, num_segments, out, config.into())
     }
 
     /// One value per CSR segment: segment s is items `offsets[s] .. offsets[s + 1]`;
     /// `offsets` (`u32` or `u64`) holds segments + 1 entries, starts at 0, ends at N, never
-    /// decreases. Validated on the device unless `SegConfig::trusted`.
-    pub fn reduce_segments<M: CudaMonoid, I: SegIndex>(
+    /// decreases. Validated on the device unless `SegConfig::trusted`. Items and offsets may be
+    /// any [`DeviceInput`].
+    pub fn reduce_segments<M: CudaMonoid>(
         &self,
-        items: &DeviceVec<M>,
-        offsets: &DeviceVec<I>,
+        items: &impl DeviceInput<M>,
+        offsets: &impl SegLayout,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
         let segments = offsets
@@ -115,26 +108,22 @@ impl Gpu {
         Ok(out)
     }
 
-    /// [`Gpu::reduce_segments`] into the caller's buffer of `offsets.len() - 1` values: no
-    /// allocation per call. With `SegConfig::trusted` it only queues the work; validating waits
-    /// for the result of the check.
-    pub fn reduce_segments_into<M: CudaMonoid, I: SegIndex>(
+    /// [`Gpu::reduce_segments`] into the caller's buffer (its first `offsets.len() - 1`
+    /// values): no allocation per call. With `SegConfig::trusted` it only queues the work;
+    /// validating waits for the result of the check.
+    pub fn reduce_segments_into<M: CudaMonoid, L: SegLayout>(
         &self,
-        items: &DeviceVec<M>,
-        offsets: &DeviceVec<I>,
-        out: &mut DeviceVec<M>,
+        items: &impl DeviceInput<M>,
+        offsets: &L,
+        out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        self.check_owned(items)?;
-        self.check_owned(offsets)?;
-        self.check_owned(out)?;
         let segments = offsets
             .len()
             .checked_sub(1)
             .ok_or(LayoutError::OffsetsEmpty)?;
-        check_fits::<I>("item count", items.len())?;
-        let layout = Layout::new::<I>(offsets.device_ptr(&self.inner.stream), offsets.len(), true);
-        self.segmented_into::<M>(self.items_of(items), layout, segments, out, config.into())
+        check_fits::<L::Index>("item count", items.len())?;
+        self.segmented_into::<M, L::Index>(items, offsets, true, segments, out, config.into())
     }
 
     /// Compiles (or loads) the kernel of a segmented configuration for `I` layouts; see
@@ -151,29 +140,52 @@ impl Gpu {
         Ok(self.kernel::<M>(&plan.kernel(shape).0)?.1)
     }
 
-    fn items_of<M>(&self, items: &DeviceVec<M>) -> Items {
-        Items {
-            ptr: items.device_ptr(&self.inner.stream),
-            len: items.len(),
-        }
-    }
-
-    /// The driver every segmented call goes through.
-    fn segmented_into<M: CudaMonoid>(
+    /// The driver every segmented call goes through: enters the memory (context, alignment,
+    /// stream order), plans, launches, and releases the memory after the last launch.
+    fn segmented_into<M: CudaMonoid, I: SegIndex>(
         &self,
-        items: Items,
-        layout: Layout,
+        items: &impl DeviceInput<M>,
+        layout: &impl DeviceInput<I>,
+        offsets_form: bool,
         segments: usize,
-        out: &mut DeviceVec<M>,
+        out: &mut impl DeviceOutput<M>,
         config: SegConfig,
     ) -> Result<()> {
-        if out.len() != segments {
+        if out.len() < segments {
             return Err(Error::LengthMismatch {
                 what: "the output must hold one value per segment",
                 left: out.len(),
                 right: segments,
             });
         }
+        let items_access = self.input(items)?;
+        let layout_access = self.input(layout)?;
+        let out_access = self.output(out)?;
+        let items = Items {
+            ptr: items_access.address,
+            len: items_access.len,
+        };
+        let layout = Layout {
+            ptr: layout_access.address,
+            len: layout_access.len,
+            offsets_form,
+            wide: I::WIDE,
+        };
+        self.segmented_raw::<M>(items, layout, segments, out_access.address, config)?;
+        out_access.release()?;
+        layout_access.release()?;
+        items_access.release()
+    }
+
+    /// Plans and launches a segmented reduction over raw device addresses.
+    fn segmented_raw<M: CudaMonoid>(
+        &self,
+        items: Items,
+        layout: Layout,
+        segments: usize,
+        out_ptr: u64,
+        config: SegConfig,
+    ) -> Result<()> {
         let n = items.len;
         let config = resolve(
             config,
@@ -208,7 +220,6 @@ impl Gpu {
                 ));
             }
         }
-        let out_ptr = out.device_ptr(&self.inner.stream);
         let mut scratch = self.lock_scratch();
         let job = launch::Job {
             plan,
@@ -270,6 +281,7 @@ fn shape_of<M>(layout: Layout, items_ptr: u64) -> Shape {
         offsets_form: layout.offsets_form,
         wide: layout.wide,
         plain_items: !items_ptr.is_multiple_of(16),
+        plain_index: !layout.ptr.is_multiple_of(16),
     }
 }
 

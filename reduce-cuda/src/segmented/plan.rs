@@ -170,8 +170,10 @@ pub(crate) struct Shape {
     pub offsets_form: bool,
     /// u64 offsets or owners.
     pub wide: bool,
-    /// The items are not 16-byte aligned (SegMerge copies them with plain loads).
+    /// The items are not 16-byte aligned (no vector loads or copies of them).
     pub plain_items: bool,
+    /// The offsets or owners are not 16-byte aligned (no vector loads of them).
+    pub plain_index: bool,
 }
 
 /// A validated, concrete segmented algorithm.
@@ -532,7 +534,8 @@ impl SegPlan {
                     &[
                         block,
                         ("R_ITEMS", items),
-                        ("R_VECS", vecs),
+                        ("R_VECS", if shape.plain_items { 0 } else { vecs }),
+                        ("R_INDEX_VEC", !shape.plain_index as u32),
                         ("R_OFFSETS", shape.offsets_form as u32),
                         ("R_WIN", self.window() as u32),
                         ("R_STAGE", self.stage_slots(shape.m_size) as u32),
@@ -623,6 +626,7 @@ mod tests {
             offsets_form: true,
             wide: false,
             plain_items: false,
+            plain_index: false,
         };
         let merge = SegConfig::new(SegAlgorithm::SegMerge);
         for size in [1, 4, 8, 12, 72, 256] {
