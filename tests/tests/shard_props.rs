@@ -129,8 +129,7 @@ proptest! {
                 prop_assert_eq!(plan.owner_of(s), Some(rank));
                 let start = offsets[s] as usize;
                 let expected_owner = (0..shards.ranks())
-                    .filter(|&r| !shards.range(r).is_empty() && shards.range(r).start <= start)
-                    .next_back()
+                    .rfind(|&r| !shards.range(r).is_empty() && shards.range(r).start <= start)
                     .unwrap_or(0);
                 prop_assert_eq!(rank, expected_owner);
             }
