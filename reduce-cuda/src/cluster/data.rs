@@ -1,7 +1,7 @@
 //! Sharded data: contiguous shards in rank order, one device buffer per local rank; and the
 //! exchange of small per-rank records (with a failure status) that keeps ranks in step.
 
-use super::comm::Op;
+use super::comm::{bind, Op};
 use super::error::{ClusterError, Result};
 use super::{Cluster, State};
 use crate::buffer::DeviceVec;
@@ -177,20 +177,23 @@ impl Cluster {
         let parts = if self.all_local() {
             uploads.into_iter().collect::<Result<Vec<_>>>()?
         } else {
-            let records = uploads
-                .iter()
-                .zip(&self.members)
-                .map(|(u, m)| match u {
-                    Ok(_) => Ok(vec![
-                        shards.items() as u64,
-                        shards.range(m.rank).len() as u64,
-                    ]),
-                    Err(_) => Ok(vec![0, 0]),
-                })
-                .collect();
+            let mut parts = Vec::with_capacity(uploads.len());
+            let mut records = Vec::with_capacity(uploads.len());
+            for (upload, m) in uploads.into_iter().zip(&self.members) {
+                match upload {
+                    Ok(part) => {
+                        parts.push(part);
+                        records.push(Ok(vec![
+                            shards.items() as u64,
+                            shards.range(m.rank).len() as u64,
+                        ]));
+                    }
+                    Err(e) => records.push(Err(e)),
+                }
+            }
             let mut state = self.lock()?;
+            // Returns the first failed rank's error: past it, every upload succeeded.
             let all = self.exchange(&mut state, records, 2, during)?;
-            let parts = uploads.into_iter().collect::<Result<Vec<_>>>()?;
             let same = all.chunks(2).enumerate().all(|(rank, r)| {
                 r[0] == shards.items() as u64 && r[1] == shards.range(rank).len() as u64
             });
@@ -259,6 +262,7 @@ impl Cluster {
             })
             .collect();
         self.collective(state, &ops, during, true)?;
+        bind(&self.members[0].gpu)?;
         let all = self.members[0].gpu.download(&recvs[0])?;
         self.first_failure(all.chunks(width + 1).map(|r| r[0]), &mut errors, during)?;
         Ok(all

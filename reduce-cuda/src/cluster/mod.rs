@@ -54,8 +54,10 @@ pub use plain::Replicated;
 pub use reduce_core::shard::{SegmentPlan, ShardError, Shards};
 pub use segmented::{Placement, SegmentPart, Segments};
 
+use crate::codegen::KernelSpec;
 use crate::{DeviceVec, Gpu};
 use comm::Comm;
+use reduce_core::CudaMonoid;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -378,6 +380,16 @@ impl Cluster {
         }
         Err(ClusterError::PeerFailed { rank, during })
     }
+}
+
+/// An entry point of `kernels/shard.cu` compiled for monoid `M` on `gpu` (cached like every
+/// kernel).
+fn shard_function<M: CudaMonoid>(
+    gpu: &Gpu,
+    entry: &'static str,
+) -> Result<cudarc::driver::CudaFunction> {
+    let (kernel, _) = gpu.kernel::<M>(&KernelSpec::new("shard", &[]))?;
+    Ok(kernel.function(entry)?)
 }
 
 #[cfg(test)]

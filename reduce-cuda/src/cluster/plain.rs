@@ -1,6 +1,7 @@
 //! Plain reductions over shards: each rank reduces its shard with the single-GPU kernels
 //! (`Gpu::reduce_into`), the partials are all-gathered as bytes, and every rank folds them in
-//! rank order — on the host ([`Cluster::reduce`]) or on its device ([`Cluster::reduce_into`]).
+//! rank order — on the host ([`Cluster::reduce`]) or on its device ([`Cluster::reduce_into`],
+//! `shard_fold` of `kernels/shard.cu`), with the same grouping.
 //!
 //! Order: rank r's partial is the fold of items `range(r)`, the ranges are contiguous and in
 //! rank order, and the all-gather puts partial r at index r; folding the gathered partials left
@@ -9,7 +10,7 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::{Cluster, State};
+use super::{shard_function, Cluster, State};
 use crate::buffer::DeviceVec;
 use crate::error::DriverContext;
 use crate::{Config, Gpu};
@@ -193,9 +194,9 @@ impl Cluster {
 
     /// Queues the reduction of `xs` into `out` on every local rank and returns without waiting:
     /// each rank reduces its shard, the partials are all-gathered, and each rank folds them in
-    /// rank order on its own GPU (`Gpu::reduce_into` over the `world` partials). Collective.
-    /// The values are equal on every rank; [`Cluster::read`] waits and reads one (and reports a
-    /// failure of any rank).
+    /// rank order on its own GPU (one thread, left to right: the same bits as the host fold of
+    /// [`Cluster::reduce`]). Collective. The values are equal on every rank; [`Cluster::read`]
+    /// waits and reads one (and reports a failure of any rank).
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -248,9 +249,16 @@ impl Cluster {
         if let Some(e) = failure {
             return Err(e.into());
         }
-        for (m, part) in self.members.iter().zip(&mut out.parts) {
+        for (m, part) in self.members.iter().zip(&out.parts) {
             bind(&m.gpu)?;
-            m.gpu.reduce_into(&part.gathered, &mut part.value, config)?;
+            let f = shard_function::<M>(&m.gpu, "shard_fold")?;
+            let stream = &m.gpu.inner.stream;
+            let args = [
+                part.gathered.device_ptr(stream),
+                self.world as u64,
+                part.value.device_ptr(stream),
+            ];
+            m.gpu.launch(&f, 1, 32, 0, &args)?;
         }
         Ok(())
     }
@@ -262,6 +270,7 @@ impl Cluster {
         let mut state = self.lock()?;
         self.wait(&mut state, "waiting for a reduction")?;
         let first = &self.members[0].gpu;
+        bind(first)?;
         if !self.all_local() {
             let statuses = first.download(&out.parts[0].statuses)?;
             let mut none: Vec<Option<ClusterError>> = Vec::new();

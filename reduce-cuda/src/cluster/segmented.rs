@@ -19,9 +19,8 @@
 use super::comm::{bind, Op};
 use super::data::{join, Sharded};
 use super::error::{ClusterError, Result};
-use super::{Cluster, Member};
+use super::{shard_function, Cluster, Member};
 use crate::buffer::DeviceVec;
-use crate::codegen::KernelSpec;
 use crate::error::DriverContext;
 use crate::{Gpu, SegConfig};
 use reduce_core::shard::{check_shard_owner, Carry, SegmentPlan, ShardError, Touch};
@@ -122,6 +121,10 @@ impl Cluster {
     ) -> Result<Segments<M>> {
         self.check_sharded(xs, "the items")?;
         let plan = SegmentPlan::from_offsets(xs.shards(), offsets)?;
+        // Every rank checks every shard, so that all of them return the same error.
+        for rank in 0..self.world {
+            plan.check_local_limits(rank)?;
+        }
         let local = self
             .members
             .iter()
@@ -243,6 +246,7 @@ impl Cluster {
             .collect();
         self.collective(&mut state, &ops, "the all-gather of the carries", true)?;
         let first = &self.members[0].gpu;
+        bind(first)?;
         let headers = first.download(&recvs[0].0)?;
         let carries = first.download(&recvs[0].1)?;
         drop((sends, recvs));
@@ -444,8 +448,7 @@ fn rebase_owner(gpu: &Gpu, owner: &DeviceVec<u32>, base: u32) -> Result<DeviceVe
     let n = owner.len();
     let out = DeviceVec::<u32>::alloc(stream, gpu.info().ordinal, n)?;
     // The kernel does not use the monoid: one module per device, keyed by a fixed type.
-    let (kernel, _) = gpu.kernel::<Sum<u32>>(&KernelSpec::new("shard", &[]))?;
-    let f = kernel.function("shard_rebase_owner")?;
+    let f = shard_function::<Sum<u32>>(gpu, "shard_rebase_owner")?;
     let grid = (n as u64)
         .div_ceil(256)
         .clamp(1, gpu.info().multiprocessors as u64 * 16);
@@ -563,6 +566,7 @@ fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codegen::KernelSpec;
 
     /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
     #[test]
@@ -575,9 +579,14 @@ mod tests {
             eprintln!("skipped: no NVRTC");
             return;
         }
-        let source = crate::codegen::assemble::<Sum<u32>>(&KernelSpec::new("shard", &[]));
-        assert!(source.text.contains("shard_rebase_owner"));
-        let cubin = crate::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
-        assert!(!cubin.is_empty());
+        fn compile<M: CudaMonoid>() {
+            let source = crate::codegen::assemble::<M>(&KernelSpec::new("shard", &[]));
+            assert!(source.text.contains("shard_rebase_owner"));
+            assert!(source.text.contains("shard_fold"));
+            let cubin = crate::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
+            assert!(!cubin.is_empty());
+        }
+        compile::<Sum<u32>>();
+        compile::<reduce_core::Min<f64>>();
     }
 }
