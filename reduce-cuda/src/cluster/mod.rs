@@ -65,6 +65,8 @@ use std::time::Duration;
 
 /// The rendezvous of a one-process-per-GPU cluster: NCCL's 128-byte unique id. Rank 0 makes
 /// one ([`ClusterId::new`]) and sends it to every other rank (as hex: [`ClusterId::to_hex`]).
+/// NCCL's rendezvous runs in the process that made the id, so that process must stay alive
+/// until every rank has joined (make it in rank 0, not in a helper that exits).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct ClusterId([u8; 128]);
 

@@ -298,7 +298,7 @@ impl Cluster {
 }
 
 /// Copies `len` bytes from device address `ptr` of `gpu` (whose stream is idle).
-pub(super) fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
+fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
     bind(gpu)?;
     let mut host = vec![0u8; len];
     if len > 0 {
