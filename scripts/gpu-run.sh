@@ -120,30 +120,34 @@ for phase in "$@"; do
       # scaling, combine latency) with torch side by side, then the multi_gpu example both ways.
       nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
       grep -E "^GPU[0-9]" "$OUT/topo.txt" | tee -a "$SUMMARY"
-      for t in gpu_cluster reduce_cuda; do
+      # Every step is bounded, so that the phase stays under the device tool's 10 minutes and
+      # the logs come back even if a step hangs.
+      for t in gpu_cluster:180 reduce_cuda:60; do
+        limit=${t#*:}
+        t=${t%:*}
         start=$(date +%s)
-        timeout 300 ".gpu/cluster/$t" > "$OUT/cluster-test-$t.log" 2>&1
+        timeout "$limit" ".gpu/cluster/$t" > "$OUT/cluster-test-$t.log" 2>&1
         rc=$?
         note "cluster test $t rc=$rc $(( $(date +%s) - start ))s $(grep -E '^test result' "$OUT/cluster-test-$t.log" | tail -1)"
         grep -E "ran with worlds|processes, rank|a missing rank, rank|a wrong world size, rank|a peer that leaves, rank|panicked|FAILED" "$OUT/cluster-test-$t.log" | head -30 | tee -a "$SUMMARY"
       done
       start=$(date +%s)
-      PYTHONUNBUFFERED=1 timeout 240 python3 .gpu/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
+      PYTHONUNBUFFERED=1 timeout 90 python3 .gpu/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
       note "torch all_reduce anchor $(( $(date +%s) - start ))s"
       grep -E "^(device|torch_allreduce) " "$OUT/torch-allreduce.txt" | tee -a "$SUMMARY"
       start=$(date +%s)
-      timeout 300 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
+      timeout 120 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
       rc=${PIPESTATUS[0]}
       note "bench_cluster rc=$rc $(( $(date +%s) - start ))s"
       tail -3 "$OUT/bench-cluster.err" >> "$SUMMARY"
-      timeout 120 .gpu/cluster/multi_gpu > "$OUT/multi-gpu.txt" 2>&1
+      timeout 45 .gpu/cluster/multi_gpu > "$OUT/multi-gpu.txt" 2>&1
       note "multi_gpu (one process) rc=$?"
       tail -3 "$OUT/multi-gpu.txt" | tee -a "$SUMMARY"
       # The README's recipe: one process per GPU, rank 0 publishes the id in a file.
       gpus=$(nvidia-smi -L | wc -l)
       rm -f /tmp/reduce-cluster.id
       for r in $(seq 0 $((gpus - 1))); do
-        timeout 120 .gpu/cluster/multi_gpu --rank "$r" --world "$gpus" --id-file /tmp/reduce-cluster.id > "$OUT/multi-gpu-rank$r.txt" 2>&1 &
+        timeout 45 .gpu/cluster/multi_gpu --rank "$r" --world "$gpus" --id-file /tmp/reduce-cluster.id > "$OUT/multi-gpu-rank$r.txt" 2>&1 &
       done
       wait
       for r in $(seq 0 $((gpus - 1))); do

@@ -533,7 +533,7 @@ fn one_process_per_gpu() {
         expect_success(
             &format!("{world} processes"),
             children,
-            Duration::from_secs(240),
+            Duration::from_secs(100),
         );
     }
 }
@@ -553,7 +553,7 @@ fn a_missing_rank_or_a_wrong_world_is_a_timeout() {
         &[(0, 2, 0)],
         &id,
     );
-    expect_success("a missing rank", children, Duration::from_secs(90));
+    expect_success("a missing rank", children, Duration::from_secs(60));
     // The ranks disagree on the world size.
     let id = ClusterId::new().unwrap();
     let children = spawn(
@@ -562,7 +562,7 @@ fn a_missing_rank_or_a_wrong_world_is_a_timeout() {
         &[(0, 2, 0), (1, 3, 1)],
         &id,
     );
-    expect_success("a wrong world size", children, Duration::from_secs(90));
+    expect_success("a wrong world size", children, Duration::from_secs(60));
 }
 
 #[test]
@@ -579,7 +579,7 @@ fn a_peer_that_leaves_is_an_error() {
         &[(0, 2, 0), (1, 2, 1)],
         &id,
     );
-    expect_success("a peer that leaves", children, Duration::from_secs(120));
+    expect_success("a peer that leaves", children, Duration::from_secs(60));
 }
 
 /// What a child rank does; a panic fails it (exit code 101).
