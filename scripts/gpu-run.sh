@@ -3,7 +3,7 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor,
-# interop.
+# interop, cluster (2+ GPUs, NCCL).
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
@@ -13,6 +13,9 @@ OUT=/tmp/reduce-work
 rm -rf "$OUT"
 mkdir -p "$OUT" "$DEST"
 export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
+# NVLink SHARP (multicast) off in everything that starts NCCL: it can take the shared host's
+# GPUs out of service.
+export NCCL_NVLS_ENABLE=0
 export REDUCE_CUDA_CACHE_DIR=/tmp/reduce-cuda-cache
 LAYOUTS=/tmp/reduce-layouts
 SUMMARY="$OUT/summary.txt"
@@ -131,6 +134,45 @@ for phase in "$@"; do
       tail -n 5 "$OUT/interop-example.log" | tee -a "$SUMMARY"
       .gpu/bin/bench interop --out "$OUT" 2>"$OUT/bench-interop.err" | tee -a "$SUMMARY"
       tail -3 "$OUT/bench-interop.err" >> "$SUMMARY"
+    cluster)
+      # More than one GPU: the cluster tests (one process on 1-4 GPUs, one process per GPU,
+      # missing and leaving peers), torch.sum + all_reduce over NCCL, then bench_cluster (weak
+      # scaling, combine latency) with torch side by side, then the multi_gpu example both ways.
+      nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+      grep -E "^GPU[0-9]" "$OUT/topo.txt" | tee -a "$SUMMARY"
+      # Every step is bounded, so that the phase stays under the device tool's 10 minutes and
+      # the logs come back even if a step hangs.
+      for t in gpu_cluster:180 reduce_cuda:60; do
+        limit=${t#*:}
+        t=${t%:*}
+        start=$(date +%s)
+        timeout "$limit" ".gpu/cluster/$t" > "$OUT/cluster-test-$t.log" 2>&1
+        rc=$?
+        note "cluster test $t rc=$rc $(( $(date +%s) - start ))s $(grep -E '^test result' "$OUT/cluster-test-$t.log" | tail -1)"
+        grep -E "ran with worlds|processes, rank|a missing rank, rank|a wrong world size, rank|a peer that leaves, rank|panicked|FAILED" "$OUT/cluster-test-$t.log" | head -30 | tee -a "$SUMMARY"
+      done
+      start=$(date +%s)
+      PYTHONUNBUFFERED=1 timeout 90 python3 .gpu/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
+      note "torch all_reduce anchor $(( $(date +%s) - start ))s"
+      grep -E "^(device|torch_allreduce) " "$OUT/torch-allreduce.txt" | tee -a "$SUMMARY"
+      start=$(date +%s)
+      timeout 120 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
+      rc=${PIPESTATUS[0]}
+      note "bench_cluster rc=$rc $(( $(date +%s) - start ))s"
+      tail -3 "$OUT/bench-cluster.err" >> "$SUMMARY"
+      timeout 45 .gpu/cluster/multi_gpu > "$OUT/multi-gpu.txt" 2>&1
+      note "multi_gpu (one process) rc=$?"
+      tail -3 "$OUT/multi-gpu.txt" | tee -a "$SUMMARY"
+      # The README's recipe: one process per GPU, rank 0 publishes the id in a file.
+      gpus=$(nvidia-smi -L | wc -l)
+      rm -f /tmp/reduce-cluster.id
+      for r in $(seq 0 $((gpus - 1))); do
+        timeout 45 .gpu/cluster/multi_gpu --rank "$r" --world "$gpus" --id-file /tmp/reduce-cluster.id > "$OUT/multi-gpu-rank$r.txt" 2>&1 &
+      done
+      wait
+      for r in $(seq 0 $((gpus - 1))); do
+        note "multi_gpu rank $r of $gpus: $(grep -cE 'equal to the sequential fold: true' "$OUT/multi-gpu-rank$r.txt") of 2 results equal to the fold"
+      done
       ;;
     *) note "unknown phase $phase" ;;
   esac

@@ -4,7 +4,8 @@
 //! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
 //! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
 //! [`fold_segments`] / [`fold_by_owner`], the order-keeping parallel [`Cpu`] backend, and
-//! law checking for users' monoids ([`laws`], feature `proptest`).
+//! law checking for users' monoids ([`laws`], feature `proptest`), and the host side of
+//! reductions over shards on several devices ([`shard`]).
 //!
 //! The GPU runtime is the `reduce-cuda` crate.
 //!
@@ -24,6 +25,7 @@ mod fold;
 pub mod laws;
 pub mod layout;
 pub mod monoid;
+pub mod shard;
 
 pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;

@@ -132,6 +132,17 @@ pub(crate) unsafe fn copy_on_device<T>(
     Ok(())
 }
 
+#[cfg(feature = "nccl")]
+impl<T: DeviceCopy> DeviceVec<T> {
+    /// Copies value `index < len` to the host (waits for the work queued on `stream`).
+    pub(crate) fn read_at(&self, stream: &CudaStream, index: usize) -> Result<T> {
+        debug_assert!(index < self.len);
+        let address = self.device_ptr(stream) + (index * std::mem::size_of::<T>()) as u64;
+        // SAFETY: one T inside the buffer, written as a T.
+        Ok(unsafe { copy_to_host::<T>(stream, address, 1) }?[0])
+    }
+}
+
 impl<T> DeviceVec<T> {
     /// The number of values.
     pub fn len(&self) -> usize {

@@ -329,6 +329,18 @@ impl Gpu {
     /// That `buffer` was made by this `Gpu` (on its stream). For the dispatchers that take
     /// [`DeviceVec`]s only; the others accept any memory of the context through
     /// [`Gpu::input`] / [`Gpu::output`], which order other streams.
+    /// A `DeviceVec` this `Gpu` made (on its stream), else `ForeignBuffer`.
+    #[cfg(feature = "nccl")]
+    pub(crate) fn check_owned<T>(&self, buffer: &DeviceVec<T>) -> Result<()> {
+        if **buffer.bytes.stream() != *self.inner.stream {
+            return Err(Error::ForeignBuffer {
+                buffer_ordinal: buffer.ordinal,
+                gpu_ordinal: self.inner.info.ordinal,
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn lock_scratch(&self) -> MutexGuard<'_, Scratch> {
         self.inner.scratch.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -47,6 +47,8 @@ mod backend;
 pub mod bench;
 mod buffer;
 pub mod cache;
+#[cfg(feature = "nccl")]
+pub mod cluster;
 mod codegen;
 pub mod compile;
 mod error;
