@@ -134,6 +134,7 @@ for phase in "$@"; do
       tail -n 5 "$OUT/interop-example.log" | tee -a "$SUMMARY"
       .gpu/bin/bench interop --out "$OUT" 2>"$OUT/bench-interop.err" | tee -a "$SUMMARY"
       tail -3 "$OUT/bench-interop.err" >> "$SUMMARY"
+      ;;
     cluster)
       # More than one GPU: the cluster tests (one process on 1-4 GPUs, one process per GPU,
       # missing and leaving peers), torch.sum + all_reduce over NCCL, then bench_cluster (weak
