@@ -243,7 +243,8 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 /// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
 /// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
 /// segments), when there are more segments than items (runs of empty segments, which SegShuffle
-/// writes one thread at a time), and for offsets with long segments (N / S >= 4096). SegMerge
+/// writes one thread at a time), and for offsets with long segments (N / S >= 8192, the
+/// crossover of `bench segsweep`). SegMerge
 /// needs sm_80.
 pub(crate) fn resolve(
     config: SegConfig,
@@ -257,7 +258,7 @@ pub(crate) fn resolve(
     }
     let (wide, offsets_form) = shape;
     let beyond_u32 = wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let long_offsets = offsets_form && n as u64 >= 4096 * segments.max(1) as u64;
+    let long_offsets = offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
     let merge_wins = segments > n || long_offsets;
     let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
