@@ -256,61 +256,63 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             eprintln!("segmented: n = {n} {dist} done");
         }
     }
-    let mut csv = String::from(
-        "n,layout,monoid,form,algorithm,median_ms,gbs_moved,of_plain_shuffle,speedup_vs_cub,speedup_vs_torch,correct\n",
-    );
-    let mut table = vec![format!(
-        "{:>9} {:<13} {:<8} {:<7} {:<20} {:>8} {:>6} {:>6} {:>7} {:>7} {:>3}",
+    // One row of cells, written as CSV and as an aligned table.
+    const HEAD: [&str; 11] = [
         "n",
         "layout",
         "monoid",
         "form",
         "algorithm",
-        "ms",
-        "GB/s",
-        "xplain",
-        "xCUB",
-        "xtorch",
-        "ok"
-    )];
+        "median_ms",
+        "gbs_moved",
+        "of_plain_shuffle",
+        "speedup_vs_cub",
+        "speedup_vs_torch",
+        "correct",
+    ];
+    const WIDTH: [usize; 11] = [9, 13, 8, 7, 20, 8, 6, 6, 7, 7, 3];
+    let aligned = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(WIDTH)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if (1..5).contains(&i) {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        padded.join(" ")
+    };
+    let mut csv = HEAD.join(",") + "\n";
+    let mut table = vec![aligned(&HEAD.map(String::from))];
     for r in &rows {
         let cub = refs.get(&r.cub_key()).map(|c| c / r.ms as f64);
         let torch = r
             .torch_key()
             .and_then(|k| refs.get(&k))
             .map(|t| t / r.ms as f64);
-        let ok = r.correct.map_or("", |c| if c { "yes" } else { "NO" });
-        let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.2}"));
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{},{:.5},{:.1},{:.3},{},{},{}",
-            r.n,
-            r.layout,
-            r.monoid,
-            r.form,
-            r.label,
-            r.ms,
-            r.gbs(),
-            r.of_plain(),
-            opt(cub),
-            opt(torch),
-            ok
-        );
-        let opt = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.1}"));
-        table.push(format!(
-            "{:>9} {:<13} {:<8} {:<7} {:<20} {:>8.4} {:>6.0} {:>6.2} {:>7} {:>7} {:>3}",
-            r.n,
-            r.layout,
-            r.monoid,
-            r.form,
-            r.label,
-            r.ms,
-            r.gbs(),
-            r.of_plain(),
-            opt(cub),
-            opt(torch),
-            ok
-        ));
+        let opt =
+            |x: Option<f64>, digits: usize| x.map_or(String::new(), |x| format!("{x:.digits$}"));
+        let cells = [
+            r.n.to_string(),
+            r.layout.clone(),
+            r.monoid.to_string(),
+            r.form.to_string(),
+            r.label.to_string(),
+            format!("{:.5}", r.ms),
+            format!("{:.1}", r.gbs()),
+            format!("{:.3}", r.of_plain()),
+            opt(cub, 2),
+            opt(torch, 2),
+            r.correct
+                .map_or("-", |c| if c { "yes" } else { "NO" })
+                .to_string(),
+        ];
+        let _ = writeln!(csv, "{}", cells.join(","));
+        table.push(aligned(&cells));
     }
     std::fs::write(args.out.join("segmented.csv"), &csv).expect("writing segmented.csv");
     println!("{}", table.join("\n"));
