@@ -1,6 +1,7 @@
 // CUB on the sizes and monoids of `bench plain`, built and run in the same device command so
 // that every ratio to CUB comes from one run:
 //   nvcc -O3 -std=c++17 -arch=sm_90 scripts/cub_sweep.cu -o cub_sweep && ./cub_sweep [max_log2]
+//   ./cub_sweep 0 segmented DIR     (the layouts `bench seglayouts --layouts DIR` wrote)
 // Data: random, non-zero, rotated over buffers that together exceed 4x the L2 (as `bench`).
 // Prints "<case> n=<N> ms <median ms> [correct yes|NO]"; correctness is checked against a host
 // fold for N <= 2^22 (DeviceReduce::Reduce on a non-commutative monoid is expected to be WRONG).
@@ -100,61 +101,79 @@ void sweep(const char* name, int kind, int max_log2, Op op, T init, bool is_sum)
   }
 }
 
-struct MinF { __host__ __device__ float operator()(float a, float b) const { return b < a ? b : a; } };
 
-// Segmented: the paper's scenarios at N = 30 * 2^20: CUB's DeviceSegmentedReduce (offsets form)
-// and DeviceReduce::ReduceByKey (owner form) on f32 sum, f32 min and the affine monoid.
-// Prints "cubseg <routine>_<monoid> <scenario> segs <S> ms <median>".
+// Segmented: the layouts `bench seglayouts` wrote (u32 offsets files <layout>@<n>.u32 in DIR),
+// f32 sum and the affine monoid: CUB's DeviceSegmentedReduce (offsets form) and
+// DeviceReduce::ReduceByKey (owner form, keys = segment ids).
+// Prints "cubseg <routine>_<monoid> <layout>@<n> segs <S> ms <median>".
 template <class T, class Op>
-void seg_case(const char* name, const char* scenario, T* d_in, size_t n, int* d_off, int* d_keys, int segs, Op op, T init) {
-  T* d_out; CK(cudaMalloc(&d_out, (size_t)segs * sizeof(T)));
-  int *d_uk, *d_nr; CK(cudaMalloc(&d_uk, (size_t)segs * 4)); CK(cudaMalloc(&d_nr, 4));
+void seg_case(const char* name, const std::string& layout, T* d_in, size_t n, int* d_off, int* d_keys, int segs, Op op, T init) {
+  T* d_out; CK(cudaMalloc(&d_out, (size_t)std::max(segs, 1) * sizeof(T)));
+  int *d_uk, *d_nr; CK(cudaMalloc(&d_uk, (size_t)std::max(segs, 1) * 4)); CK(cudaMalloc(&d_nr, 4));
   size_t tb = 0; void* tmp = nullptr;
   cub::DeviceSegmentedReduce::Reduce(tmp, tb, d_in, d_out, segs, d_off, d_off + 1, op, init); CK(cudaMalloc(&tmp, tb));
   float ms = median_ms([&](int) { cub::DeviceSegmentedReduce::Reduce(tmp, tb, d_in, d_out, segs, d_off, d_off + 1, op, init); }, 10);
-  printf("cubseg segmented_reduce_%s %s segs %d ms %.5f\n", name, scenario, segs, ms);
+  printf("cubseg segmented_reduce_%s %s segs %d ms %.5f\n", name, layout.c_str(), segs, ms);
   CK(cudaFree(tmp)); tmp = nullptr; tb = 0;
   cub::DeviceReduce::ReduceByKey(tmp, tb, d_keys, d_uk, d_in, d_out, d_nr, op, (int64_t)n); CK(cudaMalloc(&tmp, tb));
   ms = median_ms([&](int) { cub::DeviceReduce::ReduceByKey(tmp, tb, d_keys, d_uk, d_in, d_out, d_nr, op, (int64_t)n); }, 10);
-  printf("cubseg reduce_by_key_%s %s segs %d ms %.5f\n", name, scenario, segs, ms);
+  printf("cubseg reduce_by_key_%s %s segs %d ms %.5f\n", name, layout.c_str(), segs, ms);
   fflush(stdout);
   CK(cudaFree(tmp)); CK(cudaFree(d_out)); CK(cudaFree(d_uk)); CK(cudaFree(d_nr));
 }
-
-void segmented() {
-  const size_t n = size_t(30) << 20;
-  float* f; CK(cudaMalloc(&f, n * 4)); fill<<<1024, 256>>>((uint32_t*)f, n, 5, 0);
-  Affine* af; CK(cudaMalloc(&af, n * 8)); fill<<<1024, 256>>>((uint32_t*)af, n * 2, 6, 1);
-  std::mt19937 rng(7);
-  const char* names[3] = {"one_segment", "random_10_50", "size_3"};
-  for (int sc = 0; sc < 3; ++sc) {
-    std::vector<int> offs{0};
-    std::uniform_int_distribution<int> U(10, 50);
-    while ((size_t)offs.back() < n) {
-      size_t len = sc == 0 ? n : sc == 1 ? U(rng) : 3;
-      offs.push_back((int)std::min(n, (size_t)offs.back() + len));
-    }
-    int segs = (int)offs.size() - 1;
-    std::vector<int> keys(n);
-    for (int s = 0; s < segs; ++s) for (int i = offs[s]; i < offs[s + 1]; ++i) keys[i] = s;
-    int *d_off, *d_keys;
-    CK(cudaMalloc(&d_off, offs.size() * 4)); CK(cudaMalloc(&d_keys, n * 4));
-    CK(cudaMemcpy(d_off, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(d_keys, keys.data(), n * 4, cudaMemcpyHostToDevice));
-    seg_case("f32_sum", names[sc], f, n, d_off, d_keys, segs, cuda::std::plus<float>{}, 0.f);
-    seg_case("f32_min", names[sc], f, n, d_off, d_keys, segs, MinF{}, __builtin_huge_valf());
-    seg_case("affine", names[sc], af, n, d_off, d_keys, segs, ComposeAffine{}, Affine{1, 0});
-    CK(cudaFree(d_off)); CK(cudaFree(d_keys));
-  }
-  CK(cudaFree(f)); CK(cudaFree(af));
+__global__ void keys_of(const int* off, int segs, int* keys) {
+  for (int s = blockIdx.x; s < segs; s += gridDim.x)
+    for (int i = off[s] + threadIdx.x; i < off[s + 1]; i += blockDim.x) keys[i] = s;
 }
-
+void segmented(const char* dir) {
+  std::vector<std::string> files;
+  std::string cmd = std::string("ls ") + dir + " 2>/dev/null";
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+      std::string f(line);
+      while (!f.empty() && (f.back() == '\n' || f.back() == '\r')) f.pop_back();
+      if (f.size() > 4 && f.substr(f.size() - 4) == ".u32") files.push_back(f);
+    }
+    pclose(p);
+  }
+  size_t max_n = 0;
+  std::vector<std::vector<int>> all;
+  for (auto& f : files) {
+    FILE* in = fopen((std::string(dir) + "/" + f).c_str(), "rb");
+    if (!in) continue;
+    std::vector<int> offs;
+    int v;
+    while (fread(&v, 4, 1, in) == 1) offs.push_back(v);
+    fclose(in);
+    max_n = std::max(max_n, (size_t)offs.back());
+    all.push_back(std::move(offs));
+  }
+  float* f; CK(cudaMalloc(&f, max_n * 4)); fill<<<1024, 256>>>((uint32_t*)f, max_n, 5, 0);
+  Affine* af; CK(cudaMalloc(&af, max_n * 8)); fill<<<1024, 256>>>((uint32_t*)af, max_n * 2, 6, 1);
+  int* d_keys; CK(cudaMalloc(&d_keys, max_n * 4));
+  for (size_t k = 0; k < files.size(); ++k) {
+    const std::vector<int>& offs = all[k];
+    const std::string layout = files[k].substr(0, files[k].size() - 4);
+    int segs = (int)offs.size() - 1;
+    size_t n = (size_t)offs.back();
+    int* d_off; CK(cudaMalloc(&d_off, offs.size() * 4));
+    CK(cudaMemcpy(d_off, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice));
+    keys_of<<<4096, 256>>>(d_off, segs, d_keys);
+    CK(cudaDeviceSynchronize());
+    seg_case("f32_sum", layout, f, n, d_off, d_keys, segs, cuda::std::plus<float>{}, 0.f);
+    if (layout.rfind("sweep", 0) != 0)
+      seg_case("affine", layout, af, n, d_off, d_keys, segs, ComposeAffine{}, Affine{1, 0});
+    CK(cudaFree(d_off));
+  }
+  CK(cudaFree(f)); CK(cudaFree(af)); CK(cudaFree(d_keys));
+}
 int main(int argc, char** argv) {
   int max_log2 = argc > 1 ? atoi(argv[1]) : 30;
-  if (argc > 2 && std::string(argv[2]) == "segmented") {
+  if (argc > 3 && std::string(argv[2]) == "segmented") {
     cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
     printf("device %s sms %d l2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
-    segmented();
+    segmented(argv[3]);
     printf("done\n");
     return 0;
   }

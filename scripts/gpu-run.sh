@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
-# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, cubseg, torch,
-# segmented, segvariants, segncu, sanitize, fig5, fig5quick, anchor, argmax, fuzz.
+# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
+# torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor,
+# interop, cluster (2+ GPUs, NCCL), argmax, fuzz.
+# cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -11,7 +13,11 @@ OUT=/tmp/reduce-work
 rm -rf "$OUT"
 mkdir -p "$OUT" "$DEST"
 export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
+# NVLink SHARP (multicast) off in everything that starts NCCL: it can take the shared host's
+# GPUs out of service.
+export NCCL_NVLS_ENABLE=0
 export REDUCE_CUDA_CACHE_DIR=/tmp/reduce-cuda-cache
+LAYOUTS=/tmp/reduce-layouts
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -71,26 +77,37 @@ for phase in "$@"; do
       ncu --clock-control none -k regex:read_roof -c 1 --section SpeedOfLight .gpu/bin/bench ncu > "$OUT/ncu-roof.txt" 2>&1
       grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
       ;;
+    seglayouts)
+      .gpu/bin/bench seglayouts --layouts "$LAYOUTS" 2>&1 | tee -a "$SUMMARY"
+      ;;
     cubseg)
       build_cub
-      /tmp/cub_sweep 0 segmented > "$OUT/cubseg.txt" 2>&1 || note "cub segmented failed: $(tail -3 "$OUT/cubseg.txt")"
-      grep cubseg "$OUT/cubseg.txt" | tee -a "$SUMMARY"
+      /tmp/cub_sweep 0 segmented "$LAYOUTS" > "$OUT/cubseg.txt" 2>&1 || note "cub segmented failed: $(tail -3 "$OUT/cubseg.txt")"
+      note "cubseg: $(grep -c cubseg "$OUT/cubseg.txt") timings"
+      ;;
+    torchseg)
+      PYTHONUNBUFFERED=1 python3 .gpu/torch_seg.py "$LAYOUTS" > "$OUT/torchseg.txt" 2>&1 || note "torch segmented failed: $(tail -3 "$OUT/torchseg.txt")"
+      note "torchseg: $(grep -c torch_ "$OUT/torchseg.txt") timings"
       ;;
     torch)
       PYTHONUNBUFFERED=1 python3 .gpu/torch_anchor.py > "$OUT/torch.txt" 2>&1 || note "torch anchor failed"
       grep -E "segment_reduce|index_add" "$OUT/torch.txt" | tee -a "$SUMMARY"
       ;;
     segmented)
-      .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torch.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" >> "$SUMMARY"
+      .gpu/bin/bench segmented --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segmented.err" | tee "$OUT/bench-segmented.txt" | grep -E "^n = |worst|min xplain" >> "$SUMMARY"
       tail -3 "$OUT/bench-segmented.err" >> "$SUMMARY"
+      ;;
+    segsweep)
+      .gpu/bin/bench segsweep --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segsweep.err" | tee -a "$SUMMARY"
       ;;
     segvariants)
       .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"
       ;;
     segncu)
-      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --section SpeedOfLight --section Occupancy \
-        --section WarpStateStats --section SourceCounters --section LaunchStats .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
-      grep -E "reduce_seg_shuffle|Duration|DRAM Throughput|Achieved Occupancy|Registers|Stall|stall|Warp Cycles|Issued|smsp__pcsamp|Location|Uncoalesced|Branch" "$OUT/segncu.txt" | head -80 | tee -a "$SUMMARY"
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_merge --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section ComputeWorkloadAnalysis \
+        --section InstructionStats --section SourceCounters --section WarpStateStats --print-details all .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
+      grep -E "reduce_seg_merge|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit Sh|Issue Slots Busy|Executed Instructions  " "$OUT/segncu.txt" | head -90 | tee -a "$SUMMARY"
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do
@@ -110,6 +127,53 @@ for phase in "$@"; do
     anchor)
       nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
       tee -a "$SUMMARY" < "$OUT/anchor.txt"
+      ;;
+    interop)
+      .gpu/bin/interop > "$OUT/interop-example.log" 2>&1
+      note "interop example rc=$?"
+      tail -n 5 "$OUT/interop-example.log" | tee -a "$SUMMARY"
+      .gpu/bin/bench interop --out "$OUT" 2>"$OUT/bench-interop.err" | tee -a "$SUMMARY"
+      tail -3 "$OUT/bench-interop.err" >> "$SUMMARY"
+      ;;
+    cluster)
+      # More than one GPU: the cluster tests (one process on 1-4 GPUs, one process per GPU,
+      # missing and leaving peers), torch.sum + all_reduce over NCCL, then bench_cluster (weak
+      # scaling, combine latency) with torch side by side, then the multi_gpu example both ways.
+      nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+      grep -E "^GPU[0-9]" "$OUT/topo.txt" | tee -a "$SUMMARY"
+      # Every step is bounded, so that the phase stays under the device tool's 10 minutes and
+      # the logs come back even if a step hangs.
+      for t in gpu_cluster:180 reduce_cuda:60; do
+        limit=${t#*:}
+        t=${t%:*}
+        start=$(date +%s)
+        timeout "$limit" ".gpu/cluster/$t" > "$OUT/cluster-test-$t.log" 2>&1
+        rc=$?
+        note "cluster test $t rc=$rc $(( $(date +%s) - start ))s $(grep -E '^test result' "$OUT/cluster-test-$t.log" | tail -1)"
+        grep -E "ran with worlds|processes, rank|a missing rank, rank|a wrong world size, rank|a peer that leaves, rank|panicked|FAILED" "$OUT/cluster-test-$t.log" | head -30 | tee -a "$SUMMARY"
+      done
+      start=$(date +%s)
+      PYTHONUNBUFFERED=1 timeout 90 python3 .gpu/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
+      note "torch all_reduce anchor $(( $(date +%s) - start ))s"
+      grep -E "^(device|torch_allreduce) " "$OUT/torch-allreduce.txt" | tee -a "$SUMMARY"
+      start=$(date +%s)
+      timeout 120 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
+      rc=${PIPESTATUS[0]}
+      note "bench_cluster rc=$rc $(( $(date +%s) - start ))s"
+      tail -3 "$OUT/bench-cluster.err" >> "$SUMMARY"
+      timeout 45 .gpu/cluster/multi_gpu > "$OUT/multi-gpu.txt" 2>&1
+      note "multi_gpu (one process) rc=$?"
+      tail -3 "$OUT/multi-gpu.txt" | tee -a "$SUMMARY"
+      # The README's recipe: one process per GPU, rank 0 publishes the id in a file.
+      gpus=$(nvidia-smi -L | wc -l)
+      rm -f /tmp/reduce-cluster.id
+      for r in $(seq 0 $((gpus - 1))); do
+        timeout 45 .gpu/cluster/multi_gpu --rank "$r" --world "$gpus" --id-file /tmp/reduce-cluster.id > "$OUT/multi-gpu-rank$r.txt" 2>&1 &
+      done
+      wait
+      for r in $(seq 0 $((gpus - 1))); do
+        note "multi_gpu rank $r of $gpus: $(grep -cE 'equal to the sequential fold: true' "$OUT/multi-gpu-rank$r.txt") of 2 results equal to the fold"
+      done
       ;;
     argmax)
       # lifted f32 -> (max, first index) against CUB's DeviceReduce::ArgMax and torch.argmax

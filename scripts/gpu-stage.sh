@@ -4,8 +4,9 @@
 # device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mkdir -p .git/info
-grep -qxF '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # also right in a worktree (.git is a file)
+mkdir -p "$(dirname "$exclude")"
+grep -qxF '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
 rm -rf .gpu
 mkdir -p .gpu/tests .gpu/bin
 
@@ -22,11 +23,31 @@ while read -r name exe; do
   case "$name" in derive_ui|reduce_macros) continue ;; esac
   cp "$exe" ".gpu/tests/$name"
 done < .gpu/test-list
-cargo build --release --bin bench --example quickstart
+cargo build --release --bin bench --example quickstart --example interop
 cp target/release/bench .gpu/bin/
-cp target/release/examples/quickstart .gpu/bin/
-strip .gpu/tests/* .gpu/bin/*
-cp scripts/gpu-run.sh scripts/cub_sweep.cu .gpu/
+cp target/release/examples/quickstart target/release/examples/interop .gpu/bin/
+
+# More than one GPU (feature nccl; libnccl is loaded at run time, so it builds here): the
+# cluster tests, reduce-cuda's library tests with the feature, the bench and the example.
+mkdir -p .gpu/cluster
+for target in "-p reduce-tests --features nccl --test gpu_cluster" "-p reduce-cuda --features nccl --lib"; do
+  # shellcheck disable=SC2086
+  cargo test --release $target --no-run --message-format=json 2>>.gpu/build.log | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])
+' >> .gpu/cluster-test-list || { grep -E '^(error|warning)' -A8 .gpu/build.log; exit 1; }
+done
+while read -r name exe; do
+  cp "$exe" ".gpu/cluster/$name"
+done < .gpu/cluster-test-list
+cargo build --release -p reduce-cuda --features nccl --bin bench_cluster --example multi_gpu
+cp target/release/bench_cluster target/release/examples/multi_gpu .gpu/cluster/
+
+strip .gpu/tests/* .gpu/bin/* .gpu/cluster/*
+cp scripts/gpu-run.sh scripts/cub_sweep.cu scripts/torch_seg.py scripts/torch_allreduce.py .gpu/
 # The derive fuzzer's GPU run: 10^4 programs in 10 shards of 10^3 (rustc's time grows faster than
 # linearly with the programs of one crate), stripped and compressed (mostly CUDA text).
 mkdir -p .gpu/fuzz

@@ -5,7 +5,7 @@
 //! partial per segment piece it holds, and the pieces of a segment are combined in chunk order.
 //! The results are therefore exactly those of [`crate::fold`] for any associative monoid.
 
-use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError};
+use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
 use crate::{fold, Monoid};
 use rayon::prelude::*;
 
@@ -40,10 +40,10 @@ impl Cpu {
     }
 
     /// One value per CSR segment (see [`crate::fold_segments`]), in parallel.
-    pub fn reduce_segments<M: Monoid>(
+    pub fn reduce_segments<M: Monoid, I: SegIndex>(
         &self,
         items: &[M],
-        offsets: &[u32],
+        offsets: &[I],
     ) -> Result<Vec<M>, LayoutError> {
         let segments = check_offsets(offsets, items.len())?;
         let chunk = self.chunk_len(items.len());
@@ -52,11 +52,12 @@ impl Cpu {
             .map(|c| {
                 let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(items.len()));
                 // The segment holding item `lo`: the last s with offsets[s] <= lo.
-                let mut s = offsets.partition_point(|&o| o as usize <= lo) - 1;
+                let at = |s: usize| offsets[s].to_u64() as usize;
+                let mut s = offsets.partition_point(|&o| o.to_u64() as usize <= lo) - 1;
                 let mut out = Vec::new();
-                while s < segments && (offsets[s] as usize) < hi {
-                    let start = (offsets[s] as usize).max(lo);
-                    let end = (offsets[s + 1] as usize).min(hi);
+                while s < segments && at(s) < hi {
+                    let start = at(s).max(lo);
+                    let end = at(s + 1).min(hi);
                     if start < end {
                         out.push((s, fold(&items[start..end])));
                     }
@@ -73,10 +74,10 @@ impl Cpu {
     }
 
     /// One value per owner (see [`crate::fold_by_owner`]), in parallel.
-    pub fn reduce_by_owner<M: Monoid>(
+    pub fn reduce_by_owner<M: Monoid, I: SegIndex>(
         &self,
         items: &[M],
-        owner: &[u32],
+        owner: &[I],
         num_segments: usize,
     ) -> Result<Vec<M>, LayoutError> {
         check_owner(owner, items.len(), num_segments)?;

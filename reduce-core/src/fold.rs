@@ -1,6 +1,6 @@
 //! The sequential references every backend and every algorithm is compared against.
 
-use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError};
+use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
 use crate::Monoid;
 
 /// The sequential left fold `identity ⊕ items[0] ⊕ items[1] ⊕ … ⊕ items[n-1]`: THE reference.
@@ -18,32 +18,35 @@ pub fn fold<M: Monoid>(items: &[M]) -> M {
 
 /// Folds each segment of a CSR layout: segment `s` is `items[offsets[s]..offsets[s + 1]]`.
 /// `offsets` holds `segments + 1` entries, starts at 0, ends at `items.len()` and never decreases;
-/// empty segments give the identity.
+/// empty segments give the identity. `u32` or `u64` offsets.
 ///
 /// ```
 /// use reduce_core::{fold_segments, Sum};
 /// let items = [Sum(1u32), Sum(2), Sum(3)];
-/// assert_eq!(fold_segments(&items, &[0, 2, 2, 3]).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
+/// assert_eq!(fold_segments(&items, &[0u32, 2, 2, 3]).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
 /// ```
-pub fn fold_segments<M: Monoid>(items: &[M], offsets: &[u32]) -> Result<Vec<M>, LayoutError> {
+pub fn fold_segments<M: Monoid, I: SegIndex>(
+    items: &[M],
+    offsets: &[I],
+) -> Result<Vec<M>, LayoutError> {
     check_offsets(offsets, items.len())?;
     Ok(offsets
         .windows(2)
-        .map(|w| fold(&items[w[0] as usize..w[1] as usize]))
+        .map(|w| fold(&items[w[0].to_u64() as usize..w[1].to_u64() as usize]))
         .collect())
 }
 
 /// Folds the items of each owner: `owner[i]` is item `i`'s segment, non-decreasing and below
-/// `num_segments`; segments that own no item give the identity.
+/// `num_segments` (`u32` or `u64`); segments that own no item give the identity.
 ///
 /// ```
 /// use reduce_core::{fold_by_owner, Sum};
 /// let items = [Sum(1u32), Sum(2), Sum(3)];
-/// assert_eq!(fold_by_owner(&items, &[0, 0, 2], 3).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
+/// assert_eq!(fold_by_owner(&items, &[0u32, 0, 2], 3).unwrap(), vec![Sum(3), Sum(0), Sum(3)]);
 /// ```
-pub fn fold_by_owner<M: Monoid>(
+pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     items: &[M],
-    owner: &[u32],
+    owner: &[I],
     num_segments: usize,
 ) -> Result<Vec<M>, LayoutError> {
     check_owner(owner, items.len(), num_segments)?;

@@ -3,7 +3,52 @@
 //! Both the CPU references and the GPU runtime report a bad layout with the same
 //! [`LayoutError`], naming the first offending index.
 
+use crate::DeviceCopy;
 use thiserror::Error;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+/// The element type of segment layouts — CSR offsets and owners: `u32`, or `u64` for more than
+/// 2^32 items or segments (an H200 holds 2^35 f32 items).
+pub trait SegIndex:
+    DeviceCopy + Copy + Ord + Default + Send + Sync + std::fmt::Debug + 'static + sealed::Sealed
+{
+    /// The largest value, as a u64.
+    const MAX: u64;
+    /// Whether it is 8 bytes wide.
+    const WIDE: bool;
+    /// The value as a u64.
+    fn to_u64(self) -> u64;
+    /// `value` as this type (`value <= Self::MAX`).
+    fn from_u64(value: u64) -> Self;
+}
+
+impl SegIndex for u32 {
+    const MAX: u64 = u32::MAX as u64;
+    const WIDE: bool = false;
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    fn from_u64(value: u64) -> Self {
+        debug_assert!(value <= <u32 as SegIndex>::MAX);
+        value as u32
+    }
+}
+
+impl SegIndex for u64 {
+    const MAX: u64 = u64::MAX;
+    const WIDE: bool = true;
+    fn to_u64(self) -> u64 {
+        self
+    }
+    fn from_u64(value: u64) -> Self {
+        value
+    }
+}
 
 /// Why a segment layout was rejected. Every variant names the first bad position.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -24,9 +69,9 @@ pub enum LayoutError {
         /// First index whose owner is smaller than its predecessor's.
         index: usize,
         /// `owner[index]`.
-        value: u32,
+        value: u64,
         /// `owner[index - 1]`.
-        previous: u32,
+        previous: u64,
     },
     /// `owner[index] >= num_segments`.
     #[error("owner[{index}] = {value} is out of range: there are {num_segments} segments")]
@@ -34,7 +79,7 @@ pub enum LayoutError {
         /// First index with an owner out of range.
         index: usize,
         /// `owner[index]`.
-        value: u32,
+        value: u64,
         /// The number of segments the caller declared.
         num_segments: usize,
     },
@@ -45,7 +90,7 @@ pub enum LayoutError {
     #[error("offsets[0] = {value}, but the first offset must be 0")]
     FirstOffsetNotZero {
         /// `offsets[0]`.
-        value: u32,
+        value: u64,
     },
     /// The last offset is not the number of items.
     #[error("the last offset, offsets[{index}] = {value}, must equal the item count {items}")]
@@ -53,7 +98,7 @@ pub enum LayoutError {
         /// Index of the last offset.
         index: usize,
         /// Its value.
-        value: u32,
+        value: u64,
         /// The number of items.
         items: usize,
     },
@@ -63,46 +108,49 @@ pub enum LayoutError {
         /// First index whose offset is smaller than its predecessor's.
         index: usize,
         /// `offsets[index]`.
-        value: u32,
+        value: u64,
         /// `offsets[index - 1]`.
-        previous: u32,
+        previous: u64,
     },
-    /// Segmented reductions index items and segments with `u32`.
-    #[error(
-        "{what} = {value} is past the u32 index limit of segmented reductions ({})",
-        u32::MAX
-    )]
+    /// A count does not fit the layout's index type (or an algorithm's index limit).
+    #[error("{what} = {value} is past the limit {limit} of {why}")]
     TooLarge {
         /// What is too large ("item count", "segment count").
         what: &'static str,
         /// The value given.
         value: usize,
+        /// The largest value allowed.
+        limit: u64,
+        /// Why ("u32 offsets: use u64 offsets", ...).
+        why: &'static str,
     },
 }
 
 /// Checks CSR offsets for `items` items: first 0, last `items`, non-decreasing.
 /// Returns the number of segments (`offsets.len() - 1`).
-pub fn check_offsets(offsets: &[u32], items: usize) -> Result<usize, LayoutError> {
-    check_index_limit("item count", items)?;
+pub fn check_offsets<I: SegIndex>(offsets: &[I], items: usize) -> Result<usize, LayoutError> {
+    check_fits::<I>("item count", items)?;
     let (&first, rest) = offsets.split_first().ok_or(LayoutError::OffsetsEmpty)?;
-    if first != 0 {
-        return Err(LayoutError::FirstOffsetNotZero { value: first });
+    if first.to_u64() != 0 {
+        return Err(LayoutError::FirstOffsetNotZero {
+            value: first.to_u64(),
+        });
     }
     let mut previous = first;
     for (i, &value) in rest.iter().enumerate() {
         if value < previous {
             return Err(LayoutError::OffsetsDecreasing {
                 index: i + 1,
-                value,
-                previous,
+                value: value.to_u64(),
+                previous: previous.to_u64(),
             });
         }
         previous = value;
     }
-    if previous as usize != items {
+    if previous.to_u64() != items as u64 {
         return Err(LayoutError::LastOffsetNotLen {
             index: offsets.len() - 1,
-            value: previous,
+            value: previous.to_u64(),
             items,
         });
     }
@@ -111,17 +159,21 @@ pub fn check_offsets(offsets: &[u32], items: usize) -> Result<usize, LayoutError
 
 /// Checks an owner array for `items` items and `num_segments` segments: one owner per item,
 /// non-decreasing, each below `num_segments`.
-pub fn check_owner(owner: &[u32], items: usize, num_segments: usize) -> Result<(), LayoutError> {
-    check_index_limit("item count", items)?;
-    check_index_limit("segment count", num_segments)?;
+pub fn check_owner<I: SegIndex>(
+    owner: &[I],
+    items: usize,
+    num_segments: usize,
+) -> Result<(), LayoutError> {
+    check_fits::<I>("segment count", num_segments)?;
     if owner.len() != items {
         return Err(LayoutError::OwnerLengthMismatch {
             items,
             owners: owner.len(),
         });
     }
-    let mut previous = 0u32;
+    let mut previous = 0u64;
     for (index, &value) in owner.iter().enumerate() {
+        let value = value.to_u64();
         if value < previous {
             return Err(LayoutError::OwnerNotSorted {
                 index,
@@ -129,7 +181,7 @@ pub fn check_owner(owner: &[u32], items: usize, num_segments: usize) -> Result<(
                 previous,
             });
         }
-        if value as usize >= num_segments {
+        if value >= num_segments as u64 {
             return Err(LayoutError::OwnerOutOfRange {
                 index,
                 value,
@@ -141,23 +193,28 @@ pub fn check_owner(owner: &[u32], items: usize, num_segments: usize) -> Result<(
     Ok(())
 }
 
-/// Segmented reductions count items and segments in `u32`.
-pub fn check_index_limit(what: &'static str, value: usize) -> Result<(), LayoutError> {
-    if value > u32::MAX as usize {
-        Err(LayoutError::TooLarge { what, value })
+/// `value` must fit index type `I` (an offset equal to it, or an owner below it).
+pub fn check_fits<I: SegIndex>(what: &'static str, value: usize) -> Result<(), LayoutError> {
+    if value as u64 > I::MAX {
+        Err(LayoutError::TooLarge {
+            what,
+            value,
+            limit: I::MAX,
+            why: "u32 layouts (use u64 offsets or owners)",
+        })
     } else {
         Ok(())
     }
 }
 
 /// CSR offsets of a valid owner array (`num_segments + 1` entries). Call [`check_owner`] first.
-pub fn owner_to_offsets(owner: &[u32], num_segments: usize) -> Vec<u32> {
+pub fn owner_to_offsets<I: SegIndex>(owner: &[I], num_segments: usize) -> Vec<u64> {
     let mut offsets = Vec::with_capacity(num_segments + 1);
-    offsets.push(0u32);
+    offsets.push(0u64);
     let mut i = 0usize;
-    for segment in 0..num_segments as u32 {
-        i += owner[i..].partition_point(|&o| o <= segment);
-        offsets.push(i as u32);
+    for segment in 0..num_segments as u64 {
+        i += owner[i..].partition_point(|&o| o.to_u64() <= segment);
+        offsets.push(i as u64);
     }
     offsets
 }
@@ -168,14 +225,14 @@ mod tests {
 
     #[test]
     fn offsets_errors_name_the_first_bad_index() {
-        assert_eq!(check_offsets(&[], 0), Err(LayoutError::OffsetsEmpty));
-        assert_eq!(check_offsets(&[0], 0), Ok(0));
+        assert_eq!(check_offsets::<u32>(&[], 0), Err(LayoutError::OffsetsEmpty));
+        assert_eq!(check_offsets(&[0u32], 0), Ok(0));
         assert_eq!(
-            check_offsets(&[1, 2], 2),
+            check_offsets(&[1u32, 2], 2),
             Err(LayoutError::FirstOffsetNotZero { value: 1 })
         );
         assert_eq!(
-            check_offsets(&[0, 3, 2, 4], 4),
+            check_offsets(&[0u64, 3, 2, 4], 4),
             Err(LayoutError::OffsetsDecreasing {
                 index: 2,
                 value: 2,
@@ -183,7 +240,7 @@ mod tests {
             })
         );
         assert_eq!(
-            check_offsets(&[0, 3], 4),
+            check_offsets(&[0u32, 3], 4),
             Err(LayoutError::LastOffsetNotLen {
                 index: 1,
                 value: 3,
@@ -195,14 +252,14 @@ mod tests {
     #[test]
     fn owner_errors_name_the_first_bad_index() {
         assert_eq!(
-            check_owner(&[0, 0], 3, 1),
+            check_owner(&[0u32, 0], 3, 1),
             Err(LayoutError::OwnerLengthMismatch {
                 items: 3,
                 owners: 2
             })
         );
         assert_eq!(
-            check_owner(&[0, 2, 1], 3, 3),
+            check_owner(&[0u64, 2, 1], 3, 3),
             Err(LayoutError::OwnerNotSorted {
                 index: 2,
                 value: 1,
@@ -210,39 +267,46 @@ mod tests {
             })
         );
         assert_eq!(
-            check_owner(&[0, 1, 5], 3, 3),
+            check_owner(&[0u32, 1, 5], 3, 3),
             Err(LayoutError::OwnerOutOfRange {
                 index: 2,
                 value: 5,
                 num_segments: 3
             })
         );
-        assert_eq!(check_owner(&[], 0, 0), Ok(()));
+        assert_eq!(check_owner::<u32>(&[], 0, 0), Ok(()));
     }
 
     #[test]
     fn sizes_past_the_u32_index_limit_are_rejected() {
         let past = u32::MAX as usize + 1;
+        let too_large = |what| LayoutError::TooLarge {
+            what,
+            value: past,
+            limit: u32::MAX as u64,
+            why: "u32 layouts (use u64 offsets or owners)",
+        };
+        assert_eq!(check_offsets(&[0u32], past), Err(too_large("item count")));
         assert_eq!(
-            check_offsets(&[0], past),
-            Err(LayoutError::TooLarge {
-                what: "item count",
-                value: past
+            check_owner::<u32>(&[], 0, past),
+            Err(too_large("segment count"))
+        );
+        // u64 layouts take them.
+        assert_eq!(
+            check_offsets(&[0u64], past),
+            Err(LayoutError::LastOffsetNotLen {
+                index: 0,
+                value: 0,
+                items: past
             })
         );
-        assert_eq!(
-            check_owner(&[], 0, past),
-            Err(LayoutError::TooLarge {
-                what: "segment count",
-                value: past
-            })
-        );
+        assert_eq!(check_owner::<u64>(&[], 0, past), Ok(()));
     }
 
     #[test]
     fn owner_to_offsets_keeps_empty_segments() {
-        assert_eq!(owner_to_offsets(&[1, 1, 3], 5), vec![0, 0, 2, 2, 3, 3]);
-        assert_eq!(owner_to_offsets(&[], 2), vec![0, 0, 0]);
+        assert_eq!(owner_to_offsets(&[1u32, 1, 3], 5), vec![0, 0, 2, 2, 3, 3]);
+        assert_eq!(owner_to_offsets::<u64>(&[], 2), vec![0, 0, 0]);
     }
 
     #[test]

@@ -4,23 +4,33 @@
 //! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
 //! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
 //! [`fold_segments`] / [`fold_by_owner`], the order-keeping parallel [`Cpu`] backend, and
-//! law checking for users' monoids ([`laws`], feature `proptest`).
+//! law checking for users' monoids ([`laws`], feature `proptest`), and the host side of
+//! reductions over shards on several devices ([`shard`]).
 //!
 //! The GPU runtime is the `reduce-cuda` crate.
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `proptest` | off | [`laws`]: proptest checks of a monoid's laws (identity, associativity, declared commutativity) |
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builtin;
 mod cpu;
 mod fold;
 #[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 pub mod laws;
 pub mod layout;
 pub mod monoid;
+pub mod shard;
 
 pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;
 pub use fold::{fold, fold_by_owner, fold_segments};
-pub use layout::LayoutError;
+pub use layout::{LayoutError, SegIndex};
 #[doc(hidden)]
 pub use monoid::{CudaDefs, DeviceFn};
 pub use monoid::{CudaMonoid, CudaStruct, DeviceCopy, Lift, Monoid};

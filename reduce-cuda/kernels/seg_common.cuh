@@ -9,6 +9,17 @@
 
 #define R_NO_SEGMENT 0xffffffffu   // "before segment 0" / "no owner"
 #define R_NO_INDEX 0xffffffffffffffffull
+#define R_NO_SEG64 0xffffffffffffffffull  // no segment, in 64-bit segment ids (block records)
+
+// The element type of offsets and owners: u32, or u64 with R_IDX64 = 1.
+#ifndef R_IDX64
+#define R_IDX64 0
+#endif
+#if R_IDX64
+typedef unsigned long long r_idx;
+#else
+typedef unsigned int r_idx;
+#endif
 
 // The first 16-byte boundary at or after p, as a T* (owners after M values in shared memory;
 // the host adds 16 bytes of slack to the dynamic shared memory).
@@ -87,6 +98,43 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_s
     return prefix;
 }
 
+// Joins the per-block records of a single-launch segmented kernel, in block order; called by
+// every thread of the last block to finish (after its __threadfence). Record k: rec_vals[2k] is
+// the block's part of its entry segment (the segment open at its start, closed inside it),
+// rec_vals[2k + 1] the value open at its end; rec_meta[3k] the entry segment (R_NO_SEG64: none),
+// rec_meta[3k + 1] the exit segment (open at the block's end; R_NO_SEG64 or >= segments: none),
+// rec_meta[3k + 2] = 1 when no segment closes inside the block ("single"). Thread t scans the
+// t-th contiguous run of records: every m_combine is (earlier blocks, later blocks). Writes
+// each entry segment closed in its block, and the segment still open after the last block.
+__device__ void r_join_records(const M* rec_vals, const r_size* rec_meta, unsigned int blocks, r_size segments,
+                               M* __restrict__ out, r_seg* s_agg) {
+    const unsigned int per_thread = (blocks + blockDim.x - 1) / blockDim.x;
+    const unsigned int lo = threadIdx.x * per_thread;
+    const unsigned int hi = min(lo + per_thread, blocks);
+    r_seg mine = r_seg_identity();
+    for (unsigned int k = lo; k < hi; ++k) {
+        r_seg e;
+        e.flag = __ldcg(rec_meta + 3 * k + 2) ? 0u : 1u;
+        e.v = r_load_cg(rec_vals + 2 * k + 1);
+        mine = r_seg_op(mine, e);
+    }
+    r_seg all;
+    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg, &all);
+    for (unsigned int k = lo; k < hi; ++k) {
+        const r_size single = __ldcg(rec_meta + 3 * k + 2);
+        const r_size entry = __ldcg(rec_meta + 3 * k);
+        if (!single && entry < segments) out[entry] = m_combine(p.v, r_load_cg(rec_vals + 2 * k));
+        r_seg e;
+        e.flag = single ? 0u : 1u;
+        e.v = r_load_cg(rec_vals + 2 * k + 1);
+        p = r_seg_op(p, e);
+    }
+    if (threadIdx.x == 0) {
+        const r_size exit_last = __ldcg(rec_meta + 3 * (blocks - 1) + 1);
+        if (exit_last < segments) out[exit_last] = all.v;
+    }
+}
+
 // ---------------------------------------------------------------- whole-array kernels
 
 // out[0 .. count) = identity (the result of every segment when there are no items).
@@ -97,10 +145,10 @@ extern "C" __global__ void seg_fill_identity(M* __restrict__ out, r_size count) 
 
 // First index i with owner[i] < owner[i - 1] or owner[i] >= segments, into *first_bad
 // (atomicMin; R_NO_INDEX when none).
-extern "C" __global__ void seg_validate_owner(const unsigned int* __restrict__ owner, r_size n, r_size segments,
+extern "C" __global__ void seg_validate_owner(const r_idx* __restrict__ owner, r_size n, r_size segments,
                                               unsigned long long* __restrict__ first_bad) {
     for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < n; i += (r_size)gridDim.x * blockDim.x) {
-        const unsigned int o = owner[i];
+        const r_idx o = owner[i];
         if (o >= segments || (i > 0 && o < owner[i - 1])) atomicMin(first_bad, (unsigned long long)i);
     }
 }
@@ -108,10 +156,10 @@ extern "C" __global__ void seg_validate_owner(const unsigned int* __restrict__ o
 // Offsets validation in one pass, reported as one key (atomicMin): class 0 = offsets[0] != 0,
 // class 1 = offsets[i] < offsets[i - 1] (first such i), class 2 = the last offset != n; the
 // key is class << 62 | index, so the smallest key is the error the CPU check reports first.
-extern "C" __global__ void seg_validate_offsets(const unsigned int* __restrict__ offsets, r_size count, r_size n,
+extern "C" __global__ void seg_validate_offsets(const r_idx* __restrict__ offsets, r_size count, r_size n,
                                                 unsigned long long* __restrict__ first_bad) {
     for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x) {
-        const unsigned int v = offsets[i];
+        const r_idx v = offsets[i];
         if (i == 0 && v != 0) atomicMin(first_bad, 0ull);
         if (i > 0 && v < offsets[i - 1]) atomicMin(first_bad, (1ull << 62) | i);
         if (i + 1 == count && v != n) atomicMin(first_bad, (2ull << 62) | i);

@@ -22,7 +22,8 @@
 // stage, trailing empty segments and the cross-block records are written directly.
 //
 // Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
-// *status (first bad index, atomicMin) and never written through. Offsets form (R_OFFSETS = 1):
+// *status (first bad index, atomicMin) and never written through; owners are read as 16-byte
+// vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1):
 // the block loads the offsets that cover each tile into a shared window (sized from the previous
 // tile's segment count, grown when short, read from global memory past its capacity) and each
 // thread finds its segments there.
@@ -95,13 +96,13 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 }
 
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
-// (entry segment, exit segment, single). *ticket is 0 on entry and left 0; *status receives the
+// r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left 0; *status receives the
 // first bad owner index (owner form) or stays R_NO_INDEX.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
-                   M* __restrict__ out, M* __restrict__ rec_vals, unsigned int* __restrict__ rec_meta,
+                   M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size window_estimate) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     __shared__ M s_entry_val;
@@ -220,7 +221,7 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
         }
 #else
         prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
-#if R_ITEMS % 4 == 0
+#if R_ITEMS % 4 == 0 && R_INDEX_VEC
         if (count == R_ITEMS) {
             const uint4* p = reinterpret_cast<const uint4*>(owner + a);
 #pragma unroll
@@ -321,8 +322,8 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
     if (threadIdx.x == 0) {
         rec_vals[2 * b] = s_entry_val;
         rec_vals[2 * b + 1] = carry.v;
-        rec_meta[3 * b] = entry;
-        rec_meta[3 * b + 1] = s_exit;
+        rec_meta[3 * b] = entry == R_NO_SEGMENT ? R_NO_SEG64 : entry;
+        rec_meta[3 * b + 1] = s_exit == R_NO_SEGMENT ? R_NO_SEG64 : s_exit;
         rec_meta[3 * b + 2] = carry.flag ? 0u : 1u;  // single: no segment starts in the block
         __threadfence();
         s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
@@ -330,35 +331,6 @@ reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __res
     __syncthreads();
     if (!s_is_last) return;
     __threadfence();
-
-    // Thread t takes the t-th contiguous run of records: fold, block scan, then close entries.
-    const unsigned int blocks = gridDim.x;
-    const unsigned int per_thread = (blocks + R_BLOCK - 1) / R_BLOCK;
-    const unsigned int lo = threadIdx.x * per_thread;
-    const unsigned int hi = min(lo + per_thread, blocks);
-    r_seg mine = r_seg_identity();
-    for (unsigned int k = lo; k < hi; ++k) {
-        r_seg e;
-        e.flag = __ldcg(rec_meta + 3 * k + 2) ? 0u : 1u;
-        e.v = r_load_cg(rec_vals + 2 * k + 1);
-        mine = r_seg_op(mine, e);
-    }
-    r_seg all;
-    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg[0], &all);
-    for (unsigned int k = lo; k < hi; ++k) {
-        const unsigned int single = __ldcg(rec_meta + 3 * k + 2);
-        const unsigned int entry_k = __ldcg(rec_meta + 3 * k);
-        if (!single && entry_k != R_NO_SEGMENT && entry_k < segments) {
-            out[entry_k] = m_combine(p.v, r_load_cg(rec_vals + 2 * k));
-        }
-        r_seg e;
-        e.flag = single ? 0u : 1u;
-        e.v = r_load_cg(rec_vals + 2 * k + 1);
-        p = r_seg_op(p, e);
-    }
-    if (threadIdx.x == 0) {
-        const unsigned int exit_last = __ldcg(rec_meta + 3 * (blocks - 1) + 1);
-        if (n > 0 && exit_last < segments) out[exit_last] = all.v;
-        *ticket = 0;
-    }
+    r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
+    if (threadIdx.x == 0) *ticket = 0;
 }

@@ -458,6 +458,31 @@ impl Plan {
         items * item_size
     }
 
+    /// The plan for an input at device address `address`: Shuffle's 16-byte vector loads need
+    /// a 16-byte-aligned input, and one that is not (a borrowed view at an odd offset, a raw
+    /// pointer) is read item by item instead. Each lane still folds the same items in the
+    /// same order, so the grouping, and the result, are the same bit for bit.
+    pub(crate) fn for_input(self, address: u64) -> Plan {
+        match self {
+            Plan::Shuffle {
+                block,
+                items,
+                vecs,
+                group,
+                order_free,
+                grid,
+            } if vecs > 0 && !address.is_multiple_of(16) => Plan::Shuffle {
+                block,
+                items,
+                vecs: 0,
+                group,
+                order_free,
+                grid,
+            },
+            plan => plan,
+        }
+    }
+
     /// The persistent grid the caller fixed, if any.
     pub(crate) fn fixed_grid(&self) -> Option<u32> {
         match *self {
@@ -513,6 +538,57 @@ mod tests {
         assert_eq!(shuffle_items(72, None).unwrap(), (2, 9));
         assert_eq!(shuffle_items(1, None).unwrap(), (64, 4));
         assert_eq!(shuffle_items(4, Some(3)).unwrap(), (3, 0));
+    }
+
+    #[test]
+    fn unaligned_inputs_keep_the_shuffle_grouping_without_vector_loads() {
+        let plan = Config::new(Algorithm::Shuffle).plan(4).unwrap();
+        let Plan::Shuffle { items, vecs, .. } = plan else {
+            unreachable!()
+        };
+        assert_eq!((items, vecs), (16, 4));
+        assert_eq!(plan.for_input(0x7f00_0000_0100), plan);
+        let unaligned = plan.for_input(0x7f00_0000_0104);
+        let Plan::Shuffle {
+            items: items_unaligned,
+            vecs: 0,
+            ..
+        } = unaligned
+        else {
+            panic!("{unaligned:?} still loads vectors")
+        };
+        assert_eq!(items_unaligned, items);
+        let tb2 = Config::new(Algorithm::Tb2).plan(4).unwrap();
+        assert_eq!(tb2.for_input(0x7f00_0000_0104), tb2);
+    }
+
+    /// The item-by-item Shuffle kernels that unaligned inputs get compile, ordered and
+    /// order-free (NVRTC only; a missing NVRTC fails under `REDUCE_REQUIRE_NVRTC=1`).
+    #[test]
+    fn unaligned_shuffle_kernels_compile() {
+        use reduce_core::{Max, Min, Sum};
+        if !crate::compile::nvrtc_available() {
+            let required = std::env::var("REDUCE_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "REDUCE_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+            );
+            eprintln!("NVRTC test skipped: libnvrtc not found");
+            return;
+        }
+        fn compiles<M: reduce_core::CudaMonoid>(algorithm: Algorithm) {
+            let plan = crate::plain::plan_for::<M>(Config::new(algorithm))
+                .unwrap()
+                .for_input(4);
+            assert!(matches!(plan, Plan::Shuffle { vecs: 0, .. }), "{plan:?}");
+            let source = crate::codegen::assemble::<M>(&plan.kernel());
+            crate::compile::compile_cubin(&source, "sm_90")
+                .unwrap_or_else(|e| panic!("{plan:?}: {e}"));
+        }
+        compiles::<Sum<f32>>(Algorithm::Auto); // order-free
+        compiles::<Min<f32>>(Algorithm::Shuffle);
+        compiles::<Max<f64>>(Algorithm::Shuffle);
+        compiles::<Sum<u8>>(Algorithm::Shuffle);
     }
 
     #[test]

@@ -10,6 +10,8 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::nvrtc::Ptx;
 use reduce_core::DeviceCopy;
 
+pub mod layouts;
+
 const BENCH_KERNELS: &str = include_str!("../kernels/bench.cu");
 
 impl Gpu {

@@ -62,66 +62,84 @@ impl<T: DeviceCopy> DeviceVec<T> {
             marker: PhantomData,
         })
     }
+}
 
-    /// Copies `host` into this buffer (stream-ordered; `host` is pageable, so the copy has
-    /// completed when this returns).
-    pub(crate) fn copy_from_host(&mut self, stream: &CudaStream, host: &[T]) -> Result<()> {
-        debug_assert!(host.len() <= self.len);
-        if host.is_empty() {
-            return Ok(());
-        }
-        // SAFETY: the destination holds at least size_of_val(host) bytes; T is plain data.
-        unsafe {
-            cudarc::driver::result::memcpy_htod_async(
-                self.device_ptr(stream),
-                host,
-                stream.cu_stream(),
-            )
-        }
-        .during("copying to the device")?;
-        stream.synchronize().during("copying to the device")
+/// Copies `host` to device address `dst` on `stream` (`host` is pageable, so the copy has
+/// completed when this returns).
+///
+/// # Safety
+/// `dst` is device memory of `stream`'s context with room for `host.len()` values of `T`.
+pub(crate) unsafe fn copy_from_host<T: DeviceCopy>(
+    stream: &CudaStream,
+    dst: u64,
+    host: &[T],
+) -> Result<()> {
+    if host.is_empty() {
+        return Ok(());
     }
+    // SAFETY: the caller's; T is plain data.
+    unsafe { cudarc::driver::result::memcpy_htod_async(dst, host, stream.cu_stream()) }
+        .during("copying to the device")?;
+    stream.synchronize().during("copying to the device")
+}
 
-    /// Copies value `index` to the host (waits for queued work). `index < len` is the caller's.
+/// Copies the `len` values of `T` at device address `src` to a new host vector (waits for the
+/// work queued on `stream` before).
+///
+/// # Safety
+/// `src` is device memory of `stream`'s context holding `len` values of `T` (written as `T`
+/// values: by kernels of this crate, copies of `T` values, or a caller's promise).
+pub(crate) unsafe fn copy_to_host<T: DeviceCopy>(
+    stream: &CudaStream,
+    src: u64,
+    len: usize,
+) -> Result<Vec<T>> {
+    let mut host: Vec<std::mem::MaybeUninit<T>> = Vec::with_capacity(len);
+    // SAFETY: MaybeUninit needs no initialisation.
+    unsafe { host.set_len(len) };
+    if len > 0 {
+        // SAFETY: the source holds len * size_of::<T>() bytes (the caller's promise).
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(&mut host[..], src, stream.cu_stream())
+        }
+        .during("copying to the host")?;
+    }
+    stream.synchronize().during("copying to the host")?;
+    let mut host = std::mem::ManuallyDrop::new(host);
+    // SAFETY: every element was written by the copy with the bytes of a valid T (the caller's
+    // promise); MaybeUninit<T> has the layout of T; pointer, length and capacity come from a
+    // live Vec that is not dropped.
+    Ok(unsafe { Vec::from_raw_parts(host.as_mut_ptr().cast::<T>(), host.len(), host.capacity()) })
+}
+
+/// Copies `len` values of `T` from device address `src` to `dst` on `stream` (no host copy).
+///
+/// # Safety
+/// Both are device memory of `stream`'s context holding `len` values of `T`; they do not
+/// overlap.
+pub(crate) unsafe fn copy_on_device<T>(
+    stream: &CudaStream,
+    src: u64,
+    dst: u64,
+    len: usize,
+) -> Result<()> {
+    let bytes = len * std::mem::size_of::<T>();
+    if bytes > 0 {
+        // SAFETY: the caller's.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }
+            .during("copying on the device")?;
+    }
+    Ok(())
+}
+
+#[cfg(feature = "nccl")]
+impl<T: DeviceCopy> DeviceVec<T> {
+    /// Copies value `index < len` to the host (waits for the work queued on `stream`).
     pub(crate) fn read_at(&self, stream: &CudaStream, index: usize) -> Result<T> {
         debug_assert!(index < self.len);
-        let mut value: [std::mem::MaybeUninit<T>; 1] = [std::mem::MaybeUninit::uninit()];
-        let src = self.device_ptr(stream) + (index * std::mem::size_of::<T>()) as u64;
-        // SAFETY: `src` points at a T inside the buffer.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(&mut value[..], src, stream.cu_stream())
-        }
-        .during("copying a value to the host")?;
-        stream.synchronize().during("copying a value to the host")?;
-        // SAFETY: written by the copy with the bytes of a valid T.
-        Ok(unsafe { value[0].assume_init() })
-    }
-
-    /// Copies the whole buffer to a new host vector.
-    pub(crate) fn copy_to_host(&self, stream: &CudaStream) -> Result<Vec<T>> {
-        let mut host: Vec<std::mem::MaybeUninit<T>> = Vec::with_capacity(self.len);
-        // SAFETY: MaybeUninit needs no initialisation.
-        unsafe { host.set_len(self.len) };
-        if self.len > 0 {
-            // SAFETY: the source holds len * size_of::<T>() bytes written as T values.
-            unsafe {
-                cudarc::driver::result::memcpy_dtoh_async(
-                    &mut host[..],
-                    self.device_ptr(stream),
-                    stream.cu_stream(),
-                )
-            }
-            .during("copying to the host")?;
-        }
-        stream.synchronize().during("copying to the host")?;
-        // SAFETY: every element was written by the copy above with the bytes of a valid T
-        // (kernels only write T values, uploads only copy T values).
-        let mut host = std::mem::ManuallyDrop::new(host);
-        // SAFETY: MaybeUninit<T> has the layout of T; pointer, length and capacity come from
-        // a live Vec that is not dropped.
-        Ok(unsafe {
-            Vec::from_raw_parts(host.as_mut_ptr().cast::<T>(), host.len(), host.capacity())
-        })
+        let address = self.device_ptr(stream) + (index * std::mem::size_of::<T>()) as u64;
+        // SAFETY: one T inside the buffer, written as a T.
+        Ok(unsafe { copy_to_host::<T>(stream, address, 1) }?[0])
     }
 }
 

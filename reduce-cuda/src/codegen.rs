@@ -34,6 +34,8 @@ fn template(family: &str) -> &'static str {
         "seg_tree" => include_str!("../kernels/seg_tree.cu"),
         "seg_matrix" => include_str!("../kernels/seg_matrix.cu"),
         "seg_shuffle" => include_str!("../kernels/seg_shuffle.cu"),
+        "seg_merge" => include_str!("../kernels/seg_merge.cu"),
+        "shard" => include_str!("../kernels/shard.cu"),
         "seg_common" => "",
         other => unreachable!("no kernel family {other}"),
     }

@@ -85,13 +85,33 @@ pub enum Error {
         /// The length of the array it indexed.
         len: u64,
     },
-    /// A buffer from another `Gpu` (another CUDA context) was passed.
-    #[error("the buffer belongs to another Gpu (device {buffer_ordinal}), not to this one (device {gpu_ordinal})")]
+    /// Memory of another CUDA context or device was passed: a buffer of a `Gpu` on another
+    /// device or context, a cudarc slice of another context, a raw address on another device.
+    #[error("the memory lives in another CUDA context or device (device {buffer_ordinal}) than this Gpu's (device {gpu_ordinal})")]
     ForeignBuffer {
-        /// The ordinal of the buffer's device.
+        /// The ordinal of the memory's device.
         buffer_ordinal: usize,
         /// The ordinal of this Gpu's device.
         gpu_ordinal: usize,
+    },
+    /// A check inside the runtime failed: a bug in reduce-cuda (please report it).
+    #[error("internal error in reduce-cuda: {0}")]
+    Internal(String),
+    /// A device address is not a multiple of the alignment of the values it should hold.
+    #[error("the device address {address:#x} is not a multiple of {align}, the alignment of the values it should hold")]
+    Misaligned {
+        /// The address.
+        address: u64,
+        /// The alignment required (`align_of` the value type).
+        align: usize,
+    },
+    /// A raw device address does not name device memory the reduction may use.
+    #[error("the device address {address:#x} cannot be used: {reason}")]
+    InvalidPointer {
+        /// The address.
+        address: u64,
+        /// What the driver said of it.
+        reason: String,
     },
 }
 

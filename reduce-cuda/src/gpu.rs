@@ -1,10 +1,11 @@
 //! `Gpu`: one device, one stream, its kernels and its scratch memory.
 
-use crate::buffer::DeviceVec;
+use crate::buffer::{self, DeviceVec};
 use crate::codegen::KernelSpec;
 use crate::compile;
 use crate::error::{DriverContext, Error, Result};
 use crate::jit::{JitReport, KernelCache, LoadedKernel};
+use crate::view::{DeviceInput, DeviceOutput};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use reduce_core::{CudaMonoid, DeviceCopy, Lift};
@@ -48,11 +49,21 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
+    /// One pinned host word for status readbacks (allocated on first use).
+    pinned: Option<cudarc::driver::PinnedHostSlice<u64>>,
 }
 
 impl Scratch {
     /// A device region of at least `bytes` bytes, 256-byte aligned, valid until the next call.
+    ///
+    /// Every reduction asks for its region before its first driver call, so this also makes
+    /// the `Gpu`'s context current on the calling thread: the raw copies and memsets that follow
+    /// act on the current context (a thread may drive `Gpu`s of several contexts).
     pub fn region(&mut self, gpu: &Gpu, bytes: usize) -> Result<u64> {
+        gpu.inner
+            .ctx
+            .bind_to_thread()
+            .during("binding the context")?;
         let enough = self.buffer.as_ref().is_some_and(|b| b.len() >= bytes);
         if !enough {
             self.buffer = None; // free first: the old one may be most of the card
@@ -63,6 +74,17 @@ impl Scratch {
             )?);
         }
         Ok(self.buffer.as_ref().unwrap().device_ptr(&gpu.inner.stream))
+    }
+
+    /// A pinned host u64 (a device-to-host copy into it needs no staging).
+    pub fn pinned_word(&mut self, gpu: &Gpu) -> Result<&mut cudarc::driver::PinnedHostSlice<u64>> {
+        if self.pinned.is_none() {
+            // SAFETY: the word is only read after a copy into it has completed.
+            let word = unsafe { gpu.inner.ctx.alloc_pinned_with_flags::<u64>(1, 0) }
+                .during("allocating pinned host memory")?;
+            self.pinned = Some(word);
+        }
+        Ok(self.pinned.as_mut().unwrap())
     }
 }
 
@@ -79,6 +101,10 @@ pub(crate) struct GpuInner {
 /// Cheap to clone (shared); `Send + Sync`: host threads may share one `Gpu`. All work goes to
 /// one stream, in call order; a reduction holds the scratch lock from its first launch to its
 /// result, so concurrent calls from several threads are serialised, never interleaved.
+///
+/// [`Gpu::new`] opens a device with a stream of its own; [`Gpu::from_stream`] runs on a stream
+/// of yours, so that reductions are ordered with your own kernels. Several `Gpu`s on one
+/// device, each on its own stream, run concurrently (each has its own scratch memory).
 #[derive(Clone)]
 pub struct Gpu {
     pub(crate) inner: Arc<GpuInner>,
@@ -99,13 +125,15 @@ pub fn driver_available() -> bool {
 }
 
 impl Gpu {
-    /// Opens device `ordinal`. Returns an error — never panics — when the driver or NVRTC
-    /// library is missing, when there is no such device, or when the driver fails.
+    /// Opens device `ordinal` (its primary context, shared with every `CudaContext::new` of the
+    /// same ordinal in the process) with a new stream of its own. Returns an error — never
+    /// panics — when the driver or NVRTC library is missing, when there is no such device, or
+    /// when the driver fails.
     pub fn new(ordinal: usize) -> Result<Gpu> {
         if !driver_available() {
             return Err(Error::DriverMissing);
         }
-        let nvrtc_version = compile::nvrtc_version()?;
+        compile::nvrtc_version()?;
         let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
             ordinal,
             reason: format!("the driver could not count devices: {e}"),
@@ -120,13 +148,34 @@ impl Gpu {
             ordinal,
             reason: format!("creating a context failed: {e}"),
         })?;
-        // One stream, used in order: cudarc's per-buffer event tracking is not needed.
-        // SAFETY: called before any allocation in this context.
+        // One stream, used in order: cudarc's per-buffer event tracking is not needed. This
+        // handle of the context is ours alone (`CudaContext::new` makes a new one each call).
+        // SAFETY: called before any allocation through this handle.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().during("creating a stream")?;
+        Gpu::open(stream)
+    }
+
+    /// Runs on `stream`, a cudarc stream of yours (of any context: `CudaContext::new`, a
+    /// non-primary context, `ctx.default_stream()`): every reduction is queued on it, so it is
+    /// ordered after your kernels queued before and before those queued after, with no
+    /// synchronisation. For a stream of its own in your context, pass `ctx.new_stream()?`.
+    ///
+    /// Your context's cudarc settings (event tracking) are left as they are. Returns an error
+    /// when NVRTC is missing or the driver fails. Queues no synchronisation: the one-word
+    /// ticket it allocates is cleared on the stream.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
+        Gpu::open(stream)
+    }
+
+    /// The `Gpu` of a context and stream: reads the device, allocates the ticket.
+    fn open(stream: Arc<CudaStream>) -> Result<Gpu> {
+        let nvrtc_version = compile::nvrtc_version()?;
+        let ctx = stream.context().clone();
+        ctx.bind_to_thread().during("binding the context")?;
         let attribute = |a| ctx.attribute(a).during("reading device attributes");
         let info = DeviceInfo {
-            ordinal,
+            ordinal: ctx.ordinal(),
             name: ctx.name().during("reading the device name")?,
             compute_capability: ctx
                 .compute_capability()
@@ -141,12 +190,13 @@ impl Gpu {
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
         };
-        let ticket = DeviceVec::<u32>::alloc(&stream, ordinal, 1)?;
+        let ticket = zeroed_on::<u32>(&stream, info.ordinal, 1)?;
         let scratch = Scratch {
             buffer: None,
             ticket,
+            pinned: None,
         };
-        let gpu = Gpu {
+        Ok(Gpu {
             inner: Arc::new(GpuInner {
                 kernels: KernelCache::new(info.arch(), nvrtc_version),
                 ctx,
@@ -154,9 +204,18 @@ impl Gpu {
                 info,
                 scratch: Mutex::new(scratch),
             }),
-        };
-        gpu.upload_into(&mut gpu.lock_scratch().ticket, &[0u32])?;
-        Ok(gpu)
+        })
+    }
+
+    /// The stream every reduction of this `Gpu` is queued on: queue your own kernels on it to
+    /// order them with the reductions, or allocate cudarc slices on it.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.inner.stream
+    }
+
+    /// The CUDA context this `Gpu` runs in (load your own modules into it).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.inner.ctx
     }
 
     /// The device this `Gpu` drives.
@@ -167,41 +226,67 @@ impl Gpu {
     /// Copies `host` to a new device buffer.
     pub fn upload<T: DeviceCopy>(&self, host: &[T]) -> Result<DeviceVec<T>> {
         let mut buffer = DeviceVec::alloc(&self.inner.stream, self.inner.info.ordinal, host.len())?;
-        buffer.copy_from_host(&self.inner.stream, host)?;
+        self.upload_into(&mut buffer, host)?;
         Ok(buffer)
     }
 
-    /// Copies `host` into an existing buffer of the same length.
-    pub fn upload_into<T: DeviceCopy>(&self, buffer: &mut DeviceVec<T>, host: &[T]) -> Result<()> {
-        self.check_owned(buffer)?;
-        if buffer.len() != host.len() {
+    /// Copies `host` into existing device memory of the same length (a [`DeviceVec`], a cudarc
+    /// slice, ...: any [`DeviceOutput`]).
+    pub fn upload_into<T: DeviceCopy>(
+        &self,
+        memory: &mut impl DeviceOutput<T>,
+        host: &[T],
+    ) -> Result<()> {
+        let dst = self.output(memory)?;
+        if dst.len != host.len() {
             return Err(Error::LengthMismatch {
-                what: "device buffer and host slice",
-                left: buffer.len(),
+                what: "device memory and host slice",
+                left: dst.len,
                 right: host.len(),
             });
         }
-        buffer.copy_from_host(&self.inner.stream, host)
+        // SAFETY: `dst` was checked for this context and holds host.len() values of T.
+        unsafe { buffer::copy_from_host(&self.inner.stream, dst.address, host) }?;
+        dst.release()
+    }
+
+    /// A new buffer holding a copy of `memory` (a cudarc slice, a raw [`crate::DeviceSlice`],
+    /// ...), copied on the device: no host round trip. Queued; does not wait.
+    pub fn copy<T: DeviceCopy>(&self, memory: &impl DeviceInput<T>) -> Result<DeviceVec<T>> {
+        let mut buffer =
+            DeviceVec::alloc(&self.inner.stream, self.inner.info.ordinal, memory.len())?;
+        self.copy_into(memory, &mut buffer)?;
+        Ok(buffer)
+    }
+
+    /// Copies `src` into `dst` of the same length on the device (queued; does not wait).
+    pub fn copy_into<T: DeviceCopy>(
+        &self,
+        src: &impl DeviceInput<T>,
+        dst: &mut impl DeviceOutput<T>,
+    ) -> Result<()> {
+        let from = self.input(src)?;
+        let to = self.output(dst)?;
+        if from.len != to.len {
+            return Err(Error::LengthMismatch {
+                what: "copy source and destination",
+                left: from.len,
+                right: to.len,
+            });
+        }
+        // SAFETY: both were checked for this context and hold `len` values of T; a shared and
+        // a mutable borrow cannot be the same memory, and a raw output promises no overlap.
+        unsafe {
+            buffer::copy_on_device::<T>(&self.inner.stream, from.address, to.address, to.len)
+        }?;
+        to.release()?;
+        from.release()
     }
 
     /// A device buffer of `len` values whose bytes are all zero (a valid value of every
     /// [`DeviceCopy`] type), filled on the device: no host copy.
     pub fn zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceVec<T>> {
-        let buffer = DeviceVec::<T>::alloc(&self.inner.stream, self.inner.info.ordinal, len)?;
-        let bytes = len * std::mem::size_of::<T>();
-        if bytes > 0 {
-            // SAFETY: the buffer holds at least `bytes` bytes.
-            unsafe {
-                cudarc::driver::result::memset_d8_async(
-                    buffer.device_ptr(&self.inner.stream),
-                    0,
-                    bytes,
-                    self.inner.stream.cu_stream(),
-                )
-            }
-            .during("zeroing device memory")?;
-        }
-        Ok(buffer)
+        zeroed_on(&self.inner.stream, self.inner.info.ordinal, len)
     }
 
     /// A device buffer of `len` values, every one the monoid's identity.
@@ -209,10 +294,14 @@ impl Gpu {
         self.upload(&vec![M::identity(); len])
     }
 
-    /// Copies a device buffer back to the host (waits for all work queued before).
-    pub fn download<T: DeviceCopy>(&self, buffer: &DeviceVec<T>) -> Result<Vec<T>> {
-        self.check_owned(buffer)?;
-        buffer.copy_to_host(&self.inner.stream)
+    /// Copies device memory (a [`DeviceVec`], a cudarc slice, ...) back to the host (waits for
+    /// all work queued before on this `Gpu`'s stream and on the memory's own).
+    pub fn download<T: DeviceCopy>(&self, memory: &impl DeviceInput<T>) -> Result<Vec<T>> {
+        let src = self.input(memory)?;
+        // SAFETY: `src` was checked for this context and holds `len` values of T.
+        let host = unsafe { buffer::copy_to_host(&self.inner.stream, src.address, src.len) }?;
+        src.release()?;
+        Ok(host)
     }
 
     /// Waits for all queued work.
@@ -237,10 +326,13 @@ impl Gpu {
         self.inner.kernels.len()
     }
 
+    /// That `buffer` was made by this `Gpu` (on its stream). For the dispatchers that take
+    /// [`DeviceVec`]s only; the others accept any memory of the context through
+    /// [`Gpu::input`] / [`Gpu::output`], which order other streams.
+    /// A `DeviceVec` this `Gpu` made (on its stream), else `ForeignBuffer`.
+    #[cfg(feature = "nccl")]
     pub(crate) fn check_owned<T>(&self, buffer: &DeviceVec<T>) -> Result<()> {
-        if buffer.ordinal != self.inner.info.ordinal
-            || !Arc::ptr_eq(buffer.bytes.context(), &self.inner.ctx)
-        {
+        if **buffer.bytes.stream() != *self.inner.stream {
             return Err(Error::ForeignBuffer {
                 buffer_ordinal: buffer.ordinal,
                 gpu_ordinal: self.inner.info.ordinal,
@@ -342,4 +434,27 @@ impl Gpu {
         unsafe { builder.launch(cfg) }.during("launching a kernel")?;
         Ok(())
     }
+}
+
+/// A buffer of `len` zero-byte values allocated and cleared on `stream` (queued; no host copy).
+fn zeroed_on<T: DeviceCopy>(
+    stream: &Arc<CudaStream>,
+    ordinal: usize,
+    len: usize,
+) -> Result<DeviceVec<T>> {
+    let buffer = DeviceVec::<T>::alloc(stream, ordinal, len)?;
+    let bytes = len * std::mem::size_of::<T>();
+    if bytes > 0 {
+        // SAFETY: the buffer holds at least `bytes` bytes; the allocation bound its context.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                buffer.device_ptr(stream),
+                0,
+                bytes,
+                stream.cu_stream(),
+            )
+        }
+        .during("zeroing device memory")?;
+    }
+    Ok(buffer)
 }

@@ -22,6 +22,24 @@
 //! assert_eq!(gpu.reduce(&xs, Algorithm::Auto)?, reduce_cuda::reduce_core::fold(&items));
 //! # Ok(()) }
 //! ```
+//!
+//! # Data already on the GPU
+//!
+//! Reductions read any device memory of the `Gpu`'s CUDA context in place: a [`DeviceVec`],
+//! a cudarc `CudaSlice` / `CudaView` / `CudaViewMut` (a slice of `f32` is an input of
+//! `Sum<f32>`, `Min<f32>`, ... as it is), or another library's pointer through the `unsafe`
+//! [`DeviceSlice::from_raw`]; results go to any [`DeviceOutput`]. [`Gpu::from_stream`] runs
+//! on your cudarc stream, so reductions are ordered with your own kernels without a
+//! synchronisation. The rules (context, alignment, lengths, stream order) are on [`DeviceInput`]; the
+//! example `interop` shows it end to end.
+//!
+//! # Cargo features
+//!
+//! None. The runtime needs, at run time only, the NVIDIA driver (`libcuda`) and NVRTC
+//! (`libnvrtc`, CUDA 13.0 line): both are loaded dynamically, and a missing one is an error
+//! value ([`Error::DriverMissing`], [`Error::NvrtcMissing`]), so the crate builds and its
+//! CPU paths run anywhere. [`cudarc`] is re-exported: use it (or the same `=0.19.10`) for the
+//! types [`Gpu::from_stream`] and the borrowed inputs take.
 #![deny(missing_docs)]
 
 mod algorithm;
@@ -29,6 +47,8 @@ mod backend;
 pub mod bench;
 mod buffer;
 pub mod cache;
+#[cfg(feature = "nccl")]
+pub mod cluster;
 mod codegen;
 pub mod compile;
 mod error;
@@ -37,6 +57,7 @@ mod gpu;
 mod jit;
 mod plain;
 mod segmented;
+mod view;
 
 pub use algorithm::{Algorithm, Config};
 pub use backend::Backend;
@@ -47,6 +68,7 @@ pub use gpu::{driver_available, DeviceInfo, Gpu};
 pub use jit::{JitReport, KernelOrigin};
 pub use reduce_core;
 pub use reduce_core::monoid::{DeviceCopy, Monoid};
+pub use reduce_core::SegIndex;
 pub use reduce_core::{fold, CudaMonoid, CudaStruct, Lift, Max, Min, Product, Sum};
 #[doc(inline)]
 pub use reduce_macros::device_fn_via_cuda as device_fn;
@@ -54,7 +76,16 @@ pub use reduce_macros::device_fn_via_cuda as device_fn;
 pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
-pub use segmented::{compile_seg_kernel, seg_kernel_source, SegAlgorithm, SegConfig};
+pub use segmented::{
+    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_source, seg_kernel_source_for,
+    SegAlgorithm, SegConfig,
+};
+pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
+
+/// The cudarc this crate is built on and whose types it takes ([`Gpu::from_stream`], cudarc
+/// slices as inputs and outputs): use it, or the same `=0.19.10` version, so that the types
+/// match.
+pub use cudarc;
 
 /// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
 /// parameters (`Auto` shows what it picks for large inputs). Readable: print it.

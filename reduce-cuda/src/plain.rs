@@ -1,11 +1,11 @@
 //! Plain reductions: host-side dispatch (grid sizes, passes) for every algorithm family.
 
 use crate::algorithm::{invalid, shuffle_items, Algorithm, Config, Plan, SHUFFLE_BLOCKS_PER_SM};
-use crate::buffer::DeviceVec;
 use crate::codegen::KernelSpec;
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, Scratch};
 use crate::jit::JitReport;
+use crate::view::{Access, DeviceInput, DeviceOutput};
 use cudarc::driver::CudaFunction;
 use reduce_core::{CudaMonoid, DeviceCopy, Lift};
 
@@ -68,38 +68,94 @@ fn plan_specs(plan: &Plan) -> Vec<KernelSpec> {
 impl Gpu {
     /// The fold of every item of `xs`, left to right, computed on the device.
     ///
-    /// Equal to `reduce_core::fold(&host_items)` for any associative monoid, bit for bit
-    /// (floats: the algorithm fixes the grouping, so a float sum is deterministic but groups
-    /// differently from the sequential fold). For a monoid whose device code can fault
-    /// (`CudaMonoid::CAN_FAULT`: run-time array indices), an index out of bounds is
-    /// [`Error::DeviceFault`].
-    pub fn reduce<M: CudaMonoid>(&self, xs: &DeviceVec<M>, config: impl Into<Config>) -> Result<M> {
-        self.check_owned(xs)?;
+    /// `xs` is any device memory of this `Gpu`'s context: a [`crate::DeviceVec`], a cudarc
+    /// `CudaSlice` / `CudaView` / `CudaViewMut`, or a raw [`crate::DeviceSlice`] (see
+    /// [`DeviceInput`]); it is read in place. Equal to `reduce_core::fold(&host_items)` for any
+    /// associative monoid, bit for bit (floats: the algorithm fixes the grouping, so a float
+    /// sum is deterministic but groups differently from the sequential fold). For a monoid whose
+    /// device code can fault (`CudaMonoid::CAN_FAULT`: run-time array indices), an index out of
+    /// bounds is [`Error::DeviceFault`].
+    pub fn reduce<M: CudaMonoid>(
+        &self,
+        xs: &impl DeviceInput<M>,
+        config: impl Into<Config>,
+    ) -> Result<M> {
+        let input = self.input(xs)?;
         let mut scratch = self.lock_scratch();
         let config = config.into();
-        let out = self.run(xs, config, &mut scratch, None)?;
-        let value = self.read_value::<M>(out)?;
-        if M::CAN_FAULT {
-            self.check_plan_fault::<M>(config)?;
+        let out = self.run::<M>(&input, config, &mut scratch, None)?;
+        let mut value = [M::identity()];
+        // SAFETY: `out` holds one M written by the final kernel; the copy is synchronous
+        // with respect to the stream once synchronized below.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut value[..],
+                out,
+                self.inner.stream.cu_stream(),
+            )
         }
-        Ok(value)
+        .map_err(|source| Error::Driver {
+            during: "copying the result to the host",
+            source,
+        })?;
+        let address = input.address;
+        input.release()?;
+        self.synchronize()?;
+        if M::CAN_FAULT {
+            self.check_plan_fault::<M>(config, address)?;
+        }
+        Ok(value[0])
+    }
+
+    /// Queues the reduction of `xs` into `out[0]` without waiting for it (for pipelines and
+    /// benchmarks). `out` is any device memory of this `Gpu`'s context ([`DeviceOutput`]: a
+    /// [`crate::DeviceVec`], a cudarc `CudaSlice` or `CudaViewMut`, a raw
+    /// [`crate::DeviceSliceMut`]) holding at least one value. For a monoid that can fault
+    /// (`CudaMonoid::CAN_FAULT`) it waits after all, to check the device's fault record.
+    pub fn reduce_into<M: CudaMonoid>(
+        &self,
+        xs: &impl DeviceInput<M>,
+        out: &mut impl DeviceOutput<M>,
+        config: impl Into<Config>,
+    ) -> Result<()> {
+        let input = self.input(xs)?;
+        let output = self.output(out)?;
+        if output.len == 0 {
+            return Err(Error::LengthMismatch {
+                what: "the output must hold at least one value",
+                left: 0,
+                right: 1,
+            });
+        }
+        let mut scratch = self.lock_scratch();
+        let config = config.into();
+        let address = input.address;
+        self.run::<M>(&input, config, &mut scratch, Some(output.address))?;
+        output.release()?;
+        input.release()?;
+        if M::CAN_FAULT {
+            self.check_plan_fault::<M>(config, address)?;
+        }
+        Ok(())
     }
 
     /// The fold of `lift(x, i)` over the items `x` of `xs` (`i` the item's index), left to
     /// right, without materialising monoid values: transform-reduce. `M` declares the lift with
-    /// `#[monoid(lift(X) = |x, i| ...)]`. Read by `Shuffle` (and `Auto`, which picks it); the
-    /// other algorithms return [`Error::InvalidConfig`].
+    /// `#[monoid(lift(X) = |x, i| ...)]`; `xs` is any device memory of this `Gpu`'s context, as
+    /// for [`Gpu::reduce`]. Read by `Shuffle` (and `Auto`, which picks it); the other algorithms
+    /// return [`Error::InvalidConfig`].
     ///
     /// Equal to `reduce_core::fold` of the lifted items, as [`Gpu::reduce`] is.
     pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
-        xs: &DeviceVec<X>,
+        xs: &impl DeviceInput<X>,
         config: impl Into<Config>,
     ) -> Result<M> {
-        self.check_owned(xs)?;
+        let input = self.input(xs)?;
         let mut scratch = self.lock_scratch();
-        let (out, spec) = self.run_lifted::<M, X>(xs, config.into(), &mut scratch, None)?;
+        let (out, spec) = self.run_lifted::<M, X>(&input, config.into(), &mut scratch, None)?;
         let value = self.read_value::<M>(out)?;
+        input.release()?;
         if M::CAN_FAULT || M::LIFT_CAN_FAULT {
             self.check_device_fault::<M>(&[&spec])?;
         }
@@ -110,46 +166,32 @@ impl Gpu {
     /// [`Gpu::reduce_into`], for a monoid or lift that can fault).
     pub fn reduce_lifted_into<M: Lift<X>, X: DeviceCopy>(
         &self,
-        xs: &DeviceVec<X>,
-        out: &mut DeviceVec<M>,
+        xs: &impl DeviceInput<X>,
+        out: &mut impl DeviceOutput<M>,
         config: impl Into<Config>,
     ) -> Result<()> {
-        self.check_owned(xs)?;
-        self.check_owned(out)?;
-        if out.is_empty() {
+        let input = self.input(xs)?;
+        let output = self.output(out)?;
+        if output.len == 0 {
             return Err(Error::LengthMismatch {
                 what: "the output must hold at least one value",
-                left: out.len(),
+                left: 0,
                 right: 1,
             });
         }
         let mut scratch = self.lock_scratch();
-        let target = out.device_ptr(&self.inner.stream);
-        let (_, spec) = self.run_lifted::<M, X>(xs, config.into(), &mut scratch, Some(target))?;
+        let (_, spec) =
+            self.run_lifted::<M, X>(&input, config.into(), &mut scratch, Some(output.address))?;
+        output.release()?;
+        input.release()?;
         if M::CAN_FAULT || M::LIFT_CAN_FAULT {
             self.check_device_fault::<M>(&[&spec])?;
         }
         Ok(())
     }
 
-    /// Launches the lifted Shuffle kernel; returns the result's address and the kernel's spec.
-    fn run_lifted<M: Lift<X>, X: DeviceCopy>(
-        &self,
-        xs: &DeviceVec<X>,
-        config: Config,
-        scratch: &mut Scratch,
-        target: Option<u64>,
-    ) -> Result<(u64, KernelSpec)> {
-        let plan = plan_lifted::<M>(config, std::mem::size_of::<X>())?;
-        let spec = plan.kernel().lifted::<X>();
-        let (kernel, _) = self.kernel_lifted::<M, X>(&spec)?;
-        let f = kernel.function(plan.entry())?;
-        let input = xs.device_ptr(&self.inner.stream);
-        let out = self.shuffle::<M>(plan, &f, input, xs.len() as u64, scratch, target)?;
-        Ok((out, spec))
-    }
-
-    /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config`.
+    /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config` (for an input
+    /// whose address is 16-byte aligned).
     pub fn prepare_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
         config: impl Into<Config>,
@@ -158,9 +200,26 @@ impl Gpu {
         Ok(self.kernel_lifted::<M, X>(&plan.kernel().lifted::<X>())?.1)
     }
 
-    /// The fault records of every kernel the plan of `config` launched (see `fault.rs`).
-    fn check_plan_fault<M: CudaMonoid>(&self, config: Config) -> Result<()> {
-        let specs = plan_specs(&plan_for::<M>(config)?);
+    /// Launches the lifted Shuffle kernel; returns the result's address and the kernel's spec.
+    fn run_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        xs: &Access<'_>,
+        config: Config,
+        scratch: &mut Scratch,
+        target: Option<u64>,
+    ) -> Result<(u64, KernelSpec)> {
+        let plan = plan_lifted::<M>(config, std::mem::size_of::<X>())?.for_input(xs.address);
+        let spec = plan.kernel().lifted::<X>();
+        let (kernel, _) = self.kernel_lifted::<M, X>(&spec)?;
+        let f = kernel.function(plan.entry())?;
+        let out = self.shuffle::<M>(plan, &f, xs.address, xs.len as u64, scratch, target)?;
+        Ok((out, spec))
+    }
+
+    /// The fault records of every kernel the plan of `config` launched on the input at
+    /// `address` (see `fault.rs`).
+    fn check_plan_fault<M: CudaMonoid>(&self, config: Config, address: u64) -> Result<()> {
+        let specs = plan_specs(&plan_for::<M>(config)?.for_input(address));
         self.check_device_fault::<M>(&specs.iter().collect::<Vec<_>>())
     }
 
@@ -184,34 +243,6 @@ impl Gpu {
         Ok(value[0])
     }
 
-    /// Queues the reduction of `xs` into `out[0]` without waiting for it (for pipelines and
-    /// benchmarks). `out` must hold at least one value. For a monoid that can fault
-    /// (`CudaMonoid::CAN_FAULT`) it waits after all, to check the device's fault record.
-    pub fn reduce_into<M: CudaMonoid>(
-        &self,
-        xs: &DeviceVec<M>,
-        out: &mut DeviceVec<M>,
-        config: impl Into<Config>,
-    ) -> Result<()> {
-        self.check_owned(xs)?;
-        self.check_owned(out)?;
-        if out.is_empty() {
-            return Err(Error::LengthMismatch {
-                what: "the output must hold at least one value",
-                left: out.len(),
-                right: 1,
-            });
-        }
-        let mut scratch = self.lock_scratch();
-        let target = out.device_ptr(&self.inner.stream);
-        let config = config.into();
-        self.run(xs, config, &mut scratch, Some(target))?;
-        if M::CAN_FAULT {
-            self.check_plan_fault::<M>(config)?;
-        }
-        Ok(())
-    }
-
     /// Compiles (or loads from the caches) the kernel `config` needs for monoid `M`, and says
     /// where it came from and how long that took. Reductions do this on first use anyway.
     pub fn prepare<M: CudaMonoid>(&self, config: impl Into<Config>) -> Result<JitReport> {
@@ -219,17 +250,16 @@ impl Gpu {
         Ok(self.kernel::<M>(&plan.kernel())?.1)
     }
 
-    /// Runs the plan; writes the result to `target` or to scratch; returns its address.
+    /// Runs the plan on `xs`; writes the result to `target` or to scratch; returns its address.
     fn run<M: CudaMonoid>(
         &self,
-        xs: &DeviceVec<M>,
+        xs: &Access<'_>,
         config: Config,
         scratch: &mut Scratch,
         target: Option<u64>,
     ) -> Result<u64> {
-        let n = xs.len();
-        let plan = plan_for::<M>(config)?;
-        let input = xs.device_ptr(&self.inner.stream);
+        let (input, n) = (xs.address, xs.len);
+        let plan = plan_for::<M>(config)?.for_input(input);
         match plan {
             Plan::Tb2 { .. } | Plan::Tb4Warp { .. } | Plan::Matrix { .. } => {
                 self.multi_pass::<M>(plan, input, n as u64, scratch, target)

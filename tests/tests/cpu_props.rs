@@ -70,16 +70,22 @@ proptest! {
 #[test]
 fn empty_segments_get_the_identity() {
     let items = Affine::random_vec(3, 1);
-    let out = Cpu::new().reduce_segments(&items, &[0, 0, 3, 3]).unwrap();
+    let out = Cpu::new()
+        .reduce_segments(&items, &[0u32, 0, 3, 3])
+        .unwrap();
     assert_eq!(
         out,
         vec![Affine { a: 1, b: 0 }, fold(&items), Affine { a: 1, b: 0 }]
     );
-    let out = Cpu::new().reduce_by_owner(&items, &[1, 1, 1], 4).unwrap();
+    let out = Cpu::new()
+        .reduce_by_owner(&items, &[1u32, 1, 1], 4)
+        .unwrap();
     assert_eq!(out[0], Affine { a: 1, b: 0 });
     assert_eq!(out[1], fold(&items));
     assert_eq!(
-        Cpu::new().reduce_segments::<Affine>(&[], &[0]).unwrap(),
+        Cpu::new()
+            .reduce_segments::<Affine, u32>(&[], &[0])
+            .unwrap(),
         vec![]
     );
 }
@@ -89,15 +95,15 @@ fn bad_layouts_are_typed_errors() {
     let items = Affine::random_vec(4, 1);
     let cpu = Cpu::new();
     assert_eq!(
-        cpu.reduce_segments(&items, &[]),
+        cpu.reduce_segments::<_, u32>(&items, &[]),
         Err(LayoutError::OffsetsEmpty)
     );
     assert_eq!(
-        cpu.reduce_segments(&items, &[1, 4]),
+        cpu.reduce_segments(&items, &[1u32, 4]),
         Err(LayoutError::FirstOffsetNotZero { value: 1 })
     );
     assert_eq!(
-        cpu.reduce_segments(&items, &[0, 3]),
+        cpu.reduce_segments(&items, &[0u32, 3]),
         Err(LayoutError::LastOffsetNotLen {
             index: 1,
             value: 3,
@@ -105,7 +111,7 @@ fn bad_layouts_are_typed_errors() {
         })
     );
     assert_eq!(
-        cpu.reduce_segments(&items, &[0, 3, 1, 4]),
+        cpu.reduce_segments(&items, &[0u32, 3, 1, 4]),
         Err(LayoutError::OffsetsDecreasing {
             index: 2,
             value: 1,
@@ -113,14 +119,14 @@ fn bad_layouts_are_typed_errors() {
         })
     );
     assert_eq!(
-        cpu.reduce_by_owner(&items, &[0, 0, 1], 2),
+        cpu.reduce_by_owner(&items, &[0u32, 0, 1], 2),
         Err(LayoutError::OwnerLengthMismatch {
             items: 4,
             owners: 3
         })
     );
     assert_eq!(
-        cpu.reduce_by_owner(&items, &[0, 1, 0, 1], 2),
+        cpu.reduce_by_owner(&items, &[0u32, 1, 0, 1], 2),
         Err(LayoutError::OwnerNotSorted {
             index: 2,
             value: 0,
@@ -128,7 +134,7 @@ fn bad_layouts_are_typed_errors() {
         })
     );
     assert_eq!(
-        cpu.reduce_by_owner(&items, &[0, 1, 1, 2], 2),
+        cpu.reduce_by_owner(&items, &[0u32, 1, 1, 2], 2),
         Err(LayoutError::OwnerOutOfRange {
             index: 3,
             value: 2,

@@ -117,10 +117,14 @@ fn device_errors() {
         gpu.upload_into(&mut two, &[1, 2, 3]),
         Err(Error::LengthMismatch { .. })
     ));
-    // A buffer of another Gpu (another context handle and stream).
-    let other = Gpu::new(0).unwrap();
+    // A buffer of a Gpu in another context of the same device (a non-primary context); the
+    // misuses of borrowed and raw memory are in gpu_interop.rs.
+    let ctx = reduce_cuda::cudarc::driver::CudaContext::new_non_primary(0, 0).unwrap();
+    let other = Gpu::from_stream(ctx.new_stream().unwrap()).unwrap();
     let e = other.reduce(&xs, Algorithm::Auto).unwrap_err();
     assert!(matches!(e, Error::ForeignBuffer { .. }), "{e:?}");
+    drop(other);
+    drop(ctx);
     // The device still works after all of that.
     let items = Mat3::random_vec(1000, 2);
     assert_eq!(

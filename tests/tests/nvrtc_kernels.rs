@@ -4,7 +4,7 @@
 use reduce_cuda::{
     compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
 };
-use reduce_cuda::{compile_seg_kernel, SegAlgorithm, SegConfig};
+use reduce_cuda::{compile_seg_kernel, compile_seg_kernel_for, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 
 fn compiles_everywhere<M: CudaMonoid>() {
@@ -20,6 +20,19 @@ fn compiles_everywhere<M: CudaMonoid>() {
             {
                 panic!(
                     "{algorithm} (offsets form: {offsets_form}) for {} does not compile:\n{e}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
+    // u64 layouts (SegMerge and Auto only).
+    for offsets_form in [false, true] {
+        for algorithm in [SegAlgorithm::SegMerge, SegAlgorithm::Auto] {
+            if let Err(e) =
+                compile_seg_kernel_for::<M, u64>(SegConfig::new(algorithm), offsets_form, CI_ARCH)
+            {
+                panic!(
+                    "{algorithm} u64 (offsets form: {offsets_form}) for {} does not compile:\n{e}",
                     M::CUDA_NAME
                 );
             }
@@ -84,6 +97,41 @@ fn non_default_parameters_compile() {
         compile_kernel::<reduce_cuda::Sum<u32>>(config, CI_ARCH)
             .unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
+}
+
+/// SegMerge's knobs at their limits, and for Ampere (its mbarrier wait differs from Hopper's).
+#[test]
+fn seg_merge_parameters_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    let base = SegConfig::new(SegAlgorithm::SegMerge);
+    let configs = [
+        base.block(32).items_per_thread(1).stages(3),
+        base.block(1024).items_per_thread(4).stages(8),
+        base.block(64).items_per_thread(64).stages(3),
+    ];
+    for offsets_form in [false, true] {
+        for config in configs {
+            compile_seg_kernel::<Affine>(config, offsets_form, CI_ARCH)
+                .unwrap_or_else(|e| panic!("{config:?}: {e}"));
+        }
+        for arch in ["sm_80", "sm_89", "sm_90"] {
+            compile_seg_kernel_for::<Mat2, u64>(base, offsets_form, arch)
+                .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        }
+    }
+    let e = compile_seg_kernel::<Affine>(base.stages(2), true, CI_ARCH).unwrap_err();
+    assert!(e.to_string().contains("stages 2"), "{e}");
+    let e = compile_seg_kernel::<Affine>(base.items_per_thread(3), true, CI_ARCH).unwrap_err();
+    assert!(e.to_string().contains("power of two"), "{e}");
+    let e = compile_seg_kernel_for::<Affine, u64>(
+        SegConfig::new(SegAlgorithm::SegShuffle),
+        true,
+        CI_ARCH,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("u64"), "{e}");
 }
 
 #[test]

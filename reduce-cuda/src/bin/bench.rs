@@ -4,26 +4,30 @@
 //! ```text
 //! bench plain [--quick] [--out DIR] [--cub FILE]    every algorithm, N = 2^10..2^30, vs roof and CUB
 //! bench fig4 [--quick] [--out DIR]                  the paper's Fig. 4: min f32, N = m * 2^20
-//! bench segmented [--out DIR] [--cub F] [--torch F] the paper's segment scenarios, both forms
+//! bench seglayouts [--layouts DIR]                 writes the segmented layouts for the anchors
+//! bench segmented [--out DIR] [--cub F] [--torch F] every segment-length distribution, both forms
+//! bench segsweep [--out DIR] [--cub F] [--torch F]  throughput against mean segment length
 //! bench fig5 [--quick] [--out DIR]                  the paper's Fig. 5 sweep (progress bar)
 //! bench jit [--out DIR]                             NVRTC, disk-cache and in-process latency
 //! bench variants | segvariants [--out DIR]          Shuffle's and SegShuffle's tuning spaces
 //! bench sanitize | ncu | segncu                     workloads for compute-sanitizer and ncu
+//! bench interop [--quick] [--out DIR]               borrowed cudarc slices against a DeviceVec
 //! ```
 //!
 //! `--cub FILE` is the output of `scripts/cub_sweep.cu` (and `--torch FILE` of the PyTorch
 //! anchor) from the same device command: ratios are only meaningful within one run on one device.
 
 use reduce_cuda::bench::{median_ms, BenchKernels, FillMasks};
-use reduce_cuda::reduce_core::fold_segments;
 use reduce_cuda::{
     fold, Algorithm, Config, CudaMonoid, DeviceVec, Gpu, KernelOrigin, Min, Monoid, Sum,
 };
-use reduce_cuda::{SegAlgorithm, SegConfig};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
+
+#[path = "bench/segmented.rs"]
+mod segmented;
 
 #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
 #[repr(C)]
@@ -55,6 +59,8 @@ struct Args {
     out: PathBuf,
     cub: Option<PathBuf>,
     torch: Option<PathBuf>,
+    /// Where `seglayouts` writes (and the anchors read) the segmented layouts.
+    layouts: PathBuf,
 }
 
 fn parse_args() -> Args {
@@ -66,6 +72,7 @@ fn parse_args() -> Args {
         out: PathBuf::from("bench-out"),
         cub: None,
         torch: None,
+        layouts: PathBuf::from("/tmp/reduce-layouts"),
     };
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -73,6 +80,7 @@ fn parse_args() -> Args {
             "--out" => parsed.out = PathBuf::from(args.next().expect("--out DIR")),
             "--cub" => parsed.cub = Some(PathBuf::from(args.next().expect("--cub FILE"))),
             "--torch" => parsed.torch = Some(PathBuf::from(args.next().expect("--torch FILE"))),
+            "--layouts" => parsed.layouts = PathBuf::from(args.next().expect("--layouts DIR")),
             other => {
                 eprintln!("unknown argument {other}\nusage: bench plain|variants|fig4|segmented|fig5|jit [--quick] [--out DIR] [--cub FILE] [--torch FILE]");
                 std::process::exit(2);
@@ -91,11 +99,14 @@ fn main() {
         "jit" => jit(&args),
         "variants" => variants(&args),
         "ncu" => ncu_target(),
-        "segmented" => segmented(&args),
-        "fig5" => fig5(&args),
-        "segvariants" => seg_variants(&args),
-        "segncu" => seg_ncu_target(),
+        "seglayouts" => segmented::seglayouts(&args),
+        "segmented" => segmented::segmented(&args),
+        "segsweep" => segmented::segsweep(&args),
+        "fig5" => segmented::fig5(&args),
+        "segvariants" => segmented::segvariants(&args),
+        "segncu" => segmented::segncu(),
         "sanitize" => sanitize_target(),
+        "interop" => interop(&args),
         "argmax" => argmax(&args),
         other => {
             eprintln!("unknown mode {other}: plain, fig4 or jit");
@@ -673,271 +684,106 @@ fn jit(args: &Args) -> reduce_cuda::Result<()> {
     Ok(())
 }
 
+/// Reducing memory that already lives on the GPU costs what reducing a `DeviceVec` costs. The
+/// same 2^28 random f32 (1 GiB, far past the L2) as a `DeviceVec`, as a cudarc `CudaSlice`
+/// on the Gpu's stream and as one on another stream of the context (the joined path), each
+/// reduced into a device output (no host synchronisation in the timed region); the variants
+/// alternate within each of 3 rounds, median of REPS per variant and round; the verdict is the
+/// median over rounds of borrowed / DeviceVec. A view one item in (not 16-byte aligned: item
+/// loads) is measured for information.
+fn interop(args: &Args) -> reduce_cuda::Result<()> {
+    use reduce_cuda::cudarc::driver::CudaSlice;
+    let driver = |during| move |source| reduce_cuda::Error::Driver { during, source };
+    let gpu = Gpu::new(0)?;
+    let n: usize = if args.quick { 1 << 24 } else { 1 << 28 };
+    let kernels = BenchKernels::new(&gpu)?;
+    let owned: DeviceVec<Sum<f32>> = kernels.fill_random(n, 17, &masks_f32())?;
+    // SAFETY (both): the copies below write every value before anything reads one.
+    let mut same_stream: CudaSlice<f32> =
+        unsafe { gpu.stream().alloc(n) }.map_err(driver("allocating a cudarc slice"))?;
+    let other = gpu
+        .context()
+        .new_stream()
+        .map_err(driver("creating a stream"))?;
+    let mut other_stream: CudaSlice<f32> =
+        unsafe { other.alloc(n) }.map_err(driver("allocating a cudarc slice"))?;
+    gpu.copy_into(&owned, &mut same_stream)?;
+    gpu.copy_into(&owned, &mut other_stream)?;
+    let unaligned = same_stream.slice(1..);
+    let mut out = gpu.zeroed::<Sum<f32>>(1)?;
+    let bytes = (n * 4) as f64;
+    let mut lines = vec![format!(
+        "interop: f32 sum, n = 2^{} ({:.2} GB), reduce_into a device output, median of {REPS} per variant and round",
+        n.trailing_zeros(),
+        bytes / 1e9
+    )];
+    let mut csv = vec!["config,round,variant,ms,gbs".to_string()];
+    for algorithm in [Algorithm::Auto, Algorithm::Shuffle] {
+        // The values agree bit for bit (same data, same grouping); the unaligned view has one
+        // item fewer.
+        let want = gpu.reduce(&owned, algorithm)?;
+        let same = gpu.reduce::<Sum<f32>>(&same_stream, algorithm)?;
+        let joined = gpu.reduce::<Sum<f32>>(&other_stream, algorithm)?;
+        let identical = [same, joined]
+            .iter()
+            .all(|v| v.0.to_bits() == want.0.to_bits());
+        let mut ratios = Vec::new();
+        for round in 0..3 {
+            let time = |name: &str, ms: f32, csv: &mut Vec<String>| {
+                csv.push(format!(
+                    "{algorithm},{round},{name},{ms:.5},{:.1}",
+                    bytes / (ms as f64 * 1e6)
+                ));
+                ms
+            };
+            let t_owned = median_ms(&gpu, REPS, || gpu.reduce_into(&owned, &mut out, algorithm))?;
+            let t_owned = time("DeviceVec", t_owned, &mut csv);
+            let t_same = median_ms(&gpu, REPS, || {
+                gpu.reduce_into::<Sum<f32>>(&same_stream, &mut out, algorithm)
+            })?;
+            let t_same = time("CudaSlice same stream", t_same, &mut csv);
+            let t_joined = median_ms(&gpu, REPS, || {
+                gpu.reduce_into::<Sum<f32>>(&other_stream, &mut out, algorithm)
+            })?;
+            let t_joined = time("CudaSlice other stream", t_joined, &mut csv);
+            let t_unaligned = median_ms(&gpu, REPS, || {
+                gpu.reduce_into::<Sum<f32>>(&unaligned, &mut out, algorithm)
+            })?;
+            let t_unaligned = time("CudaView unaligned", t_unaligned, &mut csv);
+            ratios.push((t_same / t_owned, t_joined / t_owned));
+            lines.push(format!(
+                "{algorithm} round {round}: DeviceVec {t_owned:.4} ms ({:.0} GB/s); CudaSlice same stream {t_same:.4} ms (x{:.3}); other stream {t_joined:.4} ms (x{:.3}); unaligned view {t_unaligned:.4} ms (x{:.3})",
+                bytes / (t_owned as f64 * 1e6),
+                t_same / t_owned,
+                t_joined / t_owned,
+                t_unaligned / t_owned,
+            ));
+        }
+        let median = |mut v: Vec<f32>| {
+            v.sort_by(f32::total_cmp);
+            v[v.len() / 2]
+        };
+        let same = median(ratios.iter().map(|r| r.0).collect());
+        let joined = median(ratios.iter().map(|r| r.1).collect());
+        let within = |r: f32| if (r - 1.0).abs() <= 0.02 { "yes" } else { "NO" };
+        lines.push(format!(
+            "{algorithm}: borrowed / DeviceVec = {same:.4} (same stream), {joined:.4} (other stream); within 2%: {} / {}; values bit-identical: {}",
+            within(same),
+            within(joined),
+            if identical { "yes" } else { "NO" }
+        ));
+    }
+    std::fs::write(args.out.join("interop.csv"), csv.join("\n") + "\n")
+        .unwrap_or_else(|e| panic!("writing interop.csv: {e}"));
+    report(&args.out, "interop.txt", &lines);
+    Ok(())
+}
+
 /// Prints the lines (the short table the device run shows last) and writes them to `out/file`.
 fn report(out: &std::path::Path, file: &str, lines: &[String]) {
     let text = lines.join("\n");
     println!("{text}");
     std::fs::write(out.join(file), text + "\n").unwrap_or_else(|e| panic!("writing {file}: {e}"));
-}
-
-/// The paper's three segment scenarios over n items, as CSR offsets.
-fn scenario_offsets(name: &str, n: usize, seed: u64) -> Vec<u32> {
-    let mut offsets = vec![0u32];
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    while (*offsets.last().unwrap() as usize) < n {
-        let len = match name {
-            "one_segment" => n,
-            "random_10_50" => 10 + (next() % 41) as usize,
-            _ => 3,
-        };
-        offsets.push((*offsets.last().unwrap() as usize + len).min(n) as u32);
-    }
-    offsets
-}
-
-fn owners_from(offsets: &[u32]) -> Vec<u32> {
-    let mut owner = Vec::with_capacity(*offsets.last().unwrap() as usize);
-    for (s, w) in offsets.windows(2).enumerate() {
-        owner.extend(std::iter::repeat_n(s as u32, (w[1] - w[0]) as usize));
-    }
-    owner
-}
-
-/// Reference times from the same device command: (key) -> ms. CUB keys are
-/// `<routine>_<monoid> <scenario>`, torch keys `<routine> <scenario>`.
-fn read_refs(path: &Option<PathBuf>, prefix: &str) -> HashMap<String, f64> {
-    let mut map = HashMap::new();
-    let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
-        return map;
-    };
-    for line in text.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let Some(ms_at) = w.iter().position(|x| *x == "ms") else {
-            continue;
-        };
-        let Some(ms) = w.get(ms_at + 1).and_then(|x| x.parse::<f64>().ok()) else {
-            continue;
-        };
-        if prefix == "cubseg" && w.first() == Some(&"cubseg") && w.len() > 3 {
-            map.insert(format!("{} {}", w[1], w[2]), ms);
-        } else if prefix == "torch"
-            && w.first().is_some_and(|x| x.starts_with("torch_"))
-            && w.len() > 2
-        {
-            map.insert(format!("{} {}", w[0], w[1]), ms);
-        }
-    }
-    map
-}
-
-struct SegRow {
-    scenario: String,
-    monoid: &'static str,
-    form: &'static str,
-    label: String,
-    ms: f32,
-    bytes: f64,
-    correct: Option<bool>,
-}
-
-/// Times one segmented configuration and checks its output once against `reference`.
-#[allow(clippy::too_many_arguments)]
-fn seg_measure<M: CudaMonoid + PartialEq>(
-    gpu: &Gpu,
-    items: &DeviceVec<M>,
-    offsets: &DeviceVec<u32>,
-    owner: &DeviceVec<u32>,
-    segments: usize,
-    form: &'static str,
-    config: SegConfig,
-    reference: Option<&[M]>,
-    reps: usize,
-) -> reduce_cuda::Result<(f32, Option<bool>)> {
-    let run = || match form {
-        "owner" => gpu.reduce_by_owner(items, owner, segments, config),
-        _ => gpu.reduce_segments(items, offsets, config),
-    };
-    let got = gpu.download(&run()?)?;
-    let correct = reference.map(|r| r == got.as_slice());
-    let ms = median_ms(gpu, reps, || run().map(drop))?;
-    Ok((ms, correct))
-}
-
-fn seg_configs() -> Vec<(String, SegConfig)> {
-    SegAlgorithm::ALL
-        .iter()
-        .map(|&a| (a.name().to_string(), SegConfig::new(a)))
-        .chain([
-            ("Auto".to_string(), SegConfig::new(SegAlgorithm::Auto)),
-            (
-                "SegShuffle trusted".to_string(),
-                SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
-            ),
-        ])
-        .collect()
-}
-
-/// The paper's segmented scenarios at N = 30 * 2^20 for f32 min, f32 sum and the affine monoid,
-/// both forms, every algorithm; ratios to the roof, to CUB and to PyTorch from the same run.
-fn segmented(args: &Args) -> reduce_cuda::Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let cub = read_refs(&args.cub, "cubseg");
-    let torch = read_refs(&args.torch, "torch");
-    let n = 30usize << 20;
-    let mut rows: Vec<SegRow> = Vec::new();
-    let configs = seg_configs();
-    let min_items = kernels.fill_random::<Min<f32>>(n, 11, &masks_f32())?;
-    let sum_items = kernels.fill_random::<Sum<f32>>(n, 12, &masks_f32())?;
-    let affine_items = kernels.fill_random::<Affine>(n, 13, &masks_affine())?;
-    let roof_ms = kernels.read_roof_ms(&affine_items, REPS)?;
-    let roof_gbs = (n * 8) as f64 / (roof_ms as f64 * 1e6);
-    let host_min = gpu.download(&min_items)?;
-    let host_affine = gpu.download(&affine_items)?;
-    for scenario in ["one_segment", "random_10_50", "size_3"] {
-        let offsets = scenario_offsets(scenario, n, 7);
-        let segments = offsets.len() - 1;
-        let owner = owners_from(&offsets);
-        let (d_offsets, d_owner) = (gpu.upload(&offsets)?, gpu.upload(&owner)?);
-        let ref_min = fold_segments(&host_min, &offsets).expect("valid layout");
-        let ref_affine = fold_segments(&host_affine, &offsets).expect("valid layout");
-        for form in ["owner", "offsets"] {
-            let index_bytes = if form == "owner" {
-                4.0 * n as f64
-            } else {
-                4.0 * (segments + 1) as f64
-            };
-            for (label, config) in &configs {
-                let slow = !label.starts_with("Seg") && label != "Auto";
-                let reps = if slow { 5 } else { REPS };
-                let (ms, ok) = seg_measure(
-                    &gpu,
-                    &min_items,
-                    &d_offsets,
-                    &d_owner,
-                    segments,
-                    form,
-                    *config,
-                    Some(&ref_min),
-                    reps,
-                )?;
-                rows.push(SegRow {
-                    scenario: scenario.into(),
-                    monoid: "f32_min",
-                    form,
-                    label: label.clone(),
-                    ms,
-                    bytes: 4.0 * n as f64 + index_bytes + 4.0 * segments as f64,
-                    correct: ok,
-                });
-                let (ms, _) = seg_measure(
-                    &gpu, &sum_items, &d_offsets, &d_owner, segments, form, *config, None, reps,
-                )?;
-                rows.push(SegRow {
-                    scenario: scenario.into(),
-                    monoid: "f32_sum",
-                    form,
-                    label: label.clone(),
-                    ms,
-                    bytes: 4.0 * n as f64 + index_bytes + 4.0 * segments as f64,
-                    correct: None,
-                });
-                let (ms, ok) = seg_measure(
-                    &gpu,
-                    &affine_items,
-                    &d_offsets,
-                    &d_owner,
-                    segments,
-                    form,
-                    *config,
-                    Some(&ref_affine),
-                    reps,
-                )?;
-                rows.push(SegRow {
-                    scenario: scenario.into(),
-                    monoid: "affine",
-                    form,
-                    label: label.clone(),
-                    ms,
-                    bytes: 8.0 * n as f64 + index_bytes + 8.0 * segments as f64,
-                    correct: ok,
-                });
-            }
-            eprintln!("segmented: {scenario} {form} done");
-        }
-    }
-    let cub_of = |r: &SegRow| {
-        let routine = if r.form == "owner" {
-            "reduce_by_key"
-        } else {
-            "segmented_reduce"
-        };
-        cub.get(&format!("{routine}_{} {}", r.monoid, r.scenario))
-            .copied()
-    };
-    let torch_of = |r: &SegRow| {
-        if r.monoid != "f32_sum" {
-            return None;
-        }
-        let routine = if r.form == "owner" {
-            "torch_index_add_owner"
-        } else {
-            "torch_segment_reduce"
-        };
-        torch.get(&format!("{routine} {}", r.scenario)).copied()
-    };
-    let mut csv = String::from("scenario,monoid,form,algorithm,median_ms,gbs_moved,ratio_to_roof,speedup_vs_cub,speedup_vs_torch,correct\n");
-    let mut table = vec![format!(
-        "read roof {roof_gbs:.0} GB/s\n{:<13} {:<8} {:<7} {:<20} {:>8} {:>7} {:>5} {:>7} {:>7} {:>3}",
-        "scenario", "monoid", "form", "algorithm", "ms", "GB/s", "roof", "xCUB", "xtorch", "ok"
-    )];
-    for r in &rows {
-        let gbs = r.bytes / (r.ms as f64 * 1e6);
-        let cub_x = cub_of(r).map(|c| c / r.ms as f64);
-        let torch_x = torch_of(r).map(|t| t / r.ms as f64);
-        let ok = r.correct.map_or("", |c| if c { "yes" } else { "NO" });
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{:.5},{:.1},{:.3},{},{},{}",
-            r.scenario,
-            r.monoid,
-            r.form,
-            r.label,
-            r.ms,
-            gbs,
-            gbs / roof_gbs,
-            cub_x.map_or(String::new(), |x| format!("{x:.2}")),
-            torch_x.map_or(String::new(), |x| format!("{x:.2}")),
-            ok
-        );
-        table.push(format!(
-            "{:<13} {:<8} {:<7} {:<20} {:>8.4} {:>7.0} {:>5.2} {:>7} {:>7} {:>3}",
-            r.scenario,
-            r.monoid,
-            r.form,
-            r.label,
-            r.ms,
-            gbs,
-            gbs / roof_gbs,
-            cub_x.map_or("-".into(), |x| format!("{x:.1}")),
-            torch_x.map_or("-".into(), |x| format!("{x:.1}")),
-            ok
-        ));
-    }
-    std::fs::write(args.out.join("segmented.csv"), &csv).expect("writing segmented.csv");
-    println!("{}", table.join("\n"));
-    if rows.iter().any(|r| r.correct == Some(false)) {
-        eprintln!("ERROR: some segmented results were wrong");
-        std::process::exit(1);
-    }
-    Ok(())
 }
 
 /// A small, complete workload for compute-sanitizer: every plain algorithm at odd sizes around
@@ -983,175 +829,11 @@ fn sanitize_target() -> reduce_cuda::Result<()> {
             }
         }
     }
-    let lengths: Vec<u32> = (0..700)
-        .map(|i| if i % 5 == 0 { 0 } else { next() % 40 })
-        .chain([5000, 0, 3])
-        .collect();
-    let mut offsets = vec![0u32];
-    for l in &lengths {
-        offsets.push(offsets.last().unwrap() + l);
-    }
-    let n = *offsets.last().unwrap() as usize;
-    let items: Vec<Affine> = (0..n)
-        .map(|_| Affine {
-            a: next() | 1,
-            b: next(),
-        })
-        .collect();
-    let expected = fold_segments(&items, &offsets).expect("valid layout");
-    let (xs, d_offsets, d_owner) = (
-        gpu.upload(&items)?,
-        gpu.upload(&offsets)?,
-        gpu.upload(&owners_from(&offsets))?,
-    );
-    for alg in SegAlgorithm::ALL {
-        let by_owner = gpu.download(&gpu.reduce_by_owner(&xs, &d_owner, lengths.len(), alg)?)?;
-        let by_offsets = gpu.download(&gpu.reduce_segments(&xs, &d_offsets, alg)?)?;
-        if by_owner != expected || by_offsets != expected {
-            eprintln!("MISMATCH segmented {alg}");
-            failures += 1;
-        }
-    }
+    failures += segmented::sanitize(&gpu, &mut next)?;
     println!("sanitize workload: {failures} mismatches");
     if failures > 0 {
         std::process::exit(1);
     }
-    Ok(())
-}
-
-/// A short run for a profiler: SegShuffle, offsets and owner forms, one segment and random
-/// 10..50, f32 sum at 30 * 2^20 (trusted layouts).
-fn seg_ncu_target() -> reduce_cuda::Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let n = 30usize << 20;
-    let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
-    let config = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
-    for scenario in ["one_segment", "random_10_50"] {
-        let offsets = scenario_offsets(scenario, n, 7);
-        let (d_offsets, d_owner) = (gpu.upload(&offsets)?, gpu.upload(&owners_from(&offsets))?);
-        gpu.reduce_segments(&sums, &d_offsets, config)?;
-        gpu.reduce_by_owner(&sums, &d_owner, offsets.len() - 1, config)?;
-    }
-    gpu.synchronize()
-}
-
-/// SegShuffle's tuning space on the three scenarios (trusted layouts).
-fn seg_variants(args: &Args) -> reduce_cuda::Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let n = 30usize << 20;
-    let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
-    let affine = kernels.fill_random::<Affine>(n, 4, &masks_affine())?;
-    let roof_ms = kernels.read_roof_ms(&affine, REPS)?;
-    let roof_gbs = (n * 8) as f64 / (roof_ms as f64 * 1e6);
-    let base = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
-    let variants = [
-        ("default", base),
-        ("block 128", base.block(128)),
-        ("block 512", base.block(512)),
-        ("items 8", base.items_per_thread(8)),
-        ("items 8 block 128", base.items_per_thread(8).block(128)),
-        ("items 32", base.items_per_thread(32)),
-    ];
-    let mut lines = vec![format!("read roof {roof_gbs:.0} GB/s")];
-    for scenario in ["one_segment", "random_10_50", "size_3"] {
-        let offsets = scenario_offsets(scenario, n, 7);
-        let segments = offsets.len() - 1;
-        let (d_offsets, d_owner) = (gpu.upload(&offsets)?, gpu.upload(&owners_from(&offsets))?);
-        for form in ["owner", "offsets"] {
-            let index_bytes = if form == "owner" {
-                4.0 * n as f64
-            } else {
-                4.0 * (segments + 1) as f64
-            };
-            for (label, config) in variants {
-                let (ms, _) = seg_measure(
-                    &gpu, &sums, &d_offsets, &d_owner, segments, form, config, None, REPS,
-                )?;
-                let gbs =
-                    (4.0 * n as f64 + index_bytes + 4.0 * segments as f64) / (ms as f64 * 1e6);
-                let (ms2, _) = seg_measure(
-                    &gpu, &affine, &d_offsets, &d_owner, segments, form, config, None, REPS,
-                )?;
-                let gbs2 =
-                    (8.0 * n as f64 + index_bytes + 8.0 * segments as f64) / (ms2 as f64 * 1e6);
-                lines.push(format!(
-                    "{scenario:<13} {form:<7} {label:<18} f32_sum {ms:.4} ms {:.2} roof | affine {ms2:.4} ms {:.2} roof",
-                    gbs / roof_gbs,
-                    gbs2 / roof_gbs
-                ));
-            }
-        }
-    }
-    report(&args.out, "segvariants.txt", &lines);
-    Ok(())
-}
-
-/// The paper's Fig. 5: f32 min, owner form, N = m * 2^20 for m = 16..31, three scenarios.
-fn fig5(args: &Args) -> reduce_cuda::Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let ms_list: Vec<usize> = if args.quick {
-        vec![16, 24, 31]
-    } else {
-        (16..=31).collect()
-    };
-    let configs: Vec<(String, SegConfig)> = SegAlgorithm::ALL
-        .iter()
-        .map(|&a| (a.name().to_string(), SegConfig::new(a).trusted()))
-        .collect();
-    let mut csv = String::from("scenario,m,n,algorithm,median_ms,gbs_moved\n");
-    let mut summary = Vec::new();
-    let total = 3 * ms_list.len();
-    let mut done = 0;
-    for scenario in ["one_segment", "random_10_50", "size_3"] {
-        let mut series: Vec<(String, Vec<(f64, f64)>)> = configs
-            .iter()
-            .map(|(l, _)| (l.clone(), Vec::new()))
-            .collect();
-        for &m in &ms_list {
-            let n = m << 20;
-            let items = kernels.fill_random::<Min<f32>>(n, m as u64, &masks_f32())?;
-            let offsets = scenario_offsets(scenario, n, m as u64);
-            let segments = offsets.len() - 1;
-            let owner = gpu.upload(&owners_from(&offsets))?;
-            let d_offsets = gpu.upload(&offsets)?;
-            for (i, (label, config)) in configs.iter().enumerate() {
-                let (ms, _) = seg_measure(
-                    &gpu, &items, &d_offsets, &owner, segments, "owner", *config, None, 10,
-                )?;
-                let gbs = (8.0 * n as f64 + 4.0 * segments as f64) / (ms as f64 * 1e6);
-                let _ = writeln!(csv, "{scenario},{m},{n},{label},{ms:.5},{gbs:.1}");
-                series[i].1.push((m as f64, gbs));
-            }
-            done += 1;
-            eprint!(
-                "\rfig5: [{:<48}] {done}/{total} {scenario} m = {m}   ",
-                "#".repeat(48 * done / total)
-            );
-        }
-        for (label, pts) in &series {
-            let mean = pts.iter().map(|p| p.1).sum::<f64>() / pts.len().max(1) as f64;
-            summary.push(format!(
-                "{scenario:<13} {label:<20} {mean:>8.1} GB/s (mean over m)"
-            ));
-        }
-        let svg = svg_plot(
-            &format!(
-                "Fig. 5 ({scenario}) on {}: min f32, owner form",
-                gpu.info().name
-            ),
-            "m (N = m * 2^20)",
-            "GB/s moved",
-            &series,
-        );
-        std::fs::write(args.out.join(format!("fig5-{scenario}.svg")), svg)
-            .expect("writing fig5 plot");
-    }
-    eprintln!();
-    std::fs::write(args.out.join("fig5.csv"), &csv).expect("writing fig5.csv");
-    println!("{}", summary.join("\n"));
     Ok(())
 }
 

@@ -1,0 +1,419 @@
+//! NCCL communicators that never hang: the library is checked before use (cudarc panics when
+//! it is missing), communicators are created non-blocking and polled against a deadline,
+//! collectives are posted on raw device bytes inside NCCL groups, streams are waited for with
+//! the same deadline, and a communicator that times out is aborted.
+
+use super::error::{ClusterError, Result};
+use crate::error::{DriverContext, Error};
+use crate::Gpu;
+use cudarc::driver::sys::CUresult;
+use cudarc::nccl::sys;
+use std::ffi::{c_int, c_uint, c_void, CStr};
+use std::sync::{mpsc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// NCCL 2.14: the first release with `ncclCommInitRankConfig` (non-blocking communicators).
+const MIN_VERSION: i32 = 21400;
+/// How long an abort may take before the cluster stops waiting for it.
+const ABORT_WAIT: Duration = Duration::from_secs(10);
+
+/// NVLink SHARP (multicast) stays off: `NCCL_NVLS_ENABLE=0` unless the environment already
+/// says otherwise. Set before NCCL reads its environment (its first call).
+fn keep_nvls_off() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
+            std::env::set_var("NCCL_NVLS_ENABLE", "0");
+        }
+    });
+}
+
+/// Loads NCCL (an error, never a panic, when it is missing) and returns its version code
+/// (e.g. 22703 for 2.27.3).
+pub(crate) fn load() -> Result<i32> {
+    keep_nvls_off();
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    // SAFETY: only tries to dlopen the library.
+    if !*PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {
+        return Err(ClusterError::NcclMissing);
+    }
+    let mut version: c_int = 0;
+    // SAFETY: the library is present; the pointer is valid for the call.
+    check(
+        unsafe { sys::ncclGetVersion(&mut version) },
+        "reading the NCCL version",
+        None,
+    )?;
+    if version < MIN_VERSION {
+        return Err(ClusterError::NcclTooOld {
+            found: version_string(version),
+        });
+    }
+    Ok(version)
+}
+
+/// `major.minor.patch` of an NCCL version code.
+pub(crate) fn version_string(code: i32) -> String {
+    let (major, minor) = if code >= 10000 {
+        (code / 10000, (code / 100) % 100)
+    } else {
+        (code / 1000, (code / 100) % 10)
+    };
+    format!("{major}.{minor}.{}", code % 100)
+}
+
+/// Whether an NCCL result is "in progress" (`Ok(true)`), done (`Ok(false)`) or an error.
+fn check(result: sys::ncclResult_t, during: &'static str, comm: Option<&Comm>) -> Result<bool> {
+    match result {
+        sys::ncclResult_t::ncclSuccess => Ok(false),
+        sys::ncclResult_t::ncclInProgress => Ok(true),
+        code => Err(ClusterError::Nccl {
+            during,
+            code: format!("{code:?}"),
+            message: last_error(comm),
+        }),
+    }
+}
+
+fn last_error(comm: Option<&Comm>) -> String {
+    let raw = comm.map_or(std::ptr::null_mut(), |c| c.raw);
+    // SAFETY: NCCL returns a static or per-communicator string (or null); `raw` is null or live.
+    let text = unsafe { sys::ncclGetLastError(raw) };
+    if text.is_null() {
+        return String::new();
+    }
+    // SAFETY: a NUL-terminated string owned by NCCL, copied at once.
+    unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .trim()
+        .to_string()
+}
+
+/// A new NCCL unique id (the rendezvous of one communicator).
+pub(crate) fn unique_id() -> Result<[u8; 128]> {
+    load()?;
+    let mut id = sys::ncclUniqueId { internal: [0; 128] };
+    // SAFETY: NCCL is loaded; the pointer is valid for the call.
+    check(
+        unsafe { sys::ncclGetUniqueId(&mut id) },
+        "creating a unique id",
+        None,
+    )?;
+    Ok(id.internal.map(|c| c as u8))
+}
+
+/// A deadline for one step.
+#[derive(Clone, Copy)]
+pub(crate) struct Deadline {
+    start: Instant,
+    timeout: Duration,
+}
+
+impl Deadline {
+    pub fn new(timeout: Duration) -> Self {
+        Deadline {
+            start: Instant::now(),
+            timeout,
+        }
+    }
+
+    fn check(&self, during: &'static str) -> Result<()> {
+        if self.start.elapsed() > self.timeout {
+            return Err(ClusterError::Timeout {
+                during,
+                waited: self.timeout,
+            });
+        }
+        Ok(())
+    }
+
+    /// Between polls: spin (yielding) for the first milliseconds, where latency matters, then
+    /// sleep a little.
+    fn pause(&self) {
+        if self.start.elapsed() < Duration::from_millis(5) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+}
+
+/// One rank's NCCL communicator, non-blocking. Aborted when dropped.
+pub(crate) struct Comm {
+    raw: sys::ncclComm_t,
+}
+
+// SAFETY: an NCCL communicator may be used from any thread, one call at a time; the cluster
+// only touches its communicators behind one mutex.
+unsafe impl Send for Comm {}
+
+impl Comm {
+    /// Aborts the communicator (idempotent): pending operations are cancelled, its resources
+    /// freed. Waits at most `ABORT_WAIT` for NCCL, then leaves the abort running.
+    pub fn abort(&mut self) {
+        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+        if raw.is_null() {
+            return;
+        }
+        struct Raw(sys::ncclComm_t);
+        // SAFETY: handed to one thread, which alone uses it.
+        unsafe impl Send for Raw {}
+        impl Raw {
+            fn abort(self) {
+                // SAFETY: a live communicator, aborted exactly once.
+                let _ = unsafe { sys::ncclCommAbort(self.0) };
+            }
+        }
+        let raw = Raw(raw);
+        let (done, wait) = mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("nccl-abort".into())
+            .spawn(move || {
+                raw.abort();
+                let _ = done.send(());
+            });
+        if spawned.is_ok() {
+            let _ = wait.recv_timeout(ABORT_WAIT);
+        }
+    }
+
+    /// NCCL's state of the communicator: `Ok(true)` while operations are still being posted.
+    fn pending(&self, during: &'static str) -> Result<bool> {
+        let mut state = sys::ncclResult_t::ncclSuccess;
+        // SAFETY: a live communicator; the pointer is valid for the call.
+        check(
+            unsafe { sys::ncclCommGetAsyncError(self.raw, &mut state) },
+            during,
+            Some(self),
+        )?;
+        check(state, during, Some(self))
+    }
+}
+
+impl Drop for Comm {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+/// A communicator configuration: non-blocking, everything else NCCL's default. `version` is
+/// the loaded library's, so it reads the fields it knows (NCCL copies at most its own size).
+fn config(version: i32) -> sys::ncclConfig_t {
+    const UNDEF: c_int = c_int::MIN; // NCCL_CONFIG_UNDEF_INT
+    sys::ncclConfig_t {
+        size: std::mem::size_of::<sys::ncclConfig_t>(),
+        magic: 0xcafe_beef,
+        version: version as c_uint,
+        blocking: 0,
+        cgaClusterSize: UNDEF,
+        minCTAs: UNDEF,
+        maxCTAs: UNDEF,
+        netName: std::ptr::null(),
+        splitShare: UNDEF,
+        trafficClass: UNDEF,
+        commName: std::ptr::null(),
+        collnetEnable: UNDEF,
+        CTAPolicy: UNDEF,
+        shrinkShare: UNDEF,
+        nvlsCTAs: UNDEF,
+        nChannelsPerNetPeer: UNDEF,
+        nvlinkCentricSched: UNDEF,
+        graphUsageMode: UNDEF,
+        numRmaCtx: UNDEF,
+        maxP2pPeers: UNDEF,
+    }
+}
+
+/// Runs `body` between `ncclGroupStart` and `ncclGroupEnd` (always ended).
+fn group(body: impl FnOnce() -> Result<()>) -> Result<()> {
+    // SAFETY: NCCL is loaded (every caller got here through `load`).
+    check(
+        unsafe { sys::ncclGroupStart() },
+        "starting an NCCL group",
+        None,
+    )?;
+    let posted = body();
+    // SAFETY: as above; ends the group started above.
+    let ended = check(unsafe { sys::ncclGroupEnd() }, "ending an NCCL group", None);
+    posted?;
+    ended.map(|_| ())
+}
+
+/// Creates the communicators of `ranks` (rank, its device) of a `world`-rank clique, in one
+/// group, and waits until they are ready or `timeout` has passed.
+pub(crate) fn init(
+    version: i32,
+    id: &[u8; 128],
+    world: usize,
+    ranks: &[(usize, &Gpu)],
+    timeout: Duration,
+) -> Result<Vec<Comm>> {
+    let deadline = Deadline::new(timeout);
+    let id = sys::ncclUniqueId {
+        internal: id.map(|b| b as std::ffi::c_char),
+    };
+    let mut comms: Vec<Comm> = ranks
+        .iter()
+        .map(|_| Comm {
+            raw: std::ptr::null_mut(),
+        })
+        .collect();
+    group(|| {
+        for (comm, &(rank, gpu)) in comms.iter_mut().zip(ranks) {
+            // NCCL takes the device from the calling thread's current context.
+            bind(gpu)?;
+            let mut config = config(version);
+            // SAFETY: NCCL is loaded; the pointers are valid for the call; the communicator is
+            // written before the call returns (a non-blocking init goes on in the background).
+            check(
+                unsafe {
+                    sys::ncclCommInitRankConfig(
+                        &mut comm.raw,
+                        world as c_int,
+                        id,
+                        rank as c_int,
+                        &mut config,
+                    )
+                },
+                "creating a communicator",
+                None,
+            )?;
+        }
+        Ok(())
+    })?;
+    wait_posted(&comms, &deadline, "creating the communicators")?;
+    Ok(comms)
+}
+
+/// Binds a device's context to the calling thread.
+pub(crate) fn bind(gpu: &Gpu) -> Result<()> {
+    Ok(gpu
+        .inner
+        .ctx
+        .bind_to_thread()
+        .during("binding a device context")?)
+}
+
+/// Waits until NCCL has finished initialising or posting on every communicator.
+fn wait_posted(comms: &[Comm], deadline: &Deadline, during: &'static str) -> Result<()> {
+    loop {
+        let mut pending = false;
+        for comm in comms {
+            pending |= comm.pending(during)?;
+        }
+        if !pending {
+            return Ok(());
+        }
+        deadline.check(during)?;
+        deadline.pause();
+    }
+}
+
+/// One collective of one rank, on raw device bytes (`ncclUint8`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    /// `recv[r * bytes ..][.. bytes]` = rank r's `send[.. bytes]`, for every rank r.
+    AllGather { send: u64, recv: u64, bytes: usize },
+    /// `recv[.. bytes]` = the root's `send[.. bytes]` (`send` is only read on the root).
+    Broadcast {
+        send: u64,
+        recv: u64,
+        bytes: usize,
+        root: usize,
+    },
+}
+
+/// Posts every local rank's collectives in one NCCL group (member m posts `ops[m]` on its
+/// communicator and its device's stream) and waits until NCCL has posted them. With `wait`,
+/// also waits until every stream has finished, against the same deadline.
+pub(crate) fn run(
+    comms: &[Comm],
+    gpus: &[&Gpu],
+    ops: &[Vec<Op>],
+    during: &'static str,
+    timeout: Duration,
+    wait: bool,
+) -> Result<()> {
+    let deadline = Deadline::new(timeout);
+    group(|| {
+        for ((comm, gpu), ops) in comms.iter().zip(gpus).zip(ops) {
+            let stream = gpu.inner.stream.cu_stream() as sys::cudaStream_t;
+            for op in ops {
+                // SAFETY: NCCL is loaded; the communicator is live; every address points into
+                // a live device buffer of this rank with the bytes the op reads or writes
+                // (checked by the callers), which stays alive until the stream passes the op.
+                let result = unsafe {
+                    match *op {
+                        Op::AllGather { send, recv, bytes } => sys::ncclAllGather(
+                            send as *const c_void,
+                            recv as *mut c_void,
+                            bytes,
+                            sys::ncclDataType_t::ncclUint8,
+                            comm.raw,
+                            stream,
+                        ),
+                        Op::Broadcast {
+                            send,
+                            recv,
+                            bytes,
+                            root,
+                        } => sys::ncclBroadcast(
+                            send as *const c_void,
+                            recv as *mut c_void,
+                            bytes,
+                            sys::ncclDataType_t::ncclUint8,
+                            root as c_int,
+                            comm.raw,
+                            stream,
+                        ),
+                    }
+                };
+                check(result, during, Some(comm))?;
+            }
+        }
+        Ok(())
+    })?;
+    wait_posted(comms, &deadline, during)?;
+    if wait {
+        for (comm, gpu) in comms.iter().zip(gpus) {
+            wait_stream(comm, gpu, &deadline, during)?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for every communicator's device stream to finish, with a deadline.
+pub(crate) fn wait_all(
+    comms: &[Comm],
+    gpus: &[&Gpu],
+    during: &'static str,
+    timeout: Duration,
+) -> Result<()> {
+    let deadline = Deadline::new(timeout);
+    for (comm, gpu) in comms.iter().zip(gpus) {
+        wait_stream(comm, gpu, &deadline, during)?;
+    }
+    Ok(())
+}
+
+/// Polls `gpu`'s stream until it is idle (and `comm` for asynchronous NCCL errors).
+fn wait_stream(comm: &Comm, gpu: &Gpu, deadline: &Deadline, during: &'static str) -> Result<()> {
+    bind(gpu)?;
+    let stream = gpu.inner.stream.cu_stream();
+    loop {
+        // SAFETY: a live stream of the bound context.
+        match unsafe { cudarc::driver::sys::cuStreamQuery(stream) } {
+            CUresult::CUDA_SUCCESS => return Ok(()),
+            CUresult::CUDA_ERROR_NOT_READY => {}
+            other => {
+                return Err(ClusterError::Gpu(Error::Driver {
+                    during,
+                    source: cudarc::driver::DriverError(other),
+                }))
+            }
+        }
+        comm.pending(during)?;
+        deadline.check(during)?;
+        deadline.pause();
+    }
+}

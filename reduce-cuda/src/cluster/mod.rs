@@ -1,0 +1,457 @@
+//! More than one GPU: ordered plain and segmented reductions over sharded data, through NCCL
+//! (feature `nccl`).
+//!
+//! A [`Cluster`] is a clique of ranks, one GPU each, joined by NCCL: either every GPU in this
+//! process ([`Cluster::new`]) or one process per GPU, on one machine or many
+//! ([`Cluster::join`], with a [`ClusterId`] the caller passes around — a file, an environment
+//! variable, MPI). The API is the same; every call is collective: every rank makes the same
+//! calls in the same order.
+//!
+//! Data is sharded ([`Sharded`]): contiguous shards in rank order, uneven or empty, uploaded
+//! from the host ([`Cluster::scatter`]) or made of each rank's own buffers ([`Cluster::shard`]).
+//! Each rank reduces its shard with the single-GPU kernels; NCCL moves the partials, as bytes:
+//! its own reduction operators are commutative and fixed, so the order — and with it the
+//! result of a non-commutative monoid — comes from this crate. The result equals the
+//! sequential fold of the whole sequence, bit for bit, for any associative monoid
+//! ([`Cluster::reduce`]); segments that cross shard boundaries are joined in rank order
+//! ([`Cluster::reduce_segments`], [`Cluster::reduce_by_owner`]). The host-side plan is
+//! [`reduce_core::shard`].
+//!
+//! Nothing panics and nothing hangs: a missing `libnccl` is [`ClusterError::NcclMissing`]; a
+//! missing peer, a wrong rank count or a peer that does not make the same call is
+//! [`ClusterError::Timeout`] after [`Cluster::timeout`] (communicators are non-blocking and
+//! polled; on a timeout they are aborted). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
+//! before NCCL starts unless the environment sets it.
+//!
+//! ```no_run
+//! use reduce_cuda::cluster::Cluster;
+//! use reduce_cuda::{Algorithm, Monoid};
+//!
+//! #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+//! #[repr(C)]
+//! #[monoid(identity = Affine { a: 1, b: 0 },
+//!          combine = |l, r| Affine { a: l.a.wrapping_mul(r.a),
+//!                                    b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
+//! struct Affine { a: u32, b: u32 }
+//!
+//! # fn main() -> Result<(), reduce_cuda::cluster::ClusterError> {
+//! let items: Vec<Affine> = (0..1_000_000u32).map(|i| Affine { a: 2 * i + 1, b: i }).collect();
+//! let cluster = Cluster::new(&[0, 1])?;          // GPUs 0 and 1 of this process
+//! let xs = cluster.scatter(&items)?;             // contiguous shards in rank order
+//! assert_eq!(cluster.reduce(&xs, Algorithm::Auto)?, reduce_cuda::fold(&items));
+//! # Ok(()) }
+//! ```
+
+mod comm;
+mod data;
+mod error;
+mod plain;
+mod segmented;
+
+pub use data::Sharded;
+pub use error::{ClusterError, Result};
+pub use plain::Replicated;
+pub use reduce_core::shard::{SegmentPlan, ShardError, Shards};
+pub use segmented::{Placement, SegmentPart, Segments};
+
+use crate::codegen::KernelSpec;
+use crate::{DeviceVec, Gpu};
+use comm::Comm;
+use reduce_core::CudaMonoid;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The rendezvous of a one-process-per-GPU cluster: NCCL's 128-byte unique id. Rank 0 makes
+/// one ([`ClusterId::new`]) and sends it to every other rank (as hex: [`ClusterId::to_hex`]).
+/// NCCL's rendezvous runs in the process that made the id, so that process must stay alive
+/// until every rank has joined (make it in rank 0, not in a helper that exits).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ClusterId([u8; 128]);
+
+impl std::fmt::Debug for ClusterId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ClusterId({}…)", &self.to_hex()[..16])
+    }
+}
+
+impl ClusterId {
+    /// A new id (needs NCCL; [`ClusterError::NcclMissing`] without it).
+    pub fn new() -> Result<ClusterId> {
+        Ok(ClusterId(comm::unique_id()?))
+    }
+
+    /// The id's bytes.
+    pub fn as_bytes(&self) -> &[u8; 128] {
+        &self.0
+    }
+
+    /// An id from its 128 bytes.
+    pub fn from_bytes(bytes: [u8; 128]) -> ClusterId {
+        ClusterId(bytes)
+    }
+
+    /// The id as 256 lowercase hexadecimal digits (for an environment variable or a file).
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Parses [`ClusterId::to_hex`]'s text (surrounding whitespace is ignored).
+    pub fn from_hex(text: &str) -> Result<ClusterId> {
+        let text = text.trim();
+        if text.len() != 256 || !text.is_ascii() {
+            return Err(ClusterError::BadId {
+                reason: format!("got {} characters", text.chars().count()),
+            });
+        }
+        let mut bytes = [0u8; 128];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| {
+                ClusterError::BadId {
+                    reason: format!(
+                        "{:?} at {} is not hexadecimal",
+                        &text[2 * i..2 * i + 2],
+                        2 * i
+                    ),
+                }
+            })?;
+        }
+        Ok(ClusterId(bytes))
+    }
+}
+
+/// A clique of ranks, one GPU each, joined by NCCL; this process drives some of them (all, with
+/// [`Cluster::new`]; one, with [`Cluster::join`]). `Send + Sync`; calls are serialised.
+pub struct Cluster {
+    /// First field: the communicators are aborted before the devices' contexts go.
+    state: Mutex<State>,
+    members: Vec<Member>,
+    world: usize,
+    timeout: Duration,
+    nccl_version: i32,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("world", &self.world)
+            .field(
+                "local",
+                &self
+                    .members
+                    .iter()
+                    .map(|m| (m.rank, m.gpu.info().ordinal))
+                    .collect::<Vec<_>>(),
+            )
+            .field("timeout", &self.timeout)
+            .field("nccl", &comm::version_string(self.nccl_version))
+            .finish()
+    }
+}
+
+/// A rank this process drives.
+struct Member {
+    rank: usize,
+    gpu: Gpu,
+}
+
+/// What calls share: the communicators (one per member), whether they were aborted, and
+/// device buffers reused between calls.
+struct State {
+    comms: Vec<Comm>,
+    aborted: bool,
+    /// Per member: one u64 0 ("ok") and one u64 1 ("failed"), sent in status all-gathers.
+    statuses: Vec<DeviceVec<u64>>,
+    /// Per monoid type: the plain reduction's per-member buffers.
+    plain: HashMap<TypeId, Box<dyn Any + Send>>,
+}
+
+impl State {
+    /// Aborts every communicator: the cluster cannot be used afterwards.
+    fn abort(&mut self) {
+        self.aborted = true;
+        for comm in &mut self.comms {
+            comm.abort();
+        }
+    }
+}
+
+impl Cluster {
+    /// The default [`Cluster::timeout`].
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// Every listed GPU of this process, one rank each, in the order given (rank i drives
+    /// `ordinals[i]`). Errors: NCCL, the driver or NVRTC missing; no such device; an ordinal
+    /// listed twice; no ordinal.
+    pub fn new(ordinals: &[usize]) -> Result<Cluster> {
+        Cluster::new_with_timeout(ordinals, Cluster::DEFAULT_TIMEOUT)
+    }
+
+    /// [`Cluster::new`] with a timeout for every step, creation included.
+    pub fn new_with_timeout(ordinals: &[usize], timeout: Duration) -> Result<Cluster> {
+        if ordinals.is_empty() {
+            return Err(ClusterError::InvalidCluster {
+                reason: "no GPU was listed".into(),
+            });
+        }
+        for (i, o) in ordinals.iter().enumerate() {
+            if ordinals[..i].contains(o) {
+                return Err(ClusterError::InvalidCluster {
+                    reason: format!("GPU {o} is listed twice (NCCL needs one rank per device)"),
+                });
+            }
+        }
+        let version = comm::load()?;
+        let id = ClusterId::new()?;
+        let ranks: Vec<(usize, usize)> = ordinals.iter().copied().enumerate().collect();
+        Cluster::start(version, &id, ordinals.len(), &ranks, timeout)
+    }
+
+    /// Rank `rank` of a `world`-rank cluster whose ranks are in several processes, on GPU
+    /// `ordinal` of this process. Every rank passes the same `id` (made once by
+    /// [`ClusterId::new`]) and `world`. Returns [`ClusterError::Timeout`] when the other ranks
+    /// do not join within [`Cluster::DEFAULT_TIMEOUT`].
+    pub fn join(id: &ClusterId, rank: usize, world: usize, ordinal: usize) -> Result<Cluster> {
+        Cluster::join_with_timeout(id, rank, world, ordinal, Cluster::DEFAULT_TIMEOUT)
+    }
+
+    /// [`Cluster::join`] with a timeout for every step, joining included.
+    pub fn join_with_timeout(
+        id: &ClusterId,
+        rank: usize,
+        world: usize,
+        ordinal: usize,
+        timeout: Duration,
+    ) -> Result<Cluster> {
+        if rank >= world {
+            return Err(ClusterError::InvalidCluster {
+                reason: format!("rank {rank} is not below the world size {world}"),
+            });
+        }
+        let version = comm::load()?;
+        Cluster::start(version, id, world, &[(rank, ordinal)], timeout)
+    }
+
+    fn start(
+        version: i32,
+        id: &ClusterId,
+        world: usize,
+        ranks: &[(usize, usize)],
+        timeout: Duration,
+    ) -> Result<Cluster> {
+        if world > i32::MAX as usize {
+            return Err(ClusterError::InvalidCluster {
+                reason: format!("world size {world} is past NCCL's limit"),
+            });
+        }
+        let mut members = Vec::with_capacity(ranks.len());
+        for &(rank, ordinal) in ranks {
+            members.push(Member {
+                rank,
+                gpu: Gpu::new(ordinal)?,
+            });
+        }
+        let mut statuses = Vec::with_capacity(members.len());
+        for m in &members {
+            statuses.push(m.gpu.upload(&[0u64, 1])?);
+        }
+        let comms = comm::init(
+            version,
+            &id.0,
+            world,
+            &members.iter().map(|m| (m.rank, &m.gpu)).collect::<Vec<_>>(),
+            timeout,
+        )?;
+        Ok(Cluster {
+            state: Mutex::new(State {
+                comms,
+                aborted: false,
+                statuses,
+                plain: HashMap::new(),
+            }),
+            members,
+            world,
+            timeout,
+            nccl_version: version,
+        })
+    }
+
+    /// The number of ranks in the cluster (all processes).
+    pub fn world_size(&self) -> usize {
+        self.world
+    }
+
+    /// The ranks this process drives, ascending.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.members.iter().map(|m| m.rank).collect()
+    }
+
+    /// The GPU of local rank `rank` (`None` when this process does not drive it).
+    pub fn gpu(&self, rank: usize) -> Option<&Gpu> {
+        self.members.iter().find(|m| m.rank == rank).map(|m| &m.gpu)
+    }
+
+    /// How long a step may wait for the other ranks before it fails with
+    /// [`ClusterError::Timeout`] (and aborts the cluster).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sets [`Cluster::timeout`] for the calls that follow.
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// The NCCL version in use, as `major.minor.patch`.
+    pub fn nccl_version(&self) -> String {
+        comm::version_string(self.nccl_version)
+    }
+
+    /// Whether an earlier timeout or NCCL error aborted the cluster.
+    pub fn is_aborted(&self) -> bool {
+        self.lock_any().aborted
+    }
+
+    fn lock_any(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The shared state, unless the cluster was aborted.
+    fn lock(&self) -> Result<MutexGuard<'_, State>> {
+        let state = self.lock_any();
+        if state.aborted {
+            return Err(ClusterError::Aborted);
+        }
+        Ok(state)
+    }
+
+    /// Whether every rank is in this process (no peer can wait on a local error).
+    fn all_local(&self) -> bool {
+        self.members.len() == self.world
+    }
+
+    fn gpus(&self) -> Vec<&Gpu> {
+        self.members.iter().map(|m| &m.gpu).collect()
+    }
+
+    /// Posts `ops` (per member) in one NCCL group and, with `wait`, waits for them; a timeout
+    /// or an NCCL error aborts the cluster.
+    fn collective(
+        &self,
+        state: &mut State,
+        ops: &[Vec<comm::Op>],
+        during: &'static str,
+        wait: bool,
+    ) -> Result<()> {
+        let result = comm::run(&state.comms, &self.gpus(), ops, during, self.timeout, wait);
+        self.abort_on_failure(state, result)
+    }
+
+    /// Waits until every local stream is idle (aborting the cluster on a timeout).
+    fn wait(&self, state: &mut State, during: &'static str) -> Result<()> {
+        let result = comm::wait_all(&state.comms, &self.gpus(), during, self.timeout);
+        self.abort_on_failure(state, result)
+    }
+
+    fn abort_on_failure<T>(&self, state: &mut State, result: Result<T>) -> Result<T> {
+        if matches!(
+            result,
+            Err(ClusterError::Timeout { .. } | ClusterError::Nccl { .. })
+        ) {
+            state.abort();
+        }
+        result
+    }
+
+    /// The first failed rank's error from per-rank statuses: this process's own error when the
+    /// failed rank is local, [`ClusterError::PeerFailed`] otherwise.
+    fn first_failure(
+        &self,
+        statuses: impl IntoIterator<Item = u64>,
+        local: &mut [Option<ClusterError>],
+        during: &'static str,
+    ) -> Result<()> {
+        let Some(rank) = statuses.into_iter().position(|s| s != 0) else {
+            return Ok(());
+        };
+        if let Some(i) = self.members.iter().position(|m| m.rank == rank) {
+            if let Some(e) = local.get_mut(i).and_then(Option::take) {
+                return Err(e);
+            }
+        }
+        Err(ClusterError::PeerFailed { rank, during })
+    }
+}
+
+/// An entry point of `kernels/shard.cu` compiled for monoid `M` on `gpu` (cached like every
+/// kernel).
+fn shard_function<M: CudaMonoid>(
+    gpu: &Gpu,
+    entry: &'static str,
+) -> Result<cudarc::driver::CudaFunction> {
+    let (kernel, _) = gpu.kernel::<M>(&KernelSpec::new("shard", &[]))?;
+    Ok(kernel.function(entry)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_through_hex() {
+        let mut bytes = [0u8; 128];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (i * 37 % 256) as u8;
+        }
+        let id = ClusterId::from_bytes(bytes);
+        let hex = id.to_hex();
+        assert_eq!(hex.len(), 256);
+        assert_eq!(ClusterId::from_hex(&format!(" {hex}\n")).unwrap(), id);
+        assert!(matches!(
+            ClusterId::from_hex("abc"),
+            Err(ClusterError::BadId { .. })
+        ));
+        let bad = format!("zz{}", &hex[2..]);
+        assert!(matches!(
+            ClusterId::from_hex(&bad),
+            Err(ClusterError::BadId { .. })
+        ));
+    }
+
+    #[test]
+    fn bad_arguments_are_errors_before_nccl_is_needed() {
+        assert!(matches!(
+            Cluster::new(&[]),
+            Err(ClusterError::InvalidCluster { .. })
+        ));
+        assert!(matches!(
+            Cluster::new(&[0, 1, 0]),
+            Err(ClusterError::InvalidCluster { .. })
+        ));
+        let id = ClusterId::from_bytes([0; 128]);
+        assert!(matches!(
+            Cluster::join(&id, 2, 2, 0),
+            Err(ClusterError::InvalidCluster { .. })
+        ));
+    }
+
+    /// Without libnccl (CI), creating a cluster is a typed error, not cudarc's panic.
+    #[test]
+    fn missing_nccl_is_an_error() {
+        let present = comm::load().is_ok();
+        match Cluster::new(&[0]) {
+            Err(ClusterError::NcclMissing) => assert!(!present),
+            Err(e) => assert!(present, "unexpected error without NCCL: {e}"),
+            Ok(_) => assert!(present),
+        }
+        // Set before NCCL could read it (to 0, unless the environment had set it).
+        assert!(std::env::var_os("NCCL_NVLS_ENABLE").is_some());
+    }
+
+    #[test]
+    fn version_codes_read_well() {
+        assert_eq!(comm::version_string(22703), "2.27.3");
+        assert_eq!(comm::version_string(2804), "2.8.4");
+    }
+}

@@ -1,0 +1,325 @@
+//! Plain reductions over shards: each rank reduces its shard with the single-GPU kernels
+//! (`Gpu::reduce_into`), the partials are all-gathered as bytes, and every rank folds them in
+//! rank order — on the host ([`Cluster::reduce`]) or on its device ([`Cluster::reduce_into`],
+//! `shard_fold` of `kernels/shard.cu`), with the same grouping.
+//!
+//! Order: rank r's partial is the fold of items `range(r)`, the ranges are contiguous and in
+//! rank order, and the all-gather puts partial r at index r; folding the gathered partials left
+//! to right is the fold of the whole sequence (associativity alone; no commutativity).
+
+use super::comm::{bind, Op};
+use super::data::Sharded;
+use super::error::{ClusterError, Result};
+use super::{shard_function, Cluster, State};
+use crate::buffer::DeviceVec;
+use crate::error::DriverContext;
+use crate::{Config, Gpu};
+use reduce_core::{fold, CudaMonoid, DeviceCopy};
+use std::any::TypeId;
+
+/// Device buffers of the host-returning reduction, per local rank: the shard's partial and the
+/// gathered statuses (with more than one process) and partials.
+struct PlainBuffers<M> {
+    partials: Vec<DeviceVec<M>>,
+    gathered: Vec<DeviceVec<u8>>,
+}
+
+/// Bytes before the gathered partials: the ranks' statuses, 256-byte aligned.
+fn status_bytes(world: usize) -> usize {
+    (8 * world).div_ceil(256) * 256
+}
+
+impl Cluster {
+    /// The fold of every item of `xs`, left to right over the whole sequence: bit for bit
+    /// `reduce_core::fold` of the concatenated shards for any associative monoid, the same on
+    /// every rank. Collective; waits for the result (at most [`Cluster::timeout`]).
+    ///
+    /// Each rank reduces its shard with `config`; the partials are all-gathered (NCCL, as
+    /// bytes) and folded in rank order on the host.
+    pub fn reduce<M: CudaMonoid>(&self, xs: &Sharded<M>, config: impl Into<Config>) -> Result<M> {
+        let config = config.into();
+        self.check_sharded(xs, "the items")?;
+        let mut state = self.lock()?;
+        let mut buffers = self.plain_buffers::<M>(&mut state)?;
+        let result = self.reduce_with(&mut state, xs, config, &mut buffers);
+        state.plain.insert(TypeId::of::<M>(), Box::new(buffers));
+        result
+    }
+
+    fn reduce_with<M: CudaMonoid>(
+        &self,
+        state: &mut State,
+        xs: &Sharded<M>,
+        config: Config,
+        buffers: &mut PlainBuffers<M>,
+    ) -> Result<M> {
+        let size = std::mem::size_of::<M>();
+        let with_status = !self.all_local();
+        let head = if with_status {
+            status_bytes(self.world)
+        } else {
+            0
+        };
+        let mut errors = Vec::with_capacity(self.members.len());
+        for (i, m) in self.members.iter().enumerate() {
+            bind(&m.gpu)?;
+            match m
+                .gpu
+                .reduce_into(xs.local(i), &mut buffers.partials[i], config)
+            {
+                Ok(()) => errors.push(None),
+                Err(e) if !with_status => return Err(e.into()),
+                Err(e) => errors.push(Some(ClusterError::from(e))),
+            }
+        }
+        let ops: Vec<Vec<Op>> = (0..self.members.len())
+            .map(|i| {
+                let stream = &self.members[i].gpu.inner.stream;
+                let recv = buffers.gathered[i].device_ptr(stream);
+                let mut ops = Vec::with_capacity(2);
+                if with_status {
+                    let failed = errors[i].is_some() as u64;
+                    ops.push(Op::AllGather {
+                        send: state.statuses[i].device_ptr(stream) + 8 * failed,
+                        recv,
+                        bytes: 8,
+                    });
+                }
+                ops.push(Op::AllGather {
+                    send: buffers.partials[i].device_ptr(stream),
+                    recv: recv + head as u64,
+                    bytes: size,
+                });
+                ops
+            })
+            .collect();
+        self.collective(state, &ops, "the all-gather of the partials", true)?;
+        let first = &self.members[0].gpu;
+        let bytes = read_bytes(
+            first,
+            buffers.gathered[0].device_ptr(&first.inner.stream),
+            head + self.world * size,
+        )?;
+        if with_status {
+            let statuses = bytes[..8 * self.world]
+                .chunks(8)
+                .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")));
+            self.first_failure(statuses, &mut errors, "reduce")?;
+        }
+        let partials: Vec<M> = bytes[head..]
+            .chunks(size)
+            .map(value_from_device_bytes::<M>)
+            .collect();
+        Ok(fold(&partials))
+    }
+
+    /// This process's buffers for monoid `M` (taken out of the cache; put them back after use).
+    fn plain_buffers<M: CudaMonoid>(&self, state: &mut State) -> Result<PlainBuffers<M>> {
+        if let Some(b) = state.plain.remove(&TypeId::of::<M>()) {
+            if let Ok(b) = b.downcast::<PlainBuffers<M>>() {
+                return Ok(*b);
+            }
+        }
+        let bytes = status_bytes(self.world) + self.world * std::mem::size_of::<M>();
+        let mut buffers = PlainBuffers {
+            partials: Vec::new(),
+            gathered: Vec::new(),
+        };
+        for m in &self.members {
+            buffers.partials.push(m.gpu.identities::<M>(1)?);
+            buffers.gathered.push(m.gpu.zeroed::<u8>(bytes)?);
+        }
+        Ok(buffers)
+    }
+}
+
+/// Results that stay on the devices: the reduced value on every local rank's GPU, for
+/// pipelines of [`Cluster::reduce_into`] calls that do not wait. Made by
+/// [`Cluster::replicated`]; read back with [`Cluster::read`].
+pub struct Replicated<M> {
+    world: usize,
+    parts: Vec<ReplicatedPart<M>>,
+}
+
+struct ReplicatedPart<M> {
+    rank: usize,
+    /// The result (one value).
+    value: DeviceVec<M>,
+    /// The fold of this rank's shard (one value).
+    partial: DeviceVec<M>,
+    /// Every rank's partial, in rank order.
+    gathered: DeviceVec<M>,
+    /// Every rank's status (with more than one process).
+    statuses: DeviceVec<u64>,
+}
+
+impl<M> std::fmt::Debug for Replicated<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replicated")
+            .field("type", &std::any::type_name::<M>())
+            .field(
+                "local",
+                &self.parts.iter().map(|p| p.rank).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl<M> Replicated<M> {
+    /// Local rank `rank`'s copy of the result (one value, on its GPU).
+    pub fn value(&self, rank: usize) -> Option<&DeviceVec<M>> {
+        self.parts.iter().find(|p| p.rank == rank).map(|p| &p.value)
+    }
+}
+
+impl Cluster {
+    /// Device buffers for [`Cluster::reduce_into`] results of monoid `M` (the identity until
+    /// the first reduction).
+    pub fn replicated<M: CudaMonoid>(&self) -> Result<Replicated<M>> {
+        let mut parts = Vec::with_capacity(self.members.len());
+        for m in &self.members {
+            parts.push(ReplicatedPart {
+                rank: m.rank,
+                value: m.gpu.identities::<M>(1)?,
+                partial: m.gpu.identities::<M>(1)?,
+                gathered: m.gpu.identities::<M>(self.world)?,
+                statuses: m.gpu.zeroed::<u64>(self.world)?,
+            });
+        }
+        Ok(Replicated {
+            world: self.world,
+            parts,
+        })
+    }
+
+    /// Queues the reduction of `xs` into `out` on every local rank and returns without waiting:
+    /// each rank reduces its shard, the partials are all-gathered, and each rank folds them in
+    /// rank order on its own GPU (one thread, left to right: the same bits as the host fold of
+    /// [`Cluster::reduce`]). Collective. The values are equal on every rank; [`Cluster::read`]
+    /// waits and reads one (and reports a failure of any rank).
+    pub fn reduce_into<M: CudaMonoid>(
+        &self,
+        xs: &Sharded<M>,
+        out: &mut Replicated<M>,
+        config: impl Into<Config>,
+    ) -> Result<()> {
+        let config = config.into();
+        self.check_sharded(xs, "the items")?;
+        self.check_replicated(out)?;
+        let mut state = self.lock()?;
+        let with_status = !self.all_local();
+        let mut failure = None;
+        let mut failed = Vec::with_capacity(self.members.len());
+        for (i, m) in self.members.iter().enumerate() {
+            bind(&m.gpu)?;
+            match m
+                .gpu
+                .reduce_into(xs.local(i), &mut out.parts[i].partial, config)
+            {
+                Ok(()) => failed.push(0u64),
+                Err(e) if !with_status => return Err(e.into()),
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    failed.push(1);
+                }
+            }
+        }
+        let size = std::mem::size_of::<M>();
+        let ops: Vec<Vec<Op>> = (0..self.members.len())
+            .map(|i| {
+                let stream = &self.members[i].gpu.inner.stream;
+                let part = &out.parts[i];
+                let mut ops = Vec::with_capacity(2);
+                if with_status {
+                    ops.push(Op::AllGather {
+                        send: state.statuses[i].device_ptr(stream) + 8 * failed[i],
+                        recv: part.statuses.device_ptr(stream),
+                        bytes: 8,
+                    });
+                }
+                ops.push(Op::AllGather {
+                    send: part.partial.device_ptr(stream),
+                    recv: part.gathered.device_ptr(stream),
+                    bytes: size,
+                });
+                ops
+            })
+            .collect();
+        self.collective(&mut state, &ops, "the all-gather of the partials", false)?;
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
+        for (m, part) in self.members.iter().zip(&out.parts) {
+            bind(&m.gpu)?;
+            let f = shard_function::<M>(&m.gpu, "shard_fold")?;
+            let stream = &m.gpu.inner.stream;
+            let args = [
+                part.gathered.device_ptr(stream),
+                self.world as u64,
+                part.value.device_ptr(stream),
+            ];
+            m.gpu.launch(&f, 1, 32, 0, &args)?;
+        }
+        Ok(())
+    }
+
+    /// Waits (at most [`Cluster::timeout`]) for the queued reductions and returns the result;
+    /// [`ClusterError::PeerFailed`] when a rank failed in the last [`Cluster::reduce_into`].
+    pub fn read<M: CudaMonoid>(&self, out: &Replicated<M>) -> Result<M> {
+        self.check_replicated(out)?;
+        let mut state = self.lock()?;
+        self.wait(&mut state, "waiting for a reduction")?;
+        let first = &self.members[0].gpu;
+        bind(first)?;
+        if !self.all_local() {
+            let statuses = first.download(&out.parts[0].statuses)?;
+            let mut none: Vec<Option<ClusterError>> = Vec::new();
+            self.first_failure(statuses, &mut none, "reduce_into")?;
+        }
+        Ok(first.download(&out.parts[0].value)?[0])
+    }
+
+    fn check_replicated<M>(&self, out: &Replicated<M>) -> Result<()> {
+        let fits = out.world == self.world
+            && out.parts.len() == self.members.len()
+            && self
+                .members
+                .iter()
+                .zip(&out.parts)
+                .all(|(m, p)| p.rank == m.rank && m.gpu.check_owned(&p.value).is_ok());
+        if !fits {
+            return Err(ClusterError::Mismatch {
+                what: "the output",
+                reason: "it was made by another cluster".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Copies `len` bytes from device address `ptr` of `gpu` (whose stream is idle).
+fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
+    bind(gpu)?;
+    let mut host = vec![0u8; len];
+    if len > 0 {
+        // SAFETY: `ptr` points at `len` readable device bytes (the caller's buffer).
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut host[..],
+                ptr,
+                gpu.inner.stream.cu_stream(),
+            )
+        }
+        .during("copying to the host")?;
+    }
+    gpu.synchronize()?;
+    Ok(host)
+}
+
+/// A value from bytes a device wrote for an `M`.
+fn value_from_device_bytes<M: DeviceCopy>(bytes: &[u8]) -> M {
+    assert_eq!(bytes.len(), std::mem::size_of::<M>());
+    // SAFETY: the bytes are those of an `M` produced on a device (a reduction's partial), and
+    // `DeviceCopy` promises that every such byte pattern is a valid `M`; the read is unaligned.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<M>()) }
+}

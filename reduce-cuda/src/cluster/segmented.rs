@@ -1,0 +1,592 @@
+//! Segmented reductions over shards, both forms (global CSR offsets, or a global owner per item
+//! sharded with the items).
+//!
+//! 1. Each rank reduces the segments its shard touches with the single-GPU kernels, in its own
+//!    layout: offsets rebased to the shard (on the host, where the global offsets are), or
+//!    owners minus the shard's first segment (`kernels/shard.cu`, on the device, where the
+//!    owners are).
+//! 2. The ranks all-gather a fixed-size record each: which segments the shard touches and its
+//!    first and last local partial (a [`Carry`]).
+//! 3. Every rank plans the same ownership from those records ([`SegmentPlan`]), joins the pieces
+//!    of the segments it owns that go on into later shards, in rank order, and keeps the
+//!    segments it owns — or, with [`Placement::All`], broadcasts them so that every rank has
+//!    all of them.
+//!
+//! Order: a segment's value is its owner's local partial followed by the first partials of the
+//! ranks that continue it, in rank order; each partial is a left-to-right fold of contiguous
+//! items. So every segment is the fold of its items left to right, for any associative monoid.
+
+use super::comm::{bind, Op};
+use super::data::{join, Sharded};
+use super::error::{ClusterError, Result};
+use super::{shard_function, Cluster, Member};
+use crate::buffer::DeviceVec;
+use crate::error::DriverContext;
+use crate::{Gpu, SegConfig};
+use reduce_core::shard::{check_shard_owner, Carry, SegmentPlan, ShardError, Touch};
+use reduce_core::{CudaMonoid, DeviceCopy, Sum};
+use std::ops::Range;
+
+/// Where the segment values end up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// Each rank keeps the segments it owns: those that start in its range (see
+    /// [`reduce_core::shard`] for the rule on empty segments).
+    #[default]
+    Owned,
+    /// Every rank gets every segment (the owned parts are broadcast).
+    All,
+}
+
+/// One local rank's segment values.
+#[derive(Debug)]
+pub struct SegmentPart<M> {
+    /// The rank.
+    pub rank: usize,
+    /// The global segment ids `values` holds, in order: the owned ones, or all of them.
+    pub segments: Range<usize>,
+    /// One value per segment of `segments`, on the rank's GPU.
+    pub values: DeviceVec<M>,
+}
+
+/// The result of a segmented reduction over shards: this process's parts, and the plan (the
+/// owner of every segment).
+#[derive(Debug)]
+pub struct Segments<M> {
+    plan: SegmentPlan,
+    parts: Vec<SegmentPart<M>>,
+}
+
+impl<M> Segments<M> {
+    /// The plan: who owns which segment, which segments each shard touches.
+    pub fn plan(&self) -> &SegmentPlan {
+        &self.plan
+    }
+
+    /// The local ranks' parts, ascending ranks.
+    pub fn parts(&self) -> &[SegmentPart<M>] {
+        &self.parts
+    }
+
+    /// Local rank `rank`'s part.
+    pub fn part(&self, rank: usize) -> Option<&SegmentPart<M>> {
+        self.parts.iter().find(|p| p.rank == rank)
+    }
+
+    /// The parts.
+    pub fn into_parts(self) -> Vec<SegmentPart<M>> {
+        self.parts
+    }
+}
+
+/// The layout, as each rank needs it.
+enum Layout<'a> {
+    /// Validated global offsets: the plan, and each local rank's rebased offsets.
+    Offsets {
+        plan: SegmentPlan,
+        local: Vec<Vec<u32>>,
+    },
+    /// Owners sharded like the items, and the global segment count.
+    Owner {
+        owner: &'a Sharded<u32>,
+        segments: usize,
+    },
+}
+
+/// A local rank's own reduction: the segments it touches and their values (none for an
+/// empty shard).
+struct Local<M> {
+    touch: Option<Touch>,
+    values: Option<DeviceVec<M>>,
+}
+
+/// Words of a record's header: status, non-empty, first segment, last segment.
+const HEADER: usize = 4;
+
+impl Cluster {
+    /// One value per segment of global CSR `offsets` (`segments + 1` entries from 0 to the
+    /// total item count, never decreasing; u32 or u64), for items sharded over the ranks;
+    /// segments may cross any number of shard boundaries. Every rank passes the same offsets.
+    /// Collective; waits for the result.
+    ///
+    /// The offsets are validated on the host (a bad one is [`ShardError`] naming the first bad
+    /// index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
+    /// and touches at most `u32::MAX` segments (one device's limit).
+    pub fn reduce_segments<M: CudaMonoid, O: Copy + Into<u64>>(
+        &self,
+        xs: &Sharded<M>,
+        offsets: &[O],
+        config: impl Into<SegConfig>,
+        placement: Placement,
+    ) -> Result<Segments<M>> {
+        self.check_sharded(xs, "the items")?;
+        let plan = SegmentPlan::from_offsets(xs.shards(), offsets)?;
+        // Every rank checks every shard, so that all of them return the same error.
+        for rank in 0..self.world {
+            plan.check_local_limits(rank)?;
+        }
+        let local = self
+            .members
+            .iter()
+            .map(|m| plan.local_offsets(offsets, m.rank))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let config = SegConfig {
+            trusted: true,
+            ..config.into()
+        };
+        self.segmented(xs, Layout::Offsets { plan, local }, config, placement)
+    }
+
+    /// One value per segment, where `owner` (sharded like `xs`) holds each item's global
+    /// segment id, non-decreasing over the whole sequence and below `num_segments`; segments
+    /// that own no item get the identity. Collective; waits for the result.
+    ///
+    /// Each rank validates its owners on its device (unless `config` is trusted) and the ranks
+    /// check the order across shards; a bad layout is [`ShardError`] naming a bad global index.
+    pub fn reduce_by_owner<M: CudaMonoid>(
+        &self,
+        xs: &Sharded<M>,
+        owner: &Sharded<u32>,
+        num_segments: usize,
+        config: impl Into<SegConfig>,
+        placement: Placement,
+    ) -> Result<Segments<M>> {
+        self.check_sharded(xs, "the items")?;
+        self.check_sharded(owner, "the owners")?;
+        if owner.shards() != xs.shards() {
+            return Err(ClusterError::Mismatch {
+                what: "the owners",
+                reason: format!(
+                    "sharded as {:?}, the items as {:?}",
+                    owner.shards().lens(),
+                    xs.shards().lens()
+                ),
+            });
+        }
+        let layout = Layout::Owner {
+            owner,
+            segments: num_segments,
+        };
+        self.segmented(xs, layout, config.into(), placement)
+    }
+
+    fn segmented<M: CudaMonoid>(
+        &self,
+        xs: &Sharded<M>,
+        layout: Layout<'_>,
+        config: SegConfig,
+        placement: Placement,
+    ) -> Result<Segments<M>> {
+        let mut state = self.lock()?;
+        // 1. Local reductions, one host thread per local rank (a single-GPU segmented call
+        //    waits for its validation).
+        let locals: Vec<Result<Local<M>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let layout = &layout;
+                    s.spawn(move || local_segments(i, m, xs, layout, config))
+                })
+                .collect();
+            handles.into_iter().map(join).collect()
+        });
+
+        // 2. Every rank's record: [status, non-empty, first, last] and its carry.
+        let size = std::mem::size_of::<M>();
+        let mut errors = Vec::with_capacity(locals.len());
+        let mut mine = Vec::with_capacity(locals.len());
+        let mut sends = Vec::with_capacity(locals.len());
+        for (m, local) in self.members.iter().zip(locals) {
+            let local = match local {
+                Ok(local) => local,
+                Err(e) if self.all_local() => return Err(e),
+                Err(e) => {
+                    errors.push(Some(e));
+                    mine.push(Local {
+                        touch: None,
+                        values: None,
+                    });
+                    sends.push(record(&m.gpu, 1, None, None)?);
+                    continue;
+                }
+            };
+            errors.push(None);
+            sends.push(record(&m.gpu, 0, local.touch, local.values.as_ref())?);
+            mine.push(local);
+        }
+        let mut recvs = Vec::with_capacity(self.members.len());
+        for m in &self.members {
+            let stream = &m.gpu.inner.stream;
+            recvs.push((
+                DeviceVec::<u64>::alloc(stream, m.gpu.info().ordinal, HEADER * self.world)?,
+                DeviceVec::<M>::alloc(stream, m.gpu.info().ordinal, 2 * self.world)?,
+            ));
+        }
+        let ops: Vec<Vec<Op>> = self
+            .members
+            .iter()
+            .zip(sends.iter().zip(&recvs))
+            .map(|(m, ((header, carry), (all_headers, all_carries)))| {
+                let stream = &m.gpu.inner.stream;
+                vec![
+                    Op::AllGather {
+                        send: header.device_ptr(stream),
+                        recv: all_headers.device_ptr(stream),
+                        bytes: HEADER * 8,
+                    },
+                    Op::AllGather {
+                        send: carry.device_ptr(stream),
+                        recv: all_carries.device_ptr(stream),
+                        bytes: 2 * size,
+                    },
+                ]
+            })
+            .collect();
+        self.collective(&mut state, &ops, "the all-gather of the carries", true)?;
+        let first = &self.members[0].gpu;
+        bind(first)?;
+        let headers = first.download(&recvs[0].0)?;
+        let carries = first.download(&recvs[0].1)?;
+        drop((sends, recvs));
+        self.first_failure(
+            headers.chunks(HEADER).map(|h| h[0]),
+            &mut errors,
+            "a segmented reduction",
+        )?;
+        let touches: Vec<Option<Touch>> = headers
+            .chunks(HEADER)
+            .map(|h| {
+                (h[1] != 0).then_some(Touch {
+                    first: h[2] as usize,
+                    last: h[3] as usize,
+                })
+            })
+            .collect();
+        let carries: Vec<Option<Carry<M>>> = touches
+            .iter()
+            .zip(carries.chunks(2))
+            .map(|(t, c)| {
+                t.map(|_| Carry {
+                    first: c[0],
+                    last: c[1],
+                })
+            })
+            .collect();
+
+        // 3. The plan (the same on every rank), then each local rank's owned values.
+        let plan = match layout {
+            Layout::Offsets { plan, .. } => {
+                if (0..self.world).any(|r| plan.touch(r) != touches[r]) {
+                    return Err(ClusterError::Mismatch {
+                        what: "the offsets",
+                        reason: "the ranks were given different offsets".into(),
+                    });
+                }
+                plan
+            }
+            Layout::Owner { segments, .. } => {
+                SegmentPlan::from_touches(xs.shards(), touches, segments)?
+            }
+        };
+        for rank in 0..self.world {
+            plan.check_local_limits(rank)?;
+        }
+        let mut parts = Vec::with_capacity(self.members.len());
+        for (m, local) in self.members.iter().zip(mine) {
+            parts.push(SegmentPart {
+                rank: m.rank,
+                segments: plan.owned(m.rank),
+                values: owned_values(&m.gpu, &plan, m.rank, local.values, &carries)?,
+            });
+        }
+        if placement == Placement::All {
+            parts = self.broadcast_all(&mut state, &plan, parts)?;
+        }
+        Ok(Segments { plan, parts })
+    }
+
+    /// Every segment on every local rank: each rank's owned values, broadcast from it.
+    fn broadcast_all<M: CudaMonoid>(
+        &self,
+        state: &mut super::State,
+        plan: &SegmentPlan,
+        owned: Vec<SegmentPart<M>>,
+    ) -> Result<Vec<SegmentPart<M>>> {
+        let size = std::mem::size_of::<M>();
+        let mut all = Vec::with_capacity(self.members.len());
+        for m in &self.members {
+            let stream = &m.gpu.inner.stream;
+            all.push(DeviceVec::<M>::alloc(
+                stream,
+                m.gpu.info().ordinal,
+                plan.segments(),
+            )?);
+        }
+        let ops: Vec<Vec<Op>> = self
+            .members
+            .iter()
+            .zip(owned.iter().zip(&all))
+            .map(|(m, (part, all))| {
+                let stream = &m.gpu.inner.stream;
+                let base = all.device_ptr(stream);
+                (0..self.world)
+                    .filter(|&root| !plan.owned(root).is_empty())
+                    .map(|root| {
+                        let segments = plan.owned(root);
+                        let recv = base + (segments.start * size) as u64;
+                        Op::Broadcast {
+                            send: if root == m.rank {
+                                part.values.device_ptr(stream)
+                            } else {
+                                recv
+                            },
+                            recv,
+                            bytes: segments.len() * size,
+                            root,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        self.collective(state, &ops, "the broadcast of the segments", true)?;
+        drop(owned);
+        Ok(self
+            .members
+            .iter()
+            .zip(all)
+            .map(|(m, values)| SegmentPart {
+                rank: m.rank,
+                segments: 0..plan.segments(),
+                values,
+            })
+            .collect())
+    }
+}
+
+/// Local rank `i`'s reduction of the segments its shard touches.
+fn local_segments<M: CudaMonoid>(
+    i: usize,
+    m: &Member,
+    xs: &Sharded<M>,
+    layout: &Layout<'_>,
+    config: SegConfig,
+) -> Result<Local<M>> {
+    bind(&m.gpu)?;
+    let items = xs.local(i);
+    if items.is_empty() {
+        return Ok(Local {
+            touch: None,
+            values: None,
+        });
+    }
+    match layout {
+        Layout::Offsets { plan, local } => {
+            let offsets = m.gpu.upload(&local[i])?;
+            Ok(Local {
+                touch: plan.touch(m.rank),
+                values: Some(m.gpu.reduce_segments(items, &offsets, config)?),
+            })
+        }
+        Layout::Owner { owner, segments } => {
+            let owners = owner.local(i);
+            let start = xs.shards().range(m.rank).start;
+            let stream = &m.gpu.inner.stream;
+            let (first, last) = (
+                owners.read_at(stream, 0)?,
+                owners.read_at(stream, items.len() - 1)?,
+            );
+            if first > last || last as usize >= *segments {
+                return Err(diagnose(&m.gpu, owners, start, *segments).unwrap_or(
+                    ShardError::ShardUnsorted {
+                        rank: m.rank,
+                        first: first as u64,
+                        last: last as u64,
+                    }
+                    .into(),
+                ));
+            }
+            let local_owner = rebase_owner(&m.gpu, owners, first)?;
+            let count = (last - first) as usize + 1;
+            match m.gpu.reduce_by_owner(items, &local_owner, count, config) {
+                Ok(values) => Ok(Local {
+                    touch: Some(Touch {
+                        first: first as usize,
+                        last: last as usize,
+                    }),
+                    values: Some(values),
+                }),
+                Err(e @ crate::Error::Layout(_)) => {
+                    Err(diagnose(&m.gpu, owners, start, *segments).unwrap_or(e.into()))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The first bad owner of a shard, with its global index, checked on the host (error paths
+/// only: the shard's owners are copied back).
+fn diagnose(
+    gpu: &Gpu,
+    owners: &DeviceVec<u32>,
+    start: usize,
+    segments: usize,
+) -> Option<ClusterError> {
+    match gpu.download(owners) {
+        Ok(host) => check_shard_owner(&host, start, None, segments)
+            .err()
+            .map(ClusterError::from),
+        Err(e) => Some(e.into()),
+    }
+}
+
+/// `owner[i] - base` for every item of a shard, on its device (`kernels/shard.cu`).
+fn rebase_owner(gpu: &Gpu, owner: &DeviceVec<u32>, base: u32) -> Result<DeviceVec<u32>> {
+    let stream = &gpu.inner.stream;
+    let n = owner.len();
+    let out = DeviceVec::<u32>::alloc(stream, gpu.info().ordinal, n)?;
+    // The kernel does not use the monoid: one module per device, keyed by a fixed type.
+    let f = shard_function::<Sum<u32>>(gpu, "shard_rebase_owner")?;
+    let grid = (n as u64)
+        .div_ceil(256)
+        .clamp(1, gpu.info().multiprocessors as u64 * 16);
+    gpu.launch(
+        &f,
+        grid,
+        256,
+        0,
+        &[
+            owner.device_ptr(stream),
+            n as u64,
+            base as u64,
+            out.device_ptr(stream),
+        ],
+    )?;
+    Ok(out)
+}
+
+/// A rank's record: the header `[status, non-empty, first, last]` and its carry (the first
+/// and last of its local values; identities when it has none).
+fn record<M: CudaMonoid>(
+    gpu: &Gpu,
+    status: u64,
+    touch: Option<Touch>,
+    values: Option<&DeviceVec<M>>,
+) -> Result<(DeviceVec<u64>, DeviceVec<M>)> {
+    let header = match touch {
+        Some(t) => [status, 1, t.first as u64, t.last as u64],
+        None => [status, 0, 0, 0],
+    };
+    let header = gpu.upload(&header)?;
+    let carry = gpu.identities::<M>(2)?;
+    if let Some(values) = values.filter(|v| !v.is_empty()) {
+        let stream = &gpu.inner.stream;
+        let size = std::mem::size_of::<M>();
+        let (src, dst) = (values.device_ptr(stream), carry.device_ptr(stream));
+        copy_device(gpu, dst, src, size)?;
+        copy_device(
+            gpu,
+            dst + size as u64,
+            src + ((values.len() - 1) * size) as u64,
+            size,
+        )?;
+    }
+    Ok((header, carry))
+}
+
+/// A local rank's owned values from its local values: identities for the empty segments it
+/// owns before its first item and after the last item of all, its local values in between,
+/// and the joined value of its last segment when later shards continue it.
+fn owned_values<M: CudaMonoid>(
+    gpu: &Gpu,
+    plan: &SegmentPlan,
+    rank: usize,
+    local: Option<DeviceVec<M>>,
+    carries: &[Option<Carry<M>>],
+) -> Result<DeviceVec<M>> {
+    let stream = &gpu.inner.stream;
+    let size = std::mem::size_of::<M>();
+    let assembly = plan.assembly(rank);
+    let out = match local {
+        Some(values) if assembly.is_whole(values.len()) => values,
+        local => {
+            let out = DeviceVec::<M>::alloc(stream, gpu.info().ordinal, assembly.len())?;
+            let base = out.device_ptr(stream);
+            write_values(gpu, base, &vec![M::identity(); assembly.leading])?;
+            if let Some(values) = &local {
+                let src = values.device_ptr(stream) + (assembly.local.start * size) as u64;
+                let dst = base + (assembly.leading * size) as u64;
+                copy_device(gpu, dst, src, assembly.local.len() * size)?;
+            }
+            let tail = assembly.leading + assembly.local.len();
+            write_values(
+                gpu,
+                base + (tail * size) as u64,
+                &vec![M::identity(); assembly.trailing],
+            )?;
+            out
+        }
+    };
+    if let Some(joined) = plan.join(rank, carries) {
+        let dst = out.device_ptr(stream) + (joined.index * size) as u64;
+        write_values(gpu, dst, &[joined.value])?;
+    }
+    Ok(out)
+}
+
+/// Stream-ordered device-to-device copy of `bytes` bytes.
+fn copy_device(gpu: &Gpu, dst: u64, src: u64, bytes: usize) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    bind(gpu)?;
+    // SAFETY: both ranges lie in live buffers of this device (the callers' offsets and sizes).
+    unsafe {
+        cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, gpu.inner.stream.cu_stream())
+    }
+    .during("copying on the device")?;
+    Ok(())
+}
+
+/// Copies host values to device address `dst` (stream-ordered; done when this returns).
+fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    bind(gpu)?;
+    // SAFETY: `dst` starts `values.len()` writable values of a live buffer of this device.
+    unsafe { cudarc::driver::result::memcpy_htod_async(dst, values, gpu.inner.stream.cu_stream()) }
+        .during("copying to the device")?;
+    gpu.synchronize()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codegen::KernelSpec;
+
+    /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
+    #[test]
+    fn the_shard_kernel_compiles() {
+        if !crate::compile::nvrtc_available() {
+            assert!(
+                std::env::var("REDUCE_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
+                "REDUCE_REQUIRE_NVRTC=1 but libnvrtc could not be loaded"
+            );
+            eprintln!("skipped: no NVRTC");
+            return;
+        }
+        fn compile<M: CudaMonoid>() {
+            let source = crate::codegen::assemble::<M>(&KernelSpec::new("shard", &[]));
+            assert!(source.text.contains("shard_rebase_owner"));
+            assert!(source.text.contains("shard_fold"));
+            let cubin = crate::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
+            assert!(!cubin.is_empty());
+        }
+        compile::<Sum<u32>>();
+        compile::<reduce_core::Min<f64>>();
+    }
+}

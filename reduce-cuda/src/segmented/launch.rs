@@ -1,0 +1,289 @@
+//! Launches of each segmented family: grid sizes, scratch regions, passes.
+
+use super::plan::{SegPlan, Shape};
+use super::{Items, Layout};
+use crate::error::{DriverContext, Result};
+use crate::gpu::{Gpu, Scratch};
+use reduce_core::CudaMonoid;
+
+/// One segmented reduction, planned.
+pub(crate) struct Job {
+    pub plan: SegPlan,
+    pub shape: Shape,
+    pub items: Items,
+    pub layout: Layout,
+    pub segments: usize,
+    /// Device address of the output (`segments` values).
+    pub out: u64,
+}
+
+const ALIGN: usize = 256;
+
+/// Carves 256-byte-aligned regions out of one scratch allocation.
+pub(crate) struct Carver {
+    sizes: Vec<usize>,
+}
+
+impl Carver {
+    pub fn new() -> Self {
+        Carver { sizes: Vec::new() }
+    }
+    pub fn add(&mut self, bytes: usize) -> usize {
+        self.sizes.push(bytes.max(1).div_ceil(ALIGN) * ALIGN);
+        self.sizes.len() - 1
+    }
+    /// Allocates (or reuses) the scratch and returns each region's address.
+    pub fn carve(&self, gpu: &Gpu, scratch: &mut Scratch) -> Result<Vec<u64>> {
+        let base = scratch.region(gpu, self.sizes.iter().sum())?;
+        let mut at = base;
+        Ok(self
+            .sizes
+            .iter()
+            .map(|size| {
+                let here = at;
+                at += *size as u64;
+                here
+            })
+            .collect())
+    }
+}
+
+impl Gpu {
+    /// The grid of a persistent single-launch kernel: the caller's, or SMs x resident blocks;
+    /// never more blocks than tiles.
+    fn persistent_grid(
+        &self,
+        f: &cudarc::driver::CudaFunction,
+        plan: &SegPlan,
+        smem: usize,
+        tiles: u64,
+    ) -> Result<u64> {
+        let grid = match plan.requested_grid() {
+            Some(g) => g as u64,
+            None => self.full_grid(f, plan.block(), smem)? as u64,
+        };
+        Ok(grid.min(tiles).max(1))
+    }
+
+    /// SegMerge: one launch. Returns the address of its status word (0, or 1 when the fused
+    /// layout check failed; meaningful when `validate`).
+    pub(crate) fn seg_merge<M: CudaMonoid>(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+        validate: bool,
+    ) -> Result<u64> {
+        let (spec, entry) = job.plan.kernel(job.shape);
+        let (kernel, _) = self.kernel::<M>(&spec)?;
+        let f = kernel.function(entry)?;
+        let smem = job.plan.dynamic_smem(job.shape);
+        self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
+        let path = job.items.len as u64 + job.segments as u64;
+        let tiles = path.div_ceil(job.plan.data_block());
+        // At most 2^30 path steps per block: the kernel's ring offsets are 32-bit.
+        let grid = self
+            .persistent_grid(&f, &job.plan, smem, tiles)?
+            .max(path.div_ceil(1 << 30))
+            .min(tiles);
+        let mut carve = Carver::new();
+        let status = carve.add(8);
+        let vals = carve.add(2 * grid as usize * job.shape.m_size);
+        let meta = carve.add(3 * grid as usize * 8);
+        let regions = carve.carve(self, scratch)?;
+        self.set_status(regions[status], false)?;
+        let stream = &self.inner.stream;
+        let args = [
+            job.items.ptr,
+            job.items.len as u64,
+            job.layout.ptr,
+            job.segments as u64,
+            job.out,
+            regions[vals],
+            regions[meta],
+            scratch.ticket.device_ptr(stream),
+            regions[status],
+            validate as u64,
+        ];
+        self.launch(&f, grid, job.plan.block(), smem, &args)?;
+        Ok(regions[status])
+    }
+
+    /// SegShuffle: one launch. Returns the address of its status word (the first bad owner
+    /// index, owner form).
+    pub(crate) fn seg_shuffle<M: CudaMonoid>(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+    ) -> Result<u64> {
+        let (spec, entry) = job.plan.kernel(job.shape);
+        let (kernel, _) = self.kernel::<M>(&spec)?;
+        let f = kernel.function(entry)?;
+        let smem = job.plan.dynamic_smem(job.shape);
+        self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
+        let n = job.items.len as u64;
+        let tiles = n.div_ceil(job.plan.data_block()).max(1);
+        let grid = self.persistent_grid(&f, &job.plan, smem, tiles)?;
+        let mut carve = Carver::new();
+        let status = carve.add(8);
+        let vals = carve.add(2 * grid as usize * job.shape.m_size);
+        let meta = carve.add(3 * grid as usize * 8);
+        let regions = carve.carve(self, scratch)?;
+        // The first tile's offsets window: the average segments per tile, with slack.
+        let segments = job.segments as u64;
+        let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1)) * 5 / 4 + 64;
+        self.set_status(regions[status], true)?;
+        let stream = &self.inner.stream;
+        let args = [
+            job.items.ptr,
+            n,
+            job.layout.ptr,
+            segments,
+            job.out,
+            regions[vals],
+            regions[meta],
+            scratch.ticket.device_ptr(stream),
+            regions[status],
+            estimate,
+        ];
+        self.launch(&f, grid, job.plan.block(), smem, &args)?;
+        Ok(regions[status])
+    }
+
+    /// A kernel of the shared segmented helpers (fill, validation, conversion), from the plan's
+    /// own module.
+    pub(crate) fn seg_common_kernel<M: CudaMonoid>(
+        &self,
+        plan: &SegPlan,
+        shape: Shape,
+        entry: &'static str,
+    ) -> Result<cudarc::driver::CudaFunction> {
+        let (spec, _) = plan.kernel(shape);
+        let (kernel, _) = self.kernel::<M>(&spec)?;
+        kernel.function(entry)
+    }
+
+    /// A grid-stride launch of 256-thread blocks over `count` elements.
+    pub(crate) fn launch_over(
+        &self,
+        f: &cudarc::driver::CudaFunction,
+        count: u64,
+        args: &[u64],
+    ) -> Result<()> {
+        let grid = count
+            .div_ceil(256)
+            .clamp(1, self.info().multiprocessors as u64 * 16);
+        self.launch(f, grid, 256, 0, args)
+    }
+
+    pub(crate) fn fill_identity<M: CudaMonoid>(
+        &self,
+        plan: &SegPlan,
+        shape: Shape,
+        out: u64,
+        count: u64,
+    ) -> Result<()> {
+        let f = self.seg_common_kernel::<M>(plan, shape, "seg_fill_identity")?;
+        self.launch_over(&f, count, &[out, count])
+    }
+
+    /// Sets the 8-byte status word at `status` to 0 or to all ones (stream-ordered).
+    pub(crate) fn set_status(&self, status: u64, all_ones: bool) -> Result<()> {
+        let byte = if all_ones { 0xff } else { 0 };
+        // SAFETY: `status` is an 8-byte scratch region.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(status, byte, 8, self.inner.stream.cu_stream())
+        }
+        .during("setting the validation status")
+    }
+
+    /// The paper's algorithms: identity-filled output, then passes of (value, owner) pairs.
+    pub(crate) fn seg_paper<M: CudaMonoid>(&self, job: &Job, scratch: &mut Scratch) -> Result<()> {
+        let plan = &job.plan;
+        let shape = job.shape;
+        let size = shape.m_size;
+        let n = job.items.len as u64;
+        let segments = job.segments as u64;
+        let first = if plan.persistent() {
+            (self.info().multiprocessors as u64 * 32).min(n.div_ceil(plan.data_block()).max(1))
+        } else {
+            n.div_ceil(plan.data_block()).max(1)
+        };
+        let second = first.div_ceil(plan.next_pass().data_block()).max(1);
+        let mut carve = Carver::new();
+        let owners = job.layout.offsets_form.then(|| carve.add(n as usize * 4));
+        let pair_regions = [
+            (
+                carve.add(first as usize * size),
+                carve.add(first as usize * 4),
+            ),
+            (
+                carve.add(second as usize * size),
+                carve.add(second as usize * 4),
+            ),
+        ];
+        let regions = carve.carve(self, scratch)?;
+        let pairs = pair_regions.map(|(v, o)| (regions[v], regions[o]));
+
+        self.fill_identity::<M>(plan, shape, job.out, segments)?;
+        let owner = match owners {
+            None => job.layout.ptr,
+            Some(r) => {
+                let f = self.seg_common_kernel::<M>(plan, shape, "seg_offsets_to_owner")?;
+                self.launch_over(&f, n, &[job.layout.ptr, segments, regions[r], n])?;
+                regions[r]
+            }
+        };
+
+        // Pass 1.
+        let (spec, entry) = plan.kernel(shape);
+        let (kernel, _) = self.kernel::<M>(&spec)?;
+        let f = kernel.function(entry)?;
+        let smem = plan.dynamic_smem(shape);
+        self.prepare_smem(&f, plan.algorithm().name(), smem)?;
+        let data_blocks = n.div_ceil(plan.data_block()).max(1);
+        let (vals, owners_out) = pairs[0];
+        let mut args = vec![job.items.ptr, owner, n, segments];
+        let grid = if plan.persistent() {
+            let full = match plan.requested_grid() {
+                Some(g) => g as u64,
+                None => self.full_grid(&f, plan.block(), smem)? as u64,
+            };
+            let grid = full
+                .min(data_blocks)
+                .min(self.info().multiprocessors as u64 * 32);
+            args.extend([data_blocks / grid, data_blocks % grid]); // q, r
+            grid
+        } else {
+            data_blocks
+        };
+        args.extend([job.out, vals, owners_out]);
+        self.launch(&f, grid, plan.block(), smem, &args)?;
+        let mut len = grid;
+
+        // Further passes over the (value, owner) pairs, until one block writes the last piece.
+        let next = plan.next_pass();
+        let (spec, entry) = next.kernel(shape);
+        let (kernel, _) = self.kernel::<M>(&spec)?;
+        let g = kernel.function(entry)?;
+        let smem = next.dynamic_smem(shape);
+        self.prepare_smem(&g, next.algorithm().name(), smem)?;
+        let mut pass = 0usize;
+        while len > 1 {
+            let (src_vals, src_owners) = pairs[pass % 2];
+            let (dst_vals, dst_owners) = pairs[(pass + 1) % 2];
+            let blocks = len.div_ceil(next.data_block());
+            self.launch(
+                &g,
+                blocks,
+                next.block(),
+                smem,
+                &[
+                    src_vals, src_owners, len, segments, job.out, dst_vals, dst_owners,
+                ],
+            )?;
+            len = blocks;
+            pass += 1;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,323 @@
+//! Segmented reductions: the owner form (the paper's) and the CSR offsets form, `u32` or `u64`
+//! layouts; the paper's five segmented algorithms, SegShuffle and the merge-path SegMerge.
+//!
+//! `mod.rs` holds the public calls and the driver every algorithm goes through; `plan.rs` the
+//! catalogue and its knobs; `launch.rs` each family's launches; `validate.rs` the layout checks.
+
+mod launch;
+mod plan;
+mod validate;
+
+pub use plan::{SegAlgorithm, SegConfig};
+
+use crate::buffer::DeviceVec;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::view::{DeviceInput, DeviceOutput, SegLayout};
+use plan::{resolve, SegPlan, Shape};
+use reduce_core::layout::{check_fits, SegIndex};
+use reduce_core::{CudaMonoid, LayoutError};
+
+/// Where the segments come from: a device array of owners or CSR offsets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    /// Device address of the owners (one per item) or offsets (segments + 1 entries).
+    pub ptr: u64,
+    /// Entries in that array.
+    pub len: usize,
+    /// CSR offsets (else owners).
+    pub offsets_form: bool,
+    /// u64 entries (else u32).
+    pub wide: bool,
+}
+
+impl Layout {
+    fn new<I: SegIndex>(ptr: u64, len: usize, offsets_form: bool) -> Self {
+        Layout {
+            ptr,
+            len,
+            offsets_form,
+            wide: I::WIDE,
+        }
+    }
+}
+
+/// The items a reduction reads: device address, count, bytes per item.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Items {
+    pub ptr: u64,
+    pub len: usize,
+}
+
+impl Gpu {
+    /// One value per segment, where `owner[i]` is item i's segment (non-decreasing, below
+    /// `num_segments`; `u32` or `u64`); segments that own no item get the identity. The layout is
+    /// validated on the device (unless `SegConfig::trusted`) and a bad one returns
+    /// [`crate::Error::Layout`] naming the first bad index. Items and owners may be any
+    /// [`DeviceInput`]: a [`DeviceVec`], a cudarc slice or view, a raw [`crate::DeviceSlice`].
+    pub fn reduce_by_owner<M: CudaMonoid>(
+        &self,
+        items: &impl DeviceInput<M>,
+        owner: &impl SegLayout,
+        num_segments: usize,
+        config: impl Into<SegConfig>,
+    ) -> Result<DeviceVec<M>> {
+        let mut out = DeviceVec::alloc(&self.inner.stream, self.info().ordinal, num_segments)?;
+        self.reduce_by_owner_into(items, owner, num_segments, &mut out, config)?;
+        Ok(out)
+    }
+
+    /// [`Gpu::reduce_by_owner`] into the caller's buffer (its first `num_segments` values): no
+    /// allocation per call. With `SegConfig::trusted` it only queues the work (for loops and
+    /// pipelines); validating waits for the result of the check.
+    pub fn reduce_by_owner_into<M: CudaMonoid, L: SegLayout>(
+        &self,
+        items: &impl DeviceInput<M>,
+        owner: &L,
+        num_segments: usize,
+        out: &mut impl DeviceOutput<M>,
+        config: impl Into<SegConfig>,
+    ) -> Result<()> {
+        if owner.len() != items.len() {
+            return Err(LayoutError::OwnerLengthMismatch {
+                items: items.len(),
+                owners: owner.len(),
+            }
+            .into());
+        }
+        check_fits::<L::Index>("segment count", num_segments)?;
+        self.segmented_into::<M, L::Index>(items, owner, false, num_segments, out, config.into())
+    }
+
+    /// One value per CSR segment: segment s is items `offsets[s] .. offsets[s + 1]`;
+    /// `offsets` (`u32` or `u64`) holds segments + 1 entries, starts at 0, ends at N, never
+    /// decreases. Validated on the device unless `SegConfig::trusted`. Items and offsets may be
+    /// any [`DeviceInput`].
+    pub fn reduce_segments<M: CudaMonoid>(
+        &self,
+        items: &impl DeviceInput<M>,
+        offsets: &impl SegLayout,
+        config: impl Into<SegConfig>,
+    ) -> Result<DeviceVec<M>> {
+        let segments = offsets
+            .len()
+            .checked_sub(1)
+            .ok_or(LayoutError::OffsetsEmpty)?;
+        let mut out = DeviceVec::alloc(&self.inner.stream, self.info().ordinal, segments)?;
+        self.reduce_segments_into(items, offsets, &mut out, config)?;
+        Ok(out)
+    }
+
+    /// [`Gpu::reduce_segments`] into the caller's buffer (its first `offsets.len() - 1`
+    /// values): no allocation per call. With `SegConfig::trusted` it only queues the work;
+    /// validating waits for the result of the check.
+    pub fn reduce_segments_into<M: CudaMonoid, L: SegLayout>(
+        &self,
+        items: &impl DeviceInput<M>,
+        offsets: &L,
+        out: &mut impl DeviceOutput<M>,
+        config: impl Into<SegConfig>,
+    ) -> Result<()> {
+        let segments = offsets
+            .len()
+            .checked_sub(1)
+            .ok_or(LayoutError::OffsetsEmpty)?;
+        check_fits::<L::Index>("item count", items.len())?;
+        self.segmented_into::<M, L::Index>(items, offsets, true, segments, out, config.into())
+    }
+
+    /// Compiles (or loads) the kernel of a segmented configuration for `I` layouts; see
+    /// [`Gpu::prepare`].
+    pub fn prepare_segmented<M: CudaMonoid, I: SegIndex>(
+        &self,
+        config: impl Into<SegConfig>,
+        offsets_form: bool,
+    ) -> Result<crate::JitReport> {
+        let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
+        let major = self.info().compute_capability.0;
+        let config = resolve(config.into(), major, (I::WIDE, offsets_form), 0, 0);
+        let plan = config.plan(shape)?;
+        Ok(self.kernel::<M>(&plan.kernel(shape).0)?.1)
+    }
+
+    /// The driver every segmented call goes through: enters the memory (context, alignment,
+    /// stream order), plans, launches, and releases the memory after the last launch.
+    fn segmented_into<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &impl DeviceInput<M>,
+        layout: &impl DeviceInput<I>,
+        offsets_form: bool,
+        segments: usize,
+        out: &mut impl DeviceOutput<M>,
+        config: SegConfig,
+    ) -> Result<()> {
+        if out.len() < segments {
+            return Err(Error::LengthMismatch {
+                what: "the output must hold one value per segment",
+                left: out.len(),
+                right: segments,
+            });
+        }
+        let items_access = self.input(items)?;
+        let layout_access = self.input(layout)?;
+        let out_access = self.output(out)?;
+        let items = Items {
+            ptr: items_access.address,
+            len: items_access.len,
+        };
+        let layout = Layout {
+            ptr: layout_access.address,
+            len: layout_access.len,
+            offsets_form,
+            wide: I::WIDE,
+        };
+        self.segmented_raw::<M>(items, layout, segments, out_access.address, config)?;
+        out_access.release()?;
+        layout_access.release()?;
+        items_access.release()
+    }
+
+    /// Plans and launches a segmented reduction over raw device addresses.
+    fn segmented_raw<M: CudaMonoid>(
+        &self,
+        items: Items,
+        layout: Layout,
+        segments: usize,
+        out_ptr: u64,
+        config: SegConfig,
+    ) -> Result<()> {
+        let n = items.len;
+        let config = resolve(
+            config,
+            self.info().compute_capability.0,
+            (layout.wide, layout.offsets_form),
+            n,
+            segments,
+        );
+        let shape = shape_of::<M>(layout, items.ptr);
+        let plan = config.plan(shape)?;
+        if plan.u32_indices() {
+            for (what, value) in [("item count", n), ("segment count", segments)] {
+                if value as u64 > u32::MAX as u64 {
+                    return Err(LayoutError::TooLarge {
+                        what,
+                        value,
+                        limit: u32::MAX as u64,
+                        why: "the paper's algorithms and SegShuffle (use SegMerge or Auto)",
+                    }
+                    .into());
+                }
+            }
+        }
+        if let SegPlan::Merge { .. } = plan {
+            if self.info().compute_capability.0 < 8 {
+                return Err(crate::algorithm::invalid(
+                    SegAlgorithm::SegMerge,
+                    format!(
+                        "needs sm_80 or newer (cp.async); this device is {}",
+                        self.info().arch()
+                    ),
+                ));
+            }
+        }
+        let mut scratch = self.lock_scratch();
+        let job = launch::Job {
+            plan,
+            shape,
+            items,
+            layout,
+            segments,
+            out: out_ptr,
+        };
+        if segments == 0 {
+            // Every owner is out of range when there are no segments; offsets must be [0].
+            if !config.trusted {
+                self.validate_exact::<M>(&job, &mut scratch)?;
+            }
+            return Ok(());
+        }
+        if n == 0 {
+            if !config.trusted {
+                self.validate_exact::<M>(&job, &mut scratch)?;
+            }
+            return self.fill_identity::<M>(&plan, shape, out_ptr, segments as u64);
+        }
+        match plan {
+            SegPlan::Merge { .. } => {
+                let status = self.seg_merge::<M>(&job, &mut scratch, !config.trusted)?;
+                if !config.trusted && self.read_status(&mut scratch, status)? != 0 {
+                    // The fused check saw a bad layout: find the first bad index.
+                    self.validate_exact::<M>(&job, &mut scratch)?;
+                    return Err(Error::Internal(
+                        "SegMerge's layout check failed on a layout the exact check accepts".into(),
+                    ));
+                }
+                Ok(())
+            }
+            SegPlan::Shuffle { .. } => {
+                if !config.trusted && layout.offsets_form {
+                    self.validate_exact::<M>(&job, &mut scratch)?;
+                }
+                let status = self.seg_shuffle::<M>(&job, &mut scratch)?;
+                if !config.trusted && !layout.offsets_form {
+                    self.check_owner_status(&job, &mut scratch, status)?;
+                }
+                Ok(())
+            }
+            _ => {
+                if !config.trusted {
+                    self.validate_exact::<M>(&job, &mut scratch)?;
+                }
+                self.seg_paper::<M>(&job, &mut scratch)
+            }
+        }
+    }
+}
+
+fn shape_of<M>(layout: Layout, items_ptr: u64) -> Shape {
+    Shape {
+        in_size: std::mem::size_of::<M>(),
+        m_size: std::mem::size_of::<M>(),
+        offsets_form: layout.offsets_form,
+        wide: layout.wide,
+        plain_items: !items_ptr.is_multiple_of(16),
+        plain_index: !layout.ptr.is_multiple_of(16),
+    }
+}
+
+/// The kernel text of a segmented algorithm (owner or offsets form, `u32` layouts) for monoid
+/// `M`, as compiled for an sm_80+ device.
+pub fn seg_kernel_source<M: CudaMonoid>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<crate::KernelSource> {
+    seg_kernel_source_for::<M, u32>(config, offsets_form)
+}
+
+/// The kernel text of a segmented algorithm for layouts of index type `I`.
+pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<crate::KernelSource> {
+    let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
+    let plan = resolve(config, 9, (I::WIDE, offsets_form), 0, 0).plan(shape)?;
+    Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
+}
+
+/// Compiles a segmented kernel (`u32` layouts) for `arch` without a device (CI).
+pub fn compile_seg_kernel<M: CudaMonoid>(
+    config: SegConfig,
+    offsets_form: bool,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    compile_seg_kernel_for::<M, u32>(config, offsets_form, arch)
+}
+
+/// Compiles a segmented kernel for layouts of index type `I` for `arch` without a device (CI).
+pub fn compile_seg_kernel_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    crate::compile::compile_cubin(&seg_kernel_source_for::<M, I>(config, offsets_form)?, arch)
+}

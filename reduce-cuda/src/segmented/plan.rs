@@ -1,0 +1,655 @@
+//! The segmented algorithm catalogue, its knobs, their validation, and each plan's kernel.
+
+use crate::algorithm::{
+    check_block, check_grid, check_width, invalid, reject, shuffle_items, Named, MATRIX_ROWS,
+};
+use crate::codegen::KernelSpec;
+use crate::error::Result;
+
+/// A segmented reduction algorithm. All keep the left-to-right order inside every segment.
+///
+/// | variant | what | passes | output |
+/// |---|---|---|---|
+/// | `Tb2Seg` | Zhou et al.'s left-storing tree: siblings with different owners push the right child (paper IV.A) | multi | pre-filled, appended |
+/// | `Tb4WarpSeg` | the intra-warp version, `__syncwarp()` between steps (paper IV.A) | multi | pre-filled, appended |
+/// | `MatrixSeg` | Dotsenko rows fold runs, flush on owner change, row suffixes by a right-storing warp tree (paper IV.A) | multi | pre-filled, prepended |
+/// | `PersistentMatrixSeg` | MatrixSeg with persistent blocks (paper IV.B) | 2 | pre-filled, prepended |
+/// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
+/// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
+/// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
+/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, more segments than items, or long CSR segments | | |
+///
+/// The paper's algorithms work on an internally identity-filled output (their read-modify-write
+/// contract stays inside the call); the offsets form converts offsets to owners for them first.
+/// Only `SegMerge` takes `u64` layouts and more than 2^32 items or segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SegAlgorithm {
+    /// Left-storing shared-memory tree with pushes (paper IV.A, after Zhou et al.).
+    Tb2Seg,
+    /// Intra-warp left-storing trees with pushes (paper IV.A).
+    Tb4WarpSeg,
+    /// Dotsenko rows with run flushes and a right-storing warp tree (paper IV.A).
+    MatrixSeg,
+    /// MatrixSeg with persistent blocks (paper IV.B).
+    PersistentMatrixSeg,
+    /// Persistent MatrixSeg with producer/consumer warps and W = 16 (paper IV.B).
+    DiffWarps16Seg,
+    /// Ours: items split evenly over threads, single launch, each segment written once.
+    SegShuffle,
+    /// Ours: merge-path split of items and segment ends, single launch, each segment written
+    /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
+    SegMerge,
+    /// SegShuffle (fastest measured); SegMerge for u64 layouts, more than 2^32 items or
+    /// segments, more segments than items, or CSR offsets with long segments.
+    #[default]
+    Auto,
+}
+
+impl SegAlgorithm {
+    /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
+    pub const ALL: [SegAlgorithm; 7] = [
+        SegAlgorithm::Tb2Seg,
+        SegAlgorithm::Tb4WarpSeg,
+        SegAlgorithm::MatrixSeg,
+        SegAlgorithm::PersistentMatrixSeg,
+        SegAlgorithm::DiffWarps16Seg,
+        SegAlgorithm::SegShuffle,
+        SegAlgorithm::SegMerge,
+    ];
+
+    /// The algorithm's name in tables and benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            SegAlgorithm::Tb2Seg => "Tb2Seg",
+            SegAlgorithm::Tb4WarpSeg => "Tb4WarpSeg",
+            SegAlgorithm::MatrixSeg => "MatrixSeg",
+            SegAlgorithm::PersistentMatrixSeg => "PersistentMatrixSeg",
+            SegAlgorithm::DiffWarps16Seg => "DiffWarps16Seg",
+            SegAlgorithm::SegShuffle => "SegShuffle",
+            SegAlgorithm::SegMerge => "SegMerge",
+            SegAlgorithm::Auto => "Auto",
+        }
+    }
+}
+
+impl Named for SegAlgorithm {
+    fn name(self) -> &'static str {
+        SegAlgorithm::name(self)
+    }
+}
+
+impl std::fmt::Display for SegAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A segmented algorithm plus its parameters and whether the layout is trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SegConfig {
+    /// The algorithm.
+    pub algorithm: SegAlgorithm,
+    /// Threads per block (a multiple of 32; Tb2Seg: a power of two; Tb4WarpSeg: <= 256).
+    pub block: Option<u32>,
+    /// W of the 32 x W matrix (MatrixSeg, PersistentMatrixSeg: 32; DiffWarps16Seg: 16).
+    pub matrix_width: Option<u32>,
+    /// Producer warps of DiffWarps16Seg (default 8).
+    pub producers: Option<u32>,
+    /// Items per thread of SegShuffle (default: 64 bytes' worth); path steps (items plus
+    /// segment ends) per thread and tile of SegMerge (default: from the item size).
+    pub items_per_thread: Option<u32>,
+    /// SegMerge's pipeline: tiles of each stream held in shared memory (3 to 8, default 3;
+    /// up to `stages - 2` are in flight while one is reduced).
+    pub stages: Option<u32>,
+    /// Blocks of the persistent algorithms (default: SMs x resident blocks).
+    pub grid: Option<u32>,
+    /// Skip the layout validation (sorted, in-range owners; monotone offsets from 0 to N).
+    /// With a bad layout the result is then unspecified (but memory-safe).
+    pub trusted: bool,
+}
+
+impl From<SegAlgorithm> for SegConfig {
+    fn from(algorithm: SegAlgorithm) -> Self {
+        SegConfig::new(algorithm)
+    }
+}
+
+impl SegConfig {
+    /// The algorithm with default parameters, validating the layout.
+    pub fn new(algorithm: SegAlgorithm) -> Self {
+        SegConfig {
+            algorithm,
+            ..SegConfig::default()
+        }
+    }
+    /// Sets the threads per block.
+    pub fn block(mut self, threads: u32) -> Self {
+        self.block = Some(threads);
+        self
+    }
+    /// Sets W.
+    pub fn matrix_width(mut self, w: u32) -> Self {
+        self.matrix_width = Some(w);
+        self
+    }
+    /// Sets the producer warps of DiffWarps16Seg.
+    pub fn producers(mut self, p: u32) -> Self {
+        self.producers = Some(p);
+        self
+    }
+    /// Sets SegShuffle's items (SegMerge's path steps) per thread.
+    pub fn items_per_thread(mut self, items: u32) -> Self {
+        self.items_per_thread = Some(items);
+        self
+    }
+    /// Sets SegMerge's pipeline depth.
+    pub fn stages(mut self, stages: u32) -> Self {
+        self.stages = Some(stages);
+        self
+    }
+    /// Sets the grid of the persistent algorithms.
+    pub fn grid(mut self, blocks: u32) -> Self {
+        self.grid = Some(blocks);
+        self
+    }
+    /// Skips the layout validation: for layouts already known to be valid.
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+}
+
+/// What a plan is for: the element sizes and the layout's form and index width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Bytes of one input item (`r_in`).
+    pub in_size: usize,
+    /// Bytes of one monoid value.
+    pub m_size: usize,
+    /// CSR offsets (else owners).
+    pub offsets_form: bool,
+    /// u64 offsets or owners.
+    pub wide: bool,
+    /// The items are not 16-byte aligned (no vector loads or copies of them).
+    pub plain_items: bool,
+    /// The offsets or owners are not 16-byte aligned (no vector loads of them).
+    pub plain_index: bool,
+}
+
+/// A validated, concrete segmented algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SegPlan {
+    Tb2 {
+        block: u32,
+    },
+    Tb4Warp {
+        block: u32,
+    },
+    Matrix {
+        block: u32,
+        width: u32,
+    },
+    PersistentMatrix {
+        block: u32,
+        width: u32,
+        grid: Option<u32>,
+    },
+    DiffWarps {
+        producers: u32,
+        width: u32,
+        grid: Option<u32>,
+    },
+    Shuffle {
+        block: u32,
+        items: u32,
+        vecs: u32,
+        grid: Option<u32>,
+    },
+    Merge {
+        block: u32,
+        steps: u32,
+        stages: u32,
+        grid: Option<u32>,
+    },
+}
+
+/// SegMerge's default path steps per thread (a power of two): about 64 bytes of items
+/// (measured on an H200: docs/gpu-results.md, `bench segvariants`).
+fn merge_steps(item_size: usize) -> u32 {
+    match item_size {
+        0..=4 => 16,
+        5..=8 => 8,
+        9..=16 => 4,
+        17..=32 => 2,
+        _ => 1,
+    }
+}
+
+/// The default shared memory SegMerge's parameters are shrunk to for large items.
+const MERGE_SMEM_BUDGET: usize = 96 * 1024;
+
+/// SegMerge's dynamic shared memory: the item ring, the key ring (offsets or owners) and two
+/// output stages, each 16-byte aligned; each ring with a 128-byte line of slack (alignment
+/// shift and swizzle; see kernels/seg_merge.cu).
+fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
+    let round16 = |b: usize| b.div_ceil(16) * 16;
+    let tile = block as usize * steps as usize;
+    let ring = stages as usize * tile;
+    let index_size = if shape.wide { 8 } else { 4 };
+    round16(ring * shape.in_size + 128) + round16(ring * index_size + 128) + 2 * tile * shape.m_size
+}
+
+/// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
+/// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
+/// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
+/// segments), when there are more segments than items (runs of empty segments, which SegShuffle
+/// writes one thread at a time), and for offsets with long segments (N / S >= 8192, the
+/// crossover of `bench segsweep`). SegMerge
+/// needs sm_80.
+pub(crate) fn resolve(
+    config: SegConfig,
+    compute_major: i32,
+    shape: (bool, bool),
+    n: usize,
+    segments: usize,
+) -> SegConfig {
+    if config.algorithm != SegAlgorithm::Auto {
+        return config;
+    }
+    let (wide, offsets_form) = shape;
+    let beyond_u32 = wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
+    let long_offsets = offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
+    let merge_wins = segments > n || long_offsets;
+    let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
+        SegAlgorithm::SegMerge
+    } else {
+        SegAlgorithm::SegShuffle
+    };
+    SegConfig {
+        algorithm,
+        ..config
+    }
+}
+
+impl SegConfig {
+    /// Fixes every parameter of a concrete algorithm (`Auto` must be resolved first).
+    pub(crate) fn plan(&self, shape: Shape) -> Result<SegPlan> {
+        let alg = self.algorithm;
+        let c = self;
+        let not_persistent = |what| reject(alg, what, c.grid.is_some());
+        if alg != SegAlgorithm::SegMerge {
+            reject(alg, "stages (SegMerge's pipeline)", c.stages.is_some())?;
+            if shape.wide {
+                return Err(invalid(
+                    alg,
+                    "u64 offsets or owners are taken by SegMerge (and Auto) only",
+                ));
+            }
+        }
+        match alg {
+            SegAlgorithm::Auto => unreachable!("Auto is resolved first"),
+            SegAlgorithm::Tb2Seg => {
+                reject(alg, "matrix_width", c.matrix_width.is_some())?;
+                reject(alg, "producers", c.producers.is_some())?;
+                reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
+                not_persistent("grid (Tb2Seg is multi-pass)")?;
+                let block = check_block(alg, c.block.unwrap_or(256))?;
+                if !block.is_power_of_two() {
+                    return Err(invalid(
+                        alg,
+                        format!("block size {block} must be a power of two"),
+                    ));
+                }
+                Ok(SegPlan::Tb2 { block })
+            }
+            SegAlgorithm::Tb4WarpSeg => {
+                reject(alg, "matrix_width", c.matrix_width.is_some())?;
+                reject(alg, "producers", c.producers.is_some())?;
+                reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
+                not_persistent("grid (Tb4WarpSeg is multi-pass)")?;
+                let block = check_block(alg, c.block.unwrap_or(256))?;
+                if block > 256 {
+                    return Err(invalid(
+                        alg,
+                        format!("block size {block} is past 256 (at most 32 data-warp values)"),
+                    ));
+                }
+                Ok(SegPlan::Tb4Warp { block })
+            }
+            SegAlgorithm::MatrixSeg => {
+                reject(alg, "producers", c.producers.is_some())?;
+                reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
+                not_persistent("grid (MatrixSeg is multi-pass; use PersistentMatrixSeg)")?;
+                Ok(SegPlan::Matrix {
+                    block: check_block(alg, c.block.unwrap_or(256))?,
+                    width: check_width(alg, c.matrix_width, 32)?,
+                })
+            }
+            SegAlgorithm::PersistentMatrixSeg => {
+                reject(alg, "producers", c.producers.is_some())?;
+                reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
+                Ok(SegPlan::PersistentMatrix {
+                    block: check_block(alg, c.block.unwrap_or(256))?,
+                    width: check_width(alg, c.matrix_width, 32)?,
+                    grid: check_grid(alg, c.grid)?,
+                })
+            }
+            SegAlgorithm::DiffWarps16Seg => {
+                reject(
+                    alg,
+                    "block (set producers: 32 * (producers + 1) threads)",
+                    c.block.is_some(),
+                )?;
+                reject(alg, "items_per_thread", c.items_per_thread.is_some())?;
+                let producers = c.producers.unwrap_or(8);
+                if producers == 0 || producers > 31 {
+                    return Err(invalid(
+                        alg,
+                        format!("producers {producers} must be between 1 and 31"),
+                    ));
+                }
+                Ok(SegPlan::DiffWarps {
+                    producers,
+                    width: check_width(alg, c.matrix_width, 16)?,
+                    grid: check_grid(alg, c.grid)?,
+                })
+            }
+            SegAlgorithm::SegShuffle => {
+                reject(alg, "matrix_width", c.matrix_width.is_some())?;
+                reject(alg, "producers", c.producers.is_some())?;
+                let (items, vecs) = shuffle_items(shape.m_size, c.items_per_thread)
+                    .map_err(|_| invalid(alg, "items_per_thread must be between 1 and 256"))?;
+                Ok(SegPlan::Shuffle {
+                    block: check_block(alg, c.block.unwrap_or(256))?,
+                    items,
+                    vecs,
+                    grid: check_grid(alg, c.grid)?,
+                })
+            }
+            SegAlgorithm::SegMerge => {
+                reject(alg, "matrix_width", c.matrix_width.is_some())?;
+                reject(alg, "producers", c.producers.is_some())?;
+                let mut block = check_block(alg, c.block.unwrap_or(128))?;
+                let mut steps = c
+                    .items_per_thread
+                    .unwrap_or_else(|| merge_steps(shape.in_size.max(shape.m_size)));
+                let mut stages = c.stages.unwrap_or(3);
+                if !block.is_power_of_two() {
+                    return Err(invalid(
+                        alg,
+                        format!("block size {block} must be a power of two"),
+                    ));
+                }
+                if !steps.is_power_of_two() || steps > 64 {
+                    return Err(invalid(
+                        alg,
+                        format!(
+                            "items_per_thread (path steps) {steps} must be a power of two up to 64"
+                        ),
+                    ));
+                }
+                if !(3..=8).contains(&stages) {
+                    return Err(invalid(
+                        alg,
+                        format!("stages {stages} must be between 3 and 8"),
+                    ));
+                }
+                // Large items: shrink the defaults the caller left open until the rings and
+                // stages fit MERGE_SMEM_BUDGET (two blocks per SM on Ampere and Hopper).
+                while merge_smem(block, steps, stages, shape) > MERGE_SMEM_BUDGET {
+                    if c.items_per_thread.is_none() && steps > 1 {
+                        steps /= 2;
+                    } else if c.block.is_none() && block > 64 {
+                        block /= 2;
+                    } else if c.stages.is_none() && stages > 3 {
+                        stages -= 1;
+                    } else {
+                        break; // the device's limit decides (a clear error at launch)
+                    }
+                }
+                Ok(SegPlan::Merge {
+                    block,
+                    steps,
+                    stages,
+                    grid: check_grid(alg, c.grid)?,
+                })
+            }
+        }
+    }
+}
+
+impl SegPlan {
+    pub fn algorithm(&self) -> SegAlgorithm {
+        match self {
+            SegPlan::Tb2 { .. } => SegAlgorithm::Tb2Seg,
+            SegPlan::Tb4Warp { .. } => SegAlgorithm::Tb4WarpSeg,
+            SegPlan::Matrix { .. } => SegAlgorithm::MatrixSeg,
+            SegPlan::PersistentMatrix { .. } => SegAlgorithm::PersistentMatrixSeg,
+            SegPlan::DiffWarps { .. } => SegAlgorithm::DiffWarps16Seg,
+            SegPlan::Shuffle { .. } => SegAlgorithm::SegShuffle,
+            SegPlan::Merge { .. } => SegAlgorithm::SegMerge,
+        }
+    }
+
+    pub fn block(&self) -> u32 {
+        match *self {
+            SegPlan::Tb2 { block }
+            | SegPlan::Tb4Warp { block }
+            | SegPlan::Matrix { block, .. }
+            | SegPlan::PersistentMatrix { block, .. }
+            | SegPlan::Shuffle { block, .. }
+            | SegPlan::Merge { block, .. } => block,
+            SegPlan::DiffWarps { producers, .. } => 32 * (producers + 1),
+        }
+    }
+
+    /// Items per data block (per tile for SegShuffle; path steps per tile for SegMerge).
+    pub fn data_block(&self) -> u64 {
+        match *self {
+            SegPlan::Tb2 { block } => 2 * block as u64,
+            SegPlan::Tb4Warp { block } => 4 * block as u64,
+            SegPlan::Matrix { width, .. }
+            | SegPlan::PersistentMatrix { width, .. }
+            | SegPlan::DiffWarps { width, .. } => (MATRIX_ROWS * width) as u64,
+            SegPlan::Shuffle { block, items, .. } => block as u64 * items as u64,
+            SegPlan::Merge { block, steps, .. } => block as u64 * steps as u64,
+        }
+    }
+
+    /// The grid the caller asked for (persistent algorithms).
+    pub fn requested_grid(&self) -> Option<u32> {
+        match *self {
+            SegPlan::PersistentMatrix { grid, .. }
+            | SegPlan::DiffWarps { grid, .. }
+            | SegPlan::Shuffle { grid, .. }
+            | SegPlan::Merge { grid, .. } => grid,
+            _ => None,
+        }
+    }
+
+    /// Dynamic shared memory: the paper's kernels hold values, 16 bytes of alignment slack and
+    /// owners; SegShuffle its offsets window; SegMerge its rings and output stages.
+    pub fn dynamic_smem(&self, shape: Shape) -> usize {
+        let slots = match *self {
+            SegPlan::Tb2 { block } => {
+                let d = 2 * block as usize;
+                d + d / 32
+            }
+            SegPlan::Tb4Warp { block } => 4 * block as usize + 32,
+            SegPlan::Matrix { width, .. } | SegPlan::PersistentMatrix { width, .. } => {
+                (MATRIX_ROWS * (width + 1)) as usize
+            }
+            SegPlan::DiffWarps { width, .. } => 2 * (MATRIX_ROWS * (width + 1)) as usize,
+            SegPlan::Shuffle { .. } => {
+                return if shape.offsets_form {
+                    4 * self.window() as usize
+                } else {
+                    0
+                };
+            }
+            SegPlan::Merge {
+                block,
+                steps,
+                stages,
+                ..
+            } => return merge_smem(block, steps, stages, shape),
+        };
+        slots * shape.m_size + 16 + slots * 4
+    }
+
+    /// SegShuffle's offsets window: a tile's worth of segments and some slack.
+    pub fn window(&self) -> u64 {
+        self.data_block() + 64
+    }
+
+    /// SegShuffle's shared output stage: a tile's worth of segments, at most 12 KiB.
+    fn stage_slots(&self, item_size: usize) -> u64 {
+        self.data_block()
+            .min((12 * 1024 / item_size.max(1)) as u64)
+            .max(1)
+    }
+
+    /// The kernel family with its compile-time parameters, and the entry point.
+    pub fn kernel(&self, shape: Shape) -> (KernelSpec, &'static str) {
+        let block = ("R_BLOCK", self.block());
+        match *self {
+            SegPlan::Tb2 { .. } => (KernelSpec::new("seg_tree", &[block]), "reduce_tb2_seg"),
+            SegPlan::Tb4Warp { .. } => {
+                (KernelSpec::new("seg_tree", &[block]), "reduce_tb4_warp_seg")
+            }
+            SegPlan::Matrix { width, .. } => (
+                KernelSpec::new("seg_matrix", &[block, ("R_W", width)]),
+                "reduce_matrix_seg",
+            ),
+            SegPlan::PersistentMatrix { width, .. } => (
+                KernelSpec::new("seg_matrix", &[block, ("R_W", width)]),
+                "reduce_matrix_seg_persistent",
+            ),
+            SegPlan::DiffWarps { width, .. } => (
+                KernelSpec::new("seg_matrix", &[block, ("R_W", width)]),
+                "reduce_diff_warps_seg",
+            ),
+            SegPlan::Shuffle { items, vecs, .. } => (
+                KernelSpec::new(
+                    "seg_shuffle",
+                    &[
+                        block,
+                        ("R_ITEMS", items),
+                        ("R_VECS", if shape.plain_items { 0 } else { vecs }),
+                        ("R_INDEX_VEC", !shape.plain_index as u32),
+                        ("R_OFFSETS", shape.offsets_form as u32),
+                        ("R_WIN", self.window() as u32),
+                        ("R_STAGE", self.stage_slots(shape.m_size) as u32),
+                        ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
+                    ],
+                ),
+                "reduce_seg_shuffle",
+            ),
+            SegPlan::Merge { steps, stages, .. } => (
+                KernelSpec::new(
+                    "seg_merge",
+                    &[
+                        block,
+                        ("R_STEPS", steps),
+                        ("R_RING", stages),
+                        ("R_OFFSETS", shape.offsets_form as u32),
+                        ("R_IDX64", shape.wide as u32),
+                        ("R_PLAIN_ITEMS", shape.plain_items as u32),
+                    ],
+                ),
+                "reduce_seg_merge",
+            ),
+        }
+    }
+
+    /// The plan that reduces the (value, owner) pairs a pass leaves, until one block is left.
+    pub fn next_pass(&self) -> SegPlan {
+        match *self {
+            SegPlan::Tb2 { .. } | SegPlan::Tb4Warp { .. } | SegPlan::Matrix { .. } => *self,
+            SegPlan::PersistentMatrix { width, .. } | SegPlan::DiffWarps { width, .. } => {
+                SegPlan::Matrix { block: 256, width }
+            }
+            SegPlan::Shuffle { .. } | SegPlan::Merge { .. } => unreachable!("single pass"),
+        }
+    }
+
+    pub fn persistent(&self) -> bool {
+        matches!(
+            self,
+            SegPlan::PersistentMatrix { .. } | SegPlan::DiffWarps { .. }
+        )
+    }
+
+    /// Whether the algorithm indexes items and segments with u32.
+    pub fn u32_indices(&self) -> bool {
+        !matches!(self, SegPlan::Merge { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_picks_from_cheap_statistics() {
+        let auto = SegConfig::new(SegAlgorithm::Auto);
+        let pick =
+            |major, wide, offsets, n, s| resolve(auto, major, (wide, offsets), n, s).algorithm;
+        assert_eq!(pick(9, false, false, 1000, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, true, 1000, 1000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, false, false, 1000, 1001), SegAlgorithm::SegMerge);
+        assert_eq!(pick(7, false, false, 1000, 5000), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(9, true, false, 10, 1), SegAlgorithm::SegMerge);
+        assert_eq!(pick(9, false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+        // Long segments: SegMerge in the offsets form only.
+        assert_eq!(pick(9, false, true, 1 << 20, 100), SegAlgorithm::SegMerge);
+        assert_eq!(
+            pick(9, false, false, 1 << 20, 100),
+            SegAlgorithm::SegShuffle
+        );
+        assert_eq!(
+            pick(9, false, true, 1 << 20, 1000),
+            SegAlgorithm::SegShuffle
+        );
+        // A concrete choice is kept.
+        let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
+        assert_eq!(
+            resolve(tb2, 9, (false, true), 1, 5).algorithm,
+            SegAlgorithm::Tb2Seg
+        );
+    }
+
+    #[test]
+    fn seg_merge_defaults_shrink_for_large_items() {
+        let shape = |size| Shape {
+            in_size: size,
+            m_size: size,
+            offsets_form: true,
+            wide: false,
+            plain_items: false,
+            plain_index: false,
+        };
+        let merge = SegConfig::new(SegAlgorithm::SegMerge);
+        for size in [1, 4, 8, 12, 72, 256] {
+            let plan = merge.plan(shape(size)).unwrap();
+            let SegPlan::Merge {
+                block,
+                steps,
+                stages,
+                ..
+            } = plan
+            else {
+                panic!("{plan:?}")
+            };
+            assert!(
+                merge_smem(block, steps, stages, shape(size)) <= MERGE_SMEM_BUDGET,
+                "{size}: {plan:?}"
+            );
+            assert!(block.is_power_of_two() && steps.is_power_of_two());
+        }
+        // Explicit parameters are kept, and checked.
+        assert!(merge.items_per_thread(3).plan(shape(4)).is_err());
+        assert!(merge.block(96).plan(shape(4)).is_err());
+        assert!(merge.stages(9).plan(shape(4)).is_err());
+    }
+}

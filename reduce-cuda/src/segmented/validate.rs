@@ -1,0 +1,123 @@
+//! Layout checks on the device: the exact check (first bad index, as a typed error) and the
+//! readback of the checks fused into SegShuffle (owner form) and SegMerge.
+
+use super::launch::{Carver, Job};
+use crate::error::{DriverContext, Result};
+use crate::gpu::{Gpu, Scratch};
+use reduce_core::{CudaMonoid, LayoutError};
+
+const NO_INDEX: u64 = u64::MAX;
+
+impl Gpu {
+    /// Reads the 8-byte status word (waits for the work queued before it).
+    pub(crate) fn read_status(&self, scratch: &mut Scratch, status: u64) -> Result<u64> {
+        let host = scratch.pinned_word(self)?;
+        // SAFETY: `status` holds one u64 written by a kernel or a memset; `host` is a pinned
+        // u64 that nothing else uses while the scratch lock is held.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                host.as_mut_slice()
+                    .during("reading the validation status")?,
+                status,
+                self.inner.stream.cu_stream(),
+            )
+        }
+        .during("reading the validation status")?;
+        self.synchronize()?;
+        Ok(host.as_slice().during("reading the validation status")?[0])
+    }
+
+    /// Entry `index` of the layout array, widened.
+    fn layout_entry(&self, job: &Job, index: usize) -> Result<u64> {
+        let width = if job.layout.wide { 8 } else { 4 };
+        let mut bytes = [0u8; 8];
+        // SAFETY: `index < job.layout.len`, checked by the callers' kernels' reports.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                &mut bytes[..width],
+                job.layout.ptr + (index * width) as u64,
+                self.inner.stream.cu_stream(),
+            )
+        }
+        .during("copying a layout entry to the host")?;
+        self.synchronize()?;
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    /// Validates the layout on the device with the exact check, and returns the first bad
+    /// index as a [`LayoutError`].
+    pub(crate) fn validate_exact<M: CudaMonoid>(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        let mut carve = Carver::new();
+        carve.add(8);
+        let status = carve.carve(self, scratch)?[0];
+        self.set_status(status, true)?;
+        let n = job.items.len as u64;
+        let count = job.layout.len as u64;
+        if job.layout.offsets_form {
+            let f = self.seg_common_kernel::<M>(&job.plan, job.shape, "seg_validate_offsets")?;
+            self.launch_over(&f, count, &[job.layout.ptr, count, n, status])?;
+            let bad = self.read_status(scratch, status)?;
+            if bad == NO_INDEX {
+                return Ok(());
+            }
+            let index = (bad & ((1 << 62) - 1)) as usize;
+            let value = self.layout_entry(job, index)?;
+            Err(match bad >> 62 {
+                0 => LayoutError::FirstOffsetNotZero { value },
+                1 => LayoutError::OffsetsDecreasing {
+                    index,
+                    value,
+                    previous: self.layout_entry(job, index - 1)?,
+                },
+                _ => LayoutError::LastOffsetNotLen {
+                    index,
+                    value,
+                    items: job.items.len,
+                },
+            }
+            .into())
+        } else {
+            if n > 0 {
+                let f = self.seg_common_kernel::<M>(&job.plan, job.shape, "seg_validate_owner")?;
+                self.launch_over(&f, n, &[job.layout.ptr, n, job.segments as u64, status])?;
+            }
+            self.check_owner_status(job, scratch, status)
+        }
+    }
+
+    /// Turns the first bad owner index a kernel reported into its typed error.
+    pub(crate) fn check_owner_status(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+        status: u64,
+    ) -> Result<()> {
+        let bad = self.read_status(scratch, status)?;
+        if bad == NO_INDEX || bad as usize >= job.items.len {
+            return Ok(());
+        }
+        let index = bad as usize;
+        let value = self.layout_entry(job, index)?;
+        if index > 0 {
+            let previous = self.layout_entry(job, index - 1)?;
+            if value < previous {
+                return Err(LayoutError::OwnerNotSorted {
+                    index,
+                    value,
+                    previous,
+                }
+                .into());
+            }
+        }
+        Err(LayoutError::OwnerOutOfRange {
+            index,
+            value,
+            num_segments: job.segments,
+        }
+        .into())
+    }
+}
