@@ -3,7 +3,7 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor,
-# interop, cluster (2+ GPUs, NCCL), argmax, fuzz.
+# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz.
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
@@ -182,6 +182,15 @@ for phase in "$@"; do
       PYTHONUNBUFFERED=1 python3 .gpu/argmax_torch.py > "$OUT/torch-argmax.txt" 2>&1 || note "torch argmax failed: $(tail -2 "$OUT/torch-argmax.txt")"
       grep -hE "argmax" "$OUT/cub-argmax.txt" "$OUT/torch-argmax.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench argmax --out "$OUT" --cub "$OUT/cub-argmax.txt" --torch "$OUT/torch-argmax.txt" 2>"$OUT/bench-argmax.err" | tee -a "$SUMMARY"
+      ;;
+    segargmax)
+      # ArgMax per segment lifted from f32, every distribution at 2^26, against CUB's
+      # DeviceSegmentedReduce::ArgMax on the same layout files (written here if seglayouts did not run)
+      [ -d "$LAYOUTS" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" >> "$SUMMARY" 2>&1
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/segargmax_anchor.cu -o /tmp/segargmax_anchor > "$OUT/nvcc-segargmax.log" 2>&1 \
+          && /tmp/segargmax_anchor "$LAYOUTS" 67108864 > "$OUT/cub-segargmax.txt" 2>&1; } || note "CUB segmented argmax anchor failed: $(tail -3 "$OUT/nvcc-segargmax.log" "$OUT/cub-segargmax.txt" 2>/dev/null)"
+      .gpu/bin/bench segargmax --out "$OUT" --cub "$OUT/cub-segargmax.txt" 2>"$OUT/bench-segargmax.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-segargmax.err" >> "$SUMMARY"
       ;;
     fuzz)
       # the derive's differential fuzzer: 10 shards x 10^3 programs x 10^3 inputs, Rust vs GPU

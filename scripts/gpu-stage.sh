@@ -57,7 +57,7 @@ for k in 0 1 2 3 4 5 6 7 8 9; do
   strip -o ".gpu/fuzz/fuzz-$k" target/release/fuzz
   gzip -9 -f ".gpu/fuzz/fuzz-$k"
 done
-cp scripts/argmax_anchor.cu scripts/argmax_torch.py .gpu/
+cp scripts/argmax_anchor.cu scripts/segargmax_anchor.cu scripts/argmax_torch.py .gpu/
 for f in cub_anchor.cu torch_anchor.py; do
   [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/
 done

@@ -77,8 +77,8 @@ pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
 pub use segmented::{
-    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_source, seg_kernel_source_for,
-    SegAlgorithm, SegConfig,
+    compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_kernel_source,
+    seg_kernel_source_for, seg_kernel_source_lifted, SegAlgorithm, SegConfig,
 };
 pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 

@@ -1,10 +1,14 @@
 //! The derive's whole language on the CPU and through NVRTC: the Rust semantics of monoids
 //! written with loops, mutation, run-time indices, `match`, nested structs, helpers, const
 //! generics and lifts; the CUDA text they become; and every generated kernel compiling with
-//! NVRTC (plain and lifted). The GPU side is `gpu_lang.rs`.
+//! NVRTC (plain and segmented, lifted or not). The GPU side is `gpu_lang.rs` and
+//! `gpu_lang_segmented.rs`.
 
-use reduce_core::{fold, CudaMonoid, Lift, Monoid};
-use reduce_cuda::{compile_kernel, compile_kernel_lifted, Algorithm, Config};
+use reduce_core::{fold, CudaMonoid, Lift, Monoid, SegIndex};
+use reduce_cuda::{
+    compile_kernel, compile_kernel_lifted, compile_seg_kernel, compile_seg_kernel_lifted,
+    seg_kernel_source_lifted, Algorithm, Config, Error, SegAlgorithm, SegConfig,
+};
 use reduce_tests::lang::*;
 use reduce_tests::{require_nvrtc, Random, CI_ARCH};
 
@@ -236,6 +240,38 @@ fn compiles<M: CudaMonoid>() {
     }
 }
 
+/// Every segmented algorithm's kernel for `M`, both forms, through NVRTC.
+fn compiles_segmented<M: CudaMonoid>() {
+    for algorithm in SegAlgorithm::ALL {
+        for offsets_form in [false, true] {
+            if let Err(e) = compile_seg_kernel::<M>(algorithm.into(), offsets_form, CI_ARCH) {
+                panic!(
+                    "{algorithm:?} (offsets: {offsets_form}) for {} does not compile:\n{e}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
+}
+
+/// The lifted segmented kernel (SegMerge) for `M` lifting `X`, both forms, `I` layouts.
+fn compiles_segmented_lifted<M: Lift<X>, X: reduce_core::DeviceCopy, I: SegIndex>() {
+    let merge = SegConfig::new(SegAlgorithm::SegMerge);
+    for config in [merge, merge.block(64).items_per_thread(2).stages(3)] {
+        for offsets_form in [false, true] {
+            if let Err(e) = compile_seg_kernel_lifted::<M, X, I>(config, offsets_form, CI_ARCH) {
+                panic!(
+                    "lifted {config:?} (offsets: {offsets_form}) for {} does not compile:\n{e}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
+    // The other segmented algorithms read monoid values only.
+    let e = seg_kernel_source_lifted::<M, X, I>(SegAlgorithm::SegShuffle.into(), true);
+    assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
+}
+
 fn compiles_lifted<M: Lift<X>, X: reduce_core::DeviceCopy>() {
     for config in [
         Config::new(Algorithm::Shuffle),
@@ -271,6 +307,14 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_lifted::<BBox, geom::Point>();
     compiles_lifted::<ArgMax, f32>();
     compiles_lifted::<Shift, u32>();
+    compiles_segmented::<Automaton>();
+    compiles_segmented::<MatChain>();
+    compiles_segmented::<TopK<4>>();
+    compiles_segmented::<Window>();
+    compiles_segmented_lifted::<ArgMax, f32, u32>();
+    compiles_segmented_lifted::<TopK<8>, f32, u64>();
+    compiles_segmented_lifted::<BBox, geom::Point, u32>();
+    compiles_segmented_lifted::<Shift, u32, u64>();
 }
 
 #[test]

@@ -4,7 +4,9 @@ use super::plan::{SegPlan, Shape};
 use super::{Items, Layout};
 use crate::error::{DriverContext, Result};
 use crate::gpu::{Gpu, Scratch};
+use crate::jit::LoadedKernel;
 use reduce_core::CudaMonoid;
+use std::sync::Arc;
 
 /// One segmented reduction, planned.
 pub(crate) struct Job {
@@ -15,6 +17,9 @@ pub(crate) struct Job {
     pub segments: usize,
     /// Device address of the output (`segments` values).
     pub out: u64,
+    /// The loaded module of the plan's kernel (reading `M` items, or lifting another type);
+    /// it also holds the shared helpers (fill, validation, conversion).
+    pub module: Arc<LoadedKernel>,
 }
 
 const ALIGN: usize = 256;
@@ -67,15 +72,13 @@ impl Gpu {
 
     /// SegMerge: one launch. Returns the address of its status word (0, or 1 when the fused
     /// layout check failed; meaningful when `validate`).
-    pub(crate) fn seg_merge<M: CudaMonoid>(
+    pub(crate) fn seg_merge(
         &self,
         job: &Job,
         scratch: &mut Scratch,
         validate: bool,
     ) -> Result<u64> {
-        let (spec, entry) = job.plan.kernel(job.shape);
-        let (kernel, _) = self.kernel::<M>(&spec)?;
-        let f = kernel.function(entry)?;
+        let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
         let path = job.items.len as u64 + job.segments as u64;
@@ -110,14 +113,8 @@ impl Gpu {
 
     /// SegShuffle: one launch. Returns the address of its status word (the first bad owner
     /// index, owner form).
-    pub(crate) fn seg_shuffle<M: CudaMonoid>(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-    ) -> Result<u64> {
-        let (spec, entry) = job.plan.kernel(job.shape);
-        let (kernel, _) = self.kernel::<M>(&spec)?;
-        let f = kernel.function(entry)?;
+    pub(crate) fn seg_shuffle(&self, job: &Job, scratch: &mut Scratch) -> Result<u64> {
+        let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
         let n = job.items.len as u64;
@@ -149,19 +146,6 @@ impl Gpu {
         Ok(regions[status])
     }
 
-    /// A kernel of the shared segmented helpers (fill, validation, conversion), from the plan's
-    /// own module.
-    pub(crate) fn seg_common_kernel<M: CudaMonoid>(
-        &self,
-        plan: &SegPlan,
-        shape: Shape,
-        entry: &'static str,
-    ) -> Result<cudarc::driver::CudaFunction> {
-        let (spec, _) = plan.kernel(shape);
-        let (kernel, _) = self.kernel::<M>(&spec)?;
-        kernel.function(entry)
-    }
-
     /// A grid-stride launch of 256-thread blocks over `count` elements.
     pub(crate) fn launch_over(
         &self,
@@ -175,15 +159,11 @@ impl Gpu {
         self.launch(f, grid, 256, 0, args)
     }
 
-    pub(crate) fn fill_identity<M: CudaMonoid>(
-        &self,
-        plan: &SegPlan,
-        shape: Shape,
-        out: u64,
-        count: u64,
-    ) -> Result<()> {
-        let f = self.seg_common_kernel::<M>(plan, shape, "seg_fill_identity")?;
-        self.launch_over(&f, count, &[out, count])
+    /// Fills the job's output with the identity.
+    pub(crate) fn fill_identity(&self, job: &Job) -> Result<()> {
+        let f = job.module.function("seg_fill_identity")?;
+        let count = job.segments as u64;
+        self.launch_over(&f, count, &[job.out, count])
     }
 
     /// Sets the 8-byte status word at `status` to 0 or to all ones (stream-ordered).
@@ -224,20 +204,18 @@ impl Gpu {
         let regions = carve.carve(self, scratch)?;
         let pairs = pair_regions.map(|(v, o)| (regions[v], regions[o]));
 
-        self.fill_identity::<M>(plan, shape, job.out, segments)?;
+        self.fill_identity(job)?;
         let owner = match owners {
             None => job.layout.ptr,
             Some(r) => {
-                let f = self.seg_common_kernel::<M>(plan, shape, "seg_offsets_to_owner")?;
+                let f = job.module.function("seg_offsets_to_owner")?;
                 self.launch_over(&f, n, &[job.layout.ptr, segments, regions[r], n])?;
                 regions[r]
             }
         };
 
         // Pass 1.
-        let (spec, entry) = plan.kernel(shape);
-        let (kernel, _) = self.kernel::<M>(&spec)?;
-        let f = kernel.function(entry)?;
+        let f = job.module.function(plan.kernel(shape).1)?;
         let smem = plan.dynamic_smem(shape);
         self.prepare_smem(&f, plan.algorithm().name(), smem)?;
         let data_blocks = n.div_ceil(plan.data_block()).max(1);

@@ -1,22 +1,29 @@
 //! Segmented reductions: the owner form (the paper's) and the CSR offsets form, `u32` or `u64`
 //! layouts; the paper's five segmented algorithms, SegShuffle and the merge-path SegMerge.
 //!
-//! `mod.rs` holds the public calls and the driver every algorithm goes through; `plan.rs` the
-//! catalogue and its knobs; `launch.rs` each family's launches; `validate.rs` the layout checks.
+//! `mod.rs` holds the public calls and the driver every algorithm goes through; `lifted.rs` the
+//! calls that lift items of another type; `plan.rs` the catalogue and its knobs; `launch.rs`
+//! each family's launches; `validate.rs` the layout checks.
 
 mod launch;
+mod lifted;
 mod plan;
 mod validate;
+
+pub use lifted::{compile_seg_kernel_lifted, seg_kernel_source_lifted};
 
 pub use plan::{SegAlgorithm, SegConfig};
 
 use crate::buffer::DeviceVec;
+use crate::codegen::KernelSpec;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::jit::{JitReport, LoadedKernel};
 use crate::view::{DeviceInput, DeviceOutput, SegLayout};
 use plan::{resolve, SegPlan, Shape};
 use reduce_core::layout::{check_fits, SegIndex};
-use reduce_core::{CudaMonoid, LayoutError};
+use reduce_core::{CudaMonoid, DeviceCopy, LayoutError};
+use std::sync::Arc;
 
 /// Where the segments come from: a device array of owners or CSR offsets.
 #[derive(Clone, Copy, Debug)]
@@ -42,11 +49,38 @@ impl Layout {
     }
 }
 
-/// The items a reduction reads: device address, count, bytes per item.
+/// The items a reduction reads: device address and count.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Items {
     pub ptr: u64,
     pub len: usize,
+}
+
+/// What the items of a segmented reduction are: the monoid's own values ([`Own`]) or values of
+/// another type that the monoid lifts (`lifted::Lifted<X>`). It picks the kernel module.
+pub(crate) trait ItemKind<M: CudaMonoid> {
+    /// The type of one item in device memory.
+    type Item: DeviceCopy;
+    /// Whether the kernels read `Item` through `m_lift`.
+    const LIFTED: bool;
+    /// Whether the device code (combine, or lift) can record an index fault (`fault.rs`).
+    const CAN_FAULT: bool;
+    /// Loads (compiling if needed) the module of `spec` for these items; returns it with the
+    /// spec it is cached under.
+    fn module(gpu: &Gpu, spec: KernelSpec) -> Result<(Arc<LoadedKernel>, JitReport, KernelSpec)>;
+}
+
+/// The items are the monoid's values.
+pub(crate) struct Own;
+
+impl<M: CudaMonoid> ItemKind<M> for Own {
+    type Item = M;
+    const LIFTED: bool = false;
+    const CAN_FAULT: bool = M::CAN_FAULT;
+    fn module(gpu: &Gpu, spec: KernelSpec) -> Result<(Arc<LoadedKernel>, JitReport, KernelSpec)> {
+        let (module, report) = gpu.kernel::<M>(&spec)?;
+        Ok((module, report, spec))
+    }
 }
 
 impl Gpu {
@@ -86,7 +120,14 @@ impl Gpu {
             .into());
         }
         check_fits::<L::Index>("segment count", num_segments)?;
-        self.segmented_into::<M, L::Index>(items, owner, false, num_segments, out, config.into())
+        self.segmented_into::<M, Own, L::Index>(
+            items,
+            owner,
+            false,
+            num_segments,
+            out,
+            config.into(),
+        )
     }
 
     /// One value per CSR segment: segment s is items `offsets[s] .. offsets[s + 1]`;
@@ -123,7 +164,7 @@ impl Gpu {
             .checked_sub(1)
             .ok_or(LayoutError::OffsetsEmpty)?;
         check_fits::<L::Index>("item count", items.len())?;
-        self.segmented_into::<M, L::Index>(items, offsets, true, segments, out, config.into())
+        self.segmented_into::<M, Own, L::Index>(items, offsets, true, segments, out, config.into())
     }
 
     /// Compiles (or loads) the kernel of a segmented configuration for `I` layouts; see
@@ -132,19 +173,27 @@ impl Gpu {
         &self,
         config: impl Into<SegConfig>,
         offsets_form: bool,
-    ) -> Result<crate::JitReport> {
-        let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
+    ) -> Result<JitReport> {
+        self.prepare_segmented_items::<M, Own, I>(config.into(), offsets_form)
+    }
+
+    /// Compiles (or loads) the main kernel of `config` for items `K` and `I` layouts.
+    fn prepare_segmented_items<M: CudaMonoid, K: ItemKind<M>, I: SegIndex>(
+        &self,
+        config: SegConfig,
+        offsets_form: bool,
+    ) -> Result<JitReport> {
+        let shape = shape_of::<M, K>(Layout::new::<I>(0, 0, offsets_form), 0);
         let major = self.info().compute_capability.0;
-        let config = resolve(config.into(), major, (I::WIDE, offsets_form), 0, 0);
-        let plan = config.plan(shape)?;
-        Ok(self.kernel::<M>(&plan.kernel(shape).0)?.1)
+        let plan = resolve(config, major, shape, 0, 0).plan(shape)?;
+        Ok(K::module(self, plan.kernel(shape).0)?.1)
     }
 
     /// The driver every segmented call goes through: enters the memory (context, alignment,
     /// stream order), plans, launches, and releases the memory after the last launch.
-    fn segmented_into<M: CudaMonoid, I: SegIndex>(
+    fn segmented_into<M: CudaMonoid, K: ItemKind<M>, I: SegIndex>(
         &self,
-        items: &impl DeviceInput<M>,
+        items: &impl DeviceInput<K::Item>,
         layout: &impl DeviceInput<I>,
         offsets_form: bool,
         segments: usize,
@@ -171,14 +220,15 @@ impl Gpu {
             offsets_form,
             wide: I::WIDE,
         };
-        self.segmented_raw::<M>(items, layout, segments, out_access.address, config)?;
+        self.segmented_raw::<M, K>(items, layout, segments, out_access.address, config)?;
         out_access.release()?;
         layout_access.release()?;
         items_access.release()
     }
 
-    /// Plans and launches a segmented reduction over raw device addresses.
-    fn segmented_raw<M: CudaMonoid>(
+    /// Plans and launches a segmented reduction over raw device addresses, then, for device
+    /// code that can fault, checks the fault records of the kernels it launched.
+    fn segmented_raw<M: CudaMonoid, K: ItemKind<M>>(
         &self,
         items: Items,
         layout: Layout,
@@ -187,14 +237,8 @@ impl Gpu {
         config: SegConfig,
     ) -> Result<()> {
         let n = items.len;
-        let config = resolve(
-            config,
-            self.info().compute_capability.0,
-            (layout.wide, layout.offsets_form),
-            n,
-            segments,
-        );
-        let shape = shape_of::<M>(layout, items.ptr);
+        let shape = shape_of::<M, K>(layout, items.ptr);
+        let config = resolve(config, self.info().compute_capability.0, shape, n, segments);
         let plan = config.plan(shape)?;
         if plan.u32_indices() {
             for (what, value) in [("item count", n), ("segment count", segments)] {
@@ -221,6 +265,7 @@ impl Gpu {
             }
         }
         let mut scratch = self.lock_scratch();
+        let (module, _, spec) = K::module(self, plan.kernel(shape).0)?;
         let job = launch::Job {
             plan,
             shape,
@@ -228,26 +273,49 @@ impl Gpu {
             layout,
             segments,
             out: out_ptr,
+            module,
         };
-        if segments == 0 {
+        let launched = self.segmented_launches::<M>(&job, &mut scratch, !config.trusted);
+        if !K::CAN_FAULT || segments == 0 || n == 0 {
+            return launched;
+        }
+        // A fault record must be read and cleared even when the launches failed, or it would
+        // be reported by the next call; the launches' own error comes first.
+        let mut specs = vec![spec];
+        if plan.multi_pass() {
+            specs.push(plan.next_pass().kernel(shape).0);
+        }
+        let faults = self.check_device_fault::<M>(&specs.iter().collect::<Vec<_>>());
+        launched.and(faults)
+    }
+
+    /// The launches of one planned job (with the layout checks unless `validate` is false).
+    fn segmented_launches<M: CudaMonoid>(
+        &self,
+        job: &launch::Job,
+        scratch: &mut crate::gpu::Scratch,
+        validate: bool,
+    ) -> Result<()> {
+        if job.segments == 0 {
             // Every owner is out of range when there are no segments; offsets must be [0].
-            if !config.trusted {
-                self.validate_exact::<M>(&job, &mut scratch)?;
-            }
-            return Ok(());
+            return if validate {
+                self.validate_exact(job, scratch)
+            } else {
+                Ok(())
+            };
         }
-        if n == 0 {
-            if !config.trusted {
-                self.validate_exact::<M>(&job, &mut scratch)?;
+        if job.items.len == 0 {
+            if validate {
+                self.validate_exact(job, scratch)?;
             }
-            return self.fill_identity::<M>(&plan, shape, out_ptr, segments as u64);
+            return self.fill_identity(job);
         }
-        match plan {
+        match job.plan {
             SegPlan::Merge { .. } => {
-                let status = self.seg_merge::<M>(&job, &mut scratch, !config.trusted)?;
-                if !config.trusted && self.read_status(&mut scratch, status)? != 0 {
+                let status = self.seg_merge(job, scratch, validate)?;
+                if validate && self.read_status(scratch, status)? != 0 {
                     // The fused check saw a bad layout: find the first bad index.
-                    self.validate_exact::<M>(&job, &mut scratch)?;
+                    self.validate_exact(job, scratch)?;
                     return Err(Error::Internal(
                         "SegMerge's layout check failed on a layout the exact check accepts".into(),
                     ));
@@ -255,33 +323,34 @@ impl Gpu {
                 Ok(())
             }
             SegPlan::Shuffle { .. } => {
-                if !config.trusted && layout.offsets_form {
-                    self.validate_exact::<M>(&job, &mut scratch)?;
+                if validate && job.layout.offsets_form {
+                    self.validate_exact(job, scratch)?;
                 }
-                let status = self.seg_shuffle::<M>(&job, &mut scratch)?;
-                if !config.trusted && !layout.offsets_form {
-                    self.check_owner_status(&job, &mut scratch, status)?;
+                let status = self.seg_shuffle(job, scratch)?;
+                if validate && !job.layout.offsets_form {
+                    self.check_owner_status(job, scratch, status)?;
                 }
                 Ok(())
             }
             _ => {
-                if !config.trusted {
-                    self.validate_exact::<M>(&job, &mut scratch)?;
+                if validate {
+                    self.validate_exact(job, scratch)?;
                 }
-                self.seg_paper::<M>(&job, &mut scratch)
+                self.seg_paper::<M>(job, scratch)
             }
         }
     }
 }
 
-fn shape_of<M>(layout: Layout, items_ptr: u64) -> Shape {
+fn shape_of<M: CudaMonoid, K: ItemKind<M>>(layout: Layout, items_ptr: u64) -> Shape {
     Shape {
-        in_size: std::mem::size_of::<M>(),
+        in_size: std::mem::size_of::<K::Item>(),
         m_size: std::mem::size_of::<M>(),
         offsets_form: layout.offsets_form,
         wide: layout.wide,
         plain_items: !items_ptr.is_multiple_of(16),
         plain_index: !layout.ptr.is_multiple_of(16),
+        lifted: K::LIFTED,
     }
 }
 
@@ -299,8 +368,8 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
-    let shape = shape_of::<M>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, 9, (I::WIDE, offsets_form), 0, 0).plan(shape)?;
+    let shape = shape_of::<M, Own>(Layout::new::<I>(0, 0, offsets_form), 0);
+    let plan = resolve(config, 9, shape, 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
 }
 

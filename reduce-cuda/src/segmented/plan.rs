@@ -174,6 +174,8 @@ pub(crate) struct Shape {
     pub plain_items: bool,
     /// The offsets or owners are not 16-byte aligned (no vector loads of them).
     pub plain_index: bool,
+    /// The items are lifted into monoid values (`r_in`, `m_lift`): read by SegMerge only.
+    pub lifted: bool,
 }
 
 /// A validated, concrete segmented algorithm.
@@ -244,23 +246,22 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 /// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
 /// segments), when there are more segments than items (runs of empty segments, which SegShuffle
 /// writes one thread at a time), and for offsets with long segments (N / S >= 8192, the
-/// crossover of `bench segsweep`). SegMerge
+/// crossover of `bench segsweep`); and for lifted items, which only SegMerge reads. SegMerge
 /// needs sm_80.
 pub(crate) fn resolve(
     config: SegConfig,
     compute_major: i32,
-    shape: (bool, bool),
+    shape: Shape,
     n: usize,
     segments: usize,
 ) -> SegConfig {
     if config.algorithm != SegAlgorithm::Auto {
         return config;
     }
-    let (wide, offsets_form) = shape;
-    let beyond_u32 = wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let long_offsets = offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
+    let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
+    let long_offsets = shape.offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
     let merge_wins = segments > n || long_offsets;
-    let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
+    let algorithm = if beyond_u32 || shape.lifted || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -279,6 +280,12 @@ impl SegConfig {
         let not_persistent = |what| reject(alg, what, c.grid.is_some());
         if alg != SegAlgorithm::SegMerge {
             reject(alg, "stages (SegMerge's pipeline)", c.stages.is_some())?;
+            if shape.lifted {
+                return Err(invalid(
+                    alg,
+                    "lifted items are read by SegMerge (and Auto) only",
+                ));
+            }
             if shape.wide {
                 return Err(invalid(
                     alg,
@@ -573,6 +580,11 @@ impl SegPlan {
         }
     }
 
+    /// Whether the algorithm runs further passes (`next_pass`) over (value, owner) pairs.
+    pub fn multi_pass(&self) -> bool {
+        !matches!(self, SegPlan::Shuffle { .. } | SegPlan::Merge { .. })
+    }
+
     pub fn persistent(&self) -> bool {
         matches!(
             self,
@@ -593,8 +605,9 @@ mod tests {
     #[test]
     fn auto_picks_from_cheap_statistics() {
         let auto = SegConfig::new(SegAlgorithm::Auto);
-        let pick =
-            |major, wide, offsets, n, s| resolve(auto, major, (wide, offsets), n, s).algorithm;
+        let pick = |major, wide, offsets, n, s| {
+            resolve(auto, major, shape(wide, offsets, false), n, s).algorithm
+        };
         assert_eq!(pick(9, false, false, 1000, 100), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, false, true, 1000, 1000), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, false, false, 1000, 1001), SegAlgorithm::SegMerge);
@@ -614,9 +627,31 @@ mod tests {
         // A concrete choice is kept.
         let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
         assert_eq!(
-            resolve(tb2, 9, (false, true), 1, 5).algorithm,
+            resolve(tb2, 9, shape(false, true, false), 1, 5).algorithm,
             SegAlgorithm::Tb2Seg
         );
+        // Lifted items: SegMerge, which alone reads them; the others refuse them.
+        let lifted = shape(false, true, true);
+        assert_eq!(
+            resolve(auto, 9, lifted, 1 << 20, 1000).algorithm,
+            SegAlgorithm::SegMerge
+        );
+        assert!(SegConfig::new(SegAlgorithm::SegShuffle)
+            .plan(lifted)
+            .is_err());
+        assert!(SegConfig::new(SegAlgorithm::SegMerge).plan(lifted).is_ok());
+    }
+
+    fn shape(wide: bool, offsets_form: bool, lifted: bool) -> Shape {
+        Shape {
+            in_size: 4,
+            m_size: 8,
+            offsets_form,
+            wide,
+            plain_items: false,
+            plain_index: false,
+            lifted,
+        }
     }
 
     #[test]
@@ -628,6 +663,7 @@ mod tests {
             wide: false,
             plain_items: false,
             plain_index: false,
+            lifted: false,
         };
         let merge = SegConfig::new(SegAlgorithm::SegMerge);
         for size in [1, 4, 8, 12, 72, 256] {

@@ -4,7 +4,7 @@
 use super::launch::{Carver, Job};
 use crate::error::{DriverContext, Result};
 use crate::gpu::{Gpu, Scratch};
-use reduce_core::{CudaMonoid, LayoutError};
+use reduce_core::LayoutError;
 
 const NO_INDEX: u64 = u64::MAX;
 
@@ -46,11 +46,7 @@ impl Gpu {
 
     /// Validates the layout on the device with the exact check, and returns the first bad
     /// index as a [`LayoutError`].
-    pub(crate) fn validate_exact<M: CudaMonoid>(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-    ) -> Result<()> {
+    pub(crate) fn validate_exact(&self, job: &Job, scratch: &mut Scratch) -> Result<()> {
         let mut carve = Carver::new();
         carve.add(8);
         let status = carve.carve(self, scratch)?[0];
@@ -58,7 +54,7 @@ impl Gpu {
         let n = job.items.len as u64;
         let count = job.layout.len as u64;
         if job.layout.offsets_form {
-            let f = self.seg_common_kernel::<M>(&job.plan, job.shape, "seg_validate_offsets")?;
+            let f = job.module.function("seg_validate_offsets")?;
             self.launch_over(&f, count, &[job.layout.ptr, count, n, status])?;
             let bad = self.read_status(scratch, status)?;
             if bad == NO_INDEX {
@@ -82,7 +78,7 @@ impl Gpu {
             .into())
         } else {
             if n > 0 {
-                let f = self.seg_common_kernel::<M>(&job.plan, job.shape, "seg_validate_owner")?;
+                let f = job.module.function("seg_validate_owner")?;
                 self.launch_over(&f, n, &[job.layout.ptr, n, job.segments as u64, status])?;
             }
             self.check_owner_status(job, scratch, status)

@@ -57,7 +57,7 @@ pub fn seglayouts(args: &Args) -> reduce_cuda::Result<()> {
 
 /// Reference times from the same device command: CUB keys `<routine>_<monoid> <layout>`,
 /// torch keys `<routine> <layout>`.
-fn read_refs(path: &Option<std::path::PathBuf>) -> HashMap<String, f64> {
+pub fn read_refs(path: &Option<std::path::PathBuf>) -> HashMap<String, f64> {
     let mut map = HashMap::new();
     let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
         return map;

@@ -1,0 +1,241 @@
+//! The derive's language in segmented reductions. A monoid (or lift) that indexes out of bounds
+//! is an error value from every segmented algorithm, both forms, and the record is cleared for
+//! the next call. Lifted items (segmented transform-reduce: `f32` rows into `ArgMax`, `TopK`,
+//! points into `BBox`) give the fold of the lifted items per segment, with the item's global
+//! index, bit for bit, over every distribution, both forms, u32 and u64 layouts, aligned or not.
+//! Needs a GPU (`REDUCE_REQUIRE_GPU=1` makes its absence a failure).
+
+use reduce_core::{fold_by_owner, fold_segments, DeviceCopy, Lift, SegIndex};
+use reduce_cuda::bench::layouts::{distribution, owners, DISTRIBUTIONS};
+use reduce_cuda::{Error, Gpu, SegAlgorithm, SegConfig};
+use reduce_tests::lang::*;
+use reduce_tests::{gpu, Random, TestRng};
+use std::fmt::Debug;
+
+fn every_seg_config() -> impl Iterator<Item = SegConfig> {
+    SegAlgorithm::ALL
+        .into_iter()
+        .chain([SegAlgorithm::Auto])
+        .flat_map(|a| [SegConfig::new(a), SegConfig::new(a).trusted()])
+}
+
+fn widen<I: SegIndex>(values: &[u64]) -> Vec<I> {
+    values.iter().map(|&v| I::from_u64(v)).collect()
+}
+
+fn expect_fault<T: Debug>(what: &str, result: Result<T, Error>, want: (&str, u64, u64)) {
+    match result {
+        Err(Error::DeviceFault { monoid, index, len }) => {
+            assert_eq!((monoid, index, len), want, "{what}")
+        }
+        other => panic!("{what}: expected a device fault, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_fault_in_combine_is_an_error_value_from_every_segmented_algorithm() {
+    let Some(gpu) = gpu() else { return };
+    let n = 50_000u64;
+    let mut items = Automaton::random_vec(n as usize, 11);
+    let offsets = distribution("random_10_50", n, 3).unwrap();
+    let owner = owners(&offsets);
+    let segments = offsets.len() - 1;
+    let good_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    let good_owner = gpu.upload(&owner).unwrap();
+    let want = fold_segments(&items, &offsets).unwrap();
+    let good = gpu.upload(&items).unwrap();
+    items[31_337].t[3] = 200;
+    let bad = gpu.upload(&items).unwrap();
+    for config in every_seg_config() {
+        let what = format!("{config:?}");
+        expect_fault(
+            &format!("{what} offsets"),
+            gpu.reduce_segments(&bad, &good_offsets, config),
+            ("Automaton", 200, 8),
+        );
+        // The record is cleared: the next good reduction succeeds.
+        let got = gpu.reduce_segments(&good, &good_offsets, config).unwrap();
+        assert_eq!(gpu.download(&got).unwrap(), want, "{what} offsets");
+        let mut out = gpu.zeroed::<Automaton>(segments).unwrap();
+        expect_fault(
+            &format!("{what} owner"),
+            gpu.reduce_by_owner_into(&bad, &good_owner, segments, &mut out, config),
+            ("Automaton", 200, 8),
+        );
+        gpu.reduce_by_owner_into(&good, &good_owner, segments, &mut out, config)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), want, "{what} owner");
+    }
+}
+
+/// Floats away from zero and NaN, with repeats (ties pick the first index).
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = TestRng::new(seed);
+    (0..n)
+        .map(|_| (rng.next_u32() % 5_000) as f32 * 0.5 - 1_000.25)
+        .collect()
+}
+
+fn lifted<M: Lift<X>, X: DeviceCopy>(xs: &[X]) -> Vec<M> {
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| M::lift(x, i as u64))
+        .collect()
+}
+
+fn merge() -> SegConfig {
+    SegConfig::new(SegAlgorithm::SegMerge)
+}
+
+/// Auto, SegMerge at its defaults (validated and trusted) and at small tiles (many tiles and
+/// blocks even for small inputs).
+fn lifted_configs() -> [SegConfig; 4] {
+    [
+        SegConfig::new(SegAlgorithm::Auto),
+        merge(),
+        merge().trusted(),
+        merge().block(64).items_per_thread(2).stages(3),
+    ]
+}
+
+/// Both forms, u32 and u64 layouts, every lifted configuration: bit for bit against the CPU.
+fn check_lifted<M, X>(gpu: &Gpu, what: &str, items: &[X], offsets: &[u64])
+where
+    M: Lift<X> + PartialEq + Debug,
+    X: DeviceCopy,
+{
+    let want = fold_segments(&lifted::<M, X>(items), offsets).unwrap();
+    let segments = offsets.len() - 1;
+    let xs = gpu.upload(items).unwrap();
+    let owner32 = owners(offsets);
+    assert_eq!(
+        fold_by_owner(&lifted::<M, X>(items), &owner32, segments).unwrap(),
+        want
+    );
+    let offsets32 = gpu.upload(&widen::<u32>(offsets)).unwrap();
+    let offsets64 = gpu.upload(offsets).unwrap();
+    let owner64: Vec<u64> = owner32.iter().map(|&o| o as u64).collect();
+    let (owner32, owner64) = (gpu.upload(&owner32).unwrap(), gpu.upload(&owner64).unwrap());
+    let name = M::CUDA_NAME;
+    for config in lifted_configs() {
+        let runs = [
+            (
+                "offsets u32",
+                gpu.reduce_segments_lifted::<M, X>(&xs, &offsets32, config),
+            ),
+            (
+                "offsets u64",
+                gpu.reduce_segments_lifted::<M, X>(&xs, &offsets64, config),
+            ),
+            (
+                "owner u32",
+                gpu.reduce_by_owner_lifted::<M, X>(&xs, &owner32, segments, config),
+            ),
+            (
+                "owner u64",
+                gpu.reduce_by_owner_lifted::<M, X>(&xs, &owner64, segments, config),
+            ),
+        ];
+        for (form, got) in runs {
+            let got = got.unwrap_or_else(|e| panic!("{name} {what} {form} {config:?}: {e}"));
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                want,
+                "{name} {what} {form} {config:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn lifted_segments_on_every_distribution() {
+    let Some(gpu) = gpu() else { return };
+    for (k, name) in DISTRIBUTIONS.iter().enumerate() {
+        for n in [1u64, 1000, 300_007] {
+            let offsets = distribution(name, n, 5 + k as u64).unwrap();
+            let xs = floats(n as usize, 17 + n + k as u64);
+            let what = format!("{name} n={n}");
+            check_lifted::<ArgMax, f32>(&gpu, &what, &xs, &offsets);
+            check_lifted::<TopK<8>, f32>(&gpu, &what, &xs, &offsets);
+            let points: Vec<geom::Point> = xs
+                .iter()
+                .zip(xs.iter().rev())
+                .map(|(&x, &y)| geom::Point { x, y })
+                .collect();
+            check_lifted::<BBox, geom::Point>(&gpu, &what, &points, &offsets);
+        }
+    }
+    // No items: every segment is the identity.
+    check_lifted::<ArgMax, f32>(&gpu, "empty", &[], &[0, 0, 0]);
+}
+
+#[test]
+fn lifted_segments_use_the_global_index_and_read_unaligned_items() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1_000_003usize;
+    let xs = floats(n + 1, 23);
+    let offsets = distribution("power_2", n as u64, 29).unwrap();
+    // Items starting one f32 into an allocation: not 16-byte aligned, plain loads.
+    let stream = gpu.stream();
+    let all = stream.clone_htod(&xs).unwrap();
+    let view = all.slice(1..);
+    let want = fold_segments(&lifted::<ArgMax, f32>(&xs[1..]), &offsets).unwrap();
+    let dev_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    for config in lifted_configs() {
+        let got = gpu
+            .reduce_segments_lifted::<ArgMax, f32>(&view, &dev_offsets, config)
+            .unwrap();
+        assert_eq!(gpu.download(&got).unwrap(), want, "{config:?}");
+    }
+    // The index is the item's global one, not its place in the segment.
+    let last = want.last().unwrap();
+    assert!(last.i as usize >= offsets[offsets.len() - 2] as usize);
+}
+
+#[test]
+fn lifted_segments_are_read_by_seg_merge_and_auto_only() {
+    let Some(gpu) = gpu() else { return };
+    let xs = gpu.upload(&floats(1000, 31)).unwrap();
+    let offsets = gpu.upload(&[0u32, 10, 500, 1000]).unwrap();
+    for algorithm in SegAlgorithm::ALL {
+        let result = gpu.reduce_segments_lifted::<ArgMax, f32>(&xs, &offsets, algorithm);
+        match algorithm {
+            SegAlgorithm::SegMerge => assert!(result.is_ok(), "{result:?}"),
+            _ => assert!(
+                matches!(result, Err(Error::InvalidConfig { .. })),
+                "{algorithm:?}: {result:?}"
+            ),
+        }
+    }
+    // A bad layout is the same typed error as without a lift.
+    let bad = gpu.upload(&[0u32, 10, 5, 1000]).unwrap();
+    let e = gpu
+        .reduce_segments_lifted::<ArgMax, f32>(&xs, &bad, SegAlgorithm::Auto)
+        .unwrap_err();
+    assert!(matches!(e, Error::Layout(_)), "{e:?}");
+}
+
+#[test]
+fn a_lift_out_of_bounds_is_an_error_value_from_segmented_calls() {
+    let Some(gpu) = gpu() else { return };
+    const { assert!(<Shift as Lift<u32>>::LIFT_CAN_FAULT) };
+    let n = 200_000u64;
+    let mut symbols: Vec<u32> = (0..n as u32).map(|i| (i * 7 + i / 5) % 3).collect();
+    let offsets = distribution("uniform_1_8", n, 37).unwrap();
+    let want = fold_segments(&lifted::<Shift, u32>(&symbols), &offsets).unwrap();
+    let dev_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    let good = gpu.upload(&symbols).unwrap();
+    symbols[123_456] = 9;
+    let bad = gpu.upload(&symbols).unwrap();
+    for config in lifted_configs() {
+        expect_fault(
+            &format!("{config:?}"),
+            gpu.reduce_segments_lifted::<Shift, u32>(&bad, &dev_offsets, config),
+            ("Shift", 9, 3),
+        );
+        let got = gpu
+            .reduce_segments_lifted::<Shift, u32>(&good, &dev_offsets, config)
+            .unwrap();
+        assert_eq!(gpu.download(&got).unwrap(), want, "{config:?}");
+    }
+}
