@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segvariants, segncu, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segvariants, segcarveout, segncu, sanitize, fig5, fig5quick, torch, anchor,
 # interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz.
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
@@ -102,6 +102,12 @@ for phase in "$@"; do
       ;;
     segvariants)
       .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"
+      ;;
+    segcarveout)
+      # the same variants with the unified L1/shared memory carved out for shared memory
+      mkdir -p "$OUT/carveout100"
+      echo "REDUCE_SMEM_CARVEOUT=100:" | tee -a "$SUMMARY"
+      REDUCE_SMEM_CARVEOUT=100 .gpu/bin/bench segvariants --out "$OUT/carveout100" 2>"$OUT/bench-segcarveout.err" | tee -a "$SUMMARY"
       ;;
     segncu)
       REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_merge --section SpeedOfLight --section Occupancy \

@@ -9,7 +9,18 @@ use crate::view::{DeviceInput, DeviceOutput};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use reduce_core::{CudaMonoid, DeviceCopy, Lift};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// `REDUCE_SMEM_CARVEOUT` (0..=100), if set: see [`Gpu::prepare_smem`].
+fn smem_carveout() -> Option<i32> {
+    static CARVEOUT: OnceLock<Option<i32>> = OnceLock::new();
+    *CARVEOUT.get_or_init(|| {
+        std::env::var("REDUCE_SMEM_CARVEOUT")
+            .ok()
+            .and_then(|v| v.parse::<i32>().ok())
+            .filter(|p| (0..=100).contains(p))
+    })
+}
 
 /// Facts about the device the runtime plans with.
 #[derive(Clone, Debug)]
@@ -360,7 +371,9 @@ impl Gpu {
         self.inner.kernels.get_lifted::<M, X>(&self.inner.ctx, spec)
     }
 
-    /// Checks that `dynamic_smem` fits and opts the function in to it when over 48 KiB.
+    /// Checks that `dynamic_smem` fits and opts the function in to it when over 48 KiB. With
+    /// `REDUCE_SMEM_CARVEOUT=P` (a benchmark knob, read once), kernels that use shared memory
+    /// also prefer a carveout of P% of the unified L1/shared memory for it.
     pub(crate) fn prepare_smem(
         &self,
         f: &CudaFunction,
@@ -386,6 +399,13 @@ impl Gpu {
                 dynamic_smem as i32,
             )
             .during("opting a kernel in to more shared memory")?;
+        }
+        if let (Some(percent), true) = (smem_carveout(), dynamic_smem + static_smem > 0) {
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                percent,
+            )
+            .during("setting a kernel's shared memory carveout")?;
         }
         Ok(())
     }

@@ -448,7 +448,8 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     Ok(())
 }
 
-/// SegMerge's tuning space (trusted layouts): fraction of plain Shuffle per variant.
+/// SegShuffle's and SegMerge's tuning spaces (trusted layouts): fraction of plain Shuffle per
+/// variant.
 pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -457,19 +458,19 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let affine = kernels.fill_random::<Affine>(n as usize, 4, &masks_affine())?;
     let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, &sums)? as f64 * 1e6);
     let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, &affine)? as f64 * 1e6);
-    let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
-    let mut variants = vec![("default".to_string(), base)];
-    for (block, steps, stages) in [
-        (128, 16, 4),
-        (256, 8, 3),
-        (256, 16, 3),
-        (64, 32, 3),
-        (128, 32, 3),
-        (128, 8, 3),
-        (256, 4, 3),
-    ] {
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    let mut variants = vec![("SegShuffle default".to_string(), shuffle)];
+    for (block, items) in [(256, 8), (128, 16), (128, 8), (512, 8), (512, 4)] {
         variants.push((
-            format!("b{block} k{steps} s{stages}"),
+            format!("SegShuffle b{block} k{items}"),
+            shuffle.block(block).items_per_thread(items),
+        ));
+    }
+    let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
+    variants.push(("SegMerge default".to_string(), base));
+    for (block, steps, stages) in [(256, 8, 3), (64, 32, 3)] {
+        variants.push((
+            format!("SegMerge b{block} k{steps} s{stages}"),
             base.block(block).items_per_thread(steps).stages(stages),
         ));
     }
@@ -498,7 +499,7 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
                     plain_affine,
                 );
                 lines.push(format!(
-                    "{dist:<13} {form:<7} {label:<14} f32_sum {f} | affine {a}"
+                    "{dist:<13} {form:<7} {label:<22} f32_sum {f} | affine {a}"
                 ));
             }
         }
