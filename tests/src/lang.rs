@@ -341,20 +341,22 @@ impl Random for Window {
     }
 }
 
-/// Regressions found by the differential fuzzer (`fuzz-derive`), end to end: an index that is
-/// a block with a value (a lambda in C++: `a[[&]...]` opened an attribute), `&` on bools whose
-/// right side may fault (C++'s `&&` skipped it), and `for x in array` over an array the body
-/// assigns to (Rust iterates over a copy).
+/// Regressions found by the differential fuzzer (`fuzz-derive`), end to end, in a lawful monoid
+/// (elementwise max of three small counters, or of the flags): an index that is a block with a
+/// value (a lambda in C++: `a[[&]...]` opened an attribute), `&` on bools whose right side may
+/// fault (C++'s `&&` skipped it), and `for x in array` over an array the body assigns to (Rust
+/// iterates over a copy: `t[2] = x` over the copy leaves `t[2]` as it was; over the live array
+/// it would end as `t[1]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
-    identity = Regress { t: [0, 1, 2], set: false },
+    identity = Regress { t: [0, 0, 0], set: false },
     combine = |l, r| {
-        let mut t = r.t;
-        t[0] = l.t[(match l.t[1] { 0 => 2u64, _ => 1 }) as usize % 3];
-        let set = l.set & (r.t[l.t[2] as usize] > 0) | r.set;
+        let mut t = [l.t[0].max(r.t[0]), l.t[1].max(r.t[1]), l.t[2].max(r.t[2])];
+        t[0] = t[(match t[1] { 0 => 3u64, _ => 0 }) as usize % 3];
+        let set = l.set & (r.t[l.t[2] as usize] == r.t[l.t[2] as usize]) | r.set;
         for x in t {
-            t[1] = t[1].wrapping_mul(3).wrapping_add(x);
+            t[2] = x;
         }
         Regress { t, set }
     }

@@ -44,7 +44,10 @@ fn a_fault_in_combine_is_an_error_value_from_every_segmented_algorithm() {
     let good_owner = gpu.upload(&owner).unwrap();
     let want = fold_segments(&items, &offsets).unwrap();
     let good = gpu.upload(&items).unwrap();
-    items[31_337].t[3] = 200;
+    // Every entry out of bounds, and not the last item of its segment: a later item of the
+    // segment looks it up whatever the grouping.
+    let bad_at = (31_337..).find(|&i| !offsets.contains(&(i + 1))).unwrap() as usize;
+    items[bad_at].t = [200; 8];
     let bad = gpu.upload(&items).unwrap();
     for config in every_seg_config() {
         let what = format!("{config:?}");
