@@ -21,7 +21,8 @@
 // staged in shared memory (R_STAGE slots) and copied out coalesced after the tile. Ids past the
 // stage, trailing empty segments and the cross-block records are written directly.
 //
-// Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
+// Items are r_in values lifted into M by m_lift (r_in = M and the identity lift unless the
+// monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
 // *status (first bad index, atomicMin) and never written through; owners are read as 16-byte
 // vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1):
 // the block loads the offsets that cover each tile into a shared window (sized from the previous
@@ -34,14 +35,16 @@
 #if R_VECS > 0
 union r_lane_items {
     uint4 v[R_VECS];
-    M m[R_ITEMS];
+    r_in m[R_ITEMS];
 };
 #endif
 
-// Items [a, a + count) into it[]; the rest of it[] is the identity. Through the read-only
-// cache: a lane's consecutive 16-byte loads share 32-byte sectors, which an L1-allocating load
-// serves once (ncu on an H100: streaming loads fetched 50% excess sectors from L2 here).
-__device__ __forceinline__ void r_load_items(const M* __restrict__ in, r_size a, int count, M (&it)[R_ITEMS]) {
+// Items [a, a + count) into it[], each lifted (m_lift with its global index; the identity
+// function unless the monoid lifts another item type r_in); the rest of it[] is the identity.
+// Through the read-only cache: a lane's consecutive 16-byte loads share 32-byte sectors, which
+// an L1-allocating load serves once (ncu on an H100: streaming loads fetched 50% excess sectors
+// from L2 here).
+__device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size a, int count, M (&it)[R_ITEMS]) {
 #if R_VECS > 0
     if (count == R_ITEMS) {
         r_lane_items t;
@@ -49,12 +52,12 @@ __device__ __forceinline__ void r_load_items(const M* __restrict__ in, r_size a,
 #pragma unroll
         for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldg(p + k);
 #pragma unroll
-        for (int i = 0; i < R_ITEMS; ++i) it[i] = t.m[i];
+        for (int i = 0; i < R_ITEMS; ++i) it[i] = m_lift(t.m[i], a + i);
         return;
     }
 #endif
 #pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? in[a + i] : m_identity();
+    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(in[a + i], a + i) : m_identity();
 }
 
 #if R_OFFSETS
@@ -101,7 +104,7 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
-reduce_seg_shuffle(const M* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
+reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size window_estimate) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)

@@ -354,7 +354,7 @@ impl Random for Window {
     combine = |l, r| {
         let mut t = [l.t[0].max(r.t[0]), l.t[1].max(r.t[1]), l.t[2].max(r.t[2])];
         t[0] = t[(match t[1] { 0 => 3u64, _ => 0 }) as usize % 3];
-        let set = l.set & (r.t[l.t[2] as usize] == r.t[l.t[2] as usize]) | r.set;
+        let set = l.set & ((r.t[l.t[2] as usize] >> 31) < 2) | r.set;
         for x in t {
             t[2] = x;
         }

@@ -254,10 +254,20 @@ fn compiles_segmented<M: CudaMonoid>() {
     }
 }
 
-/// The lifted segmented kernel (SegMerge) for `M` lifting `X`, both forms, `I` layouts.
+/// The lifted segmented kernels (SegShuffle, u32 layouts; SegMerge) for `M` lifting `X`, both
+/// forms, `I` layouts.
 fn compiles_segmented_lifted<M: Lift<X>, X: reduce_core::DeviceCopy, I: SegIndex>() {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
-    for config in [merge, merge.block(64).items_per_thread(2).stages(3)] {
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let shuffles = if I::WIDE {
+        vec![]
+    } else {
+        vec![shuffle, shuffle.items_per_thread(3)]
+    };
+    for config in [merge, merge.block(64).items_per_thread(2).stages(3)]
+        .into_iter()
+        .chain(shuffles)
+    {
         for offsets_form in [false, true] {
             if let Err(e) = compile_seg_kernel_lifted::<M, X, I>(config, offsets_form, CI_ARCH) {
                 panic!(
@@ -267,8 +277,8 @@ fn compiles_segmented_lifted<M: Lift<X>, X: reduce_core::DeviceCopy, I: SegIndex
             }
         }
     }
-    // The other segmented algorithms read monoid values only.
-    let e = seg_kernel_source_lifted::<M, X, I>(SegAlgorithm::SegShuffle.into(), true);
+    // The paper's segmented algorithms read monoid values only.
+    let e = seg_kernel_source_lifted::<M, X, I>(SegAlgorithm::Tb2Seg.into(), true);
     assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
 }
 
@@ -377,7 +387,7 @@ fn fuzzer_regressions() {
     assert_contains(&text, "t[([&]() -> unsigned long long {");
     assert_contains(
         &text,
-        "(bool)(l.set & (r.t[r_ix((unsigned long long)l.t[2], 3)] == r.t[r_ix((unsigned long long)l.t[2], 3)]))",
+        "(bool)(l.set & ((r.t[r_ix((unsigned long long)l.t[2], 3)] >> 31) < 2u))",
     );
 }
 

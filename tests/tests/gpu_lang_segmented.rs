@@ -90,11 +90,15 @@ fn merge() -> SegConfig {
     SegConfig::new(SegAlgorithm::SegMerge)
 }
 
-/// Auto, SegMerge at its defaults (validated and trusted) and at small tiles (many tiles and
-/// blocks even for small inputs).
-fn lifted_configs() -> [SegConfig; 4] {
+/// Auto; SegShuffle and SegMerge at their defaults (validated and trusted) and at small tiles
+/// (many tiles and blocks even for small inputs; items per thread that are not whole vectors).
+fn lifted_configs() -> [SegConfig; 7] {
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     [
         SegConfig::new(SegAlgorithm::Auto),
+        shuffle,
+        shuffle.trusted(),
+        shuffle.block(64).items_per_thread(3),
         merge(),
         merge().trusted(),
         merge().block(64).items_per_thread(2).stages(3),
@@ -196,14 +200,16 @@ fn lifted_segments_use_the_global_index_and_read_unaligned_items() {
 }
 
 #[test]
-fn lifted_segments_are_read_by_seg_merge_and_auto_only() {
+fn lifted_segments_are_read_by_seg_shuffle_seg_merge_and_auto_only() {
     let Some(gpu) = gpu() else { return };
     let xs = gpu.upload(&floats(1000, 31)).unwrap();
     let offsets = gpu.upload(&[0u32, 10, 500, 1000]).unwrap();
     for algorithm in SegAlgorithm::ALL {
         let result = gpu.reduce_segments_lifted::<ArgMax, f32>(&xs, &offsets, algorithm);
         match algorithm {
-            SegAlgorithm::SegMerge => assert!(result.is_ok(), "{result:?}"),
+            SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge => {
+                assert!(result.is_ok(), "{result:?}")
+            }
             _ => assert!(
                 matches!(result, Err(Error::InvalidConfig { .. })),
                 "{algorithm:?}: {result:?}"

@@ -1,6 +1,7 @@
 //! Segmented transform-reduce: items of type `X` lifted into monoid values on the fly
-//! (`#[monoid(lift(X) = |x, i| ...)]`), never materialised. SegMerge reads them (`r_in`,
-//! `m_lift` in kernels/seg_merge.cu); `Auto` picks it, the other algorithms refuse lifted items.
+//! (`#[monoid(lift(X) = |x, i| ...)]`), never materialised. SegShuffle and SegMerge read them
+//! (`r_in`, `m_lift` in kernels/seg_shuffle.cu and seg_merge.cu), `Auto` choosing between them
+//! as for any items; the paper's algorithms refuse lifted items.
 
 use super::{resolve, shape_of, Gpu, ItemKind, Layout, SegConfig};
 use crate::buffer::DeviceVec;
@@ -31,8 +32,8 @@ impl Gpu {
     /// One value per CSR segment of the fold of `lift(x, i)` over the segment's items `x`
     /// (`i` the item's global index), left to right: [`Gpu::reduce_segments`] over items of
     /// type `X` without materialising monoid values (a segmented ArgMax over `f32` rows reads
-    /// 4 bytes per item, not 16). Read by `SegMerge` (and `Auto`, which picks it; sm_80+);
-    /// the other algorithms return [`crate::Error::InvalidConfig`].
+    /// 4 bytes per item, not 8). Read by `SegShuffle` and `SegMerge` (and `Auto`, which picks
+    /// between them); the paper's algorithms return [`crate::Error::InvalidConfig`].
     pub fn reduce_segments_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
         items: &impl DeviceInput<X>,

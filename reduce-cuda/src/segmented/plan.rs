@@ -174,7 +174,7 @@ pub(crate) struct Shape {
     pub plain_items: bool,
     /// The offsets or owners are not 16-byte aligned (no vector loads of them).
     pub plain_index: bool,
-    /// The items are lifted into monoid values (`r_in`, `m_lift`): read by SegMerge only.
+    /// The items are lifted into monoid values (`r_in`, `m_lift`): read by SegShuffle and SegMerge.
     pub lifted: bool,
 }
 
@@ -246,8 +246,7 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 /// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
 /// segments), when there are more segments than items (runs of empty segments, which SegShuffle
 /// writes one thread at a time), and for offsets with long segments (N / S >= 8192, the
-/// crossover of `bench segsweep`); and for lifted items, which only SegMerge reads. SegMerge
-/// needs sm_80.
+/// crossover of `bench segsweep`). Lifted items follow the same rule. SegMerge needs sm_80.
 pub(crate) fn resolve(
     config: SegConfig,
     compute_major: i32,
@@ -261,7 +260,7 @@ pub(crate) fn resolve(
     let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
     let long_offsets = shape.offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
     let merge_wins = segments > n || long_offsets;
-    let algorithm = if beyond_u32 || shape.lifted || (merge_wins && compute_major >= 8) {
+    let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -278,14 +277,15 @@ impl SegConfig {
         let alg = self.algorithm;
         let c = self;
         let not_persistent = |what| reject(alg, what, c.grid.is_some());
+        if shape.lifted && !matches!(alg, SegAlgorithm::SegMerge | SegAlgorithm::SegShuffle) {
+            return Err(invalid(
+                alg,
+                "lifted items are read by SegShuffle and SegMerge (and Auto) only",
+            ));
+        }
         if alg != SegAlgorithm::SegMerge {
             reject(alg, "stages (SegMerge's pipeline)", c.stages.is_some())?;
-            if shape.lifted {
-                return Err(invalid(
-                    alg,
-                    "lifted items are read by SegMerge (and Auto) only",
-                ));
-            }
+
             if shape.wide {
                 return Err(invalid(
                     alg,
@@ -364,8 +364,12 @@ impl SegConfig {
             SegAlgorithm::SegShuffle => {
                 reject(alg, "matrix_width", c.matrix_width.is_some())?;
                 reject(alg, "producers", c.producers.is_some())?;
-                let (items, vecs) = shuffle_items(shape.m_size, c.items_per_thread)
-                    .map_err(|_| invalid(alg, "items_per_thread must be between 1 and 256"))?;
+                // Items per thread sized by the larger of the item and the monoid value; vector
+                // loads when a lane's items fill whole 16-byte vectors.
+                let bad = |_| invalid(alg, "items_per_thread must be between 1 and 256");
+                let (items, _) = shuffle_items(shape.m_size.max(shape.in_size), c.items_per_thread)
+                    .map_err(bad)?;
+                let (_, vecs) = shuffle_items(shape.in_size, Some(items)).map_err(bad)?;
                 Ok(SegPlan::Shuffle {
                     block: check_block(alg, c.block.unwrap_or(256))?,
                     items,
@@ -630,16 +634,24 @@ mod tests {
             resolve(tb2, 9, shape(false, true, false), 1, 5).algorithm,
             SegAlgorithm::Tb2Seg
         );
-        // Lifted items: SegMerge, which alone reads them; the others refuse them.
+        // Lifted items: the same choice; SegShuffle and SegMerge read them, the others refuse.
         let lifted = shape(false, true, true);
         assert_eq!(
             resolve(auto, 9, lifted, 1 << 20, 1000).algorithm,
+            SegAlgorithm::SegShuffle
+        );
+        assert_eq!(
+            resolve(auto, 9, lifted, 1000, 1001).algorithm,
             SegAlgorithm::SegMerge
         );
-        assert!(SegConfig::new(SegAlgorithm::SegShuffle)
-            .plan(lifted)
-            .is_err());
-        assert!(SegConfig::new(SegAlgorithm::SegMerge).plan(lifted).is_ok());
+        for alg in SegAlgorithm::ALL {
+            let readable = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
+            assert_eq!(
+                SegConfig::new(alg).plan(lifted).is_ok(),
+                readable,
+                "{alg:?}"
+            );
+        }
     }
 
     fn shape(wide: bool, offsets_form: bool, lifted: bool) -> Shape {

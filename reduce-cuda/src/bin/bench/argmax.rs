@@ -211,6 +211,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
     );
     let cpu = Cpu::new();
     let auto = SegConfig::new(SegAlgorithm::Auto);
+    let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let mut csv = String::from(
         "layout,segments,variant,median_ms,gbs_moved,ratio_to_roof,speedup_vs_cub,correct\n",
     );
@@ -228,7 +229,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
         let csr = (4 * (segments + 1)) as f64;
         let cub_ms = refs.get(&format!("segmented_argmax_f32 {dist}@{SEG_N}"));
         type Run<'a> = Box<dyn FnMut(&mut DeviceVec<ArgMax>) -> reduce_cuda::Result<()> + 'a>;
-        let variants: [(&str, f64, bool, Run); 4] = [
+        let variants: [(&str, f64, bool, Run); 5] = [
             (
                 "lifted offsets Auto trusted",
                 4.0 * n as f64 + csr + results,
@@ -242,6 +243,14 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
                 4.0 * n as f64 + csr + results,
                 true,
                 Box::new(|out| gpu.reduce_segments_lifted_into(&xs, &dev_offsets, out, auto)),
+            ),
+            (
+                "lifted offsets SegMerge trusted",
+                4.0 * n as f64 + csr + results,
+                true,
+                Box::new(|out| {
+                    gpu.reduce_segments_lifted_into(&xs, &dev_offsets, out, merge.trusted())
+                }),
             ),
             (
                 "lifted owner Auto trusted",
