@@ -110,10 +110,14 @@ for phase in "$@"; do
       REDUCE_SMEM_CARVEOUT=100 .gpu/bin/bench segvariants --out "$OUT/carveout100" 2>"$OUT/bench-segcarveout.err" | tee -a "$SUMMARY"
       ;;
     segncu)
-      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_merge --section SpeedOfLight --section Occupancy \
+      # SegShuffle then SegMerge (see `bench segncu`); SEGNCU_ENV (e.g. REDUCE_SMEM_CARVEOUT=100)
+      # is passed to the bench, SEGNCU_TAG names the output
+      tag=${SEGNCU_TAG:-segncu}
+      env ${SEGNCU_ENV:-} REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:'reduce_seg_(merge|shuffle)' --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section ComputeWorkloadAnalysis \
-        --section InstructionStats --section SourceCounters --section WarpStateStats --print-details all .gpu/bin/bench segncu > "$OUT/segncu.txt" 2>&1
-      grep -E "reduce_seg_merge|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit Sh|Issue Slots Busy|Executed Instructions  " "$OUT/segncu.txt" | head -90 | tee -a "$SUMMARY"
+        --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
+      echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
+      grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do

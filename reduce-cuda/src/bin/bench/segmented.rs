@@ -508,24 +508,42 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     Ok(())
 }
 
-/// A short run for a profiler: SegMerge (trusted, default and a small-block variant), f32 sum
-/// at 30 * 2^20: size-3 segments in the offsets form, one segment and size 3 in the owner form.
+/// A short run for a profiler, f32 sum at 30 * 2^20, trusted: SegShuffle (offsets and owner
+/// form: one segment, size 3) and SegMerge (default and a small-block variant: size-3 segments
+/// in the offsets form, one segment and size 3 in the owner form).
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let n = 30u64 << 20;
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 3, &masks_f32())?;
-    let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
-    for config in [base, base.block(128).items_per_thread(16).stages(3)] {
-        for (dist, form) in [
-            ("size_3", "offsets"),
-            ("one_segment", "owner"),
-            ("size_3", "owner"),
-        ] {
+    let run = |config: SegConfig, cases: &[(&str, &str)]| -> reduce_cuda::Result<()> {
+        for &(dist, form) in cases {
             let layout = DeviceLayout::new(&gpu, &distribution(dist, n, 7).unwrap())?;
             let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
             layout.run(&gpu, &sums, &mut out, form, config)?;
         }
+        Ok(())
+    };
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    run(
+        shuffle,
+        &[
+            ("one_segment", "offsets"),
+            ("one_segment", "owner"),
+            ("size_3", "offsets"),
+            ("size_3", "owner"),
+        ],
+    )?;
+    let merge = SegConfig::new(SegAlgorithm::SegMerge).trusted();
+    for config in [merge, merge.block(128).items_per_thread(16).stages(3)] {
+        run(
+            config,
+            &[
+                ("size_3", "offsets"),
+                ("one_segment", "owner"),
+                ("size_3", "owner"),
+            ],
+        )?;
     }
     gpu.synchronize()
 }
