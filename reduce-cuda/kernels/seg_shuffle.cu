@@ -27,7 +27,9 @@
 // vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1):
 // the block loads the offsets that cover each tile into a shared window (sized from the previous
 // tile's segment count, grown when short, read from global memory past its capacity) and each
-// thread finds its segments there.
+// thread finds its segments there. A tile inside one segment (the window shows no segment start
+// in it) takes a short path: an order-keeping fold of its items into the block's carry, one
+// barrier, no segmented scan and no writes.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -114,6 +116,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     __shared__ M s_stage_buffers[2][R_STAGE];  // alternating per tile
     __shared__ unsigned int s_stage_hi[2];
 #if R_OFFSETS
+    __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     extern __shared__ unsigned int s_win[];  // R_WIN entries
     __shared__ r_size s_next_lo, s_estimate;
     const unsigned int* offsets = seg_index;
@@ -179,6 +182,28 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                 want = 2 * loaded < R_WIN ? 2 * loaded : R_WIN;
             }
             const r_size win_count = loaded;
+            // A tile inside one segment (no segment starts in it; not the first tile): fold the
+            // items, then the warps in order, into the carry. No segmented scan, no writes.
+            if (t0 > 0 && win_count >= 2 && s_win[1] > last_item) {
+                M v = m_identity();
+#pragma unroll
+                for (int i = 0; i < R_ITEMS; ++i)
+                    if (i < count) v = m_combine(v, it[i]);
+                v = r_warp_reduce(v);
+                if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
+                if (threadIdx.x == 0) s_estimate = 34;  // the size rule below, for one segment
+                __syncthreads();
+                M tile_total = m_identity();
+#pragma unroll
+                for (int w = 0; w < R_WARPS; ++w) tile_total = m_combine(tile_total, s_single[parity][w]);
+                carry.v = m_combine(carry.v, tile_total);
+                const bool holds_last = count > 0 && a + count == last_item + 1;
+                if (holds_last && last_item + 1 == n) {
+                    for (r_size e = win_lo + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
+                }
+                if (holds_last && tile + 1 == tile_end) s_exit = (unsigned int)win_lo;
+                continue;
+            }
             if (count > 0) {
                 r_size s;
                 if (a == 0) {

@@ -125,6 +125,35 @@ distribution_tests! {
     mat3_every_distribution: Mat3, 100_003,
 }
 
+/// SegShuffle's short path for tiles inside one segment: long segments over many small tiles
+/// and several blocks, a segment start exactly at a tile start, empty segments before, between
+/// and after them (trailing empties written by a short-path tile), one segment per block.
+#[test]
+fn seg_shuffle_tiles_inside_one_segment() {
+    let Some(gpu) = gpu() else { return };
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let configs = [
+        shuffle,
+        shuffle.trusted(),
+        shuffle.block(64).items_per_thread(4),
+        shuffle.block(32).items_per_thread(1).grid(3),
+        shuffle.block(64).items_per_thread(4).grid(7).trusted(),
+    ];
+    let n = 200_003u64;
+    for offsets in [
+        vec![0, n],
+        vec![0, 0, 0, n],
+        vec![0, n, n, n],
+        vec![0, 0, 256, 256, 100_000, 100_001, n, n],
+        vec![0, 4096, 8192, 8193, 150_000, n],
+        (0..=8).map(|k| k * n / 8).collect(),
+    ] {
+        let what = format!("{:?}", &offsets[..offsets.len().min(8)]);
+        check_offsets::<Affine>(&gpu, &what, &offsets, &configs);
+        check_offsets::<KeepFirst>(&gpu, &what, &offsets, &configs);
+    }
+}
+
 /// Many empty segments: they cost only their writes, and each gets the identity once.
 #[test]
 fn runs_of_empty_segments() {
