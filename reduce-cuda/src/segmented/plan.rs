@@ -244,9 +244,11 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 /// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
 /// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
 /// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
-/// segments), when there are more segments than items (runs of empty segments, which SegShuffle
-/// writes one thread at a time), and for offsets with long segments (N / S >= 8192, the
-/// crossover of `bench segsweep`). Lifted items follow the same rule. SegMerge needs sm_80.
+/// segments) and when there are more segments than items (runs of empty segments, which
+/// SegShuffle writes one thread at a time). Long segments in the offsets form were SegMerge's
+/// until SegShuffle's short path for tiles inside one segment (one segment: 0.92 of plain
+/// Shuffle against SegMerge's 0.48, run 33). Lifted items follow the same rule. SegMerge needs
+/// sm_80.
 pub(crate) fn resolve(
     config: SegConfig,
     compute_major: i32,
@@ -258,8 +260,7 @@ pub(crate) fn resolve(
         return config;
     }
     let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let long_offsets = shape.offsets_form && n as u64 >= 8192 * segments.max(1) as u64;
-    let merge_wins = segments > n || long_offsets;
+    let merge_wins = segments > n;
     let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
@@ -618,8 +619,8 @@ mod tests {
         assert_eq!(pick(7, false, false, 1000, 5000), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, true, false, 10, 1), SegAlgorithm::SegMerge);
         assert_eq!(pick(9, false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
-        // Long segments: SegMerge in the offsets form only.
-        assert_eq!(pick(9, false, true, 1 << 20, 100), SegAlgorithm::SegMerge);
+        // Long segments: SegShuffle in both forms.
+        assert_eq!(pick(9, false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
         assert_eq!(
             pick(9, false, false, 1 << 20, 100),
             SegAlgorithm::SegShuffle
