@@ -212,6 +212,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
     let cpu = Cpu::new();
     let auto = SegConfig::new(SegAlgorithm::Auto);
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     let mut csv = String::from(
         "layout,segments,variant,median_ms,gbs_moved,ratio_to_roof,speedup_vs_cub,correct\n",
     );
@@ -229,7 +230,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
         let csr = (4 * (segments + 1)) as f64;
         let cub_ms = refs.get(&format!("segmented_argmax_f32 {dist}@{SEG_N}"));
         type Run<'a> = Box<dyn FnMut(&mut DeviceVec<ArgMax>) -> reduce_cuda::Result<()> + 'a>;
-        let variants: [(&str, f64, bool, Run); 5] = [
+        let variants: [(&str, f64, bool, Run); 6] = [
             (
                 "lifted offsets Auto trusted",
                 4.0 * n as f64 + csr + results,
@@ -250,6 +251,15 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
                 true,
                 Box::new(|out| {
                     gpu.reduce_segments_lifted_into(&xs, &dev_offsets, out, merge.trusted())
+                }),
+            ),
+            (
+                "lifted offsets SegShuffle k16 trusted",
+                4.0 * n as f64 + csr + results,
+                true,
+                Box::new(|out| {
+                    let config = shuffle.items_per_thread(16).trusted();
+                    gpu.reduce_segments_lifted_into(&xs, &dev_offsets, out, config)
                 }),
             ),
             (
