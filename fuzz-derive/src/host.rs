@@ -20,6 +20,8 @@ template <typename T> T atomicCAS(T* p, T compare, T value) {
 }
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
 static unsigned int r_fuzz_fault;
 #define R_ON_FAULT(i, n) (r_fuzz_fault = 1u)
 "#;

@@ -7,21 +7,76 @@
 // i32 = int, u64 = unsigned long long, i64 = long long.
 // No #include: this compiles under NVRTC without the CUDA headers.
 
+// Results pinned to their type. NVRTC 13.0's optimizer miscompiles some chains of narrow
+// (8- and 16-bit) integer operations, dropping the sign or zero extension of a wrapped result
+// (`(-x) / 4849` with x = i16::MIN gave +6; found by fuzz-derive on an H200, run 29), and
+// treats the absolute value of MIN as non-negative in a following `%`. The helpers below make
+// each narrow result an explicit PTX extension and each wrapped negation in `abs` opaque, so
+// the value is Rust's whatever the optimizer assumes. 32- and 64-bit results pass through, and
+// on a host compiler (fuzz-derive's host backend) every helper is a plain copy.
+__device__ __forceinline__ short r_pin(short x) {
+    int y = x;
+#if defined(__CUDA_ARCH__)
+    asm("cvt.s32.s16 %0, %0;" : "+r"(y));
+#endif
+    return (short)y;
+}
+__device__ __forceinline__ signed char r_pin(signed char x) {
+    int y = x;
+#if defined(__CUDA_ARCH__)
+    asm("cvt.s32.s8 %0, %0;" : "+r"(y));
+#endif
+    return (signed char)y;
+}
+__device__ __forceinline__ unsigned short r_pin(unsigned short x) {
+    unsigned int y = x;
+#if defined(__CUDA_ARCH__)
+    asm("and.b32 %0, %0, 0xffff;" : "+r"(y));
+#endif
+    return (unsigned short)y;
+}
+__device__ __forceinline__ unsigned char r_pin(unsigned char x) {
+    unsigned int y = x;
+#if defined(__CUDA_ARCH__)
+    asm("and.b32 %0, %0, 0xff;" : "+r"(y));
+#endif
+    return (unsigned char)y;
+}
+__device__ __forceinline__ int r_pin(int x) { return x; }
+__device__ __forceinline__ unsigned int r_pin(unsigned int x) { return x; }
+__device__ __forceinline__ long long r_pin(long long x) { return x; }
+__device__ __forceinline__ unsigned long long r_pin(unsigned long long x) { return x; }
+// An opaque copy: the optimizer knows nothing of the result (no range, no sign).
+__device__ __forceinline__ short r_opaque(short x) { return r_pin(x); }
+__device__ __forceinline__ signed char r_opaque(signed char x) { return r_pin(x); }
+__device__ __forceinline__ int r_opaque(int x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+r"(x));
+#endif
+    return x;
+}
+__device__ __forceinline__ long long r_opaque(long long x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+l"(x));
+#endif
+    return x;
+}
+
 // --- integers ----------------------------------------------------------------------------------
 // T: the type; UT: the unsigned type of the same width; W: the unsigned type the arithmetic is
 // done in (unsigned int for types up to 32 bits, where C would promote to a signed int);
 // S: the Rust name; BITS: the width.
 #define R_INT_HELPERS(T, UT, W, S, BITS)                                                          \
-    __device__ __forceinline__ T r_add_##S(T a, T b) { return (T)((W)a + (W)b); }               \
-    __device__ __forceinline__ T r_sub_##S(T a, T b) { return (T)((W)a - (W)b); }               \
-    __device__ __forceinline__ T r_mul_##S(T a, T b) { return (T)((W)a * (W)b); }               \
-    __device__ __forceinline__ T r_neg_##S(T a) { return (T)((W)0 - (W)a); }                    \
+    __device__ __forceinline__ T r_add_##S(T a, T b) { return r_pin((T)((W)a + (W)b)); }               \
+    __device__ __forceinline__ T r_sub_##S(T a, T b) { return r_pin((T)((W)a - (W)b)); }               \
+    __device__ __forceinline__ T r_mul_##S(T a, T b) { return r_pin((T)((W)a * (W)b)); }               \
+    __device__ __forceinline__ T r_neg_##S(T a) { return r_pin((T)((W)0 - (W)a)); }                    \
     __device__ __forceinline__ T r_shl_##S(T a, unsigned int s) {                               \
-        return (T)((W)a << (s & (BITS - 1)));                                                   \
+        return r_pin((T)((W)a << (s & (BITS - 1))));                                                   \
     }                                                                                           \
     /* arithmetic on signed types: C++ promotes narrow values sign- or zero-extended */         \
     __device__ __forceinline__ T r_shr_##S(T a, unsigned int s) {                               \
-        return (T)(a >> (s & (BITS - 1)));                                                      \
+        return r_pin((T)(a >> (s & (BITS - 1))));                                                      \
     }                                                                                           \
     __device__ __forceinline__ T r_rotl_##S(T a, unsigned int n) {                              \
         n &= BITS - 1;                                                                          \
@@ -37,10 +92,10 @@
 // Division by zero is undefined here (Rust panics); MIN / -1 wraps to MIN, MIN % -1 is 0.
 #define R_SIGNED_HELPERS(T, S)                                                                  \
     __device__ __forceinline__ T r_div_##S(T a, T b) {                                          \
-        return b == (T)-1 ? r_neg_##S(a) : (T)(a / b);                                          \
+        return b == (T)-1 ? r_neg_##S(a) : r_pin((T)(a / b));                                          \
     }                                                                                           \
-    __device__ __forceinline__ T r_rem_##S(T a, T b) { return b == (T)-1 ? (T)0 : (T)(a % b); } \
-    __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_neg_##S(a) : a; }
+    __device__ __forceinline__ T r_rem_##S(T a, T b) { return b == (T)-1 ? (T)0 : r_pin((T)(a % b)); } \
+    __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_opaque(r_neg_##S(a)) : a; }
 
 #define R_UNSIGNED_HELPERS(T, S)                                                                \
     __device__ __forceinline__ T r_div_##S(T a, T b) { return (T)(a / b); }                     \

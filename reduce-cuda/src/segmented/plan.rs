@@ -277,7 +277,9 @@ pub(crate) fn resolve(
             && shape.in_size < shape.m_size
             && 4 * n as u64 >= 5 * segments as u64 =>
         {
-            shuffle_items(shape.in_size, None).ok().map(|(items, _)| items)
+            shuffle_items(shape.in_size, None)
+                .ok()
+                .map(|(items, _)| items)
         }
         chosen => chosen,
     };
@@ -662,10 +664,16 @@ mod tests {
             SegAlgorithm::SegMerge
         );
         // Items per thread sized by the narrower lifted item unless segments are that short.
-        assert_eq!(resolve(auto, 9, lifted, 1 << 20, 1000).items_per_thread, Some(16));
+        assert_eq!(
+            resolve(auto, 9, lifted, 1 << 20, 1000).items_per_thread,
+            Some(16)
+        );
         assert_eq!(resolve(auto, 9, lifted, 1000, 999).items_per_thread, None);
         let not_lifted = shape(false, true, false);
-        assert_eq!(resolve(auto, 9, not_lifted, 1 << 20, 1000).items_per_thread, None);
+        assert_eq!(
+            resolve(auto, 9, not_lifted, 1 << 20, 1000).items_per_thread,
+            None
+        );
         for alg in SegAlgorithm::ALL {
             let readable = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
             assert_eq!(

@@ -321,7 +321,14 @@ impl<'w> Emitter<'w> {
             Op::Div | Op::Rem => {
                 if s.is_float() {
                     if op == Op::Div {
-                        plain("/")
+                        // Not `/`: NVRTC's front end folds `(c / c) != (c / c)` on constants to
+                        // false even where c / c is NaN (found by fuzz-derive, run 29); the
+                        // IEEE round-to-nearest intrinsics are what `/` computes, never folded.
+                        call(if s == Scalar::F32 {
+                            "__fdiv_rn"
+                        } else {
+                            "__ddiv_rn"
+                        })
                     } else {
                         call(if s == Scalar::F32 { "fmodf" } else { "fmod" })
                     }
