@@ -76,7 +76,7 @@ __device__ __forceinline__ long long r_opaque(long long x) {
     }                                                                                           \
     /* arithmetic on signed types: C++ promotes narrow values sign- or zero-extended */         \
     __device__ __forceinline__ T r_shr_##S(T a, unsigned int s) {                               \
-        return r_pin((T)(a >> (s & (BITS - 1))));                                                      \
+        return r_pin((T)(r_pin(a) >> (s & (BITS - 1))));                                                      \
     }                                                                                           \
     __device__ __forceinline__ T r_rotl_##S(T a, unsigned int n) {                              \
         n &= BITS - 1;                                                                          \
