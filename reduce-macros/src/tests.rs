@@ -194,6 +194,9 @@ fn integer_arithmetic_wraps() {
     assert_eq!(cuda(parse_quote!(-l.b), "i32"), "r_neg_i32(l.b)");
     assert_eq!(cuda(parse_quote!(l.a / r.a % 3), "u32"), "(l.a / r.a) % 3u");
     assert_eq!(cuda(parse_quote!(l.b / r.b), "i32"), "r_div_i32(l.b, r.b)");
+    // float division through the IEEE intrinsics (NVRTC folds `(c / c) != (c / c)` otherwise)
+    assert_eq!(cuda(parse_quote!(l.x / r.x), "f32"), "__fdiv_rn(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(l.y / r.y), "f64"), "__ddiv_rn(l.y, r.y)");
     assert_eq!(
         cuda(parse_quote!(l.c & r.c), "u8"),
         "(unsigned char)(l.c & r.c)"

@@ -365,3 +365,50 @@ pub struct Regress {
     pub t: [u32; 3],
     pub set: bool,
 }
+
+/// What NVRTC 13.0 miscompiled in the fuzzer's run 29 (16 programs; see the prelude's
+/// `r_pin`), computed per item by a lift so that each expression meets Rust on the device with
+/// chosen inputs, not only through a combine: an `i16` negation of MIN divided (p03344: +6 for
+/// -6) and shifted right (p02456: logical instead of arithmetic), and the absolute value of
+/// `i32::MIN` (written `if w < 0 { w.wrapping_neg() } else { w }`) followed by a remainder (p01238:
+/// treated as non-negative). The combine adds (wrapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Probe { a: 0, b: 0, c: 0 },
+    combine = |l, r| Probe {
+        a: l.a.wrapping_add(r.a),
+        b: l.b.wrapping_add(r.b),
+        c: l.c.wrapping_add(r.c),
+    },
+    commutative,
+    lift(u64) = |x, _i| {
+        let h = (x >> 48) as i16;
+        let w = x as i32;
+        let v = (x >> 32) as i32;
+        let n = ((x >> 8) & 15) as u32;
+        Probe {
+            a: (h.wrapping_neg() / 4849) as i32,
+            b: (if w < 0 { w.wrapping_neg() } else { w }).wrapping_rem(v.wrapping_neg() | 1),
+            c: (h.wrapping_neg() >> n) as i32,
+        }
+    }
+)]
+pub struct Probe {
+    pub a: i32,
+    pub b: i32,
+    pub c: i32,
+}
+
+/// Inputs of [`Probe`]'s lift that reach the miscompiled cases, then `n` random ones.
+pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = TestRng::new(seed);
+    let mut xs = vec![
+        0x7fff_ffff_8000_0000, // w = i32::MIN, v = i32::MAX: |MIN| % -(MAX) | 1
+        0x8000_0000_0000_0100, // h = i16::MIN, shift by 1
+        0x8000_0000_0000_0f00, // h = i16::MIN, shift by 15
+        0x8001_0000_8000_0000,
+    ];
+    xs.extend((0..n).map(|_| (u64::from(rng.next_u32()) << 32) | u64::from(rng.next_u32())));
+    xs
+}

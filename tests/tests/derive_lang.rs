@@ -317,6 +317,7 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_lifted::<BBox, geom::Point>();
     compiles_lifted::<ArgMax, f32>();
     compiles_lifted::<Shift, u32>();
+    compiles_lifted::<Probe, u64>();
     compiles_segmented::<Automaton>();
     compiles_segmented::<MatChain>();
     compiles_segmented::<TopK<4>>();
@@ -389,6 +390,22 @@ fn fuzzer_regressions() {
         &text,
         "(bool)(l.set & ((r.t[r_ix((unsigned long long)l.t[2], 3)] >> 31) < 2u))",
     );
+}
+
+#[test]
+fn probe_is_rust_on_the_miscompiled_cases() {
+    let lift = |x: u64| <Probe as Lift<u64>>::lift(x, 0);
+    // |i32::MIN| wraps to MIN; MIN % -2147483647 = -1
+    assert_eq!(lift(0x7fff_ffff_8000_0000).b, -1);
+    // -(i16::MIN) wraps to MIN: / 4849 = -6, >> 1 = -16384 (arithmetic), >> 15 = -1
+    assert_eq!(lift(0x8000_0000_0000_0100).a, -6);
+    assert_eq!(lift(0x8000_0000_0000_0100).c, -16384);
+    assert_eq!(lift(0x8000_0000_0000_0f00).c, -1);
+    let text = <Probe as Lift<u64>>::cuda_source_lifted();
+    assert_contains(&text, "r_div_i16(r_neg_i16(v_h), (short)4849)");
+    // the prelude pins narrow results and makes wrapped negations opaque
+    assert_contains(reduce_core::CUDA_PRELUDE, "cvt.s32.s16");
+    assert_contains(reduce_core::CUDA_PRELUDE, "r_opaque((T)((W)0 - (W)a))");
 }
 
 /// Two different structs with one name: the CUDA text names items by their Rust names, so the

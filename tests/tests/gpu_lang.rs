@@ -242,3 +242,22 @@ fn a_lift_out_of_bounds_is_an_error_value() {
         want
     );
 }
+
+/// The patterns NVRTC 13.0 miscompiled (fuzz-derive, run 29), on the device with the inputs that
+/// reach them: lifted per item, so every value meets Rust's.
+#[test]
+fn what_nvrtc_miscompiled_is_rust_on_the_device() {
+    let Some(gpu) = gpu() else { return };
+    let xs = probe_inputs(100_000, 41);
+    let dev = gpu.upload(&xs).unwrap();
+    for config in lifted_configs() {
+        // one item at a time: each lifted value on its own
+        for (k, &x) in xs.iter().take(4).enumerate() {
+            let one = gpu.upload(&[x]).unwrap();
+            let got: Probe = gpu.reduce_lifted(&one, config).unwrap();
+            assert_eq!(got, Probe::lift(x, 0), "input {k} {x:#x} {config:?}");
+        }
+        let got: Probe = gpu.reduce_lifted(&dev, config).unwrap();
+        assert_eq!(got, fold(&lifted::<Probe, u64>(&xs)), "{config:?}");
+    }
+}

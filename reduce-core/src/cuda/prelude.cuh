@@ -10,9 +10,9 @@
 // Results pinned to their type. NVRTC 13.0's optimizer miscompiles some chains of narrow
 // (8- and 16-bit) integer operations, dropping the sign or zero extension of a wrapped result
 // (`(-x) / 4849` with x = i16::MIN gave +6; found by fuzz-derive on an H200, run 29), and
-// treats the absolute value of MIN as non-negative in a following `%`. The helpers below make
-// each narrow result an explicit PTX extension and each wrapped negation in `abs` opaque, so
-// the value is Rust's whatever the optimizer assumes. 32- and 64-bit results pass through, and
+// treats the absolute value of MIN (`x < 0 ? -x : x`) as non-negative in a following `%`. The
+// helpers below make each narrow result an explicit PTX extension and each wrapped negation
+// opaque, so the value is Rust's whatever the optimizer assumes. 32- and 64-bit results pass through, and
 // on a host compiler (fuzz-derive's host backend) every helper is a plain copy.
 __device__ __forceinline__ short r_pin(short x) {
     int y = x;
@@ -55,6 +55,20 @@ __device__ __forceinline__ int r_opaque(int x) {
 #endif
     return x;
 }
+__device__ __forceinline__ unsigned char r_opaque(unsigned char x) { return r_pin(x); }
+__device__ __forceinline__ unsigned short r_opaque(unsigned short x) { return r_pin(x); }
+__device__ __forceinline__ unsigned int r_opaque(unsigned int x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+r"(x));
+#endif
+    return x;
+}
+__device__ __forceinline__ unsigned long long r_opaque(unsigned long long x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+l"(x));
+#endif
+    return x;
+}
 __device__ __forceinline__ long long r_opaque(long long x) {
 #if defined(__CUDA_ARCH__)
     asm("" : "+l"(x));
@@ -70,7 +84,7 @@ __device__ __forceinline__ long long r_opaque(long long x) {
     __device__ __forceinline__ T r_add_##S(T a, T b) { return r_pin((T)((W)a + (W)b)); }               \
     __device__ __forceinline__ T r_sub_##S(T a, T b) { return r_pin((T)((W)a - (W)b)); }               \
     __device__ __forceinline__ T r_mul_##S(T a, T b) { return r_pin((T)((W)a * (W)b)); }               \
-    __device__ __forceinline__ T r_neg_##S(T a) { return r_pin((T)((W)0 - (W)a)); }                    \
+    __device__ __forceinline__ T r_neg_##S(T a) { return r_opaque((T)((W)0 - (W)a)); }                    \
     __device__ __forceinline__ T r_shl_##S(T a, unsigned int s) {                               \
         return r_pin((T)((W)a << (s & (BITS - 1))));                                                   \
     }                                                                                           \
@@ -95,7 +109,7 @@ __device__ __forceinline__ long long r_opaque(long long x) {
         return b == (T)-1 ? r_neg_##S(a) : r_pin((T)(a / b));                                          \
     }                                                                                           \
     __device__ __forceinline__ T r_rem_##S(T a, T b) { return b == (T)-1 ? (T)0 : r_pin((T)(a % b)); } \
-    __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_opaque(r_neg_##S(a)) : a; }
+    __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_neg_##S(a) : a; }
 
 #define R_UNSIGNED_HELPERS(T, S)                                                                \
     __device__ __forceinline__ T r_div_##S(T a, T b) { return (T)(a / b); }                     \
