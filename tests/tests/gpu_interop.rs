@@ -128,6 +128,14 @@ fn launch_delay(k: &UserKernels, stream: &CudaStream) {
 }
 
 /// A user's context handle (the device's primary context, as `Gpu::new` uses) and kernels.
+/// The tests of this file run one at a time: several check that streams overlap, and another
+/// test's synchronising driver calls (allocations, frees, module loads) in the same process
+/// would serialise the streams meanwhile (run 38: a waiter gave up once that way).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn user_setup() -> Option<(Gpu, Arc<CudaContext>, UserKernels)> {
     let gpu = gpu()?;
     let ctx = CudaContext::new(0).unwrap();
@@ -185,6 +193,7 @@ fn affine_bits(m: Affine) -> Vec<u64> {
 /// a plain `CudaSlice<f32>`.
 #[test]
 fn borrowed_memory_reduces_like_an_uploaded_copy() {
+    let _serial = serial();
     let Some((gpu, ctx, _)) = user_setup() else {
         return;
     };
@@ -236,6 +245,7 @@ fn borrowed_memory_reduces_like_an_uploaded_copy() {
 /// caller's slice. Every algorithm, both forms, bit for bit against the CPU fold.
 #[test]
 fn segmented_reductions_on_borrowed_memory() {
+    let _serial = serial();
     let Some((gpu, ctx, _)) = user_setup() else {
         return;
     };
@@ -331,6 +341,7 @@ fn segmented_reductions_on_borrowed_memory() {
 /// offset, a raw output address; and device-to-device copies in and out of cudarc slices.
 #[test]
 fn results_land_in_a_callers_memory() {
+    let _serial = serial();
     let Some((gpu, ctx, _)) = user_setup() else {
         return;
     };
@@ -370,6 +381,7 @@ fn results_land_in_a_callers_memory() {
 /// a reduction that did not wait for it would read poison.
 #[test]
 fn a_callers_kernel_then_reduce_on_the_same_stream() {
+    let _serial = serial();
     let Some((_, ctx, k)) = user_setup() else {
         return;
     };
@@ -408,6 +420,7 @@ fn a_callers_kernel_then_reduce_on_the_same_stream() {
 /// own stream).
 #[test]
 fn a_callers_kernel_on_another_stream_is_waited_for() {
+    let _serial = serial();
     let Some((gpu, ctx, k)) = user_setup() else {
         return;
     };
@@ -446,6 +459,7 @@ fn a_callers_kernel_on_another_stream_is_waited_for() {
 /// a delay kernel queued before the reduction); the reduction must still see the old data.
 #[test]
 fn the_memorys_stream_waits_for_the_reduction() {
+    let _serial = serial();
     let Some((gpu, _ctx, k)) = user_setup() else {
         return;
     };
@@ -475,6 +489,7 @@ fn the_memorys_stream_waits_for_the_reduction() {
 /// its own scratch memory; every result checked; buffers of one used by the other.
 #[test]
 fn gpus_on_separate_streams_from_two_threads() {
+    let _serial = serial();
     let Some((_, ctx, _)) = user_setup() else {
         return;
     };
@@ -512,6 +527,7 @@ fn gpus_on_separate_streams_from_two_threads() {
 /// on A behind the waiting kernel then completes with the right value.
 #[test]
 fn a_reduction_runs_while_another_streams_kernel_is_in_flight() {
+    let _serial = serial();
     let Some((_, _ctx, k)) = user_setup() else {
         return;
     };
@@ -577,6 +593,7 @@ fn a_reduction_runs_while_another_streams_kernel_is_in_flight() {
 /// Evidence 4: every misuse of borrowed memory is an error value.
 #[test]
 fn misuse_of_borrowed_memory_is_an_error() {
+    let _serial = serial();
     let Some((gpu, ctx, _)) = user_setup() else {
         return;
     };
