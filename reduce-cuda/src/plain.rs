@@ -57,6 +57,18 @@ pub(crate) fn plan_lifted<M: CudaMonoid>(config: Config, in_size: usize) -> Resu
 }
 
 /// Every kernel a plan launches (persistent plans finish with a Matrix pass).
+/// An output for one value must hold at least one.
+fn holds_one(len: usize) -> Result<()> {
+    if len == 0 {
+        return Err(Error::LengthMismatch {
+            what: "the output must hold at least one value",
+            left: 0,
+            right: 1,
+        });
+    }
+    Ok(())
+}
+
 fn plan_specs(plan: &Plan) -> Vec<KernelSpec> {
     let mut specs = vec![plan.kernel()];
     if let Plan::PersistentMatrix { width, .. } | Plan::DiffWarps { width, .. } = *plan {
@@ -120,13 +132,7 @@ impl Gpu {
     ) -> Result<()> {
         let input = self.input(xs)?;
         let output = self.output(out)?;
-        if output.len == 0 {
-            return Err(Error::LengthMismatch {
-                what: "the output must hold at least one value",
-                left: 0,
-                right: 1,
-            });
-        }
+        holds_one(output.len)?;
         let mut scratch = self.lock_scratch();
         let config = config.into();
         let address = input.address;
@@ -172,13 +178,7 @@ impl Gpu {
     ) -> Result<()> {
         let input = self.input(xs)?;
         let output = self.output(out)?;
-        if output.len == 0 {
-            return Err(Error::LengthMismatch {
-                what: "the output must hold at least one value",
-                left: 0,
-                right: 1,
-            });
-        }
+        holds_one(output.len)?;
         let mut scratch = self.lock_scratch();
         let (_, spec) =
             self.run_lifted::<M, X>(&input, config.into(), &mut scratch, Some(output.address))?;

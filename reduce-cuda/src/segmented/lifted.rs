@@ -3,14 +3,17 @@
 //! (`r_in`, `m_lift` in kernels/seg_shuffle.cu and seg_merge.cu), `Auto` choosing between them
 //! as for any items; the paper's algorithms refuse lifted items.
 
-use super::{resolve, shape_of, Gpu, ItemKind, Layout, SegConfig};
+use super::{
+    check_csr_layout, check_owner_layout, csr_segments, resolve, shape_of, Gpu, ItemKind, Layout,
+    SegConfig,
+};
 use crate::buffer::DeviceVec;
 use crate::codegen::KernelSpec;
 use crate::error::Result;
 use crate::jit::{JitReport, LoadedKernel};
 use crate::view::{DeviceInput, DeviceOutput, SegLayout};
-use reduce_core::layout::{check_fits, SegIndex};
-use reduce_core::{DeviceCopy, LayoutError, Lift};
+use reduce_core::layout::SegIndex;
+use reduce_core::{DeviceCopy, Lift};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -40,10 +43,7 @@ impl Gpu {
         offsets: &impl SegLayout,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
-        let segments = offsets
-            .len()
-            .checked_sub(1)
-            .ok_or(LayoutError::OffsetsEmpty)?;
+        let segments = csr_segments(offsets)?;
         let mut out = DeviceVec::alloc(&self.inner.stream, self.info().ordinal, segments)?;
         self.reduce_segments_lifted_into(items, offsets, &mut out, config)?;
         Ok(out)
@@ -58,11 +58,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        let segments = offsets
-            .len()
-            .checked_sub(1)
-            .ok_or(LayoutError::OffsetsEmpty)?;
-        check_fits::<L::Index>("item count", items.len())?;
+        let segments = check_csr_layout(items.len(), offsets)?;
         self.segmented_into::<M, Lifted<X>, L::Index>(
             items,
             offsets,
@@ -97,14 +93,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        if owner.len() != items.len() {
-            return Err(LayoutError::OwnerLengthMismatch {
-                items: items.len(),
-                owners: owner.len(),
-            }
-            .into());
-        }
-        check_fits::<L::Index>("segment count", num_segments)?;
+        check_owner_layout(items.len(), owner, num_segments)?;
         self.segmented_into::<M, Lifted<X>, L::Index>(
             items,
             owner,

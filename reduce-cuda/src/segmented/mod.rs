@@ -112,14 +112,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        if owner.len() != items.len() {
-            return Err(LayoutError::OwnerLengthMismatch {
-                items: items.len(),
-                owners: owner.len(),
-            }
-            .into());
-        }
-        check_fits::<L::Index>("segment count", num_segments)?;
+        check_owner_layout(items.len(), owner, num_segments)?;
         self.segmented_into::<M, Own, L::Index>(
             items,
             owner,
@@ -140,10 +133,7 @@ impl Gpu {
         offsets: &impl SegLayout,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
-        let segments = offsets
-            .len()
-            .checked_sub(1)
-            .ok_or(LayoutError::OffsetsEmpty)?;
+        let segments = csr_segments(offsets)?;
         let mut out = DeviceVec::alloc(&self.inner.stream, self.info().ordinal, segments)?;
         self.reduce_segments_into(items, offsets, &mut out, config)?;
         Ok(out)
@@ -159,11 +149,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        let segments = offsets
-            .len()
-            .checked_sub(1)
-            .ok_or(LayoutError::OffsetsEmpty)?;
-        check_fits::<L::Index>("item count", items.len())?;
+        let segments = check_csr_layout(items.len(), offsets)?;
         self.segmented_into::<M, Own, L::Index>(items, offsets, true, segments, out, config.into())
     }
 
@@ -340,6 +326,33 @@ impl Gpu {
             }
         }
     }
+}
+
+/// The segment count of CSR `offsets` (entries - 1; none is a layout error).
+fn csr_segments(offsets: &impl SegLayout) -> Result<usize> {
+    Ok(offsets
+        .len()
+        .checked_sub(1)
+        .ok_or(LayoutError::OffsetsEmpty)?)
+}
+
+/// The host-side checks of a CSR layout over `items` items; returns the segment count.
+fn check_csr_layout<L: SegLayout>(items: usize, offsets: &L) -> Result<usize> {
+    let segments = csr_segments(offsets)?;
+    check_fits::<L::Index>("item count", items)?;
+    Ok(segments)
+}
+
+/// The host-side checks of an owner layout over `items` items and `num_segments` segments.
+fn check_owner_layout<L: SegLayout>(items: usize, owner: &L, num_segments: usize) -> Result<()> {
+    if owner.len() != items {
+        return Err(LayoutError::OwnerLengthMismatch {
+            items,
+            owners: owner.len(),
+        }
+        .into());
+    }
+    Ok(check_fits::<L::Index>("segment count", num_segments)?)
 }
 
 fn shape_of<M: CudaMonoid, K: ItemKind<M>>(layout: Layout, items_ptr: u64) -> Shape {
