@@ -2,6 +2,7 @@
 //! `FUZZ_FIRST` (default 0) of the run seeded with `FUZZ_SEED` (default fixed), each a module,
 //! and the table `ALL` of them. rustc's time grows faster than linearly with the number of
 //! programs in one crate: large runs are built in shards of about 1000 (`FUZZ_FIRST`).
+//! `FUZZ_LIST` (comma-separated indices) builds just those programs instead.
 
 #[path = "src/gen/mod.rs"]
 #[allow(dead_code)]
@@ -14,6 +15,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=FUZZ_PROGRAMS");
     println!("cargo:rerun-if-env-changed=FUZZ_SEED");
     println!("cargo:rerun-if-env-changed=FUZZ_FIRST");
+    println!("cargo:rerun-if-env-changed=FUZZ_LIST");
     let first: usize = std::env::var("FUZZ_FIRST")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -30,7 +32,19 @@ fn main() {
     let mut table = String::new();
     let _ = writeln!(src, "/// The seed the programs were generated from.");
     let _ = writeln!(src, "pub const SEED: u64 = {seed};");
-    for i in first..first + count {
+    // `FUZZ_LIST=221,1145`: just those programs (to reproduce a run's mismatches).
+    let list: Option<Vec<usize>> = std::env::var("FUZZ_LIST").ok().map(|v| {
+        v.split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .expect("FUZZ_LIST: comma-separated indices")
+            })
+            .collect()
+    });
+    let indices: Vec<usize> = list.unwrap_or_else(|| (first..first + count).collect());
+    for i in indices {
         let p = gen::program(seed, i);
         src.push_str(&p.source);
         let name = format!("p{i:05}");

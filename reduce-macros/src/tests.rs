@@ -245,7 +245,10 @@ fn floats() {
     );
     assert_eq!(cuda(parse_quote!(l.x % r.x), "f32"), "fmodf(l.x, r.x)");
     assert_eq!(cuda(parse_quote!(-l.x), "f32"), "-l.x");
-    assert_eq!(cuda(parse_quote!(l.x.is_nan()), "bool"), "l.x != l.x");
+    assert_eq!(cuda(parse_quote!(l.x.is_nan()), "bool"), "r_isnan(l.x)");
+    // float comparisons through the prelude's r_f<op> (NVVM folds some NaN comparisons)
+    assert_eq!(cuda(parse_quote!(l.x < r.x), "bool"), "r_flt(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(l.y == r.y), "bool"), "r_feq(l.y, r.y)");
     assert_eq!(
         cuda(parse_quote!(l.a.min(r.a)), "u32"),
         "r_min_u32(l.a, r.a)"

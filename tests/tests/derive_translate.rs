@@ -475,7 +475,7 @@ fn min_with_index() {
     );
     assert_contains(
         &text,
-        "return ((r.v < l.v) || ((r.v == l.v) && (r.i < l.i))) ? r : l;",
+        "return (r_flt(r.v, l.v) || (r_feq(r.v, l.v) && (r.i < l.i))) ? r : l;",
     );
 }
 
@@ -516,7 +516,7 @@ fn zoo_of_casts_blocks_and_constants() {
         "struct Zoo {\n    float f;\n    double d;\n    unsigned long long w;\n    int i;\n    \
          unsigned char u;\n    bool b;\n    r_array<r_array<short, 2>, 2> g;\n};",
         "        {{{(short)0, (short)0}, {(short)0, (short)0}}},  // g\n",
-        "    const int v_k = (l.f > 1.5f) ? 1 : ((l.f < (-0.5f)) ? (-1) : 0);\n",
+        "    const int v_k = r_fgt(l.f, 1.5f) ? 1 : (r_flt(l.f, (-0.5f)) ? (-1) : 0);\n",
         "    const int v_big = r_f64_as_i32(r.d * 1e300);\n",
         "    const unsigned long long v_x = [&]() -> unsigned long long {\n        \
          const unsigned long long v_t = r_rotl_u64(l.w, 7u) ^ (r.w >> 3);\n        \

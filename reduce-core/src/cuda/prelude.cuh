@@ -76,6 +76,40 @@ __device__ __forceinline__ long long r_opaque(long long x) {
     return x;
 }
 
+// Float comparisons, `is_nan` and the NaN test of float -> int `as`. NVVM (NVRTC 13.0) folds a
+// comparison of two identical constant operations that it cannot evaluate (`inf - inf`,
+// `0 * inf`, `0 / 0` of constants, also constants only after inlining) as if the operands were
+// ordered and equal: `(c - c) != (c - c)` became false and `==` true, though c - c is NaN (found
+// by fuzz-derive, run 29: `(-0.0 / -0.0) != (-0.0 / -0.0)`). One operand goes through an empty
+// asm, which the optimizer cannot see through, so the comparison is made at run time on the
+// value; the asm itself emits nothing. On a host compiler the helpers are the plain operators.
+__device__ __forceinline__ float r_fhide(float x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+f"(x));
+#endif
+    return x;
+}
+__device__ __forceinline__ double r_fhide(double x) {
+#if defined(__CUDA_ARCH__)
+    asm("" : "+d"(x));
+#endif
+    return x;
+}
+#define R_FLOAT_CMP(F)                                                                          \
+    __device__ __forceinline__ bool r_feq(F a, F b) { return r_fhide(a) == b; }                 \
+    __device__ __forceinline__ bool r_fne(F a, F b) { return r_fhide(a) != b; }                 \
+    __device__ __forceinline__ bool r_flt(F a, F b) { return r_fhide(a) < b; }                  \
+    __device__ __forceinline__ bool r_fle(F a, F b) { return r_fhide(a) <= b; }                 \
+    __device__ __forceinline__ bool r_fgt(F a, F b) { return r_fhide(a) > b; }                  \
+    __device__ __forceinline__ bool r_fge(F a, F b) { return r_fhide(a) >= b; }                 \
+    __device__ __forceinline__ bool r_isnan(F a) {                                              \
+        const F h = r_fhide(a);                                                                 \
+        return h != h;                                                                          \
+    }
+R_FLOAT_CMP(float)
+R_FLOAT_CMP(double)
+#undef R_FLOAT_CMP
+
 // --- integers ----------------------------------------------------------------------------------
 // T: the type; UT: the unsigned type of the same width; W: the unsigned type the arithmetic is
 // done in (unsigned int for types up to 32 bits, where C would promote to a signed int);
@@ -137,6 +171,7 @@ R_SIGNED_HELPERS(long long, i64)
 // anything strictly between truncates to a representable value.
 #define R_FLOAT_AS_INT(F, FS, T, S, LO, HI, MIN, MAX)                                            \
     __device__ __forceinline__ T r_##FS##_as_##S(F x) {                                         \
+        x = r_fhide(x);                                                                         \
         return x != x ? (T)0 : x <= (F)(LO) ? (T)(MIN) : x >= (F)(HI) ? (T)(MAX) : (T)x;        \
     }
 #define R_FLOAT_AS_INTS(F, FS)                                                                   \
@@ -187,6 +222,8 @@ __device__ __forceinline__ r_array<T, N> r_fill(T x) {
 // Array ==, element by element (floats compare as IEEE values: NaN != NaN, -0.0 == 0.0).
 template <typename T>
 __device__ __forceinline__ bool r_eq(const T& a, const T& b) { return a == b; }
+__device__ __forceinline__ bool r_eq(const float& a, const float& b) { return r_feq(a, b); }
+__device__ __forceinline__ bool r_eq(const double& a, const double& b) { return r_feq(a, b); }
 template <typename T, unsigned long long N>
 __device__ __forceinline__ bool r_eq(const r_array<T, N>& a, const r_array<T, N>& b) {
     for (unsigned long long i = 0; i < N; ++i) {

@@ -355,6 +355,13 @@ impl<'w> Emitter<'w> {
                 }
             }
             Op::Shl | Op::Shr => self.shift(op, l, r, s, top),
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge if s.is_float() => {
+                // Not the operator: NVVM (NVRTC 13.0) folds a comparison of two identical
+                // constant operations it cannot evaluate (`inf - inf`, `0 * inf` of constants,
+                // also after inlining) as if they were ordered and equal, NaN or not. The
+                // prelude's r_f<op> hides an operand from the optimizer (see prelude.cuh).
+                call(&format!("r_f{}", cmp_name(op)))
+            }
             _ => plain(op.c()),
         }
     }
@@ -404,10 +411,8 @@ impl<'w> Emitter<'w> {
             Abs => call(&format!("r_abs_{}", s.helper())),
             Sqrt => call(if f32 { "sqrtf" } else { "sqrt" }),
             MulAdd => call(if f32 { "fmaf" } else { "fma" }),
-            IsNan => {
-                let a = self.expr(recv, false);
-                wrap(format!("{a} != {a}"), top)
-            }
+            // `x != x` through r_fne (see `binary`)
+            IsNan => call("r_isnan"),
             WrappingAdd => self.binary(Op::Add, recv, &args[0], top),
             WrappingSub => self.binary(Op::Sub, recv, &args[0], top),
             WrappingMul => self.binary(Op::Mul, recv, &args[0], top),
@@ -428,6 +433,19 @@ fn negated_literal(inner: &TExpr, s: Scalar) -> Option<String> {
         Kind::Int(v) => Some(int_lit(-*v, s)),
         Kind::Float(v) => Some(float_lit(v, s, true)),
         _ => None,
+    }
+}
+
+/// The prelude's float comparison helper of `op`: r_feq, r_fne, r_flt, ...
+fn cmp_name(op: Op) -> &'static str {
+    match op {
+        Op::Eq => "eq",
+        Op::Ne => "ne",
+        Op::Lt => "lt",
+        Op::Le => "le",
+        Op::Gt => "gt",
+        Op::Ge => "ge",
+        _ => unreachable!("not a comparison: {op:?}"),
     }
 }
 

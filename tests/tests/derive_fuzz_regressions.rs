@@ -1,0 +1,144 @@
+//! Regressions of the differential fuzzer's GPU run 29 (seed 0x5eedf00d, 16 programs with
+//! mismatches), one monoid per root cause (`reduce_tests::fuzz_regressions`): the Rust
+//! semantics (every `bad` flag 0), the CUDA text the fix relies on, the prelude's helpers, and
+//! every kernel compiling with NVRTC. The GPU side is `gpu_fuzz_regressions.rs`. The host
+//! backend did not reproduce these (they are NVRTC 13.0 optimizer behaviour), so there is no
+//! host-compiler check beyond the fuzzer's own (`fuzz-derive`).
+
+use reduce_core::{fold, CudaMonoid, Monoid, CUDA_PRELUDE};
+use reduce_cuda::{compile_kernel, Algorithm, Config};
+use reduce_tests::fuzz_regressions::*;
+use reduce_tests::{require_nvrtc, Random, CI_ARCH};
+
+fn assert_contains(text: &str, piece: &str) {
+    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
+}
+
+fn assert_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+    for &a in xs {
+        assert_eq!(M::combine(M::identity(), a), a);
+        assert_eq!(M::combine(a, M::identity()), a);
+        for &b in xs {
+            for &c in xs {
+                assert_eq!(
+                    M::combine(M::combine(a, b), c),
+                    M::combine(a, M::combine(b, c))
+                );
+            }
+        }
+    }
+}
+
+fn compiles<M: CudaMonoid>() {
+    if !require_nvrtc() {
+        return;
+    }
+    for algorithm in Algorithm::ALL {
+        if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
+            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
+}
+
+const NARROW: [i16; 7] = [i16::MIN, i16::MIN + 1, -1, 0, 1, 4849, i16::MAX];
+const TINY: [i8; 6] = [i8::MIN, -1, 0, 1, 100, i8::MAX];
+
+#[test]
+fn narrow_wrapped_results_keep_their_sign() {
+    let mut xs = Vec::new();
+    for &a in &NARROW {
+        for &b in &TINY {
+            xs.push(NarrowWrap { a, b, bad: 0 });
+        }
+    }
+    // Rust: every fact holds, for every pair (i16::MIN and i8::MIN included)
+    for &l in &xs {
+        for &r in &xs {
+            assert_eq!(NarrowWrap::combine(l, r).bad, 0, "{l:?} {r:?}");
+        }
+    }
+    // p01272's value: !(-MIN / (MIN | 1)) is -2 (the GPU gave 0)
+    assert_eq!(!(i16::MIN.wrapping_neg() / (i16::MIN | 1)), -2);
+    assert_laws(&xs[..12]);
+    assert_laws(&NarrowWrap::random_vec(6, 29));
+    let all = fold(&xs);
+    assert_eq!((all.a, all.b, all.bad), (i16::MAX, i8::MAX, 0));
+
+    let text = NarrowWrap::cuda_source();
+    assert_contains(&text, "const short v_n = r_neg_i16(r.a);");
+    assert_contains(&text, "r_div_i16(v_n, (short)(r.a | (short)1))");
+    assert_contains(&text, "r_shr_i16(r.a, v_s)");
+    // the prelude pins narrow results (and a shifted narrow operand) by explicit extensions
+    assert_contains(CUDA_PRELUDE, "asm(\"cvt.s32.s16 %0, %0;\" : \"+r\"(y));");
+    assert_contains(CUDA_PRELUDE, "asm(\"cvt.s32.s8 %0, %0;\" : \"+r\"(y));");
+    assert_contains(
+        CUDA_PRELUDE,
+        "T r_neg_##S(T a) { return r_pin((T)((W)0 - (W)a)); }",
+    );
+    assert_contains(
+        CUDA_PRELUDE,
+        "return r_pin((T)(r_pin(a) >> (s & (BITS - 1))));",
+    );
+    compiles::<NarrowWrap>();
+}
+
+#[test]
+fn abs_of_min_stays_negative() {
+    // i32::MIN.abs() panics in a debug build: Rust's release value, by hand.
+    assert_eq!(i32::MIN.wrapping_abs() % 7, -2);
+    let xs: Vec<AbsRem> = [i32::MIN + 1, -9, -1, 0, 5, i32::MAX]
+        .iter()
+        .map(|&a| AbsRem { a, bad: 0 })
+        .collect();
+    for &l in &xs {
+        for &r in &xs {
+            assert_eq!(AbsRem::combine(l, r).bad, 0, "{l:?} {r:?}");
+        }
+    }
+    // (sums that reach i32::MIN would panic in `abs` here: small values)
+    let small: Vec<AbsRem> = [-9, -1, 0, 5, 1000]
+        .iter()
+        .map(|&a| AbsRem { a, bad: 0 })
+        .collect();
+    assert_laws(&small);
+    let text = AbsRem::cuda_source();
+    assert_contains(&text, "r_rem_i32(r_abs_i32(r.a), (l.a & 255) | 7)");
+    // the wrapped negation of MIN is opaque to the optimizer (no `abs >= 0` assumption)
+    assert_contains(CUDA_PRELUDE, "return a < 0 ? r_opaque(r_neg_##S(a)) : a;");
+    assert_contains(
+        CUDA_PRELUDE,
+        "__device__ __forceinline__ int r_opaque(int x) {",
+    );
+    compiles::<AbsRem>();
+}
+
+#[test]
+fn comparisons_of_nan_valued_constants() {
+    let xs = NanCmp::random_vec(8, 8819);
+    for &l in &xs {
+        for &r in &xs {
+            assert_eq!(NanCmp::combine(l, r).bad, 0);
+        }
+    }
+    assert_laws(&xs[..5]);
+    let text = NanCmp::cuda_source();
+    // p08819's comparison: the division is the intrinsic, the comparison the prelude's helper
+    assert_contains(
+        &text,
+        "!r_fne(__fdiv_rn((-0.0f), (-0.0f)), __fdiv_rn((-0.0f), (-0.0f)))",
+    );
+    assert_contains(&text, "r_isnan(v_inf - v_inf)");
+    assert_contains(&text, "r_feq(v_inf - v_inf, v_inf - v_inf)");
+    assert_contains(&text, "r_fle(v_big - v_big, v_big - v_big)");
+    assert_contains(&text, "r_f32_as_i32(v_inf - v_inf)");
+    assert!(!text.contains("v_big * 0.0 =="), "{text}");
+    // the helpers hide one operand behind an empty asm (also the NaN test of float -> int `as`)
+    assert_contains(CUDA_PRELUDE, "asm(\"\" : \"+f\"(x));");
+    assert_contains(CUDA_PRELUDE, "asm(\"\" : \"+d\"(x));");
+    assert_contains(
+        CUDA_PRELUDE,
+        "bool r_fne(F a, F b) { return r_fhide(a) != b; }",
+    );
+    assert_contains(CUDA_PRELUDE, "x = r_fhide(x);");
+    compiles::<NanCmp>();
+}
