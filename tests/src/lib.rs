@@ -338,6 +338,39 @@ pub fn require_nvrtc() -> bool {
     false
 }
 
+/// Panics, showing `text`, unless it contains `piece` (assertions on generated CUDA text).
+pub fn assert_contains(text: &str, piece: &str) {
+    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
+}
+
+/// Identity on both sides and associativity, exactly, over every triple of `xs`.
+pub fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+    for &a in xs {
+        assert_eq!(M::combine(M::identity(), a), a);
+        assert_eq!(M::combine(a, M::identity()), a);
+        for &b in xs {
+            for &c in xs {
+                assert_eq!(
+                    M::combine(M::combine(a, b), c),
+                    M::combine(a, M::combine(b, c)),
+                    "{a:?} {b:?} {c:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Every plain algorithm's kernel for `M` compiles with NVRTC for [`CI_ARCH`] (call after
+/// [`require_nvrtc`]).
+pub fn compiles_every_algorithm<M: reduce_core::CudaMonoid>() {
+    for algorithm in reduce_cuda::Algorithm::ALL {
+        let config = reduce_cuda::Config::new(algorithm);
+        if let Err(e) = reduce_cuda::compile_kernel::<M>(config, CI_ARCH) {
+            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
+}
+
 fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
 }

@@ -6,37 +6,14 @@
 //! host-compiler check beyond the fuzzer's own (`fuzz-derive`).
 
 use reduce_core::{fold, CudaMonoid, Monoid, CUDA_PRELUDE};
-use reduce_cuda::{compile_kernel, Algorithm, Config};
 use reduce_tests::fuzz_regressions::*;
-use reduce_tests::{require_nvrtc, Random, CI_ARCH};
-
-fn assert_contains(text: &str, piece: &str) {
-    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
-}
-
-fn assert_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
-    for &a in xs {
-        assert_eq!(M::combine(M::identity(), a), a);
-        assert_eq!(M::combine(a, M::identity()), a);
-        for &b in xs {
-            for &c in xs {
-                assert_eq!(
-                    M::combine(M::combine(a, b), c),
-                    M::combine(a, M::combine(b, c))
-                );
-            }
-        }
-    }
-}
+use reduce_tests::{
+    assert_contains, assert_monoid_laws, compiles_every_algorithm, require_nvrtc, Random,
+};
 
 fn compiles<M: CudaMonoid>() {
-    if !require_nvrtc() {
-        return;
-    }
-    for algorithm in Algorithm::ALL {
-        if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
-            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
-        }
+    if require_nvrtc() {
+        compiles_every_algorithm::<M>();
     }
 }
 
@@ -59,8 +36,8 @@ fn narrow_wrapped_results_keep_their_sign() {
     }
     // p01272's value: !(-MIN / (MIN | 1)) is -2 (the GPU gave 0)
     assert_eq!(!(i16::MIN.wrapping_neg() / (i16::MIN | 1)), -2);
-    assert_laws(&xs[..12]);
-    assert_laws(&NarrowWrap::random_vec(6, 29));
+    assert_monoid_laws(&xs[..12]);
+    assert_monoid_laws(&NarrowWrap::random_vec(6, 29));
     let all = fold(&xs);
     assert_eq!((all.a, all.b, all.bad), (i16::MAX, i8::MAX, 0));
 
@@ -100,7 +77,7 @@ fn abs_of_min_stays_negative() {
         .iter()
         .map(|&a| AbsRem { a, bad: 0 })
         .collect();
-    assert_laws(&small);
+    assert_monoid_laws(&small);
     let text = AbsRem::cuda_source();
     assert_contains(&text, "r_rem_i32(r_abs_i32(r.a), (l.a & 255) | 7)");
     // the wrapped negation of MIN is opaque to the optimizer (no `abs >= 0` assumption)
@@ -122,7 +99,7 @@ fn comparisons_of_nan_valued_constants() {
             assert_eq!(NanCmp::combine(l, r).bad, 0);
         }
     }
-    assert_laws(&xs[..5]);
+    assert_monoid_laws(&xs[..5]);
     let text = NanCmp::cuda_source();
     // p08819's comparison: the division is the intrinsic, the comparison the prelude's helper
     assert_contains(

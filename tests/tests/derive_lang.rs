@@ -10,27 +10,9 @@ use reduce_cuda::{
     seg_kernel_source_lifted, Algorithm, Config, Error, SegAlgorithm, SegConfig,
 };
 use reduce_tests::lang::*;
-use reduce_tests::{require_nvrtc, Random, CI_ARCH};
-
-fn assert_contains(text: &str, piece: &str) {
-    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
-}
-
-fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
-    for &a in xs {
-        assert_eq!(M::combine(M::identity(), a), a);
-        assert_eq!(M::combine(a, M::identity()), a);
-        for &b in xs {
-            for &c in xs {
-                assert_eq!(
-                    M::combine(M::combine(a, b), c),
-                    M::combine(a, M::combine(b, c)),
-                    "{a:?} {b:?} {c:?}"
-                );
-            }
-        }
-    }
-}
+use reduce_tests::{
+    assert_contains, assert_monoid_laws, compiles_every_algorithm, require_nvrtc, Random, CI_ARCH,
+};
 
 #[test]
 fn automaton_composes_transition_tables() {
@@ -231,15 +213,6 @@ fn argmax_lifts_the_index() {
     );
 }
 
-/// Every algorithm's kernel for `M`, through NVRTC.
-fn compiles<M: CudaMonoid>() {
-    for algorithm in Algorithm::ALL {
-        if let Err(e) = compile_kernel::<M>(Config::new(algorithm), CI_ARCH) {
-            panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
-        }
-    }
-}
-
 /// Every segmented algorithm's kernel for `M`, both forms, through NVRTC.
 fn compiles_segmented<M: CudaMonoid>() {
     for algorithm in SegAlgorithm::ALL {
@@ -302,17 +275,17 @@ fn every_kernel_compiles_with_nvrtc() {
     if !require_nvrtc() {
         return;
     }
-    compiles::<Automaton>();
-    compiles::<MatChain>();
-    compiles::<TopK<4>>();
-    compiles::<TopK<16>>();
-    compiles::<BBox>();
-    compiles::<LastDigit>();
-    compiles::<ArgMax>();
-    compiles::<Words>();
-    compiles::<Window>();
-    compiles::<Regress>();
-    compiles::<via_cuda::Scaled>();
+    compiles_every_algorithm::<Automaton>();
+    compiles_every_algorithm::<MatChain>();
+    compiles_every_algorithm::<TopK<4>>();
+    compiles_every_algorithm::<TopK<16>>();
+    compiles_every_algorithm::<BBox>();
+    compiles_every_algorithm::<LastDigit>();
+    compiles_every_algorithm::<ArgMax>();
+    compiles_every_algorithm::<Words>();
+    compiles_every_algorithm::<Window>();
+    compiles_every_algorithm::<Regress>();
+    compiles_every_algorithm::<via_cuda::Scaled>();
     compiles_lifted::<TopK<8>, f32>();
     compiles_lifted::<BBox, geom::Point>();
     compiles_lifted::<ArgMax, f32>();

@@ -5,6 +5,7 @@
 //! the text is checked for the pieces the translation must produce.
 
 use reduce_core::{CudaMonoid, Monoid};
+use reduce_tests::assert_contains;
 use std::mem::{align_of, size_of};
 
 /// x -> a*x + b (mod 2^32); `combine(f, g)` applies `f` first. Not commutative.
@@ -177,10 +178,6 @@ pub fn all_cuda_sources() -> Vec<(&'static str, String)> {
         (HandAffine::CUDA_NAME, HandAffine::cuda_source()),
         (MaxU64::CUDA_NAME, MaxU64::cuda_source()),
     ]
-}
-
-fn assert_contains(text: &str, piece: &str) {
-    assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
 }
 
 /// The identity laws on a few values.
