@@ -79,7 +79,7 @@ pub struct AbsRem {
 /// -0.0)` was false; p02012). NVVM folds a comparison of two identical constant operations
 /// it cannot evaluate (`0 / 0`, `inf - inf`, `0 * inf`, also constants only after inlining)
 /// as if the operands were ordered and equal. Float division is `__fdiv_rn`/`__ddiv_rn`, and
-/// every float comparison and `is_nan` goes through the prelude's r_f<op>, which hides an
+/// every float comparison and `is_nan` goes through the prelude's `r_f<op>`, which hides an
 /// operand from the optimizer.
 #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
 #[repr(C)]
