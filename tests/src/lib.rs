@@ -343,11 +343,17 @@ pub fn assert_contains(text: &str, piece: &str) {
     assert!(text.contains(piece), "missing `{piece}` in:\n{text}");
 }
 
-/// Identity on both sides and associativity, exactly, over every triple of `xs`.
-pub fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+/// The identity laws, exactly, on each of `xs`.
+pub fn assert_identity<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+    for &x in xs {
+        assert_eq!(M::combine(M::identity(), x), x);
+        assert_eq!(M::combine(x, M::identity()), x);
+    }
+}
+
+/// Associativity, exactly, over every triple of `xs`.
+pub fn assert_associative<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
     for &a in xs {
-        assert_eq!(M::combine(M::identity(), a), a);
-        assert_eq!(M::combine(a, M::identity()), a);
         for &b in xs {
             for &c in xs {
                 assert_eq!(
@@ -357,6 +363,29 @@ pub fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
                 );
             }
         }
+    }
+}
+
+/// Both identity laws and associativity over `xs`.
+pub fn assert_monoid_laws<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
+    assert_identity(xs);
+    assert_associative(xs);
+}
+
+/// Every plain algorithm and `Auto` reduce `items` (already on the device as `xs`) to `want`,
+/// bit for bit.
+pub fn assert_every_algorithm<M: reduce_core::CudaMonoid + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    xs: &reduce_cuda::DeviceVec<M>,
+    want: M,
+    what: &str,
+) {
+    let all = reduce_cuda::Algorithm::ALL;
+    for algorithm in all.into_iter().chain([reduce_cuda::Algorithm::Auto]) {
+        let got = gpu
+            .reduce(xs, algorithm)
+            .unwrap_or_else(|e| panic!("{} {what} {algorithm}: {e}", M::CUDA_NAME));
+        assert_eq!(got, want, "{} {what} {algorithm}", M::CUDA_NAME);
     }
 }
 

@@ -5,7 +5,7 @@
 //! the text is checked for the pieces the translation must produce.
 
 use reduce_core::{CudaMonoid, Monoid};
-use reduce_tests::assert_contains;
+use reduce_tests::{assert_associative, assert_contains, assert_identity};
 use std::mem::{align_of, size_of};
 
 /// x -> a*x + b (mod 2^32); `combine(f, g)` applies `f` first. Not commutative.
@@ -178,28 +178,6 @@ pub fn all_cuda_sources() -> Vec<(&'static str, String)> {
         (HandAffine::CUDA_NAME, HandAffine::cuda_source()),
         (MaxU64::CUDA_NAME, MaxU64::cuda_source()),
     ]
-}
-
-/// The identity laws on a few values.
-fn assert_identity<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
-    for &x in xs {
-        assert_eq!(M::combine(M::identity(), x), x);
-        assert_eq!(M::combine(x, M::identity()), x);
-    }
-}
-
-fn assert_associative<M: Monoid + PartialEq + std::fmt::Debug>(xs: &[M]) {
-    for &a in xs {
-        for &b in xs {
-            for &c in xs {
-                assert_eq!(
-                    M::combine(M::combine(a, b), c),
-                    M::combine(a, M::combine(b, c)),
-                    "{a:?} {b:?} {c:?}"
-                );
-            }
-        }
-    }
 }
 
 #[test]

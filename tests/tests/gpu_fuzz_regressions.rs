@@ -4,13 +4,9 @@
 //! Needs a GPU (`REDUCE_REQUIRE_GPU=1` makes its absence a failure).
 
 use reduce_core::fold;
-use reduce_cuda::Algorithm;
-use reduce_tests::fuzz_regressions::*;
-use reduce_tests::{gpu, Random};
 
-fn every_algorithm() -> impl Iterator<Item = Algorithm> {
-    Algorithm::ALL.into_iter().chain([Algorithm::Auto])
-}
+use reduce_tests::fuzz_regressions::*;
+use reduce_tests::{assert_every_algorithm, gpu, Random};
 
 #[test]
 fn narrow_wrapped_results_on_the_device() {
@@ -19,9 +15,7 @@ fn narrow_wrapped_results_on_the_device() {
     let want = fold(&items);
     assert_eq!(want.bad, 0);
     let xs = gpu.upload(&items).unwrap();
-    for algorithm in every_algorithm() {
-        assert_eq!(gpu.reduce(&xs, algorithm).unwrap(), want, "{algorithm}");
-    }
+    assert_every_algorithm(&gpu, &xs, want, "");
 }
 
 #[test]
@@ -43,9 +37,7 @@ fn abs_of_min_on_the_device() {
         bad: 0,
     };
     let xs = gpu.upload(&items).unwrap();
-    for algorithm in every_algorithm() {
-        assert_eq!(gpu.reduce(&xs, algorithm).unwrap(), want, "{algorithm}");
-    }
+    assert_every_algorithm(&gpu, &xs, want, "");
 }
 
 #[test]
@@ -55,7 +47,5 @@ fn nan_valued_constants_on_the_device() {
     let want = fold(&items);
     assert_eq!(want.bad, 0);
     let xs = gpu.upload(&items).unwrap();
-    for algorithm in every_algorithm() {
-        assert_eq!(gpu.reduce(&xs, algorithm).unwrap(), want, "{algorithm}");
-    }
+    assert_every_algorithm(&gpu, &xs, want, "");
 }

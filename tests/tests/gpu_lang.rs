@@ -7,7 +7,7 @@
 use reduce_core::{fold, CudaMonoid, Lift};
 use reduce_cuda::{Algorithm, Config, Error, Gpu};
 use reduce_tests::lang::*;
-use reduce_tests::{gpu, Random, TestRng};
+use reduce_tests::{assert_every_algorithm, gpu, Random, TestRng};
 
 const SIZES: [usize; 6] = [0, 1, 31, 1000, 65_537, 1_000_003];
 
@@ -22,13 +22,7 @@ fn check_every_algorithm<M: CudaMonoid + Random + PartialEq + std::fmt::Debug>(
     for n in SIZES {
         let items = M::random_vec(n, seed ^ n as u64);
         let xs = gpu.upload(&items).unwrap();
-        let want = fold(&items);
-        for algorithm in every_algorithm() {
-            let got = gpu
-                .reduce(&xs, algorithm)
-                .unwrap_or_else(|e| panic!("{} n={n} {algorithm}: {e}", M::CUDA_NAME));
-            assert_eq!(got, want, "{} n={n} {algorithm}", M::CUDA_NAME);
-        }
+        assert_every_algorithm(gpu, &xs, fold(&items), &format!("n={n}"));
     }
 }
 
@@ -65,13 +59,7 @@ fn fuzzer_regressions_on_the_device() {
         })
         .collect();
     let xs = gpu.upload(&items).unwrap();
-    for algorithm in every_algorithm() {
-        assert_eq!(
-            gpu.reduce(&xs, algorithm).unwrap(),
-            fold(&items),
-            "{algorithm}"
-        );
-    }
+    assert_every_algorithm(&gpu, &xs, fold(&items), "");
     // An index out of bounds on the right of `&`, with a false left side (no item is set), is
     // still a fault, with every algorithm: the combine joining the bad item's part with the
     // part after it evaluates `r.t[9]`.
