@@ -24,12 +24,14 @@
 // Items are r_in values lifted into M by m_lift (r_in = M and the identity lift unless the
 // monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
 // *status (first bad index, atomicMin) and never written through; owners are read as 16-byte
-// vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1):
-// the block loads the offsets that cover each tile into a shared window (sized from the previous
-// tile's segment count, grown when short, read from global memory past its capacity) and each
-// thread finds its segments there. A tile inside one segment (the window shows no segment start
-// in it) takes a short path: an order-keeping fold of its items into the block's carry, one
-// barrier, no segmented scan and no writes.
+// vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1): before each tile
+// the block reads, once and coalesced, the offsets of the segments that touch the tile and
+// turns them into shared-memory marks (r_mark_tile): a head byte at every item that starts a
+// non-empty segment, the segment id at every item that ends one (before the tile's last item),
+// identities for the empty segments that lie in the tile, and the segment of the tile's last
+// item. Threads then fold runs from the head bytes alone: no search, no per-item walk. A tile
+// inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
+// of its items into the block's carry, no segmented scan and no writes.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -86,12 +88,6 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
     return lo;
 }
 
-// offsets[s + 1] through the shared window when it holds it.
-__device__ __forceinline__ unsigned int r_segment_end(const unsigned int* __restrict__ offsets, const unsigned int* win,
-                                                      r_size win_lo, r_size win_count, r_size s) {
-    const r_size k = s + 1 - win_lo;
-    return k < win_count ? win[k] : offsets[s + 1];
-}
 #endif
 
 // Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
@@ -100,27 +96,118 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
     else if (id < segments) out[id] = v;
 }
 
+#if R_OFFSETS
+// Offsets per thread and round in r_mark_tile (rounds of R_BLOCK * R_LOADS segments).
+#define R_LOADS 4
+
+// The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
+// segment of item t0 - 1; 0 for the first tile), read once, coalesced, R_BLOCK * R_LOADS per
+// round, while they start at or before last_item (to the end on the grid's last tile):
+//   head[p - t0] = 1   where item p starts a non-empty segment;
+//   end_id[p - t0] = s where item p < last_item ends non-empty segment s;
+//   *tile_last = s     for the segment s holding last_item;
+//   identity           for every empty segment at an item of the tile (staged), and for the
+//                      empty segments at n on the grid's last tile (written directly).
+// `rounds` (1..R_LOADS) sizes the first round from the previous tile's segment count. Returns
+// whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
+// the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
+// the tile and writes ids < segments.
+__device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
+                                            r_size w, r_size t0, r_size last_item, unsigned int rounds,
+                                            unsigned char* head, unsigned int* end_id, r_size* tile_last,
+                                            M* __restrict__ out, M* stage, unsigned int stage_lo) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const bool grid_last = last_item + 1 == n;
+    bool starts = false;
+    r_size base = w;
+    for (;;) {
+#pragma unroll
+        for (unsigned int u = 0; u < R_LOADS; ++u) {
+            if (u < rounds) {  // uniform
+                const r_size s = base + (r_size)u * R_BLOCK + threadIdx.x;
+                const unsigned int o = s <= segments ? __ldg(offsets + s) : 0u;
+                unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
+                if (lane == R_WARP - 1) o1 = s + 1 <= segments ? __ldg(offsets + s + 1) : 0u;
+                if (s < segments && (o <= last_item || grid_last)) {
+                    if (o < o1) {  // non-empty: items [o, o1)
+                        if (o >= t0 && o <= last_item) head[o - t0] = 1;
+                        const r_size e = (r_size)o1 - 1;
+                        if (e >= t0 && e < last_item) end_id[e - t0] = (unsigned int)s;
+                        if (o <= last_item && e >= last_item) *tile_last = s;
+                    } else if (o >= t0 && o <= last_item) {
+                        r_put(out, stage, stage_lo, (unsigned int)s, segments, m_identity());
+                    } else if (grid_last && o >= n) {
+                        out[s] = m_identity();  // trailing empty segments
+                    }
+                    starts |= o >= t0 && o <= last_item;
+                }
+            }
+        }
+        base += (r_size)rounds * R_BLOCK;
+        // Uniform: does the next segment still start at or before the tile's last item?
+        if (base >= segments || (!grid_last && __ldg(offsets + base) > last_item)) break;
+        rounds = R_LOADS;
+    }
+    return starts;
+}
+
+// This thread's head bytes (items a .. a + R_ITEMS of the tile, from byte `first`), cleared
+// behind it for the next tile.
+__device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int first, unsigned char (&hd)[R_ITEMS]) {
+#if R_ITEMS % 16 == 0
+    uint4* p = reinterpret_cast<uint4*>(head + first);
+#pragma unroll
+    for (int k = 0; k < R_ITEMS / 16; ++k) {
+        const uint4 v = p[k];
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 16; ++j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
+        p[k] = make_uint4(0u, 0u, 0u, 0u);
+    }
+#elif R_ITEMS % 4 == 0
+    unsigned int* p = reinterpret_cast<unsigned int*>(head + first);
+#pragma unroll
+    for (int k = 0; k < R_ITEMS / 4; ++k) {
+        const unsigned int v = p[k];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) hd[4 * k + j] = (unsigned char)(v >> (8 * j));
+        p[k] = 0u;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        hd[i] = head[first + i];
+        head[first + i] = 0;
+    }
+#endif
+}
+#endif
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left 0; *status receives the
-// first bad owner index (owner form) or stays R_NO_INDEX.
+// first bad owner index (owner form) or stays R_NO_INDEX. seg_estimate: segments per tile on
+// average (offsets form: sizes the first round of offsets read per tile).
+// Dynamic shared memory (offsets form): R_TILE segment ids, then R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
-                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size window_estimate) {
+                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
     __shared__ M s_stage_buffers[2][R_STAGE];  // alternating per tile
-    __shared__ unsigned int s_stage_hi[2];
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
-    extern __shared__ unsigned int s_win[];  // R_WIN entries
-    __shared__ r_size s_next_lo, s_estimate;
+    __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
+    extern __shared__ unsigned int s_marks[];
+    unsigned int* s_end_id = s_marks;
+    unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_TILE);
     const unsigned int* offsets = seg_index;
 #else
+    __shared__ unsigned int s_stage_hi[2];
     const unsigned int* owner = seg_index;
 #endif
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
@@ -136,10 +223,14 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
         if (threadIdx.x == 0) {
             s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
-            s_next_lo = lo;
+            s_tile_last[1] = lo;  // the "previous tile" of the first tile (parity 0)
+            s_tile_last[0] = lo;
         }
     }
-    r_size estimate = window_estimate;
+    // Head bytes start cleared; each thread clears its own, after reading them, per tile.
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) s_head[threadIdx.x * R_ITEMS + i] = 0;
+    r_size seg_per_tile = seg_estimate;
 #else
     if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
 #endif
@@ -155,99 +246,74 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
+        const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
         M it[R_ITEMS];
         r_load_items(in, a, count, it);
 
-        // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
-        unsigned int own[R_ITEMS];
-        unsigned int prev;
+        // Pass 1: fold runs; write the segments that start and end inside this thread's items.
+        // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
+        // item 0); `last`: the segment of the run's last item (owner form).
+        unsigned int prev = R_NO_SEGMENT;
+        bool boundary = false;
+        M run = m_identity();
+        M head = m_identity();
 #if R_OFFSETS
-        r_size tile_win_lo;
+        // The segment of the item before the tile (written by the previous tile's marks).
+        const r_size w = s_tile_last[parity ^ 1];
+        const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)w;
+        const r_size want = seg_per_tile / R_BLOCK + 1;
+        const unsigned int rounds = want < R_LOADS ? (unsigned int)want : R_LOADS;
+        const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, rounds, s_head, s_end_id,
+                                        &s_tile_last[parity], out, s_stage, stage_lo);
+        const bool any_start = __syncthreads_or(starts) != 0;
+        const r_size tile_last_seg = s_tile_last[parity];
+        seg_per_tile = tile_last_seg - w + 1;
+        if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
+        // A tile inside one segment (not the first tile): fold the items, then the warps in
+        // order, into the carry. No segmented scan, no writes.
+        if (t0 > 0 && !any_start) {
+            M v = m_identity();
+#pragma unroll
+            for (int i = 0; i < R_ITEMS; ++i)
+                if (i < count) v = m_combine(v, it[i]);
+            v = r_warp_reduce(v);
+            if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
+            __syncthreads();
+            M tile_total = m_identity();
+#pragma unroll
+            for (int w8 = 0; w8 < R_WARPS; ++w8) tile_total = m_combine(tile_total, s_single[parity][w8]);
+            carry.v = m_combine(carry.v, tile_total);
+            continue;
+        }
         {
-            const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
-            // s_next_lo was last written before the previous tile's scan barriers.
-            const r_size win_lo = s_next_lo;
-            tile_win_lo = win_lo;
-            estimate = tile == tile_begin ? estimate : s_estimate;
-            const r_size available = segments + 1 - win_lo;
-            r_size want = estimate < R_WIN ? estimate : R_WIN;
-            r_size loaded = 0;
-            for (;;) {  // grow the window until it covers the tile, or is full
-                const r_size upto = want < available ? want : available;
-                for (r_size j = loaded + threadIdx.x; j < upto; j += R_BLOCK) s_win[j] = offsets[win_lo + j];
-                __syncthreads();
-                loaded = upto;
-                const bool covered = loaded == available || s_win[loaded - 1] > last_item;
-                if (covered || loaded == R_WIN) break;
-                want = 2 * loaded < R_WIN ? 2 * loaded : R_WIN;
-            }
-            const r_size win_count = loaded;
-            // A tile inside one segment (no segment starts in it; not the first tile): fold the
-            // items, then the warps in order, into the carry. No segmented scan, no writes.
-            if (t0 > 0 && win_count >= 2 && s_win[1] > last_item) {
-                M v = m_identity();
+            unsigned char hd[R_ITEMS];
+            r_take_heads(s_head, threadIdx.x * R_ITEMS, hd);
+            r_size first_start = 0;
 #pragma unroll
-                for (int i = 0; i < R_ITEMS; ++i)
-                    if (i < count) v = m_combine(v, it[i]);
-                v = r_warp_reduce(v);
-                if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
-                if (threadIdx.x == 0) s_estimate = 34;  // the size rule below, for one segment
-                __syncthreads();
-                M tile_total = m_identity();
-#pragma unroll
-                for (int w = 0; w < R_WARPS; ++w) tile_total = m_combine(tile_total, s_single[parity][w]);
-                carry.v = m_combine(carry.v, tile_total);
-                const bool holds_last = count > 0 && a + count == last_item + 1;
-                if (holds_last && last_item + 1 == n) {
-                    for (r_size e = win_lo + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
-                }
-                if (holds_last && tile + 1 == tile_end) s_exit = (unsigned int)win_lo;
-                continue;
-            }
-            if (count > 0) {
-                r_size s;
-                if (a == 0) {
-                    prev = R_NO_SEGMENT;
-                    s = 0;
-                } else {
-                    // The segment of item a - 1: last j with s_win[j] <= a - 1, else a global search.
-                    const r_size pos = a - 1;
-                    if (s_win[win_count - 1] <= pos && win_lo + win_count - 1 < segments) {
-                        r_size lo = win_lo + win_count - 1, hi = segments;
-                        while (hi - lo > 1) {
-                            const r_size mid = (lo + hi) / 2;
-                            if (offsets[mid] <= pos) lo = mid; else hi = mid;
+            for (int i = 0; i < R_ITEMS; ++i) {
+                if (i < count) {
+                    if (hd[i]) {
+                        if (!boundary) {
+                            head = run;
+                            boundary = true;
+                            first_start = a + i;
+                        } else {
+                            r_put(out, s_stage, stage_lo, s_end_id[a + i - 1 - t0], segments, run);
                         }
-                        s = lo;
+                        run = it[i];
                     } else {
-                        r_size lo = 0, hi = win_count;  // s_win[lo] <= pos < s_win[hi] (or hi = count)
-                        while (hi - lo > 1) {
-                            const r_size mid = (lo + hi) / 2;
-                            if (s_win[mid] <= pos) lo = mid; else hi = mid;
-                        }
-                        s = win_lo + lo;
+                        run = m_combine(run, it[i]);
                     }
-                    prev = (unsigned int)s;
                 }
-#pragma unroll
-                for (int i = 0; i < R_ITEMS; ++i) {
-                    const r_size pos = a + i;
-                    while (i < count && s + 1 < segments && r_segment_end(offsets, s_win, win_lo, win_count, s) <= pos) ++s;
-                    own[i] = (unsigned int)s;
-                }
-                if (a + count - 1 == last_item && last_item + 1 < n) {
-                    // The next tile's window starts at the segment of this tile's last item
-                    // and is sized from this tile's segment count.
-                    s_next_lo = s;
-                    s_estimate = (s - win_lo + 2) + (s - win_lo + 2) / 4 + 32;
-                }
-            } else {
-                prev = R_NO_SEGMENT;
-#pragma unroll
-                for (int i = 0; i < R_ITEMS; ++i) own[i] = R_NO_SEGMENT;
             }
+            // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
+            // copy barrier, which every thread passes only once done with this tile's reads.
+            if (boundary && first_start > 0)
+                prev = first_start == t0 ? (unsigned int)w : s_end_id[first_start - 1 - t0];
         }
 #else
+        // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
+        unsigned int own[R_ITEMS];
         prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
 #if R_ITEMS % 4 == 0 && R_INDEX_VEC
         if (count == R_ITEMS) {
@@ -266,27 +332,15 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #pragma unroll
             for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? owner[a + i] : R_NO_SEGMENT;
         }
-#endif
 
         // The first id this tile may close: the segment of the item before it (0 for item 0).
-#if R_OFFSETS
-        const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)tile_win_lo;
-#else
         const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
-#endif
-
-        // Pass 1: fold runs; write the segments that start and end inside this thread's items.
         unsigned int last = prev;
-        bool boundary = false;
-        M run = m_identity();
-        M head = m_identity();
 #pragma unroll
         for (int i = 0; i < R_ITEMS; ++i) {
             if (i < count) {
                 const unsigned int o = own[i];
-#if !R_OFFSETS
                 if (o >= segments || (last != R_NO_SEGMENT && o < last)) bad = min(bad, a + i);
-#endif
                 if (o != last) {
                     if (!boundary) {
                         head = run;
@@ -307,6 +361,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         if (count > 0 && a + count == n && last < segments) {
             for (r_size e = (r_size)last + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
         }
+        if (count > 0 && a + count == last_item + 1) s_stage_hi[parity] = last;
+        if (tile + 1 == tile_end && count > 0 && a + count == last_item + 1) s_exit = last;
+#endif
 
         // Join heads and tails: block-wide segmented scan continuing the block's carry.
         r_seg element;
@@ -326,10 +383,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             }
         }
         // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced.
-        if (count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_stage_hi[parity] = last;
         __syncthreads();
         {
+#if R_OFFSETS
+            const unsigned int hi = (unsigned int)tile_last_seg;
+#else
             const unsigned int hi = s_stage_hi[parity];
+#endif
             const unsigned int staged = hi > stage_lo ? min(hi - stage_lo, (unsigned int)R_STAGE) : 0u;
             for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
                 const unsigned int id = stage_lo + k;
@@ -338,8 +398,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         }
         // No barrier here: the next tile writes the other stage and scan buffers, and its scan's
         // first barrier orders this copy before the tile after next reuses these.
-        // The segment open at the block's end (exported, finished by the last block).
-        if (tile + 1 == tile_end && count > 0 && a + count == (t0 + R_TILE < n ? t0 + R_TILE : n)) s_exit = last;
     }
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);

@@ -125,9 +125,9 @@ impl Gpu {
         let vals = carve.add(2 * grid as usize * job.shape.m_size);
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
-        // The first tile's offsets window: the average segments per tile, with slack.
+        // Segments per tile on average: sizes the first round of offsets each block reads.
         let segments = job.segments as u64;
-        let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1)) * 5 / 4 + 64;
+        let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
         self.set_status(regions[status], true)?;
         let stream = &self.inner.stream;
         let args = [

@@ -498,7 +498,7 @@ impl SegPlan {
     }
 
     /// Dynamic shared memory: the paper's kernels hold values, 16 bytes of alignment slack and
-    /// owners; SegShuffle its offsets window; SegMerge its rings and output stages.
+    /// owners; SegShuffle its tile marks (offsets form); SegMerge its rings and output stages.
     pub fn dynamic_smem(&self, shape: Shape) -> usize {
         let slots = match *self {
             SegPlan::Tb2 { block } => {
@@ -511,8 +511,9 @@ impl SegPlan {
             }
             SegPlan::DiffWarps { width, .. } => 2 * (MATRIX_ROWS * (width + 1)) as usize,
             SegPlan::Shuffle { .. } => {
+                // The offsets form's tile marks: a segment id and a head byte per item.
                 return if shape.offsets_form {
-                    4 * self.window() as usize
+                    5 * self.data_block() as usize
                 } else {
                     0
                 };
@@ -525,11 +526,6 @@ impl SegPlan {
             } => return merge_smem(block, steps, stages, shape),
         };
         slots * shape.m_size + 16 + slots * 4
-    }
-
-    /// SegShuffle's offsets window: a tile's worth of segments and some slack.
-    pub fn window(&self) -> u64 {
-        self.data_block() + 64
     }
 
     /// SegShuffle's shared output stage: a tile's worth of segments, at most 12 KiB.
@@ -568,7 +564,6 @@ impl SegPlan {
                         ("R_VECS", if shape.plain_items { 0 } else { vecs }),
                         ("R_INDEX_VEC", !shape.plain_index as u32),
                         ("R_OFFSETS", shape.offsets_form as u32),
-                        ("R_WIN", self.window() as u32),
                         ("R_STAGE", self.stage_slots(shape.m_size) as u32),
                         ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
                     ],

@@ -1,0 +1,239 @@
+// A CPU emulator for the CUDA subset the reduction kernels use, to test their logic without a
+// GPU (tests/tests/emulated_kernels.rs). Not a simulator of timing or of the memory model: it
+// runs one block at a time, each CUDA thread as a fiber (ucontext) on one OS thread, switching
+// only at synchronisation points. What it does check:
+//   - __syncthreads / __syncthreads_or / __syncwarp and every warp collective (shuffles,
+//     ballots) as real barriers: a thread waits until all threads of its block (or warp) arrive;
+//     a barrier that some thread never reaches is reported as a deadlock, not hung on;
+//   - shuffles exchange values through per-thread slots between two barriers, so a lane reads
+//     what the source lane passed to that same collective;
+//   - dynamic shared memory is filled with 0xA5 before every block (no reliance on zeroes);
+//   - blocks run in index order; grid-wide protocols that only need "the last block to
+//     finish" (atomic tickets) work, those that wait on other blocks would not (none here).
+// Static __shared__ variables are function statics: shared by the block's fibers, reused by
+// the next block (uninitialised shared memory on a GPU is no better).
+#pragma once
+#include <ucontext.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __noinline__
+#define __shared__ static
+#define __launch_bounds__(...)
+
+struct uint4 {
+    unsigned int x, y, z, w;
+} __attribute__((aligned(16)));
+inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
+
+struct emu_dim3 {
+    unsigned int x, y, z;
+};
+
+namespace emu {
+
+struct Fiber {
+    ucontext_t ctx;
+    std::vector<char> stack;
+    unsigned int tid;
+    int barrier;                   // the barrier it waits on, -1: runnable
+    unsigned long long generation; // that barrier's generation when it arrived
+    bool done;
+};
+
+struct Block {
+    unsigned int threads;
+    emu_dim3 block_idx, grid_dim;
+    std::vector<Fiber> fibers;
+    ucontext_t scheduler;
+    Fiber* current;
+    // barrier 0: the block; barrier 1 + w: warp w
+    std::vector<unsigned int> arrived;
+    std::vector<unsigned long long> generation;
+    std::vector<unsigned long long> slots;  // one exchange slot per thread
+    std::function<void()> body;
+};
+
+inline Block*& block() {
+    static Block* b = nullptr;
+    return b;
+}
+inline Fiber& self() { return *block()->current; }
+
+inline void wait_at(int id, unsigned int count) {
+    Block& b = *block();
+    Fiber& f = self();
+    if (++b.arrived[id] == count) {  // the last to arrive releases the others
+        b.arrived[id] = 0;
+        ++b.generation[id];
+        return;
+    }
+    f.barrier = id;
+    f.generation = b.generation[id];
+    swapcontext(&f.ctx, &b.scheduler);
+}
+inline unsigned int lane() { return self().tid % 32; }
+inline unsigned int warp_base() { return self().tid - lane(); }
+inline void warp_sync() { wait_at(1 + (int)(self().tid / 32), 32); }
+inline void block_sync() { wait_at(0, block()->threads); }
+
+template <class T>
+inline unsigned long long to_slot(T v) {
+    static_assert(sizeof(T) <= 8, "exchange slots hold 8 bytes");
+    unsigned long long s = 0;
+    std::memcpy(&s, &v, sizeof(T));
+    return s;
+}
+template <class T>
+inline T from_slot(unsigned long long s) {
+    T v;
+    std::memcpy(&v, &s, sizeof(T));
+    return v;
+}
+// Every lane of the warp passes `v`; returns what lane `src` passed (its own when out of range).
+template <class T>
+inline T warp_exchange(T v, int src) {
+    Block& b = *block();
+    b.slots[self().tid] = to_slot(v);
+    warp_sync();
+    const T r = (src >= 0 && src < 32) ? from_slot<T>(b.slots[warp_base() + src]) : v;
+    warp_sync();
+    return r;
+}
+
+extern "C" inline void fiber_entry() {
+    block()->body();
+    self().done = true;
+    // back to the scheduler; this fiber is never resumed
+    swapcontext(&self().ctx, &block()->scheduler);
+}
+
+// Runs `body` as `threads` fibers of block `idx` of a grid of `grid` blocks; false (after
+// printing why) on a deadlock.
+inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads, std::function<void()> body) {
+    Block b;
+    b.threads = threads;
+    b.block_idx = emu_dim3{idx, 0, 0};
+    b.grid_dim = emu_dim3{grid, 1, 1};
+    b.fibers.resize(threads);
+    b.arrived.assign(1 + (threads + 31) / 32, 0);
+    b.generation.assign(1 + (threads + 31) / 32, 0);
+    b.slots.assign(threads, 0);
+    b.body = std::move(body);
+    block() = &b;
+    for (unsigned int t = 0; t < threads; ++t) {
+        Fiber& f = b.fibers[t];
+        f.tid = t;
+        f.barrier = -1;
+        f.done = false;
+        f.stack.resize(1 << 18);
+        getcontext(&f.ctx);
+        f.ctx.uc_stack.ss_sp = f.stack.data();
+        f.ctx.uc_stack.ss_size = f.stack.size();
+        f.ctx.uc_link = nullptr;
+        makecontext(&f.ctx, fiber_entry, 0);
+    }
+    for (;;) {
+        bool progressed = false, all_done = true;
+        for (Fiber& f : b.fibers) {
+            if (f.done) continue;
+            all_done = false;
+            if (f.barrier >= 0 && b.generation[f.barrier] == f.generation) continue;  // still waiting
+            f.barrier = -1;
+            b.current = &f;
+            swapcontext(&b.scheduler, &f.ctx);
+            progressed = true;
+        }
+        if (all_done) break;
+        if (!progressed) {
+            std::fprintf(stderr, "emu: deadlock in block %u: threads wait at a barrier that others never reach\n", idx);
+            block() = nullptr;
+            return false;
+        }
+    }
+    block() = nullptr;
+    return true;
+}
+
+}  // namespace emu
+
+#define threadIdx (emu_dim3{emu::self().tid, 0, 0})
+#define blockIdx (emu::block()->block_idx)
+#define blockDim (emu_dim3{emu::block()->threads, 1, 1})
+#define gridDim (emu::block()->grid_dim)
+
+inline void __syncthreads() { emu::block_sync(); }
+inline int __syncthreads_or(int p) {
+    emu::Block& b = *emu::block();
+    b.slots[emu::self().tid] = p != 0;
+    emu::block_sync();
+    int any = 0;
+    for (unsigned int t = 0; t < b.threads; ++t) any |= b.slots[t] != 0;
+    emu::block_sync();
+    return any;
+}
+inline void __syncwarp(unsigned int = 0xffffffffu) { emu::warp_sync(); }
+template <class T>
+inline T __shfl_sync(unsigned int, T v, int src, int = 32) { return emu::warp_exchange(v, src & 31); }
+template <class T>
+inline T __shfl_up_sync(unsigned int, T v, unsigned int d, int = 32) {
+    return emu::warp_exchange(v, (int)emu::lane() - (int)d);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned int, T v, unsigned int d, int = 32) {
+    return emu::warp_exchange(v, (int)(emu::lane() + d));
+}
+inline unsigned int __ballot_sync(unsigned int, int p) {
+    emu::Block& b = *emu::block();
+    b.slots[emu::self().tid] = p != 0;
+    emu::warp_sync();
+    unsigned int bits = 0;
+    for (unsigned int l = 0; l < 32; ++l) bits |= (b.slots[emu::warp_base() + l] ? 1u : 0u) << l;
+    emu::warp_sync();
+    return bits;
+}
+
+// One OS thread runs every fiber: atomics are plain read-modify-writes.
+template <class T>
+inline T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }
+template <class T>
+inline T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
+template <class T>
+inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
+template <class T>
+inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; }
+template <class T>
+inline T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
+inline void __threadfence() {}
+template <class T>
+inline T __ldg(const T* p) { return *p; }
+template <class T>
+inline T __ldcg(const T* p) { return *p; }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+template <class A, class B>
+inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
+template <class A, class B>
+inline typename std::common_type<A, B>::type max(A a, B b) { return a < b ? b : a; }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+
+// The dynamic shared memory of the running block (`extern __shared__ T name[];` in a kernel is
+// rewritten to point here).
+inline unsigned char* emu_dynamic_smem(std::size_t bytes = 0) {
+    static std::vector<unsigned char> smem;
+    if (bytes) smem.assign(bytes + 16, 0xA5);
+    return smem.data();
+}

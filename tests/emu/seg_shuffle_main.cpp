@@ -1,0 +1,42 @@
+// The host side of an emulated SegShuffle launch (tests/tests/emulated_kernels.rs): included
+// after cuda_emu.hpp and the generated kernel text. Reads cases from argv[1], each
+//   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem; n r_in items; index_len u32
+// (offsets or owners), runs the launch block by block, and appends to argv[2] per case
+//   u64 status, u64 ok (1, or 0 after a deadlock); segments M values.
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv) {
+    if (argc != 3) return 2;
+    std::FILE* in = std::fopen(argv[1], "rb");
+    std::FILE* res = std::fopen(argv[2], "wb");
+    if (!in || !res) return 2;
+    unsigned long long h[6];
+    while (std::fread(h, 8, 6, in) == 6) {
+        const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], estimate = h[4], smem = h[5];
+        std::vector<r_in> items(n);
+        std::vector<unsigned int> index(index_len);
+        if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
+        if (std::fread(index.data(), 4, index_len, in) != index_len) return 3;
+        std::vector<M> out(segments);
+        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        std::vector<M> rec_vals(2 * grid);
+        std::vector<r_size> rec_meta(3 * grid);
+        unsigned int ticket = 0;
+        unsigned long long status = R_NO_INDEX;
+        unsigned long long ok = 1;
+        for (unsigned int b = 0; b < grid && ok; ++b) {
+            emu_dynamic_smem(smem);
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+                reduce_seg_shuffle(items.data(), n, index.data(), segments, out.data(), rec_vals.data(),
+                                   rec_meta.data(), &ticket, &status, estimate);
+            });
+        }
+        ok = ok && ticket == 0;  // the last block resets it
+        std::fwrite(&status, 8, 1, res);
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(out.data(), sizeof(M), segments, res);
+    }
+    std::fclose(res);
+    return 0;
+}
