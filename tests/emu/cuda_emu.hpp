@@ -8,6 +8,9 @@
 //   - shuffles exchange values through per-thread slots between two barriers, so a lane reads
 //     what the source lane passed to that same collective;
 //   - dynamic shared memory is filled with 0xA5 before every block (no reliance on zeroes);
+//   - between two synchronisation points the fibers run one after another, in increasing or
+//     (emu::reverse_order) decreasing thread order: a read that a missing barrier leaves
+//     unordered with another thread's write sees the old value under one of the two orders;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, those that wait on other blocks would not (none here).
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
@@ -63,6 +66,11 @@ struct Block {
     std::vector<unsigned long long> slots;  // one exchange slot per thread
     std::function<void()> body;
 };
+
+inline bool& reverse_order() {
+    static bool reverse = false;
+    return reverse;
+}
 
 inline Block*& block() {
     static Block* b = nullptr;
@@ -145,7 +153,8 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
     }
     for (;;) {
         bool progressed = false, all_done = true;
-        for (Fiber& f : b.fibers) {
+        for (unsigned int k = 0; k < threads; ++k) {
+            Fiber& f = b.fibers[reverse_order() ? threads - 1 - k : k];
             if (f.done) continue;
             all_done = false;
             if (f.barrier >= 0 && b.generation[f.barrier] == f.generation) continue;  // still waiting

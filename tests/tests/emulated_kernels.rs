@@ -111,8 +111,9 @@ impl Emulated {
         }
     }
 
-    /// Runs the cases in one process; per case (status, per-segment values).
-    fn run(&self, cases: &[Case]) -> Vec<(u64, Vec<Affine>)> {
+    /// Runs the cases in one process, the fibers of each block in increasing (or, `reverse`,
+    /// decreasing) thread order; per case (status, per-segment values).
+    fn run(&self, cases: &[Case], reverse: bool) -> Vec<(u64, Vec<Affine>)> {
         let mut input = Vec::new();
         for c in cases {
             let n = c.items.len() as u64;
@@ -134,6 +135,7 @@ impl Emulated {
         let out = Command::new(&self.exe)
             .arg(&cases_path)
             .arg(&results_path)
+            .arg(if reverse { "reverse" } else { "forward" })
             .env(
                 "ASAN_OPTIONS",
                 "detect_leaks=0:detect_stack_use_after_return=0",
@@ -272,26 +274,41 @@ fn check_layouts(cxx: &str, threads: u32, items: u32, offsets_form: bool, seed: 
             }
         }
     }
-    let results = kernel.run(&cases);
-    for ((name, want), (status, got)) in names.iter().zip(&expected).zip(&results) {
+    for reverse in [false, true] {
+        check_results(&kernel, &cases, &names, &expected, reverse);
+    }
+    eprintln!(
+        "SegShuffle ({}, block {threads}, {items} items per thread): {} launches equal to the fold, \
+         fibers in both orders",
+        if offsets_form { "offsets" } else { "owners" },
+        cases.len()
+    );
+}
+
+fn check_results(
+    kernel: &Emulated,
+    cases: &[Case],
+    names: &[String],
+    expected: &[Vec<Affine>],
+    reverse: bool,
+) {
+    let (threads, items) = (kernel.threads, kernel.tile / kernel.threads);
+    let order = if reverse { "decreasing" } else { "increasing" };
+    let results = kernel.run(cases, reverse);
+    for ((name, want), (status, got)) in names.iter().zip(expected).zip(&results) {
         if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
             panic!(
-                "{name} (block {threads}, {items} items per thread): segment {s} of {} is {:?}, \
-                 the fold is {:?}",
+                "{name} (block {threads}, {items} items per thread, {order} thread order): \
+                 segment {s} of {} is {:?}, the fold is {:?}",
                 want.len(),
                 got[s],
                 want[s]
             );
         }
-        if !offsets_form {
+        if !kernel.offsets_form {
             assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
         }
     }
-    eprintln!(
-        "SegShuffle ({}, block {threads}, {items} items per thread): {} launches equal to the fold",
-        if offsets_form { "offsets" } else { "owners" },
-        cases.len()
-    );
 }
 
 #[test]
@@ -341,6 +358,7 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
             });
         }
     }
-    assert_eq!(kernel.run(&cases).len(), cases.len());
-    assert!(kernel.threads == 64);
+    for reverse in [false, true] {
+        assert_eq!(kernel.run(&cases, reverse).len(), cases.len());
+    }
 }
