@@ -2,6 +2,7 @@
 # Builds, here (no GPU needed), every binary the GPU machine runs and stages it in .gpu/
 # (ignored by git), with the device-side script and the CUB/PyTorch anchors. Then, with the
 # device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
+# (REDUCE_STAGE_FUZZ=0: without the derive fuzzer's shards, for runs without the fuzz phase.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exclude=$(git rev-parse --git-path info/exclude)  # also right in a worktree (.git is a file)
@@ -50,8 +51,11 @@ strip .gpu/tests/* .gpu/bin/* .gpu/cluster/*
 cp scripts/gpu-run.sh scripts/cub_sweep.cu scripts/torch_seg.py scripts/torch_allreduce.py .gpu/
 # The derive fuzzer's GPU run: 10^4 programs in 10 shards of 10^3 (rustc's time grows faster than
 # linearly with the programs of one crate), stripped and compressed (mostly CUDA text).
+# REDUCE_STAGE_FUZZ=0 skips them (the longest part of staging) when the fuzz phase will not run.
 mkdir -p .gpu/fuzz
-for k in 0 1 2 3 4 5 6 7 8 9; do
+shards="0 1 2 3 4 5 6 7 8 9"
+[ "${REDUCE_STAGE_FUZZ:-1}" = 0 ] && shards=""
+for k in $shards; do
   FUZZ_FIRST=$((k * 1000)) FUZZ_PROGRAMS=1000 cargo build --release -p fuzz-derive --bin fuzz 2>>.gpu/build.log \
     || { grep -E '^(error|warning)' -A8 .gpu/build.log; exit 1; }
   strip -o ".gpu/fuzz/fuzz-$k" target/release/fuzz
