@@ -117,6 +117,8 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                                             unsigned char* head, unsigned int* end_id, r_size* tile_last,
                                             M* __restrict__ out, M* stage, unsigned int stage_lo) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts).
+    const unsigned int first = (unsigned int)t0, last = (unsigned int)last_item;
     const bool grid_last = last_item + 1 == n;
     bool starts = false;
     r_size base = w;
@@ -128,24 +130,25 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 const unsigned int o = s <= segments ? __ldg(offsets + s) : 0u;
                 unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
                 if (lane == R_WARP - 1) o1 = s + 1 <= segments ? __ldg(offsets + s + 1) : 0u;
-                if (s < segments && (o <= last_item || grid_last)) {
+                if (s < segments && (o <= last || grid_last)) {
+                    const bool inside = o >= first && o <= last;
                     if (o < o1) {  // non-empty: items [o, o1)
-                        if (o >= t0 && o <= last_item) head[o - t0] = 1;
-                        const r_size e = (r_size)o1 - 1;
-                        if (e >= t0 && e < last_item) end_id[e - t0] = (unsigned int)s;
-                        if (o <= last_item && e >= last_item) *tile_last = s;
-                    } else if (o >= t0 && o <= last_item) {
+                        if (inside) head[o - first] = 1;
+                        const unsigned int e = o1 - 1;
+                        if (e >= first && e < last) end_id[e - first] = (unsigned int)s;
+                        if (o <= last && e >= last) *tile_last = s;
+                    } else if (inside) {
                         r_put(out, stage, stage_lo, (unsigned int)s, segments, m_identity());
                     } else if (grid_last && o >= n) {
                         out[s] = m_identity();  // trailing empty segments
                     }
-                    starts |= o >= t0 && o <= last_item;
+                    starts |= inside;
                 }
             }
         }
         base += (r_size)rounds * R_BLOCK;
         // Uniform: does the next segment still start at or before the tile's last item?
-        if (base >= segments || (!grid_last && __ldg(offsets + base) > last_item)) break;
+        if (base >= segments || (!grid_last && __ldg(offsets + base) > last)) break;
         rounds = R_LOADS;
     }
     return starts;
@@ -286,9 +289,11 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             continue;
         }
         {
+            // Item a + i is item mine + i of the tile.
+            const unsigned int mine = threadIdx.x * R_ITEMS;
             unsigned char hd[R_ITEMS];
-            r_take_heads(s_head, threadIdx.x * R_ITEMS, hd);
-            r_size first_start = 0;
+            r_take_heads(s_head, mine, hd);
+            unsigned int first_start = 0;  // the first segment start in the run, in the tile
 #pragma unroll
             for (int i = 0; i < R_ITEMS; ++i) {
                 if (i < count) {
@@ -296,9 +301,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                         if (!boundary) {
                             head = run;
                             boundary = true;
-                            first_start = a + i;
+                            first_start = mine + i;
                         } else {
-                            r_put(out, s_stage, stage_lo, s_end_id[a + i - 1 - t0], segments, run);
+                            r_put(out, s_stage, stage_lo, s_end_id[mine + i - 1], segments, run);
                         }
                         run = it[i];
                     } else {
@@ -308,8 +313,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             }
             // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
             // copy barrier, which every thread passes only once done with this tile's reads.
-            if (boundary && first_start > 0)
-                prev = first_start == t0 ? (unsigned int)w : s_end_id[first_start - 1 - t0];
+            if (boundary && t0 + first_start > 0)
+                prev = first_start == 0 ? (unsigned int)w : s_end_id[first_start - 1];
         }
 #else
         // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
