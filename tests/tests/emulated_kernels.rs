@@ -1,17 +1,22 @@
 //! SegShuffle's kernel logic without a GPU: the generated CUDA text runs on the CPU under
 //! `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp collectives as real
-//! rendezvous, poisoned dynamic shared memory, AddressSanitizer on every access), block by
-//! block, and must equal the sequential fold bit for bit on every layout — segments inside one
-//! thread, across threads, tiles and blocks, empty segments before, between and after the
-//! items, tiles inside one segment. Bad layouts (a trusted call's garbage) must finish without
-//! touching memory out of bounds. Timing and the memory model stay the GPU tests' to check.
+//! rendezvous, poisoned dynamic shared memory, AddressSanitizer on every access, fibers in both
+//! thread orders), block by block, and must equal the sequential fold bit for bit on every
+//! layout — segments inside one thread, across threads, tiles and blocks, empty segments before,
+//! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
+//! lifted items. Bad layouts (a trusted call's garbage) must finish without touching memory out
+//! of bounds. Timing and the memory model stay the GPU tests' to check.
 //!
 //! Needs a host C++ compiler (`$CXX`, else `c++`); without one the tests say so and skip, and
 //! fail under `REDUCE_REQUIRE_NVRTC=1` (CI), which has one.
 
-use reduce_core::{fold_by_owner, fold_segments};
-use reduce_cuda::{seg_kernel_source, SegAlgorithm, SegConfig};
-use reduce_tests::{offsets_of, owners_of, Affine, Random, TestRng};
+use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
+use reduce_cuda::{
+    seg_kernel_source, seg_kernel_source_lifted, KernelSource, SegAlgorithm, SegConfig,
+};
+use reduce_tests::lang::ArgMax;
+use reduce_tests::{offsets_of, owners_of, Affine, Mat2, Random, TestRng};
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -32,6 +37,22 @@ fn compiler() -> Option<String> {
     None
 }
 
+/// The bytes of values without padding (every type used here: u32 and f32 fields only).
+fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
+    // SAFETY: T is Copy and, for the types of this file, has no padding: every byte is initialised.
+    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
+        .to_vec()
+}
+
+/// Values of a padding-free `Copy` type from their bytes.
+fn values_from<T: Copy>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(std::mem::size_of::<T>())
+        // SAFETY: the types of this file are plain data: any bytes are a value.
+        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
+        .collect()
+}
+
 /// A SegShuffle launch compiled for the emulator.
 struct Emulated {
     exe: PathBuf,
@@ -39,22 +60,35 @@ struct Emulated {
     threads: u64,
     tile: u64,
     offsets_form: bool,
+    m_size: usize,
 }
 
-/// One launch's inputs: items, the layout (offsets or owners), segments and grid.
+/// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid.
 struct Case {
-    items: Vec<Affine>,
+    n: u64,
+    items: Vec<u8>,
     index: Vec<u32>,
     segments: u64,
     grid: u64,
 }
 
+/// SegShuffle with `threads` per block and `items` per thread.
+fn seg_shuffle(threads: u32, items: u32) -> SegConfig {
+    SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(threads)
+        .items_per_thread(items)
+}
+
 impl Emulated {
-    fn build(cxx: &str, threads: u32, items: u32, offsets_form: bool) -> Emulated {
-        let config = SegConfig::new(SegAlgorithm::SegShuffle)
-            .block(threads)
-            .items_per_thread(items);
-        let source = seg_kernel_source::<Affine>(config, offsets_form).unwrap();
+    fn build(
+        cxx: &str,
+        source: KernelSource,
+        tag: &str,
+        config: SegConfig,
+        offsets_form: bool,
+        m_size: usize,
+    ) -> Emulated {
+        let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
         // `extern __shared__ T name[];` -> the emulator's dynamic shared memory.
         let text: String = source
             .text
@@ -72,7 +106,7 @@ impl Emulated {
             .collect();
         let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("emu");
         let tag = format!(
-            "seg_shuffle_b{threads}_k{items}_{}",
+            "seg_shuffle_{tag}_b{threads}_k{items}_{}",
             if offsets_form { "offsets" } else { "owner" }
         );
         let dir = std::env::temp_dir().join(format!("reduce-emu-{}-{tag}", std::process::id()));
@@ -108,27 +142,29 @@ impl Emulated {
             threads: threads as u64,
             tile: threads as u64 * items as u64,
             offsets_form,
+            m_size,
         }
     }
 
     /// Runs the cases in one process, the fibers of each block in increasing (or, `reverse`,
-    /// decreasing) thread order; per case (status, per-segment values).
-    fn run(&self, cases: &[Case], reverse: bool) -> Vec<(u64, Vec<Affine>)> {
+    /// decreasing) thread order; per case (status, the segments' bytes).
+    fn run(&self, cases: &[Case], reverse: bool) -> Vec<(u64, Vec<u8>)> {
         let mut input = Vec::new();
         for c in cases {
-            let n = c.items.len() as u64;
-            let estimate = (c.segments * self.tile).div_ceil(n.max(1));
+            let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
             let smem = if self.offsets_form { 5 * self.tile } else { 0 };
-            for h in [n, c.segments, c.index.len() as u64, c.grid, estimate, smem] {
+            for h in [
+                c.n,
+                c.segments,
+                c.index.len() as u64,
+                c.grid,
+                estimate,
+                smem,
+            ] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
-            for x in &c.items {
-                input.extend_from_slice(&x.a.to_le_bytes());
-                input.extend_from_slice(&x.b.to_le_bytes());
-            }
-            for i in &c.index {
-                input.extend_from_slice(&i.to_le_bytes());
-            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&bytes_of(&c.index));
         }
         let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
         std::fs::write(&cases_path, input).unwrap();
@@ -150,7 +186,6 @@ impl Emulated {
         );
         let bytes = std::fs::read(&results_path).unwrap();
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
         let mut at = 0;
         cases
             .iter()
@@ -158,17 +193,9 @@ impl Emulated {
                 let (status, ok) = (word(at), word(at + 8));
                 assert_eq!(ok, 1, "deadlock, or the ticket was not reset");
                 at += 16;
-                let values = (0..c.segments)
-                    .map(|_| {
-                        let v = Affine {
-                            a: u32_at(at),
-                            b: u32_at(at + 4),
-                        };
-                        at += 8;
-                        v
-                    })
-                    .collect();
-                (status, values)
+                let len = c.segments as usize * self.m_size;
+                at += len;
+                (status, bytes[at - len..at].to_vec())
             })
             .collect()
     }
@@ -230,13 +257,17 @@ fn layouts(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u32>)
     out
 }
 
-fn check_layouts(cxx: &str, threads: u32, items: u32, offsets_form: bool, seed: u64) {
-    let kernel = Emulated::build(cxx, threads, items, offsets_form);
+/// Every layout of `layouts` at sizes around the tile, several grids, against the fold of the
+/// lifted items, with the fibers in both orders.
+fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
+    kernel: &Emulated,
+    random_items: impl Fn(usize, u64) -> Vec<X>,
+    lift: impl Fn(X, u64) -> M,
+    seed: u64,
+) {
     let tile = kernel.tile;
     let mut rng = TestRng::new(seed);
-    let mut cases = Vec::new();
-    let mut expected = Vec::new();
-    let mut names = Vec::new();
+    let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for n in [
         1,
         2,
@@ -248,23 +279,29 @@ fn check_layouts(cxx: &str, threads: u32, items: u32, offsets_form: bool, seed: 
         9 * tile + 13,
     ] {
         for (name, lengths) in layouts(n, tile, &mut rng) {
-            let items = Affine::random_vec(n as usize, rng.next_u64());
+            let items = random_items(n as usize, rng.next_u64());
+            let lifted: Vec<M> = items
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| lift(x, i as u64))
+                .collect();
             let tiles = n.div_ceil(tile);
             for grid in [1, 2, 3, tiles] {
                 if grid > tiles || (grid > 1 && rng.range(0, 1) == 0) {
                     continue;
                 }
-                let (index, want) = if offsets_form {
+                let (index, want) = if kernel.offsets_form {
                     let offsets = offsets_of(&lengths);
-                    let want = fold_segments(&items, &offsets).unwrap();
+                    let want = fold_segments(&lifted, &offsets).unwrap();
                     (offsets, want)
                 } else {
                     let owners = owners_of(&lengths);
-                    let want = fold_by_owner(&items, &owners, lengths.len()).unwrap();
+                    let want = fold_by_owner(&lifted, &owners, lengths.len()).unwrap();
                     (owners, want)
                 };
                 cases.push(Case {
-                    items: items.clone(),
+                    n,
+                    items: bytes_of(&items),
                     index,
                     segments: lengths.len() as u64,
                     grid,
@@ -274,62 +311,88 @@ fn check_layouts(cxx: &str, threads: u32, items: u32, offsets_form: bool, seed: 
             }
         }
     }
+    let (threads, per_thread) = (kernel.threads, kernel.tile / kernel.threads);
     for reverse in [false, true] {
-        check_results(&kernel, &cases, &names, &expected, reverse);
+        let order = if reverse { "decreasing" } else { "increasing" };
+        let results = kernel.run(&cases, reverse);
+        for ((name, want), (status, bytes)) in names.iter().zip(&expected).zip(&results) {
+            let got: Vec<M> = values_from(bytes);
+            if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
+                panic!(
+                    "{name} (block {threads}, {per_thread} items per thread, {order} thread order): \
+                     segment {s} of {} is {:?}, the fold is {:?}",
+                    want.len(),
+                    got[s],
+                    want[s]
+                );
+            }
+            if !kernel.offsets_form {
+                assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
+            }
+        }
     }
     eprintln!(
-        "SegShuffle ({}, block {threads}, {items} items per thread): {} launches equal to the fold, \
-         fibers in both orders",
-        if offsets_form { "offsets" } else { "owners" },
+        "SegShuffle ({}, {} bytes, block {threads}, {per_thread} items per thread): {} launches equal \
+         to the fold, fibers in both orders",
+        if kernel.offsets_form { "offsets" } else { "owners" },
+        kernel.m_size,
         cases.len()
     );
 }
 
-fn check_results(
-    kernel: &Emulated,
-    cases: &[Case],
-    names: &[String],
-    expected: &[Vec<Affine>],
-    reverse: bool,
+/// A monoid whose items are its values.
+fn check_plain<M: reduce_core::CudaMonoid + Random>(
+    cxx: &str,
+    threads: u32,
+    items: u32,
+    offsets_form: bool,
+    seed: u64,
 ) {
-    let (threads, items) = (kernel.threads, kernel.tile / kernel.threads);
-    let order = if reverse { "decreasing" } else { "increasing" };
-    let results = kernel.run(cases, reverse);
-    for ((name, want), (status, got)) in names.iter().zip(expected).zip(&results) {
-        if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
-            panic!(
-                "{name} (block {threads}, {items} items per thread, {order} thread order): \
-                 segment {s} of {} is {:?}, the fold is {:?}",
-                want.len(),
-                got[s],
-                want[s]
-            );
-        }
-        if !kernel.offsets_form {
-            assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
-        }
-    }
+    let config = seg_shuffle(threads, items);
+    let source = seg_kernel_source::<M>(config, offsets_form).unwrap();
+    let size = std::mem::size_of::<M>();
+    let kernel = Emulated::build(cxx, source, &format!("m{size}"), config, offsets_form, size);
+    check_layouts(&kernel, M::random_vec, |x: M, _| x, seed);
 }
 
 #[test]
 fn seg_shuffle_offsets_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     // 16 items per thread: the head bytes move as 16-byte vectors; 4: as words; 3: byte by byte.
-    check_layouts(&cxx, 64, 16, true, 1);
-    check_layouts(&cxx, 32, 4, true, 2);
-    check_layouts(&cxx, 96, 3, true, 3);
+    check_plain::<Affine>(&cxx, 64, 16, true, 1);
+    check_plain::<Affine>(&cxx, 32, 4, true, 2);
+    check_plain::<Affine>(&cxx, 96, 3, true, 3);
 }
 
 #[test]
 fn seg_shuffle_default_block_offsets_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
-    check_layouts(&cxx, 256, 16, true, 4);
+    check_plain::<Affine>(&cxx, 256, 16, true, 4);
+    // 16-byte matrices: 4 items per thread, as SegShuffle's default for them.
+    check_plain::<Mat2>(&cxx, 256, 4, true, 7);
 }
 
 #[test]
 fn seg_shuffle_owner_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
-    check_layouts(&cxx, 64, 16, false, 5);
+    check_plain::<Affine>(&cxx, 64, 16, false, 5);
+}
+
+/// Items of another type, lifted with their global index: f32 -> ArgMax (value, first index).
+#[test]
+fn seg_shuffle_lifted_items_are_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    let random = |n: usize, seed: u64| -> Vec<f32> {
+        let mut rng = TestRng::new(seed);
+        // few distinct values: ties, so the first index matters
+        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
+    };
+    for offsets_form in [true, false] {
+        let config = seg_shuffle(64, 16);
+        let source = seg_kernel_source_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
+        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, 8);
+        check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
+    }
 }
 
 /// A trusted call with a garbage layout: any result, but it finishes and stays in bounds
@@ -337,7 +400,9 @@ fn seg_shuffle_owner_form_is_the_fold() {
 #[test]
 fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
-    let kernel = Emulated::build(&cxx, 64, 16, true);
+    let config = seg_shuffle(64, 16);
+    let source = seg_kernel_source::<Affine>(config, true).unwrap();
+    let kernel = Emulated::build(&cxx, source, "garbage", config, true, 8);
     let mut rng = TestRng::new(6);
     let mut cases = Vec::new();
     for n in [1u64, 100, 1024, 5000] {
@@ -351,7 +416,8 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
                 index.sort_unstable(); // sorted but not from 0 to n
             }
             cases.push(Case {
-                items: Affine::random_vec(n as usize, rng.next_u64()),
+                n,
+                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
                 index,
                 segments,
                 grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
