@@ -186,17 +186,37 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
 }
 #endif
 
+// The layout check of a validated call, fused: block b checks its share of the offsets, a fixed
+// slice of [0, segments] whatever the layout (so every entry is checked by some block), with the
+// checks and the error key of seg_validate_offsets (class << 62 | index; the smallest key is the
+// error the CPU check reports first), merged into *status by atomicMin.
+__device__ __forceinline__ void r_check_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
+                                                unsigned long long* __restrict__ status) {
+    const r_size count = segments + 1;
+    const r_size lo = count * blockIdx.x / gridDim.x, hi = count * (blockIdx.x + 1) / gridDim.x;
+    unsigned long long key = R_NO_INDEX;
+    for (r_size i = lo + threadIdx.x; i < hi; i += R_BLOCK) {
+        const unsigned int v = __ldg(offsets + i);
+        if (i == 0 && v != 0) key = min(key, 0ull);
+        if (i > 0 && v < __ldg(offsets + i - 1)) key = min(key, (1ull << 62) | i);
+        if (i == segments && v != n) key = min(key, (2ull << 62) | i);
+    }
+    if (key != R_NO_INDEX) atomicMin(status, key);
+}
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
-// r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left 0; *status receives the
-// first bad owner index (owner form) or stays R_NO_INDEX. seg_estimate: segments per tile on
-// average (offsets form: sizes the first round of offsets read per tile).
+// r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
+// 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
+// when `validate`, the offsets' first error key (offsets form, r_check_offsets). seg_estimate:
+// segments per tile on average (offsets form: sizes the first round of offsets read per tile).
 // Dynamic shared memory (offsets form): R_TILE segment ids, then R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
-                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate) {
+                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
+                   r_size validate) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
@@ -230,11 +250,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             s_tile_last[0] = lo;
         }
     }
+    if (validate) r_check_offsets(offsets, segments, n, status);
     // Head bytes start cleared; each thread clears its own, after reading them, per tile.
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) s_head[threadIdx.x * R_ITEMS + i] = 0;
     r_size seg_per_tile = seg_estimate;
 #else
+    (void)validate;  // the owner form always checks, fused into its reads
     if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
 #endif
     if (threadIdx.x == 0) s_entry_val = m_identity();

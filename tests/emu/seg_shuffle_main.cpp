@@ -1,8 +1,8 @@
 // The host side of an emulated SegShuffle launch (tests/tests/emulated_kernels.rs): included
 // after cuda_emu.hpp and the generated kernel text. argv[3] = "reverse" runs the fibers in
 // decreasing thread order (see cuda_emu.hpp). Reads cases from argv[1], each
-//   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem; n r_in items; index_len u32
-// (offsets or owners), runs the launch block by block, and appends to argv[2] per case
+//   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem, validate; n r_in items;
+// index_len u32 (offsets or owners), runs the launch block by block, and appends to argv[2] per case
 //   u64 status, u64 ok (1, or 0 after a deadlock); segments M values.
 #include <cstdio>
 #include <vector>
@@ -13,9 +13,10 @@ int main(int argc, char** argv) {
     std::FILE* in = std::fopen(argv[1], "rb");
     std::FILE* res = std::fopen(argv[2], "wb");
     if (!in || !res) return 2;
-    unsigned long long h[6];
-    while (std::fread(h, 8, 6, in) == 6) {
+    unsigned long long h[7];
+    while (std::fread(h, 8, 7, in) == 7) {
         const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], estimate = h[4], smem = h[5];
+        const unsigned long long validate = h[6];
         std::vector<r_in> items(n);
         std::vector<unsigned int> index(index_len);
         if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
                 reduce_seg_shuffle(items.data(), n, index.data(), segments, out.data(), rec_vals.data(),
-                                   rec_meta.data(), &ticket, &status, estimate);
+                                   rec_meta.data(), &ticket, &status, estimate, validate);
             });
         }
         ok = ok && ticket == 0;  // the last block resets it

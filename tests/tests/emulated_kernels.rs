@@ -4,13 +4,15 @@
 //! thread orders), block by block, and must equal the sequential fold bit for bit on every
 //! layout — segments inside one thread, across threads, tiles and blocks, empty segments before,
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
-//! lifted items. Bad layouts (a trusted call's garbage) must finish without touching memory out
-//! of bounds. Timing and the memory model stay the GPU tests' to check.
+//! lifted items. The offsets check fused into a validated launch must report the CPU check's
+//! first error, and bad layouts (a trusted call's garbage) must finish without touching memory
+//! out of bounds. Timing and the memory model stay the GPU tests' to check.
 //!
 //! Needs a host C++ compiler (`$CXX`, else `c++`); without one the tests say so and skip, and
 //! fail under `REDUCE_REQUIRE_NVRTC=1` (CI), which has one.
 
-use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
+use reduce_core::layout::check_offsets;
+use reduce_core::{fold_by_owner, fold_segments, LayoutError, Lift, Monoid};
 use reduce_cuda::{
     seg_kernel_source, seg_kernel_source_lifted, KernelSource, SegAlgorithm, SegConfig,
 };
@@ -63,13 +65,15 @@ struct Emulated {
     m_size: usize,
 }
 
-/// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid.
+/// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid,
+/// and whether the launch validates the layout (the offsets form's fused check).
 struct Case {
     n: u64,
     items: Vec<u8>,
     index: Vec<u32>,
     segments: u64,
     grid: u64,
+    validate: bool,
 }
 
 /// SegShuffle with `threads` per block and `items` per thread.
@@ -160,6 +164,7 @@ impl Emulated {
                 c.grid,
                 estimate,
                 smem,
+                c.validate as u64,
             ] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
@@ -305,6 +310,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
                     index,
                     segments: lengths.len() as u64,
                     grid,
+                    validate: cases.len() % 2 == 1,
                 });
                 expected.push(want);
                 names.push(format!("{name}, n = {n}, grid = {grid}"));
@@ -326,9 +332,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
                     want[s]
                 );
             }
-            if !kernel.offsets_form {
-                assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
-            }
+            assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
         }
     }
     eprintln!(
@@ -421,10 +425,80 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
                 index,
                 segments,
                 grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                validate: false,
             });
         }
     }
     for reverse in [false, true] {
         assert_eq!(kernel.run(&cases, reverse).len(), cases.len());
+    }
+}
+
+/// The error key of the CPU check (the kernels' encoding: class << 62 | index), or none.
+fn expected_key(offsets: &[u32], n: usize) -> u64 {
+    match check_offsets(offsets, n) {
+        Ok(_) => u64::MAX,
+        Err(LayoutError::FirstOffsetNotZero { .. }) => 0,
+        Err(LayoutError::OffsetsDecreasing { index, .. }) => (1 << 62) | index as u64,
+        Err(LayoutError::LastOffsetNotLen { index, .. }) => (2 << 62) | index as u64,
+        Err(e) => panic!("not an offsets error: {e}"),
+    }
+}
+
+/// A validated launch checks the offsets in the same pass, each block a fixed slice of them,
+/// and reports the first error the CPU check reports, wherever it is and whatever the grid.
+#[test]
+fn seg_shuffle_fused_check_reports_the_first_bad_offset() {
+    let Some(cxx) = compiler() else { return };
+    let config = seg_shuffle(64, 16);
+    let source = seg_kernel_source::<Affine>(config, true).unwrap();
+    let kernel = Emulated::build(&cxx, source, "check", config, true, 8);
+    let mut rng = TestRng::new(9);
+    let (mut cases, mut keys) = (Vec::new(), Vec::new());
+    for n in [1u64, 2, 700, 1024, 5000] {
+        for bug in 0..8 {
+            let lengths: Vec<u32> = (0..rng.range(1, n + 3))
+                .map(|_| rng.range(0, 5) as u32)
+                .collect();
+            let mut offsets = offsets_of(&lengths);
+            let last = offsets.len() - 1;
+            let items = offsets[last].max(1) as u64;
+            match bug {
+                0 => offsets[0] = 1 + rng.range(0, 9) as u32, // first not 0
+                1 => offsets[last] = offsets[last].wrapping_add(1), // last not n
+                2 | 3 => {
+                    // one or two decreasing places anywhere: before, inside, across block slices
+                    for _ in 0..bug - 1 {
+                        let i = (rng.range(0, last as u64) as usize).max(1);
+                        offsets[i] = offsets[i - 1].wrapping_sub(1 + rng.range(0, 3) as u32);
+                    }
+                }
+                4 => offsets.iter_mut().for_each(|o| *o = o.wrapping_mul(2)), // past n
+                5 => offsets.reverse(),
+                6 => offsets[rng.range(0, last as u64) as usize] = u32::MAX, // far past n
+                _ => {} // valid (unless there are no items: then the last offset is not n)
+            }
+            keys.push(expected_key(&offsets, items as usize));
+            cases.push(Case {
+                n: items,
+                items: bytes_of(&Affine::random_vec(items as usize, rng.next_u64())),
+                segments: last as u64,
+                index: offsets,
+                grid: rng.range(1, items.div_ceil(kernel.tile).min(3)),
+                validate: true,
+            });
+        }
+    }
+    let bad = keys.iter().filter(|&&k| k != u64::MAX).count();
+    assert!(
+        bad > 25 && bad < keys.len(),
+        "{bad} bad layouts of {}",
+        keys.len()
+    );
+    for reverse in [false, true] {
+        let results = kernel.run(&cases, reverse);
+        for (k, ((status, _), want)) in results.iter().zip(&keys).enumerate() {
+            assert_eq!(status, want, "case {k}: offsets {:?}", cases[k].index);
+        }
     }
 }

@@ -111,9 +111,14 @@ impl Gpu {
         Ok(regions[status])
     }
 
-    /// SegShuffle: one launch. Returns the address of its status word (the first bad owner
-    /// index, owner form).
-    pub(crate) fn seg_shuffle(&self, job: &Job, scratch: &mut Scratch) -> Result<u64> {
+    /// SegShuffle: one launch. Returns the address of its status word: the first bad owner
+    /// index (owner form), or the offsets' first error key when `validate` (offsets form).
+    pub(crate) fn seg_shuffle(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+        validate: bool,
+    ) -> Result<u64> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
@@ -141,6 +146,7 @@ impl Gpu {
             scratch.ticket.device_ptr(stream),
             regions[status],
             estimate,
+            validate as u64,
         ];
         self.launch(&f, grid, job.plan.block(), smem, &args)?;
         Ok(regions[status])

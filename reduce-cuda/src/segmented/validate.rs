@@ -56,26 +56,7 @@ impl Gpu {
         if job.layout.offsets_form {
             let f = job.module.function("seg_validate_offsets")?;
             self.launch_over(&f, count, &[job.layout.ptr, count, n, status])?;
-            let bad = self.read_status(scratch, status)?;
-            if bad == NO_INDEX {
-                return Ok(());
-            }
-            let index = (bad & ((1 << 62) - 1)) as usize;
-            let value = self.layout_entry(job, index)?;
-            Err(match bad >> 62 {
-                0 => LayoutError::FirstOffsetNotZero { value },
-                1 => LayoutError::OffsetsDecreasing {
-                    index,
-                    value,
-                    previous: self.layout_entry(job, index - 1)?,
-                },
-                _ => LayoutError::LastOffsetNotLen {
-                    index,
-                    value,
-                    items: job.items.len,
-                },
-            }
-            .into())
+            self.check_offsets_status(job, scratch, status)
         } else {
             if n > 0 {
                 let f = job.module.function("seg_validate_owner")?;
@@ -83,6 +64,36 @@ impl Gpu {
             }
             self.check_owner_status(job, scratch, status)
         }
+    }
+
+    /// Turns the offsets' first error key a kernel reported (`seg_validate_offsets`, or
+    /// SegShuffle's fused check: class << 62 | index) into its typed error.
+    pub(crate) fn check_offsets_status(
+        &self,
+        job: &Job,
+        scratch: &mut Scratch,
+        status: u64,
+    ) -> Result<()> {
+        let bad = self.read_status(scratch, status)?;
+        if bad == NO_INDEX {
+            return Ok(());
+        }
+        let index = (bad & ((1 << 62) - 1)) as usize;
+        let value = self.layout_entry(job, index)?;
+        Err(match bad >> 62 {
+            0 => LayoutError::FirstOffsetNotZero { value },
+            1 => LayoutError::OffsetsDecreasing {
+                index,
+                value,
+                previous: self.layout_entry(job, index - 1)?,
+            },
+            _ => LayoutError::LastOffsetNotLen {
+                index,
+                value,
+                items: job.items.len,
+            },
+        }
+        .into())
     }
 
     /// Turns the first bad owner index a kernel reported into its typed error.
