@@ -14,7 +14,9 @@
 // EXACTLY ONCE. Every segment is written by exactly one thread: interior segments by the thread
 // that holds them, a segment closed at the start of a thread's run by that thread, a segment
 // crossing a block start by the last block, the last segment by the last block, empty segments by
-// the thread holding the first item after them (or the item n - 1 for trailing ones).
+// the thread holding the first item after them (or the item n - 1 for trailing ones) in the owner
+// form, and in the offsets form by the thread that reads their offset in the marking pass of the
+// tile holding that item (trailing ones: of the grid's last tile).
 //
 // OUTPUT STAGING. The segments a tile closes form one contiguous range of ids, from the segment
 // of the item before the tile up to (not including) the segment of its last item; they are
@@ -31,7 +33,8 @@
 // identities for the empty segments that lie in the tile, and the segment of the tile's last
 // item. Threads then fold runs from the head bytes alone: no search, no per-item walk. A tile
 // inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
-// of its items into the block's carry, no segmented scan and no writes.
+// of its items into the block's carry, no segmented scan and no writes. A validated call checks
+// the offsets in the same launch (r_check_offsets: each block a fixed slice of them).
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
