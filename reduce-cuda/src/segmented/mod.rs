@@ -312,11 +312,10 @@ impl Gpu {
                 // The layout check is fused into the launch in both forms; the call waits for
                 // it only when validating.
                 let status = self.seg_shuffle(job, scratch, validate)?;
-                match (validate, job.layout.offsets_form) {
-                    (false, _) => Ok(()),
-                    (true, true) => self.check_offsets_status(job, scratch, status),
-                    (true, false) => self.check_owner_status(job, scratch, status),
+                if validate {
+                    self.check_status(job, scratch, status)?;
                 }
+                Ok(())
             }
             _ => {
                 if validate {

@@ -56,28 +56,26 @@ impl Gpu {
         if job.layout.offsets_form {
             let f = job.module.function("seg_validate_offsets")?;
             self.launch_over(&f, count, &[job.layout.ptr, count, n, status])?;
-            self.check_offsets_status(job, scratch, status)
-        } else {
-            if n > 0 {
-                let f = job.module.function("seg_validate_owner")?;
-                self.launch_over(&f, n, &[job.layout.ptr, n, job.segments as u64, status])?;
-            }
-            self.check_owner_status(job, scratch, status)
+        } else if n > 0 {
+            let f = job.module.function("seg_validate_owner")?;
+            self.launch_over(&f, n, &[job.layout.ptr, n, job.segments as u64, status])?;
+        }
+        self.check_status(job, scratch, status)
+    }
+
+    /// Waits for what the kernels reported in `status` and turns it into the layout's typed
+    /// error: the offsets' first error key (`seg_validate_offsets`, SegShuffle's fused check:
+    /// class << 62 | index), or the first bad owner index.
+    pub(crate) fn check_status(&self, job: &Job, scratch: &mut Scratch, status: u64) -> Result<()> {
+        match self.read_status(scratch, status)? {
+            NO_INDEX => Ok(()),
+            bad if job.layout.offsets_form => self.offsets_error(job, bad),
+            bad => self.owner_error(job, bad),
         }
     }
 
-    /// Turns the offsets' first error key a kernel reported (`seg_validate_offsets`, or
-    /// SegShuffle's fused check: class << 62 | index) into its typed error.
-    pub(crate) fn check_offsets_status(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-        status: u64,
-    ) -> Result<()> {
-        let bad = self.read_status(scratch, status)?;
-        if bad == NO_INDEX {
-            return Ok(());
-        }
+    /// The offsets' error of key `bad`.
+    fn offsets_error(&self, job: &Job, bad: u64) -> Result<()> {
         let index = (bad & ((1 << 62) - 1)) as usize;
         let value = self.layout_entry(job, index)?;
         Err(match bad >> 62 {
@@ -96,15 +94,9 @@ impl Gpu {
         .into())
     }
 
-    /// Turns the first bad owner index a kernel reported into its typed error.
-    pub(crate) fn check_owner_status(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-        status: u64,
-    ) -> Result<()> {
-        let bad = self.read_status(scratch, status)?;
-        if bad == NO_INDEX || bad as usize >= job.items.len {
+    /// The owners' error at the first bad owner index `bad`.
+    fn owner_error(&self, job: &Job, bad: u64) -> Result<()> {
+        if bad as usize >= job.items.len {
             return Ok(());
         }
         let index = bad as usize;
