@@ -153,16 +153,25 @@ extern "C" __global__ void seg_validate_owner(const r_idx* __restrict__ owner, r
     }
 }
 
-// Offsets validation in one pass, reported as one key (atomicMin): class 0 = offsets[0] != 0,
-// class 1 = offsets[i] < offsets[i - 1] (first such i), class 2 = the last offset != n; the
-// key is class << 62 | index, so the smallest key is the error the CPU check reports first.
+// The error key of entry i of `count` offsets for n items (R_NO_INDEX: none): class 0 =
+// offsets[0] != 0, class 1 = offsets[i] < offsets[i - 1], class 2 = the last offset != n; the
+// key is class << 62 | index, so the smallest key over all entries is the error the CPU check
+// reports first.
+__device__ __forceinline__ unsigned long long r_offsets_key(const r_idx* __restrict__ offsets, r_size i, r_size count,
+                                                            r_size n) {
+    const r_idx v = offsets[i];
+    if (i == 0 && v != 0) return 0ull;
+    if (i > 0 && v < offsets[i - 1]) return (1ull << 62) | i;
+    if (i + 1 == count && v != n) return (2ull << 62) | i;
+    return R_NO_INDEX;
+}
+
+// Offsets validation in one pass, reported as one key (r_offsets_key, merged by atomicMin).
 extern "C" __global__ void seg_validate_offsets(const r_idx* __restrict__ offsets, r_size count, r_size n,
                                                 unsigned long long* __restrict__ first_bad) {
     for (r_size i = blockIdx.x * (r_size)blockDim.x + threadIdx.x; i < count; i += (r_size)gridDim.x * blockDim.x) {
-        const r_idx v = offsets[i];
-        if (i == 0 && v != 0) atomicMin(first_bad, 0ull);
-        if (i > 0 && v < offsets[i - 1]) atomicMin(first_bad, (1ull << 62) | i);
-        if (i + 1 == count && v != n) atomicMin(first_bad, (2ull << 62) | i);
+        const unsigned long long key = r_offsets_key(offsets, i, count, n);
+        if (key != R_NO_INDEX) atomicMin(first_bad, key);
     }
 }
 

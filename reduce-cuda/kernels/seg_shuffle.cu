@@ -190,20 +190,14 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
 #endif
 
 // The layout check of a validated call, fused: block b checks its share of the offsets, a fixed
-// slice of [0, segments] whatever the layout (so every entry is checked by some block), with the
-// checks and the error key of seg_validate_offsets (class << 62 | index; the smallest key is the
-// error the CPU check reports first), merged into *status by atomicMin.
+// slice of [0, segments] whatever the layout (so every entry is checked by some block), each
+// entry as seg_validate_offsets does (r_offsets_key), merged into *status by atomicMin.
 __device__ __forceinline__ void r_check_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                                 unsigned long long* __restrict__ status) {
     const r_size count = segments + 1;
     const r_size lo = count * blockIdx.x / gridDim.x, hi = count * (blockIdx.x + 1) / gridDim.x;
     unsigned long long key = R_NO_INDEX;
-    for (r_size i = lo + threadIdx.x; i < hi; i += R_BLOCK) {
-        const unsigned int v = __ldg(offsets + i);
-        if (i == 0 && v != 0) key = min(key, 0ull);
-        if (i > 0 && v < __ldg(offsets + i - 1)) key = min(key, (1ull << 62) | i);
-        if (i == segments && v != n) key = min(key, (2ull << 62) | i);
-    }
+    for (r_size i = lo + threadIdx.x; i < hi; i += R_BLOCK) key = min(key, r_offsets_key(offsets, i, count, n));
     if (key != R_NO_INDEX) atomicMin(status, key);
 }
 
@@ -296,6 +290,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const bool any_start = __syncthreads_or(starts) != 0;
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
+        // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
         // A tile inside one segment (not the first tile): fold the items, then the warps in
         // order, into the carry. No segmented scan, no writes.
@@ -391,8 +386,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         if (count > 0 && a + count == n && last < segments) {
             for (r_size e = (r_size)last + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
         }
-        if (count > 0 && a + count == last_item + 1) s_stage_hi[parity] = last;
-        if (tile + 1 == tile_end && count > 0 && a + count == last_item + 1) s_exit = last;
+        if (count > 0 && a + count == last_item + 1) {  // this thread holds the tile's last item
+            s_stage_hi[parity] = last;
+            if (tile + 1 == tile_end) s_exit = last;  // open at the block's end: the last block finishes it
+        }
 #endif
 
         // Join heads and tails: block-wide segmented scan continuing the block's carry.
