@@ -32,11 +32,14 @@ build_cub() {  # in the background while the GPU is busy with other phases
 }
 
 for phase in "$@"; do
+  phase_start=$(date +%s)
   case "$phase" in
     tests)
       build_cub & BUILD=$!
       for t in .gpu/tests/*; do
         name=$(basename "$t")
+        # REDUCE_TESTS="a b": only these test binaries (default: all)
+        [ -n "${REDUCE_TESTS:-}" ] && [[ " $REDUCE_TESTS " != *" $name "* ]] && continue
         start=$(date +%s)
         "$t" > "$OUT/test-$name.log" 2>&1
         rc=$?
@@ -221,6 +224,9 @@ for phase in "$@"; do
       ;;
     *) note "unknown phase $phase" ;;
   esac
+  note "phase $phase: $(( $(date +%s) - phase_start )) s"
+  # what is done so far comes back even if a later phase runs past the call's limit
+  tar -czf "$DEST/results.tgz" -C "$OUT" . && cp "$SUMMARY" "$DEST/summary.txt"
 done
 tar -czf "$DEST/results.tgz" -C "$OUT" .
 cp "$SUMMARY" "$DEST/summary.txt"

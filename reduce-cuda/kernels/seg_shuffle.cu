@@ -68,6 +68,13 @@ __device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size
 }
 
 #if R_OFFSETS
+// Asks L2 for the lines of items [a, a + count) (no registers held, nothing waited for).
+__device__ __forceinline__ void r_prefetch_items(const r_in* __restrict__ in, r_size a, int count) {
+    const char* p = reinterpret_cast<const char*>(in + a);
+    for (int k = 0; k < count * (int)sizeof(r_in); k += 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
+}
+
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
 __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
@@ -100,14 +107,25 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 }
 
 #if R_OFFSETS
-// Offsets per thread and round in r_mark_tile (rounds of R_BLOCK * R_LOADS segments).
+// Rounds of offsets read at once per thread in r_mark_tile, and the segments of one round.
 #define R_LOADS 4
+#define R_ROUND (R_WARPS * (R_WARP - 1))
+
+// The slot of item q of the tile in the segment-id marks: one word of padding after every
+// R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, read 32 banks.
+#if R_ITEMS % 2 == 0
+#define R_END_SLOT(q) ((q) + (q) / R_ITEMS)
+#define R_END_SLOTS (R_TILE + R_BLOCK)
+#else
+#define R_END_SLOT(q) (q)
+#define R_END_SLOTS R_TILE
+#endif
 
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
-// segment of item t0 - 1; 0 for the first tile), read once, coalesced, R_BLOCK * R_LOADS per
-// round, while they start at or before last_item (to the end on the grid's last tile):
+// segment of item t0 - 1; 0 for the first tile), read once, coalesced, R_ROUND * R_LOADS at
+// a time, while they start at or before last_item (to the end on the grid's last tile):
 //   head[p - t0] = 1   where item p starts a non-empty segment;
-//   end_id[p - t0] = s where item p < last_item ends non-empty segment s;
+//   end_id[R_END_SLOT(p - t0)] = s where item p < last_item ends non-empty segment s;
 //   *tile_last = s     for the segment s holding last_item;
 //   identity           for every empty segment at an item of the tile (staged), and for the
 //                      empty segments at n on the grid's last tile (written directly).
@@ -119,26 +137,36 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                                             r_size w, r_size t0, r_size last_item, unsigned int rounds,
                                             unsigned char* head, unsigned int* end_id, r_size* tile_last,
                                             M* __restrict__ out, M* stage, unsigned int stage_lo) {
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
     // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts).
     const unsigned int first = (unsigned int)t0, last = (unsigned int)last_item;
     const bool grid_last = last_item + 1 == n;
     bool starts = false;
     r_size base = w;
     for (;;) {
+        // The round's loads first, and the next round's first offset with them (whether
+        // another round is needed): one memory latency per round. Lane l < 31 of warp k takes
+        // segment s = base + u * R_ROUND + 31 k + l; lane 31 reads offsets[s] for lane 30 only.
+        unsigned int ov[R_LOADS];
+#pragma unroll
+        for (unsigned int u = 0; u < R_LOADS; ++u) {
+            const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
+            ov[u] = u < rounds && s <= segments ? __ldg(offsets + s) : 0u;
+        }
+        const r_size next = base + (r_size)rounds * R_ROUND;
+        const unsigned int next_offset = next < segments && !grid_last ? __ldg(offsets + next) : 0u;
 #pragma unroll
         for (unsigned int u = 0; u < R_LOADS; ++u) {
             if (u < rounds) {  // uniform
-                const r_size s = base + (r_size)u * R_BLOCK + threadIdx.x;
-                const unsigned int o = s <= segments ? __ldg(offsets + s) : 0u;
-                unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
-                if (lane == R_WARP - 1) o1 = s + 1 <= segments ? __ldg(offsets + s + 1) : 0u;
-                if (s < segments && (o <= last || grid_last)) {
+                const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
+                const unsigned int o = ov[u];
+                const unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
+                if (lane < R_WARP - 1 && s < segments && (o <= last || grid_last)) {
                     const bool inside = o >= first && o <= last;
                     if (o < o1) {  // non-empty: items [o, o1)
                         if (inside) head[o - first] = 1;
                         const unsigned int e = o1 - 1;
-                        if (e >= first && e < last) end_id[e - first] = (unsigned int)s;
+                        if (e >= first && e < last) end_id[R_END_SLOT(e - first)] = (unsigned int)s;
                         if (o <= last && e >= last) *tile_last = s;
                     } else if (inside) {
                         r_put(out, stage, stage_lo, (unsigned int)s, segments, m_identity());
@@ -149,9 +177,9 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 }
             }
         }
-        base += (r_size)rounds * R_BLOCK;
+        base = next;
         // Uniform: does the next segment still start at or before the tile's last item?
-        if (base >= segments || (!grid_last && __ldg(offsets + base) > last)) break;
+        if (base >= segments || (!grid_last && next_offset > last)) break;
         rounds = R_LOADS;
     }
     return starts;
@@ -191,14 +219,16 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
 
 // The layout check of a validated call, fused: block b checks its share of the offsets, a fixed
 // slice of [0, segments] whatever the layout (so every entry is checked by some block), each
-// entry as seg_validate_offsets does (r_offsets_key), merged into *status by atomicMin.
+// entry as seg_validate_offsets does (r_offsets_key), a part per tile (for even layouts, about
+// the offsets the tile's marks read: mostly cache hits). check[0..2] (shared memory): the slice's
+// start, the entries per part, the slice's end. Checks part `part` and merges its smallest key
+// into *block_key (shared memory).
 __device__ __forceinline__ void r_check_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
-                                                unsigned long long* __restrict__ status) {
-    const r_size count = segments + 1;
-    const r_size lo = count * blockIdx.x / gridDim.x, hi = count * (blockIdx.x + 1) / gridDim.x;
+                                                const r_size* check, r_size part, unsigned long long* block_key) {
+    const r_size a = check[0] + part * check[1], z = min(a + check[1], check[2]);
     unsigned long long key = R_NO_INDEX;
-    for (r_size i = lo + threadIdx.x; i < hi; i += R_BLOCK) key = min(key, r_offsets_key(offsets, i, count, n));
-    if (key != R_NO_INDEX) atomicMin(status, key);
+    for (r_size i = a + threadIdx.x; i < z; i += R_BLOCK) key = min(key, r_offsets_key(offsets, i, segments + 1, n));
+    if (key != R_NO_INDEX) atomicMin(block_key, key);
 }
 
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
@@ -206,7 +236,7 @@ __device__ __forceinline__ void r_check_offsets(const unsigned int* __restrict__
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
 // when `validate`, the offsets' first error key (offsets form, r_check_offsets). seg_estimate:
 // segments per tile on average (offsets form: sizes the first round of offsets read per tile).
-// Dynamic shared memory (offsets form): R_TILE segment ids, then R_TILE head bytes.
+// Dynamic shared memory (offsets form): R_END_SLOTS segment-id slots, then R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
@@ -222,9 +252,11 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
+    __shared__ r_size s_check[3];               // the fused check's slice (r_check_offsets)
+    __shared__ unsigned long long s_check_key;  // its first error key
     extern __shared__ unsigned int s_marks[];
     unsigned int* s_end_id = s_marks;
-    unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_TILE);
+    unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_END_SLOTS);
     const unsigned int* offsets = seg_index;
 #else
     __shared__ unsigned int s_stage_hi[2];
@@ -247,7 +279,14 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             s_tile_last[0] = lo;
         }
     }
-    if (validate) r_check_offsets(offsets, segments, n, status);
+    // The fused check's slice (a part per tile) and the first error key seen by the block.
+    if (threadIdx.x == 0) {
+        const r_size count = segments + 1, tiles_here = tile_end - tile_begin;
+        s_check[0] = count * b / gridDim.x;
+        s_check[2] = count * (b + 1) / gridDim.x;
+        s_check[1] = tiles_here > 0 ? (s_check[2] - s_check[0] + tiles_here - 1) / tiles_here : s_check[2] - s_check[0];
+        s_check_key = R_NO_INDEX;
+    }
     // Head bytes start cleared; each thread clears its own, after reading them, per tile.
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) s_head[threadIdx.x * R_ITEMS + i] = 0;
@@ -259,6 +298,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     if (threadIdx.x == 0) s_entry_val = m_identity();
     __syncthreads();
     const unsigned int entry = s_entry;
+#if R_OFFSETS
+    if (validate && tile_begin == tile_end) r_check_offsets(offsets, segments, n, s_check, 0, &s_check_key);
+#endif
 
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
@@ -269,8 +311,17 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
+#if R_OFFSETS
+        if (validate) r_check_offsets(offsets, segments, n, s_check, tile - tile_begin, &s_check_key);
+#endif
         M it[R_ITEMS];
+#if R_OFFSETS
+        // The items are read after the marks (registers: the marks read offsets in batches),
+        // asked of L2 now so that the read finds them there.
+        r_prefetch_items(in, a, count);
+#else
         r_load_items(in, a, count, it);
+#endif
 
         // Pass 1: fold runs; write the segments that start and end inside this thread's items.
         // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
@@ -283,11 +334,12 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // The segment of the item before the tile (written by the previous tile's marks).
         const r_size w = s_tile_last[parity ^ 1];
         const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)w;
-        const r_size want = seg_per_tile / R_BLOCK + 1;
+        const r_size want = seg_per_tile / R_ROUND + 1;
         const unsigned int rounds = want < R_LOADS ? (unsigned int)want : R_LOADS;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, rounds, s_head, s_end_id,
                                         &s_tile_last[parity], out, s_stage, stage_lo);
         const bool any_start = __syncthreads_or(starts) != 0;
+        r_load_items(in, a, count, it);
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
         // The segment open at the block's end (exported, finished by the last block).
@@ -323,7 +375,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                             boundary = true;
                             first_start = mine + i;
                         } else {
-                            r_put(out, s_stage, stage_lo, s_end_id[mine + i - 1], segments, run);
+                            r_put(out, s_stage, stage_lo, s_end_id[R_END_SLOT(mine + i - 1)], segments, run);
                         }
                         run = it[i];
                     } else {
@@ -334,7 +386,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
             // copy barrier, which every thread passes only once done with this tile's reads.
             if (boundary && t0 + first_start > 0)
-                prev = first_start == 0 ? (unsigned int)w : s_end_id[first_start - 1];
+                prev = first_start == 0 ? (unsigned int)w : s_end_id[R_END_SLOT(first_start - 1)];
         }
 #else
         // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
@@ -430,6 +482,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);
 #endif
     __syncthreads();
+#if R_OFFSETS
+    if (threadIdx.x == 0 && s_check_key != R_NO_INDEX) atomicMin(status, s_check_key);
+#endif
 
     // Export this block's record; the last block to finish joins the records in block order.
     if (threadIdx.x == 0) {

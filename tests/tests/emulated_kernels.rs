@@ -93,20 +93,23 @@ impl Emulated {
         m_size: usize,
     ) -> Emulated {
         let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
-        // `extern __shared__ T name[];` -> the emulator's dynamic shared memory.
+        // `extern __shared__ T name[];` -> the emulator's dynamic shared memory; a prefetch
+        // (a cache hint, no value changes) -> an empty statement.
         let text: String = source
             .text
             .lines()
-            .map(
-                |line| match line.trim().strip_prefix("extern __shared__ ") {
-                    Some(decl) => {
-                        let decl = decl.trim_end_matches("[];");
-                        let (ty, name) = decl.rsplit_once(' ').unwrap();
-                        format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
-                    }
-                    None => format!("{line}\n"),
-                },
-            )
+            .map(|line| {
+                let code = line.trim();
+                if let Some(decl) = code.strip_prefix("extern __shared__ ") {
+                    let decl = decl.trim_end_matches("[];");
+                    let (ty, name) = decl.rsplit_once(' ').unwrap();
+                    format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
+                } else if code.starts_with("asm volatile(\"prefetch.") {
+                    ";\n".to_string()
+                } else {
+                    format!("{line}\n")
+                }
+            })
             .collect();
         let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("emu");
         let tag = format!(
@@ -156,7 +159,13 @@ impl Emulated {
         let mut input = Vec::new();
         for c in cases {
             let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
-            let smem = if self.offsets_form { 5 * self.tile } else { 0 };
+            // plan.rs `dynamic_smem`: padded segment-id slots (even items) and head bytes.
+            let end_slots = if (self.tile / self.threads) % 2 == 0 {
+                self.tile + self.threads
+            } else {
+                self.tile
+            };
+            let smem = if self.offsets_form { 4 * end_slots + self.tile } else { 0 };
             for h in [
                 c.n,
                 c.segments,

@@ -17,7 +17,7 @@ use crate::error::Result;
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
-/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, more segments than items, or long CSR segments | | |
+/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, or more segments than items in the owner form | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -40,7 +40,7 @@ pub enum SegAlgorithm {
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
     /// SegShuffle (fastest measured); SegMerge for u64 layouts, more than 2^32 items or
-    /// segments, more segments than items, or CSR offsets with long segments.
+    /// segments, or more segments than items in the owner form.
     #[default]
     Auto,
 }
@@ -244,8 +244,10 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 /// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
 /// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
 /// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
-/// segments) and when there are more segments than items (runs of empty segments, which
-/// SegShuffle writes one thread at a time). Long segments in the offsets form were SegMerge's
+/// segments) and, in the owner form, when there are more segments than items (runs of empty
+/// segments, which SegShuffle's owner form writes one thread at a time; its offsets form writes
+/// them from the offsets, coalesced: 0.41 of plain Shuffle against SegMerge's 0.15 on
+/// `empty_90`, run 44). Long segments in the offsets form were SegMerge's
 /// until SegShuffle's short path for tiles inside one segment (one segment: 0.92 of plain
 /// Shuffle against SegMerge's 0.48, run 33). Lifted items follow the same rule. SegMerge needs
 /// sm_80.
@@ -260,7 +262,7 @@ pub(crate) fn resolve(
         return config;
     }
     let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let merge_wins = segments > n;
+    let merge_wins = segments > n && !shape.offsets_form;
     let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
         SegAlgorithm::SegMerge
     } else {
@@ -510,10 +512,13 @@ impl SegPlan {
                 (MATRIX_ROWS * (width + 1)) as usize
             }
             SegPlan::DiffWarps { width, .. } => 2 * (MATRIX_ROWS * (width + 1)) as usize,
-            SegPlan::Shuffle { .. } => {
-                // The offsets form's tile marks: a segment id and a head byte per item.
+            SegPlan::Shuffle { block, items, .. } => {
+                // The offsets form's tile marks: a segment-id slot (one word of padding after
+                // every `items` slots when `items` is even: R_END_SLOTS) and a head byte per item.
+                let tile = self.data_block() as usize;
+                let end_slots = if items % 2 == 0 { tile + block as usize } else { tile };
                 return if shape.offsets_form {
-                    5 * self.data_block() as usize
+                    4 * end_slots + tile
                 } else {
                     0
                 };
