@@ -34,7 +34,8 @@
 // item. Threads then fold runs from the head bytes alone: no search, no per-item walk. A tile
 // inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
 // of its items into the block's carry, no segmented scan and no writes. A validated call checks
-// the offsets in the same launch (r_check_offsets: each block a fixed slice of them).
+// the offsets on the marks' own reads: every pair they read, and that the reads of all blocks
+// together cover every entry (the host runs the exact check for the error if not).
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -133,10 +134,15 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 // whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
 // the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
 // the tile and writes ids < segments.
+// THE LAYOUT CHECK rides on the same reads: offsets[w .. *read_end] are read (*read_end: the
+// first segment of the round that was not needed, uniform), and *bad is set when a pair
+// offsets[s] > offsets[s + 1] (s < segments), offsets[0] != 0 or offsets[segments] != n is among
+// them. The caller checks that the reads of its tiles cover [0, segments] (s_cover).
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int rounds,
                                             unsigned char* head, unsigned int* end_id, r_size* tile_last,
-                                            M* __restrict__ out, M* stage, unsigned int stage_lo) {
+                                            M* __restrict__ out, M* stage, unsigned int stage_lo,
+                                            r_size* read_end, bool* bad) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
     // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts).
     const unsigned int first = (unsigned int)t0, last = (unsigned int)last_item;
@@ -161,6 +167,11 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
                 const unsigned int o = ov[u];
                 const unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
+                if (s <= segments) {
+                    const bool wrong = (lane < R_WARP - 1 && s < segments && o > o1) || (s == 0 && o != 0) ||
+                                       (s == segments && o != (unsigned int)n);
+                    if (wrong) *bad = true;
+                }
                 if (lane < R_WARP - 1 && s < segments && (o <= last || grid_last)) {
                     const bool inside = o >= first && o <= last;
                     if (o < o1) {  // non-empty: items [o, o1)
@@ -182,6 +193,7 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
         if (base >= segments || (!grid_last && next_offset > last)) break;
         rounds = R_LOADS;
     }
+    *read_end = base;
     return starts;
 }
 
@@ -217,24 +229,11 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
 }
 #endif
 
-// The layout check of a validated call, fused: block b checks its share of the offsets, a fixed
-// slice of [0, segments] whatever the layout (so every entry is checked by some block), each
-// entry as seg_validate_offsets does (r_offsets_key), a part per tile (for even layouts, about
-// the offsets the tile's marks read: mostly cache hits). check[0..2] (shared memory): the slice's
-// start, the entries per part, the slice's end. Checks part `part` and merges its smallest key
-// into *block_key (shared memory).
-__device__ __forceinline__ void r_check_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
-                                                const r_size* check, r_size part, unsigned long long* block_key) {
-    const r_size a = check[0] + part * check[1], z = min(a + check[1], check[2]);
-    unsigned long long key = R_NO_INDEX;
-    for (r_size i = a + threadIdx.x; i < z; i += R_BLOCK) key = min(key, r_offsets_key(offsets, i, segments + 1, n));
-    if (key != R_NO_INDEX) atomicMin(block_key, key);
-}
-
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
-// when `validate`, the offsets' first error key (offsets form, r_check_offsets). seg_estimate:
+// when `validate`, 0 if the offsets are bad or the marks' reads missed some (offsets form; see
+// r_mark_tile and s_cover: the caller then runs the exact check). seg_estimate:
 // segments per tile on average (offsets form: sizes the first round of offsets read per tile).
 // Dynamic shared memory (offsets form): R_END_SLOTS segment-id slots, then R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
@@ -252,8 +251,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
-    __shared__ r_size s_check[3];               // the fused check's slice (r_check_offsets)
-    __shared__ unsigned long long s_check_key;  // its first error key
+    __shared__ r_size s_cover[2];  // the layout check: offsets read so far, and up to where
+    __shared__ bool s_bad;         // the layout check: a bad entry read
     extern __shared__ unsigned int s_marks[];
     unsigned int* s_end_id = s_marks;
     unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_END_SLOTS);
@@ -273,19 +272,20 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #if R_OFFSETS
     if (threadIdx.x < R_WARP) {
         const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
+        // The layout check (validate): this block's reads must reach the next block's first
+        // segment (the same search), the last block's the end.
+        const r_size block_end = tile_end * R_TILE;
+        const r_size upto = !validate ? 0
+                            : block_end >= n ? segments
+                                             : r_warp_find_segment(offsets, segments, block_end - 1);
         if (threadIdx.x == 0) {
             s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
             s_tile_last[1] = lo;  // the "previous tile" of the first tile (parity 0)
             s_tile_last[0] = lo;
+            s_cover[0] = lo;
+            s_cover[1] = upto;
+            s_bad = false;
         }
-    }
-    // The fused check's slice (a part per tile) and the first error key seen by the block.
-    if (threadIdx.x == 0) {
-        const r_size count = segments + 1, tiles_here = tile_end - tile_begin;
-        s_check[0] = count * b / gridDim.x;
-        s_check[2] = count * (b + 1) / gridDim.x;
-        s_check[1] = tiles_here > 0 ? (s_check[2] - s_check[0] + tiles_here - 1) / tiles_here : s_check[2] - s_check[0];
-        s_check_key = R_NO_INDEX;
     }
     // Head bytes start cleared; each thread clears its own, after reading them, per tile.
 #pragma unroll
@@ -298,9 +298,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     if (threadIdx.x == 0) s_entry_val = m_identity();
     __syncthreads();
     const unsigned int entry = s_entry;
-#if R_OFFSETS
-    if (validate && tile_begin == tile_end) r_check_offsets(offsets, segments, n, s_check, 0, &s_check_key);
-#endif
 
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
@@ -311,9 +308,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
-#if R_OFFSETS
-        if (validate) r_check_offsets(offsets, segments, n, s_check, tile - tile_begin, &s_check_key);
-#endif
         M it[R_ITEMS];
 #if R_OFFSETS
         // The items are read after the marks (registers: the marks read offsets in batches),
@@ -336,8 +330,14 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)w;
         const r_size want = seg_per_tile / R_ROUND + 1;
         const unsigned int rounds = want < R_LOADS ? (unsigned int)want : R_LOADS;
+        r_size read_end;
+        bool bad_entry = false;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, rounds, s_head, s_end_id,
-                                        &s_tile_last[parity], out, s_stage, stage_lo);
+                                        &s_tile_last[parity], out, s_stage, stage_lo, &read_end, &bad_entry);
+        if (bad_entry) s_bad = true;
+        // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
+        // gap (w, the segment of the tile's last item, is one that a tile before read).
+        if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
         const bool any_start = __syncthreads_or(starts) != 0;
         r_load_items(in, a, count, it);
         const r_size tile_last_seg = s_tile_last[parity];
@@ -483,7 +483,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #endif
     __syncthreads();
 #if R_OFFSETS
-    if (threadIdx.x == 0 && s_check_key != R_NO_INDEX) atomicMin(status, s_check_key);
+    // Any bad entry or gap: the caller runs the exact check (seg_validate_offsets) for the error.
+    if (threadIdx.x == 0 && validate && (s_bad || s_cover[0] < s_cover[1])) atomicMin(status, 0ull);
 #endif
 
     // Export this block's record; the last block to finish joins the records in block order.

@@ -160,12 +160,16 @@ impl Emulated {
         for c in cases {
             let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
             // plan.rs `dynamic_smem`: padded segment-id slots (even items) and head bytes.
-            let end_slots = if (self.tile / self.threads) % 2 == 0 {
+            let end_slots = if (self.tile / self.threads).is_multiple_of(2) {
                 self.tile + self.threads
             } else {
                 self.tile
             };
-            let smem = if self.offsets_form { 4 * end_slots + self.tile } else { 0 };
+            let smem = if self.offsets_form {
+                4 * end_slots + self.tile
+            } else {
+                0
+            };
             for h in [
                 c.n,
                 c.segments,
@@ -454,60 +458,116 @@ fn expected_key(offsets: &[u32], n: usize) -> u64 {
     }
 }
 
-/// A validated launch checks the offsets in the same pass, each block a fixed slice of them,
-/// and reports the first error the CPU check reports, wherever it is and whatever the grid.
+/// A validated launch checks the offsets on the reads its marks make, and that the reads of all
+/// blocks cover every entry: it flags every bad layout (the host then runs the exact check for
+/// the first error), wherever the error is and whatever the grid, and never a valid one.
 #[test]
-fn seg_shuffle_fused_check_reports_the_first_bad_offset() {
+fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
     let Some(cxx) = compiler() else { return };
     let config = seg_shuffle(64, 16);
     let source = seg_kernel_source::<Affine>(config, true).unwrap();
     let kernel = Emulated::build(&cxx, source, "check", config, true, 8);
     let mut rng = TestRng::new(9);
-    let (mut cases, mut keys) = (Vec::new(), Vec::new());
+    let (mut cases, mut bad) = (Vec::new(), Vec::new());
     for n in [1u64, 2, 700, 1024, 5000] {
-        for bug in 0..8 {
+        for bug in 0..12 {
             let lengths: Vec<u32> = (0..rng.range(1, n + 3))
                 .map(|_| rng.range(0, 5) as u32)
                 .collect();
             let mut offsets = offsets_of(&lengths);
             let last = offsets.len() - 1;
             let items = offsets[last].max(1) as u64;
+            let any = |rng: &mut TestRng| rng.range(0, last as u64) as usize;
             match bug {
                 0 => offsets[0] = 1 + rng.range(0, 9) as u32, // first not 0
                 1 => offsets[last] = offsets[last].wrapping_add(1), // last not n
                 2 | 3 => {
-                    // one or two decreasing places anywhere: before, inside, across block slices
+                    // one or two decreasing places anywhere: before, inside, across blocks
                     for _ in 0..bug - 1 {
-                        let i = (rng.range(0, last as u64) as usize).max(1);
+                        let i = any(&mut rng).max(1);
                         offsets[i] = offsets[i - 1].wrapping_sub(1 + rng.range(0, 3) as u32);
                     }
                 }
                 4 => offsets.iter_mut().for_each(|o| *o = o.wrapping_mul(2)), // past n
                 5 => offsets.reverse(),
-                6 => offsets[rng.range(0, last as u64) as usize] = u32::MAX, // far past n
+                6 => offsets[any(&mut rng)] = u32::MAX, // far past n
+                7 => {
+                    // a run of entries far ahead (the marks stop reading early), then back
+                    let i = any(&mut rng);
+                    let k = (i + rng.range(1, 600) as usize).min(last);
+                    offsets[i..k]
+                        .iter_mut()
+                        .for_each(|o| *o = o.saturating_add(3000));
+                }
+                8 => offsets
+                    .iter_mut()
+                    .for_each(|o| *o = rng.range(0, items + 1) as u32), // noise
+                9 => offsets[any(&mut rng)] = 0, // a zero inside
                 _ => {} // valid (unless there are no items: then the last offset is not n)
             }
-            keys.push(expected_key(&offsets, items as usize));
+            bad.push(expected_key(&offsets, items as usize) != u64::MAX);
             cases.push(Case {
                 n: items,
                 items: bytes_of(&Affine::random_vec(items as usize, rng.next_u64())),
                 segments: last as u64,
                 index: offsets,
-                grid: rng.range(1, items.div_ceil(kernel.tile).min(3)),
+                grid: rng.range(1, items.div_ceil(kernel.tile).min(5)),
                 validate: true,
             });
         }
     }
-    let bad = keys.iter().filter(|&&k| k != u64::MAX).count();
+    let flagged = bad.iter().filter(|&&b| b).count();
     assert!(
-        bad > 25 && bad < keys.len(),
-        "{bad} bad layouts of {}",
-        keys.len()
+        flagged > 35 && flagged < bad.len(),
+        "{flagged} bad layouts of {}",
+        bad.len()
     );
     for reverse in [false, true] {
         let results = kernel.run(&cases, reverse);
-        for (k, ((status, _), want)) in results.iter().zip(&keys).enumerate() {
-            assert_eq!(status, want, "case {k}: offsets {:?}", cases[k].index);
+        for (k, ((status, _), &want)) in results.iter().zip(&bad).enumerate() {
+            assert_eq!(
+                *status != u64::MAX,
+                want,
+                "case {k} (status {status:#x}): offsets {:?}",
+                cases[k].index
+            );
         }
+    }
+}
+
+/// One entry 0 or far past n, at every place in turn, one block per tile: where the marks stop
+/// reading before it and the next block's search lands at or after it (a 0 probed there), only
+/// the coverage check (the reads of all blocks must reach every entry) sees it.
+#[test]
+fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
+    let Some(cxx) = compiler() else { return };
+    let config = seg_shuffle(32, 4);
+    let source = seg_kernel_source::<Affine>(config, true).unwrap();
+    let kernel = Emulated::build(&cxx, source, "cover", config, true, 8);
+    let mut rng = TestRng::new(11);
+    let lengths: Vec<u32> = (0..300).map(|_| rng.range(1, 3) as u32).collect();
+    let valid = offsets_of(&lengths);
+    let n = valid[valid.len() - 1] as u64;
+    let items = bytes_of(&Affine::random_vec(n as usize, 5));
+    let cases: Vec<Case> = (2..2 * valid.len() - 2)
+        .filter_map(|k| {
+            let (j, value) = (k / 2, if k % 2 == 0 { 0 } else { u32::MAX - 7 });
+            let mut offsets = valid.clone();
+            offsets[j] = value;
+            (expected_key(&offsets, n as usize) != u64::MAX).then_some(Case {
+                n,
+                items: items.clone(),
+                segments: lengths.len() as u64,
+                index: offsets,
+                grid: n.div_ceil(kernel.tile),
+                validate: true,
+            })
+        })
+        .collect();
+    assert!(cases.len() > 500, "{} cases", cases.len());
+    for (k, (status, _)) in kernel.run(&cases, false).iter().enumerate() {
+        let j = cases[k].index.iter().zip(&valid).position(|(a, b)| a != b);
+        let value = j.map(|j| cases[k].index[j]);
+        assert_ne!(*status, u64::MAX, "offsets[{j:?}] = {value:?} not seen");
     }
 }

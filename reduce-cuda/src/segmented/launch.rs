@@ -112,7 +112,8 @@ impl Gpu {
     }
 
     /// SegShuffle: one launch. Returns the address of its status word: the first bad owner
-    /// index (owner form), or the offsets' first error key when `validate` (offsets form).
+    /// index (owner form), or, offsets form with `validate`, 0 when its reads of the offsets saw
+    /// a bad entry or did not cover them all (u64::MAX: neither).
     pub(crate) fn seg_shuffle(
         &self,
         job: &Job,

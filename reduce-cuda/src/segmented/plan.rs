@@ -516,7 +516,11 @@ impl SegPlan {
                 // The offsets form's tile marks: a segment-id slot (one word of padding after
                 // every `items` slots when `items` is even: R_END_SLOTS) and a head byte per item.
                 let tile = self.data_block() as usize;
-                let end_slots = if items % 2 == 0 { tile + block as usize } else { tile };
+                let end_slots = if items.is_multiple_of(2) {
+                    tile + block as usize
+                } else {
+                    tile
+                };
                 return if shape.offsets_form {
                     4 * end_slots + tile
                 } else {

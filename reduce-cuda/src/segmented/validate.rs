@@ -64,8 +64,8 @@ impl Gpu {
     }
 
     /// Waits for what the kernels reported in `status` and turns it into the layout's typed
-    /// error: the offsets' first error key (`seg_validate_offsets`, SegShuffle's fused check:
-    /// class << 62 | index), or the first bad owner index.
+    /// error: the offsets' first error key (`seg_validate_offsets`: class << 62 | index), or the
+    /// first bad owner index (`seg_validate_owner`, SegShuffle's owner form).
     pub(crate) fn check_status(&self, job: &Job, scratch: &mut Scratch, status: u64) -> Result<()> {
         match self.read_status(scratch, status)? {
             NO_INDEX => Ok(()),
