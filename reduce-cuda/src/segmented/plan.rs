@@ -638,6 +638,9 @@ mod tests {
         assert_eq!(pick(9, false, false, 1000, 100), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, false, true, 1000, 1000), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, false, false, 1000, 1001), SegAlgorithm::SegMerge);
+        // More segments than items in the offsets form: SegShuffle writes the empty ones from
+        // the offsets, coalesced.
+        assert_eq!(pick(9, false, true, 1000, 1001), SegAlgorithm::SegShuffle);
         assert_eq!(pick(7, false, false, 1000, 5000), SegAlgorithm::SegShuffle);
         assert_eq!(pick(9, true, false, 10, 1), SegAlgorithm::SegMerge);
         assert_eq!(pick(9, false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
@@ -665,6 +668,10 @@ mod tests {
         );
         assert_eq!(
             resolve(auto, 9, lifted, 1000, 1001).algorithm,
+            SegAlgorithm::SegShuffle
+        );
+        assert_eq!(
+            resolve(auto, 9, shape(false, false, true), 1000, 1001).algorithm,
             SegAlgorithm::SegMerge
         );
         // Items per thread sized by the narrower lifted item unless segments are that short.
