@@ -134,10 +134,10 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 // whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
 // the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
 // the tile and writes ids < segments.
-// THE LAYOUT CHECK rides on the same reads: offsets[w .. *read_end] are read (*read_end: the
-// first segment of the round that was not needed, uniform), and *bad is set when a pair
-// offsets[s] > offsets[s + 1] (s < segments), offsets[0] != 0 or offsets[segments] != n is among
-// them. The caller checks that the reads of its tiles cover [0, segments] (s_cover).
+// THE LAYOUT CHECK (bad != nullptr) rides on the same reads: offsets[w .. *read_end] are read
+// (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1] (s < segments),
+// offsets[0] != 0 or offsets[segments] != n is among them. The caller checks that the reads of
+// its tiles cover [0, segments] (s_cover).
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int rounds,
                                             unsigned char* head, unsigned int* end_id, r_size* tile_last,
@@ -167,7 +167,7 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
                 const unsigned int o = ov[u];
                 const unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
-                if (s <= segments) {
+                if (bad != nullptr && s <= segments) {  // uniform: validated calls only
                     const bool wrong = (lane < R_WARP - 1 && s < segments && o > o1) || (s == 0 && o != 0) ||
                                        (s == segments && o != (unsigned int)n);
                     if (wrong) *bad = true;
@@ -331,10 +331,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size want = seg_per_tile / R_ROUND + 1;
         const unsigned int rounds = want < R_LOADS ? (unsigned int)want : R_LOADS;
         r_size read_end;
-        bool bad_entry = false;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, rounds, s_head, s_end_id,
-                                        &s_tile_last[parity], out, s_stage, stage_lo, &read_end, &bad_entry);
-        if (bad_entry) s_bad = true;
+                                        &s_tile_last[parity], out, s_stage, stage_lo, &read_end,
+                                        validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
