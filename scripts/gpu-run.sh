@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segvariants, segcarveout, segncu, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz.
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
@@ -121,6 +121,17 @@ for phase in "$@"; do
         --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    segncusrc)
+      # per-instruction counts and stall samples of SegShuffle launches of `bench segncu`
+      # (SEGSRC_SKIPS: which ones; default 2, size-3 offsets form; 0 is one segment)
+      for skip in ${SEGSRC_SKIPS:-2}; do
+        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --launch-skip "$skip" --launch-count 1 \
+          --section SourceCounters -f -o "$OUT/segsrc" .gpu/bin/bench segncu > "$OUT/segsrc-$skip.log" 2>&1
+        ncu -i "$OUT/segsrc.ncu-rep" --page source --csv --print-source sass > "$OUT/segsrc-sass-$skip.csv" 2>&1
+        rm -f "$OUT/segsrc.ncu-rep"
+        note "segncusrc: launch $skip, $(wc -l < "$OUT/segsrc-sass-$skip.csv") lines of per-instruction counts"
+      done
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do

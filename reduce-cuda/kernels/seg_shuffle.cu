@@ -11,17 +11,20 @@
 // (entry segment's in-block part, exit segment's open value): so a segment split over blocks is
 // still folded left to right.
 //
-// EXACTLY ONCE. Every segment is written by exactly one thread: interior segments by the thread
-// that holds them, a segment closed at the start of a thread's run by that thread, a segment
-// crossing a block start by the last block, the last segment by the last block, empty segments by
-// the thread holding the first item after them (or the item n - 1 for trailing ones) in the owner
-// form, and in the offsets form by the thread that reads their offset in the marking pass of the
-// tile holding that item (trailing ones: of the grid's last tile).
+// EXACTLY ONCE. Every segment's value is written by exactly one thread: interior segments by the
+// thread that holds them, a segment closed at the start of a thread's run by that thread, a
+// segment crossing a block start by the last block, the last segment by the last block. Empty
+// segments inside a tile's stage are copied out with it (their slots hold the identity). Past
+// the stage, owner form: the block fills the tile's ids past the stage with the identity, then a
+// barrier, then the fold writes the non-empty ones over it; the grid's last tile fills the
+// trailing ones. Offsets form: the thread that reads an empty segment's offset in the marking
+// pass of the tile holding that item writes it (trailing ones: of the grid's last tile).
 //
 // OUTPUT STAGING. The segments a tile closes form one contiguous range of ids, from the segment
 // of the item before the tile up to (not including) the segment of its last item; they are
-// staged in shared memory (R_STAGE slots) and copied out coalesced after the tile. Ids past the
-// stage, trailing empty segments and the cross-block records are written directly.
+// staged in shared memory (R_STAGE slots, the identity until written, reset to it when copied
+// out) and copied out coalesced after the tile, empty ones included. Ids past the stage,
+// trailing empty segments and the cross-block records are written directly.
 //
 // Items are r_in values lifted into M by m_lift (r_in = M and the identity lift unless the
 // monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
@@ -76,6 +79,42 @@ __device__ __forceinline__ void r_prefetch_items(const r_in* __restrict__ in, r_
         asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
 }
 
+// Asks L2 for offsets[s .. s + count + 32], a line per thread (up to R_BLOCK lines).
+__device__ __forceinline__ void r_prefetch_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size s,
+                                                   r_size count) {
+    const r_size at = s + 32 * (r_size)threadIdx.x;
+    if (threadIdx.x <= count / 32 + 1 && at <= segments)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(offsets + at)));
+}
+
+// Entries p[rel .. rel + 4) below `left` (0 past it); one 16-byte load when they are all there
+// and p + rel is 16-byte aligned (R_INDEX_VEC: the offsets are; rel and the caller's base are
+// multiples of 4).
+__device__ __forceinline__ uint4 r_load_quad(const unsigned int* __restrict__ p, unsigned int rel, unsigned int left) {
+#if R_INDEX_VEC
+    if (rel + 4 <= left) return __ldg(reinterpret_cast<const uint4*>(p + rel));
+#endif
+    uint4 q;
+    q.x = rel < left ? __ldg(p + rel) : 0u;
+    q.y = rel + 1 < left ? __ldg(p + rel + 1) : 0u;
+    q.z = rel + 2 < left ? __ldg(p + rel + 2) : 0u;
+    q.w = rel + 3 < left ? __ldg(p + rel + 3) : 0u;
+    return q;
+}
+
+// The layout check of a quad at the ends of the offsets: entries s + j (j < 4) that exist
+// (j < left), whose pair (with the next entry) exists (j + 1 < left), or that are the first
+// (s + j = 0) or the last (j + 1 = left) entry. Out of line: rare, and off the marks' registers.
+__device__ __forceinline__ bool r_entry_is_bad(unsigned int o, unsigned int o1, bool first_entry, unsigned int j,
+                                               unsigned int left, r_size n) {
+    return j < left && ((j + 1 < left && o > o1) || (first_entry && o != 0) || (j + 1 == left && o != (unsigned int)n));
+}
+__device__ __noinline__ bool r_quad_is_bad(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
+                                           unsigned int q4, r_size s, unsigned int left, r_size n) {
+    return r_entry_is_bad(q0, q1, s == 0, 0, left, n) | r_entry_is_bad(q1, q2, false, 1, left, n) |
+           r_entry_is_bad(q2, q3, false, 2, left, n) | r_entry_is_bad(q3, q4, false, 3, left, n);
+}
+
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
 __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
@@ -102,15 +141,19 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
 #endif
 
 // Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
+// Small enough to be predicated (no branch) inside the unrolled folds.
 __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id, r_size segments, M v) {
     if (id - stage_lo < (unsigned int)R_STAGE) stage[id - stage_lo] = v;
     else if (id < segments) out[id] = v;
 }
 
+
 #if R_OFFSETS
-// Rounds of offsets read at once per thread in r_mark_tile, and the segments of one round.
-#define R_LOADS 4
-#define R_ROUND (R_WARPS * (R_WARP - 1))
+// The marks' reads: a round gives each thread R_QUAD consecutive offsets (one 16-byte load when
+// R_INDEX_VEC), a batch up to R_LOADS rounds at once.
+#define R_QUAD 4
+#define R_LOADS 2
+#define R_ROUND (R_BLOCK * R_QUAD)
 
 // The slot of item q of the tile in the segment-id marks: one word of padding after every
 // R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, read 32 banks.
@@ -123,75 +166,101 @@ __device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned in
 #endif
 
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
-// segment of item t0 - 1; 0 for the first tile), read once, coalesced, R_ROUND * R_LOADS at
-// a time, while they start at or before last_item (to the end on the grid's last tile):
+// segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
+// R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
 //   head[p - t0] = 1   where item p starts a non-empty segment;
 //   end_id[R_END_SLOT(p - t0)] = s where item p < last_item ends non-empty segment s;
 //   *tile_last = s     for the segment s holding last_item;
-//   identity           for every empty segment at an item of the tile (staged), and for the
-//                      empty segments at n on the grid's last tile (written directly).
-// `rounds` (1..R_LOADS) sizes the first round from the previous tile's segment count. Returns
+//   identity           for every empty segment at an item of the tile past the stage (the
+//                      stage's slots hold it already), and for the empty segments at n on the
+//                      grid's last tile (written directly).
+// `want` (>= 1) is the rounds the tile is expected to take (from the previous tile's segment
+// count): the batches are sized to it, and are full past it. Returns
 // whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
 // the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
 // the tile and writes ids < segments.
-// THE LAYOUT CHECK (bad != nullptr) rides on the same reads: offsets[w .. *read_end] are read
-// (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1] (s < segments),
-// offsets[0] != 0 or offsets[segments] != n is among them. The caller checks that the reads of
-// its tiles cover [0, segments] (s_cover).
+// THE LAYOUT CHECK (bad != nullptr) rides on the same reads: the entries s in [w, *read_end)
+// are checked (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1]
+// (s < segments), offsets[0] != 0 or offsets[segments] != n is among them. The caller checks
+// that the checks of all tiles cover every entry, [0, segments] (s_cover).
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
-                                            r_size w, r_size t0, r_size last_item, unsigned int rounds,
+                                            r_size w, r_size t0, r_size last_item, unsigned int want,
                                             unsigned char* head, unsigned int* end_id, r_size* tile_last,
-                                            M* __restrict__ out, M* stage, unsigned int stage_lo,
-                                            r_size* read_end, bool* bad) {
-    const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
-    // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts).
+                                            M* __restrict__ out, unsigned int stage_lo, r_size* read_end, bool* bad) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts). Segment ids
+    // as base (64 bits, uniform) + rel (32 bits).
     const unsigned int first = (unsigned int)t0, last = (unsigned int)last_item;
     const bool grid_last = last_item + 1 == n;
+    const unsigned int mine = threadIdx.x * R_QUAD;
     bool starts = false;
-    r_size base = w;
+    // From a multiple of R_QUAD (aligned loads): the segments before w end before the tile and
+    // mark nothing.
+    r_size base = w & ~(r_size)(R_QUAD - 1);
+    unsigned int done = 0;
     for (;;) {
-        // The round's loads first, and the next round's first offset with them (whether
-        // another round is needed): one memory latency per round. Lane l < 31 of warp k takes
-        // segment s = base + u * R_ROUND + 31 k + l; lane 31 reads offsets[s] for lane 30 only.
-        unsigned int ov[R_LOADS];
-#pragma unroll
-        for (unsigned int u = 0; u < R_LOADS; ++u) {
-            const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
-            ov[u] = u < rounds && s <= segments ? __ldg(offsets + s) : 0u;
-        }
-        const r_size next = base + (r_size)rounds * R_ROUND;
-        const unsigned int next_offset = next < segments && !grid_last ? __ldg(offsets + next) : 0u;
+        // The batch's loads first, and the next batch's first offset with them (whether another
+        // batch is needed): one memory latency per batch. Thread t takes the entries base + rel,
+        // rel = u * R_ROUND + R_QUAD t + j; lane 31 also reads the entry after its quad (the
+        // next warp's first), the others get it from the next lane.
+        const unsigned int rounds = want > done && want - done < R_LOADS ? want - done : R_LOADS;
+        const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
+        const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
+        const unsigned int* __restrict__ ob = offsets + base;
+        uint4 ov[R_LOADS];
+        unsigned int after[R_LOADS];
 #pragma unroll
         for (unsigned int u = 0; u < R_LOADS; ++u) {
             if (u < rounds) {  // uniform
-                const r_size s = base + (r_size)u * R_ROUND + warp * (R_WARP - 1) + lane;
-                const unsigned int o = ov[u];
-                const unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
-                if (bad != nullptr && s <= segments) {  // uniform: validated calls only
-                    const bool wrong = (lane < R_WARP - 1 && s < segments && o > o1) || (s == 0 && o != 0) ||
-                                       (s == segments && o != (unsigned int)n);
+                const unsigned int rel = u * R_ROUND + mine;
+                ov[u] = r_load_quad(ob, rel, left);
+                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? __ldg(ob + rel + R_QUAD) : 0u;
+            }
+        }
+        const unsigned int next = rounds * R_ROUND;
+        const unsigned int next_offset = next < left && !grid_last ? __ldg(ob + next) : 0u;
+#pragma unroll
+        for (unsigned int u = 0; u < R_LOADS; ++u) {
+            if (u < rounds) {  // uniform
+                const unsigned int rel = u * R_ROUND + mine;
+                const unsigned int down = __shfl_down_sync(R_FULL_MASK, ov[u].x, 1);
+                const unsigned int q[R_QUAD + 1] = {ov[u].x, ov[u].y, ov[u].z, ov[u].w,
+                                                    lane == R_WARP - 1 ? after[u] : down};
+                if (bad != nullptr) {  // uniform: validated calls check every entry they read
+                    const bool wrong = rel + R_QUAD < left && base + rel > 0  // all four pairs, no end
+                                           ? q[0] > q[1] || q[1] > q[2] || q[2] > q[3] || q[3] > q[4]
+                                           : r_quad_is_bad(q[0], q[1], q[2], q[3], q[4], base + rel, left - rel, n);
                     if (wrong) *bad = true;
                 }
-                if (lane < R_WARP - 1 && s < segments && (o <= last || grid_last)) {
-                    const bool inside = o >= first && o <= last;
-                    if (o < o1) {  // non-empty: items [o, o1)
-                        if (inside) head[o - first] = 1;
-                        const unsigned int e = o1 - 1;
-                        if (e >= first && e < last) end_id[R_END_SLOT(e - first)] = (unsigned int)s;
-                        if (o <= last && e >= last) *tile_last = s;
-                    } else if (inside) {
-                        r_put(out, stage, stage_lo, (unsigned int)s, segments, m_identity());
-                    } else if (grid_last && o >= n) {
-                        out[s] = m_identity();  // trailing empty segments
-                    }
-                    starts |= inside;
+                // A quad past the last segment, or that starts past the tile (all four segments
+                // start past it: offsets ascend; a bad layout only marks less) except on the
+                // grid's last tile (trailing empty segments), marks nothing.
+                if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
+#pragma unroll
+                for (unsigned int j = 0; j < R_QUAD; ++j) {
+                    const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
+                    const unsigned int o = q[j], o1 = q[j + 1];
+                    // Segment s = base + srel: items [o, o1). One starting past the tile marks
+                    // nothing (every test below fails), one before it only its end.
+                    const bool ok = srel + 1 < left;
+                    const bool inside = o - first <= last - first;  // first <= o <= last
+                    const bool filled = ok && o < o1;
+                    const unsigned int e = o1 - 1;
+                    if (filled && inside) head[o - first] = 1;
+                    if (filled && e - first < last - first) end_id[R_END_SLOT(e - first)] = sid;
+                    if (filled && o <= last && e >= last) *tile_last = base + srel;
+                    // Empty: the identity, in its stage slot already unless past the stage; the
+                    // trailing ones on the grid's last tile.
+                    if (ok && o >= o1 && (inside ? sid - stage_lo >= (unsigned int)R_STAGE : grid_last && o >= n))
+                        out[base + srel] = m_identity();
+                    starts |= ok && inside;
                 }
             }
         }
-        base = next;
+        base += next;
+        done += rounds;
         // Uniform: does the next segment still start at or before the tile's last item?
-        if (base >= segments || (!grid_last && next_offset > last)) break;
-        rounds = R_LOADS;
+        if (next >= left || (!grid_last && next_offset > last)) break;
     }
     *read_end = base;
     return starts;
@@ -229,6 +298,109 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
 }
 #endif
 
+// out[lo, hi) = the identity, by the whole block, coalesced.
+__device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, r_size hi) {
+    for (r_size e = lo + threadIdx.x; e < hi; e += R_BLOCK) out[e] = m_identity();
+}
+
+// THE FOLD of a thread's run (both forms): items left to right; at each segment start the
+// open value is closed (the first one becomes `head`, the later ones are written out) and a new
+// run begins. Branch-free per item: the lanes of a warp meet segment starts at different items,
+// and a branch per item would make every lane pay for every lane's starts. Two versions:
+//   NEAR (all R_ITEMS items there, and every id the run can close lies in the stage): a close
+//     is one predicated shared store; the slot is clamped to the dump slot R_STAGE, so that a
+//     bad layout stays in bounds;
+//   otherwise (the grid's last tile, or ids past the stage): r_put and `count` items.
+// Empty segments are never written here: their stage slots hold the identity, and those past
+// the stage are written by the block (owner form: r_fill_identity; offsets form: the marks).
+struct r_fold_state {
+    M run;          // the value open at the current item
+    M head;         // the run's part before its first segment start
+    bool boundary;  // a segment starts in the run
+};
+
+// stage[slot] = v when p, as predicated st.shared of the words of v at a 32-bit shared address
+// (no branch, and no generic address rebuilt per store under the register cap); plain C++
+// where M is not whole words, and off the GPU (the emulator).
+__device__ __forceinline__ void r_stage_if(bool p, M* stage, unsigned int slot, M v) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(M) % 4 == 0 && alignof(M) >= 4) {
+        const unsigned int addr = (unsigned int)__cvta_generic_to_shared(stage) + slot * (unsigned int)sizeof(M);
+        r_bits b;
+        b.m = v;
+#pragma unroll
+        for (int k = 0; k < R_WORDS; ++k)
+            asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %0, 0;\n\t@q st.shared.b32 [%1], %2;\n\t}" ::"r"(
+                             (unsigned int)p),
+                         "r"(addr + 4 * k), "r"(b.w[k])
+                         : "memory");
+        return;
+    }
+#endif
+    if (p) stage[slot] = v;
+}
+
+// Closes segment `id` with value v when p (see THE FOLD).
+template <bool NEAR>
+__device__ __forceinline__ void r_close(bool p, M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id,
+                                        r_size segments, M v) {
+    if (NEAR) r_stage_if(p, stage, min(id - stage_lo, (unsigned int)R_STAGE), v);
+    else if (p) r_put(out, stage, stage_lo, id, segments, v);
+}
+
+#if R_OFFSETS
+// Offsets form: starts from the head bytes hd[]; the segment a start closes is the id marked at
+// the item before it. Returns the tile position of the first start (when st.boundary).
+template <bool NEAR>
+__device__ __forceinline__ unsigned int r_fold_marks(const M (&it)[R_ITEMS], const unsigned char (&hd)[R_ITEMS],
+                                                     int count, unsigned int mine, const unsigned int* end_id,
+                                                     M* __restrict__ out, M* stage, unsigned int stage_lo,
+                                                     r_size segments, r_fold_state& st) {
+    // The run's slots are consecutive: my_end[j] is item mine + j's (R_END_SLOT pads between runs).
+    const unsigned int* my_end = end_id + R_END_SLOT(mine);
+    unsigned int first_start = 0;
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        const bool here = NEAR || i < count;
+        const bool start = here && hd[i] != 0;
+        if (i > 0) {  // at item 0 no segment is open in the run yet
+            const bool close = start && st.boundary;
+            const unsigned int id = close ? my_end[i - 1] : 0u;
+            r_close<NEAR>(close, out, stage, stage_lo, id, segments, st.run);
+        }
+        if (start && !st.boundary) {
+            st.head = st.run;
+            first_start = mine + i;
+        }
+        st.boundary = st.boundary || start;
+        if (here) st.run = start ? it[i] : m_combine(st.run, it[i]);
+    }
+    return first_start;
+}
+#else
+// Owner form: a start wherever the owner changes (`last`: the owner of the item before the run,
+// R_NO_SEGMENT before item 0). Bit i of *bad_mask is set when item i's owner is bad (past the
+// segments, or below the one before).
+template <bool NEAR>
+__device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsigned int (&own)[R_ITEMS],
+                                                      int count, unsigned int last, M* __restrict__ out, M* stage,
+                                                      unsigned int stage_lo, r_size segments, r_fold_state& st,
+                                                      unsigned int* bad_mask) {
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        const bool here = NEAR || i < count;
+        const unsigned int o = own[i];
+        const bool start = here && o != last;
+        if (here && (o >= segments || (last != R_NO_SEGMENT && o < last))) *bad_mask |= 1u << i;
+        r_close<NEAR>(start && st.boundary, out, stage, stage_lo, last, segments, st.run);
+        if (start && !st.boundary) st.head = st.run;
+        st.boundary = st.boundary || start;
+        if (here) st.run = start ? it[i] : m_combine(st.run, it[i]);
+        last = start ? o : last;
+    }
+}
+#endif
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
@@ -247,7 +419,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
-    __shared__ M s_stage_buffers[2][R_STAGE];  // alternating per tile
+    // The output stage (slot R_STAGE: the dump). Owner form: two, alternating per tile, as the
+    // next tile's fold may begin before this tile's copy is done; offsets form: one, as the
+    // next tile's marks barrier comes first.
+    __shared__ M s_stage_buffers[R_OFFSETS ? 1 : 2][R_STAGE + 1];
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
@@ -258,7 +433,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_END_SLOTS);
     const unsigned int* offsets = seg_index;
 #else
-    __shared__ unsigned int s_stage_hi[2];
     const unsigned int* owner = seg_index;
 #endif
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
@@ -272,11 +446,11 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #if R_OFFSETS
     if (threadIdx.x < R_WARP) {
         const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
-        // The layout check (validate): this block's reads must reach the next block's first
-        // segment (the same search), the last block's the end.
+        // The layout check (validate): this block's checked entries must reach the next
+        // block's first segment (the same search), the last block's past entry `segments`.
         const r_size block_end = tile_end * R_TILE;
         const r_size upto = !validate ? 0
-                            : block_end >= n ? segments
+                            : block_end >= n ? segments + 1
                                              : r_warp_find_segment(offsets, segments, block_end - 1);
         if (threadIdx.x == 0) {
             s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
@@ -296,14 +470,22 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
 #endif
     if (threadIdx.x == 0) s_entry_val = m_identity();
+    for (unsigned int k = threadIdx.x; k < R_STAGE; k += R_BLOCK) {
+#pragma unroll
+        for (int j = 0; j < (R_OFFSETS ? 1 : 2); ++j) s_stage_buffers[j][k] = m_identity();
+    }
     __syncthreads();
     const unsigned int entry = s_entry;
+#if R_OFFSETS
+    // The first tile's (its marks write s_tile_last[0] meanwhile, and read [1]).
+    r_prefetch_offsets(offsets, segments, s_tile_last[1], seg_per_tile);
+#endif
 
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
     for (r_size tile = tile_begin; tile < tile_end; ++tile) {
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
-        M* s_stage = s_stage_buffers[parity];
+        M* s_stage = s_stage_buffers[R_OFFSETS ? 0 : parity];
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
@@ -311,8 +493,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         M it[R_ITEMS];
 #if R_OFFSETS
         // The items are read after the marks (registers: the marks read offsets in batches),
-        // asked of L2 now so that the read finds them there.
-        r_prefetch_items(in, a, count);
+        // asked of L2 before: here for the block's first tile, by the tile before otherwise.
+        if (tile == tile_begin) r_prefetch_items(in, a, count);
 #else
         r_load_items(in, a, count, it);
 #endif
@@ -321,19 +503,19 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
         // item 0); `last`: the segment of the run's last item (owner form).
         unsigned int prev = R_NO_SEGMENT;
-        bool boundary = false;
-        M run = m_identity();
-        M head = m_identity();
+        r_fold_state st;
+        st.run = m_identity();
+        st.head = m_identity();
+        st.boundary = false;
 #if R_OFFSETS
         // The segment of the item before the tile (written by the previous tile's marks).
         const r_size w = s_tile_last[parity ^ 1];
         const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)w;
         const r_size want = seg_per_tile / R_ROUND + 1;
-        const unsigned int rounds = want < R_LOADS ? (unsigned int)want : R_LOADS;
         r_size read_end;
-        const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, rounds, s_head, s_end_id,
-                                        &s_tile_last[parity], out, s_stage, stage_lo, &read_end,
-                                        validate ? &s_bad : nullptr);
+        const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item,
+                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, s_head, s_end_id,
+                                        &s_tile_last[parity], out, stage_lo, &read_end, validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
@@ -341,6 +523,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         r_load_items(in, a, count, it);
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
+        // The next tile's items and offsets (from this tile's last segment, as many as this
+        // tile took) asked of L2, so that its marks and loads wait on L2, not on memory.
+        if (tile + 1 < tile_end) {
+            const r_size a_next = a + R_TILE;
+            r_prefetch_items(in, a_next, a_next >= n ? 0 : (int)(n - a_next < R_ITEMS ? n - a_next : R_ITEMS));
+            r_prefetch_offsets(offsets, segments, tile_last_seg, seg_per_tile);
+        }
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
         // A tile inside one segment (not the first tile): fold the items, then the warps in
@@ -353,10 +542,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             v = r_warp_reduce(v);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
-            M tile_total = m_identity();
+            // Warp 0's carry is the block's: the scan reads it there, and thread 0 exports it.
+            if (threadIdx.x < R_WARP) {
+                M tile_total = m_identity();
 #pragma unroll
-            for (int w8 = 0; w8 < R_WARPS; ++w8) tile_total = m_combine(tile_total, s_single[parity][w8]);
-            carry.v = m_combine(carry.v, tile_total);
+                for (int w8 = 0; w8 < R_WARPS; ++w8) tile_total = m_combine(tile_total, s_single[parity][w8]);
+                carry.v = m_combine(carry.v, tile_total);
+            }
             continue;
         }
         {
@@ -364,27 +556,15 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             const unsigned int mine = threadIdx.x * R_ITEMS;
             unsigned char hd[R_ITEMS];
             r_take_heads(s_head, mine, hd);
-            unsigned int first_start = 0;  // the first segment start in the run, in the tile
-#pragma unroll
-            for (int i = 0; i < R_ITEMS; ++i) {
-                if (i < count) {
-                    if (hd[i]) {
-                        if (!boundary) {
-                            head = run;
-                            boundary = true;
-                            first_start = mine + i;
-                        } else {
-                            r_put(out, s_stage, stage_lo, s_end_id[R_END_SLOT(mine + i - 1)], segments, run);
-                        }
-                        run = it[i];
-                    } else {
-                        run = m_combine(run, it[i]);
-                    }
-                }
-            }
+            // The first segment start in the run, in the tile.
+            // NEAR: the ids the tile closes, [stage_lo, tile_last_seg), fit the stage.
+            const bool near = count == R_ITEMS && tile_last_seg - stage_lo <= (r_size)R_STAGE;
+            const unsigned int first_start =
+                near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
+                     : r_fold_marks<false>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st);
             // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
             // copy barrier, which every thread passes only once done with this tile's reads.
-            if (boundary && t0 + first_start > 0)
+            if (st.boundary && t0 + first_start > 0)
                 prev = first_start == 0 ? (unsigned int)w : s_end_id[R_END_SLOT(first_start - 1)];
         }
 #else
@@ -409,73 +589,70 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? owner[a + i] : R_NO_SEGMENT;
         }
 
-        // The first id this tile may close: the segment of the item before it (0 for item 0).
+        // The first id this tile may close (the segment of the item before it; 0 for item 0),
+        // and the segment of its last item, open at its end: the same for every thread.
         const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
-        unsigned int last = prev;
-#pragma unroll
-        for (int i = 0; i < R_ITEMS; ++i) {
-            if (i < count) {
-                const unsigned int o = own[i];
-                if (o >= segments || (last != R_NO_SEGMENT && o < last)) bad = min(bad, a + i);
-                if (o != last) {
-                    if (!boundary) {
-                        head = run;
-                        boundary = true;
-                    } else if (last < segments) {
-                        r_put(out, s_stage, stage_lo, last, segments, run);
-                    }
-                    // Empty segments between the previous item's and this one's.
-                    for (unsigned int e = last == R_NO_SEGMENT ? 0u : last + 1; e < o && e < segments; ++e)
-                        r_put(out, s_stage, stage_lo, e, segments, m_identity());
-                    run = it[i];
-                    last = o;
-                } else {
-                    run = m_combine(run, it[i]);
-                }
-            }
+        const unsigned int tile_hi = owner[last_item];
+        // The empty segments the stage cannot hold, with the identity: those past it (before
+        // the fold, which may write a value over one of them: a barrier), and on the grid's last
+        // tile those after the last item.
+        if ((r_size)tile_hi > (r_size)stage_lo + R_STAGE) {
+            r_fill_identity(out, (r_size)stage_lo + R_STAGE, min((r_size)tile_hi, segments));
+            __syncthreads();
         }
-        if (count > 0 && a + count == n && last < segments) {
-            for (r_size e = (r_size)last + 1; e < segments; ++e) out[e] = m_identity();  // trailing empties
-        }
-        if (count > 0 && a + count == last_item + 1) {  // this thread holds the tile's last item
-            s_stage_hi[parity] = last;
-            if (tile + 1 == tile_end) s_exit = last;  // open at the block's end: the last block finishes it
-        }
+        if (last_item + 1 == n) r_fill_identity(out, (r_size)tile_hi + 1, segments);
+        // NEAR: every id the run closes, up to its last owner (the largest in a good layout;
+        // a bad one is reported anyway), lies in the stage.
+        unsigned int bad_mask = 0;
+        const bool near = count == R_ITEMS && (r_size)own[R_ITEMS - 1] <= (r_size)stage_lo + R_STAGE;
+        if (near) r_fold_owners<true>(it, own, count, prev, out, s_stage, stage_lo, segments, st, &bad_mask);
+        else r_fold_owners<false>(it, own, count, prev, out, s_stage, stage_lo, segments, st, &bad_mask);
+        if (bad_mask != 0) bad = min(bad, a + (__ffs(bad_mask) - 1));
+        // Open at the block's end: the last block finishes it.
+        if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = tile_hi;
 #endif
 
         // Join heads and tails: block-wide segmented scan continuing the block's carry.
         r_seg element;
-        element.flag = boundary ? 1u : 0u;
-        element.v = run;
+        element.flag = st.boundary ? 1u : 0u;
+        element.v = st.run;
         r_seg total;
         const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
         carry = total;
 
         // Pass 2: the segment open when this run started is closed by this run's first start.
-        if (boundary && prev != R_NO_SEGMENT) {
-            const M closed = m_combine(before.v, head);
+        if (st.boundary && prev != R_NO_SEGMENT) {
+            const M closed = m_combine(before.v, st.head);
             if (prev == entry) {
                 s_entry_val = closed;  // crosses the block start: the last block finishes it
             } else if (prev < segments) {
                 r_put(out, s_stage, stage_lo, prev, segments, closed);
             }
         }
-        // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced.
+        // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced,
+        // empty ones included (their slots hold the identity), and leave the identity behind.
         __syncthreads();
         {
 #if R_OFFSETS
             const unsigned int hi = (unsigned int)tile_last_seg;
 #else
-            const unsigned int hi = s_stage_hi[parity];
+            const unsigned int hi = tile_hi;
 #endif
-            const unsigned int staged = hi > stage_lo ? min(hi - stage_lo, (unsigned int)R_STAGE) : 0u;
+            // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
+            // (slot 0 at most: the block's tiles start at or after it) is the last block's.
+            const r_size room = segments > stage_lo ? segments - stage_lo : 0;
+            const unsigned int staged = hi > stage_lo ? (unsigned int)min((r_size)min(hi - stage_lo, (unsigned int)R_STAGE), room) : 0u;
+            const unsigned int skip = stage_lo == entry ? 1u : 0u;
+            M* __restrict__ dst = out + stage_lo;
+#pragma unroll 4
             for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
-                const unsigned int id = stage_lo + k;
-                if (id != entry && id < segments) out[id] = s_stage[k];
+                if (k >= skip) dst[k] = s_stage[k];
+                s_stage[k] = m_identity();
             }
         }
-        // No barrier here: the next tile writes the other stage and scan buffers, and its scan's
-        // first barrier orders this copy before the tile after next reuses these.
+        // No barrier here: the next tile writes the other scan buffer (and, owner form, the other
+        // stage), and its scan's first barrier orders this copy before the tile after next reuses
+        // these; in the offsets form its marks barrier orders this copy before its fold.
     }
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);

@@ -230,6 +230,7 @@ template <class T>
 inline T __ldcg(const T* p) { return *p; }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
 template <class A, class B>
 inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
 template <class A, class B>

@@ -272,6 +272,16 @@ fn layouts(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u32>)
     }));
     padded.extend([0; 40]);
     out.push(("empties at both ends", padded));
+    // Runs of empty segments longer than a tile (past any stage) between and after the items.
+    let mut runs = vec![0; tile as usize + 5];
+    runs.extend(fill(rng, &|r| r.range(1, 4)));
+    let middle = runs.len() / 2 + 1;
+    runs.splice(
+        middle..middle,
+        std::iter::repeat_n(0, 2 * tile as usize + 3),
+    );
+    runs.extend(std::iter::repeat_n(0, 3 * tile as usize + 1));
+    out.push(("runs of empties past a tile", runs));
     out
 }
 

@@ -121,7 +121,7 @@ pub fn seg_kernel_source_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
     let shape = shape_of::<M, Lifted<X>>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, 9, shape, 0, 0).plan(shape)?;
+    let plan = resolve(config, shape, 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble_lifted::<M, X>(
         &plan.kernel(shape).0.lifted::<X>(),
     ))

@@ -170,8 +170,7 @@ impl Gpu {
         offsets_form: bool,
     ) -> Result<JitReport> {
         let shape = shape_of::<M, K>(Layout::new::<I>(0, 0, offsets_form), 0);
-        let major = self.info().compute_capability.0;
-        let plan = resolve(config, major, shape, 0, 0).plan(shape)?;
+        let plan = resolve(config, shape, 0, 0).plan(shape)?;
         Ok(K::module(self, plan.kernel(shape).0)?.1)
     }
 
@@ -224,7 +223,7 @@ impl Gpu {
     ) -> Result<()> {
         let n = items.len;
         let shape = shape_of::<M, K>(layout, items.ptr);
-        let config = resolve(config, self.info().compute_capability.0, shape, n, segments);
+        let config = resolve(config, shape, n, segments);
         let plan = config.plan(shape)?;
         if plan.u32_indices() {
             for (what, value) in [("item count", n), ("segment count", segments)] {
@@ -388,7 +387,7 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
     let shape = shape_of::<M, Own>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, 9, shape, 0, 0).plan(shape)?;
+    let plan = resolve(config, shape, 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
 }
 

@@ -242,28 +242,19 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 }
 
 /// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
-/// segmented` on an H200): SegShuffle, the fastest or within 5% on the distributions with short
-/// and medium segments; SegMerge when only it can (u64 layouts, more than 2^32 items or
-/// segments) and, in the owner form, when there are more segments than items (runs of empty
-/// segments, which SegShuffle's owner form writes one thread at a time; its offsets form writes
-/// them from the offsets, coalesced: 0.41 of plain Shuffle against SegMerge's 0.15 on
-/// `empty_90`, run 44). Long segments in the offsets form were SegMerge's
-/// until SegShuffle's short path for tiles inside one segment (one segment: 0.92 of plain
-/// Shuffle against SegMerge's 0.48, run 33). Lifted items follow the same rule. SegMerge needs
-/// sm_80.
-pub(crate) fn resolve(
-    config: SegConfig,
-    compute_major: i32,
-    shape: Shape,
-    n: usize,
-    segments: usize,
-) -> SegConfig {
+/// segmented` on an H200): SegShuffle, the fastest on every distribution of the benchmark in
+/// both forms; SegMerge only where SegShuffle cannot run (u64 layouts, more than 2^32 items or
+/// segments). Runs of empty segments were SegMerge's in the owner form until SegShuffle's
+/// blocks filled them coalesced (`empty_90`, owner form: 0.87 of plain Shuffle against
+/// SegMerge's 0.39, run 48); long segments in the offsets form until its short path for tiles
+/// inside one segment (one segment: 0.92 against 0.48, run 33). Lifted items follow the same
+/// rule.
+pub(crate) fn resolve(config: SegConfig, shape: Shape, n: usize, segments: usize) -> SegConfig {
     if config.algorithm != SegAlgorithm::Auto {
         return config;
     }
     let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
-    let merge_wins = segments > n && !shape.offsets_form;
-    let algorithm = if beyond_u32 || (merge_wins && compute_major >= 8) {
+    let algorithm = if beyond_u32 {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -537,10 +528,10 @@ impl SegPlan {
         slots * shape.m_size + 16 + slots * 4
     }
 
-    /// SegShuffle's shared output stage: a tile's worth of segments, at most 12 KiB.
+    /// SegShuffle's shared output stage: a tile's worth of segments, at most 16 KiB.
     fn stage_slots(&self, item_size: usize) -> u64 {
         self.data_block()
-            .min((12 * 1024 / item_size.max(1)) as u64)
+            .min((16 * 1024 / item_size.max(1)) as u64)
             .max(1)
     }
 
@@ -632,57 +623,49 @@ mod tests {
     #[test]
     fn auto_picks_from_cheap_statistics() {
         let auto = SegConfig::new(SegAlgorithm::Auto);
-        let pick = |major, wide, offsets, n, s| {
-            resolve(auto, major, shape(wide, offsets, false), n, s).algorithm
-        };
-        assert_eq!(pick(9, false, false, 1000, 100), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, false, true, 1000, 1000), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, false, false, 1000, 1001), SegAlgorithm::SegMerge);
-        // More segments than items in the offsets form: SegShuffle writes the empty ones from
-        // the offsets, coalesced.
-        assert_eq!(pick(9, false, true, 1000, 1001), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(7, false, false, 1000, 5000), SegAlgorithm::SegShuffle);
-        assert_eq!(pick(9, true, false, 10, 1), SegAlgorithm::SegMerge);
-        assert_eq!(pick(9, false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+        let pick = |wide, offsets, n, s| resolve(auto, shape(wide, offsets, false), n, s).algorithm;
+        assert_eq!(pick(false, false, 1000, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(false, true, 1000, 1000), SegAlgorithm::SegShuffle);
+        // More segments than items: SegShuffle in both forms (the owner form's blocks fill runs
+        // of empty segments coalesced; the offsets form writes them from the offsets).
+        assert_eq!(pick(false, false, 1000, 1001), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(false, true, 1000, 1001), SegAlgorithm::SegShuffle);
+        // Only SegMerge takes u64 layouts and more than 2^32 items.
+        assert_eq!(pick(true, false, 10, 1), SegAlgorithm::SegMerge);
+        assert_eq!(pick(false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
         // Long segments: SegShuffle in both forms.
-        assert_eq!(pick(9, false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
-        assert_eq!(
-            pick(9, false, false, 1 << 20, 100),
-            SegAlgorithm::SegShuffle
-        );
-        assert_eq!(
-            pick(9, false, true, 1 << 20, 1000),
-            SegAlgorithm::SegShuffle
-        );
+        assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
         // A concrete choice is kept.
         let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
         assert_eq!(
-            resolve(tb2, 9, shape(false, true, false), 1, 5).algorithm,
+            resolve(tb2, shape(false, true, false), 1, 5).algorithm,
             SegAlgorithm::Tb2Seg
         );
         // Lifted items: the same choice; SegShuffle and SegMerge read them, the others refuse.
         let lifted = shape(false, true, true);
         assert_eq!(
-            resolve(auto, 9, lifted, 1 << 20, 1000).algorithm,
+            resolve(auto, lifted, 1 << 20, 1000).algorithm,
             SegAlgorithm::SegShuffle
         );
         assert_eq!(
-            resolve(auto, 9, lifted, 1000, 1001).algorithm,
+            resolve(auto, lifted, 1000, 1001).algorithm,
             SegAlgorithm::SegShuffle
         );
         assert_eq!(
-            resolve(auto, 9, shape(false, false, true), 1000, 1001).algorithm,
-            SegAlgorithm::SegMerge
+            resolve(auto, shape(false, false, true), 1000, 1001).algorithm,
+            SegAlgorithm::SegShuffle
         );
         // Items per thread sized by the narrower lifted item unless segments are that short.
         assert_eq!(
-            resolve(auto, 9, lifted, 1 << 20, 1000).items_per_thread,
+            resolve(auto, lifted, 1 << 20, 1000).items_per_thread,
             Some(16)
         );
-        assert_eq!(resolve(auto, 9, lifted, 1000, 999).items_per_thread, None);
+        assert_eq!(resolve(auto, lifted, 1000, 999).items_per_thread, None);
         let not_lifted = shape(false, true, false);
         assert_eq!(
-            resolve(auto, 9, not_lifted, 1 << 20, 1000).items_per_thread,
+            resolve(auto, not_lifted, 1 << 20, 1000).items_per_thread,
             None
         );
         for alg in SegAlgorithm::ALL {
