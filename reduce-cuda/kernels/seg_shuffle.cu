@@ -33,8 +33,9 @@
 // the block reads, once and coalesced, the offsets of the segments that touch the tile and
 // turns them into shared-memory marks (r_mark_tile): a head byte at every item that starts a
 // non-empty segment, the segment id at every item that ends one (before the tile's last item),
-// identities for the empty segments that lie in the tile, and the segment of the tile's last
-// item. Threads then fold runs from the head bytes alone: no search, no per-item walk. A tile
+// and the segment of the tile's last item (empty segments past the stage get their identity
+// there). Threads then fold runs from the head bytes alone: no search, no per-item walk. The
+// next tile's items and offsets are asked of L2 while a tile is folded. A tile
 // inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
 // of its items into the block's carry, no segmented scan and no writes. A validated call checks
 // the offsets on the marks' own reads: every pair they read, and that the reads of all blocks

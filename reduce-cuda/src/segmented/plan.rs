@@ -17,7 +17,7 @@ use crate::error::Result;
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
-/// | `Auto` | SegShuffle; SegMerge for u64 layouts, past 2^32, or more segments than items in the owner form | | |
+/// | `Auto` | SegShuffle; SegMerge for u64 layouts and past 2^32 | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -39,8 +39,8 @@ pub enum SegAlgorithm {
     /// Ours: merge-path split of items and segment ends, single launch, each segment written
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
-    /// SegShuffle (fastest measured); SegMerge for u64 layouts, more than 2^32 items or
-    /// segments, or more segments than items in the owner form.
+    /// SegShuffle (fastest measured on every distribution); SegMerge for u64 layouts and more
+    /// than 2^32 items or segments.
     #[default]
     Auto,
 }
