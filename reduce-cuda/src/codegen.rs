@@ -11,6 +11,8 @@ use std::any::TypeId;
 const COMMON: &str = include_str!("../kernels/common.cuh");
 /// The helpers of the segmented families (segmented scan, validation, identity fill).
 const SEG_COMMON: &str = include_str!("../kernels/seg_common.cuh");
+/// SegShuffle's tile: its items' loads and the offsets form's marks.
+const SEG_TILE: &str = include_str!("../kernels/seg_tile.cuh");
 
 /// The items a kernel loads (`r_in`) and how each becomes an `M` (`m_lift`, given the item's
 /// global index). Kernels that read through these can reduce other item types into `M`; for
@@ -140,6 +142,9 @@ fn assemble_with(
     push(&mut source, "input items", input_items);
     if spec.family.starts_with("seg_") {
         push(&mut source, "kernels/seg_common.cuh", SEG_COMMON);
+    }
+    if spec.family == "seg_shuffle" {
+        push(&mut source, "kernels/seg_tile.cuh", SEG_TILE);
     }
     push(
         &mut source,

@@ -1,0 +1,254 @@
+// SegShuffle's tile (included before kernels/seg_shuffle.cu, which holds the order invariant):
+// the tile's shape, the loads of a thread's items and, in the offsets form (R_OFFSETS), the
+// tile's marks: the offsets that touch the tile read once, coalesced, and turned into head bytes
+// and segment ids in shared memory (r_mark_tile), with the layout check riding on those reads.
+
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_BLOCK * R_ITEMS)
+
+#if R_VECS > 0
+union r_lane_items {
+    uint4 v[R_VECS];
+    r_in m[R_ITEMS];
+};
+#endif
+
+// Items [a, a + count) into it[], each lifted (m_lift with its global index; the identity
+// function unless the monoid lifts another item type r_in); the rest of it[] is the identity.
+// Through the read-only cache: a lane's consecutive 16-byte loads share 32-byte sectors, which
+// an L1-allocating load serves once (ncu on an H100: streaming loads fetched 50% excess sectors
+// from L2 here).
+__device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size a, int count, M (&it)[R_ITEMS]) {
+#if R_VECS > 0
+    if (count == R_ITEMS) {
+        r_lane_items t;
+        const uint4* p = reinterpret_cast<const uint4*>(in + a);
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldg(p + k);
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) it[i] = m_lift(t.m[i], a + i);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(in[a + i], a + i) : m_identity();
+}
+
+#if R_OFFSETS
+// Asks L2 for the lines of items [a, a + count) (no registers held, nothing waited for).
+__device__ __forceinline__ void r_prefetch_items(const r_in* __restrict__ in, r_size a, int count) {
+    const char* p = reinterpret_cast<const char*>(in + a);
+    for (int k = 0; k < count * (int)sizeof(r_in); k += 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
+}
+
+// Asks L2 for offsets[s .. s + count + 32], a line per thread (up to R_BLOCK lines).
+__device__ __forceinline__ void r_prefetch_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size s,
+                                                   r_size count) {
+    const r_size at = s + 32 * (r_size)threadIdx.x;
+    if (threadIdx.x <= count / 32 + 1 && at <= segments)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(offsets + at)));
+}
+
+// Entries p[rel .. rel + 4) below `left` (0 past it); one 16-byte load when they are all there
+// and p + rel is 16-byte aligned (R_INDEX_VEC: the offsets are; rel and the caller's base are
+// multiples of 4).
+__device__ __forceinline__ uint4 r_load_quad(const unsigned int* __restrict__ p, unsigned int rel, unsigned int left) {
+#if R_INDEX_VEC
+    if (rel + 4 <= left) return __ldg(reinterpret_cast<const uint4*>(p + rel));
+#endif
+    uint4 q;
+    q.x = rel < left ? __ldg(p + rel) : 0u;
+    q.y = rel + 1 < left ? __ldg(p + rel + 1) : 0u;
+    q.z = rel + 2 < left ? __ldg(p + rel + 2) : 0u;
+    q.w = rel + 3 < left ? __ldg(p + rel + 3) : 0u;
+    return q;
+}
+
+// The layout check of a quad at the ends of the offsets: entries s + j (j < 4) that exist
+// (j < left), whose pair (with the next entry) exists (j + 1 < left), or that are the first
+// (s + j = 0) or the last (j + 1 = left) entry. Out of line: rare, and off the marks' registers.
+__device__ __forceinline__ bool r_entry_is_bad(unsigned int o, unsigned int o1, bool first_entry, unsigned int j,
+                                               unsigned int left, r_size n) {
+    return j < left && ((j + 1 < left && o > o1) || (first_entry && o != 0) || (j + 1 == left && o != (unsigned int)n));
+}
+__device__ __noinline__ bool r_quad_is_bad(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
+                                           unsigned int q4, r_size s, unsigned int left, r_size n) {
+    return r_entry_is_bad(q0, q1, s == 0, 0, left, n) | r_entry_is_bad(q1, q2, false, 1, left, n) |
+           r_entry_is_bad(q2, q3, false, 2, left, n) | r_entry_is_bad(q3, q4, false, 3, left, n);
+}
+
+// Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
+// offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
+__device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_size lo = 0, hi = segments;
+    while (hi - lo > 1) {
+        const r_size span = hi - lo;
+        const r_size probe = span <= 33 ? lo + 1 + lane : lo + span * (lane + 1) / 33;
+        const bool valid = probe < hi;
+        const bool le = valid && offsets[probe] <= pos;
+        const unsigned int below = __ballot_sync(R_FULL_MASK, le);
+        const unsigned int inside = __ballot_sync(R_FULL_MASK, valid);
+        const int last_le = below ? 31 - __clz(below) : -1;
+        const r_size new_lo = last_le >= 0 ? __shfl_sync(R_FULL_MASK, probe, last_le) : lo;
+        const int first_gt = last_le + 1;
+        const bool has_gt = first_gt < 32 && ((inside >> first_gt) & 1u);
+        const r_size new_hi = __shfl_sync(R_FULL_MASK, probe, has_gt ? first_gt : 0);
+        lo = new_lo;
+        hi = has_gt ? new_hi : hi;
+    }
+    return lo;
+}
+
+#endif
+
+#if R_OFFSETS
+// The marks' reads: a round gives each thread R_QUAD consecutive offsets (one 16-byte load when
+// R_INDEX_VEC), a batch up to R_LOADS rounds at once.
+#define R_QUAD 4
+#define R_LOADS 2
+#define R_ROUND (R_BLOCK * R_QUAD)
+
+// The slot of item q of the tile in the segment-id marks: one word of padding after every
+// R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, read 32 banks.
+#if R_ITEMS % 2 == 0
+#define R_END_SLOT(q) ((q) + (q) / R_ITEMS)
+#define R_END_SLOTS (R_TILE + R_BLOCK)
+#else
+#define R_END_SLOT(q) (q)
+#define R_END_SLOTS R_TILE
+#endif
+
+// The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
+// segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
+// R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
+//   head[p - t0] = 1   where item p starts a non-empty segment;
+//   end_id[R_END_SLOT(p - t0)] = s where item p < last_item ends non-empty segment s;
+//   *tile_last = s     for the segment s holding last_item;
+//   identity           for every empty segment at an item of the tile past the stage (the
+//                      stage's slots hold it already), and for the empty segments at n on the
+//                      grid's last tile (written directly).
+// `want` (>= 1) is the rounds the tile is expected to take (from the previous tile's segment
+// count): the batches are sized to it, and are full past it. Returns
+// whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
+// the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
+// the tile and writes ids < segments.
+// THE LAYOUT CHECK (bad != nullptr) rides on the same reads: the entries s in [w, *read_end)
+// are checked (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1]
+// (s < segments), offsets[0] != 0 or offsets[segments] != n is among them. The caller checks
+// that the checks of all tiles cover every entry, [0, segments] (s_cover).
+__device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
+                                            r_size w, r_size t0, r_size last_item, unsigned int want,
+                                            unsigned char* head, unsigned int* end_id, r_size* tile_last,
+                                            M* __restrict__ out, unsigned int stage_lo, r_size* read_end, bool* bad) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts). Segment ids
+    // as base (64 bits, uniform) + rel (32 bits).
+    const unsigned int first = (unsigned int)t0, last = (unsigned int)last_item;
+    const bool grid_last = last_item + 1 == n;
+    const unsigned int mine = threadIdx.x * R_QUAD;
+    bool starts = false;
+    // From a multiple of R_QUAD (aligned loads): the segments before w end before the tile and
+    // mark nothing.
+    r_size base = w & ~(r_size)(R_QUAD - 1);
+    unsigned int done = 0;
+    for (;;) {
+        // The batch's loads first, and the next batch's first offset with them (whether another
+        // batch is needed): one memory latency per batch. Thread t takes the entries base + rel,
+        // rel = u * R_ROUND + R_QUAD t + j; lane 31 also reads the entry after its quad (the
+        // next warp's first), the others get it from the next lane.
+        const unsigned int rounds = want > done && want - done < R_LOADS ? want - done : R_LOADS;
+        const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
+        const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
+        const unsigned int* __restrict__ ob = offsets + base;
+        uint4 ov[R_LOADS];
+        unsigned int after[R_LOADS];
+#pragma unroll
+        for (unsigned int u = 0; u < R_LOADS; ++u) {
+            if (u < rounds) {  // uniform
+                const unsigned int rel = u * R_ROUND + mine;
+                ov[u] = r_load_quad(ob, rel, left);
+                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? __ldg(ob + rel + R_QUAD) : 0u;
+            }
+        }
+        const unsigned int next = rounds * R_ROUND;
+        const unsigned int next_offset = next < left && !grid_last ? __ldg(ob + next) : 0u;
+#pragma unroll
+        for (unsigned int u = 0; u < R_LOADS; ++u) {
+            if (u < rounds) {  // uniform
+                const unsigned int rel = u * R_ROUND + mine;
+                const unsigned int down = __shfl_down_sync(R_FULL_MASK, ov[u].x, 1);
+                const unsigned int q[R_QUAD + 1] = {ov[u].x, ov[u].y, ov[u].z, ov[u].w,
+                                                    lane == R_WARP - 1 ? after[u] : down};
+                if (bad != nullptr) {  // uniform: validated calls check every entry they read
+                    const bool wrong = rel + R_QUAD < left && base + rel > 0  // all four pairs, no end
+                                           ? q[0] > q[1] || q[1] > q[2] || q[2] > q[3] || q[3] > q[4]
+                                           : r_quad_is_bad(q[0], q[1], q[2], q[3], q[4], base + rel, left - rel, n);
+                    if (wrong) *bad = true;
+                }
+                // A quad past the last segment, or that starts past the tile (all four segments
+                // start past it: offsets ascend; a bad layout only marks less) except on the
+                // grid's last tile (trailing empty segments), marks nothing.
+                if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
+#pragma unroll
+                for (unsigned int j = 0; j < R_QUAD; ++j) {
+                    const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
+                    const unsigned int o = q[j], o1 = q[j + 1];
+                    // Segment s = base + srel: items [o, o1). One starting past the tile marks
+                    // nothing (every test below fails), one before it only its end.
+                    const bool ok = srel + 1 < left;
+                    const bool inside = o - first <= last - first;  // first <= o <= last
+                    const bool filled = ok && o < o1;
+                    const unsigned int e = o1 - 1;
+                    if (filled && inside) head[o - first] = 1;
+                    if (filled && e - first < last - first) end_id[R_END_SLOT(e - first)] = sid;
+                    if (filled && o <= last && e >= last) *tile_last = base + srel;
+                    // Empty: the identity, in its stage slot already unless past the stage; the
+                    // trailing ones on the grid's last tile.
+                    if (ok && o >= o1 && (inside ? sid - stage_lo >= (unsigned int)R_STAGE : grid_last && o >= n))
+                        out[base + srel] = m_identity();
+                    starts |= ok && inside;
+                }
+            }
+        }
+        base += next;
+        done += rounds;
+        // Uniform: does the next segment still start at or before the tile's last item?
+        if (next >= left || (!grid_last && next_offset > last)) break;
+    }
+    *read_end = base;
+    return starts;
+}
+
+// This thread's head bytes (items a .. a + R_ITEMS of the tile, from byte `first`), cleared
+// behind it for the next tile.
+__device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int first, unsigned char (&hd)[R_ITEMS]) {
+#if R_ITEMS % 16 == 0
+    uint4* p = reinterpret_cast<uint4*>(head + first);
+#pragma unroll
+    for (int k = 0; k < R_ITEMS / 16; ++k) {
+        const uint4 v = p[k];
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 16; ++j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
+        p[k] = make_uint4(0u, 0u, 0u, 0u);
+    }
+#elif R_ITEMS % 4 == 0
+    unsigned int* p = reinterpret_cast<unsigned int*>(head + first);
+#pragma unroll
+    for (int k = 0; k < R_ITEMS / 4; ++k) {
+        const unsigned int v = p[k];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) hd[4 * k + j] = (unsigned char)(v >> (8 * j));
+        p[k] = 0u;
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        hd[i] = head[first + i];
+        head[first + i] = 0;
+    }
+#endif
+}
+#endif
