@@ -133,10 +133,9 @@ __device__ __forceinline__ unsigned int r_fold_marks(const M (&it)[R_ITEMS], con
 // R_NO_SEGMENT before item 0). Bit i of *bad_mask is set when item i's owner is bad (past the
 // segments, or below the one before).
 template <bool NEAR>
-__device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsigned int (&own)[R_ITEMS],
-                                                      int count, unsigned int last, M* __restrict__ out, M* stage,
-                                                      unsigned int stage_lo, r_size segments, r_fold_state& st,
-                                                      unsigned int* bad_mask) {
+__device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsigned int (&own)[R_ITEMS], int count,
+                                              unsigned int last, M* __restrict__ out, M* stage, unsigned int stage_lo,
+                                              r_size segments, r_fold_state& st, unsigned int* bad_mask) {
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) {
         const bool here = NEAR || i < count;
@@ -253,7 +252,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 
         // Pass 1: fold runs; write the segments that start and end inside this thread's items.
         // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
-        // item 0); `last`: the segment of the run's last item (owner form).
+        // item 0).
         unsigned int prev = R_NO_SEGMENT;
         r_fold_state st;
         st.run = m_identity();
@@ -301,9 +300,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             const unsigned int mine = threadIdx.x * R_ITEMS;
             unsigned char hd[R_ITEMS];
             r_take_heads(s_head, mine, hd);
-            // The first segment start in the run, in the tile.
             // NEAR: the ids the tile closes, [stage_lo, tile_last_seg), fit the stage.
             const bool near = count == R_ITEMS && tile_last_seg - stage_lo <= (r_size)R_STAGE;
+            // The first segment start in the run, in the tile.
             const unsigned int first_start =
                 near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
                      : r_fold_marks<false>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st);
@@ -385,8 +384,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #endif
             // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
             // (slot 0 at most: the block's tiles start at or after it) is the last block's.
-            const r_size room = segments > stage_lo ? segments - stage_lo : 0;
-            const unsigned int staged = hi > stage_lo ? (unsigned int)min((r_size)min(hi - stage_lo, (unsigned int)R_STAGE), room) : 0u;
+            const r_size room = min((r_size)R_STAGE, segments > stage_lo ? segments - stage_lo : 0);
+            const unsigned int staged = hi > stage_lo ? (unsigned int)min((r_size)(hi - stage_lo), room) : 0u;
             const unsigned int skip = stage_lo == entry ? 1u : 0u;
             M* __restrict__ dst = out + stage_lo;
 #pragma unroll 4

@@ -65,13 +65,15 @@ __device__ __forceinline__ uint4 r_load_quad(const unsigned int* __restrict__ p,
     return q;
 }
 
-// The layout check of a quad at the ends of the offsets: entries s + j (j < 4) that exist
-// (j < left), whose pair (with the next entry) exists (j + 1 < left), or that are the first
-// (s + j = 0) or the last (j + 1 = left) entry. Out of line: rare, and off the marks' registers.
+// The layout check of entry j of a quad at the ends of the offsets, if it exists (j < left): its
+// pair with the next entry if that exists (j + 1 < left), and whether it is the first entry
+// (first_entry) or the last (j + 1 = left).
 __device__ __forceinline__ bool r_entry_is_bad(unsigned int o, unsigned int o1, bool first_entry, unsigned int j,
                                                unsigned int left, r_size n) {
     return j < left && ((j + 1 < left && o > o1) || (first_entry && o != 0) || (j + 1 == left && o != (unsigned int)n));
 }
+// A quad's check, entries s .. s + 3 (`left` of them and after them). Out of line: rare (the
+// array's ends), and off the marks' registers.
 __device__ __noinline__ bool r_quad_is_bad(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
                                            unsigned int q4, r_size s, unsigned int left, r_size n) {
     return r_entry_is_bad(q0, q1, s == 0, 0, left, n) | r_entry_is_bad(q1, q2, false, 1, left, n) |
@@ -101,9 +103,6 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
     return lo;
 }
 
-#endif
-
-#if R_OFFSETS
 // The marks' reads: a round gives each thread R_QUAD consecutive offsets (one 16-byte load when
 // R_INDEX_VEC), a batch up to R_LOADS rounds at once.
 #define R_QUAD 4
