@@ -3,7 +3,7 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
-# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz.
+# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, ab (kernel variants: see the phase).
 # cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
@@ -121,6 +121,18 @@ for phase in "$@"; do
         --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    ab)
+      # A/B of kernel variants in one command: each .gpu/ab/bench_NAME (a bench built here with
+      # one variant of a kernel, copied in after staging) runs `segmented --quick` in turn,
+      # AB_REPEAT times (default 2); each measures plain Shuffle itself (its ratios are its own)
+      for r in $(seq "${AB_REPEAT:-2}"); do
+        for b in .gpu/ab/bench_*; do
+          name=${b##*/bench_}
+          "$b" segmented --quick --out "$OUT/ab/$name-$r" > "$OUT/ab-$name-$r.log" 2>&1
+          note "ab $name $r rc=$? $(grep -m1 'plain Shuffle' "$OUT/ab-$name-$r.log")"
+        done
+      done
       ;;
     segncusrc)
       # per-instruction counts and stall samples of SegShuffle launches of `bench segncu`

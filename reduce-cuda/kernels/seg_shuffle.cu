@@ -35,8 +35,8 @@
 // non-empty segment, the segment id at every item that ends one (before the tile's last item),
 // and the segment of the tile's last item (empty segments past the stage get their identity
 // there). Threads then fold runs from the head bytes alone: no search, no per-item walk. A
-// tile's items are asked of L2 before its marks, the block's first offsets at its start. A tile
-// inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
+// tile's items are loaded before its marks, the block's first offsets asked of L2 at its start.
+// A tile inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
 // of its items into the block's carry, no segmented scan and no writes. A validated call checks
 // the offsets on the marks' own reads: every pair they read, and that the reads of all blocks
 // together cover every entry (the host runs the exact check for the error if not). The tile's
@@ -241,14 +241,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
         M it[R_ITEMS];
-#if R_OFFSETS
-        // The items are read after the marks (registers: the marks read offsets in batches),
-        // asked of L2 now so that the read finds them there (asking during the tile before
-        // measured up to 15% slower on long segments, run 54).
-        r_prefetch_items(in, a, count);
-#else
+        // Both forms: the items' loads first, in flight while the marks (offsets form) or the
+        // owners' loads wait on memory: one memory latency per tile (runs 56, 62, 63: offsets
+        // form 2-12% faster than reading them after the marks, asked of L2 at the tile's start).
         r_load_items(in, a, count, it);
-#endif
 
         // Pass 1: fold runs; write the segments that start and end inside this thread's items.
         // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
@@ -271,7 +267,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
         const bool any_start = __syncthreads_or(starts) != 0;
-        r_load_items(in, a, count, it);
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
         // The segment open at the block's end (exported, finished by the last block).

@@ -35,13 +35,6 @@ __device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size
 }
 
 #if R_OFFSETS
-// Asks L2 for the lines of items [a, a + count) (no registers held, nothing waited for).
-__device__ __forceinline__ void r_prefetch_items(const r_in* __restrict__ in, r_size a, int count) {
-    const char* p = reinterpret_cast<const char*>(in + a);
-    for (int k = 0; k < count * (int)sizeof(r_in); k += 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p + k)));
-}
-
 // Asks L2 for offsets[s .. s + count + 32], a line per thread (up to R_BLOCK lines).
 __device__ __forceinline__ void r_prefetch_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size s,
                                                    r_size count) {
@@ -104,9 +97,10 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
 }
 
 // The marks' reads: a round gives each thread R_QUAD consecutive offsets (one 16-byte load when
-// R_INDEX_VEC), a batch up to R_LOADS rounds at once.
+// R_INDEX_VEC), a batch up to R_LOADS rounds at once (one: the tile's items are held in
+// registers meanwhile, and two spill under the register cap).
 #define R_QUAD 4
-#define R_LOADS 2
+#define R_LOADS 1
 #define R_ROUND (R_BLOCK * R_QUAD)
 
 // The slot of item q of the tile in the segment-id marks: one word of padding after every

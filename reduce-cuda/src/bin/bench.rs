@@ -5,7 +5,7 @@
 //! bench plain [--quick] [--out DIR] [--cub FILE]    every algorithm, N = 2^10..2^30, vs roof and CUB
 //! bench fig4 [--quick] [--out DIR]                  the paper's Fig. 4: min f32, N = m * 2^20
 //! bench seglayouts [--layouts DIR]                 writes the segmented layouts for the anchors
-//! bench segmented [--out DIR] [--cub F] [--torch F] every segment-length distribution, both forms
+//! bench segmented [--quick] [--out DIR] [--cub F] [--torch F]  every segment-length distribution, both forms
 //! bench segsweep [--out DIR] [--cub F] [--torch F]  throughput against mean segment length
 //! bench fig5 [--quick] [--out DIR]                  the paper's Fig. 5 sweep (progress bar)
 //! bench jit [--out DIR]                             NVRTC, disk-cache and in-process latency

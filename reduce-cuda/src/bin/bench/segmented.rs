@@ -198,6 +198,7 @@ fn bench_configs() -> [(&'static str, SegConfig); 6] {
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
+/// `--quick`: N = 30 * 2^20 and SegShuffle only (for A/B runs of kernel variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -207,7 +208,12 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         .collect::<HashMap<_, _>>();
     let cpu = Cpu::new();
     let mut rows = Vec::new();
-    for n in SIZES {
+    let sizes: &[u64] = if args.quick { &SIZES[1..] } else { &SIZES };
+    let configs: Vec<_> = bench_configs()
+        .into_iter()
+        .filter(|(label, _)| !args.quick || label.starts_with("SegShuffle"))
+        .collect();
+    for &n in sizes {
         let sums = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
         let affine = kernels.fill_random::<Affine>(n as usize, 13, &masks_affine())?;
         let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, &sums)? as f64 * 1e6);
@@ -225,7 +231,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             let mut out_f32 = gpu.zeroed::<Sum<f32>>(layout.segments)?;
             let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
             for form in FORMS {
-                for (label, config) in bench_configs() {
+                for &(label, config) in &configs {
                     let ms = layout.time(&gpu, &sums, &mut out_f32, form, config)?;
                     rows.push(SegRow {
                         n,
