@@ -64,6 +64,8 @@ __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, 
 //   otherwise (the grid's last tile, or ids past the stage): r_put and `count` items.
 // Empty segments are never written here: their stage slots hold the identity, and those past
 // the stage are written by the block (owner form: r_fill_identity; offsets form: the marks).
+// Offsets form: a warp none of whose items starts a segment skips the fold for a plain loop of
+// the same combines (medium and long segments: run 65, up to 1.22x at mean lengths 1024-8192).
 struct r_fold_state {
     M run;          // the value open at the current item
     M head;         // the run's part before its first segment start
@@ -294,13 +296,22 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             // Item a + i is item mine + i of the tile.
             const unsigned int mine = threadIdx.x * R_ITEMS;
             unsigned char hd[R_ITEMS];
-            r_take_heads(s_head, mine, hd);
+            const bool mine_start = r_take_heads(s_head, mine, hd);
             // NEAR: the ids the tile closes, [stage_lo, tile_last_seg), fit the stage.
             const bool near = count == R_ITEMS && tile_last_seg - stage_lo <= (r_size)R_STAGE;
-            // The first segment start in the run, in the tile.
-            const unsigned int first_start =
-                near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
-                     : r_fold_marks<false>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st);
+            // The first segment start in the run, in the tile. A warp none of whose items starts
+            // a segment (medium and long segments) folds them as a plain reduction: the same
+            // combines in the same order as the fold without starts, at a third of its cost.
+            unsigned int first_start = 0;
+            const bool warp_starts = __ballot_sync(R_FULL_MASK, mine_start) != 0;
+            if (count == R_ITEMS && !warp_starts) {
+#pragma unroll
+                for (int i = 0; i < R_ITEMS; ++i) st.run = m_combine(st.run, it[i]);
+            } else {
+                first_start =
+                    near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
+                         : r_fold_marks<false>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st);
+            }
             // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
             // copy barrier, which every thread passes only once done with this tile's reads.
             if (st.boundary && t0 + first_start > 0)

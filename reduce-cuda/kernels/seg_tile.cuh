@@ -215,8 +215,9 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
 }
 
 // This thread's head bytes (items a .. a + R_ITEMS of the tile, from byte `first`), cleared
-// behind it for the next tile.
-__device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int first, unsigned char (&hd)[R_ITEMS]) {
+// behind it for the next tile. Returns whether one of them marks a start.
+__device__ __forceinline__ bool r_take_heads(unsigned char* head, unsigned int first, unsigned char (&hd)[R_ITEMS]) {
+    unsigned int any = 0;
 #if R_ITEMS % 16 == 0
     uint4* p = reinterpret_cast<uint4*>(head + first);
 #pragma unroll
@@ -225,6 +226,7 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
         const unsigned int words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int j = 0; j < 16; ++j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
+        any |= v.x | v.y | v.z | v.w;
         p[k] = make_uint4(0u, 0u, 0u, 0u);
     }
 #elif R_ITEMS % 4 == 0
@@ -234,14 +236,17 @@ __device__ __forceinline__ void r_take_heads(unsigned char* head, unsigned int f
         const unsigned int v = p[k];
 #pragma unroll
         for (int j = 0; j < 4; ++j) hd[4 * k + j] = (unsigned char)(v >> (8 * j));
+        any |= v;
         p[k] = 0u;
     }
 #else
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) {
         hd[i] = head[first + i];
+        any |= hd[i];
         head[first + i] = 0;
     }
 #endif
+    return any != 0;
 }
 #endif
