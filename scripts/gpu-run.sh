@@ -128,6 +128,7 @@ for phase in "$@"; do
       # AB_REPEAT times (default 2); each measures plain Shuffle itself (its ratios are its own)
       for r in $(seq "${AB_REPEAT:-2}"); do
         for b in .gpu/ab/bench_*; do
+          [ -x "$b" ] || { note "ab: no .gpu/ab/bench_* binaries"; break 2; }
           name=${b##*/bench_}
           "$b" segmented --quick --out "$OUT/ab/$name-$r" > "$OUT/ab-$name-$r.log" 2>&1
           note "ab $name $r rc=$? $(grep -m1 'plain Shuffle' "$OUT/ab-$name-$r.log")"

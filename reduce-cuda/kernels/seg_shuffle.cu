@@ -102,6 +102,15 @@ __device__ __forceinline__ void r_close(bool p, M* __restrict__ out, M* stage, u
 }
 
 #if R_OFFSETS
+// The thread's `count` items combined left to right (the fold of a run without a segment start).
+__device__ __forceinline__ M r_fold_items(const M (&it)[R_ITEMS], int count) {
+    M v = m_identity();
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i)
+        if (i < count) v = m_combine(v, it[i]);
+    return v;
+}
+
 // Offsets form: starts from the head bytes hd[]; the segment a start closes is the id marked at
 // the item before it. Returns the tile position of the first start (when st.boundary).
 template <bool NEAR>
@@ -276,11 +285,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // A tile inside one segment (not the first tile): fold the items, then the warps in
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
-            M v = m_identity();
-#pragma unroll
-            for (int i = 0; i < R_ITEMS; ++i)
-                if (i < count) v = m_combine(v, it[i]);
-            v = r_warp_reduce(v);
+            const M v = r_warp_reduce(r_fold_items(it, count));
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
             // Warp 0's carry is the block's: the scan reads it there, and thread 0 exports it.
@@ -303,10 +308,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             // a segment (medium and long segments) folds them as a plain reduction: the same
             // combines in the same order as the fold without starts, at a third of its cost.
             unsigned int first_start = 0;
-            const bool warp_starts = __ballot_sync(R_FULL_MASK, mine_start) != 0;
-            if (count == R_ITEMS && !warp_starts) {
-#pragma unroll
-                for (int i = 0; i < R_ITEMS; ++i) st.run = m_combine(st.run, it[i]);
+            if (__ballot_sync(R_FULL_MASK, mine_start) == 0) {
+                st.run = r_fold_items(it, count);
             } else {
                 first_start =
                     near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
