@@ -42,35 +42,73 @@
 // together cover every entry (the host runs the exact check for the error if not). The tile's
 // loads and marks are in kernels/seg_tile.cuh (included before this file).
 
-// Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
-// Small enough to be predicated (no branch) inside the unrolled folds.
-__device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id, r_size segments, M v) {
-    if (id - stage_lo < (unsigned int)R_STAGE) stage[id - stage_lo] = v;
-    else if (id < segments) out[id] = v;
-}
+// THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
+// run begins (the part before the first start is the run's `head`). Branch-free per item: the
+// lanes of a warp meet segment starts at different items, and a branch per item would make
+// every lane pay for every lane's starts. Two versions: NEAR (all R_ITEMS items there) and the
+// grid's last tile (`count` items).
+//   Offsets form: the fold is a segmented scan stored per item (r_scan_run); the segments the
+//     tile closes are read afterwards at their last items' slots, in segment order (r_mark_tile
+//     leaves where each one ends), so the fold carries no segment ids and writes no results.
+//     A warp none of whose items starts a segment skips it for a plain loop of the same combines.
+//   Owner form: at each start the open value is closed and written to the stage (r_close).
+struct r_fold_state {
+    M run;          // the value open at the current item
+    M head;         // the run's part before its first segment start
+    bool boundary;  // a segment starts in the run
+};
 
 // out[lo, hi) = the identity, by the whole block, coalesced.
 __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, r_size hi) {
     for (r_size e = lo + threadIdx.x; e < hi; e += R_BLOCK) out[e] = m_identity();
 }
 
-// THE FOLD of a thread's run (both forms): items left to right; at each segment start the
-// open value is closed (the first one becomes `head`, the later ones are written out) and a new
-// run begins. Branch-free per item: the lanes of a warp meet segment starts at different items,
-// and a branch per item would make every lane pay for every lane's starts. Two versions:
-//   NEAR (all R_ITEMS items there, and every id the run can close lies in the stage): a close
-//     is one predicated shared store; the slot is clamped to the dump slot R_STAGE, so that a
-//     bad layout stays in bounds;
-//   otherwise (the grid's last tile, or ids past the stage): r_put and `count` items.
-// Empty segments are never written here: their stage slots hold the identity, and those past
-// the stage are written by the block (owner form: r_fill_identity; offsets form: the marks).
-// Offsets form: a warp none of whose items starts a segment skips the fold for a plain loop of
-// the same combines (medium and long segments: run 65, up to 1.22x at mean lengths 1024-8192).
-struct r_fold_state {
-    M run;          // the value open at the current item
-    M head;         // the run's part before its first segment start
-    bool boundary;  // a segment starts in the run
-};
+#if R_OFFSETS
+// The thread's `count` items combined left to right (the fold of a run without a segment start).
+__device__ __forceinline__ M r_fold_items(const M (&it)[R_ITEMS], int count) {
+    M v = m_identity();
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i)
+        if (i < count) v = m_combine(v, it[i]);
+    return v;
+}
+
+// Offsets form: the run's segmented scan, stored. vals[i] (the thread's padded slots) = the fold
+// of items since the last segment start at or before item i, or since the run's first item;
+// starts from the head bytes hd[]. Returns the value open at the run's end. No segment ids and
+// no writes of results here: a segment's value is read at its last item's slot afterwards.
+template <bool NEAR>
+__device__ __forceinline__ M r_scan_run(const M (&it)[R_ITEMS], const unsigned char (&hd)[R_ITEMS], int count,
+                                        M* vals) {
+    M run = m_identity();
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        if (NEAR || i < count) {
+            run = hd[i] != 0 ? it[i] : m_combine(run, it[i]);
+            vals[i] = run;
+        }
+    }
+    return run;
+}
+
+// Offsets form: the non-empty segments (lo, hi) past the stage (a tile closing more than R_STAGE
+// ids: many empty segments), from their offsets (the marks read them: cached) and the tile's
+// scan values; the empty ones there are the marks'. Bad layouts: only slots inside the tile.
+__device__ void r_put_past_stage(const unsigned int* __restrict__ offsets, r_size lo, r_size hi, unsigned int first,
+                                 unsigned int last, const M* vals, M* __restrict__ out) {
+    for (r_size s = lo + threadIdx.x; s < hi; s += R_BLOCK) {
+        const unsigned int o = __ldg(offsets + s), o1 = __ldg(offsets + s + 1);
+        const unsigned int e = o1 - 1 - first;
+        if (o < o1 && e < last - first) out[s] = vals[R_VAL_SLOT(e)];
+    }
+}
+#else
+// Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
+// Small enough to be predicated (no branch) inside the unrolled folds.
+__device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id, r_size segments, M v) {
+    if (id - stage_lo < (unsigned int)R_STAGE) stage[id - stage_lo] = v;
+    else if (id < segments) out[id] = v;
+}
 
 // stage[slot] = v when p, as predicated st.shared of the words of v at a 32-bit shared address
 // (no branch, and no generic address rebuilt per store under the register cap); plain C++
@@ -93,7 +131,10 @@ __device__ __forceinline__ void r_stage_if(bool p, M* stage, unsigned int slot, 
     if (p) stage[slot] = v;
 }
 
-// Closes segment `id` with value v when p (see THE FOLD).
+// Closes segment `id` with value v when p. NEAR (every id the run can close lies in the stage):
+// one predicated shared store, the slot clamped to the dump slot R_STAGE so that a bad layout
+// stays in bounds; otherwise r_put. Empty segments are never written here: their stage slots
+// hold the identity, and the block writes those past the stage (r_fill_identity).
 template <bool NEAR>
 __device__ __forceinline__ void r_close(bool p, M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id,
                                         r_size segments, M v) {
@@ -101,45 +142,6 @@ __device__ __forceinline__ void r_close(bool p, M* __restrict__ out, M* stage, u
     else if (p) r_put(out, stage, stage_lo, id, segments, v);
 }
 
-#if R_OFFSETS
-// The thread's `count` items combined left to right (the fold of a run without a segment start).
-__device__ __forceinline__ M r_fold_items(const M (&it)[R_ITEMS], int count) {
-    M v = m_identity();
-#pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i)
-        if (i < count) v = m_combine(v, it[i]);
-    return v;
-}
-
-// Offsets form: starts from the head bytes hd[]; the segment a start closes is the id marked at
-// the item before it. Returns the tile position of the first start (when st.boundary).
-template <bool NEAR>
-__device__ __forceinline__ unsigned int r_fold_marks(const M (&it)[R_ITEMS], const unsigned char (&hd)[R_ITEMS],
-                                                     int count, unsigned int mine, const unsigned int* end_id,
-                                                     M* __restrict__ out, M* stage, unsigned int stage_lo,
-                                                     r_size segments, r_fold_state& st) {
-    // The run's slots are consecutive: my_end[j] is item mine + j's (R_END_SLOT pads between runs).
-    const unsigned int* my_end = end_id + R_END_SLOT(mine);
-    unsigned int first_start = 0;
-#pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i) {
-        const bool here = NEAR || i < count;
-        const bool start = here && hd[i] != 0;
-        if (i > 0) {  // at item 0 no segment is open in the run yet
-            const bool close = start && st.boundary;
-            const unsigned int id = close ? my_end[i - 1] : 0u;
-            r_close<NEAR>(close, out, stage, stage_lo, id, segments, st.run);
-        }
-        if (start && !st.boundary) {
-            st.head = st.run;
-            first_start = mine + i;
-        }
-        st.boundary = st.boundary || start;
-        if (here) st.run = start ? it[i] : m_combine(st.run, it[i]);
-    }
-    return first_start;
-}
-#else
 // Owner form: a start wherever the owner changes (`last`: the owner of the item before the run,
 // R_NO_SEGMENT before item 0). Bit i of *bad_mask is set when item i's owner is bad (past the
 // segments, or below the one before).
@@ -162,13 +164,21 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 }
 #endif
 
+#ifndef R_PIPE
+#define R_PIPE 1
+#endif
+#ifndef R_PF
+#define R_PF 1
+#endif
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
 // when `validate`, 0 if the offsets are bad or the marks' reads missed some (offsets form; see
 // r_mark_tile and s_cover: the caller then runs the exact check). seg_estimate:
 // segments per tile on average (offsets form: sizes the first round of offsets read per tile).
-// Dynamic shared memory (offsets form): R_END_SLOTS segment-id slots, then R_TILE head bytes.
+// Dynamic shared memory (offsets form): R_VAL_SLOTS M (the items' scan values), R_STAGE end
+// positions (r_endpos), R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
@@ -180,20 +190,20 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
-    // The output stage (slot R_STAGE: the dump). Owner form: two, alternating per tile, as the
-    // next tile's fold may begin before this tile's copy is done; offsets form: one, as the
-    // next tile's marks barrier comes first.
-    __shared__ M s_stage_buffers[R_OFFSETS ? 1 : 2][R_STAGE + 1];
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
     __shared__ r_size s_cover[2];  // the layout check: offsets read so far, and up to where
     __shared__ bool s_bad;         // the layout check: a bad entry read
-    extern __shared__ unsigned int s_marks[];
-    unsigned int* s_end_id = s_marks;
-    unsigned char* s_head = reinterpret_cast<unsigned char*>(s_marks + R_END_SLOTS);
+    extern __shared__ uint4 s_dynamic[];
+    M* s_vals = reinterpret_cast<M*>(s_dynamic);
+    r_endpos* s_endpos = reinterpret_cast<r_endpos*>(s_vals + R_VAL_SLOTS);
+    unsigned char* s_head = reinterpret_cast<unsigned char*>(s_endpos + R_STAGE);
     const unsigned int* offsets = seg_index;
 #else
+    // The output stage (slot R_STAGE: the dump): two, alternating per tile, as the next tile's
+    // fold may begin before this tile's copy is done.
+    __shared__ M s_stage_buffers[2][R_STAGE + 1];
     const unsigned int* owner = seg_index;
 #endif
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
@@ -229,12 +239,12 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 #else
     (void)validate;  // the owner form always checks, fused into its reads
     if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
+    for (unsigned int k = threadIdx.x; k < R_STAGE; k += R_BLOCK) {
+        s_stage_buffers[0][k] = m_identity();
+        s_stage_buffers[1][k] = m_identity();
+    }
 #endif
     if (threadIdx.x == 0) s_entry_val = m_identity();
-    for (unsigned int k = threadIdx.x; k < R_STAGE; k += R_BLOCK) {
-#pragma unroll
-        for (int j = 0; j < (R_OFFSETS ? 1 : 2); ++j) s_stage_buffers[j][k] = m_identity();
-    }
     __syncthreads();
     const unsigned int entry = s_entry;
 #if R_OFFSETS
@@ -242,25 +252,28 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     r_prefetch_offsets(offsets, segments, s_tile_last[1], seg_per_tile);
 #endif
 
+    // A tile's items: thread t's are [tile * R_TILE + t * R_ITEMS, + count).
+    M it[R_ITEMS];
+    auto load_tile = [&](r_size tile) {
+        const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
+        r_load_items(in, a, a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS), it);
+    };
+    // Offsets form (R_PIPE): a tile's items are asked for as soon as the tile before has folded
+    // its own, and stay in flight through that tile's scan and writes and their own marks.
+    constexpr bool pipe = R_OFFSETS && R_PIPE;
+    if (pipe && tile_begin < tile_end) load_tile(tile_begin);
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
     for (r_size tile = tile_begin; tile < tile_end; ++tile) {
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
-        M* s_stage = s_stage_buffers[R_OFFSETS ? 0 : parity];
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
-        M it[R_ITEMS];
-        // Both forms: the items' loads first, in flight while the marks (offsets form) or the
-        // owners' loads wait on memory: one memory latency per tile (runs 56, 62, 63: offsets
-        // form 2-12% faster than reading them after the marks, asked of L2 at the tile's start).
-        r_load_items(in, a, count, it);
-
-        // Pass 1: fold runs; write the segments that start and end inside this thread's items.
-        // `prev`: the segment closed by this run's first segment start (R_NO_SEGMENT: none, or
-        // item 0).
-        unsigned int prev = R_NO_SEGMENT;
+        // The items' loads first, in flight while the marks (offsets form) or the owners' loads
+        // wait on memory: one memory latency per tile (runs 56, 62, 63: offsets form 2-12%
+        // faster than reading them after the marks).
+        if (!pipe) load_tile(tile);
         r_fold_state st;
         st.run = m_identity();
         st.head = m_identity();
@@ -272,7 +285,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size want = seg_per_tile / R_ROUND + 1;
         r_size read_end;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item,
-                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, s_head, s_end_id,
+                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, s_head, s_endpos,
                                         &s_tile_last[parity], out, stage_lo, &read_end, validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
@@ -282,10 +295,16 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         seg_per_tile = tile_last_seg - w + 1;
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
+#if R_PF
+        // The next tile's offsets, asked of L2 now that its first segment is known: its marks
+        // then wait on L2, not on memory.
+        if (tile + 1 < tile_end) r_prefetch_offsets(offsets, segments, tile_last_seg, seg_per_tile);
+#endif
         // A tile inside one segment (not the first tile): fold the items, then the warps in
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
             const M v = r_warp_reduce(r_fold_items(it, count));
+            if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
             // Warp 0's carry is the block's: the scan reads it there, and thread 0 exports it.
@@ -297,33 +316,33 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             }
             continue;
         }
+        // Pass 1: the runs' segmented scans, into s_vals. Item a + i is item mine + i of the
+        // tile; `first_start` is the tile position of the run's first segment start.
+        const unsigned int mine = threadIdx.x * R_ITEMS;
+        unsigned int first_start;
         {
-            // Item a + i is item mine + i of the tile.
-            const unsigned int mine = threadIdx.x * R_ITEMS;
             unsigned char hd[R_ITEMS];
-            const bool mine_start = r_take_heads(s_head, mine, hd);
-            // NEAR: the ids the tile closes, [stage_lo, tile_last_seg), fit the stage.
-            const bool near = count == R_ITEMS && tile_last_seg - stage_lo <= (r_size)R_STAGE;
-            // The first segment start in the run, in the tile. A warp none of whose items starts
-            // a segment (medium and long segments) folds them as a plain reduction: the same
-            // combines in the same order as the fold without starts, at a third of its cost.
-            unsigned int first_start = 0;
-            if (__ballot_sync(R_FULL_MASK, mine_start) == 0) {
+            const unsigned int at = r_take_heads(s_head, mine, hd);
+            first_start = mine + at;
+            st.boundary = at < R_ITEMS;
+            M* my_vals = s_vals + R_VAL_SLOT(mine);
+            // A warp none of whose items starts a segment (medium and long segments) folds them
+            // as a plain reduction: the same combines in the same order, and no slot of it is
+            // read but its last, which the next warp's first start fills (pass 2).
+            if (__ballot_sync(R_FULL_MASK, st.boundary) == 0) {
                 st.run = r_fold_items(it, count);
             } else {
-                first_start =
-                    near ? r_fold_marks<true>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st)
-                         : r_fold_marks<false>(it, hd, count, mine, s_end_id, out, s_stage, stage_lo, segments, st);
+                st.run = count == R_ITEMS ? r_scan_run<true>(it, hd, count, my_vals)
+                                          : r_scan_run<false>(it, hd, count, my_vals);
+                if (st.boundary && at > 0) st.head = my_vals[at - 1];
             }
-            // Read before the scan: the next tile's marks overwrite s_end_id after this tile's
-            // copy barrier, which every thread passes only once done with this tile's reads.
-            if (st.boundary && t0 + first_start > 0)
-                prev = first_start == 0 ? (unsigned int)w : s_end_id[R_END_SLOT(first_start - 1)];
         }
+        if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
 #else
         // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
+        M* s_stage = s_stage_buffers[parity];
         unsigned int own[R_ITEMS];
-        prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
+        const unsigned int prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
 #if R_ITEMS % 4 == 0 && R_INDEX_VEC
         if (count == R_ITEMS) {
             const uint4* p = reinterpret_cast<const uint4*>(owner + a);
@@ -373,6 +392,42 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
         carry = total;
 
+#if R_OFFSETS
+        // Pass 2: the segment open when this run started ends just before its first start; its
+        // slot there gets its value (carry . head). At the tile's first item: segment w, ended
+        // on the tile before, written here (the block's entry segment: exported).
+        if (st.boundary && t0 + first_start > 0) {
+            const M closed = m_combine(before.v, st.head);
+            if (first_start > 0) s_vals[R_VAL_SLOT(first_start - 1)] = closed;
+            else if (w == entry) s_entry_val = closed;
+            else if (w < segments) out[w] = closed;
+        }
+        __syncthreads();
+        // Pass 3: the segments [stage_lo, segment of the tile's last item) the tile closes, in
+        // order, coalesced: each from its last item's slot, the identity for the empty ones.
+        // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
+        // (slot 0 at most: the block's tiles start at or after it) goes to the block's record.
+        {
+            const r_size hi = tile_last_seg;
+            const r_size room = min((r_size)R_STAGE, segments > stage_lo ? segments - stage_lo : 0);
+            const unsigned int staged = hi > stage_lo ? (unsigned int)min(hi - stage_lo, room) : 0u;
+            M* __restrict__ dst = out + stage_lo;
+#pragma unroll 4
+            for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
+                const unsigned int e = s_endpos[k];
+                if (e < (unsigned int)R_TILE || e == R_END_EMPTY) {
+                    const M v = e < (unsigned int)R_TILE ? s_vals[R_VAL_SLOT(e)] : m_identity();
+                    if (k == 0 && stage_lo == entry) s_entry_val = v;
+                    else dst[k] = v;
+                }
+            }
+            if (hi > (r_size)stage_lo + R_STAGE)  // uniform, rare: many empty segments
+                r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min(hi, segments), (unsigned int)t0,
+                                 (unsigned int)last_item, s_vals, out);
+        }
+        // The next tile's marks rewrite s_endpos and its fold s_vals.
+        __syncthreads();
+#else
         // Pass 2: the segment open when this run started is closed by this run's first start.
         if (st.boundary && prev != R_NO_SEGMENT) {
             const M closed = m_combine(before.v, st.head);
@@ -386,11 +441,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // empty ones included (their slots hold the identity), and leave the identity behind.
         __syncthreads();
         {
-#if R_OFFSETS
-            const unsigned int hi = (unsigned int)tile_last_seg;
-#else
             const unsigned int hi = tile_hi;
-#endif
             // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
             // (slot 0 at most: the block's tiles start at or after it) is the last block's.
             const r_size room = min((r_size)R_STAGE, segments > stage_lo ? segments - stage_lo : 0);
@@ -403,9 +454,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                 s_stage[k] = m_identity();
             }
         }
-        // No barrier here: the next tile writes the other scan buffer (and, owner form, the other
-        // stage), and its scan's first barrier orders this copy before the tile after next reuses
-        // these; in the offsets form its marks barrier orders this copy before its fold.
+        // No barrier here: the next tile writes the other scan buffer and the other stage, and
+        // its scan's first barrier orders this copy before the tile after next reuses these.
+#endif
     }
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);

@@ -1,7 +1,8 @@
 // SegShuffle's tile (included before kernels/seg_shuffle.cu, which holds the order invariant):
 // the tile's shape, the loads of a thread's items and, in the offsets form (R_OFFSETS), the
 // tile's marks: the offsets that touch the tile read once, coalesced, and turned into head bytes
-// and segment ids in shared memory (r_mark_tile), with the layout check riding on those reads.
+// (where segments start) and end positions (where the segments the tile closes end) in shared
+// memory (r_mark_tile), with the layout check riding on those reads.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -103,37 +104,68 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
 #define R_LOADS 1
 #define R_ROUND (R_BLOCK * R_QUAD)
 
-// The slot of item q of the tile in the segment-id marks: one word of padding after every
-// R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, read 32 banks.
+// The slot of item q of the tile in the items' scan values (s_vals): one value of padding after
+// every R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, store to
+// distinct banks.
 #if R_ITEMS % 2 == 0
-#define R_END_SLOT(q) ((q) + (q) / R_ITEMS)
-#define R_END_SLOTS (R_TILE + R_BLOCK)
+#define R_VAL_SLOT(q) ((q) + (q) / R_ITEMS)
+#define R_VAL_SLOTS (R_TILE + R_BLOCK)
 #else
-#define R_END_SLOT(q) (q)
-#define R_END_SLOTS R_TILE
+#define R_VAL_SLOT(q) (q)
+#define R_VAL_SLOTS R_TILE
 #endif
+
+// End marks (s_endpos[s - stage_lo] for each segment s the tile may close): the tile position of
+// its last item, or one of these; 16 bits wide where tile positions fit.
+#if R_BLOCK * R_ITEMS < 0xfffe
+typedef unsigned short r_endpos;
+#define R_END_EMPTY 0xfffeu  // an empty segment: its value is the identity
+#define R_END_SKIP 0xffffu   // a segment that ended before the tile (closed at its start)
+#else
+typedef unsigned int r_endpos;
+#define R_END_EMPTY 0xfffffffeu
+#define R_END_SKIP 0xffffffffu
+#endif
+
+// r_mark_tile's rare cases for segments s0 .. s0 + 3 (q: their offsets and the next; `left`
+// entries from s0; k0: s0's stage slot): the segment holding the tile's last item, and the
+// identity for empty segments inside the tile past the stage, or at n on the grid's last tile.
+// Out of line: at most a few quads of a tile take it.
+__device__ __noinline__ void r_mark_rare(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
+                                         unsigned int q4, r_size s0, unsigned int left, unsigned int first,
+                                         unsigned int last, bool grid_last, r_size n, unsigned int k0,
+                                         M* __restrict__ out, r_size* tile_last) {
+    const unsigned int q[R_QUAD + 1] = {q0, q1, q2, q3, q4};
+    for (unsigned int j = 0; j < R_QUAD && j + 1 < left; ++j) {
+        const unsigned int o = q[j], o1 = q[j + 1];
+        const bool inside = o - first <= last - first;
+        if (o < o1 && o <= last && o1 - 1 >= last) *tile_last = s0 + j;
+        if (o >= o1 && (inside ? k0 + j >= (unsigned int)R_STAGE : grid_last && o >= n)) out[s0 + j] = m_identity();
+    }
+}
 
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
 // segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
 // R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
 //   head[p - t0] = 1   where item p starts a non-empty segment;
-//   end_id[R_END_SLOT(p - t0)] = s where item p < last_item ends non-empty segment s;
+//   endpos[s - stage_lo] (s - stage_lo < R_STAGE) = p - t0 where non-empty segment s ends at
+//                      item p < last_item, R_END_EMPTY where s is empty, R_END_SKIP where it
+//                      ended before the tile;
 //   *tile_last = s     for the segment s holding last_item;
-//   identity           for every empty segment at an item of the tile past the stage (the
-//                      stage's slots hold it already), and for the empty segments at n on the
-//                      grid's last tile (written directly).
+//   identity           for every empty segment at an item of the tile past the stage, and for
+//                      the empty segments at n on the grid's last tile (written directly).
 // `want` (>= 1) is the rounds the tile is expected to take (from the previous tile's segment
 // count): the batches are sized to it, and are full past it. Returns
 // whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
 // the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
-// the tile and writes ids < segments.
+// the tile, writes ids < segments and end positions < last_item - t0.
 // THE LAYOUT CHECK (bad != nullptr) rides on the same reads: the entries s in [w, *read_end)
 // are checked (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1]
 // (s < segments), offsets[0] != 0 or offsets[segments] != n is among them. The caller checks
 // that the checks of all tiles cover every entry, [0, segments] (s_cover).
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int want,
-                                            unsigned char* head, unsigned int* end_id, r_size* tile_last,
+                                            unsigned char* head, r_endpos* endpos, r_size* tile_last,
                                             M* __restrict__ out, unsigned int stage_lo, r_size* read_end, bool* bad) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts). Segment ids
@@ -184,25 +216,30 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 // start past it: offsets ascend; a bad layout only marks less) except on the
                 // grid's last tile (trailing empty segments), marks nothing.
                 if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
+                // Segment s = base + rel + j: items [q[j], q[j + 1]), slot k0 + j of the stage.
+                // One starting past the tile marks nothing (every test below fails), one before
+                // it only its end. The rare cases (the tile's last segment, empty segments past
+                // the stage or at n) are flagged here and handled out of line.
+                const unsigned int k0 = (unsigned int)base + rel - stage_lo;
+                bool rare = false;
 #pragma unroll
                 for (unsigned int j = 0; j < R_QUAD; ++j) {
-                    const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
-                    const unsigned int o = q[j], o1 = q[j + 1];
-                    // Segment s = base + srel: items [o, o1). One starting past the tile marks
-                    // nothing (every test below fails), one before it only its end.
-                    const bool ok = srel + 1 < left;
+                    const unsigned int o = q[j], o1 = q[j + 1], e = o1 - 1, k = k0 + j;
+                    const bool ok = rel + j + 1 < left;
                     const bool inside = o - first <= last - first;  // first <= o <= last
                     const bool filled = ok && o < o1;
-                    const unsigned int e = o1 - 1;
                     if (filled && inside) head[o - first] = 1;
-                    if (filled && e - first < last - first) end_id[R_END_SLOT(e - first)] = sid;
-                    if (filled && o <= last && e >= last) *tile_last = base + srel;
-                    // Empty: the identity, in its stage slot already unless past the stage; the
-                    // trailing ones on the grid's last tile.
-                    if (ok && o >= o1 && (inside ? sid - stage_lo >= (unsigned int)R_STAGE : grid_last && o >= n))
-                        out[base + srel] = m_identity();
+                    if (ok && k < (unsigned int)R_STAGE)
+                        endpos[k] = (r_endpos)(!filled                ? R_END_EMPTY
+                                               : e - first < last - first ? e - first
+                                                                          : R_END_SKIP);
+                    rare |= (filled && o <= last && e >= last) ||
+                            (ok && !filled && (inside ? k >= (unsigned int)R_STAGE : grid_last && o >= n));
                     starts |= ok && inside;
                 }
+                if (rare)
+                    r_mark_rare(q[0], q[1], q[2], q[3], q[4], base + rel, left - rel, first, last, grid_last, n, k0,
+                                out, tile_last);
             }
         }
         base += next;
@@ -215,38 +252,42 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
 }
 
 // This thread's head bytes (items a .. a + R_ITEMS of the tile, from byte `first`), cleared
-// behind it for the next tile. Returns whether one of them marks a start.
-__device__ __forceinline__ bool r_take_heads(unsigned char* head, unsigned int first, unsigned char (&hd)[R_ITEMS]) {
-    unsigned int any = 0;
+// behind it for the next tile. Returns the index of the first one that marks a start (R_ITEMS:
+// none).
+__device__ __forceinline__ unsigned int r_take_heads(unsigned char* head, unsigned int first,
+                                                     unsigned char (&hd)[R_ITEMS]) {
+    unsigned int at = R_ITEMS;
 #if R_ITEMS % 16 == 0
     uint4* p = reinterpret_cast<uint4*>(head + first);
 #pragma unroll
-    for (int k = 0; k < R_ITEMS / 16; ++k) {
+    for (int k = R_ITEMS / 16 - 1; k >= 0; --k) {
         const uint4 v = p[k];
         const unsigned int words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int j = 0; j < 16; ++j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
-        any |= v.x | v.y | v.z | v.w;
+        for (int j = 15; j >= 0; --j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
+#pragma unroll
+        for (int j = 3; j >= 0; --j)
+            if (words[j] != 0) at = 16 * k + 4 * j + (__ffs(words[j]) - 1) / 8;
         p[k] = make_uint4(0u, 0u, 0u, 0u);
     }
 #elif R_ITEMS % 4 == 0
     unsigned int* p = reinterpret_cast<unsigned int*>(head + first);
 #pragma unroll
-    for (int k = 0; k < R_ITEMS / 4; ++k) {
+    for (int k = R_ITEMS / 4 - 1; k >= 0; --k) {
         const unsigned int v = p[k];
 #pragma unroll
         for (int j = 0; j < 4; ++j) hd[4 * k + j] = (unsigned char)(v >> (8 * j));
-        any |= v;
+        if (v != 0) at = 4 * k + (__ffs(v) - 1) / 8;
         p[k] = 0u;
     }
 #else
 #pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i) {
+    for (int i = R_ITEMS - 1; i >= 0; --i) {
         hd[i] = head[first + i];
-        any |= hd[i];
+        if (hd[i] != 0) at = i;
         head[first + i] = 0;
     }
 #endif
-    return any != 0;
+    return at;
 }
 #endif

@@ -11,6 +11,8 @@
 //   - between two synchronisation points the fibers run one after another, in increasing or
 //     (emu::reverse_order) decreasing thread order: a read that a missing barrier leaves
 //     unordered with another thread's write sees the old value under one of the two orders;
+//     (emu::eager_order) the first runnable fiber runs after every switch, so that warps run
+//     ahead of each other between block barriers;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, those that wait on other blocks would not (none here).
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
@@ -70,6 +72,15 @@ struct Block {
 inline bool& reverse_order() {
     static bool reverse = false;
     return reverse;
+}
+// Eager order: after every switch the scheduler resumes the first runnable fiber (in the order
+// above) instead of going on round the block, so a warp released from a collective runs ahead
+// of the later warps up to its next wait: a write after a warp collective that a missing block
+// barrier leaves unordered with a later warp's read (which round-robin sweeps always run first)
+// lands before that read.
+inline bool& eager_order() {
+    static bool eager = false;
+    return eager;
 }
 
 inline Block*& block() {
@@ -162,6 +173,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
             b.current = &f;
             swapcontext(&b.scheduler, &f.ctx);
             progressed = true;
+            if (eager_order()) break;
         }
         if (all_done) break;
         if (!progressed) {

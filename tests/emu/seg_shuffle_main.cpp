@@ -1,6 +1,6 @@
 // The host side of an emulated SegShuffle launch (tests/tests/emulated_kernels.rs): included
 // after cuda_emu.hpp and the generated kernel text. argv[3] = "reverse" runs the fibers in
-// decreasing thread order (see cuda_emu.hpp). Reads cases from argv[1], each
+// decreasing thread order, "eager" the first runnable one after every switch (see cuda_emu.hpp). Reads cases from argv[1], each
 //   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem, validate; n r_in items;
 // index_len u32 (offsets or owners), runs the launch block by block, and appends to argv[2] per case
 //   u64 status, u64 ok (1, or 0 after a deadlock); segments M values.
@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
     if (argc != 4) return 2;
     emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
+    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
     std::FILE* in = std::fopen(argv[1], "rb");
     std::FILE* res = std::fopen(argv[2], "wb");
     if (!in || !res) return 2;

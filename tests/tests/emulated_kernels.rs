@@ -1,6 +1,6 @@
 //! SegShuffle's kernel logic without a GPU: the generated CUDA text runs on the CPU under
 //! `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp collectives as real
-//! rendezvous, poisoned dynamic shared memory, AddressSanitizer on every access, fibers in both
+//! rendezvous, poisoned dynamic shared memory, AddressSanitizer on every access, fibers in three
 //! thread orders), block by block, and must equal the sequential fold bit for bit on every
 //! layout — segments inside one thread, across threads, tiles and blocks, empty segments before,
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
@@ -74,6 +74,30 @@ struct Case {
     segments: u64,
     grid: u64,
     validate: bool,
+}
+
+/// The order the emulator runs a block's fibers in (tests/emu/cuda_emu.hpp).
+#[derive(Clone, Copy, Debug)]
+enum Order {
+    /// Round the block in increasing thread order, each fiber up to its next wait.
+    Increasing,
+    /// The same in decreasing thread order.
+    Decreasing,
+    /// The first runnable fiber after every switch: warps run ahead of later warps between
+    /// block barriers.
+    WarpsAhead,
+}
+
+impl Order {
+    const ALL: [Order; 3] = [Order::Increasing, Order::Decreasing, Order::WarpsAhead];
+
+    fn arg(self) -> &'static str {
+        match self {
+            Order::Increasing => "forward",
+            Order::Decreasing => "reverse",
+            Order::WarpsAhead => "eager",
+        }
+    }
 }
 
 /// SegShuffle with `threads` per block and `items` per thread.
@@ -153,20 +177,22 @@ impl Emulated {
         }
     }
 
-    /// Runs the cases in one process, the fibers of each block in increasing (or, `reverse`,
-    /// decreasing) thread order; per case (status, the segments' bytes).
-    fn run(&self, cases: &[Case], reverse: bool) -> Vec<(u64, Vec<u8>)> {
+    /// Runs the cases in one process, the fibers of each block in `order`; per case (status,
+    /// the segments' bytes).
+    fn run(&self, cases: &[Case], order: Order) -> Vec<(u64, Vec<u8>)> {
         let mut input = Vec::new();
         for c in cases {
             let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
-            // plan.rs `dynamic_smem`: padded segment-id slots (even items) and head bytes.
-            let end_slots = if (self.tile / self.threads).is_multiple_of(2) {
+            // plan.rs `dynamic_smem`: padded scan values (even items), end positions for two
+            // segments per item of the tile (16 bits where tile positions fit) and head bytes.
+            let val_slots = if (self.tile / self.threads).is_multiple_of(2) {
                 self.tile + self.threads
             } else {
                 self.tile
             };
+            let endpos = if self.tile < 0xfffe { 2 } else { 4 };
             let smem = if self.offsets_form {
-                4 * end_slots + self.tile
+                val_slots * self.m_size as u64 + endpos * 2 * self.tile + self.tile
             } else {
                 0
             };
@@ -189,7 +215,7 @@ impl Emulated {
         let out = Command::new(&self.exe)
             .arg(&cases_path)
             .arg(&results_path)
-            .arg(if reverse { "reverse" } else { "forward" })
+            .arg(order.arg())
             .env(
                 "ASAN_OPTIONS",
                 "detect_leaks=0:detect_stack_use_after_return=0",
@@ -286,7 +312,7 @@ fn layouts(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u32>)
 }
 
 /// Every layout of `layouts` at sizes around the tile, several grids, against the fold of the
-/// lifted items, with the fibers in both orders.
+/// lifted items, with the fibers in every order.
 fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
     kernel: &Emulated,
     random_items: impl Fn(usize, u64) -> Vec<X>,
@@ -341,14 +367,13 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
         }
     }
     let (threads, per_thread) = (kernel.threads, kernel.tile / kernel.threads);
-    for reverse in [false, true] {
-        let order = if reverse { "decreasing" } else { "increasing" };
-        let results = kernel.run(&cases, reverse);
+    for order in Order::ALL {
+        let results = kernel.run(&cases, order);
         for ((name, want), (status, bytes)) in names.iter().zip(&expected).zip(&results) {
             let got: Vec<M> = values_from(bytes);
             if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
                 panic!(
-                    "{name} (block {threads}, {per_thread} items per thread, {order} thread order): \
+                    "{name} (block {threads}, {per_thread} items per thread, fibers {order:?}): \
                      segment {s} of {} is {:?}, the fold is {:?}",
                     want.len(),
                     got[s],
@@ -360,7 +385,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
     }
     eprintln!(
         "SegShuffle ({}, {} bytes, block {threads}, {per_thread} items per thread): {} launches equal \
-         to the fold, fibers in both orders",
+         to the fold, fibers in every order",
         if kernel.offsets_form { "offsets" } else { "owners" },
         kernel.m_size,
         cases.len()
@@ -462,8 +487,8 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
             });
         }
     }
-    for reverse in [false, true] {
-        assert_eq!(kernel.run(&cases, reverse).len(), cases.len());
+    for order in Order::ALL {
+        assert_eq!(kernel.run(&cases, order).len(), cases.len());
     }
 }
 
@@ -534,8 +559,8 @@ fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
         "{flagged} bad layouts of {}",
         bad.len()
     );
-    for reverse in [false, true] {
-        let results = kernel.run(&cases, reverse);
+    for order in Order::ALL {
+        let results = kernel.run(&cases, order);
         for (k, ((status, _), &want)) in results.iter().zip(&bad).enumerate() {
             assert_eq!(
                 *status != u64::MAX,
@@ -575,7 +600,7 @@ fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
         })
         .collect();
     assert!(cases.len() > 500, "{} cases", cases.len());
-    for (k, (status, _)) in kernel.run(&cases, false).iter().enumerate() {
+    for (k, (status, _)) in kernel.run(&cases, Order::Increasing).iter().enumerate() {
         let j = cases[k].index.iter().zip(&valid).position(|(a, b)| a != b);
         let value = j.map(|j| cases[k].index[j]);
         assert_ne!(*status, u64::MAX, "offsets[{j:?}] = {value:?} not seen");

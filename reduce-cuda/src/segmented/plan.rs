@@ -504,16 +504,18 @@ impl SegPlan {
             }
             SegPlan::DiffWarps { width, .. } => 2 * (MATRIX_ROWS * (width + 1)) as usize,
             SegPlan::Shuffle { block, items, .. } => {
-                // The offsets form's tile marks: a segment-id slot (one word of padding after
-                // every `items` slots when `items` is even: R_END_SLOTS) and a head byte per item.
+                // The offsets form's tile: the items' scan values (one of padding after every
+                // `items` when `items` is even: R_VAL_SLOTS), an end position per stage slot (16
+                // bits where tile positions fit, else 32: r_endpos) and a head byte per item.
                 let tile = self.data_block() as usize;
-                let end_slots = if items.is_multiple_of(2) {
+                let val_slots = if items.is_multiple_of(2) {
                     tile + block as usize
                 } else {
                     tile
                 };
                 return if shape.offsets_form {
-                    4 * end_slots + tile
+                    let endpos = if tile < 0xfffe { 2 } else { 4 };
+                    val_slots * shape.m_size + endpos * self.stage_slots(shape) as usize + tile
                 } else {
                     0
                 };
@@ -528,10 +530,15 @@ impl SegPlan {
         slots * shape.m_size + 16 + slots * 4
     }
 
-    /// SegShuffle's shared output stage: a tile's worth of segments, at most 16 KiB.
-    fn stage_slots(&self, item_size: usize) -> u64 {
+    /// SegShuffle's stage: the segment ids a tile closes that it writes in order. Owner form: a
+    /// tile's worth of values, at most 16 KiB; offsets form: end positions for twice a tile's
+    /// segments (ids past the stage, from many empty segments, cost a re-read of their offsets).
+    fn stage_slots(&self, shape: Shape) -> u64 {
+        if shape.offsets_form {
+            return 2 * self.data_block();
+        }
         self.data_block()
-            .min((16 * 1024 / item_size.max(1)) as u64)
+            .min((16 * 1024 / shape.m_size.max(1)) as u64)
             .max(1)
     }
 
@@ -564,7 +571,7 @@ impl SegPlan {
                         ("R_VECS", if shape.plain_items { 0 } else { vecs }),
                         ("R_INDEX_VEC", !shape.plain_index as u32),
                         ("R_OFFSETS", shape.offsets_form as u32),
-                        ("R_STAGE", self.stage_slots(shape.m_size) as u32),
+                        ("R_STAGE", self.stage_slots(shape) as u32),
                         ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
                     ],
                 ),
