@@ -2,45 +2,53 @@
 //
 // ORDER INVARIANT. Block b owns a contiguous run of tiles (R_BLOCK * R_ITEMS consecutive items),
 // runs in increasing b; thread t of a tile owns the R_ITEMS consecutive items from t * R_ITEMS.
-// A thread folds its items left to right, writing every segment that starts and ends inside its
-// run; the part of its first segment before its first segment start ("head") and the open run at
-// its end ("tail") are joined with the neighbours by an inclusive segmented scan over threads —
-// warp shuffles at increasing offsets, then warps in order, then tiles in order, every combine
-// (earlier, later). The segment open when a thread's run starts gets carry ⊕ head, written by that
-// thread. Across blocks the same scan runs, in the last block to finish, over per-block records
-// (entry segment's in-block part, exit segment's open value): so a segment split over blocks is
-// still folded left to right.
+// A thread folds its items left to right, restarting at every segment start; the part of its
+// first segment before its first segment start ("head") and the open run at its end ("tail")
+// are joined with the neighbours by an inclusive segmented scan over threads — warp shuffles at
+// increasing offsets, then warps in order, then tiles in order, every combine (earlier, later).
+// The segment open when a thread's run starts gets carry ⊕ head, closed by that thread. Across
+// blocks the same scan runs, in the last block to finish, over per-block records (entry
+// segment's in-block part, exit segment's open value): so a segment split over blocks is still
+// folded left to right.
 //
-// EXACTLY ONCE. Every segment's value is written by exactly one thread: interior segments by the
-// thread that holds them, a segment closed at the start of a thread's run by that thread, a
-// segment crossing a block start by the last block, the last segment by the last block. Empty
-// segments inside a tile's stage are copied out with it (their slots hold the identity). Past
-// the stage, owner form: the block fills the tile's ids past the stage with the identity, then a
-// barrier, then the fold writes the non-empty ones over it; the grid's last tile fills the
-// trailing ones. Offsets form: the thread that reads an empty segment's offset in the marking
-// pass of the tile holding that item writes it (trailing ones: of the grid's last tile).
+// EXACTLY ONCE. Every segment's value is written by exactly one thread: a segment the tile
+// closes by the thread that copies its stage slot out (below), a segment crossing a block start
+// by the last block, the last segment by the last block. Owner form: the fold writes a segment's
+// value into its stage slot when it closes it (interior segments by the thread that holds them,
+// one closed at the start of a thread's run by that thread); empty segments' slots hold the
+// identity; past the stage, the block fills the tile's ids with the identity, then a barrier,
+// then the fold writes the non-empty ones over it; the grid's last tile fills the trailing
+// ones. Offsets form: the fold stores its scan per item (s_vals) and the thread closing a
+// segment at the start of its run stores carry ⊕ head at the item before that start, so that a
+// segment's value is the value at its last item's slot; the stage holds where each segment ends
+// (r_mark_tile), and the copy-out reads the value there (the identity for an empty one). Past
+// the stage: empty segments by the thread that reads their offsets in the marks, non-empty ones
+// from their re-read offsets after the copy-out (r_put_past_stage); trailing ones by the grid's
+// last tile's marks.
 //
 // OUTPUT STAGING. The segments a tile closes form one contiguous range of ids, from the segment
-// of the item before the tile up to (not including) the segment of its last item; they are
-// staged in shared memory (R_STAGE slots, the identity until written, reset to it when copied
-// out) and copied out coalesced after the tile, empty ones included. Ids past the stage,
-// trailing empty segments and the cross-block records are written directly.
+// of the item before the tile up to (not including) the segment of its last item; R_STAGE of
+// them are staged in shared memory (owner form: values, the identity until written, reset to it
+// when copied out; offsets form: end positions) and copied out coalesced after the tile, empty
+// ones included. Ids past the stage, trailing empty segments and the cross-block records are
+// written directly.
 //
 // Items are r_in values lifted into M by m_lift (r_in = M and the identity lift unless the
-// monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments; a bad owner is reported in
-// *status (first bad index, atomicMin) and never written through; owners are read as 16-byte
-// vectors when R_INDEX_VEC (16-byte aligned). Offsets form (R_OFFSETS = 1): before each tile
-// the block reads, once and coalesced, the offsets of the segments that touch the tile and
-// turns them into shared-memory marks (r_mark_tile): a head byte at every item that starts a
-// non-empty segment, the segment id at every item that ends one (before the tile's last item),
-// and the segment of the tile's last item (empty segments past the stage get their identity
-// there). Threads then fold runs from the head bytes alone: no search, no per-item walk. A
-// tile's items are loaded before its marks, the block's first offsets asked of L2 at its start.
-// A tile inside one segment (no segment starts or lies in it) takes a short path: an order-keeping fold
-// of its items into the block's carry, no segmented scan and no writes. A validated call checks
-// the offsets on the marks' own reads: every pair they read, and that the reads of all blocks
-// together cover every entry (the host runs the exact check for the error if not). The tile's
-// loads and marks are in kernels/seg_tile.cuh (included before this file).
+// monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments;
+// a bad owner is reported in *status (first bad index, atomicMin) and never written through;
+// owners are read as 16-byte vectors when R_INDEX_VEC (16-byte aligned). Offsets form
+// (R_OFFSETS = 1): before each tile the block reads, once and coalesced, the offsets of the
+// segments that touch the tile and turns them into shared-memory marks (r_mark_tile): a head
+// byte at every item that starts a non-empty segment, the end position of every segment the
+// tile closes, and the segment of the tile's last item (empty segments past the stage get their
+// identity there). Threads then fold runs from the head bytes alone: no search, no per-item
+// walk, no segment ids. A tile's items are loaded as soon as the tile before has folded its
+// own, its offsets asked of L2 once its first segment is known. A tile inside one segment (no
+// segment starts or lies in it) takes a short path: an order-keeping fold of its items into the
+// block's carry, no segmented scan and no writes. A validated call checks the offsets on the
+// marks' own reads: every pair they read, and that the reads of all blocks together cover every
+// entry (the host runs the exact check for the error if not). The tile's loads and marks are in
+// kernels/seg_tile.cuh (included before this file).
 
 // THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
 // run begins (the part before the first start is the run's `head`). Branch-free per item: the
@@ -164,13 +172,6 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 }
 #endif
 
-#ifndef R_PIPE
-#define R_PIPE 1
-#endif
-#ifndef R_PF
-#define R_PF 1
-#endif
-
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
@@ -258,9 +259,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
         r_load_items(in, a, a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS), it);
     };
-    // Offsets form (R_PIPE): a tile's items are asked for as soon as the tile before has folded
-    // its own, and stay in flight through that tile's scan and writes and their own marks.
-    constexpr bool pipe = R_OFFSETS && R_PIPE;
+    // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
+    // and stay in flight through that tile's scan and writes and their own marks (run 71: up to
+    // 1.07x on short segments against loading them at the tile's start).
+    constexpr bool pipe = R_OFFSETS;
     if (pipe && tile_begin < tile_end) load_tile(tile_begin);
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
@@ -295,11 +297,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         seg_per_tile = tile_last_seg - w + 1;
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
-#if R_PF
         // The next tile's offsets, asked of L2 now that its first segment is known: its marks
         // then wait on L2, not on memory.
         if (tile + 1 < tile_end) r_prefetch_offsets(offsets, segments, tile_last_seg, seg_per_tile);
-#endif
         // A tile inside one segment (not the first tile): fold the items, then the warps in
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
@@ -425,7 +425,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                 r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min(hi, segments), (unsigned int)t0,
                                  (unsigned int)last_item, s_vals, out);
         }
-        // The next tile's marks rewrite s_endpos and its fold s_vals.
+        // The next tile's marks rewrite s_endpos (run 75: two alternating s_endpos instead of
+        // this barrier, 16 KiB more shared memory, measured slower on long segments).
         __syncthreads();
 #else
         // Pass 2: the segment open when this run started is closed by this run's first start.

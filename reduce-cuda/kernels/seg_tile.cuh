@@ -127,23 +127,6 @@ typedef unsigned int r_endpos;
 #define R_END_SKIP 0xffffffffu
 #endif
 
-// r_mark_tile's rare cases for segments s0 .. s0 + 3 (q: their offsets and the next; `left`
-// entries from s0; k0: s0's stage slot): the segment holding the tile's last item, and the
-// identity for empty segments inside the tile past the stage, or at n on the grid's last tile.
-// Out of line: at most a few quads of a tile take it.
-__device__ __noinline__ void r_mark_rare(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
-                                         unsigned int q4, r_size s0, unsigned int left, unsigned int first,
-                                         unsigned int last, bool grid_last, r_size n, unsigned int k0,
-                                         M* __restrict__ out, r_size* tile_last) {
-    const unsigned int q[R_QUAD + 1] = {q0, q1, q2, q3, q4};
-    for (unsigned int j = 0; j < R_QUAD && j + 1 < left; ++j) {
-        const unsigned int o = q[j], o1 = q[j + 1];
-        const bool inside = o - first <= last - first;
-        if (o < o1 && o <= last && o1 - 1 >= last) *tile_last = s0 + j;
-        if (o >= o1 && (inside ? k0 + j >= (unsigned int)R_STAGE : grid_last && o >= n)) out[s0 + j] = m_identity();
-    }
-}
-
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
 // segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
 // R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
@@ -216,30 +199,28 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 // start past it: offsets ascend; a bad layout only marks less) except on the
                 // grid's last tile (trailing empty segments), marks nothing.
                 if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
-                // Segment s = base + rel + j: items [q[j], q[j + 1]), slot k0 + j of the stage.
-                // One starting past the tile marks nothing (every test below fails), one before
-                // it only its end. The rare cases (the tile's last segment, empty segments past
-                // the stage or at n) are flagged here and handled out of line.
-                const unsigned int k0 = (unsigned int)base + rel - stage_lo;
-                bool rare = false;
 #pragma unroll
                 for (unsigned int j = 0; j < R_QUAD; ++j) {
-                    const unsigned int o = q[j], o1 = q[j + 1], e = o1 - 1, k = k0 + j;
-                    const bool ok = rel + j + 1 < left;
+                    const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
+                    const unsigned int o = q[j], o1 = q[j + 1];
+                    // Segment s = base + srel: items [o, o1). One starting past the tile marks
+                    // nothing (every test below fails), one before it only its end.
+                    const bool ok = srel + 1 < left;
                     const bool inside = o - first <= last - first;  // first <= o <= last
                     const bool filled = ok && o < o1;
+                    const unsigned int e = o1 - 1;
                     if (filled && inside) head[o - first] = 1;
-                    if (ok && k < (unsigned int)R_STAGE)
-                        endpos[k] = (r_endpos)(!filled                ? R_END_EMPTY
-                                               : e - first < last - first ? e - first
-                                                                          : R_END_SKIP);
-                    rare |= (filled && o <= last && e >= last) ||
-                            (ok && !filled && (inside ? k >= (unsigned int)R_STAGE : grid_last && o >= n));
+                    if (ok && sid - stage_lo < (unsigned int)R_STAGE)
+                        endpos[sid - stage_lo] = (r_endpos)(!filled                ? R_END_EMPTY
+                                                            : e - first < last - first ? e - first
+                                                                                       : R_END_SKIP);
+                    if (filled && o <= last && e >= last) *tile_last = base + srel;
+                    // Empty: the identity, in its stage slot already unless past the stage; the
+                    // trailing ones on the grid's last tile.
+                    if (ok && o >= o1 && (inside ? sid - stage_lo >= (unsigned int)R_STAGE : grid_last && o >= n))
+                        out[base + srel] = m_identity();
                     starts |= ok && inside;
                 }
-                if (rare)
-                    r_mark_rare(q[0], q[1], q[2], q[3], q[4], base + rel, left - rel, first, last, grid_last, n, k0,
-                                out, tile_last);
             }
         }
         base += next;
