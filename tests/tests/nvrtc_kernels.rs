@@ -99,6 +99,29 @@ fn non_default_parameters_compile() {
     }
 }
 
+/// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding
+/// of the scan values), and a tile of 2^16 items (32-bit end positions in the offsets form).
+#[test]
+fn seg_shuffle_parameters_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    let base = SegConfig::new(SegAlgorithm::SegShuffle);
+    let configs = [
+        base.block(32).items_per_thread(1),
+        base.block(96).items_per_thread(3),
+        base.block(1024).items_per_thread(64),
+    ];
+    for offsets_form in [false, true] {
+        for config in configs {
+            compile_seg_kernel::<Affine>(config, offsets_form, CI_ARCH)
+                .unwrap_or_else(|e| panic!("{config:?}: {e}"));
+            compile_seg_kernel::<reduce_cuda::Sum<u32>>(config, offsets_form, CI_ARCH)
+                .unwrap_or_else(|e| panic!("{config:?}: {e}"));
+        }
+    }
+}
+
 /// SegMerge's knobs at their limits, and for Ampere (its mbarrier wait differs from Hopper's).
 #[test]
 fn seg_merge_parameters_compile() {
