@@ -261,8 +261,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     };
     // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
     // and stay in flight through that tile's scan and writes and their own marks (run 71: up to
-    // 1.07x on short segments against loading them at the tile's start).
-    constexpr bool pipe = R_OFFSETS;
+    // 1.07x on short segments against loading them at the tile's start). Not for lifted items:
+    // the lift waits for the loads where they are issued (run 80).
+    constexpr bool pipe = R_OFFSETS && !R_LIFTED;
     if (pipe && tile_begin < tile_end) load_tile(tile_begin);
     r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;

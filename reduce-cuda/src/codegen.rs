@@ -16,14 +16,16 @@ const SEG_TILE: &str = include_str!("../kernels/seg_tile.cuh");
 
 /// The items a kernel loads (`r_in`) and how each becomes an `M` (`m_lift`, given the item's
 /// global index). Kernels that read through these can reduce other item types into `M`; for
-/// a plain monoid the items are the monoid values themselves.
+/// a plain monoid the items are the monoid values themselves (R_LIFTED 0: loading an item is
+/// loading its value, nothing waits on the load until the value is used).
 const INPUT_ITEMS: &str = "typedef M r_in;
 __device__ __forceinline__ M m_lift(r_in x, r_size i) { (void)i; return x; }
+#define R_LIFTED 0
 ";
 
 /// The input-items section of a lifted kernel: `r_in` and `m_lift` come with the monoid.
 const LIFTED_INPUT_ITEMS: &str =
-    "// r_in and m_lift are defined with the monoid (#[monoid(lift(...) = ...)])\n";
+    "// r_in and m_lift are defined with the monoid (#[monoid(lift(...) = ...)])\n#define R_LIFTED 1\n";
 
 /// One algorithm family's template.
 fn template(family: &str) -> &'static str {
