@@ -257,7 +257,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     M it[R_ITEMS];
     auto load_tile = [&](r_size tile) {
         const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
-        r_load_items(in, a, a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS), it);
+        r_load_items(in, a, r_run_count(a, n), it);
     };
     // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
     // and stay in flight through that tile's scan and writes and their own marks (run 71: up to
@@ -271,7 +271,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
         const r_size t0 = tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
-        const int count = a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
+        const int count = r_run_count(a, n);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
         // The items' loads first, in flight while the marks (offsets form) or the owners' loads
         // wait on memory: one memory latency per tile (runs 56, 62, 63: offsets form 2-12%

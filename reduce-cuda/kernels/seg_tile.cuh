@@ -14,6 +14,11 @@ union r_lane_items {
 };
 #endif
 
+// How many of the R_ITEMS items from a exist (n items in all).
+__device__ __forceinline__ int r_run_count(r_size a, r_size n) {
+    return a >= n ? 0 : (int)(n - a < R_ITEMS ? n - a : R_ITEMS);
+}
+
 // Items [a, a + count) into it[], each lifted (m_lift with its global index; the identity
 // function unless the monoid lifts another item type r_in); the rest of it[] is the identity.
 // Through the read-only cache: a lane's consecutive 16-byte loads share 32-byte sectors, which
@@ -245,7 +250,7 @@ __device__ __forceinline__ unsigned int r_take_heads(unsigned char* head, unsign
         const uint4 v = p[k];
         const unsigned int words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int j = 15; j >= 0; --j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
+        for (int j = 0; j < 16; ++j) hd[16 * k + j] = (unsigned char)(words[j / 4] >> (8 * (j % 4)));
 #pragma unroll
         for (int j = 3; j >= 0; --j)
             if (words[j] != 0) at = 16 * k + 4 * j + (__ffs(words[j]) - 1) / 8;
