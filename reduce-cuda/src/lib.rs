@@ -77,8 +77,9 @@ pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
 pub use segmented::{
-    compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_kernel_source,
-    seg_kernel_source_for, seg_kernel_source_lifted, SegAlgorithm, SegConfig,
+    compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_dynamic_smem,
+    seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_for, seg_kernel_source_lifted,
+    SegAlgorithm, SegConfig,
 };
 pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 

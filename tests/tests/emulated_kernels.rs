@@ -14,7 +14,8 @@
 use reduce_core::layout::check_offsets;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_cuda::{
-    seg_kernel_source, seg_kernel_source_lifted, KernelSource, SegAlgorithm, SegConfig,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_lifted,
+    KernelSource, SegAlgorithm, SegConfig,
 };
 use reduce_tests::lang::ArgMax;
 use reduce_tests::{offsets_of, owners_of, Affine, Mat2, Random, TestRng};
@@ -63,6 +64,8 @@ struct Emulated {
     tile: u64,
     offsets_form: bool,
     m_size: usize,
+    /// The launch's dynamic shared memory per block (what the library passes).
+    smem: u64,
 }
 
 /// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid,
@@ -115,6 +118,7 @@ impl Emulated {
         config: SegConfig,
         offsets_form: bool,
         m_size: usize,
+        smem: usize,
     ) -> Emulated {
         let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
         // `extern __shared__ T name[];` -> the emulator's dynamic shared memory; a prefetch
@@ -174,6 +178,7 @@ impl Emulated {
             tile: threads as u64 * items as u64,
             offsets_form,
             m_size,
+            smem: smem as u64,
         }
     }
 
@@ -183,26 +188,13 @@ impl Emulated {
         let mut input = Vec::new();
         for c in cases {
             let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
-            // plan.rs `dynamic_smem`: padded scan values (even items), end positions for two
-            // segments per item of the tile (16 bits where tile positions fit) and head bytes.
-            let val_slots = if (self.tile / self.threads).is_multiple_of(2) {
-                self.tile + self.threads
-            } else {
-                self.tile
-            };
-            let endpos = if self.tile < 0xfffe { 2 } else { 4 };
-            let smem = if self.offsets_form {
-                val_slots * self.m_size as u64 + endpos * 2 * self.tile + self.tile
-            } else {
-                0
-            };
             for h in [
                 c.n,
                 c.segments,
                 c.index.len() as u64,
                 c.grid,
                 estimate,
-                smem,
+                self.smem,
                 c.validate as u64,
             ] {
                 input.extend_from_slice(&h.to_le_bytes());
@@ -415,8 +407,9 @@ fn plain_kernel<M: reduce_core::CudaMonoid>(
 ) -> Emulated {
     let config = seg_shuffle(threads, items);
     let source = seg_kernel_source::<M>(config, offsets_form).unwrap();
+    let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
     let size = std::mem::size_of::<M>();
-    Emulated::build(cxx, source, tag, config, offsets_form, size)
+    Emulated::build(cxx, source, tag, config, offsets_form, size, smem)
 }
 
 #[test]
@@ -454,7 +447,8 @@ fn seg_shuffle_lifted_items_are_the_fold() {
     for offsets_form in [true, false] {
         let config = seg_shuffle(64, 16);
         let source = seg_kernel_source_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
-        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, 8);
+        let smem = seg_dynamic_smem_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
+        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, 8, smem);
         check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
     }
 }

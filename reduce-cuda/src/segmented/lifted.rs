@@ -127,6 +127,18 @@ pub fn seg_kernel_source_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     ))
 }
 
+/// The dynamic shared memory per block that a launch passes with the kernel text of
+/// [`seg_kernel_source_lifted`].
+pub fn seg_dynamic_smem_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<usize> {
+    let shape = shape_of::<M, Lifted<X>>(Layout::new::<I>(0, 0, offsets_form), 0);
+    Ok(resolve(config, shape, 0, 0)
+        .plan(shape)?
+        .dynamic_smem(shape))
+}
+
 /// Compiles a lifted segmented kernel for `arch` without a device (CI).
 pub fn compile_seg_kernel_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     config: SegConfig,

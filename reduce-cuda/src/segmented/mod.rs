@@ -10,7 +10,7 @@ mod lifted;
 mod plan;
 mod validate;
 
-pub use lifted::{compile_seg_kernel_lifted, seg_kernel_source_lifted};
+pub use lifted::{compile_seg_kernel_lifted, seg_dynamic_smem_lifted, seg_kernel_source_lifted};
 
 pub use plan::{SegAlgorithm, SegConfig};
 
@@ -389,6 +389,15 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     let shape = shape_of::<M, Own>(Layout::new::<I>(0, 0, offsets_form), 0);
     let plan = resolve(config, shape, 0, 0).plan(shape)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
+}
+
+/// The dynamic shared memory per block that a launch passes with the kernel text of
+/// [`seg_kernel_source`] (for running that text elsewhere, as the CPU emulator does).
+pub fn seg_dynamic_smem<M: CudaMonoid>(config: SegConfig, offsets_form: bool) -> Result<usize> {
+    let shape = shape_of::<M, Own>(Layout::new::<u32>(0, 0, offsets_form), 0);
+    Ok(resolve(config, shape, 0, 0)
+        .plan(shape)?
+        .dynamic_smem(shape))
 }
 
 /// Compiles a segmented kernel (`u32` layouts) for `arch` without a device (CI).

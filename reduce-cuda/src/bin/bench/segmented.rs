@@ -465,8 +465,14 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, &sums)? as f64 * 1e6);
     let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, &affine)? as f64 * 1e6);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
-    let mut variants = vec![("SegShuffle default".to_string(), shuffle)];
-    for (block, items) in [(256, 8), (128, 16), (128, 8), (512, 8), (512, 4)] {
+    let mut variants = vec![
+        (
+            "Auto".to_string(),
+            SegConfig::new(SegAlgorithm::Auto).trusted(),
+        ),
+        ("SegShuffle default".to_string(), shuffle),
+    ];
+    for (block, items) in [(256, 8), (256, 24), (128, 16), (512, 8)] {
         variants.push((
             format!("SegShuffle b{block} k{items}"),
             shuffle.block(block).items_per_thread(items),
@@ -483,7 +489,15 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let mut lines = vec![format!(
         "plain Shuffle: f32 sum {plain_f32:.0} GB/s, affine {plain_affine:.0} GB/s (n = {n})"
     )];
-    for dist in ["one_segment", "size_1", "size_3", "random_10_50", "power_2"] {
+    for dist in [
+        "one_segment",
+        "size_1",
+        "size_3",
+        "random_10_50",
+        "power_2",
+        "power_3",
+        "empty_90",
+    ] {
         let offsets = distribution(dist, n, 7).unwrap();
         let layout = DeviceLayout::new(&gpu, &offsets)?;
         let mut out_f32 = gpu.zeroed::<Sum<f32>>(layout.segments)?;
