@@ -176,7 +176,9 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
 // when `validate`, 0 if the offsets are bad or the marks' reads missed some (offsets form; see
-// r_mark_tile and s_cover: the caller then runs the exact check). seg_estimate:
+// r_mark_tile and s_cover: the caller then runs the exact check). *status_out (when not null:
+// a word of host memory mapped for the device) receives the final *status from the last block,
+// so that the caller reads it after the launch without a copy. seg_estimate:
 // segments per tile on average (offsets form: sizes the first round of offsets read per tile).
 // Dynamic shared memory (offsets form): R_VAL_SLOTS M (the items' scan values), R_STAGE end
 // positions (r_endpos), R_TILE head bytes.
@@ -186,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
-                   r_size validate) {
+                   r_size validate, unsigned long long* __restrict__ status_out) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
@@ -483,5 +485,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     if (!s_is_last) return;
     __threadfence();
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
-    if (threadIdx.x == 0) *ticket = 0;
+    if (threadIdx.x == 0) {
+        *ticket = 0;
+        // Every block's report reached *status before its ticket (the fence above).
+        if (status_out != nullptr) *status_out = __ldcg(status);
+    }
 }

@@ -60,8 +60,9 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
-    /// One pinned host word for status readbacks (allocated on first use).
-    pinned: Option<cudarc::driver::PinnedHostSlice<u64>>,
+    /// One pinned host word for status readbacks, mapped for the device (allocated on first
+    /// use), and its device address.
+    pinned: Option<(cudarc::driver::PinnedHostSlice<u64>, u64)>,
 }
 
 impl Scratch {
@@ -87,13 +88,39 @@ impl Scratch {
         Ok(self.buffer.as_ref().unwrap().device_ptr(&gpu.inner.stream))
     }
 
-    /// A pinned host u64 (a device-to-host copy into it needs no staging).
+    /// A pinned host u64 (a device-to-host copy into it needs no staging), mapped into the
+    /// device's address space: a kernel may write it directly.
     pub fn pinned_word(&mut self, gpu: &Gpu) -> Result<&mut cudarc::driver::PinnedHostSlice<u64>> {
+        Ok(&mut self.mapped_word(gpu)?.0)
+    }
+
+    /// The device address of `pinned_word` (a kernel's store there reaches the host word).
+    pub fn pinned_word_device(&mut self, gpu: &Gpu) -> Result<u64> {
+        Ok(self.mapped_word(gpu)?.1)
+    }
+
+    fn mapped_word(
+        &mut self,
+        gpu: &Gpu,
+    ) -> Result<&mut (cudarc::driver::PinnedHostSlice<u64>, u64)> {
         if self.pinned.is_none() {
-            // SAFETY: the word is only read after a copy into it has completed.
-            let word = unsafe { gpu.inner.ctx.alloc_pinned_with_flags::<u64>(1, 0) }
-                .during("allocating pinned host memory")?;
-            self.pinned = Some(word);
+            use cudarc::driver::sys;
+            // SAFETY: the word is only read after a copy into it, or the kernel writing it, has
+            // completed.
+            let mut word = unsafe {
+                gpu.inner
+                    .ctx
+                    .alloc_pinned_with_flags::<u64>(1, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+            }
+            .during("allocating pinned host memory")?;
+            let host = word.as_mut_ptr().during("allocating pinned host memory")?;
+            let mut device: sys::CUdeviceptr = 0;
+            // SAFETY: `host` is a live allocation of cuMemHostAlloc with DEVICEMAP, in the
+            // current context (`alloc_pinned_with_flags` bound it).
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }
+                .result()
+                .during("mapping pinned host memory for the device")?;
+            self.pinned = Some((word, device));
         }
         Ok(self.pinned.as_mut().unwrap())
     }

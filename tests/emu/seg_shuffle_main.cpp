@@ -3,7 +3,8 @@
 // decreasing thread order, "eager" the first runnable one after every switch (see cuda_emu.hpp). Reads cases from argv[1], each
 //   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem, validate; n r_in items;
 // index_len u32 (offsets or owners), runs the launch block by block, and appends to argv[2] per case
-//   u64 status, u64 ok (1, or 0 after a deadlock); segments M values.
+//   u64 status, u64 ok (1, or 0 after a deadlock or when the status the last block hands out
+//   differs from the status word); segments M values.
 #include <cstdio>
 #include <vector>
 
@@ -28,15 +29,16 @@ int main(int argc, char** argv) {
         std::vector<r_size> rec_meta(3 * grid);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
+        unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
         unsigned long long ok = 1;
         for (unsigned int b = 0; b < grid && ok; ++b) {
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
                 reduce_seg_shuffle(items.data(), n, index.data(), segments, out.data(), rec_vals.data(),
-                                   rec_meta.data(), &ticket, &status, estimate, validate);
+                                   rec_meta.data(), &ticket, &status, estimate, validate, &status_out);
             });
         }
-        ok = ok && ticket == 0;  // the last block resets it
+        ok = ok && ticket == 0 && status_out == status;  // the last block resets one, copies the other
         std::fwrite(&status, 8, 1, res);
         std::fwrite(&ok, 8, 1, res);
         std::fwrite(out.data(), sizeof(M), segments, res);

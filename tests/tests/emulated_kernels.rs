@@ -227,7 +227,7 @@ impl Emulated {
             .iter()
             .map(|c| {
                 let (status, ok) = (word(at), word(at + 8));
-                assert_eq!(ok, 1, "deadlock, or the ticket was not reset");
+                assert_eq!(ok, 1, "deadlock, the ticket not reset, or the status handed out differs from the status word");
                 at += 16;
                 let len = c.segments as usize * self.m_size;
                 at += len;

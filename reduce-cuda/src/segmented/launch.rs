@@ -111,15 +111,17 @@ impl Gpu {
         Ok(regions[status])
     }
 
-    /// SegShuffle: one launch. Returns the address of its status word: the first bad owner
-    /// index (owner form), or, offsets form with `validate`, 0 when its reads of the offsets saw
-    /// a bad entry or did not cover them all (u64::MAX: neither).
+    /// SegShuffle: one launch. Its status word: the first bad owner index (owner form), or,
+    /// offsets form with `validate`, 0 when its reads of the offsets saw a bad entry or did not
+    /// cover them all (u64::MAX: neither). With `validate` the kernel's last block also stores
+    /// it into the scratch's pinned host word (mapped for the device): `wait_pinned_status`
+    /// reads it after the launch, with no copy queued behind the kernel.
     pub(crate) fn seg_shuffle(
         &self,
         job: &Job,
         scratch: &mut Scratch,
         validate: bool,
-    ) -> Result<u64> {
+    ) -> Result<()> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
@@ -135,6 +137,11 @@ impl Gpu {
         let segments = job.segments as u64;
         let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
         self.set_status(regions[status], true)?;
+        let status_out = if validate {
+            scratch.pinned_word_device(self)?
+        } else {
+            0
+        };
         let stream = &self.inner.stream;
         let args = [
             job.items.ptr,
@@ -148,9 +155,9 @@ impl Gpu {
             regions[status],
             estimate,
             validate as u64,
+            status_out,
         ];
-        self.launch(&f, grid, job.plan.block(), smem, &args)?;
-        Ok(regions[status])
+        self.launch(&f, grid, job.plan.block(), smem, &args)
     }
 
     /// A grid-stride launch of 256-thread blocks over `count` elements.

@@ -311,10 +311,14 @@ impl Gpu {
                 // The layout check is fused into the launch in both forms; the call waits for
                 // it only when validating. The owner form reports the first bad owner; the
                 // offsets form only that its reads saw a bad entry: the exact check finds it.
-                let status = self.seg_shuffle(job, scratch, validate)?;
-                if validate && !job.layout.offsets_form {
-                    self.check_status(job, scratch, status)?;
-                } else if validate && self.read_status(scratch, status)? != u64::MAX {
+                self.seg_shuffle(job, scratch, validate)?;
+                if !validate {
+                    return Ok(());
+                }
+                let status = self.wait_pinned_status(scratch)?;
+                if !job.layout.offsets_form {
+                    self.status_error(job, status)?;
+                } else if status != u64::MAX {
                     self.validate_exact(job, scratch)?;
                     return Err(Error::Internal(
                         "SegShuffle's layout check failed on a layout the exact check accepts"

@@ -27,6 +27,15 @@ impl Gpu {
         Ok(host.as_slice().during("reading the validation status")?[0])
     }
 
+    /// Waits for the queued work and reads the pinned host word a kernel stored its status in.
+    pub(crate) fn wait_pinned_status(&self, scratch: &mut Scratch) -> Result<u64> {
+        self.synchronize()?;
+        Ok(scratch
+            .pinned_word(self)?
+            .as_slice()
+            .during("reading the validation status")?[0])
+    }
+
     /// Entry `index` of the layout array, widened.
     fn layout_entry(&self, job: &Job, index: usize) -> Result<u64> {
         let width = if job.layout.wide { 8 } else { 4 };
@@ -67,7 +76,13 @@ impl Gpu {
     /// error: the offsets' first error key (`seg_validate_offsets`: class << 62 | index), or the
     /// first bad owner index (`seg_validate_owner`, SegShuffle's owner form).
     pub(crate) fn check_status(&self, job: &Job, scratch: &mut Scratch, status: u64) -> Result<()> {
-        match self.read_status(scratch, status)? {
+        let value = self.read_status(scratch, status)?;
+        self.status_error(job, value)
+    }
+
+    /// The layout's typed error for a status value (see `check_status`).
+    pub(crate) fn status_error(&self, job: &Job, status: u64) -> Result<()> {
+        match status {
             NO_INDEX => Ok(()),
             bad if job.layout.offsets_form => self.offsets_error(job, bad),
             bad => self.owner_error(job, bad),
