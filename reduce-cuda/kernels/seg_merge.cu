@@ -325,12 +325,15 @@ __device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, const r
 // ---------------------------------------------------------------- the kernel
 
 // One launch. rec_vals: 2 * gridDim.x M; rec_meta: 3 * gridDim.x r_size (see r_join_records);
-// *ticket is 0 on entry and left 0; *status is 0 on entry and set to 1 by a failed check.
+// *ticket is 0 on entry and left 0; *status is 0 on entry and set to 1 by a failed check;
+// *status_out (when not null: a word of host memory mapped for the device) receives the final
+// *status from the last block, so that the caller reads it after the launch without a copy.
 // Dynamic shared memory: the item ring, the key ring (ends or owners), two output stages.
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ index, r_size segments,
                  M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
-                 unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size validate) {
+                 unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size validate,
+                 unsigned long long* __restrict__ status_out) {
     extern __shared__ __align__(16) unsigned char r_dyn[];
     __shared__ unsigned long long s_bars[2][R_RING];  // [0]: items (and owners), [1]: ends
     __shared__ r_seg s_agg[2][R_WARP + 1];            // alternating per tile
@@ -630,5 +633,9 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     if (!s_is_last) return;
     __threadfence();
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
-    if (threadIdx.x == 0) *ticket = 0;
+    if (threadIdx.x == 0) {
+        *ticket = 0;
+        // Every block's report reached *status before its ticket (the fence above).
+        if (status_out != nullptr) *status_out = __ldcg(status);
+    }
 }

@@ -70,14 +70,10 @@ impl Gpu {
         Ok(grid.min(tiles).max(1))
     }
 
-    /// SegMerge: one launch. Returns the address of its status word (0, or 1 when the fused
-    /// layout check failed; meaningful when `validate`).
-    pub(crate) fn seg_merge(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-        validate: bool,
-    ) -> Result<u64> {
+    /// SegMerge: one launch. Its status word: 0, or 1 when the fused layout check failed
+    /// (meaningful when `validate`); with `validate` the kernel's last block also stores it into
+    /// the scratch's pinned host word, which `wait_pinned_status` reads after the launch.
+    pub(crate) fn seg_merge(&self, job: &Job, scratch: &mut Scratch, validate: bool) -> Result<()> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
@@ -94,6 +90,11 @@ impl Gpu {
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
         self.set_status(regions[status], false)?;
+        let status_out = if validate {
+            scratch.pinned_word_device(self)?
+        } else {
+            0
+        };
         let stream = &self.inner.stream;
         let args = [
             job.items.ptr,
@@ -106,9 +107,9 @@ impl Gpu {
             scratch.ticket.device_ptr(stream),
             regions[status],
             validate as u64,
+            status_out,
         ];
-        self.launch(&f, grid, job.plan.block(), smem, &args)?;
-        Ok(regions[status])
+        self.launch(&f, grid, job.plan.block(), smem, &args)
     }
 
     /// SegShuffle: one launch. Its status word: the first bad owner index (owner form), or,

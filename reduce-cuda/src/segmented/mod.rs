@@ -297,8 +297,8 @@ impl Gpu {
         }
         match job.plan {
             SegPlan::Merge { .. } => {
-                let status = self.seg_merge(job, scratch, validate)?;
-                if validate && self.read_status(scratch, status)? != 0 {
+                self.seg_merge(job, scratch, validate)?;
+                if validate && self.wait_pinned_status(scratch)? != 0 {
                     // The fused check saw a bad layout: find the first bad index.
                     self.validate_exact(job, scratch)?;
                     return Err(Error::Internal(
