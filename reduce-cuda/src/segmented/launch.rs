@@ -90,11 +90,7 @@ impl Gpu {
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
         self.set_status(regions[status], false)?;
-        let status_out = if validate {
-            scratch.pinned_word_device(self)?
-        } else {
-            0
-        };
+        let status_out = self.status_out(scratch, validate)?;
         let stream = &self.inner.stream;
         let args = [
             job.items.ptr,
@@ -138,11 +134,7 @@ impl Gpu {
         let segments = job.segments as u64;
         let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
         self.set_status(regions[status], true)?;
-        let status_out = if validate {
-            scratch.pinned_word_device(self)?
-        } else {
-            0
-        };
+        let status_out = self.status_out(scratch, validate)?;
         let stream = &self.inner.stream;
         let args = [
             job.items.ptr,
@@ -179,6 +171,16 @@ impl Gpu {
         let f = job.module.function("seg_fill_identity")?;
         let count = job.segments as u64;
         self.launch_over(&f, count, &[job.out, count])
+    }
+
+    /// A single-launch kernel's `status_out` argument: the device address of the scratch's
+    /// pinned host word when the call waits for the status (`validate`), else null.
+    fn status_out(&self, scratch: &mut Scratch, validate: bool) -> Result<u64> {
+        if validate {
+            scratch.pinned_word_device(self)
+        } else {
+            Ok(0)
+        }
     }
 
     /// Sets the 8-byte status word at `status` to 0 or to all ones (stream-ordered).

@@ -4,8 +4,7 @@
 //! as for any items; the paper's algorithms refuse lifted items.
 
 use super::{
-    check_csr_layout, check_owner_layout, csr_segments, resolve, shape_of, Gpu, ItemKind, Layout,
-    SegConfig,
+    check_csr_layout, check_owner_layout, csr_segments, offline_plan, Gpu, ItemKind, SegConfig,
 };
 use crate::buffer::DeviceVec;
 use crate::codegen::KernelSpec;
@@ -120,8 +119,7 @@ pub fn seg_kernel_source_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
-    let shape = shape_of::<M, Lifted<X>>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, shape, 0, 0).plan(shape)?;
+    let (plan, shape) = offline_plan::<M, Lifted<X>, I>(config, offsets_form)?;
     Ok(crate::codegen::assemble_lifted::<M, X>(
         &plan.kernel(shape).0.lifted::<X>(),
     ))
@@ -133,10 +131,8 @@ pub fn seg_dynamic_smem_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<usize> {
-    let shape = shape_of::<M, Lifted<X>>(Layout::new::<I>(0, 0, offsets_form), 0);
-    Ok(resolve(config, shape, 0, 0)
-        .plan(shape)?
-        .dynamic_smem(shape))
+    let (plan, shape) = offline_plan::<M, Lifted<X>, I>(config, offsets_form)?;
+    Ok(plan.dynamic_smem(shape))
 }
 
 /// Compiles a lifted segmented kernel for `arch` without a device (CI).

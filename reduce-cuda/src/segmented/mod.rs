@@ -364,6 +364,16 @@ fn check_owner_layout<L: SegLayout>(items: usize, owner: &L, num_segments: usize
     Ok(check_fits::<L::Index>("segment count", num_segments)?)
 }
 
+/// The plan and shape of a configuration for `I` layouts, as a launch would fix them, without
+/// a device or data (for the kernel text and its shared memory: CI, the emulator).
+fn offline_plan<M: CudaMonoid, K: ItemKind<M>, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<(SegPlan, Shape)> {
+    let shape = shape_of::<M, K>(Layout::new::<I>(0, 0, offsets_form), 0);
+    Ok((resolve(config, shape, 0, 0).plan(shape)?, shape))
+}
+
 fn shape_of<M: CudaMonoid, K: ItemKind<M>>(layout: Layout, items_ptr: u64) -> Shape {
     Shape {
         in_size: std::mem::size_of::<K::Item>(),
@@ -390,18 +400,15 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<crate::KernelSource> {
-    let shape = shape_of::<M, Own>(Layout::new::<I>(0, 0, offsets_form), 0);
-    let plan = resolve(config, shape, 0, 0).plan(shape)?;
+    let (plan, shape) = offline_plan::<M, Own, I>(config, offsets_form)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
 }
 
 /// The dynamic shared memory per block that a launch passes with the kernel text of
 /// [`seg_kernel_source`] (for running that text elsewhere, as the CPU emulator does).
 pub fn seg_dynamic_smem<M: CudaMonoid>(config: SegConfig, offsets_form: bool) -> Result<usize> {
-    let shape = shape_of::<M, Own>(Layout::new::<u32>(0, 0, offsets_form), 0);
-    Ok(resolve(config, shape, 0, 0)
-        .plan(shape)?
-        .dynamic_smem(shape))
+    let (plan, shape) = offline_plan::<M, Own, u32>(config, offsets_form)?;
+    Ok(plan.dynamic_smem(shape))
 }
 
 /// Compiles a segmented kernel (`u32` layouts) for `arch` without a device (CI).

@@ -23,8 +23,7 @@ impl Gpu {
             )
         }
         .during("reading the validation status")?;
-        self.synchronize()?;
-        Ok(host.as_slice().during("reading the validation status")?[0])
+        self.wait_pinned_status(scratch)
     }
 
     /// Waits for the queued work and reads the pinned host word a kernel stored its status in.
