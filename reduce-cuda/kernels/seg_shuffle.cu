@@ -22,9 +22,9 @@
 // segment at the start of its run stores carry ⊕ head at the item before that start, so that a
 // segment's value is the value at its last item's slot; the stage holds where each segment ends
 // (r_mark_tile), and the copy-out reads the value there (the identity for an empty one). Past
-// the stage: empty segments by the thread that reads their offsets in the marks, non-empty ones
-// from their re-read offsets after the copy-out (r_put_past_stage); trailing ones by the grid's
-// last tile's marks.
+// the stage, as in the owner form: the block fills the ids with the identity after the marks,
+// and the non-empty ones are written over it from their re-read offsets after the copy-out
+// (r_put_past_stage), barriers later; the grid's last tile fills the trailing ones.
 //
 // OUTPUT STAGING. The segments a tile closes form one contiguous range of ids, from the segment
 // of the item before the tile up to (not including) the segment of its last item; R_STAGE of
@@ -40,8 +40,7 @@
 // (R_OFFSETS = 1): before each tile the block reads, once and coalesced, the offsets of the
 // segments that touch the tile and turns them into shared-memory marks (r_mark_tile): a head
 // byte at every item that starts a non-empty segment, the end position of every segment the
-// tile closes, and the segment of the tile's last item (empty segments past the stage get their
-// identity there). Threads then fold runs from the head bytes alone: no search, no per-item
+// tile closes, and the segment of the tile's last item. Threads then fold runs from the head bytes alone: no search, no per-item
 // walk, no segment ids. A tile's items are loaded as soon as the tile before has folded its
 // own, its offsets asked of L2 once its first segment is known. A tile inside one segment (no
 // segment starts or lies in it) takes a short path: an order-keeping fold of its items into the
@@ -174,11 +173,11 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
-// 0; *status (R_NO_INDEX on entry) receives the first bad owner index (owner form, always) or,
-// when `validate`, 0 if the offsets are bad or the marks' reads missed some (offsets form; see
-// r_mark_tile and s_cover: the caller then runs the exact check). *status_out (when not null:
-// a word of host memory mapped for the device) receives the final *status from the last block,
-// so that the caller reads it after the launch without a copy. seg_estimate:
+// 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
+// index (owner form, always) or, when `validate`, 0 if the offsets are bad or the marks' reads
+// missed some (offsets form; see r_mark_tile and s_cover: the caller then runs the exact
+// check). *status_out (when not null: a word of host memory mapped for the device) receives
+// the final *status from the last block, so that the caller reads it without a copy. seg_estimate:
 // segments per tile on average (offsets form: sizes the first round of offsets read per tile).
 // Dynamic shared memory (offsets form): R_VAL_SLOTS M (the items' scan values), R_STAGE end
 // positions (r_endpos), R_TILE head bytes.
@@ -291,13 +290,19 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         r_size read_end;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item,
                                         want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, s_head, s_endpos,
-                                        &s_tile_last[parity], out, stage_lo, &read_end, validate ? &s_bad : nullptr);
+                                        &s_tile_last[parity], stage_lo, &read_end, validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
         const bool any_start = __syncthreads_or(starts) != 0;
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
+        // The empty segments the marks leave (uniform, rare): past the stage, where the copy-out
+        // (pass 3, after barriers) writes the non-empty ones over the identity, and after the
+        // last item on the grid's last tile. Ids below `segments` only.
+        if (tile_last_seg > (r_size)stage_lo + R_STAGE)
+            r_fill_identity(out, (r_size)stage_lo + R_STAGE, min(tile_last_seg, segments));
+        if (last_item + 1 == n) r_fill_identity(out, tile_last_seg + 1, segments);
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
         // The next tile's offsets, asked of L2 now that its first segment is known: its marks
@@ -408,21 +413,27 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         __syncthreads();
         // Pass 3: the segments [stage_lo, segment of the tile's last item) the tile closes, in
         // order, coalesced: each from its last item's slot, the identity for the empty ones.
-        // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
-        // (slot 0 at most: the block's tiles start at or after it) goes to the block's record.
+        // Ids below `segments` only (a bad layout's tile may claim more). Only slot 0 (segment
+        // w) can have ended before the tile (R_END_SKIP: pass 2 wrote it) or be the block's entry
+        // segment (the block's tiles start at or after it: its part goes to the block's
+        // record), so thread 0 takes it apart and the loop copies slots 1.. with no test.
         {
             const r_size hi = tile_last_seg;
             const r_size room = min((r_size)R_STAGE, segments > stage_lo ? segments - stage_lo : 0);
             const unsigned int staged = hi > stage_lo ? (unsigned int)min(hi - stage_lo, room) : 0u;
             M* __restrict__ dst = out + stage_lo;
-#pragma unroll 4
-            for (unsigned int k = threadIdx.x; k < staged; k += R_BLOCK) {
-                const unsigned int e = s_endpos[k];
-                if (e < (unsigned int)R_TILE || e == R_END_EMPTY) {
-                    const M v = e < (unsigned int)R_TILE ? s_vals[R_VAL_SLOT(e)] : m_identity();
-                    if (k == 0 && stage_lo == entry) s_entry_val = v;
-                    else dst[k] = v;
+            if (threadIdx.x == 0 && staged > 0) {
+                const unsigned int e = s_endpos[0];
+                const M v = e < (unsigned int)R_TILE ? s_vals[R_VAL_SLOT(e)] : m_identity();
+                if (e != R_END_SKIP) {
+                    if (stage_lo == entry) s_entry_val = v;
+                    else dst[0] = v;
                 }
+            }
+#pragma unroll 4
+            for (unsigned int k = threadIdx.x == 0 ? R_BLOCK : threadIdx.x; k < staged; k += R_BLOCK) {
+                const unsigned int e = s_endpos[k];
+                dst[k] = e < (unsigned int)R_TILE ? s_vals[R_VAL_SLOT(e)] : m_identity();
             }
             if (hi > (r_size)stage_lo + R_STAGE)  // uniform, rare: many empty segments
                 r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min(hi, segments), (unsigned int)t0,
@@ -487,7 +498,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {
         *ticket = 0;
-        // Every block's report reached *status before its ticket (the fence above).
+        // Every block's report reached *status before its ticket (the fence above); the word
+        // is left R_NO_INDEX for the next launch, as the ticket 0.
         if (status_out != nullptr) *status_out = __ldcg(status);
+        *status = R_NO_INDEX;
     }
 }

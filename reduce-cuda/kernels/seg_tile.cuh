@@ -139,9 +139,10 @@ typedef unsigned int r_endpos;
 //   endpos[s - stage_lo] (s - stage_lo < R_STAGE) = p - t0 where non-empty segment s ends at
 //                      item p < last_item, R_END_EMPTY where s is empty, R_END_SKIP where it
 //                      ended before the tile;
-//   *tile_last = s     for the segment s holding last_item;
-//   identity           for every empty segment at an item of the tile past the stage, and for
-//                      the empty segments at n on the grid's last tile (written directly).
+//   *tile_last = s     for the segment s holding last_item.
+// Empty segments past the stage, and those at n on the grid's last tile, are not marked: the
+// caller fills them with the identity, block-wide (they lie in [stage_lo + R_STAGE, *tile_last)
+// and (*tile_last, segments)), so that no entry pays for them here.
 // `want` (>= 1) is the rounds the tile is expected to take (from the previous tile's segment
 // count): the batches are sized to it, and are full past it. Returns
 // whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
@@ -154,7 +155,7 @@ typedef unsigned int r_endpos;
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int want,
                                             unsigned char* head, r_endpos* endpos, r_size* tile_last,
-                                            M* __restrict__ out, unsigned int stage_lo, r_size* read_end, bool* bad) {
+                                            unsigned int stage_lo, r_size* read_end, bool* bad) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts). Segment ids
     // as base (64 bits, uniform) + rel (32 bits).
@@ -164,8 +165,12 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
     bool starts = false;
     // From a multiple of R_QUAD (aligned loads): the segments before w end before the tile and
     // mark nothing.
-    r_size base = w & ~(r_size)(R_QUAD - 1);
+    const r_size base0 = w & ~(r_size)(R_QUAD - 1);
+    r_size base = base0;
     unsigned int done = 0;
+    // The entry of the segment holding last_item, relative to base0 (a tile's entries are fewer
+    // than 2^32: segments < 2^32), stored once after the loop: no 64-bit store per entry.
+    unsigned int last_rel = 0xffffffffu;
     for (;;) {
         // The batch's loads first, and the next batch's first offset with them (whether another
         // batch is needed): one memory latency per batch. Thread t takes the entries base + rel,
@@ -219,11 +224,7 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                         endpos[sid - stage_lo] = (r_endpos)(!filled                ? R_END_EMPTY
                                                             : e - first < last - first ? e - first
                                                                                        : R_END_SKIP);
-                    if (filled && o <= last && e >= last) *tile_last = base + srel;
-                    // Empty: the identity, in its stage slot already unless past the stage; the
-                    // trailing ones on the grid's last tile.
-                    if (ok && o >= o1 && (inside ? sid - stage_lo >= (unsigned int)R_STAGE : grid_last && o >= n))
-                        out[base + srel] = m_identity();
+                    last_rel = filled && o <= last && e >= last ? done * R_ROUND + srel : last_rel;
                     starts |= ok && inside;
                 }
             }
@@ -233,6 +234,7 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
         // Uniform: does the next segment still start at or before the tile's last item?
         if (next >= left || (!grid_last && next_offset > last)) break;
     }
+    if (last_rel != 0xffffffffu) *tile_last = base0 + last_rel;
     *read_end = base;
     return starts;
 }

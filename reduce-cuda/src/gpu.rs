@@ -60,9 +60,12 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
+    /// SegShuffle's status word: all ones between launches (its last block reads and resets
+    /// it, so that a call queues no memset before the launch).
+    pub seg_status: DeviceVec<u64>,
     /// One pinned host word for status readbacks, mapped for the device (allocated on first
-    /// use), and its device address.
-    pinned: Option<(cudarc::driver::PinnedHostSlice<u64>, u64)>,
+    /// use), its device address and its host address.
+    pinned: Option<(cudarc::driver::PinnedHostSlice<u64>, u64, usize)>,
 }
 
 impl Scratch {
@@ -99,10 +102,16 @@ impl Scratch {
         Ok(self.mapped_word(gpu)?.1)
     }
 
+    /// The host address of `pinned_word`, for reads and writes that do not wait for the
+    /// stream (a kernel stores into the word while the host polls it).
+    pub fn pinned_word_host(&mut self, gpu: &Gpu) -> Result<*mut u64> {
+        Ok(self.mapped_word(gpu)?.2 as *mut u64)
+    }
+
     fn mapped_word(
         &mut self,
         gpu: &Gpu,
-    ) -> Result<&mut (cudarc::driver::PinnedHostSlice<u64>, u64)> {
+    ) -> Result<&mut (cudarc::driver::PinnedHostSlice<u64>, u64, usize)> {
         if self.pinned.is_none() {
             use cudarc::driver::sys;
             // SAFETY: the word is only read after a copy into it, or the kernel writing it, has
@@ -120,7 +129,7 @@ impl Scratch {
             unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }
                 .result()
                 .during("mapping pinned host memory for the device")?;
-            self.pinned = Some((word, device));
+            self.pinned = Some((word, device, host as usize));
         }
         Ok(self.pinned.as_mut().unwrap())
     }
@@ -200,13 +209,13 @@ impl Gpu {
     /// synchronisation. For a stream of its own in your context, pass `ctx.new_stream()?`.
     ///
     /// Your context's cudarc settings (event tracking) are left as they are. Returns an error
-    /// when NVRTC is missing or the driver fails. Queues no synchronisation: the one-word
-    /// ticket it allocates is cleared on the stream.
+    /// when NVRTC is missing or the driver fails. Queues no synchronisation: the ticket and
+    /// status words it allocates are set on the stream.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
         Gpu::open(stream)
     }
 
-    /// The `Gpu` of a context and stream: reads the device, allocates the ticket.
+    /// The `Gpu` of a context and stream: reads the device, allocates the ticket and status word.
     fn open(stream: Arc<CudaStream>) -> Result<Gpu> {
         let nvrtc_version = compile::nvrtc_version()?;
         let ctx = stream.context().clone();
@@ -228,10 +237,12 @@ impl Gpu {
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
         };
-        let ticket = zeroed_on::<u32>(&stream, info.ordinal, 1)?;
+        let ticket = filled_on::<u32>(&stream, info.ordinal, 1, 0)?;
+        let seg_status = filled_on::<u64>(&stream, info.ordinal, 1, 0xff)?;
         let scratch = Scratch {
             buffer: None,
             ticket,
+            seg_status,
             pinned: None,
         };
         Ok(Gpu {
@@ -324,7 +335,7 @@ impl Gpu {
     /// A device buffer of `len` values whose bytes are all zero (a valid value of every
     /// [`DeviceCopy`] type), filled on the device: no host copy.
     pub fn zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceVec<T>> {
-        zeroed_on(&self.inner.stream, self.inner.info.ordinal, len)
+        filled_on(&self.inner.stream, self.inner.info.ordinal, len, 0)
     }
 
     /// A device buffer of `len` values, every one the monoid's identity.
@@ -483,11 +494,12 @@ impl Gpu {
     }
 }
 
-/// A buffer of `len` zero-byte values allocated and cleared on `stream` (queued; no host copy).
-fn zeroed_on<T: DeviceCopy>(
+/// A buffer of `len` values allocated on `stream`, every byte set to `byte` (queued; no host copy).
+fn filled_on<T: DeviceCopy>(
     stream: &Arc<CudaStream>,
     ordinal: usize,
     len: usize,
+    byte: u8,
 ) -> Result<DeviceVec<T>> {
     let buffer = DeviceVec::<T>::alloc(stream, ordinal, len)?;
     let bytes = len * std::mem::size_of::<T>();
@@ -496,12 +508,12 @@ fn zeroed_on<T: DeviceCopy>(
         unsafe {
             cudarc::driver::result::memset_d8_async(
                 buffer.device_ptr(stream),
-                0,
+                byte,
                 bytes,
                 stream.cu_stream(),
             )
         }
-        .during("zeroing device memory")?;
+        .during("filling device memory")?;
     }
     Ok(buffer)
 }

@@ -3,8 +3,8 @@
 // decreasing thread order, "eager" the first runnable one after every switch (see cuda_emu.hpp). Reads cases from argv[1], each
 //   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem, validate; n r_in items;
 // index_len u32 (offsets or owners), runs the launch block by block, and appends to argv[2] per case
-//   u64 status, u64 ok (1, or 0 after a deadlock or when the status the last block hands out
-//   differs from the status word); segments M values.
+//   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock or when the
+//   last block did not leave the status word and the ticket reset); segments M values.
 #include <cstdio>
 #include <vector>
 
@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
                                    rec_meta.data(), &ticket, &status, estimate, validate, &status_out);
             });
         }
-        ok = ok && ticket == 0 && status_out == status;  // the last block resets one, copies the other
-        std::fwrite(&status, 8, 1, res);
+        // The last block copies the status word out and leaves it, as the ticket, reset.
+        ok = ok && ticket == 0 && status == R_NO_INDEX;
+        std::fwrite(&status_out, 8, 1, res);
         std::fwrite(&ok, 8, 1, res);
         std::fwrite(out.data(), sizeof(M), segments, res);
     }

@@ -72,7 +72,7 @@ impl Gpu {
 
     /// SegMerge: one launch. Its status word: 0, or 1 when the fused layout check failed
     /// (meaningful when `validate`); with `validate` the kernel's last block also stores it into
-    /// the scratch's pinned host word, which `wait_pinned_status` reads after the launch.
+    /// the scratch's pinned host word, which `poll_pinned_status` reads.
     pub(crate) fn seg_merge(&self, job: &Job, scratch: &mut Scratch, validate: bool) -> Result<()> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
@@ -108,11 +108,12 @@ impl Gpu {
         self.launch(&f, grid, job.plan.block(), smem, &args)
     }
 
-    /// SegShuffle: one launch. Its status word: the first bad owner index (owner form), or,
-    /// offsets form with `validate`, 0 when its reads of the offsets saw a bad entry or did not
-    /// cover them all (u64::MAX: neither). With `validate` the kernel's last block also stores
-    /// it into the scratch's pinned host word (mapped for the device): `wait_pinned_status`
-    /// reads it after the launch, with no copy queued behind the kernel.
+    /// SegShuffle: one launch. Its status word (the scratch's `seg_status`, all ones between
+    /// launches: the last block resets it, so no memset is queued): the first bad owner index
+    /// (owner form), or, offsets form with `validate`, 0 when its reads of the offsets saw a
+    /// bad entry or did not cover them all (u64::MAX: neither). With `validate` the last block
+    /// first stores it into the scratch's pinned host word (mapped for the device):
+    /// `poll_pinned_status` reads it as soon as it lands, with no copy queued behind the kernel.
     pub(crate) fn seg_shuffle(
         &self,
         job: &Job,
@@ -126,14 +127,12 @@ impl Gpu {
         let tiles = n.div_ceil(job.plan.data_block()).max(1);
         let grid = self.persistent_grid(&f, &job.plan, smem, tiles)?;
         let mut carve = Carver::new();
-        let status = carve.add(8);
         let vals = carve.add(2 * grid as usize * job.shape.m_size);
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
         // Segments per tile on average: sizes the first round of offsets each block reads.
         let segments = job.segments as u64;
         let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
-        self.set_status(regions[status], true)?;
         let status_out = self.status_out(scratch, validate)?;
         let stream = &self.inner.stream;
         let args = [
@@ -145,7 +144,7 @@ impl Gpu {
             regions[vals],
             regions[meta],
             scratch.ticket.device_ptr(stream),
-            regions[status],
+            scratch.seg_status.device_ptr(stream),
             estimate,
             validate as u64,
             status_out,
@@ -177,7 +176,7 @@ impl Gpu {
     /// pinned host word when the call waits for the status (`validate`), else null.
     fn status_out(&self, scratch: &mut Scratch, validate: bool) -> Result<u64> {
         if validate {
-            scratch.pinned_word_device(self)
+            self.arm_pinned_status(scratch)
         } else {
             Ok(0)
         }

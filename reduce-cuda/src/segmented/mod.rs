@@ -298,7 +298,7 @@ impl Gpu {
         match job.plan {
             SegPlan::Merge { .. } => {
                 self.seg_merge(job, scratch, validate)?;
-                if validate && self.wait_pinned_status(scratch)? != 0 {
+                if validate && self.poll_pinned_status(scratch)? != 0 {
                     // The fused check saw a bad layout: find the first bad index.
                     self.validate_exact(job, scratch)?;
                     return Err(Error::Internal(
@@ -315,7 +315,7 @@ impl Gpu {
                 if !validate {
                     return Ok(());
                 }
-                let status = self.wait_pinned_status(scratch)?;
+                let status = self.poll_pinned_status(scratch)?;
                 if !job.layout.offsets_form {
                     self.status_error(job, status)?;
                 } else if status != u64::MAX {

@@ -2,11 +2,14 @@
 //! readback of the checks fused into SegShuffle (owner form) and SegMerge.
 
 use super::launch::{Carver, Job};
-use crate::error::{DriverContext, Result};
+use crate::error::{DriverContext, Error, Result};
 use crate::gpu::{Gpu, Scratch};
 use reduce_core::LayoutError;
 
 const NO_INDEX: u64 = u64::MAX;
+/// The pinned word while a launch's status is still to come (no kernel stores this value:
+/// statuses are an index below 2^62 with a class, 0, 1 or `NO_INDEX`).
+const PENDING: u64 = u64::MAX - 1;
 
 impl Gpu {
     /// Reads the 8-byte status word (waits for the work queued before it).
@@ -26,13 +29,65 @@ impl Gpu {
         self.wait_pinned_status(scratch)
     }
 
-    /// Waits for the queued work and reads the pinned host word a kernel stored its status in.
-    pub(crate) fn wait_pinned_status(&self, scratch: &mut Scratch) -> Result<u64> {
+    /// Waits for the queued work and reads the pinned host word (a copy wrote it).
+    fn wait_pinned_status(&self, scratch: &mut Scratch) -> Result<u64> {
         self.synchronize()?;
         Ok(scratch
             .pinned_word(self)?
             .as_slice()
             .during("reading the validation status")?[0])
+    }
+
+    /// Marks the pinned host word pending, before a launch whose last block stores its status
+    /// there (`poll_pinned_status` then waits for the store). Returns the word's device address.
+    pub(crate) fn arm_pinned_status(&self, scratch: &mut Scratch) -> Result<u64> {
+        let host = scratch.pinned_word_host(self)?;
+        // SAFETY: `host` is the scratch's live pinned word; no kernel is left to store into it
+        // (every launch given its address was waited for by `poll_pinned_status`, every copy
+        // into it by `wait_pinned_status`), and the scratch lock is held.
+        unsafe { std::ptr::write_volatile(host, PENDING) };
+        scratch.pinned_word_device(self)
+    }
+
+    /// Waits until the last block of the launch `arm_pinned_status` prepared has stored its
+    /// status into the pinned word, and returns it: the host sees the store as soon as it
+    /// lands, without waiting for the launch to retire (the stream keeps later work behind
+    /// it). The stream is queried now and then, so that a failed launch is an error, not a hang.
+    pub(crate) fn poll_pinned_status(&self, scratch: &mut Scratch) -> Result<u64> {
+        let host = scratch.pinned_word_host(self)?;
+        let stream = self.inner.stream.cu_stream();
+        let read = || {
+            // SAFETY: the scratch's live pinned word, written only by the armed launch.
+            let value = unsafe { std::ptr::read_volatile(host) };
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            value
+        };
+        for spin in 1u64.. {
+            let value = read();
+            if value != PENDING {
+                return Ok(value);
+            }
+            if spin % 256 == 0 {
+                use cudarc::driver::sys::{cuStreamQuery, CUresult};
+                // SAFETY: the Gpu's live stream.
+                match unsafe { cuStreamQuery(stream) } {
+                    CUresult::CUDA_ERROR_NOT_READY => {}
+                    done => {
+                        done.result().during("waiting for the validation status")?;
+                        let value = read();
+                        return if value == PENDING {
+                            Err(Error::Internal(
+                                "a validated launch finished without storing its status".into(),
+                            ))
+                        } else {
+                            Ok(value)
+                        };
+                    }
+                }
+            }
+            std::hint::spin_loop();
+        }
+        unreachable!("the polling loop returns")
     }
 
     /// Entry `index` of the layout array, widened.
