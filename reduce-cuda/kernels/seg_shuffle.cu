@@ -40,8 +40,8 @@
 // (R_OFFSETS = 1): before each tile the block reads, once and coalesced, the offsets of the
 // segments that touch the tile and turns them into shared-memory marks (r_mark_tile): a head
 // byte at every item that starts a non-empty segment, the end position of every segment the
-// tile closes, and the segment of the tile's last item. Threads then fold runs from the head bytes alone: no search, no per-item
-// walk, no segment ids. A tile's items are loaded as soon as the tile before has folded its
+// tile closes, and the segment of the tile's last item. Threads then fold runs from the head
+// bytes alone: no search, no per-item walk, no segment ids. A tile's items are loaded as soon as the tile before has folded its
 // own, its offsets asked of L2 once its first segment is known. A tile inside one segment (no
 // segment starts or lies in it) takes a short path: an order-keeping fold of its items into the
 // block's carry, no segmented scan and no writes. A validated call checks the offsets on the
@@ -68,6 +68,19 @@ struct r_fold_state {
 // out[lo, hi) = the identity, by the whole block, coalesced.
 __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, r_size hi) {
     for (r_size e = lo + threadIdx.x; e < hi; e += R_BLOCK) out[e] = m_identity();
+}
+
+// The empty segments a tile's stage does not hold (both forms), with the identity, by the whole
+// block: ids [stage_lo + R_STAGE, tile_last), where the non-empty ones are written over it later
+// (the caller puts a barrier between), and on the grid's last tile the ids after tile_last, the
+// segment of its last item. Ids below `segments` only. Returns whether it filled past the stage
+// (uniform).
+__device__ __forceinline__ bool r_fill_unstaged(M* __restrict__ out, r_size stage_lo, r_size tile_last,
+                                                r_size segments, bool grid_last) {
+    const bool past = tile_last > stage_lo + R_STAGE;
+    if (past) r_fill_identity(out, stage_lo + R_STAGE, min(tile_last, segments));
+    if (grid_last) r_fill_identity(out, tile_last + 1, segments);
+    return past;
 }
 
 #if R_OFFSETS
@@ -297,12 +310,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         const bool any_start = __syncthreads_or(starts) != 0;
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
-        // The empty segments the marks leave (uniform, rare): past the stage, where the copy-out
-        // (pass 3, after barriers) writes the non-empty ones over the identity, and after the
-        // last item on the grid's last tile. Ids below `segments` only.
-        if (tile_last_seg > (r_size)stage_lo + R_STAGE)
-            r_fill_identity(out, (r_size)stage_lo + R_STAGE, min(tile_last_seg, segments));
-        if (last_item + 1 == n) r_fill_identity(out, tile_last_seg + 1, segments);
+        // The empty segments the marks leave (uniform, rare): the copy-out (pass 3, after the
+        // block scan's barriers) writes the non-empty ones past the stage over the identity.
+        r_fill_unstaged(out, stage_lo, tile_last_seg, segments, last_item + 1 == n);
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
         // The next tile's offsets, asked of L2 now that its first segment is known: its marks
@@ -373,14 +383,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // and the segment of its last item, open at its end: the same for every thread.
         const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
         const unsigned int tile_hi = owner[last_item];
-        // The empty segments the stage cannot hold, with the identity: those past it (before
-        // the fold, which may write a value over one of them: a barrier), and on the grid's last
-        // tile those after the last item.
-        if ((r_size)tile_hi > (r_size)stage_lo + R_STAGE) {
-            r_fill_identity(out, (r_size)stage_lo + R_STAGE, min((r_size)tile_hi, segments));
-            __syncthreads();
-        }
-        if (last_item + 1 == n) r_fill_identity(out, (r_size)tile_hi + 1, segments);
+        // The empty segments the stage cannot hold, with the identity, before the fold, which
+        // may write a value over one of those past the stage: a barrier.
+        if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n)) __syncthreads();
         // NEAR: every id the run closes, up to its last owner (the largest in a good layout;
         // a bad one is reported anyway), lies in the stage.
         unsigned int bad_mask = 0;

@@ -62,12 +62,14 @@ impl Gpu {
             std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
             value
         };
-        for spin in 1u64.. {
+        let mut spins = 0u32;
+        loop {
             let value = read();
             if value != PENDING {
                 return Ok(value);
             }
-            if spin % 256 == 0 {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(256) {
                 use cudarc::driver::sys::{cuStreamQuery, CUresult};
                 // SAFETY: the Gpu's live stream.
                 match unsafe { cuStreamQuery(stream) } {
@@ -87,7 +89,6 @@ impl Gpu {
             }
             std::hint::spin_loop();
         }
-        unreachable!("the polling loop returns")
     }
 
     /// Entry `index` of the layout array, widened.
