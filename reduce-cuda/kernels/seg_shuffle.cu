@@ -230,22 +230,26 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
 
     // The segment of the item before the block: its in-block part is exported, not written.
 #if R_OFFSETS
-    if (threadIdx.x < R_WARP) {
+    const unsigned int warp = threadIdx.x / R_WARP;
+    if (warp == 0) {
         const r_size lo = block_first == 0 ? 0 : r_warp_find_segment(offsets, segments, block_first - 1);
-        // The layout check (validate): this block's checked entries must reach the next
-        // block's first segment (the same search), the last block's past entry `segments`.
-        const r_size block_end = tile_end * R_TILE;
-        const r_size upto = !validate ? 0
-                            : block_end >= n ? segments + 1
-                                             : r_warp_find_segment(offsets, segments, block_end - 1);
         if (threadIdx.x == 0) {
             s_entry = block_first == 0 ? R_NO_SEGMENT : (unsigned int)lo;
             s_tile_last[1] = lo;  // the "previous tile" of the first tile (parity 0)
             s_tile_last[0] = lo;
             s_cover[0] = lo;
-            s_cover[1] = upto;
             s_bad = false;
         }
+    }
+    // The layout check (validate): this block's checked entries must reach the next block's
+    // first segment (the same search, by the next warp: both searches' loads at once), the
+    // last block's past entry `segments`.
+    if (warp == (R_WARPS > 1 ? 1u : 0u)) {
+        const r_size block_end = tile_end * R_TILE;
+        const r_size upto = !validate ? 0
+                            : block_end >= n ? segments + 1
+                                             : r_warp_find_segment(offsets, segments, block_end - 1);
+        if ((threadIdx.x & (R_WARP - 1)) == 0) s_cover[1] = upto;
     }
     // Head bytes start cleared; each thread clears its own, after reading them, per tile.
 #pragma unroll
