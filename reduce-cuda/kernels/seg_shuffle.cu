@@ -45,8 +45,8 @@
 // own, its offsets asked of L2 once its first segment is known. A tile inside one segment (no
 // segment starts or lies in it) takes a short path: an order-keeping fold of its items into the
 // block's carry, no segmented scan and no writes. A validated call checks the offsets on the
-// marks' own reads: every pair they read, and that the reads of all blocks together cover every
-// entry (the host runs the exact check for the error if not). The tile's loads and marks are in
+// marks' own reads: every pair they read, that the reads of all blocks together cover every
+// entry, and the array's ends (the host runs the exact check for the error if not). The tile's loads and marks are in
 // kernels/seg_tile.cuh (included before this file).
 
 // THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
@@ -238,7 +238,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             s_tile_last[1] = lo;  // the "previous tile" of the first tile (parity 0)
             s_tile_last[0] = lo;
             s_cover[0] = lo;
-            s_bad = false;
+            // The layout check's ends: offsets[0] = 0 (first block), offsets[segments] = n (last).
+            s_bad = validate && ((b == 0 && __ldg(offsets) != 0) ||
+                                 (b + 1 == gridDim.x && __ldg(offsets + segments) != (unsigned int)n));
         }
     }
     // The layout check (validate): this block's checked entries must reach the next block's

@@ -64,21 +64,6 @@ __device__ __forceinline__ uint4 r_load_quad(const unsigned int* __restrict__ p,
     return q;
 }
 
-// The layout check of entry j of a quad at the ends of the offsets, if it exists (j < left): its
-// pair with the next entry if that exists (j + 1 < left), and whether it is the first entry
-// (first_entry) or the last (j + 1 = left).
-__device__ __forceinline__ bool r_entry_is_bad(unsigned int o, unsigned int o1, bool first_entry, unsigned int j,
-                                               unsigned int left, r_size n) {
-    return j < left && ((j + 1 < left && o > o1) || (first_entry && o != 0) || (j + 1 == left && o != (unsigned int)n));
-}
-// A quad's check, entries s .. s + 3 (`left` of them and after them). Out of line: rare (the
-// array's ends), and off the marks' registers.
-__device__ __noinline__ bool r_quad_is_bad(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
-                                           unsigned int q4, r_size s, unsigned int left, r_size n) {
-    return r_entry_is_bad(q0, q1, s == 0, 0, left, n) | r_entry_is_bad(q1, q2, false, 1, left, n) |
-           r_entry_is_bad(q2, q3, false, 2, left, n) | r_entry_is_bad(q3, q4, false, 3, left, n);
-}
-
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
 __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
@@ -108,6 +93,18 @@ __device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, 
 #define R_QUAD 4
 #define R_LOADS 1
 #define R_ROUND (R_BLOCK * R_QUAD)
+
+// The layout check's part in the marks for the quad holding the last entry: whether two of the
+// entries q0..q3 that exist (`lim` of them, 1 <= lim <= 4; those past read as 0) descend. The
+// array's ends (offsets[0] = 0, offsets[segments] = n) are checked once per launch, by the first
+// and last blocks, not here: with few segments every tile reads that quad, and this call is a
+// dependent chain ahead of the tile's barrier (run 114; run 116: 1-2 us less per validated call
+// on one segment and 1000 equal segments). Out of line: rare, and off the marks' registers (the
+// check inline made the trusted marks 3-6% slower for 8-byte values, run 115).
+__device__ __noinline__ bool r_quad_descends(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
+                                             unsigned int lim) {
+    return (lim > 1 && q0 > q1) | (lim > 2 && q1 > q2) | (lim > 3 && q2 > q3);
+}
 
 // The slot of item q of the tile in the items' scan values (s_vals): one value of padding after
 // every R_ITEMS (even R_ITEMS), so that the 32 lanes of a warp, R_ITEMS items apart, store to
@@ -150,8 +147,8 @@ typedef unsigned int r_endpos;
 // the tile, writes ids < segments and end positions < last_item - t0.
 // THE LAYOUT CHECK (bad != nullptr) rides on the same reads: the entries s in [w, *read_end)
 // are checked (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1]
-// (s < segments), offsets[0] != 0 or offsets[segments] != n is among them. The caller checks
-// that the checks of all tiles cover every entry, [0, segments] (s_cover).
+// (s < segments) is among them. The caller checks that the checks of all tiles cover every
+// entry, [0, segments] (s_cover), and the array's ends.
 __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int want,
                                             unsigned char* head, r_endpos* endpos, r_size* tile_last,
@@ -199,13 +196,12 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                 const unsigned int down = __shfl_down_sync(R_FULL_MASK, ov[u].x, 1);
                 const unsigned int q[R_QUAD + 1] = {ov[u].x, ov[u].y, ov[u].z, ov[u].w,
                                                     lane == R_WARP - 1 ? after[u] : down};
-                // Validated calls (uniform) check every entry they read; a quad past the last
-                // entry has none, and skips the call for the array's ends (run 112: on long
-                // segments, where most threads' quads are past it, 2-8 us less per validated call).
+                // Validated calls (uniform) check every pair of entries they read; quads past the
+                // last entry hold none (on long segments, most threads' quads).
                 if (bad != nullptr && rel < left) {
-                    const bool wrong = rel + R_QUAD < left && base + rel > 0  // all four pairs, no end
+                    const bool wrong = rel + R_QUAD < left  // all four pairs
                                            ? q[0] > q[1] || q[1] > q[2] || q[2] > q[3] || q[3] > q[4]
-                                           : r_quad_is_bad(q[0], q[1], q[2], q[3], q[4], base + rel, left - rel, n);
+                                           : r_quad_descends(q[0], q[1], q[2], q[3], left - rel);
                     if (wrong) *bad = true;
                 }
                 // A quad past the last segment, or that starts past the tile (all four segments

@@ -530,7 +530,8 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
 
 /// A short run for a profiler, f32 sum at 30 * 2^20, trusted: SegShuffle (offsets and owner
 /// form: one segment, size 3) and SegMerge (default and a small-block variant: size-3 segments
-/// in the offsets form, one segment and size 3 in the owner form).
+/// in the offsets form, one segment and size 3 in the owner form); then SegShuffle validated
+/// and trusted in the offsets form on one segment and 1000 equal segments.
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -565,6 +566,12 @@ pub fn segncu() -> reduce_cuda::Result<()> {
             ],
         )?;
     }
+    // Validated against trusted, offsets form, on layouts where the check's cost shows most
+    // (SegShuffle launches 4, 5 and 6 of this command).
+    let checked = SegConfig::new(SegAlgorithm::SegShuffle);
+    run(checked, &[("one_segment", "offsets")])?;
+    run(shuffle, &[("equal_1000", "offsets")])?;
+    run(checked, &[("equal_1000", "offsets")])?;
     gpu.synchronize()
 }
 
