@@ -429,9 +429,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // segment (the block's tiles start at or after it: its part goes to the block's
         // record), so thread 0 takes it apart and the loop copies slots 1.. with no test.
         {
-            const r_size hi = tile_last_seg;
-            const r_size room = min((r_size)R_STAGE, segments > stage_lo ? segments - stage_lo : 0);
-            const unsigned int staged = hi > stage_lo ? (unsigned int)min(hi - stage_lo, room) : 0u;
+            // 32-bit ids: SegShuffle's segments are fewer than 2^32 (u32 layouts).
+            const unsigned int hi = (unsigned int)tile_last_seg, segs = (unsigned int)segments;
+            const unsigned int room = segs > stage_lo ? min((unsigned int)R_STAGE, segs - stage_lo) : 0u;
+            const unsigned int staged = hi > stage_lo ? min(hi - stage_lo, room) : 0u;
             M* __restrict__ dst = out + stage_lo;
             if (threadIdx.x == 0 && staged > 0) {
                 const unsigned int e = s_endpos[0];
@@ -446,8 +447,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
                 const unsigned int e = s_endpos[k];
                 dst[k] = e < (unsigned int)R_TILE ? s_vals[R_VAL_SLOT(e)] : m_identity();
             }
-            if (hi > (r_size)stage_lo + R_STAGE)  // uniform, rare: many empty segments
-                r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min(hi, segments), (unsigned int)t0,
+            if ((r_size)hi > (r_size)stage_lo + R_STAGE)  // uniform, rare: many empty segments
+                r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min((r_size)hi, segments), (unsigned int)t0,
                                  (unsigned int)last_item, s_vals, out);
         }
         // The next tile's marks rewrite s_endpos (run 75: two alternating s_endpos instead of

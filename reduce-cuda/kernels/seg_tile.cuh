@@ -214,17 +214,18 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
                     const unsigned int o = q[j], o1 = q[j + 1];
                     // Segment s = base + srel: items [o, o1). One starting past the tile marks
                     // nothing (every test below fails), one before it only its end.
+                    // An empty one inside the tile marks a start too: a non-empty segment
+                    // starts at the same item (offsets ascend; o <= last < n).
                     const bool ok = srel + 1 < left;
-                    const bool inside = o - first <= last - first;  // first <= o <= last
-                    const bool filled = ok && o < o1;
+                    const bool start = ok && o - first <= last - first;  // first <= o <= last
                     const unsigned int e = o1 - 1;
-                    if (filled && inside) head[o - first] = 1;
+                    if (start) head[o - first] = 1;
                     if (ok && sid - stage_lo < (unsigned int)R_STAGE)
-                        endpos[sid - stage_lo] = (r_endpos)(!filled                ? R_END_EMPTY
+                        endpos[sid - stage_lo] = (r_endpos)(o == o1                    ? R_END_EMPTY
                                                             : e - first < last - first ? e - first
                                                                                        : R_END_SKIP);
-                    last_rel = filled && o <= last && e >= last ? done * R_ROUND + srel : last_rel;
-                    starts |= ok && inside;
+                    last_rel = ok && o <= last && o1 > last ? done * R_ROUND + srel : last_rel;
+                    starts |= start;
                 }
             }
         }
