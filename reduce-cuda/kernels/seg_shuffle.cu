@@ -41,13 +41,14 @@
 // segments that touch the tile and turns them into shared-memory marks (r_mark_tile): a head
 // byte at every item that starts a non-empty segment, the end position of every segment the
 // tile closes, and the segment of the tile's last item. Threads then fold runs from the head
-// bytes alone: no search, no per-item walk, no segment ids. A tile's items are loaded as soon as the tile before has folded its
-// own, its offsets asked of L2 once its first segment is known. A tile inside one segment (no
-// segment starts or lies in it) takes a short path: an order-keeping fold of its items into the
-// block's carry, no segmented scan and no writes. A validated call checks the offsets on the
-// marks' own reads: every pair they read, that the reads of all blocks together cover every
-// entry, and the array's ends (the host runs the exact check for the error if not). The tile's loads and marks are in
-// kernels/seg_tile.cuh (included before this file).
+// bytes alone: no search, no per-item walk, no segment ids. A tile's items are loaded as soon as
+// the tile before has folded its own, its offsets asked of L2 once its first segment is known
+// (copying them into shared memory instead measured slower: runs 108-109). A tile inside one
+// segment (no segment starts or lies in it) takes a short path: an order-keeping fold of its
+// items into the block's carry, no segmented scan and no writes. A validated call checks the
+// offsets on the marks' own reads: every pair they read, that the reads of all blocks together
+// cover every entry, and the array's ends (the host runs the exact check for the error if not).
+// The tile's loads and marks are in kernels/seg_tile.cuh (included before this file).
 
 // THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
 // run begins (the part before the first start is the run's `head`). Branch-free per item: the
@@ -125,7 +126,8 @@ __device__ void r_put_past_stage(const unsigned int* __restrict__ offsets, r_siz
 #else
 // Writes segment `id`'s value: into the stage when it falls in it, else to global memory.
 // Small enough to be predicated (no branch) inside the unrolled folds.
-__device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id, r_size segments, M v) {
+__device__ __forceinline__ void r_put(M* __restrict__ out, M* stage, unsigned int stage_lo, unsigned int id,
+                                      r_size segments, M v) {
     if (id - stage_lo < (unsigned int)R_STAGE) stage[id - stage_lo] = v;
     else if (id < segments) out[id] = v;
 }
