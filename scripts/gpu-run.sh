@@ -2,9 +2,9 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, ab (kernel variants: see the phase).
-# cubseg, torchseg, segmented and segsweep read the layouts seglayouts writes (same run).
+# cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
 set -uo pipefail
@@ -102,6 +102,11 @@ for phase in "$@"; do
       ;;
     segsweep)
       .gpu/bin/bench segsweep --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segsweep.err" | tee -a "$SUMMARY"
+      ;;
+    segwide)
+      # u64 layouts: SegShuffle (Auto), SegMerge and u32 alongside; torch from torchseg (same run)
+      .gpu/bin/bench segwide --out "$OUT" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segwide.err" | tee -a "$SUMMARY"
+      tail -3 "$OUT/bench-segwide.err" >> "$SUMMARY"
       ;;
     segvariants)
       .gpu/bin/bench segvariants --out "$OUT" 2>"$OUT/bench-segvariants.err" | tee -a "$SUMMARY"

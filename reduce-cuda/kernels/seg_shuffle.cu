@@ -34,7 +34,9 @@
 // written directly.
 //
 // Items are r_in values lifted into M by m_lift (r_in = M and the identity lift unless the
-// monoid lifts another type). Owner form: owner[i] for every item, non-decreasing, < segments;
+// monoid lifts another type). Owners and offsets are u32 or u64 (R_IDX64), narrowed to 32 bits
+// as they are read (r_narrow: fewer than 2^32 - 1 items and segments here; an entry past that
+// reads as a bad one). Owner form: owner[i] for every item, non-decreasing, < segments;
 // a bad owner is reported in *status (first bad index, atomicMin) and never written through;
 // owners are read as 16-byte vectors when R_INDEX_VEC (16-byte aligned). Offsets form
 // (R_OFFSETS = 1): before each tile the block reads, once and coalesced, the offsets of the
@@ -115,10 +117,10 @@ __device__ __forceinline__ M r_scan_run(const M (&it)[R_ITEMS], const unsigned c
 // Offsets form: the non-empty segments (lo, hi) past the stage (a tile closing more than R_STAGE
 // ids: many empty segments), from their offsets (the marks read them: cached) and the tile's
 // scan values; the empty ones there are the marks'. Bad layouts: only slots inside the tile.
-__device__ void r_put_past_stage(const unsigned int* __restrict__ offsets, r_size lo, r_size hi, unsigned int first,
+__device__ void r_put_past_stage(const r_idx* __restrict__ offsets, r_size lo, r_size hi, unsigned int first,
                                  unsigned int last, const M* vals, M* __restrict__ out) {
     for (r_size s = lo + threadIdx.x; s < hi; s += R_BLOCK) {
-        const unsigned int o = __ldg(offsets + s), o1 = __ldg(offsets + s + 1);
+        const unsigned int o = r_index(offsets + s), o1 = r_index(offsets + s + 1);
         const unsigned int e = o1 - 1 - first;
         if (o < o1 && e < last - first) out[s] = vals[R_VAL_SLOT(e)];
     }
@@ -199,7 +201,7 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
-reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __restrict__ seg_index, r_size segments,
+reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
                    r_size validate, unsigned long long* __restrict__ status_out) {
@@ -216,12 +218,12 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     M* s_vals = reinterpret_cast<M*>(s_dynamic);
     r_endpos* s_endpos = reinterpret_cast<r_endpos*>(s_vals + R_VAL_SLOTS);
     unsigned char* s_head = reinterpret_cast<unsigned char*>(s_endpos + R_STAGE);
-    const unsigned int* offsets = seg_index;
+    const r_idx* offsets = seg_index;
 #else
     // The output stage (slot R_STAGE: the dump): two, alternating per tile, as the next tile's
     // fold may begin before this tile's copy is done.
     __shared__ M s_stage_buffers[2][R_STAGE + 1];
-    const unsigned int* owner = seg_index;
+    const r_idx* owner = seg_index;
 #endif
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     const r_size b = blockIdx.x;
@@ -242,7 +244,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
             s_cover[0] = lo;
             // The layout check's ends: offsets[0] = 0 (first block), offsets[segments] = n (last).
             s_bad = validate && ((b == 0 && __ldg(offsets) != 0) ||
-                                 (b + 1 == gridDim.x && __ldg(offsets + segments) != (unsigned int)n));
+                                 (b + 1 == gridDim.x && __ldg(offsets + segments) != (r_idx)n));
         }
     }
     // The layout check (validate): this block's checked entries must reach the next block's
@@ -261,7 +263,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
     r_size seg_per_tile = seg_estimate;
 #else
     (void)validate;  // the owner form always checks, fused into its reads
-    if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : owner[block_first - 1];
+    if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : r_index(owner + block_first - 1);
     for (unsigned int k = threadIdx.x; k < R_STAGE; k += R_BLOCK) {
         s_stage_buffers[0][k] = m_identity();
         s_stage_buffers[1][k] = m_identity();
@@ -368,29 +370,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const unsigned int* __
         // The segment of every item, and of the item before the run (R_NO_SEGMENT for item 0).
         M* s_stage = s_stage_buffers[parity];
         unsigned int own[R_ITEMS];
-        const unsigned int prev = (a > 0 && count > 0) ? owner[a - 1] : R_NO_SEGMENT;
-#if R_ITEMS % 4 == 0 && R_INDEX_VEC
-        if (count == R_ITEMS) {
-            const uint4* p = reinterpret_cast<const uint4*>(owner + a);
-#pragma unroll
-            for (int k = 0; k < R_ITEMS / 4; ++k) {
-                const uint4 v = __ldg(p + k);
-                own[4 * k] = v.x;
-                own[4 * k + 1] = v.y;
-                own[4 * k + 2] = v.z;
-                own[4 * k + 3] = v.w;
-            }
-        } else
-#endif
-        {
-#pragma unroll
-            for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? owner[a + i] : R_NO_SEGMENT;
-        }
+        const unsigned int prev = (a > 0 && count > 0) ? r_index(owner + a - 1) : R_NO_SEGMENT;
+        r_load_owners(owner, a, count, own);
 
         // The first id this tile may close (the segment of the item before it; 0 for item 0),
         // and the segment of its last item, open at its end: the same for every thread.
-        const unsigned int stage_lo = t0 == 0 ? 0u : owner[t0 - 1];
-        const unsigned int tile_hi = owner[last_item];
+        const unsigned int stage_lo = t0 == 0 ? 0u : r_index(owner + t0 - 1);
+        const unsigned int tile_hi = r_index(owner + last_item);
         // The empty segments the stage cannot hold, with the identity, before the fold, which
         // may write a value over one of those past the stage: a barrier.
         if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n)) __syncthreads();

@@ -1,8 +1,8 @@
 // SegShuffle's tile (included before kernels/seg_shuffle.cu, which holds the order invariant):
-// the tile's shape, the loads of a thread's items and, in the offsets form (R_OFFSETS), the
-// tile's marks: the offsets that touch the tile read once, coalesced, and turned into head bytes
-// (where segments start) and end positions (where the segments the tile closes end) in shared
-// memory (r_mark_tile), with the layout check riding on those reads.
+// the tile's shape, the loads of a thread's items and owners and, in the offsets form
+// (R_OFFSETS), the tile's marks: the offsets that touch the tile read once, coalesced, and turned
+// into head bytes (where segments start) and end positions (where the segments the tile closes
+// end) in shared memory (r_mark_tile), with the layout check riding on those reads.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -40,33 +40,94 @@ __device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size
     for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(in[a + i], a + i) : m_identity();
 }
 
+// The layout's entries (r_idx: u32, or u64 with R_IDX64) as 32-bit values. SegShuffle takes
+// fewer than 2^32 - 1 items and at most 2^32 - 1 segments, so every entry of a valid layout
+// fits; a u64 entry past 2^32 - 1 reads as 0xffffffff, past every item and segment, so that the
+// checks still see a bad one: an owner >= segments; an offset above the array's last entry n,
+// which some pair up to that entry descends from (the ends are compared in 64 bits).
+__device__ __forceinline__ unsigned int r_narrow(r_idx v) {
+#if R_IDX64
+    return v > 0xffffffffull ? 0xffffffffu : (unsigned int)v;
+#else
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { return r_narrow(__ldg(p)); }
+
+#if !R_OFFSETS
+// Owner form: the owners of items [a, a + count), narrowed (R_NO_SEGMENT past count); 16-byte
+// vectors when the thread's owners fill whole ones and are aligned (R_INDEX_VEC).
+__device__ __forceinline__ void r_load_owners(const r_idx* __restrict__ owner, r_size a, int count,
+                                              unsigned int (&own)[R_ITEMS]) {
+#if R_INDEX_VEC && R_IDX64 && R_ITEMS % 2 == 0
+    if (count == R_ITEMS) {
+        const ulonglong2* p = reinterpret_cast<const ulonglong2*>(owner + a);
+#pragma unroll
+        for (int k = 0; k < R_ITEMS / 2; ++k) {
+            const ulonglong2 v = __ldg(p + k);
+            own[2 * k] = r_narrow(v.x);
+            own[2 * k + 1] = r_narrow(v.y);
+        }
+        return;
+    }
+#elif R_INDEX_VEC && !R_IDX64 && R_ITEMS % 4 == 0
+    if (count == R_ITEMS) {
+        const uint4* p = reinterpret_cast<const uint4*>(owner + a);
+#pragma unroll
+        for (int k = 0; k < R_ITEMS / 4; ++k) {
+            const uint4 v = __ldg(p + k);
+            own[4 * k] = v.x;
+            own[4 * k + 1] = v.y;
+            own[4 * k + 2] = v.z;
+            own[4 * k + 3] = v.w;
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? r_index(owner + a + i) : R_NO_SEGMENT;
+}
+#endif
+
 #if R_OFFSETS
-// Asks L2 for offsets[s .. s + count + 32], a line per thread (up to R_BLOCK lines).
-__device__ __forceinline__ void r_prefetch_offsets(const unsigned int* __restrict__ offsets, r_size segments, r_size s,
+// The entries of one 128-byte line.
+#define R_IDX_LINE (128 / (int)sizeof(r_idx))
+
+// Asks L2 for offsets[s .. s + count + R_IDX_LINE], a line per thread (up to R_BLOCK lines).
+__device__ __forceinline__ void r_prefetch_offsets(const r_idx* __restrict__ offsets, r_size segments, r_size s,
                                                    r_size count) {
-    const r_size at = s + 32 * (r_size)threadIdx.x;
-    if (threadIdx.x <= count / 32 + 1 && at <= segments)
+    const r_size at = s + R_IDX_LINE * (r_size)threadIdx.x;
+    if (threadIdx.x <= count / R_IDX_LINE + 1 && at <= segments)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(offsets + at)));
 }
 
-// Entries p[rel .. rel + 4) below `left` (0 past it); one 16-byte load when they are all there
-// and p + rel is 16-byte aligned (R_INDEX_VEC: the offsets are; rel and the caller's base are
-// multiples of 4).
-__device__ __forceinline__ uint4 r_load_quad(const unsigned int* __restrict__ p, unsigned int rel, unsigned int left) {
+// Entries p[rel .. rel + 4) below `left` (0 past it), narrowed; 16-byte loads (one, or two of
+// u64) when they are all there and p + rel is 16-byte aligned (R_INDEX_VEC: the array is; rel
+// and the caller's base are multiples of 4).
+__device__ __forceinline__ uint4 r_load_quad(const r_idx* __restrict__ p, unsigned int rel, unsigned int left) {
 #if R_INDEX_VEC
-    if (rel + 4 <= left) return __ldg(reinterpret_cast<const uint4*>(p + rel));
+    if (rel + 4 <= left) {
+#if R_IDX64
+        const ulonglong2 lo = __ldg(reinterpret_cast<const ulonglong2*>(p + rel));
+        const ulonglong2 hi = __ldg(reinterpret_cast<const ulonglong2*>(p + rel + 2));
+        return make_uint4(r_narrow(lo.x), r_narrow(lo.y), r_narrow(hi.x), r_narrow(hi.y));
+#else
+        return __ldg(reinterpret_cast<const uint4*>(p + rel));
+#endif
+    }
 #endif
     uint4 q;
-    q.x = rel < left ? __ldg(p + rel) : 0u;
-    q.y = rel + 1 < left ? __ldg(p + rel + 1) : 0u;
-    q.z = rel + 2 < left ? __ldg(p + rel + 2) : 0u;
-    q.w = rel + 3 < left ? __ldg(p + rel + 3) : 0u;
+    q.x = rel < left ? r_index(p + rel) : 0u;
+    q.y = rel + 1 < left ? r_index(p + rel + 1) : 0u;
+    q.z = rel + 2 < left ? r_index(p + rel + 2) : 0u;
+    q.w = rel + 3 < left ? r_index(p + rel + 3) : 0u;
     return q;
 }
 
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
-__device__ r_size r_warp_find_segment(const unsigned int* __restrict__ offsets, r_size segments, r_size pos) {
+__device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size segments, r_size pos) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_size lo = 0, hi = segments;
     while (hi - lo > 1) {
@@ -149,7 +210,7 @@ typedef unsigned int r_endpos;
 // are checked (*read_end uniform), and *bad is set when a pair offsets[s] > offsets[s + 1]
 // (s < segments) is among them. The caller checks that the checks of all tiles cover every
 // entry, [0, segments] (s_cover), and the array's ends.
-__device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ offsets, r_size segments, r_size n,
+__device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int want,
                                             unsigned char* head, r_endpos* endpos, r_size* tile_last,
                                             unsigned int stage_lo, r_size* read_end, bool* bad) {
@@ -176,7 +237,7 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
         const unsigned int rounds = want > done && want - done < R_LOADS ? want - done : R_LOADS;
         const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
         const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
-        const unsigned int* __restrict__ ob = offsets + base;
+        const r_idx* __restrict__ ob = offsets + base;
         uint4 ov[R_LOADS];
         unsigned int after[R_LOADS];
 #pragma unroll
@@ -184,11 +245,11 @@ __device__ __forceinline__ bool r_mark_tile(const unsigned int* __restrict__ off
             if (u < rounds) {  // uniform
                 const unsigned int rel = u * R_ROUND + mine;
                 ov[u] = r_load_quad(ob, rel, left);
-                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? __ldg(ob + rel + R_QUAD) : 0u;
+                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
             }
         }
         const unsigned int next = rounds * R_ROUND;
-        const unsigned int next_offset = next < left && !grid_last ? __ldg(ob + next) : 0u;
+        const unsigned int next_offset = next < left && !grid_last ? r_index(ob + next) : 0u;
 #pragma unroll
         for (unsigned int u = 0; u < R_LOADS; ++u) {
             if (u < rounds) {  // uniform

@@ -40,6 +40,9 @@ struct uint4 {
     unsigned int x, y, z, w;
 } __attribute__((aligned(16)));
 inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
+struct ulonglong2 {
+    unsigned long long x, y;
+} __attribute__((aligned(16)));
 
 struct emu_dim3 {
     unsigned int x, y, z;

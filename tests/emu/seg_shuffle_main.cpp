@@ -2,7 +2,8 @@
 // after cuda_emu.hpp and the generated kernel text. argv[3] = "reverse" runs the fibers in
 // decreasing thread order, "eager" the first runnable one after every switch (see cuda_emu.hpp). Reads cases from argv[1], each
 //   u64 n, segments, index_len, grid, seg_estimate, dynamic_smem, validate; n r_in items;
-// index_len u32 (offsets or owners), runs the launch block by block, and appends to argv[2] per case
+// index_len r_idx (offsets or owners: u32, or u64 with R_IDX64), runs the launch block by block,
+// and appends to argv[2] per case
 //   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock or when the
 //   last block did not leave the status word and the ticket reset); segments M values.
 #include <cstdio>
@@ -20,9 +21,9 @@ int main(int argc, char** argv) {
         const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], estimate = h[4], smem = h[5];
         const unsigned long long validate = h[6];
         std::vector<r_in> items(n);
-        std::vector<unsigned int> index(index_len);
+        std::vector<r_idx> index(index_len);
         if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
-        if (std::fread(index.data(), 4, index_len, in) != index_len) return 3;
+        if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
         std::vector<M> out(segments);
         std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
         std::vector<M> rec_vals(2 * grid);

@@ -4,17 +4,18 @@
 //! thread orders), block by block, and must equal the sequential fold bit for bit on every
 //! layout — segments inside one thread, across threads, tiles and blocks, empty segments before,
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
-//! lifted items. The offsets check fused into a validated launch must report the CPU check's
-//! first error, and bad layouts (a trusted call's garbage) must finish without touching memory
-//! out of bounds. Timing and the memory model stay the GPU tests' to check.
+//! lifted items, with u32 and u64 layouts. The offsets check fused into a validated launch must
+//! report the CPU check's first error (u64 entries past the u32 range included), and bad
+//! layouts (a trusted call's garbage) must finish without touching memory out of bounds. Timing and the memory model stay the GPU tests' to check.
 //!
 //! Needs a host C++ compiler (`$CXX`, else `c++`); without one the tests say so and skip, and
 //! fail under `REDUCE_REQUIRE_NVRTC=1` (CI), which has one.
 
 use reduce_core::layout::check_offsets;
+use reduce_core::SegIndex;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_cuda::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_lifted,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_source_lifted,
     KernelSource, SegAlgorithm, SegConfig,
 };
 use reduce_tests::lang::ArgMax;
@@ -64,6 +65,8 @@ struct Emulated {
     tile: u64,
     offsets_form: bool,
     m_size: usize,
+    /// u64 layout entries (else u32).
+    wide: bool,
     /// The launch's dynamic shared memory per block (what the library passes).
     smem: u64,
 }
@@ -73,7 +76,8 @@ struct Emulated {
 struct Case {
     n: u64,
     items: Vec<u8>,
-    index: Vec<u32>,
+    /// Offsets or owners (written as the kernel's index type).
+    index: Vec<u64>,
     segments: u64,
     grid: u64,
     validate: bool,
@@ -111,12 +115,14 @@ fn seg_shuffle(threads: u32, items: u32) -> SegConfig {
 }
 
 impl Emulated {
+    #[allow(clippy::too_many_arguments)]
     fn build(
         cxx: &str,
         source: KernelSource,
         tag: &str,
         config: SegConfig,
         offsets_form: bool,
+        wide: bool,
         m_size: usize,
         smem: usize,
     ) -> Emulated {
@@ -141,8 +147,9 @@ impl Emulated {
             .collect();
         let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("emu");
         let tag = format!(
-            "seg_shuffle_{tag}_b{threads}_k{items}_{}",
-            if offsets_form { "offsets" } else { "owner" }
+            "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
+            if offsets_form { "offsets" } else { "owner" },
+            if wide { "_u64" } else { "" }
         );
         let dir = std::env::temp_dir().join(format!("reduce-emu-{}-{tag}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -178,6 +185,7 @@ impl Emulated {
             tile: threads as u64 * items as u64,
             offsets_form,
             m_size,
+            wide,
             smem: smem as u64,
         }
     }
@@ -200,7 +208,13 @@ impl Emulated {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
-            input.extend_from_slice(&bytes_of(&c.index));
+            if self.wide {
+                input.extend_from_slice(&bytes_of(&c.index));
+            } else {
+                let narrow: Vec<u32> = c.index.iter().map(|&v| v as u32).collect();
+                assert!(narrow.iter().zip(&c.index).all(|(&a, &b)| a as u64 == b));
+                input.extend_from_slice(&bytes_of(&narrow));
+            }
         }
         let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
         std::fs::write(&cases_path, input).unwrap();
@@ -345,6 +359,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
                     let want = fold_by_owner(&lifted, &owners, lengths.len()).unwrap();
                     (owners, want)
                 };
+                let index = index.into_iter().map(u64::from).collect();
                 cases.push(Case {
                     n,
                     items: bytes_of(&items),
@@ -376,16 +391,17 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
         }
     }
     eprintln!(
-        "SegShuffle ({}, {} bytes, block {threads}, {per_thread} items per thread): {} launches equal \
-         to the fold, fibers in every order",
+        "SegShuffle ({}, {}, {} bytes, block {threads}, {per_thread} items per thread): {} launches \
+         equal to the fold, fibers in every order",
         if kernel.offsets_form { "offsets" } else { "owners" },
+        if kernel.wide { "u64" } else { "u32" },
         kernel.m_size,
         cases.len()
     );
 }
 
-/// A monoid whose items are its values.
-fn check_plain<M: reduce_core::CudaMonoid + Random>(
+/// A monoid whose items are its values, with layouts of index type `I`.
+fn check_plain<M: reduce_core::CudaMonoid + Random, I: SegIndex>(
     cxx: &str,
     threads: u32,
     items: u32,
@@ -393,12 +409,13 @@ fn check_plain<M: reduce_core::CudaMonoid + Random>(
     seed: u64,
 ) {
     let tag = format!("m{}", std::mem::size_of::<M>());
-    let kernel = plain_kernel::<M>(cxx, threads, items, offsets_form, &tag);
+    let kernel = plain_kernel::<M, I>(cxx, threads, items, offsets_form, &tag);
     check_layouts(&kernel, M::random_vec, |x: M, _| x, seed);
 }
 
-/// SegShuffle for a monoid whose items are its values, `threads` x `items`, built as `tag`.
-fn plain_kernel<M: reduce_core::CudaMonoid>(
+/// SegShuffle for a monoid whose items are its values and layouts of index type `I`, `threads`
+/// x `items`, built as `tag`.
+fn plain_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
     cxx: &str,
     threads: u32,
     items: u32,
@@ -406,33 +423,44 @@ fn plain_kernel<M: reduce_core::CudaMonoid>(
     tag: &str,
 ) -> Emulated {
     let config = seg_shuffle(threads, items);
-    let source = seg_kernel_source::<M>(config, offsets_form).unwrap();
+    let source = seg_kernel_source_for::<M, I>(config, offsets_form).unwrap();
+    // The shared memory does not depend on the index type.
     let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
     let size = std::mem::size_of::<M>();
-    Emulated::build(cxx, source, tag, config, offsets_form, size, smem)
+    Emulated::build(cxx, source, tag, config, offsets_form, I::WIDE, size, smem)
 }
 
 #[test]
 fn seg_shuffle_offsets_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     // 16 items per thread: the head bytes move as 16-byte vectors; 4: as words; 3: byte by byte.
-    check_plain::<Affine>(&cxx, 64, 16, true, 1);
-    check_plain::<Affine>(&cxx, 32, 4, true, 2);
-    check_plain::<Affine>(&cxx, 96, 3, true, 3);
+    check_plain::<Affine, u32>(&cxx, 64, 16, true, 1);
+    check_plain::<Affine, u32>(&cxx, 32, 4, true, 2);
+    check_plain::<Affine, u32>(&cxx, 96, 3, true, 3);
+}
+
+/// u64 offsets and owners: quads of offsets and pairs of owners as 16-byte loads, narrowed.
+#[test]
+fn seg_shuffle_u64_layouts_are_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    check_plain::<Affine, u64>(&cxx, 64, 16, true, 12);
+    check_plain::<Affine, u64>(&cxx, 96, 3, true, 13);
+    check_plain::<Affine, u64>(&cxx, 64, 16, false, 14);
+    check_plain::<Affine, u64>(&cxx, 32, 3, false, 15);
 }
 
 #[test]
 fn seg_shuffle_default_block_offsets_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
-    check_plain::<Affine>(&cxx, 256, 16, true, 4);
+    check_plain::<Affine, u32>(&cxx, 256, 16, true, 4);
     // 16-byte matrices: 4 items per thread, as SegShuffle's default for them.
-    check_plain::<Mat2>(&cxx, 256, 4, true, 7);
+    check_plain::<Mat2, u32>(&cxx, 256, 4, true, 7);
 }
 
 #[test]
 fn seg_shuffle_owner_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
-    check_plain::<Affine>(&cxx, 64, 16, false, 5);
+    check_plain::<Affine, u32>(&cxx, 64, 16, false, 5);
 }
 
 /// Items of another type, lifted with their global index: f32 -> ArgMax (value, first index).
@@ -448,155 +476,230 @@ fn seg_shuffle_lifted_items_are_the_fold() {
         let config = seg_shuffle(64, 16);
         let source = seg_kernel_source_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
         let smem = seg_dynamic_smem_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
-        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, 8, smem);
+        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, false, 8, smem);
         check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
     }
 }
 
 /// A trusted call with a garbage layout: any result, but it finishes and stays in bounds
-/// (AddressSanitizer aborts the process on an out-of-bounds access).
+/// (AddressSanitizer aborts the process on an out-of-bounds access); u32 and u64 offsets, the
+/// u64 ones also far past the u32 range.
 #[test]
 fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
-    let kernel = plain_kernel::<Affine>(&cxx, 64, 16, true, "garbage");
-    let mut rng = TestRng::new(6);
-    let mut cases = Vec::new();
-    for n in [1u64, 100, 1024, 5000] {
-        for _ in 0..6 {
-            let segments = rng.range(1, 2 * n);
-            let spread = [n / 4 + 1, n + 1, u32::MAX as u64][rng.range(0, 2) as usize];
-            let mut index: Vec<u32> = (0..=segments)
-                .map(|_| rng.range(0, spread) as u32)
-                .collect();
-            if rng.range(0, 1) == 0 {
-                index.sort_unstable(); // sorted but not from 0 to n
+    for wide in [false, true] {
+        let kernel = if wide {
+            plain_kernel::<Affine, u64>(&cxx, 64, 16, true, "garbage")
+        } else {
+            plain_kernel::<Affine, u32>(&cxx, 64, 16, true, "garbage")
+        };
+        let spreads = if wide { 4 } else { 3 };
+        let mut rng = TestRng::new(6);
+        let mut cases = Vec::new();
+        for n in [1u64, 100, 1024, 5000] {
+            for _ in 0..6 {
+                let segments = rng.range(1, 2 * n);
+                let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
+                    [rng.range(0, spreads - 1) as usize];
+                let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+                if rng.range(0, 1) == 0 {
+                    index.sort_unstable(); // sorted but not from 0 to n
+                }
+                cases.push(Case {
+                    n,
+                    items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                    index,
+                    segments,
+                    grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                    validate: false,
+                });
             }
-            cases.push(Case {
-                n,
-                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
-                index,
-                segments,
-                grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
-                validate: false,
-            });
         }
-    }
-    for order in Order::ALL {
-        assert_eq!(kernel.run(&cases, order).len(), cases.len());
+        for order in Order::ALL {
+            assert_eq!(kernel.run(&cases, order).len(), cases.len());
+        }
     }
 }
 
 /// Whether the CPU check rejects the offsets.
-fn offsets_are_bad(offsets: &[u32], n: usize) -> bool {
+fn offsets_are_bad<I: SegIndex>(offsets: &[I], n: usize) -> bool {
     check_offsets(offsets, n).is_err()
 }
 
 /// A validated launch checks the offsets on the reads its marks make, and that the reads of all
 /// blocks cover every entry: it flags every bad layout (the host then runs the exact check for
-/// the first error), wherever the error is and whatever the grid, and never a valid one.
+/// the first error), wherever the error is and whatever the grid, and never a valid one. With
+/// u64 offsets also entries past the u32 range whose low 32 bits are a valid layout's.
 #[test]
 fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
     let Some(cxx) = compiler() else { return };
-    let kernel = plain_kernel::<Affine>(&cxx, 64, 16, true, "check");
-    let mut rng = TestRng::new(9);
-    let (mut cases, mut bad) = (Vec::new(), Vec::new());
-    for n in [1u64, 2, 700, 1024, 5000] {
-        for bug in 0..12 {
-            let lengths: Vec<u32> = (0..rng.range(1, n + 3))
-                .map(|_| rng.range(0, 5) as u32)
-                .collect();
-            let mut offsets = offsets_of(&lengths);
-            let last = offsets.len() - 1;
-            let items = offsets[last].max(1) as u64;
-            let any = |rng: &mut TestRng| rng.range(0, last as u64) as usize;
-            match bug {
-                0 => offsets[0] = 1 + rng.range(0, 9) as u32, // first not 0
-                1 => offsets[last] = offsets[last].wrapping_add(1), // last not n
-                2 | 3 => {
-                    // one or two decreasing places anywhere: before, inside, across blocks
-                    for _ in 0..bug - 1 {
-                        let i = any(&mut rng).max(1);
-                        offsets[i] = offsets[i - 1].wrapping_sub(1 + rng.range(0, 3) as u32);
+    for wide in [false, true] {
+        let kernel = if wide {
+            plain_kernel::<Affine, u64>(&cxx, 64, 16, true, "check")
+        } else {
+            plain_kernel::<Affine, u32>(&cxx, 64, 16, true, "check")
+        };
+        // The index type's largest value (arithmetic below wraps there).
+        let mask = if wide { u64::MAX } else { u32::MAX as u64 };
+        let mut rng = TestRng::new(9);
+        let (mut cases, mut bad) = (Vec::new(), Vec::new());
+        for n in [1u64, 2, 700, 1024, 5000] {
+            for bug in 0..14 {
+                let lengths: Vec<u32> = (0..rng.range(1, n + 3))
+                    .map(|_| rng.range(0, 5) as u32)
+                    .collect();
+                let mut offsets: Vec<u64> =
+                    offsets_of(&lengths).into_iter().map(u64::from).collect();
+                let last = offsets.len() - 1;
+                let items = offsets[last].max(1);
+                let any = |rng: &mut TestRng| rng.range(0, last as u64) as usize;
+                match bug {
+                    0 => offsets[0] = 1 + rng.range(0, 9),           // first not 0
+                    1 => offsets[last] = (offsets[last] + 1) & mask, // last not n
+                    2 | 3 => {
+                        // one or two decreasing places anywhere: before, inside, across blocks
+                        for _ in 0..bug - 1 {
+                            let i = any(&mut rng).max(1);
+                            offsets[i] = offsets[i - 1].wrapping_sub(1 + rng.range(0, 3)) & mask;
+                        }
                     }
-                }
-                4 => offsets.iter_mut().for_each(|o| *o = o.wrapping_mul(2)), // past n
-                5 => offsets.reverse(),
-                6 => offsets[any(&mut rng)] = u32::MAX, // far past n
-                7 => {
-                    // a run of entries far ahead (the marks stop reading early), then back
-                    let i = any(&mut rng);
-                    let k = (i + rng.range(1, 600) as usize).min(last);
-                    offsets[i..k]
+                    4 => offsets.iter_mut().for_each(|o| *o *= 2), // past n
+                    5 => offsets.reverse(),
+                    6 => offsets[any(&mut rng)] = mask, // far past n
+                    7 => {
+                        // a run of entries far ahead (the marks stop reading early), then back
+                        let i = any(&mut rng);
+                        let k = (i + rng.range(1, 600) as usize).min(last);
+                        offsets[i..k]
+                            .iter_mut()
+                            .for_each(|o| *o = (*o + 3000).min(mask));
+                    }
+                    8 => offsets
                         .iter_mut()
-                        .for_each(|o| *o = o.saturating_add(3000));
+                        .for_each(|o| *o = rng.range(0, items + 1)), // noise
+                    9 => offsets[any(&mut rng)] = 0, // a zero inside
+                    // u64: past 2^32 with the low 32 bits of a valid layout, one entry or a
+                    // run from an entry to the end
+                    10 if wide => offsets[any(&mut rng)] += 1 << 32,
+                    11 if wide => {
+                        let i = any(&mut rng);
+                        offsets[i..].iter_mut().for_each(|o| *o += 1 << 32);
+                    }
+                    _ => {} // valid (unless there are no items: then the last offset is not n)
                 }
-                8 => offsets
-                    .iter_mut()
-                    .for_each(|o| *o = rng.range(0, items + 1) as u32), // noise
-                9 => offsets[any(&mut rng)] = 0, // a zero inside
-                _ => {} // valid (unless there are no items: then the last offset is not n)
+                bad.push(offsets_are_bad(&offsets, items as usize));
+                cases.push(Case {
+                    n: items,
+                    items: bytes_of(&Affine::random_vec(items as usize, rng.next_u64())),
+                    segments: last as u64,
+                    index: offsets,
+                    grid: rng.range(1, items.div_ceil(kernel.tile).min(5)),
+                    validate: true,
+                });
             }
-            bad.push(offsets_are_bad(&offsets, items as usize));
-            cases.push(Case {
-                n: items,
-                items: bytes_of(&Affine::random_vec(items as usize, rng.next_u64())),
-                segments: last as u64,
-                index: offsets,
-                grid: rng.range(1, items.div_ceil(kernel.tile).min(5)),
-                validate: true,
-            });
         }
-    }
-    let flagged = bad.iter().filter(|&&b| b).count();
-    assert!(
-        flagged > 35 && flagged < bad.len(),
-        "{flagged} bad layouts of {}",
-        bad.len()
-    );
-    for order in Order::ALL {
-        let results = kernel.run(&cases, order);
-        for (k, ((status, _), &want)) in results.iter().zip(&bad).enumerate() {
-            assert_eq!(
-                *status != u64::MAX,
-                want,
-                "case {k} (status {status:#x}): offsets {:?}",
-                cases[k].index
-            );
+        let flagged = bad.iter().filter(|&&b| b).count();
+        assert!(
+            flagged > 35 && flagged < bad.len(),
+            "{flagged} bad layouts of {}",
+            bad.len()
+        );
+        for order in Order::ALL {
+            let results = kernel.run(&cases, order);
+            for (k, ((status, _), &want)) in results.iter().zip(&bad).enumerate() {
+                assert_eq!(
+                    *status != u64::MAX,
+                    want,
+                    "wide {wide}, case {k} (status {status:#x}): offsets {:?}",
+                    cases[k].index
+                );
+            }
         }
     }
 }
 
 /// One entry 0 or far past n, at every place in turn, one block per tile: where the marks stop
 /// reading before it and the next block's search lands at or after it (a 0 probed there), only
-/// the coverage check (the reads of all blocks must reach every entry) sees it.
+/// the coverage check (the reads of all blocks must reach every entry) sees it. With u64
+/// offsets, "far past" is 2^32 above the valid entry (the same low 32 bits).
 #[test]
 fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
     let Some(cxx) = compiler() else { return };
-    let kernel = plain_kernel::<Affine>(&cxx, 32, 4, true, "cover");
-    let mut rng = TestRng::new(11);
-    let lengths: Vec<u32> = (0..300).map(|_| rng.range(1, 3) as u32).collect();
-    let valid = offsets_of(&lengths);
-    let n = valid[valid.len() - 1] as u64;
-    let items = bytes_of(&Affine::random_vec(n as usize, 5));
-    let cases: Vec<Case> = (2..2 * valid.len() - 2)
-        .filter_map(|k| {
-            let (j, value) = (k / 2, if k % 2 == 0 { 0 } else { u32::MAX - 7 });
-            let mut offsets = valid.clone();
-            offsets[j] = value;
-            offsets_are_bad(&offsets, n as usize).then_some(Case {
+    for wide in [false, true] {
+        let kernel = if wide {
+            plain_kernel::<Affine, u64>(&cxx, 32, 4, true, "cover")
+        } else {
+            plain_kernel::<Affine, u32>(&cxx, 32, 4, true, "cover")
+        };
+        let mut rng = TestRng::new(11);
+        let lengths: Vec<u32> = (0..300).map(|_| rng.range(1, 3) as u32).collect();
+        let valid: Vec<u64> = offsets_of(&lengths).into_iter().map(u64::from).collect();
+        let n = valid[valid.len() - 1];
+        let items = bytes_of(&Affine::random_vec(n as usize, 5));
+        let cases: Vec<Case> = (2..2 * valid.len() - 2)
+            .filter_map(|k| {
+                let j = k / 2;
+                let far = if wide {
+                    valid[j] + (1 << 32)
+                } else {
+                    u32::MAX as u64 - 7
+                };
+                let mut offsets = valid.clone();
+                offsets[j] = if k % 2 == 0 { 0 } else { far };
+                offsets_are_bad(&offsets, n as usize).then_some(Case {
+                    n,
+                    items: items.clone(),
+                    segments: lengths.len() as u64,
+                    index: offsets,
+                    grid: n.div_ceil(kernel.tile),
+                    validate: true,
+                })
+            })
+            .collect();
+        assert!(cases.len() > 500, "{} cases", cases.len());
+        for (k, (status, _)) in kernel.run(&cases, Order::Increasing).iter().enumerate() {
+            let j = cases[k].index.iter().zip(&valid).position(|(a, b)| a != b);
+            let value = j.map(|j| cases[k].index[j]);
+            assert_ne!(
+                *status,
+                u64::MAX,
+                "wide {wide}: offsets[{j:?}] = {value:?} not seen"
+            );
+        }
+    }
+}
+
+/// The owner form checks every owner it reads: a u64 owner past the u32 range (with the low 32
+/// bits of a valid owner), alone or from there to the end, is reported at its index.
+#[test]
+fn seg_shuffle_u64_owners_past_u32_are_reported() {
+    let Some(cxx) = compiler() else { return };
+    let kernel = plain_kernel::<Affine, u64>(&cxx, 32, 4, false, "owners");
+    let mut rng = TestRng::new(21);
+    let lengths: Vec<u32> = (0..400).map(|_| rng.range(0, 4) as u32).collect();
+    let valid: Vec<u64> = owners_of(&lengths).into_iter().map(u64::from).collect();
+    let n = valid.len() as u64;
+    let items = bytes_of(&Affine::random_vec(n as usize, 6));
+    let (mut cases, mut want) = (Vec::new(), Vec::new());
+    for i in (0..valid.len()).step_by(7) {
+        for suffix in [false, true] {
+            let mut owner = valid.clone();
+            let end = if suffix { owner.len() } else { i + 1 };
+            owner[i..end].iter_mut().for_each(|o| *o += 1 << 32);
+            cases.push(Case {
                 n,
                 items: items.clone(),
+                index: owner,
                 segments: lengths.len() as u64,
-                index: offsets,
-                grid: n.div_ceil(kernel.tile),
+                grid: rng.range(1, n.div_ceil(kernel.tile)),
                 validate: true,
-            })
-        })
-        .collect();
-    assert!(cases.len() > 500, "{} cases", cases.len());
-    for (k, (status, _)) in kernel.run(&cases, Order::Increasing).iter().enumerate() {
-        let j = cases[k].index.iter().zip(&valid).position(|(a, b)| a != b);
-        let value = j.map(|j| cases[k].index[j]);
-        assert_ne!(*status, u64::MAX, "offsets[{j:?}] = {value:?} not seen");
+            });
+            want.push(i as u64);
+        }
+    }
+    for order in Order::ALL {
+        for (k, (status, _)) in kernel.run(&cases, order).iter().enumerate() {
+            assert_eq!(*status, want[k], "case {k}, fibers {order:?}");
+        }
     }
 }

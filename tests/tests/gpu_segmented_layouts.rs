@@ -23,6 +23,7 @@ fn fast_configs<M>() -> Vec<SegConfig> {
         merge().trusted(),
         SegConfig::new(SegAlgorithm::Auto),
         SegConfig::new(SegAlgorithm::SegShuffle),
+        SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
         if small {
             merge().block(128).items_per_thread(16).stages(3)
         } else {
@@ -40,7 +41,7 @@ fn fast_configs<M>() -> Vec<SegConfig> {
 fn takes_u64(config: &SegConfig) -> bool {
     matches!(
         config.algorithm,
-        SegAlgorithm::SegMerge | SegAlgorithm::Auto
+        SegAlgorithm::SegMerge | SegAlgorithm::SegShuffle | SegAlgorithm::Auto
     )
 }
 
@@ -275,8 +276,9 @@ fn layout_error<T: std::fmt::Debug>(what: &str, r: reduce_cuda::Result<T>) -> La
     }
 }
 
-/// The fused check of SegMerge finds bad layouts anywhere in a large layout (inside walks, at
-/// tile and block boundaries) and the call returns the exact first bad index, u32 and u64.
+/// The fused checks of SegMerge and SegShuffle find bad layouts anywhere in a large layout
+/// (inside walks, at tile and block boundaries) and the call returns the exact first bad index,
+/// u32 and u64.
 #[test]
 fn fused_check_finds_every_bad_index() {
     let Some(gpu) = gpu() else { return };
@@ -285,7 +287,13 @@ fn fused_check_finds_every_bad_index() {
     let segments = offsets.len() - 1;
     let owner: Vec<u64> = owners(&offsets).into_iter().map(u64::from).collect();
     let xs = gpu.upload(&Affine::random_vec(n as usize, 2)).unwrap();
-    let configs = [merge(), merge().block(64).items_per_thread(4).grid(5)];
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let configs = [
+        merge(),
+        merge().block(64).items_per_thread(4).grid(5),
+        shuffle,
+        shuffle.block(64).items_per_thread(4).grid(5),
+    ];
     let mut positions: Vec<usize> = vec![2, 3, segments / 2, segments - 1];
     positions.extend((2..40).map(|k| k * segments / 40));
     for config in configs {
@@ -360,6 +368,78 @@ fn fused_check_finds_every_bad_index() {
             }
         );
     }
+}
+
+/// u64 entries past the u32 range (which SegShuffle reads narrowed to 32 bits) are bad entries
+/// like any other: each call returns the CPU check's first error, in every place, both forms.
+#[test]
+fn u64_entries_past_u32_are_layout_errors() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1_000_000u64;
+    let offsets = distribution("uniform_1_8", n, 12).unwrap();
+    let segments = offsets.len() - 1;
+    let owner: Vec<u64> = owners(&offsets).into_iter().map(u64::from).collect();
+    let xs = gpu.upload(&Affine::random_vec(n as usize, 3)).unwrap();
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let configs = [
+        SegConfig::new(SegAlgorithm::Auto),
+        shuffle,
+        shuffle.block(64).items_per_thread(4).grid(7),
+        merge(),
+    ];
+    let far = [1u64 << 32, (1 << 32) + 5, u64::MAX, (1 << 33) + n];
+    let mut places = vec![1, 2, segments / 3, segments - 1, segments];
+    places.extend((1..20).map(|k| k * segments / 20));
+    for config in configs {
+        for (k, &at) in places.iter().enumerate() {
+            let value = far[k % far.len()];
+            // One offset far past n; then a run of them up to the end (all ascending).
+            let mut bad = offsets.clone();
+            bad[at] = value;
+            let want = cpu_check_offsets(&bad, n as usize).unwrap_err();
+            let d = gpu.upload(&bad).unwrap();
+            let ctx = format!("{config:?} offsets[{at}] = {value}");
+            assert_eq!(
+                layout_error(&ctx, gpu.reduce_segments(&xs, &d, config)),
+                want
+            );
+            let mut run = offsets.clone();
+            run[at..].iter_mut().for_each(|o| *o += value >> 1);
+            let want = cpu_check_offsets(&run, n as usize).unwrap_err();
+            let d = gpu.upload(&run).unwrap();
+            assert_eq!(
+                layout_error(&ctx, gpu.reduce_segments(&xs, &d, config)),
+                want
+            );
+            // One owner far past the segments, and every owner from there on.
+            let i = (offsets[at.min(segments - 1)] as usize).min(n as usize - 1);
+            let mut bad = owner.clone();
+            bad[i] = value;
+            let want = cpu_check_owner(&bad, n as usize, segments).unwrap_err();
+            let d = gpu.upload(&bad).unwrap();
+            let ctx = format!("{config:?} owner[{i}] = {value}");
+            let got = gpu.reduce_by_owner(&xs, &d, segments, config);
+            assert_eq!(layout_error(&ctx, got), want);
+            bad[i..].iter_mut().for_each(|o| *o = value);
+            let want = cpu_check_owner(&bad, n as usize, segments).unwrap_err();
+            let d = gpu.upload(&bad).unwrap();
+            let got = gpu.reduce_by_owner(&xs, &d, segments, config);
+            assert_eq!(layout_error(&ctx, got), want);
+        }
+    }
+    // The same layouts, trusted: any result, no fault; the device is still fine after them.
+    let mut garbage = offsets.clone();
+    garbage[segments / 2..]
+        .iter_mut()
+        .for_each(|o| *o |= 1 << 40);
+    let d = gpu.upload(&garbage).unwrap();
+    let wild: Vec<u64> = owner.iter().map(|&o| o.rotate_left(37)).collect();
+    let d_wild = gpu.upload(&wild).unwrap();
+    for config in [shuffle.trusted(), merge().trusted()] {
+        gpu.reduce_segments(&xs, &d, config).unwrap();
+        gpu.reduce_by_owner(&xs, &d_wild, segments, config).unwrap();
+    }
+    check_offsets::<Affine>(&gpu, "after u64 garbage", &offsets, &[shuffle]);
 }
 
 /// A bad layout with `trusted()` gives an unspecified result but never a fault, a hang or an

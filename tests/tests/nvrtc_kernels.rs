@@ -118,6 +118,9 @@ fn seg_shuffle_parameters_compile() {
                 .unwrap_or_else(|e| panic!("{config:?}: {e}"));
             compile_seg_kernel::<reduce_cuda::Sum<u32>>(config, offsets_form, CI_ARCH)
                 .unwrap_or_else(|e| panic!("{config:?}: {e}"));
+            // u64 layouts (two 16-byte loads per quad of offsets, or per pair of owners).
+            compile_seg_kernel_for::<Affine, u64>(config, offsets_form, CI_ARCH)
+                .unwrap_or_else(|e| panic!("{config:?} u64: {e}"));
         }
     }
 }
@@ -149,7 +152,7 @@ fn seg_merge_parameters_compile() {
     let e = compile_seg_kernel::<Affine>(base.items_per_thread(3), true, CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("power of two"), "{e}");
     let e = compile_seg_kernel_for::<Affine, u64>(
-        SegConfig::new(SegAlgorithm::SegShuffle),
+        SegConfig::new(SegAlgorithm::MatrixSeg),
         true,
         CI_ARCH,
     )

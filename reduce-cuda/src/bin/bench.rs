@@ -7,6 +7,7 @@
 //! bench seglayouts [--layouts DIR]                 writes the segmented layouts for the anchors
 //! bench segmented [--quick] [--out DIR] [--cub F] [--torch F]  every segment-length distribution, both forms
 //! bench segsweep [--out DIR] [--cub F] [--torch F]  throughput against mean segment length
+//! bench segwide [--out DIR] [--torch F]             u64 layouts: SegShuffle, SegMerge, u32 alongside
 //! bench fig5 [--quick] [--out DIR]                  the paper's Fig. 5 sweep (progress bar)
 //! bench jit [--out DIR]                             NVRTC, disk-cache and in-process latency
 //! bench variants | segvariants [--out DIR]          Shuffle's and SegShuffle's tuning spaces
@@ -32,6 +33,8 @@ use std::time::Instant;
 mod argmax;
 #[path = "bench/segmented.rs"]
 mod segmented;
+#[path = "bench/segwide.rs"]
+mod segwide;
 
 #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
 #[repr(C)]
@@ -106,6 +109,7 @@ fn main() {
         "seglayouts" => segmented::seglayouts(&args),
         "segmented" => segmented::segmented(&args),
         "segsweep" => segmented::segsweep(&args),
+        "segwide" => segwide::segwide(&args),
         "fig5" => segmented::fig5(&args),
         "segvariants" => segmented::segvariants(&args),
         "segncu" => segmented::segncu(),

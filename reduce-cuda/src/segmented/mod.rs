@@ -225,13 +225,16 @@ impl Gpu {
         let shape = shape_of::<M, K>(layout, items.ptr);
         let config = resolve(config, shape, n, segments);
         let plan = config.plan(shape)?;
-        if plan.u32_indices() {
-            for (what, value) in [("item count", n), ("segment count", segments)] {
-                if value as u64 > u32::MAX as u64 {
+        if let Some((max_items, max_segments)) = plan.index_limits(shape) {
+            for (what, value, limit) in [
+                ("item count", n, max_items),
+                ("segment count", segments, max_segments),
+            ] {
+                if value as u64 > limit {
                     return Err(LayoutError::TooLarge {
                         what,
                         value,
-                        limit: u32::MAX as u64,
+                        limit,
                         why: "the paper's algorithms and SegShuffle (use SegMerge or Auto)",
                     }
                     .into());

@@ -17,11 +17,12 @@ use crate::error::Result;
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
-/// | `Auto` | SegShuffle; SegMerge for u64 layouts and past 2^32 | | |
+/// | `Auto` | SegShuffle; SegMerge past 2^32 items or segments | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
-/// Only `SegMerge` takes `u64` layouts and more than 2^32 items or segments.
+/// `SegShuffle` and `SegMerge` take `u32` and `u64` layouts, the paper's algorithms `u32` ones;
+/// only `SegMerge` takes 2^32 or more items or segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SegAlgorithm {
     /// Left-storing shared-memory tree with pushes (paper IV.A, after Zhou et al.).
@@ -39,8 +40,8 @@ pub enum SegAlgorithm {
     /// Ours: merge-path split of items and segment ends, single launch, each segment written
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
-    /// SegShuffle (fastest measured on every distribution); SegMerge for u64 layouts and more
-    /// than 2^32 items or segments.
+    /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts); SegMerge past
+    /// 2^32 items or segments.
     #[default]
     Auto,
 }
@@ -242,18 +243,28 @@ fn merge_smem(block: u32, steps: u32, stages: u32, shape: Shape) -> usize {
 }
 
 /// Auto's choice, from what it knows without reading the layout (docs/gpu-results.md, `bench
-/// segmented` on an H200): SegShuffle, the fastest on every distribution of the benchmark in
-/// both forms; SegMerge only where SegShuffle cannot run (u64 layouts, more than 2^32 items or
-/// segments). Runs of empty segments were SegMerge's in the owner form until SegShuffle's
+/// segmented` and `bench segwide` on an H200): SegShuffle, the fastest on every distribution of
+/// the benchmark in both forms and with u32 or u64 layouts; SegMerge only where SegShuffle
+/// cannot run (2^32 or more items or segments: `SegPlan::index_limits`). Runs of empty segments were SegMerge's in the owner form until SegShuffle's
 /// blocks filled them coalesced (`empty_90`, owner form: 0.87 of plain Shuffle against
 /// SegMerge's 0.39, run 48); long segments in the offsets form until its short path for tiles
 /// inside one segment (one segment: 0.92 against 0.48, run 33). Lifted items follow the same
 /// rule.
+/// The most items and segments SegShuffle takes: its kernel holds positions and segment ids in
+/// 32 bits. With u64 layouts it reads every entry narrowed to 32 bits, an entry past 2^32 - 1 as
+/// 2^32 - 1 (kernels/seg_tile.cuh, `r_narrow`): the items stay below that value, so that such an
+/// entry is still past the last offset (n) and a bad one.
+fn shuffle_limits(shape: Shape) -> (u64, u64) {
+    let max = u32::MAX as u64;
+    (if shape.wide { max - 1 } else { max }, max)
+}
+
 pub(crate) fn resolve(config: SegConfig, shape: Shape, n: usize, segments: usize) -> SegConfig {
     if config.algorithm != SegAlgorithm::Auto {
         return config;
     }
-    let beyond_u32 = shape.wide || n as u64 > u32::MAX as u64 || segments as u64 > u32::MAX as u64;
+    let (max_items, max_segments) = shuffle_limits(shape);
+    let beyond_u32 = n as u64 > max_items || segments as u64 > max_segments;
     let algorithm = if beyond_u32 {
         SegAlgorithm::SegMerge
     } else {
@@ -312,13 +323,12 @@ impl SegConfig {
         }
         if alg != SegAlgorithm::SegMerge {
             reject(alg, "stages (SegMerge's pipeline)", c.stages.is_some())?;
-
-            if shape.wide {
-                return Err(invalid(
-                    alg,
-                    "u64 offsets or owners are taken by SegMerge (and Auto) only",
-                ));
-            }
+        }
+        if shape.wide && !matches!(alg, SegAlgorithm::SegMerge | SegAlgorithm::SegShuffle) {
+            return Err(invalid(
+                alg,
+                "u64 offsets or owners are taken by SegShuffle and SegMerge (and Auto) only",
+            ));
         }
         match alg {
             SegAlgorithm::Auto => unreachable!("Auto is resolved first"),
@@ -586,6 +596,7 @@ impl SegPlan {
                         ("R_VECS", if shape.plain_items { 0 } else { vecs }),
                         ("R_INDEX_VEC", !shape.plain_index as u32),
                         ("R_OFFSETS", shape.offsets_form as u32),
+                        ("R_IDX64", shape.wide as u32),
                         ("R_STAGE", self.stage_slots(shape) as u32),
                         ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
                     ],
@@ -633,8 +644,13 @@ impl SegPlan {
     }
 
     /// Whether the algorithm indexes items and segments with u32.
-    pub fn u32_indices(&self) -> bool {
-        !matches!(self, SegPlan::Merge { .. })
+    /// The most items and segments the plan's kernel takes (`None`: no limit but memory).
+    pub fn index_limits(&self, shape: Shape) -> Option<(u64, u64)> {
+        match self {
+            SegPlan::Merge { .. } => None,
+            SegPlan::Shuffle { .. } => Some(shuffle_limits(shape)),
+            _ => Some((u32::MAX as u64, u32::MAX as u64)),
+        }
     }
 }
 
@@ -652,8 +668,15 @@ mod tests {
         // of empty segments coalesced; the offsets form writes them from the offsets).
         assert_eq!(pick(false, false, 1000, 1001), SegAlgorithm::SegShuffle);
         assert_eq!(pick(false, true, 1000, 1001), SegAlgorithm::SegShuffle);
-        // Only SegMerge takes u64 layouts and more than 2^32 items.
-        assert_eq!(pick(true, false, 10, 1), SegAlgorithm::SegMerge);
+        // u64 layouts: SegShuffle up to 2^32 - 2 items; only SegMerge takes more than 2^32
+        // items or segments.
+        assert_eq!(pick(true, false, 10, 1), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(true, true, 1000, 2000), SegAlgorithm::SegShuffle);
+        let most = u32::MAX as usize;
+        assert_eq!(pick(true, true, most - 1, 2), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(true, true, most, 2), SegAlgorithm::SegMerge);
+        assert_eq!(pick(false, true, most, 2), SegAlgorithm::SegShuffle);
+        assert_eq!(pick(true, false, 10, most + 1), SegAlgorithm::SegMerge);
         assert_eq!(pick(false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
         // Long segments: SegShuffle in both forms.
         assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);

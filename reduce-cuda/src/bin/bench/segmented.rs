@@ -641,9 +641,9 @@ pub fn fig5(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// The segmented part of the sanitizer workload: every algorithm in both forms on a mixed
-/// layout; SegMerge with small tiles and grids on path lengths around tile and block
-/// boundaries, u32 and u64 layouts, validated and trusted; and a bad layout through the fused
-/// check. Returns the number of mismatches.
+/// layout; SegMerge and SegShuffle with small tiles and grids on path lengths around tile and
+/// block boundaries, u32 and u64 layouts, validated and trusted; and a bad layout through the
+/// fused check. Returns the number of mismatches.
 pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
     let mut failures = 0;
     let mut check = |what: String, ok: bool| {
@@ -681,11 +681,15 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
             check(format!("{alg} {form}"), gpu.download(&out)? == expected);
         }
     }
-    // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1}.
+    // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1};
+    // SegShuffle: tiles of 64 x 4 = 256 items on the same layouts.
     let small = SegConfig::new(SegAlgorithm::SegMerge)
         .block(64)
         .items_per_thread(4)
         .stages(3);
+    let small_shuffle = SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(64)
+        .items_per_thread(4);
     for path in [255u64, 256, 257, 4 * 256 + 1, 9 * 256 - 1] {
         for segments in [1u64, path / 2, path - 1] {
             let n = path - segments;
@@ -704,9 +708,15 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
                 .map(|&o| o as u64)
                 .collect();
             let wide_owner = gpu.upload(&wide_owner)?;
-            let configs = [small.grid(1), small.grid(3), small.grid(3).trusted()];
+            let configs = [
+                small.grid(1),
+                small.grid(3),
+                small.grid(3).trusted(),
+                small_shuffle.grid(3),
+                small_shuffle.grid(2).trusted(),
+            ];
             for config in configs {
-                let what = format!("SegMerge path {path} segments {segments} {config:?}");
+                let what = format!("path {path} segments {segments} {config:?}");
                 for form in FORMS {
                     let mut out = gpu.zeroed::<Affine>(layout.segments)?;
                     layout.run(gpu, &xs, &mut out, form, config)?;
