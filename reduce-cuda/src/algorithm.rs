@@ -276,7 +276,7 @@ pub(crate) fn shuffle_items(item_size: usize, requested: Option<u32>) -> Result<
     Ok((items as u32, vecs))
 }
 
-fn gcd(a: usize, b: usize) -> usize {
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a
     } else {

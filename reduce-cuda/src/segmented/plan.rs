@@ -1,7 +1,7 @@
 //! The segmented algorithm catalogue, its knobs, their validation, and each plan's kernel.
 
 use crate::algorithm::{
-    check_block, check_grid, check_width, invalid, reject, shuffle_items, Named, MATRIX_ROWS,
+    check_block, check_grid, check_width, gcd, invalid, reject, shuffle_items, Named, MATRIX_ROWS,
 };
 use crate::codegen::KernelSpec;
 use crate::error::Result;
@@ -302,12 +302,37 @@ pub(crate) fn resolve(config: SegConfig, shape: Shape, n: usize, segments: usize
         }
         chosen => chosen,
     };
+    // u64 owners: at most 12 per thread (96 bytes; the same whole 16-byte vectors of items),
+    // unless the caller chose. With f32 items the default 16 spills under the register cap
+    // (`bench segwide`, run 120 on an H200: 12 items 0.99-1.06 of plain Shuffle where 16 gave
+    // 0.89-0.96 and 8 gave 0.91-1.00; with 8-byte items the default 8 is kept).
+    let items_per_thread = match items_per_thread {
+        chosen
+            if config.items_per_thread.is_some()
+                || algorithm != SegAlgorithm::SegShuffle
+                || shape.offsets_form
+                || !shape.wide =>
+        {
+            chosen
+        }
+        chosen => {
+            let sized = shape.m_size.max(shape.in_size);
+            let default = shuffle_items(sized, None).map_or(1, |(items, _)| items);
+            let items = chosen.unwrap_or(default);
+            let granule = (16 / gcd(shape.in_size.max(1), 16)) as u32;
+            let cap = (WIDE_OWNERS_PER_THREAD / granule * granule).max(granule);
+            (items > cap).then_some(cap).or(chosen)
+        }
+    };
     SegConfig {
         algorithm,
         items_per_thread,
         ..config
     }
 }
+
+/// SegShuffle's u64 owners per thread at most (see `resolve`).
+const WIDE_OWNERS_PER_THREAD: u32 = 12;
 
 impl SegConfig {
     /// Fixes every parameter of a concrete algorithm (`Auto` must be resolved first).
@@ -727,6 +752,32 @@ mod tests {
         assert_eq!(
             resolve(auto, wide_values, 1000, 2000).items_per_thread,
             None
+        );
+        // u64 owners: at most 12 per thread (f32: 16 -> 12; short segments' 8 and 8-byte
+        // items' 8 kept); the offsets form and a caller's choice are left alone.
+        let f32_owner = Shape {
+            m_size: 4,
+            in_size: 4,
+            ..shape(true, false, false)
+        };
+        let items = |shape, n, s| resolve(auto, shape, n, s).items_per_thread;
+        assert_eq!(items(f32_owner, 1 << 20, 1000), Some(12));
+        assert_eq!(items(f32_owner, 1000, 2000), Some(8));
+        let affine_owner = Shape {
+            m_size: 8,
+            in_size: 8,
+            ..f32_owner
+        };
+        assert_eq!(items(affine_owner, 1 << 20, 1000), None);
+        let f32_offsets = Shape {
+            offsets_form: true,
+            ..f32_owner
+        };
+        assert_eq!(items(f32_offsets, 1 << 20, 1000), None);
+        let chosen = auto.items_per_thread(32);
+        assert_eq!(
+            resolve(chosen, f32_owner, 1 << 20, 1000).items_per_thread,
+            Some(32)
         );
         for alg in SegAlgorithm::ALL {
             let readable = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
