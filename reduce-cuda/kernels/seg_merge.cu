@@ -35,7 +35,7 @@
 // VALIDATION (validate != 0), fused: every key of every block's stream is compared with the one
 // before it when its chunk is released (and owners with S); consecutive blocks must meet where
 // their searches put them; block 0 checks offsets[0] = 0, the last block offsets[S] = N. Any
-// failure sets *status to 1 (the host then finds the first bad index). A bad layout never makes
+// failure sets *status to 0 (the host then finds the first bad index). A bad layout never makes
 // the kernel read or write out of bounds: coordinates are clamped to the block's streams and
 // every loop is bounded.
 //
@@ -325,9 +325,10 @@ __device__ __forceinline__ void r_fold_groups(const r_ring<r_in>& items, const r
 // ---------------------------------------------------------------- the kernel
 
 // One launch. rec_vals: 2 * gridDim.x M; rec_meta: 3 * gridDim.x r_size (see r_join_records);
-// *ticket is 0 on entry and left 0; *status is 0 on entry and set to 1 by a failed check;
-// *status_out (when not null: a word of host memory mapped for the device) receives the final
-// *status from the last block, so that the caller reads it after the launch without a copy.
+// *ticket is 0 on entry and left 0; *status is R_NO_INDEX on entry, set to 0 by a failed check
+// and reset by the last block (no memset per call); *status_out (when not null: a word of host
+// memory mapped for the device) receives the final *status from the last block, so that the
+// caller reads it after the launch without a copy.
 // Dynamic shared memory: the item ring, the key ring (ends or owners), two output stages.
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ index, r_size segments,
@@ -613,7 +614,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
             if (to > from) checked_last = r_at(ring_keys, to - 1);
         }
         if (i0 != end_i || s0 != end_s) bad = true;
-        if (bad) atomicOr(reinterpret_cast<unsigned int*>(status), 1u);
+        if (bad) atomicMin(status, 0ull);
     }
     // Copies a bad layout left unread must land before the block's shared memory is released.
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -637,5 +638,6 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
         *ticket = 0;
         // Every block's report reached *status before its ticket (the fence above).
         if (status_out != nullptr) *status_out = __ldcg(status);
+        *status = R_NO_INDEX;
     }
 }

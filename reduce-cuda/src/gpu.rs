@@ -60,8 +60,8 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
-    /// SegShuffle's status word: all ones between launches (its last block reads and resets
-    /// it, so that a call queues no memset before the launch).
+    /// SegShuffle's and SegMerge's status word: all ones between launches (their last block
+    /// reads and resets it, so that a call queues no memset before the launch).
     pub seg_status: DeviceVec<u64>,
     /// One pinned host word for status readbacks, mapped for the device (allocated on first
     /// use), its device address and its host address.

@@ -70,9 +70,10 @@ impl Gpu {
         Ok(grid.min(tiles).max(1))
     }
 
-    /// SegMerge: one launch. Its status word: 0, or 1 when the fused layout check failed
-    /// (meaningful when `validate`); with `validate` the kernel's last block also stores it into
-    /// the scratch's pinned host word, which `poll_pinned_status` reads.
+    /// SegMerge: one launch. Its status word (the scratch's `seg_status`, all ones between
+    /// launches: the last block resets it, so no memset is queued): 0 when the fused layout check
+    /// failed (meaningful when `validate`); with `validate` the kernel's last block also stores
+    /// it into the scratch's pinned host word, which `poll_pinned_status` reads.
     pub(crate) fn seg_merge(&self, job: &Job, scratch: &mut Scratch, validate: bool) -> Result<()> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
@@ -85,11 +86,9 @@ impl Gpu {
             .max(path.div_ceil(1 << 30))
             .min(tiles);
         let mut carve = Carver::new();
-        let status = carve.add(8);
         let vals = carve.add(2 * grid as usize * job.shape.m_size);
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
-        self.set_status(regions[status], false)?;
         let status_out = self.status_out(scratch, validate)?;
         let stream = &self.inner.stream;
         let args = [
@@ -101,7 +100,7 @@ impl Gpu {
             regions[vals],
             regions[meta],
             scratch.ticket.device_ptr(stream),
-            regions[status],
+            scratch.seg_status.device_ptr(stream),
             validate as u64,
             status_out,
         ];

@@ -301,7 +301,7 @@ impl Gpu {
         match job.plan {
             SegPlan::Merge { .. } => {
                 self.seg_merge(job, scratch, validate)?;
-                if validate && self.poll_pinned_status(scratch)? != 0 {
+                if validate && self.poll_pinned_status(scratch)? != u64::MAX {
                     // The fused check saw a bad layout: find the first bad index.
                     self.validate_exact(job, scratch)?;
                     return Err(Error::Internal(
