@@ -531,7 +531,8 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
 /// A short run for a profiler, f32 sum at 30 * 2^20, trusted: SegShuffle (offsets and owner
 /// form: one segment, size 3) and SegMerge (default and a small-block variant: size-3 segments
 /// in the offsets form, one segment and size 3 in the owner form); then SegShuffle validated
-/// and trusted in the offsets form on one segment and 1000 equal segments.
+/// and trusted in the offsets form on one segment and 1000 equal segments; last, SegShuffle
+/// trusted on random 10..50 in the offsets form (its slowest layout).
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -572,6 +573,8 @@ pub fn segncu() -> reduce_cuda::Result<()> {
     run(checked, &[("one_segment", "offsets")])?;
     run(shuffle, &[("equal_1000", "offsets")])?;
     run(checked, &[("equal_1000", "offsets")])?;
+    // SegShuffle launch 7.
+    run(shuffle, &[("random_10_50", "offsets")])?;
     gpu.synchronize()
 }
 
