@@ -181,12 +181,11 @@ impl Gpu {
         }
     }
 
-    /// Sets the 8-byte status word at `status` to 0 or to all ones (stream-ordered).
-    pub(crate) fn set_status(&self, status: u64, all_ones: bool) -> Result<()> {
-        let byte = if all_ones { 0xff } else { 0 };
+    /// Sets the 8-byte status word at `status` to all ones, "no bad index" (stream-ordered).
+    pub(crate) fn clear_status(&self, status: u64) -> Result<()> {
         // SAFETY: `status` is an 8-byte scratch region.
         unsafe {
-            cudarc::driver::result::memset_d8_async(status, byte, 8, self.inner.stream.cu_stream())
+            cudarc::driver::result::memset_d8_async(status, 0xff, 8, self.inner.stream.cu_stream())
         }
         .during("setting the validation status")
     }

@@ -114,7 +114,7 @@ impl Gpu {
         let mut carve = Carver::new();
         carve.add(8);
         let status = carve.carve(self, scratch)?[0];
-        self.set_status(status, true)?;
+        self.clear_status(status)?;
         let n = job.items.len as u64;
         let count = job.layout.len as u64;
         if job.layout.offsets_form {
