@@ -45,7 +45,8 @@
 // tile closes, and the segment of the tile's last item. Threads then fold runs from the head
 // bytes alone: no search, no per-item walk, no segment ids. A tile's items are loaded as soon as
 // the tile before has folded its own, its offsets asked of L2 once its first segment is known
-// (copying them into shared memory instead measured slower: runs 108-109). A tile inside one
+// and their first batch loaded into registers during that tile's scans (R_MARKS_AHEAD; copying
+// them into shared memory instead measured slower: runs 108-109). A tile inside one
 // segment (no segment starts or lies in it) takes a short path: an order-keeping fold of its
 // items into the block's carry, no segmented scan and no writes. A validated call checks the
 // offsets on the marks' own reads: every pair they read, that the reads of all blocks together
@@ -195,7 +196,7 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 // missed some (offsets form; see r_mark_tile and s_cover: the caller then runs the exact
 // check). *status_out (when not null: a word of host memory mapped for the device) receives
 // the final *status from the last block, so that the caller reads it without a copy. seg_estimate:
-// segments per tile on average (offsets form: sizes the first round of offsets read per tile).
+// segments per tile on average (offsets form: sizes the first tile's L2 prefetch of offsets).
 // Dynamic shared memory (offsets form): R_VAL_SLOTS M (the items' scan values), R_STAGE end
 // positions (r_endpos), R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
@@ -275,6 +276,17 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
 #if R_OFFSETS
     // The first tile's (its marks write s_tile_last[0] meanwhile, and read [1]).
     r_prefetch_offsets(offsets, segments, s_tile_last[1], seg_per_tile);
+    // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
+    // loaded ahead of its marks when R_MARKS_AHEAD (see r_load_marks_ahead): the first tile's now,
+    // the next one's once the tile before has folded its items (a tile inside one segment) or
+    // done its block scan (during the scans it spills even one-word sums). Runs 124, 126 and 131
+    // (H100, A/B, medians of 3): short segments in the offsets form 2-7% faster (size 3, uniform
+    // 1..8, random 10..50, power 3) where the kernel stays free of local memory.
+    auto marks_ahead = [&](r_size tile, r_size w) {
+        const r_size end = (tile + 1) * R_TILE;
+        return r_load_marks_ahead(offsets, segments, n, w, (end < n ? end : n) - 1);
+    };
+    r_marks_ahead ahead = marks_ahead(tile_begin, s_tile_last[1]);
 #endif
 
     // A tile's items: thread t's are [tile * R_TILE + t * R_ITEMS, + count).
@@ -312,8 +324,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         const r_size want = seg_per_tile / R_ROUND + 1;
         r_size read_end;
         const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item,
-                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, s_head, s_endpos,
-                                        &s_tile_last[parity], stage_lo, &read_end, validate ? &s_bad : nullptr);
+                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, ahead, s_head,
+                                        s_endpos, &s_tile_last[parity], stage_lo, &read_end,
+                                        validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
@@ -332,6 +345,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
             const M v = r_warp_reduce(r_fold_items(it, count));
+            if (tile + 1 < tile_end) ahead = marks_ahead(tile + 1, tile_last_seg);
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
@@ -400,6 +414,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         carry = total;
 
 #if R_OFFSETS
+        if (tile + 1 < tile_end) ahead = marks_ahead(tile + 1, tile_last_seg);
         // Pass 2: the segment open when this run started ends just before its first start; its
         // slot there gets its value (carry . head). At the tile's first item: segment w, ended
         // on the tile before, written here (the block's entry segment: exported).

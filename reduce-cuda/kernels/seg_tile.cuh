@@ -190,6 +190,39 @@ typedef unsigned int r_endpos;
 #define R_END_SKIP 0xffffffffu
 #endif
 
+// A tile's first batch of the marks' reads (R_LOADS = 1: one round), loaded ahead when
+// R_MARKS_AHEAD: issued while the tile before is still being scanned and copied out, so that the
+// marks find them in registers instead of waiting on L2 (run 123, ncu, H100: the first use of
+// these loads held 26-32% of all stall samples on random 10..50 and size 3 in the offsets form).
+// The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
+// tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
+// with it for u32 offsets unless this kernel then uses local memory (the six registers held
+// across the block scan spill most monoids but one-word sums under the register cap), without
+// it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
+// where it is issued, so loading them ahead only moves the wait (run 128).
+struct r_marks_ahead {
+    uint4 quad;          // entries base + R_QUAD t .. + R_QUAD (0 past the array)
+    unsigned int after;  // lane 31: the entry after its quad
+    unsigned int next;   // the entry after the batch (0 past the array or on the grid's last tile)
+};
+
+__device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restrict__ offsets, r_size segments,
+                                                            r_size n, r_size w, r_size last_item) {
+    static_assert(R_LOADS == 1, "the first batch is one round");
+    r_marks_ahead a = {};
+    if (!R_MARKS_AHEAD) return a;  // r_mark_tile loads its first batch itself
+    const unsigned int mine = threadIdx.x * R_QUAD;
+    const r_size base = w & ~(r_size)(R_QUAD - 1);
+    const r_size span = segments + 1 - base;
+    const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
+    const r_idx* __restrict__ ob = offsets + base;
+    a.quad = r_load_quad(ob, mine, left);
+    const bool lane_last = (threadIdx.x & (R_WARP - 1)) == R_WARP - 1;
+    a.after = lane_last && mine + R_QUAD < left ? r_index(ob + mine + R_QUAD) : 0u;
+    a.next = R_ROUND < left && last_item + 1 != n ? r_index(ob + R_ROUND) : 0u;
+    return a;
+}
+
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
 // segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
 // R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
@@ -212,8 +245,9 @@ typedef unsigned int r_endpos;
 // entry, [0, segments] (s_cover), and the array's ends.
 __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                             r_size w, r_size t0, r_size last_item, unsigned int want,
-                                            unsigned char* head, r_endpos* endpos, r_size* tile_last,
-                                            unsigned int stage_lo, r_size* read_end, bool* bad) {
+                                            const r_marks_ahead& ahead, unsigned char* head, r_endpos* endpos,
+                                            r_size* tile_last, unsigned int stage_lo, r_size* read_end,
+                                            bool* bad) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     // Positions in 32 bits: SegShuffle takes at most 2^32 - 1 items (u32 layouts). Segment ids
     // as base (64 bits, uniform) + rel (32 bits).
@@ -238,18 +272,26 @@ __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r
         const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
         const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
         const r_idx* __restrict__ ob = offsets + base;
+        // The first batch was loaded ahead (r_load_marks_ahead: the same reads) with u32 offsets.
         uint4 ov[R_LOADS];
         unsigned int after[R_LOADS];
-#pragma unroll
-        for (unsigned int u = 0; u < R_LOADS; ++u) {
-            if (u < rounds) {  // uniform
-                const unsigned int rel = u * R_ROUND + mine;
-                ov[u] = r_load_quad(ob, rel, left);
-                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
-            }
-        }
         const unsigned int next = rounds * R_ROUND;
-        const unsigned int next_offset = next < left && !grid_last ? r_index(ob + next) : 0u;
+        unsigned int next_offset;
+        if (R_MARKS_AHEAD && done == 0) {
+            ov[0] = ahead.quad;
+            after[0] = ahead.after;
+            next_offset = ahead.next;
+        } else {
+#pragma unroll
+            for (unsigned int u = 0; u < R_LOADS; ++u) {
+                if (u < rounds) {  // uniform
+                    const unsigned int rel = u * R_ROUND + mine;
+                    ov[u] = r_load_quad(ob, rel, left);
+                    after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
+                }
+            }
+            next_offset = next < left && !grid_last ? r_index(ob + next) : 0u;
+        }
 #pragma unroll
         for (unsigned int u = 0; u < R_LOADS; ++u) {
             if (u < rounds) {  // uniform

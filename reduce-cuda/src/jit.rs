@@ -41,6 +41,8 @@ pub struct JitReport {
 pub(crate) struct LoadedKernel {
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Per entry point: whether it uses local memory (spills), once asked.
+    local: Mutex<HashMap<&'static str, bool>>,
 }
 
 impl LoadedKernel {
@@ -56,6 +58,29 @@ impl LoadedKernel {
             .during("looking up a kernel entry point")?;
         functions.insert(name, f.clone());
         Ok(f)
+    }
+
+    /// Whether the entry point `name` uses local memory (registers spilled under its
+    /// `__launch_bounds__`, or a stack frame); asked of the driver once.
+    pub fn uses_local_memory(&self, name: &'static str) -> Result<bool> {
+        if let Some(&local) = self
+            .local
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            return Ok(local);
+        }
+        let bytes = self
+            .function(name)?
+            .local_size_bytes()
+            .during("reading a kernel's local memory size")?;
+        let local = bytes > 0;
+        self.local
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name, local);
+        Ok(local)
     }
 
     /// The device address and size of the module's global `name`, if it has one.
@@ -134,6 +159,7 @@ impl KernelCache {
         let kernel = Arc::new(LoadedKernel {
             module,
             functions: Mutex::new(HashMap::new()),
+            local: Mutex::new(HashMap::new()),
         });
         let kernel = self.lock().entry(key).or_insert(kernel).clone();
         Ok((

@@ -16,7 +16,7 @@ use reduce_core::SegIndex;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_cuda::{
     seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_source_lifted,
-    KernelSource, SegAlgorithm, SegConfig,
+    seg_kernel_variants_for, KernelSource, SegAlgorithm, SegConfig,
 };
 use reduce_tests::lang::ArgMax;
 use reduce_tests::{offsets_of, owners_of, Affine, Mat2, Random, TestRng};
@@ -428,6 +428,39 @@ fn plain_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
     let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
     let size = std::mem::size_of::<M>();
     Emulated::build(cxx, source, tag, config, offsets_form, I::WIDE, size, smem)
+}
+
+/// SegShuffle's other variant for u32 offsets (`seg_kernel_variants_for`: without a tile's
+/// first offsets loaded ahead of its marks, which the runtime runs where the preferred kernel
+/// spills), for a monoid whose items are its values, validated and trusted.
+fn check_second_variant<M: reduce_core::CudaMonoid + Random>(
+    cxx: &str,
+    threads: u32,
+    items: u32,
+    seed: u64,
+) {
+    let config = seg_shuffle(threads, items);
+    let mut variants = seg_kernel_variants_for::<M, u32>(config, true).unwrap();
+    assert_eq!(
+        variants.len(),
+        2,
+        "SegShuffle with u32 offsets has two variants"
+    );
+    assert!(variants[0].text.contains("#define R_MARKS_AHEAD 1"));
+    let source = variants.pop().unwrap();
+    assert!(source.text.contains("#define R_MARKS_AHEAD 0"));
+    let smem = seg_dynamic_smem::<M>(config, true).unwrap();
+    let tag = format!("m{}_second", std::mem::size_of::<M>());
+    let size = std::mem::size_of::<M>();
+    let kernel = Emulated::build(cxx, source, &tag, config, true, false, size, smem);
+    check_layouts(&kernel, M::random_vec, |x: M, _| x, seed);
+}
+
+#[test]
+fn seg_shuffle_offsets_form_second_variant_is_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    check_second_variant::<Affine>(&cxx, 64, 16, 16);
+    check_second_variant::<Affine>(&cxx, 96, 3, 17);
 }
 
 #[test]

@@ -4,7 +4,9 @@
 use reduce_cuda::{
     compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
 };
-use reduce_cuda::{compile_seg_kernel, compile_seg_kernel_for, SegAlgorithm, SegConfig};
+use reduce_cuda::{
+    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for, SegAlgorithm, SegConfig,
+};
 use reduce_tests::*;
 
 fn compiles_everywhere<M: CudaMonoid>() {
@@ -23,6 +25,20 @@ fn compiles_everywhere<M: CudaMonoid>() {
                     M::CUDA_NAME
                 );
             }
+        }
+    }
+    // SegShuffle's second variant for u32 offsets (the one run where the first spills).
+    let config = SegConfig::new(SegAlgorithm::SegShuffle);
+    for source in seg_kernel_variants_for::<M, u32>(config, true)
+        .unwrap()
+        .iter()
+        .skip(1)
+    {
+        if let Err(e) = reduce_cuda::compile::compile_cubin(source, CI_ARCH) {
+            panic!(
+                "SegShuffle's second variant for {} does not compile:\n{e}",
+                M::CUDA_NAME
+            );
         }
     }
     // u64 layouts (SegMerge and Auto only).

@@ -171,7 +171,32 @@ impl Gpu {
     ) -> Result<JitReport> {
         let shape = shape_of::<M, K>(Layout::new::<I>(0, 0, offsets_form), 0);
         let plan = resolve(config, shape, 0, 0).plan(shape)?;
-        Ok(K::module(self, plan.kernel(shape).0)?.1)
+        Ok(self.seg_module::<M, K>(&plan, shape)?.1)
+    }
+
+    /// Loads (compiling if needed) the module of `plan` for items `K`: its preferred kernel, or,
+    /// where that one uses local memory and the plan has a variant for that case
+    /// ([`SegPlan::fallback_kernel`]), the variant. Returns the module, how it was obtained (both
+    /// steps' time) and the spec it is cached under.
+    fn seg_module<M: CudaMonoid, K: ItemKind<M>>(
+        &self,
+        plan: &SegPlan,
+        shape: Shape,
+    ) -> Result<(Arc<LoadedKernel>, JitReport, KernelSpec)> {
+        let (spec, entry) = plan.kernel(shape);
+        let preferred = K::module(self, spec)?;
+        let Some((fallback, _)) = plan.fallback_kernel(shape) else {
+            return Ok(preferred);
+        };
+        if !preferred.0.uses_local_memory(entry)? {
+            return Ok(preferred);
+        }
+        let (module, report, spec) = K::module(self, fallback)?;
+        let report = JitReport {
+            origin: report.origin,
+            elapsed: preferred.1.elapsed + report.elapsed,
+        };
+        Ok((module, report, spec))
     }
 
     /// The driver every segmented call goes through: enters the memory (context, alignment,
@@ -253,7 +278,7 @@ impl Gpu {
             }
         }
         let mut scratch = self.lock_scratch();
-        let (module, _, spec) = K::module(self, plan.kernel(shape).0)?;
+        let (module, _, spec) = self.seg_module::<M, K>(&plan, shape)?;
         let job = launch::Job {
             plan,
             shape,
@@ -405,6 +430,21 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
 ) -> Result<crate::KernelSource> {
     let (plan, shape) = offline_plan::<M, Own, I>(config, offsets_form)?;
     Ok(crate::codegen::assemble::<M>(&plan.kernel(shape).0))
+}
+
+/// Every kernel text the runtime may run for a segmented configuration and index type `I`,
+/// the one it prefers first ([`seg_kernel_source_for`]'s). SegShuffle with `u32` offsets has a
+/// second: without a tile's first offsets loaded ahead of its marks, which runs for monoids whose
+/// preferred kernel uses local memory (spills under the kernel's register cap).
+pub fn seg_kernel_variants_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Vec<crate::KernelSource>> {
+    let (plan, shape) = offline_plan::<M, Own, I>(config, offsets_form)?;
+    Ok(std::iter::once(plan.kernel(shape))
+        .chain(plan.fallback_kernel(shape))
+        .map(|(spec, _)| crate::codegen::assemble::<M>(&spec))
+        .collect())
 }
 
 /// The dynamic shared memory per block that a launch passes with the kernel text of

@@ -592,8 +592,31 @@ impl SegPlan {
             .max(1)
     }
 
-    /// The kernel family with its compile-time parameters, and the entry point.
+    /// The kernel family with its compile-time parameters, and the entry point: the preferred
+    /// variant (see [`SegPlan::fallback_kernel`]).
     pub fn kernel(&self, shape: Shape) -> (KernelSpec, &'static str) {
+        self.kernel_variant(shape, self.loads_marks_ahead(shape))
+    }
+
+    /// SegShuffle with u32 offsets loads a tile's first batch of offsets into registers while
+    /// the tile before is scanned (`R_MARKS_AHEAD`): 2-7% faster on short segments (runs 124,
+    /// 126 and 131, H100), but it holds six registers more across the block scan, and under the
+    /// 64-register cap most monoids other than one-word sums then spill (Affine 44 bytes, Mat2
+    /// 160), which made long segments 2-7% slower. So the load ahead is the preferred variant,
+    /// and this one, without it, the kernel for a monoid whose preferred variant uses local
+    /// memory (the caller checks after loading it). `None` where there is no such choice.
+    /// (u64 entries are narrowed as they are read, which waits for the load where it is issued:
+    /// loading them ahead only moved the wait, and measured up to 11% slower, run 128.)
+    pub fn fallback_kernel(&self, shape: Shape) -> Option<(KernelSpec, &'static str)> {
+        self.loads_marks_ahead(shape)
+            .then(|| self.kernel_variant(shape, false))
+    }
+
+    fn loads_marks_ahead(&self, shape: Shape) -> bool {
+        matches!(self, SegPlan::Shuffle { .. }) && shape.offsets_form && !shape.wide
+    }
+
+    fn kernel_variant(&self, shape: Shape, marks_ahead: bool) -> (KernelSpec, &'static str) {
         let block = ("R_BLOCK", self.block());
         match *self {
             SegPlan::Tb2 { .. } => (KernelSpec::new("seg_tree", &[block]), "reduce_tb2_seg"),
@@ -624,6 +647,7 @@ impl SegPlan {
                         ("R_IDX64", shape.wide as u32),
                         ("R_STAGE", self.stage_slots(shape) as u32),
                         ("R_MIN_BLOCKS", (1024 / self.block()).max(1)),
+                        ("R_MARKS_AHEAD", marks_ahead as u32),
                     ],
                 ),
                 "reduce_seg_shuffle",
@@ -786,6 +810,39 @@ mod tests {
                 readable,
                 "{alg:?}"
             );
+        }
+    }
+
+    /// A second kernel (without the marks' first offsets loaded ahead) exactly for SegShuffle
+    /// with u32 offsets, lifted items or not; it differs from the first in that alone.
+    #[test]
+    fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
+        for alg in SegAlgorithm::ALL {
+            for wide in [false, true] {
+                for offsets_form in [false, true] {
+                    for lifted in [false, true] {
+                        let shape = shape(wide, offsets_form, lifted);
+                        let Ok(plan) = SegConfig::new(alg).plan(shape) else {
+                            continue;
+                        };
+                        let has = alg == SegAlgorithm::SegShuffle && offsets_form && !wide;
+                        let fallback = plan.fallback_kernel(shape);
+                        assert_eq!(fallback.is_some(), has, "{alg:?} {shape:?}");
+                        let (first, entry) = plan.kernel(shape);
+                        let Some((second, second_entry)) = fallback else {
+                            continue;
+                        };
+                        assert_eq!(entry, second_entry);
+                        let ahead = |on: u32| ("R_MARKS_AHEAD", on);
+                        let mut first_defines = first.defines.clone();
+                        let mut second_defines = second.defines.clone();
+                        first_defines.retain(|d| *d != ahead(1));
+                        second_defines.retain(|d| *d != ahead(0));
+                        assert_eq!(first_defines, second_defines);
+                        assert_ne!(first.defines, second.defines);
+                    }
+                }
+            }
         }
     }
 

@@ -736,6 +736,19 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
                     gpu.download(&wide)? == expected,
                 );
             }
+            // One-word sums: SegShuffle's u32 offsets kernel with a tile's first offsets loaded
+            // ahead of its marks (Affine's would spill, so Affine runs the other one above).
+            let sums: Vec<Sum<u32>> = items.iter().map(|x| Sum(x.b)).collect();
+            let expected = fold_segments(&sums, &offsets).expect("valid layout");
+            let xs = gpu.upload(&sums)?;
+            let narrow = gpu.upload(&offsets.iter().map(|&o| o as u32).collect::<Vec<u32>>())?;
+            for config in [small_shuffle.grid(3), small_shuffle.grid(2).trusted()] {
+                let out = gpu.reduce_segments(&xs, &narrow, config)?;
+                check(
+                    format!("path {path} segments {segments} {config:?} u32 sums"),
+                    gpu.download(&out)? == expected,
+                );
+            }
         }
     }
     // A bad layout goes through the fused check and comes back as the exact error.
