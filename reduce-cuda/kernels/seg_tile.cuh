@@ -272,7 +272,7 @@ __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r
         const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
         const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
         const r_idx* __restrict__ ob = offsets + base;
-        // The first batch was loaded ahead (r_load_marks_ahead: the same reads) with u32 offsets.
+        // With R_MARKS_AHEAD the first batch was loaded ahead (r_load_marks_ahead: the same reads).
         uint4 ov[R_LOADS];
         unsigned int after[R_LOADS];
         const unsigned int next = rounds * R_ROUND;

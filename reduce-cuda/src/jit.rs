@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Where a kernel came from when it was first needed in this process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a kernel came from when it was first needed in this process (ordered by cost:
+/// `Memory < Disk < Compiled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KernelOrigin {
     /// Already loaded in this process.
     Memory,

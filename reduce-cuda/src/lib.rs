@@ -79,7 +79,7 @@ pub use reduce_macros::MonoidViaCuda as Monoid;
 pub use segmented::{
     compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_dynamic_smem,
     seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_for, seg_kernel_source_lifted,
-    seg_kernel_variants_for, SegAlgorithm, SegConfig,
+    seg_kernel_variants_for, seg_kernel_variants_lifted, SegAlgorithm, SegConfig,
 };
 pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 

@@ -15,8 +15,8 @@ use reduce_core::layout::check_offsets;
 use reduce_core::SegIndex;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_cuda::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_source_lifted,
-    seg_kernel_variants_for, KernelSource, SegAlgorithm, SegConfig,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_for,
+    seg_kernel_variants_lifted, KernelSource, SegAlgorithm, SegConfig,
 };
 use reduce_tests::lang::ArgMax;
 use reduce_tests::{offsets_of, owners_of, Affine, Mat2, Random, TestRng};
@@ -507,10 +507,16 @@ fn seg_shuffle_lifted_items_are_the_fold() {
     };
     for offsets_form in [true, false] {
         let config = seg_shuffle(64, 16);
-        let source = seg_kernel_source_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
+        // Both kernels the runtime may run (u32 offsets: with and without the marks' load ahead).
+        let variants =
+            seg_kernel_variants_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
+        assert_eq!(variants.len(), if offsets_form { 2 } else { 1 });
         let smem = seg_dynamic_smem_lifted::<ArgMax, f32, u32>(config, offsets_form).unwrap();
-        let kernel = Emulated::build(&cxx, source, "argmax", config, offsets_form, false, 8, smem);
-        check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
+        for (k, source) in variants.into_iter().enumerate() {
+            let tag = format!("argmax{k}");
+            let kernel = Emulated::build(&cxx, source, &tag, config, offsets_form, false, 8, smem);
+            check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
+        }
     }
 }
 

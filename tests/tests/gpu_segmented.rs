@@ -406,13 +406,19 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     let before = gpu.loaded_kernels();
     gpu.prepare_segmented::<Sum<f32>, u32>(config, true)
         .unwrap();
+    // The counts follow from ptxas's register allocation (NVRTC 13.0, sm_90, where they were
+    // measured); another compiler or architecture may spill differently.
     assert_eq!(
         gpu.loaded_kernels() - before,
         1,
-        "Sum<f32> keeps the load ahead"
+        "Sum<f32> keeps the load ahead (no local memory with NVRTC 13.0 on sm_90)"
     );
     gpu.prepare_segmented::<Affine, u32>(config, true).unwrap();
-    assert_eq!(gpu.loaded_kernels() - before, 3, "Affine falls back");
+    assert_eq!(
+        gpu.loaded_kernels() - before,
+        3,
+        "Affine falls back (44 bytes of spill with the load ahead, NVRTC 13.0 on sm_90)"
+    );
     gpu.prepare_segmented::<Affine, u64>(config, true).unwrap();
     gpu.prepare_segmented::<Affine, u32>(config, false).unwrap();
     assert_eq!(gpu.loaded_kernels() - before, 5, "one kernel each");

@@ -5,7 +5,8 @@ use reduce_cuda::{
     compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
 };
 use reduce_cuda::{
-    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for, SegAlgorithm, SegConfig,
+    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for,
+    seg_kernel_variants_lifted, SegAlgorithm, SegConfig,
 };
 use reduce_tests::*;
 
@@ -29,17 +30,17 @@ fn compiles_everywhere<M: CudaMonoid>() {
     }
     // SegShuffle's second variant for u32 offsets (the one run where the first spills).
     let config = SegConfig::new(SegAlgorithm::SegShuffle);
-    for source in seg_kernel_variants_for::<M, u32>(config, true)
-        .unwrap()
-        .iter()
-        .skip(1)
-    {
-        if let Err(e) = reduce_cuda::compile::compile_cubin(source, CI_ARCH) {
-            panic!(
-                "SegShuffle's second variant for {} does not compile:\n{e}",
-                M::CUDA_NAME
-            );
-        }
+    let variants = seg_kernel_variants_for::<M, u32>(config, true).unwrap();
+    assert_eq!(
+        variants.len(),
+        2,
+        "SegShuffle with u32 offsets has two kernels"
+    );
+    if let Err(e) = reduce_cuda::compile::compile_cubin(&variants[1], CI_ARCH) {
+        panic!(
+            "SegShuffle's second variant for {} does not compile:\n{e}",
+            M::CUDA_NAME
+        );
     }
     // u64 layouts (SegMerge and Auto only).
     for offsets_form in [false, true] {
@@ -202,4 +203,26 @@ fn kernel_source_is_readable_and_complete() {
 fn an_invalid_configuration_is_an_error_not_a_kernel() {
     let e = compile_kernel::<Affine>(Config::new(Algorithm::Tb2).block(96), CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("power of two"), "{e}");
+}
+
+/// Lifted items (f32 -> ArgMax, the first index of the maximum): both SegShuffle kernels for u32
+/// offsets (with and without a tile's first offsets loaded ahead of its marks) compile; u64
+/// offsets have one.
+#[test]
+fn seg_shuffle_lifted_variants_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    let config = SegConfig::new(SegAlgorithm::SegShuffle);
+    let variants = seg_kernel_variants_lifted::<lang::ArgMax, f32, u32>(config, true).unwrap();
+    assert_eq!(variants.len(), 2);
+    assert!(variants[0].text.contains("#define R_MARKS_AHEAD 1"));
+    assert!(variants[1].text.contains("#define R_MARKS_AHEAD 0"));
+    for source in &variants {
+        if let Err(e) = reduce_cuda::compile::compile_cubin(source, CI_ARCH) {
+            panic!("lifted SegShuffle kernel does not compile:\n{e}");
+        }
+    }
+    let wide = seg_kernel_variants_lifted::<lang::ArgMax, f32, u64>(config, true).unwrap();
+    assert_eq!(wide.len(), 1);
 }

@@ -129,7 +129,7 @@ impl Gpu {
         let vals = carve.add(2 * grid as usize * job.shape.m_size);
         let meta = carve.add(3 * grid as usize * 8);
         let regions = carve.carve(self, scratch)?;
-        // Segments per tile on average: sizes the first round of offsets each block reads.
+        // Segments per tile on average: sizes the L2 prefetch of each block's first tile's offsets.
         let segments = job.segments as u64;
         let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
         let status_out = self.status_out(scratch, validate)?;

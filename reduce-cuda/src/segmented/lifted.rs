@@ -125,6 +125,19 @@ pub fn seg_kernel_source_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     ))
 }
 
+/// Every kernel text the runtime may run for a lifted segmented configuration, the one it
+/// prefers first ([`seg_kernel_source_lifted`]'s; see [`crate::seg_kernel_variants_for`]).
+pub fn seg_kernel_variants_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Vec<crate::KernelSource>> {
+    let (plan, shape) = offline_plan::<M, Lifted<X>, I>(config, offsets_form)?;
+    Ok(std::iter::once(plan.kernel(shape))
+        .chain(plan.fallback_kernel(shape))
+        .map(|(spec, _)| crate::codegen::assemble_lifted::<M, X>(&spec.lifted::<X>()))
+        .collect())
+}
+
 /// The dynamic shared memory per block that a launch passes with the kernel text of
 /// [`seg_kernel_source_lifted`].
 pub fn seg_dynamic_smem_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(

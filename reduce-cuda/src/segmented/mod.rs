@@ -10,7 +10,10 @@ mod lifted;
 mod plan;
 mod validate;
 
-pub use lifted::{compile_seg_kernel_lifted, seg_dynamic_smem_lifted, seg_kernel_source_lifted};
+pub use lifted::{
+    compile_seg_kernel_lifted, seg_dynamic_smem_lifted, seg_kernel_source_lifted,
+    seg_kernel_variants_lifted,
+};
 
 pub use plan::{SegAlgorithm, SegConfig};
 
@@ -176,8 +179,8 @@ impl Gpu {
 
     /// Loads (compiling if needed) the module of `plan` for items `K`: its preferred kernel, or,
     /// where that one uses local memory and the plan has a variant for that case
-    /// ([`SegPlan::fallback_kernel`]), the variant. Returns the module, how it was obtained (both
-    /// steps' time) and the spec it is cached under.
+    /// ([`SegPlan::fallback_kernel`]), the variant. Returns the module, how it was obtained (the
+    /// costlier origin of the two steps, both steps' time) and the spec it is cached under.
     fn seg_module<M: CudaMonoid, K: ItemKind<M>>(
         &self,
         plan: &SegPlan,
@@ -193,7 +196,7 @@ impl Gpu {
         }
         let (module, report, spec) = K::module(self, fallback)?;
         let report = JitReport {
-            origin: report.origin,
+            origin: report.origin.max(preferred.1.origin),
             elapsed: preferred.1.elapsed + report.elapsed,
         };
         Ok((module, report, spec))
