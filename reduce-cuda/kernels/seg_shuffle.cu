@@ -321,12 +321,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // The segment of the item before the tile (written by the previous tile's marks).
         const r_size w = s_tile_last[parity ^ 1];
         const unsigned int stage_lo = t0 == 0 ? 0u : (unsigned int)w;
-        const r_size want = seg_per_tile / R_ROUND + 1;
         r_size read_end;
-        const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item,
-                                        want < 0xffffffffull ? (unsigned int)want : 0xffffffffu, ahead, s_head,
-                                        s_endpos, &s_tile_last[parity], stage_lo, &read_end,
-                                        validate ? &s_bad : nullptr);
+        const bool starts = r_mark_tile(offsets, segments, n, w, t0, last_item, ahead, s_head, s_endpos,
+                                        &s_tile_last[parity], stage_lo, &read_end, validate ? &s_bad : nullptr);
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);

@@ -149,8 +149,8 @@ __device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size 
 }
 
 // The marks' reads: a round gives each thread R_QUAD consecutive offsets (one 16-byte load when
-// R_INDEX_VEC), a batch up to R_LOADS rounds at once (one: the tile's items are held in
-// registers meanwhile, and two spill under the register cap).
+// R_INDEX_VEC), a batch R_LOADS rounds at once (one: the tile's items are held in registers
+// meanwhile, and two spill under the register cap).
 #define R_QUAD 4
 #define R_LOADS 1
 #define R_ROUND (R_BLOCK * R_QUAD)
@@ -224,8 +224,8 @@ __device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restr
 }
 
 // The marks of one tile [t0, last_item] from the offsets of segments w, w + 1, ... (w: the
-// segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of up to
-// R_LOADS rounds, while they start at or before last_item (to the end on the grid's last tile):
+// segment of item t0 - 1; 0 for the first tile), read once, coalesced, in batches of R_LOADS
+// rounds, while they start at or before last_item (to the end on the grid's last tile):
 //   head[p - t0] = 1   where item p starts a non-empty segment;
 //   endpos[s - stage_lo] (s - stage_lo < R_STAGE) = p - t0 where non-empty segment s ends at
 //                      item p < last_item, R_END_EMPTY where s is empty, R_END_SKIP where it
@@ -234,9 +234,8 @@ __device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restr
 // Empty segments past the stage, and those at n on the grid's last tile, are not marked: the
 // caller fills them with the identity, block-wide (they lie in [stage_lo + R_STAGE, *tile_last)
 // and (*tile_last, segments)), so that no entry pays for them here.
-// `want` (>= 1) is the rounds the tile is expected to take (from the previous tile's segment
-// count): the batches are sized to it, and are full past it. Returns
-// whether a segment starts or lies inside the tile (at t0 or later). Every thread must call it;
+// `ahead`: the first batch when R_MARKS_AHEAD (r_load_marks_ahead). Returns whether a segment
+// starts or lies inside the tile (at t0 or later). Every thread must call it;
 // the caller's barrier publishes the marks. A bad layout (trusted calls) only ever marks inside
 // the tile, writes ids < segments and end positions < last_item - t0.
 // THE LAYOUT CHECK (bad != nullptr) rides on the same reads: the entries s in [w, *read_end)
@@ -244,7 +243,7 @@ __device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restr
 // (s < segments) is among them. The caller checks that the checks of all tiles cover every
 // entry, [0, segments] (s_cover), and the array's ends.
 __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r_size segments, r_size n,
-                                            r_size w, r_size t0, r_size last_item, unsigned int want,
+                                            r_size w, r_size t0, r_size last_item,
                                             const r_marks_ahead& ahead, unsigned char* head, r_endpos* endpos,
                                             r_size* tile_last, unsigned int stage_lo, r_size* read_end,
                                             bool* bad) {
@@ -268,14 +267,13 @@ __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r
         // batch is needed): one memory latency per batch. Thread t takes the entries base + rel,
         // rel = u * R_ROUND + R_QUAD t + j; lane 31 also reads the entry after its quad (the
         // next warp's first), the others get it from the next lane.
-        const unsigned int rounds = want > done && want - done < R_LOADS ? want - done : R_LOADS;
         const r_size span = segments + 1 - base;  // entries left; rel + 1 < left: s < segments
         const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
         const r_idx* __restrict__ ob = offsets + base;
         // With R_MARKS_AHEAD the first batch was loaded ahead (r_load_marks_ahead: the same reads).
         uint4 ov[R_LOADS];
         unsigned int after[R_LOADS];
-        const unsigned int next = rounds * R_ROUND;
+        const unsigned int next = R_LOADS * R_ROUND;
         unsigned int next_offset;
         if (R_MARKS_AHEAD && done == 0) {
             ov[0] = ahead.quad;
@@ -284,56 +282,52 @@ __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r
         } else {
 #pragma unroll
             for (unsigned int u = 0; u < R_LOADS; ++u) {
-                if (u < rounds) {  // uniform
-                    const unsigned int rel = u * R_ROUND + mine;
-                    ov[u] = r_load_quad(ob, rel, left);
-                    after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
-                }
+                const unsigned int rel = u * R_ROUND + mine;
+                ov[u] = r_load_quad(ob, rel, left);
+                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
             }
             next_offset = next < left && !grid_last ? r_index(ob + next) : 0u;
         }
 #pragma unroll
         for (unsigned int u = 0; u < R_LOADS; ++u) {
-            if (u < rounds) {  // uniform
-                const unsigned int rel = u * R_ROUND + mine;
-                const unsigned int down = __shfl_down_sync(R_FULL_MASK, ov[u].x, 1);
-                const unsigned int q[R_QUAD + 1] = {ov[u].x, ov[u].y, ov[u].z, ov[u].w,
-                                                    lane == R_WARP - 1 ? after[u] : down};
-                // Validated calls (uniform) check every pair of entries they read; quads past the
-                // last entry hold none (on long segments, most threads' quads).
-                if (bad != nullptr && rel < left) {
-                    const bool wrong = rel + R_QUAD < left  // all four pairs
-                                           ? q[0] > q[1] || q[1] > q[2] || q[2] > q[3] || q[3] > q[4]
-                                           : r_quad_descends(q[0], q[1], q[2], q[3], left - rel);
-                    if (wrong) *bad = true;
-                }
-                // A quad past the last segment, or that starts past the tile (all four segments
-                // start past it: offsets ascend; a bad layout only marks less) except on the
-                // grid's last tile (trailing empty segments), marks nothing.
-                if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
+            const unsigned int rel = u * R_ROUND + mine;
+            const unsigned int down = __shfl_down_sync(R_FULL_MASK, ov[u].x, 1);
+            const unsigned int q[R_QUAD + 1] = {ov[u].x, ov[u].y, ov[u].z, ov[u].w,
+                                                lane == R_WARP - 1 ? after[u] : down};
+            // Validated calls (uniform) check every pair of entries they read; quads past the
+            // last entry hold none (on long segments, most threads' quads).
+            if (bad != nullptr && rel < left) {
+                const bool wrong = rel + R_QUAD < left  // all four pairs
+                                       ? q[0] > q[1] || q[1] > q[2] || q[2] > q[3] || q[3] > q[4]
+                                       : r_quad_descends(q[0], q[1], q[2], q[3], left - rel);
+                if (wrong) *bad = true;
+            }
+            // A quad past the last segment, or that starts past the tile (all four segments
+            // start past it: offsets ascend; a bad layout only marks less) except on the
+            // grid's last tile (trailing empty segments), marks nothing.
+            if (rel + 1 >= left || (!grid_last && q[0] > last)) continue;
 #pragma unroll
-                for (unsigned int j = 0; j < R_QUAD; ++j) {
-                    const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
-                    const unsigned int o = q[j], o1 = q[j + 1];
-                    // Segment s = base + srel: items [o, o1). One starting past the tile marks
-                    // nothing (every test below fails), one before it only its end.
-                    // An empty one inside the tile marks a start too: a non-empty segment
-                    // starts at the same item (offsets ascend; o <= last < n).
-                    const bool ok = srel + 1 < left;
-                    const bool start = ok && o - first <= last - first;  // first <= o <= last
-                    const unsigned int e = o1 - 1;
-                    if (start) head[o - first] = 1;
-                    if (ok && sid - stage_lo < (unsigned int)R_STAGE)
-                        endpos[sid - stage_lo] = (r_endpos)(o == o1                    ? R_END_EMPTY
-                                                            : e - first < last - first ? e - first
-                                                                                       : R_END_SKIP);
-                    last_rel = ok && o <= last && o1 > last ? done * R_ROUND + srel : last_rel;
-                    starts |= start;
-                }
+            for (unsigned int j = 0; j < R_QUAD; ++j) {
+                const unsigned int srel = rel + j, sid = (unsigned int)base + srel;
+                const unsigned int o = q[j], o1 = q[j + 1];
+                // Segment s = base + srel: items [o, o1). One starting past the tile marks
+                // nothing (every test below fails), one before it only its end.
+                // An empty one inside the tile marks a start too: a non-empty segment
+                // starts at the same item (offsets ascend; o <= last < n).
+                const bool ok = srel + 1 < left;
+                const bool start = ok && o - first <= last - first;  // first <= o <= last
+                const unsigned int e = o1 - 1;
+                if (start) head[o - first] = 1;
+                if (ok && sid - stage_lo < (unsigned int)R_STAGE)
+                    endpos[sid - stage_lo] = (r_endpos)(o == o1                    ? R_END_EMPTY
+                                                        : e - first < last - first ? e - first
+                                                                                   : R_END_SKIP);
+                last_rel = ok && o <= last && o1 > last ? done * R_ROUND + srel : last_rel;
+                starts |= start;
             }
         }
         base += next;
-        done += rounds;
+        done += R_LOADS;
         // Uniform: does the next segment still start at or before the tile's last item?
         if (next >= left || (!grid_last && next_offset > last)) break;
     }
