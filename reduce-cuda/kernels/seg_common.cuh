@@ -71,11 +71,14 @@ __device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
 }
 
 // Block-wide exclusive segmented scan of one element per thread (thread order = run order),
-// continuing from `carry`. Returns the thread's exclusive prefix (carry . elements before it);
-// *total receives carry . all elements. `s_agg` holds >= 33 r_seg. Every thread must call it.
+// continuing from the carry that carry_in() returns (called by warp 0 after the first barrier,
+// so the carry may live in shared memory, written before the call). Returns the thread's
+// exclusive prefix (carry . elements before it); *total receives carry . all elements. `s_agg`
+// holds >= 33 r_seg. Every thread must call it.
 // Two barriers; a caller that scans again must alternate between two `s_agg` buffers (the
 // second call's first barrier then protects the first buffer's readers).
-__device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_seg* s_agg, r_seg* total) {
+template <class CarryIn>
+__device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in, r_seg* s_agg, r_seg* total) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
     const unsigned int warps = (blockDim.x + R_WARP - 1) / R_WARP;
@@ -88,7 +91,7 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, r_seg carry, r_s
         r_seg a = lane < warps ? s_agg[lane] : r_seg_identity();
         const r_seg inc = r_warp_seg_scan(a);
         r_seg before = r_warp_seg_exclusive(inc);
-        before = r_seg_op(carry, before);
+        before = r_seg_op(carry_in(), before);
         if (lane < warps) s_agg[lane] = before;
         if (lane == warps - 1) s_agg[R_WARP] = r_seg_op(before, a);
     }
@@ -119,7 +122,7 @@ __device__ void r_join_records(const M* rec_vals, const r_size* rec_meta, unsign
         mine = r_seg_op(mine, e);
     }
     r_seg all;
-    r_seg p = r_block_seg_exclusive(mine, r_seg_identity(), s_agg, &all);
+    r_seg p = r_block_seg_exclusive(mine, [] { return r_seg_identity(); }, s_agg, &all);
     for (unsigned int k = lo; k < hi; ++k) {
         const r_size single = __ldcg(rec_meta + 3 * k + 2);
         const r_size entry = __ldcg(rec_meta + 3 * k);

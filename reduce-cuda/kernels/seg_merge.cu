@@ -544,7 +544,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
             element.flag = w.first != R_NONE ? 1u : 0u;
             element.v = w.run;
             r_seg total;
-            const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
+            const r_seg before = r_block_seg_exclusive(element, [&] { return carry; }, s_agg[parity], &total);
             carry = total;
             // The segment open at this walk's start closes at its first close.
             if (w.first != R_NONE) {

@@ -189,6 +189,18 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 }
 #endif
 
+// Tile numbers. The offsets form takes them in 32 bits (SegShuffle takes fewer than 2^32 items):
+// with the block's carry in shared memory (s_carry), that frees the registers that the load of a
+// tile's first offsets ahead of its marks needs under the cap (R_MARKS_AHEAD): Affine spilled 44
+// bytes and fell back to the kernel without it, and now takes it, 3-9% faster on short segments
+// (run 142, H100). The owner form measured 2-6% slower with 32-bit tile numbers (run 142) and
+// keeps 64-bit ones.
+#if R_OFFSETS
+typedef unsigned int r_tile;
+#else
+typedef r_size r_tile;
+#endif
+
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
@@ -207,6 +219,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
                    r_size validate, unsigned long long* __restrict__ status_out) {
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
+    // The block's carry (the scan element of its items so far) entering each tile, alternating:
+    // in shared memory rather than registers (thread 0 writes the next), see r_tile.
+    __shared__ r_seg s_carry[2];
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
@@ -226,12 +241,12 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __shared__ M s_stage_buffers[2][R_STAGE + 1];
     const r_idx* owner = seg_index;
 #endif
-    const r_size tiles = (n + R_TILE - 1) / R_TILE;
-    const r_size b = blockIdx.x;
-    const r_size q = tiles / gridDim.x, r = tiles % gridDim.x;
-    const r_size tile_begin = b * q + (b < r ? b : r);
-    const r_size tile_end = tile_begin + q + (b < r ? 1 : 0);
-    const r_size block_first = tile_begin * R_TILE;
+    const r_tile tiles = (r_tile)((n + R_TILE - 1) / R_TILE);
+    const r_tile b = blockIdx.x;
+    const r_tile q = tiles / gridDim.x, r = tiles % gridDim.x;
+    const r_tile tile_begin = b * q + (b < r ? b : r);
+    const r_tile tile_end = tile_begin + q + (b < r ? 1 : 0);
+    const r_size block_first = (r_size)tile_begin * R_TILE;
 
     // The segment of the item before the block: its in-block part is exported, not written.
 #if R_OFFSETS
@@ -252,7 +267,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // first segment (the same search, by the next warp: both searches' loads at once), the
     // last block's past entry `segments`.
     if (warp == (R_WARPS > 1 ? 1u : 0u)) {
-        const r_size block_end = tile_end * R_TILE;
+        const r_size block_end = (r_size)tile_end * R_TILE;
         const r_size upto = !validate ? 0
                             : block_end >= n ? segments + 1
                                              : r_warp_find_segment(offsets, segments, block_end - 1);
@@ -270,7 +285,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         s_stage_buffers[1][k] = m_identity();
     }
 #endif
-    if (threadIdx.x == 0) s_entry_val = m_identity();
+    if (threadIdx.x == 0) {
+        s_entry_val = m_identity();
+        s_carry[0] = r_seg_identity();
+    }
     __syncthreads();
     const unsigned int entry = s_entry;
 #if R_OFFSETS
@@ -301,11 +319,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // the lift waits for the loads where they are issued (run 80).
     constexpr bool pipe = R_OFFSETS && !R_LIFTED;
     if (pipe && tile_begin < tile_end) load_tile(tile_begin);
-    r_seg carry = r_seg_identity();
     r_size bad = R_NO_INDEX;
-    for (r_size tile = tile_begin; tile < tile_end; ++tile) {
+    for (r_tile tile = tile_begin; tile < tile_end; ++tile) {
         const unsigned int parity = (unsigned int)((tile - tile_begin) & 1);
-        const r_size t0 = tile * R_TILE;
+        const r_size t0 = (r_size)tile * R_TILE;
         const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
         const int count = r_run_count(a, n);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
@@ -346,12 +363,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
-            // Warp 0's carry is the block's: the scan reads it there, and thread 0 exports it.
-            if (threadIdx.x < R_WARP) {
+            if (threadIdx.x == 0) {
                 M tile_total = m_identity();
 #pragma unroll
                 for (int w8 = 0; w8 < R_WARPS; ++w8) tile_total = m_combine(tile_total, s_single[parity][w8]);
+                r_seg carry = s_carry[parity];
                 carry.v = m_combine(carry.v, tile_total);
+                s_carry[parity ^ 1] = carry;
             }
             continue;
         }
@@ -407,8 +425,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         element.flag = st.boundary ? 1u : 0u;
         element.v = st.run;
         r_seg total;
-        const r_seg before = r_block_seg_exclusive(element, carry, s_agg[parity], &total);
-        carry = total;
+        const r_seg before = r_block_seg_exclusive(element, [&] { return s_carry[parity]; }, s_agg[parity], &total);
+        if (threadIdx.x == 0) s_carry[parity ^ 1] = total;
 
 #if R_OFFSETS
         if (tile + 1 < tile_end) ahead = marks_ahead(tile + 1, tile_last_seg);
@@ -496,6 +514,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
 
     // Export this block's record; the last block to finish joins the records in block order.
     if (threadIdx.x == 0) {
+        const r_seg carry = s_carry[(unsigned int)((tile_end - tile_begin) & 1)];
         rec_vals[2 * b] = s_entry_val;
         rec_vals[2 * b + 1] = carry.v;
         rec_meta[3 * b] = entry == R_NO_SEGMENT ? R_NO_SEG64 : entry;

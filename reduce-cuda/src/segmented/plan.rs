@@ -600,9 +600,10 @@ impl SegPlan {
 
     /// SegShuffle with u32 offsets loads a tile's first batch of offsets into registers while
     /// the tile before is scanned (`R_MARKS_AHEAD`): 2-7% faster on short segments (runs 124,
-    /// 126 and 131, H100), but it holds six registers more across the block scan, and under the
-    /// 64-register cap most monoids other than one-word sums then spill (Affine 44 bytes, Mat2
-    /// 160), which made long segments 2-7% slower. So the load ahead is the preferred variant,
+    /// 126 and 131, H100; Affine 3-9%, run 142), but it holds six registers more across the
+    /// block scan, and under the 64-register cap larger monoids then spill (Mat2 24 bytes, NVRTC
+    /// 13.0 for sm_90; Affine spilled 44 bytes before run 142's leaner loop), which made long
+    /// segments 2-7% slower. So the load ahead is the preferred variant,
     /// and this one, without it, the kernel for a monoid whose preferred variant uses local
     /// memory (the caller checks after loading it). `None` where there is no such choice.
     /// (u64 entries are narrowed as they are read, which waits for the load where it is issued:

@@ -5,7 +5,7 @@
 //! offsets files that the CUB (`scripts/cub_sweep.cu`) and PyTorch (`scripts/torch_seg.py`)
 //! anchors read, so every peer reduces the same layouts in the same device command.
 
-use crate::{masks_affine, masks_f32, report, svg_plot, Affine, Args, REPS};
+use crate::{masks_affine, masks_f32, report, svg_plot, Affine, Args, Mat2, REPS};
 use reduce_cuda::bench::layouts::{self, distribution, mean_length, DISTRIBUTIONS};
 use reduce_cuda::bench::{median_ms, BenchKernels};
 use reduce_cuda::reduce_core::{fold_segments, Cpu};
@@ -736,18 +736,31 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
                     gpu.download(&wide)? == expected,
                 );
             }
-            // One-word sums: SegShuffle's u32 offsets kernel with a tile's first offsets loaded
-            // ahead of its marks (Affine's would spill, so Affine runs the other one above).
-            let sums: Vec<Sum<u32>> = items.iter().map(|x| Sum(x.b)).collect();
-            let expected = fold_segments(&sums, &offsets).expect("valid layout");
-            let xs = gpu.upload(&sums)?;
+            // SegShuffle's two u32 offsets kernels: a tile's first offsets loaded ahead of its
+            // marks (one-word sums; Affine above takes it too), and without, for a monoid that
+            // the first makes spill (Mat2: 24 bytes, NVRTC 13.0 on sm_90).
             let narrow = gpu.upload(&offsets.iter().map(|&o| o as u32).collect::<Vec<u32>>())?;
+            let sums: Vec<Sum<u32>> = items.iter().map(|x| Sum(x.b)).collect();
+            let mats: Vec<Mat2> = items
+                .iter()
+                .map(|x| Mat2 {
+                    m: [x.a, x.b, x.b ^ 7, x.a.wrapping_add(3)],
+                })
+                .collect();
+            let (expected_sums, expected_mats) = (
+                fold_segments(&sums, &offsets).expect("valid layout"),
+                fold_segments(&mats, &offsets).expect("valid layout"),
+            );
+            let (sums, mats) = (gpu.upload(&sums)?, gpu.upload(&mats)?);
             for config in [small_shuffle.grid(3), small_shuffle.grid(2).trusted()] {
-                let out = gpu.reduce_segments(&xs, &narrow, config)?;
+                let what = format!("path {path} segments {segments} {config:?}");
+                let out = gpu.reduce_segments(&sums, &narrow, config)?;
                 check(
-                    format!("path {path} segments {segments} {config:?} u32 sums"),
-                    gpu.download(&out)? == expected,
+                    format!("{what} u32 sums"),
+                    gpu.download(&out)? == expected_sums,
                 );
+                let out = gpu.reduce_segments(&mats, &narrow, config)?;
+                check(format!("{what} Mat2"), gpu.download(&out)? == expected_mats);
             }
         }
     }
