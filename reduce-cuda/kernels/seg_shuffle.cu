@@ -297,9 +297,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
     // loaded ahead of its marks when R_MARKS_AHEAD (see r_load_marks_ahead): the first tile's now,
     // the next one's once the tile before has folded its items (a tile inside one segment) or
-    // done its block scan (during the scans it spills even one-word sums). Runs 124, 126 and 131
-    // (H100, A/B, medians of 3): short segments in the offsets form 2-7% faster (size 3, uniform
-    // 1..8, random 10..50, power 3) where the kernel stays free of local memory.
+    // done its block scan (issued during the scans it spilled even one-word sums, session 12).
+    // Runs 124, 126 and 131 (H100, A/B, medians of 3): short segments in the offsets form 2-7%
+    // faster (size 3, uniform 1..8, random 10..50, power 3) where the kernel stays free of local
+    // memory.
     auto marks_ahead = [&](r_size tile, r_size w) {
         const r_size end = (tile + 1) * R_TILE;
         return r_load_marks_ahead(offsets, segments, n, w, (end < n ? end : n) - 1);

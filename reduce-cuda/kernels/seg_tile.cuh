@@ -197,7 +197,7 @@ typedef unsigned int r_endpos;
 // The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
 // tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
 // with it for u32 offsets unless this kernel then uses local memory (the six registers held
-// across the block scan spill monoids of 16 bytes, Mat2, under the register cap), without
+// across the block scan spill larger monoids under the register cap: Mat2, 16 bytes), without
 // it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
 // where it is issued, so loading them ahead only moves the wait (run 128).
 struct r_marks_ahead {

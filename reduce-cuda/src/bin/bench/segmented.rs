@@ -693,6 +693,21 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
     let small_shuffle = SegConfig::new(SegAlgorithm::SegShuffle)
         .block(64)
         .items_per_thread(4);
+    // Which of SegShuffle's two u32 offsets kernels these tiles run (the sums and Mat2 at the
+    // loop's end): u32 sums and Affine the one with a tile's first offsets loaded ahead (one
+    // module each), Mat2 the one without (it loads the first, sees its local memory, loads the
+    // second). Register allocation of NVRTC 13.0 for sm_90.
+    let before = gpu.loaded_kernels();
+    gpu.prepare_segmented::<Sum<u32>, u32>(small_shuffle, true)?;
+    gpu.prepare_segmented::<Affine, u32>(small_shuffle, true)?;
+    let ahead = gpu.loaded_kernels() - before;
+    check(
+        format!("u32 sums and Affine load {ahead} modules, not 2"),
+        ahead == 2,
+    );
+    gpu.prepare_segmented::<Mat2, u32>(small_shuffle, true)?;
+    let mat2 = gpu.loaded_kernels() - before - ahead;
+    check(format!("Mat2 loads {mat2} modules, not 2"), mat2 == 2);
     for path in [255u64, 256, 257, 4 * 256 + 1, 9 * 256 - 1] {
         for segments in [1u64, path / 2, path - 1] {
             let n = path - segments;
