@@ -5,6 +5,7 @@
 //! `REDUCE_REQUIRE_GPU=1`, when it panics (the GPU machine sets it). NVRTC tests call
 //! [`require_nvrtc`]; with `REDUCE_REQUIRE_NVRTC=1` (set by `.ci/run`) a missing library fails.
 
+pub mod cubin;
 pub mod fuzz_regressions;
 pub mod lang;
 

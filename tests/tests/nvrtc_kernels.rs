@@ -116,6 +116,51 @@ fn non_default_parameters_compile() {
     }
 }
 
+/// SegShuffle's u32-offsets kernel that loads a tile's first offsets ahead of its marks (the
+/// first of `seg_kernel_variants_for`) keeps out of local memory for one-word sums and 8-byte
+/// monoids under NVRTC 13.0 for sm_90, where the runtime would otherwise run the kernel without
+/// the load ahead (3-9% slower on short CSR segments: runs 131 and 142). Register allocation is
+/// the compiler's: a change of the kernel that makes it spill fails here, in CI, with no GPU.
+/// Mat2 (16 bytes) spills with the load ahead and not without: the case the fallback is for,
+/// and the proof that the frame is read. The counts hold for NVRTC 13.0 (the CI pins it).
+#[test]
+fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
+    if !require_nvrtc() {
+        return;
+    }
+    let version = reduce_cuda::compile::nvrtc_version().expect("NVRTC version");
+    if version != (13, 0) {
+        eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
+        return;
+    }
+    fn frames<M: CudaMonoid>() -> Vec<u32> {
+        let config = SegConfig::new(SegAlgorithm::SegShuffle);
+        seg_kernel_variants_for::<M, u32>(config, true)
+            .unwrap()
+            .iter()
+            .map(|source| {
+                let cubin = reduce_cuda::compile::compile_cubin(source, CI_ARCH).unwrap();
+                cubin::frame_size(&cubin, "reduce_seg_shuffle").expect("the kernel's frame size")
+            })
+            .collect()
+    }
+    assert_eq!(
+        frames::<Sum<f32>>(),
+        [0, 0],
+        "Sum<f32>: with, without the load ahead"
+    );
+    assert_eq!(frames::<reduce_cuda::Sum<u32>>(), [0, 0], "Sum<u32>");
+    assert_eq!(
+        frames::<Affine>(),
+        [0, 0],
+        "Affine (44 bytes of spill before run 142)"
+    );
+    assert_eq!(frames::<Max<f32>>(), [0, 0], "Max<f32>");
+    assert_eq!(frames::<Sum<f64>>(), [0, 0], "Sum<f64>");
+    let mat2 = frames::<Mat2>();
+    assert!(mat2[0] > 0 && mat2[1] == 0, "Mat2: {mat2:?}");
+}
+
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding
 /// of the scan values), and a tile of 2^16 items (32-bit end positions in the offsets form).
 #[test]
