@@ -73,9 +73,8 @@ __device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
 // Block-wide exclusive segmented scan of one element per thread (thread order = run order),
 // continuing from the carry that carry_in() returns (called by warp 0 between the two barriers,
 // so the carry may live in shared memory: written before the call, and left as it is until the
-// second barrier). Returns the thread's
-// exclusive prefix (carry . elements before it); *total receives carry . all elements. `s_agg`
-// holds >= 33 r_seg. Every thread must call it.
+// second barrier). Returns the thread's exclusive prefix (carry . elements before it); *total
+// receives carry . all elements. `s_agg` holds >= 33 r_seg. Every thread must call it.
 // Two barriers; a caller that scans again must alternate between two `s_agg` buffers (the
 // second call's first barrier then protects the first buffer's readers).
 template <class CarryIn>
