@@ -200,6 +200,16 @@ typedef unsigned int r_endpos;
 // across the block scan spill larger monoids under the register cap: Mat2, 16 bytes), without
 // it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
 // where it is issued, so loading them ahead only moves the wait (run 128).
+// One round of the marks' reads at entry rel of ob (`left` entries there): this thread's quad
+// (0 past the array), and in *after, for lane 31, the entry after it (the next warp's first).
+__device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsigned int rel, unsigned int left,
+                                              unsigned int* after) {
+    const uint4 quad = r_load_quad(ob, rel, left);
+    const bool lane_last = (threadIdx.x & (R_WARP - 1)) == R_WARP - 1;
+    *after = lane_last && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
+    return quad;
+}
+
 struct r_marks_ahead {
     uint4 quad;          // entries base + R_QUAD t .. + R_QUAD (0 past the array)
     unsigned int after;  // lane 31: the entry after its quad
@@ -216,9 +226,7 @@ __device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restr
     const r_size span = segments + 1 - base;
     const unsigned int left = span < 0xffffffffull ? (unsigned int)span : 0xffffffffu;
     const r_idx* __restrict__ ob = offsets + base;
-    a.quad = r_load_quad(ob, mine, left);
-    const bool lane_last = (threadIdx.x & (R_WARP - 1)) == R_WARP - 1;
-    a.after = lane_last && mine + R_QUAD < left ? r_index(ob + mine + R_QUAD) : 0u;
+    a.quad = r_load_round(ob, mine, left, &a.after);
     a.next = R_ROUND < left && last_item + 1 != n ? r_index(ob + R_ROUND) : 0u;
     return a;
 }
@@ -282,9 +290,7 @@ __device__ __forceinline__ bool r_mark_tile(const r_idx* __restrict__ offsets, r
         } else {
 #pragma unroll
             for (unsigned int u = 0; u < R_LOADS; ++u) {
-                const unsigned int rel = u * R_ROUND + mine;
-                ov[u] = r_load_quad(ob, rel, left);
-                after[u] = lane == R_WARP - 1 && rel + R_QUAD < left ? r_index(ob + rel + R_QUAD) : 0u;
+                ov[u] = r_load_round(ob, u * R_ROUND + mine, left, &after[u]);
             }
             next_offset = next < left && !grid_last ? r_index(ob + next) : 0u;
         }
