@@ -190,16 +190,6 @@ typedef unsigned int r_endpos;
 #define R_END_SKIP 0xffffffffu
 #endif
 
-// A tile's first batch of the marks' reads (R_LOADS = 1: one round), loaded ahead when
-// R_MARKS_AHEAD: issued while the tile before is still being scanned and copied out, so that the
-// marks find them in registers instead of waiting on L2 (run 123, ncu, H100: the first use of
-// these loads held 26-32% of all stall samples on random 10..50 and size 3 in the offsets form).
-// The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
-// tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
-// with it for u32 offsets unless this kernel then uses local memory (the six registers held
-// across the block scan spill larger monoids under the register cap: Mat2, 16 bytes), without
-// it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
-// where it is issued, so loading them ahead only moves the wait (run 128).
 // One round of the marks' reads at entry rel of ob (`left` entries there): this thread's quad
 // (0 past the array), and in *after, for lane 31, the entry after it (the next warp's first).
 __device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsigned int rel, unsigned int left,
@@ -210,6 +200,16 @@ __device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsi
     return quad;
 }
 
+// A tile's first batch of the marks' reads (R_LOADS = 1: one round), loaded ahead when
+// R_MARKS_AHEAD: issued while the tile before is still being scanned and copied out, so that the
+// marks find them in registers instead of waiting on L2 (run 123, ncu, H100: the first use of
+// these loads held 26-32% of all stall samples on random 10..50 and size 3 in the offsets form).
+// The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
+// tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
+// with it for u32 offsets unless this kernel then uses local memory (the six registers held
+// across the block scan spill larger monoids under the register cap: Mat2, 16 bytes), without
+// it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
+// where it is issued, so loading them ahead only moves the wait (run 128).
 struct r_marks_ahead {
     uint4 quad;          // entries base + R_QUAD t .. + R_QUAD (0 past the array)
     unsigned int after;  // lane 31: the entry after its quad
