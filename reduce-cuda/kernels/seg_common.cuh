@@ -48,16 +48,20 @@ __device__ __forceinline__ r_seg r_seg_identity() {
 }
 
 // Inclusive segmented scan over the 32 lanes (lane order = run order), Kogge-Stone with
-// increasing offsets: every m_combine is (earlier lanes, later lanes).
+// increasing offsets: every m_combine is (earlier lanes, later lanes). Lane L's value is the fold
+// of the v of lanes [s, L], s the last lane at or before L whose flag is set (0 when none): the
+// flags come from one ballot, and a step at offset o combines only when lane L - o is at or
+// after s (before it, L already holds all of [s, L]): no flag is shuffled or combined per step.
 __device__ __forceinline__ r_seg r_warp_seg_scan(r_seg x) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int flags = __ballot_sync(R_FULL_MASK, x.flag != 0) & (0xffffffffu >> (R_WARP - 1 - lane));
+    const int s = flags != 0 ? 31 - __clz(flags) : 0;
 #pragma unroll
     for (unsigned int o = 1; o < R_WARP; o <<= 1) {
-        r_seg y;
-        y.flag = __shfl_up_sync(R_FULL_MASK, x.flag, o);
-        y.v = r_shfl_up(x.v, o);
-        if (lane >= o) x = r_seg_op(y, x);
+        const M y = r_shfl_up(x.v, o);
+        if ((int)lane - (int)o >= s) x.v = m_combine(y, x.v);
     }
+    x.flag = flags != 0 ? 1u : 0u;
     return x;
 }
 

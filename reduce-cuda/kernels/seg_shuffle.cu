@@ -99,16 +99,17 @@ __device__ __forceinline__ M r_fold_items(const M (&it)[R_ITEMS], int count) {
 
 // Offsets form: the run's segmented scan, stored. vals[i] (the thread's padded slots) = the fold
 // of items since the last segment start at or before item i, or since the run's first item;
-// starts from the head bytes hd[]. Returns the value open at the run's end. No segment ids and
-// no writes of results here: a segment's value is read at its last item's slot afterwards.
+// starts from the head bits hm[] (r_take_heads). Returns the value open at the run's end. No
+// segment ids and no writes of results here: a segment's value is read at its last item's slot
+// afterwards.
 template <bool NEAR>
-__device__ __forceinline__ M r_scan_run(const M (&it)[R_ITEMS], const unsigned char (&hd)[R_ITEMS], int count,
+__device__ __forceinline__ M r_scan_run(const M (&it)[R_ITEMS], const unsigned int (&hm)[R_HEAD_WORDS], int count,
                                         M* vals) {
     M run = m_identity();
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) {
         if (NEAR || i < count) {
-            run = hd[i] != 0 ? it[i] : m_combine(run, it[i]);
+            run = (hm[i / 32] >> (i % 32)) & 1u ? it[i] : m_combine(run, it[i]);
             vals[i] = run;
         }
     }
@@ -379,8 +380,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         const unsigned int mine = threadIdx.x * R_ITEMS;
         unsigned int first_start;
         {
-            unsigned char hd[R_ITEMS];
-            const unsigned int at = r_take_heads(s_head, mine, hd);
+            unsigned int hm[R_HEAD_WORDS];
+            const unsigned int at = r_take_heads(s_head, mine, hm);
             first_start = mine + at;
             st.boundary = at < R_ITEMS;
             M* my_vals = s_vals + R_VAL_SLOT(mine);
@@ -390,8 +391,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             if (__ballot_sync(R_FULL_MASK, st.boundary) == 0) {
                 st.run = r_fold_items(it, count);
             } else {
-                st.run = count == R_ITEMS ? r_scan_run<true>(it, hd, count, my_vals)
-                                          : r_scan_run<false>(it, hd, count, my_vals);
+                st.run = count == R_ITEMS ? r_scan_run<true>(it, hm, count, my_vals)
+                                          : r_scan_run<false>(it, hm, count, my_vals);
                 if (st.boundary && at > 0) st.head = my_vals[at - 1];
             }
         }
