@@ -207,7 +207,7 @@ __device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsi
 // The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
 // tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
 // with it for u32 offsets unless this kernel then uses local memory (the six registers held
-// across the block scan spill larger monoids under the register cap: Mat2w, 32 bytes), without
+// across the block scan spill larger monoids, or more items, under the register cap), without
 // it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
 // where it is issued, so loading them ahead only moves the wait (run 128).
 struct r_marks_ahead {

@@ -461,15 +461,19 @@ fn seg_shuffle_offsets_form_second_variant_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     check_second_variant::<Affine>(&cxx, 64, 16, 16);
     check_second_variant::<Affine>(&cxx, 96, 3, 17);
+    // 12 items: the kernel the sanitizer workload runs without the load ahead (its spill).
+    check_second_variant::<Affine>(&cxx, 64, 12, 18);
 }
 
 #[test]
 fn seg_shuffle_offsets_form_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     // 16 items per thread: the head bytes move as 16-byte vectors; 4: as words; 3: byte by byte.
+    // 64: the head bits of a thread span two words.
     check_plain::<Affine, u32>(&cxx, 64, 16, true, 1);
     check_plain::<Affine, u32>(&cxx, 32, 4, true, 2);
     check_plain::<Affine, u32>(&cxx, 96, 3, true, 3);
+    check_plain::<Affine, u32>(&cxx, 32, 64, true, 19);
 }
 
 /// u64 offsets and owners: quads of offsets and pairs of owners as 16-byte loads, narrowed.

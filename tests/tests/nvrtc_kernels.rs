@@ -122,9 +122,9 @@ fn non_default_parameters_compile() {
 /// without the load ahead (3-9% slower on short CSR segments: runs 131 and 142). Register
 /// allocation is the compiler's: a change of the kernel that makes it spill fails here, in CI,
 /// with no GPU. Mat2 (16 bytes) spilled 24 bytes with the load ahead until the head bits and
-/// the ballot warp scan (session 15). Mat2w (32 bytes) spills in both (104 and 72 bytes): the
-/// case the fallback is for, and the proof that the frame is read. The counts hold for NVRTC
-/// 13.0 (the CI pins it).
+/// the ballot warp scan (session 15). Affine with 12 items per thread spills with the load ahead
+/// (16 bytes) and not without: the case the fallback is for, and the proof that the frame is
+/// read. The counts hold for NVRTC 13.0 (the CI pins it).
 #[test]
 fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     if !require_nvrtc() {
@@ -136,7 +136,9 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
         return;
     }
     fn frames<M: CudaMonoid>() -> Vec<u32> {
-        let config = SegConfig::new(SegAlgorithm::SegShuffle);
+        frames_with::<M>(SegConfig::new(SegAlgorithm::SegShuffle))
+    }
+    fn frames_with<M: CudaMonoid>(config: SegConfig) -> Vec<u32> {
         seg_kernel_variants_for::<M, u32>(config, true)
             .unwrap()
             .iter()
@@ -164,8 +166,12 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
         [0, 0],
         "Mat2 (24 bytes of spill before session 15)"
     );
-    let mat2w = frames::<Mat2w>();
-    assert!(mat2w[0] > 0, "Mat2w: {mat2w:?}");
+    let twelve =
+        frames_with::<Affine>(SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(12));
+    assert!(
+        twelve[0] > 0 && twelve[1] == 0,
+        "Affine, 12 items per thread: {twelve:?}"
+    );
 }
 
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding

@@ -58,21 +58,6 @@ struct Mat2 {
     m: [u32; 4],
 }
 
-/// 2x2 matrices over u64, wrapping (32 bytes): the sanitizer workload's monoid for SegShuffle's
-/// kernel without the load ahead, which it takes where the load ahead spills.
-#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Mat2w { m: [1, 0, 0, 1] },
-         combine = |l, r| Mat2w { m: [
-             l.m[0].wrapping_mul(r.m[0]).wrapping_add(l.m[1].wrapping_mul(r.m[2])),
-             l.m[0].wrapping_mul(r.m[1]).wrapping_add(l.m[1].wrapping_mul(r.m[3])),
-             l.m[2].wrapping_mul(r.m[0]).wrapping_add(l.m[3].wrapping_mul(r.m[2])),
-             l.m[2].wrapping_mul(r.m[1]).wrapping_add(l.m[3].wrapping_mul(r.m[3])),
-         ] })]
-struct Mat2w {
-    m: [u64; 4],
-}
-
 const REPS: usize = 20;
 
 struct Args {

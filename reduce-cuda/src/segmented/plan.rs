@@ -601,8 +601,9 @@ impl SegPlan {
     /// SegShuffle with u32 offsets loads a tile's first batch of offsets into registers while
     /// the tile before is scanned (`R_MARKS_AHEAD`): 2-7% faster on short segments (runs 124,
     /// 126 and 131, H100; Affine 3-9%, run 142), but it holds six registers more across the
-    /// block scan, and under the 64-register cap larger monoids then spill (Mat2w, 32 bytes: 104
-    /// bytes, NVRTC 13.0 for sm_90; Affine spilled 44 bytes before run 142's leaner loop, Mat2 24
+    /// block scan, and under the 64-register cap larger monoids or more items per thread then spill
+    /// (NVRTC 13.0 for sm_90: Affine with 12 items 16 bytes, 2x2 matrices of u64 104; with the
+    /// default items Affine spilled 44 bytes before run 142's leaner loop, a 2x2 matrix of u32 24
     /// before session 15's head bits), which made long segments 2-7% slower. So the load ahead is the preferred variant,
     /// and this one, without it, the kernel for a monoid whose preferred variant uses local
     /// memory (the caller checks after loading it). `None` where there is no such choice.
