@@ -601,14 +601,15 @@ impl SegPlan {
     /// SegShuffle with u32 offsets loads a tile's first batch of offsets into registers while
     /// the tile before is scanned (`R_MARKS_AHEAD`): 2-7% faster on short segments (runs 124,
     /// 126 and 131, H100; Affine 3-9%, run 142), but it holds six registers more across the
-    /// block scan, and under the 64-register cap larger monoids or more items per thread then spill
-    /// (NVRTC 13.0 for sm_90: Affine with 12 items 16 bytes, 2x2 matrices of u64 104; with the
-    /// default items Affine spilled 44 bytes before run 142's leaner loop, a 2x2 matrix of u32 24
-    /// before session 15's head bits), which made long segments 2-7% slower. So the load ahead is the preferred variant,
-    /// and this one, without it, the kernel for a monoid whose preferred variant uses local
-    /// memory (the caller checks after loading it). `None` where there is no such choice.
-    /// (u64 entries are narrowed as they are read, which waits for the load where it is issued:
-    /// loading them ahead only moved the wait, and measured up to 11% slower, run 128.)
+    /// block scan, and under the 64-register cap larger monoids or more items per thread then
+    /// spill (NVRTC 13.0 for sm_90: Affine with 12 items 16 bytes, 2x2 matrices of u64 104; with
+    /// the default items Affine spilled 44 bytes before run 142's leaner loop, a 2x2 matrix of u32
+    /// 24 before session 15's head bits), which made long segments 2-7% slower. So the load ahead
+    /// is the preferred variant, and this one, without it, the kernel for a monoid whose
+    /// preferred variant uses local memory (the caller checks after loading it). `None` where
+    /// there is no such choice. (u64 entries are narrowed as they are read, which waits for the
+    /// load where it is issued: loading them ahead only moved the wait, and measured up to 11%
+    /// slower, run 128.)
     pub fn fallback_kernel(&self, shape: Shape) -> Option<(KernelSpec, &'static str)> {
         self.loads_marks_ahead(shape)
             .then(|| self.kernel_variant(shape, false))
