@@ -143,7 +143,8 @@ for phase in "$@"; do
     segncusrc)
       # per-instruction counts and stall samples of SegShuffle launches of `bench segncu`
       # (SEGSRC_SKIPS: which ones; default 2, size-3 offsets form; 0 is one segment; 4-6 one segment
-      # validated, 1000 equal trusted and validated, all offsets form; 7 random 10..50 offsets form)
+      # validated, 1000 equal trusted and validated, all offsets form; 7 random 10..50 and 8 two-level,
+      # offsets form)
       for skip in ${SEGSRC_SKIPS:-2}; do
         REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --launch-skip "$skip" --launch-count 1 \
           --section SourceCounters -f -o "$OUT/segsrc" .gpu/bin/bench segncu > "$OUT/segsrc-$skip.log" 2>&1

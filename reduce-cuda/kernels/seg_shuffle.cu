@@ -297,11 +297,13 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     r_prefetch_offsets(offsets, segments, s_tile_last[1], seg_per_tile);
     // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
     // loaded ahead of its marks when R_MARKS_AHEAD (see r_load_marks_ahead): the first tile's now,
-    // the next one's once the tile before has folded its items (a tile inside one segment) or
-    // done its block scan (issued during the scans it spilled even one-word sums, session 12).
-    // Runs 124, 126 and 131 (H100, A/B, medians of 3): short segments in the offsets form 2-7%
-    // faster (size 3, uniform 1..8, random 10..50, power 3) where the kernel stays free of local
-    // memory.
+    // the next one's once the tile before has done its block scan (issued during the scans it
+    // spilled even one-word sums, session 12); after a tile inside one segment, a trusted call
+    // keeps the batch it has (the next tile's is the same). Runs 124, 126 and 131 (H100, A/B,
+    // medians of 3): short segments in the offsets form 2-7% faster (size 3, uniform 1..8,
+    // random 10..50, power 3) where the kernel stays free of local memory; keeping the batch,
+    // run 157 (H200, medians of 4): trusted one segment, power 1.5 and 1000 equal 3-9% faster,
+    // random 10..50 and uniform 1..8 1-3%.
     auto marks_ahead = [&](r_size tile, r_size w) {
         const r_size end = (tile + 1) * R_TILE;
         return r_load_marks_ahead(offsets, segments, n, w, (end < n ? end : n) - 1);
@@ -361,7 +363,16 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
             const M v = r_warp_reduce(r_fold_items(it, count));
-            if (tile + 1 < tile_end) ahead = marks_ahead(tile + 1, tile_last_seg);
+            // Trusted calls: the next tile starts in this tile's segment (tile_last_seg = w in a
+            // valid layout), so its first batch of marks is this one's, the same reads (what
+            // r_mark_tile does with the entry after it on the grid's last tile does not depend
+            // on it), still in registers. Reloaded here, its first use held 37% of the stall
+            // samples on two-level lengths, mostly tiles inside long segments, whose short path
+            // left the loads too little time (run 156, ncu, H100). A bad layout may mark a tile
+            // without a start and end it in another segment, and then the batch belongs to
+            // another segment: the marks stay in the tile all the same (r_mark_tile), and a
+            // validated call reloads, so that the layout check reads what it checks.
+            if (tile + 1 < tile_end && validate) ahead = marks_ahead(tile + 1, tile_last_seg);
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();

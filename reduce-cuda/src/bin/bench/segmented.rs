@@ -573,8 +573,11 @@ pub fn segncu() -> reduce_cuda::Result<()> {
     run(checked, &[("one_segment", "offsets")])?;
     run(shuffle, &[("equal_1000", "offsets")])?;
     run(checked, &[("equal_1000", "offsets")])?;
-    // SegShuffle launch 7.
-    run(shuffle, &[("random_10_50", "offsets")])?;
+    // SegShuffle launches 7 and 8.
+    run(
+        shuffle,
+        &[("random_10_50", "offsets"), ("two_level", "offsets")],
+    )?;
     gpu.synchronize()
 }
 
