@@ -302,7 +302,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // keeps the batch it has (the next tile's is the same). Runs 124, 126 and 131 (H100, A/B,
     // medians of 3): short segments in the offsets form 2-7% faster (size 3, uniform 1..8,
     // random 10..50, power 3) where the kernel stays free of local memory; keeping the batch,
-    // run 157 (H200, medians of 4): trusted one segment, power 1.5 and 1000 equal 3-9% faster,
+    // run 157b (H200, medians of 4): trusted one segment, power 1.5 and 1000 equal 3-9% faster,
     // random 10..50 and uniform 1..8 1-3%.
     auto marks_ahead = [&](r_size tile, r_size w) {
         const r_size end = (tile + 1) * R_TILE;
@@ -363,16 +363,16 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // order, into the carry. No segmented scan, no writes.
         if (t0 > 0 && !any_start) {
             const M v = r_warp_reduce(r_fold_items(it, count));
-            // Trusted calls: the next tile starts in this tile's segment (tile_last_seg = w in a
-            // valid layout), so its first batch of marks is this one's, the same reads (what
-            // r_mark_tile does with the entry after it on the grid's last tile does not depend
-            // on it), still in registers. Reloaded here, its first use held 37% of the stall
-            // samples on two-level lengths, mostly tiles inside long segments, whose short path
-            // left the loads too little time (run 156, ncu, H100). A bad layout may mark a tile
-            // without a start and end it in another segment, and then the batch belongs to
-            // another segment: the marks stay in the tile all the same (r_mark_tile), and a
-            // validated call reloads, so that the layout check reads what it checks.
-            if (tile + 1 < tile_end && validate) ahead = marks_ahead(tile + 1, tile_last_seg);
+            // The next tile starts in this tile's segment (tile_last_seg = w in a valid layout),
+            // so its first batch of marks is this one's, the same reads (what r_mark_tile does
+            // with the entry after it on the grid's last tile does not depend on it), still in
+            // registers. Reloaded here, its first use held 37% of the stall samples on two-level
+            // lengths, mostly tiles inside long segments, whose short path left the loads too
+            // little time (run 156, ncu, H100). A bad layout may mark a tile without a start and
+            // end it in another segment, and then the batch belongs to another one: the marks
+            // stay in the tile all the same (r_mark_tile), and a validated call reports it (the
+            // exact check then finds the error), so that its layout check reads what it checks.
+            if (threadIdx.x == 0 && validate && tile_last_seg != w) s_bad = true;
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
