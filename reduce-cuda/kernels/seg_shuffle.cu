@@ -230,7 +230,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
     __shared__ r_size s_cover[2];  // the layout check: offsets read so far, and up to where
-    __shared__ bool s_bad;         // the layout check: a bad entry read
+    __shared__ bool s_bad;         // the layout check: a bad entry read, or a bad tile marked
     extern __shared__ uint4 s_dynamic[];
     M* s_vals = reinterpret_cast<M*>(s_dynamic);
     r_endpos* s_endpos = reinterpret_cast<r_endpos*>(s_vals + R_VAL_SLOTS);
@@ -298,12 +298,12 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
     // loaded ahead of its marks when R_MARKS_AHEAD (see r_load_marks_ahead): the first tile's now,
     // the next one's once the tile before has done its block scan (issued during the scans it
-    // spilled even one-word sums, session 12); after a tile inside one segment, a trusted call
-    // keeps the batch it has (the next tile's is the same). Runs 124, 126 and 131 (H100, A/B,
-    // medians of 3): short segments in the offsets form 2-7% faster (size 3, uniform 1..8,
-    // random 10..50, power 3) where the kernel stays free of local memory; keeping the batch,
-    // run 157b (H200, medians of 4): trusted one segment, power 1.5 and 1000 equal 3-9% faster,
-    // random 10..50 and uniform 1..8 1-3%.
+    // spilled even one-word sums, session 12); after a tile inside one segment, the tile keeps
+    // the batch it has (the next tile's is the same). Runs 124, 126 and 131 (H100, A/B, medians
+    // of 3): short segments in the offsets form 2-7% faster (size 3, uniform 1..8, random
+    // 10..50, power 3) where the kernel stays free of local memory; keeping the batch, runs 157b
+    // and 159 (H200, medians of 3-4): one segment, power 1.5 and 1000 equal 3-9% faster, trusted
+    // and validated, random 10..50 and uniform 1..8 1-3%.
     auto marks_ahead = [&](r_size tile, r_size w) {
         const r_size end = (tile + 1) * R_TILE;
         return r_load_marks_ahead(offsets, segments, n, w, (end < n ? end : n) - 1);
