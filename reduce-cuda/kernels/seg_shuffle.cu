@@ -372,7 +372,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             // end it in another segment, and then the batch belongs to another one: the marks
             // stay in the tile all the same (r_mark_tile), and a validated call reports it (the
             // exact check then finds the error), so that its layout check reads what it checks.
-            if (threadIdx.x == 0 && validate && tile_last_seg != w) s_bad = true;
+            // Without the load ahead each tile reads its own batch, so that kernel has nothing to
+            // report (with the report, Affine with 12 items per thread, which runs it, spilled 8
+            // bytes: the NVRTC frame test on a0bfc81).
+            if (R_MARKS_AHEAD && threadIdx.x == 0 && validate && tile_last_seg != w) s_bad = true;
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
             __syncthreads();
