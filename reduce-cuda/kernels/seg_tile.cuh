@@ -213,7 +213,7 @@ __device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsi
 struct r_marks_ahead {
     uint4 quad;          // entries base + R_QUAD t .. + R_QUAD (0 past the array)
     unsigned int after;  // lane 31: the entry after its quad
-    unsigned int next;   // the entry after the batch (0 past the array or on the grid's last tile)
+    unsigned int next;   // the entry after the batch (0 past the array; unused on the grid's last tile)
 };
 
 __device__ __forceinline__ r_marks_ahead r_load_marks_ahead(const r_idx* __restrict__ offsets, r_size segments,
