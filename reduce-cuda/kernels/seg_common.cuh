@@ -11,6 +11,13 @@
 #define R_NO_INDEX 0xffffffffffffffffull
 #define R_NO_SEG64 0xffffffffffffffffull  // no segment, in 64-bit segment ids (block records)
 
+// The layout checks of a single-launch kernel's `check` argument (SegShuffle; SegMerge takes
+// 0 or 1): none (trusted), fused into its reads, or, SegShuffle's offsets form with few
+// offsets, the exact check ahead of the reduction (r_check_offsets_block).
+#define R_CHECK_NONE 0
+#define R_CHECK_FUSED 1
+#define R_CHECK_EARLY 2
+
 // The element type of offsets and owners: u32, or u64 with R_IDX64 = 1.
 #ifndef R_IDX64
 #define R_IDX64 0
@@ -180,6 +187,26 @@ extern "C" __global__ void seg_validate_offsets(const r_idx* __restrict__ offset
         const unsigned long long key = r_offsets_key(offsets, i, count, n);
         if (key != R_NO_INDEX) atomicMin(first_bad, key);
     }
+}
+
+// The same check by one block, for few offsets (count <= R_EARLY_PER_THREAD * blockDim.x):
+// their first error key (R_NO_INDEX: none), in every thread. SegShuffle's early check (see
+// reduce_seg_shuffle). Every thread of the block must call it.
+#define R_EARLY_PER_THREAD 16
+__device__ __forceinline__ unsigned long long r_check_offsets_block(const r_idx* __restrict__ offsets, r_size count,
+                                                                 r_size n) {
+    __shared__ unsigned long long s_key;
+    if (threadIdx.x == 0) s_key = R_NO_INDEX;
+    __syncthreads();
+    unsigned long long key = R_NO_INDEX;
+#pragma unroll
+    for (unsigned int k = 0; k < R_EARLY_PER_THREAD; ++k) {
+        const r_size i = threadIdx.x + (r_size)k * blockDim.x;
+        if (i < count) key = min(key, r_offsets_key(offsets, i, count, n));
+    }
+    if (key != R_NO_INDEX) atomicMin(&s_key, key);
+    __syncthreads();
+    return s_key;
 }
 
 // owner[i] = the segment holding item i: the last s with offsets[s] <= i (binary search;

@@ -50,7 +50,8 @@
 // segment (no segment starts or lies in it) takes a short path: an order-keeping fold of its
 // items into the block's carry, no segmented scan and no writes. A validated call checks the
 // offsets on the marks' own reads: every pair they read, that the reads of all blocks together
-// cover every entry, and the array's ends (the host runs the exact check for the error if not).
+// cover every entry, and the array's ends (the host runs the exact check for the error if not);
+// with few offsets the grid's last block checks them all before its tiles instead (R_CHECK_EARLY).
 // The tile's loads and marks are in kernels/seg_tile.cuh (included before this file).
 
 // THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
@@ -205,10 +206,15 @@ typedef r_size r_tile;
 // One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
-// index (owner form, always) or, when `validate`, 0 if the offsets are bad or the marks' reads
-// missed some (offsets form; see r_mark_tile and s_cover: the caller then runs the exact
-// check). *status_out (when not null: a word of host memory mapped for the device) receives
-// the final *status from the last block, so that the caller reads it without a copy. seg_estimate:
+// index (owner form, always) or, offsets form with check = R_CHECK_FUSED, 0 if the offsets are
+// bad or the marks' reads missed some (see r_mark_tile and s_cover: the caller then runs the
+// exact check). *status_out (when not null: a word of host memory mapped for the device)
+// receives the final *status from the last block, so that the caller reads it without a copy;
+// or, offsets form with check = R_CHECK_EARLY (few offsets: at most R_EARLY_PER_THREAD per
+// thread), the exact check's first error key (r_offsets_key), which the grid's last block
+// computes before its tiles (it has a tile fewer than the first blocks unless every block has
+// as many): the caller reads it while the launch still runs, and need not wait for its end
+// (the marks then check nothing). check is R_CHECK_NONE for trusted calls. seg_estimate:
 // segments per tile on average (offsets form: sizes the first tile's L2 prefetch of offsets).
 // Dynamic shared memory (offsets form): R_VAL_SLOTS M (the items' scan values), R_STAGE end
 // positions (r_endpos), R_TILE head bytes.
@@ -218,7 +224,9 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
-                   r_size validate, unsigned long long* __restrict__ status_out) {
+                   r_size check, unsigned long long* __restrict__ status_out) {
+    // The layout check fused into the marks.
+    const bool validate = check == R_CHECK_FUSED;
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
     // The block's carry (the scan element of its items so far) entering each tile, alternating:
     // in shared memory rather than registers (thread 0 writes the next), see r_tile.
@@ -279,7 +287,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     for (int i = 0; i < R_ITEMS; ++i) s_head[threadIdx.x * R_ITEMS + i] = 0;
     r_size seg_per_tile = seg_estimate;
 #else
-    (void)validate;  // the owner form always checks, fused into its reads
+    (void)validate;  // the owner form always checks, fused into its reads (check is ignored)
     if (threadIdx.x == 0) s_entry = block_first == 0 ? R_NO_SEGMENT : r_index(owner + block_first - 1);
     for (unsigned int k = threadIdx.x; k < R_STAGE; k += R_BLOCK) {
         s_stage_buffers[0][k] = m_identity();
@@ -293,6 +301,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __syncthreads();
     const unsigned int entry = s_entry;
 #if R_OFFSETS
+    if (check == R_CHECK_EARLY && b + 1 == gridDim.x) {
+        const unsigned long long key = r_check_offsets_block(offsets, segments + 1, n);
+        if (threadIdx.x == 0) *status_out = key;
+    }
     // The first tile's (its marks write s_tile_last[0] meanwhile, and read [1]).
     r_prefetch_offsets(offsets, segments, s_tile_last[1], seg_per_tile);
     // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
@@ -542,12 +554,17 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __syncthreads();
     if (!s_is_last) return;
     __threadfence();
+    // Every block's report reached *status before its ticket (the fence above): the caller
+    // waits for this word only, so it goes out before the join (run 169).
+    unsigned long long final_status = 0;
+    if (threadIdx.x == 0) {
+        final_status = __ldcg(status);
+        if (status_out != nullptr && check != R_CHECK_EARLY) *status_out = final_status;
+    }
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {
+        // The ticket and the word left as the next launch expects them: 0 and R_NO_INDEX.
         *ticket = 0;
-        // Every block's report reached *status before its ticket (the fence above); the word
-        // is left R_NO_INDEX for the next launch, as the ticket 0.
-        if (status_out != nullptr) *status_out = __ldcg(status);
         *status = R_NO_INDEX;
     }
 }

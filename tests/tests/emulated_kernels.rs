@@ -12,8 +12,8 @@
 //! fail under `REDUCE_REQUIRE_NVRTC=1` (CI), which has one.
 
 use reduce_core::layout::check_offsets;
-use reduce_core::SegIndex;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
+use reduce_core::{LayoutError, SegIndex};
 use reduce_cuda::{
     seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_for,
     seg_kernel_variants_lifted, KernelSource, SegAlgorithm, SegConfig,
@@ -72,7 +72,7 @@ struct Emulated {
 }
 
 /// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid,
-/// and whether the launch validates the layout (the offsets form's fused check).
+/// and the layout check the launch makes.
 struct Case {
     n: u64,
     items: Vec<u8>,
@@ -80,8 +80,14 @@ struct Case {
     index: Vec<u64>,
     segments: u64,
     grid: u64,
-    validate: bool,
+    /// The layout check (the kernel's `check`: CHECK_NONE, CHECK_FUSED or CHECK_EARLY).
+    check: u64,
 }
+
+/// The kernel's layout checks (kernels/seg_common.cuh, `R_CHECK_*`).
+const CHECK_NONE: u64 = 0;
+const CHECK_FUSED: u64 = 1;
+const CHECK_EARLY: u64 = 2;
 
 /// The order the emulator runs a block's fibers in (tests/emu/cuda_emu.hpp).
 #[derive(Clone, Copy, Debug)]
@@ -203,7 +209,7 @@ impl Emulated {
                 c.grid,
                 estimate,
                 self.smem,
-                c.validate as u64,
+                c.check,
             ] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
@@ -366,7 +372,9 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
                     index,
                     segments: lengths.len() as u64,
                     grid,
-                    validate: cases.len() % 2 == 1,
+                    // Trusted, fused check and (offsets form) early check in turn: a valid
+                    // layout is never reported.
+                    check: cases.len() as u64 % if kernel.offsets_form { 3 } else { 2 },
                 });
                 expected.push(want);
                 names.push(format!("{name}, n = {n}, grid = {grid}"));
@@ -554,7 +562,7 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
                     index,
                     segments,
                     grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
-                    validate: false,
+                    check: CHECK_NONE,
                 });
             }
         }
@@ -637,7 +645,7 @@ fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
                     segments: last as u64,
                     index: offsets,
                     grid: rng.range(1, items.div_ceil(kernel.tile).min(5)),
-                    validate: true,
+                    check: CHECK_FUSED,
                 });
             }
         }
@@ -654,6 +662,81 @@ fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
                     *status != u64::MAX,
                     want,
                     "wide {wide}, case {k} (status {status:#x}): offsets {:?}",
+                    cases[k].index
+                );
+            }
+        }
+    }
+}
+
+/// The exact check's key of the CPU check's first error (class << 62 | index; u64::MAX: none).
+fn error_key<I: SegIndex>(offsets: &[I], n: usize) -> u64 {
+    match check_offsets(offsets, n) {
+        Ok(_) => u64::MAX,
+        Err(LayoutError::FirstOffsetNotZero { .. }) => 0,
+        Err(LayoutError::OffsetsDecreasing { index, .. }) => 1 << 62 | index as u64,
+        Err(LayoutError::LastOffsetNotLen { index, .. }) => 2 << 62 | index as u64,
+        Err(e) => panic!("not an offsets error: {e}"),
+    }
+}
+
+/// A validated launch over few offsets (at most 16 per thread) checks them all in the grid's
+/// last block before its tiles, and stores the first error's key (the CPU check's first error)
+/// where the host reads it; its marks check nothing. Every grid, bad entries anywhere, u32 and
+/// u64 (entries past the u32 range with a valid layout's low 32 bits among them); valid
+/// layouts report none.
+#[test]
+fn seg_shuffle_early_check_reports_the_first_error() {
+    let Some(cxx) = compiler() else { return };
+    for wide in [false, true] {
+        let kernel = if wide {
+            plain_kernel::<Affine, u64>(&cxx, 64, 4, true, "early")
+        } else {
+            plain_kernel::<Affine, u32>(&cxx, 64, 4, true, "early")
+        };
+        let mask = if wide { u64::MAX } else { u32::MAX as u64 };
+        let mut rng = TestRng::new(13);
+        let (mut cases, mut keys) = (Vec::new(), Vec::new());
+        for entries in [2u64, 3, 100, 1023, 1024] {
+            for bug in 0..8 {
+                let lengths: Vec<u32> = (0..entries - 1).map(|_| rng.range(0, 4) as u32).collect();
+                let mut offsets: Vec<u64> =
+                    offsets_of(&lengths).into_iter().map(u64::from).collect();
+                let last = offsets.len() - 1;
+                let n = offsets[last].max(1);
+                let any = |rng: &mut TestRng| rng.range(1, last.max(1) as u64) as usize;
+                match bug {
+                    0 => offsets[0] = 1 + rng.range(0, 9),
+                    1 => offsets[last] = (offsets[last] + 1) & mask,
+                    2 | 3 => {
+                        for _ in 0..bug - 1 {
+                            let i = any(&mut rng);
+                            offsets[i] = offsets[i - 1].wrapping_sub(1 + rng.range(0, 3)) & mask;
+                        }
+                    }
+                    4 => offsets[any(&mut rng)] = mask,
+                    5 if wide => offsets[any(&mut rng)] += 1 << 32,
+                    _ => {} // valid (unless there are no items)
+                }
+                keys.push(error_key(&offsets, n as usize));
+                cases.push(Case {
+                    n,
+                    items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                    segments: last as u64,
+                    index: offsets,
+                    grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                    check: CHECK_EARLY,
+                });
+            }
+        }
+        let bad = keys.iter().filter(|&&k| k != u64::MAX).count();
+        assert!(bad > 15 && bad < keys.len(), "{bad} bad of {}", keys.len());
+        for order in Order::ALL {
+            for (k, ((status, _), &want)) in kernel.run(&cases, order).iter().zip(&keys).enumerate()
+            {
+                assert_eq!(
+                    *status, want,
+                    "wide {wide}, case {k}, {order:?}: offsets {:?}",
                     cases[k].index
                 );
             }
@@ -695,7 +778,7 @@ fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
                     segments: lengths.len() as u64,
                     index: offsets,
                     grid: n.div_ceil(kernel.tile),
-                    validate: true,
+                    check: CHECK_FUSED,
                 })
             })
             .collect();
@@ -735,7 +818,7 @@ fn seg_shuffle_u64_owners_past_u32_are_reported() {
                 index: owner,
                 segments: lengths.len() as u64,
                 grid: rng.range(1, n.div_ceil(kernel.tile)),
-                validate: true,
+                check: CHECK_FUSED,
             });
             want.push(i as u64);
         }

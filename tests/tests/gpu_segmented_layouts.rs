@@ -370,6 +370,56 @@ fn fused_check_finds_every_bad_index() {
     }
 }
 
+/// Validated SegShuffle CSR calls over at most 16 offsets per thread of a block check them all
+/// in the grid's last block before its tiles, and return as soon as its key lands, without
+/// waiting for the launch's end; more offsets take the check fused into the marks. On both sides
+/// of that limit (4096 offsets at 256 threads, 8192 at 512), u32 and u64: good layouts give the
+/// CPU fold bit for bit, and bad ones the CPU check's first error (at the first, a middle, the
+/// last but one and the last entry).
+#[test]
+fn early_check_on_both_sides_of_its_limit() {
+    let Some(gpu) = gpu() else { return };
+    let n = 200_003u64;
+    let items = Affine::random_vec(n as usize, 5);
+    let xs = gpu.upload(&items).unwrap();
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    for segments in [1u64, 1000, 4094, 4095, 4096, 8191, 8192, 20_000] {
+        let offsets: Vec<u64> = (0..=segments).map(|s| n * s / segments).collect();
+        let expected = Cpu::new().reduce_segments(&items, &offsets).unwrap();
+        let configs = [shuffle, shuffle.block(512)];
+        check_with::<Affine, u32>(&gpu, "good", &xs, &offsets, &expected, &configs);
+        check_with::<Affine, u64>(&gpu, "good", &xs, &offsets, &expected, &configs);
+        let mut bads = Vec::new();
+        let mut first = offsets.clone();
+        first[0] = 1;
+        bads.push(first);
+        for k in [segments / 2, segments - 1].into_iter().filter(|&k| k >= 2) {
+            let mut bad = offsets.clone();
+            bad[k as usize] = bad[k as usize - 1] - 1;
+            bads.push(bad);
+        }
+        let mut last = offsets.clone();
+        *last.last_mut().unwrap() = n + 1;
+        bads.push(last);
+        for bad in bads {
+            let want = cpu_check_offsets(&bad, n as usize).unwrap_err();
+            let d32 = gpu.upload(&convert::<u32>(&bad)).unwrap();
+            let d64 = gpu.upload(&bad).unwrap();
+            for config in configs {
+                let what = format!("{segments} segments, {config:?}");
+                assert_eq!(
+                    layout_error(&what, gpu.reduce_segments(&xs, &d32, config)),
+                    want
+                );
+                assert_eq!(
+                    layout_error(&what, gpu.reduce_segments(&xs, &d64, config)),
+                    want
+                );
+            }
+        }
+    }
+}
+
 /// u64 entries past the u32 range (which SegShuffle reads narrowed to 32 bits) are bad entries
 /// like any other: each call returns the CPU check's first error, in every place, both forms.
 #[test]

@@ -22,6 +22,14 @@ pub(crate) struct Job {
     pub module: Arc<LoadedKernel>,
 }
 
+impl Job {
+    /// Whether a validated SegShuffle launch checks the layout early ([`Check::Early`]): CSR
+    /// offsets, at most [`EARLY_PER_THREAD`] per thread of a block.
+    pub fn checks_early(&self) -> bool {
+        self.layout.offsets_form && self.layout.len <= EARLY_PER_THREAD * self.plan.block() as usize
+    }
+}
+
 const ALIGN: usize = 256;
 
 /// Carves 256-byte-aligned regions out of one scratch allocation.
@@ -51,6 +59,25 @@ impl Carver {
             })
             .collect())
     }
+}
+
+/// The offsets per thread of one block that [`Check::Early`] takes at most (kernels/
+/// seg_common.cuh, `R_EARLY_PER_THREAD`).
+const EARLY_PER_THREAD: usize = 16;
+
+/// What a SegShuffle launch checks of its layout (the kernel's `check`, kernels/seg_common.cuh
+/// `R_CHECK_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Nothing: a trusted call.
+    None = 0,
+    /// Fused into the launch's reads; the status comes from its last block.
+    Fused = 1,
+    /// CSR offsets, few of them: the exact check by the grid's last block before its tiles,
+    /// which stores the first error key into the pinned word while the launch still runs (the
+    /// call need not wait for the launch's end: a validated call otherwise waits for its last
+    /// block, 4-6 us more than a trusted one on short calls, run 167).
+    Early = 2,
 }
 
 impl Gpu {
@@ -109,16 +136,13 @@ impl Gpu {
 
     /// SegShuffle: one launch. Its status word (the scratch's `seg_status`, all ones between
     /// launches: the last block resets it, so no memset is queued): the first bad owner index
-    /// (owner form), or, offsets form with `validate`, 0 when its reads of the offsets saw a
-    /// bad entry or did not cover them all (u64::MAX: neither). With `validate` the last block
-    /// first stores it into the scratch's pinned host word (mapped for the device):
-    /// `poll_pinned_status` reads it as soon as it lands, with no copy queued behind the kernel.
-    pub(crate) fn seg_shuffle(
-        &self,
-        job: &Job,
-        scratch: &mut Scratch,
-        validate: bool,
-    ) -> Result<()> {
+    /// (owner form), or, offsets form with [`Check::Fused`], 0 when its reads of the offsets
+    /// saw a bad entry or did not cover them all (u64::MAX: neither). Unless [`Check::None`],
+    /// the last block first stores it into the scratch's pinned host word (mapped for the
+    /// device): `poll_pinned_status` reads it as soon as it lands, with no copy queued behind
+    /// the kernel. With [`Check::Early`] the pinned word receives the offsets' first error key
+    /// instead (see [`Check::Early`]).
+    pub(crate) fn seg_shuffle(&self, job: &Job, scratch: &mut Scratch, check: Check) -> Result<()> {
         let f = job.module.function(job.plan.kernel(job.shape).1)?;
         let smem = job.plan.dynamic_smem(job.shape);
         self.prepare_smem(&f, job.plan.algorithm().name(), smem)?;
@@ -132,7 +156,7 @@ impl Gpu {
         // Segments per tile on average: sizes the L2 prefetch of each block's first tile's offsets.
         let segments = job.segments as u64;
         let estimate = (segments * job.plan.data_block()).div_ceil(n.max(1));
-        let status_out = self.status_out(scratch, validate)?;
+        let status_out = self.status_out(scratch, check != Check::None)?;
         let stream = &self.inner.stream;
         let args = [
             job.items.ptr,
@@ -145,7 +169,7 @@ impl Gpu {
             scratch.ticket.device_ptr(stream),
             scratch.seg_status.device_ptr(stream),
             estimate,
-            validate as u64,
+            check as u64,
             status_out,
         ];
         self.launch(&f, grid, job.plan.block(), smem, &args)

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{JitReport, LoadedKernel};
 use crate::view::{DeviceInput, DeviceOutput, SegLayout};
+use launch::Check;
 use plan::{resolve, SegPlan, Shape};
 use reduce_core::layout::{check_fits, SegIndex};
 use reduce_core::{CudaMonoid, DeviceCopy, LayoutError};
@@ -106,7 +107,8 @@ impl Gpu {
 
     /// [`Gpu::reduce_by_owner`] into the caller's buffer (its first `num_segments` values): no
     /// allocation per call. With `SegConfig::trusted` it only queues the work (for loops and
-    /// pipelines); validating waits for the result of the check.
+    /// pipelines); validating waits for the result of the check, not for the reduction (stream
+    /// order, as for a trusted call).
     pub fn reduce_by_owner_into<M: CudaMonoid, L: SegLayout>(
         &self,
         items: &impl DeviceInput<M>,
@@ -144,7 +146,8 @@ impl Gpu {
 
     /// [`Gpu::reduce_segments`] into the caller's buffer (its first `offsets.len() - 1`
     /// values): no allocation per call. With `SegConfig::trusted` it only queues the work;
-    /// validating waits for the result of the check.
+    /// validating waits for the result of the check, not for the reduction (stream order, as
+    /// for a trusted call; with few offsets the check's result comes before the reduction ends).
     pub fn reduce_segments_into<M: CudaMonoid, L: SegLayout>(
         &self,
         items: &impl DeviceInput<M>,
@@ -339,13 +342,19 @@ impl Gpu {
                 Ok(())
             }
             SegPlan::Shuffle { .. } => {
-                // The layout check is fused into the launch in both forms; the call waits for
-                // it only when validating. The owner form reports the first bad owner; the
-                // offsets form only that its reads saw a bad entry: the exact check finds it.
-                self.seg_shuffle(job, scratch, validate)?;
                 if !validate {
-                    return Ok(());
+                    return self.seg_shuffle(job, scratch, Check::None);
                 }
+                if job.checks_early() {
+                    // Few offsets: their first error key arrives before the launch ends.
+                    self.seg_shuffle(job, scratch, Check::Early)?;
+                    let key = self.poll_pinned_status(scratch)?;
+                    return self.status_error(job, key);
+                }
+                // Else the layout check is fused into the launch in both forms. The owner form
+                // reports the first bad owner; the offsets form only that its reads saw a bad
+                // entry: the exact check finds it.
+                self.seg_shuffle(job, scratch, Check::Fused)?;
                 let status = self.poll_pinned_status(scratch)?;
                 if !job.layout.offsets_form {
                     self.status_error(job, status)?;
