@@ -797,12 +797,27 @@ pub fn sanitize(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Resul
             }
         }
     }
-    // A bad layout goes through the fused check and comes back as the exact error.
+    // A bad layout goes through the fused check and comes back as the exact error; SegShuffle's
+    // validated CSR calls check few offsets early (the grid's last block, before its tiles),
+    // more in the marks (block 64: more than 1024 offsets).
     let bad = gpu.upload(&[0u32, 5, 3, 10])?;
     let ten = gpu.upload(&random_items(10))?;
     check(
         "bad offsets through SegMerge".into(),
         gpu.reduce_segments(&ten, &bad, SegAlgorithm::SegMerge)
+            .is_err(),
+    );
+    check(
+        "bad offsets through SegShuffle's early check".into(),
+        gpu.reduce_segments(&ten, &bad, SegAlgorithm::SegShuffle)
+            .is_err(),
+    );
+    let mut many: Vec<u32> = (0..=2000u32).map(|s| s * 3 / 2).collect();
+    many[1000] = many[998];
+    let (many, items) = (gpu.upload(&many)?, gpu.upload(&random_items(3000))?);
+    check(
+        "bad offsets through SegShuffle's fused check".into(),
+        gpu.reduce_segments(&items, &many, small_shuffle.grid(3))
             .is_err(),
     );
     Ok(failures)
