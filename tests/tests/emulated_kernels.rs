@@ -539,11 +539,7 @@ fn seg_shuffle_lifted_items_are_the_fold() {
 fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = if wide {
-            plain_kernel::<Affine, u64>(&cxx, 64, 16, true, "garbage")
-        } else {
-            plain_kernel::<Affine, u32>(&cxx, 64, 16, true, "garbage")
-        };
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16, "garbage");
         let spreads = if wide { 4 } else { 3 };
         let mut rng = TestRng::new(6);
         let mut cases = Vec::new();
@@ -572,6 +568,15 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     }
 }
 
+/// SegShuffle's offsets-form kernel for Affine, with u64 offsets (`wide`) or u32.
+fn affine_offsets_kernel(cxx: &str, wide: bool, threads: u32, items: u32, tag: &str) -> Emulated {
+    if wide {
+        plain_kernel::<Affine, u64>(cxx, threads, items, true, tag)
+    } else {
+        plain_kernel::<Affine, u32>(cxx, threads, items, true, tag)
+    }
+}
+
 /// Whether the CPU check rejects the offsets.
 fn offsets_are_bad<I: SegIndex>(offsets: &[I], n: usize) -> bool {
     check_offsets(offsets, n).is_err()
@@ -585,11 +590,7 @@ fn offsets_are_bad<I: SegIndex>(offsets: &[I], n: usize) -> bool {
 fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = if wide {
-            plain_kernel::<Affine, u64>(&cxx, 64, 16, true, "check")
-        } else {
-            plain_kernel::<Affine, u32>(&cxx, 64, 16, true, "check")
-        };
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16, "check");
         // The index type's largest value (arithmetic below wraps there).
         let mask = if wide { u64::MAX } else { u32::MAX as u64 };
         let mut rng = TestRng::new(9);
@@ -689,11 +690,7 @@ fn error_key<I: SegIndex>(offsets: &[I], n: usize) -> u64 {
 fn seg_shuffle_early_check_reports_the_first_error() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = if wide {
-            plain_kernel::<Affine, u64>(&cxx, 64, 4, true, "early")
-        } else {
-            plain_kernel::<Affine, u32>(&cxx, 64, 4, true, "early")
-        };
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 4, "early");
         let mask = if wide { u64::MAX } else { u32::MAX as u64 };
         let mut rng = TestRng::new(13);
         let (mut cases, mut keys) = (Vec::new(), Vec::new());
@@ -752,11 +749,7 @@ fn seg_shuffle_early_check_reports_the_first_error() {
 fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = if wide {
-            plain_kernel::<Affine, u64>(&cxx, 32, 4, true, "cover")
-        } else {
-            plain_kernel::<Affine, u32>(&cxx, 32, 4, true, "cover")
-        };
+        let kernel = affine_offsets_kernel(&cxx, wide, 32, 4, "cover");
         let mut rng = TestRng::new(11);
         let lengths: Vec<u32> = (0..300).map(|_| rng.range(1, 3) as u32).collect();
         let valid: Vec<u64> = offsets_of(&lengths).into_iter().map(u64::from).collect();
