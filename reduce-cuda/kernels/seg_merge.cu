@@ -633,11 +633,13 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     __syncthreads();
     if (!s_is_last) return;
     __threadfence();
+    // Every block's report reached *status before its ticket (the fence above): the caller
+    // waits for this word only, so it goes out before the join (as in SegShuffle, run 169).
+    if (threadIdx.x == 0 && status_out != nullptr) *status_out = __ldcg(status);
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {
+        // The ticket and the word left as the next launch expects them: 0 and R_NO_INDEX.
         *ticket = 0;
-        // Every block's report reached *status before its ticket (the fence above).
-        if (status_out != nullptr) *status_out = __ldcg(status);
         *status = R_NO_INDEX;
     }
 }

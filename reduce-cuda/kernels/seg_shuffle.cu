@@ -556,11 +556,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __threadfence();
     // Every block's report reached *status before its ticket (the fence above): the caller
     // waits for this word only, so it goes out before the join (run 169).
-    unsigned long long final_status = 0;
-    if (threadIdx.x == 0) {
-        final_status = __ldcg(status);
-        if (status_out != nullptr && check != R_CHECK_EARLY) *status_out = final_status;
-    }
+    if (threadIdx.x == 0 && status_out != nullptr && check != R_CHECK_EARLY) *status_out = __ldcg(status);
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {
         // The ticket and the word left as the next launch expects them: 0 and R_NO_INDEX.
