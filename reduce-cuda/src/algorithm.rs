@@ -182,7 +182,7 @@ const SHUFFLE_GROUP: u32 = 4;
 pub(crate) const SHUFFLE_BLOCKS_PER_SM: u32 = 2;
 
 /// Static shared memory a kernel may use without opting in.
-const STATIC_SMEM_LIMIT: usize = 48 * 1024;
+pub(crate) const STATIC_SMEM_LIMIT: usize = 48 * 1024;
 
 /// The matrix height of every matrix algorithm: one warp folds the rows.
 pub(crate) const MATRIX_ROWS: u32 = 32;
@@ -367,18 +367,30 @@ impl Config {
                 // Defaults measured on an H100 (docs/gpu-results.md, 2026-11-22): 512 threads,
                 // block-contiguous tiles folded every 4 tiles, 2 blocks per SM, so that each
                 // block streams one contiguous region: 0.99-1.00 of the read roof at 2^28.
-                let group = c.tile_group.unwrap_or(SHUFFLE_GROUP);
-                let block = check_block(alg, c.block.unwrap_or(SHUFFLE_BLOCK))?;
-                // Two rings of `group` block tiles' warp values live in static shared memory.
-                let ring = 2 * group as usize * (block as usize / 32) * item_size;
-                if ring + 32 * item_size > STATIC_SMEM_LIMIT {
-                    return Err(invalid(
-                        alg,
-                        format!(
-                            "tile_group {group} with {block} threads needs {ring} bytes of shared \
-                             memory for {item_size}-byte items; the static limit is {STATIC_SMEM_LIMIT}"
-                        ),
-                    ));
+                let mut group = c.tile_group.unwrap_or(SHUFFLE_GROUP);
+                let mut block = check_block(alg, c.block.unwrap_or(SHUFFLE_BLOCK))?;
+                // Two rings of `group` block tiles' warp values, a warp's values and a few words
+                // live in static shared memory. Large items: shrink the defaults the caller left
+                // open (the group, then the block) until they fit.
+                let smem = |group: u32, block: u32| {
+                    (2 * group as usize * (block as usize / 32) + 32) * item_size + 64
+                };
+                while smem(group, block) > STATIC_SMEM_LIMIT {
+                    if c.tile_group.is_none() && group > 1 {
+                        group -= 1;
+                    } else if c.block.is_none() && block > 32 {
+                        block /= 2;
+                    } else {
+                        return Err(invalid(
+                            alg,
+                            format!(
+                                "tile_group {group} with {block} threads needs {} bytes of shared \
+                                 memory for {item_size}-byte items; the static limit is \
+                                 {STATIC_SMEM_LIMIT}",
+                                smem(group, block)
+                            ),
+                        ));
+                    }
                 }
                 Ok(Plan::Shuffle {
                     block,
@@ -528,6 +540,29 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shuffle's static rings shrink for large items (the tile group, then the block) where
+    /// the caller left the defaults; explicit parameters that do not fit are an error.
+    #[test]
+    fn shuffle_defaults_shrink_for_large_items() {
+        let shuffle = Config::new(Algorithm::Shuffle);
+        for size in [4, 72, 256, 512, 1024, 1400] {
+            let Plan::Shuffle { block, group, .. } = shuffle.plan(size).unwrap() else {
+                panic!("{size}")
+            };
+            let smem = (2 * group as usize * (block as usize / 32) + 32) * size + 64;
+            assert!(
+                smem <= STATIC_SMEM_LIMIT,
+                "{size}: {block} threads, group {group}"
+            );
+            if size <= 256 {
+                assert_eq!((block, group), (SHUFFLE_BLOCK, SHUFFLE_GROUP), "{size}");
+            }
+        }
+        assert!(shuffle.tile_group(4).block(512).plan(512).is_err());
+        assert!(shuffle.block(512).plan(1400).is_err());
+        assert!(shuffle.plan(4096).is_err());
+    }
 
     #[test]
     fn shuffle_lanes_fill_whole_vectors() {

@@ -381,6 +381,12 @@ fn type_errors() {
     );
     let e = error(parse_quote!(l.a), "i32");
     assert!(e.contains("expected `i32`, found `u32`"), "{e}");
+    // A constant is a `usize` (a length or bound): the message says so and how to use it.
+    let e = error(parse_quote!(l.a.wrapping_mul(B)), "u32");
+    assert!(
+        e.contains("found the constant `B`") && e.contains("write `B as u32`"),
+        "{e}"
+    );
     let e = error(parse_quote!(1), "f32");
     assert!(e.contains("write a float literal"), "{e}");
     let e = error(parse_quote!(-l.a), "u32");

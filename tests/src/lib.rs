@@ -6,6 +6,7 @@
 //! [`require_nvrtc`]; with `REDUCE_REQUIRE_NVRTC=1` (set by `.ci/run`) a missing library fails.
 
 pub mod cubin;
+pub mod emu;
 pub mod fuzz_regressions;
 pub mod lang;
 

@@ -2,6 +2,7 @@
 
 use crate::algorithm::{
     check_block, check_grid, check_width, gcd, invalid, reject, shuffle_items, Named, MATRIX_ROWS,
+    STATIC_SMEM_LIMIT,
 };
 use crate::codegen::KernelSpec;
 use crate::error::Result;
@@ -228,6 +229,43 @@ fn merge_steps(item_size: usize) -> u32 {
     }
 }
 
+/// SegShuffle's default threads per block.
+const SHUFFLE_SEG_BLOCK: u32 = 256;
+
+/// An upper bound on SegShuffle's static shared memory without the owner form's output stage
+/// (kernels/seg_shuffle.cu): the block scan's warp aggregates (`s_agg`: two of R_WARP + 1
+/// `r_seg`, a flag padded to the value's alignment and the value), the two carries, the entry
+/// value, the offsets form's warp folds of a tile inside one segment (`s_single`), and a few
+/// words. It grows with the monoid's size: past about 560 bytes (offsets form) or 650 (owner
+/// form) it leaves no room, and `Auto` takes SegMerge, whose memory is dynamic.
+fn shuffle_static_smem(shape: Shape, block: u32) -> usize {
+    let m = shape.m_size.max(1);
+    let seg = m + 16;
+    let folds = if shape.offsets_form {
+        2 * (block as usize / 32) * m
+    } else {
+        0
+    };
+    (2 * (32 + 1) + 2) * seg + m + folds + 128
+}
+
+/// SegShuffle's owner-form output stage slots that fit beside the rest of its static shared
+/// memory (two stages of `slots + 1` values; 0 when not even one slot fits).
+fn shuffle_owner_stage_room(shape: Shape, block: u32) -> u64 {
+    let m = shape.m_size.max(1);
+    let room = STATIC_SMEM_LIMIT.saturating_sub(shuffle_static_smem(shape, block)) / (2 * m);
+    room.saturating_sub(1) as u64
+}
+
+/// Whether SegShuffle's static shared memory fits for this shape and block.
+fn shuffle_fits(shape: Shape, block: u32) -> bool {
+    if shape.offsets_form {
+        shuffle_static_smem(shape, block) <= STATIC_SMEM_LIMIT
+    } else {
+        shuffle_owner_stage_room(shape, block) >= 1
+    }
+}
+
 /// The default shared memory SegMerge's parameters are shrunk to for large items.
 const MERGE_SMEM_BUDGET: usize = 96 * 1024;
 
@@ -265,7 +303,8 @@ pub(crate) fn resolve(config: SegConfig, shape: Shape, n: usize, segments: usize
     }
     let (max_items, max_segments) = shuffle_limits(shape);
     let beyond_u32 = n as u64 > max_items || segments as u64 > max_segments;
-    let algorithm = if beyond_u32 {
+    let too_large = !shuffle_fits(shape, config.block.unwrap_or(SHUFFLE_SEG_BLOCK));
+    let algorithm = if beyond_u32 || too_large {
         SegAlgorithm::SegMerge
     } else {
         SegAlgorithm::SegShuffle
@@ -432,8 +471,20 @@ impl SegConfig {
                 let (items, _) = shuffle_items(shape.m_size.max(shape.in_size), c.items_per_thread)
                     .map_err(bad)?;
                 let (_, vecs) = shuffle_items(shape.in_size, Some(items)).map_err(bad)?;
+                let block = check_block(alg, c.block.unwrap_or(SHUFFLE_SEG_BLOCK))?;
+                if !shuffle_fits(shape, block) {
+                    return Err(invalid(
+                        alg,
+                        format!(
+                            "{}-byte values leave no room in SegShuffle's static shared memory \
+                             (its block scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} \
+                             bytes): use SegMerge (Auto does)",
+                            shape.m_size
+                        ),
+                    ));
+                }
                 Ok(SegPlan::Shuffle {
-                    block: check_block(alg, c.block.unwrap_or(256))?,
+                    block,
                     items,
                     vecs,
                     grid: check_grid(alg, c.grid)?,
@@ -581,7 +632,7 @@ impl SegPlan {
     }
 
     /// SegShuffle's stage: the segment ids a tile closes that it writes in order. Owner form: a
-    /// tile's worth of values, at most 16 KiB; offsets form: end positions for twice a tile's
+    /// tile's worth of values, at most 16 KiB and what static shared memory leaves; offsets form: end positions for twice a tile's
     /// segments (ids past the stage, from many empty segments, cost a re-read of their offsets).
     fn stage_slots(&self, shape: Shape) -> u64 {
         if shape.offsets_form {
@@ -589,6 +640,7 @@ impl SegPlan {
         }
         self.data_block()
             .min((16 * 1024 / shape.m_size.max(1)) as u64)
+            .min(shuffle_owner_stage_room(shape, self.block()))
             .max(1)
     }
 
@@ -894,5 +946,53 @@ mod tests {
         assert!(merge.items_per_thread(3).plan(shape(4)).is_err());
         assert!(merge.block(96).plan(shape(4)).is_err());
         assert!(merge.stages(9).plan(shape(4)).is_err());
+    }
+
+    /// SegShuffle keeps its block scan's values (and the owner form its output stage) in static
+    /// shared memory: the stage shrinks for large values, and values that leave no room are a
+    /// clear error for SegShuffle and SegMerge for `Auto`. (224-byte values overflowed the owner
+    /// form's 48 KiB before, and NVRTC failed for `Auto`.)
+    #[test]
+    fn seg_shuffle_fits_static_shared_memory_or_auto_takes_seg_merge() {
+        let shape = |size, offsets_form| Shape {
+            in_size: size,
+            m_size: size,
+            offsets_form,
+            wide: false,
+            plain_items: false,
+            plain_index: false,
+            lifted: false,
+        };
+        let auto = SegConfig::new(SegAlgorithm::Auto);
+        let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+        for offsets_form in [false, true] {
+            for size in [4, 8, 72, 216, 224, 256, 512] {
+                let s = shape(size, offsets_form);
+                assert_eq!(
+                    resolve(auto, s, 1000, 10).algorithm,
+                    SegAlgorithm::SegShuffle
+                );
+                let plan = shuffle.plan(s).unwrap();
+                let stage = if offsets_form {
+                    0
+                } else {
+                    2 * (plan.stage_slots(s) as usize + 1) * size
+                };
+                assert!(
+                    shuffle_static_smem(s, plan.block()) + stage <= STATIC_SMEM_LIMIT,
+                    "{size} bytes, offsets form {offsets_form}: {plan:?}"
+                );
+            }
+            let huge = shape(1024, offsets_form);
+            assert_eq!(
+                resolve(auto, huge, 1000, 10).algorithm,
+                SegAlgorithm::SegMerge
+            );
+            let err = shuffle.plan(huge).unwrap_err().to_string();
+            assert!(err.contains("SegMerge"), "{err}");
+        }
+        // The default stage of small values is unchanged: a tile, at most 16 KiB.
+        let plan = shuffle.plan(shape(8, false)).unwrap();
+        assert_eq!(plan.stage_slots(shape(8, false)), plan.data_block());
     }
 }

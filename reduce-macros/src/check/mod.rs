@@ -475,6 +475,20 @@ impl<'a> Checker<'a> {
                     have.rust()
                 ),
             )),
+            (T::Known(Ty::Scalar(Scalar::Usize)), Ty::Scalar(want)) if want.is_int() => {
+                let found = match &t.kind {
+                    Kind::Sym(name) => format!(
+                        "the constant `{name}`: constants named in capitals are translated as \
+                         `usize` (lengths and loop bounds); write `{name} as {}`",
+                        want.rust()
+                    ),
+                    _ => format!("`usize`; write `... as {}`", want.rust()),
+                };
+                Err(err(
+                    t.src,
+                    format!("expected `{}`, found {found}", want.rust()),
+                ))
+            }
             (have, want) => Err(err(
                 t.src,
                 format!("expected `{}`, found {}", want.rust(), self.ty_name(have)),

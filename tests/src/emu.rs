@@ -1,0 +1,366 @@
+//! The CPU emulator of SegShuffle's kernel (tests/emu): the generated CUDA text compiled by the
+//! host C++ compiler against `tests/emu/cuda_emu.hpp` and `seg_shuffle_main.cpp` (every CUDA
+//! thread a fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared
+//! memory, AddressSanitizer on every access), launched block by block on cases written to a
+//! file. `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks, garbage
+//! layouts, lifted items); [`seg_shuffle_kernel`] and [`check_layouts`] run any padding-free
+//! monoid over a list of segment lengths against the sequential fold.
+
+use crate::{Random, TestRng};
+use reduce_core::{fold_segments, CudaMonoid, SegIndex};
+use reduce_cuda::{
+    seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for, KernelSource, SegAlgorithm,
+    SegConfig,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The host C++ compiler, or `None` (after saying why) where the tests may skip.
+pub fn compiler() -> Option<String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let works = Command::new(&cxx)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        return Some(cxx);
+    }
+    if std::env::var("REDUCE_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
+        panic!("REDUCE_REQUIRE_NVRTC=1 but no host C++ compiler ({cxx}) for the emulated kernels");
+    }
+    eprintln!("emulated kernel test skipped: no host C++ compiler ({cxx})");
+    None
+}
+
+/// The bytes of values without padding (every type used here: u32 and f32 fields only).
+pub fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
+    // SAFETY: T is Copy and, for the types of this file, has no padding: every byte is initialised.
+    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
+        .to_vec()
+}
+
+/// Values of a padding-free `Copy` type from their bytes.
+pub fn values_from<T: Copy>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(std::mem::size_of::<T>())
+        // SAFETY: the types of this file are plain data: any bytes are a value.
+        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
+        .collect()
+}
+
+/// A SegShuffle launch compiled for the emulator.
+pub struct Emulated {
+    exe: PathBuf,
+    dir: PathBuf,
+    pub threads: u64,
+    pub tile: u64,
+    pub offsets_form: bool,
+    pub m_size: usize,
+    /// u64 layout entries (else u32).
+    pub wide: bool,
+    /// The launch's dynamic shared memory per block (what the library passes).
+    pub smem: u64,
+}
+
+/// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid,
+/// and the layout check the launch makes.
+pub struct Case {
+    pub n: u64,
+    pub items: Vec<u8>,
+    /// Offsets or owners (written as the kernel's index type).
+    pub index: Vec<u64>,
+    pub segments: u64,
+    pub grid: u64,
+    /// The layout check (the kernel's `check`: CHECK_NONE, CHECK_FUSED or CHECK_EARLY).
+    pub check: u64,
+}
+
+/// The kernel's layout checks (kernels/seg_common.cuh, `R_CHECK_*`).
+pub const CHECK_NONE: u64 = 0;
+pub const CHECK_FUSED: u64 = 1;
+pub const CHECK_EARLY: u64 = 2;
+
+/// The order the emulator runs a block's fibers in (tests/emu/cuda_emu.hpp).
+#[derive(Clone, Copy, Debug)]
+pub enum Order {
+    /// Round the block in increasing thread order, each fiber up to its next wait.
+    Increasing,
+    /// The same in decreasing thread order.
+    Decreasing,
+    /// The first runnable fiber after every switch: warps run ahead of later warps between
+    /// block barriers.
+    WarpsAhead,
+}
+
+impl Order {
+    pub const ALL: [Order; 3] = [Order::Increasing, Order::Decreasing, Order::WarpsAhead];
+
+    pub fn arg(self) -> &'static str {
+        match self {
+            Order::Increasing => "forward",
+            Order::Decreasing => "reverse",
+            Order::WarpsAhead => "eager",
+        }
+    }
+}
+
+impl Emulated {
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        cxx: &str,
+        source: KernelSource,
+        tag: &str,
+        config: SegConfig,
+        offsets_form: bool,
+        wide: bool,
+        m_size: usize,
+        smem: usize,
+    ) -> Emulated {
+        let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
+        // `extern __shared__ T name[];` -> the emulator's dynamic shared memory; a prefetch
+        // (a cache hint, no value changes) -> an empty statement.
+        let text: String = source
+            .text
+            .lines()
+            .map(|line| {
+                let code = line.trim();
+                if let Some(decl) = code.strip_prefix("extern __shared__ ") {
+                    let decl = decl.trim_end_matches("[];");
+                    let (ty, name) = decl.rsplit_once(' ').unwrap();
+                    format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
+                } else if code.starts_with("asm volatile(\"prefetch.") {
+                    ";\n".to_string()
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("emu");
+        let tag = format!(
+            "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
+            if offsets_form { "offsets" } else { "owner" },
+            if wide { "_u64" } else { "" }
+        );
+        let dir = std::env::temp_dir().join(format!("reduce-emu-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cpp = dir.join("kernel.cpp");
+        std::fs::write(
+            &cpp,
+            format!(
+                "#include \"{}\"\n{text}\n#include \"{}\"\n",
+                emu.join("cuda_emu.hpp").display(),
+                emu.join("seg_shuffle_main.cpp").display()
+            ),
+        )
+        .unwrap();
+        let exe = dir.join("kernel");
+        let out = Command::new(cxx)
+            .args(["-std=c++17", "-O1", "-g", "-w", "-fsanitize=address"])
+            .args(["-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off"])
+            .arg(&cpp)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{cxx} failed on {}:\n{}",
+            cpp.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Emulated {
+            exe,
+            dir,
+            threads: threads as u64,
+            tile: threads as u64 * items as u64,
+            offsets_form,
+            m_size,
+            wide,
+            smem: smem as u64,
+        }
+    }
+
+    /// Runs the cases in one process, the fibers of each block in `order`; per case (status,
+    /// the segments' bytes).
+    pub fn run(&self, cases: &[Case], order: Order) -> Vec<(u64, Vec<u8>)> {
+        let mut input = Vec::new();
+        for c in cases {
+            let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
+            for h in [
+                c.n,
+                c.segments,
+                c.index.len() as u64,
+                c.grid,
+                estimate,
+                self.smem,
+                c.check,
+            ] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            if self.wide {
+                input.extend_from_slice(&bytes_of(&c.index));
+            } else {
+                let narrow: Vec<u32> = c.index.iter().map(|&v| v as u32).collect();
+                assert!(narrow.iter().zip(&c.index).all(|(&a, &b)| a as u64 == b));
+                input.extend_from_slice(&bytes_of(&narrow));
+            }
+        }
+        let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
+        std::fs::write(&cases_path, input).unwrap();
+        let out = Command::new(&self.exe)
+            .arg(&cases_path)
+            .arg(&results_path)
+            .arg(order.arg())
+            .env(
+                "ASAN_OPTIONS",
+                "detect_leaks=0:detect_stack_use_after_return=0",
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the emulated kernel failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(&results_path).unwrap();
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        let mut at = 0;
+        cases
+            .iter()
+            .map(|c| {
+                let (status, ok) = (word(at), word(at + 8));
+                assert_eq!(ok, 1, "deadlock, the ticket not reset, or the status handed out differs from the status word");
+                at += 16;
+                let len = c.segments as usize * self.m_size;
+                at += len;
+                (status, bytes[at - len..at].to_vec())
+            })
+            .collect()
+    }
+}
+
+impl Drop for Emulated {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// SegShuffle for `M` with `threads` x `items` per block, layouts of index type `I`; `variant`
+/// picks among `seg_kernel_variants_for` (u32 offsets have two).
+pub fn seg_shuffle_kernel<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    threads: u32,
+    items: u32,
+    offsets_form: bool,
+    variant: usize,
+) -> Emulated {
+    let config = SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(threads)
+        .items_per_thread(items);
+    let source: KernelSource = if variant == 0 {
+        seg_kernel_source_for::<M, I>(config, offsets_form).unwrap()
+    } else {
+        seg_kernel_variants_for::<M, I>(config, offsets_form)
+            .unwrap()
+            .swap_remove(variant)
+    };
+    let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
+    let tag = format!("{}_v{variant}", M::CUDA_NAME);
+    let size = std::mem::size_of::<M>();
+    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
+}
+
+/// Every layout of `layouts` (none may be without items or segments: the runtime does
+/// not launch for those), grids 1, 2, 3 and one block per tile, the three layout checks
+/// in turn, fibers in every order: each segment equals the fold, and no valid layout is
+/// reported bad.
+pub fn check_layouts<M: CudaMonoid + Random>(
+    kernel: &Emulated,
+    layouts: &[(String, Vec<u64>)],
+    seed: u64,
+) {
+    let mut rng = TestRng::new(seed);
+    let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, lengths) in layouts {
+        let offsets = offsets_u64(lengths);
+        let n = *offsets.last().unwrap();
+        assert!(
+            n > 0 && !lengths.is_empty(),
+            "{name}: not launched by the runtime"
+        );
+        let items = M::random_vec(n as usize, rng.next_u64());
+        let want = fold_segments(&items, &offsets).unwrap();
+        let index = if kernel.offsets_form {
+            offsets
+        } else {
+            owners_u64(lengths)
+        };
+        let tiles = n.div_ceil(kernel.tile);
+        for grid in [1, 2, 3, tiles] {
+            if grid > tiles {
+                continue;
+            }
+            let checks = if kernel.offsets_form { 3 } else { 2 };
+            cases.push(Case {
+                n,
+                items: bytes_of(&items),
+                index: index.clone(),
+                segments: lengths.len() as u64,
+                grid,
+                check: [CHECK_NONE, CHECK_FUSED, CHECK_EARLY][cases.len() % checks],
+            });
+            expected.push(want.clone());
+            names.push(format!("{name}, grid {grid}"));
+        }
+    }
+    for order in Order::ALL {
+        let results = kernel.run(&cases, order);
+        for ((name, want), (status, bytes)) in names.iter().zip(&expected).zip(&results) {
+            let got: Vec<M> = values_from(bytes);
+            let first_bad = got.len().min(want.len());
+            let first_bad = (0..first_bad)
+                .find(|&s| got[s] != want[s])
+                .unwrap_or(first_bad);
+            assert!(
+                got == *want,
+                "{} emulated ({}, {}, tile {}, fibers {order:?}): {name}: segment {first_bad} \
+                 of {} (got {} values) differs from the fold",
+                M::CUDA_NAME,
+                if kernel.offsets_form {
+                    "offsets"
+                } else {
+                    "owner"
+                },
+                if kernel.wide { "u64" } else { "u32" },
+                kernel.tile,
+                want.len(),
+                got.len()
+            );
+            assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
+        }
+    }
+    eprintln!(
+        "{}: {} emulated launches equal to the fold, fibers in every order",
+        M::CUDA_NAME,
+        cases.len()
+    );
+}
+
+/// The offsets (u64) of segments with these lengths.
+fn offsets_u64(lengths: &[u64]) -> Vec<u64> {
+    std::iter::once(0)
+        .chain(lengths.iter().scan(0u64, |end, &l| {
+            *end += l;
+            Some(*end)
+        }))
+        .collect()
+}
+
+/// The owner (u64) of every item of segments with these lengths.
+fn owners_u64(lengths: &[u64]) -> Vec<u64> {
+    let runs = lengths.iter().enumerate();
+    runs.flat_map(|(s, &l)| std::iter::repeat_n(s as u64, l as usize))
+        .collect()
+}
