@@ -118,7 +118,7 @@ use syn::{parse_macro_input, DeriveInput};
 /// - `as` casts between the primitive types (`bool as` integer, `x as usize` for indices);
 /// - methods `min max abs sqrt mul_add is_nan wrapping_add wrapping_sub wrapping_mul
 ///   wrapping_neg wrapping_div wrapping_rem wrapping_shl wrapping_shr rotate_left
-///   rotate_right`, also called as `f32::max(a, b)`;
+///   rotate_right count_ones leading_zeros trailing_zeros`, also called as `f32::max(a, b)`;
 /// - constants `f32::{INFINITY, NEG_INFINITY, NAN, MAX, MIN, MIN_POSITIVE, EPSILON}`, the same
 ///   for `f64`, `MAX`, `MIN`, `BITS` of the integer types, and `usize` constants named in
 ///   capitals (`const N: usize` items, const generic parameters), known when the kernel is

@@ -208,6 +208,20 @@ fn integer_arithmetic_wraps() {
         cuda(parse_quote!(l.a.rotate_left(3)), "u32"),
         "r_rotl_u32(l.a, 3u)"
     );
+    // Bit counts of any integer type are u32, from the prelude's helpers.
+    assert_eq!(
+        cuda(parse_quote!(l.a.count_ones()), "u32"),
+        "r_popc_u32(l.a)"
+    );
+    assert_eq!(
+        cuda(
+            parse_quote!(l.c.leading_zeros() + l.a.trailing_zeros()),
+            "u32"
+        ),
+        "r_clz_u8(l.c) + r_ctz_u32(l.a)"
+    );
+    let e = error(parse_quote!(l.x.count_ones()), "u32");
+    assert!(e.contains("not a method of `f32`"), "{e}");
 }
 
 #[test]
@@ -847,8 +861,8 @@ fn subset_errors() {
     let cases: Vec<(Expr, &str)> = vec![
         (parse_quote!(l.q2), "no field `q2` on `S`"),
         (
-            parse_quote!(l.a.count_ones()),
-            "method `count_ones` cannot be translated",
+            parse_quote!(l.a.swap_bytes()),
+            "method `swap_bytes` cannot be translated",
         ),
         (parse_quote!(f32::consts::PI), "unsupported path"),
         (parse_quote!(f32::PI), "unsupported constant `f32::PI`"),

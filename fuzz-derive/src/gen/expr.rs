@@ -489,6 +489,24 @@ impl Gen<'_> {
                 }
             }
             _ => {
+                if s == Sc::U32 && self.rng.chance(15) {
+                    // Bit counts of any integer type, as u32.
+                    let t = *self.rng.pick(&[
+                        Sc::U8,
+                        Sc::I8,
+                        Sc::U16,
+                        Sc::I16,
+                        Sc::U32,
+                        Sc::I32,
+                        Sc::U64,
+                        Sc::I64,
+                    ]);
+                    let x = self.expr(t, d);
+                    let m = *self
+                        .rng
+                        .pick(&["count_ones", "leading_zeros", "trailing_zeros"]);
+                    return format!("({x}).{m}()");
+                }
                 let a = self.expr(s, d);
                 match self.rng.below(6) {
                     0 | 1 => {

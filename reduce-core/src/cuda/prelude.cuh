@@ -110,6 +110,30 @@ R_FLOAT_CMP(float)
 R_FLOAT_CMP(double)
 #undef R_FLOAT_CMP
 
+// --- bit counts of 64-bit words: the device's instructions, or the host compiler's builtins
+// (the derive's fuzzer and the emulator compile this prelude on the host) --------------------
+__device__ __forceinline__ unsigned int r_popc64(unsigned long long x) {
+#ifdef __CUDA_ARCH__
+    return (unsigned int)__popcll(x);
+#else
+    return (unsigned int)__builtin_popcountll(x);
+#endif
+}
+__device__ __forceinline__ unsigned int r_clz64(unsigned long long x) {
+#ifdef __CUDA_ARCH__
+    return (unsigned int)__clzll((long long)x);
+#else
+    return x == 0 ? 64u : (unsigned int)__builtin_clzll(x);
+#endif
+}
+__device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
+#ifdef __CUDA_ARCH__
+    return x == 0 ? 64u : (unsigned int)(__ffsll((long long)x) - 1);
+#else
+    return x == 0 ? 64u : (unsigned int)__builtin_ctzll(x);
+#endif
+}
+
 // --- integers ----------------------------------------------------------------------------------
 // T: the type; UT: the unsigned type of the same width; W: the unsigned type the arithmetic is
 // done in (unsigned int for types up to 32 bits, where C would promote to a signed int);
@@ -135,7 +159,13 @@ R_FLOAT_CMP(double)
         return (T)(UT)(((W)(UT)a >> n) | ((W)(UT)a << ((BITS - n) & (BITS - 1))));             \
     }                                                                                           \
     __device__ __forceinline__ T r_min_##S(T a, T b) { return b < a ? b : a; }                  \
-    __device__ __forceinline__ T r_max_##S(T a, T b) { return b < a ? a : b; }
+    __device__ __forceinline__ T r_max_##S(T a, T b) { return b < a ? a : b; }                  \
+    /* count_ones, leading_zeros, trailing_zeros: of the BITS-bit pattern, as u32 */            \
+    __device__ __forceinline__ unsigned int r_popc_##S(T a) { return r_popc64((UT)a); }         \
+    __device__ __forceinline__ unsigned int r_clz_##S(T a) { return r_clz64((UT)a) - (64 - BITS); } \
+    __device__ __forceinline__ unsigned int r_ctz_##S(T a) {                                    \
+        return (UT)a == 0 ? BITS : r_ctz64((UT)a);                                              \
+    }
 
 // Division by zero is undefined here (Rust panics); MIN / -1 wraps to MIN, MIN % -1 is 0.
 #define R_SIGNED_HELPERS(T, S)                                                                  \

@@ -118,6 +118,9 @@ pub enum Method {
     WrappingShr,
     RotateLeft,
     RotateRight,
+    CountOnes,
+    LeadingZeros,
+    TrailingZeros,
 }
 
 pub(super) const METHODS: &[(&str, Method)] = &[
@@ -137,6 +140,9 @@ pub(super) const METHODS: &[(&str, Method)] = &[
     ("wrapping_shr", Method::WrappingShr),
     ("rotate_left", Method::RotateLeft),
     ("rotate_right", Method::RotateRight),
+    ("count_ones", Method::CountOnes),
+    ("leading_zeros", Method::LeadingZeros),
+    ("trailing_zeros", Method::TrailingZeros),
 ];
 
 pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {
@@ -450,6 +456,9 @@ impl<'a> Checker<'a> {
                 | WrappingShr
                 | RotateLeft
                 | RotateRight
+                | CountOnes
+                | LeadingZeros
+                | TrailingZeros
         );
         if (for_floats && !s.is_float())
             || (for_ints && !s.is_int())
@@ -468,6 +477,7 @@ impl<'a> Checker<'a> {
             }
             MulAdd => (vec![s, s], s),
             WrappingShl | WrappingShr | RotateLeft | RotateRight => (vec![Scalar::U32], s),
+            CountOnes | LeadingZeros | TrailingZeros => (vec![], Scalar::U32),
         };
         if args.len() != arg_tys.len() {
             return Err(err(

@@ -423,6 +423,9 @@ impl<'w> Emitter<'w> {
             WrappingNeg => call(&format!("r_neg_{}", s.helper())),
             RotateLeft => call(&format!("r_rotl_{}", s.helper())),
             RotateRight => call(&format!("r_rotr_{}", s.helper())),
+            CountOnes => call(&format!("r_popc_{}", s.helper())),
+            LeadingZeros => call(&format!("r_clz_{}", s.helper())),
+            TrailingZeros => call(&format!("r_ctz_{}", s.helper())),
         }
     }
 }
