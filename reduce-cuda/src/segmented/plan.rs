@@ -632,8 +632,9 @@ impl SegPlan {
     }
 
     /// SegShuffle's stage: the segment ids a tile closes that it writes in order. Owner form: a
-    /// tile's worth of values, at most 16 KiB and what static shared memory leaves; offsets form: end positions for twice a tile's
-    /// segments (ids past the stage, from many empty segments, cost a re-read of their offsets).
+    /// tile's worth of values, at most 16 KiB and what the rest of its static shared memory
+    /// leaves; offsets form: end positions for twice a tile's segments (ids past the stage, from
+    /// many empty segments, cost a re-read of their offsets).
     fn stage_slots(&self, shape: Shape) -> u64 {
         if shape.offsets_form {
             return 2 * self.data_block();
