@@ -491,16 +491,8 @@ impl Gen<'_> {
             _ => {
                 if s == Sc::U32 && self.rng.chance(15) {
                     // Bit counts of any integer type, as u32.
-                    let t = *self.rng.pick(&[
-                        Sc::U8,
-                        Sc::I8,
-                        Sc::U16,
-                        Sc::I16,
-                        Sc::U32,
-                        Sc::I32,
-                        Sc::U64,
-                        Sc::I64,
-                    ]);
+                    let ints: Vec<Sc> = FIELD_SCALARS.into_iter().filter(|s| s.is_int()).collect();
+                    let t = *self.rng.pick(&ints);
                     let x = self.expr(t, d);
                     let m = *self
                         .rng
