@@ -6,7 +6,7 @@
 use crate::{Program, Run};
 use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use reduce_cuda::compile::compile_cubin;
+use reduce_cuda::testing::compile_cubin;
 use reduce_cuda::KernelSource;
 use std::sync::Arc;
 

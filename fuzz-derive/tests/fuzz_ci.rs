@@ -29,7 +29,7 @@ fn the_generator_is_deterministic() {
 
 #[test]
 fn every_program_compiles_with_nvrtc() {
-    if !reduce_cuda::compile::nvrtc_available() {
+    if !reduce_cuda::testing::nvrtc_available() {
         assert!(
             !flag("REDUCE_REQUIRE_NVRTC"),
             "REDUCE_REQUIRE_NVRTC=1 but libnvrtc is missing"

@@ -79,7 +79,7 @@ impl CacheKey {
 
 /// Reads the entry for `key` from `dir`; None if absent or not exactly right.
 pub fn load(dir: &Path, key: CacheKey) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(dir.join(key.file_name())).ok()?;
+    let bytes = std::fs::read(entry_path(dir, key)).ok()?;
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return None;
     }
@@ -121,13 +121,13 @@ fn try_store(dir: &Path, key: CacheKey, cubin: &[u8]) -> std::io::Result<()> {
         f.write_all(cubin)?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, dir.join(key.file_name())).inspect_err(|_| {
+    std::fs::rename(&tmp, entry_path(dir, key)).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
 }
 
-/// The path of the entry for `key` (for tests that corrupt it on purpose).
-pub fn entry_path(dir: &Path, key: CacheKey) -> PathBuf {
+/// The path of the entry for `key`.
+fn entry_path(dir: &Path, key: CacheKey) -> PathBuf {
     dir.join(key.file_name())
 }
 

@@ -46,17 +46,19 @@ mod algorithm;
 mod backend;
 pub mod bench;
 mod buffer;
-pub mod cache;
+mod cache;
 #[cfg(feature = "nccl")]
 pub mod cluster;
 mod codegen;
-pub mod compile;
+mod compile;
 mod error;
 mod fault;
 mod gpu;
 mod jit;
 mod plain;
 mod segmented;
+#[doc(hidden)]
+pub mod testing;
 mod view;
 
 pub use algorithm::{Algorithm, Config};
@@ -76,11 +78,7 @@ pub use reduce_macros::device_fn_via_cuda as device_fn;
 pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
-pub use segmented::{
-    compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_dynamic_smem,
-    seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_for, seg_kernel_source_lifted,
-    seg_kernel_variants_for, seg_kernel_variants_lifted, SegAlgorithm, SegConfig,
-};
+pub use segmented::{SegAlgorithm, SegConfig};
 pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 
 /// The cudarc this crate is built on and whose types it takes ([`Gpu::from_stream`], cudarc
@@ -91,35 +89,7 @@ pub use cudarc;
 /// The complete CUDA C++ translation unit `algorithm` runs for monoid `M`, with default
 /// parameters (`Auto` shows what it picks for large inputs). Readable: print it.
 pub fn kernel_source<M: CudaMonoid>(algorithm: Algorithm) -> String {
-    kernel_source_with::<M>(algorithm.into())
+    testing::kernel_source_with::<M>(algorithm.into())
         .map(|s| s.text)
         .unwrap_or_else(|e| format!("// {e}"))
-}
-
-/// The translation unit for a full [`Config`], with its sections, or the reason it is invalid.
-pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource> {
-    let plan = plain::plan_for::<M>(config)?;
-    Ok(codegen::assemble::<M>(&plan.kernel()))
-}
-
-/// Compiles the translation unit of `config` for monoid `M` with NVRTC for `arch` (e.g.
-/// `sm_90`), without a device. CI uses this to check every generated kernel.
-pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<Vec<u8>> {
-    compile::compile_cubin(&kernel_source_with::<M>(config)?, arch)
-}
-
-/// The translation unit [`Gpu::reduce_lifted`] runs for monoid `M` reading items of type `X`.
-pub fn kernel_source_lifted<M: Lift<X>, X: DeviceCopy>(config: Config) -> Result<KernelSource> {
-    let plan = plain::plan_lifted::<M>(config, std::mem::size_of::<X>())?;
-    Ok(codegen::assemble_lifted::<M, X>(
-        &plan.kernel().lifted::<X>(),
-    ))
-}
-
-/// Compiles the lifted translation unit of `config` with NVRTC for `arch`, without a device.
-pub fn compile_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
-    config: Config,
-    arch: &str,
-) -> Result<Vec<u8>> {
-    compile::compile_cubin(&kernel_source_lifted::<M, X>(config)?, arch)
 }

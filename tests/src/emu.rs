@@ -8,10 +8,8 @@
 
 use crate::{Random, TestRng};
 use reduce_core::{fold_segments, CudaMonoid, SegIndex};
-use reduce_cuda::{
-    seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for, KernelSource, SegAlgorithm,
-    SegConfig,
-};
+use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
+use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -330,7 +330,7 @@ pub fn gpu() -> Option<Gpu> {
 
 /// Whether NVRTC can be used; panics when `REDUCE_REQUIRE_NVRTC=1` and it cannot.
 pub fn require_nvrtc() -> bool {
-    if reduce_cuda::compile::nvrtc_available() {
+    if reduce_cuda::testing::nvrtc_available() {
         return true;
     }
     if env_flag("REDUCE_REQUIRE_NVRTC") {
@@ -396,7 +396,7 @@ pub fn assert_every_algorithm<M: reduce_core::CudaMonoid + PartialEq + std::fmt:
 pub fn compiles_every_algorithm<M: reduce_core::CudaMonoid>() {
     for algorithm in reduce_cuda::Algorithm::ALL {
         let config = reduce_cuda::Config::new(algorithm);
-        if let Err(e) = reduce_cuda::compile_kernel::<M>(config, CI_ARCH) {
+        if let Err(e) = reduce_cuda::testing::compile_kernel::<M>(config, CI_ARCH) {
             panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
         }
     }

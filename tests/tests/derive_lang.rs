@@ -5,10 +5,11 @@
 //! `gpu_lang_segmented.rs`.
 
 use reduce_core::{fold, CudaMonoid, Lift, Monoid, SegIndex};
-use reduce_cuda::{
+use reduce_cuda::testing::{
     compile_kernel, compile_kernel_lifted, compile_seg_kernel, compile_seg_kernel_lifted,
-    seg_kernel_source_lifted, Algorithm, Config, Error, SegAlgorithm, SegConfig,
+    seg_kernel_source_lifted,
 };
+use reduce_cuda::{Algorithm, Config, Error, SegAlgorithm, SegConfig};
 use reduce_tests::lang::*;
 use reduce_tests::{
     assert_contains, assert_monoid_laws, compiles_every_algorithm, require_nvrtc, Random, CI_ARCH,
@@ -492,11 +493,13 @@ fn a_lift_may_fault() {
 
 #[test]
 fn lifted_kernels_are_read_by_shuffle_only() {
-    let e = reduce_cuda::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Matrix))
-        .unwrap_err();
+    let e =
+        reduce_cuda::testing::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Matrix))
+            .unwrap_err();
     assert!(e.to_string().contains("Shuffle only"), "{e}");
     let source =
-        reduce_cuda::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Auto)).unwrap();
+        reduce_cuda::testing::kernel_source_lifted::<ArgMax, f32>(Config::new(Algorithm::Auto))
+            .unwrap();
     // 4-byte inputs: 16 per lane, four 16-byte vectors
     assert_contains(&source.text, "#define R_ITEMS 16\n#define R_VECS 4\n");
     assert_contains(&source.text, "typedef float r_in;");

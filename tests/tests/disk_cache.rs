@@ -10,7 +10,7 @@ fn second_use_loads_from_disk_and_corruption_recompiles() {
     let dir = std::env::temp_dir().join(format!("reduce-disk-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     // SAFETY: the only test of this binary; set before any thread reads the environment.
-    unsafe { std::env::set_var(reduce_cuda::cache::CACHE_DIR_ENV, &dir) };
+    unsafe { std::env::set_var(reduce_cuda::testing::CACHE_DIR_ENV, &dir) };
     let Some(gpu) = gpu() else { return };
     let config = Config::new(Algorithm::Matrix);
     let cold = gpu.prepare::<Mat2>(config).unwrap();

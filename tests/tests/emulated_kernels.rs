@@ -14,10 +14,11 @@
 use reduce_core::layout::check_offsets;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_core::{LayoutError, SegIndex};
-use reduce_cuda::{
+use reduce_cuda::testing::{
     seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_for,
-    seg_kernel_variants_lifted, SegAlgorithm, SegConfig,
+    seg_kernel_variants_lifted,
 };
+use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, values_from, Case, Emulated, Order, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
 };

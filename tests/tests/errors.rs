@@ -1,6 +1,7 @@
 //! The bad-input contract: every bad input gets a clear error value, never a panic.
 
-use reduce_cuda::{compile_kernel, Algorithm, Config, Error, Gpu, Monoid};
+use reduce_cuda::testing::compile_kernel;
+use reduce_cuda::{Algorithm, Config, Error, Gpu, Monoid};
 use reduce_tests::*;
 
 /// A monoid whose hand-written CUDA (the `cuda = "..."` escape hatch) does not compile.
@@ -86,7 +87,7 @@ fn invalid_parameters_are_named() {
         ),
     ];
     for (config, expected) in cases {
-        let e = reduce_cuda::kernel_source_with::<Affine>(config).unwrap_err();
+        let e = reduce_cuda::testing::kernel_source_with::<Affine>(config).unwrap_err();
         assert!(matches!(e, Error::InvalidConfig { .. }), "{e:?}");
         assert!(e.to_string().contains(expected), "{config:?}: {e}");
     }

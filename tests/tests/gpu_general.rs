@@ -49,10 +49,12 @@
 //! ([`refused`]).
 
 use reduce_core::{fold, fold_segments, Cpu, SegIndex};
+use reduce_cuda::testing::{
+    compile_kernel, compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for,
+};
 use reduce_cuda::{
-    compile_kernel, compile_seg_kernel, compile_seg_kernel_for, device_fn, seg_kernel_variants_for,
-    Algorithm, Config, CudaMonoid, DeviceCopy, DeviceSlice, DeviceSliceMut, DeviceVec, Error, Gpu,
-    Monoid, SegAlgorithm, SegConfig,
+    device_fn, Algorithm, Config, CudaMonoid, DeviceCopy, DeviceSlice, DeviceSliceMut, DeviceVec,
+    Error, Gpu, Monoid, SegAlgorithm, SegConfig,
 };
 use reduce_tests::{assert_monoid_laws, emu, gpu, require_nvrtc, Random, TestRng, CI_ARCH};
 use std::fmt::Debug;
@@ -1624,7 +1626,7 @@ fn compiles_everywhere<M: CudaMonoid>() {
     let config = SegConfig::new(SegAlgorithm::SegShuffle);
     let variants = seg_kernel_variants_for::<M, u32>(config, true).unwrap();
     for source in variants.iter().skip(1) {
-        let got = reduce_cuda::compile::compile_cubin(source, CI_ARCH);
+        let got = reduce_cuda::testing::compile_cubin(source, CI_ARCH);
         failures.note(
             "SegShuffle's second u32 offsets variant".into(),
             got.map(drop).map_err(first_lines),

@@ -1,13 +1,12 @@
 //! Every generated kernel compiles with NVRTC: every algorithm family x every test monoid and
 //! built-in. Needs libnvrtc only (no GPU): CI runs it with REDUCE_REQUIRE_NVRTC=1.
 
-use reduce_cuda::{
-    compile_kernel, kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum,
+use reduce_cuda::testing::compile_kernel;
+use reduce_cuda::testing::{
+    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for, seg_kernel_variants_lifted,
 };
-use reduce_cuda::{
-    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for,
-    seg_kernel_variants_lifted, SegAlgorithm, SegConfig,
-};
+use reduce_cuda::{kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum};
+use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::*;
 
 fn compiles_everywhere<M: CudaMonoid>() {
@@ -36,7 +35,7 @@ fn compiles_everywhere<M: CudaMonoid>() {
         2,
         "SegShuffle with u32 offsets has two kernels"
     );
-    if let Err(e) = reduce_cuda::compile::compile_cubin(&variants[1], CI_ARCH) {
+    if let Err(e) = reduce_cuda::testing::compile_cubin(&variants[1], CI_ARCH) {
         panic!(
             "SegShuffle's second variant for {} does not compile:\n{e}",
             M::CUDA_NAME
@@ -130,7 +129,7 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     if !require_nvrtc() {
         return;
     }
-    let version = reduce_cuda::compile::nvrtc_version().expect("NVRTC version");
+    let version = reduce_cuda::testing::nvrtc_version().expect("NVRTC version");
     if version != (13, 0) {
         eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
         return;
@@ -143,7 +142,7 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
             .unwrap()
             .iter()
             .map(|source| {
-                let cubin = reduce_cuda::compile::compile_cubin(source, CI_ARCH).unwrap();
+                let cubin = reduce_cuda::testing::compile_cubin(source, CI_ARCH).unwrap();
                 cubin::frame_size(&cubin, "reduce_seg_shuffle").expect("the kernel's frame size")
             })
             .collect()
@@ -277,7 +276,7 @@ fn seg_shuffle_lifted_variants_compile() {
     assert!(variants[0].text.contains("#define R_MARKS_AHEAD 1"));
     assert!(variants[1].text.contains("#define R_MARKS_AHEAD 0"));
     for source in &variants {
-        if let Err(e) = reduce_cuda::compile::compile_cubin(source, CI_ARCH) {
+        if let Err(e) = reduce_cuda::testing::compile_cubin(source, CI_ARCH) {
             panic!("lifted SegShuffle kernel does not compile:\n{e}");
         }
     }

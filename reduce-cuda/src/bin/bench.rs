@@ -653,7 +653,7 @@ fn jit(args: &Args) -> reduce_cuda::Result<()> {
     let cache_dir = args.out.join("jit-cache");
     let _ = std::fs::remove_dir_all(&cache_dir);
     // SAFETY: set before any other thread exists.
-    unsafe { std::env::set_var(reduce_cuda::cache::CACHE_DIR_ENV, &cache_dir) };
+    unsafe { std::env::set_var(reduce_cuda::testing::CACHE_DIR_ENV, &cache_dir) };
     let mut lines = Vec::new();
     let config = Config::new(Algorithm::Shuffle);
     for round in 0..3 {
