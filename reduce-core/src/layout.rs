@@ -52,6 +52,7 @@ impl SegIndex for u64 {
 
 /// Why a segment layout was rejected. Every variant names the first bad position.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum LayoutError {
     /// `owner.len()` differs from the number of items.
     #[error(

@@ -6,6 +6,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong between a host slice and a reduced value.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum Error {
     /// `libcuda` could not be loaded: no NVIDIA driver on this machine.
     #[error("the CUDA driver library (libcuda.so) was not found: no NVIDIA driver is installed or it is not on the loader path")]

@@ -35,12 +35,18 @@
 //!
 //! # Cargo features
 //!
-//! None. The runtime needs, at run time only, the NVIDIA driver (`libcuda`) and NVRTC
-//! (`libnvrtc`, CUDA 13.0 line): both are loaded dynamically, and a missing one is an error
-//! value ([`Error::DriverMissing`], [`Error::NvrtcMissing`]), so the crate builds and its
-//! CPU paths run anywhere. [`cudarc`] is re-exported: use it (or the same `=0.19.10`) for the
-//! types [`Gpu::from_stream`] and the borrowed inputs take.
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `proptest` | off | [`laws`]: proptest checks of your monoid's laws (reduce-core's feature of the same name) |
+//! | `nccl` | off | [`cluster`]: reductions over several GPUs through NCCL (`libnccl` loaded at run time) |
+//!
+//! The runtime needs, at run time only, the NVIDIA driver (`libcuda`) and NVRTC (`libnvrtc`,
+//! CUDA 13.0 line): both are loaded dynamically, and a missing one is an error value
+//! ([`Error::DriverMissing`], [`Error::NvrtcMissing`]), so the crate builds and its CPU paths
+//! run anywhere. [`cudarc`] is re-exported: use it (or the same `=0.19.10`) for the types
+//! [`Gpu::from_stream`] and the borrowed inputs take.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod algorithm;
 mod backend;
@@ -48,6 +54,7 @@ pub mod bench;
 mod buffer;
 mod cache;
 #[cfg(feature = "nccl")]
+#[cfg_attr(docsrs, doc(cfg(feature = "nccl")))]
 pub mod cluster;
 mod codegen;
 mod compile;
@@ -69,9 +76,15 @@ pub use error::{CompileFailure, Error, Result};
 pub use gpu::{driver_available, DeviceInfo, Gpu};
 pub use jit::{JitReport, KernelOrigin};
 pub use reduce_core;
+#[cfg(feature = "proptest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
+pub use reduce_core::laws;
 pub use reduce_core::monoid::{DeviceCopy, Monoid};
 pub use reduce_core::SegIndex;
-pub use reduce_core::{fold, CudaMonoid, CudaStruct, Lift, Max, Min, Product, Sum};
+pub use reduce_core::{
+    fold, fold_by_owner, fold_segments, CudaMonoid, CudaStruct, LayoutError, Lift, Max, Min,
+    Product, Sum,
+};
 #[doc(inline)]
 pub use reduce_macros::device_fn_via_cuda as device_fn;
 #[doc(inline)]
