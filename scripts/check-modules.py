@@ -173,7 +173,9 @@ def imports(modules, path, file):
                 r = resolve(segs, m.start())
                 if r:
                     found.append(r + (bool(m.group(1)),))
-    for m in re.finditer(r"(?<![\w:])((?:crate|super|self)(?:::\w+)+)", text):
+    # Inline paths: through `crate`, `super`, `self`, or a child module of the current scope
+    # (`resolve` drops the others: external crates, types, enums).
+    for m in re.finditer(r"(?<![\w:])(\w+(?:::\w+)+)", text):
         if any(a <= m.start() < b for a, b in uses):
             continue
         r = resolve(m.group(1).split("::"), m.start())

@@ -1,9 +1,8 @@
 //! `Backend`: the GPU when one can be used, else the order-keeping CPU backend.
 
-use crate::algorithm::Config;
+use crate::catalogue::{Config, SegConfig};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::segmented::SegConfig;
 use reduce_core::{Cpu, CudaMonoid};
 
 /// Where reductions of host slices run.

@@ -48,33 +48,36 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod algorithm;
+// The layers, from the public calls down (ARCHITECTURE.md has the map):
+// - `gpu.rs` (the `Gpu` type) and `calls/` (its public methods, one file per family:
+//   memory, plain, segmented), `backend.rs` (GPU or CPU), `cluster/` (several GPUs);
+// - `catalogue/`: algorithms, configurations, plans, defaults and `Auto` rules;
+// - `dispatch/`: what every family's launches share (scratch, grids, passes, status, faults);
+// - `jit/`: kernel text, NVRTC, the caches;
+// - `device/`: the only code that calls the CUDA driver.
 mod backend;
-pub mod bench;
-mod buffer;
-mod cache;
+mod calls;
+mod catalogue;
 #[cfg(feature = "nccl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "nccl")))]
 pub mod cluster;
-mod codegen;
-mod compile;
+mod device;
+mod dispatch;
 mod error;
-mod fault;
 mod gpu;
 mod jit;
-mod plain;
-mod segmented;
 #[doc(hidden)]
 pub mod testing;
-mod view;
 
-pub use algorithm::{Algorithm, Config};
 pub use backend::Backend;
-pub use buffer::DeviceVec;
-pub use codegen::KernelSource;
+pub use catalogue::{Algorithm, Config, SegAlgorithm, SegConfig};
+pub use device::{
+    driver_available, DeviceInfo, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut,
+    DeviceVec, SegLayout,
+};
 pub use error::{CompileFailure, Error, Result};
-pub use gpu::{driver_available, DeviceInfo, Gpu};
-pub use jit::{JitReport, KernelOrigin};
+pub use gpu::Gpu;
+pub use jit::{JitReport, KernelOrigin, KernelSource};
 pub use reduce_core;
 #[cfg(feature = "proptest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
@@ -91,8 +94,6 @@ pub use reduce_macros::device_fn_via_cuda as device_fn;
 pub use reduce_macros::DeviceCopyViaCuda as DeviceCopy;
 #[doc(inline)]
 pub use reduce_macros::MonoidViaCuda as Monoid;
-pub use segmented::{SegAlgorithm, SegConfig};
-pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 
 /// The cudarc this crate is built on and whose types it takes ([`Gpu::from_stream`], cudarc
 /// slices as inputs and outputs): use it, or the same `=0.19.10` version, so that the types

@@ -3,37 +3,36 @@
 //! their text), and the NVRTC and disk-cache switches. Not part of the public API: hidden
 //! from the documentation, and free to change.
 
-pub use crate::cache::CACHE_DIR_ENV;
-pub use crate::compile::{compile_cubin, nvrtc_available, nvrtc_version};
-pub use crate::segmented::{
-    compile_seg_kernel, compile_seg_kernel_for, compile_seg_kernel_lifted, seg_dynamic_smem,
-    seg_dynamic_smem_lifted, seg_kernel_source, seg_kernel_source_for, seg_kernel_source_lifted,
-    seg_kernel_variants_for, seg_kernel_variants_lifted,
-};
+pub use crate::jit::cache::CACHE_DIR_ENV;
+pub use crate::jit::compile::{compile_cubin, nvrtc_available, nvrtc_version};
 
-use crate::codegen::{self, KernelSource};
+use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegPlan, SegShape};
 use crate::error::Result;
-use crate::{compile, plain, Config};
-use reduce_core::{CudaMonoid, DeviceCopy, Lift};
+use crate::jit::codegen::assemble;
+use crate::jit::{KernelSource, Lifted, Own, Program};
+use reduce_core::{CudaMonoid, DeviceCopy, Lift, SegIndex};
+
+/// The translation unit of `config` for `program` (its main kernel, 16-byte-aligned input).
+fn plain_source(program: &dyn Program, config: Config) -> Result<KernelSource> {
+    let plan = plain_plan(config, program.items(), true)?;
+    Ok(assemble(&plan.kernels()[0], program))
+}
 
 /// The translation unit for a full [`Config`], with its sections, or the reason it is invalid.
 pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource> {
-    let plan = plain::plan_for::<M>(config)?;
-    Ok(codegen::assemble::<M>(&plan.kernel()))
+    plain_source(&Own::<M>::new(), config)
 }
 
 /// Compiles the translation unit of `config` for monoid `M` with NVRTC for `arch` (e.g.
 /// `sm_90`), without a device. CI uses this to check every generated kernel.
 pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<Vec<u8>> {
-    compile::compile_cubin(&kernel_source_with::<M>(config)?, arch)
+    compile_cubin(&kernel_source_with::<M>(config)?, arch)
 }
 
-/// The translation unit [`Gpu::reduce_lifted`] runs for monoid `M` reading items of type `X`.
+/// The translation unit [`crate::Gpu::reduce_lifted`] runs for monoid `M` reading items of
+/// type `X`.
 pub fn kernel_source_lifted<M: Lift<X>, X: DeviceCopy>(config: Config) -> Result<KernelSource> {
-    let plan = plain::plan_lifted::<M>(config, std::mem::size_of::<X>())?;
-    Ok(codegen::assemble_lifted::<M, X>(
-        &plan.kernel().lifted::<X>(),
-    ))
+    plain_source(&Lifted::<M, X>::new(), config)
 }
 
 /// Compiles the lifted translation unit of `config` with NVRTC for `arch`, without a device.
@@ -41,5 +40,121 @@ pub fn compile_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
     config: Config,
     arch: &str,
 ) -> Result<Vec<u8>> {
-    compile::compile_cubin(&kernel_source_lifted::<M, X>(config)?, arch)
+    compile_cubin(&kernel_source_lifted::<M, X>(config)?, arch)
+}
+
+/// The plan of a segmented configuration for `program` and `I` layouts, as a launch of
+/// unknown size on aligned memory would fix it.
+fn offline_seg_plan<I: SegIndex>(
+    program: &dyn Program,
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Box<dyn SegPlan>> {
+    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
+    seg_plan(config, shape, 0, 0)
+}
+
+/// Every kernel text a segmented configuration may run, the preferred one first.
+fn seg_sources<I: SegIndex>(
+    program: &dyn Program,
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Vec<KernelSource>> {
+    let plan = offline_seg_plan::<I>(program, config, offsets_form)?;
+    Ok(plan
+        .variants()
+        .iter()
+        .map(|spec| assemble(spec, program))
+        .collect())
+}
+
+/// The kernel text of a segmented algorithm (owner or offsets form, `u32` layouts) for monoid
+/// `M`, as compiled for an sm_80+ device.
+pub fn seg_kernel_source<M: CudaMonoid>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<KernelSource> {
+    seg_kernel_source_for::<M, u32>(config, offsets_form)
+}
+
+/// The kernel text of a segmented algorithm for layouts of index type `I`.
+pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<KernelSource> {
+    Ok(seg_kernel_variants_for::<M, I>(config, offsets_form)?.remove(0))
+}
+
+/// Every kernel text the runtime may run for a segmented configuration and index type `I`,
+/// the one it prefers first ([`seg_kernel_source_for`]'s). SegShuffle with `u32` offsets has a
+/// second: without a tile's first offsets loaded ahead of its marks, which runs for monoids
+/// whose preferred kernel uses local memory (spills under the kernel's register cap).
+pub fn seg_kernel_variants_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Vec<KernelSource>> {
+    seg_sources::<I>(&Own::<M>::new(), config, offsets_form)
+}
+
+/// The dynamic shared memory per block that a launch passes with the kernel text of
+/// [`seg_kernel_source`] (for running that text elsewhere, as the CPU emulator does).
+pub fn seg_dynamic_smem<M: CudaMonoid>(config: SegConfig, offsets_form: bool) -> Result<usize> {
+    Ok(offline_seg_plan::<u32>(&Own::<M>::new(), config, offsets_form)?.dynamic_smem())
+}
+
+/// Compiles a segmented kernel (`u32` layouts) for `arch` without a device (CI).
+pub fn compile_seg_kernel<M: CudaMonoid>(
+    config: SegConfig,
+    offsets_form: bool,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    compile_seg_kernel_for::<M, u32>(config, offsets_form, arch)
+}
+
+/// Compiles a segmented kernel for layouts of index type `I` for `arch` without a device (CI).
+pub fn compile_seg_kernel_for<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    compile_cubin(&seg_kernel_source_for::<M, I>(config, offsets_form)?, arch)
+}
+
+/// The kernel text of a lifted segmented configuration for layouts of index type `I`, as
+/// compiled for an sm_80+ device.
+pub fn seg_kernel_source_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<KernelSource> {
+    Ok(seg_kernel_variants_lifted::<M, X, I>(config, offsets_form)?.remove(0))
+}
+
+/// Every kernel text the runtime may run for a lifted segmented configuration, the one it
+/// prefers first (see [`seg_kernel_variants_for`]).
+pub fn seg_kernel_variants_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<Vec<KernelSource>> {
+    seg_sources::<I>(&Lifted::<M, X>::new(), config, offsets_form)
+}
+
+/// The dynamic shared memory per block that a launch passes with the kernel text of
+/// [`seg_kernel_source_lifted`].
+pub fn seg_dynamic_smem_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+) -> Result<usize> {
+    Ok(offline_seg_plan::<I>(&Lifted::<M, X>::new(), config, offsets_form)?.dynamic_smem())
+}
+
+/// Compiles a lifted segmented kernel for `arch` without a device (CI).
+pub fn compile_seg_kernel_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    arch: &str,
+) -> Result<Vec<u8>> {
+    compile_cubin(
+        &seg_kernel_source_lifted::<M, X, I>(config, offsets_form)?,
+        arch,
+    )
 }

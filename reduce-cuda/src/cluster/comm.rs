@@ -4,9 +4,7 @@
 //! the same deadline, and a communicator that times out is aborted.
 
 use super::error::{ClusterError, Result};
-use crate::error::{DriverContext, Error};
-use crate::Gpu;
-use cudarc::driver::sys::CUresult;
+use crate::gpu::Gpu;
 use cudarc::nccl::sys;
 use std::ffi::{c_int, c_uint, c_void, CStr};
 use std::sync::{mpsc, Once, OnceLock};
@@ -287,11 +285,7 @@ pub(crate) fn init(
 
 /// Binds a device's context to the calling thread.
 pub(crate) fn bind(gpu: &Gpu) -> Result<()> {
-    Ok(gpu
-        .inner
-        .ctx
-        .bind_to_thread()
-        .during("binding a device context")?)
+    Ok(gpu.device().bind()?)
 }
 
 /// Waits until NCCL has finished initialising or posting on every communicator.
@@ -337,7 +331,7 @@ pub(crate) fn run(
     let deadline = Deadline::new(timeout);
     group(|| {
         for ((comm, gpu), ops) in comms.iter().zip(gpus).zip(ops) {
-            let stream = gpu.inner.stream.cu_stream() as sys::cudaStream_t;
+            let stream = gpu.device().raw_stream() as sys::cudaStream_t;
             for op in ops {
                 // SAFETY: NCCL is loaded; the communicator is live; every address points into
                 // a live device buffer of this rank with the bytes the op reads or writes
@@ -399,18 +393,9 @@ pub(crate) fn wait_all(
 /// Polls `gpu`'s stream until it is idle (and `comm` for asynchronous NCCL errors).
 fn wait_stream(comm: &Comm, gpu: &Gpu, deadline: &Deadline, during: &'static str) -> Result<()> {
     bind(gpu)?;
-    let stream = gpu.inner.stream.cu_stream();
     loop {
-        // SAFETY: a live stream of the bound context.
-        match unsafe { cudarc::driver::sys::cuStreamQuery(stream) } {
-            CUresult::CUDA_SUCCESS => return Ok(()),
-            CUresult::CUDA_ERROR_NOT_READY => {}
-            other => {
-                return Err(ClusterError::Gpu(Error::Driver {
-                    during,
-                    source: cudarc::driver::DriverError(other),
-                }))
-            }
+        if gpu.device().is_idle(during)? {
+            return Ok(());
         }
         comm.pending(during)?;
         deadline.check(during)?;

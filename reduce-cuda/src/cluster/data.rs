@@ -1,10 +1,11 @@
 //! Sharded data: contiguous shards in rank order, one device buffer per local rank; and the
 //! exchange of small per-rank records (with a failure status) that keeps ranks in step.
 
+use super::check_owned;
 use super::comm::{bind, Op};
 use super::error::{ClusterError, Result};
 use super::{Cluster, State};
-use crate::buffer::DeviceVec;
+use crate::device::DeviceVec;
 use reduce_core::shard::Shards;
 use reduce_core::DeviceCopy;
 
@@ -111,7 +112,7 @@ impl Cluster {
             .iter()
             .zip(&parts)
             .map(|(m, p)| {
-                m.gpu.check_owned(p)?;
+                check_owned(&m.gpu, p)?;
                 Ok(vec![p.len() as u64])
             })
             .collect();
@@ -161,7 +162,7 @@ impl Cluster {
                     xs.shards.range(m.rank).len()
                 ));
             }
-            m.gpu.check_owned(part)?;
+            check_owned(&m.gpu, part)?;
         }
         Ok(())
     }
@@ -248,15 +249,13 @@ impl Cluster {
                 return Err(e);
             }
         }
-        let ops: Vec<Vec<Op>> = self
-            .members
+        let ops: Vec<Vec<Op>> = sends
             .iter()
-            .zip(sends.iter().zip(&recvs))
-            .map(|(m, (send, recv))| {
-                let stream = &m.gpu.inner.stream;
+            .zip(&recvs)
+            .map(|(send, recv)| {
                 vec![Op::AllGather {
-                    send: send.device_ptr(stream),
-                    recv: recv.device_ptr(stream),
+                    send: send.address(),
+                    recv: recv.address(),
                     bytes: (width + 1) * 8,
                 }]
             })

@@ -54,8 +54,9 @@ pub use plain::Replicated;
 pub use reduce_core::shard::{SegmentPlan, ShardError, Shards};
 pub use segmented::{Placement, SegmentPart, Segments};
 
-use crate::codegen::KernelSpec;
-use crate::{DeviceVec, Gpu};
+use crate::device::{kernel_signature, DeviceVec, Entry, KernelArgs};
+use crate::gpu::Gpu;
+use crate::jit::{Family, KernelSpec, Own};
 use comm::Comm;
 use reduce_core::CudaMonoid;
 use std::any::{Any, TypeId};
@@ -384,14 +385,58 @@ impl Cluster {
     }
 }
 
-/// An entry point of `kernels/shard.cu` compiled for monoid `M` on `gpu` (cached like every
-/// kernel).
-fn shard_function<M: CudaMonoid>(
+kernel_signature! {
+    /// `out[i] = owner[i] - base` for the `n` owners of a shard.
+    struct RebaseArgs { owner, n, base, out }
+}
+kernel_signature! {
+    /// `out[0]` = the fold of the `count` values at `partials`, left to right (one thread).
+    struct ShardFoldArgs { partials, count, out }
+}
+
+const SHARD_REBASE_OWNER: Entry<RebaseArgs> = Entry::new("shard_rebase_owner");
+const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
+
+/// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
+/// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
+/// follows (the launch stays queued); a record a fold leaves is reported by the next reduction
+/// that reads it.
+fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     gpu: &Gpu,
-    entry: &'static str,
-) -> Result<cudarc::driver::CudaFunction> {
-    let (kernel, _) = gpu.kernel::<M>(&KernelSpec::new("shard", &[]))?;
-    Ok(kernel.function(entry)?)
+    entry: Entry<A>,
+    block: u32,
+    count: Option<u64>,
+    args: A,
+) -> Result<()> {
+    let program = Own::<M>::new();
+    let mut d = gpu.dispatch(&program)?;
+    let (module, _) = d.module(&KernelSpec::new(Family::Shard, &[]))?;
+    let kernel = gpu.device().kernel(&module, entry, block, 0, entry.name)?;
+    match count {
+        Some(count) => d.launch_over(&kernel, count, args)?,
+        None => d.launch(&kernel, 1, args)?,
+    }
+    Ok(())
+}
+
+/// A `DeviceVec` `gpu` made (on its stream), else `ForeignBuffer`.
+fn check_owned<T>(gpu: &Gpu, buffer: &DeviceVec<T>) -> crate::Result<()> {
+    if **buffer.home() != **gpu.stream() {
+        return Err(crate::Error::ForeignBuffer {
+            buffer_ordinal: buffer.device(),
+            gpu_ordinal: gpu.info().ordinal,
+        });
+    }
+    Ok(())
+}
+
+/// The shard kernels' signatures (checked against kernels/shard.cu).
+#[cfg(test)]
+pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    vec![
+        (SHARD_REBASE_OWNER.name, RebaseArgs::PARAMS),
+        (SHARD_FOLD.name, ShardFoldArgs::PARAMS),
+    ]
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::{shard_function, Cluster, State};
-use crate::buffer::DeviceVec;
-use crate::error::DriverContext;
-use crate::{Config, Gpu};
+use super::{check_owned, launch_shard, Cluster, ShardFoldArgs, State, SHARD_FOLD};
+use crate::catalogue::Config;
+use crate::device::DeviceVec;
+use crate::gpu::Gpu;
 use reduce_core::{fold, CudaMonoid, DeviceCopy};
 use std::any::TypeId;
 
@@ -74,19 +74,18 @@ impl Cluster {
         }
         let ops: Vec<Vec<Op>> = (0..self.members.len())
             .map(|i| {
-                let stream = &self.members[i].gpu.inner.stream;
-                let recv = buffers.gathered[i].device_ptr(stream);
+                let recv = buffers.gathered[i].address();
                 let mut ops = Vec::with_capacity(2);
                 if with_status {
                     let failed = errors[i].is_some() as u64;
                     ops.push(Op::AllGather {
-                        send: state.statuses[i].device_ptr(stream) + 8 * failed,
+                        send: state.statuses[i].address() + 8 * failed,
                         recv,
                         bytes: 8,
                     });
                 }
                 ops.push(Op::AllGather {
-                    send: buffers.partials[i].device_ptr(stream),
+                    send: buffers.partials[i].address(),
                     recv: recv + head as u64,
                     bytes: size,
                 });
@@ -97,7 +96,7 @@ impl Cluster {
         let first = &self.members[0].gpu;
         let bytes = read_bytes(
             first,
-            buffers.gathered[0].device_ptr(&first.inner.stream),
+            buffers.gathered[0].address(),
             head + self.world * size,
         )?;
         if with_status {
@@ -227,19 +226,18 @@ impl Cluster {
         let size = std::mem::size_of::<M>();
         let ops: Vec<Vec<Op>> = (0..self.members.len())
             .map(|i| {
-                let stream = &self.members[i].gpu.inner.stream;
                 let part = &out.parts[i];
                 let mut ops = Vec::with_capacity(2);
                 if with_status {
                     ops.push(Op::AllGather {
-                        send: state.statuses[i].device_ptr(stream) + 8 * failed[i],
-                        recv: part.statuses.device_ptr(stream),
+                        send: state.statuses[i].address() + 8 * failed[i],
+                        recv: part.statuses.address(),
                         bytes: 8,
                     });
                 }
                 ops.push(Op::AllGather {
-                    send: part.partial.device_ptr(stream),
-                    recv: part.gathered.device_ptr(stream),
+                    send: part.partial.address(),
+                    recv: part.gathered.address(),
                     bytes: size,
                 });
                 ops
@@ -251,14 +249,12 @@ impl Cluster {
         }
         for (m, part) in self.members.iter().zip(&out.parts) {
             bind(&m.gpu)?;
-            let f = shard_function::<M>(&m.gpu, "shard_fold")?;
-            let stream = &m.gpu.inner.stream;
-            let args = [
-                part.gathered.device_ptr(stream),
-                self.world as u64,
-                part.value.device_ptr(stream),
-            ];
-            m.gpu.launch(&f, 1, 32, 0, &args)?;
+            let args = ShardFoldArgs {
+                partials: part.gathered.address(),
+                count: self.world as u64,
+                out: part.value.address(),
+            };
+            launch_shard::<M, _>(&m.gpu, SHARD_FOLD, 32, None, args)?;
         }
         Ok(())
     }
@@ -286,7 +282,7 @@ impl Cluster {
                 .members
                 .iter()
                 .zip(&out.parts)
-                .all(|(m, p)| p.rank == m.rank && m.gpu.check_owned(&p.value).is_ok());
+                .all(|(m, p)| p.rank == m.rank && check_owned(&m.gpu, &p.value).is_ok());
         if !fits {
             return Err(ClusterError::Mismatch {
                 what: "the output",
@@ -300,20 +296,8 @@ impl Cluster {
 /// Copies `len` bytes from device address `ptr` of `gpu` (whose stream is idle).
 fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
     bind(gpu)?;
-    let mut host = vec![0u8; len];
-    if len > 0 {
-        // SAFETY: `ptr` points at `len` readable device bytes (the caller's buffer).
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(
-                &mut host[..],
-                ptr,
-                gpu.inner.stream.cu_stream(),
-            )
-        }
-        .during("copying to the host")?;
-    }
-    gpu.synchronize()?;
-    Ok(host)
+    // SAFETY: `ptr` points at `len` readable device bytes (the caller's buffer).
+    Ok(unsafe { gpu.device().copy_to_host::<u8>(ptr, len) }?)
 }
 
 /// A value from bytes a device wrote for an `M`.

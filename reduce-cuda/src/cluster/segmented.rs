@@ -19,10 +19,10 @@
 use super::comm::{bind, Op};
 use super::data::{join, Sharded};
 use super::error::{ClusterError, Result};
-use super::{shard_function, Cluster, Member};
-use crate::buffer::DeviceVec;
-use crate::error::DriverContext;
-use crate::{Gpu, SegConfig};
+use super::{launch_shard, Cluster, Member, RebaseArgs, SHARD_REBASE_OWNER};
+use crate::catalogue::SegConfig;
+use crate::device::DeviceVec;
+use crate::gpu::Gpu;
 use reduce_core::shard::{check_shard_owner, Carry, SegmentPlan, ShardError, Touch};
 use reduce_core::{CudaMonoid, DeviceCopy, Sum};
 use std::ops::Range;
@@ -218,27 +218,24 @@ impl Cluster {
         }
         let mut recvs = Vec::with_capacity(self.members.len());
         for m in &self.members {
-            let stream = &m.gpu.inner.stream;
             recvs.push((
-                DeviceVec::<u64>::alloc(stream, m.gpu.info().ordinal, HEADER * self.world)?,
-                DeviceVec::<M>::alloc(stream, m.gpu.info().ordinal, 2 * self.world)?,
+                DeviceVec::<u64>::alloc(m.gpu.device(), HEADER * self.world)?,
+                DeviceVec::<M>::alloc(m.gpu.device(), 2 * self.world)?,
             ));
         }
-        let ops: Vec<Vec<Op>> = self
-            .members
+        let ops: Vec<Vec<Op>> = sends
             .iter()
-            .zip(sends.iter().zip(&recvs))
-            .map(|(m, ((header, carry), (all_headers, all_carries)))| {
-                let stream = &m.gpu.inner.stream;
+            .zip(&recvs)
+            .map(|((header, carry), (all_headers, all_carries))| {
                 vec![
                     Op::AllGather {
-                        send: header.device_ptr(stream),
-                        recv: all_headers.device_ptr(stream),
+                        send: header.address(),
+                        recv: all_headers.address(),
                         bytes: HEADER * 8,
                     },
                     Op::AllGather {
-                        send: carry.device_ptr(stream),
-                        recv: all_carries.device_ptr(stream),
+                        send: carry.address(),
+                        recv: all_carries.address(),
                         bytes: 2 * size,
                     },
                 ]
@@ -317,20 +314,14 @@ impl Cluster {
         let size = std::mem::size_of::<M>();
         let mut all = Vec::with_capacity(self.members.len());
         for m in &self.members {
-            let stream = &m.gpu.inner.stream;
-            all.push(DeviceVec::<M>::alloc(
-                stream,
-                m.gpu.info().ordinal,
-                plan.segments(),
-            )?);
+            all.push(DeviceVec::<M>::alloc(m.gpu.device(), plan.segments())?);
         }
         let ops: Vec<Vec<Op>> = self
             .members
             .iter()
             .zip(owned.iter().zip(&all))
             .map(|(m, (part, all))| {
-                let stream = &m.gpu.inner.stream;
-                let base = all.device_ptr(stream);
+                let base = all.address();
                 (0..self.world)
                     .filter(|&root| !plan.owned(root).is_empty())
                     .map(|root| {
@@ -338,7 +329,7 @@ impl Cluster {
                         let recv = base + (segments.start * size) as u64;
                         Op::Broadcast {
                             send: if root == m.rank {
-                                part.values.device_ptr(stream)
+                                part.values.address()
                             } else {
                                 recv
                             },
@@ -392,10 +383,10 @@ fn local_segments<M: CudaMonoid>(
         Layout::Owner { owner, segments } => {
             let owners = owner.local(i);
             let start = xs.shards().range(m.rank).start;
-            let stream = &m.gpu.inner.stream;
+            let device = m.gpu.device();
             let (first, last) = (
-                owners.read_at(stream, 0)?,
-                owners.read_at(stream, items.len() - 1)?,
+                owners.read_at(device, 0)?,
+                owners.read_at(device, items.len() - 1)?,
             );
             if first > last || last as usize >= *segments {
                 return Err(diagnose(&m.gpu, owners, start, *segments).unwrap_or(
@@ -444,26 +435,16 @@ fn diagnose(
 
 /// `owner[i] - base` for every item of a shard, on its device (`kernels/shard.cu`).
 fn rebase_owner(gpu: &Gpu, owner: &DeviceVec<u32>, base: u32) -> Result<DeviceVec<u32>> {
-    let stream = &gpu.inner.stream;
     let n = owner.len();
-    let out = DeviceVec::<u32>::alloc(stream, gpu.info().ordinal, n)?;
+    let out = DeviceVec::<u32>::alloc(gpu.device(), n)?;
+    let args = RebaseArgs {
+        owner: owner.address(),
+        n: n as u64,
+        base: base as u64,
+        out: out.address(),
+    };
     // The kernel does not use the monoid: one module per device, keyed by a fixed type.
-    let f = shard_function::<Sum<u32>>(gpu, "shard_rebase_owner")?;
-    let grid = (n as u64)
-        .div_ceil(256)
-        .clamp(1, gpu.info().multiprocessors as u64 * 16);
-    gpu.launch(
-        &f,
-        grid,
-        256,
-        0,
-        &[
-            owner.device_ptr(stream),
-            n as u64,
-            base as u64,
-            out.device_ptr(stream),
-        ],
-    )?;
+    launch_shard::<Sum<u32>, _>(gpu, SHARD_REBASE_OWNER, 256, Some(n as u64), args)?;
     Ok(out)
 }
 
@@ -482,9 +463,8 @@ fn record<M: CudaMonoid>(
     let header = gpu.upload(&header)?;
     let carry = gpu.identities::<M>(2)?;
     if let Some(values) = values.filter(|v| !v.is_empty()) {
-        let stream = &gpu.inner.stream;
         let size = std::mem::size_of::<M>();
-        let (src, dst) = (values.device_ptr(stream), carry.device_ptr(stream));
+        let (src, dst) = (values.address(), carry.address());
         copy_device(gpu, dst, src, size)?;
         copy_device(
             gpu,
@@ -506,17 +486,16 @@ fn owned_values<M: CudaMonoid>(
     local: Option<DeviceVec<M>>,
     carries: &[Option<Carry<M>>],
 ) -> Result<DeviceVec<M>> {
-    let stream = &gpu.inner.stream;
     let size = std::mem::size_of::<M>();
     let assembly = plan.assembly(rank);
     let out = match local {
         Some(values) if assembly.is_whole(values.len()) => values,
         local => {
-            let out = DeviceVec::<M>::alloc(stream, gpu.info().ordinal, assembly.len())?;
-            let base = out.device_ptr(stream);
+            let out = DeviceVec::<M>::alloc(gpu.device(), assembly.len())?;
+            let base = out.address();
             write_values(gpu, base, &vec![M::identity(); assembly.leading])?;
             if let Some(values) = &local {
-                let src = values.device_ptr(stream) + (assembly.local.start * size) as u64;
+                let src = values.address() + (assembly.local.start * size) as u64;
                 let dst = base + (assembly.leading * size) as u64;
                 copy_device(gpu, dst, src, assembly.local.len() * size)?;
             }
@@ -530,7 +509,7 @@ fn owned_values<M: CudaMonoid>(
         }
     };
     if let Some(joined) = plan.join(rank, carries) {
-        let dst = out.device_ptr(stream) + (joined.index * size) as u64;
+        let dst = out.address() + (joined.index * size) as u64;
         write_values(gpu, dst, &[joined.value])?;
     }
     Ok(out)
@@ -538,40 +517,27 @@ fn owned_values<M: CudaMonoid>(
 
 /// Stream-ordered device-to-device copy of `bytes` bytes.
 fn copy_device(gpu: &Gpu, dst: u64, src: u64, bytes: usize) -> Result<()> {
-    if bytes == 0 {
-        return Ok(());
-    }
     bind(gpu)?;
     // SAFETY: both ranges lie in live buffers of this device (the callers' offsets and sizes).
-    unsafe {
-        cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, gpu.inner.stream.cu_stream())
-    }
-    .during("copying on the device")?;
-    Ok(())
+    Ok(unsafe { gpu.device().copy_on_device(src, dst, bytes) }?)
 }
 
 /// Copies host values to device address `dst` (stream-ordered; done when this returns).
 fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> {
-    if values.is_empty() {
-        return Ok(());
-    }
     bind(gpu)?;
     // SAFETY: `dst` starts `values.len()` writable values of a live buffer of this device.
-    unsafe { cudarc::driver::result::memcpy_htod_async(dst, values, gpu.inner.stream.cu_stream()) }
-        .during("copying to the device")?;
-    gpu.synchronize()?;
-    Ok(())
+    Ok(unsafe { gpu.device().copy_from_host(dst, values) }?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codegen::KernelSpec;
+    use crate::jit::{codegen::assemble, Family, KernelSpec, Own};
 
     /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
     #[test]
     fn the_shard_kernel_compiles() {
-        if !crate::compile::nvrtc_available() {
+        if !crate::jit::compile::nvrtc_available() {
             assert!(
                 std::env::var("REDUCE_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
                 "REDUCE_REQUIRE_NVRTC=1 but libnvrtc could not be loaded"
@@ -580,10 +546,11 @@ mod tests {
             return;
         }
         fn compile<M: CudaMonoid>() {
-            let source = crate::codegen::assemble::<M>(&KernelSpec::new("shard", &[]));
+            let source = assemble(&KernelSpec::new(Family::Shard, &[]), &Own::<M>::new());
             assert!(source.text.contains("shard_rebase_owner"));
             assert!(source.text.contains("shard_fold"));
-            let cubin = crate::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
+            let cubin =
+                crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
             assert!(!cubin.is_empty());
         }
         compile::<Sum<u32>>();

@@ -1,11 +1,11 @@
 //! Device memory the reductions read and write in place, with no copy: this crate's
 //! [`DeviceVec`], cudarc's [`CudaSlice`], [`CudaView`] and [`CudaViewMut`], and memory of other
 //! libraries named by a raw address ([`DeviceSlice`], [`DeviceSliceMut`]). The rules are on
-//! [`DeviceInput`]; dispatchers enter memory through [`Gpu::input`] / [`Gpu::output`].
+//! [`DeviceInput`]; a call enters memory through [`Device::input`] / [`Device::output`], which
+//! check it and order it on the call's stream ([`Access`]).
 
-use crate::buffer::DeviceVec;
+use super::{Device, DeviceVec};
 use crate::error::{DriverContext, Error, Result};
-use crate::gpu::Gpu;
 use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,
@@ -83,7 +83,7 @@ pub(crate) mod sealed {
 /// `Gpu`'s own stream, the `Gpu`'s stream first waits for the work queued on the home stream
 /// (your kernel that wrote the data), and the home stream then waits for the reduction (so
 /// that later writes, or freeing the memory, come after it). When the home stream is the
-/// `Gpu`'s stream ([`Gpu::from_stream`] with your stream) the order is simply the stream's.
+/// `Gpu`'s stream ([`Gpu::from_stream`](crate::Gpu::from_stream) with your stream) the order is simply the stream's.
 /// cudarc's own event tracking, where its context has it on, is honoured too: a read waits
 /// for the slice's last recorded write and records itself, a write waits for both.
 pub trait DeviceInput<T>: sealed::Input<T> {
@@ -104,10 +104,10 @@ pub trait DeviceOutput<T>: DeviceInput<T> + sealed::Output<T> {}
 
 impl<T: DeviceCopy> sealed::Input<T> for DeviceVec<T> {
     fn count(&self) -> usize {
-        self.len
+        self.len()
     }
     fn home(&self) -> &Arc<CudaStream> {
-        self.bytes.stream()
+        DeviceVec::home(self)
     }
     fn read<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
         self.bytes.device_ptr(stream)
@@ -241,50 +241,20 @@ pub struct DeviceSliceMut<T> {
 }
 
 impl<T: DeviceCopy> DeviceSlice<T> {
-    /// Borrows the `len` values of `T` at device address `address` for reductions on `gpu`.
-    ///
-    /// Checked here, each an error value: `len * size_of::<T>()` bytes from `address` fit in
-    /// the address space ([`Error::TooLarge`]); `address` is a multiple of `align_of::<T>()`
-    /// ([`Error::Misaligned`]); and, for `len > 0`, what the driver knows of the address
-    /// (`cuPointerGetAttributes`): it is device or managed memory, not host memory, freed
-    /// memory or an address CUDA never gave out ([`Error::InvalidPointer`]); it is on `gpu`'s
-    /// device and, unless it is a stream-ordered or managed allocation (which belong to no
-    /// context), in `gpu`'s context ([`Error::ForeignBuffer`]); and the range ends inside the
-    /// allocation that holds `address` ([`Error::InvalidPointer`]; a caching allocator's block,
-    /// such as PyTorch's, counts as one allocation, so a range past a tensor but inside its
-    /// block is not caught).
-    ///
-    /// # Safety
-    ///
-    /// - The range holds `len` initialised values of `T` (for a derived monoid: values made
-    ///   from `T` values; any bits for the primitives and the built-in monoids over them).
-    /// - The memory stays allocated, and nothing writes to it, until the reductions that read
-    ///   it have run on the device: [`Gpu::reduce`] returns after that; after
-    ///   [`Gpu::reduce_into`], synchronize `gpu` ([`Gpu::synchronize`]) or queue the free or
-    ///   the next write on `gpu`'s stream.
-    /// - Writes to it that may still be in flight were queued on `gpu`'s stream
-    ///   ([`Gpu::stream`]; a `Gpu` made with [`Gpu::from_stream`] on the producer's stream
-    ///   gives exactly that), or have finished (e.g. `torch.cuda.synchronize()`).
-    pub unsafe fn from_raw(address: u64, len: usize, gpu: &Gpu) -> Result<Self> {
+    /// The checks of the public `from_raw` (calls/memory.rs), for `device`.
+    pub(crate) fn checked(address: u64, len: usize, device: &Device) -> Result<Self> {
         Ok(DeviceSlice {
-            raw: Raw::checked::<T>(address, len, gpu)?,
+            raw: Raw::checked::<T>(address, len, device)?,
             marker: PhantomData,
         })
     }
 }
 
 impl<T: DeviceCopy> DeviceSliceMut<T> {
-    /// Borrows the `len` values of `T` at device address `address` for reading and writing by
-    /// reductions on `gpu`. Checks as [`DeviceSlice::from_raw`].
-    ///
-    /// # Safety
-    ///
-    /// As for [`DeviceSlice::from_raw`], and: nothing else reads or writes the memory until the
-    /// reductions that write it have run on the device, and it does not overlap an input of
-    /// the same call.
-    pub unsafe fn from_raw(address: u64, len: usize, gpu: &Gpu) -> Result<Self> {
+    /// The checks of the public `from_raw` (calls/memory.rs), for `device`.
+    pub(crate) fn checked(address: u64, len: usize, device: &Device) -> Result<Self> {
         Ok(DeviceSliceMut {
-            raw: Raw::checked::<T>(address, len, gpu)?,
+            raw: Raw::checked::<T>(address, len, device)?,
             marker: PhantomData,
         })
     }
@@ -372,11 +342,8 @@ struct PointerFacts {
 }
 
 impl PointerFacts {
-    fn query(gpu: &Gpu, address: u64) -> Result<PointerFacts> {
-        gpu.inner
-            .ctx
-            .bind_to_thread()
-            .during("binding the context")?;
+    fn query(device: &Device, address: u64) -> Result<PointerFacts> {
+        device.bind()?;
         let mut facts = PointerFacts::default();
         let mut attributes = [
             CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -413,7 +380,7 @@ impl PointerFacts {
 
 impl Raw {
     /// The checks of [`DeviceSlice::from_raw`].
-    fn checked<T>(address: u64, len: usize, gpu: &Gpu) -> Result<Raw> {
+    fn checked<T>(address: u64, len: usize, device: &Device) -> Result<Raw> {
         let size = std::mem::size_of::<T>().max(1) as u64;
         let bytes = (len as u64)
             .checked_mul(size)
@@ -425,7 +392,7 @@ impl Raw {
             })?;
         check_alignment(address, std::mem::align_of::<T>())?;
         if len > 0 {
-            let facts = PointerFacts::query(gpu, address)?;
+            let facts = PointerFacts::query(device, address)?;
             let invalid = |reason: String| Error::InvalidPointer { address, reason };
             let managed = facts.managed != 0;
             match facts.memory_type {
@@ -438,7 +405,7 @@ impl Raw {
                 }
                 _ => {}
             }
-            let gpu_ordinal = gpu.info().ordinal;
+            let gpu_ordinal = device.info.ordinal;
             let foreign = Error::ForeignBuffer {
                 buffer_ordinal: facts.ordinal.max(0) as usize,
                 gpu_ordinal,
@@ -446,7 +413,7 @@ impl Raw {
             if !managed && facts.ordinal != gpu_ordinal as i32 {
                 return Err(foreign);
             }
-            let own_context = gpu.inner.ctx.cu_ctx() as usize;
+            let own_context = device.ctx.cu_ctx() as usize;
             if facts.context != 0 && facts.context != own_context {
                 return Err(foreign);
             }
@@ -461,7 +428,7 @@ impl Raw {
         Ok(Raw {
             address,
             len,
-            stream: gpu.inner.stream.clone(),
+            stream: device.stream.clone(),
         })
     }
 }
@@ -502,41 +469,41 @@ impl Drop for Access<'_> {
     }
 }
 
-impl Gpu {
-    /// Checks `memory` against this `Gpu` and orders it for reading on this `Gpu`'s stream: the
-    /// entry of every input into a dispatcher, which then launches on `access.address` and
-    /// `access.len` and releases the access after its last launch.
+impl Device {
+    /// Checks `memory` against this device and orders it for reading on its stream: the entry
+    /// of every input into a call, which then launches on `access.address` and `access.len` and
+    /// releases the access after its last launch.
     pub(crate) fn input<'a, T: DeviceCopy>(
         &'a self,
         memory: &'a impl DeviceInput<T>,
     ) -> Result<Access<'a>> {
         let rejoin = self.check_home(memory.home())?;
         let len = memory.count();
-        let (address, guard) = memory.read(&self.inner.stream);
+        let (address, guard) = memory.read(&self.stream);
         self.access::<T>(address, len, guard, rejoin)
     }
 
-    /// As [`Gpu::input`], for writing.
+    /// As [`Device::input`], for writing.
     pub(crate) fn output<'a, T: DeviceCopy>(
         &'a self,
         memory: &'a mut impl DeviceOutput<T>,
     ) -> Result<Access<'a>> {
         let rejoin = self.check_home(memory.home())?;
         let len = memory.count();
-        let (address, guard) = memory.write(&self.inner.stream);
+        let (address, guard) = memory.write(&self.stream);
         self.access::<T>(address, len, guard, rejoin)
     }
 
-    /// The home stream when it is another stream of this `Gpu`'s context; `ForeignBuffer` when
-    /// it is of another context.
+    /// The home stream when it is another stream of this device's context; `ForeignBuffer`
+    /// when it is of another context.
     fn check_home(&self, home: &Arc<CudaStream>) -> Result<Option<Arc<CudaStream>>> {
-        if **home.context() != *self.inner.ctx {
+        if **home.context() != *self.ctx {
             return Err(Error::ForeignBuffer {
                 buffer_ordinal: home.context().ordinal(),
-                gpu_ordinal: self.inner.info.ordinal,
+                gpu_ordinal: self.info.ordinal,
             });
         }
-        Ok((**home != *self.inner.stream).then(|| home.clone()))
+        Ok((**home != *self.stream).then(|| home.clone()))
     }
 
     fn access<'a, T>(
@@ -547,11 +514,8 @@ impl Gpu {
         rejoin: Option<Arc<CudaStream>>,
     ) -> Result<Access<'a>> {
         check_alignment(address, std::mem::align_of::<T>())?;
-        let stream = &self.inner.stream;
-        stream
-            .context()
-            .bind_to_thread()
-            .during("binding the context")?;
+        let stream = &self.stream;
+        self.bind()?;
         if let Some(home) = &rejoin {
             stream
                 .join(home)

@@ -3,7 +3,7 @@
 //! Compiling straight to SASS (`--gpu-architecture=sm_XY`) means no PTX JIT at load time and
 //! no mismatch between the toolkit's PTX version and the driver's.
 
-use crate::codegen::KernelSource;
+use super::codegen::KernelSource;
 use crate::error::{CompileFailure, Error, Result};
 use cudarc::nvrtc::{result as nvrtc, sys};
 use std::ffi::CString;

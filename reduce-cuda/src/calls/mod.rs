@@ -1,0 +1,8 @@
+//! The public methods of [`crate::Gpu`], one file per family: `memory.rs` (uploads, downloads,
+//! copies, borrowed memory), `plain.rs` (`reduce` and its forms), `segmented.rs`
+//! (`reduce_segments`, `reduce_by_owner` and their forms). The next families (axis
+//! reductions, scans) add theirs here.
+
+mod memory;
+mod plain;
+mod segmented;

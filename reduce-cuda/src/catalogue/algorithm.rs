@@ -1,0 +1,138 @@
+//! The algorithms' public names: [`Algorithm`] (plain) and [`SegAlgorithm`] (segmented).
+
+/// A plain (unsegmented) reduction algorithm. All keep the left-to-right order of the items.
+///
+/// | variant | what | passes |
+/// |---|---|---|
+/// | `Tb2` | interleaved left-storing shared-memory tree, R = 2, D = 2B (paper Alg. 1) | multi |
+/// | `Tb4Warp` | intra-warp left-storing trees with `__syncwarp()`, R = 4, D = 4B (paper Alg. 2) | multi |
+/// | `Matrix` | Dotsenko: 32 x W matrix in shared memory, one thread per row, one warp tree (paper Alg. 3) | multi |
+/// | `PersistentMatrix` | Matrix with G = SMs x resident blocks, q or q+1 data blocks each (paper III.B.1) | 2 |
+/// | `DiffWarps` | PersistentMatrix with P producer warps and 1 consumer warp, double-buffered (paper Alg. 4) | 2 |
+/// | `Shuffle` | contiguous 16-byte loads per lane, increasing-offset shuffle tree, persistent warps, last block folds the block partials (ours) | 1 |
+/// | `Auto` | `Shuffle`; its order-free form when the monoid promises commutativity | 1 |
+///
+/// Only `Shuffle` (and `Auto`) read lifted inputs ([`crate::Gpu::reduce_lifted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Algorithm {
+    /// Paper Alg. 1: interleaved left-storing tree, R = 2.
+    Tb2,
+    /// Paper Alg. 2: intra-warp left-storing trees, R = 4.
+    Tb4Warp,
+    /// Paper Alg. 3: Dotsenko's sequential matrix reduction.
+    Matrix,
+    /// Paper III.B.1: Matrix with persistent blocks.
+    PersistentMatrix,
+    /// Paper Alg. 4: persistent Matrix with producer/consumer warps.
+    DiffWarps,
+    /// Ours: single-launch, order-keeping shuffle reduction at the memory roof.
+    Shuffle,
+    /// `Shuffle`, order-free for monoids that promise commutativity.
+    #[default]
+    Auto,
+}
+
+impl Algorithm {
+    /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Tb2,
+        Algorithm::Tb4Warp,
+        Algorithm::Matrix,
+        Algorithm::PersistentMatrix,
+        Algorithm::DiffWarps,
+        Algorithm::Shuffle,
+    ];
+
+    /// The algorithm's name as written in the paper's tables and in our benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Tb2 => "Tb2",
+            Algorithm::Tb4Warp => "Tb4Warp",
+            Algorithm::Matrix => "Matrix",
+            Algorithm::PersistentMatrix => "PersistentMatrix",
+            Algorithm::DiffWarps => "DiffWarps",
+            Algorithm::Shuffle => "Shuffle",
+            Algorithm::Auto => "Auto",
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A segmented reduction algorithm. All keep the left-to-right order inside every segment.
+///
+/// | variant | what | passes | output |
+/// |---|---|---|---|
+/// | `Tb2Seg` | Zhou et al.'s left-storing tree: siblings with different owners push the right child (paper IV.A) | multi | pre-filled, appended |
+/// | `Tb4WarpSeg` | the intra-warp version, `__syncwarp()` between steps (paper IV.A) | multi | pre-filled, appended |
+/// | `MatrixSeg` | Dotsenko rows fold runs, flush on owner change, row suffixes by a right-storing warp tree (paper IV.A) | multi | pre-filled, prepended |
+/// | `PersistentMatrixSeg` | MatrixSeg with persistent blocks (paper IV.B) | 2 | pre-filled, prepended |
+/// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
+/// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
+/// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
+/// | `Auto` | SegShuffle; SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory | | |
+///
+/// The paper's algorithms work on an internally identity-filled output (their read-modify-write
+/// contract stays inside the call); the offsets form converts offsets to owners for them first.
+/// `SegShuffle` and `SegMerge` take `u32` and `u64` layouts and lifted items, the paper's
+/// algorithms `u32` layouts of monoid values; only `SegMerge` takes 2^32 or more items or
+/// segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SegAlgorithm {
+    /// Left-storing shared-memory tree with pushes (paper IV.A, after Zhou et al.).
+    Tb2Seg,
+    /// Intra-warp left-storing trees with pushes (paper IV.A).
+    Tb4WarpSeg,
+    /// Dotsenko rows with run flushes and a right-storing warp tree (paper IV.A).
+    MatrixSeg,
+    /// MatrixSeg with persistent blocks (paper IV.B).
+    PersistentMatrixSeg,
+    /// Persistent MatrixSeg with producer/consumer warps and W = 16 (paper IV.B).
+    DiffWarps16Seg,
+    /// Ours: items split evenly over threads, single launch, each segment written once.
+    SegShuffle,
+    /// Ours: merge-path split of items and segment ends, single launch, each segment written
+    /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
+    SegMerge,
+    /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts); SegMerge past
+    /// 2^32 items or segments, or for values too large for SegShuffle.
+    #[default]
+    Auto,
+}
+
+impl SegAlgorithm {
+    /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
+    pub const ALL: [SegAlgorithm; 7] = [
+        SegAlgorithm::Tb2Seg,
+        SegAlgorithm::Tb4WarpSeg,
+        SegAlgorithm::MatrixSeg,
+        SegAlgorithm::PersistentMatrixSeg,
+        SegAlgorithm::DiffWarps16Seg,
+        SegAlgorithm::SegShuffle,
+        SegAlgorithm::SegMerge,
+    ];
+
+    /// The algorithm's name in tables and benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            SegAlgorithm::Tb2Seg => "Tb2Seg",
+            SegAlgorithm::Tb4WarpSeg => "Tb4WarpSeg",
+            SegAlgorithm::MatrixSeg => "MatrixSeg",
+            SegAlgorithm::PersistentMatrixSeg => "PersistentMatrixSeg",
+            SegAlgorithm::DiffWarps16Seg => "DiffWarps16Seg",
+            SegAlgorithm::SegShuffle => "SegShuffle",
+            SegAlgorithm::SegMerge => "SegMerge",
+            SegAlgorithm::Auto => "Auto",
+        }
+    }
+}
+
+impl std::fmt::Display for SegAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}

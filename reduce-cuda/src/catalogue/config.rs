@@ -1,0 +1,281 @@
+//! The two configurations (an algorithm plus the parameters the paper varies), the knobs they
+//! share, and the checks every family applies to them.
+
+use super::algorithm::{Algorithm, SegAlgorithm};
+use crate::error::{Error, Result};
+
+/// An algorithm plus the parameters the paper varies. Unset parameters take the paper's
+/// values (or, for `Shuffle`, ours); every setting is validated before anything is compiled.
+///
+/// ```
+/// use reduce_cuda::{Algorithm, Config};
+/// let config = Config::new(Algorithm::Matrix).block(128).matrix_width(16);
+/// assert_eq!(config.algorithm, Algorithm::Matrix);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Config {
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// Threads per block, B (a multiple of 32). Tb2: a power of two; Tb4Warp: at most 256;
+    /// DiffWarps: 32 * (producers + 1), so set `producers` instead.
+    pub block: Option<u32>,
+    /// W, the width of the 32 x W matrix (Matrix, PersistentMatrix, DiffWarps). Default 32.
+    pub matrix_width: Option<u32>,
+    /// P, producer warps of DiffWarps (one consumer warp). Default 8.
+    pub producers: Option<u32>,
+    /// Items each lane folds per tile (Shuffle). Default: 64 bytes' worth, rounded so that a
+    /// lane's items fill whole 16-byte vectors.
+    pub items_per_thread: Option<u32>,
+    /// G, the number of blocks of the persistent algorithms. Default: SMs x resident blocks per
+    /// SM from the occupancy API.
+    pub grid: Option<u32>,
+    /// Shuffle's work split: 0 = each warp owns a contiguous run of tiles; k >= 1 = each block
+    /// owns a contiguous run of block tiles and folds its warps' values every k block tiles.
+    /// Default 4 (with 512 threads and 2 blocks per SM).
+    pub tile_group: Option<u32>,
+}
+
+impl From<Algorithm> for Config {
+    fn from(algorithm: Algorithm) -> Self {
+        Config::new(algorithm)
+    }
+}
+
+impl Config {
+    /// The algorithm with its default parameters.
+    pub fn new(algorithm: Algorithm) -> Self {
+        Config {
+            algorithm,
+            ..Config::default()
+        }
+    }
+    /// Sets B, the threads per block.
+    pub fn block(mut self, threads: u32) -> Self {
+        self.block = Some(threads);
+        self
+    }
+    /// Sets W, the matrix width.
+    pub fn matrix_width(mut self, w: u32) -> Self {
+        self.matrix_width = Some(w);
+        self
+    }
+    /// Sets P, the producer warps of DiffWarps.
+    pub fn producers(mut self, p: u32) -> Self {
+        self.producers = Some(p);
+        self
+    }
+    /// Sets the items per lane per tile of Shuffle.
+    pub fn items_per_thread(mut self, items: u32) -> Self {
+        self.items_per_thread = Some(items);
+        self
+    }
+    /// Sets Shuffle's work split (see [`Config::tile_group`]).
+    pub fn tile_group(mut self, k: u32) -> Self {
+        self.tile_group = Some(k);
+        self
+    }
+    /// Sets G, the grid of the persistent algorithms.
+    pub fn grid(mut self, blocks: u32) -> Self {
+        self.grid = Some(blocks);
+        self
+    }
+
+    /// The parameters, as the families read them.
+    pub(crate) fn knobs(&self) -> Knobs {
+        Knobs {
+            block: self.block,
+            matrix_width: self.matrix_width,
+            producers: self.producers,
+            items_per_thread: self.items_per_thread,
+            grid: self.grid,
+            tile_group: self.tile_group,
+            stages: None,
+        }
+    }
+}
+
+/// A segmented algorithm plus its parameters and whether the layout is trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct SegConfig {
+    /// The algorithm.
+    pub algorithm: SegAlgorithm,
+    /// Threads per block (a multiple of 32; Tb2Seg: a power of two; Tb4WarpSeg: <= 256).
+    pub block: Option<u32>,
+    /// W of the 32 x W matrix (MatrixSeg, PersistentMatrixSeg: 32; DiffWarps16Seg: 16).
+    pub matrix_width: Option<u32>,
+    /// Producer warps of DiffWarps16Seg (default 8).
+    pub producers: Option<u32>,
+    /// Items per thread of SegShuffle (default: 64 bytes' worth); path steps (items plus
+    /// segment ends) per thread and tile of SegMerge (default: from the item size).
+    pub items_per_thread: Option<u32>,
+    /// SegMerge's pipeline: tiles of each stream held in shared memory (3 to 8, default 3;
+    /// up to `stages - 2` are in flight while one is reduced).
+    pub stages: Option<u32>,
+    /// Blocks of the persistent algorithms (default: SMs x resident blocks).
+    pub grid: Option<u32>,
+    /// Skip the layout validation (sorted, in-range owners; monotone offsets from 0 to N).
+    /// With a bad layout the result is then unspecified (but memory-safe).
+    pub trusted: bool,
+}
+
+impl From<SegAlgorithm> for SegConfig {
+    fn from(algorithm: SegAlgorithm) -> Self {
+        SegConfig::new(algorithm)
+    }
+}
+
+impl SegConfig {
+    /// The algorithm with default parameters, validating the layout.
+    pub fn new(algorithm: SegAlgorithm) -> Self {
+        SegConfig {
+            algorithm,
+            ..SegConfig::default()
+        }
+    }
+    /// Sets the threads per block.
+    pub fn block(mut self, threads: u32) -> Self {
+        self.block = Some(threads);
+        self
+    }
+    /// Sets W.
+    pub fn matrix_width(mut self, w: u32) -> Self {
+        self.matrix_width = Some(w);
+        self
+    }
+    /// Sets the producer warps of DiffWarps16Seg.
+    pub fn producers(mut self, p: u32) -> Self {
+        self.producers = Some(p);
+        self
+    }
+    /// Sets SegShuffle's items (SegMerge's path steps) per thread.
+    pub fn items_per_thread(mut self, items: u32) -> Self {
+        self.items_per_thread = Some(items);
+        self
+    }
+    /// Sets SegMerge's pipeline depth.
+    pub fn stages(mut self, stages: u32) -> Self {
+        self.stages = Some(stages);
+        self
+    }
+    /// Sets the grid of the persistent algorithms.
+    pub fn grid(mut self, blocks: u32) -> Self {
+        self.grid = Some(blocks);
+        self
+    }
+    /// Skips the layout validation: for layouts already known to be valid.
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
+    /// The parameters, as the families read them.
+    pub(crate) fn knobs(&self) -> Knobs {
+        Knobs {
+            block: self.block,
+            matrix_width: self.matrix_width,
+            producers: self.producers,
+            items_per_thread: self.items_per_thread,
+            grid: self.grid,
+            tile_group: None,
+            stages: self.stages,
+        }
+    }
+}
+
+/// The parameters of either configuration, for the families that serve both.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Knobs {
+    pub block: Option<u32>,
+    pub matrix_width: Option<u32>,
+    pub producers: Option<u32>,
+    pub items_per_thread: Option<u32>,
+    pub grid: Option<u32>,
+    pub tile_group: Option<u32>,
+    pub stages: Option<u32>,
+}
+
+/// The error of a broken rule of `algorithm`'s parameters.
+pub(crate) fn invalid(algorithm: &'static str, reason: impl Into<String>) -> Error {
+    Error::InvalidConfig {
+        algorithm,
+        reason: reason.into(),
+    }
+}
+
+/// An error if a parameter `algorithm` does not take was set (`what` names it, with a hint).
+pub(crate) fn refuse(algorithm: &'static str, what: &str, value: Option<u32>) -> Result<()> {
+    match value {
+        Some(_) => Err(invalid(
+            algorithm,
+            format!("{what} does not apply to {algorithm}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Threads per block: a multiple of 32 from 32 to 1024.
+pub(crate) fn check_block(algorithm: &'static str, block: u32) -> Result<u32> {
+    if block == 0 || !block.is_multiple_of(32) || block > 1024 {
+        return Err(invalid(
+            algorithm,
+            format!("block size {block} must be a multiple of 32 between 32 and 1024"),
+        ));
+    }
+    Ok(block)
+}
+
+/// A power-of-two block (a full tree, or a merge path split in halves).
+pub(crate) fn check_power_of_two(algorithm: &'static str, block: u32, why: &str) -> Result<u32> {
+    if !block.is_power_of_two() {
+        return Err(invalid(
+            algorithm,
+            format!("block size {block} must be a power of two{why}"),
+        ));
+    }
+    Ok(block)
+}
+
+/// The matrix width W: 1 to 1024.
+pub(crate) fn check_width(algorithm: &'static str, width: u32) -> Result<u32> {
+    if width == 0 || width > 1024 {
+        return Err(invalid(
+            algorithm,
+            format!("matrix width {width} must be between 1 and 1024"),
+        ));
+    }
+    Ok(width)
+}
+
+/// A persistent grid the caller fixed: 1 to 2^20 blocks.
+pub(crate) fn check_grid(algorithm: &'static str, grid: Option<u32>) -> Result<Option<u32>> {
+    match grid {
+        Some(0) => Err(invalid(algorithm, "grid must have at least one block")),
+        Some(g) if g > (1 << 20) => Err(invalid(
+            algorithm,
+            format!("grid {g} is past the limit of 2^20 persistent blocks"),
+        )),
+        g => Ok(g),
+    }
+}
+
+/// Producer warps beside one consumer warp: 1 to 31 (at most 1024 threads).
+pub(crate) fn check_producers(algorithm: &'static str, producers: u32) -> Result<u32> {
+    if producers == 0 || producers > 31 {
+        return Err(invalid(
+            algorithm,
+            format!(
+                "producers {producers} must be between 1 and 31 (one consumer warp, at most \
+                 1024 threads)"
+            ),
+        ));
+    }
+    Ok(producers)
+}
+
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

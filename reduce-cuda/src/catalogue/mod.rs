@@ -1,0 +1,143 @@
+//! The algorithm catalogue: the public algorithm names and configurations, and for each
+//! configuration a plan — every parameter fixed and validated, the kernel text to compile, and
+//! the launches that run it.
+//!
+//! One module per algorithm family, the plain and segmented members side by side: its
+//! parameters and their checks, its shared memory, its kernel specs, its kernels' typed
+//! arguments and its launches. `tuning.rs` holds every default and every `Auto` rule;
+//! `config.rs` the configurations and the checks the families share.
+//!
+//! | family | plain | segmented | kernels |
+//! |---|---|---|---|
+//! | `tree.rs` | `Tb2`, `Tb4Warp` | `Tb2Seg`, `Tb4WarpSeg` | tb2.cu, tb4_warp.cu, seg_tree.cu |
+//! | `matrix.rs` | `Matrix`, `PersistentMatrix`, `DiffWarps` | `MatrixSeg`, `PersistentMatrixSeg`, `DiffWarps16Seg` | matrix.cu, diff_warps.cu, seg_matrix.cu |
+//! | `shuffle.rs` | `Shuffle` | `SegShuffle` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh) |
+//! | `merge.rs` | | `SegMerge` | seg_merge.cu |
+//!
+//! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
+//! output, owners, passes of (value, owner) pairs). To add an algorithm: a variant in
+//! [`Algorithm`] or [`SegAlgorithm`] (and its `ALL` and `name`), its family module (a plan
+//! implementing [`PlainPlan`] or [`SegPlan`], and [`signatures`] of its kernels), and one arm in
+//! [`plain_plan`] or [`seg_plan`].
+
+mod algorithm;
+mod config;
+mod matrix;
+mod merge;
+mod paper;
+mod plan;
+mod shuffle;
+mod tree;
+pub(crate) mod tuning;
+
+pub use algorithm::{Algorithm, SegAlgorithm};
+pub use config::{Config, SegConfig};
+
+pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
+
+use crate::error::Result;
+use crate::jit::Items;
+#[cfg(test)]
+use crate::jit::KernelSpec;
+use config::{invalid, refuse};
+
+/// The plan of `config` for `items`, read from an input whose address is 16-byte `aligned`
+/// (or not: vector loads need it). Every check of the configuration happens here, before
+/// anything is compiled.
+pub(crate) fn plain_plan(
+    config: Config,
+    items: Items,
+    aligned: bool,
+) -> Result<Box<dyn PlainPlan>> {
+    let algorithm = config.algorithm;
+    if items.lifted && !matches!(algorithm, Algorithm::Shuffle | Algorithm::Auto) {
+        return Err(invalid(
+            algorithm.name(),
+            "lifted inputs (reduce_lifted) are read by Shuffle only: use Algorithm::Shuffle or \
+             Algorithm::Auto",
+        ));
+    }
+    let knobs = config.knobs();
+    if algorithm != Algorithm::Shuffle && algorithm != Algorithm::Auto {
+        refuse(algorithm.name(), "tile_group", knobs.tile_group)?;
+    }
+    Ok(match algorithm {
+        Algorithm::Tb2 | Algorithm::Tb4Warp => Box::new(tree::plain(algorithm, &knobs)?),
+        Algorithm::Matrix | Algorithm::PersistentMatrix | Algorithm::DiffWarps => {
+            Box::new(matrix::plain(algorithm, &knobs)?)
+        }
+        Algorithm::Shuffle => Box::new(shuffle::plain(&knobs, items, aligned, false)?),
+        Algorithm::Auto => {
+            let order_free = tuning::plain_order_free(items.commutative, knobs.tile_group);
+            Box::new(shuffle::plain(&knobs, items, aligned, order_free)?)
+        }
+    })
+}
+
+/// The plan of `config` for `shape` and a layout of `segments` segments over `n` items (`Auto`
+/// chooses from them; 0 and 0 for the plan a launch of unknown size would use). Every check of
+/// the configuration happens here, before anything is compiled.
+pub(crate) fn seg_plan(
+    config: SegConfig,
+    shape: SegShape,
+    n: usize,
+    segments: usize,
+) -> Result<Box<dyn SegPlan>> {
+    let config = resolve(config, shape, n, segments);
+    let algorithm = config.algorithm;
+    let name = algorithm.name();
+    let knobs = config.knobs();
+    let paper = !matches!(algorithm, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
+    if shape.items.lifted && paper {
+        return Err(invalid(
+            name,
+            "lifted items are read by SegShuffle and SegMerge (and Auto) only",
+        ));
+    }
+    if algorithm != SegAlgorithm::SegMerge {
+        refuse(name, "stages (SegMerge's pipeline)", knobs.stages)?;
+    }
+    if shape.wide && paper {
+        return Err(invalid(
+            name,
+            "u64 offsets or owners are taken by SegShuffle and SegMerge (and Auto) only",
+        ));
+    }
+    Ok(match algorithm {
+        SegAlgorithm::Tb2Seg | SegAlgorithm::Tb4WarpSeg => {
+            Box::new(tree::segmented(algorithm, &knobs, shape)?)
+        }
+        SegAlgorithm::MatrixSeg
+        | SegAlgorithm::PersistentMatrixSeg
+        | SegAlgorithm::DiffWarps16Seg => Box::new(matrix::segmented(algorithm, &knobs, shape)?),
+        SegAlgorithm::SegShuffle => Box::new(shuffle::segmented(&knobs, shape)?),
+        SegAlgorithm::SegMerge => Box::new(merge::plan(&knobs, shape)?),
+        SegAlgorithm::Auto => unreachable!("Auto is resolved above"),
+    })
+}
+
+/// `config` with `Auto` resolved ([`tuning::resolve_segmented`], told what SegShuffle can take).
+fn resolve(config: SegConfig, shape: SegShape, n: usize, segments: usize) -> SegConfig {
+    let facts = tuning::SegShuffleFacts {
+        fits: shuffle::seg_fits(shape, config.block.unwrap_or(tuning::SEG_SHUFFLE_BLOCK)),
+        limits: shuffle::seg_limits(shape),
+    };
+    tuning::resolve_segmented(config, shape, n, segments, facts)
+}
+
+/// (entry point, parameter names) of every kernel the families and the dispatch layer launch,
+/// for the test that holds them against the kernel files.
+#[cfg(test)]
+pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    [
+        tree::signatures(),
+        matrix::signatures(),
+        shuffle::signatures(),
+        merge::signatures(),
+        crate::dispatch::segmented::signatures(),
+    ]
+    .concat()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,73 @@
+//! What a plan is: a configuration with every parameter fixed and checked, for the items (and
+//! the layout) of a call — the kernels it needs and the launches that run it. Each family
+//! implements these traits; `catalogue/mod.rs` chooses the family.
+
+use crate::device::{DeviceInfo, Module};
+use crate::dispatch::segmented::SegJob;
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Items, JitReport, KernelSpec};
+use std::sync::Arc;
+
+/// A plain reduction with every parameter fixed.
+pub(crate) trait PlainPlan {
+    /// The kernels the plan launches, the main one first.
+    fn kernels(&self) -> Vec<KernelSpec>;
+    /// Queues the reduction of the `n` items at `input` into `out`, or, without one, into
+    /// scratch memory; returns the result's address.
+    fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64>;
+}
+
+/// What a segmented plan is for: the items, the layout's form, and which of them are 16-byte
+/// aligned (vector loads need it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SegShape {
+    pub items: Items,
+    /// CSR offsets (else owners).
+    pub offsets_form: bool,
+    /// u64 offsets or owners.
+    pub wide: bool,
+    /// The items are not 16-byte aligned (no vector loads or copies of them).
+    pub plain_items: bool,
+    /// The offsets or owners are not 16-byte aligned (no vector loads of them).
+    pub plain_index: bool,
+}
+
+impl SegShape {
+    /// The shape of a call of `items` over a layout in the offsets form (else owners), of u64
+    /// entries if `wide`, with the items and the layout at the given device addresses (0 for
+    /// aligned memory).
+    pub fn new(items: Items, offsets_form: bool, wide: bool, items_at: u64, index_at: u64) -> Self {
+        SegShape {
+            items,
+            offsets_form,
+            wide,
+            plain_items: !items_at.is_multiple_of(16),
+            plain_index: !index_at.is_multiple_of(16),
+        }
+    }
+}
+
+/// A segmented reduction with every parameter fixed.
+pub(crate) trait SegPlan {
+    /// The most items and segments its kernels index (`None`: no limit but memory).
+    fn limits(&self) -> Option<(u64, u64)> {
+        Some((u32::MAX as u64, u32::MAX as u64))
+    }
+    /// Every kernel the main launch may run, the preferred one first ([`SegPlan::module`]
+    /// says when another runs).
+    fn variants(&self) -> Vec<KernelSpec>;
+    /// The main launch's dynamic shared memory per block.
+    fn dynamic_smem(&self) -> usize;
+    /// What the device must offer beyond what every algorithm needs.
+    fn check_device(&self, _info: &DeviceInfo) -> Result<()> {
+        Ok(())
+    }
+    /// The module the main launch runs from: the preferred variant's.
+    fn module(&self, d: &Dispatch) -> Result<(Arc<Module>, JitReport)> {
+        d.module(&self.variants()[0])
+    }
+    /// Queues the reduction of `job` (with at least one item and one segment), checking its
+    /// layout first or on the way when `validate`.
+    fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()>;
+}

@@ -1,0 +1,441 @@
+//! The shuffle family (ours). `Shuffle`: each lane loads a contiguous run of items with 16-byte
+//! vector loads and folds it, lanes combine with shuffles at increasing offsets, warps in
+//! order, over a persistent grid of contiguous ranges; one launch, whose last block folds the
+//! block partials. `SegShuffle`: items split evenly over threads, run-length flushes,
+//! segmented warp and block scans, block records joined by the last block; each segment is
+//! written once. The order invariants are at the head of kernels/shuffle.cu and
+//! kernels/seg_shuffle.cu.
+
+use super::algorithm::{Algorithm, SegAlgorithm};
+use super::config::{check_block, check_grid, invalid, refuse, Knobs};
+use super::plan::{PlainPlan, SegPlan, SegShape};
+use super::tuning::{self, SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP};
+use crate::device::{kernel_signature, Entry, Module};
+use crate::dispatch::segmented::SegJob;
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Family, Items, JitReport, KernelSpec};
+use std::sync::Arc;
+
+/// Static shared memory a kernel may use without opting in.
+pub(super) const STATIC_SMEM_LIMIT: usize = 48 * 1024;
+
+kernel_signature! {
+    /// The fold of the `n` items at `in` into `out[0]`; block partials in `partials`.
+    struct ShuffleArgs { r#in, n, partials, ticket, out }
+}
+kernel_signature! {
+    /// One value per segment into `out`; block records in `rec_vals` / `rec_meta`; `check`
+    /// (`Check`) and `status_out` for the layout check.
+    struct SegShuffleArgs {
+        r#in, n, seg_index, segments, out, rec_vals, rec_meta, ticket, status, seg_estimate,
+        check, status_out,
+    }
+}
+
+const REDUCE_SHUFFLE: Entry<ShuffleArgs> = Entry::new("reduce_shuffle");
+const REDUCE_SEG_SHUFFLE: Entry<SegShuffleArgs> = Entry::new("reduce_seg_shuffle");
+
+/// A lane's items per tile, checked (1 to 256), and the 16-byte vectors they fill exactly (0:
+/// item-by-item loads). Unset: 64 bytes' worth (`tuning::shuffle_items`).
+pub(super) fn lane_items(
+    name: &'static str,
+    item_size: usize,
+    requested: Option<u32>,
+) -> Result<(u32, u32)> {
+    let items = match requested {
+        Some(0) => return Err(invalid(name, "items_per_thread must be at least 1")),
+        Some(n) if n > 256 => {
+            return Err(invalid(
+                name,
+                format!("items_per_thread {n} is past the limit of 256"),
+            ))
+        }
+        Some(n) => n,
+        None => tuning::shuffle_items(item_size),
+    };
+    let bytes = items as usize * item_size.max(1);
+    let vecs = if bytes.is_multiple_of(16) && bytes <= 16 * 64 {
+        (bytes / 16) as u32
+    } else {
+        0
+    };
+    Ok((items, vecs))
+}
+
+/// `Shuffle` with every parameter fixed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shuffle {
+    block: u32,
+    items: u32,
+    vecs: u32,
+    /// Block tiles per fold of the warp values (0: each warp owns a run of tiles).
+    group: u32,
+    /// The grid-stride form for commutative monoids (not the sequential order).
+    order_free: bool,
+    grid: Option<u32>,
+}
+
+/// `Shuffle` (order-free when `Auto` chose so) for `items` read from an input whose address is
+/// 16-byte `aligned`: an unaligned one is read item by item, each lane folding the same items
+/// in the same order, so the grouping and the result are the same bit for bit.
+pub(super) fn plain(
+    knobs: &Knobs,
+    items: Items,
+    aligned: bool,
+    order_free: bool,
+) -> Result<Shuffle> {
+    let name = Algorithm::Shuffle.name();
+    refuse(name, "matrix_width", knobs.matrix_width)?;
+    refuse(name, "producers", knobs.producers)?;
+    let size = items.m_size;
+    lane_items(name, size, knobs.items_per_thread)?;
+    let mut group = knobs.tile_group.unwrap_or(SHUFFLE_GROUP);
+    let mut block = check_block(name, knobs.block.unwrap_or(SHUFFLE_BLOCK))?;
+    // Two rings of `group` block tiles' warp values, a warp's values and a few words live in
+    // static shared memory. Large items: shrink the defaults the caller left open (the group,
+    // then the block) until they fit.
+    let smem =
+        |group: u32, block: u32| (2 * group as usize * (block as usize / 32) + 32) * size + 64;
+    while smem(group, block) > STATIC_SMEM_LIMIT {
+        if knobs.tile_group.is_none() && group > 1 {
+            group -= 1;
+        } else if knobs.block.is_none() && block > 32 {
+            block /= 2;
+        } else {
+            return Err(invalid(
+                name,
+                format!(
+                    "tile_group {group} with {block} threads needs {} bytes of shared memory for \
+                     {size}-byte items; the static limit is {STATIC_SMEM_LIMIT}",
+                    smem(group, block)
+                ),
+            ));
+        }
+    }
+    let grid = check_grid(name, knobs.grid)?;
+    if order_free {
+        group = 0;
+    }
+    // The lanes' loads are sized by the items read (lifted ones may be narrower).
+    let (lane, vecs) = lane_items(name, items.in_size, knobs.items_per_thread)?;
+    Ok(Shuffle {
+        block,
+        items: lane,
+        vecs: if aligned { vecs } else { 0 },
+        group,
+        order_free,
+        grid,
+    })
+}
+
+impl PlainPlan for Shuffle {
+    fn kernels(&self) -> Vec<KernelSpec> {
+        vec![KernelSpec::new(
+            Family::Shuffle,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_VECS", self.vecs),
+                ("R_GROUP", self.group),
+                ("R_ORDER_FREE", self.order_free as u32),
+            ],
+        )]
+    }
+
+    fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
+        let size = d.items().m_size;
+        let name = Algorithm::Shuffle.name();
+        let kernel = d.kernel(&self.kernels()[0], REDUCE_SHUFFLE, self.block, 0, name)?;
+        let grid = match self.grid {
+            Some(grid) => grid as u64,
+            None => {
+                let tiles = n.div_ceil(32 * self.items as u64).max(1);
+                let preferred = SHUFFLE_BLOCKS_PER_SM * d.device.info.multiprocessors as u64;
+                let warps_per_block = (self.block / 32) as u64;
+                d.persistent_grid(&kernel, None)?
+                    .min(preferred)
+                    .min(tiles.div_ceil(warps_per_block))
+            }
+        };
+        let regions = d.carve(&[grid as usize * size, size])?;
+        let out = out.unwrap_or(regions[1]);
+        let args = ShuffleArgs {
+            r#in: input,
+            n,
+            partials: regions[0],
+            ticket: d.ticket(),
+            out,
+        };
+        d.launch(&kernel, grid, args)?;
+        Ok(out)
+    }
+}
+
+/// What a validated SegShuffle launch checks of its layout (the kernel's `check`,
+/// kernels/seg_common.cuh `R_CHECK_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Check {
+    /// Nothing: a trusted call.
+    None = 0,
+    /// Fused into the launch's reads; the status comes from its last block.
+    Fused = 1,
+    /// CSR offsets, few of them: the exact check by the grid's last block before its tiles,
+    /// which stores the first error key into the pinned word while the launch still runs (the
+    /// call need not wait for the launch's end, which cost a validated call 5-6 us on 44 us
+    /// calls).
+    Early = 2,
+}
+
+/// The offsets per thread of one block that [`Check::Early`] takes at most
+/// (kernels/seg_common.cuh, `R_EARLY_PER_THREAD`).
+const EARLY_PER_THREAD: usize = 16;
+
+/// An upper bound on SegShuffle's static shared memory without the owner form's output stage
+/// (kernels/seg_shuffle.cu): the block scan's warp aggregates (`s_agg`: two of R_WARP + 1
+/// `r_seg`, a flag padded to the value's alignment and the value), the two carries, the entry
+/// value, the offsets form's warp folds of a tile inside one segment (`s_single`), and a few
+/// words. It grows with the monoid's size: past about 560 bytes (offsets form) or 650 (owner
+/// form) it leaves no room, and `Auto` takes SegMerge, whose memory is dynamic.
+pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
+    let m = shape.items.m_size.max(1);
+    let seg = m + 16;
+    let folds = if shape.offsets_form {
+        2 * (block as usize / 32) * m
+    } else {
+        0
+    };
+    (2 * (32 + 1) + 2) * seg + m + folds + 128
+}
+
+/// The owner form's output stage slots that fit beside the rest of SegShuffle's static shared
+/// memory (two stages of `slots + 1` values; 0 when not even one slot fits).
+fn owner_stage_room(shape: SegShape, block: u32) -> u64 {
+    let m = shape.items.m_size.max(1);
+    let room = STATIC_SMEM_LIMIT.saturating_sub(seg_static_smem(shape, block)) / (2 * m);
+    room.saturating_sub(1) as u64
+}
+
+/// Whether SegShuffle's static shared memory fits for this shape and block.
+pub(super) fn seg_fits(shape: SegShape, block: u32) -> bool {
+    if shape.offsets_form {
+        seg_static_smem(shape, block) <= STATIC_SMEM_LIMIT
+    } else {
+        owner_stage_room(shape, block) >= 1
+    }
+}
+
+/// The most items and segments SegShuffle takes: its kernel holds positions and segment ids in
+/// 32 bits. With u64 layouts it reads every entry narrowed to 32 bits, an entry past 2^32 - 1 as
+/// 2^32 - 1 (kernels/seg_tile.cuh, `r_narrow`): the items stay below that value, so that such an
+/// entry is still past the last offset (n) and a bad one.
+pub(super) fn seg_limits(shape: SegShape) -> (u64, u64) {
+    let max = u32::MAX as u64;
+    (if shape.wide { max - 1 } else { max }, max)
+}
+
+/// `SegShuffle` with every parameter fixed, for its shape.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SegShuffle {
+    shape: SegShape,
+    block: u32,
+    items: u32,
+    vecs: u32,
+    grid: Option<u32>,
+}
+
+/// `SegShuffle`: items per thread sized by the larger of the item and the monoid value; vector
+/// loads when a thread's items fill whole 16-byte vectors.
+pub(super) fn segmented(knobs: &Knobs, shape: SegShape) -> Result<SegShuffle> {
+    let name = SegAlgorithm::SegShuffle.name();
+    refuse(name, "matrix_width", knobs.matrix_width)?;
+    refuse(name, "producers", knobs.producers)?;
+    let bad = |_| invalid(name, "items_per_thread must be between 1 and 256");
+    let sized = shape.items.m_size.max(shape.items.in_size);
+    let (items, _) = lane_items(name, sized, knobs.items_per_thread).map_err(bad)?;
+    let (_, vecs) = lane_items(name, shape.items.in_size, Some(items)).map_err(bad)?;
+    let block = check_block(name, knobs.block.unwrap_or(SEG_SHUFFLE_BLOCK))?;
+    if !seg_fits(shape, block) {
+        return Err(invalid(
+            name,
+            format!(
+                "{}-byte values leave no room in SegShuffle's static shared memory (its block \
+                 scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} bytes): use SegMerge \
+                 (Auto does)",
+                shape.items.m_size
+            ),
+        ));
+    }
+    Ok(SegShuffle {
+        shape,
+        block,
+        items,
+        vecs,
+        grid: check_grid(name, knobs.grid)?,
+    })
+}
+
+impl SegShuffle {
+    /// Items per tile.
+    fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+
+    /// The stage: the segment ids a tile closes that it writes in order. Owner form: a tile's
+    /// worth of values, at most 16 KiB and what the rest of the static shared memory leaves;
+    /// offsets form: end positions for twice a tile's segments (ids past the stage, from many
+    /// empty segments, cost a re-read of their offsets).
+    fn stage_slots(&self) -> u64 {
+        if self.shape.offsets_form {
+            return 2 * self.tile();
+        }
+        self.tile()
+            .min((16 * 1024 / self.shape.items.m_size.max(1)) as u64)
+            .min(owner_stage_room(self.shape, self.block))
+            .max(1)
+    }
+
+    /// With u32 offsets the kernel loads a tile's first batch of offsets into registers while
+    /// the tile before is scanned (`R_MARKS_AHEAD`): faster on short segments, but it holds six
+    /// registers more across the block scan, and under the 64-register cap larger monoids or
+    /// more items per thread then spill, which makes long segments slower. So the load ahead
+    /// is the preferred variant, and the one without it runs for a monoid whose preferred
+    /// variant uses local memory ([`SegPlan::module`]). u64 entries are narrowed as they are
+    /// read, which waits for the load where it is issued: loading them ahead only moves the
+    /// wait.
+    fn loads_marks_ahead(&self) -> bool {
+        self.shape.offsets_form && !self.shape.wide
+    }
+
+    fn spec(&self, marks_ahead: bool) -> KernelSpec {
+        let shape = self.shape;
+        KernelSpec::new(
+            Family::SegShuffle,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_VECS", if shape.plain_items { 0 } else { self.vecs }),
+                ("R_INDEX_VEC", !shape.plain_index as u32),
+                ("R_OFFSETS", shape.offsets_form as u32),
+                ("R_IDX64", shape.wide as u32),
+                ("R_STAGE", self.stage_slots() as u32),
+                ("R_MIN_BLOCKS", (1024 / self.block).max(1)),
+                ("R_MARKS_AHEAD", marks_ahead as u32),
+            ],
+        )
+    }
+
+    /// Queues one launch with `check`.
+    fn launch_checked(&self, d: &mut Dispatch, job: &SegJob, check: Check) -> Result<()> {
+        let name = SegAlgorithm::SegShuffle.name();
+        let smem = self.dynamic_smem();
+        let kernel = d
+            .device
+            .kernel(&job.module, REDUCE_SEG_SHUFFLE, self.block, smem, name)?;
+        let n = job.n();
+        let tiles = n.div_ceil(self.tile()).max(1);
+        let grid = d.persistent_grid(&kernel, self.grid)?.min(tiles).max(1);
+        let m_size = self.shape.items.m_size;
+        let regions = d.carve(&[2 * grid as usize * m_size, 3 * grid as usize * 8])?;
+        let segments = job.segments as u64;
+        let status_out = d.status_out(check != Check::None)?;
+        let args = SegShuffleArgs {
+            r#in: job.items.0,
+            n,
+            seg_index: job.layout.ptr,
+            segments,
+            out: job.out,
+            rec_vals: regions[0],
+            rec_meta: regions[1],
+            ticket: d.ticket(),
+            status: d.seg_status(),
+            // Segments per tile on average: sizes the L2 prefetch of each block's first tile's
+            // offsets.
+            seg_estimate: (segments * self.tile()).div_ceil(n.max(1)),
+            check: check as u64,
+            status_out,
+        };
+        d.launch(&kernel, grid, args)
+    }
+}
+
+impl SegPlan for SegShuffle {
+    fn limits(&self) -> Option<(u64, u64)> {
+        Some(seg_limits(self.shape))
+    }
+
+    fn variants(&self) -> Vec<KernelSpec> {
+        let preferred = self.loads_marks_ahead();
+        let mut variants = vec![self.spec(preferred)];
+        if preferred {
+            variants.push(self.spec(false));
+        }
+        variants
+    }
+
+    /// The offsets form's tile: the items' scan values (one of padding after every `items`
+    /// when `items` is even: R_VAL_SLOTS), an end position per stage slot (16 bits where tile
+    /// positions fit, else 32: r_endpos) and a head byte per item. The owner form uses static
+    /// shared memory only.
+    fn dynamic_smem(&self) -> usize {
+        if !self.shape.offsets_form {
+            return 0;
+        }
+        let tile = self.tile() as usize;
+        let val_slots = if self.items.is_multiple_of(2) {
+            tile + self.block as usize
+        } else {
+            tile
+        };
+        let endpos = if tile < 0xfffe { 2 } else { 4 };
+        val_slots * self.shape.items.m_size + endpos * self.stage_slots() as usize + tile
+    }
+
+    fn module(&self, d: &Dispatch) -> Result<(Arc<Module>, JitReport)> {
+        let variants = self.variants();
+        let preferred = d.module(&variants[0])?;
+        let Some(fallback) = variants.get(1) else {
+            return Ok(preferred);
+        };
+        if !preferred.0.uses_local_memory(REDUCE_SEG_SHUFFLE.name)? {
+            return Ok(preferred);
+        }
+        let (module, report) = d.module(fallback)?;
+        Ok((module, preferred.1.then(report)))
+    }
+
+    /// Unvalidated: one launch. Validated: few CSR offsets are checked early (their first error
+    /// key arrives before the launch ends); otherwise the check is fused into the launch in both
+    /// forms: the owner form reports the first bad owner, the offsets form only that its reads
+    /// saw a bad entry, and the exact check finds it.
+    fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
+        if !validate {
+            return self.launch_checked(d, job, Check::None);
+        }
+        let early =
+            job.layout.offsets_form && job.layout.len <= EARLY_PER_THREAD * self.block as usize;
+        if early {
+            self.launch_checked(d, job, Check::Early)?;
+            let key = d.poll_status()?;
+            return d.status_error(job, key);
+        }
+        self.launch_checked(d, job, Check::Fused)?;
+        let status = d.poll_status()?;
+        if !job.layout.offsets_form {
+            d.status_error(job, status)
+        } else if status != crate::dispatch::segmented::NO_INDEX {
+            d.confirm_bad_layout(job, SegAlgorithm::SegShuffle.name())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    use crate::device::KernelArgs;
+    vec![
+        (REDUCE_SHUFFLE.name, ShuffleArgs::PARAMS),
+        (REDUCE_SEG_SHUFFLE.name, SegShuffleArgs::PARAMS),
+    ]
+}

@@ -1,0 +1,431 @@
+//! The catalogue's rules: defaults, `Auto`'s choices, the checks of every parameter, and the
+//! kernels' signatures against the kernel files.
+
+use super::shuffle::{lane_items, seg_static_smem, STATIC_SMEM_LIMIT};
+use super::tuning::MERGE_SMEM_BUDGET;
+use super::*;
+use crate::jit::{Family, Own, Program};
+
+/// The value of the compile-time parameter `name` of `spec`.
+fn define(spec: &KernelSpec, name: &str) -> u32 {
+    spec.defines
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("{spec:?} has no {name}"))
+        .1
+}
+
+fn items(size: usize) -> Items {
+    Items {
+        in_size: size,
+        m_size: size,
+        lifted: false,
+        commutative: false,
+    }
+}
+
+fn plain_spec(config: impl Into<Config>, size: usize, aligned: bool) -> Result<KernelSpec> {
+    Ok(plain_plan(config.into(), items(size), aligned)?
+        .kernels()
+        .remove(0))
+}
+
+/// Shuffle's static rings shrink for large items (the tile group, then the block) where the
+/// caller left the defaults; explicit parameters that do not fit are an error.
+#[test]
+fn shuffle_defaults_shrink_for_large_items() {
+    let shuffle = Config::new(Algorithm::Shuffle);
+    for size in [4, 72, 256, 512, 1024, 1400] {
+        let spec = plain_spec(shuffle, size, true).unwrap();
+        let (block, group) = (define(&spec, "R_BLOCK"), define(&spec, "R_GROUP"));
+        let smem = (2 * group as usize * (block as usize / 32) + 32) * size + 64;
+        assert!(
+            smem <= STATIC_SMEM_LIMIT,
+            "{size}: {block} threads, group {group}"
+        );
+        if size <= 256 {
+            assert_eq!(
+                (block, group),
+                (tuning::SHUFFLE_BLOCK, tuning::SHUFFLE_GROUP),
+                "{size}"
+            );
+        }
+    }
+    assert!(plain_spec(shuffle.tile_group(4).block(512), 512, true).is_err());
+    assert!(plain_spec(shuffle.block(512), 1400, true).is_err());
+    assert!(plain_spec(shuffle, 4096, true).is_err());
+}
+
+#[test]
+fn shuffle_lanes_fill_whole_vectors() {
+    let lane = |size, requested| lane_items("Shuffle", size, requested).unwrap();
+    assert_eq!(lane(4, None), (16, 4));
+    assert_eq!(lane(8, None), (8, 4));
+    assert_eq!(lane(16, None), (4, 4));
+    assert_eq!(lane(12, None), (8, 6));
+    assert_eq!(lane(72, None), (2, 9));
+    assert_eq!(lane(1, None), (64, 4));
+    assert_eq!(lane(4, Some(3)), (3, 0));
+}
+
+#[test]
+fn unaligned_inputs_keep_the_shuffle_grouping_without_vector_loads() {
+    let shuffle = Config::new(Algorithm::Shuffle);
+    let aligned = plain_spec(shuffle, 4, true).unwrap();
+    assert_eq!(
+        (define(&aligned, "R_ITEMS"), define(&aligned, "R_VECS")),
+        (16, 4)
+    );
+    let unaligned = plain_spec(shuffle, 4, false).unwrap();
+    assert_eq!(define(&unaligned, "R_VECS"), 0);
+    assert_eq!(define(&unaligned, "R_ITEMS"), 16, "the same items per lane");
+    let tb2 = Config::new(Algorithm::Tb2);
+    assert_eq!(
+        plain_spec(tb2, 4, true).unwrap(),
+        plain_spec(tb2, 4, false).unwrap()
+    );
+}
+
+/// The item-by-item Shuffle kernels that unaligned inputs get compile, ordered and order-free
+/// (NVRTC only; a missing NVRTC fails under `REDUCE_REQUIRE_NVRTC=1`).
+#[test]
+fn unaligned_shuffle_kernels_compile() {
+    use reduce_core::{CudaMonoid, Max, Min, Sum};
+    if !crate::jit::compile::nvrtc_available() {
+        let required = std::env::var("REDUCE_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "REDUCE_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
+        );
+        eprintln!("NVRTC test skipped: libnvrtc not found");
+        return;
+    }
+    fn compiles<M: CudaMonoid>(algorithm: Algorithm) {
+        let program = Own::<M>::new();
+        let plan = plain_plan(algorithm.into(), program.items(), false).unwrap();
+        let spec = plan.kernels().remove(0);
+        assert_eq!(define(&spec, "R_VECS"), 0, "{spec:?}");
+        let source = crate::jit::codegen::assemble(&spec, &program);
+        crate::jit::compile::compile_cubin(&source, "sm_90")
+            .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
+    }
+    compiles::<Sum<f32>>(Algorithm::Auto); // order-free
+    compiles::<Min<f32>>(Algorithm::Shuffle);
+    compiles::<Max<f64>>(Algorithm::Shuffle);
+    compiles::<Sum<u8>>(Algorithm::Shuffle);
+}
+
+#[test]
+fn bad_parameters_are_named() {
+    let error = |config: Config| plain_spec(config, 4, true).unwrap_err().to_string();
+    let e = error(Config::new(Algorithm::Tb2).block(96));
+    assert!(e.contains("power of two"), "{e}");
+    let e = error(Config::new(Algorithm::Matrix).block(100));
+    assert!(e.contains("multiple of 32"), "{e}");
+    let e = error(Config::new(Algorithm::Tb4Warp).block(512));
+    assert!(e.contains("past 256"), "{e}");
+    let e = error(Config::new(Algorithm::DiffWarps).producers(0));
+    assert!(e.contains("producers 0"), "{e}");
+    let e = error(Config::new(Algorithm::Matrix).grid(10));
+    assert!(e.contains("multi-pass"), "{e}");
+    assert!(plain_spec(Config::new(Algorithm::Shuffle).items_per_thread(0), 4, true).is_err());
+}
+
+fn shape(wide: bool, offsets_form: bool, lifted: bool) -> SegShape {
+    SegShape {
+        items: Items {
+            in_size: 4,
+            m_size: 8,
+            lifted,
+            commutative: false,
+        },
+        offsets_form,
+        wide,
+        plain_items: false,
+        plain_index: false,
+    }
+}
+
+fn sized(shape: SegShape, in_size: usize, m_size: usize) -> SegShape {
+    SegShape {
+        items: Items {
+            in_size,
+            m_size,
+            ..shape.items
+        },
+        ..shape
+    }
+}
+
+#[test]
+fn auto_picks_from_cheap_statistics() {
+    let auto = SegConfig::new(SegAlgorithm::Auto);
+    let pick = |wide, offsets, n, s| resolve(auto, shape(wide, offsets, false), n, s).algorithm;
+    assert_eq!(pick(false, false, 1000, 100), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(false, true, 1000, 1000), SegAlgorithm::SegShuffle);
+    // More segments than items: SegShuffle in both forms (the owner form's blocks fill runs of
+    // empty segments coalesced; the offsets form writes them from the offsets).
+    assert_eq!(pick(false, false, 1000, 1001), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(false, true, 1000, 1001), SegAlgorithm::SegShuffle);
+    // u64 layouts: SegShuffle up to 2^32 - 2 items; only SegMerge takes more than 2^32 items or
+    // segments.
+    assert_eq!(pick(true, false, 10, 1), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(true, true, 1000, 2000), SegAlgorithm::SegShuffle);
+    let most = u32::MAX as usize;
+    assert_eq!(pick(true, true, most - 1, 2), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(true, true, most, 2), SegAlgorithm::SegMerge);
+    assert_eq!(pick(false, true, most, 2), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(true, false, 10, most + 1), SegAlgorithm::SegMerge);
+    assert_eq!(pick(false, false, 1 << 33, 2), SegAlgorithm::SegMerge);
+    // Long segments: SegShuffle in both forms.
+    assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
+    assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
+    // A concrete choice is kept.
+    let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
+    assert_eq!(
+        resolve(tb2, shape(false, true, false), 1, 5).algorithm,
+        SegAlgorithm::Tb2Seg
+    );
+    // Lifted items: the same choice; SegShuffle and SegMerge read them, the others refuse.
+    let lifted = shape(false, true, true);
+    assert_eq!(
+        resolve(auto, lifted, 1 << 20, 1000).algorithm,
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        resolve(auto, lifted, 1000, 1001).algorithm,
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        resolve(auto, shape(false, false, true), 1000, 1001).algorithm,
+        SegAlgorithm::SegShuffle
+    );
+    // Items per thread sized by the narrower lifted item unless segments are that short.
+    assert_eq!(
+        resolve(auto, lifted, 1 << 20, 1000).items_per_thread,
+        Some(16)
+    );
+    assert_eq!(resolve(auto, lifted, 1000, 999).items_per_thread, None);
+    let not_lifted = shape(false, true, false);
+    assert_eq!(
+        resolve(auto, not_lifted, 1 << 20, 1000).items_per_thread,
+        None
+    );
+    // The owner form (8-byte values here: 8 by default) with segments averaging under 1.25
+    // items: half as many; the offsets form, longer segments and 16-byte values keep theirs.
+    let owner = shape(false, false, false);
+    assert_eq!(resolve(auto, owner, 1000, 801).items_per_thread, Some(4));
+    assert_eq!(resolve(auto, owner, 1000, 800).items_per_thread, None);
+    assert_eq!(resolve(auto, not_lifted, 1000, 2000).items_per_thread, None);
+    let wide_values = sized(owner, 16, 16);
+    assert_eq!(
+        resolve(auto, wide_values, 1000, 2000).items_per_thread,
+        None
+    );
+    // u64 owners: at most 12 per thread (f32: 16 -> 12; short segments' 8 and 8-byte items' 8
+    // kept); the offsets form and a caller's choice are left alone.
+    let f32_owner = sized(shape(true, false, false), 4, 4);
+    let per_thread = |shape, n, s| resolve(auto, shape, n, s).items_per_thread;
+    assert_eq!(per_thread(f32_owner, 1 << 20, 1000), Some(12));
+    assert_eq!(per_thread(f32_owner, 1000, 2000), Some(8));
+    let affine_owner = sized(f32_owner, 8, 8);
+    assert_eq!(per_thread(affine_owner, 1 << 20, 1000), None);
+    let f32_offsets = SegShape {
+        offsets_form: true,
+        ..f32_owner
+    };
+    assert_eq!(per_thread(f32_offsets, 1 << 20, 1000), None);
+    let chosen = auto.items_per_thread(32);
+    assert_eq!(
+        resolve(chosen, f32_owner, 1 << 20, 1000).items_per_thread,
+        Some(32)
+    );
+    for alg in SegAlgorithm::ALL {
+        let readable = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
+        assert_eq!(
+            seg_plan(SegConfig::new(alg), lifted, 0, 0).is_ok(),
+            readable,
+            "{alg:?}"
+        );
+    }
+}
+
+/// A second kernel (without the marks' first offsets loaded ahead) exactly for SegShuffle with
+/// u32 offsets, lifted items or not; it differs from the first in that alone.
+#[test]
+fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
+    for alg in SegAlgorithm::ALL {
+        for wide in [false, true] {
+            for offsets_form in [false, true] {
+                for lifted in [false, true] {
+                    let shape = shape(wide, offsets_form, lifted);
+                    let Ok(plan) = seg_plan(SegConfig::new(alg), shape, 0, 0) else {
+                        continue;
+                    };
+                    let has = alg == SegAlgorithm::SegShuffle && offsets_form && !wide;
+                    let variants = plan.variants();
+                    assert_eq!(variants.len() == 2, has, "{alg:?} {shape:?}");
+                    let [first, second] = &variants[..] else {
+                        continue;
+                    };
+                    let ahead = |on: u32| ("R_MARKS_AHEAD", on);
+                    let mut first_defines = first.defines.clone();
+                    let mut second_defines = second.defines.clone();
+                    first_defines.retain(|d| *d != ahead(1));
+                    second_defines.retain(|d| *d != ahead(0));
+                    assert_eq!(first_defines, second_defines);
+                    assert_ne!(first.defines, second.defines);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn seg_merge_defaults_shrink_for_large_items() {
+    let shape = |size| sized(shape(false, true, false), size, size);
+    let merge = SegConfig::new(SegAlgorithm::SegMerge);
+    for size in [1, 4, 8, 12, 72, 256] {
+        let plan = seg_plan(merge, shape(size), 0, 0).unwrap();
+        let spec = plan.variants().remove(0);
+        assert!(plan.dynamic_smem() <= MERGE_SMEM_BUDGET, "{size}: {spec:?}");
+        assert!(
+            define(&spec, "R_BLOCK").is_power_of_two()
+                && define(&spec, "R_STEPS").is_power_of_two()
+        );
+    }
+    // Explicit parameters are kept, and checked.
+    assert!(seg_plan(merge.items_per_thread(3), shape(4), 0, 0).is_err());
+    assert!(seg_plan(merge.block(96), shape(4), 0, 0).is_err());
+    assert!(seg_plan(merge.stages(9), shape(4), 0, 0).is_err());
+}
+
+/// SegShuffle keeps its block scan's values (and the owner form its output stage) in static
+/// shared memory: the stage shrinks for large values, and values that leave no room are a clear
+/// error for SegShuffle and SegMerge for `Auto`. (224-byte values overflowed the owner form's 48
+/// KiB before, and NVRTC failed for `Auto`.)
+#[test]
+fn seg_shuffle_fits_static_shared_memory_or_auto_takes_seg_merge() {
+    let shape = |size, offsets_form| SegShape {
+        offsets_form,
+        ..sized(shape(false, false, false), size, size)
+    };
+    let auto = SegConfig::new(SegAlgorithm::Auto);
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    for offsets_form in [false, true] {
+        for size in [4, 8, 72, 216, 224, 256, 512] {
+            let s = shape(size, offsets_form);
+            assert_eq!(
+                resolve(auto, s, 1000, 10).algorithm,
+                SegAlgorithm::SegShuffle
+            );
+            let spec = seg_plan(shuffle, s, 0, 0).unwrap().variants().remove(0);
+            let stage = if offsets_form {
+                0
+            } else {
+                2 * (define(&spec, "R_STAGE") as usize + 1) * size
+            };
+            assert!(
+                seg_static_smem(s, define(&spec, "R_BLOCK")) + stage <= STATIC_SMEM_LIMIT,
+                "{size} bytes, offsets form {offsets_form}: {spec:?}"
+            );
+        }
+        let huge = shape(1024, offsets_form);
+        assert_eq!(
+            resolve(auto, huge, 1000, 10).algorithm,
+            SegAlgorithm::SegMerge
+        );
+        let err = seg_plan(shuffle, huge, 0, 0)
+            .err()
+            .expect("too large")
+            .to_string();
+        assert!(err.contains("SegMerge"), "{err}");
+    }
+    // The default stage of small values is unchanged: a tile, at most 16 KiB.
+    let spec = seg_plan(shuffle, shape(8, false), 0, 0)
+        .unwrap()
+        .variants()
+        .remove(0);
+    let tile = define(&spec, "R_BLOCK") * define(&spec, "R_ITEMS");
+    assert_eq!(define(&spec, "R_STAGE"), tile);
+}
+
+/// The `extern "C" __global__` entry points of a kernel text: name, and each parameter's name
+/// and type.
+fn kernel_signatures(text: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("extern \"C\" __global__") {
+        let decl = &rest[at..];
+        let open = decl.find('(').expect("a parameter list");
+        // `__launch_bounds__(...)` comes before the name: the list is the one after the name.
+        let head = &decl[..open];
+        let (name_end, params_at) = if head.trim_end().ends_with("__launch_bounds__") {
+            let close = decl[open..].find(')').unwrap() + open;
+            let next = decl[close..].find('(').unwrap() + close;
+            (next, next)
+        } else {
+            (open, open)
+        };
+        let name = decl[..name_end]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .to_string();
+        let close = decl[params_at..].find(')').unwrap() + params_at;
+        let params = decl[params_at + 1..close]
+            .split(',')
+            .map(|p| {
+                let p = p.trim();
+                let cut = p
+                    .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap();
+                (p[cut + 1..].to_string(), p[..cut + 1].trim().to_string())
+            })
+            .collect();
+        found.push((name, params));
+        rest = &decl[close..];
+    }
+    found
+}
+
+/// Every kernel entry point in the kernel files is declared with a typed signature whose fields
+/// are its parameters, in order; every declared entry point exists; every parameter is 64 bits
+/// wide (a pointer or `r_size`), as the launches pass them.
+#[test]
+fn every_kernel_signature_matches_its_declaration() {
+    #[allow(unused_mut)]
+    let mut declared: Vec<(&str, &[&str])> = signatures();
+    #[cfg(feature = "nccl")]
+    declared.extend(crate::cluster::signatures());
+    let mut in_files = std::collections::BTreeMap::new();
+    for family in Family::ALL {
+        for (file, text) in family.texts() {
+            for (name, params) in kernel_signatures(text) {
+                in_files.insert(name, (file, params));
+            }
+        }
+    }
+    assert!(in_files.len() >= 17, "{in_files:?}");
+    for (name, (file, params)) in &in_files {
+        let Some((_, fields)) = declared.iter().find(|(entry, _)| entry == name) else {
+            panic!("{file}: kernel {name} has no declared signature");
+        };
+        let fields: Vec<&str> = fields.iter().map(|f| f.trim_start_matches("r#")).collect();
+        let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, fields, "{file}: the parameters of {name}");
+        for (param, ty) in params {
+            assert!(
+                ty.contains('*') || ty.ends_with("r_size"),
+                "{file}: {name}'s {param} is `{ty}`, not a pointer or r_size"
+            );
+        }
+    }
+    for (entry, _) in &declared {
+        assert!(
+            in_files.contains_key(*entry),
+            "{entry} is in no kernel file"
+        );
+    }
+}

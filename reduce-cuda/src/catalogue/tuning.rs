@@ -1,0 +1,143 @@
+//! Every default parameter and every `Auto` rule, as plain data and pure functions, with the
+//! measurement behind each (the decision records in docs/decisions/). The families validate
+//! what a caller sets and take what a caller leaves open from here; nothing here launches.
+
+use super::algorithm::SegAlgorithm;
+use super::config::{gcd, SegConfig};
+use super::plan::SegShape;
+
+/// Threads per block of the tree algorithms (Tb2, Tb4Warp and their segmented forms) and of the
+/// matrix algorithms, the paper's.
+pub(crate) const PAPER_BLOCK: u32 = 256;
+/// The matrix width W of the matrix algorithms (the paper's 32 x 32 matrix).
+pub(crate) const MATRIX_WIDTH: u32 = 32;
+/// DiffWarps16Seg's W: 16 keeps the occupancy of its double buffers (paper IV.B).
+pub(crate) const DIFF_WARPS_SEG_WIDTH: u32 = 16;
+/// Producer warps of DiffWarps (paper Alg. 4: P = 8, C = 1).
+pub(crate) const PRODUCERS: u32 = 8;
+/// The block of the Matrix pass that reduces the persistent algorithms' block values.
+pub(crate) const SECOND_PASS_BLOCK: u32 = 256;
+/// The paper's segmented persistent kernels run at most this many blocks per SM (their first
+/// pass leaves one (value, owner) pair per block).
+pub(crate) const PAPER_SEG_BLOCKS_PER_SM: u64 = 32;
+
+/// Shuffle's threads per block, tile group and resident blocks per SM: with 512 threads,
+/// block-contiguous tiles folded every 4 tiles and 2 blocks per SM, each block streams one
+/// contiguous region, and Shuffle reads at 0.99-1.00 of the read roof at 2^28 on an H100
+/// (docs/results.md, plain reductions).
+pub(crate) const SHUFFLE_BLOCK: u32 = 512;
+pub(crate) const SHUFFLE_GROUP: u32 = 4;
+pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
+
+/// SegShuffle's threads per block.
+pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
+/// SegShuffle's u64 owners per thread at most (see [`resolve_segmented`]).
+const WIDE_OWNERS_PER_THREAD: u32 = 12;
+
+/// SegMerge's threads per block and pipeline depth.
+pub(crate) const MERGE_BLOCK: u32 = 128;
+pub(crate) const MERGE_STAGES: u32 = 3;
+/// The shared memory SegMerge's defaults shrink to for large items: two blocks per SM on
+/// Ampere and Hopper.
+pub(crate) const MERGE_SMEM_BUDGET: usize = 96 * 1024;
+
+/// Items each Shuffle or SegShuffle thread folds per tile by default: 64 bytes' worth, rounded
+/// up so that a lane's items fill whole 16-byte vectors.
+pub(crate) fn shuffle_items(item_size: usize) -> u32 {
+    let size = item_size.max(1);
+    let granule = 16 / gcd(size, 16); // items per whole number of vectors
+    ((64usize.div_ceil(size)).div_ceil(granule).max(1) * granule) as u32
+}
+
+/// SegMerge's default path steps per thread (a power of two): about 64 bytes of items
+/// (`bench segvariants` on an H200).
+pub(crate) fn merge_steps(item_size: usize) -> u32 {
+    match item_size {
+        0..=4 => 16,
+        5..=8 => 8,
+        9..=16 => 4,
+        17..=32 => 2,
+        _ => 1,
+    }
+}
+
+/// Plain `Auto`: Shuffle, order-free when the monoid promises commutativity and the caller
+/// left the tile group open (the order-free kernel has none). Returns whether order-free.
+pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bool {
+    commutative && tile_group.is_none()
+}
+
+/// What segmented `Auto` needs to know of SegShuffle for a shape: whether its static shared
+/// memory fits, and the most items and segments it indexes.
+pub(crate) struct SegShuffleFacts {
+    pub fits: bool,
+    pub limits: (u64, u64),
+}
+
+/// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
+/// every distribution of `bench segmented` in both forms and with u32 or u64 layouts; SegMerge
+/// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
+/// its static shared memory). Then the items per thread the caller left open, by three rules
+/// (docs/decisions/ holds their measurements):
+///
+/// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
+///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`), unless segments
+///   average under 1.25 items (then the per-segment outputs, sized by the monoid, dominate);
+/// - the owner form of values up to 8 bytes with segments averaging under 1.25 items: half as
+///   many (32 bytes; up to 0.77 -> 0.98 of plain Shuffle on an H200; the offsets form and
+///   longer segments are even or slower);
+/// - u64 owners: at most 12 per thread (whole 16-byte vectors of items); with f32 items the
+///   default 16 spills under the register cap (12 items: 0.99-1.06 of plain Shuffle where 16
+///   gave 0.89-0.96 on an H200).
+///
+/// A concrete algorithm is kept as it is.
+pub(crate) fn resolve_segmented(
+    config: SegConfig,
+    shape: SegShape,
+    n: usize,
+    segments: usize,
+    shuffle: SegShuffleFacts,
+) -> SegConfig {
+    if config.algorithm != SegAlgorithm::Auto {
+        return config;
+    }
+    let items = shape.items;
+    let (max_items, max_segments) = shuffle.limits;
+    let beyond_u32 = n as u64 > max_items || segments as u64 > max_segments;
+    let algorithm = if beyond_u32 || !shuffle.fits {
+        SegAlgorithm::SegMerge
+    } else {
+        SegAlgorithm::SegShuffle
+    };
+    let short_segments = 4 * (n as u64) < 5 * segments as u64;
+    let on_shuffle = algorithm == SegAlgorithm::SegShuffle;
+    let items_per_thread = match config.items_per_thread {
+        None if on_shuffle && items.lifted && items.in_size < items.m_size && !short_segments => {
+            Some(shuffle_items(items.in_size))
+        }
+        None if on_shuffle
+            && !shape.offsets_form
+            && !items.lifted
+            && items.m_size <= 8
+            && short_segments =>
+        {
+            Some((shuffle_items(items.m_size) / 2).max(1))
+        }
+        chosen => chosen,
+    };
+    let items_per_thread =
+        if config.items_per_thread.is_none() && on_shuffle && !shape.offsets_form && shape.wide {
+            let default = shuffle_items(items.m_size.max(items.in_size));
+            let granule = (16 / gcd(items.in_size.max(1), 16)) as u32;
+            let cap = (WIDE_OWNERS_PER_THREAD / granule * granule).max(granule);
+            let chosen = items_per_thread.unwrap_or(default);
+            (chosen > cap).then_some(cap).or(items_per_thread)
+        } else {
+            items_per_thread
+        };
+    SegConfig {
+        algorithm,
+        items_per_thread,
+        ..config
+    }
+}

@@ -1,0 +1,155 @@
+//! The device layer: the only code that calls cudarc's driver API — contexts, streams, device
+//! memory, modules, launches, pinned host memory. Everything above it works with [`Device`],
+//! [`DeviceVec`], [`Access`], [`Module`] and typed kernel arguments ([`KernelArgs`]).
+//!
+//! - `mod.rs`: [`Device`] (a context and the stream work is queued on) and [`DeviceInfo`];
+//! - `memory.rs`: [`DeviceVec`] and stream-ordered copies and fills;
+//! - `view.rs`: the memory reductions read and write in place ([`DeviceInput`],
+//!   [`DeviceOutput`], raw [`DeviceSlice`]s) and how a call enters it ([`Access`]);
+//! - `module.rs`: loaded CUBINs, their entry points and their fault records;
+//! - `launch.rs`: typed kernel arguments and launches;
+//! - `pinned.rs`: the pinned host word kernels report a status into.
+
+mod launch;
+mod memory;
+mod module;
+mod pinned;
+mod view;
+
+pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
+pub use memory::DeviceVec;
+pub(crate) use module::Module;
+pub(crate) use pinned::PinnedWord;
+pub(crate) use view::Access;
+pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
+
+use crate::error::{DriverContext, Error, Result};
+use cudarc::driver::sys::{self, CUdevice_attribute};
+use cudarc::driver::{CudaContext, CudaStream};
+use std::sync::Arc;
+
+/// Facts about the device the runtime plans with.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// The device ordinal.
+    pub ordinal: usize,
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// The most dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_per_block: usize,
+    /// Total device memory in bytes.
+    pub total_memory: usize,
+    /// The NVRTC version kernels are compiled with.
+    pub nvrtc_version: (i32, i32),
+}
+
+impl DeviceInfo {
+    /// The NVRTC target, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+}
+
+/// Whether the CUDA driver library can be loaded on this machine.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { sys::is_culib_present() }
+}
+
+/// One CUDA context and the stream all of a `Gpu`'s work is queued on, in call order.
+pub(crate) struct Device {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+}
+
+impl Device {
+    /// A new stream on device `ordinal`'s primary context, or why there is none (the driver
+    /// library must have been found: [`driver_available`]).
+    pub fn new_stream(ordinal: usize) -> Result<Arc<CudaStream>> {
+        let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
+            ordinal,
+            reason: format!("the driver could not count devices: {e}"),
+        })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoDevice {
+                ordinal,
+                reason: format!("the driver reports {count} device(s)"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
+            ordinal,
+            reason: format!("creating a context failed: {e}"),
+        })?;
+        // One stream, used in order: cudarc's per-buffer event tracking is not needed. This
+        // handle of the context is ours alone (`CudaContext::new` makes a new one each call).
+        // SAFETY: called before any allocation through this handle.
+        unsafe { ctx.disable_event_tracking() };
+        ctx.new_stream().during("creating a stream")
+    }
+
+    /// The device of `stream`'s context, with the facts the runtime plans with.
+    pub fn open(stream: Arc<CudaStream>, nvrtc_version: (i32, i32)) -> Result<Device> {
+        let ctx = stream.context().clone();
+        ctx.bind_to_thread().during("binding the context")?;
+        let attribute = |a| ctx.attribute(a).during("reading device attributes");
+        let info = DeviceInfo {
+            ordinal: ctx.ordinal(),
+            name: ctx.name().during("reading the device name")?,
+            compute_capability: ctx
+                .compute_capability()
+                .during("reading the compute capability")?,
+            multiprocessors: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )? as u32,
+            l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            max_shared_per_block: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )? as usize,
+            total_memory: ctx.total_mem().during("reading the memory size")?,
+            nvrtc_version,
+        };
+        Ok(Device { ctx, stream, info })
+    }
+
+    /// Makes the context current on the calling thread: the raw copies, fills and launches that
+    /// follow act on the current context (a thread may drive devices of several contexts).
+    pub fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().during("binding the context")
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().during("synchronizing the stream")
+    }
+
+    /// Whether all queued work has finished, without waiting; a failed launch is an error.
+    pub fn is_idle(&self, during: &'static str) -> Result<bool> {
+        // SAFETY: the live stream of this device.
+        match unsafe { sys::cuStreamQuery(self.stream.cu_stream()) } {
+            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            done => done.result().during(during).map(|()| true),
+        }
+    }
+
+    /// Free and total device memory in bytes (`cuMemGetInfo`).
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        self.ctx.mem_get_info().during("reading memory use")
+    }
+
+    /// The raw stream handle, for the NCCL layer (`cluster::comm`), which queues on it.
+    #[cfg(feature = "nccl")]
+    pub fn raw_stream(&self) -> sys::CUstream {
+        self.stream.cu_stream()
+    }
+}

@@ -1,0 +1,185 @@
+//! The machinery every algorithm's launches go through, whatever the family: a [`Dispatch`]
+//! holds one call's device, kernel cache, program (the monoid and its items) and scratch
+//! memory, and owns what the families share — loading kernels, typed launches, persistent
+//! grids, scratch regions, multi-pass loops, the status word, and the fault check at the end.
+//!
+//! - `scratch.rs`: the device memory calls reuse (regions, the completion ticket, the status
+//!   word, the pinned host word);
+//! - `passes.rs`: the multi-pass loop of the one-block-per-data-block kernels;
+//! - `segmented.rs`: what every segmented family shares (the job, the identity fill, the exact
+//!   layout check and its typed errors).
+
+mod passes;
+mod scratch;
+pub(crate) mod segmented;
+
+pub(crate) use passes::{pass_regions, PassArgs};
+pub(crate) use scratch::Scratch;
+
+use crate::device::{Device, Entry, Kernel, KernelArgs, Module};
+use crate::error::{Error, Result};
+use crate::jit::{Items, JitReport, KernelCache, KernelSpec, Program};
+use reduce_core::DeviceCopy;
+use std::sync::{Arc, MutexGuard};
+
+/// One call's launches: the device and kernels they use, and the scratch memory they own
+/// until the call ends (the lock serialises the calls of host threads sharing a `Gpu`).
+pub(crate) struct Dispatch<'a> {
+    pub device: &'a Device,
+    kernels: &'a KernelCache,
+    program: &'a dyn Program,
+    scratch: MutexGuard<'a, Scratch>,
+    /// The modules this call launched kernels of (their fault records are read at the end).
+    launched: Vec<Arc<Module>>,
+}
+
+impl<'a> Dispatch<'a> {
+    /// A call on `device` for `program`, holding `scratch`. Binds the device's context to the
+    /// calling thread: the raw copies and launches that follow act on the current context.
+    pub fn new(
+        device: &'a Device,
+        kernels: &'a KernelCache,
+        scratch: MutexGuard<'a, Scratch>,
+        program: &'a dyn Program,
+    ) -> Result<Self> {
+        device.bind()?;
+        Ok(Dispatch {
+            device,
+            kernels,
+            program,
+            scratch,
+            launched: Vec::new(),
+        })
+    }
+
+    /// The items the call reduces, as planning sees them.
+    pub fn items(&self) -> Items {
+        self.program.items()
+    }
+
+    /// The module of `spec` for this call's program (compiled or loaded if needed).
+    pub fn module(&self, spec: &KernelSpec) -> Result<(Arc<Module>, JitReport)> {
+        self.kernels.get(self.device, self.program, spec)
+    }
+
+    /// Entry point `entry` of the module of `spec`, ready to launch in blocks of `block`
+    /// threads with `smem` bytes of dynamic shared memory (`algorithm` names it in errors).
+    pub fn kernel<A>(
+        &self,
+        spec: &KernelSpec,
+        entry: Entry<A>,
+        block: u32,
+        smem: usize,
+        algorithm: &'static str,
+    ) -> Result<Kernel<A>> {
+        let (module, _) = self.module(spec)?;
+        self.device.kernel(&module, entry, block, smem, algorithm)
+    }
+
+    /// Queues `kernel` on `grid` blocks.
+    pub fn launch<A: KernelArgs>(&mut self, kernel: &Kernel<A>, grid: u64, args: A) -> Result<()> {
+        if !self.launched.iter().any(|m| Arc::ptr_eq(m, &kernel.module)) {
+            self.launched.push(kernel.module.clone());
+        }
+        self.device.launch(kernel, grid, args)
+    }
+
+    /// A grid-stride launch of `kernel` over `count` elements: 256-thread blocks, at most 16
+    /// per SM.
+    pub fn launch_over<A: KernelArgs>(
+        &mut self,
+        kernel: &Kernel<A>,
+        count: u64,
+        args: A,
+    ) -> Result<()> {
+        let grid = count
+            .div_ceil(256)
+            .clamp(1, self.device.info.multiprocessors as u64 * 16);
+        self.launch(kernel, grid, args)
+    }
+
+    /// The grid of a persistent kernel: the caller's `requested` grid, else as many blocks as
+    /// the device holds at once.
+    pub fn persistent_grid<A>(&self, kernel: &Kernel<A>, requested: Option<u32>) -> Result<u64> {
+        match requested {
+            Some(grid) => Ok(grid as u64),
+            None => self.device.resident_blocks(kernel),
+        }
+    }
+
+    /// Device regions of the given sizes, each 256-byte aligned, in one scratch allocation
+    /// reused between calls: valid until the call ends.
+    pub fn carve(&mut self, sizes: &[usize]) -> Result<Vec<u64>> {
+        self.scratch.carve(self.device, sizes)
+    }
+
+    /// The completion ticket of single-launch kernels (one u32, zero between launches: the
+    /// kernels' last block resets it).
+    pub fn ticket(&self) -> u64 {
+        self.scratch.ticket.address()
+    }
+
+    /// The status word of the segmented single-launch kernels (all ones between launches: the
+    /// kernels' last block reads and resets it, so that a call queues no fill before a launch).
+    pub fn seg_status(&self) -> u64 {
+        self.scratch.seg_status.address()
+    }
+
+    /// Marks the pinned host word pending and returns its device address, for a launch whose
+    /// last block stores a status there ([`Dispatch::poll_status`] waits for it).
+    pub fn arm_status(&mut self) -> Result<u64> {
+        Ok(self.scratch.pinned(self.device)?.arm())
+    }
+
+    /// The status the armed launch stored (see [`crate::device::PinnedWord::poll`]).
+    pub fn poll_status(&mut self) -> Result<u64> {
+        let device = self.device;
+        self.scratch.pinned(device)?.poll(device)
+    }
+
+    /// The 8-byte status word at device address `status`, once the queued work is done.
+    pub fn read_status(&mut self, status: u64) -> Result<u64> {
+        let device = self.device;
+        self.scratch.pinned(device)?.copy_from(device, status)
+    }
+
+    /// Queues the copy of the value at `address` into `value` (there once the stream is
+    /// synchronized).
+    pub fn queue_read<M: DeviceCopy>(&self, address: u64, value: &mut [M; 1]) -> Result<()> {
+        // SAFETY: the callers pass the address of one value written by this call's kernels,
+        // and read `value` only after synchronizing.
+        unsafe { self.device.queue_copy_to_host(address, value) }
+    }
+
+    /// Ends the call: `result` (the launches' outcome), and, for a program whose device code
+    /// can fault, the fault records of every module it launched, read and cleared even when the
+    /// launches failed (or the next call would report them); the launches' error comes first.
+    /// Reading them waits for the queued work.
+    pub fn finish<T>(self, result: Result<T>) -> Result<T> {
+        if !self.program.can_fault() || self.launched.is_empty() {
+            return result;
+        }
+        let faults = self.take_faults();
+        let value = result?;
+        faults.map(|()| value)
+    }
+
+    fn take_faults(&self) -> Result<()> {
+        self.device.synchronize()?;
+        let mut first = None;
+        for module in &self.launched {
+            if let Some(fault) = module.take_fault(self.device)? {
+                first.get_or_insert(fault);
+            }
+        }
+        self.device.synchronize()?;
+        match first {
+            Some((index, len)) => Err(Error::DeviceFault {
+                monoid: self.program.monoid_name(),
+                index,
+                len,
+            }),
+            None => Ok(()),
+        }
+    }
+}

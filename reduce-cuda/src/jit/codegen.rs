@@ -1,0 +1,199 @@
+//! Kernel text: parameters + prelude + monoid + shared helpers + one algorithm family's
+//! template.
+//!
+//! Rust only stitches; the kernels are real `.cu` files under `reduce-cuda/kernels/`, written
+//! against the abstract monoid `M`, `m_identity()`, `m_combine(l, r)`. Compile-time parameters
+//! arrive as `#define`s at the top (sizes are run-time arguments, so they are not in the key).
+
+use super::program::Program;
+use reduce_core::CUDA_PRELUDE;
+
+/// A kernel file: one algorithm family's template, or a header several of them include.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Family {
+    Tb2,
+    Tb4Warp,
+    Matrix,
+    DiffWarps,
+    Shuffle,
+    SegTree,
+    SegMatrix,
+    SegShuffle,
+    SegMerge,
+    /// The multi-GPU helpers (`cluster`).
+    #[cfg(feature = "nccl")]
+    Shard,
+}
+
+impl Family {
+    /// Every template, for the tests that read them all.
+    #[cfg(test)]
+    pub const ALL: &[Family] = &[
+        Family::Tb2,
+        Family::Tb4Warp,
+        Family::Matrix,
+        Family::DiffWarps,
+        Family::Shuffle,
+        Family::SegTree,
+        Family::SegMatrix,
+        Family::SegShuffle,
+        Family::SegMerge,
+        #[cfg(feature = "nccl")]
+        Family::Shard,
+    ];
+
+    /// The file name without its extension; the program is named `reduce_<name>.cu`.
+    pub fn name(self) -> &'static str {
+        self.file().0
+    }
+
+    /// (name, text) of the family's template.
+    fn file(self) -> (&'static str, &'static str) {
+        match self {
+            Family::Tb2 => ("tb2", include_str!("../../kernels/tb2.cu")),
+            Family::Tb4Warp => ("tb4_warp", include_str!("../../kernels/tb4_warp.cu")),
+            Family::Matrix => ("matrix", include_str!("../../kernels/matrix.cu")),
+            Family::DiffWarps => ("diff_warps", include_str!("../../kernels/diff_warps.cu")),
+            Family::Shuffle => ("shuffle", include_str!("../../kernels/shuffle.cu")),
+            Family::SegTree => ("seg_tree", include_str!("../../kernels/seg_tree.cu")),
+            Family::SegMatrix => ("seg_matrix", include_str!("../../kernels/seg_matrix.cu")),
+            Family::SegShuffle => ("seg_shuffle", include_str!("../../kernels/seg_shuffle.cu")),
+            Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
+            #[cfg(feature = "nccl")]
+            Family::Shard => ("shard", include_str!("../../kernels/shard.cu")),
+        }
+    }
+
+    /// The headers the template relies on, after `common.cuh`, in order.
+    fn headers(self) -> &'static [Header] {
+        match self {
+            Family::SegTree | Family::SegMatrix | Family::SegMerge => &[SEG_COMMON],
+            Family::SegShuffle => &[SEG_COMMON, SEG_TILE],
+            _ => &[],
+        }
+    }
+
+    /// The full texts of the template and its headers, for the tests that read the kernels'
+    /// signatures.
+    #[cfg(test)]
+    pub fn texts(self) -> Vec<(&'static str, &'static str)> {
+        let mut texts = vec![COMMON];
+        texts.extend(self.headers());
+        texts.push(self.file());
+        texts
+    }
+}
+
+/// A kernel header: its name and text.
+type Header = (&'static str, &'static str);
+
+/// The shared warp/block helpers.
+const COMMON: Header = ("common.cuh", include_str!("../../kernels/common.cuh"));
+/// The helpers of the segmented families (segmented scan, validation, identity fill).
+const SEG_COMMON: Header = (
+    "seg_common.cuh",
+    include_str!("../../kernels/seg_common.cuh"),
+);
+/// SegShuffle's tile: its items' loads and the offsets form's marks.
+const SEG_TILE: Header = ("seg_tile.cuh", include_str!("../../kernels/seg_tile.cuh"));
+
+/// Which template, with which compile-time parameters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct KernelSpec {
+    pub family: Family,
+    pub defines: Vec<(&'static str, u32)>,
+}
+
+impl KernelSpec {
+    pub fn new(family: Family, defines: &[(&'static str, u32)]) -> Self {
+        KernelSpec {
+            family,
+            defines: defines.to_vec(),
+        }
+    }
+}
+
+/// A complete CUDA C++ translation unit, with the line where each part starts.
+#[derive(Clone, Debug)]
+pub struct KernelSource {
+    /// The family (`matrix`, `shuffle`, ...); the program is named `reduce_<family>.cu`.
+    pub family: String,
+    /// The text NVRTC compiles.
+    pub text: String,
+    /// (first line, 1-based; what the part is) for each part.
+    pub sections: Vec<(usize, String)>,
+}
+
+impl KernelSource {
+    /// The file name NVRTC reports errors against.
+    pub fn program_name(&self) -> String {
+        format!("reduce_{}.cu", self.family)
+    }
+
+    /// Which part of the text holds `line` (1-based).
+    pub fn section_of(&self, line: usize) -> Option<&str> {
+        self.sections
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= line)
+            .map(|(_, name)| name.as_str())
+    }
+}
+
+/// The kernel text of `spec` for `program` (a monoid, and the items it reads).
+pub(crate) fn assemble(spec: &KernelSpec, program: &dyn Program) -> KernelSource {
+    let family = spec.family.name();
+    let mut source = KernelSource {
+        family: family.to_string(),
+        text: String::new(),
+        sections: Vec::new(),
+    };
+    let params: Vec<String> = spec
+        .defines
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let mut header = format!(
+        "// Generated by reduce-cuda: kernel family `{family}` for monoid `{}`.\n// Compile-time parameters: {}\n",
+        program.monoid_name(),
+        if params.is_empty() { "none".to_string() } else { params.join(", ") }
+    );
+    for (name, value) in &spec.defines {
+        header.push_str(&format!("#define {name} {value}\n"));
+    }
+    push(&mut source, "parameters", &header);
+    push(
+        &mut source,
+        "prelude (reduce_core::CUDA_PRELUDE)",
+        CUDA_PRELUDE,
+    );
+    push(
+        &mut source,
+        &format!("monoid {}", program.monoid_name()),
+        &program.monoid_text(),
+    );
+    push(&mut source, &format!("kernels/{}", COMMON.0), COMMON.1);
+    push(&mut source, "input items", program.input_items());
+    for (name, text) in spec.family.headers() {
+        push(&mut source, &format!("kernels/{name}"), text);
+    }
+    push(
+        &mut source,
+        &format!("kernels/{family}.cu"),
+        spec.family.file().1,
+    );
+    source
+}
+
+fn push(source: &mut KernelSource, name: &str, part: &str) {
+    let banner = format!("\n// ======== {name} ========\n");
+    if !source.text.is_empty() {
+        source.text.push_str(&banner);
+    }
+    let first_line = source.text.lines().count() + 1;
+    source.sections.push((first_line, name.to_string()));
+    source.text.push_str(part);
+    if !part.ends_with('\n') {
+        source.text.push('\n');
+    }
+}

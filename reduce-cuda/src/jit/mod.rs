@@ -1,0 +1,141 @@
+//! Kernels as text and as loaded modules: `codegen.rs` assembles the text of a
+//! [`KernelSpec`] for a [`Program`] (a monoid and its items), `compile.rs` compiles it with
+//! NVRTC, `cache.rs` keeps CUBINs on disk, and [`KernelCache`] keeps the loaded modules of one
+//! context: in-process cache, then the disk cache, then NVRTC.
+//!
+//! The in-process key is (monoid type, item type, kernel family, compile-time parameters):
+//! cheap to build, so a hit costs a hash-map lookup. Only a miss assembles the source, whose
+//! hash (with options, NVRTC version and arch) is the disk key.
+
+pub(crate) mod cache;
+pub(crate) mod codegen;
+pub(crate) mod compile;
+pub(crate) mod program;
+
+pub use codegen::KernelSource;
+pub(crate) use codegen::{Family, KernelSpec};
+pub(crate) use program::{Items, Lifted, Own, Program};
+
+use crate::device::{Device, Module};
+use crate::error::Result;
+use cache::CacheKey;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Where a kernel came from when it was first needed in this process (ordered by cost:
+/// `Memory < Disk < Compiled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KernelOrigin {
+    /// Already loaded in this process.
+    Memory,
+    /// Loaded from the on-disk CUBIN cache.
+    Disk,
+    /// Compiled with NVRTC (and stored in the disk cache, if enabled).
+    Compiled,
+}
+
+/// How a kernel was obtained and how long it took.
+#[derive(Clone, Copy, Debug)]
+pub struct JitReport {
+    /// Memory, disk or NVRTC.
+    pub origin: KernelOrigin,
+    /// Wall time to obtain the loaded kernel.
+    pub elapsed: Duration,
+}
+
+impl JitReport {
+    /// The report of obtaining `self`'s kernel and then `other`'s: the costlier origin, both
+    /// times.
+    pub(crate) fn then(self, other: JitReport) -> JitReport {
+        JitReport {
+            origin: self.origin.max(other.origin),
+            elapsed: self.elapsed + other.elapsed,
+        }
+    }
+}
+
+type MemoryKey = ((TypeId, Option<TypeId>), KernelSpec);
+
+/// The loaded kernels of one CUDA context.
+pub(crate) struct KernelCache {
+    arch: String,
+    nvrtc_version: (i32, i32),
+    disk: Option<PathBuf>,
+    loaded: Mutex<HashMap<MemoryKey, Arc<Module>>>,
+}
+
+impl KernelCache {
+    pub fn new(arch: String, nvrtc_version: (i32, i32)) -> Self {
+        KernelCache {
+            arch,
+            nvrtc_version,
+            disk: cache::cache_dir(),
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The module of `spec` for `program`, loaded into `device`'s context (compiled if
+    /// needed), with where it came from.
+    pub fn get(
+        &self,
+        device: &Device,
+        program: &dyn Program,
+        spec: &KernelSpec,
+    ) -> Result<(Arc<Module>, JitReport)> {
+        let start = Instant::now();
+        let key = (program.key(), spec.clone());
+        if let Some(module) = self.lock().get(&key) {
+            let report = JitReport {
+                origin: KernelOrigin::Memory,
+                elapsed: start.elapsed(),
+            };
+            return Ok((module.clone(), report));
+        }
+        // Compile outside the lock: other kernels stay available meanwhile.
+        let source = codegen::assemble(spec, program);
+        let (module, origin) = self.load_or_compile(device, &source)?;
+        let module = self.lock().entry(key).or_insert(Arc::new(module)).clone();
+        Ok((
+            module,
+            JitReport {
+                origin,
+                elapsed: start.elapsed(),
+            },
+        ))
+    }
+
+    /// Number of kernels loaded in this context.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemoryKey, Arc<Module>>> {
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn load_or_compile(
+        &self,
+        device: &Device,
+        source: &KernelSource,
+    ) -> Result<(Module, KernelOrigin)> {
+        let options = compile::options(&self.arch);
+        let key = CacheKey::new(&source.text, &options, self.nvrtc_version, &self.arch);
+        if let Some(dir) = &self.disk {
+            if let Some(cubin) = cache::load(dir, key) {
+                // A CUBIN the driver refuses is stale: fall through and recompile.
+                if let Ok(module) = device.load_module(cubin) {
+                    return Ok((module, KernelOrigin::Disk));
+                }
+            }
+        }
+        let cubin = compile::compile_cubin(source, &self.arch)?;
+        let module = device.load_module(cubin.clone())?;
+        if let Some(dir) = &self.disk {
+            cache::store(dir, key, &cubin);
+        }
+        Ok((module, KernelOrigin::Compiled))
+    }
+}
