@@ -427,3 +427,22 @@ pub fn owners_of(lengths: &[u32]) -> Vec<u32> {
 
 /// The NVRTC target for compile-only checks without a device.
 pub const CI_ARCH: &str = "sm_90";
+
+/// The README's code blocks, compiled and run as doctests (`cargo test -p reduce-tests --doc`).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
+/// The Rust blocks of the user guide (`docs/guide/`), as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/algorithms.md")]
+#[doc = include_str!("../../docs/guide/segmented.md")]
+#[doc = include_str!("../../docs/guide/interop.md")]
+#[doc = include_str!("../../docs/guide/language.md")]
+pub struct GuideDoctests;
+
+/// The multi-GPU guide's blocks (they need reduce-cuda's feature `nccl`, which builds without
+/// libnccl): `cargo test -p reduce-tests --features nccl --doc`.
+#[cfg(all(doctest, feature = "nccl"))]
+#[doc = include_str!("../../docs/guide/multi-gpu.md")]
+pub struct MultiGpuDoctests;
