@@ -50,7 +50,6 @@
 
 mod algorithm;
 mod backend;
-pub mod bench;
 mod buffer;
 mod cache;
 #[cfg(feature = "nccl")]

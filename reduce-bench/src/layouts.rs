@@ -1,6 +1,24 @@
-//! Segment-length distributions of the segmented benchmark and tests, as CSR offsets over N
-//! items, from a seeded generator (the same layouts in every run; the CUB and PyTorch anchors
-//! read them from the files [`write_offsets`] makes, so every peer reduces the same layout).
+//! Segment-length distributions of the segmented benchmarks, as CSR offsets over N items, from
+//! a seeded generator (the same layouts in every run; the CUB and PyTorch anchors read them
+//! from the files [`write_offsets`] makes, named by [`key`], so every peer reduces the same
+//! layout).
+
+/// The item counts of `bench segmented`.
+pub const SIZES: [u64; 2] = [1 << 26, 30 << 20];
+/// The item count of the mean-length sweep.
+pub const SWEEP_N: u64 = 1 << 26;
+/// Mean segment lengths of the sweep: 1, 2, 4, ..., 2^20.
+pub const SWEEP_LOG2_MAX: u32 = 20;
+
+/// The name of a layout of `n` items, as in the layout files and the anchors' outputs.
+pub fn key(name: &str, n: u64) -> String {
+    format!("{name}@{n}")
+}
+
+/// The name of the sweep's layout of mean length `mean`.
+pub fn sweep_name(mean: u64) -> String {
+    format!("sweep{mean}")
+}
 
 /// The distributions `bench segmented` reports, by name.
 pub const DISTRIBUTIONS: [&str; 11] = [
@@ -113,8 +131,8 @@ pub fn owners(offsets: &[u64]) -> Vec<u32> {
     owner
 }
 
-/// Writes the offsets as little-endian u32 to `path` (read by `scripts/cub_sweep.cu` and
-/// `scripts/torch_seg.py`).
+/// Writes the offsets as little-endian u32 to `path` (read by `anchors/cub_sweep.cu`,
+/// `anchors/segargmax_anchor.cu` and `anchors/torch_seg.py`).
 pub fn write_offsets(path: &std::path::Path, offsets: &[u64]) -> std::io::Result<()> {
     let bytes: Vec<u8> = offsets
         .iter()

@@ -14,26 +14,18 @@
 //!   efficiency E = T(1 GPU) / T(g GPUs) for the same items per GPU (weak scaling: ideal 1).
 //! * combine latency: 2^10, 2^16, 2^20 items per GPU: `Cluster::reduce` minus `Gpu::reduce`
 //!   of one GPU's shard alone = what the cross-GPU combine adds.
-//! * `--torch FILE`: the output of `scripts/torch_allreduce.py` from the same device command
+//! * `--torch FILE`: the output of `anchors/torch_allreduce.py` from the same device command
 //!   (`torch.sum` + `all_reduce` over NCCL, one process per GPU; commutative monoids only),
 //!   printed side by side.
 
-use reduce_cuda::bench::{BenchKernels, FillMasks};
+use crate::kernels::{AnyBits, BenchKernels, FillMasks};
+use crate::monoids::{masks_affine, masks_f32, Affine};
 use reduce_cuda::cluster::{Cluster, Sharded};
-use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, Monoid, Sum};
+use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Affine { a: 1, b: 0 },
-         combine = |l, r| Affine { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
-struct Affine {
-    a: u32,
-    b: u32,
-}
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -78,7 +70,8 @@ fn parse_args() -> Args {
     parsed
 }
 
-fn main() {
+/// Runs the benchmark the command line asks for; exits with 1 on a failure.
+pub fn main() {
     let args = parse_args();
     if let Err(e) = run(&args) {
         eprintln!("bench_cluster failed: {e}");
@@ -175,21 +168,8 @@ fn run(args: &Args) -> Result<()> {
     report(&rows, &torch, &args.out)
 }
 
-fn masks_f32() -> FillMasks {
-    let mut m = FillMasks::default();
-    m.or_mask[0] = 0x3f80_0000; // [1, 2)
-    m.and_mask[0] = 0x3fff_ffff;
-    m
-}
-
-fn masks_affine() -> FillMasks {
-    let mut m = FillMasks::default();
-    m.or_mask[0] = 1; // odd multipliers
-    m
-}
-
 /// Times one configuration: the cluster (sync and pipelined) and GPU 0 alone on its shard.
-fn measure<M: CudaMonoid + PartialEq>(
+fn measure<M: CudaMonoid + AnyBits + PartialEq>(
     cluster: &Cluster,
     kernels: &[BenchKernels],
     section: &'static str,
@@ -198,10 +178,14 @@ fn measure<M: CudaMonoid + PartialEq>(
     masks: &FillMasks,
     reps: usize,
 ) -> Result<Row> {
+    // Each shard is a DeviceVec of its rank's Gpu, filled on that Gpu.
     let parts = kernels
         .iter()
         .enumerate()
-        .map(|(r, k)| k.fill_random::<M>(n, 1 + 7919 * r as u64 + n as u64, masks))
+        .map(|(r, k)| {
+            let filled = k.fill_random::<M>(n, 1 + 7919 * r as u64 + n as u64, masks)?;
+            cluster.gpu(r).expect("local rank").copy(filled.items())
+        })
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let xs: Sharded<M> = cluster.shard(parts)?;
     let config = Algorithm::Auto;
@@ -399,7 +383,7 @@ fn report(
             if r.correct { "yes" } else { "NO" }
         );
     }
-    // The targets, from the largest GPU count measured.
+    // The targets (parallel efficiency, combine latency), from the largest GPU count measured.
     let g = rows.iter().map(|r| r.gpus).max().unwrap_or(1);
     for r in rows
         .iter()

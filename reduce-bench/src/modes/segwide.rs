@@ -7,13 +7,18 @@
 //! f32 sum in the offsets form the ratio to `torch.segment_reduce` (int64 lengths) from the same
 //! device command (`--torch`).
 
-use crate::segmented::read_refs;
-use crate::{masks_affine, masks_f32, report, Affine, Args, REPS};
-use reduce_cuda::bench::layouts::{self, distribution, DISTRIBUTIONS};
-use reduce_cuda::bench::{median_ms, BenchKernels};
+use crate::anchors::read_refs;
+use crate::cli::Args;
+use crate::kernels::BenchKernels;
+use crate::layouts::{self, distribution, DISTRIBUTIONS};
+use crate::monoids::{masks_affine, masks_f32, Affine};
+use crate::output::report;
+use crate::seg_common::plain_shuffle_ms;
+use crate::timing::{median_ms, REPS};
 use reduce_cuda::reduce_core::Cpu;
-use reduce_cuda::{Algorithm, Config, CudaMonoid, DeviceVec, Gpu, SegAlgorithm, SegConfig, Sum};
-
+use reduce_cuda::{
+    CudaMonoid, DeviceInput, DeviceOutput, DeviceVec, Gpu, SegAlgorithm, SegConfig, Sum,
+};
 /// A layout on the device in both forms and both index widths.
 struct WideLayout {
     offsets32: DeviceVec<u32>,
@@ -47,8 +52,8 @@ impl WideLayout {
     fn run<M: CudaMonoid>(
         &self,
         gpu: &Gpu,
-        items: &DeviceVec<M>,
-        out: &mut DeviceVec<M>,
+        items: &impl DeviceInput<M>,
+        out: &mut impl DeviceOutput<M>,
         owner_form: bool,
         wide: bool,
         config: SegConfig,
@@ -91,6 +96,7 @@ fn configs() -> [(&'static str, bool, SegConfig, bool); 7] {
     ]
 }
 
+/// Runs the mode (see the module docs).
 pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -98,23 +104,9 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
     let n = 30u64 << 20;
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
     let affine = kernels.fill_random::<Affine>(n as usize, 13, &masks_affine())?;
-    let plain = |ms: f32, size: u64| (n * size) as f64 / (ms as f64 * 1e6);
-    let plain_config = Config::new(Algorithm::Shuffle);
-    let mut one_f32 = gpu.identities::<Sum<f32>>(1)?;
-    let mut one_affine = gpu.identities::<Affine>(1)?;
-    let plain_f32 = plain(
-        median_ms(&gpu, REPS, || {
-            gpu.reduce_into(&sums, &mut one_f32, plain_config)
-        })?,
-        4,
-    );
-    let plain_affine = plain(
-        median_ms(&gpu, REPS, || {
-            gpu.reduce_into(&affine, &mut one_affine, plain_config)
-        })?,
-        8,
-    );
-    let host_affine = gpu.download(&affine)?;
+    let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
+    let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, affine.items())? as f64 * 1e6);
+    let host_affine = gpu.download(affine.items())?;
     let mut lines = vec![format!(
         "n = {n}: plain Shuffle f32 sum {plain_f32:.0} GB/s, affine {plain_affine:.0} GB/s"
     )];
@@ -137,10 +129,17 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
                     continue;
                 }
                 let ms_f32 = median_ms(&gpu, REPS, || {
-                    layout.run(&gpu, &sums, &mut out_f32, owner_form, wide, config)
+                    layout.run(&gpu, sums.items(), &mut out_f32, owner_form, wide, config)
                 })?;
                 let ms_affine = median_ms(&gpu, REPS, || {
-                    layout.run(&gpu, &affine, &mut out_affine, owner_form, wide, config)
+                    layout.run(
+                        &gpu,
+                        affine.items(),
+                        &mut out_affine,
+                        owner_form,
+                        wide,
+                        config,
+                    )
                 })?;
                 let correct = gpu.download(&out_affine)? == expected;
                 wrong |= !correct;
