@@ -1,7 +1,7 @@
-//! Segment-length distributions of the segmented benchmarks, as CSR offsets over N items, from
-//! a seeded generator (the same layouts in every run; the CUB and PyTorch anchors read them
-//! from the files [`write_offsets`] makes, named by [`key`], so every peer reduces the same
-//! layout).
+//! Segment-length distributions of the segmented benchmarks (and of the integration tests), as
+//! CSR offsets over N items, from a seeded generator (the same layouts in every run; the CUB
+//! and PyTorch anchors read them from the files [`write_offsets`] makes, named by [`key`], so
+//! every peer reduces the same layout).
 
 /// The item counts of `bench segmented`.
 pub const SIZES: [u64; 2] = [1 << 26, 30 << 20];

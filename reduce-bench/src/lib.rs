@@ -28,6 +28,9 @@
 //! The harness uses reduce-cuda's public API only, and cudarc (re-exported by reduce-cuda) for
 //! what the library does not offer: CUDA events (module `timing`) and its own kernels, the read
 //! roof and the random fill (module `kernels`).
+//!
+//! Its one public module, [`layouts`], is the segment-length distributions of the benchmark,
+//! which the integration tests (reduce-tests) reduce too.
 
 mod anchors;
 mod cli;
@@ -35,7 +38,7 @@ mod cli;
 mod cluster;
 mod driver;
 mod kernels;
-mod layouts;
+pub mod layouts;
 mod measure;
 mod modes;
 mod monoids;
