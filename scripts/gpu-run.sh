@@ -27,7 +27,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 
 build_cub() {  # in the background while the GPU is busy with other phases
   if [ ! -x /tmp/cub_sweep ]; then
-    nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_sweep.cu -o /tmp/cub_sweep > "$OUT/nvcc.log" 2>&1
+    nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_sweep.cu -o /tmp/cub_sweep > "$OUT/nvcc.log" 2>&1
   fi
 }
 
@@ -89,11 +89,11 @@ for phase in "$@"; do
       note "cubseg: $(grep -c cubseg "$OUT/cubseg.txt") timings"
       ;;
     torchseg)
-      PYTHONUNBUFFERED=1 python3 .gpu/torch_seg.py "$LAYOUTS" > "$OUT/torchseg.txt" 2>&1 || note "torch segmented failed: $(tail -3 "$OUT/torchseg.txt")"
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_seg.py "$LAYOUTS" > "$OUT/torchseg.txt" 2>&1 || note "torch segmented failed: $(tail -3 "$OUT/torchseg.txt")"
       note "torchseg: $(grep -c torch_ "$OUT/torchseg.txt") timings"
       ;;
     torch)
-      PYTHONUNBUFFERED=1 python3 .gpu/torch_anchor.py > "$OUT/torch.txt" 2>&1 || note "torch anchor failed"
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_anchor.py > "$OUT/torch.txt" 2>&1 || note "torch anchor failed"
       grep -E "segment_reduce|index_add" "$OUT/torch.txt" | tee -a "$SUMMARY"
       ;;
     segmented)
@@ -169,7 +169,7 @@ for phase in "$@"; do
       .gpu/bin/bench fig4 --out "$OUT" 2>"$OUT/bench-fig4.err" | tee -a "$SUMMARY"
       ;;
     anchor)
-      nvcc -O3 -std=c++17 -arch=sm_90 .gpu/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
+      nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_anchor.cu -o /tmp/cub_anchor > "$OUT/nvcc-anchor.log" 2>&1 && /tmp/cub_anchor > "$OUT/anchor.txt" 2>&1
       tee -a "$SUMMARY" < "$OUT/anchor.txt"
       ;;
     interop)
@@ -197,7 +197,7 @@ for phase in "$@"; do
         grep -E "ran with worlds|processes, rank|a missing rank, rank|a wrong world size, rank|a peer that leaves, rank|panicked|FAILED" "$OUT/cluster-test-$t.log" | head -30 | tee -a "$SUMMARY"
       done
       start=$(date +%s)
-      PYTHONUNBUFFERED=1 timeout 90 python3 .gpu/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
+      PYTHONUNBUFFERED=1 timeout 90 python3 .gpu/anchors/torch_allreduce.py > "$OUT/torch-allreduce.txt" 2>&1 || note "torch all_reduce anchor failed: $(tail -3 "$OUT/torch-allreduce.txt")"
       note "torch all_reduce anchor $(( $(date +%s) - start ))s"
       grep -E "^(device|torch_allreduce) " "$OUT/torch-allreduce.txt" | tee -a "$SUMMARY"
       start=$(date +%s)
@@ -221,9 +221,9 @@ for phase in "$@"; do
       ;;
     argmax)
       # lifted f32 -> (max, first index) against CUB's DeviceReduce::ArgMax and torch.argmax
-      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/argmax_anchor.cu -o /tmp/argmax_anchor > "$OUT/nvcc-argmax.log" 2>&1 \
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/argmax_anchor.cu -o /tmp/argmax_anchor > "$OUT/nvcc-argmax.log" 2>&1 \
           && /tmp/argmax_anchor > "$OUT/cub-argmax.txt" 2>&1; } || note "CUB argmax anchor failed: $(tail -3 "$OUT/nvcc-argmax.log" "$OUT/cub-argmax.txt" 2>/dev/null)"
-      PYTHONUNBUFFERED=1 python3 .gpu/argmax_torch.py > "$OUT/torch-argmax.txt" 2>&1 || note "torch argmax failed: $(tail -2 "$OUT/torch-argmax.txt")"
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/argmax_torch.py > "$OUT/torch-argmax.txt" 2>&1 || note "torch argmax failed: $(tail -2 "$OUT/torch-argmax.txt")"
       grep -hE "argmax" "$OUT/cub-argmax.txt" "$OUT/torch-argmax.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench argmax --out "$OUT" --cub "$OUT/cub-argmax.txt" --torch "$OUT/torch-argmax.txt" 2>"$OUT/bench-argmax.err" | tee -a "$SUMMARY"
       ;;
@@ -231,7 +231,7 @@ for phase in "$@"; do
       # ArgMax per segment lifted from f32, every distribution at 2^26, against CUB's
       # DeviceSegmentedReduce::ArgMax on the same layout files (written here if seglayouts did not run)
       [ -d "$LAYOUTS" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" >> "$SUMMARY" 2>&1
-      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/segargmax_anchor.cu -o /tmp/segargmax_anchor > "$OUT/nvcc-segargmax.log" 2>&1 \
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/segargmax_anchor.cu -o /tmp/segargmax_anchor > "$OUT/nvcc-segargmax.log" 2>&1 \
           && /tmp/segargmax_anchor "$LAYOUTS" 67108864 > "$OUT/cub-segargmax.txt" 2>&1; } || note "CUB segmented argmax anchor failed: $(tail -3 "$OUT/nvcc-segargmax.log" "$OUT/cub-segargmax.txt" 2>/dev/null)"
       .gpu/bin/bench segargmax --out "$OUT" --cub "$OUT/cub-segargmax.txt" 2>"$OUT/bench-segargmax.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-segargmax.err" >> "$SUMMARY"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds, here (no GPU needed), every binary the GPU machine runs and stages it in .gpu/
-# (ignored by git), with the device-side script and the CUB/PyTorch anchors. Then, with the
-# device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
+# (ignored by git), with the device-side script and the CUB/PyTorch anchors (.gpu/anchors/).
+# Then, with the device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
 # (REDUCE_STAGE_FUZZ=0: without the derive fuzzer's shards, for runs without the fuzz phase.)
+# Honours CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+release="${CARGO_TARGET_DIR:-target}/release"
 exclude=$(git rev-parse --git-path info/exclude)  # also right in a worktree (.git is a file)
 mkdir -p "$(dirname "$exclude")"
 grep -qxF '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
@@ -24,9 +26,10 @@ while read -r name exe; do
   case "$name" in derive_ui|reduce_macros) continue ;; esac
   cp "$exe" ".gpu/tests/$name"
 done < .gpu/test-list
-cargo build --release --bin bench --example quickstart --example interop
-cp target/release/bench .gpu/bin/
-cp target/release/examples/quickstart target/release/examples/interop .gpu/bin/
+cargo build --release -p reduce-bench --bin bench
+cargo build --release -p reduce-cuda --example quickstart --example interop
+cp "$release/bench" .gpu/bin/
+cp "$release/examples/quickstart" "$release/examples/interop" .gpu/bin/
 
 # More than one GPU (feature nccl; libnccl is loaded at run time, so it builds here): the
 # cluster tests, reduce-cuda's library tests with the feature, the bench and the example.
@@ -44,11 +47,14 @@ done
 while read -r name exe; do
   cp "$exe" ".gpu/cluster/$name"
 done < .gpu/cluster-test-list
-cargo build --release -p reduce-cuda --features nccl --bin bench_cluster --example multi_gpu
-cp target/release/bench_cluster target/release/examples/multi_gpu .gpu/cluster/
+cargo build --release -p reduce-bench --features nccl --bin bench_cluster
+cargo build --release -p reduce-cuda --features nccl --example multi_gpu
+cp "$release/bench_cluster" "$release/examples/multi_gpu" .gpu/cluster/
 
 strip .gpu/tests/* .gpu/bin/* .gpu/cluster/*
-cp scripts/gpu-run.sh scripts/cub_sweep.cu scripts/torch_seg.py scripts/torch_allreduce.py .gpu/
+cp scripts/gpu-run.sh .gpu/
+mkdir -p .gpu/anchors
+cp reduce-bench/anchors/* .gpu/anchors/
 # The derive fuzzer's GPU run: 10^4 programs in 10 shards of 10^3 (rustc's time grows faster than
 # linearly with the programs of one crate), stripped and compressed (mostly CUDA text).
 # REDUCE_STAGE_FUZZ=0 skips them (the longest part of staging) when the fuzz phase will not run.
@@ -58,11 +64,10 @@ shards="0 1 2 3 4 5 6 7 8 9"
 for k in $shards; do
   FUZZ_FIRST=$((k * 1000)) FUZZ_PROGRAMS=1000 cargo build --release -p fuzz-derive --bin fuzz 2>>.gpu/build.log \
     || { grep -E '^(error|warning)' -A8 .gpu/build.log; exit 1; }
-  strip -o ".gpu/fuzz/fuzz-$k" target/release/fuzz
+  strip -o ".gpu/fuzz/fuzz-$k" "$release/fuzz"
   gzip -9 -f ".gpu/fuzz/fuzz-$k"
 done
-cp scripts/argmax_anchor.cu scripts/segargmax_anchor.cu scripts/argmax_torch.py .gpu/
 for f in cub_anchor.cu torch_anchor.py; do
-  [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/
+  [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/anchors/
 done
 du -sh .gpu

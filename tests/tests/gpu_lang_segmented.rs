@@ -5,8 +5,8 @@
 //! index, bit for bit, over every distribution, both forms, u32 and u64 layouts, aligned or not.
 //! Needs a GPU (`REDUCE_REQUIRE_GPU=1` makes its absence a failure).
 
+use reduce_bench::layouts::{distribution, owners, DISTRIBUTIONS};
 use reduce_core::{fold_by_owner, fold_segments, DeviceCopy, Lift, SegIndex};
-use reduce_cuda::bench::layouts::{distribution, owners, DISTRIBUTIONS};
 use reduce_cuda::{Error, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::lang::*;
 use reduce_tests::{gpu, Random, TestRng};

@@ -4,9 +4,9 @@
 //! references with non-commutative monoids.
 
 use proptest::prelude::*;
+use reduce_bench::layouts::{distribution, mean_length, owners, DISTRIBUTIONS};
 use reduce_core::layout::{check_offsets as cpu_check_offsets, check_owner as cpu_check_owner};
 use reduce_core::{Cpu, LayoutError, SegIndex};
-use reduce_cuda::bench::layouts::{distribution, mean_length, owners, DISTRIBUTIONS};
 use reduce_cuda::{CudaMonoid, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 

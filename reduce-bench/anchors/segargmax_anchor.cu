@@ -1,6 +1,6 @@
 // CUB's DeviceSegmentedReduce::ArgMax on the layouts of `bench segargmax`, built and run in the
 // same device command so that the ratios come from one run:
-//   nvcc -O3 -std=c++17 -arch=sm_90 scripts/segargmax_anchor.cu -o segargmax_anchor
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/segargmax_anchor.cu -o segargmax_anchor
 //   ./segargmax_anchor DIR N    (DIR: the u32 offsets files <layout>@<N>.u32 `bench seglayouts` wrote)
 // Data: f32 in [1, 2) (random mantissas, as `bench`). Prints
 // "cubseg segmented_argmax_f32 <layout>@<N> segs <S> ms <median ms>" (the format `bench` reads).

@@ -1,6 +1,6 @@
 // CUB's DeviceReduce::ArgMax on the sizes of `bench argmax`, built and run in the same device
 // command so that the ratios come from one run:
-//   nvcc -O3 -std=c++17 -arch=sm_90 scripts/argmax_anchor.cu -o argmax_anchor && ./argmax_anchor
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/argmax_anchor.cu -o argmax_anchor && ./argmax_anchor
 // Data: f32 in [1, 2) (random mantissas, many ties: the first index wins, as in ours), rotated
 // over buffers that together exceed 4x the L2. Prints "cub_argmax_f32 n=<N> ms <median ms>
 // index <i> value <v>" (the CCCL 2.8+ overload with separate value and index outputs).

@@ -1,6 +1,6 @@
 // CUB on the sizes and monoids of `bench plain`, built and run in the same device command so
 // that every ratio to CUB comes from one run:
-//   nvcc -O3 -std=c++17 -arch=sm_90 scripts/cub_sweep.cu -o cub_sweep && ./cub_sweep [max_log2]
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/cub_sweep.cu -o cub_sweep && ./cub_sweep [max_log2]
 //   ./cub_sweep 0 segmented DIR     (the layouts `bench seglayouts --layouts DIR` wrote)
 // Data: random, non-zero, rotated over buffers that together exceed 4x the L2 (as `bench`).
 // Prints "<case> n=<N> ms <median ms> [correct yes|NO]"; correctness is checked against a host

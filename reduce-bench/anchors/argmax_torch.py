@@ -1,5 +1,5 @@
 # torch.argmax on the sizes of `bench argmax`, in the same device command:
-#   python3 scripts/argmax_torch.py
+#   python3 reduce-bench/anchors/argmax_torch.py
 # Prints "torch_argmax_f32 n=<N> ms <median ms> index <i>" (f32 in [1, 2), buffers rotated over
 # more than 4x the L2, as the other sides).
 import torch

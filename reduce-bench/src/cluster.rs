@@ -1,0 +1,418 @@
+//! Benchmarks of reductions over several GPUs in one process (feature `nccl`): weak scaling
+//! and the latency the cross-GPU combine adds. Not timed tests: warm-up, medians, random
+//! non-zero data generated on each GPU.
+//!
+//! ```text
+//! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
+//! ```
+//!
+//! * weak scaling: 2^28 and 2^30 items per GPU, f32 sum and 8-byte affine maps, on 1, 2 and 4
+//!   GPUs (as many as there are). Each rank reduces its shard, the partials are all-gathered
+//!   through NCCL and folded in rank order. Two timings: `sync` = the wall time of one
+//!   `Cluster::reduce` (host gets the value), `pipe` = the wall time per call of 20 queued
+//!   `Cluster::reduce_into` calls (values stay on the devices) and one `read`. Parallel
+//!   efficiency E = T(1 GPU) / T(g GPUs) for the same items per GPU (weak scaling: ideal 1).
+//! * combine latency: 2^10, 2^16, 2^20 items per GPU: `Cluster::reduce` minus `Gpu::reduce`
+//!   of one GPU's shard alone = what the cross-GPU combine adds.
+//! * `--torch FILE`: the output of `anchors/torch_allreduce.py` from the same device command
+//!   (`torch.sum` + `all_reduce` over NCCL, one process per GPU; commutative monoids only),
+//!   printed side by side.
+
+use crate::kernels::{AnyBits, BenchKernels, FillMasks};
+use crate::monoids::{masks_affine, masks_f32, Affine};
+use reduce_cuda::cluster::{Cluster, Sharded};
+use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, Sum};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+struct Args {
+    quick: bool,
+    out: PathBuf,
+    torch: Option<PathBuf>,
+    max_gpus: usize,
+}
+
+fn parse_args() -> Args {
+    let mut args = std::env::args().skip(1);
+    let mut parsed = Args {
+        quick: false,
+        out: PathBuf::from("bench-out"),
+        torch: None,
+        max_gpus: 4,
+    };
+    while let Some(a) = args.next() {
+        let mut value = |what: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("{a} needs {what}");
+                std::process::exit(2)
+            })
+        };
+        match a.as_str() {
+            "--quick" => parsed.quick = true,
+            "--out" => parsed.out = PathBuf::from(value("a folder")),
+            "--torch" => parsed.torch = Some(PathBuf::from(value("a file"))),
+            "--max-gpus" => {
+                parsed.max_gpus = value("a count").parse().unwrap_or_else(|_| {
+                    eprintln!("--max-gpus needs a number");
+                    std::process::exit(2)
+                })
+            }
+            other => {
+                eprintln!("unknown argument {other}\nusage: bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    parsed
+}
+
+/// Runs the benchmark the command line asks for; exits with 1 on a failure.
+pub fn main() {
+    let args = parse_args();
+    if let Err(e) = run(&args) {
+        eprintln!("bench_cluster failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// One measured configuration.
+struct Row {
+    section: &'static str,
+    monoid: &'static str,
+    item_bytes: usize,
+    gpus: usize,
+    n_per_gpu: usize,
+    sync_ms: f64,
+    pipe_ms: f64,
+    single_sync_ms: f64,
+    single_pipe_ms: f64,
+    correct: bool,
+}
+
+fn run(args: &Args) -> Result<()> {
+    std::fs::create_dir_all(&args.out)?;
+    let count = (0..16).take_while(|&i| Gpu::new(i).is_ok()).count();
+    let counts: Vec<usize> = [1, 2, 4]
+        .into_iter()
+        .filter(|&g| g <= count.min(args.max_gpus))
+        .collect();
+    if counts.is_empty() {
+        return Err("no GPU".into());
+    }
+    let torch = read_torch(&args.torch);
+    let big: Vec<usize> = if args.quick {
+        vec![1 << 24]
+    } else {
+        vec![1 << 28, 1 << 30]
+    };
+    let small = [1usize << 10, 1 << 16, 1 << 20];
+    let mut rows = Vec::new();
+    for &g in &counts {
+        let cluster = Cluster::new(&(0..g).collect::<Vec<_>>())?;
+        eprintln!(
+            "{g} GPU(s): {} (NCCL {})",
+            cluster
+                .gpu(0)
+                .map(|d| d.info().name.clone())
+                .unwrap_or_default(),
+            cluster.nccl_version()
+        );
+        let kernels: Vec<BenchKernels> = (0..g)
+            .map(|r| BenchKernels::new(cluster.gpu(r).expect("local rank")))
+            .collect::<std::result::Result<_, _>>()?;
+        for &n in &big {
+            rows.push(measure::<Sum<f32>>(
+                &cluster,
+                &kernels,
+                "weak",
+                "f32 sum",
+                n,
+                &masks_f32(),
+                20,
+            )?);
+            rows.push(measure::<Affine>(
+                &cluster,
+                &kernels,
+                "weak",
+                "affine",
+                n,
+                &masks_affine(),
+                20,
+            )?);
+        }
+        for &n in &small {
+            rows.push(measure::<Sum<f32>>(
+                &cluster,
+                &kernels,
+                "latency",
+                "f32 sum",
+                n,
+                &masks_f32(),
+                200,
+            )?);
+            rows.push(measure::<Affine>(
+                &cluster,
+                &kernels,
+                "latency",
+                "affine",
+                n,
+                &masks_affine(),
+                200,
+            )?);
+        }
+    }
+    report(&rows, &torch, &args.out)
+}
+
+/// Times one configuration: the cluster (sync and pipelined) and GPU 0 alone on its shard.
+fn measure<M: CudaMonoid + AnyBits + PartialEq>(
+    cluster: &Cluster,
+    kernels: &[BenchKernels],
+    section: &'static str,
+    monoid: &'static str,
+    n: usize,
+    masks: &FillMasks,
+    reps: usize,
+) -> Result<Row> {
+    // Each shard is a DeviceVec of its rank's Gpu, filled on that Gpu.
+    let parts = kernels
+        .iter()
+        .enumerate()
+        .map(|(r, k)| {
+            let filled = k.fill_random::<M>(n, 1 + 7919 * r as u64 + n as u64, masks)?;
+            cluster.gpu(r).expect("local rank").copy(filled.items())
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let xs: Sharded<M> = cluster.shard(parts)?;
+    let config = Algorithm::Auto;
+    // The expected value: each shard alone on its GPU, folded in rank order on the host.
+    let mut partials = Vec::new();
+    for (rank, part) in xs.parts() {
+        partials.push(cluster.gpu(rank).expect("local").reduce(part, config)?);
+    }
+    let expected = fold(&partials);
+    let got = cluster.reduce(&xs, config)?;
+    let mut out = cluster.replicated::<M>()?;
+    cluster.reduce_into(&xs, &mut out, config)?;
+    let correct = got == expected && cluster.read(&out)? == expected;
+
+    let sync_ms = median_wall_ms(reps, || cluster.reduce(&xs, config).map(|_| ()))?;
+    const QUEUED: usize = 20;
+    let pipe_ms = median_wall_ms(5, || {
+        for _ in 0..QUEUED {
+            cluster.reduce_into(&xs, &mut out, config)?;
+        }
+        cluster.read(&out).map(|_| ())
+    })? / QUEUED as f64;
+
+    let gpu = cluster.gpu(0).expect("rank 0 is local");
+    let part = xs.part(0).expect("rank 0 is local");
+    let single_sync_ms = median_wall_ms(reps, || gpu.reduce(part, config).map(|_| ()))?;
+    let mut single_out = gpu.identities::<M>(1)?;
+    let single_pipe_ms = median_wall_ms(5, || {
+        for _ in 0..QUEUED {
+            gpu.reduce_into(part, &mut single_out, config)?;
+        }
+        gpu.synchronize()
+    })? / QUEUED as f64;
+    let row = Row {
+        section,
+        monoid,
+        item_bytes: std::mem::size_of::<M>(),
+        gpus: cluster.world_size(),
+        n_per_gpu: n,
+        sync_ms,
+        pipe_ms,
+        single_sync_ms,
+        single_pipe_ms,
+        correct,
+    };
+    eprintln!(
+        "  {section:7} {monoid:8} n/GPU=2^{:<2} sync {:.4} ms pipe {:.4} ms | 1 GPU alone: sync {:.4} pipe {:.4} | correct {}",
+        n.trailing_zeros(),
+        row.sync_ms,
+        row.pipe_ms,
+        row.single_sync_ms,
+        row.single_pipe_ms,
+        if correct { "yes" } else { "NO" }
+    );
+    Ok(row)
+}
+
+/// Warm-up 3, then the median wall time (ms) of `reps` runs.
+fn median_wall_ms<E: Into<Box<dyn std::error::Error>>>(
+    reps: usize,
+    mut run: impl FnMut() -> std::result::Result<(), E>,
+) -> Result<f64> {
+    for _ in 0..3 {
+        run().map_err(Into::into)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let start = Instant::now();
+        run().map_err(Into::into)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// `torch_allreduce world=G n=N sync_ms S pipe_ms P` lines: (G, N) -> (S, P).
+fn read_torch(path: &Option<PathBuf>) -> HashMap<(usize, usize), (f64, f64)> {
+    let mut map = HashMap::new();
+    let Some(path) = path else { return map };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("warning: could not read {}", path.display());
+        return map;
+    };
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() == 6 && w[0] == "torch_allreduce" && w[2] == "sync_ms" && w[4] == "pipe_ms" {
+            let (Some(g), Some(n)) = (
+                w[1].split_once(',')
+                    .and_then(|(g, _)| g.strip_prefix("world=")?.parse().ok()),
+                w[1].split_once(',')
+                    .and_then(|(_, n)| n.strip_prefix("n=")?.parse().ok()),
+            ) else {
+                continue;
+            };
+            if let (Ok(s), Ok(p)) = (w[3].parse(), w[5].parse()) {
+                map.insert((g, n), (s, p));
+            }
+        }
+    }
+    map
+}
+
+fn report(
+    rows: &[Row],
+    torch: &HashMap<(usize, usize), (f64, f64)>,
+    out: &std::path::Path,
+) -> Result<()> {
+    let base = |r: &Row| {
+        rows.iter()
+            .find(|b| b.gpus == 1 && b.monoid == r.monoid && b.n_per_gpu == r.n_per_gpu)
+            .map(|b| (b.sync_ms, b.pipe_ms))
+    };
+    let mut csv = String::from(
+        "section,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct\n",
+    );
+    println!("\n== weak scaling (one process; E = T(1 GPU) / T(g GPUs), same items per GPU)");
+    println!(
+        "{:8} {:>5} {:>6} {:>10} {:>10} {:>9} {:>7} {:>7} {:>12} {:>12} {:>8}",
+        "monoid",
+        "GPUs",
+        "n/GPU",
+        "sync ms",
+        "pipe ms",
+        "agg GB/s",
+        "E sync",
+        "E pipe",
+        "torch sync",
+        "torch pipe",
+        "correct"
+    );
+    for r in rows {
+        let (b_sync, b_pipe) = base(r).unwrap_or((f64::NAN, f64::NAN));
+        let (e_sync, e_pipe) = (b_sync / r.sync_ms, b_pipe / r.pipe_ms);
+        let combine_us = (r.sync_ms - r.single_sync_ms) * 1e3;
+        let t = (r.monoid == "f32 sum")
+            .then(|| torch.get(&(r.gpus, r.n_per_gpu)))
+            .flatten();
+        let (t_sync, t_pipe) = t.copied().unwrap_or((f64::NAN, f64::NAN));
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{}",
+            r.section,
+            r.monoid,
+            r.item_bytes,
+            r.gpus,
+            r.n_per_gpu,
+            r.sync_ms,
+            r.pipe_ms,
+            r.single_sync_ms,
+            r.single_pipe_ms,
+            e_sync,
+            e_pipe,
+            combine_us,
+            t_sync,
+            t_pipe,
+            r.correct
+        );
+        if r.section == "weak" {
+            let gbs = (r.gpus * r.n_per_gpu * r.item_bytes) as f64 / (r.pipe_ms * 1e6);
+            println!(
+                "{:8} {:>5} {:>6} {:>10.4} {:>10.4} {:>9.0} {:>7.3} {:>7.3} {:>12.4} {:>12.4} {:>8}",
+                r.monoid,
+                r.gpus,
+                format!("2^{}", r.n_per_gpu.trailing_zeros()),
+                r.sync_ms,
+                r.pipe_ms,
+                gbs,
+                e_sync,
+                e_pipe,
+                t_sync,
+                t_pipe,
+                if r.correct { "yes" } else { "NO" }
+            );
+        }
+    }
+    println!("\n== combine latency (one process): Cluster::reduce minus Gpu::reduce of GPU 0's shard alone");
+    println!(
+        "{:8} {:>5} {:>6} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "monoid", "GPUs", "n/GPU", "cluster us", "1 GPU us", "adds us", "torch us", "correct"
+    );
+    for r in rows.iter().filter(|r| r.section == "latency") {
+        let t = (r.monoid == "f32 sum")
+            .then(|| torch.get(&(r.gpus, r.n_per_gpu)))
+            .flatten()
+            .map_or(f64::NAN, |t| t.0 * 1e3);
+        println!(
+            "{:8} {:>5} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>8}",
+            r.monoid,
+            r.gpus,
+            format!("2^{}", r.n_per_gpu.trailing_zeros()),
+            r.sync_ms * 1e3,
+            r.single_sync_ms * 1e3,
+            (r.sync_ms - r.single_sync_ms) * 1e3,
+            t,
+            if r.correct { "yes" } else { "NO" }
+        );
+    }
+    // The targets (parallel efficiency, combine latency), from the largest GPU count measured.
+    let g = rows.iter().map(|r| r.gpus).max().unwrap_or(1);
+    for r in rows
+        .iter()
+        .filter(|r| r.gpus == g && r.section == "weak" && r.n_per_gpu == 1 << 28)
+    {
+        let (b_sync, b_pipe) = base(r).unwrap_or((f64::NAN, f64::NAN));
+        println!(
+            "target: parallel efficiency at 2^28 {} per GPU on {g} GPUs >= 0.95: sync {:.3}, pipelined {:.3}",
+            r.monoid,
+            b_sync / r.sync_ms,
+            b_pipe / r.pipe_ms
+        );
+    }
+    if let Some(worst) = rows
+        .iter()
+        .filter(|r| r.gpus == g && r.section == "latency")
+        .map(|r| (r.sync_ms - r.single_sync_ms) * 1e3)
+        .max_by(f64::total_cmp)
+    {
+        println!("target: the cross-GPU combine adds <= 30 us on {g} GPUs (one process): worst over small N {worst:.1} us");
+    }
+    let all_correct = rows.iter().all(|r| r.correct);
+    println!(
+        "all results correct: {}",
+        if all_correct { "yes" } else { "NO" }
+    );
+    std::fs::write(out.join("cluster.csv"), csv)?;
+    if !all_correct {
+        return Err("a result differed from the per-GPU fold".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! The harness's own kernels (`kernels/bench.cu`), compiled with NVRTC for the device and
+//! loaded into the `Gpu`'s context: the read roof every reduction is compared with, and the
+//! random fill of the benchmark data, which lives in memory of the harness's own and is lent
+//! to the reductions as a `DeviceSlice`.
+
+use crate::driver::driver;
+use crate::timing::median_ms;
+use reduce_cuda::cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg,
+};
+use reduce_cuda::cudarc::nvrtc::Ptx;
+use reduce_cuda::{DeviceCopy, DeviceSlice, Error, Gpu, KernelSource, Min, Result, Sum};
+
+const SOURCE: &str = include_str!("../kernels/bench.cu");
+
+/// Item types that random words fill: every bit pattern is a valid value.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid value of `Self`.
+pub unsafe trait AnyBits: DeviceCopy {}
+
+// SAFETY: an f32 (and the built-in monoids over it, transparent wrappers) takes any bits.
+unsafe impl AnyBits for f32 {}
+unsafe impl AnyBits for Sum<f32> {}
+unsafe impl AnyBits for Min<f32> {}
+
+/// Word masks applied by [`BenchKernels::fill_random`] to word k of every item (the layout of
+/// `r_masks` in `kernels/bench.cu`).
+#[derive(Clone, Copy, Debug)]
+pub struct FillMasks {
+    /// OR-ed into word k of every item.
+    pub or_mask: [u32; 32],
+    /// AND-ed into word k of every item (after the OR).
+    pub and_mask: [u32; 32],
+}
+
+impl Default for FillMasks {
+    fn default() -> Self {
+        FillMasks {
+            or_mask: [0; 32],
+            and_mask: [u32::MAX; 32],
+        }
+    }
+}
+
+impl FillMasks {
+    /// The words of `r_masks`: the OR masks, then the AND masks.
+    fn words(&self) -> Vec<u32> {
+        self.or_mask.iter().chain(&self.and_mask).copied().collect()
+    }
+}
+
+/// `len` random items in device memory of the harness's own, on a `Gpu`'s stream.
+pub struct Filled<T> {
+    memory: CudaSlice<u8>,
+    items: DeviceSlice<T>,
+}
+
+impl<T> Filled<T> {
+    /// The items, as reductions read them. The memory is freed (stream-ordered) when the
+    /// `Filled` is dropped: keep no clone of the slice past it.
+    pub fn items(&self) -> &DeviceSlice<T> {
+        &self.items
+    }
+}
+
+/// The benchmark kernels (read roof, random fill), compiled once per `Gpu`.
+pub struct BenchKernels {
+    gpu: Gpu,
+    roof: CudaFunction,
+    fill: CudaFunction,
+}
+
+impl BenchKernels {
+    /// Compiles the benchmark kernels for `gpu` and loads them into its context.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let source = KernelSource {
+            family: "bench".into(),
+            text: SOURCE.into(),
+            sections: vec![(1, "kernels/bench.cu".into())],
+        };
+        let cubin = reduce_cuda::testing::compile_cubin(&source, &gpu.info().arch())?;
+        let module = gpu
+            .context()
+            .load_module(Ptx::from_binary(cubin))
+            .map_err(driver("loading the benchmark kernels"))?;
+        Ok(BenchKernels {
+            gpu: gpu.clone(),
+            roof: module
+                .load_function("read_roof")
+                .map_err(driver("loading read_roof"))?,
+            fill: module
+                .load_function("fill_random")
+                .map_err(driver("loading fill_random"))?,
+        })
+    }
+
+    /// Median time (ms) over `reps` runs of streaming every byte of `buffer` once with 16-byte
+    /// loads: the read roof that reductions are compared with.
+    pub fn read_roof_ms<T>(&self, buffer: &Filled<T>, reps: usize) -> Result<f32> {
+        let bytes = buffer.items.len() * std::mem::size_of::<T>();
+        let n4 = (bytes / 16) as u64;
+        let stream = self.gpu.stream();
+        let mut sink = stream
+            .alloc_zeros::<u32>(1)
+            .map_err(driver("allocating the roof's sink"))?;
+        let grid = self.gpu.info().multiprocessors * 8;
+        let run = || {
+            let mut launch = stream.launch_builder(&self.roof);
+            launch.arg(&buffer.memory).arg(&n4).arg(&mut sink);
+            // SAFETY: read_roof(const uint4*, r_size, unsigned int*) reads n4 16-byte vectors
+            // of the buffer (bytes / 16 of them) and may write the one word of the sink.
+            unsafe { launch.launch(config(grid, 512)) }
+                .map(|_| ())
+                .map_err(driver("launching read_roof"))
+        };
+        median_ms(&self.gpu, reps, run)
+    }
+
+    /// A buffer of `len` random items: random words, then `masks` applied per word of an item.
+    pub fn fill_random<T: AnyBits>(
+        &self,
+        len: usize,
+        seed: u64,
+        masks: &FillMasks,
+    ) -> Result<Filled<T>> {
+        let size = std::mem::size_of::<T>();
+        if !size.is_multiple_of(4) {
+            return Err(Error::InvalidConfig {
+                algorithm: "fill_random",
+                reason: format!("item size {size} is not a multiple of 4 bytes"),
+            });
+        }
+        let stream = self.gpu.stream();
+        // Never a zero-byte allocation; 16 bytes keep vector loads of tails in bounds (as
+        // reduce-cuda's own buffers).
+        // SAFETY: u8 has no invalid values; the kernel below writes every item's bytes.
+        let mut memory = unsafe { stream.alloc::<u8>((len * size).max(16)) }
+            .map_err(driver("allocating benchmark data"))?;
+        let masks = stream
+            .clone_htod(&masks.words())
+            .map_err(driver("uploading the fill masks"))?;
+        let words = (len * size / 4) as u64;
+        let (item_words, grid) = ((size / 4) as u64, self.gpu.info().multiprocessors * 16);
+        let mut launch = stream.launch_builder(&self.fill);
+        launch
+            .arg(&mut memory)
+            .arg(&words)
+            .arg(&seed)
+            .arg(&item_words)
+            .arg(&masks);
+        // SAFETY: fill_random(unsigned int*, r_size, r_size, r_size, const r_masks*) writes
+        // `words` words of the buffer and reads the 64 words of the masks.
+        unsafe { launch.launch(config(grid, 256)) }.map_err(driver("launching fill_random"))?;
+        self.gpu.synchronize()?;
+        let address = memory.device_ptr(stream).0;
+        // SAFETY: the range holds `len` values of T, written above (any bits are a valid T);
+        // the memory lives in the `Filled` with the slice, is freed on this stream after the
+        // work queued before, and nothing writes to it again.
+        let items = unsafe { DeviceSlice::from_raw(address, len, &self.gpu) }?;
+        Ok(Filled { memory, items })
+    }
+}
+
+/// A one-dimensional launch of `grid` blocks of `block` threads, no dynamic shared memory.
+fn config(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}

@@ -1,0 +1,46 @@
+//! The modes of `bench`, one module each, by the name on the command line.
+
+use crate::cli::Args;
+
+mod argmax;
+mod fig4;
+mod fig5;
+mod interop;
+mod jit;
+mod ncu;
+mod plain;
+mod sanitize;
+mod segargmax;
+mod seglayouts;
+mod segmented;
+mod segncu;
+mod segsweep;
+mod segvariants;
+mod segwide;
+mod variants;
+
+/// Runs `args.mode`; exits with 2 on an unknown mode.
+pub fn run(args: &Args) -> reduce_cuda::Result<()> {
+    match args.mode.as_str() {
+        "plain" => plain::plain(args),
+        "fig4" => fig4::fig4(args),
+        "jit" => jit::jit(args),
+        "variants" => variants::variants(args),
+        "ncu" => ncu::ncu(),
+        "seglayouts" => seglayouts::seglayouts(args),
+        "segmented" => segmented::segmented(args),
+        "segsweep" => segsweep::segsweep(args),
+        "segwide" => segwide::segwide(args),
+        "fig5" => fig5::fig5(args),
+        "segvariants" => segvariants::segvariants(args),
+        "segncu" => segncu::segncu(),
+        "sanitize" => sanitize::sanitize(),
+        "interop" => interop::interop(args),
+        "argmax" => argmax::argmax(args),
+        "segargmax" => segargmax::segargmax(args),
+        other => {
+            eprintln!("unknown mode {other}: plain, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, argmax or segargmax");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! `bench sanitize`: a small, complete workload for compute-sanitizer (memcheck, racecheck,
+//! synccheck, initcheck): every plain algorithm at odd sizes around block and grid boundaries,
+//! every segmented algorithm in both forms on a mixed layout with empty segments, small tiles
+//! and grids of SegMerge and SegShuffle, and lifted ArgMax; every result is checked against
+//! the CPU fold (exit code 1 on a mismatch).
+
+use crate::driver::driver;
+use crate::layouts;
+use crate::monoids::{Affine, ArgMax, Mat2};
+use crate::seg_common::{DeviceLayout, FORMS};
+use reduce_cuda::reduce_core::Cpu;
+use reduce_cuda::{fold, fold_segments, Algorithm, Gpu, Lift, SegAlgorithm, SegConfig, Sum};
+
+/// Runs the workload; prints the number of mismatches and exits with 1 if there is one.
+pub fn sanitize() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let mut state = 1u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as u32
+    };
+    let mut failures = plain(&gpu, &mut next)?;
+    failures += segmented(&gpu, &mut next)?;
+    failures += lifted(&gpu, &mut next)?;
+    println!("sanitize workload: {failures} mismatches");
+    if failures > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The plain part: every algorithm and `Auto` on affine maps of odd sizes. Returns the number
+/// of mismatches.
+fn plain(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
+    let mut failures = 0;
+    // Odd small sizes; one past the data blocks of Tb2 (512), Tb4Warp/Matrix (1024),
+    // SegShuffle's tile (4096), Shuffle's block tile (512 x 8 affine items); one past Shuffle's
+    // grid of block tiles (2 blocks per SM); one large size.
+    let sms = gpu.info().multiprocessors as usize;
+    for n in [
+        1usize,
+        33,
+        513,
+        1025,
+        4097,
+        4096 + 1,
+        8193,
+        70_001,
+        512 * 8 * 2 * sms + 1,
+        1 << 22,
+    ] {
+        let items: Vec<Affine> = (0..n)
+            .map(|_| Affine {
+                a: next() | 1,
+                b: next(),
+            })
+            .collect();
+        let xs = gpu.upload(&items)?;
+        for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+            if gpu.reduce(&xs, alg)? != fold(&items) {
+                eprintln!("MISMATCH plain {alg} n={n}");
+                failures += 1;
+            }
+        }
+    }
+    Ok(failures)
+}
+
+/// The segmented part of the sanitizer workload: every algorithm in both forms on a mixed
+/// layout; SegMerge and SegShuffle with small tiles and grids on path lengths around tile and
+/// block boundaries, u32 and u64 layouts, validated and trusted; and a bad layout through the
+/// fused check. Returns the number of mismatches.
+fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
+    let mut failures = 0;
+    let mut check = |what: String, ok: bool| {
+        if !ok {
+            eprintln!("MISMATCH segmented {what}");
+            failures += 1;
+        }
+    };
+    let mut random_items = |n: usize| -> Vec<Affine> {
+        (0..n)
+            .map(|_| Affine {
+                a: next() | 1,
+                b: next(),
+            })
+            .collect()
+    };
+    let lengths: Vec<u64> = (0..700u64)
+        .map(|i| if i % 5 == 0 { 0 } else { i * 7919 % 40 })
+        .chain([5000, 0, 3])
+        .collect();
+    let mixed: Vec<u64> = std::iter::once(0)
+        .chain(lengths.iter().scan(0, |acc, l| {
+            *acc += l;
+            Some(*acc)
+        }))
+        .collect();
+    let items = random_items(*mixed.last().unwrap() as usize);
+    let xs = gpu.upload(&items)?;
+    let expected = fold_segments(&items, &mixed).expect("valid layout");
+    let layout = DeviceLayout::new(gpu, &mixed)?;
+    for alg in SegAlgorithm::ALL {
+        for form in FORMS {
+            let mut out = gpu.zeroed::<Affine>(layout.segments)?;
+            layout.run(gpu, &xs, &mut out, form, alg.into())?;
+            check(format!("{alg} {form}"), gpu.download(&out)? == expected);
+        }
+    }
+    // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1};
+    // SegShuffle: tiles of 64 x 4 = 256 items on the same layouts.
+    let small = SegConfig::new(SegAlgorithm::SegMerge)
+        .block(64)
+        .items_per_thread(4)
+        .stages(3);
+    let small_shuffle = SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(64)
+        .items_per_thread(4);
+    // Which of SegShuffle's two u32 offsets kernels these tiles run (the sums, Mat2 and Affine
+    // with 12 items per thread at the loop's end): u32 sums, Affine and Mat2 with 4 items the one
+    // with a tile's first offsets loaded ahead (one module each); Affine with 12 the one without
+    // (16 bytes of spill with the load ahead, none without: it loads the first, sees its local
+    // memory, loads the second). Register allocation of NVRTC 13.0 for sm_90.
+    let affine_12 = small_shuffle.items_per_thread(12);
+    let before = gpu.loaded_kernels();
+    gpu.prepare_segmented::<Sum<u32>, u32>(small_shuffle, true)?;
+    gpu.prepare_segmented::<Affine, u32>(small_shuffle, true)?;
+    gpu.prepare_segmented::<Mat2, u32>(small_shuffle, true)?;
+    let ahead = gpu.loaded_kernels() - before;
+    check(
+        format!("u32 sums, Affine and Mat2 load {ahead} modules, not 3"),
+        ahead == 3,
+    );
+    gpu.prepare_segmented::<Affine, u32>(affine_12, true)?;
+    let fallback = gpu.loaded_kernels() - before - ahead;
+    check(
+        format!("Affine with 12 items per thread loads {fallback} modules, not 2"),
+        fallback == 2,
+    );
+    for path in [255u64, 256, 257, 4 * 256 + 1, 9 * 256 - 1] {
+        for segments in [1u64, path / 2, path - 1] {
+            let n = path - segments;
+            // Even segments, every third one merged into its neighbour (left empty).
+            let mut offsets: Vec<u64> = (0..=segments).map(|s| n * s / segments).collect();
+            for s in (3..segments as usize).step_by(3) {
+                offsets[s] = offsets[s - 1];
+            }
+            let items = random_items(n as usize);
+            let expected = fold_segments(&items, &offsets).expect("valid layout");
+            let xs = gpu.upload(&items)?;
+            let layout = DeviceLayout::new(gpu, &offsets)?;
+            let wide_offsets = gpu.upload(&offsets)?;
+            let wide_owner: Vec<u64> = layouts::owners(&offsets)
+                .iter()
+                .map(|&o| o as u64)
+                .collect();
+            let wide_owner = gpu.upload(&wide_owner)?;
+            let configs = [
+                small.grid(1),
+                small.grid(3),
+                small.grid(3).trusted(),
+                small_shuffle.grid(3),
+                small_shuffle.grid(2).trusted(),
+            ];
+            for config in configs {
+                let what = format!("path {path} segments {segments} {config:?}");
+                for form in FORMS {
+                    let mut out = gpu.zeroed::<Affine>(layout.segments)?;
+                    layout.run(gpu, &xs, &mut out, form, config)?;
+                    check(format!("{what} {form}"), gpu.download(&out)? == expected);
+                }
+                let wide = gpu.reduce_segments(&xs, &wide_offsets, config)?;
+                check(
+                    format!("{what} u64 offsets"),
+                    gpu.download(&wide)? == expected,
+                );
+                let wide = gpu.reduce_by_owner(&xs, &wide_owner, layout.segments, config)?;
+                check(
+                    format!("{what} u64 owner"),
+                    gpu.download(&wide)? == expected,
+                );
+            }
+            // SegShuffle's two u32 offsets kernels: a tile's first offsets loaded ahead of its
+            // marks (one-word sums and Mat2; Affine above takes it too), and without, where the
+            // first spills (Affine with 12 items per thread, tiles of 768: 16 bytes, NVRTC 13.0
+            // on sm_90).
+            let narrow = gpu.upload(&offsets.iter().map(|&o| o as u32).collect::<Vec<u32>>())?;
+            let sums: Vec<Sum<u32>> = items.iter().map(|x| Sum(x.b)).collect();
+            let mats: Vec<Mat2> = items
+                .iter()
+                .map(|x| Mat2 {
+                    m: [x.a, x.b, x.b ^ 7, x.a.wrapping_add(3)],
+                })
+                .collect();
+            let (expected_sums, expected_mats) = (
+                fold_segments(&sums, &offsets).expect("valid layout"),
+                fold_segments(&mats, &offsets).expect("valid layout"),
+            );
+            let (sums, mats) = (gpu.upload(&sums)?, gpu.upload(&mats)?);
+            for (config, fallback) in [
+                (small_shuffle.grid(3), affine_12.grid(3)),
+                (small_shuffle.grid(2).trusted(), affine_12.grid(2).trusted()),
+            ] {
+                let what = format!("path {path} segments {segments} {config:?}");
+                let out = gpu.reduce_segments(&sums, &narrow, config)?;
+                check(
+                    format!("{what} u32 sums"),
+                    gpu.download(&out)? == expected_sums,
+                );
+                let out = gpu.reduce_segments(&mats, &narrow, config)?;
+                check(format!("{what} Mat2"), gpu.download(&out)? == expected_mats);
+                let out = gpu.reduce_segments(&xs, &narrow, fallback)?;
+                check(
+                    format!("{what} Affine, 12 items per thread"),
+                    gpu.download(&out)? == expected,
+                );
+            }
+        }
+    }
+    // A bad layout goes through the fused check and comes back as the exact error; SegShuffle's
+    // validated CSR calls check few offsets early (the grid's last block, before its tiles),
+    // more in the marks (block 64: more than 1024 offsets).
+    let bad = gpu.upload(&[0u32, 5, 3, 10])?;
+    let ten = gpu.upload(&random_items(10))?;
+    check(
+        "bad offsets through SegMerge".into(),
+        gpu.reduce_segments(&ten, &bad, SegAlgorithm::SegMerge)
+            .is_err(),
+    );
+    check(
+        "bad offsets through SegShuffle's early check".into(),
+        gpu.reduce_segments(&ten, &bad, SegAlgorithm::SegShuffle)
+            .is_err(),
+    );
+    let mut many: Vec<u32> = (0..=2000u32).map(|s| s * 3 / 2).collect();
+    many[1000] = many[998];
+    let (many, items) = (gpu.upload(&many)?, gpu.upload(&random_items(3000))?);
+    check(
+        "bad offsets through SegShuffle's fused check".into(),
+        gpu.reduce_segments(&items, &many, small_shuffle.grid(3))
+            .is_err(),
+    );
+    Ok(failures)
+}
+
+/// The lifted part of the sanitizer workload: plain and segmented ArgMax lifted from f32, items
+/// aligned and not (plain loads), u32 and u64 layouts with empty segments, small SegMerge
+/// tiles over several blocks. Returns the number of mismatches.
+fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
+    let n = 20_011;
+    let xs: Vec<f32> = (0..n + 1).map(|_| (next() % 1000) as f32).collect();
+    let all = gpu
+        .stream()
+        .clone_htod(&xs)
+        .map_err(driver("uploading the sanitizer items"))?;
+    let mut offsets = vec![0u64];
+    while *offsets.last().unwrap() < n as u64 {
+        let step = [0, 1, 2, 7, 300][next() as usize % 5];
+        offsets.push((offsets.last().unwrap() + step).min(n as u64));
+    }
+    let merge = SegConfig::new(SegAlgorithm::SegMerge);
+    let mut failures = 0;
+    for skip in [0, 1] {
+        let items = all.slice(skip..skip + n);
+        let host: Vec<ArgMax> = xs[skip..skip + n]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| ArgMax::lift(x, i as u64))
+            .collect();
+        let want = Cpu::new().reduce_segments(&host, &offsets).expect("valid");
+        let plain: ArgMax = gpu.reduce_lifted(&items, Algorithm::Auto)?;
+        failures += usize::from(plain != fold(&host));
+        let offsets32 = gpu.upload(&layouts::to_u32(&offsets))?;
+        let offsets64 = gpu.upload(&offsets)?;
+        for config in [
+            merge,
+            merge.trusted(),
+            merge.block(64).items_per_thread(2).stages(3),
+        ] {
+            let a = gpu.reduce_segments_lifted::<ArgMax, f32>(&items, &offsets32, config)?;
+            let b = gpu.reduce_segments_lifted::<ArgMax, f32>(&items, &offsets64, config)?;
+            failures += usize::from(gpu.download(&a)? != want);
+            failures += usize::from(gpu.download(&b)? != want);
+        }
+    }
+    Ok(failures)
+}

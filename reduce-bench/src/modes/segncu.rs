@@ -1,0 +1,60 @@
+//! `bench segncu`: a short run of the segmented kernels for a profiler.
+
+use crate::kernels::BenchKernels;
+use crate::layouts::distribution;
+use crate::monoids::masks_f32;
+use crate::seg_common::DeviceLayout;
+use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
+
+/// A short run for a profiler, f32 sum at 30 * 2^20, trusted: SegShuffle (offsets and owner
+/// form: one segment, size 3) and SegMerge (default and a small-block variant: size-3 segments
+/// in the offsets form, one segment and size 3 in the owner form); then SegShuffle validated
+/// and trusted in the offsets form on one segment and 1000 equal segments; last, SegShuffle
+/// trusted on random 10..50 in the offsets form (its slowest layout).
+pub fn segncu() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 30u64 << 20;
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 3, &masks_f32())?;
+    let run = |config: SegConfig, cases: &[(&str, &str)]| -> reduce_cuda::Result<()> {
+        for &(dist, form) in cases {
+            let layout = DeviceLayout::new(&gpu, &distribution(dist, n, 7).unwrap())?;
+            let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+            layout.run(&gpu, sums.items(), &mut out, form, config)?;
+        }
+        Ok(())
+    };
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    run(
+        shuffle,
+        &[
+            ("one_segment", "offsets"),
+            ("one_segment", "owner"),
+            ("size_3", "offsets"),
+            ("size_3", "owner"),
+        ],
+    )?;
+    let merge = SegConfig::new(SegAlgorithm::SegMerge).trusted();
+    for config in [merge, merge.block(128).items_per_thread(16).stages(3)] {
+        run(
+            config,
+            &[
+                ("size_3", "offsets"),
+                ("one_segment", "owner"),
+                ("size_3", "owner"),
+            ],
+        )?;
+    }
+    // Validated against trusted, offsets form, on layouts where the check's cost shows most
+    // (SegShuffle launches 4, 5 and 6 of this command).
+    let checked = SegConfig::new(SegAlgorithm::SegShuffle);
+    run(checked, &[("one_segment", "offsets")])?;
+    run(shuffle, &[("equal_1000", "offsets")])?;
+    run(checked, &[("equal_1000", "offsets")])?;
+    // SegShuffle launches 7 and 8.
+    run(
+        shuffle,
+        &[("random_10_50", "offsets"), ("two_level", "offsets")],
+    )?;
+    gpu.synchronize()
+}

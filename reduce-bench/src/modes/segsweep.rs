@@ -1,0 +1,102 @@
+//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE]`: throughput against mean segment
+//! length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`.
+
+use crate::anchors::read_refs;
+use crate::cli::Args;
+use crate::kernels::BenchKernels;
+use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
+use crate::monoids::masks_f32;
+use crate::output::svg_plot;
+use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
+use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Throughput against mean segment length (1 .. 2^20), both forms, ours and the peers:
+/// `segsweep.csv` and `segsweep.svg`.
+pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let refs = read_refs(&args.cub)
+        .into_iter()
+        .chain(read_refs(&args.torch))
+        .collect::<HashMap<_, _>>();
+    let n = SWEEP_N;
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 21, &masks_f32())?;
+    let plain = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
+    let ours = [
+        ("SegMerge", SegConfig::new(SegAlgorithm::SegMerge).trusted()),
+        (
+            "SegShuffle",
+            SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
+        ),
+    ];
+    let peers = [
+        (
+            "CUB DeviceSegmentedReduce",
+            "segmented_reduce_f32_sum",
+            "offsets",
+        ),
+        ("CUB ReduceByKey", "reduce_by_key_f32_sum", "owner"),
+        ("torch segment_reduce", "torch_segment_reduce", "offsets"),
+        ("torch index_add_", "torch_index_add_owner", "owner"),
+    ];
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for (label, _) in ours {
+        for form in FORMS {
+            series.push((format!("{label} {form}"), Vec::new()));
+        }
+    }
+    for (label, _, _) in peers {
+        series.push((label.to_string(), Vec::new()));
+    }
+    series.push(("plain Shuffle (no segments)".into(), Vec::new()));
+    let mut csv = String::from("mean_length,segments,series,median_ms,gbs_moved\n");
+    for k in 0..=SWEEP_LOG2_MAX {
+        let mean = 1u64 << k;
+        let offsets = mean_length(mean, n, 7);
+        let layout = DeviceLayout::new(&gpu, &offsets)?;
+        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        let mut at = 0;
+        for (label, config) in ours {
+            for form in FORMS {
+                let ms = layout.time(&gpu, sums.items(), &mut out, form, config)?;
+                let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms as f64 * 1e6);
+                series[at].1.push((k as f64, gbs));
+                let _ = writeln!(
+                    csv,
+                    "{mean},{},{label} {form},{ms:.5},{gbs:.1}",
+                    layout.segments
+                );
+                at += 1;
+            }
+        }
+        for (label, routine, form) in peers {
+            if let Some(&ms) = refs.get(&format!("{routine} {}", key(&sweep_name(mean), n))) {
+                let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms * 1e6);
+                series[at].1.push((k as f64, gbs));
+                let _ = writeln!(csv, "{mean},{},{label},{ms:.5},{gbs:.1}", layout.segments);
+            }
+            at += 1;
+        }
+        series[at].1.push((k as f64, plain));
+        eprint!("\rsegsweep: mean 2^{k}   ");
+    }
+    eprintln!();
+    std::fs::write(args.out.join("segsweep.csv"), &csv).expect("writing segsweep.csv");
+    let svg = svg_plot(
+        &format!(
+            "Segmented f32 sum, N = 2^26, on {}: throughput against mean segment length",
+            gpu.info().name
+        ),
+        "log2 of the mean segment length",
+        "GB/s moved",
+        &series,
+    );
+    std::fs::write(args.out.join("segsweep.svg"), svg).expect("writing segsweep.svg");
+    for (label, pts) in &series {
+        let cells: Vec<String> = pts.iter().map(|p| format!("{:.0}", p.1)).collect();
+        println!("{label:<28} {}", cells.join(" "));
+    }
+    Ok(())
+}

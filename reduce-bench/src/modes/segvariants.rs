@@ -1,0 +1,83 @@
+//! `bench segvariants [--out DIR]`: SegShuffle's and SegMerge's tuning spaces (`segvariants.txt`).
+
+use crate::cli::Args;
+use crate::kernels::BenchKernels;
+use crate::layouts::distribution;
+use crate::monoids::{masks_affine, masks_f32, Affine};
+use crate::output::report;
+use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
+use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
+
+/// SegShuffle's and SegMerge's tuning spaces (trusted layouts): fraction of plain Shuffle per
+/// variant.
+pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 30u64 << 20;
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 3, &masks_f32())?;
+    let affine = kernels.fill_random::<Affine>(n as usize, 4, &masks_affine())?;
+    let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
+    let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, affine.items())? as f64 * 1e6);
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    let mut variants = vec![
+        (
+            "Auto".to_string(),
+            SegConfig::new(SegAlgorithm::Auto).trusted(),
+        ),
+        ("SegShuffle default".to_string(), shuffle),
+    ];
+    for (block, items) in [(256, 8), (256, 24), (128, 16), (512, 8)] {
+        variants.push((
+            format!("SegShuffle b{block} k{items}"),
+            shuffle.block(block).items_per_thread(items),
+        ));
+    }
+    let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
+    variants.push(("SegMerge default".to_string(), base));
+    for (block, steps, stages) in [(256, 8, 3), (64, 32, 3)] {
+        variants.push((
+            format!("SegMerge b{block} k{steps} s{stages}"),
+            base.block(block).items_per_thread(steps).stages(stages),
+        ));
+    }
+    let mut lines = vec![format!(
+        "plain Shuffle: f32 sum {plain_f32:.0} GB/s, affine {plain_affine:.0} GB/s (n = {n})"
+    )];
+    for dist in [
+        "one_segment",
+        "size_1",
+        "size_3",
+        "random_10_50",
+        "power_2",
+        "power_3",
+        "empty_90",
+    ] {
+        let offsets = distribution(dist, n, 7).unwrap();
+        let layout = DeviceLayout::new(&gpu, &offsets)?;
+        let mut out_f32 = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
+        for form in FORMS {
+            for (label, config) in &variants {
+                let cell = |ms: reduce_cuda::Result<f32>, bytes: f64, plain: f64| match ms {
+                    Ok(ms) => format!("{ms:.4} ms {:.2}", bytes / (ms as f64 * 1e6) / plain),
+                    Err(e) => format!("({e})"),
+                };
+                let f = cell(
+                    layout.time(&gpu, sums.items(), &mut out_f32, form, *config),
+                    layout.bytes::<Sum<f32>>(n as usize, form),
+                    plain_f32,
+                );
+                let a = cell(
+                    layout.time(&gpu, affine.items(), &mut out_affine, form, *config),
+                    layout.bytes::<Affine>(n as usize, form),
+                    plain_affine,
+                );
+                lines.push(format!(
+                    "{dist:<13} {form:<7} {label:<22} f32_sum {f} | affine {a}"
+                ));
+            }
+        }
+    }
+    report(&args.out, "segvariants.txt", &lines);
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! What the segmented modes share: a layout on the device in both forms, and plain `Shuffle`
+//! on the same items (the throughput segmented rows are compared with).
+
+use crate::layouts;
+use crate::timing::{median_ms, REPS};
+use reduce_cuda::{
+    Algorithm, Config, CudaMonoid, DeviceInput, DeviceOutput, DeviceVec, Gpu, SegConfig,
+};
+
+/// The two forms of a layout, as the modes name them.
+pub const FORMS: [&str; 2] = ["owner", "offsets"];
+
+/// A layout on the device in both forms.
+pub struct DeviceLayout {
+    offsets: DeviceVec<u32>,
+    owner: DeviceVec<u32>,
+    /// The number of segments.
+    pub segments: usize,
+}
+
+impl DeviceLayout {
+    /// Uploads the CSR `offsets` and the owners they give.
+    pub fn new(gpu: &Gpu, offsets: &[u64]) -> reduce_cuda::Result<Self> {
+        Ok(DeviceLayout {
+            offsets: gpu.upload(&layouts::to_u32(offsets))?,
+            owner: gpu.upload(&layouts::owners(offsets))?,
+            segments: offsets.len() - 1,
+        })
+    }
+
+    /// Bytes a segmented reduction must move: items, the layout, one result per segment.
+    pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
+        let index = if form == "owner" {
+            n
+        } else {
+            self.segments + 1
+        };
+        (n * std::mem::size_of::<M>() + 4 * index + self.segments * std::mem::size_of::<M>()) as f64
+    }
+
+    /// One reduction into `out` (no allocation).
+    pub fn run<M: CudaMonoid>(
+        &self,
+        gpu: &Gpu,
+        items: &impl DeviceInput<M>,
+        out: &mut impl DeviceOutput<M>,
+        form: &str,
+        config: SegConfig,
+    ) -> reduce_cuda::Result<()> {
+        if form == "owner" {
+            gpu.reduce_by_owner_into(items, &self.owner, self.segments, out, config)
+        } else {
+            gpu.reduce_segments_into(items, &self.offsets, out, config)
+        }
+    }
+
+    /// The median time (ms) of [`DeviceLayout::run`].
+    pub fn time<M: CudaMonoid>(
+        &self,
+        gpu: &Gpu,
+        items: &impl DeviceInput<M>,
+        out: &mut impl DeviceOutput<M>,
+        form: &str,
+        config: SegConfig,
+    ) -> reduce_cuda::Result<f32> {
+        median_ms(gpu, REPS, || self.run(gpu, items, out, form, config))
+    }
+}
+
+/// Median ms of plain Shuffle over `items` (the throughput segmented rows are compared with).
+pub fn plain_shuffle_ms<M: CudaMonoid>(
+    gpu: &Gpu,
+    items: &impl DeviceInput<M>,
+) -> reduce_cuda::Result<f32> {
+    let mut out = gpu.identities::<M>(1)?;
+    let config = Config::new(Algorithm::Shuffle);
+    median_ms(gpu, REPS, || gpu.reduce_into(items, &mut out, config))
+}
