@@ -128,15 +128,19 @@ for phase in "$@"; do
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
       ;;
     ab)
-      # A/B of kernel variants in one command: each .gpu/ab/bench_NAME (a bench built here with
-      # one variant of a kernel, copied in after staging) runs `segmented --quick` in turn,
-      # AB_REPEAT times (default 2); each measures plain Shuffle itself (its ratios are its own)
+      # A/B of two or more builds of `bench` in one command: each .gpu/ab/bench_NAME (built here,
+      # copied in after staging) runs each of AB_MODES (default "segmented"; e.g. "plain
+      # segmented") with --quick in turn, interleaved (A B A B ...), AB_REPEAT rounds (default
+      # 2). Each measures plain Shuffle itself; scripts/ab-compare.py sets the builds' difference
+      # against the rounds' own spread.
       for r in $(seq "${AB_REPEAT:-2}"); do
         for b in .gpu/ab/bench_*; do
           [ -x "$b" ] || { note "ab: no .gpu/ab/bench_* binaries"; break 2; }
           name=${b##*/bench_}
-          "$b" segmented --quick --out "$OUT/ab/$name-$r" > "$OUT/ab-$name-$r.log" 2>&1
-          note "ab $name $r rc=$? $(grep -m1 'plain Shuffle' "$OUT/ab-$name-$r.log")"
+          for mode in ${AB_MODES:-segmented}; do
+            "$b" "$mode" --quick --out "$OUT/ab/$name-$r" > "$OUT/ab-$name-$mode-$r.log" 2>&1
+            note "ab $name $mode $r rc=$? $(grep -m1 'plain Shuffle' "$OUT/ab-$name-$mode-$r.log")"
+          done
         done
       done
       ;;

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
+...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding plain.csv and/or
+segmented.csv. For every measured row (monoid, n, algorithm; segmented: also layout and form) it
+takes each build's best round, and sets the difference between the builds against the spread
+between the rounds of the first build (A against itself): a row is flagged SLOWER when B's best
+is slower than A's best by more than A's own spread (and more than 2%).
+
+    python3 scripts/ab-compare.py OUT_DIR A_NAME B_NAME [--markdown]
+"""
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+KEYS = {
+    "plain.csv": ("monoid", "n", "algorithm"),
+    "segmented.csv": ("n", "layout", "monoid", "form", "algorithm"),
+}
+
+
+def rounds(out, build):
+    """{csv name: {row key: [median_ms per round]}} of one build."""
+    found = defaultdict(lambda: defaultdict(list))
+    for folder in sorted(Path(out, "ab").glob(f"{build}-*")):
+        for name, key in KEYS.items():
+            path = folder / name
+            if not path.exists():
+                continue
+            with open(path) as f:
+                for row in csv.DictReader(f):
+                    found[name][tuple(row[k] for k in key)].append(float(row["median_ms"]))
+    return found
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    markdown = "--markdown" in sys.argv
+    out, a_name, b_name = args
+    a, b = rounds(out, a_name), rounds(out, b_name)
+    slower = 0
+    for name in KEYS:
+        keys = sorted(set(a[name]) & set(b[name]))
+        if not keys:
+            continue
+        ratios, spreads = [], []
+        rows = []
+        for key in keys:
+            ta, tb = a[name][key], b[name][key]
+            best_a, best_b = min(ta), min(tb)
+            spread = (max(ta) - min(ta)) / best_a if len(ta) > 1 else 0.0
+            ratio = best_b / best_a
+            ratios.append(ratio)
+            spreads.append(spread)
+            flag = ratio - 1 > max(spread, 0.02)
+            slower += flag
+            rows.append((key, best_a, best_b, ratio, spread, flag))
+        ratios.sort()
+        spreads.sort()
+        median = ratios[len(ratios) // 2]
+        print(f"{name}: {len(keys)} rows; B/A best time: median {median:.3f}, "
+              f"min {ratios[0]:.3f}, max {ratios[-1]:.3f}; A's round-to-round spread: median "
+              f"{spreads[len(spreads) // 2]:.3f}, max {spreads[-1]:.3f}; "
+              f"{sum(r[5] for r in rows)} rows slower beyond A's spread and 2%")
+        for key, best_a, best_b, ratio, spread, flag in rows:
+            if flag or not markdown:
+                mark = "SLOWER" if flag else ""
+                print(f"  {' '.join(key)}: A {best_a:.5f} ms, B {best_b:.5f} ms, "
+                      f"B/A {ratio:.3f}, A spread {spread:.3f} {mark}")
+    sys.exit(1 if slower else 0)
+
+
+if __name__ == "__main__":
+    main()
