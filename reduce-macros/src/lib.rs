@@ -16,9 +16,12 @@ mod ast;
 mod attr;
 mod check;
 mod emit;
+mod errors;
 mod expand;
+mod names;
 mod resolve;
 mod text;
+mod tokens;
 mod types;
 mod valid;
 
