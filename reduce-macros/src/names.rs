@@ -23,7 +23,7 @@ const CPP_KEYWORDS: &[&str] = &[
 /// Names the CUDA compilation environment (NVRTC built-ins, the kernel templates' contract)
 /// already defines.
 #[rustfmt::skip]
-const CUDA_NAMES: &[&str] = &[
+pub const CUDA_NAMES: &[&str] = &[
     // the monoid contract and the kernel parameters
     "M", "l", "r", "m_identity", "m_combine", "m_lift", "r_in", "r_size",
     // built-in variables and types
@@ -34,8 +34,9 @@ const CUDA_NAMES: &[&str] = &[
     "fmax", "fmaxf", "fmod", "fmodf",
 ];
 
+/// The CUDA vector types are these followed by 1 to 4 (`float2`, `uint4`).
 #[rustfmt::skip]
-const VECTOR_BASES: &[&str] = &[
+pub const VECTOR_BASES: &[&str] = &[
     "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong",
     "float", "double",
 ];
@@ -46,6 +47,10 @@ fn is_cuda_vector_type(name: &str) -> bool {
             .is_some_and(|rest| matches!(rest, "1" | "2" | "3" | "4"))
     })
 }
+
+/// The prefixes of the names the generated CUDA code makes up (`r_` helpers and temporaries,
+/// `m_` the monoid contract, `v_` locals, `fn_` helpers).
+pub const PREFIXES: &[&str] = &["r_", "m_", "v_", "fn_"];
 
 /// Why `name` cannot be a C++ identifier in the generated text, if it cannot (the rule for
 /// field names, which name the CUDA struct members).
@@ -61,17 +66,19 @@ pub fn cpp_clash(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The macros of the standard prelude, which a `#[device_fn]`'s hidden macro would shadow.
+#[rustfmt::skip]
+pub const STD_MACROS: &[&str] = &[
+    "assert", "assert_eq", "assert_ne", "cfg", "column", "compile_error", "concat", "dbg",
+    "debug_assert", "debug_assert_eq", "debug_assert_ne", "env", "eprint", "eprintln", "file",
+    "format", "format_args", "include", "include_bytes", "include_str", "line", "matches",
+    "module_path", "option_env", "panic", "print", "println", "stringify", "todo",
+    "unimplemented", "unreachable", "vec", "write", "writeln",
+];
+
 /// Why a `#[device_fn]` cannot have this name (its CUDA name is `fn_<name>`; its reflection
 /// macro is named like it, so it must not shadow a macro of the standard prelude).
 pub fn reserved_fn_name(name: &str) -> Option<&'static str> {
-    #[rustfmt::skip]
-    const STD_MACROS: &[&str] = &[
-        "assert", "assert_eq", "assert_ne", "cfg", "column", "compile_error", "concat", "dbg",
-        "debug_assert", "debug_assert_eq", "debug_assert_ne", "env", "eprint", "eprintln", "file",
-        "format", "format_args", "include", "include_bytes", "include_str", "line", "matches",
-        "module_path", "option_env", "panic", "print", "println", "stringify", "todo",
-        "unimplemented", "unreachable", "vec", "write", "writeln",
-    ];
     if STD_MACROS.contains(&name) {
         Some("it would shadow the standard macro of that name")
     } else if name.contains("__") {
@@ -90,10 +97,7 @@ pub fn struct_name_clash(name: &str) -> Option<&'static str> {
         Some("is already defined in the CUDA text the kernels are compiled with")
     } else if is_cuda_vector_type(name) {
         Some("is a CUDA built-in vector type")
-    } else if ["r_", "m_", "v_", "fn_"]
-        .iter()
-        .any(|p| name.starts_with(p))
-    {
+    } else if PREFIXES.iter().any(|p| name.starts_with(p)) {
         Some("starts with a prefix the generated CUDA code reserves (`r_`, `m_`, `v_`, `fn_`)")
     } else {
         None

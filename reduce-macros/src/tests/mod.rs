@@ -6,6 +6,7 @@ mod arithmetic;
 mod errors;
 mod items;
 mod literals;
+mod names;
 mod statements;
 mod values;
 
