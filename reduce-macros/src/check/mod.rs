@@ -24,6 +24,8 @@ use crate::types::{Len, Scalar, Ty, World};
 use std::collections::HashSet;
 use syn::{Error, Expr, Result};
 
+#[cfg(test)]
+pub use tree::METHODS;
 pub use tree::{may_fault, Arm, FloatVal, Kind, Method, Op, PatTest, TExpr, TStmt, T};
 
 /// What a translated body needs besides its text: whether it indexes at run time, the helpers

@@ -24,6 +24,7 @@ pub enum FloatVal {
     F64(f64),
 }
 
+/// What a checked expression is, with its operands checked.
 #[derive(Clone)]
 pub enum Kind<'a> {
     /// An integer literal or constant, wrapped to its type when printed.
@@ -150,6 +151,7 @@ pub enum TStmt<'a> {
     Return(TExpr<'a>),
 }
 
+/// A binary operator (also the operator of a compound assignment).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Op {
     Add,
@@ -244,6 +246,7 @@ impl Op {
     }
 }
 
+/// A method the language knows (by its Rust name in [`METHODS`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Method {
     Min,
@@ -267,7 +270,8 @@ pub enum Method {
     TrailingZeros,
 }
 
-pub(super) const METHODS: &[(&str, Method)] = &[
+/// The methods by Rust name (also callable through their type: `f32::max(a, b)`).
+pub const METHODS: &[(&str, Method)] = &[
     ("min", Method::Min),
     ("max", Method::Max),
     ("abs", Method::Abs),
@@ -289,6 +293,7 @@ pub(super) const METHODS: &[(&str, Method)] = &[
     ("trailing_zeros", Method::TrailingZeros),
 ];
 
+/// The method of this name, if the language knows it.
 pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {
     let name = name.to_string();
     METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)

@@ -1,18 +1,37 @@
-//! The reserved names: each list the derive checks is the one its documentation shows, and each
-//! kind of name is refused.
+//! Names: the reserved ones are refused, and the derive's documentation lists exactly the names
+//! the code knows (reserved names, methods).
 
 use crate::names;
 
-/// The derive's documentation, whose section "Reserved names" lists them for users.
-const DOC: &str = include_str!("../../doc/monoid.md");
+/// A section (`# TITLE` up to the next one) of the derive's documentation.
+fn doc_section(title: &str) -> &'static str {
+    const DOC: &str = include_str!("../../doc/monoid.md");
+    let start = DOC
+        .find(&format!("\n# {title}\n"))
+        .unwrap_or_else(|| panic!("doc/monoid.md has no section `{title}`"));
+    let section = &DOC[start + 1..];
+    &section[..section[1..]
+        .find("\n# ")
+        .map_or(section.len(), |end| end + 1)]
+}
+
+#[test]
+fn every_method_is_documented() {
+    let section = doc_section("The translated language");
+    let words: Vec<&str> = section
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    for (name, _) in crate::check::METHODS {
+        assert!(
+            words.contains(name),
+            "doc/monoid.md's language does not list the method `{name}`"
+        );
+    }
+}
 
 #[test]
 fn every_reserved_name_is_documented() {
-    let start = DOC
-        .find("\n# Reserved names\n")
-        .expect("the section exists");
-    let section = &DOC[start + 1..];
-    let section = &section[..section.find("\n# ").unwrap_or(section.len())];
+    let section = doc_section("Reserved names");
     for list in [
         names::CUDA_NAMES,
         names::VECTOR_BASES,
