@@ -14,6 +14,12 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `proptest` | off | [`laws`]: proptest checks of a monoid's laws (identity, associativity, declared commutativity) |
+// Without the feature, `laws` is not built: its links go to docs.rs, which builds every feature.
+#![cfg_attr(
+    not(feature = "proptest"),
+    doc = "",
+    doc = "[`laws`]: https://docs.rs/reduce-core/latest/reduce_core/laws/"
+)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -8,6 +8,12 @@
 /// `combine(a, b) == combine(b, a)` for all `a`, `b` and allows order-free fast paths.
 ///
 /// Check a hand-written or derived monoid with [`crate::laws`] (feature `proptest`).
+// Without the feature, `laws` is not built: the link goes to docs.rs, which builds every feature.
+#[cfg_attr(
+    not(feature = "proptest"),
+    doc = "",
+    doc = "[`crate::laws`]: https://docs.rs/reduce-core/latest/reduce_core/laws/"
+)]
 pub trait Monoid: Copy + Send + Sync + 'static {
     /// The identity: `combine(identity(), x) == x == combine(x, identity())`.
     fn identity() -> Self;

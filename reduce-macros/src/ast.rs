@@ -7,28 +7,13 @@
 //! typed later, once the structs they name are known (see `resolve`).
 
 use crate::attr::{self, Attrs};
+use crate::errors::Errors;
+use crate::tokens::{strip_parens, unraw};
 use crate::types::{FieldDef, StructDef, Style, World};
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Data, DeriveInput, Error, Expr, Fields, GenericParam, Ident, Member, Pat, Type};
-
-/// Collects errors so that one derive reports all the mistakes it can find at once.
-#[derive(Default)]
-pub struct Errors(Option<Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: Error) {
-        match &mut self.0 {
-            Some(existing) => existing.combine(error),
-            None => self.0 = Some(error),
-        }
-    }
-
-    pub fn into_error(self) -> Option<Error> {
-        self.0
-    }
-}
 
 /// A field before its type is resolved.
 pub struct RawField {
@@ -455,7 +440,7 @@ impl FnInput {
                 "variadic functions are not supported",
             ));
         }
-        if let Some(why) = crate::valid::reserved_fn_name(&name) {
+        if let Some(why) = crate::names::reserved_fn_name(&name) {
             fail(Error::new_spanned(
                 &sig.ident,
                 format!("a #[device_fn] cannot be named `{name}`: {why}"),
@@ -492,44 +477,4 @@ impl FnInput {
         };
         ok.then_some(FnInput { name, params, ret })
     }
-}
-
-/// Whether a path names a constant by Rust's naming convention (`N`, `MAX_LEN`, `geom::N`):
-/// the translation reads such paths as `usize` constants known when the kernel is generated.
-pub fn is_const_path(path: &syn::Path) -> bool {
-    path.segments.iter().all(|s| s.arguments.is_none())
-        && path.segments.last().is_some_and(|s| {
-            let name = unraw(&s.ident);
-            name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-        })
-}
-
-/// `quote` output with the spaces rustc would not print (`Vec < u8 >` -> `Vec<u8>`).
-pub fn tokens_to_string(t: &impl ToTokens) -> String {
-    let s = t.to_token_stream().to_string();
-    s.replace(" < ", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" :: ", "::")
-        .replace(":: ", "::")
-        .replace(" ,", ",")
-        .replace("& ", "&")
-}
-
-pub fn strip_parens(mut e: &Expr) -> &Expr {
-    loop {
-        match e {
-            Expr::Paren(p) => e = &p.expr,
-            Expr::Group(g) => e = &g.expr,
-            _ => return e,
-        }
-    }
-}
-
-pub fn unraw(id: &Ident) -> String {
-    let s = id.to_string();
-    s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
 }

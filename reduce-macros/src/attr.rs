@@ -1,8 +1,8 @@
 //! Attribute parsing: `#[monoid(identity = ..., combine = ..., commutative, cuda = "...",
-//! lift(T) = ...)]` and `#[repr(C)]`. Duplicate and unknown keys are reported at the key's span; parsing goes on after
-//! them so that every bad key of one attribute is reported together.
+//! lift(T) = ...)]` and `#[repr(C)]`. Duplicate and unknown keys are reported at the key's span;
+//! parsing goes on after them so that every bad key of one attribute is reported together.
 
-use crate::ast::Errors;
+use crate::errors::Errors;
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
@@ -51,11 +51,11 @@ pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
                     syn::parenthesized!(content in meta.input);
                     let ty: Type = content.parse()?;
                     let value: Expr = meta.value()?.parse()?;
-                    let key = crate::ast::tokens_to_string(&ty);
+                    let key = crate::tokens::tokens_to_string(&ty);
                     if out
                         .lifts
                         .iter()
-                        .any(|(t, _)| crate::ast::tokens_to_string(t) == key)
+                        .any(|(t, _)| crate::tokens::tokens_to_string(t) == key)
                     {
                         errors.push(Error::new_spanned(
                             &ty,
@@ -90,7 +90,7 @@ pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
                         &meta.path,
                         format!(
                             "unknown key `{}` in #[monoid(...)]; expected {KEYS}",
-                            crate::ast::tokens_to_string(&meta.path)
+                            crate::tokens::tokens_to_string(&meta.path)
                         ),
                     ));
                 }
@@ -125,7 +125,7 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta, errors: &mut E
             &meta.path,
             format!(
                 "duplicate key `{}` in #[monoid(...)]",
-                crate::ast::tokens_to_string(&meta.path)
+                crate::tokens::tokens_to_string(&meta.path)
             ),
         ));
     } else {
@@ -172,7 +172,7 @@ pub fn parse_repr(attrs: &[Attribute], errors: &mut Errors) -> Repr {
                     format!(
                         "#[repr({})] is not supported by #[derive(Monoid)]; use #[repr(C)] \
                          (optionally with align(N))",
-                        crate::ast::tokens_to_string(&meta.path)
+                        crate::tokens::tokens_to_string(&meta.path)
                     ),
                 ));
             }

@@ -13,7 +13,7 @@
 //! [`World`]. An item's own reflection macro only waits for the structs its definition names
 //! (never for functions), so helpers and monoids that use each other do not wait on each other.
 
-use crate::ast::unraw;
+use crate::tokens::unraw;
 use crate::types::{FnSig, Scalar, StructDef, World};
 use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
@@ -254,7 +254,7 @@ fn struct_def(world: &World, s: &syn::ItemStruct) -> Result<StructDef> {
             semi_token: s.semi_token,
         }),
     };
-    let mut errors = crate::ast::Errors::default();
+    let mut errors = crate::errors::Errors::default();
     let input = crate::ast::StructInput::from_syn(&node, true, &mut errors);
     let inner = World {
         const_params: input.const_names(),
@@ -390,10 +390,10 @@ impl Refs<'_> {
         for seg in clean.segments.iter_mut() {
             seg.arguments = syn::PathArguments::None;
         }
-        let spelling = crate::ast::tokens_to_string(&clean);
+        let spelling = crate::tokens::tokens_to_string(&clean);
         let seen = self.out.iter().any(|p| {
             if self.every_spelling {
-                crate::ast::tokens_to_string(p) == spelling
+                crate::tokens::tokens_to_string(p) == spelling
             } else {
                 unraw(&p.segments.last().expect("a segment").ident) == name
             }
@@ -418,7 +418,7 @@ impl<'ast> Visit<'ast> for Refs<'_> {
     }
 
     fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        if let syn::Expr::Path(p) = crate::ast::strip_parens(&c.func) {
+        if let syn::Expr::Path(p) = crate::tokens::strip_parens(&c.func) {
             if p.qself.is_none() {
                 self.add(&p.path);
             }

@@ -2,9 +2,10 @@
 //! monoid's `M`, `m_identity`, `m_combine` and `m_lift`, and `#[device_fn]` functions. Each
 //! body is type-checked (`check`) and printed (`emit`) here.
 
-use crate::ast::{unraw, Closure, Param};
+use crate::ast::{Closure, Param};
 use crate::check::{Checker, Uses};
 use crate::emit::{Emitter, Hole, Holes};
+use crate::tokens::unraw;
 use crate::types::{StructDef, Ty, World};
 use std::fmt::Write as _;
 use syn::{Expr, Result};

@@ -210,9 +210,9 @@ impl StructDef {
     pub fn field(&self, member: &Member) -> Option<usize> {
         match member {
             Member::Named(id) => {
-                let name = crate::ast::unraw(id);
+                let name = crate::tokens::unraw(id);
                 self.fields.iter().position(
-                    |f| matches!(&f.member, Member::Named(m) if crate::ast::unraw(m) == name),
+                    |f| matches!(&f.member, Member::Named(m) if crate::tokens::unraw(m) == name),
                 )
             }
             Member::Unnamed(i) if self.style == Style::Tuple => {
@@ -279,7 +279,7 @@ impl World {
             Type::Group(g) => self.ty(&g.elem, field),
             Type::Path(p) if p.qself.is_none() => {
                 let last = p.path.segments.last().expect("a path has a segment");
-                let name = crate::ast::unraw(&last.ident);
+                let name = crate::tokens::unraw(&last.ident);
                 let single = p.path.segments.len() == 1 && p.path.leading_colon.is_none();
                 let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
                 if single {
@@ -319,7 +319,7 @@ impl World {
                     ty,
                     format!(
                         "unsupported type `{}`: {FIELD_TYPES}",
-                        crate::ast::tokens_to_string(ty)
+                        crate::tokens::tokens_to_string(ty)
                     ),
                 ))
             }
@@ -346,7 +346,7 @@ impl World {
                 ty,
                 format!(
                     "unsupported type `{}`: {FIELD_TYPES}",
-                    crate::ast::tokens_to_string(ty)
+                    crate::tokens::tokens_to_string(ty)
                 ),
             )),
         }
@@ -360,7 +360,7 @@ impl World {
                 self.self_name.as_deref() == Some(name)
                     && args.args.len() == self.const_params.len()
                     && args.args.iter().zip(&self.const_params).all(|(a, p)| {
-                        let text = crate::ast::tokens_to_string(a);
+                        let text = crate::tokens::tokens_to_string(a);
                         text == *p || text == format!("{{ {p} }}")
                     })
             }
@@ -370,7 +370,7 @@ impl World {
 
     /// An array length: an integer literal, a const generic parameter or a `usize` const item.
     pub fn len(&self, e: &Expr) -> syn::Result<Len> {
-        match crate::ast::strip_parens(e) {
+        match crate::tokens::strip_parens(e) {
             Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(n),
                 ..
@@ -384,8 +384,8 @@ impl World {
                 }
                 Ok(Len::Lit(n))
             }
-            Expr::Path(p) if p.qself.is_none() && crate::ast::is_const_path(&p.path) => {
-                Ok(Len::Sym(crate::ast::tokens_to_string(&p.path)))
+            Expr::Path(p) if p.qself.is_none() && crate::tokens::is_const_path(&p.path) => {
+                Ok(Len::Sym(crate::tokens::tokens_to_string(&p.path)))
             }
             Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
                 syn::Stmt::Expr(inner, None) => self.len(inner),

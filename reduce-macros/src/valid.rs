@@ -1,84 +1,10 @@
 //! Checks on the parsed input that do not need type checking: required keys, and names that
-//! would clash in the generated CUDA C++.
+//! would clash in the generated CUDA C++ (the rules are in `names`).
 
-use crate::ast::{Errors, StructInput};
+use crate::ast::StructInput;
+use crate::errors::Errors;
+use crate::names;
 use syn::Error;
-
-/// C++ keywords and alternative tokens that a Rust identifier can spell.
-#[rustfmt::skip]
-const CPP_KEYWORDS: &[&str] = &[
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-    "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-];
-
-/// Names the CUDA compilation environment (NVRTC built-ins, the kernel templates' contract)
-/// already defines.
-#[rustfmt::skip]
-const CUDA_NAMES: &[&str] = &[
-    // the monoid contract and the kernel parameters
-    "M", "l", "r", "m_identity", "m_combine", "m_lift", "r_in", "r_size",
-    // built-in variables and types
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "size_t", "ptrdiff_t",
-    "clock_t", "half", "nv_bfloat16", "cudaError_t", "cudaStream_t",
-    // math functions the translation calls (a struct of the same name would shadow them)
-    "min", "max", "abs", "fabs", "fabsf", "sqrt", "sqrtf", "fma", "fmaf", "fmin", "fminf",
-    "fmax", "fmaxf", "fmod", "fmodf",
-];
-
-#[rustfmt::skip]
-const VECTOR_BASES: &[&str] = &[
-    "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong",
-    "float", "double",
-];
-
-fn is_cuda_vector_type(name: &str) -> bool {
-    VECTOR_BASES.iter().any(|base| {
-        name.strip_prefix(base)
-            .is_some_and(|rest| matches!(rest, "1" | "2" | "3" | "4"))
-    })
-}
-
-/// Why `name` cannot be a C++ identifier in the generated text, if it cannot.
-fn cpp_clash(name: &str) -> Option<&'static str> {
-    if CPP_KEYWORDS.contains(&name) {
-        Some("is a C++ keyword")
-    } else if name.contains("__")
-        || (name.starts_with('_') && name[1..].starts_with(char::is_uppercase))
-    {
-        Some("is reserved in C++ (double underscore, or underscore and capital letter)")
-    } else {
-        None
-    }
-}
-
-/// Why a `#[device_fn]` cannot have this name (its CUDA name is `fn_<name>`; its reflection
-/// macro is named like it, so it must not shadow a macro of the standard prelude).
-pub fn reserved_fn_name(name: &str) -> Option<&'static str> {
-    #[rustfmt::skip]
-    const STD_MACROS: &[&str] = &[
-        "assert", "assert_eq", "assert_ne", "cfg", "column", "compile_error", "concat", "dbg",
-        "debug_assert", "debug_assert_eq", "debug_assert_ne", "env", "eprint", "eprintln", "file",
-        "format", "format_args", "include", "include_bytes", "include_str", "line", "matches",
-        "module_path", "option_env", "panic", "print", "println", "stringify", "todo",
-        "unimplemented", "unreachable", "vec", "write", "writeln",
-    ];
-    if STD_MACROS.contains(&name) {
-        Some("it would shadow the standard macro of that name")
-    } else if name.contains("__") {
-        Some("double underscores are reserved in C++")
-    } else {
-        None
-    }
-}
 
 /// Checks a monoid's required keys and the names of its struct.
 pub fn check(input: &StructInput, errors: &mut Errors) {
@@ -120,28 +46,14 @@ pub fn check(input: &StructInput, errors: &mut Errors) {
 /// Checks the struct's and the fields' names against C++ and the generated code's names.
 pub fn check_names(input: &StructInput, errors: &mut Errors) {
     let name = input.name.as_str();
-    let why = if let Some(why) = cpp_clash(name) {
-        Some(why)
-    } else if CUDA_NAMES.contains(&name) {
-        Some("is already defined in the CUDA text the kernels are compiled with")
-    } else if is_cuda_vector_type(name) {
-        Some("is a CUDA built-in vector type")
-    } else if ["r_", "m_", "v_", "fn_"]
-        .iter()
-        .any(|p| name.starts_with(p))
-    {
-        Some("starts with a prefix the generated CUDA code reserves (`r_`, `m_`, `v_`, `fn_`)")
-    } else {
-        None
-    };
-    if let Some(why) = why {
+    if let Some(why) = names::struct_name_clash(name) {
         errors.push(Error::new(
             input.ident.span(),
             format!("the struct name `{name}` {why}; rename the struct"),
         ));
     }
     for f in &input.fields {
-        if let Some(why) = cpp_clash(&f.cuda_name) {
+        if let Some(why) = names::cpp_clash(&f.cuda_name) {
             errors.push(Error::new(
                 f.span,
                 format!(

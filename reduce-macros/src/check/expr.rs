@@ -1,10 +1,11 @@
-//! Checking expressions: literals, paths, fields, indices, struct and array literals, helper
-//! calls and `if`/`else` (operators, casts and methods are in `ops.rs`).
+//! Checking expressions: literals, paths, fields, indices, array literals and `if`/`else`
+//! (operators, casts and methods are in `ops.rs`, struct literals and calls in `call.rs`).
 
-use super::ops::{constant, lookup_method};
-use super::{err, project_field, Checker, FloatVal, Kind, TExpr, SUBSET, T};
-use crate::ast::{is_const_path, strip_parens, tokens_to_string, unraw};
-use crate::types::{Len, Scalar, Style, Ty};
+use super::ops::constant;
+use super::tree::{project_elem, project_field, FloatVal, Kind, TExpr, T};
+use super::{err, Checker, SUBSET};
+use crate::tokens::{is_const_path, strip_parens, tokens_to_string, unraw};
+use crate::types::{Len, Scalar, Ty};
 use quote::ToTokens;
 use syn::{Error, Expr, Lit, Member, Result};
 
@@ -148,6 +149,43 @@ impl<'a> Checker<'a> {
     fn index(&mut self, i: &'a syn::ExprIndex, e: &'a Expr) -> Result<TExpr<'a>> {
         let base = self.check(&i.expr, None)?;
         self.index_of(base, i, e)
+    }
+
+    /// `base[index]` on a place (assignments) or a value.
+    pub(super) fn index_of(
+        &mut self,
+        base: TExpr<'a>,
+        i: &'a syn::ExprIndex,
+        e: &'a Expr,
+    ) -> Result<TExpr<'a>> {
+        let (elem, len) = match base.known() {
+            Ty::Array(elem, len) => ((**elem).clone(), len.clone()),
+            other => {
+                return Err(err(
+                    &i.expr,
+                    format!("only arrays can be indexed; this is `{}`", other.rust()),
+                ))
+            }
+        };
+        if let (Some(k), Len::Lit(n)) = (index_literal(&i.index), &len) {
+            if k >= *n {
+                return Err(err(
+                    &i.index,
+                    format!("index {k} is out of bounds for an array of length {n}"),
+                ));
+            }
+            return Ok(project_elem(base, k));
+        }
+        let usize_ty = Ty::Scalar(Scalar::Usize);
+        let index = self.check(&i.index, Some(&usize_ty))?;
+        let index = self.coerce(index, &usize_ty)?;
+        let checked = !self.in_bounds(&index, &len);
+        self.uses.faults |= checked;
+        Ok(TExpr {
+            kind: Kind::DynIndex(Box::new(base), Box::new(index), len, checked),
+            ty: T::Known(elem),
+            src: e,
+        })
     }
 
     fn lit(&self, lit: &Lit, e: &'a Expr) -> Result<TExpr<'a>> {
@@ -306,187 +344,6 @@ impl<'a> Checker<'a> {
             ));
         };
         Ok(project_field(self.world, base, idx))
-    }
-
-    /// The struct a literal or constructor path names, if it is one the translation knows.
-    fn struct_of_path(&mut self, path: &syn::Path) -> Option<String> {
-        let last = path.segments.last()?;
-        let name = unraw(&last.ident);
-        if path.segments.len() == 1 && name == "Self" && last.arguments.is_none() {
-            return self.world.self_name.clone();
-        }
-        let ty: syn::Type = syn::Type::Path(syn::TypePath {
-            qself: None,
-            path: path.clone(),
-        });
-        match self.world.ty(&ty, false) {
-            Ok(Ty::Struct(name)) => {
-                if self.world.self_name.as_deref() != Some(&name) {
-                    super::Uses::add(&mut self.uses.structs, path);
-                }
-                Some(name)
-            }
-            _ => None,
-        }
-    }
-
-    fn struct_lit(&mut self, s: &'a syn::ExprStruct, e: &'a Expr) -> Result<TExpr<'a>> {
-        let name = match (&s.qself, self.struct_of_path(&s.path)) {
-            (None, Some(name)) => name,
-            _ => {
-                return Err(err(
-                    &s.path,
-                    format!(
-                        "unknown struct `{}`: struct literals may build `Self`, the monoid's own \
-                         struct or a #[derive(DeviceCopy)] struct",
-                        tokens_to_string(&s.path)
-                    ),
-                ))
-            }
-        };
-        let def = self.world.strukt(&name).clone();
-        let mut vals: Vec<Option<TExpr<'a>>> = vec![None; def.fields.len()];
-        for fv in &s.fields {
-            let Some(idx) = def.field(&fv.member) else {
-                return Err(err(
-                    &fv.member,
-                    format!("no field `{}` on `{name}`", tokens_to_string(&fv.member)),
-                ));
-            };
-            if vals[idx].is_some() {
-                return Err(err(
-                    &fv.member,
-                    format!(
-                        "field `{}` specified more than once",
-                        def.fields[idx].rust_name
-                    ),
-                ));
-            }
-            let ty = def.fields[idx].ty.clone();
-            let v = self.check(&fv.expr, Some(&ty))?;
-            vals[idx] = Some(self.coerce(v, &ty)?);
-        }
-        if let Some(rest) = &s.rest {
-            let ty = Ty::Struct(name.clone());
-            let base = self.check(rest, Some(&ty))?;
-            let base = self.coerce(base, &ty)?;
-            for (i, v) in vals.iter_mut().enumerate() {
-                if v.is_none() {
-                    *v = Some(project_field(self.world, base.clone(), i));
-                }
-            }
-        } else if s.dot2_token.is_some() {
-            return Err(err(s.dot2_token, "`..` needs a base value: `..l`"));
-        }
-        let missing: Vec<&str> = vals
-            .iter()
-            .zip(&def.fields)
-            .filter(|(v, _)| v.is_none())
-            .map(|(_, f)| f.rust_name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(err(
-                &s.path,
-                format!("missing fields in struct literal: {}", missing.join(", ")),
-            ));
-        }
-        Ok(TExpr {
-            kind: Kind::Struct(name.clone(), vals.into_iter().map(Option::unwrap).collect()),
-            ty: T::Known(Ty::Struct(name)),
-            src: e,
-        })
-    }
-
-    fn call(&mut self, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
-        let Expr::Path(p) = strip_parens(&c.func) else {
-            return Err(err(&c.func, "only named functions can be called"));
-        };
-        if p.qself.is_some() {
-            return Err(err(&c.func, "qualified paths are not supported"));
-        }
-        let segs = &p.path.segments;
-        // `f32::max(a, b)`: a method called through its type.
-        if segs.len() == 2 && p.path.leading_colon.is_none() {
-            if let Some(s) = Scalar::from_rust(&segs[0].ident.to_string()) {
-                if let Some(m) = lookup_method(&segs[1].ident) {
-                    let mut args = c.args.iter();
-                    let Some(receiver) = args.next() else {
-                        return Err(err(e, "missing the receiver argument"));
-                    };
-                    let recv = self.check(receiver, Some(&Ty::Scalar(s)))?;
-                    let recv = self.coerce(recv, &Ty::Scalar(s))?;
-                    let rest: Vec<&'a Expr> = args.collect();
-                    return self.method_call(m, &segs[1].ident, recv, &rest, e);
-                }
-            }
-        }
-        let last = unraw(&segs.last().expect("a path has a segment").ident);
-        // A tuple struct's constructor: `Self(a, b)`, `Pair(a, b)`.
-        if let Some(name) = self.struct_of_path(&p.path) {
-            let def = self.world.strukt(&name).clone();
-            if def.style != Style::Tuple {
-                return Err(err(
-                    &c.func,
-                    format!("`{name}` has named fields: write `{name} {{ field: value, ... }}`"),
-                ));
-            }
-            if c.args.len() != def.fields.len() {
-                return Err(err(
-                    e,
-                    format!(
-                        "`{name}` has {} fields but {} values are given",
-                        def.fields.len(),
-                        c.args.len()
-                    ),
-                ));
-            }
-            let mut vals = Vec::new();
-            for (a, f) in c.args.iter().zip(&def.fields) {
-                let v = self.check(a, Some(&f.ty))?;
-                vals.push(self.coerce(v, &f.ty)?);
-            }
-            return Ok(TExpr {
-                kind: Kind::Struct(name.clone(), vals),
-                ty: T::Known(Ty::Struct(name)),
-                src: e,
-            });
-        }
-        let Some(sig) = self.world.fns.get(&last).cloned() else {
-            return Err(err(
-                &c.func,
-                format!(
-                    "`{last}` cannot be called from translated code: mark the function \
-                     #[device_fn] ({SUBSET})"
-                ),
-            ));
-        };
-        if self.this_fn.as_deref() == Some(last.as_str()) {
-            return Err(err(
-                &c.func,
-                format!("`{last}` calls itself: recursion is not supported on the device"),
-            ));
-        }
-        if c.args.len() != sig.params.len() {
-            return Err(err(
-                e,
-                format!(
-                    "`{last}` takes {} argument(s), {} given",
-                    sig.params.len(),
-                    c.args.len()
-                ),
-            ));
-        }
-        let mut args = Vec::new();
-        for (a, ty) in c.args.iter().zip(&sig.params) {
-            let v = self.check(a, Some(ty))?;
-            args.push(self.coerce(v, ty)?);
-        }
-        super::Uses::add(&mut self.uses.calls, &p.path);
-        Ok(TExpr {
-            kind: Kind::Call(last, args),
-            ty: T::Known(sig.ret),
-            src: e,
-        })
     }
 
     fn if_expr(&mut self, i: &'a syn::ExprIf, hint: Option<&Ty>, e: &'a Expr) -> Result<TExpr<'a>> {

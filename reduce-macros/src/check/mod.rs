@@ -3,167 +3,30 @@
 //!
 //! Unsuffixed literals start as `{integer}`/`{float}` ([`T::Int`]/[`T::Float`]) and take their
 //! type from the context (the other operand, a field, a `let` annotation, a parameter), as in
-//! rustc. `expr.rs` checks expressions, `ops.rs` operators, casts and methods, `stmt.rs` blocks,
-//! statements, loops, `match` and assignments.
+//! rustc. `tree.rs` holds the typed tree; this file the [`Checker`] (scopes, literal inference,
+//! bounds of indices); `expr.rs` checks expressions, `ops.rs` operators, casts and methods,
+//! `call.rs` struct literals and calls, `stmt.rs` blocks, statements, loops and assignments,
+//! `matching.rs` `match`.
 //!
 //! Purity. A block with a value may assign only to variables declared inside it (a statement
 //! block may assign to anything in scope), so every expression is free of side effects but one:
 //! a run-time index out of bounds records a fault, which is idempotent. The emitter may therefore
 //! duplicate an expression; it never drops one that may fault ([`may_fault`]).
 
+mod call;
 mod expr;
+mod matching;
 mod ops;
 mod stmt;
+mod tree;
 
 use crate::types::{Len, Scalar, Ty, World};
 use std::collections::HashSet;
 use syn::{Error, Expr, Result};
 
-pub use ops::{Method, Op};
-
-/// The type of a checked expression. `Int`/`Float`: an unsuffixed literal (or an operation on
-/// such literals) whose type the context decides, like rustc's `{integer}` and `{float}`.
-#[derive(Clone, PartialEq, Debug)]
-pub enum T {
-    Known(Ty),
-    Int,
-    Float,
-}
-
-/// A float literal's value: its digits (parsed once its type is known, directly into that type,
-/// as rustc does) or a named constant.
-#[derive(Clone, Debug)]
-pub enum FloatVal {
-    Digits(String),
-    F32(f32),
-    F64(f64),
-}
-
-#[derive(Clone)]
-pub enum Kind<'a> {
-    /// An integer literal or constant, wrapped to its type when printed.
-    Int(i128),
-    Float(FloatVal),
-    Bool(bool),
-    /// A `usize` constant known when the kernel is generated: a const generic parameter or a
-    /// `const` item, by its Rust path.
-    Sym(String),
-    /// A local, by its C++ name.
-    Var(String),
-    /// `base.member`, with the C++ member name.
-    Field(Box<TExpr<'a>>, String),
-    /// `base[i]` with a constant index known to be in bounds.
-    Index(Box<TExpr<'a>>, u64),
-    /// `base[i]` with a run-time index; `true`: checked against the length (`false`: the
-    /// index is in bounds by construction, e.g. a loop counter over the array's range).
-    DynIndex(Box<TExpr<'a>>, Box<TExpr<'a>>, Len, bool),
-    Array(Vec<TExpr<'a>>),
-    /// `[x; N]` with a symbolic `N`.
-    Repeat(Box<TExpr<'a>>, Len),
-    /// A struct literal: the struct's name and the field values in declaration order.
-    Struct(String, Vec<TExpr<'a>>),
-    Neg(Box<TExpr<'a>>),
-    Not(Box<TExpr<'a>>),
-    Binary(Op, Box<TExpr<'a>>, Box<TExpr<'a>>),
-    Cast(Box<TExpr<'a>>),
-    Method(Method, Box<TExpr<'a>>, Vec<TExpr<'a>>),
-    /// A `#[device_fn]` call, by Rust name.
-    Call(String, Vec<TExpr<'a>>),
-    If(Box<TExpr<'a>>, Box<TExpr<'a>>, Box<TExpr<'a>>),
-    Block(Vec<TStmt<'a>>, Box<TExpr<'a>>),
-    Match(Box<TExpr<'a>>, Vec<Arm<'a, TExpr<'a>>>),
-}
-
-/// A type-checked expression.
-#[derive(Clone)]
-pub struct TExpr<'a> {
-    pub kind: Kind<'a>,
-    pub ty: T,
-    /// The Rust expression it came from, for error spans.
-    pub src: &'a Expr,
-}
-
-impl TExpr<'_> {
-    pub fn scalar(&self) -> Scalar {
-        match &self.ty {
-            T::Known(Ty::Scalar(s)) => *s,
-            _ => unreachable!("not a scalar after type checking"),
-        }
-    }
-
-    pub fn known(&self) -> &Ty {
-        match &self.ty {
-            T::Known(t) => t,
-            _ => unreachable!("an inferred type after type checking"),
-        }
-    }
-}
-
-/// One alternative of a `match` pattern on an integer or bool, with values of the scrutinee's
-/// type: `Eq(v)`, or an inclusive range with open ends.
-#[derive(Clone, Debug)]
-pub enum PatTest {
-    Any,
-    Eq(i128),
-    Range(Option<i128>, Option<i128>),
-}
-
-/// A `match` arm: the alternatives of its pattern, a binding of the scrutinee (`n => ..`), a
-/// guard, and the body (an expression, or statements in a statement `match`).
-#[derive(Clone)]
-pub struct Arm<'a, B> {
-    pub tests: Vec<PatTest>,
-    pub binding: Option<String>,
-    pub guard: Option<TExpr<'a>>,
-    pub body: B,
-}
-
-/// A checked statement.
-#[derive(Clone)]
-pub enum TStmt<'a> {
-    Let {
-        cuda: String,
-        ty: Ty,
-        mutable: bool,
-        value: Option<TExpr<'a>>,
-    },
-    /// `place = value` or `place op= value`.
-    Assign {
-        place: TExpr<'a>,
-        op: Option<Op>,
-        value: TExpr<'a>,
-    },
-    If {
-        cond: TExpr<'a>,
-        then: Vec<TStmt<'a>>,
-        els: Option<Vec<TStmt<'a>>>,
-    },
-    Match {
-        scrutinee: TExpr<'a>,
-        arms: Vec<Arm<'a, Vec<TStmt<'a>>>>,
-    },
-    /// `for var in lo..hi` (`..=` when inclusive); `var` is `None` for `_`.
-    For {
-        var: Option<String>,
-        ty: Scalar,
-        lo: TExpr<'a>,
-        hi: TExpr<'a>,
-        inclusive: bool,
-        body: Vec<TStmt<'a>>,
-    },
-    /// `for x in array`: `index` counts, `var` is bound to each element.
-    ForEach {
-        var: Option<String>,
-        index: String,
-        array: TExpr<'a>,
-        len: Len,
-        body: Vec<TStmt<'a>>,
-    },
-    Block(Vec<TStmt<'a>>),
-    Break,
-    Continue,
-    Return(TExpr<'a>),
-}
+#[cfg(test)]
+pub use tree::METHODS;
+pub use tree::{may_fault, Arm, FloatVal, Kind, Method, Op, PatTest, TExpr, TStmt, T};
 
 /// What a translated body needs besides its text: whether it indexes at run time, the helpers
 /// it calls and the structs and constants it names (as the user spelled them, for the generated
@@ -178,8 +41,11 @@ pub struct Uses {
 
 impl Uses {
     fn add(list: &mut Vec<syn::Path>, path: &syn::Path) {
-        let key = crate::ast::tokens_to_string(path);
-        if !list.iter().any(|p| crate::ast::tokens_to_string(p) == key) {
+        let key = crate::tokens::tokens_to_string(path);
+        if !list
+            .iter()
+            .any(|p| crate::tokens::tokens_to_string(p) == key)
+        {
             list.push(path.clone());
         }
     }
@@ -278,7 +144,7 @@ impl<'a> Checker<'a> {
     /// Checks a whole function body: an expression of the return type.
     pub fn body(&mut self, e: &'a Expr) -> Result<TExpr<'a>> {
         let ret = self.ret.clone();
-        let t = match crate::ast::strip_parens(e) {
+        let t = match crate::tokens::strip_parens(e) {
             // The outermost block is emitted as statements: `return`, and assignments to
             // `mut` parameters, are fine in it.
             Expr::Block(b) if b.label.is_none() => self.block_value(&b.block, Some(&ret), e)?,
@@ -561,100 +427,4 @@ fn resolve(mut t: TExpr<'_>, s: Scalar) -> Result<TExpr<'_>> {
         _ => unreachable!("only literal expressions have an inferred type"),
     };
     Ok(t)
-}
-
-/// Whether evaluating `e` may record a fault (a run-time index, or a helper call, which may
-/// index): such an expression is never dropped by a simplification.
-pub fn may_fault(e: &TExpr) -> bool {
-    match &e.kind {
-        Kind::Int(_) | Kind::Float(_) | Kind::Bool(_) | Kind::Sym(_) | Kind::Var(_) => false,
-        Kind::DynIndex(b, i, _, checked) => *checked || may_fault(b) || may_fault(i),
-        Kind::Call(..) => true,
-        Kind::Block(..) | Kind::Match(..) => true,
-        Kind::Field(b, _) | Kind::Index(b, _) | Kind::Repeat(b, _) => may_fault(b),
-        Kind::Neg(b) | Kind::Not(b) | Kind::Cast(b) => may_fault(b),
-        Kind::Array(v) | Kind::Struct(_, v) => v.iter().any(may_fault),
-        Kind::Binary(_, a, b) => may_fault(a) || may_fault(b),
-        Kind::Method(_, r, args) => may_fault(r) || args.iter().any(may_fault),
-        Kind::If(c, a, b) => may_fault(c) || may_fault(a) || may_fault(b),
-    }
-}
-
-/// `base.field` (field `idx` of struct type), simplified where `base` is a struct literal
-/// whose other fields cannot fault, an `if` or a block.
-pub fn project_field<'a>(world: &World, base: TExpr<'a>, idx: usize) -> TExpr<'a> {
-    let src = base.src;
-    let T::Known(Ty::Struct(name)) = &base.ty else {
-        unreachable!("field of a non-struct")
-    };
-    let field = &world.strukt(name).fields[idx];
-    let (ty, member) = (field.ty.clone(), field.cuda_name.clone());
-    let kind = match base.kind {
-        Kind::Struct(_, vals)
-            if vals
-                .iter()
-                .enumerate()
-                .all(|(i, v)| i == idx || !may_fault(v)) =>
-        {
-            return vals.into_iter().nth(idx).expect("field index in range");
-        }
-        Kind::If(c, a, b) => Kind::If(
-            c,
-            Box::new(project_field(world, *a, idx)),
-            Box::new(project_field(world, *b, idx)),
-        ),
-        Kind::Block(stmts, tail) => Kind::Block(stmts, Box::new(project_field(world, *tail, idx))),
-        kind => Kind::Field(
-            Box::new(TExpr {
-                kind,
-                ty: base.ty,
-                src,
-            }),
-            member,
-        ),
-    };
-    TExpr {
-        kind,
-        ty: T::Known(ty),
-        src,
-    }
-}
-
-/// `base[i]` for a constant in-bounds `i`, simplified where `base` is an array literal whose
-/// other elements cannot fault, an `if` or a block.
-pub fn project_elem(base: TExpr<'_>, i: u64) -> TExpr<'_> {
-    let src = base.src;
-    let T::Known(Ty::Array(elem, _)) = &base.ty else {
-        unreachable!("index of a non-array")
-    };
-    let elem = (**elem).clone();
-    let kind = match base.kind {
-        Kind::Array(vals)
-            if vals
-                .iter()
-                .enumerate()
-                .all(|(k, v)| k as u64 == i || !may_fault(v)) =>
-        {
-            return vals.into_iter().nth(i as usize).expect("index in range");
-        }
-        Kind::If(c, a, b) => Kind::If(
-            c,
-            Box::new(project_elem(*a, i)),
-            Box::new(project_elem(*b, i)),
-        ),
-        Kind::Block(stmts, tail) => Kind::Block(stmts, Box::new(project_elem(*tail, i))),
-        kind => Kind::Index(
-            Box::new(TExpr {
-                kind,
-                ty: base.ty,
-                src,
-            }),
-            i,
-        ),
-    };
-    TExpr {
-        kind,
-        ty: T::Known(elem),
-        src,
-    }
 }

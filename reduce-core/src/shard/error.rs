@@ -1,0 +1,104 @@
+//! The errors of sharded inputs and layouts.
+
+use thiserror::Error;
+
+/// Why a sharded input or layout was rejected. Item indices are global (across all shards).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ShardError {
+    /// A cluster needs at least one rank.
+    #[error("there must be at least one shard (one rank)")]
+    NoRanks,
+    /// The shard lengths add up to more than `usize::MAX` items.
+    #[error("the shard lengths add up to more than usize::MAX items")]
+    TooManyItems,
+    /// A slice of items does not have the length the shards describe.
+    #[error("{what}: {given} given, but the shards hold {expected}")]
+    LengthMismatch {
+        /// What was compared.
+        what: &'static str,
+        /// The length given.
+        given: usize,
+        /// The length the shards describe.
+        expected: usize,
+    },
+    /// `offsets` is empty: it needs `segments + 1` entries.
+    #[error("offsets is empty: it must hold segments + 1 entries, starting with 0 and ending with the item count")]
+    OffsetsEmpty,
+    /// `offsets[0] != 0`.
+    #[error("offsets[0] = {value}, but the first offset must be 0")]
+    FirstOffsetNotZero {
+        /// `offsets[0]`.
+        value: u64,
+    },
+    /// `offsets[index] < offsets[index - 1]`.
+    #[error("offsets decrease: offsets[{index}] = {value} is smaller than offsets[{}] = {previous}", index - 1)]
+    OffsetsDecreasing {
+        /// First index whose offset is smaller than its predecessor's.
+        index: usize,
+        /// `offsets[index]`.
+        value: u64,
+        /// `offsets[index - 1]`.
+        previous: u64,
+    },
+    /// The last offset is not the total item count.
+    #[error("the last offset, offsets[{index}] = {value}, must equal the item count {items}")]
+    LastOffsetNotLen {
+        /// Index of the last offset.
+        index: usize,
+        /// Its value.
+        value: u64,
+        /// The number of items over all shards.
+        items: usize,
+    },
+    /// `owner[index] < owner[index - 1]` (global item index).
+    #[error("owner is not sorted: owner[{index}] = {value} is smaller than owner[{}] = {previous}", index - 1)]
+    OwnerNotSorted {
+        /// A global item index whose owner is smaller than its predecessor's.
+        index: usize,
+        /// `owner[index]`.
+        value: u64,
+        /// `owner[index - 1]`.
+        previous: u64,
+    },
+    /// `owner[index] >= num_segments` (global item index).
+    #[error("owner[{index}] = {value} is out of range: there are {num_segments} segments")]
+    OwnerOutOfRange {
+        /// A global item index with an owner out of range.
+        index: usize,
+        /// `owner[index]`.
+        value: u64,
+        /// The number of segments.
+        num_segments: usize,
+    },
+    /// A shard's first item lies in a later segment than its last item.
+    #[error("rank {rank}'s shard starts in segment {first} but ends in segment {last}: the owners are not sorted")]
+    ShardUnsorted {
+        /// The rank.
+        rank: usize,
+        /// The segment of its first item.
+        first: u64,
+        /// The segment of its last item.
+        last: u64,
+    },
+    /// One [`Touch`](crate::shard::Touch) per rank is needed, `Some` exactly for the non-empty
+    /// shards.
+    #[error(
+        "rank {rank}: a touch is needed exactly for non-empty shards (shard of {items} items)"
+    )]
+    TouchMismatch {
+        /// The rank.
+        rank: usize,
+        /// Its shard length.
+        items: usize,
+    },
+    /// One device's segmented reduction indexes items and segments with u32.
+    #[error("rank {rank}'s shard has {what} = {value}, past the u32 index limit of one device's segmented reduction")]
+    ShardTooLarge {
+        /// The rank.
+        rank: usize,
+        /// "item count" or "segment count".
+        what: &'static str,
+        /// The value.
+        value: usize,
+    },
+}

@@ -1,0 +1,137 @@
+//! Tests of the sharded plan (the property tests against the references are in
+//! `tests/tests/shard_props.rs`).
+
+use super::*;
+use crate::Sum;
+
+#[test]
+fn even_shards_put_the_remainder_first() {
+    assert_eq!(Shards::even(10, 4).unwrap().lens(), vec![3, 3, 2, 2]);
+    assert_eq!(Shards::even(2, 4).unwrap().lens(), vec![1, 1, 0, 0]);
+    assert_eq!(Shards::even(0, 3).unwrap().lens(), vec![0, 0, 0]);
+    assert_eq!(Shards::even(5, 0), Err(ShardError::NoRanks));
+    assert_eq!(Shards::from_lens(&[]), Err(ShardError::NoRanks));
+    assert_eq!(
+        Shards::from_lens(&[usize::MAX, 1]),
+        Err(ShardError::TooManyItems)
+    );
+}
+
+#[test]
+fn a_segment_over_every_shard_with_an_empty_shard_in_the_middle() {
+    let shards = Shards::from_lens(&[2, 0, 3, 1]).unwrap();
+    // segment 0 = [0, 0) empty, 1 = all six items, 2 and 3 empty at the end.
+    let offsets = [0u64, 0, 6, 6, 6];
+    let plan = SegmentPlan::from_offsets(&shards, &offsets).unwrap();
+    assert_eq!(plan.touch(0), Some(Touch { first: 1, last: 1 }));
+    assert_eq!(plan.touch(1), None);
+    assert_eq!(plan.owned(0), 0..2);
+    assert_eq!(plan.owned(1), 2..2);
+    assert_eq!(plan.owned(2), 2..2);
+    assert_eq!(plan.owned(3), 2..4);
+    assert_eq!(plan.owner_of(1), Some(0));
+    assert_eq!(plan.owner_of(3), Some(3));
+    assert_eq!(plan.owner_of(4), None);
+    let items: Vec<Sum<u32>> = (1..=6).map(Sum).collect();
+    let owned = fold_sharded_segments(&shards, &items, &offsets).unwrap();
+    assert_eq!(
+        owned,
+        vec![vec![Sum(0), Sum(21)], vec![], vec![], vec![Sum(0), Sum(0)]]
+    );
+}
+
+#[test]
+fn empty_segments_on_a_boundary_belong_to_the_later_shard() {
+    let shards = Shards::from_lens(&[2, 2]).unwrap();
+    let plan = SegmentPlan::from_offsets(&shards, &[0u32, 2, 2, 2, 4]).unwrap();
+    assert_eq!(plan.owned(0), 0..1);
+    assert_eq!(plan.owned(1), 1..4);
+    assert_eq!(
+        plan.assembly(1),
+        Assembly {
+            leading: 2,
+            local: 0..1,
+            trailing: 0
+        }
+    );
+}
+
+#[test]
+fn no_items_rank_zero_owns_everything() {
+    let shards = Shards::even(0, 3).unwrap();
+    let plan = SegmentPlan::from_offsets(&shards, &[0u64, 0, 0]).unwrap();
+    assert_eq!(plan.owned(0), 0..2);
+    assert_eq!(plan.owned(2), 2..2);
+    let owned = fold_sharded_segments::<Sum<u32>, u64>(&shards, &[], &[0, 0, 0]).unwrap();
+    assert_eq!(owned, vec![vec![Sum(0), Sum(0)], vec![], vec![]]);
+}
+
+#[test]
+fn bad_layouts_name_global_indices() {
+    let shards = Shards::from_lens(&[2, 2]).unwrap();
+    let items = [Sum(1u32); 4];
+    assert_eq!(
+        fold_sharded_by_owner(&shards, &items, &[0, 1, 0, 1], 2),
+        Err(ShardError::OwnerNotSorted {
+            index: 2,
+            value: 0,
+            previous: 1
+        })
+    );
+    assert_eq!(
+        fold_sharded_by_owner(&shards, &items, &[0, 0, 1, 0], 2),
+        Err(ShardError::OwnerNotSorted {
+            index: 3,
+            value: 0,
+            previous: 1
+        })
+    );
+    assert_eq!(
+        fold_sharded_by_owner(&shards, &items, &[0, 0, 1, 2], 2),
+        Err(ShardError::OwnerOutOfRange {
+            index: 3,
+            value: 2,
+            num_segments: 2
+        })
+    );
+    assert_eq!(
+        fold_sharded_segments(&shards, &items, &[0u32, 3, 2, 4]),
+        Err(ShardError::OffsetsDecreasing {
+            index: 2,
+            value: 2,
+            previous: 3
+        })
+    );
+    assert_eq!(
+        SegmentPlan::from_touches(&shards, vec![None, None], 1),
+        Err(ShardError::TouchMismatch { rank: 0, items: 2 })
+    );
+    assert_eq!(
+        SegmentPlan::from_touches(
+            &shards,
+            vec![
+                Some(Touch { first: 1, last: 0 }),
+                Some(Touch { first: 1, last: 1 })
+            ],
+            2
+        ),
+        Err(ShardError::ShardUnsorted {
+            rank: 0,
+            first: 1,
+            last: 0
+        })
+    );
+}
+
+#[test]
+fn local_offsets_are_rebased_and_clamped() {
+    let shards = Shards::from_lens(&[3, 4]).unwrap();
+    let offsets = [0u32, 2, 5, 7];
+    let plan = SegmentPlan::from_offsets(&shards, &offsets).unwrap();
+    assert_eq!(plan.local_offsets(&offsets, 0).unwrap(), vec![0, 2, 3]);
+    assert_eq!(plan.local_offsets(&offsets, 1).unwrap(), vec![0, 2, 4]);
+    assert!(matches!(
+        plan.local_offsets(&offsets[..3], 1),
+        Err(ShardError::LengthMismatch { .. })
+    ));
+}

@@ -1,0 +1,118 @@
+//! Operators, methods and casts: wrapping integer arithmetic, masked shift amounts, floats
+//! through the IEEE helpers, Rust's `as` rules.
+
+use super::*;
+
+#[test]
+fn integer_arithmetic_wraps() {
+    assert_eq!(
+        cuda(parse_quote!(l.a * r.a + l.a), "u32"),
+        "(l.a * r.a) + l.a"
+    );
+    assert_eq!(cuda(parse_quote!(l.b + r.b), "i32"), "r_add_i32(l.b, r.b)");
+    assert_eq!(
+        cuda(parse_quote!(l.q.wrapping_mul(r.q)), "i64"),
+        "r_mul_i64(l.q, r.q)"
+    );
+    assert_eq!(cuda(parse_quote!(l.c - r.c), "u8"), "r_sub_u8(l.c, r.c)");
+    assert_eq!(
+        cuda(parse_quote!(l.h.wrapping_neg()), "i16"),
+        "r_neg_i16(l.h)"
+    );
+    assert_eq!(cuda(parse_quote!(-l.b), "i32"), "r_neg_i32(l.b)");
+    assert_eq!(cuda(parse_quote!(l.a / r.a % 3), "u32"), "(l.a / r.a) % 3u");
+    assert_eq!(cuda(parse_quote!(l.b / r.b), "i32"), "r_div_i32(l.b, r.b)");
+    // float division through the IEEE intrinsics (NVRTC folds `(c / c) != (c / c)` otherwise)
+    assert_eq!(cuda(parse_quote!(l.x / r.x), "f32"), "__fdiv_rn(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(l.y / r.y), "f64"), "__ddiv_rn(l.y, r.y)");
+    assert_eq!(
+        cuda(parse_quote!(l.c & r.c), "u8"),
+        "(unsigned char)(l.c & r.c)"
+    );
+    assert_eq!(cuda(parse_quote!(!l.c), "u8"), "(unsigned char)~l.c");
+    assert_eq!(cuda(parse_quote!(!l.a), "u32"), "~l.a");
+    assert_eq!(cuda(parse_quote!(l.w ^ r.w), "u64"), "l.w ^ r.w");
+    assert_eq!(
+        cuda(parse_quote!(l.a.rotate_left(3)), "u32"),
+        "r_rotl_u32(l.a, 3u)"
+    );
+    // Bit counts of any integer type are u32, from the prelude's helpers.
+    assert_eq!(
+        cuda(parse_quote!(l.a.count_ones()), "u32"),
+        "r_popc_u32(l.a)"
+    );
+    assert_eq!(
+        cuda(
+            parse_quote!(l.c.leading_zeros() + l.a.trailing_zeros()),
+            "u32"
+        ),
+        "r_clz_u8(l.c) + r_ctz_u32(l.a)"
+    );
+    let e = error(parse_quote!(l.x.count_ones()), "u32");
+    assert!(e.contains("not a method of `f32`"), "{e}");
+}
+
+#[test]
+fn shift_amounts_are_masked() {
+    assert_eq!(cuda(parse_quote!(l.a << 33), "u32"), "l.a << 1");
+    assert_eq!(cuda(parse_quote!(l.b >> 40), "i32"), "l.b >> 8");
+    assert_eq!(cuda(parse_quote!(l.b << 3), "i32"), "r_shl_i32(l.b, 3)");
+    assert_eq!(cuda(parse_quote!(l.c << 9), "u8"), "r_shl_u8(l.c, 9)");
+    assert_eq!(cuda(parse_quote!(l.w >> r.c), "u64"), "r_shr_u64(l.w, r.c)");
+    assert_eq!(
+        cuda(parse_quote!(l.a.wrapping_shl(r.a)), "u32"),
+        "r_shl_u32(l.a, r.a)"
+    );
+}
+
+#[test]
+fn floats() {
+    assert_eq!(
+        cuda(parse_quote!(l.x * r.x + 1.0), "f32"),
+        "(l.x * r.x) + 1.0f"
+    );
+    assert_eq!(cuda(parse_quote!(l.x.min(r.x)), "f32"), "fminf(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(l.y.max(r.y)), "f64"), "fmax(l.y, r.y)");
+    assert_eq!(
+        cuda(parse_quote!(f32::max(l.x, 0.0)), "f32"),
+        "fmaxf(l.x, 0.0f)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.x.mul_add(2.0, r.x)), "f32"),
+        "fmaf(l.x, 2.0f, r.x)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.y.sqrt().abs()), "f64"),
+        "fabs(sqrt(l.y))"
+    );
+    assert_eq!(cuda(parse_quote!(l.x % r.x), "f32"), "fmodf(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(-l.x), "f32"), "-l.x");
+    assert_eq!(cuda(parse_quote!(l.x.is_nan()), "bool"), "r_isnan(l.x)");
+    // float comparisons through the prelude's r_f<op> (NVVM folds some NaN comparisons)
+    assert_eq!(cuda(parse_quote!(l.x < r.x), "bool"), "r_flt(l.x, r.x)");
+    assert_eq!(cuda(parse_quote!(l.y == r.y), "bool"), "r_feq(l.y, r.y)");
+    assert_eq!(
+        cuda(parse_quote!(l.a.min(r.a)), "u32"),
+        "r_min_u32(l.a, r.a)"
+    );
+    assert_eq!(cuda(parse_quote!(l.h.abs()), "i16"), "r_abs_i16(l.h)");
+}
+
+#[test]
+fn casts() {
+    assert_eq!(cuda(parse_quote!(l.x as i32), "i32"), "r_f32_as_i32(l.x)");
+    assert_eq!(cuda(parse_quote!(l.y as u8), "u8"), "r_f64_as_u8(l.y)");
+    assert_eq!(cuda(parse_quote!(l.a as f32), "f32"), "(float)l.a");
+    assert_eq!(cuda(parse_quote!(l.y as f32), "f32"), "(float)l.y");
+    assert_eq!(cuda(parse_quote!(l.w as u32), "u32"), "(unsigned int)l.w");
+    assert_eq!(
+        cuda(parse_quote!(l.flag as u8), "u8"),
+        "(unsigned char)l.flag"
+    );
+    assert_eq!(cuda(parse_quote!(l.a as u32), "u32"), "l.a");
+    // rustc: a literal cast to an integer type has that type; otherwise i32 / f64
+    assert_eq!(cuda(parse_quote!(-1 as i8), "i8"), "(signed char)-1");
+    assert_eq!(cuda(parse_quote!(2 as f32), "f32"), "(float)2");
+    assert_eq!(cuda(parse_quote!(1.5 as u32), "u32"), "r_f64_as_u32(1.5)");
+    assert_eq!(cuda(parse_quote!(0.1 as f32), "f32"), "0.1f");
+}
