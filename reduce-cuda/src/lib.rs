@@ -45,6 +45,18 @@
 //! ([`Error::DriverMissing`], [`Error::NvrtcMissing`]), so the crate builds and its CPU paths
 //! run anywhere. [`cudarc`] is re-exported: use it (or the same `=0.19.10`) for the types
 //! [`Gpu::from_stream`] and the borrowed inputs take.
+// Without their features, `laws` and `cluster` are not built: their links go to docs.rs, which
+// builds every feature.
+#![cfg_attr(
+    not(feature = "proptest"),
+    doc = "",
+    doc = "[`laws`]: https://docs.rs/reduce-cuda/latest/reduce_cuda/laws/"
+)]
+#![cfg_attr(
+    not(feature = "nccl"),
+    doc = "",
+    doc = "[`cluster`]: https://docs.rs/reduce-cuda/latest/reduce_cuda/cluster/"
+)]
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
