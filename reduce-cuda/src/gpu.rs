@@ -2,7 +2,7 @@
 //! can tell of its device. The reductions and transfers are in `calls/`.
 
 use crate::device::{driver_available, Device, DeviceInfo};
-use crate::dispatch::{Dispatch, Scratch};
+use crate::dispatch::{Dispatch, Loader, Scratch};
 use crate::error::{Error, Result};
 use crate::jit::{compile, KernelCache, Program};
 use cudarc::driver::{CudaContext, CudaStream};
@@ -116,9 +116,18 @@ impl Gpu {
         &self.inner.device
     }
 
+    /// The kernels of `program` on this device (loading needs no scratch memory).
+    pub(crate) fn loader<'a>(&'a self, program: &'a dyn Program) -> Loader<'a> {
+        Loader {
+            device: &self.inner.device,
+            kernels: &self.inner.kernels,
+            program,
+        }
+    }
+
     /// A call of `program`'s kernels: holds the scratch memory until it ends.
     pub(crate) fn dispatch<'a>(&'a self, program: &'a dyn Program) -> Result<Dispatch<'a>> {
         let scratch = self.inner.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        Dispatch::new(&self.inner.device, &self.inner.kernels, scratch, program)
+        Dispatch::new(self.loader(program), scratch)
     }
 }

@@ -136,8 +136,7 @@ impl Gpu {
     }
 
     fn prepare_plain(&self, program: &dyn Program, config: Config) -> Result<JitReport> {
-        let d = self.dispatch(program)?;
-        let plan = plain_plan(config, d.items(), true)?;
-        Ok(d.module(&plan.kernels()[0])?.1)
+        let plan = plain_plan(config, program.items(), true)?;
+        Ok(self.loader(program).module(&plan.kernels()[0])?.1)
     }
 }

@@ -211,8 +211,7 @@ impl Gpu {
     ) -> Result<JitReport> {
         let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
         let plan = seg_plan(config, shape, 0, 0)?;
-        let d = self.dispatch(program)?;
-        Ok(plan.module(&d)?.1)
+        Ok(plan.module(&self.loader(program))?.1)
     }
 
     /// The driver every segmented call goes through: enters the memory (context, alignment,
@@ -268,7 +267,7 @@ impl Gpu {
         }
         plan.check_device(&device.info)?;
         let mut d = self.dispatch(program)?;
-        let (module, _) = plan.module(&d)?;
+        let (module, _) = plan.module(d.loader())?;
         let job = SegJob {
             items: (items_access.address, n),
             layout: Layout {

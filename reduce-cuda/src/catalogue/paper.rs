@@ -133,19 +133,18 @@ impl SegPlan for Paper {
             Blocks::PerBlock(_) => data_blocks,
         };
         let second_blocks = first_blocks.div_ceil(self.next.tile).max(1);
-        let owners_bytes = if job.layout.offsets_form {
-            n as usize * 4
-        } else {
-            0
-        };
-        let regions = d.carve(&[
-            owners_bytes,
+        // The (value, owner) pairs of the passes, and, for CSR offsets, one owner per item.
+        let mut sizes = vec![
             first_blocks as usize * size,
             first_blocks as usize * 4,
             second_blocks as usize * size,
             second_blocks as usize * 4,
-        ])?;
-        let pairs = [(regions[1], regions[2]), (regions[3], regions[4])];
+        ];
+        if job.layout.offsets_form {
+            sizes.push(n as usize * 4);
+        }
+        let regions = d.carve(&sizes)?;
+        let pairs = [(regions[0], regions[1]), (regions[2], regions[3])];
 
         d.fill_identity(job)?;
         let owner = if job.layout.offsets_form {
@@ -153,11 +152,11 @@ impl SegPlan for Paper {
             let args = OffsetsToOwnerArgs {
                 offsets: job.layout.ptr,
                 segments,
-                owner: regions[0],
+                owner: regions[4],
                 n,
             };
             d.launch_over(&kernel, n, args)?;
-            regions[0]
+            regions[4]
         } else {
             job.layout.ptr
         };

@@ -4,7 +4,7 @@
 
 use crate::device::{DeviceInfo, Module};
 use crate::dispatch::segmented::SegJob;
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Items, JitReport, KernelSpec};
 use std::sync::Arc;
@@ -64,8 +64,8 @@ pub(crate) trait SegPlan {
         Ok(())
     }
     /// The module the main launch runs from: the preferred variant's.
-    fn module(&self, d: &Dispatch) -> Result<(Arc<Module>, JitReport)> {
-        d.module(&self.variants()[0])
+    fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
+        kernels.module(&self.variants()[0])
     }
     /// Queues the reduction of `job` (with at least one item and one segment), checking its
     /// layout first or on the way when `validate`.

@@ -12,7 +12,7 @@ use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::tuning::{self, SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP};
 use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::SegJob;
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Family, Items, JitReport, KernelSpec};
 use std::sync::Arc;
@@ -391,16 +391,16 @@ impl SegPlan for SegShuffle {
         val_slots * self.shape.items.m_size + endpos * self.stage_slots() as usize + tile
     }
 
-    fn module(&self, d: &Dispatch) -> Result<(Arc<Module>, JitReport)> {
+    fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
         let variants = self.variants();
-        let preferred = d.module(&variants[0])?;
+        let preferred = kernels.module(&variants[0])?;
         let Some(fallback) = variants.get(1) else {
             return Ok(preferred);
         };
         if !preferred.0.uses_local_memory(REDUCE_SEG_SHUFFLE.name)? {
             return Ok(preferred);
         }
-        let (module, report) = d.module(fallback)?;
+        let (module, report) = kernels.module(fallback)?;
         Ok((module, preferred.1.then(report)))
     }
 

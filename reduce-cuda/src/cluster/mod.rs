@@ -399,8 +399,8 @@ const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
 
 /// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
 /// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
-/// follows (the launch stays queued); a record a fold leaves is reported by the next reduction
-/// that reads it.
+/// follows (the launch stays queued): an index fault in `shard_fold`'s combines is not reported
+/// (the ranks' own reductions, which combine the same kind of values, are checked).
 fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     gpu: &Gpu,
     entry: Entry<A>,

@@ -22,31 +22,40 @@ use crate::jit::{Items, JitReport, KernelCache, KernelSpec, Program};
 use reduce_core::DeviceCopy;
 use std::sync::{Arc, MutexGuard};
 
+/// The kernels of one program on one device: loads (compiling if needed) the module of a spec.
+/// Needs no scratch memory, so `prepare` calls use it without waiting for running calls.
+#[derive(Clone, Copy)]
+pub(crate) struct Loader<'a> {
+    pub device: &'a Device,
+    pub kernels: &'a KernelCache,
+    pub program: &'a dyn Program,
+}
+
+impl Loader<'_> {
+    /// The module of `spec` for the program (compiled or loaded if needed).
+    pub fn module(&self, spec: &KernelSpec) -> Result<(Arc<Module>, JitReport)> {
+        self.kernels.get(self.device, self.program, spec)
+    }
+}
+
 /// One call's launches: the device and kernels they use, and the scratch memory they own
 /// until the call ends (the lock serialises the calls of host threads sharing a `Gpu`).
 pub(crate) struct Dispatch<'a> {
     pub device: &'a Device,
-    kernels: &'a KernelCache,
-    program: &'a dyn Program,
+    loader: Loader<'a>,
     scratch: MutexGuard<'a, Scratch>,
     /// The modules this call launched kernels of (their fault records are read at the end).
     launched: Vec<Arc<Module>>,
 }
 
 impl<'a> Dispatch<'a> {
-    /// A call on `device` for `program`, holding `scratch`. Binds the device's context to the
+    /// A call of `loader`'s program on its device, holding `scratch`. Binds the device's context to the
     /// calling thread: the raw copies and launches that follow act on the current context.
-    pub fn new(
-        device: &'a Device,
-        kernels: &'a KernelCache,
-        scratch: MutexGuard<'a, Scratch>,
-        program: &'a dyn Program,
-    ) -> Result<Self> {
-        device.bind()?;
+    pub fn new(loader: Loader<'a>, scratch: MutexGuard<'a, Scratch>) -> Result<Self> {
+        loader.device.bind()?;
         Ok(Dispatch {
-            device,
-            kernels,
-            program,
+            device: loader.device,
+            loader,
             scratch,
             launched: Vec::new(),
         })
@@ -54,12 +63,17 @@ impl<'a> Dispatch<'a> {
 
     /// The items the call reduces, as planning sees them.
     pub fn items(&self) -> Items {
-        self.program.items()
+        self.loader.program.items()
+    }
+
+    /// The loader of this call's kernels.
+    pub fn loader(&self) -> &Loader<'a> {
+        &self.loader
     }
 
     /// The module of `spec` for this call's program (compiled or loaded if needed).
     pub fn module(&self, spec: &KernelSpec) -> Result<(Arc<Module>, JitReport)> {
-        self.kernels.get(self.device, self.program, spec)
+        self.loader.module(spec)
     }
 
     /// Entry point `entry` of the module of `spec`, ready to launch in blocks of `block`
@@ -156,7 +170,7 @@ impl<'a> Dispatch<'a> {
     /// launches failed (or the next call would report them); the launches' error comes first.
     /// Reading them waits for the queued work.
     pub fn finish<T>(self, result: Result<T>) -> Result<T> {
-        if !self.program.can_fault() || self.launched.is_empty() {
+        if !self.loader.program.can_fault() || self.launched.is_empty() {
             return result;
         }
         let faults = self.take_faults();
@@ -175,7 +189,7 @@ impl<'a> Dispatch<'a> {
         self.device.synchronize()?;
         match first {
             Some((index, len)) => Err(Error::DeviceFault {
-                monoid: self.program.monoid_name(),
+                monoid: self.loader.program.monoid_name(),
                 index,
                 len,
             }),
