@@ -49,8 +49,9 @@ pub(crate) struct Dispatch<'a> {
 }
 
 impl<'a> Dispatch<'a> {
-    /// A call of `loader`'s program on its device, holding `scratch`. Binds the device's context to the
-    /// calling thread: the raw copies and launches that follow act on the current context.
+    /// A call of `loader`'s program on its device, holding `scratch`. Binds the device's context
+    /// to the calling thread: the raw copies and launches that follow act on the current
+    /// context.
     pub fn new(loader: Loader<'a>, scratch: MutexGuard<'a, Scratch>) -> Result<Self> {
         loader.device.bind()?;
         Ok(Dispatch {
