@@ -2,7 +2,8 @@
 # (its translation) and each reported input, runs m_combine with the given prelude and prints
 # whether the bytes equal Rust's. Run in a folder holding the reports (fuzz-K.txt), the
 # programs' CUDA text (pN.cu) and prelude files:  python3 fuzz_replay.py prelude.cuh
-# (NVX_OPTS=-G adds NVRTC options). Used for run 29's mismatches (docs/gpu-results.md).
+# (NVX_OPTS=-G adds NVRTC options). Used for the NVRTC 13.0 miscompiles in
+# docs/decisions/0037-nvrtc-miscompiles.md.
 import cupy as cp, numpy as np, re, struct, glob, sys, os
 SIZES = {'u8':1,'i8':1,'bool':1,'u16':2,'i16':2,'u32':4,'i32':4,'f32':4,'u64':8,'i64':8,'f64':8}
 def parse_fields(text):

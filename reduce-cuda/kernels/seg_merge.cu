@@ -634,7 +634,8 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     if (!s_is_last) return;
     __threadfence();
     // Every block's report reached *status before its ticket (the fence above): the caller
-    // waits for this word only, so it goes out before the join (as in SegShuffle, run 169).
+    // waits for this word only, so it goes out before the join (as in SegShuffle:
+    // docs/decisions/0015-validated-status-word.md).
     if (threadIdx.x == 0 && status_out != nullptr) *status_out = __ldcg(status);
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {

@@ -46,9 +46,10 @@
 // bytes alone: no search, no per-item walk, no segment ids. A tile's items are loaded as soon as
 // the tile before has folded its own, its offsets asked of L2 once its first segment is known
 // and their first batch loaded into registers during that tile's scans (R_MARKS_AHEAD; copying
-// them into shared memory instead measured slower: runs 108-109). A tile inside one
-// segment (no segment starts or lies in it) takes a short path: an order-keeping fold of its
-// items into the block's carry, no segmented scan and no writes. A validated call checks the
+// them into shared memory instead measured slower:
+// docs/decisions/0020-offsets-to-shared-memory.md). A tile inside one segment (no segment starts
+// or lies in it) takes a short path: an order-keeping fold of its items into the block's carry,
+// no segmented scan and no writes. A validated call checks the
 // offsets on the marks' own reads: every pair they read, that the reads of all blocks together
 // cover every entry, and the array's ends (the host runs the exact check for the error if not);
 // with few offsets the grid's last block checks them all before its tiles instead (R_CHECK_EARLY).
@@ -194,9 +195,9 @@ __device__ __forceinline__ void r_fold_owners(const M (&it)[R_ITEMS], const unsi
 // Tile numbers. The offsets form takes them in 32 bits (SegShuffle takes fewer than 2^32 items):
 // with the block's carry in shared memory (s_carry), that frees the registers that the load of a
 // tile's first offsets ahead of its marks needs under the cap (R_MARKS_AHEAD): Affine spilled 44
-// bytes and fell back to the kernel without it, and now takes it, 3-9% faster on short segments
-// (run 142, H100). The owner form measured 2-6% slower with 32-bit tile numbers (run 142) and
-// keeps 64-bit ones.
+// bytes and fell back to the kernel without it, and now takes it, 3-9% faster on short segments.
+// The owner form, which has no load ahead, measured 2-6% slower with 32-bit tile numbers and
+// keeps 64-bit ones (docs/decisions/0008-carry-in-shared-memory.md).
 #if R_OFFSETS
 typedef unsigned int r_tile;
 #else
@@ -310,12 +311,11 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     // A tile's first batch of offsets (segment w on: the segment of the item before the tile),
     // loaded ahead of its marks when R_MARKS_AHEAD (see r_load_marks_ahead): the first tile's now,
     // the next one's once the tile before has done its block scan (issued during the scans it
-    // spilled even one-word sums, session 12); after a tile inside one segment, the tile keeps
-    // the batch it has (the next tile's is the same). Runs 124, 126 and 131 (H100, A/B, medians
-    // of 3): short segments in the offsets form 2-7% faster (size 3, uniform 1..8, random
-    // 10..50, power 3) where the kernel stays free of local memory; keeping the batch, runs 157b
-    // and 159 (H200, medians of 3-4): one segment, power 1.5 and 1000 equal 3-9% faster, trusted
-    // and validated, random 10..50 and uniform 1..8 1-3%.
+    // spilled even one-word sums); after a tile inside one segment, the tile keeps the batch it
+    // has (the next tile's is the same). The load ahead makes short segments in the offsets form
+    // 2-7% faster where the kernel stays free of local memory
+    // (docs/decisions/0007-marks-ahead.md); keeping the batch makes long segments 3-9% faster,
+    // trusted and validated (docs/decisions/0009-marks-batch-kept-inside-segment.md).
     auto marks_ahead = [&](r_size tile, r_size w) {
         const r_size end = (tile + 1) * R_TILE;
         return r_load_marks_ahead(offsets, segments, n, w, (end < n ? end : n) - 1);
@@ -330,9 +330,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         r_load_items(in, a, r_run_count(a, n), it);
     };
     // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
-    // and stay in flight through that tile's scan and writes and their own marks (run 71: up to
-    // 1.07x on short segments against loading them at the tile's start). Not for lifted items:
-    // the lift waits for the loads where they are issued (run 80).
+    // and stay in flight through that tile's scan and writes and their own marks (up to 1.07x on
+    // short segments against loading them at the tile's start). Not for lifted items: the lift
+    // waits for the loads where they are issued (docs/decisions/0010-items-a-tile-ahead.md).
     constexpr bool pipe = R_OFFSETS && !R_LIFTED;
     if (pipe && tile_begin < tile_end) load_tile(tile_begin);
     r_size bad = R_NO_INDEX;
@@ -343,8 +343,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         const int count = r_run_count(a, n);
         const r_size last_item = (t0 + R_TILE < n ? t0 + R_TILE : n) - 1;
         // The items' loads first, in flight while the marks (offsets form) or the owners' loads
-        // wait on memory: one memory latency per tile (runs 56, 62, 63: offsets form 2-12%
-        // faster than reading them after the marks).
+        // wait on memory: one memory latency per tile (offsets form 2-12% faster than reading
+        // them after the marks: docs/decisions/0010-items-a-tile-ahead.md).
         if (!pipe) load_tile(tile);
         r_fold_state st;
         st.run = m_identity();
@@ -380,13 +380,14 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             // with the entry after it on the grid's last tile does not depend on it), still in
             // registers. Reloaded here, its first use held 37% of the stall samples on two-level
             // lengths, mostly tiles inside long segments, whose short path left the loads too
-            // little time (run 156, ncu, H100). A bad layout may mark a tile without a start and
-            // end it in another segment, and then the batch belongs to another one: the marks
-            // stay in the tile all the same (r_mark_tile), and a validated call reports it (the
-            // exact check then finds the error), so that its layout check reads what it checks.
+            // little time (docs/decisions/0009-marks-batch-kept-inside-segment.md). A bad layout
+            // may mark a tile without a start and end it in another segment, and then the batch
+            // belongs to another one: the marks stay in the tile all the same (r_mark_tile), and
+            // a validated call reports it (the exact check then finds the error), so that its
+            // layout check reads what it checks.
             // Without the load ahead each tile reads its own batch, so that kernel has nothing to
             // report (with the report, Affine with 12 items per thread, which runs it, spilled 8
-            // bytes: the NVRTC frame test on a0bfc81).
+            // bytes, which the NVRTC frame test catches).
             if (R_MARKS_AHEAD && threadIdx.x == 0 && validate && tile_last_seg != w) s_bad = true;
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
@@ -497,8 +498,9 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
                 r_put_past_stage(offsets, (r_size)stage_lo + R_STAGE, min((r_size)hi, segments), (unsigned int)t0,
                                  (unsigned int)last_item, s_vals, out);
         }
-        // The next tile's marks rewrite s_endpos (run 75: two alternating s_endpos instead of
-        // this barrier, 16 KiB more shared memory, measured slower on long segments).
+        // The next tile's marks rewrite s_endpos (two alternating s_endpos instead of this
+        // barrier take 16 KiB more shared memory and measured slower on long segments:
+        // docs/decisions/0023-no-barrier-after-copy-out.md).
         __syncthreads();
 #else
         // Pass 2: the segment open when this run started is closed by this run's first start.
@@ -555,7 +557,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     if (!s_is_last) return;
     __threadfence();
     // Every block's report reached *status before its ticket (the fence above): the caller
-    // waits for this word only, so it goes out before the join (run 169).
+    // waits for this word only, so it goes out before the join (the join takes 2-6 us:
+    // docs/decisions/0015-validated-status-word.md).
     if (threadIdx.x == 0 && status_out != nullptr && check != R_CHECK_EARLY) *status_out = __ldcg(status);
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {

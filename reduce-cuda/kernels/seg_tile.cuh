@@ -159,9 +159,9 @@ __device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size 
 // entries q0..q3 that exist (`lim` of them, 1 <= lim <= 4; those past read as 0) descend. The
 // array's ends (offsets[0] = 0, offsets[segments] = n) are checked once per launch, by the first
 // and last blocks, not here: with few segments every tile reads that quad, and this call is a
-// dependent chain ahead of the tile's barrier (run 114; run 116: 1-2 us less per validated call
-// on one segment and 1000 equal segments). Out of line: rare, and off the marks' registers (the
-// check inline made the trusted marks 3-6% slower for 8-byte values, run 115).
+// dependent chain ahead of the tile's barrier (1-2 us less per validated call on one segment and
+// 1000 equal segments). Out of line: rare, and off the marks' registers (the check inline made
+// the trusted marks 3-6% slower for 8-byte values: docs/decisions/0017-quad-check-out-of-line.md).
 __device__ __noinline__ bool r_quad_descends(unsigned int q0, unsigned int q1, unsigned int q2, unsigned int q3,
                                              unsigned int lim) {
     return (lim > 1 && q0 > q1) | (lim > 2 && q1 > q2) | (lim > 3 && q2 > q3);
@@ -202,14 +202,16 @@ __device__ __forceinline__ uint4 r_load_round(const r_idx* __restrict__ ob, unsi
 
 // A tile's first batch of the marks' reads (R_LOADS = 1: one round), loaded ahead when
 // R_MARKS_AHEAD: issued while the tile before is still being scanned and copied out, so that the
-// marks find them in registers instead of waiting on L2 (run 123, ncu, H100: the first use of
-// these loads held 26-32% of all stall samples on random 10..50 and size 3 in the offsets form).
+// marks find them in registers instead of waiting on L2 (the first use of these loads held 26-32%
+// of all stall samples on random 10..50 and size 3 in the offsets form:
+// docs/decisions/0007-marks-ahead.md).
 // The reads r_mark_tile's first batch makes for segment w (the segment of the item before the
 // tile) and a tile ending at last_item. The host picks the variant (SegPlan::fallback_kernel):
 // with it for u32 offsets unless this kernel then uses local memory (the six registers held
 // across the block scan spill larger monoids, or more items, under the register cap), without
 // it for u64 entries, which are narrowed as they are read (r_load_quad): that waits for the load
-// where it is issued, so loading them ahead only moves the wait (run 128).
+// where it is issued, so loading them ahead only moves the wait (up to 11% slower:
+// docs/decisions/0014-u64-layouts.md).
 struct r_marks_ahead {
     uint4 quad;          // entries base + R_QUAD t .. + R_QUAD (0 past the array)
     unsigned int after;  // lane 31: the entry after its quad
@@ -354,8 +356,8 @@ __device__ __forceinline__ unsigned int r_head_nibble(unsigned int w) { return (
 // cleared behind it for the next tile. Returns the index of the first item that starts a segment
 // (R_ITEMS: none). Bits rather than a byte per item in registers: a multiply per four items and
 // one __ffs, where extracting the bytes and searching each word took 60 warp instructions per
-// tile (run 134); with the warp scan's ballot (r_warp_seg_scan) 11% fewer instructions per
-// launch on random 10..50 CSR segments (run 146, ncu) and 6-11% faster there (runs 146-147).
+// tile; with the warp scan's ballot (r_warp_seg_scan) 11% fewer instructions per launch on
+// random 10..50 CSR segments and 6-11% faster there (docs/decisions/0011-head-bits-ballot-scan.md).
 __device__ __forceinline__ unsigned int r_take_heads(unsigned char* head, unsigned int first,
                                                      unsigned int (&hm)[R_HEAD_WORDS]) {
 #pragma unroll

@@ -9,7 +9,8 @@
 
 // Results pinned to their type. NVRTC 13.0's optimizer miscompiles some chains of narrow
 // (8- and 16-bit) integer operations, dropping the sign or zero extension of a wrapped result
-// (`(-x) / 4849` with x = i16::MIN gave +6; found by fuzz-derive on an H200, run 29), and
+// (`(-x) / 4849` with x = i16::MIN gave +6; found by fuzz-derive on an H200:
+// docs/decisions/0037-nvrtc-miscompiles.md), and
 // treats the absolute value of MIN (`x < 0 ? -x : x`) as non-negative in a following `%`. The
 // helpers below make each narrow result an explicit PTX extension and each wrapped negation
 // opaque, so the value is Rust's whatever the optimizer assumes. 32- and 64-bit results pass through, and
@@ -80,7 +81,8 @@ __device__ __forceinline__ long long r_opaque(long long x) {
 // comparison of two identical constant operations that it cannot evaluate (`inf - inf`,
 // `0 * inf`, `0 / 0` of constants, also constants only after inlining) as if the operands were
 // ordered and equal: `(c - c) != (c - c)` became false and `==` true, though c - c is NaN (found
-// by fuzz-derive, run 29: `(-0.0 / -0.0) != (-0.0 / -0.0)`). One operand goes through an empty
+// by fuzz-derive: `(-0.0 / -0.0) != (-0.0 / -0.0)`; docs/decisions/0037-nvrtc-miscompiles.md).
+// One operand goes through an empty
 // asm, which the optimizer cannot see through, so the comparison is made at run time on the
 // value; the asm itself emits nothing. On a host compiler the helpers are the plain operators.
 __device__ __forceinline__ float r_fhide(float x) {
