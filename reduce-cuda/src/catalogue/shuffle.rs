@@ -183,7 +183,7 @@ enum Check {
     /// CSR offsets, few of them: the exact check by the grid's last block before its tiles,
     /// which stores the first error key into the pinned word while the launch still runs (the
     /// call need not wait for the launch's end, which cost a validated call 5-6 us on 44 us
-    /// calls).
+    /// calls: docs/decisions/0016-early-layout-check.md).
     Early = 2,
 }
 
@@ -296,13 +296,14 @@ impl SegShuffle {
     }
 
     /// With u32 offsets the kernel loads a tile's first batch of offsets into registers while
-    /// the tile before is scanned (`R_MARKS_AHEAD`): faster on short segments, but it holds six
-    /// registers more across the block scan, and under the 64-register cap larger monoids or
-    /// more items per thread then spill, which makes long segments slower. So the load ahead
+    /// the tile before is scanned (`R_MARKS_AHEAD`): 2-7% faster on short segments, but it holds
+    /// six registers more across the block scan, and under the 64-register cap larger monoids or
+    /// more items per thread then spill, which makes long segments 2-7% slower
+    /// (docs/decisions/0007-marks-ahead.md). So the load ahead
     /// is the preferred variant, and the one without it runs for a monoid whose preferred
     /// variant uses local memory ([`SegPlan::module`]). u64 entries are narrowed as they are
-    /// read, which waits for the load where it is issued: loading them ahead only moves the
-    /// wait.
+    /// read, which waits for the load where it is issued: loading them ahead only moves the wait
+    /// (docs/decisions/0014-u64-layouts.md).
     fn loads_marks_ahead(&self) -> bool {
         self.shape.offsets_form && !self.shape.wide
     }

@@ -24,7 +24,7 @@ pub(crate) const PAPER_SEG_BLOCKS_PER_SM: u64 = 32;
 /// Shuffle's threads per block, tile group and resident blocks per SM: with 512 threads,
 /// block-contiguous tiles folded every 4 tiles and 2 blocks per SM, each block streams one
 /// contiguous region, and Shuffle reads at 0.99-1.00 of the read roof at 2^28 on an H100
-/// (docs/results.md, plain reductions).
+/// (docs/decisions/0001-shuffle-defaults.md).
 pub(crate) const SHUFFLE_BLOCK: u32 = 512;
 pub(crate) const SHUFFLE_GROUP: u32 = 4;
 pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
@@ -50,7 +50,7 @@ pub(crate) fn shuffle_items(item_size: usize) -> u32 {
 }
 
 /// SegMerge's default path steps per thread (a power of two): about 64 bytes of items
-/// (`bench segvariants` on an H200).
+/// (docs/decisions/0005-segmerge-steps.md).
 pub(crate) fn merge_steps(item_size: usize) -> u32 {
     match item_size {
         0..=4 => 16,
@@ -77,18 +77,19 @@ pub(crate) struct SegShuffleFacts {
 /// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
 /// every distribution of `bench segmented` in both forms and with u32 or u64 layouts; SegMerge
 /// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
-/// its static shared memory). Then the items per thread the caller left open, by three rules
-/// (docs/decisions/ holds their measurements):
+/// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md). Then the items
+/// per thread the caller left open, by three rules:
 ///
 /// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
 ///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`), unless segments
-///   average under 1.25 items (then the per-segment outputs, sized by the monoid, dominate);
+///   average under 1.25 items (then the per-segment outputs, sized by the monoid, dominate;
+///   docs/decisions/0013-lifted-items-per-thread.md);
 /// - the owner form of values up to 8 bytes with segments averaging under 1.25 items: half as
 ///   many (32 bytes; up to 0.77 -> 0.98 of plain Shuffle on an H200; the offsets form and
-///   longer segments are even or slower);
+///   longer segments are even or slower; docs/decisions/0012-owner-half-items.md);
 /// - u64 owners: at most 12 per thread (whole 16-byte vectors of items); with f32 items the
 ///   default 16 spills under the register cap (12 items: 0.99-1.06 of plain Shuffle where 16
-///   gave 0.89-0.96 on an H200).
+///   gave 0.89-0.96 on an H200; docs/decisions/0014-u64-layouts.md).
 ///
 /// A concrete algorithm is kept as it is.
 pub(crate) fn resolve_segmented(

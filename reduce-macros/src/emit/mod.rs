@@ -322,7 +322,7 @@ impl<'w> Emitter<'w> {
                 if s.is_float() {
                     if op == Op::Div {
                         // Not `/`: NVRTC's front end folds `(c / c) != (c / c)` on constants to
-                        // false even where c / c is NaN (found by fuzz-derive, run 29); the
+                        // false even where c / c is NaN (found by fuzz-derive: docs/decisions/0037-nvrtc-miscompiles.md); the
                         // IEEE round-to-nearest intrinsics are what `/` computes, never folded.
                         call(if s == Scalar::F32 {
                             "__fdiv_rn"
