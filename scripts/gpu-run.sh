@@ -13,6 +13,8 @@ OUT=/tmp/reduce-work
 rm -rf "$OUT"
 mkdir -p "$OUT" "$DEST"
 export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
+# Not REDUCE_REQUIRE_EMULATOR: the emulated-kernel tests run here when a host C++ compiler with
+# AddressSanitizer works, and say why they skip otherwise; CI (.ci/run) requires them.
 # NVLink SHARP (multicast) off in everything that starts NCCL: it can take the shared host's
 # GPUs out of service.
 export NCCL_NVLS_ENABLE=0
@@ -191,7 +193,7 @@ for phase in "$@"; do
       grep -E "^GPU[0-9]" "$OUT/topo.txt" | tee -a "$SUMMARY"
       # Every step is bounded, so that the phase stays under the device tool's 10 minutes and
       # the logs come back even if a step hangs.
-      for t in gpu_cluster:180 reduce_cuda:60; do
+      for t in cluster:180 reduce_cuda:60; do
         limit=${t#*:}
         t=${t%:*}
         start=$(date +%s)

@@ -34,7 +34,7 @@ cp "$release/examples/quickstart" "$release/examples/interop" .gpu/bin/
 # More than one GPU (feature nccl; libnccl is loaded at run time, so it builds here): the
 # cluster tests, reduce-cuda's library tests with the feature, the bench and the example.
 mkdir -p .gpu/cluster
-for target in "-p reduce-tests --features nccl --test gpu_cluster" "-p reduce-cuda --features nccl --lib"; do
+for target in "-p reduce-tests --features nccl --test cluster" "-p reduce-cuda --features nccl --lib"; do
   # shellcheck disable=SC2086
   cargo test --release $target --no-run --message-format=json 2>>.gpu/build.log | python3 -c '
 import json, sys

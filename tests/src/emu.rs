@@ -1,38 +1,111 @@
 //! The CPU emulator of SegShuffle's kernel (tests/emu): the generated CUDA text compiled by the
-//! host C++ compiler against `tests/emu/cuda_emu.hpp` and `seg_shuffle_main.cpp` (every CUDA
-//! thread a fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared
-//! memory, AddressSanitizer on every access), launched block by block on cases written to a
-//! file. `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks, garbage
+//! host C++ compiler against `cuda_emu.hpp` and `seg_shuffle_main.cpp` (every CUDA thread a
+//! fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared memory,
+//! AddressSanitizer on every access), launched block by block on cases written to a file.
+//! `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks, garbage
 //! layouts, lifted items); [`seg_shuffle_kernel`] and [`check_layouts`] run any padding-free
 //! monoid over a list of segment lengths against the sequential fold.
+//!
+//! Both C++ files are compiled into the test binary and written beside each kernel it builds, so
+//! that the binary runs wherever it is copied (the GPU machine has no source checkout).
 
-use crate::{Random, TestRng};
+use crate::layouts::{offsets_of, owners_of};
+use crate::{env_flag, Random, TestRng};
 use reduce_core::{fold_segments, CudaMonoid, SegIndex};
 use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-/// The host C++ compiler, or `None` (after saying why) where the tests may skip.
+/// The emulator's CUDA subset (`#include`d before the kernel text).
+const CUDA_EMU_HPP: &str = include_str!("../emu/cuda_emu.hpp");
+/// The host side of a launch (`#include`d after the kernel text).
+const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
+
+/// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
+/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
+const CXX_FLAGS: [&str; 8] = [
+    "-std=c++17",
+    "-O1",
+    "-g",
+    "-w",
+    "-fsanitize=address",
+    "-fwrapv",
+    "-fno-strict-aliasing",
+    "-ffp-contract=off",
+];
+
+/// The host C++ compiler (`$CXX`, else `c++`) if it builds and runs a program with the
+/// emulator's flags (AddressSanitizer included), else `None` after saying why. Panics instead
+/// when `REDUCE_REQUIRE_EMULATOR=1` (CI sets it). Probed once per test binary.
 pub fn compiler() -> Option<String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let works = Command::new(&cxx)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if works {
-        return Some(cxx);
+    static PROBE: OnceLock<Result<String, String>> = OnceLock::new();
+    match PROBE.get_or_init(probe_compiler) {
+        Ok(cxx) => Some(cxx.clone()),
+        Err(why) if env_flag("REDUCE_REQUIRE_EMULATOR") => {
+            panic!("REDUCE_REQUIRE_EMULATOR=1 but {why}")
+        }
+        Err(why) => {
+            eprintln!(
+                "emulated kernel test skipped (set REDUCE_REQUIRE_EMULATOR=1 to make this a \
+                 failure): {why}"
+            );
+            None
+        }
     }
-    if std::env::var("REDUCE_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-        panic!("REDUCE_REQUIRE_NVRTC=1 but no host C++ compiler ({cxx}) for the emulated kernels");
-    }
-    eprintln!("emulated kernel test skipped: no host C++ compiler ({cxx})");
-    None
 }
 
-/// The bytes of values without padding (every type used here: u32 and f32 fields only).
+/// Compiles and runs an empty program with [`CXX_FLAGS`]; the compiler, or why it cannot be
+/// used.
+fn probe_compiler() -> Result<String, String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let dir = scratch_dir("probe");
+    let (cpp, exe) = (dir.join("probe.cpp"), dir.join("probe"));
+    std::fs::write(&cpp, "int main() { return 0; }\n").unwrap();
+    let built = Command::new(&cxx)
+        .args(CXX_FLAGS)
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&exe)
+        .output();
+    let outcome = match built {
+        Err(e) => Err(format!("no host C++ compiler ({cxx}: {e})")),
+        Ok(out) if !out.status.success() => Err(format!(
+            "the host C++ compiler ({cxx}) cannot build with {}:\n{}",
+            CXX_FLAGS.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )),
+        Ok(_) => match Command::new(&exe).output() {
+            Ok(out) if out.status.success() => Ok(cxx),
+            Ok(out) => Err(format!(
+                "a program built by {cxx} with AddressSanitizer does not run here ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )),
+            Err(e) => Err(format!("a program built by {cxx} does not start here: {e}")),
+        },
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+/// A new, empty directory of this process under the system's temporary directory.
+fn scratch_dir(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("reduce-emu-{}-{k}-{tag}", std::process::id());
+    let dir = std::env::temp_dir().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The bytes of values of a padding-free `Copy` type (every type the emulator tests use).
 pub fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
-    // SAFETY: T is Copy and, for the types of this file, has no padding: every byte is initialised.
+    // SAFETY: T is Copy and, for the types the emulator tests use, has no padding: every byte is
+    // initialised.
     unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
         .to_vec()
 }
@@ -41,7 +114,7 @@ pub fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
 pub fn values_from<T: Copy>(bytes: &[u8]) -> Vec<T> {
     bytes
         .chunks_exact(std::mem::size_of::<T>())
-        // SAFETY: the types of this file are plain data: any bytes are a value.
+        // SAFETY: the types the emulator tests use are plain data: any bytes are a value.
         .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
         .collect()
 }
@@ -133,28 +206,21 @@ impl Emulated {
                 }
             })
             .collect();
-        let emu = Path::new(env!("CARGO_MANIFEST_DIR")).join("emu");
         let tag = format!(
             "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
             if offsets_form { "offsets" } else { "owner" },
             if wide { "_u64" } else { "" }
         );
-        let dir = std::env::temp_dir().join(format!("reduce-emu-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch_dir(&tag);
+        std::fs::write(dir.join("cuda_emu.hpp"), CUDA_EMU_HPP).unwrap();
+        std::fs::write(dir.join("seg_shuffle_main.cpp"), SEG_SHUFFLE_MAIN_CPP).unwrap();
         let cpp = dir.join("kernel.cpp");
-        std::fs::write(
-            &cpp,
-            format!(
-                "#include \"{}\"\n{text}\n#include \"{}\"\n",
-                emu.join("cuda_emu.hpp").display(),
-                emu.join("seg_shuffle_main.cpp").display()
-            ),
-        )
-        .unwrap();
+        let program =
+            format!("#include \"cuda_emu.hpp\"\n{text}\n#include \"seg_shuffle_main.cpp\"\n");
+        std::fs::write(&cpp, program).unwrap();
         let exe = dir.join("kernel");
         let out = Command::new(cxx)
-            .args(["-std=c++17", "-O1", "-g", "-w", "-fsanitize=address"])
-            .args(["-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off"])
+            .args(CXX_FLAGS)
             .arg(&cpp)
             .arg("-o")
             .arg(&exe)
@@ -282,7 +348,7 @@ pub fn check_layouts<M: CudaMonoid + Random>(
     let mut rng = TestRng::new(seed);
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
-        let offsets = offsets_u64(lengths);
+        let offsets = offsets_of(lengths);
         let n = *offsets.last().unwrap();
         assert!(
             n > 0 && !lengths.is_empty(),
@@ -293,7 +359,7 @@ pub fn check_layouts<M: CudaMonoid + Random>(
         let index = if kernel.offsets_form {
             offsets
         } else {
-            owners_u64(lengths)
+            owners_of(lengths)
         };
         let tiles = n.div_ceil(kernel.tile);
         for grid in [1, 2, 3, tiles] {
@@ -344,21 +410,4 @@ pub fn check_layouts<M: CudaMonoid + Random>(
         M::CUDA_NAME,
         cases.len()
     );
-}
-
-/// The offsets (u64) of segments with these lengths.
-fn offsets_u64(lengths: &[u64]) -> Vec<u64> {
-    std::iter::once(0)
-        .chain(lengths.iter().scan(0u64, |end, &l| {
-            *end += l;
-            Some(*end)
-        }))
-        .collect()
-}
-
-/// The owner (u64) of every item of segments with these lengths.
-fn owners_u64(lengths: &[u64]) -> Vec<u64> {
-    let runs = lengths.iter().enumerate();
-    runs.flat_map(|(s, &l)| std::iter::repeat_n(s as u64, l as usize))
-        .collect()
 }

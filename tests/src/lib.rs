@@ -1,150 +1,27 @@
-//! Shared fixtures of the integration tests: exactly associative, NON-commutative test monoids
-//! of every item size the runtime must handle, random data, and the GPU/NVRTC gates.
+//! Shared fixtures of the integration tests: the test monoids ([`monoids`]: exactly
+//! associative, NOT commutative, of every item size and shape the runtime must handle), segment
+//! layouts ([`layouts`]), configurations ([`configs`]), random data, the laws, the GPU sweeps
+//! that report every failing call ([`sweep`]), the CPU emulator of SegShuffle's kernel
+//! ([`emu`]), and the gates below.
 //!
 //! Gates: a GPU test calls [`gpu`]; without a device it prints why and returns `None`, unless
 //! `REDUCE_REQUIRE_GPU=1`, when it panics (the GPU machine sets it). NVRTC tests call
-//! [`require_nvrtc`]; with `REDUCE_REQUIRE_NVRTC=1` (set by `.ci/run`) a missing library fails.
+//! [`require_nvrtc`]; with `REDUCE_REQUIRE_NVRTC=1` (set by `.ci/run` and on the GPU machine) a
+//! missing library fails. Emulator tests call [`emu::compiler`]; with `REDUCE_REQUIRE_EMULATOR=1`
+//! (set by `.ci/run`) a missing host C++ compiler fails.
 
+pub mod configs;
 pub mod cubin;
 pub mod emu;
-pub mod fuzz_regressions;
-pub mod lang;
+pub mod layouts;
+pub mod monoids;
+pub mod sweep;
+
+pub use layouts::{convert, offsets_of, owners_of};
+pub use monoids::standard::*;
 
 use reduce_core::Monoid;
 use reduce_cuda::Gpu;
-
-/// x -> a*x + b (mod 2^32); `combine(l, r)` applies l first. 8 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Affine { a: 1, b: 0 },
-         combine = |l, r| Affine { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
-pub struct Affine {
-    pub a: u32,
-    pub b: u32,
-}
-
-/// 2x2 matrices over u32 with wrapping arithmetic, row-major. 16 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Mat2 { m: [1, 0, 0, 1] },
-         combine = |l, r| Mat2 { m: [
-             l.m[0].wrapping_mul(r.m[0]).wrapping_add(l.m[1].wrapping_mul(r.m[2])),
-             l.m[0].wrapping_mul(r.m[1]).wrapping_add(l.m[1].wrapping_mul(r.m[3])),
-             l.m[2].wrapping_mul(r.m[0]).wrapping_add(l.m[3].wrapping_mul(r.m[2])),
-             l.m[2].wrapping_mul(r.m[1]).wrapping_add(l.m[3].wrapping_mul(r.m[3])),
-         ] })]
-pub struct Mat2 {
-    pub m: [u32; 4],
-}
-
-/// The first item that is set. 8 bytes (bool + padding + u32).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = KeepFirst { set: false, value: 0 },
-         combine = |l, r| if l.set { l } else { r })]
-pub struct KeepFirst {
-    pub set: bool,
-    pub value: u32,
-}
-
-/// The last item that is set. 8 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = KeepLast { set: false, value: 0 },
-         combine = |l, r| if r.set { r } else { l })]
-pub struct KeepLast {
-    pub set: bool,
-    pub value: u32,
-}
-
-/// Polynomial rolling hash of a byte string: hash(s ++ t) = hash(s) * B^|t| + hash(t)
-/// (mod 2^64). `pow` carries B^len. 16 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = RollingHash { hash: 0, pow: 1 },
-         combine = |l, r| RollingHash { hash: l.hash.wrapping_mul(r.pow).wrapping_add(r.hash), pow: l.pow.wrapping_mul(r.pow) })]
-pub struct RollingHash {
-    pub hash: u64,
-    pub pow: u64,
-}
-
-/// Permutations of {0, 1, 2, 3}, two bits per image, composed "l first, then r": the
-/// symmetric group S4 in one byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Perm4 { p: 0b11_10_01_00 },
-         combine = |l, r| Perm4 { p:
-             ((r.p >> (2 * (l.p & 3))) & 3)
-             | (((r.p >> (2 * ((l.p >> 2) & 3))) & 3) << 2)
-             | (((r.p >> (2 * ((l.p >> 4) & 3))) & 3) << 4)
-             | (((r.p >> (2 * ((l.p >> 6) & 3))) & 3) << 6) })]
-pub struct Perm4 {
-    pub p: u8,
-}
-
-/// Affine maps mod 2^8. 2 bytes: exercises 8-bit wrapping.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Affine8 { a: 1, b: 0 },
-         combine = |l, r| Affine8 { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
-pub struct Affine8 {
-    pub a: u8,
-    pub b: u8,
-}
-
-/// Affine maps mod 2^16. 4 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Affine16 { a: 1, b: 0 },
-         combine = |l, r| Affine16 { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
-pub struct Affine16 {
-    pub a: u16,
-    pub b: u16,
-}
-
-/// Upper-triangular 2x2 matrices [[a, b], [0, c]] over u32. 12 bytes (no 16-byte multiple).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Tri { a: 1, b: 0, c: 1 },
-         combine = |l, r| Tri { a: l.a.wrapping_mul(r.a), b: l.a.wrapping_mul(r.b).wrapping_add(l.b.wrapping_mul(r.c)), c: l.c.wrapping_mul(r.c) })]
-pub struct Tri {
-    pub a: u32,
-    pub b: u32,
-    pub c: u32,
-}
-
-/// 2x2 matrices over u64, wrapping. 32 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Mat2w { m: [1, 0, 0, 1] },
-         combine = |l, r| Mat2w { m: [
-             l.m[0].wrapping_mul(r.m[0]).wrapping_add(l.m[1].wrapping_mul(r.m[2])),
-             l.m[0].wrapping_mul(r.m[1]).wrapping_add(l.m[1].wrapping_mul(r.m[3])),
-             l.m[2].wrapping_mul(r.m[0]).wrapping_add(l.m[3].wrapping_mul(r.m[2])),
-             l.m[2].wrapping_mul(r.m[1]).wrapping_add(l.m[3].wrapping_mul(r.m[3])),
-         ] })]
-pub struct Mat2w {
-    pub m: [u64; 4],
-}
-
-/// 3x3 matrices over u64, wrapping, row-major. 72 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Mat3 { m: [1, 0, 0, 0, 1, 0, 0, 0, 1] },
-         combine = |l, r| Mat3 { m: [
-             l.m[0].wrapping_mul(r.m[0]).wrapping_add(l.m[1].wrapping_mul(r.m[3])).wrapping_add(l.m[2].wrapping_mul(r.m[6])),
-             l.m[0].wrapping_mul(r.m[1]).wrapping_add(l.m[1].wrapping_mul(r.m[4])).wrapping_add(l.m[2].wrapping_mul(r.m[7])),
-             l.m[0].wrapping_mul(r.m[2]).wrapping_add(l.m[1].wrapping_mul(r.m[5])).wrapping_add(l.m[2].wrapping_mul(r.m[8])),
-             l.m[3].wrapping_mul(r.m[0]).wrapping_add(l.m[4].wrapping_mul(r.m[3])).wrapping_add(l.m[5].wrapping_mul(r.m[6])),
-             l.m[3].wrapping_mul(r.m[1]).wrapping_add(l.m[4].wrapping_mul(r.m[4])).wrapping_add(l.m[5].wrapping_mul(r.m[7])),
-             l.m[3].wrapping_mul(r.m[2]).wrapping_add(l.m[4].wrapping_mul(r.m[5])).wrapping_add(l.m[5].wrapping_mul(r.m[8])),
-             l.m[6].wrapping_mul(r.m[0]).wrapping_add(l.m[7].wrapping_mul(r.m[3])).wrapping_add(l.m[8].wrapping_mul(r.m[6])),
-             l.m[6].wrapping_mul(r.m[1]).wrapping_add(l.m[7].wrapping_mul(r.m[4])).wrapping_add(l.m[8].wrapping_mul(r.m[7])),
-             l.m[6].wrapping_mul(r.m[2]).wrapping_add(l.m[7].wrapping_mul(r.m[5])).wrapping_add(l.m[8].wrapping_mul(r.m[8])),
-         ] })]
-pub struct Mat3 {
-    pub m: [u64; 9],
-}
 
 /// SplitMix64: fast, seedable, good enough for test data.
 #[derive(Clone, Debug)]
@@ -185,134 +62,6 @@ pub trait Random: Monoid + PartialEq + std::fmt::Debug {
     }
 }
 
-impl Random for Affine {
-    fn random(rng: &mut TestRng) -> Self {
-        Affine {
-            a: rng.next_u32() | 1,
-            b: rng.next_u32(),
-        }
-    }
-}
-impl Random for Mat2 {
-    fn random(rng: &mut TestRng) -> Self {
-        // det = a*d - b*c odd: invertible mod 2^32.
-        let (a, b, c) = (rng.next_u32() | 1, rng.next_u32() & !1, rng.next_u32());
-        Mat2 {
-            m: [a, b, c, rng.next_u32() | 1],
-        }
-    }
-}
-impl Random for KeepFirst {
-    fn random(rng: &mut TestRng) -> Self {
-        // An unset item carries value 0: the identity's, so that the laws hold bit for bit.
-        let set = rng.next_u32().is_multiple_of(64);
-        KeepFirst {
-            set,
-            value: if set { rng.next_u32() } else { 0 },
-        }
-    }
-}
-impl Random for KeepLast {
-    fn random(rng: &mut TestRng) -> Self {
-        // An unset item carries value 0: the identity's, so that the laws hold bit for bit.
-        let set = rng.next_u32().is_multiple_of(64);
-        KeepLast {
-            set,
-            value: if set { rng.next_u32() } else { 0 },
-        }
-    }
-}
-impl Random for RollingHash {
-    fn random(rng: &mut TestRng) -> Self {
-        RollingHash {
-            hash: rng.next_u64() & 0xff,
-            pow: 1_000_003,
-        }
-    }
-}
-impl Random for Perm4 {
-    fn random(rng: &mut TestRng) -> Self {
-        const PERMS: [[u8; 4]; 24] = [
-            [0, 1, 2, 3],
-            [0, 1, 3, 2],
-            [0, 2, 1, 3],
-            [0, 2, 3, 1],
-            [0, 3, 1, 2],
-            [0, 3, 2, 1],
-            [1, 0, 2, 3],
-            [1, 0, 3, 2],
-            [1, 2, 0, 3],
-            [1, 2, 3, 0],
-            [1, 3, 0, 2],
-            [1, 3, 2, 0],
-            [2, 0, 1, 3],
-            [2, 0, 3, 1],
-            [2, 1, 0, 3],
-            [2, 1, 3, 0],
-            [2, 3, 0, 1],
-            [2, 3, 1, 0],
-            [3, 0, 1, 2],
-            [3, 0, 2, 1],
-            [3, 1, 0, 2],
-            [3, 1, 2, 0],
-            [3, 2, 0, 1],
-            [3, 2, 1, 0],
-        ];
-        let q = PERMS[(rng.next_u32() % 24) as usize];
-        Perm4 {
-            p: q[0] | (q[1] << 2) | (q[2] << 4) | (q[3] << 6),
-        }
-    }
-}
-impl Random for Affine8 {
-    fn random(rng: &mut TestRng) -> Self {
-        Affine8 {
-            a: (rng.next_u32() as u8) | 1,
-            b: rng.next_u32() as u8,
-        }
-    }
-}
-impl Random for Affine16 {
-    fn random(rng: &mut TestRng) -> Self {
-        Affine16 {
-            a: (rng.next_u32() as u16) | 1,
-            b: rng.next_u32() as u16,
-        }
-    }
-}
-impl Random for Tri {
-    fn random(rng: &mut TestRng) -> Self {
-        Tri {
-            a: rng.next_u32() | 1,
-            b: rng.next_u32(),
-            c: rng.next_u32() | 1,
-        }
-    }
-}
-impl Random for Mat2w {
-    fn random(rng: &mut TestRng) -> Self {
-        let (a, b, c) = (rng.next_u64() | 1, rng.next_u64() & !1, rng.next_u64());
-        Mat2w {
-            m: [a, b, c, rng.next_u64() | 1],
-        }
-    }
-}
-impl Random for Mat3 {
-    fn random(rng: &mut TestRng) -> Self {
-        // Unit upper-triangular times a random lower part with even entries: det odd.
-        let mut m = [0u64; 9];
-        for (i, v) in m.iter_mut().enumerate() {
-            let (row, col) = (i / 3, i % 3);
-            *v = match row.cmp(&col) {
-                std::cmp::Ordering::Equal => rng.next_u64() | 1,
-                std::cmp::Ordering::Less => rng.next_u64(),
-                std::cmp::Ordering::Greater => rng.next_u64() & !1,
-            };
-        }
-        Mat3 { m }
-    }
-}
-
 /// A device, or `None` (after saying why) when there is none and none is required.
 /// Panics when `REDUCE_REQUIRE_GPU=1` and no device can be opened.
 pub fn gpu() -> Option<Gpu> {
@@ -338,6 +87,14 @@ pub fn require_nvrtc() -> bool {
     }
     eprintln!("NVRTC test skipped (set REDUCE_REQUIRE_NVRTC=1 to make this a failure): libnvrtc not found");
     false
+}
+
+/// Holds this test binary's lock while alive: for tests that must not run beside another test of
+/// the same binary (they share the devices, measure timeouts, or check that streams overlap).
+/// A test that panicked while holding it does not poison it for the others.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Panics, showing `text`, unless it contains `piece` (assertions on generated CUDA text).
@@ -402,27 +159,9 @@ pub fn compiles_every_algorithm<M: reduce_core::CudaMonoid>() {
     }
 }
 
-fn env_flag(name: &str) -> bool {
+/// Whether the environment variable `name` is `1`.
+pub(crate) fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
-}
-
-/// CSR offsets (segments + 1 entries, from 0) of segments with these lengths.
-pub fn offsets_of(lengths: &[u32]) -> Vec<u32> {
-    std::iter::once(0)
-        .chain(lengths.iter().scan(0u32, |acc, &l| {
-            *acc += l;
-            Some(*acc)
-        }))
-        .collect()
-}
-
-/// The owner of every item (sorted segment ids) of segments with these lengths.
-pub fn owners_of(lengths: &[u32]) -> Vec<u32> {
-    lengths
-        .iter()
-        .enumerate()
-        .flat_map(|(s, &l)| std::iter::repeat_n(s as u32, l as usize))
-        .collect()
 }
 
 /// The NVRTC target for compile-only checks without a device.

@@ -1,8 +1,8 @@
 //! The derive's whole language on the CPU and through NVRTC: the Rust semantics of monoids
 //! written with loops, mutation, run-time indices, `match`, nested structs, helpers, const
 //! generics and lifts; the CUDA text they become; and every generated kernel compiling with
-//! NVRTC (plain and segmented, lifted or not). The GPU side is `gpu_lang.rs` and
-//! `gpu_lang_segmented.rs`.
+//! NVRTC (plain and segmented, lifted or not). The GPU side is `lang_plain.rs` and
+//! `lang_segmented.rs`.
 
 use reduce_core::{fold, CudaMonoid, Lift, Monoid, SegIndex};
 use reduce_cuda::testing::{
@@ -10,7 +10,7 @@ use reduce_cuda::testing::{
     seg_kernel_source_lifted,
 };
 use reduce_cuda::{Algorithm, Config, Error, SegAlgorithm, SegConfig};
-use reduce_tests::lang::*;
+use reduce_tests::monoids::lang::*;
 use reduce_tests::{
     assert_contains, assert_monoid_laws, compiles_every_algorithm, require_nvrtc, Random, CI_ARCH,
 };

@@ -6,24 +6,29 @@
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
 //! lifted items, with u32 and u64 layouts. The offsets check fused into a validated launch must
 //! report the CPU check's first error (u64 entries past the u32 range included), and bad
-//! layouts (a trusted call's garbage) must finish without touching memory out of bounds. Timing and the memory model stay the GPU tests' to check.
+//! layouts (a trusted call's garbage) must finish without touching memory out of bounds. The
+//! monoids of unusual shapes (`reduce_tests::monoids::small`, `wide`) run on every layout shape
+//! scaled to a tile. Timing and the memory model stay the GPU tests' to check.
 //!
-//! Needs a host C++ compiler (`$CXX`, else `c++`); without one the tests say so and skip, and
-//! fail under `REDUCE_REQUIRE_NVRTC=1` (CI), which has one.
+//! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
+//! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
 use reduce_core::layout::check_offsets;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_core::{LayoutError, SegIndex};
 use reduce_cuda::testing::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_for,
-    seg_kernel_variants_lifted,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_variants_for, seg_kernel_variants_lifted,
 };
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
-    bytes_of, compiler, values_from, Case, Emulated, Order, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
+    self, bytes_of, compiler, seg_shuffle_kernel, values_from, Case, Emulated, Order, CHECK_EARLY,
+    CHECK_FUSED, CHECK_NONE,
 };
-use reduce_tests::lang::ArgMax;
-use reduce_tests::{offsets_of, owners_of, Affine, Mat2, Random, TestRng};
+use reduce_tests::layouts::{every_shape_in_tiles, filling, offsets_of, owners_of};
+use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::monoids::small::{Grid16, Nib8, Tri8};
+use reduce_tests::monoids::wide::UtAff20;
+use reduce_tests::{Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
 
 /// SegShuffle with `threads` per block and `items` per thread.
@@ -33,67 +38,7 @@ fn seg_shuffle(threads: u32, items: u32) -> SegConfig {
         .items_per_thread(items)
 }
 
-/// Segment lengths of every shape the kernel must handle, for `n` items and tiles of `tile`.
-fn layouts(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u32>)> {
-    let fill = |rng: &mut TestRng, f: &dyn Fn(&mut TestRng) -> u64| {
-        let mut lengths = Vec::new();
-        let mut left = n;
-        while left > 0 {
-            let l = f(rng).min(left);
-            lengths.push(l as u32);
-            left -= l;
-        }
-        lengths
-    };
-    let mut out = vec![
-        ("one segment", vec![n as u32]),
-        ("size 1", vec![1; n as usize]),
-        ("size 3", fill(rng, &|_| 3)),
-        ("random 0..8", fill(rng, &|r| r.range(0, 8))),
-        ("random 10..50", fill(rng, &|r| r.range(10, 50))),
-        (
-            "mostly short, some past a tile",
-            fill(rng, &|r| {
-                if r.range(0, 30) == 0 {
-                    r.range(tile / 2, 3 * tile)
-                } else {
-                    r.range(0, 3)
-                }
-            }),
-        ),
-        (
-            "90% empty",
-            fill(rng, &|r| if r.range(0, 9) == 0 { r.range(1, 6) } else { 0 }),
-        ),
-        ("tile-sized", fill(rng, &|_| tile)),
-        ("tile +- 1", fill(rng, &|r| tile - 1 + 2 * r.range(0, 1))),
-        ("long", fill(rng, &|r| r.range(tile, 5 * tile))),
-    ];
-    // Empty segments before and after the items, and runs of them in between.
-    let mut padded = vec![0, 0, 0];
-    padded.extend(fill(rng, &|r| {
-        if r.range(0, 4) == 0 {
-            0
-        } else {
-            r.range(1, 20)
-        }
-    }));
-    padded.extend([0; 40]);
-    out.push(("empties at both ends", padded));
-    // Runs of empty segments longer than a tile (past any stage) between and after the items.
-    let mut runs = vec![0; tile as usize + 5];
-    runs.extend(fill(rng, &|r| r.range(1, 4)));
-    let middle = runs.len() / 2 + 1;
-    runs.splice(
-        middle..middle,
-        std::iter::repeat_n(0, 2 * tile as usize + 3),
-    );
-    runs.extend(std::iter::repeat_n(0, 3 * tile as usize + 1));
-    out.push(("runs of empties past a tile", runs));
-    out
-}
-
-/// Every layout of `layouts` at sizes around the tile, several grids, against the fold of the
+/// Every layout of [`filling`] at sizes around the tile, several grids, against the fold of the
 /// lifted items, with the fibers in every order.
 fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
     kernel: &Emulated,
@@ -114,7 +59,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
         3 * tile + 7,
         9 * tile + 13,
     ] {
-        for (name, lengths) in layouts(n, tile, &mut rng) {
+        for (name, lengths) in filling(n, tile, &mut rng) {
             let items = random_items(n as usize, rng.next_u64());
             let lifted: Vec<M> = items
                 .iter()
@@ -186,26 +131,8 @@ fn check_plain<M: reduce_core::CudaMonoid + Random, I: SegIndex>(
     offsets_form: bool,
     seed: u64,
 ) {
-    let tag = format!("m{}", std::mem::size_of::<M>());
-    let kernel = plain_kernel::<M, I>(cxx, threads, items, offsets_form, &tag);
+    let kernel = seg_shuffle_kernel::<M, I>(cxx, threads, items, offsets_form, 0);
     check_layouts(&kernel, M::random_vec, |x: M, _| x, seed);
-}
-
-/// SegShuffle for a monoid whose items are its values and layouts of index type `I`, `threads`
-/// x `items`, built as `tag`.
-fn plain_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
-    cxx: &str,
-    threads: u32,
-    items: u32,
-    offsets_form: bool,
-    tag: &str,
-) -> Emulated {
-    let config = seg_shuffle(threads, items);
-    let source = seg_kernel_source_for::<M, I>(config, offsets_form).unwrap();
-    // The shared memory does not depend on the index type.
-    let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
-    let size = std::mem::size_of::<M>();
-    Emulated::build(cxx, source, tag, config, offsets_form, I::WIDE, size, smem)
 }
 
 /// SegShuffle's other variant for u32 offsets (`seg_kernel_variants_for`: without a tile's
@@ -309,7 +236,7 @@ fn seg_shuffle_lifted_items_are_the_fold() {
 fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16, "garbage");
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16);
         let spreads = if wide { 4 } else { 3 };
         let mut rng = TestRng::new(6);
         let mut cases = Vec::new();
@@ -339,11 +266,11 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
 }
 
 /// SegShuffle's offsets-form kernel for Affine, with u64 offsets (`wide`) or u32.
-fn affine_offsets_kernel(cxx: &str, wide: bool, threads: u32, items: u32, tag: &str) -> Emulated {
+fn affine_offsets_kernel(cxx: &str, wide: bool, threads: u32, items: u32) -> Emulated {
     if wide {
-        plain_kernel::<Affine, u64>(cxx, threads, items, true, tag)
+        seg_shuffle_kernel::<Affine, u64>(cxx, threads, items, true, 0)
     } else {
-        plain_kernel::<Affine, u32>(cxx, threads, items, true, tag)
+        seg_shuffle_kernel::<Affine, u32>(cxx, threads, items, true, 0)
     }
 }
 
@@ -360,7 +287,7 @@ fn offsets_are_bad<I: SegIndex>(offsets: &[I], n: usize) -> bool {
 fn seg_shuffle_fused_check_flags_exactly_the_bad_offsets() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16, "check");
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16);
         // The index type's largest value (arithmetic below wraps there).
         let mask = if wide { u64::MAX } else { u32::MAX as u64 };
         let mut rng = TestRng::new(9);
@@ -460,7 +387,7 @@ fn error_key<I: SegIndex>(offsets: &[I], n: usize) -> u64 {
 fn seg_shuffle_early_check_reports_the_first_error() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = affine_offsets_kernel(&cxx, wide, 64, 4, "early");
+        let kernel = affine_offsets_kernel(&cxx, wide, 64, 4);
         let mask = if wide { u64::MAX } else { u32::MAX as u64 };
         let mut rng = TestRng::new(13);
         let (mut cases, mut keys) = (Vec::new(), Vec::new());
@@ -519,7 +446,7 @@ fn seg_shuffle_early_check_reports_the_first_error() {
 fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = affine_offsets_kernel(&cxx, wide, 32, 4, "cover");
+        let kernel = affine_offsets_kernel(&cxx, wide, 32, 4);
         let mut rng = TestRng::new(11);
         let lengths: Vec<u32> = (0..300).map(|_| rng.range(1, 3) as u32).collect();
         let valid: Vec<u64> = offsets_of(&lengths).into_iter().map(u64::from).collect();
@@ -563,7 +490,7 @@ fn seg_shuffle_fused_check_flags_an_entry_no_tile_needs() {
 #[test]
 fn seg_shuffle_u64_owners_past_u32_are_reported() {
     let Some(cxx) = compiler() else { return };
-    let kernel = plain_kernel::<Affine, u64>(&cxx, 32, 4, false, "owners");
+    let kernel = seg_shuffle_kernel::<Affine, u64>(&cxx, 32, 4, false, 0);
     let mut rng = TestRng::new(21);
     let lengths: Vec<u32> = (0..400).map(|_| rng.range(0, 4) as u32).collect();
     let valid: Vec<u64> = owners_of(&lengths).into_iter().map(u64::from).collect();
@@ -591,4 +518,29 @@ fn seg_shuffle_u64_owners_past_u32_are_reported() {
             assert_eq!(*status, want[k], "case {k}, fibers {order:?}");
         }
     }
+}
+
+/// SegShuffle's offsets form with u32 offsets, both kernels the runtime may run (with and
+/// without a tile's first offsets loaded ahead of its marks), for the 3-byte monoid; the owner
+/// form for the 1-byte one.
+#[test]
+fn emulated_seg_shuffle_small_items() {
+    let Some(cxx) = compiler() else { return };
+    for variant in [0, 1] {
+        let kernel = seg_shuffle_kernel::<Tri8, u32>(&cxx, 64, 4, true, variant);
+        emu::check_layouts::<Tri8>(&kernel, &every_shape_in_tiles(kernel.tile, 1), 11);
+    }
+    let kernel = seg_shuffle_kernel::<Nib8, u32>(&cxx, 32, 16, false, 0);
+    emu::check_layouts::<Nib8>(&kernel, &every_shape_in_tiles(kernel.tile, 2), 12);
+}
+
+/// u64 layouts: the 12-byte nested array aligned to 2 (owners) and the 20-byte monoid
+/// (offsets, 3 items per thread: no whole 16-byte vectors).
+#[test]
+fn emulated_seg_shuffle_u64_layouts() {
+    let Some(cxx) = compiler() else { return };
+    let kernel = seg_shuffle_kernel::<Grid16, u64>(&cxx, 64, 4, false, 0);
+    emu::check_layouts::<Grid16>(&kernel, &every_shape_in_tiles(kernel.tile, 3), 13);
+    let kernel = seg_shuffle_kernel::<UtAff20, u64>(&cxx, 96, 3, true, 0);
+    emu::check_layouts::<UtAff20>(&kernel, &every_shape_in_tiles(kernel.tile, 4), 14);
 }

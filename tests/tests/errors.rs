@@ -119,7 +119,7 @@ fn device_errors() {
         Err(Error::LengthMismatch { .. })
     ));
     // A buffer of a Gpu in another context of the same device (a non-primary context); the
-    // misuses of borrowed and raw memory are in gpu_interop.rs.
+    // misuses of borrowed and raw memory are in interop.rs.
     let ctx = reduce_cuda::cudarc::driver::CudaContext::new_non_primary(0, 0).unwrap();
     let other = Gpu::from_stream(ctx.new_stream().unwrap()).unwrap();
     let e = other.reduce(&xs, Algorithm::Auto).unwrap_err();

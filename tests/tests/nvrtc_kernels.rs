@@ -27,7 +27,8 @@ fn compiles_everywhere<M: CudaMonoid>() {
             }
         }
     }
-    // SegShuffle's second variant for u32 offsets (the one run where the first spills).
+    // SegShuffle's second variant for u32 offsets (the one the runtime runs where the first
+    // spills).
     let config = SegConfig::new(SegAlgorithm::SegShuffle);
     let variants = seg_kernel_variants_for::<M, u32>(config, true).unwrap();
     assert_eq!(
@@ -118,12 +119,12 @@ fn non_default_parameters_compile() {
 /// SegShuffle's u32-offsets kernel that loads a tile's first offsets ahead of its marks (the
 /// first of `seg_kernel_variants_for`) keeps out of local memory for one-word sums and 8- and
 /// 16-byte monoids under NVRTC 13.0 for sm_90, where the runtime would otherwise run the kernel
-/// without the load ahead (3-9% slower on short CSR segments: runs 131 and 142). Register
+/// without the load ahead (3-9% slower on short CSR segments; see docs/decisions/). Register
 /// allocation is the compiler's: a change of the kernel that makes it spill fails here, in CI,
-/// with no GPU. Mat2 (16 bytes) spilled 24 bytes with the load ahead until the head bits and
-/// the ballot warp scan (session 15). Affine with 12 items per thread spills with the load ahead
-/// (16 bytes) and not without: the case the fallback is for, and the proof that the frame is
-/// read. The counts hold for NVRTC 13.0 (the CI pins it).
+/// with no GPU. Mat2 (16 bytes) spilled 24 bytes with the load ahead until the kernel took its
+/// head bits and the ballot warp scan. Affine with 12 items per thread spills with the load
+/// ahead (16 bytes) and not without: the case the fallback is for, and the proof that the frame
+/// is read. The counts hold for NVRTC 13.0 (the CI pins it).
 #[test]
 fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     if !require_nvrtc() {
@@ -156,14 +157,14 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     assert_eq!(
         frames::<Affine>(),
         [0, 0],
-        "Affine (44 bytes of spill before run 142)"
+        "Affine (44 bytes of spill in an earlier kernel)"
     );
     assert_eq!(frames::<Max<f32>>(), [0, 0], "Max<f32>");
     assert_eq!(frames::<Sum<f64>>(), [0, 0], "Sum<f64>");
     assert_eq!(
         frames::<Mat2>(),
         [0, 0],
-        "Mat2 (24 bytes of spill before session 15)"
+        "Mat2 (24 bytes of spill before the head bits and the ballot warp scan)"
     );
     let twelve =
         frames_with::<Affine>(SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(12));
@@ -271,7 +272,8 @@ fn seg_shuffle_lifted_variants_compile() {
         return;
     }
     let config = SegConfig::new(SegAlgorithm::SegShuffle);
-    let variants = seg_kernel_variants_lifted::<lang::ArgMax, f32, u32>(config, true).unwrap();
+    let variants =
+        seg_kernel_variants_lifted::<monoids::lang::ArgMax, f32, u32>(config, true).unwrap();
     assert_eq!(variants.len(), 2);
     assert!(variants[0].text.contains("#define R_MARKS_AHEAD 1"));
     assert!(variants[1].text.contains("#define R_MARKS_AHEAD 0"));
@@ -280,6 +282,6 @@ fn seg_shuffle_lifted_variants_compile() {
             panic!("lifted SegShuffle kernel does not compile:\n{e}");
         }
     }
-    let wide = seg_kernel_variants_lifted::<lang::ArgMax, f32, u64>(config, true).unwrap();
+    let wide = seg_kernel_variants_lifted::<monoids::lang::ArgMax, f32, u64>(config, true).unwrap();
     assert_eq!(wide.len(), 1);
 }

@@ -1,10 +1,18 @@
 //! Monoids written in the derive's whole language: `let mut`, assignment, `for` loops,
 //! run-time indices, `match`, nested `#[derive(DeviceCopy)]` structs, `#[device_fn]` helpers,
-//! const generics and lifted inputs. Shared by the CPU/NVRTC tests (`derive_lang.rs`) and the
-//! GPU tests (`gpu_lang.rs`).
+//! const generics and lifted inputs. Shared by the CPU/NVRTC tests (`derive_lang.rs`), the GPU
+//! tests (`lang_plain.rs`, `lang_segmented.rs`) and the emulator's (`emulated_kernels.rs`).
 
 use crate::{Random, TestRng};
-use reduce_core::Monoid;
+use reduce_core::{DeviceCopy, Lift, Monoid};
+
+/// Each item lifted into `M` with its index in `xs`: what a lifted reduction folds.
+pub fn lifted<M: Lift<X>, X: DeviceCopy>(xs: &[X]) -> Vec<M> {
+    xs.iter()
+        .enumerate()
+        .map(|(i, &x)| M::lift(x, i as u64))
+        .collect()
+}
 
 /// Transition tables of an automaton with 8 states: `t[s]` is the state reached from `s`.
 /// Composition "l first, then r": a classic non-commutative monoid indexed by computed values.
@@ -366,12 +374,12 @@ pub struct Regress {
     pub set: bool,
 }
 
-/// What NVRTC 13.0 miscompiled in the fuzzer's run 29 (16 programs; see the prelude's
-/// `r_pin`), computed per item by a lift so that each expression meets Rust on the device with
-/// chosen inputs, not only through a combine: an `i16` negation of MIN divided (p03344: +6 for
-/// -6) and shifted right (p02456: logical instead of arithmetic), and the absolute value of
-/// `i32::MIN` (written `if w < 0 { w.wrapping_neg() } else { w }`) followed by a remainder (p01238:
-/// treated as non-negative). The combine adds (wrapping).
+/// What NVRTC 13.0 miscompiled in the fuzzer's GPU run of seed 0x5eedf00d (16 programs; see the
+/// prelude's `r_pin`), computed per item by a lift so that each expression meets Rust on the
+/// device with chosen inputs, not only through a combine: an `i16` negation of MIN divided
+/// (p03344: +6 for -6) and shifted right (p02456: logical instead of arithmetic), and the
+/// absolute value of `i32::MIN` (written `if w < 0 { w.wrapping_neg() } else { w }`) followed by
+/// a remainder (p01238: treated as non-negative). The combine adds (wrapping).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(

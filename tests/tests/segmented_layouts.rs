@@ -8,11 +8,8 @@ use reduce_bench::layouts::{distribution, mean_length, owners, DISTRIBUTIONS};
 use reduce_core::layout::{check_offsets as cpu_check_offsets, check_owner as cpu_check_owner};
 use reduce_core::{Cpu, LayoutError, SegIndex};
 use reduce_cuda::{CudaMonoid, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
+use reduce_tests::configs::{merge, takes_u64};
 use reduce_tests::*;
-
-fn merge() -> SegConfig {
-    SegConfig::new(SegAlgorithm::SegMerge)
-}
 
 /// The fast paths, validated and trusted, plus SegMerge at non-default parameters (smaller
 /// for large items, so that they fit in shared memory).
@@ -35,18 +32,6 @@ fn fast_configs<M>() -> Vec<SegConfig> {
             merge().block(32).items_per_thread(1).stages(8).trusted()
         },
     ]
-}
-
-/// Whether a configuration takes u64 layouts.
-fn takes_u64(config: &SegConfig) -> bool {
-    matches!(
-        config.algorithm,
-        SegAlgorithm::SegMerge | SegAlgorithm::SegShuffle | SegAlgorithm::Auto
-    )
-}
-
-fn convert<I: SegIndex>(values: &[u64]) -> Vec<I> {
-    values.iter().map(|&v| I::from_u64(v)).collect()
 }
 
 /// Reduces `items` over `offsets` in both forms with index type `I` and every config, into

@@ -6,14 +6,15 @@
 //! peer that leaves is an error value within the timeout, never a hang.
 //!
 //! Needs libnccl and at least two GPUs: skipped (saying why) without them, failed with
-//! `REDUCE_REQUIRE_GPU=1`.
+//! `REDUCE_REQUIRE_GPU=1`. The tests run one at a time (`reduce_tests::serial`): they share the
+//! GPUs, and some measure timeouts.
 
 use reduce_core::shard::{fold_sharded_by_owner, fold_sharded_segments, ShardError, Shards};
 use reduce_cuda::cluster::{Cluster, ClusterError, ClusterId, Placement};
 use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The environment variable that makes this binary a rank: `scenario:rank:world:ordinal:id`.
@@ -21,12 +22,6 @@ const CHILD: &str = "REDUCE_CLUSTER_TEST_CHILD";
 
 fn require_gpu() -> bool {
     std::env::var("REDUCE_REQUIRE_GPU").is_ok_and(|v| v == "1")
-}
-
-/// One cluster test at a time: they share the GPUs, and some measure timeouts.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The number of GPUs that open.

@@ -4,7 +4,7 @@
 use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Max, Min, Monoid, Sum};
 use reduce_tests::*;
 
-/// Sizes of issue 1 (every algorithm must pass them).
+/// Sizes every algorithm must pass: tiny, around a warp and a block, and large.
 const SIZES: [usize; 10] = [0, 1, 31, 32, 33, 1023, 1024, 1025, (1 << 20) + 7, 1 << 24];
 
 /// Uploads each size once and runs every algorithm on it.

@@ -1,69 +1,12 @@
 //! Segmented reductions on the GPU, bit for bit against the CPU references, for every
-//! algorithm x both forms x non-commutative monoids, on the layouts of issue 3.
+//! algorithm x both forms x the standard non-commutative monoids, on the basic named layouts
+//! (`reduce_tests::layouts::basic`).
 
 use proptest::prelude::*;
 use reduce_core::{fold_by_owner, fold_segments, LayoutError};
 use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
+use reduce_tests::layouts::basic;
 use reduce_tests::*;
-
-/// The named layouts, as segment lengths.
-fn layouts() -> Vec<(&'static str, Vec<u32>)> {
-    let mut rng = TestRng::new(2024);
-    let n = 1_000_003u32;
-    let mut out = vec![
-        ("one segment", vec![n]),
-        (
-            "random 10..50",
-            (0..40_000).map(|_| rng.range(10, 50) as u32).collect(),
-        ),
-        ("all size 3", vec![3; 333_334]),
-        ("all size 1", vec![1; 200_001]),
-        ("no items", vec![0; 17]),
-        ("nothing", vec![]),
-        (
-            "many empty mixed in",
-            (0..60_000)
-                .map(|_| {
-                    if rng.range(0, 2) == 0 {
-                        0
-                    } else {
-                        rng.range(1, 40) as u32
-                    }
-                })
-                .collect(),
-        ),
-        (
-            "leading and trailing empties",
-            [vec![0; 1000], vec![7; 1000], vec![0; 5000]].concat(),
-        ),
-    ];
-    // One segment per data block, and one item more or less, for the data-block sizes in use.
-    for d in [512u32, 1024, 2048, 4096, 8192] {
-        out.push(("one per data block", vec![d; 97]));
-        out.push(("one per data block - 1", vec![d - 1; 97]));
-        out.push(("one per data block + 1", vec![d + 1; 97]));
-        // Segments straddling every block boundary: cut in the middle of each block.
-        out.push((
-            "straddling every boundary",
-            std::iter::once(d / 2)
-                .chain(std::iter::repeat_n(d, 96))
-                .collect(),
-        ));
-    }
-    // Zipf-like: a few huge segments among very many tiny ones.
-    let zipf: Vec<u32> = (1..=30_000u32)
-        .map(|rank| {
-            let len = (400_000.0 / (rank as f64).powf(1.2)) as u32;
-            if rng.range(0, 9) == 0 {
-                0
-            } else {
-                len.max(1)
-            }
-        })
-        .collect();
-    out.push(("zipf-like", zipf));
-    out
-}
 
 fn configs() -> Vec<SegConfig> {
     SegAlgorithm::ALL
@@ -126,7 +69,7 @@ macro_rules! layout_tests {
         #[test]
         fn $name() {
             let Some(gpu) = gpu() else { return };
-            for (layout, lengths) in layouts() {
+            for (layout, lengths) in basic() {
                 check_layout::<$m>(&gpu, layout, &lengths, &configs());
             }
         }
@@ -424,7 +367,7 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     assert_eq!(
         gpu.loaded_kernels() - before,
         3,
-        "Mat2 keeps the load ahead (no local memory with NVRTC 13.0 on sm_90 since session 15)"
+        "Mat2 keeps the load ahead (no local memory with NVRTC 13.0 on sm_90)"
     );
     gpu.prepare_segmented::<Mat2w, u32>(config, true).unwrap();
     assert_eq!(

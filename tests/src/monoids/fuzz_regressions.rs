@@ -1,6 +1,6 @@
 //! Monoids that replay, one per root cause, the translation bugs the differential fuzzer
-//! (`fuzz-derive`) found on the GPU in run 29 (seed 0x5eedf00d, 10^4 programs): shared by the
-//! CPU/NVRTC tests (`derive_fuzz_regressions.rs`) and the GPU tests (`gpu_fuzz_regressions.rs`).
+//! (`fuzz-derive`) found on the GPU (seed 0x5eedf00d, 10^4 programs): shared by the CPU/NVRTC
+//! and the GPU tests of `fuzz_regressions.rs`.
 //!
 //! Each is lawful: a max (or an or) beside `bad`, the or of flags of facts that hold in Rust for
 //! every input (so `bad` is 0 in Rust whatever the inputs) and that the miscompiled

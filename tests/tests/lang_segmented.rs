@@ -3,25 +3,19 @@
 //! the next call. Lifted items (segmented transform-reduce: `f32` rows into `ArgMax`, `TopK`,
 //! points into `BBox`) give the fold of the lifted items per segment, with the item's global
 //! index, bit for bit, over every distribution, both forms, u32 and u64 layouts, aligned or not.
+//! A fault in a segment after thousands of empty ones is found too, for every algorithm.
 //! Needs a GPU (`REDUCE_REQUIRE_GPU=1` makes its absence a failure).
 
 use reduce_bench::layouts::{distribution, owners, DISTRIBUTIONS};
-use reduce_core::{fold_by_owner, fold_segments, DeviceCopy, Lift, SegIndex};
-use reduce_cuda::{Error, Gpu, SegAlgorithm, SegConfig};
-use reduce_tests::lang::*;
+use reduce_core::{fold, fold_by_owner, fold_segments, DeviceCopy, Lift};
+use reduce_cuda::{Algorithm, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
+use reduce_tests::configs::{every_seg_config, merge, seg_configs};
+use reduce_tests::layouts::{convert, offsets_of, owners_of};
+use reduce_tests::monoids::lang::*;
+use reduce_tests::monoids::small::Auto7;
+use reduce_tests::sweep::same;
 use reduce_tests::{gpu, Random, TestRng};
 use std::fmt::Debug;
-
-fn every_seg_config() -> impl Iterator<Item = SegConfig> {
-    SegAlgorithm::ALL
-        .into_iter()
-        .chain([SegAlgorithm::Auto])
-        .flat_map(|a| [SegConfig::new(a), SegConfig::new(a).trusted()])
-}
-
-fn widen<I: SegIndex>(values: &[u64]) -> Vec<I> {
-    values.iter().map(|&v| I::from_u64(v)).collect()
-}
 
 fn expect_fault<T: Debug>(what: &str, result: Result<T, Error>, want: (&str, u64, u64)) {
     match result {
@@ -40,7 +34,7 @@ fn a_fault_in_combine_is_an_error_value_from_every_segmented_algorithm() {
     let offsets = distribution("random_10_50", n, 3).unwrap();
     let owner = owners(&offsets);
     let segments = offsets.len() - 1;
-    let good_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    let good_offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
     let good_owner = gpu.upload(&owner).unwrap();
     let want = fold_segments(&items, &offsets).unwrap();
     let good = gpu.upload(&items).unwrap();
@@ -71,23 +65,65 @@ fn a_fault_in_combine_is_an_error_value_from_every_segmented_algorithm() {
     }
 }
 
+/// A run-time index out of bounds in the last segment, after thousands of empty ones, is
+/// `Error::DeviceFault` for every algorithm in both forms (every entry of the bad table is out
+/// of bounds and items follow it in its segment, so every grouping reads one), and the next
+/// call on good data succeeds. Plain reductions of the same items fault too.
+#[test]
+fn a_fault_after_thousands_of_empty_segments_is_an_error_value() {
+    let Some(gpu) = gpu() else { return };
+    let lengths = [vec![0u64; 3000], vec![50_001], vec![0; 10]].concat();
+    let offsets = offsets_of(&lengths);
+    let owner = owners_of(&lengths);
+    let good = Auto7::random_vec(50_001, 9);
+    let mut bad = good.clone();
+    bad[31_337].t = [200; 7];
+    let expected = fold_segments(&good, &offsets).unwrap();
+    let (d_good, d_bad) = (gpu.upload(&good).unwrap(), gpu.upload(&bad).unwrap());
+    let d_offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
+    let d_owner = gpu.upload(&convert::<u32>(&owner)).unwrap();
+    for config in seg_configs() {
+        for offsets_form in [true, false] {
+            let run = |xs: &DeviceVec<Auto7>| {
+                if offsets_form {
+                    gpu.reduce_segments(xs, &d_offsets, config)
+                } else {
+                    gpu.reduce_by_owner(xs, &d_owner, lengths.len(), config)
+                }
+            };
+            let ctx = format!("{config:?} offsets form {offsets_form}");
+            match run(&d_bad) {
+                Err(Error::DeviceFault { monoid, index, len }) => {
+                    assert_eq!((monoid, index, len), ("Auto7", 200, 7), "{ctx}")
+                }
+                other => panic!("{ctx}: expected a device fault, got {other:?}"),
+            }
+            let got = run(&d_good).unwrap_or_else(|e| panic!("{ctx} after the fault: {e}"));
+            same(&ctx, &gpu.download(&got).unwrap(), &expected);
+        }
+    }
+    for algorithm in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+        assert!(
+            matches!(
+                gpu.reduce(&d_bad, algorithm),
+                Err(Error::DeviceFault {
+                    index: 200,
+                    len: 7,
+                    ..
+                })
+            ),
+            "{algorithm}"
+        );
+        assert_eq!(gpu.reduce(&d_good, algorithm).unwrap(), fold(&good));
+    }
+}
+
 /// Floats away from zero and NaN, with repeats (ties pick the first index).
 fn floats(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = TestRng::new(seed);
     (0..n)
         .map(|_| (rng.next_u32() % 5_000) as f32 * 0.5 - 1_000.25)
         .collect()
-}
-
-fn lifted<M: Lift<X>, X: DeviceCopy>(xs: &[X]) -> Vec<M> {
-    xs.iter()
-        .enumerate()
-        .map(|(i, &x)| M::lift(x, i as u64))
-        .collect()
-}
-
-fn merge() -> SegConfig {
-    SegConfig::new(SegAlgorithm::SegMerge)
 }
 
 /// Auto; SegShuffle and SegMerge at their defaults (validated and trusted) and at small tiles
@@ -119,7 +155,7 @@ where
         fold_by_owner(&lifted::<M, X>(items), &owner32, segments).unwrap(),
         want
     );
-    let offsets32 = gpu.upload(&widen::<u32>(offsets)).unwrap();
+    let offsets32 = gpu.upload(&convert::<u32>(offsets)).unwrap();
     let offsets64 = gpu.upload(offsets).unwrap();
     let owner64: Vec<u64> = owner32.iter().map(|&o| o as u64).collect();
     let (owner32, owner64) = (gpu.upload(&owner32).unwrap(), gpu.upload(&owner64).unwrap());
@@ -187,7 +223,7 @@ fn lifted_segments_use_the_global_index_and_read_unaligned_items() {
     let all = stream.clone_htod(&xs).unwrap();
     let view = all.slice(1..);
     let want = fold_segments(&lifted::<ArgMax, f32>(&xs[1..]), &offsets).unwrap();
-    let dev_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    let dev_offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
     for config in lifted_configs() {
         let got = gpu
             .reduce_segments_lifted::<ArgMax, f32>(&view, &dev_offsets, config)
@@ -232,7 +268,7 @@ fn a_lift_out_of_bounds_is_an_error_value_from_segmented_calls() {
     let mut symbols: Vec<u32> = (0..n as u32).map(|i| (i * 7 + i / 5) % 3).collect();
     let offsets = distribution("uniform_1_8", n, 37).unwrap();
     let want = fold_segments(&lifted::<Shift, u32>(&symbols), &offsets).unwrap();
-    let dev_offsets = gpu.upload(&widen::<u32>(&offsets)).unwrap();
+    let dev_offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
     let good = gpu.upload(&symbols).unwrap();
     symbols[123_456] = 9;
     let bad = gpu.upload(&symbols).unwrap();

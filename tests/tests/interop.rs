@@ -128,14 +128,9 @@ fn launch_delay(k: &UserKernels, stream: &CudaStream) {
 }
 
 /// A user's context handle (the device's primary context, as `Gpu::new` uses) and kernels.
-/// The tests of this file run one at a time: several check that streams overlap, and another
-/// test's synchronising driver calls (allocations, frees, module loads) in the same process
-/// would serialise the streams meanwhile (run 38: a waiter gave up once that way).
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
+/// The tests of this file run one at a time ([`serial`]): several check that streams overlap,
+/// and another test's synchronising driver calls (allocations, frees, module loads) in the same
+/// process would serialise the streams meanwhile (a waiter once gave up that way).
 fn user_setup() -> Option<(Gpu, Arc<CudaContext>, UserKernels)> {
     let gpu = gpu()?;
     let ctx = CudaContext::new(0).unwrap();

@@ -1,0 +1,109 @@
+//! Items past the 72 bytes the README says were tested: a const-generic keep-last record
+//! (`reduce_tests::monoids::wide::Record`) of 128, 256 and 512 bytes, through NVRTC and on the
+//! GPU, plain and segmented, bit for bit against the sequential fold.
+//!
+//! With default parameters SegShuffle's owner form once did not compile from 224-byte items (its
+//! static shared memory passed 48 KiB), so `Auto` in the owner form failed, and plain `Shuffle`
+//! and `Auto` refused 512-byte items. Both now shrink their defaults to fit, and `Auto` takes
+//! SegMerge where SegShuffle cannot fit at all; the paper's algorithms may refuse large items
+//! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`).
+//!
+//! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
+
+use reduce_cuda::{SegAlgorithm, SegConfig};
+use reduce_tests::monoids::wide::{Record128, Record256, Record512};
+use reduce_tests::sweep::{check_layouts, check_layouts_with, check_plain, every_kernel_compiles};
+use reduce_tests::{gpu, require_nvrtc};
+
+#[test]
+fn nvrtc_record128() {
+    if require_nvrtc() {
+        every_kernel_compiles::<Record128>();
+    }
+}
+
+#[test]
+fn nvrtc_record256() {
+    if require_nvrtc() {
+        every_kernel_compiles::<Record256>();
+    }
+}
+
+#[test]
+fn nvrtc_record512() {
+    if require_nvrtc() {
+        every_kernel_compiles::<Record512>();
+    }
+}
+
+/// Plain sizes for items past the 72 bytes the README says were tested.
+const LARGE_ITEM_SIZES: [usize; 8] = [0, 1, 2, 31, 33, 257, 4097, 65_537];
+
+/// 128-byte items, every plain algorithm with default parameters (DiffWarps refuses them: it
+/// needs 270336 bytes of shared memory).
+#[test]
+fn plain_record128_128_bytes() {
+    if let Some(gpu) = gpu() {
+        check_plain::<Record128>(&gpu, &LARGE_ITEM_SIZES, 8);
+    }
+}
+
+/// 256-byte items (Tb4Warp, Matrix, PersistentMatrix and DiffWarps refuse them).
+#[test]
+fn plain_record256_256_bytes() {
+    if let Some(gpu) = gpu() {
+        check_plain::<Record256>(&gpu, &LARGE_ITEM_SIZES, 9);
+    }
+}
+
+/// 512-byte items (Tb2 refuses them too; Shuffle shrinks its tile group).
+#[test]
+fn plain_record512_512_bytes() {
+    if let Some(gpu) = gpu() {
+        check_plain::<Record512>(&gpu, &LARGE_ITEM_SIZES, 10);
+    }
+}
+
+/// Items past the 72 bytes the README says were tested, on a few layouts.
+const LARGE_ITEM_LAYOUTS: [&str; 4] = [
+    "S = 0, N = 0",
+    "N = 1 among empties",
+    "tile lengths, three of each, then a size 1",
+    "S = 4097, lengths 0..6",
+];
+
+/// Every SegAlgorithm once, validated, default parameters (SegShuffle as `Auto`, which is
+/// SegShuffle here): for the items whose kernels NVRTC takes long, and fails slowly, on.
+fn default_configs() -> Vec<SegConfig> {
+    SegAlgorithm::ALL
+        .into_iter()
+        .filter(|&a| a != SegAlgorithm::SegShuffle)
+        .chain([SegAlgorithm::Auto])
+        .map(SegConfig::new)
+        .collect()
+}
+
+/// 128-byte items: every configuration of `reduce_tests::configs::seg_configs` works.
+#[test]
+fn segmented_record128_128_bytes() {
+    if let Some(gpu) = gpu() {
+        check_layouts::<Record128>(&gpu, Some(&LARGE_ITEM_LAYOUTS), 3000);
+    }
+}
+
+/// 256-byte items: every default configuration works, or (the paper's algorithms) refuses the
+/// size with a clear error.
+#[test]
+fn segmented_record256_256_bytes() {
+    if let Some(gpu) = gpu() {
+        check_layouts_with::<Record256>(&gpu, Some(&LARGE_ITEM_LAYOUTS), 4000, &default_configs());
+    }
+}
+
+/// 512-byte items: as above.
+#[test]
+fn segmented_record512_512_bytes() {
+    if let Some(gpu) = gpu() {
+        check_layouts_with::<Record512>(&gpu, Some(&LARGE_ITEM_LAYOUTS), 5000, &default_configs());
+    }
+}
