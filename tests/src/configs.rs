@@ -1,6 +1,15 @@
 //! Configurations that several test files sweep.
 
-use reduce_cuda::{SegAlgorithm, SegConfig};
+use reduce_cuda::{Algorithm, Config, SegAlgorithm, SegConfig};
+
+/// Every plain algorithm and Auto, at their defaults.
+pub fn every_config() -> Vec<Config> {
+    Algorithm::ALL
+        .iter()
+        .map(|&a| Config::new(a))
+        .chain([Config::new(Algorithm::Auto)])
+        .collect()
+}
 
 /// SegMerge at its defaults.
 pub fn merge() -> SegConfig {

@@ -42,7 +42,8 @@ pub const TILE_LENGTHS: [u64; 27] = [
     3073, 4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385,
 ];
 
-/// A random mixture of the shapes below, about `n` items.
+/// A random mixture, about `n` items: runs of empty segments, runs of size 1, long segments,
+/// tile lengths, geometric and uniform short lengths.
 pub fn mixture(rng: &mut TestRng, n: u64) -> Vec<u64> {
     let mut lengths = Vec::new();
     let mut total = 0;

@@ -13,6 +13,7 @@ use reduce_cuda::{
     fold, Algorithm, Config, CudaMonoid, DeviceSlice, DeviceSliceMut, Error, Gpu, Max, Min,
     SegAlgorithm, SegConfig, Sum,
 };
+use reduce_tests::configs::every_config;
 use reduce_tests::*;
 use std::sync::Arc;
 
@@ -147,14 +148,6 @@ fn warm(gpu: &Gpu, configs: &[Config]) {
     for &config in configs {
         assert_eq!(gpu.reduce(&xs, config).unwrap(), fold(&items));
     }
-}
-
-fn every_config() -> Vec<Config> {
-    Algorithm::ALL
-        .iter()
-        .chain([&Algorithm::Auto])
-        .map(|&a| Config::new(a))
-        .collect()
 }
 
 /// Reduces `slice` (borrowed) and an uploaded copy of `items` with every algorithm and checks

@@ -2,6 +2,7 @@
 //! monoids of every item size. Skips (saying so) without a GPU unless REDUCE_REQUIRE_GPU=1.
 
 use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Max, Min, Monoid, Sum};
+use reduce_tests::configs::every_config;
 use reduce_tests::*;
 
 /// Sizes every algorithm must pass: tiny, around a warp and a block, and large.
@@ -22,20 +23,12 @@ fn check<M: CudaMonoid + Random>(gpu: &Gpu, sizes: &[usize], configs: &[Config])
     }
 }
 
-fn all() -> Vec<Config> {
-    Algorithm::ALL
-        .iter()
-        .map(|&a| Config::new(a))
-        .chain([Config::new(Algorithm::Auto)])
-        .collect()
-}
-
 macro_rules! gpu_tests {
     ($($name:ident: $m:ty,)*) => {$(
         #[test]
         fn $name() {
             if let Some(gpu) = gpu() {
-                check::<$m>(&gpu, &SIZES, &all());
+                check::<$m>(&gpu, &SIZES, &every_config());
             }
         }
     )*};
@@ -176,7 +169,7 @@ fn block_and_grid_boundaries() {
         sizes.extend([d - 1, d, d + 1]);
     }
     sizes.push(1 << 26);
-    check::<Affine>(&gpu, &sizes, &all());
+    check::<Affine>(&gpu, &sizes, &every_config());
 }
 
 proptest::proptest! {
@@ -186,7 +179,7 @@ proptest::proptest! {
     #[test]
     fn drawn_sizes(n in proptest::prelude::prop_oneof![0usize..5000, 5000usize..3_000_000]) {
         if let Some(gpu) = gpu() {
-            check::<Mat2>(&gpu, &[n], &all());
+            check::<Mat2>(&gpu, &[n], &every_config());
         }
     }
 }
