@@ -119,12 +119,13 @@ fn non_default_parameters_compile() {
 /// SegShuffle's u32-offsets kernel that loads a tile's first offsets ahead of its marks (the
 /// first of `seg_kernel_variants_for`) keeps out of local memory for one-word sums and 8- and
 /// 16-byte monoids under NVRTC 13.0 for sm_90, where the runtime would otherwise run the kernel
-/// without the load ahead (3-9% slower on short CSR segments; see docs/decisions/). Register
-/// allocation is the compiler's: a change of the kernel that makes it spill fails here, in CI,
-/// with no GPU. Mat2 (16 bytes) spilled 24 bytes with the load ahead until the kernel took its
-/// head bits and the ballot warp scan. Affine with 12 items per thread spills with the load
-/// ahead (16 bytes) and not without: the case the fallback is for, and the proof that the frame
-/// is read. The counts hold for NVRTC 13.0 (the CI pins it).
+/// without the load ahead (3-9% slower on short CSR segments: decision record 0007 in
+/// docs/decisions/). Register allocation is the compiler's: a change of the kernel that makes it
+/// spill fails here, in CI, with no GPU. Mat2 (16 bytes) spilled 24 bytes with the load ahead
+/// until the kernel took its head bits and the ballot warp scan (decision record 0011). Affine
+/// with 12 items per thread spills with the load ahead (16 bytes) and not without: the case the
+/// fallback is for, and the proof that the frame is read. The counts hold for NVRTC 13.0 (the
+/// CI pins it).
 #[test]
 fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     if !require_nvrtc() {
