@@ -1,5 +1,5 @@
 //! Tests of the sharded plan (the property tests against the references are in
-//! `tests/tests/shard_props.rs`).
+//! `tests/tests/shards.rs`).
 
 use super::*;
 use crate::Sum;
