@@ -4,6 +4,40 @@
 use super::algorithm::{Algorithm, SegAlgorithm};
 use crate::error::{Error, Result};
 
+/// The setters of the parameters both configurations have (the fields' docs say which
+/// algorithms take each).
+macro_rules! shared_setters {
+    ($config:ident) => {
+        impl $config {
+            /// Sets B, the threads per block.
+            pub fn block(mut self, threads: u32) -> Self {
+                self.block = Some(threads);
+                self
+            }
+            /// Sets W, the width of the matrix algorithms' 32 x W matrix.
+            pub fn matrix_width(mut self, w: u32) -> Self {
+                self.matrix_width = Some(w);
+                self
+            }
+            /// Sets P, the producer warps of the DiffWarps algorithms.
+            pub fn producers(mut self, p: u32) -> Self {
+                self.producers = Some(p);
+                self
+            }
+            /// Sets the items per thread (see the field).
+            pub fn items_per_thread(mut self, items: u32) -> Self {
+                self.items_per_thread = Some(items);
+                self
+            }
+            /// Sets G, the grid of the persistent algorithms.
+            pub fn grid(mut self, blocks: u32) -> Self {
+                self.grid = Some(blocks);
+                self
+            }
+        }
+    };
+}
+
 /// An algorithm plus the parameters the paper varies. Unset parameters take the paper's
 /// values (or, for `Shuffle`, ours); every setting is validated before anything is compiled.
 ///
@@ -49,34 +83,9 @@ impl Config {
             ..Config::default()
         }
     }
-    /// Sets B, the threads per block.
-    pub fn block(mut self, threads: u32) -> Self {
-        self.block = Some(threads);
-        self
-    }
-    /// Sets W, the matrix width.
-    pub fn matrix_width(mut self, w: u32) -> Self {
-        self.matrix_width = Some(w);
-        self
-    }
-    /// Sets P, the producer warps of DiffWarps.
-    pub fn producers(mut self, p: u32) -> Self {
-        self.producers = Some(p);
-        self
-    }
-    /// Sets the items per lane per tile of Shuffle.
-    pub fn items_per_thread(mut self, items: u32) -> Self {
-        self.items_per_thread = Some(items);
-        self
-    }
     /// Sets Shuffle's work split (see [`Config::tile_group`]).
     pub fn tile_group(mut self, k: u32) -> Self {
         self.tile_group = Some(k);
-        self
-    }
-    /// Sets G, the grid of the persistent algorithms.
-    pub fn grid(mut self, blocks: u32) -> Self {
-        self.grid = Some(blocks);
         self
     }
 
@@ -93,6 +102,8 @@ impl Config {
         }
     }
 }
+
+shared_setters!(Config);
 
 /// A segmented algorithm plus its parameters and whether the layout is trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -132,34 +143,9 @@ impl SegConfig {
             ..SegConfig::default()
         }
     }
-    /// Sets the threads per block.
-    pub fn block(mut self, threads: u32) -> Self {
-        self.block = Some(threads);
-        self
-    }
-    /// Sets W.
-    pub fn matrix_width(mut self, w: u32) -> Self {
-        self.matrix_width = Some(w);
-        self
-    }
-    /// Sets the producer warps of DiffWarps16Seg.
-    pub fn producers(mut self, p: u32) -> Self {
-        self.producers = Some(p);
-        self
-    }
-    /// Sets SegShuffle's items (SegMerge's path steps) per thread.
-    pub fn items_per_thread(mut self, items: u32) -> Self {
-        self.items_per_thread = Some(items);
-        self
-    }
     /// Sets SegMerge's pipeline depth.
     pub fn stages(mut self, stages: u32) -> Self {
         self.stages = Some(stages);
-        self
-    }
-    /// Sets the grid of the persistent algorithms.
-    pub fn grid(mut self, blocks: u32) -> Self {
-        self.grid = Some(blocks);
         self
     }
     /// Skips the layout validation: for layouts already known to be valid.
@@ -181,6 +167,8 @@ impl SegConfig {
         }
     }
 }
+
+shared_setters!(SegConfig);
 
 /// The parameters of either configuration, for the families that serve both.
 #[derive(Clone, Copy, Debug, Default)]

@@ -156,18 +156,7 @@ impl PlainPlan for Matrix {
         let smem = self.slots() * size;
         if self.kind == Kind::Matrix {
             let kernel = d.kernel(&self.spec(), REDUCE_MATRIX, self.block, smem, self.name)?;
-            let [a, b] = pass_regions(n, self.tile(), size);
-            let regions = d.carve(&[a, b, size])?;
-            let out = out.unwrap_or(regions[2]);
-            d.passes(
-                &kernel,
-                self.tile(),
-                input,
-                n,
-                [regions[0], regions[1]],
-                out,
-            )?;
-            return Ok(out);
+            return d.multi_pass(&kernel, self.tile(), input, n, out);
         }
         // Pass 1: G persistent blocks fold q or q + 1 data blocks each into G values, in block
         // order; pass 2 (Matrix) folds those.

@@ -11,7 +11,7 @@ use super::paper::{Paper, PaperPass, SegPassArgs};
 use super::plan::{PlainPlan, SegShape};
 use super::tuning::PAPER_BLOCK;
 use crate::device::Entry;
-use crate::dispatch::{pass_regions, Dispatch, PassArgs};
+use crate::dispatch::{Dispatch, PassArgs};
 use crate::error::Result;
 use crate::jit::{Family, KernelSpec};
 
@@ -115,18 +115,7 @@ impl PlainPlan for Tree {
             self.slots() * size,
             self.name,
         )?;
-        let [a, b] = pass_regions(n, self.tile(), size);
-        let regions = d.carve(&[a, b, size])?;
-        let out = out.unwrap_or(regions[2]);
-        d.passes(
-            &kernel,
-            self.tile(),
-            input,
-            n,
-            [regions[0], regions[1]],
-            out,
-        )?;
-        Ok(out)
+        d.multi_pass(&kernel, self.tile(), input, n, out)
     }
 }
 

@@ -40,6 +40,24 @@ impl Dispatch<'_> {
         }
     }
 
+    /// The reduction of the `n` values at `input` by passes of `kernel` (data blocks of `tile`
+    /// values) into `out`, or, without one, into scratch memory; returns the result's address.
+    pub fn multi_pass(
+        &mut self,
+        kernel: &Kernel<PassArgs>,
+        tile: u64,
+        input: u64,
+        n: u64,
+        out: Option<u64>,
+    ) -> Result<u64> {
+        let size = self.items().m_size;
+        let [a, b] = pass_regions(n, tile, size);
+        let regions = self.carve(&[a, b, size])?;
+        let out = out.unwrap_or(regions[2]);
+        self.passes(kernel, tile, input, n, [regions[0], regions[1]], out)?;
+        Ok(out)
+    }
+
     /// Runs passes of `kernel` (data blocks of `tile` values) over the `n` values at `input`
     /// until one value is left, written to `out`; the passes in between alternate between the
     /// two `regions` (sized by [`pass_regions`]).
