@@ -6,7 +6,7 @@
 //! The results are therefore exactly those of [`crate::fold`] for any associative monoid.
 
 use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
-use crate::{fold, Monoid};
+use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
 
 /// Items per parallel task; below this a task costs more than it saves.
@@ -35,6 +35,29 @@ impl Cpu {
         let partials: Vec<M> = items
             .par_chunks(self.chunk_len(items.len()))
             .map(fold)
+            .collect();
+        fold(&partials)
+    }
+
+    /// The fold of `lift(x, i)` over the items `x` (`i` the item's index), in parallel, without
+    /// storing the lifted values: equal to [`fold`] of the lifted items.
+    pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> M {
+        let fold_from = |start: usize, chunk: &[X]| {
+            chunk
+                .iter()
+                .enumerate()
+                .fold(M::identity(), |acc, (i, &x)| {
+                    M::combine(acc, M::lift(x, (start + i) as u64))
+                })
+        };
+        if items.len() <= MIN_CHUNK {
+            return fold_from(0, items);
+        }
+        let chunk = self.chunk_len(items.len());
+        let partials: Vec<M> = items
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(c, xs)| fold_from(c * chunk, xs))
             .collect();
         fold(&partials)
     }

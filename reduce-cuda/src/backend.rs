@@ -1,19 +1,24 @@
-//! `Backend`: the GPU when one can be used, else the order-keeping CPU backend.
+//! `Backend`: the GPU when one can be used, else the order-keeping CPU backend — the same calls
+//! and the same errors on both.
 
-use crate::catalogue::{Config, SegConfig};
+use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegShape};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use reduce_core::{Cpu, CudaMonoid};
+use crate::jit::{Lifted, Own, Program};
+use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, SegIndex};
 
-/// Where reductions of host slices run.
+/// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
+/// Both give the same values (the sequential fold, bit for bit, for exactly associative
+/// monoids) and the same errors: a configuration the GPU would refuse is refused on the CPU.
 #[derive(Debug)]
 pub enum Backend {
     /// A CUDA device.
     Gpu(Gpu),
-    /// The rayon CPU backend, with the reason no GPU could be used.
+    /// The rayon CPU backend, with the reason no GPU is used (`None`: chosen with
+    /// [`Backend::cpu`]).
     Cpu {
         /// Why the GPU backend was not available.
-        reason: Error,
+        reason: Option<Error>,
     },
 }
 
@@ -22,15 +27,25 @@ impl Backend {
     pub fn auto() -> Backend {
         match Gpu::new(0) {
             Ok(gpu) => Backend::Gpu(gpu),
-            Err(reason) => Backend::Cpu { reason },
+            Err(reason) => Backend::Cpu {
+                reason: Some(reason),
+            },
         }
+    }
+
+    /// The CPU, whatever the machine has.
+    pub fn cpu() -> Backend {
+        Backend::Cpu { reason: None }
     }
 
     /// A one-line description: the device's name, or "CPU" and why.
     pub fn describe(&self) -> String {
         match self {
             Backend::Gpu(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
-            Backend::Cpu { reason } => {
+            Backend::Cpu { reason: None } => format!("CPU ({} rayon threads)", rayon_threads()),
+            Backend::Cpu {
+                reason: Some(reason),
+            } => {
                 format!("CPU ({} rayon threads) — no GPU: {reason}", rayon_threads())
             }
         }
@@ -38,39 +53,65 @@ impl Backend {
 
     /// The left-to-right fold of `items` (uploads them when on the GPU).
     pub fn reduce<M: CudaMonoid>(&self, items: &[M], config: impl Into<Config>) -> Result<M> {
+        let config = config.into();
         match self {
             Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
-            Backend::Cpu { .. } => Ok(Cpu::new().reduce(items)),
+            Backend::Cpu { .. } => {
+                check_plain(&Own::<M>::new(), config)?;
+                Ok(Cpu::new().reduce(items))
+            }
         }
     }
-}
 
-impl Backend {
-    /// One value per CSR segment (see [`Gpu::reduce_segments`] / `Cpu::reduce_segments`).
-    pub fn reduce_segments<M: CudaMonoid>(
+    /// The left-to-right fold of `lift(x, i)` over the items `x` (`i` the item's index): see
+    /// [`Gpu::reduce_lifted`].
+    pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        items: &[X],
+        config: impl Into<Config>,
+    ) -> Result<M> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => gpu.reduce_lifted(&gpu.upload(items)?, config),
+            Backend::Cpu { .. } => {
+                check_plain(&Lifted::<M, X>::new(), config)?;
+                Ok(Cpu::new().reduce_lifted(items))
+            }
+        }
+    }
+
+    /// One value per CSR segment, `u32` or `u64` offsets (see [`Gpu::reduce_segments`] /
+    /// `Cpu::reduce_segments`).
+    pub fn reduce_segments<M: CudaMonoid, I: SegIndex>(
         &self,
         items: &[M],
-        offsets: &[u32],
+        offsets: &[I],
         config: impl Into<SegConfig>,
     ) -> Result<Vec<M>> {
+        let config = config.into();
         match self {
             Backend::Gpu(gpu) => {
                 let out =
                     gpu.reduce_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, config)?;
                 gpu.download(&out)
             }
-            Backend::Cpu { .. } => Ok(Cpu::new().reduce_segments(items, offsets)?),
+            Backend::Cpu { .. } => {
+                check_segmented::<M, I>(config, true, items.len(), offsets.len().max(1) - 1)?;
+                Ok(Cpu::new().reduce_segments(items, offsets)?)
+            }
         }
     }
 
-    /// One value per owner (see [`Gpu::reduce_by_owner`] / `Cpu::reduce_by_owner`).
-    pub fn reduce_by_owner<M: CudaMonoid>(
+    /// One value per owner, `u32` or `u64` owners (see [`Gpu::reduce_by_owner`] /
+    /// `Cpu::reduce_by_owner`).
+    pub fn reduce_by_owner<M: CudaMonoid, I: SegIndex>(
         &self,
         items: &[M],
-        owner: &[u32],
+        owner: &[I],
         num_segments: usize,
         config: impl Into<SegConfig>,
     ) -> Result<Vec<M>> {
+        let config = config.into();
         match self {
             Backend::Gpu(gpu) => {
                 let out = gpu.reduce_by_owner(
@@ -81,9 +122,28 @@ impl Backend {
                 )?;
                 gpu.download(&out)
             }
-            Backend::Cpu { .. } => Ok(Cpu::new().reduce_by_owner(items, owner, num_segments)?),
+            Backend::Cpu { .. } => {
+                check_segmented::<M, I>(config, false, items.len(), num_segments)?;
+                Ok(Cpu::new().reduce_by_owner(items, owner, num_segments)?)
+            }
         }
     }
+}
+
+/// The checks a GPU applies to a plain configuration, without a device.
+fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
+    plain_plan(config, program.items(), true).map(drop)
+}
+
+/// The checks a GPU applies to a segmented configuration and the sizes of its layout.
+fn check_segmented<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    n: usize,
+    segments: usize,
+) -> Result<()> {
+    let shape = SegShape::new(Own::<M>::new().items(), offsets_form, I::WIDE, 0, 0);
+    seg_plan(config, shape, n, segments).map(drop)
 }
 
 fn rayon_threads() -> usize {

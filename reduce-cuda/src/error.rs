@@ -22,8 +22,13 @@ pub enum Error {
         /// What the driver said.
         reason: String,
     },
-    /// An allocation did not fit in device memory.
-    #[error("device out of memory: asked for {requested} bytes, {free} of {total} bytes free")]
+    /// An allocation did not fit: in device memory (after the memory pool handed back what it
+    /// kept), or under the pool's cap ([`crate::Gpu::set_pool_cap`]).
+    #[error(
+        "device out of memory: asked for {requested} bytes, {free} of {total} bytes free; the \
+         memory pool holds {pool_held} bytes, {pool_in_use} in use{}",
+        cap.map_or(String::new(), |c| format!(", under a cap of {c}"))
+    )]
     OutOfMemory {
         /// Bytes requested.
         requested: usize,
@@ -31,6 +36,12 @@ pub enum Error {
         free: usize,
         /// Total device memory, in bytes.
         total: usize,
+        /// Device memory the library's pool held at the time (in use or kept for reuse).
+        pool_held: usize,
+        /// Device memory in the library's live buffers at the time.
+        pool_in_use: usize,
+        /// The pool's cap, if one is set.
+        cap: Option<usize>,
     },
     /// A CUDA driver call failed.
     #[error("CUDA driver error in {during}: {source}")]
@@ -117,7 +128,7 @@ pub enum Error {
 }
 
 /// Why NVRTC rejected a kernel: the log, and the generated line it points at.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct CompileFailure {
     /// The program name NVRTC saw (e.g. `reduce_matrix.cu`).
     pub program: String,

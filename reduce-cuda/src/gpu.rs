@@ -111,6 +111,11 @@ impl Gpu {
         self.inner.kernels.len()
     }
 
+    /// The NVRTC compilations this `Gpu`'s kernel cache started (for the tests of the caches).
+    pub(crate) fn compilations(&self) -> u64 {
+        self.inner.kernels.compilations()
+    }
+
     /// The device layer under this `Gpu`.
     pub(crate) fn device(&self) -> &Device {
         &self.inner.device

@@ -85,7 +85,7 @@ pub use backend::Backend;
 pub use catalogue::{Algorithm, Config, SegAlgorithm, SegConfig};
 pub use device::{
     driver_available, DeviceInfo, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut,
-    DeviceVec, SegLayout,
+    DeviceVec, MonoidOf, MonoidView, MonoidViewMut, PoolUsage, SegLayout,
 };
 pub use error::{CompileFailure, Error, Result};
 pub use gpu::Gpu;

@@ -6,6 +6,12 @@
 pub use crate::jit::cache::CACHE_DIR_ENV;
 pub use crate::jit::compile::{compile_cubin, nvrtc_available, nvrtc_version};
 
+/// The NVRTC compilations `gpu`'s kernel cache has started (its cache hits, in memory and on
+/// disk, start none).
+pub fn compilations(gpu: &crate::Gpu) -> u64 {
+    gpu.compilations()
+}
+
 use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegPlan, SegShape};
 use crate::error::Result;
 use crate::jit::codegen::assemble;

@@ -211,3 +211,92 @@ fn test_monoids_are_lawful() {
     lawful::<Mat2w>();
     lawful::<Mat3>();
 }
+
+/// `Backend::cpu()` has every call of `Backend`, and refuses what a GPU would refuse with the
+/// same errors.
+mod backend {
+    use super::*;
+    use reduce_cuda::{Algorithm, Backend, Config, Error, SegAlgorithm, SegConfig};
+    use reduce_tests::monoids::lang::{lifted, ArgMax};
+
+    #[test]
+    fn the_cpu_can_be_chosen() {
+        let cpu = Backend::cpu();
+        assert!(matches!(cpu, Backend::Cpu { reason: None }));
+        assert!(cpu.describe().starts_with("CPU ("), "{}", cpu.describe());
+        assert!(!cpu.describe().contains("no GPU"));
+    }
+
+    /// Lifted items across the parallel chunks: every item is lifted with its global index.
+    #[test]
+    fn lifted_items_fold_with_their_global_index() {
+        let cpu = Backend::cpu();
+        for n in [0usize, 1, 17, 16_384, 16_385, 100_003] {
+            let mut rng = TestRng::new(n as u64);
+            // Few distinct values: the first index of the maximum decides.
+            let xs: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 7) as f32).collect();
+            let got: ArgMax = cpu.reduce_lifted(&xs, Algorithm::Auto).unwrap();
+            assert_eq!(got, fold(&lifted::<ArgMax, f32>(&xs)), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn u32_and_u64_layouts_give_the_reference() {
+        let cpu = Backend::cpu();
+        let items = Affine::random_vec(50_000, 9);
+        let lengths: Vec<u32> = (0..2_000).map(|i| (i * 37 % 50) as u32).collect();
+        let total: u32 = lengths.iter().sum();
+        let items = &items[..total as usize];
+        let offsets32 = offsets_of(&lengths);
+        let offsets64: Vec<u64> = offsets32.iter().map(|&o| o as u64).collect();
+        let expected = fold_segments(items, &offsets32).unwrap();
+        assert_eq!(
+            cpu.reduce_segments(items, &offsets32, SegAlgorithm::Auto)
+                .unwrap(),
+            expected
+        );
+        assert_eq!(
+            cpu.reduce_segments(items, &offsets64, SegAlgorithm::Auto)
+                .unwrap(),
+            expected
+        );
+        let lengths64: Vec<u64> = lengths.iter().map(|&l| l as u64).collect();
+        let owner64: Vec<u64> = owners_of(&lengths64);
+        assert_eq!(
+            cpu.reduce_by_owner(items, &owner64, lengths.len(), SegAlgorithm::Auto)
+                .unwrap(),
+            expected
+        );
+    }
+
+    #[test]
+    fn the_cpu_refuses_what_a_gpu_refuses() {
+        let cpu = Backend::cpu();
+        let items = Affine::random_vec(100, 1);
+        let bad = Config::new(Algorithm::Tb2).block(96);
+        let e = cpu.reduce(&items, bad).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            reduce_cuda::testing::kernel_source_with::<Affine>(bad)
+                .unwrap_err()
+                .to_string()
+        );
+        // Lifted items are read by Shuffle only.
+        let e = cpu
+            .reduce_lifted::<ArgMax, f32>(&[1.0, 2.0], Algorithm::Matrix)
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidConfig { .. }), "{e:?}");
+        // u64 layouts are taken by SegShuffle and SegMerge only.
+        let e = cpu
+            .reduce_segments(&items, &[0u64, 100], SegAlgorithm::Tb2Seg)
+            .unwrap_err();
+        assert!(e.to_string().contains("u64"), "{e}");
+        let e = cpu
+            .reduce_segments(&items, &[0u32, 50, 99], SegConfig::new(SegAlgorithm::Auto))
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Layout(LayoutError::LastOffsetNotLen { .. })),
+            "{e:?}"
+        );
+    }
+}

@@ -165,3 +165,29 @@ fn child_without_nvrtc() {
         Err(e) => assert!(matches!(e, Error::NvrtcMissing), "{e:?}"),
     }
 }
+
+/// NVRTC rejects the same text every time: the runtime remembers the rejection (in memory) and
+/// returns the same error at once from the second call on, without compiling again.
+#[test]
+fn a_rejected_kernel_is_not_compiled_again() {
+    let Some(gpu) = gpu() else { return };
+    let xs = gpu.upload(&[Broken { x: 1 }, Broken { x: 2 }]).unwrap();
+    let config = Config::new(Algorithm::Tb2);
+    let first = gpu.reduce(&xs, config).unwrap_err().to_string();
+    assert!(first.contains("Broken{l.x + }"), "{first}");
+    let compiled = reduce_cuda::testing::compilations(&gpu);
+    for _ in 0..3 {
+        let again = gpu.reduce(&xs, config).unwrap_err().to_string();
+        assert_eq!(again, first);
+        let prepared = gpu.prepare::<Broken>(config).unwrap_err().to_string();
+        assert_eq!(prepared, first);
+    }
+    assert_eq!(
+        reduce_cuda::testing::compilations(&gpu),
+        compiled,
+        "compiled again"
+    );
+    // Another configuration is another text: compiled (and rejected) once.
+    gpu.reduce(&xs, Config::new(Algorithm::Matrix)).unwrap_err();
+    assert_eq!(reduce_cuda::testing::compilations(&gpu), compiled + 1);
+}

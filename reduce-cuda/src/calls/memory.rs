@@ -1,7 +1,8 @@
-//! The public calls that move memory: uploads, downloads, device copies, filled buffers, and
-//! borrowing another library's device memory by its raw address.
+//! The public calls that move memory: uploads, downloads, device copies, filled buffers, the
+//! memory pool every buffer comes from, and borrowing another library's device memory by its
+//! raw address.
 
-use crate::device::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, DeviceVec};
+use crate::device::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, DeviceVec, PoolUsage};
 use crate::error::{Error, Result};
 use crate::Gpu;
 use reduce_core::{CudaMonoid, DeviceCopy};
@@ -76,6 +77,28 @@ impl Gpu {
     /// A device buffer of `len` values, every one the monoid's identity.
     pub fn identities<M: CudaMonoid>(&self, len: usize) -> Result<DeviceVec<M>> {
         self.upload(&vec![M::identity(); len])
+    }
+
+    /// What the memory pool holds. Every buffer the library allocates (the allocating calls'
+    /// results, uploads, copies, scratch memory) comes from one stream-ordered pool per CUDA
+    /// context, shared by every `Gpu` of the context; a dropped buffer goes back to the pool,
+    /// which keeps it for the next one (reused in stream order: never while a kernel queued
+    /// before the drop may still read it) instead of handing it back to the driver.
+    pub fn pool_usage(&self) -> Result<PoolUsage> {
+        self.device().pool.usage()
+    }
+
+    /// Hands the memory the pool keeps for reuse back to the device; buffers in use stay.
+    pub fn trim_pool(&self) -> Result<()> {
+        self.device().pool.trim(0)
+    }
+
+    /// Caps the memory the pool holds at `bytes` (`None`: no cap, the default), and hands back
+    /// what it keeps past the cap. An allocation that would put more than the cap in use fails
+    /// with [`Error::OutOfMemory`], which reports the cap and the pool's use. The cap is the
+    /// context's: it applies to every `Gpu` of it.
+    pub fn set_pool_cap(&self, bytes: Option<usize>) -> Result<()> {
+        self.device().pool.set_cap(bytes)
     }
 
     /// Copies device memory (a [`DeviceVec`], a cudarc slice, ...) back to the host (waits for

@@ -111,11 +111,13 @@ impl Gpu {
     ) -> Result<M> {
         let input = self.device().input(xs)?;
         let mut d = self.dispatch(program)?;
-        let mut value = [M::identity()];
-        let result =
-            run(&mut d, config, &input, None).and_then(|out| d.queue_read(out, &mut value));
+        // The result is written straight into pinned host memory: no copy behind the kernel.
+        let slot = d.result_slot::<M>()?;
+        let result = run(&mut d, config, &input, Some(slot)).map(drop);
         let result = result.and(input.release()).and(self.synchronize());
-        d.finish(result).map(|()| value[0])
+        // SAFETY: the stream was synchronized after the launches that wrote the value.
+        let result = result.and_then(|()| unsafe { d.read_result::<M>() });
+        d.finish(result)
     }
 
     /// The reduction of the `X` items of `xs` by `program` into `out[0]`, queued.

@@ -7,10 +7,11 @@
 //! (`catalogue::signatures`) checks every declared signature against the kernel files, and that
 //! every kernel is declared.
 
+use super::module::EntryPoint;
 use super::{Device, Module};
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 
@@ -96,7 +97,7 @@ fn smem_carveout() -> Option<i32> {
 /// dynamic shared memory, checked against the device and opted in to.
 pub(crate) struct Kernel<A> {
     pub module: Arc<Module>,
-    function: CudaFunction,
+    entry: Arc<EntryPoint>,
     pub block: u32,
     pub smem: usize,
     args: PhantomData<fn(A)>,
@@ -107,7 +108,8 @@ impl Device {
     /// dynamic shared memory each: checks that they fit and opts the function in to more than
     /// 48 KiB. With `REDUCE_SMEM_CARVEOUT=P` (a benchmark knob, read once), kernels that use
     /// shared memory also prefer a carveout of P% of the unified L1/shared memory for it.
-    /// `algorithm` names the algorithm in the error.
+    /// `algorithm` names the algorithm in the error. The driver is asked each fact once per
+    /// entry point.
     pub fn kernel<A>(
         &self,
         module: &Arc<Module>,
@@ -116,11 +118,9 @@ impl Device {
         smem: usize,
         algorithm: &'static str,
     ) -> Result<Kernel<A>> {
-        let function = module.function(entry.name)?;
+        let point = module.entry(entry.name)?;
         let max = self.info.max_shared_per_block;
-        let static_smem = function
-            .shared_size_bytes()
-            .during("reading a kernel's shared memory")? as usize;
+        let static_smem = point.static_smem;
         if smem + static_smem > max {
             return Err(Error::InvalidConfig {
                 algorithm,
@@ -130,25 +130,31 @@ impl Device {
                 ),
             });
         }
-        if smem + static_smem > 48 * 1024 {
-            function
+        let mut set = point.set.lock().unwrap_or_else(|e| e.into_inner());
+        if smem + static_smem > 48 * 1024 && set.0 < smem {
+            point
+                .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                     smem as i32,
                 )
                 .during("opting a kernel in to more shared memory")?;
+            set.0 = smem;
         }
-        if let (Some(percent), true) = (smem_carveout(), smem + static_smem > 0) {
-            function
+        if let (Some(percent), true, false) = (smem_carveout(), smem + static_smem > 0, set.1) {
+            point
+                .function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                     percent,
                 )
                 .during("setting a kernel's shared memory carveout")?;
+            set.1 = true;
         }
+        drop(set);
         Ok(Kernel {
             module: module.clone(),
-            function,
+            entry: point,
             block,
             smem,
             args: PhantomData,
@@ -160,7 +166,7 @@ impl Device {
     pub fn helper_kernel<A>(&self, module: &Arc<Module>, entry: Entry<A>) -> Result<Kernel<A>> {
         Ok(Kernel {
             module: module.clone(),
-            function: module.function(entry.name)?,
+            entry: module.entry(entry.name)?,
             block: 256,
             smem: 0,
             args: PhantomData,
@@ -170,10 +176,24 @@ impl Device {
     /// The most blocks of `kernel` resident on the whole device at once (blocks per SM from
     /// the occupancy API, at least one, times the SMs): the grid of a persistent kernel.
     pub fn resident_blocks<A>(&self, kernel: &Kernel<A>) -> Result<u64> {
-        let per_sm = kernel
-            .function
-            .occupancy_max_active_blocks_per_multiprocessor(kernel.block, kernel.smem, None)
-            .during("querying occupancy")?;
+        let key = (kernel.block, kernel.smem);
+        let mut cached = kernel
+            .entry
+            .occupancy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let per_sm = match cached.get(&key) {
+            Some(&per_sm) => per_sm,
+            None => {
+                let per_sm = kernel
+                    .entry
+                    .function
+                    .occupancy_max_active_blocks_per_multiprocessor(kernel.block, kernel.smem, None)
+                    .during("querying occupancy")?;
+                cached.insert(key, per_sm);
+                per_sm
+            }
+        };
         Ok(per_sm.max(1) as u64 * self.info.multiprocessors as u64)
     }
 
@@ -192,7 +212,7 @@ impl Device {
             shared_mem_bytes: kernel.smem as u32,
         };
         let values = args.values();
-        let mut builder = self.stream.launch_builder(&kernel.function);
+        let mut builder = self.stream.launch_builder(&kernel.entry.function);
         for value in &values {
             builder.arg(value);
         }

@@ -1,22 +1,39 @@
-//! `DeviceVec<T>`, a typed buffer in device memory, and the stream-ordered copies and fills
-//! of raw device ranges that the layers above use.
+//! `DeviceVec<T>`, a typed buffer in device memory from the context's pool (`pool.rs`), and
+//! the stream-ordered copies and fills of raw device ranges that the layers above use.
 
+use super::pool::Pool;
 use super::Device;
 use crate::error::{DriverContext, Error, Result};
-use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{result, CudaStream};
 use reduce_core::DeviceCopy;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// `len` values of `T` in the memory of one [`crate::Gpu`]. Freed (stream-ordered) on drop.
+/// `len` values of `T` in the memory of one [`crate::Gpu`]. Freed on drop, in the order of the
+/// `Gpu`'s stream, into the memory pool of its context, which keeps it for the next buffer.
 ///
 /// Items are stored exactly as on the host (`T: DeviceCopy` has the same layout on both
 /// sides), so a buffer uploaded from `&[T]` downloads to the same `Vec<T>`.
 pub struct DeviceVec<T> {
-    pub(super) bytes: CudaSlice<u8>,
+    address: u64,
+    /// Bytes allocated (at least 16).
+    bytes: usize,
     len: usize,
     ordinal: usize,
+    pool: Arc<Pool>,
+    stream: Arc<CudaStream>,
     marker: PhantomData<T>,
+}
+
+// SAFETY: the buffer is plain device memory owned by this value; freeing it from another
+// thread is stream-ordered on its own stream.
+unsafe impl<T: Send> Send for DeviceVec<T> {}
+unsafe impl<T: Sync> Sync for DeviceVec<T> {}
+
+impl<T> Drop for DeviceVec<T> {
+    fn drop(&mut self) {
+        self.pool.free(self.address, self.bytes, &self.stream);
+    }
 }
 
 impl<T> std::fmt::Debug for DeviceVec<T> {
@@ -32,7 +49,6 @@ impl<T> std::fmt::Debug for DeviceVec<T> {
 impl<T: DeviceCopy> DeviceVec<T> {
     /// Allocates room for `len` values on `device`'s stream, contents unspecified.
     pub(crate) fn alloc(device: &Device, len: usize) -> Result<Self> {
-        let stream = &device.stream;
         let bytes = len
             .checked_mul(std::mem::size_of::<T>())
             .ok_or(Error::TooLarge {
@@ -41,27 +57,16 @@ impl<T: DeviceCopy> DeviceVec<T> {
                 limit: usize::MAX as u64,
             })?;
         // Never a zero-byte allocation; 16 bytes keep vector loads of tails in bounds.
-        let alloc_bytes = bytes.max(16);
-        // SAFETY: u8 has no invalid values; the contents are only read after being written.
-        let slice = unsafe { stream.alloc::<u8>(alloc_bytes) }.map_err(|e| {
-            if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-                let (free, total) = stream.context().mem_get_info().unwrap_or((0, 0));
-                Error::OutOfMemory {
-                    requested: alloc_bytes,
-                    free,
-                    total,
-                }
-            } else {
-                Error::Driver {
-                    during: "allocating device memory",
-                    source: e,
-                }
-            }
-        })?;
+        let bytes = bytes.max(16);
+        device.bind()?;
+        let address = device.pool.alloc(bytes, &device.stream)?;
         Ok(DeviceVec {
-            bytes: slice,
+            address,
+            bytes,
             len,
             ordinal: device.info.ordinal,
+            pool: device.pool.clone(),
+            stream: device.stream.clone(),
             marker: PhantomData,
         })
     }
@@ -102,13 +107,12 @@ impl<T> DeviceVec<T> {
 
     /// The raw device address, for kernel arguments and copies.
     pub(crate) fn address(&self) -> u64 {
-        let (ptr, _record) = self.bytes.device_ptr(self.bytes.stream());
-        ptr
+        self.address
     }
 
-    /// The stream the buffer was allocated on (its `Gpu`'s).
+    /// The stream the buffer was allocated on (its `Gpu`'s), which frees it.
     pub(crate) fn home(&self) -> &Arc<CudaStream> {
-        self.bytes.stream()
+        &self.stream
     }
 }
 

@@ -14,14 +14,19 @@ mod launch;
 mod memory;
 mod module;
 mod pinned;
+mod pool;
 mod view;
 
 pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
 pub use memory::DeviceVec;
 pub(crate) use module::Module;
-pub(crate) use pinned::PinnedWord;
+pub(crate) use pinned::{Pinned, PinnedWord};
+pub use pool::PoolUsage;
 pub(crate) use view::Access;
-pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
+pub use view::{
+    DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, MonoidOf, MonoidView, MonoidViewMut,
+    SegLayout,
+};
 
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{self, CUdevice_attribute};
@@ -65,11 +70,13 @@ pub fn driver_available() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// One CUDA context and the stream all of a `Gpu`'s work is queued on, in call order.
+/// One CUDA context and the stream all of a `Gpu`'s work is queued on, in call order, with the
+/// context's memory pool.
 pub(crate) struct Device {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
+    pub pool: Arc<pool::Pool>,
 }
 
 impl Device {
@@ -118,7 +125,13 @@ impl Device {
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
         };
-        Ok(Device { ctx, stream, info })
+        let pool = pool::Pool::of(&ctx)?;
+        Ok(Device {
+            ctx,
+            stream,
+            info,
+            pool,
+        })
     }
 
     /// Makes the context current on the calling thread: the raw copies, fills and launches that

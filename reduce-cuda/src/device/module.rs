@@ -20,9 +20,22 @@ const FAULT_GLOBAL: &str = "r_fault_info";
 /// A module loaded into a device's context.
 pub(crate) struct Module {
     module: Arc<CudaModule>,
-    functions: Mutex<HashMap<&'static str, CudaFunction>>,
-    /// Per entry point: whether it uses local memory (spills), once asked.
-    local: Mutex<HashMap<&'static str, bool>>,
+    entries: Mutex<HashMap<&'static str, Arc<EntryPoint>>>,
+}
+
+/// An entry point of a module, with what the driver says of it, asked once: a launch of a
+/// kernel already used costs no query.
+pub(crate) struct EntryPoint {
+    pub function: CudaFunction,
+    /// Static shared memory per block, in bytes.
+    pub static_smem: usize,
+    /// Local memory per thread (registers spilled under `__launch_bounds__`, a stack frame).
+    pub local_bytes: usize,
+    /// The attributes set on the function: the most dynamic shared memory it is opted in to,
+    /// and whether the carveout preference is set.
+    pub set: Mutex<(usize, bool)>,
+    /// Resident blocks per SM, by (threads per block, dynamic shared memory).
+    pub occupancy: Mutex<HashMap<(u32, usize), u32>>,
 }
 
 impl Device {
@@ -35,48 +48,42 @@ impl Device {
             .during("loading a CUBIN")?;
         Ok(Module {
             module,
-            functions: Mutex::new(HashMap::new()),
-            local: Mutex::new(HashMap::new()),
+            entries: Mutex::new(HashMap::new()),
         })
     }
 }
 
 impl Module {
     /// The entry point `name`.
-    pub fn function(&self, name: &'static str) -> Result<CudaFunction> {
-        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = functions.get(name) {
-            return Ok(f.clone());
+    pub fn entry(&self, name: &'static str) -> Result<Arc<EntryPoint>> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = entries.get(name) {
+            return Ok(entry.clone());
         }
-        let f = self
+        let function = self
             .module
             .load_function(name)
             .during("looking up a kernel entry point")?;
-        functions.insert(name, f.clone());
-        Ok(f)
+        let static_smem = function
+            .shared_size_bytes()
+            .during("reading a kernel's shared memory")? as usize;
+        let local_bytes = function
+            .local_size_bytes()
+            .during("reading a kernel's local memory size")? as usize;
+        let entry = Arc::new(EntryPoint {
+            function,
+            static_smem,
+            local_bytes,
+            set: Mutex::new((0, false)),
+            occupancy: Mutex::new(HashMap::new()),
+        });
+        entries.insert(name, entry.clone());
+        Ok(entry)
     }
 
-    /// Whether the entry point `name` uses local memory (registers spilled under its
-    /// `__launch_bounds__`, or a stack frame); asked of the driver once.
+    /// Whether the entry point `name` uses local memory (spills, or a stack frame).
     pub fn uses_local_memory(&self, name: &'static str) -> Result<bool> {
-        if let Some(&local) = self
-            .local
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(name)
-        {
-            return Ok(local);
-        }
-        let bytes = self
-            .function(name)?
-            .local_size_bytes()
-            .during("reading a kernel's local memory size")?;
-        let local = bytes > 0;
-        self.local
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(name, local);
-        Ok(local)
+        Ok(self.entry(name)?.local_bytes > 0)
     }
 
     /// Reads the module's fault record and clears it: `Some((index, len))` of the first index

@@ -1,47 +1,81 @@
-//! One pinned host word, mapped into the device's address space: a kernel's store there reaches
-//! the host without a copy queued behind the kernel, and the host may poll it while the launch
-//! still runs (the validated segmented reductions report their layout status this way).
+//! Pinned host memory mapped into the device's address space: a kernel's store there reaches
+//! the host without a copy queued behind the kernel. A reduction to the host writes its value
+//! there ([`Pinned`]), and the validated segmented reductions report their layout status in a
+//! word the host polls while the launch still runs ([`PinnedWord`]).
 
 use super::Device;
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::{sys, PinnedHostSlice};
+use reduce_core::DeviceCopy;
 
 /// The word while a launch's status is still to come (no kernel stores this value: statuses
 /// are an index below 2^62 with a class, 0, 1 or all ones).
 const PENDING: u64 = u64::MAX - 1;
 
-/// A pinned, device-mapped host `u64`.
-pub(crate) struct PinnedWord {
-    word: PinnedHostSlice<u64>,
+/// Pinned, device-mapped host bytes.
+pub(crate) struct Pinned {
+    bytes: PinnedHostSlice<u8>,
     device_address: u64,
-    /// The word's host address (kept as an integer: the word is moved between threads with
+    /// The bytes' host address (kept as an integer: the memory is moved between threads with
     /// its owner, the dispatch scratch, behind a mutex).
     host: usize,
 }
 
-impl PinnedWord {
-    /// Allocates the word in `device`'s context.
-    pub fn new(device: &Device) -> Result<PinnedWord> {
-        // SAFETY: the word is only read after a copy into it, or the kernel writing it, has
-        // completed.
-        let mut word = unsafe {
+impl Pinned {
+    /// `len` bytes in `device`'s context, 16-byte aligned.
+    pub fn new(device: &Device, len: usize) -> Result<Pinned> {
+        // SAFETY: the bytes are only read after a copy into them, or the kernel writing them,
+        // has completed.
+        let mut bytes = unsafe {
             device
                 .ctx
-                .alloc_pinned_with_flags::<u64>(1, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+                .alloc_pinned_with_flags::<u8>(len, sys::CU_MEMHOSTALLOC_DEVICEMAP)
         }
         .during("allocating pinned host memory")?;
-        let host = word.as_mut_ptr().during("allocating pinned host memory")?;
+        let host = bytes.as_mut_ptr().during("allocating pinned host memory")?;
         let mut device_address: sys::CUdeviceptr = 0;
         // SAFETY: `host` is a live allocation of cuMemHostAlloc with DEVICEMAP, in the current
         // context (`alloc_pinned_with_flags` bound it).
         unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_address, host.cast(), 0) }
             .result()
             .during("mapping pinned host memory for the device")?;
-        Ok(PinnedWord {
-            word,
+        Ok(Pinned {
+            bytes,
             device_address,
             host: host as usize,
         })
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The address a kernel writes at.
+    pub fn device_address(&self) -> u64 {
+        self.device_address
+    }
+
+    /// The value of `T` at the start, as the device or a copy left it.
+    ///
+    /// # Safety
+    /// A value of `T` was written there by work that has completed (the stream is synchronized
+    /// or the caller saw the write land), and `size_of::<T>() <= len`.
+    pub unsafe fn read<T: DeviceCopy>(&self) -> T {
+        // SAFETY: the caller's; `DeviceCopy` makes every byte pattern the device writes valid.
+        let value = unsafe { std::ptr::read_volatile(self.host as *const T) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        value
+    }
+}
+
+/// A pinned, device-mapped host `u64` a launch stores its status into.
+pub(crate) struct PinnedWord(Pinned);
+
+impl PinnedWord {
+    /// Allocates the word in `device`'s context.
+    pub fn new(device: &Device) -> Result<PinnedWord> {
+        Ok(PinnedWord(Pinned::new(device, 8)?))
     }
 
     /// Marks the word pending, before a launch whose last block stores its status there
@@ -50,8 +84,8 @@ impl PinnedWord {
     pub fn arm(&mut self) -> u64 {
         // SAFETY: the live pinned word; no kernel is left to store into it (every launch given
         // its address was waited for by `poll`, every copy into it by `copy_from`).
-        unsafe { std::ptr::write_volatile(self.host as *mut u64, PENDING) };
-        self.device_address
+        unsafe { std::ptr::write_volatile(self.0.host as *mut u64, PENDING) };
+        self.0.device_address
     }
 
     /// Waits until the last block of the launch `arm` prepared has stored its status, and
@@ -59,12 +93,8 @@ impl PinnedWord {
     /// to retire (the stream keeps later work behind it). The stream is queried now and then,
     /// so that a failed launch is an error, not a hang.
     pub fn poll(&mut self, device: &Device) -> Result<u64> {
-        let read = || {
-            // SAFETY: the live pinned word, written only by the armed launch.
-            let value = unsafe { std::ptr::read_volatile(self.host as *const u64) };
-            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-            value
-        };
+        // SAFETY: the word was armed; only the armed launch stores into it.
+        let read = || unsafe { self.0.read::<u64>() };
         let mut spins = 0u32;
         loop {
             let value = read();
@@ -90,16 +120,15 @@ impl PinnedWord {
     /// (waits for the work queued before).
     pub fn copy_from(&mut self, device: &Device, status: u64) -> Result<u64> {
         let host = self
-            .word
+            .0
+            .bytes
             .as_mut_slice()
             .during("reading the validation status")?;
         // SAFETY: `status` holds one u64 written by a kernel or a fill; the word is pinned and
         // read only after the synchronisation below.
         unsafe { device.queue_copy_to_host(status, host) }?;
         device.synchronize()?;
-        Ok(self
-            .word
-            .as_slice()
-            .during("reading the validation status")?[0])
+        // SAFETY: the copy above has completed.
+        Ok(unsafe { self.0.read::<u64>() })
     }
 }

@@ -30,6 +30,9 @@ pub(crate) mod sealed {
         fn read<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>);
     }
 
+    /// The built-in monoids over a primitive (see [`super::MonoidOf`]).
+    pub trait MonoidOf<P> {}
+
     /// The runtime's side of writable device memory.
     pub trait Output<T>: Input<T> {
         /// The address, for writing on `stream` (which first waits for recorded reads and
@@ -109,17 +112,98 @@ impl<T: DeviceCopy> sealed::Input<T> for DeviceVec<T> {
     fn home(&self) -> &Arc<CudaStream> {
         DeviceVec::home(self)
     }
-    fn read<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        self.bytes.device_ptr(stream)
+    fn read<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        (self.address(), SyncOnDrop::Record(None))
     }
 }
 impl<T: DeviceCopy> sealed::Output<T> for DeviceVec<T> {
-    fn write<'a>(&'a mut self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        self.bytes.device_ptr_mut(stream)
+    fn write<'a>(&'a mut self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        (self.address(), SyncOnDrop::Record(None))
     }
 }
 impl<T: DeviceCopy> DeviceInput<T> for DeviceVec<T> {}
 impl<T: DeviceCopy> DeviceOutput<T> for DeviceVec<T> {}
+
+/// A built-in monoid over the primitive `P` — `Sum<P>`, `Product<P>`, `Min<P>`, `Max<P>` — whose
+/// values are `P`s in memory (`#[repr(transparent)]`, every bit pattern valid), so that a buffer
+/// of `P` is read as its values ([`DeviceVec::as_monoid`]). Sealed.
+pub trait MonoidOf<P>: sealed::MonoidOf<P> {}
+
+macro_rules! monoids_of_primitives {
+    ($($monoid:ident),*) => {$(
+        impl<P: Primitive> sealed::MonoidOf<P> for $monoid<P> {}
+        impl<P: Primitive> MonoidOf<P> for $monoid<P> {}
+    )*};
+}
+monoids_of_primitives!(Sum, Product, Min, Max);
+
+/// A [`DeviceVec`] of a primitive read as values of a built-in monoid over it: an input of that
+/// monoid's reductions. Made by [`DeviceVec::as_monoid`].
+#[derive(Debug)]
+pub struct MonoidView<'a, P, M> {
+    vec: &'a DeviceVec<P>,
+    marker: PhantomData<fn() -> M>,
+}
+
+/// A [`DeviceVec`] of a primitive written as values of a built-in monoid over it: an output of
+/// that monoid's reductions. Made by [`DeviceVec::as_monoid_mut`].
+#[derive(Debug)]
+pub struct MonoidViewMut<'a, P, M> {
+    vec: &'a mut DeviceVec<P>,
+    marker: PhantomData<fn(M) -> M>,
+}
+
+impl<P: Primitive> DeviceVec<P> {
+    /// The buffer's values as values of `M`, a built-in monoid over `P`, for its reductions:
+    /// `gpu.reduce(&xs.as_monoid::<Sum<f32>>(), Algorithm::Auto)` for a `DeviceVec<f32>`, as a
+    /// cudarc `CudaSlice<f32>` is reduced as it is. No copy.
+    pub fn as_monoid<M: MonoidOf<P>>(&self) -> MonoidView<'_, P, M> {
+        MonoidView {
+            vec: self,
+            marker: PhantomData,
+        }
+    }
+
+    /// The buffer as an output of `M`'s reductions (see [`DeviceVec::as_monoid`]).
+    pub fn as_monoid_mut<M: MonoidOf<P>>(&mut self) -> MonoidViewMut<'_, P, M> {
+        MonoidViewMut {
+            vec: self,
+            marker: PhantomData,
+        }
+    }
+}
+
+impl<P: Primitive, M: MonoidOf<P>> sealed::Input<M> for MonoidView<'_, P, M> {
+    fn count(&self) -> usize {
+        self.vec.len()
+    }
+    fn home(&self) -> &Arc<CudaStream> {
+        self.vec.home()
+    }
+    fn read<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        (self.vec.address(), SyncOnDrop::Record(None))
+    }
+}
+impl<P: Primitive, M: MonoidOf<P>> DeviceInput<M> for MonoidView<'_, P, M> {}
+
+impl<P: Primitive, M: MonoidOf<P>> sealed::Input<M> for MonoidViewMut<'_, P, M> {
+    fn count(&self) -> usize {
+        self.vec.len()
+    }
+    fn home(&self) -> &Arc<CudaStream> {
+        self.vec.home()
+    }
+    fn read<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        (self.vec.address(), SyncOnDrop::Record(None))
+    }
+}
+impl<P: Primitive, M: MonoidOf<P>> sealed::Output<M> for MonoidViewMut<'_, P, M> {
+    fn write<'a>(&'a mut self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        (self.vec.address(), SyncOnDrop::Record(None))
+    }
+}
+impl<P: Primitive, M: MonoidOf<P>> DeviceInput<M> for MonoidViewMut<'_, P, M> {}
+impl<P: Primitive, M: MonoidOf<P>> DeviceOutput<M> for MonoidViewMut<'_, P, M> {}
 
 /// cudarc's slices and views: `$item` values in memory, read and written as `$value` (the same
 /// type, or a `#[repr(transparent)]` built-in monoid over a primitive, whose every bit pattern

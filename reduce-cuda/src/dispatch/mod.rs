@@ -158,12 +158,26 @@ impl<'a> Dispatch<'a> {
         self.scratch.pinned(device)?.copy_from(device, status)
     }
 
-    /// Queues the copy of the value at `address` into `value` (there once the stream is
-    /// synchronized).
-    pub fn queue_read<M: DeviceCopy>(&self, address: u64, value: &mut [M; 1]) -> Result<()> {
-        // SAFETY: the callers pass the address of one value written by this call's kernels,
-        // and read `value` only after synchronizing.
-        unsafe { self.device.queue_copy_to_host(address, value) }
+    /// The device address of pinned host memory for one value of `M`, for a kernel to write
+    /// the result of a reduction to the host into directly: no copy queued behind the kernel,
+    /// [`Dispatch::read_result`] reads it once the stream is synchronized.
+    pub fn result_slot<M: DeviceCopy>(&mut self) -> Result<u64> {
+        let device = self.device;
+        Ok(self
+            .scratch
+            .result(device, std::mem::size_of::<M>())?
+            .device_address())
+    }
+
+    /// The value the call's kernels wrote at [`Dispatch::result_slot`].
+    ///
+    /// # Safety
+    /// The stream was synchronized after the kernel that wrote it, a value of `M`.
+    pub unsafe fn read_result<M: DeviceCopy>(&mut self) -> Result<M> {
+        let device = self.device;
+        let slot = self.scratch.result(device, std::mem::size_of::<M>())?;
+        // SAFETY: the caller's.
+        Ok(unsafe { slot.read::<M>() })
     }
 
     /// Ends the call: `result` (the launches' outcome), and, for a program whose device code

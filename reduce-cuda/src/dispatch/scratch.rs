@@ -1,9 +1,9 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
-//! ticket of single-launch kernels, the segmented kernels' status word, and the pinned host
-//! word they report to. Guarded by a mutex held for a whole call, so host threads sharing a
+//! ticket of single-launch kernels, the segmented kernels' status word, the pinned host word
+//! they report to, and the pinned host memory a reduction to the host writes its value into. Guarded by a mutex held for a whole call, so host threads sharing a
 //! `Gpu` never interleave their use of it.
 
-use crate::device::{Device, DeviceVec, PinnedWord};
+use crate::device::{Device, DeviceVec, Pinned, PinnedWord};
 use crate::error::Result;
 
 /// Every region is aligned to this many bytes.
@@ -19,6 +19,9 @@ pub(crate) struct Scratch {
     pub seg_status: DeviceVec<u64>,
     /// Allocated on first use.
     pinned: Option<PinnedWord>,
+    /// Where a reduction to the host writes its value (allocated on first use, grown to the
+    /// largest value).
+    result: Option<Pinned>,
 }
 
 impl Scratch {
@@ -30,6 +33,7 @@ impl Scratch {
             ticket: DeviceVec::filled(device, 1, 0)?,
             seg_status: DeviceVec::filled(device, 1, 0xff)?,
             pinned: None,
+            result: None,
         })
     }
 
@@ -57,6 +61,14 @@ impl Scratch {
                 here
             })
             .collect())
+    }
+
+    /// Pinned host memory for a value of `bytes` bytes, mapped for the device.
+    pub fn result(&mut self, device: &Device, bytes: usize) -> Result<&Pinned> {
+        if self.result.as_ref().is_none_or(|r| r.len() < bytes) {
+            self.result = Some(Pinned::new(device, bytes.next_power_of_two().max(64))?);
+        }
+        Ok(self.result.as_ref().expect("allocated above"))
     }
 
     /// The pinned host word (allocated on first use).

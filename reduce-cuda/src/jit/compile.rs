@@ -46,6 +46,16 @@ pub fn options(arch: &str) -> Vec<String> {
 
 /// Compiles `source` to a CUBIN for `arch` (`sm_90`, ...).
 pub fn compile_cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
+    try_compile(source, arch)?.map_err(|failure| Error::Compile(Box::new(failure)))
+}
+
+/// Compiles `source` for `arch`: the CUBIN, or why NVRTC rejected the source (inner error: the
+/// same text and options are rejected every time), or an error of NVRTC itself (outer: a
+/// missing library, a failing call; the next attempt may succeed).
+pub(crate) fn try_compile(
+    source: &KernelSource,
+    arch: &str,
+) -> Result<std::result::Result<Vec<u8>, CompileFailure>> {
     if !nvrtc_available() {
         return Err(Error::NvrtcMissing);
     }
@@ -57,13 +67,13 @@ pub fn compile_cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     // SAFETY: `program` is valid until destroyed below; `text` and `name` outlive it.
     let outcome = unsafe { nvrtc::compile_program(program, &options) };
     let result = match outcome {
-        Ok(()) => cubin_of(program),
+        Ok(()) => cubin_of(program).map(Ok),
         Err(e) if e.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION => {
             // SAFETY: as above.
             let log = unsafe { nvrtc::get_program_log(program) }
                 .map(|chars| c_chars_to_string(&chars))
                 .unwrap_or_else(|e| format!("(the log could not be read: {e:?})"));
-            Err(compile_failure(source, log, options))
+            Ok(Err(compile_failure(source, log, options)))
         }
         Err(e) => Err(nvrtc_failure("nvrtcCompileProgram", e)),
     };
@@ -113,19 +123,19 @@ fn nvrtc_failure(call: &str, e: nvrtc::NvrtcError) -> Error {
     }))
 }
 
-/// Builds the error for a failed compilation, pointing at the first line the log blames.
-pub(crate) fn compile_failure(source: &KernelSource, log: String, options: Vec<String>) -> Error {
+/// Why a compilation failed, pointing at the first line the log blames.
+fn compile_failure(source: &KernelSource, log: String, options: Vec<String>) -> CompileFailure {
     let line = first_error_line(&log, &source.program_name());
     let source_line = line.and_then(|l| source.text.lines().nth(l - 1).map(str::to_string));
     let section = line.and_then(|l| source.section_of(l).map(str::to_string));
-    Error::Compile(Box::new(CompileFailure {
+    CompileFailure {
         program: source.program_name(),
         log,
         line,
         source_line,
         section,
         options,
-    }))
+    }
 }
 
 /// NVRTC writes `name(LINE): error: ...`; returns the first such LINE.

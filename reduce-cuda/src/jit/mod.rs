@@ -5,7 +5,11 @@
 //!
 //! The in-process key is (monoid type, item type, kernel family, compile-time parameters):
 //! cheap to build, so a hit costs a hash-map lookup. Only a miss assembles the source, whose
-//! hash (with options, NVRTC version and arch) is the disk key.
+//! hash (with options, NVRTC version and arch) is the disk key. A source NVRTC rejects is
+//! remembered too (in memory only): the same text is rejected every time, so the next call
+//! gets the same [`crate::Error::Compile`] at once instead of compiling it again. Nothing else
+//! is remembered as a failure: a missing library, a driver error or a full device may pass on
+//! the next call.
 
 pub(crate) mod cache;
 pub(crate) mod codegen;
@@ -17,11 +21,12 @@ pub(crate) use codegen::{Family, KernelSpec};
 pub(crate) use program::{Items, Lifted, Own, Program};
 
 use crate::device::{Device, Module};
-use crate::error::Result;
+use crate::error::{CompileFailure, Error, Result};
 use cache::CacheKey;
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -59,12 +64,17 @@ impl JitReport {
 
 type MemoryKey = ((TypeId, Option<TypeId>), KernelSpec);
 
-/// The loaded kernels of one CUDA context.
+/// A kernel of the cache: loaded, or rejected by NVRTC.
+type Entry = std::result::Result<Arc<Module>, CompileFailure>;
+
+/// The loaded (and the rejected) kernels of one CUDA context.
 pub(crate) struct KernelCache {
     arch: String,
     nvrtc_version: (i32, i32),
     disk: Option<PathBuf>,
-    loaded: Mutex<HashMap<MemoryKey, Arc<Module>>>,
+    loaded: Mutex<HashMap<MemoryKey, Entry>>,
+    /// NVRTC compilations this cache started (for the tests of the caches).
+    compilations: AtomicU64,
 }
 
 impl KernelCache {
@@ -74,6 +84,7 @@ impl KernelCache {
             nvrtc_version,
             disk: cache::cache_dir(),
             loaded: Mutex::new(HashMap::new()),
+            compilations: AtomicU64::new(0),
         }
     }
 
@@ -87,55 +98,66 @@ impl KernelCache {
     ) -> Result<(Arc<Module>, JitReport)> {
         let start = Instant::now();
         let key = (program.key(), spec.clone());
-        if let Some(module) = self.lock().get(&key) {
-            let report = JitReport {
-                origin: KernelOrigin::Memory,
-                elapsed: start.elapsed(),
-            };
-            return Ok((module.clone(), report));
-        }
-        // Compile outside the lock: other kernels stay available meanwhile.
-        let source = codegen::assemble(spec, program);
-        let (module, origin) = self.load_or_compile(device, &source)?;
-        let module = self.lock().entry(key).or_insert(Arc::new(module)).clone();
-        Ok((
-            module,
-            JitReport {
-                origin,
-                elapsed: start.elapsed(),
-            },
-        ))
+        let cached = self.lock().get(&key).cloned();
+        let (entry, origin) = match cached {
+            Some(entry) => (entry, KernelOrigin::Memory),
+            None => {
+                // Compile outside the lock: other kernels stay available meanwhile.
+                let source = codegen::assemble(spec, program);
+                let (entry, origin) = match self.load_or_compile(device, &source)? {
+                    Ok((module, origin)) => (Ok(Arc::new(module)), origin),
+                    Err(rejected) => (Err(rejected), KernelOrigin::Compiled),
+                };
+                (self.lock().entry(key).or_insert(entry).clone(), origin)
+            }
+        };
+        let module = entry.map_err(|rejected| Error::Compile(Box::new(rejected)))?;
+        let report = JitReport {
+            origin,
+            elapsed: start.elapsed(),
+        };
+        Ok((module, report))
+    }
+
+    /// The NVRTC compilations this cache started.
+    pub fn compilations(&self) -> u64 {
+        self.compilations.load(Ordering::Relaxed)
     }
 
     /// Number of kernels loaded in this context.
     pub fn len(&self) -> usize {
-        self.lock().len()
+        self.lock().values().filter(|entry| entry.is_ok()).count()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemoryKey, Arc<Module>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<MemoryKey, Entry>> {
         self.loaded.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The module of `source` (from the disk cache, or compiled), or why NVRTC rejected it.
     fn load_or_compile(
         &self,
         device: &Device,
         source: &KernelSource,
-    ) -> Result<(Module, KernelOrigin)> {
+    ) -> Result<std::result::Result<(Module, KernelOrigin), CompileFailure>> {
         let options = compile::options(&self.arch);
         let key = CacheKey::new(&source.text, &options, self.nvrtc_version, &self.arch);
         if let Some(dir) = &self.disk {
             if let Some(cubin) = cache::load(dir, key) {
                 // A CUBIN the driver refuses is stale: fall through and recompile.
                 if let Ok(module) = device.load_module(cubin) {
-                    return Ok((module, KernelOrigin::Disk));
+                    return Ok(Ok((module, KernelOrigin::Disk)));
                 }
             }
         }
-        let cubin = compile::compile_cubin(source, &self.arch)?;
+        self.compilations.fetch_add(1, Ordering::Relaxed);
+        let cubin = match compile::try_compile(source, &self.arch)? {
+            Ok(cubin) => cubin,
+            Err(rejected) => return Ok(Err(rejected)),
+        };
         let module = device.load_module(cubin.clone())?;
         if let Some(dir) = &self.disk {
             cache::store(dir, key, &cubin);
         }
-        Ok((module, KernelOrigin::Compiled))
+        Ok(Ok((module, KernelOrigin::Compiled)))
     }
 }

@@ -1,0 +1,202 @@
+//! The memory pool every buffer of the library comes from: a stream-ordered CUDA pool of its
+//! own per context (not the device's default pool, which other libraries share), that keeps
+//! freed memory for reuse instead of handing it back to the driver at each synchronisation.
+//!
+//! Reuse follows stream order: a block freed on a stream is handed out again to that stream at
+//! once, and to another only after the free's stream has passed it (the driver adds the
+//! dependency), so memory a queued kernel still reads is never reused under it. Every `Gpu` of
+//! one context shares its pool (`Pool::of`); a buffer frees on the stream it was allocated on,
+//! from any thread.
+
+use crate::error::{DriverContext, Error, Result};
+use cudarc::driver::sys::{self, CUmemPool_attribute};
+use cudarc::driver::{result, CudaContext, CudaStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+/// What a pool holds, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Device memory the pool holds: in use, or kept for reuse.
+    pub held: usize,
+    /// Device memory in live buffers.
+    pub in_use: usize,
+    /// The most the pool may hold (`None`: the device's memory is the limit).
+    pub cap: Option<usize>,
+}
+
+/// A stream-ordered pool of one context.
+pub(crate) struct Pool {
+    raw: sys::CUmemoryPool,
+    ctx: Arc<CudaContext>,
+    /// Bytes of live buffers.
+    in_use: AtomicUsize,
+    /// The cap in bytes, 0 for none.
+    cap: AtomicUsize,
+}
+
+// SAFETY: a CUmemoryPool handle may be used from any thread; the counters are atomic.
+unsafe impl Send for Pool {}
+unsafe impl Sync for Pool {}
+
+/// The pools of the process, by context (a pool keeps its context alive, so the key stays
+/// unique while the pool lives).
+static POOLS: Mutex<Vec<(usize, Weak<Pool>)>> = Mutex::new(Vec::new());
+
+impl Pool {
+    /// The pool of context `ctx` (current on the calling thread), created on first use.
+    pub fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Pool>> {
+        let key = ctx.cu_ctx() as usize;
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        pools.retain(|(_, pool)| pool.strong_count() > 0);
+        if let Some(pool) = pools
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, p)| p.upgrade())
+        {
+            return Ok(pool);
+        }
+        let mut props: sys::CUmemPoolProps = unsafe { std::mem::zeroed() };
+        props.allocType = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.handleTypes = sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_NONE;
+        props.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = ctx.cu_device();
+        // SAFETY: `props` is a valid, zero-initialised description of a device pool.
+        let raw = unsafe { result::mem_pool::create(&props) }.during("creating a memory pool")?;
+        let pool = Arc::new(Pool {
+            raw,
+            ctx: ctx.clone(),
+            in_use: AtomicUsize::new(0),
+            cap: AtomicUsize::new(0),
+        });
+        // Keep freed memory (the default threshold, 0, returns it at every synchronisation).
+        pool.set(
+            CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            u64::MAX,
+        )?;
+        pools.push((key, Arc::downgrade(&pool)));
+        Ok(pool)
+    }
+
+    fn set(&self, attribute: CUmemPool_attribute, mut value: u64) -> Result<()> {
+        // SAFETY: the pool is live; the attributes set here are 64-bit.
+        unsafe {
+            result::mem_pool::set_attribute(self.raw, attribute, (&mut value as *mut u64).cast())
+        }
+        .during("setting a memory pool attribute")
+    }
+
+    fn get(&self, attribute: CUmemPool_attribute) -> Result<u64> {
+        let mut value = 0u64;
+        // SAFETY: the pool is live; the attributes read here are 64-bit.
+        unsafe {
+            result::mem_pool::get_attribute(self.raw, attribute, (&mut value as *mut u64).cast())
+        }
+        .during("reading a memory pool attribute")?;
+        Ok(value)
+    }
+
+    /// What the pool holds now.
+    pub fn usage(&self) -> Result<PoolUsage> {
+        Ok(PoolUsage {
+            held: self.get(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)? as usize,
+            in_use: self.in_use.load(Ordering::Relaxed),
+            cap: self.cap(),
+        })
+    }
+
+    fn cap(&self) -> Option<usize> {
+        Some(self.cap.load(Ordering::Relaxed)).filter(|&c| c > 0)
+    }
+
+    /// Sets the cap on the memory the pool holds, and trims to it.
+    pub fn set_cap(&self, cap: Option<usize>) -> Result<()> {
+        self.cap.store(cap.unwrap_or(0), Ordering::Relaxed);
+        match cap {
+            Some(cap) => self.trim(cap),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns kept memory to the device until the pool holds at most `keep` bytes (memory in
+    /// use stays).
+    pub fn trim(&self, keep: usize) -> Result<()> {
+        // SAFETY: the pool is live.
+        unsafe { result::mem_pool::trim_to(self.raw, keep) }.during("trimming a memory pool")
+    }
+
+    /// `bytes` bytes on `stream` (its context current), in stream order.
+    pub fn alloc(&self, bytes: usize, stream: &CudaStream) -> Result<u64> {
+        if let Some(cap) = self.cap() {
+            let in_use = self.in_use.load(Ordering::Relaxed);
+            if in_use + bytes > cap {
+                return Err(self.out_of_memory(bytes));
+            }
+        }
+        let attempt = || {
+            // SAFETY: the pool and the stream are live, of the current context.
+            unsafe { result::mem_pool::alloc_async(self.raw, bytes, stream.cu_stream()) }
+        };
+        let address = match attempt() {
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                // Memory kept for reuse may be what is missing: hand it back, try once more.
+                self.trim(0)?;
+                attempt()
+            }
+            other => other,
+        }
+        .map_err(|e| match e.0 {
+            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => self.out_of_memory(bytes),
+            _ => Error::Driver {
+                during: "allocating device memory",
+                source: e,
+            },
+        })?;
+        self.in_use.fetch_add(bytes, Ordering::Relaxed);
+        if let Some(cap) = self.cap() {
+            if self.usage().is_ok_and(|u| u.held > cap) {
+                self.trim(cap)?;
+            }
+        }
+        Ok(address)
+    }
+
+    /// Frees `bytes` bytes at `address` on `stream`, in stream order (from any thread).
+    pub fn free(&self, address: u64, bytes: usize, stream: &CudaStream) {
+        self.in_use.fetch_sub(bytes, Ordering::Relaxed);
+        let freed = self.ctx.bind_to_thread().and_then(|()| {
+            // SAFETY: `address` came from this pool on this context and is freed once.
+            unsafe { result::free_async(address, stream.cu_stream()) }
+        });
+        self.ctx.record_err(freed);
+    }
+
+    fn out_of_memory(&self, requested: usize) -> Error {
+        let (free, total) = self.ctx.mem_get_info().unwrap_or((0, 0));
+        let usage = self.usage().unwrap_or(PoolUsage {
+            held: 0,
+            in_use: self.in_use.load(Ordering::Relaxed),
+            cap: self.cap(),
+        });
+        Error::OutOfMemory {
+            requested,
+            free,
+            total,
+            pool_held: usage.held,
+            pool_in_use: usage.in_use,
+            cap: usage.cap,
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Every buffer holds the pool: none is left. The frees may still be queued; the driver
+        // destroys the pool once they have run.
+        let destroyed = self.ctx.bind_to_thread().and_then(|()| {
+            // SAFETY: the pool is live and destroyed once.
+            unsafe { result::mem_pool::destroy(self.raw) }
+        });
+        self.ctx.record_err(destroyed);
+    }
+}
