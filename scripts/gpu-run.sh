@@ -3,7 +3,8 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
-# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, ab (kernel variants: see the phase).
+# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, api (every public call as users call it),
+# ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
 # tool brings back at most 8 files); $OUT/summary.txt is also printed last.
@@ -128,6 +129,18 @@ for phase in "$@"; do
         --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    api)
+      # every public call as users call it, with the kernels' time beside it; CUB's best case
+      # (DeviceReduce + a copy into pinned memory + a synchronise) and PyTorch by the same clock
+      # (API_QUICK=1: bench api --quick, no 2^28 and 2^24 segmented items)
+      nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_latency.cu -o /tmp/cub_latency > "$OUT/nvcc-latency.log" 2>&1 \
+        && /tmp/cub_latency > "$OUT/cub-api.txt" 2>&1 || note "cub latency anchor failed: $(tail -3 "$OUT/cub-api.txt" "$OUT/nvcc-latency.log")"
+      [ -d "$LAYOUTS" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_api.py "$LAYOUTS" > "$OUT/torch-api.txt" 2>&1 || note "torch api anchor failed: $(tail -3 "$OUT/torch-api.txt")"
+      quick=""; [ "${API_QUICK:-0}" = 1 ] && quick="--quick"
+      .gpu/bin/bench api $quick --out "$OUT" --cub "$OUT/cub-api.txt" --torch "$OUT/torch-api.txt" 2>"$OUT/bench-api.err" | tee "$OUT/bench-api.txt" | tail -n 90 >> "$SUMMARY"
+      tail -3 "$OUT/bench-api.err" >> "$SUMMARY"
       ;;
     ab)
       # A/B of two or more builds of `bench` in one command: each .gpu/ab/bench_NAME (built here,

@@ -31,6 +31,25 @@ pub fn read_cub(path: &Option<PathBuf>) -> HashMap<(String, usize), (f64, String
     map
 }
 
+/// Times of the anchors of `bench api` (`anchors/cub_latency.cu`, `anchors/torch_api.py`):
+/// lines `api <peer> <call> <monoid> <layout>@<n> us <us>`, keyed `<peer> <call> <monoid>
+/// <layout>@<n>`.
+pub fn read_api_refs(path: &Option<PathBuf>) -> HashMap<String, f64> {
+    let mut map = HashMap::new();
+    let Some(text) = path.as_ref().and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return map;
+    };
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if let ["api", peer, call, monoid, key, "us", us] = w[..] {
+            if let Ok(us) = us.parse::<f64>() {
+                map.insert(format!("{peer} {call} {monoid} {key}"), us);
+            }
+        }
+    }
+    map
+}
+
 /// Times of the segmented anchors (`anchors/cub_sweep.cu ... segmented`, `segargmax_anchor.cu`,
 /// `torch_seg.py`): CUB keys `<routine>_<monoid> <layout>`, torch keys `<routine> <layout>`.
 pub fn read_refs(path: &Option<PathBuf>) -> HashMap<String, f64> {

@@ -64,6 +64,16 @@ impl<T> Filled<T> {
     }
 }
 
+impl<T: reduce_cuda::DeviceCopy> Filled<T> {
+    /// The first `len` items (at most all), as another slice of the same memory.
+    pub fn prefix(&self, gpu: &Gpu, len: usize) -> Result<DeviceSlice<T>> {
+        let len = len.min(self.items.len());
+        // SAFETY: a prefix of the items, which live as long as `self`; the caller keeps the
+        // slice no longer than that.
+        unsafe { DeviceSlice::from_raw(self.items.address(), len, gpu) }
+    }
+}
+
 /// The benchmark kernels (read roof, random fill), compiled once per `Gpu`.
 pub struct BenchKernels {
     gpu: Gpu,

@@ -54,6 +54,23 @@ impl DeviceLayout {
         }
     }
 
+    /// One reduction by the allocating form of the call (`reduce_segments`, `reduce_by_owner`):
+    /// a new output, dropped at once.
+    pub fn allocating<M: CudaMonoid>(
+        &self,
+        gpu: &Gpu,
+        items: &impl DeviceInput<M>,
+        form: &str,
+        config: SegConfig,
+    ) -> reduce_cuda::Result<()> {
+        if form == "owner" {
+            gpu.reduce_by_owner(items, &self.owner, self.segments, config)
+                .map(drop)
+        } else {
+            gpu.reduce_segments(items, &self.offsets, config).map(drop)
+        }
+    }
+
     /// The median time (ms) of [`DeviceLayout::run`].
     pub fn time<M: CudaMonoid>(
         &self,

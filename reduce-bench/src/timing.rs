@@ -26,6 +26,28 @@ fn time_ms(gpu: &Gpu, enqueue: impl FnOnce() -> Result<()>) -> Result<f32> {
         .map_err(driver("reading event times"))
 }
 
+/// The time of a call as its caller sees it: the host clock around `call` and a synchronisation
+/// of `gpu`'s stream. Warm-up 3, then the median of `reps` calls, in microseconds.
+pub fn host_median_us(
+    gpu: &Gpu,
+    reps: usize,
+    mut call: impl FnMut() -> Result<()>,
+) -> Result<f64> {
+    for _ in 0..3 {
+        call()?;
+    }
+    gpu.synchronize()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let start = std::time::Instant::now();
+        call()?;
+        gpu.synchronize()?;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
 /// Warm-up 3, then the median of `reps` event-timed runs of `enqueue`.
 pub fn median_ms(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f32> {
     for _ in 0..3 {

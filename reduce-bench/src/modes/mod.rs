@@ -2,6 +2,7 @@
 
 use crate::cli::Args;
 
+mod api;
 mod argmax;
 mod fig4;
 mod fig5;
@@ -23,6 +24,7 @@ mod variants;
 pub fn run(args: &Args) -> reduce_cuda::Result<()> {
     match args.mode.as_str() {
         "plain" => plain::plain(args),
+        "api" => api::api(args),
         "fig4" => fig4::fig4(args),
         "jit" => jit::jit(args),
         "variants" => variants::variants(args),
@@ -39,7 +41,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "argmax" => argmax::argmax(args),
         "segargmax" => segargmax::segargmax(args),
         other => {
-            eprintln!("unknown mode {other}: plain, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, argmax or segargmax");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, argmax or segargmax");
             std::process::exit(2);
         }
     }

@@ -1,0 +1,246 @@
+//! `bench api [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: every public call timed as a
+//! user calls it — allocating forms, `_into` forms, `reduce` returning its value to the host,
+//! upload + reduce — by the host clock around the call and a synchronisation (median of many
+//! calls after a warm-up), beside the time of the kernels behind it (CUDA events around the
+//! `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and 2^28 items (f32 sum, affine maps, lifted
+//! f32 ArgMax); segmented on every distribution of `bench segmented` (2^26 f32 items, both
+//! forms); a loop of allocating calls whose sizes change from call to call (the pool must serve
+//! mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a synchronisation,
+//! `anchors/cub_latency.cu`) and PyTorch (`anchors/torch_api.py`) from the same device command,
+//! by the same host clock. Writes `api.csv`.
+
+use crate::anchors::read_api_refs;
+use crate::cli::Args;
+use crate::kernels::BenchKernels;
+use crate::layouts::{distribution, key, DISTRIBUTIONS};
+use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
+use crate::seg_common::DeviceLayout;
+use crate::timing::{host_median_us, median_ms, REPS};
+use reduce_cuda::{Algorithm, CudaMonoid, DeviceInput, DeviceSlice, Gpu, SegAlgorithm, Sum};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Host-timed calls per point.
+const CALLS: usize = 50;
+
+/// One measured call.
+struct Row {
+    call: &'static str,
+    monoid: &'static str,
+    n: u64,
+    layout: String,
+    host_us: f64,
+    kernel_us: f64,
+}
+
+impl Row {
+    fn anchor_key(&self, peer: &str) -> String {
+        format!("{peer} {} {} {}", self.call, self.monoid, key(&self.layout, self.n))
+    }
+}
+
+/// The plain calls on `items` (a `DeviceInput<M>` of `n` items, with a host copy).
+fn plain_rows<M: CudaMonoid>(
+    gpu: &Gpu,
+    monoid: &'static str,
+    items: &impl DeviceInput<M>,
+    host: &[M],
+    rows: &mut Vec<Row>,
+) -> reduce_cuda::Result<()> {
+    let n = host.len() as u64;
+    let mut out = gpu.identities::<M>(1)?;
+    let kernel_us = median_ms(gpu, REPS, || gpu.reduce_into(items, &mut out, Algorithm::Auto))?
+        as f64
+        * 1e3;
+    let mut row = |call, host_us| {
+        rows.push(Row {
+            call,
+            monoid,
+            n,
+            layout: "plain".into(),
+            host_us,
+            kernel_us,
+        })
+    };
+    row(
+        "reduce_into",
+        host_median_us(gpu, CALLS, || {
+            gpu.reduce_into(items, &mut out, Algorithm::Auto)
+        })?,
+    );
+    row(
+        "reduce",
+        host_median_us(gpu, CALLS, || gpu.reduce(items, Algorithm::Auto).map(drop))?,
+    );
+    row(
+        "upload+reduce",
+        host_median_us(gpu, CALLS.min(16), || {
+            gpu.reduce(&gpu.upload(host)?, Algorithm::Auto).map(drop)
+        })?,
+    );
+    Ok(())
+}
+
+/// `bench api`: see the module's docs.
+pub fn api(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let refs: HashMap<String, f64> = read_api_refs(&args.cub)
+        .into_iter()
+        .chain(read_api_refs(&args.torch))
+        .collect();
+    let mut rows = Vec::new();
+    let logs: &[u32] = if args.quick {
+        &[10, 16, 20, 24]
+    } else {
+        &[10, 16, 20, 24, 28]
+    };
+    for &log in logs {
+        let n = 1usize << log;
+        let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
+        let host_sums = gpu.download(sums.items())?;
+        plain_rows(&gpu, "f32_sum", sums.items(), &host_sums, &mut rows)?;
+        let affine = kernels.fill_random::<Affine>(n, 4, &masks_affine())?;
+        let host_affine = gpu.download(affine.items())?;
+        plain_rows(&gpu, "affine", affine.items(), &host_affine, &mut rows)?;
+        // Lifted: f32 items, (max, index) values.
+        let floats = kernels.fill_random::<f32>(n, 5, &masks_f32())?;
+        let mut out = gpu.identities::<ArgMax>(1)?;
+        let kernel_us = median_ms(&gpu, REPS, || {
+            gpu.reduce_lifted_into::<ArgMax, f32>(floats.items(), &mut out, Algorithm::Auto)
+        })? as f64
+            * 1e3;
+        let host_us = host_median_us(&gpu, CALLS, || {
+            gpu.reduce_lifted::<ArgMax, f32>(floats.items(), Algorithm::Auto)
+                .map(drop)
+        })?;
+        rows.push(Row {
+            call: "reduce_lifted",
+            monoid: "argmax_f32",
+            n: n as u64,
+            layout: "plain".into(),
+            host_us,
+            kernel_us,
+        });
+        eprintln!("api: plain n = 2^{log} done");
+    }
+
+    // Segmented: every distribution, f32 sum, both forms, validated (the default).
+    let n = if args.quick { 1u64 << 24 } else { 1 << 26 };
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 6, &masks_f32())?;
+    let auto = SegAlgorithm::Auto;
+    let mut layouts: Vec<DeviceLayout> = Vec::new();
+    for dist in DISTRIBUTIONS {
+        let offsets = distribution(dist, n, 7).unwrap();
+        let layout = DeviceLayout::new(&gpu, &offsets)?;
+        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        for form in ["offsets", "owner"] {
+            let kernel_us = layout.time(&gpu, sums.items(), &mut out, form, auto.into())? as f64
+                * 1e3;
+            let into_us = host_median_us(&gpu, CALLS, || {
+                layout.run(&gpu, sums.items(), &mut out, form, auto.into())
+            })?;
+            let alloc_us = host_median_us(&gpu, CALLS, || {
+                layout.allocating(&gpu, sums.items(), form, auto.into())
+            })?;
+            let (into, allocating) = match form {
+                "offsets" => ("reduce_segments_into", "reduce_segments"),
+                _ => ("reduce_by_owner_into", "reduce_by_owner"),
+            };
+            for (call, host_us) in [(into, into_us), (allocating, alloc_us)] {
+                rows.push(Row {
+                    call,
+                    monoid: "f32_sum",
+                    n,
+                    layout: dist.into(),
+                    host_us,
+                    kernel_us,
+                });
+            }
+        }
+        layouts.push(layout);
+        eprintln!("api: segmented {dist} done");
+    }
+
+    // Sizes changing from call to call: each call takes the next distribution, every other
+    // one over half the items (so the outputs' sizes change too).
+    let halves: Vec<DeviceLayout> = DISTRIBUTIONS
+        .iter()
+        .map(|dist| DeviceLayout::new(&gpu, &distribution(dist, n / 2, 11).unwrap()))
+        .collect::<reduce_cuda::Result<_>>()?;
+    let half = sums.prefix(&gpu, n as usize / 2)?;
+    let calls: Vec<(&DeviceLayout, &DeviceSlice<Sum<f32>>)> = layouts
+        .iter()
+        .zip(&halves)
+        .flat_map(|(whole, halved)| [(whole, sums.items()), (halved, &half)])
+        .collect();
+    for allocating in [false, true] {
+        let mut k = 0usize;
+        let host_us = host_median_us(&gpu, 4 * CALLS, || {
+            let (layout, items) = calls[k % calls.len()];
+            k += 1;
+            if allocating {
+                layout.allocating(&gpu, items, "offsets", auto.into())
+            } else {
+                let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+                layout.run(&gpu, items, &mut out, "offsets", auto.into())
+            }
+        })?;
+        rows.push(Row {
+            call: if allocating {
+                "reduce_segments, sizes changing"
+            } else {
+                "zeroed + reduce_segments_into, sizes changing"
+            },
+            monoid: "f32_sum",
+            n,
+            layout: "mixed".into(),
+            host_us,
+            kernel_us: f64::NAN,
+        });
+    }
+    let usage = gpu.pool_usage()?;
+    println!(
+        "memory pool after the run: {} MiB held, {} MiB in use",
+        usage.held >> 20,
+        usage.in_use >> 20
+    );
+
+    let mut csv = String::from("call,monoid,n,layout,host_us,kernel_us,host_over_kernel,cub_us,torch_us\n");
+    println!(
+        "{:<58} {:<10} {:>10} {:<13} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "call", "monoid", "n", "layout", "host us", "kernel", "x", "CUB us", "torch us"
+    );
+    for r in &rows {
+        let cub = refs.get(&r.anchor_key("cub_api")).copied();
+        let torch = refs.get(&r.anchor_key("torch_api")).copied();
+        let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.2}"));
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{:.2},{:.2},{:.3},{},{}",
+            r.call,
+            r.monoid,
+            r.n,
+            r.layout,
+            r.host_us,
+            r.kernel_us,
+            r.host_us / r.kernel_us,
+            opt(cub),
+            opt(torch)
+        );
+        println!(
+            "{:<58} {:<10} {:>10} {:<13} {:>9.2} {:>9.2} {:>6.3} {:>8} {:>8}",
+            r.call,
+            r.monoid,
+            r.n,
+            r.layout,
+            r.host_us,
+            r.kernel_us,
+            r.host_us / r.kernel_us,
+            opt(cub),
+            opt(torch)
+        );
+    }
+    std::fs::write(args.out.join("api.csv"), &csv).expect("writing api.csv");
+    Ok(())
+}
