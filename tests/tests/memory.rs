@@ -25,7 +25,7 @@ fn freed_memory_is_kept_and_reused_for_mixed_sizes() {
     let items = Affine::random_vec(1 << 20, 1);
     let xs = gpu.upload(&items).unwrap();
     let offsets = gpu.upload(&offsets_of(&vec![4u32; 1 << 18])).unwrap();
-    let sizes = [1usize << 10, 5 << 16, 3 << 19, 1 << 20, 7 << 12];
+    let sizes = [1usize << 10, 5 << 16, 3 << 18, 1 << 20, 7 << 12];
     let round = |gpu: &Gpu| {
         for &n in &sizes {
             let piece = gpu.upload(&items[..n]).unwrap();
