@@ -314,6 +314,50 @@ def cluster_combine(data):
     return table(header, body)
 
 
+# ---- every public call as users call it (bench api: api.csv) ----
+
+def api_plain(data):
+    """Plain calls by size: host time of each call, the kernels' time, CUB and PyTorch."""
+    by = {(r["call"], r["monoid"], r["n"]): r for r in rows("api.csv", data) if r["layout"] == "plain"}
+    body = []
+    for n in sorted({int(n) for (_, _, n) in by}):
+        for monoid, name in [("f32_sum", "f32 sum"), ("affine", "affine (8 B)")]:
+            get = lambda call: by.get((call, monoid, str(n)))
+            reduce, into, upload = get("reduce"), get("reduce_into"), get("upload+reduce")
+            if not reduce:
+                continue
+            cub = reduce["cub_us"]
+            vs_cub = f"{float(reduce['host_us']) / float(cub):.2f}" if cub else "–"
+            torch = reduce["torch_us"] or "–"
+            body.append([log2(n), name, reduce["kernel_us"], into["host_us"], reduce["host_us"],
+                         cub or "–", vs_cub, torch, upload["host_us"]])
+    return table(["N", "monoid", "kernels (events) µs", "`reduce_into` + sync µs",
+                  "`reduce` to the host µs", "CUB `DeviceReduce` + copy + sync µs", "ours ×CUB",
+                  "torch `x.sum().item()` µs", "`upload` + `reduce` µs"], body)
+
+
+def api_segmented(data):
+    """Segmented calls per distribution: the allocating form against its `_into` form."""
+    by = {(r["call"], r["layout"]): r for r in rows("api.csv", data)}
+    body = []
+    for dist in DISTRIBUTIONS:
+        get = lambda call: by.get((call, dist))
+        into, alloc = get("reduce_segments_into"), get("reduce_segments")
+        own_into, own_alloc = get("reduce_by_owner_into"), get("reduce_by_owner")
+        if not into:
+            continue
+        ratio = lambda a, b: f"{float(a['host_us']) / float(b['host_us']):.3f}"
+        body.append([dist, into["kernel_us"], into["host_us"], alloc["host_us"], ratio(alloc, into),
+                     own_into["kernel_us"], own_into["host_us"], own_alloc["host_us"],
+                     ratio(own_alloc, own_into), alloc["torch_us"] or "–"])
+    mixed = {r["call"]: r for r in rows("api.csv", data) if r["layout"] == "mixed"}
+    for call, r in sorted(mixed.items()):
+        body.append([f"mixed: {call}", "–", "–", r["host_us"], "–", "–", "–", "–", "–", "–"])
+    return table(["distribution", "CSR kernels µs", "`reduce_segments_into` µs", "`reduce_segments` µs",
+                  "alloc ÷ into", "owner kernels µs", "`reduce_by_owner_into` µs", "`reduce_by_owner` µs",
+                  "alloc ÷ into", "torch `segment_reduce` µs"], body)
+
+
 TABLES = {
     "plain": (plain, "plain.csv"),
     "plain-sizes": (plain_sizes, "plain.csv"),
@@ -330,6 +374,8 @@ TABLES = {
     "jit": (jit, "jit.txt"),
     "cluster-weak": (cluster_weak, "cluster.csv"),
     "cluster-combine": (cluster_combine, "cluster.csv"),
+    "api-plain": (api_plain, "api.csv"),
+    "api-segmented": (api_segmented, "api.csv"),
 }
 
 BLOCK = re.compile(r"(<!-- results-tables: ([\w-]+) -->\n)(.*?)(<!-- /results-tables -->)", re.S)
