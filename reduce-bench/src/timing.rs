@@ -28,11 +28,7 @@ fn time_ms(gpu: &Gpu, enqueue: impl FnOnce() -> Result<()>) -> Result<f32> {
 
 /// The time of a call as its caller sees it: the host clock around `call` and a synchronisation
 /// of `gpu`'s stream. Warm-up 3, then the median of `reps` calls, in microseconds.
-pub fn host_median_us(
-    gpu: &Gpu,
-    reps: usize,
-    mut call: impl FnMut() -> Result<()>,
-) -> Result<f64> {
+pub fn host_median_us(gpu: &Gpu, reps: usize, mut call: impl FnMut() -> Result<()>) -> Result<f64> {
     for _ in 0..3 {
         call()?;
     }

@@ -35,7 +35,12 @@ struct Row {
 
 impl Row {
     fn anchor_key(&self, peer: &str) -> String {
-        format!("{peer} {} {} {}", self.call, self.monoid, key(&self.layout, self.n))
+        format!(
+            "{peer} {} {} {}",
+            self.call,
+            self.monoid,
+            key(&self.layout, self.n)
+        )
     }
 }
 
@@ -49,8 +54,9 @@ fn plain_rows<M: CudaMonoid>(
 ) -> reduce_cuda::Result<()> {
     let n = host.len() as u64;
     let mut out = gpu.identities::<M>(1)?;
-    let kernel_us = median_ms(gpu, REPS, || gpu.reduce_into(items, &mut out, Algorithm::Auto))?
-        as f64
+    let kernel_us = median_ms(gpu, REPS, || {
+        gpu.reduce_into(items, &mut out, Algorithm::Auto)
+    })? as f64
         * 1e3;
     let mut row = |call, host_us| {
         rows.push(Row {
@@ -135,8 +141,8 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
         let layout = DeviceLayout::new(&gpu, &offsets)?;
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         for form in ["offsets", "owner"] {
-            let kernel_us = layout.time(&gpu, sums.items(), &mut out, form, auto.into())? as f64
-                * 1e3;
+            let kernel_us =
+                layout.time(&gpu, sums.items(), &mut out, form, auto.into())? as f64 * 1e3;
             let into_us = host_median_us(&gpu, CALLS, || {
                 layout.run(&gpu, sums.items(), &mut out, form, auto.into())
             })?;
@@ -206,7 +212,8 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
         usage.in_use >> 20
     );
 
-    let mut csv = String::from("call,monoid,n,layout,host_us,kernel_us,host_over_kernel,cub_us,torch_us\n");
+    let mut csv =
+        String::from("call,monoid,n,layout,host_us,kernel_us,host_over_kernel,cub_us,torch_us\n");
     println!(
         "{:<58} {:<10} {:>10} {:<13} {:>9} {:>9} {:>6} {:>8} {:>8}",
         "call", "monoid", "n", "layout", "host us", "kernel", "x", "CUB us", "torch us"
