@@ -29,8 +29,9 @@
 //! what the library does not offer: CUDA events (module `timing`) and its own kernels, the read
 //! roof and the random fill (module `kernels`).
 //!
-//! Its one public module, [`layouts`], is the segment-length distributions of the benchmark,
-//! which the integration tests (reduce-tests) reduce too.
+//! Its two public modules, [`layouts`] (the segment-length distributions) and [`monoids`] (the
+//! monoids it reduces), are shared with the integration tests (reduce-tests), which reduce the
+//! same layouts and monoids.
 
 mod anchors;
 mod cli;
@@ -41,7 +42,7 @@ mod kernels;
 pub mod layouts;
 mod measure;
 mod modes;
-mod monoids;
+pub mod monoids;
 mod output;
 mod seg_common;
 mod timing;

@@ -4,8 +4,8 @@ use crate::kernels::{AnyBits, FillMasks};
 use reduce_cuda::Monoid;
 
 /// Affine maps `x -> a x + b` mod 2^32, composed left to right: exactly associative and not
-/// commutative.
-#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+/// commutative. 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(identity = Affine { a: 1, b: 0 },
          combine = |l, r| Affine { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
@@ -14,8 +14,8 @@ pub struct Affine {
     pub b: u32,
 }
 
-/// 2x2 matrices over u32 (wrapping), multiplied left to right: 16-byte items.
-#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+/// 2x2 matrices over u32 (wrapping), row-major, multiplied left to right: 16-byte items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(identity = Mat2 { m: [1, 0, 0, 1] },
          combine = |l, r| Mat2 { m: [

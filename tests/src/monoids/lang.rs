@@ -220,18 +220,7 @@ impl Random for LastDigit {
 }
 
 /// The maximum and its first index, lifted from `f32` items (argmax): `lift` with the index.
-#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
-#[repr(C)]
-#[monoid(
-    identity = ArgMax { v: f32::NEG_INFINITY, i: u32::MAX },
-    combine = |l, r| if r.v > l.v || (r.v == l.v && r.i < l.i) { r } else { l },
-    commutative,
-    lift(f32) = |x, i| ArgMax { v: x, i: i as u32 }
-)]
-pub struct ArgMax {
-    pub v: f32,
-    pub i: u32,
-}
+pub use reduce_bench::monoids::ArgMax;
 
 /// Run-length state of a byte string: classifies bytes with `match` ranges and counts the
 /// runs of letters ("words"). Exactly associative and not commutative.

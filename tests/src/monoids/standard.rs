@@ -6,15 +6,8 @@
 use crate::{Random, TestRng};
 use reduce_core::Monoid;
 
-/// x -> a*x + b (mod 2^32); `combine(l, r)` applies l first. 8 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Affine { a: 1, b: 0 },
-         combine = |l, r| Affine { a: l.a.wrapping_mul(r.a), b: l.b.wrapping_mul(r.a).wrapping_add(r.b) })]
-pub struct Affine {
-    pub a: u32,
-    pub b: u32,
-}
+/// Affine maps (8 bytes) and 2x2 matrices (16 bytes), composed left to right: the benchmark's.
+pub use reduce_bench::monoids::{Affine, Mat2};
 
 impl Random for Affine {
     fn random(rng: &mut TestRng) -> Self {
@@ -23,20 +16,6 @@ impl Random for Affine {
             b: rng.next_u32(),
         }
     }
-}
-
-/// 2x2 matrices over u32 with wrapping arithmetic, row-major. 16 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(identity = Mat2 { m: [1, 0, 0, 1] },
-         combine = |l, r| Mat2 { m: [
-             l.m[0].wrapping_mul(r.m[0]).wrapping_add(l.m[1].wrapping_mul(r.m[2])),
-             l.m[0].wrapping_mul(r.m[1]).wrapping_add(l.m[1].wrapping_mul(r.m[3])),
-             l.m[2].wrapping_mul(r.m[0]).wrapping_add(l.m[3].wrapping_mul(r.m[2])),
-             l.m[2].wrapping_mul(r.m[1]).wrapping_add(l.m[3].wrapping_mul(r.m[3])),
-         ] })]
-pub struct Mat2 {
-    pub m: [u32; 4],
 }
 
 impl Random for Mat2 {
