@@ -215,39 +215,45 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
     let mut csv =
         String::from("call,monoid,n,layout,host_us,kernel_us,host_over_kernel,cub_us,torch_us\n");
     println!(
-        "{:<58} {:<10} {:>10} {:<13} {:>9} {:>9} {:>6} {:>8} {:>8}",
-        "call", "monoid", "n", "layout", "host us", "kernel", "x", "CUB us", "torch us"
+        "{}",
+        table_line(&[
+            "call", "monoid", "n", "layout", "host us", "kernel", "x", "CUB us", "torch us"
+        ])
     );
     for r in &rows {
         let cub = refs.get(&r.anchor_key("cub_api")).copied();
         let torch = refs.get(&r.anchor_key("torch_api")).copied();
         let opt = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.2}"));
-        let _ = writeln!(
-            csv,
-            "{},{},{},{},{:.2},{:.2},{:.3},{},{}",
-            r.call,
-            r.monoid,
-            r.n,
-            r.layout,
-            r.host_us,
-            r.kernel_us,
-            r.host_us / r.kernel_us,
+        let cells = [
+            r.call.to_string(),
+            r.monoid.to_string(),
+            r.n.to_string(),
+            r.layout.clone(),
+            format!("{:.2}", r.host_us),
+            format!("{:.2}", r.kernel_us),
+            format!("{:.3}", r.host_us / r.kernel_us),
             opt(cub),
-            opt(torch)
-        );
-        println!(
-            "{:<58} {:<10} {:>10} {:<13} {:>9.2} {:>9.2} {:>6.3} {:>8} {:>8}",
-            r.call,
-            r.monoid,
-            r.n,
-            r.layout,
-            r.host_us,
-            r.kernel_us,
-            r.host_us / r.kernel_us,
-            opt(cub),
-            opt(torch)
-        );
+            opt(torch),
+        ];
+        let _ = writeln!(csv, "{}", cells.join(","));
+        println!("{}", table_line(&cells));
     }
     std::fs::write(args.out.join("api.csv"), &csv).expect("writing api.csv");
     Ok(())
+}
+
+/// One line of the printed table: the call, the monoid and the layout to the left, numbers to
+/// the right.
+fn table_line(cells: &[impl AsRef<str>]) -> String {
+    const WIDTHS: [usize; 9] = [58, 10, 10, 13, 9, 9, 6, 8, 8];
+    let line: Vec<String> = cells
+        .iter()
+        .zip(WIDTHS)
+        .enumerate()
+        .map(|(i, (c, w))| match i {
+            0 | 1 | 3 => format!("{:<w$}", c.as_ref()),
+            _ => format!("{:>w$}", c.as_ref()),
+        })
+        .collect();
+    line.join(" ")
 }
