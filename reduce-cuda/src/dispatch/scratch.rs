@@ -1,7 +1,8 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
 //! ticket of single-launch kernels, the segmented kernels' status word, the pinned host word
-//! they report to, and the pinned host memory a reduction to the host writes its value into. Guarded by a mutex held for a whole call, so host threads sharing a
-//! `Gpu` never interleave their use of it.
+//! they report to, and the pinned host memory a reduction to the host writes its value into.
+//! Guarded by a mutex held for a whole call, so host threads sharing a `Gpu` never interleave
+//! their use of it.
 
 use crate::device::{Device, DeviceVec, Pinned, PinnedWord};
 use crate::error::Result;
