@@ -13,6 +13,7 @@
 mod launch;
 mod memory;
 mod module;
+mod monoid_view;
 mod pinned;
 mod pool;
 mod view;
@@ -20,13 +21,11 @@ mod view;
 pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
 pub use memory::DeviceVec;
 pub(crate) use module::Module;
+pub use monoid_view::{MonoidOf, MonoidView, MonoidViewMut};
 pub(crate) use pinned::{Pinned, PinnedWord};
 pub use pool::PoolUsage;
 pub(crate) use view::Access;
-pub use view::{
-    DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, MonoidOf, MonoidView, MonoidViewMut,
-    SegLayout,
-};
+pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{self, CUdevice_attribute};
