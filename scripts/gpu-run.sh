@@ -3,7 +3,7 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
-# interop, cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, api (every public call as users call it),
+# interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
@@ -197,6 +197,10 @@ for phase in "$@"; do
       tail -n 5 "$OUT/interop-example.log" | tee -a "$SUMMARY"
       .gpu/bin/bench interop --out "$OUT" 2>"$OUT/bench-interop.err" | tee -a "$SUMMARY"
       tail -3 "$OUT/bench-interop.err" >> "$SUMMARY"
+      ;;
+    views)
+      .gpu/bin/bench views --out "$OUT" 2>"$OUT/bench-views.err" | tee -a "$SUMMARY"
+      tail -3 "$OUT/bench-views.err" >> "$SUMMARY"
       ;;
     cluster)
       # More than one GPU: the cluster tests (one process on 1-4 GPUs, one process per GPU,

@@ -1,7 +1,7 @@
 //! The monoids the benchmarks reduce, and the random data each is filled with.
 
 use crate::kernels::{AnyBits, FillMasks};
-use reduce_cuda::Monoid;
+use reduce_cuda::{DeviceCopy, Monoid};
 
 /// Affine maps `x -> a x + b` mod 2^32, composed left to right: exactly associative and not
 /// commutative. 8 bytes.
@@ -42,9 +42,50 @@ pub struct ArgMax {
     pub i: u32,
 }
 
+/// Unitriangular 3x3 matrices over u32 (wrapping), `[[1, a, c], [0, 1, b], [0, 0, 1]]`,
+/// multiplied left to right (the Heisenberg group): exactly associative, not commutative.
+/// 12-byte items; lifted from 8-byte [`Pair`] and 12-byte [`Triple`] items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Heis { a: 0, b: 0, c: 0 },
+    combine = |l, r| Heis {
+        a: l.a.wrapping_add(r.a),
+        b: l.b.wrapping_add(r.b),
+        c: l.c.wrapping_add(r.c).wrapping_add(l.a.wrapping_mul(r.b)),
+    },
+    lift(Pair) = |p, i| Heis { a: p.a, b: p.b, c: i as u32 },
+    lift(Triple) = |t, _i| Heis { a: t.a, b: t.b, c: t.c }
+)]
+pub struct Heis {
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+}
+
+/// Two words: an 8-byte item that [`Heis`] lifts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, DeviceCopy)]
+#[repr(C)]
+pub struct Pair {
+    pub a: u32,
+    pub b: u32,
+}
+
+/// Three words: a 12-byte item that [`Heis`] lifts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, DeviceCopy)]
+#[repr(C)]
+pub struct Triple {
+    pub a: u32,
+    pub b: u32,
+    pub c: u32,
+}
+
 // SAFETY: u32 fields only: any bits are a valid value.
 unsafe impl AnyBits for Affine {}
 unsafe impl AnyBits for Mat2 {}
+unsafe impl AnyBits for Heis {}
+unsafe impl AnyBits for Pair {}
+unsafe impl AnyBits for Triple {}
 
 /// Affine maps with odd multipliers: long products stay informative.
 pub fn masks_affine() -> FillMasks {

@@ -9,6 +9,54 @@ typedef unsigned long long r_size;   // item indices: 64-bit, so N may exceed 2^
 #define R_FULL_MASK 0xffffffffu
 #define R_WARP 32
 
+// ---------------------------------------------------------------- vector loads at any alignment
+
+// Whether the 16-byte vectors that cover the 16 * V bytes from `p`, which lie `shift` bytes past
+// a 16-byte boundary, are all inside the caller's bytes [lo, hi) (a view at any offset: all but
+// the first and last few lanes' runs).
+template <int V>
+__device__ __forceinline__ bool r_vectors_inside(const void* p, unsigned int shift, const void* lo, const void* hi) {
+    const unsigned long long first = (unsigned long long)p - shift;
+    return first >= (unsigned long long)lo && first + 16ull * (V + (shift != 0)) <= (unsigned long long)hi;
+}
+
+// The 16 * V bytes from `p`, `shift` bytes past a 16-byte boundary (a compile-time constant where
+// the kernel is specialised for its input's offset, else p's own), into out[], read as 16-byte
+// vectors with `load` (the caller's cache hint) from aligned addresses: V of them where `shift`
+// is 0, else the V + 1 that cover the bytes, shifted into place (the same shift in every lane of
+// a launch: no divergence). Only where r_vectors_inside says so.
+template <int V, typename Load>
+__device__ __forceinline__ void r_load_shifted(const void* p, unsigned int shift, uint4 (&out)[V], Load load) {
+    const uint4* a = reinterpret_cast<const uint4*>((unsigned long long)p - shift);
+    if (shift == 0) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) out[k] = load(a + k);
+        return;
+    }
+    unsigned int w[4 * V + 4];
+#pragma unroll
+    for (int k = 0; k <= V; ++k) {
+        const uint4 x = load(a + k);
+        w[4 * k] = x.x;
+        w[4 * k + 1] = x.y;
+        w[4 * k + 2] = x.z;
+        w[4 * k + 3] = x.w;
+    }
+    // Word j of the result is bytes [shift + 4j, shift + 4j + 4): the words from ws + j,
+    // funnel-shifted by the bytes left over.
+    const unsigned int ws = shift >> 2, bits = (shift & 3u) * 8u;
+    unsigned int sel[4 * V + 1];
+#pragma unroll
+    for (int j = 0; j <= 4 * V; ++j) sel[j] = ws == 0 ? w[j] : ws == 1 ? w[j + 1] : ws == 2 ? w[j + 2] : w[j + 3];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        out[k] = make_uint4(__funnelshift_r(sel[4 * k], sel[4 * k + 1], bits),
+                            __funnelshift_r(sel[4 * k + 1], sel[4 * k + 2], bits),
+                            __funnelshift_r(sel[4 * k + 2], sel[4 * k + 3], bits),
+                            __funnelshift_r(sel[4 * k + 3], sel[4 * k + 4], bits));
+    }
+}
+
 // ---------------------------------------------------------------- thread level
 
 // Views an M as 32-bit words, to move it through registers word by word (any size, any

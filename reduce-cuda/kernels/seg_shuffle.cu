@@ -327,7 +327,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     M it[R_ITEMS];
     auto load_tile = [&](r_size tile) {
         const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
-        r_load_items(in, a, r_run_count(a, n), it);
+        r_load_items(in, n, a, r_run_count(a, n), it);
     };
     // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
     // and stay in flight through that tile's scan and writes and their own marks (up to 1.07x on

@@ -21,16 +21,25 @@ __device__ __forceinline__ int r_run_count(r_size a, r_size n) {
 
 // Items [a, a + count) into it[], each lifted (m_lift with its global index; the identity
 // function unless the monoid lifts another item type r_in); the rest of it[] is the identity.
+// Whole runs as 16-byte vectors (r_load_shifted; n items in all) at R_ITEM_SHIFT bytes past a
+// 16-byte boundary: the kernel is specialised for its input's offset, so that a view at any
+// offset costs one more vector per run and no instruction per word (an `in` elsewhere, which
+// the runtime never passes, is read item by item).
 // Through the read-only cache: a lane's consecutive 16-byte loads share 32-byte sectors, which
 // an L1-allocating load serves once (ncu on an H100: streaming loads fetched 50% excess sectors
 // from L2 here).
-__device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size a, int count, M (&it)[R_ITEMS]) {
+__device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size n, r_size a, int count,
+                                             M (&it)[R_ITEMS]) {
 #if R_VECS > 0
-    if (count == R_ITEMS) {
-        r_lane_items t;
-        const uint4* p = reinterpret_cast<const uint4*>(in + a);
-#pragma unroll
-        for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldg(p + k);
+    r_lane_items t;
+#if R_ITEM_SHIFT == 0
+    const bool whole = count == R_ITEMS;
+#else
+    const bool whole = count == R_ITEMS && ((unsigned long long)in & 15u) == R_ITEM_SHIFT &&
+                       r_vectors_inside<R_VECS>(in + a, R_ITEM_SHIFT, in, in + n);
+#endif
+    if (whole) {
+        r_load_shifted(in + a, R_ITEM_SHIFT, t.v, [](const uint4* p) { return __ldg(p); });
 #pragma unroll
         for (int i = 0; i < R_ITEMS; ++i) it[i] = m_lift(t.m[i], a + i);
         return;

@@ -24,7 +24,11 @@
 // or any item type a monoid lifts (transform-reduce, no M values in memory).
 //
 // Parameters: R_BLOCK threads; R_ITEMS items per lane per tile; R_VECS 16-byte loads per lane
-// per tile (R_ITEMS * sizeof(r_in) == 16 * R_VECS), or 0 for item-by-item loads; R_GROUP.
+// per tile (R_ITEMS * sizeof(r_in) == 16 * R_VECS), or 0 for item-by-item loads; R_ITEM_SHIFT:
+// `in` lies that many bytes past a 16-byte boundary (the kernel is specialised for it, so that a
+// view at any offset reads whole runs as vectors, one more per run, shifted into place at no
+// cost per word: r_load_shifted; the first and last runs of such a view are read item by item,
+// as is an `in` elsewhere, which the runtime never passes); R_GROUP.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
@@ -37,23 +41,28 @@ union r_lane_tile {
 static_assert(sizeof(r_in) * R_ITEMS == 16 * R_VECS, "a lane's items must fill its vectors exactly");
 #endif
 
-// The fold of the R_ITEMS items from `first` (all in range), left to right.
-__device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first) {
+// The fold of the R_ITEMS items from `first` (all below n), left to right.
+__device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first, r_size n) {
 #if R_VECS > 0
     r_lane_tile t;
-    const uint4* p = reinterpret_cast<const uint4*>(in + first);
-#pragma unroll
-    for (int k = 0; k < R_VECS; ++k) t.v[k] = __ldcs(p + k);
-    M acc = m_lift(t.m[0], first);
-#pragma unroll
-    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(t.m[i], first + i));
-    return acc;
+#if R_ITEM_SHIFT == 0
+    const bool whole = true;
 #else
+    const bool whole = ((unsigned long long)in & 15u) == R_ITEM_SHIFT &&
+                       r_vectors_inside<R_VECS>(in + first, R_ITEM_SHIFT, in, in + n);
+#endif
+    if (whole) {
+        r_load_shifted(in + first, R_ITEM_SHIFT, t.v, [](const uint4* p) { return __ldcs(p); });
+        M acc = m_lift(t.m[0], first);
+#pragma unroll
+        for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(t.m[i], first + i));
+        return acc;
+    }
+#endif
     M acc = m_lift(in[first], first);
 #pragma unroll
     for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(in[first + i], first + i));
     return acc;
-#endif
 }
 
 // The fold of the items from `first` below `n` (the globally last, partial tile).
@@ -84,7 +93,7 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     const r_size stride = (r_size)gridDim.x * R_BLOCK;
     M acc = m_identity();
     for (r_size c = (r_size)blockIdx.x * R_BLOCK + threadIdx.x; c < chunks; c += stride) {
-        acc = m_combine(acc, r_fold_lane_full(in, c * R_ITEMS));
+        acc = m_combine(acc, r_fold_lane_full(in, c * R_ITEMS, n));
     }
     const r_size rest = chunks * R_ITEMS + (r_size)blockIdx.x * R_BLOCK + threadIdx.x;
     if (rest < n) acc = m_combine(acc, m_lift(in[rest], rest));
@@ -102,7 +111,7 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     M acc = m_identity();  // meaningful in lane 0
     for (; tile < tile_end; ++tile) {
         const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
-        M v = tile < full_tiles ? r_fold_lane_full(in, first) : r_fold_lane_partial(in, first, n);
+        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_partial(in, first, n);
         v = r_warp_reduce(v);
         if (lane == 0) acc = m_combine(acc, v);
     }
@@ -121,7 +130,7 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     for (; bt < bt_end; ++bt) {
         const r_size tile = bt * R_WARPS + warp;
         const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
-        M v = tile < full_tiles ? r_fold_lane_full(in, first) : r_fold_lane_partial(in, first, n);
+        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_partial(in, first, n);
         v = r_warp_reduce(v);
         if (lane == 0) s_ring[phase][slot * R_WARPS + warp] = v;
         if (++slot == R_GROUP || bt + 1 == bt_end) {

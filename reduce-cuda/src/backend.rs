@@ -132,7 +132,7 @@ impl Backend {
 
 /// The checks a GPU applies to a plain configuration, without a device.
 fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
-    plain_plan(config, program.items(), true).map(drop)
+    plain_plan(config, program.items(), 0).map(drop)
 }
 
 /// The checks a GPU applies to a segmented configuration and the sizes of its layout.

@@ -5,11 +5,39 @@
 
 pub use crate::jit::cache::CACHE_DIR_ENV;
 pub use crate::jit::compile::{compile_cubin, nvrtc_available, nvrtc_version};
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
 
 /// The NVRTC compilations `gpu`'s kernel cache has started (its cache hits, in memory and on
 /// disk, start none).
 pub fn compilations(gpu: &crate::Gpu) -> u64 {
     gpu.compilations()
+}
+
+/// Checks that `source` compiles for `arch` (e.g. `sm_90`) without a device, as CI does for
+/// every generated kernel: the front end and options of [`compile_cubin`], with NVRTC's fastest
+/// back end (`--Ofast-compile=max`, NVRTC 12.8 and later: it still assembles the SASS, so
+/// limits the assembler enforces are checked too). A text that compiled is not compiled again in
+/// this process (many configurations share one text).
+pub fn check_compiles(source: &KernelSource, arch: &str) -> Result<()> {
+    static COMPILED: LazyLock<Mutex<HashSet<(String, String)>>> = LazyLock::new(Mutex::default);
+    let compiled = || {
+        COMPILED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let key = (source.text.clone(), arch.to_string());
+    if compiled().contains(&key) {
+        return Ok(());
+    }
+    let mut options = crate::jit::compile::options(arch);
+    if nvrtc_version()? >= (12, 8) {
+        options.push("--Ofast-compile=max".into());
+    }
+    crate::jit::compile::try_compile_with(source, options)?
+        .map_err(|failure| crate::Error::Compile(Box::new(failure)))?;
+    compiled().insert(key);
+    Ok(())
 }
 
 use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegPlan, SegShape};
@@ -20,7 +48,7 @@ use reduce_core::{CudaMonoid, DeviceCopy, Lift, SegIndex};
 
 /// The translation unit of `config` for `program` (its main kernel, 16-byte-aligned input).
 fn plain_source(program: &dyn Program, config: Config) -> Result<KernelSource> {
-    let plan = plain_plan(config, program.items(), true)?;
+    let plan = plain_plan(config, program.items(), 0)?;
     Ok(assemble(&plan.kernels()[0], program))
 }
 
@@ -29,10 +57,11 @@ pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource>
     plain_source(&Own::<M>::new(), config)
 }
 
-/// Compiles the translation unit of `config` for monoid `M` with NVRTC for `arch` (e.g.
-/// `sm_90`), without a device. CI uses this to check every generated kernel.
-pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<Vec<u8>> {
-    compile_cubin(&kernel_source_with::<M>(config)?, arch)
+/// Checks that the translation unit of `config` for monoid `M` compiles for `arch` (e.g.
+/// `sm_90`), without a device ([`check_compiles`]). CI uses this to check every generated
+/// kernel.
+pub fn compile_kernel<M: CudaMonoid>(config: Config, arch: &str) -> Result<()> {
+    check_compiles(&kernel_source_with::<M>(config)?, arch)
 }
 
 /// The translation unit [`crate::Gpu::reduce_lifted`] runs for monoid `M` reading items of
@@ -41,12 +70,9 @@ pub fn kernel_source_lifted<M: Lift<X>, X: DeviceCopy>(config: Config) -> Result
     plain_source(&Lifted::<M, X>::new(), config)
 }
 
-/// Compiles the lifted translation unit of `config` with NVRTC for `arch`, without a device.
-pub fn compile_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
-    config: Config,
-    arch: &str,
-) -> Result<Vec<u8>> {
-    compile_cubin(&kernel_source_lifted::<M, X>(config)?, arch)
+/// Checks that the lifted translation unit of `config` compiles for `arch`, without a device.
+pub fn compile_kernel_lifted<M: Lift<X>, X: DeviceCopy>(config: Config, arch: &str) -> Result<()> {
+    check_compiles(&kernel_source_lifted::<M, X>(config)?, arch)
 }
 
 /// The plan of a segmented configuration for `program` and `I` layouts, as a launch of
@@ -56,17 +82,29 @@ fn offline_seg_plan<I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<Box<dyn SegPlan>> {
-    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
+    offline_seg_plan_at::<I>(program, config, offsets_form, 0)
+}
+
+/// [`offline_seg_plan`] for items at device address `items_at` (aligned layouts).
+fn offline_seg_plan_at<I: SegIndex>(
+    program: &dyn Program,
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> Result<Box<dyn SegPlan>> {
+    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, items_at, 0);
     seg_plan(config, shape, 0, 0)
 }
 
-/// Every kernel text a segmented configuration may run, the preferred one first.
+/// Every kernel text a segmented configuration may run for items at `items_at`, the preferred
+/// one first.
 fn seg_sources<I: SegIndex>(
     program: &dyn Program,
     config: SegConfig,
     offsets_form: bool,
+    items_at: u64,
 ) -> Result<Vec<KernelSource>> {
-    let plan = offline_seg_plan::<I>(program, config, offsets_form)?;
+    let plan = offline_seg_plan_at::<I>(program, config, offsets_form, items_at)?;
     Ok(plan
         .variants()
         .iter()
@@ -99,7 +137,26 @@ pub fn seg_kernel_variants_for<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<Vec<KernelSource>> {
-    seg_sources::<I>(&Own::<M>::new(), config, offsets_form)
+    seg_sources::<I>(&Own::<M>::new(), config, offsets_form, 0)
+}
+
+/// [`seg_kernel_variants_for`] for items at device address `items_at` (SegShuffle's kernel is
+/// specialised for the items' offset from a 16-byte boundary).
+pub fn seg_kernel_variants_at<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> Result<Vec<KernelSource>> {
+    seg_sources::<I>(&Own::<M>::new(), config, offsets_form, items_at)
+}
+
+/// [`seg_kernel_variants_lifted`] for items at device address `items_at`.
+pub fn seg_kernel_variants_lifted_at<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> Result<Vec<KernelSource>> {
+    seg_sources::<I>(&Lifted::<M, X>::new(), config, offsets_form, items_at)
 }
 
 /// The dynamic shared memory per block that a launch passes with the kernel text of
@@ -108,22 +165,23 @@ pub fn seg_dynamic_smem<M: CudaMonoid>(config: SegConfig, offsets_form: bool) ->
     Ok(offline_seg_plan::<u32>(&Own::<M>::new(), config, offsets_form)?.dynamic_smem())
 }
 
-/// Compiles a segmented kernel (`u32` layouts) for `arch` without a device (CI).
+/// Checks that a segmented kernel (`u32` layouts) compiles for `arch` without a device (CI).
 pub fn compile_seg_kernel<M: CudaMonoid>(
     config: SegConfig,
     offsets_form: bool,
     arch: &str,
-) -> Result<Vec<u8>> {
+) -> Result<()> {
     compile_seg_kernel_for::<M, u32>(config, offsets_form, arch)
 }
 
-/// Compiles a segmented kernel for layouts of index type `I` for `arch` without a device (CI).
+/// Checks that a segmented kernel for layouts of index type `I` compiles for `arch` without a
+/// device (CI).
 pub fn compile_seg_kernel_for<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
     arch: &str,
-) -> Result<Vec<u8>> {
-    compile_cubin(&seg_kernel_source_for::<M, I>(config, offsets_form)?, arch)
+) -> Result<()> {
+    check_compiles(&seg_kernel_source_for::<M, I>(config, offsets_form)?, arch)
 }
 
 /// The kernel text of a lifted segmented configuration for layouts of index type `I`, as
@@ -141,7 +199,7 @@ pub fn seg_kernel_variants_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
 ) -> Result<Vec<KernelSource>> {
-    seg_sources::<I>(&Lifted::<M, X>::new(), config, offsets_form)
+    seg_sources::<I>(&Lifted::<M, X>::new(), config, offsets_form, 0)
 }
 
 /// The dynamic shared memory per block that a launch passes with the kernel text of
@@ -153,13 +211,13 @@ pub fn seg_dynamic_smem_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     Ok(offline_seg_plan::<I>(&Lifted::<M, X>::new(), config, offsets_form)?.dynamic_smem())
 }
 
-/// Compiles a lifted segmented kernel for `arch` without a device (CI).
+/// Checks that a lifted segmented kernel compiles for `arch` without a device (CI).
 pub fn compile_seg_kernel_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
     arch: &str,
-) -> Result<Vec<u8>> {
-    compile_cubin(
+) -> Result<()> {
+    check_compiles(
         &seg_kernel_source_lifted::<M, X, I>(config, offsets_form)?,
         arch,
     )

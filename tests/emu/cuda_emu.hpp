@@ -1,7 +1,7 @@
 // A CPU emulator for the CUDA subset the reduction kernels use, to test their logic without a
 // GPU (tests/tests/emulated_kernels.rs). Not a simulator of timing or of the memory model: it
-// runs one block at a time, each CUDA thread as a fiber (ucontext) on one OS thread, switching
-// only at synchronisation points. What it does check:
+// runs one block at a time, each CUDA thread as a fiber on one OS thread, switching only at
+// synchronisation points. What it does check:
 //   - __syncthreads / __syncthreads_or / __syncwarp and every warp collective (shuffles,
 //     ballots) as real barriers: a thread waits until all threads of its block (or warp) arrive;
 //     a barrier that some thread never reaches is reported as a deadlock, not hung on;
@@ -18,15 +18,21 @@
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
 // the next block (uninitialised shared memory on a GPU is no better).
 #pragma once
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <vector>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #define __device__
 #define __host__
@@ -50,9 +56,77 @@ struct emu_dim3 {
 
 namespace emu {
 
+// A fiber's saved state and the switch between two. On x86-64: the callee-saved registers on
+// the fiber's own stack and its stack pointer (swapcontext also saves and restores the signal
+// mask, a system call per switch: most of an emulated run's time); elsewhere, ucontext.
+#if defined(__x86_64__)
+extern "C" void emu_switch(void** save_sp, void* load_sp);
+asm(R"(
+    .pushsection .text
+    .globl emu_switch
+    .type emu_switch, @function
+emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size emu_switch, .-emu_switch
+    .popsection
+)");
+struct Context {
+    void* sp = nullptr;
+};
+inline void switch_to(Context& from, Context& to) { emu_switch(&from.sp, to.sp); }
+// A context that starts `entry` (which never returns) on `stack`: at the stack's 16-byte
+// aligned top, entry's (absent) return address, then entry itself for the switch's `ret`, then
+// the six registers the switch pops.
+inline void start(Context& c, char* stack, std::size_t size, void (*entry)()) {
+    void** p = reinterpret_cast<void**>(reinterpret_cast<std::uintptr_t>(stack + size) & ~std::uintptr_t(15));
+    *--p = nullptr;
+    *--p = reinterpret_cast<void*>(entry);
+    for (int i = 0; i < 6; ++i) *--p = nullptr;
+    c.sp = p;
+}
+#else
+struct Context {
+    ucontext_t uc;
+};
+inline void switch_to(Context& from, Context& to) { swapcontext(&from.uc, &to.uc); }
+inline void start(Context& c, char* stack, std::size_t size, void (*entry)()) {
+    getcontext(&c.uc);
+    c.uc.uc_stack.ss_sp = stack;
+    c.uc.uc_stack.ss_size = size;
+    c.uc.uc_link = nullptr;
+    makecontext(&c.uc, entry, 0);
+}
+#endif
+
+// Fiber stacks, allocated once and reused by every block (neither zeroed nor freed: zeroing
+// fresh stacks for every block was most of a run's time). Their AddressSanitizer state is reset
+// when a fiber starts (frames of the fibers before are gone).
+constexpr std::size_t kStack = 1 << 18;
+inline char* fiber_stack(unsigned int t) {
+    static std::vector<std::unique_ptr<char[]>> stacks;
+    while (stacks.size() <= t) stacks.emplace_back(new char[kStack]);
+#if defined(__SANITIZE_ADDRESS__)
+    __asan_unpoison_memory_region(stacks[t].get(), kStack);
+#endif
+    return stacks[t].get();
+}
+
 struct Fiber {
-    ucontext_t ctx;
-    std::vector<char> stack;
+    Context ctx;
     unsigned int tid;
     int barrier;                   // the barrier it waits on, -1: runnable
     unsigned long long generation; // that barrier's generation when it arrived
@@ -63,7 +137,7 @@ struct Block {
     unsigned int threads;
     emu_dim3 block_idx, grid_dim;
     std::vector<Fiber> fibers;
-    ucontext_t scheduler;
+    Context scheduler;
     Fiber* current;
     // barrier 0: the block; barrier 1 + w: warp w
     std::vector<unsigned int> arrived;
@@ -102,7 +176,7 @@ inline void wait_at(int id, unsigned int count) {
     }
     f.barrier = id;
     f.generation = b.generation[id];
-    swapcontext(&f.ctx, &b.scheduler);
+    switch_to(f.ctx, b.scheduler);
 }
 inline unsigned int lane() { return self().tid % 32; }
 inline unsigned int warp_base() { return self().tid - lane(); }
@@ -137,7 +211,7 @@ extern "C" inline void fiber_entry() {
     block()->body();
     self().done = true;
     // back to the scheduler; this fiber is never resumed
-    swapcontext(&self().ctx, &block()->scheduler);
+    switch_to(self().ctx, block()->scheduler);
 }
 
 // Runs `body` as `threads` fibers of block `idx` of a grid of `grid` blocks; false (after
@@ -158,12 +232,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
         f.tid = t;
         f.barrier = -1;
         f.done = false;
-        f.stack.resize(1 << 18);
-        getcontext(&f.ctx);
-        f.ctx.uc_stack.ss_sp = f.stack.data();
-        f.ctx.uc_stack.ss_size = f.stack.size();
-        f.ctx.uc_link = nullptr;
-        makecontext(&f.ctx, fiber_entry, 0);
+        start(f.ctx, fiber_stack(t), kStack, fiber_entry);
     }
     for (;;) {
         bool progressed = false, all_done = true;
@@ -174,7 +243,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
             if (f.barrier >= 0 && b.generation[f.barrier] == f.generation) continue;  // still waiting
             f.barrier = -1;
             b.current = &f;
-            swapcontext(&b.scheduler, &f.ctx);
+            switch_to(b.scheduler, f.ctx);
             progressed = true;
             if (eager_order()) break;
         }
@@ -243,6 +312,9 @@ template <class T>
 inline T __ldg(const T* p) { return *p; }
 template <class T>
 inline T __ldcg(const T* p) { return *p; }
+inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
+    return (unsigned int)((((unsigned long long)hi << 32) | lo) >> (shift & 31));
+}
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }

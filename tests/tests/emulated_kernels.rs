@@ -17,7 +17,8 @@ use reduce_core::layout::check_offsets;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_core::{LayoutError, SegIndex};
 use reduce_cuda::testing::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_variants_for, seg_kernel_variants_lifted,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_variants_at, seg_kernel_variants_for,
+    seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
 };
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
@@ -227,6 +228,41 @@ fn seg_shuffle_lifted_items_are_the_fold() {
             check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 8);
         }
     }
+}
+
+/// Items at every offset from a 16-byte boundary that their alignment allows (the kernel
+/// specialised for it: each whole run read as 16-byte vectors and shifted into place; the
+/// harness places the items there, at the end of their allocation), plain and lifted.
+#[test]
+fn seg_shuffle_items_at_any_offset_are_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    let config = seg_shuffle(64, 16);
+    let source = seg_kernel_variants_at::<Affine, u32>(config, true, 4)
+        .unwrap()
+        .remove(0);
+    assert!(source.text.contains("#define R_ITEM_SHIFT 4"));
+    let smem = seg_dynamic_smem::<Affine>(config, true).unwrap();
+    let kernel = Emulated::build(&cxx, source, "affine_at4", config, true, false, 8, smem);
+    check_layouts(&kernel, Affine::random_vec, |x: Affine, _| x, 31);
+    // 16-byte items 8 bytes past a boundary: every run spans one more vector.
+    let config = seg_shuffle(64, 4);
+    let source = seg_kernel_variants_at::<Mat2, u32>(config, false, 8)
+        .unwrap()
+        .remove(0);
+    let smem = seg_dynamic_smem::<Mat2>(config, false).unwrap();
+    let kernel = Emulated::build(&cxx, source, "mat2_at8", config, false, false, 16, smem);
+    check_layouts(&kernel, Mat2::random_vec, |x: Mat2, _| x, 32);
+    let config = seg_shuffle(64, 16);
+    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
+        .unwrap()
+        .remove(0);
+    let smem = seg_dynamic_smem_lifted::<ArgMax, f32, u32>(config, true).unwrap();
+    let kernel = Emulated::build(&cxx, source, "argmax_at12", config, true, false, 8, smem);
+    let random = |n: usize, seed: u64| -> Vec<f32> {
+        let mut rng = TestRng::new(seed);
+        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
+    };
+    check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 33);
 }
 
 /// A trusted call with a garbage layout: any result, but it finishes and stays in bounds

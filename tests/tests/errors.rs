@@ -161,7 +161,7 @@ fn child_without_nvrtc() {
     assert_eq!(std::env::var("REDUCE_CHILD").as_deref(), Ok("1"));
     match compile_kernel::<Affine>(Config::new(Algorithm::Shuffle), CI_ARCH) {
         // Where NVRTC is in the system's loader cache (the GPU machine) it is still found.
-        Ok(cubin) => assert!(!cubin.is_empty()),
+        Ok(()) => {}
         Err(e) => assert!(matches!(e, Error::NvrtcMissing), "{e:?}"),
     }
 }

@@ -19,6 +19,7 @@ mod segsweep;
 mod segvariants;
 mod segwide;
 mod variants;
+mod views;
 
 /// Runs `args.mode`; exits with 2 on an unknown mode.
 pub fn run(args: &Args) -> reduce_cuda::Result<()> {
@@ -38,10 +39,11 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "segncu" => segncu::segncu(),
         "sanitize" => sanitize::sanitize(),
         "interop" => interop::interop(args),
+        "views" => views::views(args),
         "argmax" => argmax::argmax(args),
         "segargmax" => segargmax::segargmax(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, argmax or segargmax");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax or segargmax");
             std::process::exit(2);
         }
     }

@@ -25,7 +25,7 @@ fn holds_one(len: usize) -> Result<()> {
 /// The plan of `config` for the call's items read at `address`, and its launches: the
 /// result's address.
 fn run(d: &mut Dispatch, config: Config, input: &Access<'_>, out: Option<u64>) -> Result<u64> {
-    let plan = plain_plan(config, d.items(), input.address.is_multiple_of(16))?;
+    let plan = plain_plan(config, d.items(), input.address)?;
     plan.launch(d, input.address, input.len as u64, out)
 }
 
@@ -93,8 +93,7 @@ impl Gpu {
         self.prepare_plain(&Own::<M>::new(), config.into())
     }
 
-    /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config` (for an input
-    /// whose address is 16-byte aligned).
+    /// Compiles (or loads) the kernel `reduce_lifted::<M, X>` needs for `config`.
     pub fn prepare_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
         config: impl Into<Config>,
@@ -138,7 +137,7 @@ impl Gpu {
     }
 
     fn prepare_plain(&self, program: &dyn Program, config: Config) -> Result<JitReport> {
-        let plan = plain_plan(config, program.items(), true)?;
+        let plan = plain_plan(config, program.items(), 0)?;
         Ok(self.loader(program).module(&plan.kernels()[0])?.1)
     }
 }

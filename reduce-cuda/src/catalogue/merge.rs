@@ -111,7 +111,7 @@ impl SegPlan for Merge {
                 ("R_RING", self.stages),
                 ("R_OFFSETS", shape.offsets_form as u32),
                 ("R_IDX64", shape.wide as u32),
-                ("R_PLAIN_ITEMS", shape.plain_items as u32),
+                ("R_PLAIN_ITEMS", (shape.item_shift != 0) as u32),
             ],
         )]
     }

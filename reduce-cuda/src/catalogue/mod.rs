@@ -41,13 +41,13 @@ use crate::jit::Items;
 use crate::jit::KernelSpec;
 use config::{invalid, refuse};
 
-/// The plan of `config` for `items`, read from an input whose address is 16-byte `aligned`
-/// (or not: vector loads need it). Every check of the configuration happens here, before
-/// anything is compiled.
+/// The plan of `config` for `items` at device address `items_at` (Shuffle's kernel is
+/// specialised for the items' offset from a 16-byte boundary). Every check of the
+/// configuration happens here, before anything is compiled.
 pub(crate) fn plain_plan(
     config: Config,
     items: Items,
-    aligned: bool,
+    items_at: u64,
 ) -> Result<Box<dyn PlainPlan>> {
     let algorithm = config.algorithm;
     if items.lifted && !matches!(algorithm, Algorithm::Shuffle | Algorithm::Auto) {
@@ -66,10 +66,10 @@ pub(crate) fn plain_plan(
         Algorithm::Matrix | Algorithm::PersistentMatrix | Algorithm::DiffWarps => {
             Box::new(matrix::plain(algorithm, &knobs)?)
         }
-        Algorithm::Shuffle => Box::new(shuffle::plain(&knobs, items, aligned, false)?),
+        Algorithm::Shuffle => Box::new(shuffle::plain(&knobs, items, items_at, false)?),
         Algorithm::Auto => {
             let order_free = tuning::plain_order_free(items.commutative, knobs.tile_group);
-            Box::new(shuffle::plain(&knobs, items, aligned, order_free)?)
+            Box::new(shuffle::plain(&knobs, items, items_at, order_free)?)
         }
     })
 }

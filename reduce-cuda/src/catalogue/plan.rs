@@ -18,8 +18,8 @@ pub(crate) trait PlainPlan {
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64>;
 }
 
-/// What a segmented plan is for: the items, the layout's form, and which of them are 16-byte
-/// aligned (vector loads need it).
+/// What a segmented plan is for: the items, the layout's form, and where the items and the
+/// layout lie relative to 16-byte boundaries (vector loads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SegShape {
     pub items: Items,
@@ -27,8 +27,10 @@ pub(crate) struct SegShape {
     pub offsets_form: bool,
     /// u64 offsets or owners.
     pub wide: bool,
-    /// The items are not 16-byte aligned (no vector loads or copies of them).
-    pub plain_items: bool,
+    /// How many bytes past a 16-byte boundary the items start: SegShuffle's kernel is
+    /// specialised for it (vector loads at any offset); SegMerge copies items that are not
+    /// aligned with plain loads.
+    pub item_shift: u32,
     /// The offsets or owners are not 16-byte aligned (no vector loads of them).
     pub plain_index: bool,
 }
@@ -42,7 +44,7 @@ impl SegShape {
             items,
             offsets_form,
             wide,
-            plain_items: !items_at.is_multiple_of(16),
+            item_shift: (items_at % 16) as u32,
             plain_index: !index_at.is_multiple_of(16),
         }
     }

@@ -69,6 +69,8 @@ pub(super) struct Shuffle {
     block: u32,
     items: u32,
     vecs: u32,
+    /// The input's offset in bytes from a 16-byte boundary (0 without vector loads).
+    item_shift: u32,
     /// Block tiles per fold of the warp values (0: each warp owns a run of tiles).
     group: u32,
     /// The grid-stride form for commutative monoids (not the sequential order).
@@ -76,13 +78,14 @@ pub(super) struct Shuffle {
     grid: Option<u32>,
 }
 
-/// `Shuffle` (order-free when `Auto` chose so) for `items` read from an input whose address is
-/// 16-byte `aligned`: an unaligned one is read item by item, each lane folding the same items
-/// in the same order, so the grouping and the result are the same bit for bit.
+/// `Shuffle` (order-free when `Auto` chose so) for `items` at device address `items_at`. The
+/// kernel reads an input at any offset from a 16-byte boundary with vector loads (specialised
+/// for the offset), each lane folding the same items in the same order, so the grouping and the
+/// result do not depend on the address.
 pub(super) fn plain(
     knobs: &Knobs,
     items: Items,
-    aligned: bool,
+    items_at: u64,
     order_free: bool,
 ) -> Result<Shuffle> {
     let name = Algorithm::Shuffle.name();
@@ -122,7 +125,8 @@ pub(super) fn plain(
     Ok(Shuffle {
         block,
         items: lane,
-        vecs: if aligned { vecs } else { 0 },
+        vecs,
+        item_shift: if vecs > 0 { (items_at % 16) as u32 } else { 0 },
         group,
         order_free,
         grid,
@@ -137,6 +141,7 @@ impl PlainPlan for Shuffle {
                 ("R_BLOCK", self.block),
                 ("R_ITEMS", self.items),
                 ("R_VECS", self.vecs),
+                ("R_ITEM_SHIFT", self.item_shift),
                 ("R_GROUP", self.group),
                 ("R_ORDER_FREE", self.order_free as u32),
             ],
@@ -315,7 +320,11 @@ impl SegShuffle {
             &[
                 ("R_BLOCK", self.block),
                 ("R_ITEMS", self.items),
-                ("R_VECS", if shape.plain_items { 0 } else { self.vecs }),
+                ("R_VECS", self.vecs),
+                (
+                    "R_ITEM_SHIFT",
+                    if self.vecs > 0 { shape.item_shift } else { 0 },
+                ),
                 ("R_INDEX_VEC", !shape.plain_index as u32),
                 ("R_OFFSETS", shape.offsets_form as u32),
                 ("R_IDX64", shape.wide as u32),

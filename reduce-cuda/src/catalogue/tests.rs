@@ -4,7 +4,7 @@
 use super::shuffle::{lane_items, seg_static_smem, STATIC_SMEM_LIMIT};
 use super::tuning::MERGE_SMEM_BUDGET;
 use super::*;
-use crate::jit::{Family, Own, Program};
+use crate::jit::Family;
 
 /// The value of the compile-time parameter `name` of `spec`.
 fn define(spec: &KernelSpec, name: &str) -> u32 {
@@ -24,8 +24,8 @@ fn items(size: usize) -> Items {
     }
 }
 
-fn plain_spec(config: impl Into<Config>, size: usize, aligned: bool) -> Result<KernelSpec> {
-    Ok(plain_plan(config.into(), items(size), aligned)?
+fn plain_spec(config: impl Into<Config>, size: usize) -> Result<KernelSpec> {
+    Ok(plain_plan(config.into(), items(size), 0)?
         .kernels()
         .remove(0))
 }
@@ -36,7 +36,7 @@ fn plain_spec(config: impl Into<Config>, size: usize, aligned: bool) -> Result<K
 fn shuffle_defaults_shrink_for_large_items() {
     let shuffle = Config::new(Algorithm::Shuffle);
     for size in [4, 72, 256, 512, 1024, 1400] {
-        let spec = plain_spec(shuffle, size, true).unwrap();
+        let spec = plain_spec(shuffle, size).unwrap();
         let (block, group) = (define(&spec, "R_BLOCK"), define(&spec, "R_GROUP"));
         let smem = (2 * group as usize * (block as usize / 32) + 32) * size + 64;
         assert!(
@@ -51,9 +51,9 @@ fn shuffle_defaults_shrink_for_large_items() {
             );
         }
     }
-    assert!(plain_spec(shuffle.tile_group(4).block(512), 512, true).is_err());
-    assert!(plain_spec(shuffle.block(512), 1400, true).is_err());
-    assert!(plain_spec(shuffle, 4096, true).is_err());
+    assert!(plain_spec(shuffle.tile_group(4).block(512), 512).is_err());
+    assert!(plain_spec(shuffle.block(512), 1400).is_err());
+    assert!(plain_spec(shuffle, 4096).is_err());
 }
 
 #[test]
@@ -69,55 +69,8 @@ fn shuffle_lanes_fill_whole_vectors() {
 }
 
 #[test]
-fn unaligned_inputs_keep_the_shuffle_grouping_without_vector_loads() {
-    let shuffle = Config::new(Algorithm::Shuffle);
-    let aligned = plain_spec(shuffle, 4, true).unwrap();
-    assert_eq!(
-        (define(&aligned, "R_ITEMS"), define(&aligned, "R_VECS")),
-        (16, 4)
-    );
-    let unaligned = plain_spec(shuffle, 4, false).unwrap();
-    assert_eq!(define(&unaligned, "R_VECS"), 0);
-    assert_eq!(define(&unaligned, "R_ITEMS"), 16, "the same items per lane");
-    let tb2 = Config::new(Algorithm::Tb2);
-    assert_eq!(
-        plain_spec(tb2, 4, true).unwrap(),
-        plain_spec(tb2, 4, false).unwrap()
-    );
-}
-
-/// The item-by-item Shuffle kernels that unaligned inputs get compile, ordered and order-free
-/// (NVRTC only; a missing NVRTC fails under `REDUCE_REQUIRE_NVRTC=1`).
-#[test]
-fn unaligned_shuffle_kernels_compile() {
-    use reduce_core::{CudaMonoid, Max, Min, Sum};
-    if !crate::jit::compile::nvrtc_available() {
-        let required = std::env::var("REDUCE_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "REDUCE_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded"
-        );
-        eprintln!("NVRTC test skipped: libnvrtc not found");
-        return;
-    }
-    fn compiles<M: CudaMonoid>(algorithm: Algorithm) {
-        let program = Own::<M>::new();
-        let plan = plain_plan(algorithm.into(), program.items(), false).unwrap();
-        let spec = plan.kernels().remove(0);
-        assert_eq!(define(&spec, "R_VECS"), 0, "{spec:?}");
-        let source = crate::jit::codegen::assemble(&spec, &program);
-        crate::jit::compile::compile_cubin(&source, "sm_90")
-            .unwrap_or_else(|e| panic!("{spec:?}: {e}"));
-    }
-    compiles::<Sum<f32>>(Algorithm::Auto); // order-free
-    compiles::<Min<f32>>(Algorithm::Shuffle);
-    compiles::<Max<f64>>(Algorithm::Shuffle);
-    compiles::<Sum<u8>>(Algorithm::Shuffle);
-}
-
-#[test]
 fn bad_parameters_are_named() {
-    let error = |config: Config| plain_spec(config, 4, true).unwrap_err().to_string();
+    let error = |config: Config| plain_spec(config, 4).unwrap_err().to_string();
     let e = error(Config::new(Algorithm::Tb2).block(96));
     assert!(e.contains("power of two"), "{e}");
     let e = error(Config::new(Algorithm::Matrix).block(100));
@@ -128,7 +81,7 @@ fn bad_parameters_are_named() {
     assert!(e.contains("producers 0"), "{e}");
     let e = error(Config::new(Algorithm::Matrix).grid(10));
     assert!(e.contains("multi-pass"), "{e}");
-    assert!(plain_spec(Config::new(Algorithm::Shuffle).items_per_thread(0), 4, true).is_err());
+    assert!(plain_spec(Config::new(Algorithm::Shuffle).items_per_thread(0), 4).is_err());
 }
 
 fn shape(wide: bool, offsets_form: bool, lifted: bool) -> SegShape {
@@ -141,7 +94,7 @@ fn shape(wide: bool, offsets_form: bool, lifted: bool) -> SegShape {
         },
         offsets_form,
         wide,
-        plain_items: false,
+        item_shift: 0,
         plain_index: false,
     }
 }
@@ -155,6 +108,45 @@ fn sized(shape: SegShape, in_size: usize, m_size: usize) -> SegShape {
         },
         ..shape
     }
+}
+
+/// Shuffle's and SegShuffle's kernels are specialised for the items' offset from a 16-byte
+/// boundary (vector loads at any offset: one kernel text per offset); SegMerge copies items
+/// that are not aligned with plain loads.
+#[test]
+fn kernels_are_specialised_for_the_items_offset() {
+    let plain = |at| {
+        plain_plan(Algorithm::Shuffle.into(), items(4), at)
+            .unwrap()
+            .kernels()[0]
+            .clone()
+    };
+    assert_eq!(define(&plain(0), "R_ITEM_SHIFT"), 0);
+    assert_eq!(define(&plain(4), "R_ITEM_SHIFT"), 4);
+    assert_eq!(define(&plain(0x1000c), "R_ITEM_SHIFT"), 12);
+    assert_eq!(define(&plain(4), "R_VECS"), define(&plain(0), "R_VECS"));
+    // Item by item (runs that fill no whole vectors): nothing to specialise.
+    let three = plain_plan(
+        Config::new(Algorithm::Shuffle).items_per_thread(3),
+        items(4),
+        4,
+    )
+    .unwrap();
+    assert_eq!(define(&three.kernels()[0], "R_ITEM_SHIFT"), 0);
+    let seg = |algorithm, shift| {
+        let shape = SegShape {
+            item_shift: shift,
+            ..shape(false, true, false)
+        };
+        seg_plan(SegConfig::new(algorithm), shape, 0, 0)
+            .unwrap()
+            .variants()[0]
+            .clone()
+    };
+    assert_eq!(define(&seg(SegAlgorithm::SegShuffle, 8), "R_ITEM_SHIFT"), 8);
+    assert_eq!(define(&seg(SegAlgorithm::SegShuffle, 0), "R_ITEM_SHIFT"), 0);
+    assert_eq!(define(&seg(SegAlgorithm::SegMerge, 8), "R_PLAIN_ITEMS"), 1);
+    assert_eq!(define(&seg(SegAlgorithm::SegMerge, 0), "R_PLAIN_ITEMS"), 0);
 }
 
 #[test]

@@ -56,10 +56,17 @@ pub(crate) fn try_compile(
     source: &KernelSource,
     arch: &str,
 ) -> Result<std::result::Result<Vec<u8>, CompileFailure>> {
+    try_compile_with(source, options(arch))
+}
+
+/// [`try_compile`] with the given NVRTC options.
+pub(crate) fn try_compile_with(
+    source: &KernelSource,
+    options: Vec<String>,
+) -> Result<std::result::Result<Vec<u8>, CompileFailure>> {
     if !nvrtc_available() {
         return Err(Error::NvrtcMissing);
     }
-    let options = options(arch);
     let text = CString::new(source.text.as_str()).expect("generated source has no NUL byte");
     let name = CString::new(source.program_name()).expect("program name has no NUL byte");
     let program = nvrtc::create_program(&text, Some(&name))
