@@ -255,6 +255,24 @@ def interop(data):
                   "ratio to `DeviceVec`, per round"], body)
 
 
+def views(data):
+    def ratios(name):
+        out = {}
+        for r in rows(name, data):
+            out.setdefault((r["call"], r["item"]), []).append(
+                (float(r["odd_ms"]) / float(r["aligned_ms"]), float(r["aligned_ms"])))
+        return out
+    now, before = ratios("views.csv"), ratios("views-item-loads.csv")
+    body = []
+    for key, rs in now.items():
+        med = statistics.median(r for r, _ in rs)
+        old = statistics.median(r for r, _ in before[key])
+        aligned = statistics.median(t for _, t in rs)
+        body.append([key[0], key[1], f"{aligned:.4f} ms", f"{old:.3f}", f"**{med:.3f}**"])
+    return table(["call (`Auto`)", "items", "aligned view", "odd ÷ aligned, item loads (before)",
+                  "odd ÷ aligned, shifted vectors (now)"], body)
+
+
 def jit(data):
     with open(os.path.join(data, "jit.txt")) as f:
         text = f.read()
@@ -371,6 +389,7 @@ TABLES = {
     "segargmax": (segargmax, "segargmax.csv"),
     "segwide": (segwide, "segwide.csv"),
     "interop": (interop, "interop.csv"),
+    "views": (views, "views.csv"),
     "jit": (jit, "jit.txt"),
     "cluster-weak": (cluster_weak, "cluster.csv"),
     "cluster-combine": (cluster_combine, "cluster.csv"),

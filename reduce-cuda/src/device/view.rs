@@ -71,9 +71,9 @@ pub(crate) mod sealed {
 ///   primary context of a device is shared by every `CudaContext::new(ordinal)` and
 ///   `Gpu::new(ordinal)` of the process), else [`Error::ForeignBuffer`].
 /// - **Alignment.** The address must be a multiple of `align_of::<T>()`, else
-///   [`Error::Misaligned`]. The fast kernel (`Shuffle`) reads 16-byte vectors; an input that
-///   is not 16-byte aligned (a view at an odd offset, a raw pointer) is read item by item
-///   instead: same grouping, same result bit for bit, lower bandwidth.
+///   [`Error::Misaligned`]. The fast kernels read 16-byte vectors at any offset (a view at an
+///   odd offset, a raw pointer): same grouping, same result bit for bit; the first call at a
+///   new offset from a 16-byte boundary compiles its own kernel.
 /// - **Length.** An output must hold what the call writes, else [`Error::LengthMismatch`].
 /// - **Raw addresses** ([`DeviceSlice::from_raw`]): also what the driver knows of the address
 ///   (device memory of this device and context, the range inside one allocation), else
