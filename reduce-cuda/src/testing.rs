@@ -35,7 +35,7 @@ pub fn check_compiles(source: &KernelSource, arch: &str) -> Result<()> {
         options.push("--Ofast-compile=max".into());
     }
     crate::jit::compile::try_compile_with(source, options)?
-        .map_err(|failure| crate::Error::Compile(Box::new(failure)))?;
+        .map_err(|failure| crate::error::Error::Compile(Box::new(failure)))?;
     compiled().insert(key);
     Ok(())
 }

@@ -41,6 +41,13 @@ fn placed<T: DeviceCopy>(gpu: &Gpu, host: &[T], skip: usize) -> (CudaSlice<u8>, 
     (bytes, src)
 }
 
+/// CSR offsets over `n` items: a random mixture of segment lengths, the last ones ending at `n`.
+fn offsets(rng: &mut TestRng, n: usize) -> Vec<u64> {
+    let mut offsets = offsets_of(&mixture(rng, n as u64));
+    offsets.iter_mut().for_each(|o| *o = (*o).min(n as u64));
+    offsets
+}
+
 /// Plain and segmented calls on `M` items at every offset.
 fn plain_and_segmented<M: CudaMonoid + PartialEq + Debug>(random: impl Fn(&mut TestRng) -> M) {
     let Some(gpu) = gpu() else { return };
@@ -48,10 +55,7 @@ fn plain_and_segmented<M: CudaMonoid + PartialEq + Debug>(random: impl Fn(&mut T
     for n in SIZES {
         let items: Vec<M> = (0..n).map(|_| random(&mut rng)).collect();
         let want = fold(&items);
-        let lengths = mixture(&mut rng, n as u64);
-        let mut offsets = offsets_of(&lengths);
-        // The mixture overshoots n: the last segments end at n.
-        offsets.iter_mut().for_each(|o| *o = (*o).min(n as u64));
+        let offsets = offsets(&mut rng, n);
         let segments = fold_segments(&items, &offsets).unwrap();
         let offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
         for skip in 0..=5 {
@@ -83,9 +87,7 @@ fn lifted<M: Lift<X> + PartialEq + Debug, X: DeviceCopy>(random: impl Fn(&mut Te
         let items: Vec<X> = (0..n).map(|_| random(&mut rng)).collect();
         let values: Vec<M> = (0..n).map(|i| M::lift(items[i], i as u64)).collect();
         let want = fold(&values);
-        let lengths = mixture(&mut rng, n as u64);
-        let mut offsets = offsets_of(&lengths);
-        offsets.iter_mut().for_each(|o| *o = (*o).min(n as u64));
+        let offsets = offsets(&mut rng, n);
         let segments = fold_segments(&values, &offsets).unwrap();
         let offsets = gpu.upload(&convert::<u32>(&offsets)).unwrap();
         for skip in 0..=5 {

@@ -9,7 +9,8 @@ use crate::output::report;
 use crate::seg_common::DeviceLayout;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{
-    Algorithm, CudaMonoid, DeviceCopy, DeviceSlice, Gpu, Lift, SegAlgorithm, SegConfig, Sum,
+    Algorithm, CudaMonoid, DeviceCopy, DeviceSlice, DeviceVec, Gpu, Lift, SegAlgorithm, SegConfig,
+    Sum,
 };
 
 /// The rounds; the aligned and odd views alternate within each.
@@ -72,16 +73,21 @@ struct Bench<'a> {
     csv: &'a mut Vec<String>,
 }
 
-/// The n - 1 items of `items` from item `first`.
-fn view<T: DeviceCopy>(
+/// The n - 1 items of `items` from item 0 and from item 1, and a copy of the latter (aligned).
+fn aligned_and_odd<T: DeviceCopy>(
     gpu: &Gpu,
     items: &Filled<T>,
-    first: usize,
-) -> reduce_cuda::Result<DeviceSlice<T>> {
+) -> reduce_cuda::Result<([DeviceSlice<T>; 2], DeviceVec<T>)> {
     let slice = items.items();
-    let address = slice.address() + (first * std::mem::size_of::<T>()) as u64;
-    // SAFETY: inside the filled buffer, which outlives the view; written before (synchronised).
-    unsafe { DeviceSlice::from_raw(address, slice.len() - 1, gpu) }
+    let view = |first: usize| {
+        let address = slice.address() + (first * std::mem::size_of::<T>()) as u64;
+        // SAFETY: inside the filled buffer, which outlives the view; written before
+        // (synchronised).
+        unsafe { DeviceSlice::from_raw(address, slice.len() - 1, gpu) }
+    };
+    let views = [view(0)?, view(1)?];
+    let copy = gpu.copy(&views[1])?;
+    Ok((views, copy))
 }
 
 impl Bench<'_> {
@@ -91,8 +97,7 @@ impl Bench<'_> {
         items: &Filled<M>,
     ) -> reduce_cuda::Result<()> {
         let gpu = self.gpu;
-        let views = [view(gpu, items, 0)?, view(gpu, items, 1)?];
-        let copy = gpu.copy(&views[1])?;
+        let (views, copy) = aligned_and_odd(gpu, items)?;
         let mut out = gpu.identities::<M>(1)?;
         self.row("plain", item, views[1].address(), |v| {
             gpu.reduce_into(&views[v], &mut out, Algorithm::Auto)
@@ -117,8 +122,7 @@ impl Bench<'_> {
         items: &Filled<X>,
     ) -> reduce_cuda::Result<()> {
         let gpu = self.gpu;
-        let views = [view(gpu, items, 0)?, view(gpu, items, 1)?];
-        let copy = gpu.copy(&views[1])?;
+        let (views, copy) = aligned_and_odd(gpu, items)?;
         let mut out = gpu.identities::<M>(1)?;
         self.row("lifted", item, views[1].address(), |v| {
             gpu.reduce_lifted_into::<M, X>(&views[v], &mut out, Algorithm::Auto)
