@@ -355,25 +355,28 @@ def api_plain(data):
 
 
 def api_segmented(data):
-    """Segmented calls per distribution: the allocating form against its `_into` form."""
-    by = {(r["call"], r["layout"]): r for r in rows("api.csv", data)}
+    """Segmented calls per size and distribution: the allocating form against its `_into` form."""
+    by = {(r["call"], r["layout"], int(r["n"])): r for r in rows("api.csv", data)}
+    sizes = sorted({n for (_, layout, n) in by if layout in DISTRIBUTIONS})
     body = []
-    for dist in DISTRIBUTIONS:
-        get = lambda call: by.get((call, dist))
-        into, alloc = get("reduce_segments_into"), get("reduce_segments")
-        own_into, own_alloc = get("reduce_by_owner_into"), get("reduce_by_owner")
-        if not into:
-            continue
-        ratio = lambda a, b: f"{float(a['host_us']) / float(b['host_us']):.3f}"
-        body.append([dist, into["kernel_us"], into["host_us"], alloc["host_us"], ratio(alloc, into),
-                     own_into["kernel_us"], own_into["host_us"], own_alloc["host_us"],
-                     ratio(own_alloc, own_into), alloc["torch_us"] or "–"])
+    for n in sizes:
+        for dist in DISTRIBUTIONS:
+            get = lambda call: by.get((call, dist, n))
+            into, alloc = get("reduce_segments_into"), get("reduce_segments")
+            own_into, own_alloc = get("reduce_by_owner_into"), get("reduce_by_owner")
+            if not into:
+                continue
+            ratio = lambda a, b: f"{float(a['host_us']) / float(b['host_us']):.3f}"
+            size = "30·2^20" if n == N_SEG else f"2^{n.bit_length() - 1}"
+            body.append([size, dist, into["kernel_us"], into["host_us"], alloc["host_us"], ratio(alloc, into),
+                         own_into["kernel_us"], own_into["host_us"], own_alloc["host_us"],
+                         ratio(own_alloc, own_into), alloc["torch_us"] or "–"])
     mixed = {r["call"]: r for r in rows("api.csv", data) if r["layout"] == "mixed"}
     for call, r in sorted(mixed.items()):
-        body.append([f"mixed: {call}", "–", "–", r["host_us"], "–", "–", "–", "–", "–", "–"])
-    return table(["distribution", "CSR kernels µs", "`reduce_segments_into` µs", "`reduce_segments` µs",
-                  "alloc ÷ into", "owner kernels µs", "`reduce_by_owner_into` µs", "`reduce_by_owner` µs",
-                  "alloc ÷ into", "torch `segment_reduce` µs"], body)
+        body.append(["mixed", call, "–", "–", r["host_us"], "–", "–", "–", "–", "–", "–"])
+    return table(["items", "distribution", "CSR kernels µs", "`reduce_segments_into` µs",
+                  "`reduce_segments` µs", "alloc ÷ into", "owner kernels µs", "`reduce_by_owner_into` µs",
+                  "`reduce_by_owner` µs", "alloc ÷ into", "torch `segment_reduce` µs"], body)
 
 
 TABLES = {

@@ -3,15 +3,15 @@
 //! upload + reduce — by the host clock around the call and a synchronisation (median of many
 //! calls after a warm-up), beside the time of the kernels behind it (CUDA events around the
 //! `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and 2^28 items (f32 sum, affine maps, lifted
-//! f32 ArgMax); segmented on every distribution of `bench segmented` (2^26 f32 items, both
-//! forms); a loop of allocating calls whose sizes change from call to call (the pool must serve
+//! f32 ArgMax); segmented on every distribution of `bench segmented` at both its sizes
+//! (30 x 2^20 and 2^26 f32 items, both forms); a loop of allocating calls whose sizes change from call to call (the pool must serve
 //! mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a synchronisation,
 //! `anchors/cub_latency.cu`) and PyTorch (`anchors/torch_api.py`) from the same device command,
 //! by the same host clock. Writes `api.csv`.
 
 use crate::anchors::read_api_refs;
 use crate::cli::Args;
-use crate::kernels::BenchKernels;
+use crate::kernels::{BenchKernels, Filled};
 use crate::layouts::{distribution, key, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::seg_common::DeviceLayout;
@@ -87,6 +87,46 @@ fn plain_rows<M: CudaMonoid>(
     Ok(())
 }
 
+/// The segmented calls on `sums` (n items) over distribution `dist`, both forms: the kernels,
+/// the `_into` form and the allocating form. Returns the layout.
+fn segmented_rows(
+    gpu: &Gpu,
+    sums: &Filled<Sum<f32>>,
+    n: u64,
+    dist: &str,
+    rows: &mut Vec<Row>,
+) -> reduce_cuda::Result<DeviceLayout> {
+    let auto = SegAlgorithm::Auto;
+    let offsets = distribution(dist, n, 7).unwrap();
+    let layout = DeviceLayout::new(gpu, &offsets)?;
+    let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+    for form in ["offsets", "owner"] {
+        let kernel_us = layout.time(gpu, sums.items(), &mut out, form, auto.into())? as f64 * 1e3;
+        let into_us = host_median_us(gpu, CALLS, || {
+            layout.run(gpu, sums.items(), &mut out, form, auto.into())
+        })?;
+        let alloc_us = host_median_us(gpu, CALLS, || {
+            layout.allocating(gpu, sums.items(), form, auto.into())
+        })?;
+        let (into, allocating) = match form {
+            "offsets" => ("reduce_segments_into", "reduce_segments"),
+            _ => ("reduce_by_owner_into", "reduce_by_owner"),
+        };
+        for (call, host_us) in [(into, into_us), (allocating, alloc_us)] {
+            rows.push(Row {
+                call,
+                monoid: "f32_sum",
+                n,
+                layout: dist.into(),
+                host_us,
+                kernel_us,
+            });
+        }
+    }
+    eprintln!("api: segmented {dist} at n = {n} done");
+    Ok(layout)
+}
+
 /// `bench api`: see the module's docs.
 pub fn api(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -131,41 +171,25 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
         eprintln!("api: plain n = 2^{log} done");
     }
 
-    // Segmented: every distribution, f32 sum, both forms, validated (the default).
-    let n = if args.quick { 1u64 << 24 } else { 1 << 26 };
-    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 6, &masks_f32())?;
+    // Segmented: every distribution, f32 sum, both forms, validated (the default), at both sizes
+    // of `bench segmented`; the loop of changing sizes below runs on the larger.
+    let sizes: &[u64] = if args.quick {
+        &[1 << 24]
+    } else {
+        &[30 << 20, 1 << 26]
+    };
     let auto = SegAlgorithm::Auto;
+    for &n in &sizes[..sizes.len() - 1] {
+        let sums = kernels.fill_random::<Sum<f32>>(n as usize, 6, &masks_f32())?;
+        for dist in DISTRIBUTIONS {
+            segmented_rows(&gpu, &sums, n, dist, &mut rows)?;
+        }
+    }
+    let n = sizes[sizes.len() - 1];
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 6, &masks_f32())?;
     let mut layouts: Vec<DeviceLayout> = Vec::new();
     for dist in DISTRIBUTIONS {
-        let offsets = distribution(dist, n, 7).unwrap();
-        let layout = DeviceLayout::new(&gpu, &offsets)?;
-        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
-        for form in ["offsets", "owner"] {
-            let kernel_us =
-                layout.time(&gpu, sums.items(), &mut out, form, auto.into())? as f64 * 1e3;
-            let into_us = host_median_us(&gpu, CALLS, || {
-                layout.run(&gpu, sums.items(), &mut out, form, auto.into())
-            })?;
-            let alloc_us = host_median_us(&gpu, CALLS, || {
-                layout.allocating(&gpu, sums.items(), form, auto.into())
-            })?;
-            let (into, allocating) = match form {
-                "offsets" => ("reduce_segments_into", "reduce_segments"),
-                _ => ("reduce_by_owner_into", "reduce_by_owner"),
-            };
-            for (call, host_us) in [(into, into_us), (allocating, alloc_us)] {
-                rows.push(Row {
-                    call,
-                    monoid: "f32_sum",
-                    n,
-                    layout: dist.into(),
-                    host_us,
-                    kernel_us,
-                });
-            }
-        }
-        layouts.push(layout);
-        eprintln!("api: segmented {dist} done");
+        layouts.push(segmented_rows(&gpu, &sums, n, dist, &mut rows)?);
     }
 
     // Sizes changing from call to call: each call takes the next distribution, every other
@@ -194,9 +218,9 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
         })?;
         rows.push(Row {
             call: if allocating {
-                "reduce_segments, sizes changing"
+                "reduce_segments (sizes changing)"
             } else {
-                "zeroed + reduce_segments_into, sizes changing"
+                "zeroed + reduce_segments_into (sizes changing)"
             },
             monoid: "f32_sum",
             n,
