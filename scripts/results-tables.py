@@ -334,9 +334,9 @@ def cluster_combine(data):
 
 # ---- every public call as users call it (bench api: api.csv) ----
 
-def api_plain(data):
+def api_plain(data, name="api.csv"):
     """Plain calls by size: host time of each call, the kernels' time, CUB and PyTorch."""
-    by = {(r["call"], r["monoid"], r["n"]): r for r in rows("api.csv", data) if r["layout"] == "plain"}
+    by = {(r["call"], r["monoid"], r["n"]): r for r in rows(name, data) if r["layout"] == "plain"}
     body = []
     for n in sorted({int(n) for (_, _, n) in by}):
         for monoid, name in [("f32_sum", "f32 sum"), ("affine", "affine (8 B)")]:
@@ -354,9 +354,9 @@ def api_plain(data):
                   "torch `x.sum().item()` µs", "`upload` + `reduce` µs"], body)
 
 
-def api_segmented(data):
+def api_segmented(data, name="api.csv"):
     """Segmented calls per size and distribution: the allocating form against its `_into` form."""
-    by = {(r["call"], r["layout"], int(r["n"])): r for r in rows("api.csv", data)}
+    by = {(r["call"], r["layout"], int(r["n"])): r for r in rows(name, data)}
     sizes = sorted({n for (_, layout, n) in by if layout in DISTRIBUTIONS})
     body = []
     for n in sizes:
@@ -371,7 +371,7 @@ def api_segmented(data):
             body.append([size, dist, into["kernel_us"], into["host_us"], alloc["host_us"], ratio(alloc, into),
                          own_into["kernel_us"], own_into["host_us"], own_alloc["host_us"],
                          ratio(own_alloc, own_into), alloc["torch_us"] or "–"])
-    mixed = {r["call"]: r for r in rows("api.csv", data) if r["layout"] == "mixed"}
+    mixed = {r["call"]: r for r in rows(name, data) if r["layout"] == "mixed"}
     for call, r in sorted(mixed.items()):
         body.append(["mixed", call, "–", "–", r["host_us"], "–", "–", "–", "–", "–", "–"])
     return table(["items", "distribution", "CSR kernels µs", "`reduce_segments_into` µs",
@@ -398,6 +398,8 @@ TABLES = {
     "cluster-combine": (cluster_combine, "cluster.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),
+    "api-plain-h200": (lambda data: api_plain(data, "api-h200.csv"), "api-h200.csv"),
+    "api-segmented-h200": (lambda data: api_segmented(data, "api-h200.csv"), "api-h200.csv"),
 }
 
 BLOCK = re.compile(r"(<!-- results-tables: ([\w-]+) -->\n)(.*?)(<!-- /results-tables -->)", re.S)
