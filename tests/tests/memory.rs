@@ -1,6 +1,7 @@
-//! The memory pool every buffer comes from: reuse across calls and sizes, trim, cap, out of
-//! memory under a cap, stream order across streams (a block freed while a queued kernel still
-//! reads it is not handed to another stream before that kernel ends), frees from other threads;
+//! The memory pool every buffer comes from: reuse across calls and sizes, trim (also right after
+//! a drop, while the block waits in the host-side cache), cap, out of memory under a cap, stream
+//! order across streams (a block freed while a queued kernel still reads it is not handed to
+//! another stream before that kernel ends), frees from other threads;
 //! and views of a `DeviceVec` of a primitive as a built-in monoid.
 
 use reduce_cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
@@ -72,6 +73,27 @@ fn trim_hands_kept_memory_back() {
         "{before:?} then {after:?}"
     );
     assert_eq!(after.in_use, before.in_use);
+}
+
+/// A dropped buffer waits on the host for the next allocation of its size on its stream;
+/// trimming hands it to the driver and waits for its free, so that its memory comes back even
+/// right after the drop (no synchronisation between).
+#[test]
+fn trim_right_after_a_drop_hands_the_memory_back() {
+    let _serial = serial();
+    let Some(gpu) = gpu() else { return };
+    gpu.trim_pool().unwrap();
+    let base = gpu.pool_usage().unwrap();
+    drop(gpu.zeroed::<u8>(256 * MIB).unwrap());
+    let kept = gpu.pool_usage().unwrap();
+    assert!(kept.held >= base.held + 256 * MIB, "{base:?} then {kept:?}");
+    assert_eq!(kept.in_use, base.in_use);
+    gpu.trim_pool().unwrap();
+    let after = gpu.pool_usage().unwrap();
+    assert!(
+        after.held + 256 * MIB <= kept.held,
+        "{kept:?} then {after:?}"
+    );
 }
 
 #[test]

@@ -7,12 +7,30 @@
 //! dependency), so memory a queued kernel still reads is never reused under it. Every `Gpu` of
 //! one context shares its pool (`Pool::of`); a buffer frees on the stream it was allocated on,
 //! from any thread.
+//!
+//! In front of the driver's pool, the last few freed blocks wait on the host (`Pool::cache`): an
+//! allocation of the same size on the same stream takes one back without a driver call (the
+//! stream's order makes that as safe as the driver's own reuse on that stream). A call that
+//! allocates its output and a caller that drops it then cost what the `_into` form costs;
+//! trimming, a cap and an allocation that fails hand the cached blocks to the driver first.
 
 use crate::error::{DriverContext, Error, Result};
 use cudarc::driver::sys::{self, CUmemPool_attribute};
 use cudarc::driver::{result, CudaContext, CudaStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// At most this many freed blocks wait on the host for reuse...
+const CACHE_BLOCKS: usize = 16;
+/// ...holding at most this many bytes.
+const CACHE_BYTES: usize = 1 << 30;
+
+/// A freed block waiting for an allocation of its size on its stream.
+struct Cached {
+    address: u64,
+    bytes: usize,
+    stream: Arc<CudaStream>,
+}
 
 /// What a pool holds, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +51,8 @@ pub(crate) struct Pool {
     in_use: AtomicUsize,
     /// The cap in bytes, 0 for none.
     cap: AtomicUsize,
+    /// Freed blocks, oldest first.
+    cache: Mutex<Vec<Cached>>,
 }
 
 // SAFETY: a CUmemoryPool handle may be used from any thread; the counters are atomic.
@@ -68,6 +88,7 @@ impl Pool {
             ctx: ctx.clone(),
             in_use: AtomicUsize::new(0),
             cap: AtomicUsize::new(0),
+            cache: Mutex::new(Vec::new()),
         });
         // Keep freed memory (the default threshold, 0, returns it at every synchronisation).
         pool.set(
@@ -121,6 +142,14 @@ impl Pool {
     /// Returns kept memory to the device until the pool holds at most `keep` bytes (memory in
     /// use stays).
     pub fn trim(&self, keep: usize) -> Result<()> {
+        // The cached blocks go to the driver; their frees must have run before it can return
+        // their memory.
+        let released = self.release(&mut self.cache(), 0);
+        for stream in released {
+            stream
+                .synchronize()
+                .during("waiting for freed memory before trimming")?;
+        }
         // SAFETY: the pool is live.
         unsafe { result::mem_pool::trim_to(self.raw, keep) }.during("trimming a memory pool")
     }
@@ -131,6 +160,15 @@ impl Pool {
             let in_use = self.in_use.load(Ordering::Relaxed);
             if in_use + bytes > cap {
                 return Err(self.out_of_memory(bytes));
+            }
+        }
+        {
+            let mut cache = self.cache();
+            let same = |c: &Cached| c.bytes == bytes && c.stream.cu_stream() == stream.cu_stream();
+            if let Some(k) = cache.iter().rposition(same) {
+                let block = cache.remove(k);
+                self.in_use.fetch_add(bytes, Ordering::Relaxed);
+                return Ok(block.address);
             }
         }
         let attempt = || {
@@ -161,14 +199,54 @@ impl Pool {
         Ok(address)
     }
 
-    /// Frees `bytes` bytes at `address` on `stream`, in stream order (from any thread).
-    pub fn free(&self, address: u64, bytes: usize, stream: &CudaStream) {
+    /// Frees `bytes` bytes at `address` on `stream`, in stream order (from any thread): into the
+    /// cache, whose oldest blocks go to the driver past its limits.
+    pub fn free(&self, address: u64, bytes: usize, stream: &Arc<CudaStream>) {
         self.in_use.fetch_sub(bytes, Ordering::Relaxed);
-        let freed = self.ctx.bind_to_thread().and_then(|()| {
-            // SAFETY: `address` came from this pool on this context and is freed once.
-            unsafe { result::free_async(address, stream.cu_stream()) }
+        let mut cache = self.cache();
+        cache.push(Cached {
+            address,
+            bytes,
+            stream: stream.clone(),
         });
-        self.ctx.record_err(freed);
+        // The newest blocks within the limits stay.
+        let mut held = 0;
+        let keep = cache
+            .iter()
+            .rev()
+            .take(CACHE_BLOCKS)
+            .take_while(|c| {
+                held += c.bytes;
+                held <= CACHE_BYTES
+            })
+            .count();
+        self.release(&mut cache, keep);
+    }
+
+    fn cache(&self) -> MutexGuard<'_, Vec<Cached>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Hands the oldest cached blocks to the driver, on their streams, until `keep` are left;
+    /// returns those streams (each once).
+    fn release(&self, cache: &mut Vec<Cached>, keep: usize) -> Vec<Arc<CudaStream>> {
+        let old = cache.len().saturating_sub(keep);
+        let mut streams: Vec<Arc<CudaStream>> = Vec::new();
+        for block in cache.drain(..old) {
+            let freed = self.ctx.bind_to_thread().and_then(|()| {
+                // SAFETY: `address` came from this pool on this context and is freed once (it
+                // left the cache); the free is ordered after the work queued on its stream.
+                unsafe { result::free_async(block.address, block.stream.cu_stream()) }
+            });
+            self.ctx.record_err(freed);
+            if !streams
+                .iter()
+                .any(|s| s.cu_stream() == block.stream.cu_stream())
+            {
+                streams.push(block.stream);
+            }
+        }
+        streams
     }
 
     fn out_of_memory(&self, requested: usize) -> Error {
@@ -191,8 +269,10 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // Every buffer holds the pool: none is left. The frees may still be queued; the driver
-        // destroys the pool once they have run.
+        // Every buffer holds the pool: none is left but the cached blocks. The frees may still
+        // be queued; the driver destroys the pool once they have run.
+        let mut cache = std::mem::take(&mut *self.cache());
+        self.release(&mut cache, 0);
         let destroyed = self.ctx.bind_to_thread().and_then(|()| {
             // SAFETY: the pool is live and destroyed once.
             unsafe { result::mem_pool::destroy(self.raw) }
