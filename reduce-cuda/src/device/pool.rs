@@ -51,6 +51,8 @@ pub(crate) struct Pool {
     in_use: AtomicUsize,
     /// The cap in bytes, 0 for none.
     cap: AtomicUsize,
+    /// The device's memory in bytes: a larger request fails at once.
+    total: usize,
     /// Freed blocks, oldest first.
     cache: Mutex<Vec<Cached>>,
 }
@@ -83,8 +85,12 @@ impl Pool {
         props.location.id = ctx.cu_device();
         // SAFETY: `props` is a valid, zero-initialised description of a device pool.
         let raw = unsafe { result::mem_pool::create(&props) }.during("creating a memory pool")?;
+        let (_, total) = ctx
+            .mem_get_info()
+            .during("reading the device's memory size")?;
         let pool = Arc::new(Pool {
             raw,
+            total,
             ctx: ctx.clone(),
             in_use: AtomicUsize::new(0),
             cap: AtomicUsize::new(0),
@@ -156,6 +162,11 @@ impl Pool {
 
     /// `bytes` bytes on `stream` (its context current), in stream order.
     pub fn alloc(&self, bytes: usize, stream: &CudaStream) -> Result<u64> {
+        // More than the device holds never fits: fail before the driver reserves what it can
+        // (which, for a moment, would starve every other allocation on the device).
+        if bytes > self.total {
+            return Err(self.out_of_memory(bytes));
+        }
         if let Some(cap) = self.cap() {
             let in_use = self.in_use.load(Ordering::Relaxed);
             if in_use + bytes > cap {
