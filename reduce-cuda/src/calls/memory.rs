@@ -88,7 +88,9 @@ impl Gpu {
         self.device().pool.usage()
     }
 
-    /// Hands the memory the pool keeps for reuse back to the device; buffers in use stay.
+    /// Hands the memory the pool keeps for reuse back to the device; buffers in use stay. The
+    /// last few freed buffers wait on the host for reuse on their stream: this hands them to the
+    /// driver too, and waits for the work queued on their streams before their memory can go.
     pub fn trim_pool(&self) -> Result<()> {
         self.device().pool.trim(0)
     }
