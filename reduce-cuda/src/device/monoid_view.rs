@@ -58,34 +58,29 @@ impl<P: Primitive> DeviceVec<P> {
     }
 }
 
-impl<P: Primitive, M: MonoidOf<P>> sealed::Input<M> for MonoidView<'_, P, M> {
-    fn count(&self) -> usize {
-        self.vec.len()
-    }
-    fn home(&self) -> &Arc<CudaStream> {
-        self.vec.home()
-    }
-    fn read<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        (self.vec.address(), SyncOnDrop::Record(None))
-    }
+/// Both views are their buffer's memory: as inputs they are what the buffer is as an input of
+/// `P` values, read as `M` values.
+macro_rules! reads_its_buffer {
+    ($($view:ident),*) => {$(
+        impl<P: Primitive, M: MonoidOf<P>> sealed::Input<M> for $view<'_, P, M> {
+            fn count(&self) -> usize {
+                sealed::Input::<P>::count(&*self.vec)
+            }
+            fn home(&self) -> &Arc<CudaStream> {
+                sealed::Input::<P>::home(&*self.vec)
+            }
+            fn read<'a>(&'a self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+                sealed::Input::<P>::read(&*self.vec, stream)
+            }
+        }
+        impl<P: Primitive, M: MonoidOf<P>> DeviceInput<M> for $view<'_, P, M> {}
+    )*};
 }
-impl<P: Primitive, M: MonoidOf<P>> DeviceInput<M> for MonoidView<'_, P, M> {}
+reads_its_buffer!(MonoidView, MonoidViewMut);
 
-impl<P: Primitive, M: MonoidOf<P>> sealed::Input<M> for MonoidViewMut<'_, P, M> {
-    fn count(&self) -> usize {
-        self.vec.len()
-    }
-    fn home(&self) -> &Arc<CudaStream> {
-        self.vec.home()
-    }
-    fn read<'a>(&'a self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        (self.vec.address(), SyncOnDrop::Record(None))
-    }
-}
 impl<P: Primitive, M: MonoidOf<P>> sealed::Output<M> for MonoidViewMut<'_, P, M> {
-    fn write<'a>(&'a mut self, _: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
-        (self.vec.address(), SyncOnDrop::Record(None))
+    fn write<'a>(&'a mut self, stream: &'a CudaStream) -> (u64, SyncOnDrop<'a>) {
+        sealed::Output::<P>::write(&mut *self.vec, stream)
     }
 }
-impl<P: Primitive, M: MonoidOf<P>> DeviceInput<M> for MonoidViewMut<'_, P, M> {}
 impl<P: Primitive, M: MonoidOf<P>> DeviceOutput<M> for MonoidViewMut<'_, P, M> {}
