@@ -121,7 +121,7 @@ for phase in "$@"; do
       REDUCE_SMEM_CARVEOUT=100 .gpu/bin/bench segvariants --out "$OUT/carveout100" 2>"$OUT/bench-segcarveout.err" | tee -a "$SUMMARY"
       ;;
     segncu)
-      # SegShuffle then SegMerge (see `bench segncu`); SEGNCU_ENV (e.g. REDUCE_SMEM_CARVEOUT=100)
+      # SegShuffle, SegMerge, then SegPipeline (see `bench segncu`); SEGNCU_ENV (e.g. REDUCE_SMEM_CARVEOUT=100)
       # is passed to the bench, SEGNCU_TAG names the output
       tag=${SEGNCU_TAG:-segncu}
       env ${SEGNCU_ENV:-} REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:'reduce_seg_(merge|shuffle)' --section SpeedOfLight --section Occupancy \
@@ -163,7 +163,7 @@ for phase in "$@"; do
       # per-instruction counts and stall samples of SegShuffle launches of `bench segncu`
       # (SEGSRC_SKIPS: which ones; default 2, size-3 offsets form; 0 is one segment; 4-6 one segment
       # validated, 1000 equal trusted and validated, all offsets form; 7 random 10..50 and 8 two-level,
-      # offsets form)
+      # offsets form; 9-11 SegPipeline size 3, random 10..50 and one segment, offsets form)
       for skip in ${SEGSRC_SKIPS:-2}; do
         REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --launch-skip "$skip" --launch-count 1 \
           --section SourceCounters -f -o "$OUT/segsrc" .gpu/bin/bench segncu > "$OUT/segsrc-$skip.log" 2>&1

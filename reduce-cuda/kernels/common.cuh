@@ -9,6 +9,46 @@ typedef unsigned long long r_size;   // item indices: 64-bit, so N may exceed 2^
 #define R_FULL_MASK 0xffffffffu
 #define R_WARP 32
 
+// ---------------------------------------------------------------- the block's threads
+
+// The tile pipeline (kernels/pipe.cuh: R_PIPE stages) runs a producer warp beside the block's
+// R_BLOCK threads. The block-level helpers then count and synchronise those R_BLOCK threads only
+// (named barrier 1), never the producer; without it, every thread of the block.
+#ifndef R_PIPE
+#define R_PIPE 0
+#endif
+#if R_PIPE
+#define R_THREADS ((unsigned int)R_BLOCK)
+#else
+#define R_THREADS blockDim.x
+#endif
+
+__device__ __forceinline__ void r_sync() {
+#if R_PIPE && defined(__CUDA_ARCH__)
+    asm volatile("bar.sync 1, %0;" ::"n"(R_BLOCK) : "memory");
+#elif R_PIPE
+    emu::named_sync(1, R_BLOCK);
+#else
+    __syncthreads();
+#endif
+}
+
+// r_sync that returns whether p holds in any thread.
+__device__ __forceinline__ int r_sync_or(int p) {
+#if R_PIPE && defined(__CUDA_ARCH__)
+    unsigned int any;
+    asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.or.pred q, 1, %2, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+                 : "=r"(any)
+                 : "r"(p), "n"(R_BLOCK)
+                 : "memory");
+    return (int)any;
+#elif R_PIPE
+    return emu::named_sync_or(1, R_BLOCK, p);
+#else
+    return __syncthreads_or(p);
+#endif
+}
+
 // ---------------------------------------------------------------- vector loads at any alignment
 
 // Whether the 16-byte vectors that cover the 16 * V bytes from `p`, which lie `shift` bytes past
@@ -153,15 +193,15 @@ __device__ __forceinline__ M r_warp_fold_run(const M* s, unsigned int count) {
 __device__ __forceinline__ M r_block_combine_warps(M warp_value, M* scratch) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
-    const unsigned int warps = (blockDim.x + R_WARP - 1) / R_WARP;
+    const unsigned int warps = (R_THREADS + R_WARP - 1) / R_WARP;
     if (lane == 0) scratch[warp] = warp_value;
-    __syncthreads();
+    r_sync();
     M v = m_identity();
     if (warp == 0) {
         v = lane < warps ? scratch[lane] : m_identity();
         v = r_warp_reduce(v);
     }
-    __syncthreads();
+    r_sync();
     return v;
 }
 
@@ -169,7 +209,7 @@ __device__ __forceinline__ M r_block_combine_warps(M warp_value, M* scratch) {
 // through L2): thread t folds the t-th contiguous run, then warps, then the block. Thread 0
 // returns the fold. Must be called by every thread of the block.
 __device__ __forceinline__ M r_block_fold_run_cg(const M* p, unsigned int count, M* scratch) {
-    const unsigned int per_thread = (count + blockDim.x - 1) / blockDim.x;
+    const unsigned int per_thread = (count + R_THREADS - 1) / R_THREADS;
     const unsigned int lo = threadIdx.x * per_thread;
     const unsigned int hi = min(lo + per_thread, count);
     M v = m_identity();

@@ -92,11 +92,11 @@ template <class CarryIn>
 __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in, r_seg* s_agg, r_seg* total) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
-    const unsigned int warps = (blockDim.x + R_WARP - 1) / R_WARP;
+    const unsigned int warps = (R_THREADS + R_WARP - 1) / R_WARP;
     const r_seg inclusive = r_warp_seg_scan(x);
     const r_seg lane_prefix = r_warp_seg_exclusive(inclusive);
     if (lane == R_WARP - 1) s_agg[warp] = inclusive;
-    __syncthreads();
+    r_sync();
     if (warp == 0) {
         // Warp 0 scans the warp aggregates after the carry; s_agg[w] becomes warp w's prefix.
         r_seg a = lane < warps ? s_agg[lane] : r_seg_identity();
@@ -106,7 +106,7 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in
         if (lane < warps) s_agg[lane] = before;
         if (lane == warps - 1) s_agg[R_WARP] = r_seg_op(before, a);
     }
-    __syncthreads();
+    r_sync();
     const r_seg prefix = r_seg_op(s_agg[warp], lane_prefix);
     *total = s_agg[R_WARP];
     return prefix;
@@ -122,7 +122,7 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in
 // each entry segment closed in its block, and the segment still open after the last block.
 __device__ void r_join_records(const M* rec_vals, const r_size* rec_meta, unsigned int blocks, r_size segments,
                                M* __restrict__ out, r_seg* s_agg) {
-    const unsigned int per_thread = (blocks + blockDim.x - 1) / blockDim.x;
+    const unsigned int per_thread = (blocks + R_THREADS - 1) / R_THREADS;
     const unsigned int lo = threadIdx.x * per_thread;
     const unsigned int hi = min(lo + per_thread, blocks);
     r_seg mine = r_seg_identity();
@@ -189,7 +189,7 @@ extern "C" __global__ void seg_validate_offsets(const r_idx* __restrict__ offset
     }
 }
 
-// The same check by one block, for few offsets (count <= R_EARLY_PER_THREAD * blockDim.x):
+// The same check by one block, for few offsets (count <= R_EARLY_PER_THREAD * R_THREADS):
 // their first error key (R_NO_INDEX: none), in every thread. SegShuffle's early check (see
 // reduce_seg_shuffle). Every thread of the block must call it.
 #define R_EARLY_PER_THREAD 16
@@ -197,15 +197,15 @@ __device__ __forceinline__ unsigned long long r_check_offsets_block(const r_idx*
                                                                  r_size n) {
     __shared__ unsigned long long s_key;
     if (threadIdx.x == 0) s_key = R_NO_INDEX;
-    __syncthreads();
+    r_sync();
     unsigned long long key = R_NO_INDEX;
 #pragma unroll
     for (unsigned int k = 0; k < R_EARLY_PER_THREAD; ++k) {
-        const r_size i = threadIdx.x + (r_size)k * blockDim.x;
+        const r_size i = threadIdx.x + (r_size)k * R_THREADS;
         if (i < count) key = min(key, r_offsets_key(offsets, i, count, n));
     }
     if (key != R_NO_INDEX) atomicMin(&s_key, key);
-    __syncthreads();
+    r_sync();
     return s_key;
 }
 

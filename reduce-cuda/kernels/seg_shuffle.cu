@@ -54,6 +54,11 @@
 // cover every entry, and the array's ends (the host runs the exact check for the error if not);
 // with few offsets the grid's last block checks them all before its tiles instead (R_CHECK_EARLY).
 // The tile's loads and marks are in kernels/seg_tile.cuh (included before this file).
+//
+// SegPipeline is this kernel with R_PIPE > 0: a producer warp after the R_BLOCK threads copies
+// each tile's items into shared-memory stages (kernels/pipe.cuh) and the threads read them from
+// there instead of global memory; everything above holds unchanged (the pipeline only moves
+// bytes), and the threads synchronise among themselves only (r_sync: named barrier 1).
 
 // THE FOLD of a thread's run (both forms): items left to right; at each segment start a new
 // run begins (the part before the first start is the run's `head`). Branch-free per item: the
@@ -221,7 +226,7 @@ typedef r_size r_tile;
 // positions (r_endpos), R_TILE head bytes.
 // At least R_MIN_BLOCKS resident blocks per SM: caps registers so that enough tiles are in flight
 // (profiled on an H100: the offsets form otherwise took 76 registers, 35% occupancy).
-extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(R_BLOCK_THREADS, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
@@ -235,13 +240,15 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
     __shared__ bool s_is_last;
+#if R_OFFSETS || R_PIPE
+    extern __shared__ uint4 s_dynamic[];
+#endif
 #if R_OFFSETS
     __shared__ M s_single[2][R_WARPS];  // warp folds of a tile inside one segment, alternating
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
     __shared__ r_size s_cover[2];  // the layout check: offsets read so far, and up to where
     __shared__ bool s_bad;         // the layout check: a bad entry read, or a bad tile marked
-    extern __shared__ uint4 s_dynamic[];
-    M* s_vals = reinterpret_cast<M*>(s_dynamic);
+    M* s_vals = reinterpret_cast<M*>(s_dynamic + R_PIPE * R_STAGE_BYTES / 16);
     r_endpos* s_endpos = reinterpret_cast<r_endpos*>(s_vals + R_VAL_SLOTS);
     unsigned char* s_head = reinterpret_cast<unsigned char*>(s_endpos + R_STAGE);
     const r_idx* offsets = seg_index;
@@ -257,6 +264,24 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     const r_tile tile_begin = b * q + (b < r ? b : r);
     const r_tile tile_end = tile_begin + q + (b < r ? 1 : 0);
     const r_size block_first = (r_size)tile_begin * R_TILE;
+#if R_PIPE
+    // The tile pipeline: the stages lead the dynamic shared memory; the producer warp (the
+    // block's last) fills them and leaves, the R_BLOCK threads below fold them.
+    __shared__ unsigned long long s_full[R_PIPE], s_empty[R_PIPE];
+    unsigned char* s_stages = reinterpret_cast<unsigned char*>(s_dynamic);
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < R_PIPE; ++k) {
+            r_mbar_init(&s_full[k], R_WARP);
+            r_mbar_init(&s_empty[k], R_BLOCK);
+        }
+        r_mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x >= R_BLOCK) {
+        r_produce(in, n, tile_begin, tile_end, s_stages, s_full, s_empty);
+        return;
+    }
+#endif
 
     // The segment of the item before the block: its in-block part is exported, not written.
 #if R_OFFSETS
@@ -299,7 +324,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         s_entry_val = m_identity();
         s_carry[0] = r_seg_identity();
     }
-    __syncthreads();
+    r_sync();
     const unsigned int entry = s_entry;
 #if R_OFFSETS
     if (check == R_CHECK_EARLY && b + 1 == gridDim.x) {
@@ -327,13 +352,25 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     M it[R_ITEMS];
     auto load_tile = [&](r_size tile) {
         const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
+#if R_PIPE
+        // From the tile's stage, which the warp then hands back to the producer.
+        const unsigned int k = (unsigned int)(tile - tile_begin);
+        const unsigned char* base = r_stage_wait(s_stages, s_full, k);
+        r_stage_items(base, threadIdx.x * R_ITEMS, tile * R_TILE, r_run_count(a, n), it);
+        r_stage_release(s_empty, k);
+#else
         r_load_items(in, n, a, r_run_count(a, n), it);
+#endif
     };
     // Offsets form: a tile's items are asked for as soon as the tile before has folded its own,
     // and stay in flight through that tile's scan and writes and their own marks (up to 1.07x on
     // short segments against loading them at the tile's start). Not for lifted items: the lift
     // waits for the loads where they are issued (docs/decisions/0010-items-a-tile-ahead.md).
-    constexpr bool pipe = R_OFFSETS && !R_LIFTED;
+    // With the tile pipeline the items wait in their stage instead: the offsets form reads them
+    // after its marks (`late`: no registers held through the marks), the owner form at the
+    // tile's start.
+    constexpr bool pipe = R_OFFSETS && !R_LIFTED && !R_PIPE;
+    constexpr bool late = R_OFFSETS && R_PIPE;
     if (pipe && tile_begin < tile_end) load_tile(tile_begin);
     r_size bad = R_NO_INDEX;
     for (r_tile tile = tile_begin; tile < tile_end; ++tile) {
@@ -345,7 +382,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // The items' loads first, in flight while the marks (offsets form) or the owners' loads
         // wait on memory: one memory latency per tile (offsets form 2-12% faster than reading
         // them after the marks: docs/decisions/0010-items-a-tile-ahead.md).
-        if (!pipe) load_tile(tile);
+        if (!pipe && !late) load_tile(tile);
         r_fold_state st;
         st.run = m_identity();
         st.head = m_identity();
@@ -360,7 +397,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // The reads of the block's tiles so far: [block's entry segment, s_cover[0]], without a
         // gap (w, the segment of the tile's last item, is one that a tile before read).
         if (threadIdx.x == 0 && validate) s_cover[0] = max(s_cover[0], read_end);
-        const bool any_start = __syncthreads_or(starts) != 0;
+        const bool any_start = r_sync_or(starts) != 0;
+        if (late) load_tile(tile);
         const r_size tile_last_seg = s_tile_last[parity];
         seg_per_tile = tile_last_seg - w + 1;
         // The empty segments the marks leave (uniform, rare): the copy-out (pass 3, after the
@@ -391,7 +429,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             if (R_MARKS_AHEAD && threadIdx.x == 0 && validate && tile_last_seg != w) s_bad = true;
             if (pipe && tile + 1 < tile_end) load_tile(tile + 1);
             if ((threadIdx.x & (R_WARP - 1)) == 0) s_single[parity][threadIdx.x / R_WARP] = v;
-            __syncthreads();
+            r_sync();
             if (threadIdx.x == 0) {
                 M tile_total = m_identity();
 #pragma unroll
@@ -437,7 +475,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         const unsigned int tile_hi = r_index(owner + last_item);
         // The empty segments the stage cannot hold, with the identity, before the fold, which
         // may write a value over one of those past the stage: a barrier.
-        if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n)) __syncthreads();
+        if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n)) r_sync();
         // NEAR: every id the run closes, up to its last owner (the largest in a good layout;
         // a bad one is reported anyway), lies in the stage.
         unsigned int bad_mask = 0;
@@ -468,7 +506,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
             else if (w == entry) s_entry_val = closed;
             else if (w < segments) out[w] = closed;
         }
-        __syncthreads();
+        r_sync();
         // Pass 3: the segments [stage_lo, segment of the tile's last item) the tile closes, in
         // order, coalesced: each from its last item's slot, the identity for the empty ones.
         // Ids below `segments` only (a bad layout's tile may claim more). Only slot 0 (segment
@@ -501,7 +539,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         // The next tile's marks rewrite s_endpos (two alternating s_endpos instead of this
         // barrier take 16 KiB more shared memory and measured slower on long segments:
         // docs/decisions/0023-no-barrier-after-copy-out.md).
-        __syncthreads();
+        r_sync();
 #else
         // Pass 2: the segment open when this run started is closed by this run's first start.
         if (st.boundary && prev != R_NO_SEGMENT) {
@@ -514,7 +552,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         }
         // Copy the staged segments [stage_lo, segment of the tile's last item) out, coalesced,
         // empty ones included (their slots hold the identity), and leave the identity behind.
-        __syncthreads();
+        r_sync();
         {
             const unsigned int hi = tile_hi;
             // Ids below `segments` only (a bad layout's tile may claim more); the entry segment
@@ -536,7 +574,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
 #if !R_OFFSETS
     if (bad != R_NO_INDEX) atomicMin(status, (unsigned long long)bad);
 #endif
-    __syncthreads();
+    r_sync();
 #if R_OFFSETS
     // Any bad entry or gap: the caller runs the exact check (seg_validate_offsets) for the error.
     if (threadIdx.x == 0 && validate && (s_bad || s_cover[0] < s_cover[1])) atomicMin(status, 0ull);
@@ -553,7 +591,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         __threadfence();
         s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
-    __syncthreads();
+    r_sync();
     if (!s_is_last) return;
     __threadfence();
     // Every block's report reached *status before its ticket (the fence above): the caller

@@ -165,6 +165,27 @@ pub fn seg_dynamic_smem<M: CudaMonoid>(config: SegConfig, offsets_form: bool) ->
     Ok(offline_seg_plan::<u32>(&Own::<M>::new(), config, offsets_form)?.dynamic_smem())
 }
 
+/// [`seg_dynamic_smem`] for layouts of index type `I` and items at device address `items_at`
+/// (SegPipeline's stages hold the items at their offset from a 16-byte boundary).
+pub fn seg_dynamic_smem_at<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> Result<usize> {
+    let plan = offline_seg_plan_at::<I>(&Own::<M>::new(), config, offsets_form, items_at)?;
+    Ok(plan.dynamic_smem())
+}
+
+/// [`seg_dynamic_smem_lifted`] for items at device address `items_at`.
+pub fn seg_dynamic_smem_lifted_at<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> Result<usize> {
+    let plan = offline_seg_plan_at::<I>(&Lifted::<M, X>::new(), config, offsets_form, items_at)?;
+    Ok(plan.dynamic_smem())
+}
+
 /// Checks that a segmented kernel (`u32` layouts) compiles for `arch` without a device (CI).
 pub fn compile_seg_kernel<M: CudaMonoid>(
     config: SegConfig,

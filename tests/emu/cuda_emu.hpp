@@ -13,6 +13,12 @@
 //     unordered with another thread's write sees the old value under one of the two orders;
 //     (emu::eager_order) the first runnable fiber runs after every switch, so that warps run
 //     ahead of each other between block barriers;
+//   - named barriers (bar.sync 1, count: the threads beside a producer warp) likewise;
+//   - mbarriers and bulk copies (kernels/pipe.cuh): a bulk copy poisons its destination when
+//     issued and lands only when a thread waits on its barrier after every expected arrival, so a
+//     read before the wait reads poison; a thread spinning on an mbarrier is not resumed until
+//     another fiber has changed something (an arrival, a barrier), and a block where only
+//     spinning fibers remain is reported as a deadlock;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, those that wait on other blocks would not (none here).
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
@@ -131,6 +137,8 @@ struct Fiber {
     int barrier;                   // the barrier it waits on, -1: runnable
     unsigned long long generation; // that barrier's generation when it arrived
     bool done;
+    bool yielded;                  // spun on an mbarrier: not resumed until another fiber moved on
+    unsigned long long yield_epoch;  // the block's epoch when it spun
 };
 
 struct Block {
@@ -143,6 +151,7 @@ struct Block {
     std::vector<unsigned int> arrived;
     std::vector<unsigned long long> generation;
     std::vector<unsigned long long> slots;  // one exchange slot per thread
+    unsigned long long epoch = 0;           // switches back from a fiber that did not spin
     std::function<void()> body;
 };
 
@@ -169,6 +178,7 @@ inline Fiber& self() { return *block()->current; }
 inline void wait_at(int id, unsigned int count) {
     Block& b = *block();
     Fiber& f = self();
+    ++b.epoch;  // a state change: spinning fibers may look again
     if (++b.arrived[id] == count) {  // the last to arrive releases the others
         b.arrived[id] = 0;
         ++b.generation[id];
@@ -177,6 +187,20 @@ inline void wait_at(int id, unsigned int count) {
     f.barrier = id;
     f.generation = b.generation[id];
     switch_to(f.ctx, b.scheduler);
+}
+// Named barrier `id` (bar.sync id, count: the tile pipeline's R_BLOCK threads beside its producer
+// warp): released when `count` threads have arrived.
+constexpr int kNamedBarriers = 16;
+inline int named_index(unsigned int id) { return 1 + (int)((block()->threads + 31) / 32) + (int)id; }
+inline void named_sync(unsigned int id, unsigned int count) { wait_at(named_index(id), count); }
+
+// Runs the other fibers, this one staying runnable once any state changed (a spin-wait's turn).
+inline void yield() {
+    Fiber& f = self();
+    f.barrier = -1;
+    f.yielded = true;
+    f.yield_epoch = block()->epoch;
+    switch_to(f.ctx, block()->scheduler);
 }
 inline unsigned int lane() { return self().tid % 32; }
 inline unsigned int warp_base() { return self().tid - lane(); }
@@ -222,8 +246,8 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
     b.block_idx = emu_dim3{idx, 0, 0};
     b.grid_dim = emu_dim3{grid, 1, 1};
     b.fibers.resize(threads);
-    b.arrived.assign(1 + (threads + 31) / 32, 0);
-    b.generation.assign(1 + (threads + 31) / 32, 0);
+    b.arrived.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
+    b.generation.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
     b.slots.assign(threads, 0);
     b.body = std::move(body);
     block() = &b;
@@ -232,6 +256,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
         f.tid = t;
         f.barrier = -1;
         f.done = false;
+        f.yielded = false;
         start(f.ctx, fiber_stack(t), kStack, fiber_entry);
     }
     for (;;) {
@@ -241,21 +266,128 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
             if (f.done) continue;
             all_done = false;
             if (f.barrier >= 0 && b.generation[f.barrier] == f.generation) continue;  // still waiting
+            // A fiber spinning on an mbarrier waits until another fiber has moved on.
+            if (f.yielded && f.yield_epoch == b.epoch) continue;
+            f.yielded = false;
             f.barrier = -1;
             b.current = &f;
+            const unsigned long long before = b.epoch;
             switch_to(b.scheduler, f.ctx);
-            progressed = true;
-            if (eager_order()) break;
+            if (!f.yielded) ++b.epoch;
+            if (b.epoch != before) progressed = true;
+            if (eager_order() && progressed) break;
         }
         if (all_done) break;
         if (!progressed) {
-            std::fprintf(stderr, "emu: deadlock in block %u: threads wait at a barrier that others never reach\n", idx);
+            std::fprintf(stderr,
+                         "emu: deadlock in block %u: threads wait at a barrier that others never reach, or on "
+                         "an mbarrier that never completes\n",
+                         idx);
+            for (const Fiber& f : b.fibers)
+                if (!f.done)
+                    std::fprintf(stderr, "emu:   thread %u: %s\n", f.tid,
+                                 f.barrier == 0   ? "at the block's barrier"
+                                 : f.barrier > 0  ? "at a warp or named barrier"
+                                 : f.yielded      ? "waiting on an mbarrier"
+                                                  : "runnable");
             block() = nullptr;
             return false;
         }
     }
     block() = nullptr;
     return true;
+}
+
+inline int named_sync_or(unsigned int id, unsigned int count, int p) {
+    Block& b = *block();
+    b.slots[self().tid] = p != 0;
+    named_sync(id, count);
+    int any = 0;
+    for (unsigned int t = 0; t < count; ++t) any |= b.slots[t] != 0;  // the first `count` threads
+    named_sync(id, count);
+    return any;
+}
+
+// mbarriers and bulk copies (kernels/pipe.cuh). A barrier's phase completes when its expected
+// arrivals have come and the bytes announced with them have landed. A bulk copy poisons its
+// destination when issued (0xCD) and lands only when a thread waits on its barrier after every
+// arrival: a thread that reads a stage before waiting for it reads the poison.
+struct BulkCopy {
+    void* dst;
+    const void* src;
+    unsigned int bytes;
+};
+struct Mbar {
+    unsigned int count = 0, pending = 0;
+    long long tx = 0;
+    unsigned long long phase = 0;  // phases completed
+    std::vector<BulkCopy> copies;
+};
+inline Mbar& mbar(unsigned long long* bar) {
+    static std::vector<std::pair<unsigned long long*, Mbar>> bars;
+    for (auto& e : bars)
+        if (e.first == bar) return e.second;
+    bars.emplace_back(bar, Mbar{});
+    return bars.back().second;
+}
+inline void mbar_init(unsigned long long* bar, unsigned int count) {
+    Mbar& m = mbar(bar);
+    m = Mbar{};
+    m.count = m.pending = count;
+}
+inline void mbar_complete_if_done(Mbar& m) {
+    if (m.pending == 0 && m.tx == 0 && m.copies.empty()) {
+        ++m.phase;
+        m.pending = m.count;
+        ++block()->epoch;
+    }
+}
+inline void mbar_arrive(unsigned long long* bar, unsigned int bytes) {
+    Mbar& m = mbar(bar);
+    if (m.pending == 0) {
+        std::fprintf(stderr, "emu: more arrivals on an mbarrier than it expects\n");
+        std::abort();
+    }
+    m.tx += bytes;
+    --m.pending;
+    ++block()->epoch;  // a spinning fiber may now pass
+    mbar_complete_if_done(m);
+}
+inline void bulk_copy(void* dst, const void* src, unsigned int bytes, unsigned long long* bar) {
+    if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes) % 16 != 0) {
+        std::fprintf(stderr, "emu: a bulk copy that is not 16-byte aligned\n");
+        std::abort();
+    }
+    std::memset(dst, 0xCD, bytes);
+    mbar(bar).copies.push_back(BulkCopy{dst, src, bytes});
+}
+// Waits until the phase of parity `parity` has completed.
+inline void mbar_wait(unsigned long long* bar, unsigned int parity) {
+    for (unsigned long long spins = 0;; ++spins) {
+        Mbar& m = mbar(bar);
+        if (m.pending == 0) {
+            for (const BulkCopy& c : m.copies) {
+                std::memcpy(c.dst, c.src, c.bytes);
+                m.tx -= c.bytes;
+            }
+            m.copies.clear();
+            if (m.tx != 0) {
+                std::fprintf(stderr, "emu: an mbarrier's announced bytes differ from its copies' (%lld)\n", m.tx);
+                std::abort();
+            }
+            mbar_complete_if_done(m);
+        }
+        // As try_wait.parity: done when the phase in progress has the other parity.
+        if ((m.phase & 1u) != parity) return;
+        if (spins > (1u << 24)) {
+            std::fprintf(stderr,
+                         "emu: deadlock: thread %u of block %u waits on an mbarrier that never completes "
+                         "(parity %u, phases done %llu, arrivals pending %u of %u)\n",
+                         self().tid, block()->block_idx.x, parity, m.phase, m.pending, m.count);
+            std::abort();
+        }
+        yield();
+    }
 }
 
 }  // namespace emu

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
         unsigned long long ok = 1;
         for (unsigned int b = 0; b < grid && ok; ++b) {
             emu_dynamic_smem(smem);
-            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK_THREADS, [&] {
                 reduce_seg_shuffle(items, n, index.data(), segments, out.data(), rec_vals.data(),
                                    rec_meta.data(), &ticket, &status, estimate, validate, &status_out);
             });

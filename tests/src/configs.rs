@@ -24,8 +24,9 @@ pub fn every_seg_config() -> impl Iterator<Item = SegConfig> {
         .flat_map(|a| [SegConfig::new(a), SegConfig::new(a).trusted()])
 }
 
-/// [`every_seg_config`] and two non-default configurations: SegShuffle with small tiles on a
-/// fixed grid, and SegMerge with small tiles, 4 stages and a fixed grid, trusted.
+/// [`every_seg_config`] and three non-default configurations: SegShuffle with small tiles on a
+/// fixed grid, SegPipeline with small tiles, one stage and a fixed grid, and SegMerge with small
+/// tiles, 4 stages and a fixed grid, trusted.
 pub fn seg_configs() -> Vec<SegConfig> {
     every_seg_config()
         .chain([
@@ -33,6 +34,11 @@ pub fn seg_configs() -> Vec<SegConfig> {
                 .block(64)
                 .items_per_thread(3)
                 .grid(5),
+            SegConfig::new(SegAlgorithm::SegPipeline)
+                .block(64)
+                .items_per_thread(3)
+                .stages(1)
+                .grid(6),
             merge()
                 .block(64)
                 .items_per_thread(2)
@@ -45,8 +51,5 @@ pub fn seg_configs() -> Vec<SegConfig> {
 
 /// Whether a configuration takes u64 layouts (the paper's algorithms take u32 only).
 pub fn takes_u64(config: &SegConfig) -> bool {
-    matches!(
-        config.algorithm,
-        SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge | SegAlgorithm::Auto
-    )
+    !config.algorithm.is_paper()
 }

@@ -1,5 +1,6 @@
-//! The CPU emulator of SegShuffle's kernel (tests/emu): the generated CUDA text compiled by the
-//! host C++ compiler against `cuda_emu.hpp` and `seg_shuffle_main.cpp` (every CUDA thread a
+//! The CPU emulator of SegShuffle's kernel, and of SegPipeline's, which is the same kernel fed
+//! by a producer warp's bulk copies (tests/emu): the generated CUDA text compiled by the host C++
+//! compiler against `cuda_emu.hpp` and `seg_shuffle_main.cpp` (every CUDA thread a
 //! fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared memory,
 //! AddressSanitizer on every access), launched block by block on cases written to a file.
 //! `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks, garbage
@@ -305,9 +306,13 @@ impl Emulated {
     }
 }
 
+/// Keeps each emulated kernel's directory (its C++ text, binary and last cases) for debugging
+/// when `REDUCE_EMU_KEEP=1`: rerun the binary there by hand (`./kernel cases results eager`).
 impl Drop for Emulated {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

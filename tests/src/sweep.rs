@@ -127,10 +127,7 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
             continue;
         }
         let width = if I::WIDE { "u64" } else { "u32" };
-        let paper = !matches!(
-            config.algorithm,
-            SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge | SegAlgorithm::Auto
-        );
+        let paper = config.algorithm.is_paper();
         for offsets_form in [true, false] {
             let form = if offsets_form { "offsets" } else { "owner" };
             let key = format!("{} {config:?} {width} {form}", name::<M>());
@@ -327,7 +324,7 @@ pub fn every_kernel_compiles<M: CudaMonoid>() {
             got.map(drop).map_err(first_lines),
         );
     }
-    for algorithm in [SegAlgorithm::SegShuffle, SegAlgorithm::SegMerge] {
+    for algorithm in SegAlgorithm::ALL.into_iter().filter(|a| !a.is_paper()) {
         for offsets_form in [false, true] {
             let got =
                 compile_seg_kernel_for::<M, u64>(SegConfig::new(algorithm), offsets_form, CI_ARCH);

@@ -1,7 +1,8 @@
-//! SegShuffle's kernel logic without a GPU: the generated CUDA text runs on the CPU under
-//! `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp collectives as real
-//! rendezvous, poisoned dynamic shared memory, AddressSanitizer on every access, fibers in three
-//! thread orders), block by block, and must equal the sequential fold bit for bit on every
+//! SegShuffle's (and SegPipeline's) kernel logic without a GPU: the generated CUDA text runs on
+//! the CPU under `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp
+//! collectives as real rendezvous, poisoned dynamic shared memory, bulk copies that land only
+//! when waited for, AddressSanitizer on every access, fibers in three thread orders), block by
+//! block, and must equal the sequential fold bit for bit on every
 //! layout — segments inside one thread, across threads, tiles and blocks, empty segments before,
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
 //! lifted items, with u32 and u64 layouts. The offsets check fused into a validated launch must
@@ -17,8 +18,9 @@ use reduce_core::layout::check_offsets;
 use reduce_core::{fold_by_owner, fold_segments, Lift, Monoid};
 use reduce_core::{LayoutError, SegIndex};
 use reduce_cuda::testing::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_variants_at, seg_kernel_variants_for,
-    seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
+    seg_dynamic_smem, seg_dynamic_smem_at, seg_dynamic_smem_lifted, seg_dynamic_smem_lifted_at,
+    seg_kernel_variants_at, seg_kernel_variants_for, seg_kernel_variants_lifted,
+    seg_kernel_variants_lifted_at,
 };
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
@@ -579,4 +581,117 @@ fn emulated_seg_shuffle_u64_layouts() {
     emu::check_layouts::<Grid16>(&kernel, &every_shape_in_tiles(kernel.tile, 3), 13);
     let kernel = seg_shuffle_kernel::<UtAff20, u64>(&cxx, 96, 3, true, 0);
     emu::check_layouts::<UtAff20>(&kernel, &every_shape_in_tiles(kernel.tile, 4), 14);
+}
+
+/// SegPipeline (SegShuffle's tile fed by a producer warp's bulk copies through `stages`
+/// shared-memory stages) with `threads` per block and `items` per thread.
+fn seg_pipeline(threads: u32, items: u32, stages: u32) -> SegConfig {
+    SegConfig::new(SegAlgorithm::SegPipeline)
+        .block(threads)
+        .items_per_thread(items)
+        .stages(stages)
+}
+
+/// SegPipeline's kernel for monoid `M`, layouts of index type `I`, items `shift` bytes past a
+/// 16-byte boundary.
+fn pipeline_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: SegConfig,
+    offsets_form: bool,
+    shift: u64,
+) -> Emulated {
+    let source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
+        .unwrap()
+        .remove(0);
+    assert!(source.text.contains("#define R_PIPE "));
+    let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
+    let tag = format!("pipe_{}_at{shift}", M::CUDA_NAME);
+    let size = std::mem::size_of::<M>();
+    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
+}
+
+/// SegPipeline equals the fold on every layout, size and grid, in both forms, with u32 and u64
+/// layouts, one to three stages (a ring shorter and longer than a block's tiles), items at
+/// 16-byte boundaries and past them, and lifted items. The emulator's bulk copies land only when
+/// a thread waits on the stage's barrier (the stage holds poison before), so a thread that reads
+/// its items before waiting, or a producer that refills a stage before every warp released it,
+/// gives wrong segments here.
+#[test]
+fn seg_pipeline_is_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    for stages in [1, 2, 3] {
+        let config = seg_pipeline(64, 16, stages);
+        let kernel = pipeline_kernel::<Affine, u32>(&cxx, config, true, 0);
+        check_layouts(
+            &kernel,
+            Affine::random_vec,
+            |x: Affine, _| x,
+            40 + stages as u64,
+        );
+    }
+    let config = seg_pipeline(64, 16, 2);
+    let kernel = pipeline_kernel::<Affine, u32>(&cxx, config, true, 4);
+    check_layouts(&kernel, Affine::random_vec, |x: Affine, _| x, 44);
+    let kernel = pipeline_kernel::<Affine, u64>(&cxx, config, true, 8);
+    check_layouts(&kernel, Affine::random_vec, |x: Affine, _| x, 45);
+    let config = seg_pipeline(64, 4, 2);
+    let kernel = pipeline_kernel::<Mat2, u32>(&cxx, config, false, 8);
+    check_layouts(&kernel, Mat2::random_vec, |x: Mat2, _| x, 46);
+    let kernel = pipeline_kernel::<Mat2, u64>(&cxx, config, false, 0);
+    check_layouts(&kernel, Mat2::random_vec, |x: Mat2, _| x, 47);
+    // Lifted: f32 items 12 bytes past a boundary into 8-byte (value, index) pairs.
+    let config = seg_pipeline(64, 16, 2);
+    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
+        .unwrap()
+        .remove(0);
+    let smem = seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(config, true, 12).unwrap();
+    let kernel = Emulated::build(
+        &cxx,
+        source,
+        "pipe_argmax_at12",
+        config,
+        true,
+        false,
+        8,
+        smem,
+    );
+    let random = |n: usize, seed: u64| -> Vec<f32> {
+        let mut rng = TestRng::new(seed);
+        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
+    };
+    check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 48);
+    // Monoids of unusual shapes: 3-byte values (no whole vectors at 4 items per thread).
+    let config = seg_pipeline(64, 4, 2);
+    let kernel = pipeline_kernel::<Tri8, u32>(&cxx, config, true, 0);
+    emu::check_layouts::<Tri8>(&kernel, &every_shape_in_tiles(kernel.tile, 5), 49);
+}
+
+/// SegPipeline with a trusted garbage layout finishes and stays in bounds.
+#[test]
+fn seg_pipeline_garbage_offsets_stay_in_bounds() {
+    let Some(cxx) = compiler() else { return };
+    let kernel = pipeline_kernel::<Affine, u32>(&cxx, seg_pipeline(64, 16, 2), true, 0);
+    let mut rng = TestRng::new(7);
+    let mut cases = Vec::new();
+    for n in [1u64, 100, 1024, 5000] {
+        for _ in 0..6 {
+            let segments = rng.range(1, 2 * n);
+            let spread = [n / 4 + 1, n + 1, u32::MAX as u64][rng.range(0, 2) as usize];
+            let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+            if rng.range(0, 1) == 0 {
+                index.sort_unstable();
+            }
+            cases.push(Case {
+                n,
+                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                index,
+                segments,
+                grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                check: CHECK_NONE,
+            });
+        }
+    }
+    for order in Order::ALL {
+        assert_eq!(kernel.run(&cases, order).len(), cases.len());
+    }
 }

@@ -42,9 +42,13 @@ fn compiles_everywhere<M: CudaMonoid>() {
             M::CUDA_NAME
         );
     }
-    // u64 layouts (SegMerge and Auto only).
+    // u64 layouts (all but the paper's algorithms).
     for offsets_form in [false, true] {
-        for algorithm in [SegAlgorithm::SegMerge, SegAlgorithm::Auto] {
+        for algorithm in [
+            SegAlgorithm::SegMerge,
+            SegAlgorithm::SegPipeline,
+            SegAlgorithm::Auto,
+        ] {
             if let Err(e) =
                 compile_seg_kernel_for::<M, u64>(SegConfig::new(algorithm), offsets_form, CI_ARCH)
             {

@@ -110,12 +110,16 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
         }
     }
     // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1};
-    // SegShuffle: tiles of 64 x 4 = 256 items on the same layouts.
+    // SegShuffle and SegPipeline: tiles of 64 x 4 = 256 items on the same layouts.
     let small = SegConfig::new(SegAlgorithm::SegMerge)
         .block(64)
         .items_per_thread(4)
         .stages(3);
     let small_shuffle = SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(64)
+        .items_per_thread(4);
+    // SegPipeline: the same tiles through one or two stages (every stage reused many times).
+    let small_pipeline = SegConfig::new(SegAlgorithm::SegPipeline)
         .block(64)
         .items_per_thread(4);
     // Which of SegShuffle's two u32 offsets kernels these tiles run (the sums, Mat2 and Affine
@@ -163,6 +167,8 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
                 small.grid(3).trusted(),
                 small_shuffle.grid(3),
                 small_shuffle.grid(2).trusted(),
+                small_pipeline.stages(1).grid(3),
+                small_pipeline.stages(2).grid(2).trusted(),
             ];
             for config in configs {
                 let what = format!("path {path} segments {segments} {config:?}");

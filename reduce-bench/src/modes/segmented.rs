@@ -52,9 +52,10 @@ impl SegRow {
 }
 
 /// The configurations measured, by label.
-fn bench_configs() -> [(&'static str, SegConfig); 6] {
+fn bench_configs() -> [(&'static str, SegConfig); 8] {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
     [
         ("Auto trusted", SegConfig::new(SegAlgorithm::Auto).trusted()),
         ("Auto validated", SegConfig::new(SegAlgorithm::Auto)),
@@ -62,12 +63,15 @@ fn bench_configs() -> [(&'static str, SegConfig); 6] {
         ("SegMerge validated", merge),
         ("SegShuffle trusted", shuffle.trusted()),
         ("SegShuffle validated", shuffle),
+        ("SegPipeline trusted", pipeline.trusted()),
+        ("SegPipeline validated", pipeline),
     ]
 }
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20 and SegShuffle only (for A/B runs of kernel variants).
+/// `--quick`: N = 30 * 2^20 and SegShuffle and SegPipeline only (for A/B runs of kernel
+/// variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -80,7 +84,9 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let sizes: &[u64] = if args.quick { &[30 << 20] } else { &SIZES };
     let configs: Vec<_> = bench_configs()
         .into_iter()
-        .filter(|(label, _)| !args.quick || label.starts_with("SegShuffle"))
+        .filter(|(label, _)| {
+            !args.quick || label.starts_with("SegShuffle") || label.starts_with("SegPipeline")
+        })
         .collect();
     for &n in sizes {
         let sums = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;

@@ -10,7 +10,8 @@ use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 /// form: one segment, size 3) and SegMerge (default and a small-block variant: size-3 segments
 /// in the offsets form, one segment and size 3 in the owner form); then SegShuffle validated
 /// and trusted in the offsets form on one segment and 1000 equal segments; last, SegShuffle
-/// trusted on random 10..50 in the offsets form (its slowest layout).
+/// trusted on random 10..50 in the offsets form (its slowest layout); SegPipeline trusted in the
+/// offsets form on size 3, random 10..50 and one segment.
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -55,6 +56,16 @@ pub fn segncu() -> reduce_cuda::Result<()> {
     run(
         shuffle,
         &[("random_10_50", "offsets"), ("two_level", "offsets")],
+    )?;
+    // SegPipeline, trusted, offsets form (launches 9, 10 and 11 of the SegShuffle kernel).
+    let pipeline = SegConfig::new(SegAlgorithm::SegPipeline).trusted();
+    run(
+        pipeline,
+        &[
+            ("size_3", "offsets"),
+            ("random_10_50", "offsets"),
+            ("one_segment", "offsets"),
+        ],
     )?;
     gpu.synchronize()
 }

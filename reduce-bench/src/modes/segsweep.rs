@@ -30,6 +30,10 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             "SegShuffle",
             SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
         ),
+        (
+            "SegPipeline",
+            SegConfig::new(SegAlgorithm::SegPipeline).trusted(),
+        ),
     ];
     let peers = [
         (

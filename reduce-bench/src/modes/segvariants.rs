@@ -1,4 +1,5 @@
-//! `bench segvariants [--out DIR]`: SegShuffle's and SegMerge's tuning spaces (`segvariants.txt`).
+//! `bench segvariants [--out DIR]`: SegShuffle's, SegPipeline's and SegMerge's tuning spaces
+//! (`segvariants.txt`).
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
@@ -8,8 +9,8 @@ use crate::output::report;
 use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 
-/// SegShuffle's and SegMerge's tuning spaces (trusted layouts): fraction of plain Shuffle per
-/// variant.
+/// SegShuffle's, SegPipeline's and SegMerge's tuning spaces (trusted layouts): fraction of
+/// plain Shuffle per variant.
 pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -31,6 +32,11 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
             format!("SegShuffle b{block} k{items}"),
             shuffle.block(block).items_per_thread(items),
         ));
+    }
+    let pipeline = SegConfig::new(SegAlgorithm::SegPipeline).trusted();
+    variants.push(("SegPipeline default".to_string(), pipeline));
+    for stages in [1, 3, 4] {
+        variants.push((format!("SegPipeline s{stages}"), pipeline.stages(stages)));
     }
     let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
     variants.push(("SegMerge default".to_string(), base));

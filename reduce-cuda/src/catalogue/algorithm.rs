@@ -74,11 +74,12 @@ impl std::fmt::Display for Algorithm {
 /// | `DiffWarps16Seg` | producer/consumer warps, W = 16 (paper IV.B) | 2 | pre-filled, prepended |
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
+/// | `SegPipeline` | SegShuffle's tile fed by a producer warp: bulk copies (`cp.async.bulk`) of each tile's items into a ring of shared-memory stages guarded by mbarriers (ours; sm_90+) | 1 | each segment written once |
 /// | `Auto` | SegShuffle; SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
-/// `SegShuffle` and `SegMerge` take `u32` and `u64` layouts and lifted items, the paper's
+/// `SegShuffle`, `SegPipeline` and `SegMerge` take `u32` and `u64` layouts and lifted items, the paper's
 /// algorithms `u32` layouts of monoid values; only `SegMerge` takes 2^32 or more items or
 /// segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -98,6 +99,10 @@ pub enum SegAlgorithm {
     /// Ours: merge-path split of items and segment ends, single launch, each segment written
     /// once; its cost depends on N and the segment count only. Needs sm_80 or newer.
     SegMerge,
+    /// Ours: SegShuffle's tile with its items moved by a producer warp's bulk copies through a
+    /// ring of shared-memory stages (`SegConfig::stages`), so that the threads that fold never
+    /// wait on a global load of items. Needs sm_90 (Hopper) or newer; at any item offset.
+    SegPipeline,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts); SegMerge past
     /// 2^32 items or segments, or for values too large for SegShuffle.
     #[default]
@@ -106,7 +111,7 @@ pub enum SegAlgorithm {
 
 impl SegAlgorithm {
     /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
-    pub const ALL: [SegAlgorithm; 7] = [
+    pub const ALL: [SegAlgorithm; 8] = [
         SegAlgorithm::Tb2Seg,
         SegAlgorithm::Tb4WarpSeg,
         SegAlgorithm::MatrixSeg,
@@ -114,7 +119,21 @@ impl SegAlgorithm {
         SegAlgorithm::DiffWarps16Seg,
         SegAlgorithm::SegShuffle,
         SegAlgorithm::SegMerge,
+        SegAlgorithm::SegPipeline,
     ];
+
+    /// One of the paper's five algorithms, which take `u32` layouts of monoid values only (no
+    /// `u64` layouts, no lifted items).
+    pub fn is_paper(self) -> bool {
+        matches!(
+            self,
+            SegAlgorithm::Tb2Seg
+                | SegAlgorithm::Tb4WarpSeg
+                | SegAlgorithm::MatrixSeg
+                | SegAlgorithm::PersistentMatrixSeg
+                | SegAlgorithm::DiffWarps16Seg
+        )
+    }
 
     /// The algorithm's name in tables and benchmarks.
     pub fn name(self) -> &'static str {
@@ -126,6 +145,7 @@ impl SegAlgorithm {
             SegAlgorithm::DiffWarps16Seg => "DiffWarps16Seg",
             SegAlgorithm::SegShuffle => "SegShuffle",
             SegAlgorithm::SegMerge => "SegMerge",
+            SegAlgorithm::SegPipeline => "SegPipeline",
             SegAlgorithm::Auto => "Auto",
         }
     }

@@ -116,11 +116,12 @@ pub struct SegConfig {
     pub matrix_width: Option<u32>,
     /// Producer warps of DiffWarps16Seg (default 8).
     pub producers: Option<u32>,
-    /// Items per thread of SegShuffle (default: 64 bytes' worth); path steps (items plus
-    /// segment ends) per thread and tile of SegMerge (default: from the item size).
+    /// Items per thread of SegShuffle and SegPipeline (default: 64 bytes' worth); path steps
+    /// (items plus segment ends) per thread and tile of SegMerge (default: from the item size).
     pub items_per_thread: Option<u32>,
     /// SegMerge's pipeline: tiles of each stream held in shared memory (3 to 8, default 3;
-    /// up to `stages - 2` are in flight while one is reduced).
+    /// up to `stages - 2` are in flight while one is reduced). SegPipeline's ring: tiles of
+    /// items in shared-memory stages (1 to 8, default 2).
     pub stages: Option<u32>,
     /// Blocks of the persistent algorithms (default: SMs x resident blocks).
     pub grid: Option<u32>,
@@ -143,7 +144,7 @@ impl SegConfig {
             ..SegConfig::default()
         }
     }
-    /// Sets SegMerge's pipeline depth.
+    /// Sets SegMerge's or SegPipeline's pipeline depth.
     pub fn stages(mut self, stages: u32) -> Self {
         self.stages = Some(stages);
         self

@@ -11,7 +11,7 @@
 //! |---|---|---|---|
 //! | `tree.rs` | `Tb2`, `Tb4Warp` | `Tb2Seg`, `Tb4WarpSeg` | tb2.cu, tb4_warp.cu, seg_tree.cu |
 //! | `matrix.rs` | `Matrix`, `PersistentMatrix`, `DiffWarps` | `MatrixSeg`, `PersistentMatrixSeg`, `DiffWarps16Seg` | matrix.cu, diff_warps.cu, seg_matrix.cu |
-//! | `shuffle.rs` | `Shuffle` | `SegShuffle` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh) |
+//! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //!
 //! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
@@ -87,20 +87,28 @@ pub(crate) fn seg_plan(
     let algorithm = config.algorithm;
     let name = algorithm.name();
     let knobs = config.knobs();
-    let paper = !matches!(algorithm, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
+    let paper = algorithm.is_paper();
     if shape.items.lifted && paper {
         return Err(invalid(
             name,
-            "lifted items are read by SegShuffle and SegMerge (and Auto) only",
+            "lifted items are read by SegShuffle, SegPipeline and SegMerge (and Auto) only",
         ));
     }
-    if algorithm != SegAlgorithm::SegMerge {
-        refuse(name, "stages (SegMerge's pipeline)", knobs.stages)?;
+    if !matches!(
+        algorithm,
+        SegAlgorithm::SegMerge | SegAlgorithm::SegPipeline
+    ) {
+        refuse(
+            name,
+            "stages (SegMerge's and SegPipeline's pipelines)",
+            knobs.stages,
+        )?;
     }
     if shape.wide && paper {
         return Err(invalid(
             name,
-            "u64 offsets or owners are taken by SegShuffle and SegMerge (and Auto) only",
+            "u64 offsets or owners are taken by SegShuffle, SegPipeline and SegMerge (and Auto) \
+             only",
         ));
     }
     Ok(match algorithm {
@@ -110,7 +118,9 @@ pub(crate) fn seg_plan(
         SegAlgorithm::MatrixSeg
         | SegAlgorithm::PersistentMatrixSeg
         | SegAlgorithm::DiffWarps16Seg => Box::new(matrix::segmented(algorithm, &knobs, shape)?),
-        SegAlgorithm::SegShuffle => Box::new(shuffle::segmented(&knobs, shape)?),
+        SegAlgorithm::SegShuffle | SegAlgorithm::SegPipeline => {
+            Box::new(shuffle::segmented(algorithm, &knobs, shape)?)
+        }
         SegAlgorithm::SegMerge => Box::new(merge::plan(&knobs, shape)?),
         SegAlgorithm::Auto => unreachable!("Auto is resolved above"),
     })

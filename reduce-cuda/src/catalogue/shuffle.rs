@@ -9,7 +9,11 @@
 use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, invalid, refuse, Knobs};
 use super::plan::{PlainPlan, SegPlan, SegShape};
-use super::tuning::{self, SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP};
+use super::tuning::{
+    self, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES, SEG_SHUFFLE_BLOCK,
+    SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
+};
+use crate::device::DeviceInfo;
 use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
@@ -239,9 +243,13 @@ pub(super) fn seg_limits(shape: SegShape) -> (u64, u64) {
     (if shape.wide { max - 1 } else { max }, max)
 }
 
-/// `SegShuffle` with every parameter fixed, for its shape.
+/// `SegShuffle` or `SegPipeline` (SegShuffle's kernel fed by the tile pipeline,
+/// kernels/pipe.cuh) with every parameter fixed, for its shape.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SegShuffle {
+    algorithm: SegAlgorithm,
+    /// SegPipeline's stages (0: SegShuffle, which loads its items itself).
+    stages: u32,
     shape: SegShape,
     block: u32,
     items: u32,
@@ -249,10 +257,15 @@ pub(super) struct SegShuffle {
     grid: Option<u32>,
 }
 
-/// `SegShuffle`: items per thread sized by the larger of the item and the monoid value; vector
-/// loads when a thread's items fill whole 16-byte vectors.
-pub(super) fn segmented(knobs: &Knobs, shape: SegShape) -> Result<SegShuffle> {
-    let name = SegAlgorithm::SegShuffle.name();
+/// `SegShuffle` or `SegPipeline`: items per thread sized by the larger of the item and the
+/// monoid value; vector loads when a thread's items fill whole 16-byte vectors; SegPipeline's
+/// stages.
+pub(super) fn segmented(
+    algorithm: SegAlgorithm,
+    knobs: &Knobs,
+    shape: SegShape,
+) -> Result<SegShuffle> {
+    let name = algorithm.name();
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     let bad = |_| invalid(name, "items_per_thread must be between 1 and 256");
@@ -264,26 +277,71 @@ pub(super) fn segmented(knobs: &Knobs, shape: SegShape) -> Result<SegShuffle> {
         return Err(invalid(
             name,
             format!(
-                "{}-byte values leave no room in SegShuffle's static shared memory (its block \
+                "{}-byte values leave no room in {name}'s static shared memory (its block \
                  scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} bytes): use SegMerge \
                  (Auto does)",
                 shape.items.m_size
             ),
         ));
     }
-    Ok(SegShuffle {
+    let stages = match (algorithm, knobs.stages) {
+        (SegAlgorithm::SegPipeline, Some(s)) if !(1..=8).contains(&s) => {
+            return Err(invalid(name, format!("stages {s} must be between 1 and 8")))
+        }
+        (SegAlgorithm::SegPipeline, s) => s.unwrap_or(SEG_PIPE_STAGES),
+        _ => 0,
+    };
+    let mut plan = SegShuffle {
+        algorithm,
+        stages,
         shape,
         block,
         items,
         vecs,
         grid: check_grid(name, knobs.grid)?,
-    })
+    };
+    // SegPipeline's defaults shrink for large items: first the stages, then the block, until a
+    // block's shared memory fits the budget (what the caller set stays).
+    while stages > 0
+        && plan.dynamic_smem() + seg_static_smem(shape, plan.block) > SEG_PIPE_SMEM_BUDGET
+    {
+        if knobs.stages.is_none() && plan.stages > 1 {
+            plan.stages -= 1;
+        } else if knobs.block.is_none() && plan.block > 32 {
+            plan.block /= 2;
+        } else {
+            break;
+        }
+    }
+    Ok(plan)
 }
 
 impl SegShuffle {
     /// Items per tile.
     fn tile(&self) -> u64 {
         self.block as u64 * self.items as u64
+    }
+
+    /// The threads a block is launched with: SegPipeline's producer warp after the block.
+    fn threads(&self) -> u32 {
+        self.block + if self.stages > 0 { 32 } else { 0 }
+    }
+
+    /// Where the items lie past a 16-byte boundary, as the kernel is specialised for it: for
+    /// vector loads, and for the pipeline's stages, which hold the items at that offset.
+    fn item_shift(&self) -> u32 {
+        if self.vecs > 0 || self.stages > 0 {
+            self.shape.item_shift
+        } else {
+            0
+        }
+    }
+
+    /// One stage of the pipeline (kernels/pipe.cuh, `R_STAGE_BYTES`): a tile of input items
+    /// after the offset they lie at, rounded to 128 bytes.
+    fn stage_bytes(&self) -> usize {
+        (self.tile() as usize * self.shape.items.in_size + self.item_shift() as usize).div_ceil(128)
+            * 128
     }
 
     /// The stage: the segment ids a tile closes that it writes in order. Owner form: a tile's
@@ -313,6 +371,19 @@ impl SegShuffle {
         self.shape.offsets_form && !self.shape.wide
     }
 
+    /// The resident blocks per SM the kernel's registers are capped for: 1024 threads' worth
+    /// (SegShuffle: 4 blocks of 256 at 64 registers); SegPipeline's blocks carry a producer
+    /// warp and its stages, and fewer fit.
+    fn min_blocks(&self) -> u32 {
+        if self.stages == 1 {
+            SEG_PIPE_BLOCKS_PER_SM + 1
+        } else if self.stages > 0 {
+            SEG_PIPE_BLOCKS_PER_SM
+        } else {
+            (1024 / self.block).max(1)
+        }
+    }
+
     fn spec(&self, marks_ahead: bool) -> KernelSpec {
         let shape = self.shape;
         KernelSpec::new(
@@ -321,15 +392,13 @@ impl SegShuffle {
                 ("R_BLOCK", self.block),
                 ("R_ITEMS", self.items),
                 ("R_VECS", self.vecs),
-                (
-                    "R_ITEM_SHIFT",
-                    if self.vecs > 0 { shape.item_shift } else { 0 },
-                ),
+                ("R_ITEM_SHIFT", self.item_shift()),
                 ("R_INDEX_VEC", !shape.plain_index as u32),
                 ("R_OFFSETS", shape.offsets_form as u32),
                 ("R_IDX64", shape.wide as u32),
                 ("R_STAGE", self.stage_slots() as u32),
-                ("R_MIN_BLOCKS", (1024 / self.block).max(1)),
+                ("R_MIN_BLOCKS", self.min_blocks()),
+                ("R_PIPE", self.stages),
                 ("R_MARKS_AHEAD", marks_ahead as u32),
             ],
         )
@@ -337,11 +406,11 @@ impl SegShuffle {
 
     /// Queues one launch with `check`.
     fn launch_checked(&self, d: &mut Dispatch, job: &SegJob, check: Check) -> Result<()> {
-        let name = SegAlgorithm::SegShuffle.name();
+        let name = self.algorithm.name();
         let smem = self.dynamic_smem();
-        let kernel = d
-            .device
-            .kernel(&job.module, REDUCE_SEG_SHUFFLE, self.block, smem, name)?;
+        let kernel =
+            d.device
+                .kernel(&job.module, REDUCE_SEG_SHUFFLE, self.threads(), smem, name)?;
         let n = job.n();
         let tiles = n.div_ceil(self.tile()).max(1);
         let grid = d.persistent_grid(&kernel, self.grid)?.min(tiles).max(1);
@@ -388,8 +457,9 @@ impl SegPlan for SegShuffle {
     /// positions fit, else 32: r_endpos) and a head byte per item. The owner form uses static
     /// shared memory only.
     fn dynamic_smem(&self) -> usize {
+        let stages = self.stages as usize * self.stage_bytes();
         if !self.shape.offsets_form {
-            return 0;
+            return stages;
         }
         let tile = self.tile() as usize;
         let val_slots = if self.items.is_multiple_of(2) {
@@ -398,7 +468,22 @@ impl SegPlan for SegShuffle {
             tile
         };
         let endpos = if tile < 0xfffe { 2 } else { 4 };
-        val_slots * self.shape.items.m_size + endpos * self.stage_slots() as usize + tile
+        stages + val_slots * self.shape.items.m_size + endpos * self.stage_slots() as usize + tile
+    }
+
+    /// SegPipeline's bulk copies and mbarrier waits need sm_90.
+    fn check_device(&self, info: &DeviceInfo) -> Result<()> {
+        if self.stages > 0 && info.compute_capability.0 < 9 {
+            return Err(invalid(
+                self.algorithm.name(),
+                format!(
+                    "needs sm_90 or newer (bulk copies and mbarriers); this device is {}: use \
+                     SegShuffle (Auto does)",
+                    info.arch()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
@@ -434,7 +519,7 @@ impl SegPlan for SegShuffle {
         if !job.layout.offsets_form {
             d.status_error(job, status)
         } else if status != crate::dispatch::segmented::NO_INDEX {
-            d.confirm_bad_layout(job, SegAlgorithm::SegShuffle.name())
+            d.confirm_bad_layout(job, self.algorithm.name())
         } else {
             Ok(())
         }

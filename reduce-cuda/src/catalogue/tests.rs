@@ -234,7 +234,7 @@ fn auto_picks_from_cheap_statistics() {
         Some(32)
     );
     for alg in SegAlgorithm::ALL {
-        let readable = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegMerge);
+        let readable = !alg.is_paper();
         assert_eq!(
             seg_plan(SegConfig::new(alg), lifted, 0, 0).is_ok(),
             readable,
@@ -255,7 +255,9 @@ fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
                     let Ok(plan) = seg_plan(SegConfig::new(alg), shape, 0, 0) else {
                         continue;
                     };
-                    let has = alg == SegAlgorithm::SegShuffle && offsets_form && !wide;
+                    let has = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegPipeline)
+                        && offsets_form
+                        && !wide;
                     let variants = plan.variants();
                     assert_eq!(variants.len() == 2, has, "{alg:?} {shape:?}");
                     let [first, second] = &variants[..] else {
@@ -420,4 +422,58 @@ fn every_kernel_signature_matches_its_declaration() {
             "{entry} is in no kernel file"
         );
     }
+}
+
+/// SegPipeline: SegShuffle's kernel with the tile pipeline (`R_PIPE` stages, a producer warp
+/// beside the block, the stages in dynamic shared memory before the offsets form's arrays, each
+/// a tile of input items after their offset from a 16-byte boundary, rounded to 128 bytes);
+/// stages 1 to 8, and a stage count for any other algorithm but SegMerge is refused.
+#[test]
+fn seg_pipeline_is_seg_shuffle_with_stages() {
+    let plan = |config: SegConfig, shape: SegShape| seg_plan(config, shape, 0, 0);
+    let offsets = shape(false, true, false);
+    let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
+    let base = plan(SegAlgorithm::SegShuffle.into(), offsets).unwrap();
+    for stages in [1, 2, 8] {
+        let p = plan(pipeline.stages(stages), offsets).unwrap();
+        assert_eq!(define(&p.variants()[0], "R_PIPE"), stages);
+        // 4-byte items lifted into 8-byte values: 256 x 8 items of 4 bytes a stage.
+        assert_eq!(
+            p.dynamic_smem(),
+            base.dynamic_smem() + stages as usize * 8 * 1024
+        );
+    }
+    assert_eq!(define(&base.variants()[0], "R_PIPE"), 0);
+    // Items 4 bytes past a boundary: the stage holds them there, one more 128-byte line.
+    let shifted = SegShape {
+        item_shift: 4,
+        ..offsets
+    };
+    let p = plan(pipeline.stages(1), shifted).unwrap();
+    assert_eq!(define(&p.variants()[0], "R_ITEM_SHIFT"), 4);
+    assert_eq!(p.dynamic_smem(), base.dynamic_smem() + 8 * 1024 + 128);
+    // The owner form's dynamic shared memory is the stages alone.
+    let owner = plan(pipeline, shape(false, false, false)).unwrap();
+    assert_eq!(
+        owner.dynamic_smem(),
+        tuning::SEG_PIPE_STAGES as usize * 8 * 1024
+    );
+    // Large values: the defaults shrink (stages, then threads) into the budget.
+    for size in [4, 8, 72, 128, 256, 512] {
+        for offsets_form in [true, false] {
+            let shape = sized(shape(false, offsets_form, false), size, size);
+            let p = plan(pipeline, shape).unwrap();
+            let smem = p.dynamic_smem() + seg_static_smem(shape, 256);
+            assert!(smem <= tuning::SEG_PIPE_SMEM_BUDGET, "{size} bytes: {smem}");
+            assert!(define(&p.variants()[0], "R_PIPE") >= 1);
+        }
+    }
+    for stages in [0, 9] {
+        let e = plan(pipeline.stages(stages), offsets).err().unwrap();
+        assert!(e.to_string().contains("between 1 and 8"), "{e}");
+    }
+    let e = plan(SegConfig::new(SegAlgorithm::SegShuffle).stages(2), offsets)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("stages"), "{e}");
 }

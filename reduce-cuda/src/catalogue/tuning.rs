@@ -31,6 +31,14 @@ pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
 
 /// SegShuffle's threads per block.
 pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
+/// SegPipeline's stages (tiles of items in its shared-memory ring) and the resident blocks per
+/// SM its registers are capped for (each block: SegShuffle's 256 threads and a producer warp).
+pub(crate) const SEG_PIPE_STAGES: u32 = 2;
+pub(crate) const SEG_PIPE_BLOCKS_PER_SM: u32 = 3;
+/// The shared memory a SegPipeline block's defaults shrink to for large items (fewer stages,
+/// then fewer threads): f32 and 8-byte values keep 2 stages of 256 threads (about 70 KiB, 3
+/// blocks per SM), 512-byte records fit with 32 threads and one stage.
+pub(crate) const SEG_PIPE_SMEM_BUDGET: usize = 96 * 1024;
 /// SegShuffle's u64 owners per thread at most (see [`resolve_segmented`]).
 const WIDE_OWNERS_PER_THREAD: u32 = 12;
 

@@ -68,7 +68,7 @@ impl Family {
     fn headers(self) -> &'static [Header] {
         match self {
             Family::SegTree | Family::SegMatrix | Family::SegMerge => &[SEG_COMMON],
-            Family::SegShuffle => &[SEG_COMMON, SEG_TILE],
+            Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             _ => &[],
         }
     }
@@ -96,6 +96,9 @@ const SEG_COMMON: Header = (
 );
 /// SegShuffle's tile: its items' loads and the offsets form's marks.
 const SEG_TILE: Header = ("seg_tile.cuh", include_str!("../../kernels/seg_tile.cuh"));
+
+/// The tile pipeline: bulk copies into shared-memory stages by a producer warp (`R_PIPE`).
+const PIPE: Header = ("pipe.cuh", include_str!("../../kernels/pipe.cuh"));
 
 /// Which template, with which compile-time parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
