@@ -3,7 +3,8 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
-# interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, fuzz, api (every public call as users call it),
+# interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
+# fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
@@ -249,6 +250,10 @@ for phase in "$@"; do
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/argmax_torch.py > "$OUT/torch-argmax.txt" 2>&1 || note "torch argmax failed: $(tail -2 "$OUT/torch-argmax.txt")"
       grep -hE "argmax" "$OUT/cub-argmax.txt" "$OUT/torch-argmax.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench argmax --out "$OUT" --cub "$OUT/cub-argmax.txt" --torch "$OUT/torch-argmax.txt" 2>"$OUT/bench-argmax.err" | tee -a "$SUMMARY"
+      ;;
+    lse)
+      # log-sum-exp of f32 logits (reduce_core::math's exp per item), all items and per row, against the read roof
+      .gpu/bin/bench lse --out "$OUT" 2>"$OUT/bench-lse.err" | tee -a "$SUMMARY"
       ;;
     segargmax)
       # ArgMax per segment lifted from f32, every distribution at 2^26, against CUB's

@@ -17,6 +17,7 @@
 //! bench interop [--quick] [--out DIR]               borrowed cudarc slices against a DeviceVec
 //! bench argmax [--quick] [--out DIR] [--cub F] [--torch F]  lifted f32 -> (max, index)
 //! bench segargmax [--out DIR] [--cub F]             the same per segment, every distribution
+//! bench lse [--quick] [--out DIR]                    log-sum-exp of f32 logits (exp per item), all and per row
 //! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
 //! ```
 //!

@@ -110,3 +110,37 @@ pub fn masks_f32() -> FillMasks {
     m.and_mask[0] = 0x3fff_ffff;
     m
 }
+
+/// Log-sum-exp: (the maximum, the sum of e^(x - maximum)) — the reduction behind softmax and
+/// cross-entropy, lifted from f32 logits. Not exactly associative (floats): tests compare it
+/// within a tolerance, and its lift and combine bit for bit between the CPU and the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = LogSumExp { m: f32::NEG_INFINITY, s: 0.0 },
+    combine = |a, b| {
+        // One exp per combine: the larger maximum's sum is kept, the other one scaled (one call
+        // site, so that the compiler does not evaluate two).
+        if b.m == f32::NEG_INFINITY {
+            a
+        } else {
+            let first = a.m >= b.m;
+            let big = if first { a } else { b };
+            let small = if first { b } else { a };
+            LogSumExp { m: big.m, s: big.s + small.s * (small.m - big.m).exp() }
+        }
+    },
+    commutative,
+    lift(f32) = |x, _i| LogSumExp { m: x, s: 1.0 }
+)]
+pub struct LogSumExp {
+    pub m: f32,
+    pub s: f32,
+}
+
+impl LogSumExp {
+    /// ln Σ e^x.
+    pub fn value(self) -> f32 {
+        self.m + reduce_cuda::reduce_core::math::Math::ln(self.s)
+    }
+}

@@ -30,6 +30,7 @@ mod fold;
 #[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
 pub mod laws;
 pub mod layout;
+pub mod math;
 pub mod monoid;
 pub mod shard;
 

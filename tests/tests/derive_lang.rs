@@ -300,6 +300,89 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_segmented_lifted::<TopK<8>, f32, u64>();
     compiles_segmented_lifted::<BBox, geom::Point, u32>();
     compiles_segmented_lifted::<Shift, u32, u64>();
+    compiles_lifted::<MathFns, f32>();
+    compiles_lifted::<LogSumExp, f32>();
+    compiles_segmented_lifted::<MathFns, f32, u32>();
+    compiles_every_algorithm::<LogSumExp>();
+}
+
+/// The elementary functions: the Rust side calls `reduce_core::math` (not `std`, whose bits may
+/// differ), the CUDA side the prelude's copies of the same routines; integer `pow` and the
+/// saturating operations are Rust's.
+#[test]
+fn elementary_functions_call_reduce_core_math_on_both_sides() {
+    use reduce_core::math::{Math, Math32};
+    for (k, &x) in [
+        0.5f32,
+        -2.25,
+        3.0,
+        1e-30,
+        88.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NAN,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let m = <MathFns as Lift<f32>>::lift(x, k as u64);
+        let want = [
+            Math::exp(x),
+            Math::exp2(x),
+            Math::ln(x.abs()),
+            Math::log2(x.abs()),
+            Math::log10(x.abs()),
+            Math32::powf(x.abs(), 0.37 * x),
+            Math32::powi(x, (k % 7) as i32 - 3),
+            Math32::tanh(x),
+        ];
+        for (got, want) in m.f.iter().zip(want) {
+            assert_eq!(got.to_bits(), want.to_bits(), "f32 at {x}");
+        }
+        let w = x as f64;
+        let want = [
+            Math::exp(w),
+            Math::exp2(w),
+            Math::ln(w.abs()),
+            Math::log2(w.abs()),
+            Math::log10(w.abs()),
+        ];
+        for (got, want) in m.d.iter().zip(want) {
+            assert_eq!(got.to_bits(), want.to_bits(), "f64 at {x}");
+        }
+        let bits = (x * 1000.0) as i32;
+        assert_eq!(m.n[0], bits.wrapping_pow(k as u32 % 5));
+        assert_eq!(m.n[3], bits.saturating_mul(bits));
+    }
+    let text = <MathFns as Lift<f32>>::cuda_source_lifted();
+    for call in [
+        "r_exp_f32(",
+        "r_exp2_f32(",
+        "r_ln_f32(",
+        "r_log2_f32(",
+        "r_log10_f32(",
+        "r_powf_f32(",
+        "r_powi_f32(",
+        "r_tanh_f32(",
+        "r_exp_f64(",
+        "r_log10_f64(",
+        "r_pow_i32(",
+        "r_sat_add_i32(",
+        "r_sat_sub_i32(",
+        "r_sat_mul_i32(",
+    ] {
+        assert_contains(&text, call);
+    }
+    // Log-sum-exp of logits: ln Σ e^x, against f64.
+    let xs: Vec<f32> = (0..1000)
+        .map(|i| ((i * 37) % 101) as f32 / 7.0 - 5.0)
+        .collect();
+    let lse = fold(&lifted::<LogSumExp, f32>(&xs)).value() as f64;
+    let want = xs.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln();
+    assert!(
+        (lse - want).abs() < 1e-5 * want.abs(),
+        "{lse} against {want}"
+    );
 }
 
 #[test]

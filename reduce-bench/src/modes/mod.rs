@@ -8,6 +8,7 @@ mod fig4;
 mod fig5;
 mod interop;
 mod jit;
+mod lse;
 mod ncu;
 mod plain;
 mod sanitize;
@@ -42,8 +43,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "views" => views::views(args),
         "argmax" => argmax::argmax(args),
         "segargmax" => segargmax::segargmax(args),
+        "lse" => lse::lse(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax or segargmax");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax or lse");
             std::process::exit(2);
         }
     }

@@ -167,6 +167,15 @@ __device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
     __device__ __forceinline__ unsigned int r_clz_##S(T a) { return r_clz64((UT)a) - (64 - BITS); } \
     __device__ __forceinline__ unsigned int r_ctz_##S(T a) {                                    \
         return (UT)a == 0 ? BITS : r_ctz64((UT)a);                                              \
+    }                                                                                           \
+    /* pow: by squaring, wrapping (Rust's release semantics) */                                 \
+    __device__ __forceinline__ T r_pow_##S(T a, unsigned int e) {                               \
+        W acc = 1, b = (W)a;                                                                    \
+        for (; e != 0; e >>= 1) {                                                               \
+            if (e & 1u) acc = acc * b;                                                          \
+            b = b * b;                                                                          \
+        }                                                                                       \
+        return r_pin((T)acc);                                                                   \
     }
 
 // Division by zero is undefined here (Rust panics); MIN / -1 wraps to MIN, MIN % -1 is 0.
@@ -180,6 +189,39 @@ __device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
 #define R_UNSIGNED_HELPERS(T, S)                                                                \
     __device__ __forceinline__ T r_div_##S(T a, T b) { return (T)(a / b); }                     \
     __device__ __forceinline__ T r_rem_##S(T a, T b) { return (T)(a % b); }
+
+// saturating_add, saturating_sub, saturating_mul: the result clamped to [MIN, MAX] of T (UT: the
+// unsigned type of the same width, in which the wrapped results and magnitudes are computed).
+#define R_SATURATING_UNSIGNED(T, S)                                                             \
+    __device__ __forceinline__ T r_sat_add_##S(T a, T b) {                                      \
+        const T r = (T)(a + b);                                                                 \
+        return r < a ? (T)~(T)0 : r;                                                            \
+    }                                                                                           \
+    __device__ __forceinline__ T r_sat_sub_##S(T a, T b) { return a < b ? (T)0 : (T)(a - b); }  \
+    __device__ __forceinline__ T r_sat_mul_##S(T a, T b) {                                      \
+        const T max = (T)~(T)0;                                                                 \
+        return b != 0 && a > (T)(max / b) ? max : (T)(a * b);                                   \
+    }
+#define R_SATURATING_SIGNED(T, UT, S)                                                           \
+    __device__ __forceinline__ T r_sat_add_##S(T a, T b) {                                      \
+        const T r = (T)(UT)((UT)a + (UT)b);                                                     \
+        const T max = (T)((UT)~(UT)0 >> 1), min = (T)(-max - 1);                                \
+        return ((a ^ r) & (b ^ r)) < 0 ? (a < 0 ? min : max) : r;                               \
+    }                                                                                           \
+    __device__ __forceinline__ T r_sat_sub_##S(T a, T b) {                                      \
+        const T r = (T)(UT)((UT)a - (UT)b);                                                     \
+        const T max = (T)((UT)~(UT)0 >> 1), min = (T)(-max - 1);                                \
+        return ((a ^ b) & (a ^ r)) < 0 ? (a < 0 ? min : max) : r;                               \
+    }                                                                                           \
+    __device__ __forceinline__ T r_sat_mul_##S(T a, T b) {                                      \
+        const T max = (T)((UT)~(UT)0 >> 1), min = (T)(-max - 1);                                \
+        if (a == 0 || b == 0) return (T)0;                                                      \
+        const bool neg = (a < 0) != (b < 0);                                                    \
+        const UT ma = a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a, mb = b < 0 ? (UT)((UT)0 - (UT)b) : (UT)b; \
+        const UT limit = neg ? (UT)((UT)max + 1) : (UT)max;                                     \
+        if (ma > (UT)(limit / mb)) return neg ? min : max;                                      \
+        return (T)(UT)((UT)a * (UT)b);                                                          \
+    }
 
 R_INT_HELPERS(unsigned char, unsigned char, unsigned int, u8, 8)
 R_INT_HELPERS(signed char, unsigned char, unsigned int, i8, 8)
@@ -197,6 +239,14 @@ R_UNSIGNED_HELPERS(unsigned int, u32)
 R_SIGNED_HELPERS(int, i32)
 R_UNSIGNED_HELPERS(unsigned long long, u64)
 R_SIGNED_HELPERS(long long, i64)
+R_SATURATING_UNSIGNED(unsigned char, u8)
+R_SATURATING_SIGNED(signed char, unsigned char, i8)
+R_SATURATING_UNSIGNED(unsigned short, u16)
+R_SATURATING_SIGNED(short, unsigned short, i16)
+R_SATURATING_UNSIGNED(unsigned int, u32)
+R_SATURATING_SIGNED(int, unsigned int, i32)
+R_SATURATING_UNSIGNED(unsigned long long, u64)
+R_SATURATING_SIGNED(long long, unsigned long long, i64)
 
 // --- float -> int `as`: truncate toward zero, saturate, NaN -> 0 -------------------------------
 // LO and HI are powers of two (exact in float and double): x <= LO gives MIN, x >= HI gives MAX,
@@ -232,6 +282,335 @@ __device__ __forceinline__ float r_f32_from_bits(unsigned int b) { return __int_
 __device__ __forceinline__ double r_f64_from_bits(unsigned long long b) {
     return __longlong_as_double((long long)b);
 }
+
+// --- elementary functions ----------------------------------------------------------------------
+// reduce_core::math, operation for operation (IEEE + - * /, one fma in exp2, exact conversions,
+// integer bit operations): the same bits as the CPU. f64: exp, exp2, ln, log2, log10 (fdlibm's
+// algorithms); f32: exp in f32 (a degree-7 polynomial in fmas), the others through f64 rounded
+// once, and powf, powi, tanh.
+__device__ __forceinline__ unsigned long long r_f64_bits(double x) {
+#if defined(__CUDA_ARCH__)
+    return (unsigned long long)__double_as_longlong(x);
+#else
+    unsigned long long b;
+    __builtin_memcpy(&b, &x, 8);
+    return b;
+#endif
+}
+__device__ __forceinline__ unsigned int r_f32_bits(float x) {
+#if defined(__CUDA_ARCH__)
+    return (unsigned int)__float_as_int(x);
+#else
+    unsigned int b;
+    __builtin_memcpy(&b, &x, 4);
+    return b;
+#endif
+}
+__device__ __forceinline__ double r_floor64(double x) {
+#if defined(__CUDA_ARCH__)
+    return floor(x);
+#else
+    return __builtin_floor(x);
+#endif
+}
+__device__ __forceinline__ double r_fma64(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+    return fma(a, b, c);
+#else
+    return __builtin_fma(a, b, c);
+#endif
+}
+__device__ __forceinline__ double r_abs64(double x) { return r_f64_from_bits(r_f64_bits(x) & 0x7fffffffffffffffull); }
+#define R_INF64 r_f64_from_bits(0x7ff0000000000000ull)
+#define R_NAN64 r_f64_from_bits(0x7ff8000000000000ull)
+#define R_INF32 r_f32_from_bits(0x7f800000u)
+#define R_NAN32 r_f32_from_bits(0x7fc00000u)
+
+// x * 2^n, rounded once (musl's scalbn).
+__device__ __forceinline__ double r_scalbn(double x, int n) {
+    double y = x;
+    if (n > 1023) {
+        y *= r_f64_from_bits(0x7fe0000000000000ull);
+        n -= 1023;
+        if (n > 1023) {
+            y *= r_f64_from_bits(0x7fe0000000000000ull);
+            n -= 1023;
+            if (n > 1023) n = 1023;
+        }
+    } else if (n < -1022) {
+        y *= r_f64_from_bits(0x0360000000000000ull);
+        n += 1022 - 53;
+        if (n < -1022) {
+            y *= r_f64_from_bits(0x0360000000000000ull);
+            n += 1022 - 53;
+            if (n < -1022) n = -1022;
+        }
+    }
+    return y * r_f64_from_bits((unsigned long long)(0x3ff + n) << 52);
+}
+
+// e^(hi - lo) * 2^k for |hi - lo| <= ln2 / 2.
+__device__ __forceinline__ double r_exp_core(double hi, double lo, int k) {
+    const double x = hi - lo, xx = x * x;
+    const double c = x - xx * (r_f64_from_bits(0x3fc555555555553eull) +
+                                xx * (r_f64_from_bits(0xbf66c16c16bebd93ull) +
+                                      xx * (r_f64_from_bits(0x3f11566aaf25de2cull) +
+                                            xx * (r_f64_from_bits(0xbebbbd41c5d26bf1ull) +
+                                                  xx * r_f64_from_bits(0x3e66376972bea4d0ull)))));
+    const double y = 1.0 + (x * c / (2.0 - c) - lo + hi);
+    return k == 0 ? y : r_scalbn(y, k);
+}
+
+__device__ __noinline__ double r_exp_f64(double x) {
+    const unsigned long long bits = r_f64_bits(x);
+    const int sign = (int)(bits >> 63);
+    const unsigned int hx = (unsigned int)(bits >> 32) & 0x7fffffffu;
+    if (hx >= 0x4086232bu) {
+        if (r_isnan(x)) return x;
+        if (x > r_f64_from_bits(0x40862e42fefa39efull)) return R_INF64;
+        if (x < r_f64_from_bits(0xc0874910d52d3051ull)) return 0.0;
+    }
+    double hi, lo;
+    int k;
+    if (hx > 0x3fd62e42u) {
+        const int kk = hx >= 0x3ff0a2b2u
+                           ? (int)(r_f64_from_bits(0x3ff71547652b82feull) * x + (sign ? -0.5 : 0.5))
+                           : 1 - sign - sign;
+        hi = x - (double)kk * r_f64_from_bits(0x3fe62e42fee00000ull);
+        lo = (double)kk * r_f64_from_bits(0x3dea39ef35793c76ull);
+        k = kk;
+    } else if (hx > 0x3e300000u) {
+        hi = x;
+        lo = 0.0;
+        k = 0;
+    } else {
+        return 1.0 + x;
+    }
+    return r_exp_core(hi, lo, k);
+}
+
+__device__ __noinline__ double r_exp2_f64(double x) {
+    if (r_isnan(x)) return x;
+    if (x >= 1024.0) return R_INF64;
+    if (x < -1075.0) return 0.0;
+    const double k = r_floor64(x + 0.5);
+    const double f = x - k;
+    const double ln2 = r_f64_from_bits(0x3fe62e42fefa39efull);
+    const double hi = f * ln2;
+    const double lo = r_fma64(f, ln2, -hi) + f * r_f64_from_bits(0x3c7abc9e3b39803full);
+    return r_exp_core(hi, -lo, (int)k);
+}
+
+// The logarithms' shared part (reduce_core::math's log_parts): special inputs set *special.
+struct r_log_parts {
+    double f, hfsq, sr;
+    int k;
+};
+__device__ __forceinline__ bool r_log_split(double x, r_log_parts* p, double* special) {
+    // The special inputs by comparisons made at run time (r_f*: see r_fhide).
+    if (r_isnan(x) || r_feq(x, R_INF64)) {
+        *special = x;
+        return true;
+    }
+    if (r_flt(x, 0.0)) {
+        *special = R_NAN64;
+        return true;
+    }
+    if (r_feq(x, 0.0)) {
+        *special = -R_INF64;
+        return true;
+    }
+    if (r_feq(x, 1.0)) {
+        *special = 0.0;
+        return true;
+    }
+    unsigned long long ui = r_f64_bits(x);
+    unsigned int hx = (unsigned int)(ui >> 32);
+    int k = 0;
+    if (hx < 0x00100000u) {
+        k -= 54;
+        ui = r_f64_bits(x * r_f64_from_bits(0x4350000000000000ull));
+        hx = (unsigned int)(ui >> 32);
+    }
+    hx += 0x3ff00000u - 0x3fe6a09eu;
+    k += (int)(hx >> 20) - 0x3ff;
+    hx = (hx & 0x000fffffu) + 0x3fe6a09eu;
+    const double m = r_f64_from_bits((unsigned long long)hx << 32 | (ui & 0xffffffffull));
+    const double f = m - 1.0;
+    const double hfsq = 0.5 * f * f;
+    const double s = f / (2.0 + f);
+    const double z = s * s, w = z * z;
+    const double t1 = w * (r_f64_from_bits(0x3fd999999997fa04ull) +
+                           w * (r_f64_from_bits(0x3fcc71c51d8e78afull) + w * r_f64_from_bits(0x3fc39a09d078c69full)));
+    const double t2 =
+        z * (r_f64_from_bits(0x3fe5555555555593ull) +
+             w * (r_f64_from_bits(0x3fd2492494229359ull) +
+                  w * (r_f64_from_bits(0x3fc7466496cb03deull) + w * r_f64_from_bits(0x3fc2f112df3e5244ull))));
+    p->f = f;
+    p->hfsq = hfsq;
+    p->sr = s * (hfsq + (t2 + t1));
+    p->k = k;
+    return false;
+}
+
+__device__ __noinline__ double r_ln_f64(double x) {
+    r_log_parts p;
+    double special;
+    if (r_log_split(x, &p, &special)) return special;
+    const double dk = (double)p.k;
+    return p.sr + dk * r_f64_from_bits(0x3dea39ef35793c76ull) - p.hfsq + p.f +
+           dk * r_f64_from_bits(0x3fe62e42fee00000ull);
+}
+
+// log(1 + f) as hi + lo, hi with its low 32 bits cleared.
+__device__ __forceinline__ void r_log1p_split(const r_log_parts& p, double* hi, double* lo) {
+    *hi = r_f64_from_bits(r_f64_bits(p.f - p.hfsq) & 0xffffffff00000000ull);
+    *lo = p.f - *hi - p.hfsq + p.sr;
+}
+
+__device__ __noinline__ double r_log2_f64(double x) {
+    r_log_parts p;
+    double special, hi, lo;
+    if (r_log_split(x, &p, &special)) return special;
+    r_log1p_split(p, &hi, &lo);
+    const double ivln2hi = r_f64_from_bits(0x3ff7154765200000ull), ivln2lo = r_f64_from_bits(0x3de705fc2eefa200ull);
+    const double val_hi = hi * ivln2hi;
+    double val_lo = (lo + hi) * ivln2lo + lo * ivln2hi;
+    const double y = (double)p.k;
+    const double w = y + val_hi;
+    val_lo += (y - w) + val_hi;
+    return val_lo + w;
+}
+
+__device__ __noinline__ double r_log10_f64(double x) {
+    r_log_parts p;
+    double special, hi, lo;
+    if (r_log_split(x, &p, &special)) return special;
+    r_log1p_split(p, &hi, &lo);
+    const double val_hi = hi * r_f64_from_bits(0x3fdbcb7b15200000ull);
+    const double dk = (double)p.k;
+    const double y = dk * r_f64_from_bits(0x3fd34413509f6000ull);
+    double val_lo = dk * r_f64_from_bits(0x3d59fef311f12b36ull) + (lo + hi) * r_f64_from_bits(0x3dbb9438ca9aadd5ull) +
+                    lo * r_f64_from_bits(0x3fdbcb7b15200000ull);
+    const double w = y + val_hi;
+    val_lo += (y - w) + val_hi;
+    return val_lo + w;
+}
+
+#define R_F32_VIA_F64(NAME)                                                                     \
+    __device__ __forceinline__ float r_##NAME##_f32(float x) {                                  \
+        return r_isnan(x) ? x : (float)r_##NAME##_f64((double)x);                               \
+    }
+R_F32_VIA_F64(exp2)
+R_F32_VIA_F64(ln)
+R_F32_VIA_F64(log2)
+R_F32_VIA_F64(log10)
+#undef R_F32_VIA_F64
+
+// x * 2^n for f32, rounded once (musl's scalbnf).
+__device__ __forceinline__ float r_scalbnf(float x, int n) {
+    float y = x;
+    if (n > 127) {
+        y *= r_f32_from_bits(0x7f000000u);
+        n -= 127;
+        if (n > 127) {
+            y *= r_f32_from_bits(0x7f000000u);
+            n -= 127;
+            if (n > 127) n = 127;
+        }
+    } else if (n < -126) {
+        y *= r_f32_from_bits(0x0c800000u);
+        n += 126 - 24;
+        if (n < -126) {
+            y *= r_f32_from_bits(0x0c800000u);
+            n += 126 - 24;
+            if (n < -126) n = -126;
+        }
+    }
+    return y * r_f32_from_bits((unsigned int)(0x7f + n) << 23);
+}
+
+// e^x for f32 in f32 arithmetic (reduce_core::math's exp_f32): x = k ln2 + r in two fused
+// steps, e^r by its Taylor polynomial of degree 7 in fmas, 2^k on the exponent.
+__device__ __forceinline__ float r_fma32(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+    return fmaf(a, b, c);
+#else
+    return __builtin_fmaf(a, b, c);
+#endif
+}
+__device__ __forceinline__ float r_exp_f32(float x) {
+    if (r_isnan(x)) return x;
+    if (r_fgt(x, r_f32_from_bits(0x42b17217u))) return R_INF32;
+    if (r_flt(x, r_f32_from_bits(0xc2cff1b5u))) return 0.0f;
+    const int k = (int)(r_f32_from_bits(0x3fb8aa3bu) * x + ((r_f32_bits(x) >> 31) ? -0.5f : 0.5f));
+    const float kf = (float)k;
+    float r = r_fma32(-kf, r_f32_from_bits(0x3f317218u), x);
+    r = r_fma32(-kf, r_f32_from_bits(0xb102e308u), r);
+    float q = r_f32_from_bits(0x39500d01u);                // 1/7!
+    q = r_fma32(q, r, r_f32_from_bits(0x3ab60b61u));       // 1/6!
+    q = r_fma32(q, r, r_f32_from_bits(0x3c088889u));       // 1/5!
+    q = r_fma32(q, r, r_f32_from_bits(0x3d2aaaabu));       // 1/4!
+    q = r_fma32(q, r, r_f32_from_bits(0x3e2aaaabu));       // 1/3!
+    q = r_fma32(q, r, 0.5f);
+    const float p = 1.0f + r_fma32(r * r, q, r);
+    return k >= -125 && k <= 127 ? p * r_f32_from_bits((unsigned int)(0x7f + k) << 23) : r_scalbnf(p, k);
+}
+
+// Whether y (an f32 or i32 exponent in f64) is an odd integer.
+__device__ __forceinline__ bool r_is_odd_integer(double y) {
+    return r_abs64(y) < 9007199254740992.0 && r_floor64(y) == y && ((long long)y & 1) == 1;
+}
+
+// x^y for an f32 base and an f32 or i32 exponent (C99 Annex F; else e^(y ln|x|) in f64).
+__device__ __noinline__ float r_pow_f32_f64(float x, double y) {
+    if (y == 0.0 || x == 1.0f) return 1.0f;
+    if (r_isnan(x)) return x;
+    if (r_isnan(y)) return R_NAN32;
+    const bool odd = r_is_odd_integer(y);
+    const bool integer = r_floor64(y) == y;
+    const double xd = (double)x;
+    if (x == 0.0f) {
+        if (y < 0.0) return odd ? 1.0f / x : R_INF32;
+        return odd ? x : 0.0f;
+    }
+    if (r_abs64(y) == R_INF64) {
+        const double ax = r_abs64(xd);
+        if (ax == 1.0) return 1.0f;
+        return (ax < 1.0) == (y < 0.0) ? R_INF32 : 0.0f;
+    }
+    if (r_abs64(xd) == R_INF64) {
+        const float magnitude = y < 0.0 ? 0.0f : R_INF32;
+        return x < 0.0f && odd ? -magnitude : magnitude;
+    }
+    if (x < 0.0f && !integer) return R_NAN32;
+    const float r = (float)r_exp_f64(y * r_ln_f64(r_abs64(xd)));
+    return x < 0.0f && odd ? -r : r;
+}
+__device__ __forceinline__ float r_powf_f32(float x, float y) { return r_pow_f32_f64(x, (double)y); }
+__device__ __forceinline__ float r_powi_f32(float x, int n) { return r_pow_f32_f64(x, (double)n); }
+
+__device__ __noinline__ float r_tanh_f32(float x) {
+    if (r_isnan(x)) return x;
+    const double a = r_abs64((double)x);
+    double t;
+    if (a < r_f64_from_bits(0x3f20000000000000ull)) {
+        t = a - a * a * a / 3.0;
+    } else if (a < 0.55) {
+        const double e = r_exp_f64(2.0 * a);
+        t = (e - 1.0) / (e + 1.0);
+    } else if (a < 20.0) {
+        t = 1.0 - 2.0 / (r_exp_f64(2.0 * a) + 1.0);
+    } else {
+        t = 1.0;
+    }
+    const float tf = (float)t;
+    return (r_f32_bits(x) >> 31) != 0 ? -tf : tf;
+}
+#undef R_INF64
+#undef R_NAN64
+#undef R_INF32
+#undef R_NAN32
 
 // --- arrays ------------------------------------------------------------------------------------
 // A Rust array `[T; N]` is an r_array<T, N>: a struct around a C array (same size, alignment and
@@ -295,3 +674,5 @@ __device__ __forceinline__ unsigned long long r_ix(unsigned long long i, unsigne
 #undef R_UNSIGNED_HELPERS
 #undef R_FLOAT_AS_INT
 #undef R_FLOAT_AS_INTS
+#undef R_SATURATING_UNSIGNED
+#undef R_SATURATING_SIGNED

@@ -300,7 +300,10 @@ impl<'a> Checker<'a> {
             }
         };
         use Method::*;
-        let for_floats = matches!(method, Sqrt | MulAdd | IsNan);
+        let for_floats = matches!(
+            method,
+            Sqrt | MulAdd | IsNan | Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh
+        );
         let for_ints = matches!(
             method,
             WrappingAdd
@@ -316,6 +319,10 @@ impl<'a> Checker<'a> {
                 | CountOnes
                 | LeadingZeros
                 | TrailingZeros
+                | Pow
+                | SaturatingAdd
+                | SaturatingSub
+                | SaturatingMul
         );
         if (for_floats && !s.is_float())
             || (for_ints && !s.is_int())
@@ -326,8 +333,22 @@ impl<'a> Checker<'a> {
                 format!("`{name}` is not a method of `{}`", s.rust()),
             ));
         }
+        if matches!(method, Powf | Powi | Tanh) && s == Scalar::F64 {
+            return Err(err(
+                name,
+                format!(
+                    "`{name}` on `f64` is not supported yet: reduce_core::math has it for `f32` \
+                     only (the same bits on the CPU and the GPU within 1 ulp); compute in `f32`, \
+                     or write the operation with `exp` and `ln`"
+                ),
+            ));
+        }
         let (arg_tys, result) = match method {
             Abs | Sqrt | WrappingNeg => (vec![], s),
+            Exp | Exp2 | Ln | Log2 | Log10 | Tanh => (vec![], s),
+            Powf | SaturatingAdd | SaturatingSub | SaturatingMul => (vec![s], s),
+            Powi => (vec![Scalar::I32], s),
+            Pow => (vec![Scalar::U32], s),
             IsNan => (vec![], Scalar::Bool),
             Min | Max | WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem => {
                 (vec![s], s)

@@ -268,6 +268,18 @@ pub enum Method {
     CountOnes,
     LeadingZeros,
     TrailingZeros,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Powf,
+    Powi,
+    Tanh,
+    Pow,
+    SaturatingAdd,
+    SaturatingSub,
+    SaturatingMul,
 }
 
 /// The methods by Rust name (also callable through their type: `f32::max(a, b)`).
@@ -291,6 +303,18 @@ pub const METHODS: &[(&str, Method)] = &[
     ("count_ones", Method::CountOnes),
     ("leading_zeros", Method::LeadingZeros),
     ("trailing_zeros", Method::TrailingZeros),
+    ("exp", Method::Exp),
+    ("exp2", Method::Exp2),
+    ("ln", Method::Ln),
+    ("log2", Method::Log2),
+    ("log10", Method::Log10),
+    ("powf", Method::Powf),
+    ("powi", Method::Powi),
+    ("tanh", Method::Tanh),
+    ("pow", Method::Pow),
+    ("saturating_add", Method::SaturatingAdd),
+    ("saturating_sub", Method::SaturatingSub),
+    ("saturating_mul", Method::SaturatingMul),
 ];
 
 /// The method of this name, if the language knows it.

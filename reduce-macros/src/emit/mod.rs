@@ -426,6 +426,25 @@ impl<'w> Emitter<'w> {
             CountOnes => call(&format!("r_popc_{}", s.helper())),
             LeadingZeros => call(&format!("r_clz_{}", s.helper())),
             TrailingZeros => call(&format!("r_ctz_{}", s.helper())),
+            // reduce_core::math's routines, written again in the prelude (the Rust side calls
+            // them through reduce_core::math::Math, see expand/math.rs)
+            Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh => {
+                let f = match m {
+                    Exp => "exp",
+                    Exp2 => "exp2",
+                    Ln => "ln",
+                    Log2 => "log2",
+                    Log10 => "log10",
+                    Powf => "powf",
+                    Powi => "powi",
+                    _ => "tanh",
+                };
+                call(&format!("r_{f}_{}", if f32 { "f32" } else { "f64" }))
+            }
+            Pow => call(&format!("r_pow_{}", s.helper())),
+            SaturatingAdd => call(&format!("r_sat_add_{}", s.helper())),
+            SaturatingSub => call(&format!("r_sat_sub_{}", s.helper())),
+            SaturatingMul => call(&format!("r_sat_mul_{}", s.helper())),
         }
     }
 }

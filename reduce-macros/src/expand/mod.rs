@@ -5,6 +5,7 @@
 //! fallback, so one mistake does not cascade).
 
 mod device_fn;
+mod math;
 mod monoid;
 mod parts;
 mod structs;
@@ -166,10 +167,12 @@ pub fn device_fn(item: syn::ItemFn, krate: Krate) -> TokenStream {
     resolve::expr_refs(&body, &[], &mut body_refs);
     let tokens = item.to_token_stream();
     let krate = krate.path();
+    // The Rust side calls reduce_core::math where the translation calls the prelude's routines.
+    let rust = math::route_fn(&item, &krate);
     let info = start(krate.clone(), Mode::FnInfo, sig_refs, tokens.clone());
     let body = start(krate, Mode::FnBody, body_refs, tokens);
     let allow = allow_untranslatable_lints();
-    quote!(#allow #item #info #body)
+    quote!(#allow #rust #info #body)
 }
 
 /// The reflection macro of a struct, monoid or function (its definition and the structs it

@@ -71,8 +71,14 @@ fn monoid_impls(
     let c = input.combine.as_ref().expect("checked");
     let left = c.params[0].0.to_tokens();
     let right = c.params[1].0.to_tokens();
-    let identity_body = fn_body(identity);
-    let combine_body = fn_body(&c.body);
+    // The Rust side calls reduce_core::math where the translation calls the prelude's routines
+    // (a hand-written `cuda` keeps the closures as written: they are not translated).
+    let routed = |e: &syn::Expr| match input.attrs.cuda {
+        None => super::math::route(e, krate),
+        Some(_) => e.clone(),
+    };
+    let identity_body = fn_body(&routed(identity));
+    let combine_body = fn_body(&routed(&c.body));
     let commutative = input.attrs.commutative.is_some();
     let name = LitStr::new(&input.name, ident.span());
     let allow = allow_untranslatable_lints();
@@ -87,7 +93,7 @@ fn monoid_impls(
     let lift_impls = lifts.iter().map(|(ty, closure, lift)| {
         let x = closure.params[0].0.to_tokens();
         let i = closure.params[1].0.to_tokens();
-        let body = fn_body(&closure.body);
+        let body = fn_body(&super::math::route(&closure.body, krate));
         let mut input_refs = Vec::new();
         resolve::type_paths(ty, &[], &mut input_refs);
         let lift_deps = define_deps(krate, &lift.uses.structs, &lift.uses.calls);

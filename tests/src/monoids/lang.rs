@@ -409,3 +409,62 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
     xs.extend((0..n).map(|_| (u64::from(rng.next_u32()) << 32) | u64::from(rng.next_u32())));
     xs
 }
+
+/// Every elementary function of the derive's language on one f32 input (the f64 ones on the
+/// input widened; the logarithms of |x|), and the integer `pow` and saturating operations on its
+/// bits; combined by a field-wise max (exact in any order; NaN-free inputs keep the identity
+/// law). Segments of one item each hold the lift of their item: the CPU and the GPU must give the
+/// same bits for every function on every input.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = MathFns {
+        f: [f32::NEG_INFINITY; 8],
+        d: [f64::NEG_INFINITY; 5],
+        n: [i32::MIN; 4],
+    },
+    combine = |a, b| {
+        let mut m = a;
+        for k in 0..8 {
+            m.f[k] = a.f[k].max(b.f[k]);
+        }
+        for k in 0..5 {
+            m.d[k] = a.d[k].max(b.d[k]);
+        }
+        for k in 0..4 {
+            m.n[k] = a.n[k].max(b.n[k]);
+        }
+        m
+    },
+    commutative,
+    lift(f32) = |x, i| {
+        let w = x as f64;
+        let bits = (x * 1000.0) as i32;
+        MathFns {
+            f: [
+                x.exp(),
+                x.exp2(),
+                x.abs().ln(),
+                x.abs().log2(),
+                f32::log10(x.abs()),
+                x.abs().powf(0.37 * x),
+                x.powi((i % 7) as i32 - 3),
+                x.tanh(),
+            ],
+            d: [w.exp(), w.exp2(), w.abs().ln(), w.abs().log2(), w.abs().log10()],
+            n: [
+                bits.pow((i % 5) as u32),
+                bits.saturating_add(i32::MAX - 1000),
+                bits.saturating_sub(i32::MIN + 1000),
+                bits.saturating_mul(bits),
+            ],
+        }
+    }
+)]
+pub struct MathFns {
+    pub f: [f32; 8],
+    pub d: [f64; 5],
+    pub n: [i32; 4],
+}
+
+pub use reduce_bench::monoids::LogSumExp;
