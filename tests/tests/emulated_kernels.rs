@@ -267,39 +267,46 @@ fn seg_shuffle_items_at_any_offset_are_the_fold() {
     check_layouts(&kernel, random, <ArgMax as Lift<f32>>::lift, 33);
 }
 
-/// A trusted call with a garbage layout: any result, but it finishes and stays in bounds
-/// (AddressSanitizer aborts the process on an out-of-bounds access); u32 and u64 offsets, the
-/// u64 ones also far past the u32 range.
+/// Runs `kernel` (Affine, offsets form) on trusted garbage layouts, the fibers in every order:
+/// any result, but every launch finishes and stays in bounds (AddressSanitizer aborts the
+/// process on an out-of-bounds access). Entries spread up to a quarter of the items, the items,
+/// u32::MAX, and with `far` (u64 layouts) past the u32 range; half of them sorted (but not from
+/// 0 to n).
+fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
+    let spreads = if far { 4 } else { 3 };
+    let mut rng = TestRng::new(seed);
+    let mut cases = Vec::new();
+    for n in [1u64, 100, 1024, 5000] {
+        for _ in 0..6 {
+            let segments = rng.range(1, 2 * n);
+            let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
+                [rng.range(0, spreads - 1) as usize];
+            let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+            if rng.range(0, 1) == 0 {
+                index.sort_unstable();
+            }
+            cases.push(Case {
+                n,
+                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                index,
+                segments,
+                grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                check: CHECK_NONE,
+            });
+        }
+    }
+    for order in Order::ALL {
+        assert_eq!(kernel.run(&cases, order).len(), cases.len());
+    }
+}
+
+/// A trusted call with a garbage layout: any result, but it finishes and stays in bounds;
+/// u32 and u64 offsets, the u64 ones also far past the u32 range.
 #[test]
 fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     for wide in [false, true] {
-        let kernel = affine_offsets_kernel(&cxx, wide, 64, 16);
-        let spreads = if wide { 4 } else { 3 };
-        let mut rng = TestRng::new(6);
-        let mut cases = Vec::new();
-        for n in [1u64, 100, 1024, 5000] {
-            for _ in 0..6 {
-                let segments = rng.range(1, 2 * n);
-                let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
-                    [rng.range(0, spreads - 1) as usize];
-                let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
-                if rng.range(0, 1) == 0 {
-                    index.sort_unstable(); // sorted but not from 0 to n
-                }
-                cases.push(Case {
-                    n,
-                    items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
-                    index,
-                    segments,
-                    grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
-                    check: CHECK_NONE,
-                });
-            }
-        }
-        for order in Order::ALL {
-            assert_eq!(kernel.run(&cases, order).len(), cases.len());
-        }
+        check_garbage_offsets(&affine_offsets_kernel(&cxx, wide, 64, 16), wide, 6);
     }
 }
 
@@ -671,27 +678,5 @@ fn seg_pipeline_is_the_fold() {
 fn seg_pipeline_garbage_offsets_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     let kernel = pipeline_kernel::<Affine, u32>(&cxx, seg_pipeline(64, 16, 2), true, 0);
-    let mut rng = TestRng::new(7);
-    let mut cases = Vec::new();
-    for n in [1u64, 100, 1024, 5000] {
-        for _ in 0..6 {
-            let segments = rng.range(1, 2 * n);
-            let spread = [n / 4 + 1, n + 1, u32::MAX as u64][rng.range(0, 2) as usize];
-            let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
-            if rng.range(0, 1) == 0 {
-                index.sort_unstable();
-            }
-            cases.push(Case {
-                n,
-                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
-                index,
-                segments,
-                grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
-                check: CHECK_NONE,
-            });
-        }
-    }
-    for order in Order::ALL {
-        assert_eq!(kernel.run(&cases, order).len(), cases.len());
-    }
+    check_garbage_offsets(&kernel, false, 7);
 }

@@ -8,6 +8,7 @@
 
 use reduce_core::math::{self, Math, Math32};
 use reduce_tests::emu::compiler;
+use reduce_tests::TestRng;
 use std::process::Command;
 
 const DRIVER: &str = r#"
@@ -75,26 +76,16 @@ int main() {
 /// A function of one float, by the name the driver knows it by.
 type Named<F> = (&'static str, fn(F) -> F);
 
-struct Bits(u64);
-impl Bits {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// (input line, expected output line) pairs.
 fn cases() -> Vec<(String, String)> {
-    let mut g = Bits(0x51f1_5eed);
+    let mut g = TestRng::new(0x51f1_5eed);
     let mut out = Vec::new();
     let f64s: Vec<f64> = (0..20_000)
         .map(|i| {
             if i % 2 == 0 {
-                f64::from_bits(g.next())
+                f64::from_bits(g.next_u64())
             } else {
-                (g.next() % 2_000_000) as f64 / 1000.0 - 1000.0
+                (g.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0
             }
         })
         .chain([
@@ -125,9 +116,9 @@ fn cases() -> Vec<(String, String)> {
     let f32s: Vec<f32> = (0..20_000)
         .map(|i| {
             if i % 2 == 0 {
-                f32::from_bits(g.next() as u32)
+                f32::from_bits(g.next_u64() as u32)
             } else {
-                (g.next() % 200_000) as f32 / 1000.0 - 100.0
+                (g.next_u64() % 200_000) as f32 / 1000.0 - 100.0
             }
         })
         .chain([
@@ -163,15 +154,15 @@ fn cases() -> Vec<(String, String)> {
             format!("f32 powf {:x} {:x}", x.to_bits(), y.to_bits()),
             format!("{:x}", x.powf_exact(y).to_bits()),
         ));
-        let n = (g.next() % 200) as i32 - 100;
+        let n = (g.next_u64() % 200) as i32 - 100;
         out.push((
             format!("f32 powi {:x} {:x}", x.to_bits(), n as u32),
             format!("{:x}", Math32::powi(x, n).to_bits()),
         ));
     }
     for _ in 0..20_000 {
-        let (a, b) = (g.next() as i64, g.next() as i64);
-        let e = (g.next() % 70) as u32;
+        let (a, b) = (g.next_u64() as i64, g.next_u64() as i64);
+        let e = (g.next_u64() % 70) as u32;
         let int =
             |name: &str, x: i64, y: i64, r: i64| (format!("int {name} {x} {y}"), format!("{r}"));
         out.push(int(
@@ -226,7 +217,7 @@ fn cases() -> Vec<(String, String)> {
             a16.saturating_mul(b16) as i64,
         ));
         // Small and large magnitudes for the 64-bit ones.
-        let (c, d) = if g.next() & 1 == 0 {
+        let (c, d) = if g.next_u64() & 1 == 0 {
             (a >> 33, b >> 31)
         } else {
             (a, b)
