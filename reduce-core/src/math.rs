@@ -14,7 +14,9 @@
 //! [`Math`]. Rust code outside the derive keeps `std`'s functions.
 //!
 //! - `f64`: [`exp`], [`exp2`], [`ln`], [`log2`], [`log10`] after FreeBSD's msun / musl (table-free
-//!   fdlibm algorithms, documented there as under 1 ulp); checked against the platform's libm.
+//!   fdlibm algorithms, documented there as under 1 ulp); [`pow`] (and `powi`) through ln as a
+//!   double-double; checked against correctly rounded results.
+//! - `f64` `tanh` is not here yet (the derive refuses it with that reason).
 //! - `f32`: `exp` in f32 arithmetic (a degree-7 polynomial in fused multiply-adds, `mul_add` on
 //!   both sides: within 1 ulp for every f32 input, checked exhaustively; cheap on a GPU, where
 //!   f64 arithmetic is slow); `exp2`, `ln`, `log2`, `log10`, `powf`, `powi`, `tanh`
@@ -37,15 +39,15 @@ pub trait Math: Copy {
     fn log2(self) -> Self;
     /// The base-10 logarithm.
     fn log10(self) -> Self;
-}
-
-/// The functions only `f32` has here: their `f64` forms need more than `f64` arithmetic to stay
-/// within 1 ulp.
-pub trait Math32: Math {
-    /// self^y (C's `powf`).
+    /// self^y (C's `pow`, with C99 Annex F's special values).
     fn powf(self, y: Self) -> Self;
     /// self^n, with the integer exponent exact.
     fn powi(self, n: i32) -> Self;
+}
+
+/// The functions only `f32` has here: the `f64` form of `tanh` needs more than `f64`
+/// arithmetic to stay within 1 ulp.
+pub trait Math32: Math {
     /// The hyperbolic tangent.
     fn tanh(self) -> Self;
 }
@@ -65,6 +67,12 @@ impl Math for f64 {
     }
     fn log10(self) -> f64 {
         log10(self)
+    }
+    fn powf(self, y: f64) -> f64 {
+        pow(self, y)
+    }
+    fn powi(self, n: i32) -> f64 {
+        pow(self, n as f64)
     }
 }
 
@@ -93,15 +101,15 @@ impl Math for f32 {
     fn log10(self) -> f32 {
         via_f64(self, log10)
     }
-}
-
-impl Math32 for f32 {
     fn powf(self, y: f32) -> f32 {
         pow_f32(self, y as f64)
     }
     fn powi(self, n: i32) -> f32 {
         pow_f32(self, n as f64)
     }
+}
+
+impl Math32 for f32 {
     fn tanh(self) -> f32 {
         tanh_f32(self)
     }
@@ -399,7 +407,134 @@ pub fn log10(x: f64) -> f64 {
     }
 }
 
-/// Whether the f64 `y` (an f32 or i32 exponent, so |y| < 2^128) is an odd integer.
+/// a + b as hi + lo, exactly.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// 2/3 as hi + lo.
+const TWO_THIRDS: f64 = f64::from_bits(0x3fe5_5555_5555_5555);
+const TWO_THIRDS_LO: f64 = f64::from_bits(0x3c85_5555_5555_5555);
+
+/// ln x as hi + lo for a finite x > 0, to about 2^-64 relative: x = 2^k · m with m in
+/// [√2/2, √2), ln m = 2 atanh(s) with s = (m - 1)/(m + 1), its terms 2s and (2/3)s³ in
+/// double-double (fused multiply-adds), the rest of the series, 2s⁵ Σ s^2i/(2i + 5), in f64.
+fn ln_dd(x: f64) -> (f64, f64) {
+    let mut ui = x.to_bits();
+    let mut k = 0i32;
+    if ui >> 52 == 0 {
+        // subnormal: scale up
+        ui = (x * f64::from_bits(0x4350_0000_0000_0000)).to_bits();
+        k -= 54;
+    }
+    let mut hx = (ui >> 32) as u32;
+    hx = hx.wrapping_add(0x3ff0_0000 - 0x3fe6_a09e);
+    k += (hx >> 20) as i32 - 0x3ff;
+    hx = (hx & 0x000f_ffff) + 0x3fe6_a09e;
+    let m = f64::from_bits((hx as u64) << 32 | (ui & 0xffff_ffff));
+    let f = m - 1.0; // exact
+    let (d, d_lo) = two_sum(m, 1.0);
+    let s = f / d;
+    let s_lo = ((-s).mul_add(d, f) - s * d_lo) / d;
+    let t = s * s;
+    let t_lo = s.mul_add(s, -t) + 2.0 * s * s_lo;
+    let c = s * t;
+    let c_lo = s.mul_add(t, -c) + s * t_lo + s_lo * t;
+    let u = c * TWO_THIRDS;
+    let u_lo = c.mul_add(TWO_THIRDS, -u) + c * TWO_THIRDS_LO + c_lo * TWO_THIRDS;
+    let mut q: f64 = 1.0 / 27.0;
+    for inv in [
+        1.0 / 25.0,
+        1.0 / 23.0,
+        1.0 / 21.0,
+        1.0 / 19.0,
+        1.0 / 17.0,
+        1.0 / 15.0,
+        1.0 / 13.0,
+        1.0 / 11.0,
+        1.0 / 9.0,
+        1.0 / 7.0,
+        1.0 / 5.0,
+    ] {
+        q = q.mul_add(t, inv);
+    }
+    let rest = 2.0 * c * t * q;
+    let (h, l) = two_sum(2.0 * s, u);
+    let l = l + (2.0 * s_lo + u_lo + rest);
+    let kf = k as f64;
+    let kh = kf * LN2;
+    let kl = kf.mul_add(LN2, -kh) + kf * LN2_TAIL;
+    let (h2, l2) = two_sum(kh, h);
+    let l2 = l2 + (kl + l);
+    let hi = h2 + l2;
+    (hi, l2 - (hi - h2))
+}
+
+/// x^y (f64; C99 Annex F's special cases, else e^(y ln|x|) with ln|x| and the product as
+/// double-doubles, into exp's core).
+pub fn pow(x: f64, y: f64) -> f64 {
+    if y == 0.0 || x == 1.0 {
+        return 1.0;
+    }
+    if x.is_nan() {
+        return x;
+    }
+    if y.is_nan() {
+        return f64::NAN;
+    }
+    let odd = is_odd_integer(y);
+    let integer = y.floor() == y;
+    if x == 0.0 {
+        return match (y < 0.0, odd) {
+            (true, true) => 1.0 / x,
+            (true, false) => f64::INFINITY,
+            (false, true) => x,
+            (false, false) => 0.0,
+        };
+    }
+    if y.is_infinite() {
+        let ax = x.abs();
+        return if ax == 1.0 {
+            1.0
+        } else if (ax < 1.0) == (y < 0.0) {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+    }
+    if x.is_infinite() {
+        let magnitude = if y < 0.0 { 0.0 } else { f64::INFINITY };
+        return if x < 0.0 && odd {
+            -magnitude
+        } else {
+            magnitude
+        };
+    }
+    if x < 0.0 && !integer {
+        return f64::NAN;
+    }
+    let (lh, ll) = ln_dd(x.abs());
+    let z = y * lh;
+    let z_lo = y.mul_add(lh, -z) + y * ll;
+    let r = if z > 710.0 {
+        f64::INFINITY
+    } else if z < -746.0 {
+        0.0
+    } else {
+        let sign = (z < 0.0) as usize;
+        let k = (INV_LN2 * z + [0.5, -0.5][sign]) as i32;
+        exp_core(z - k as f64 * LN2_HI, k as f64 * LN2_LO - z_lo, k)
+    };
+    if x < 0.0 && odd {
+        -r
+    } else {
+        r
+    }
+}
+
+/// Whether `y` is an odd integer (every f64 from 2^53 up is even).
 fn is_odd_integer(y: f64) -> bool {
     y.abs() < 9_007_199_254_740_992.0 && y.floor() == y && (y as i64) & 1 == 1
 }

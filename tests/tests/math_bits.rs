@@ -21,20 +21,22 @@ template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (ol
 inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 #include "prelude.cuh"
-// stdin: lines "f64 <name> <bits>", "f32 <name> <bits> [<bits2>]", "int <name> <a> <b>"
+// stdin: lines "f64 <name> <bits> <bits2>", "f32 <name> <bits> <bits2>", "int <name> <a> <b>"
 // stdout: result bits, one line each.
 int main() {
     char kind[8], name[16];
     while (std::scanf("%7s %15s", kind, name) == 2) {
         if (!std::strcmp(kind, "f64")) {
-            unsigned long long b; std::scanf("%llx", &b);
-            const double x = r_f64_from_bits(b);
+            unsigned long long b, c; std::scanf("%llx %llx", &b, &c);
+            const double x = r_f64_from_bits(b), z = r_f64_from_bits(c);
             double y = 0;
             if (!std::strcmp(name, "exp")) y = r_exp_f64(x);
             else if (!std::strcmp(name, "exp2")) y = r_exp2_f64(x);
             else if (!std::strcmp(name, "ln")) y = r_ln_f64(x);
             else if (!std::strcmp(name, "log2")) y = r_log2_f64(x);
             else if (!std::strcmp(name, "log10")) y = r_log10_f64(x);
+            else if (!std::strcmp(name, "powf")) y = r_powf_f64(x, z);
+            else if (!std::strcmp(name, "powi")) y = r_powi_f64(x, (int)c);
             std::printf("%llx\n", r_f64_bits(y));
         } else if (!std::strcmp(kind, "f32")) {
             unsigned int b, c; std::scanf("%x %x", &b, &c);
@@ -108,10 +110,23 @@ fn cases() -> Vec<(String, String)> {
     for (name, f) in funcs64 {
         for &x in &f64s {
             out.push((
-                format!("f64 {name} {:x}", x.to_bits()),
+                format!("f64 {name} {:x} 0", x.to_bits()),
                 format!("{:x}", f(x).to_bits()),
             ));
         }
+    }
+    for (k, &x) in f64s.iter().enumerate() {
+        let y = f64s[(k * 7919) % f64s.len()] / 64.0;
+        let y = if k % 3 == 0 { y.round() } else { y };
+        out.push((
+            format!("f64 powf {:x} {:x}", x.to_bits(), y.to_bits()),
+            format!("{:x}", Math::powf(x, y).to_bits()),
+        ));
+        let n = (g.next_u64() % 200) as i32 - 100;
+        out.push((
+            format!("f64 powi {:x} {:x}", x.to_bits(), n as u32 as u64),
+            format!("{:x}", Math::powi(x, n).to_bits()),
+        ));
     }
     let f32s: Vec<f32> = (0..20_000)
         .map(|i| {
@@ -157,7 +172,7 @@ fn cases() -> Vec<(String, String)> {
         let n = (g.next_u64() % 200) as i32 - 100;
         out.push((
             format!("f32 powi {:x} {:x}", x.to_bits(), n as u32),
-            format!("{:x}", Math32::powi(x, n).to_bits()),
+            format!("{:x}", Math::powi(x, n).to_bits()),
         ));
     }
     for _ in 0..20_000 {
@@ -254,7 +269,7 @@ trait PowfExact {
 }
 impl PowfExact for f32 {
     fn powf_exact(self, y: f32) -> f32 {
-        Math32::powf(self, y)
+        Math::powf(self, y)
     }
 }
 

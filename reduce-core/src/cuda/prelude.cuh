@@ -286,8 +286,8 @@ __device__ __forceinline__ double r_f64_from_bits(unsigned long long b) {
 // --- elementary functions ----------------------------------------------------------------------
 // reduce_core::math, operation for operation (IEEE + - * /, one fma in exp2, exact conversions,
 // integer bit operations): the same bits as the CPU. f64: exp, exp2, ln, log2, log10 (fdlibm's
-// algorithms); f32: exp in f32 (a degree-7 polynomial in fmas), the others through f64 rounded
-// once, and powf, powi, tanh.
+// algorithms), pow and powi (ln as a double-double); f32: exp in f32 (a degree-7 polynomial in
+// fmas), the others through f64 rounded once, and powf, powi, tanh.
 __device__ __forceinline__ unsigned long long r_f64_bits(double x) {
 #if defined(__CUDA_ARCH__)
     return (unsigned long long)__double_as_longlong(x);
@@ -557,10 +557,108 @@ __device__ __forceinline__ float r_exp_f32(float x) {
     return k >= -125 && k <= 127 ? p * r_f32_from_bits((unsigned int)(0x7f + k) << 23) : r_scalbnf(p, k);
 }
 
-// Whether y (an f32 or i32 exponent in f64) is an odd integer.
+// Whether y is an odd integer (every f64 from 2^53 up is even).
 __device__ __forceinline__ bool r_is_odd_integer(double y) {
     return r_abs64(y) < 9007199254740992.0 && r_floor64(y) == y && ((long long)y & 1) == 1;
 }
+
+// a + b as *hi + *lo, exactly.
+__device__ __forceinline__ void r_two_sum(double a, double b, double* hi, double* lo) {
+    const double s = a + b, bb = s - a;
+    *hi = s;
+    *lo = (a - (s - bb)) + (b - bb);
+}
+
+// ln x as *hi + *lo for a finite x > 0 (reduce_core::math's ln_dd).
+__device__ __noinline__ void r_ln_dd(double x, double* hi, double* lo) {
+    unsigned long long ui = r_f64_bits(x);
+    int k = 0;
+    if ((ui >> 52) == 0) {
+        ui = r_f64_bits(x * r_f64_from_bits(0x4350000000000000ull));
+        k -= 54;
+    }
+    unsigned int hx = (unsigned int)(ui >> 32);
+    hx += 0x3ff00000u - 0x3fe6a09eu;
+    k += (int)(hx >> 20) - 0x3ff;
+    hx = (hx & 0x000fffffu) + 0x3fe6a09eu;
+    const double m = r_f64_from_bits((unsigned long long)hx << 32 | (ui & 0xffffffffull));
+    const double f = m - 1.0;
+    double d, d_lo;
+    r_two_sum(m, 1.0, &d, &d_lo);
+    const double s = f / d;
+    const double s_lo = (r_fma64(-s, d, f) - s * d_lo) / d;
+    const double t = s * s;
+    const double t_lo = r_fma64(s, s, -t) + 2.0 * s * s_lo;
+    const double c = s * t;
+    const double c_lo = r_fma64(s, t, -c) + s * t_lo + s_lo * t;
+    const double two_thirds = r_f64_from_bits(0x3fe5555555555555ull);
+    const double u = c * two_thirds;
+    const double u_lo = r_fma64(c, two_thirds, -u) + c * r_f64_from_bits(0x3c85555555555555ull) + c_lo * two_thirds;
+    double q = 1.0 / 27.0;
+    q = r_fma64(q, t, 1.0 / 25.0);
+    q = r_fma64(q, t, 1.0 / 23.0);
+    q = r_fma64(q, t, 1.0 / 21.0);
+    q = r_fma64(q, t, 1.0 / 19.0);
+    q = r_fma64(q, t, 1.0 / 17.0);
+    q = r_fma64(q, t, 1.0 / 15.0);
+    q = r_fma64(q, t, 1.0 / 13.0);
+    q = r_fma64(q, t, 1.0 / 11.0);
+    q = r_fma64(q, t, 1.0 / 9.0);
+    q = r_fma64(q, t, 1.0 / 7.0);
+    q = r_fma64(q, t, 1.0 / 5.0);
+    const double rest = 2.0 * c * t * q;
+    double h, l;
+    r_two_sum(2.0 * s, u, &h, &l);
+    l = l + (2.0 * s_lo + u_lo + rest);
+    const double kf = (double)k;
+    const double ln2 = r_f64_from_bits(0x3fe62e42fefa39efull);
+    const double kh = kf * ln2;
+    const double kl = r_fma64(kf, ln2, -kh) + kf * r_f64_from_bits(0x3c7abc9e3b39803full);
+    double h2, l2;
+    r_two_sum(kh, h, &h2, &l2);
+    l2 = l2 + (kl + l);
+    *hi = h2 + l2;
+    *lo = l2 - (*hi - h2);
+}
+
+// x^y (f64; reduce_core::math's pow).
+__device__ __noinline__ double r_powf_f64(double x, double y) {
+    if (y == 0.0 || x == 1.0) return 1.0;
+    if (r_isnan(x)) return x;
+    if (r_isnan(y)) return R_NAN64;
+    const bool odd = r_is_odd_integer(y);
+    const bool integer = r_floor64(y) == y;
+    if (x == 0.0) {
+        if (y < 0.0) return odd ? 1.0 / x : R_INF64;
+        return odd ? x : 0.0;
+    }
+    if (r_abs64(y) == R_INF64) {
+        const double ax = r_abs64(x);
+        if (ax == 1.0) return 1.0;
+        return (ax < 1.0) == (y < 0.0) ? R_INF64 : 0.0;
+    }
+    if (r_abs64(x) == R_INF64) {
+        const double magnitude = y < 0.0 ? 0.0 : R_INF64;
+        return x < 0.0 && odd ? -magnitude : magnitude;
+    }
+    if (x < 0.0 && !integer) return R_NAN64;
+    double lh, ll;
+    r_ln_dd(r_abs64(x), &lh, &ll);
+    const double z = y * lh;
+    const double z_lo = r_fma64(y, lh, -z) + y * ll;
+    double r;
+    if (z > 710.0) {
+        r = R_INF64;
+    } else if (z < -746.0) {
+        r = 0.0;
+    } else {
+        const int k = (int)(r_f64_from_bits(0x3ff71547652b82feull) * z + (z < 0.0 ? -0.5 : 0.5));
+        r = r_exp_core(z - (double)k * r_f64_from_bits(0x3fe62e42fee00000ull),
+                       (double)k * r_f64_from_bits(0x3dea39ef35793c76ull) - z_lo, k);
+    }
+    return x < 0.0 && odd ? -r : r;
+}
+__device__ __forceinline__ double r_powi_f64(double x, int n) { return r_powf_f64(x, (double)n); }
 
 // x^y for an f32 base and an f32 or i32 exponent (C99 Annex F; else e^(y ln|x|) in f64).
 __device__ __noinline__ float r_pow_f32_f64(float x, double y) {

@@ -1,6 +1,6 @@
 //! The Rust side of the language's elementary functions: in the code the derive emits, `x.exp()`
 //! (and `f32::exp(x)`) calls `reduce_core::math::Math::exp(x)`, the routine the CUDA text calls
-//! too (`r_exp_f32`), never `std`'s, whose bits differ by platform. `powf`, `powi` and `tanh` go
+//! too (`r_exp_f32`), never `std`'s, whose bits differ by platform. `tanh` (f32 only) goes
 //! through `Math32`. The checker has typed every call, so the names are the float methods.
 
 use proc_macro2::TokenStream;
@@ -10,8 +10,8 @@ use syn::{parse_quote, Expr};
 /// The `reduce_core::math` trait of a float method the language translates, by name.
 fn trait_of(name: &str) -> Option<&'static str> {
     match name {
-        "exp" | "exp2" | "ln" | "log2" | "log10" => Some("Math"),
-        "powf" | "powi" | "tanh" => Some("Math32"),
+        "exp" | "exp2" | "ln" | "log2" | "log10" | "powf" | "powi" => Some("Math"),
+        "tanh" => Some("Math32"),
         _ => None,
     }
 }
