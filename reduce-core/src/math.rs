@@ -16,11 +16,11 @@
 //! - `f64`: [`exp`], [`exp2`], [`ln`], [`log2`], [`log10`] after FreeBSD's msun / musl (table-free
 //!   fdlibm algorithms, documented there as under 1 ulp); [`pow`] (and `powi`) through ln as a
 //!   double-double; checked against correctly rounded results.
-//! - `f64` `tanh` is not here yet (the derive refuses it with that reason).
+//! - `f64` [`tanh`]: a series below 0.55, above it `1 - 2/(e^2x + 1)` in double-doubles.
 //! - `f32`: `exp` in f32 arithmetic (a degree-7 polynomial in fused multiply-adds, `mul_add` on
 //!   both sides: within 1 ulp for every f32 input, checked exhaustively; cheap on a GPU, where
-//!   f64 arithmetic is slow); `exp2`, `ln`, `log2`, `log10`, `powf`, `powi`, `tanh`
-//!   computed in `f64` and rounded once: the `f64` results carry errors far below an `f32` ulp,
+//!   f64 arithmetic is slow); `exp2`, `ln`, `log2`, `log10`, `powf`, `powi`, `tanh` computed in
+//!   `f64` and rounded once: the `f64` results carry errors far below an `f32` ulp,
 //!   so the `f32` results are within 1 ulp (almost always correctly rounded). NaN inputs come back unchanged; results that are
 //!   NaN for other inputs are `f32::NAN` / `f64::NAN`.
 //! - Special values follow C99 Annex F: `exp(-inf) = 0`, `exp(+inf) = +inf`, `ln(0) = -inf`,
@@ -43,11 +43,6 @@ pub trait Math: Copy {
     fn powf(self, y: Self) -> Self;
     /// self^n, with the integer exponent exact.
     fn powi(self, n: i32) -> Self;
-}
-
-/// The functions only `f32` has here: the `f64` form of `tanh` needs more than `f64`
-/// arithmetic to stay within 1 ulp.
-pub trait Math32: Math {
     /// The hyperbolic tangent.
     fn tanh(self) -> Self;
 }
@@ -73,6 +68,9 @@ impl Math for f64 {
     }
     fn powi(self, n: i32) -> f64 {
         pow(self, n as f64)
+    }
+    fn tanh(self) -> f64 {
+        tanh(self)
     }
 }
 
@@ -107,11 +105,8 @@ impl Math for f32 {
     fn powi(self, n: i32) -> f32 {
         pow_f32(self, n as f64)
     }
-}
-
-impl Math32 for f32 {
     fn tanh(self) -> f32 {
-        tanh_f32(self)
+        via_f64(self, tanh)
     }
 }
 
@@ -534,6 +529,87 @@ pub fn pow(x: f64, y: f64) -> f64 {
     }
 }
 
+/// e^x as hi + lo for |x| ≤ 50: exp's reduction and core, the core's last addition kept exact
+/// (the core's own error, about 2^-54 relative, stays).
+fn exp_dd(x: f64) -> (f64, f64) {
+    let bits = x.to_bits();
+    let sign = (bits >> 63) as usize;
+    let hx = (bits >> 32) as u32 & 0x7fff_ffff;
+    let (hi, lo, k) = if hx > 0x3fd6_2e42 {
+        let kk = (INV_LN2 * x + [0.5, -0.5][sign]) as i32;
+        (x - kk as f64 * LN2_HI, kk as f64 * LN2_LO, kk)
+    } else {
+        (x, 0.0, 0)
+    };
+    let r = hi - lo;
+    let rr = r * r;
+    let c = r - rr * (P1 + rr * (P2 + rr * (P3 + rr * (P4 + rr * P5))));
+    let v = r * c / (2.0 - c) - lo + hi;
+    let y = 1.0 + v;
+    let y_lo = v - (y - 1.0);
+    let scale = f64::from_bits(((0x3ff + k) as u64) << 52);
+    (y * scale, y_lo * scale)
+}
+
+/// tanh's Taylor coefficients of x^3, x^5, …, x^41 (mpmath), for |x| < 0.55.
+const TANH_SERIES: [f64; 20] = [
+    f64::from_bits(0xbfd5555555555555),
+    f64::from_bits(0x3fc1111111111111),
+    f64::from_bits(0xbfaba1ba1ba1ba1c),
+    f64::from_bits(0x3f9664f4882c10fa),
+    f64::from_bits(0xbf8226e355e6c23d),
+    f64::from_bits(0x3f6d6d3d0e157de0),
+    f64::from_bits(0xbf57da36452b75e3),
+    f64::from_bits(0x3f43558248036744),
+    f64::from_bits(0xbf2f57d7734d1664),
+    f64::from_bits(0x3f1967e18afcafad),
+    f64::from_bits(0xbf0497d8eea25259),
+    f64::from_bits(0x3ef0b132d39a6050),
+    f64::from_bits(0xbedb0f72d3ee24e9),
+    f64::from_bits(0x3ec5ef2da474e5b7),
+    f64::from_bits(0xbeb1c77df95c1c0d),
+    f64::from_bits(0x3e9cd299de4ae6bb),
+    f64::from_bits(0xbe875cde6563fed9),
+    f64::from_bits(0x3e72efe8db3aff1f),
+    f64::from_bits(0xbe5eb3229047434c),
+    f64::from_bits(0x3e48e25ff9327e2c),
+];
+
+/// The hyperbolic tangent (f64): x for |x| < 2^-28; x + x³ Σ c_i x^2i below 0.55;
+/// 1 - 2 / (e^2|x| + 1) with e^2|x| and the quotient as double-doubles below 22; 1 above; the
+/// sign of x.
+pub fn tanh(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    let t = if a < f64::from_bits(0x3e30_0000_0000_0000) {
+        a
+    } else if a < 0.55 {
+        let z = a * a;
+        let mut p = TANH_SERIES[19];
+        for &c in TANH_SERIES[..19].iter().rev() {
+            p = p.mul_add(z, c);
+        }
+        (a * z).mul_add(p, a)
+    } else if a < 22.0 {
+        let (eh, el) = exp_dd(2.0 * a);
+        let (dh, dl) = two_sum(eh, 1.0);
+        let dl = dl + el;
+        let wh = 2.0 / dh;
+        let wl = ((-wh).mul_add(dh, 2.0) - wh * dl) / dh;
+        let (sh, sl) = two_sum(1.0, -wh);
+        sh + (sl - wl)
+    } else {
+        1.0
+    };
+    if x.is_sign_negative() {
+        -t
+    } else {
+        t
+    }
+}
+
 /// Whether `y` is an odd integer (every f64 from 2^53 up is even).
 fn is_odd_integer(y: f64) -> bool {
     y.abs() < 9_007_199_254_740_992.0 && y.floor() == y && (y as i64) & 1 == 1
@@ -590,31 +666,6 @@ fn pow_f32(x: f32, y: f64) -> f32 {
         -r
     } else {
         r
-    }
-}
-
-/// tanh for f32, in f64: x - x³/3 for |x| < 2^-13, (e^2|x| - 1) / (e^2|x| + 1) below 0.55,
-/// 1 - 2 / (e^2|x| + 1) above (1 past 20); the sign of x.
-fn tanh_f32(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = (x as f64).abs();
-    let t = if a < f64::from_bits(0x3f20_0000_0000_0000) {
-        a - a * a * a / 3.0
-    } else if a < 0.55 {
-        let e = exp(2.0 * a);
-        (e - 1.0) / (e + 1.0)
-    } else if a < 20.0 {
-        1.0 - 2.0 / (exp(2.0 * a) + 1.0)
-    } else {
-        1.0
-    };
-    let t = t as f32;
-    if x.is_sign_negative() {
-        -t
-    } else {
-        t
     }
 }
 

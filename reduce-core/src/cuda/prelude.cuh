@@ -286,8 +286,8 @@ __device__ __forceinline__ double r_f64_from_bits(unsigned long long b) {
 // --- elementary functions ----------------------------------------------------------------------
 // reduce_core::math, operation for operation (IEEE + - * /, one fma in exp2, exact conversions,
 // integer bit operations): the same bits as the CPU. f64: exp, exp2, ln, log2, log10 (fdlibm's
-// algorithms), pow and powi (ln as a double-double); f32: exp in f32 (a degree-7 polynomial in
-// fmas), the others through f64 rounded once, and powf, powi, tanh.
+// algorithms), pow and powi (ln as a double-double), tanh; f32: exp in f32 (a degree-7 polynomial
+// in fmas), the others through f64 rounded once.
 __device__ __forceinline__ unsigned long long r_f64_bits(double x) {
 #if defined(__CUDA_ARCH__)
     return (unsigned long long)__double_as_longlong(x);
@@ -688,23 +688,77 @@ __device__ __noinline__ float r_pow_f32_f64(float x, double y) {
 __device__ __forceinline__ float r_powf_f32(float x, float y) { return r_pow_f32_f64(x, (double)y); }
 __device__ __forceinline__ float r_powi_f32(float x, int n) { return r_pow_f32_f64(x, (double)n); }
 
-__device__ __noinline__ float r_tanh_f32(float x) {
+// e^x as *hi + *lo for |x| <= 50 (reduce_core::math's exp_dd).
+__device__ __forceinline__ void r_exp_dd(double x, double* hi, double* lo) {
+    const unsigned long long bits = r_f64_bits(x);
+    const int sign = (int)(bits >> 63);
+    const unsigned int hx = (unsigned int)(bits >> 32) & 0x7fffffffu;
+    double h = x, l = 0.0;
+    int k = 0;
+    if (hx > 0x3fd62e42u) {
+        k = (int)(r_f64_from_bits(0x3ff71547652b82feull) * x + (sign ? -0.5 : 0.5));
+        h = x - (double)k * r_f64_from_bits(0x3fe62e42fee00000ull);
+        l = (double)k * r_f64_from_bits(0x3dea39ef35793c76ull);
+    }
+    const double r = h - l, rr = r * r;
+    const double c = r - rr * (r_f64_from_bits(0x3fc555555555553eull) +
+                                rr * (r_f64_from_bits(0xbf66c16c16bebd93ull) +
+                                      rr * (r_f64_from_bits(0x3f11566aaf25de2cull) +
+                                            rr * (r_f64_from_bits(0xbebbbd41c5d26bf1ull) +
+                                                  rr * r_f64_from_bits(0x3e66376972bea4d0ull)))));
+    const double v = r * c / (2.0 - c) - l + h;
+    const double y = 1.0 + v;
+    const double y_lo = v - (y - 1.0);
+    const double scale = r_f64_from_bits((unsigned long long)(0x3ff + k) << 52);
+    *hi = y * scale;
+    *lo = y_lo * scale;
+}
+
+// The hyperbolic tangent (f64; reduce_core::math's tanh).
+__device__ __noinline__ double r_tanh_f64(double x) {
     if (r_isnan(x)) return x;
-    const double a = r_abs64((double)x);
+    const double a = r_abs64(x);
     double t;
-    if (a < r_f64_from_bits(0x3f20000000000000ull)) {
-        t = a - a * a * a / 3.0;
+    if (a < r_f64_from_bits(0x3e30000000000000ull)) {
+        t = a;
     } else if (a < 0.55) {
-        const double e = r_exp_f64(2.0 * a);
-        t = (e - 1.0) / (e + 1.0);
-    } else if (a < 20.0) {
-        t = 1.0 - 2.0 / (r_exp_f64(2.0 * a) + 1.0);
+        const double z = a * a;
+        double p = r_f64_from_bits(0x3e48e25ff9327e2cull);
+    p = r_fma64(p, z, r_f64_from_bits(0xbe5eb3229047434cull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3e72efe8db3aff1full));
+    p = r_fma64(p, z, r_f64_from_bits(0xbe875cde6563fed9ull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3e9cd299de4ae6bbull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbeb1c77df95c1c0dull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3ec5ef2da474e5b7ull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbedb0f72d3ee24e9ull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3ef0b132d39a6050ull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbf0497d8eea25259ull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3f1967e18afcafadull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbf2f57d7734d1664ull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3f43558248036744ull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbf57da36452b75e3ull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3f6d6d3d0e157de0ull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbf8226e355e6c23dull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3f9664f4882c10faull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbfaba1ba1ba1ba1cull));
+    p = r_fma64(p, z, r_f64_from_bits(0x3fc1111111111111ull));
+    p = r_fma64(p, z, r_f64_from_bits(0xbfd5555555555555ull));
+        t = r_fma64(a * z, p, a);
+    } else if (a < 22.0) {
+        double eh, el, dh, dl, sh, sl;
+        r_exp_dd(2.0 * a, &eh, &el);
+        r_two_sum(eh, 1.0, &dh, &dl);
+        dl = dl + el;
+        const double wh = 2.0 / dh;
+        const double wl = (r_fma64(-wh, dh, 2.0) - wh * dl) / dh;
+        r_two_sum(1.0, -wh, &sh, &sl);
+        t = sh + (sl - wl);
     } else {
         t = 1.0;
     }
-    const float tf = (float)t;
-    return (r_f32_bits(x) >> 31) != 0 ? -tf : tf;
+    return (r_f64_bits(x) >> 63) != 0 ? -t : t;
 }
+__device__ __forceinline__ float r_tanh_f32(float x) { return r_isnan(x) ? x : (float)r_tanh_f64((double)x); }
 #undef R_INF64
 #undef R_NAN64
 #undef R_INF32

@@ -333,14 +333,6 @@ impl<'a> Checker<'a> {
                 format!("`{name}` is not a method of `{}`", s.rust()),
             ));
         }
-        if method == Tanh && s == Scalar::F64 {
-            return Err(err(
-                name,
-                "`tanh` on `f64` is not supported yet: reduce_core::math has it for `f32` only \
-                 (the same bits on the CPU and the GPU within 1 ulp); compute in `f32`, or write \
-                 it with `exp`",
-            ));
-        }
         let (arg_tys, result) = match method {
             Abs | Sqrt | WrappingNeg => (vec![], s),
             Exp | Exp2 | Ln | Log2 | Log10 | Tanh => (vec![], s),

@@ -1,19 +1,17 @@
 //! The Rust side of the language's elementary functions: in the code the derive emits, `x.exp()`
 //! (and `f32::exp(x)`) calls `reduce_core::math::Math::exp(x)`, the routine the CUDA text calls
-//! too (`r_exp_f32`), never `std`'s, whose bits differ by platform. `tanh` (f32 only) goes
-//! through `Math32`. The checker has typed every call, so the names are the float methods.
+//! too (`r_exp_f32`), never `std`'s, whose bits differ by platform. The checker has typed every call, so the names are the float methods.
 
 use proc_macro2::TokenStream;
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, Expr};
 
-/// The `reduce_core::math` trait of a float method the language translates, by name.
-fn trait_of(name: &str) -> Option<&'static str> {
-    match name {
-        "exp" | "exp2" | "ln" | "log2" | "log10" | "powf" | "powi" => Some("Math"),
-        "tanh" => Some("Math32"),
-        _ => None,
-    }
+/// Whether the language translates a float method of this name through `reduce_core::math`.
+fn routed(name: &str) -> bool {
+    matches!(
+        name,
+        "exp" | "exp2" | "ln" | "log2" | "log10" | "powf" | "powi" | "tanh"
+    )
 }
 
 struct Router<'a> {
@@ -26,17 +24,16 @@ impl VisitMut for Router<'_> {
         let krate = self.krate;
         match e {
             Expr::MethodCall(m) => {
-                let Some(tr) = trait_of(&m.method.to_string()) else {
+                if !routed(&m.method.to_string()) {
                     return;
-                };
-                let tr = syn::Ident::new(tr, m.method.span());
+                }
                 // `(a - b).exp()` becomes `Math::exp(a - b)`: no parentheses left to warn of.
                 let recv = match &*m.receiver {
                     Expr::Paren(p) => &p.expr,
                     other => other,
                 };
                 let (name, args) = (&m.method, &m.args);
-                *e = parse_quote!(#krate::math::#tr::#name(#recv, #args));
+                *e = parse_quote!(#krate::math::Math::#name(#recv, #args));
             }
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else { return };
@@ -47,11 +44,10 @@ impl VisitMut for Router<'_> {
                     return;
                 }
                 let name = &segs[1].ident;
-                let Some(tr) = trait_of(&name.to_string()) else {
+                if !routed(&name.to_string()) {
                     return;
-                };
-                let tr = syn::Ident::new(tr, name.span());
-                *c.func = parse_quote!(#krate::math::#tr::#name);
+                }
+                *c.func = parse_quote!(#krate::math::Math::#name);
             }
             _ => {}
         }

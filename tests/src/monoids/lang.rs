@@ -410,8 +410,8 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
     xs
 }
 
-/// Every elementary function of the derive's language on one f32 input (the f64 ones, all but
-/// `tanh`, on the input widened; the logarithms of |x|), and the integer `pow` and saturating operations on its
+/// Every elementary function of the derive's language on one f32 input (the f64 ones on the
+/// input widened; the logarithms of |x|), and the integer `pow` and saturating operations on its
 /// bits; combined by a field-wise max (exact in any order; NaN-free inputs keep the identity
 /// law). Segments of one item each hold the lift of their item: the CPU and the GPU must give the
 /// same bits for every function on every input.
@@ -420,7 +420,7 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
 #[monoid(
     identity = MathFns {
         f: [f32::NEG_INFINITY; 8],
-        d: [f64::NEG_INFINITY; 7],
+        d: [f64::NEG_INFINITY; 8],
         n: [i32::MIN; 4],
     },
     combine = |a, b| {
@@ -428,7 +428,7 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
         for k in 0..8 {
             m.f[k] = a.f[k].max(b.f[k]);
         }
-        for k in 0..7 {
+        for k in 0..8 {
             m.d[k] = a.d[k].max(b.d[k]);
         }
         for k in 0..4 {
@@ -459,6 +459,7 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
                 w.abs().log10(),
                 w.abs().powf(0.37 * w),
                 w.powi((i % 7) as i32 - 3),
+                w.tanh(),
             ],
             n: [
                 bits.pow((i % 5) as u32),
@@ -471,7 +472,7 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
 )]
 pub struct MathFns {
     pub f: [f32; 8],
-    pub d: [f64; 7],
+    pub d: [f64; 8],
     pub n: [i32; 4],
 }
 
