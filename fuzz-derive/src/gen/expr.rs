@@ -478,13 +478,28 @@ impl Gen<'_> {
             }
             _ if s.is_float() => {
                 let a = self.expr(s, d);
-                match self.rng.below(3) {
+                match self.rng.below(6) {
                     0 => format!("({a}).sqrt()"),
                     1 => format!("({a}).abs()"),
-                    _ => {
+                    2 => {
                         let b = self.expr(s, d);
                         let c = self.expr(s, d);
                         format!("({a}).mul_add({b}, {c})")
+                    }
+                    // reduce_core::math's functions (the prelude's on the device)
+                    3 => {
+                        let f = *self
+                            .rng
+                            .pick(&["exp", "exp2", "ln", "log2", "log10", "tanh"]);
+                        format!("({a}).{f}()")
+                    }
+                    4 => {
+                        let b = self.expr(s, d);
+                        format!("({a}).powf({b})")
+                    }
+                    _ => {
+                        let n = self.expr(Sc::I32, d);
+                        format!("({a}).powi({n})")
                     }
                 }
             }
