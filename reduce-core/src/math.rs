@@ -99,11 +99,20 @@ impl Math for f32 {
     fn log10(self) -> f32 {
         via_f64(self, log10)
     }
+    // Through f64 rounded once; a NaN base comes back unchanged (pow(NaN, 0) is 1).
     fn powf(self, y: f32) -> f32 {
-        pow_f32(self, y as f64)
+        if self.is_nan() && y != 0.0 {
+            self
+        } else {
+            pow(self as f64, y as f64) as f32
+        }
     }
     fn powi(self, n: i32) -> f32 {
-        pow_f32(self, n as f64)
+        if self.is_nan() && n != 0 {
+            self
+        } else {
+            pow(self as f64, n as f64) as f32
+        }
     }
     fn tanh(self) -> f32 {
         via_f64(self, tanh)
@@ -613,60 +622,6 @@ pub fn tanh(x: f64) -> f64 {
 /// Whether `y` is an odd integer (every f64 from 2^53 up is even).
 fn is_odd_integer(y: f64) -> bool {
     y.abs() < 9_007_199_254_740_992.0 && y.floor() == y && (y as i64) & 1 == 1
-}
-
-/// x^y for an f32 base and an exponent that is an f32 or an i32 (exact in f64): C99 Annex F's
-/// special cases, else e^(y·ln|x|) in f64, rounded once, negated for a negative base and an odd
-/// integer exponent. ln|x| is within an f64 ulp and |y·ln|x|| < 2^8 wherever the f32 result is
-/// finite and not zero, so the f64 result is within about 2^-44 of the true value.
-fn pow_f32(x: f32, y: f64) -> f32 {
-    let xd = x as f64;
-    if y == 0.0 || x == 1.0 {
-        return 1.0;
-    }
-    if x.is_nan() {
-        return x;
-    }
-    if y.is_nan() {
-        return f32::NAN;
-    }
-    let odd = is_odd_integer(y);
-    let integer = y.floor() == y;
-    if x == 0.0 {
-        return match (y < 0.0, odd) {
-            (true, true) => 1.0 / x, // ±inf
-            (true, false) => f32::INFINITY,
-            (false, true) => x, // ±0
-            (false, false) => 0.0,
-        };
-    }
-    if y.is_infinite() {
-        let ax = xd.abs();
-        return if ax == 1.0 {
-            1.0
-        } else if (ax < 1.0) == (y < 0.0) {
-            f32::INFINITY
-        } else {
-            0.0
-        };
-    }
-    if x.is_infinite() {
-        let magnitude = if y < 0.0 { 0.0 } else { f32::INFINITY };
-        return if x < 0.0 && odd {
-            -magnitude
-        } else {
-            magnitude
-        };
-    }
-    if x < 0.0 && !integer {
-        return f32::NAN;
-    }
-    let r = exp(y * ln(xd.abs())) as f32;
-    if x < 0.0 && odd {
-        -r
-    } else {
-        r
-    }
 }
 
 #[cfg(test)]

@@ -659,34 +659,13 @@ __device__ __noinline__ double r_powf_f64(double x, double y) {
     return x < 0.0 && odd ? -r : r;
 }
 __device__ __forceinline__ double r_powi_f64(double x, int n) { return r_powf_f64(x, (double)n); }
-
-// x^y for an f32 base and an f32 or i32 exponent (C99 Annex F; else e^(y ln|x|) in f64).
-__device__ __noinline__ float r_pow_f32_f64(float x, double y) {
-    if (y == 0.0 || x == 1.0f) return 1.0f;
-    if (r_isnan(x)) return x;
-    if (r_isnan(y)) return R_NAN32;
-    const bool odd = r_is_odd_integer(y);
-    const bool integer = r_floor64(y) == y;
-    const double xd = (double)x;
-    if (x == 0.0f) {
-        if (y < 0.0) return odd ? 1.0f / x : R_INF32;
-        return odd ? x : 0.0f;
-    }
-    if (r_abs64(y) == R_INF64) {
-        const double ax = r_abs64(xd);
-        if (ax == 1.0) return 1.0f;
-        return (ax < 1.0) == (y < 0.0) ? R_INF32 : 0.0f;
-    }
-    if (r_abs64(xd) == R_INF64) {
-        const float magnitude = y < 0.0 ? 0.0f : R_INF32;
-        return x < 0.0f && odd ? -magnitude : magnitude;
-    }
-    if (x < 0.0f && !integer) return R_NAN32;
-    const float r = (float)r_exp_f64(y * r_ln_f64(r_abs64(xd)));
-    return x < 0.0f && odd ? -r : r;
+__device__ __forceinline__ float r_powf_f32(float x, float y) {
+    return r_isnan(x) && y != 0.0f ? x : (float)r_powf_f64((double)x, (double)y);
 }
-__device__ __forceinline__ float r_powf_f32(float x, float y) { return r_pow_f32_f64(x, (double)y); }
-__device__ __forceinline__ float r_powi_f32(float x, int n) { return r_pow_f32_f64(x, (double)n); }
+__device__ __forceinline__ float r_powi_f32(float x, int n) {
+    return r_isnan(x) && n != 0 ? x : (float)r_powf_f64((double)x, (double)n);
+}
+
 
 // e^x as *hi + *lo for |x| <= 50 (reduce_core::math's exp_dd).
 __device__ __forceinline__ void r_exp_dd(double x, double* hi, double* lo) {
