@@ -23,6 +23,11 @@
 
 #if R_PIPE
 
+// Where the block's k-th tile's item 0 lies in its stage (k counted from the block's first tile).
+__device__ __forceinline__ unsigned char* r_stage_items_at(unsigned char* stages, unsigned int k) {
+    return stages + (size_t)(k % R_PIPE) * R_STAGE_BYTES + R_ITEM_SHIFT;
+}
+
 #if defined(__CUDA_ARCH__)
 __device__ __forceinline__ unsigned int r_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 
@@ -94,8 +99,8 @@ __device__ void r_produce(const r_in* __restrict__ in, r_size n, Tile tile_begin
         if (round > 0) r_mbar_wait(&empty[stage], (round - 1) & 1u);
         const unsigned long long a = lo + (r_size)tile * R_TILE * sizeof(r_in);
         const unsigned long long e = min(a + (unsigned long long)R_TILE * sizeof(r_in), hi);
-        // dst + R_ITEM_SHIFT holds byte a; dst is 128-byte aligned.
-        unsigned char* dst = stages + (size_t)stage * R_STAGE_BYTES + R_ITEM_SHIFT;
+        // dst holds byte a (R_ITEM_SHIFT bytes past the stage's 128-byte aligned start).
+        unsigned char* dst = r_stage_items_at(stages, k);
         unsigned long long b0 = aligned ? (a + 15u) & ~15ull : e, b1 = aligned ? e & ~15ull : e;
         if (b1 < b0) b1 = b0;
         // The bytes outside [b0, b1): [a, b0) and [b1, e).
@@ -122,9 +127,8 @@ __device__ void r_produce(const r_in* __restrict__ in, r_size n, Tile tile_begin
 // tile) and returns where the tile's item 0 lies in it.
 __device__ __forceinline__ const unsigned char* r_stage_wait(unsigned char* stages, unsigned long long* full,
                                                              unsigned int k) {
-    const unsigned int stage = k % R_PIPE;
-    r_mbar_wait(&full[stage], (k / R_PIPE) & 1u);
-    return stages + (size_t)stage * R_STAGE_BYTES + R_ITEM_SHIFT;
+    r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);
+    return r_stage_items_at(stages, k);
 }
 
 // The threads' side: this thread has read the block's k-th tile's stage (each thread arrives
@@ -140,8 +144,7 @@ __device__ __forceinline__ void r_stage_release(unsigned long long* empty, unsig
 // measured as 3x the shared-load wavefronts of SegShuffle). Lane l therefore reads its vectors
 // rotated by r_rot(l) (the lanes of one group get different rotations), and the rotation is
 // undone in registers, by log2(R_ROTATIONS) stages of selects.
-#define R_GROUPS_HIT (R_VECS % 8 == 0 ? 8 : R_VECS % 4 == 0 ? 4 : R_VECS % 2 == 0 ? 2 : 1)
-#define R_ROTATIONS R_GROUPS_HIT
+#define R_ROTATIONS (R_VECS % 8 == 0 ? 8 : R_VECS % 4 == 0 ? 4 : R_VECS % 2 == 0 ? 2 : 1)
 __device__ __forceinline__ unsigned int r_rot(unsigned int lane) { return (lane / (8 / R_ROTATIONS)) % R_ROTATIONS; }
 
 // The R_VECS vectors of an aligned run at p into out[], without bank conflicts (see r_rot).
