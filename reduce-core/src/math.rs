@@ -237,6 +237,8 @@ pub fn exp2(x: f64) -> f64 {
 const LN2_HI_F: f32 = f32::from_bits(0x3f31_7218);
 const LN2_LO_F: f32 = f32::from_bits(0xb102_e308);
 const INV_LN2_F: f32 = f32::from_bits(0x3fb8_aa3b);
+/// 1.5 · 2^23: a float in [2^23, 2^24) has unit spacing, so x + ROUND_F rounds x to an integer.
+const ROUND_F: f32 = 12_582_912.0;
 const E2_F: f32 = 0.5;
 const E3_F: f32 = 1.0 / 6.0;
 const E4_F: f32 = 1.0 / 24.0;
@@ -287,9 +289,11 @@ fn exp_f32(x: f32) -> f32 {
         // < -103.97208: below half the least subnormal
         return 0.0;
     }
-    let sign = x.is_sign_negative() as usize;
-    let k = (INV_LN2_F * x + [0.5f32, -0.5][sign]) as i32;
-    let kf = k as f32;
+    // k = x/ln2 rounded to nearest by the fma's own rounding: adding 1.5 · 2^23 leaves the
+    // integer in the low bits (no conversion instructions, which are slow on the GPU).
+    let t = x.mul_add(INV_LN2_F, ROUND_F);
+    let kf = t - ROUND_F;
+    let k = t.to_bits() as i32 - ROUND_F.to_bits() as i32;
     let r = (-kf).mul_add(LN2_HI_F, x);
     let r = (-kf).mul_add(LN2_LO_F, r);
     let mut q = E7_F;
@@ -298,7 +302,8 @@ fn exp_f32(x: f32) -> f32 {
     }
     let p = 1.0 + (r * r).mul_add(q, r);
     if (-125..=127).contains(&k) {
-        p * f32::from_bits(((0x7f + k) as u32) << 23)
+        // p · 2^k is normal: add k to the exponent field.
+        f32::from_bits((p.to_bits() as i32 + (k << 23)) as u32)
     } else {
         scalbnf(p, k)
     }

@@ -543,8 +543,11 @@ __device__ __forceinline__ float r_exp_f32(float x) {
     if (r_isnan(x)) return x;
     if (r_fgt(x, r_f32_from_bits(0x42b17217u))) return R_INF32;
     if (r_flt(x, r_f32_from_bits(0xc2cff1b5u))) return 0.0f;
-    const int k = (int)(r_f32_from_bits(0x3fb8aa3bu) * x + ((r_f32_bits(x) >> 31) ? -0.5f : 0.5f));
-    const float kf = (float)k;
+    // k = x/ln2 rounded to nearest by the fma's rounding (1.5 * 2^23 leaves the integer in the
+    // low bits): no conversion instructions.
+    const float t = r_fma32(x, r_f32_from_bits(0x3fb8aa3bu), 12582912.0f);
+    const float kf = t - 12582912.0f;
+    const int k = (int)r_f32_bits(t) - 0x4b400000;
     float r = r_fma32(-kf, r_f32_from_bits(0x3f317218u), x);
     r = r_fma32(-kf, r_f32_from_bits(0xb102e308u), r);
     float q = r_f32_from_bits(0x39500d01u);                // 1/7!
@@ -554,7 +557,8 @@ __device__ __forceinline__ float r_exp_f32(float x) {
     q = r_fma32(q, r, r_f32_from_bits(0x3e2aaaabu));       // 1/3!
     q = r_fma32(q, r, 0.5f);
     const float p = 1.0f + r_fma32(r * r, q, r);
-    return k >= -125 && k <= 127 ? p * r_f32_from_bits((unsigned int)(0x7f + k) << 23) : r_scalbnf(p, k);
+    // p * 2^k is normal in range: add k to the exponent field.
+    return k >= -125 && k <= 127 ? r_f32_from_bits((unsigned int)((int)r_f32_bits(p) + k * (1 << 23))) : r_scalbnf(p, k);
 }
 
 // Whether y is an odd integer (every f64 from 2^53 up is even).
