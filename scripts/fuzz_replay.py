@@ -36,14 +36,14 @@ for name, cs in sorted(cases.items()):
     size = int(re.search(r'static_assert\(sizeof\(S\) == (\d+)', src).group(1))
     head = '__device__ unsigned int r_fuzz_faults[64];\n#define R_ON_FAULT(i, n) (r_fuzz_faults[threadIdx.x] = 1u)\n'
     text = head + prelude + f'namespace {name} {{\n{src}}}\n' + \
-        f'extern "C" __global__ void k(const {name}::M* a, const {name}::M* b, {name}::M* out, unsigned int n) {{ unsigned t = threadIdx.x; if (t < n) out[t] = {name}::m_combine(a[t], b[t]); }}\n'
+        f'extern "C" __global__ void k(const {name}::M* a, const {name}::M* b, {name}::M* out, unsigned int n) {{ unsigned t = blockIdx.x * 32 + threadIdx.x; if (t < n) out[t] = {name}::m_combine(a[t], b[t]); }}\n'
     mod = cp.RawModule(code=text, options=('--fmad=false', '-arch=sm_90', '-std=c++17') + tuple(o for o in os.environ.get('NVX_OPTS', '').split() if o), name_expressions=None)
     k = mod.get_function('k')
     n = len(cs)
     a = np.frombuffer(b''.join(to_bytes(c[0], size) for c in cs), dtype=np.uint8)
     b = np.frombuffer(b''.join(to_bytes(c[1], size) for c in cs), dtype=np.uint8)
     da, db, do = cp.asarray(a), cp.asarray(b), cp.zeros(n * size, dtype=cp.uint8)
-    k((1,), (32,), (da, db, do, np.uint32(n)))
+    k(((n + 31) // 32,), (32,), (da, db, do, np.uint32(n)))
     got = cp.asnumpy(do).tobytes()
     ok = 0
     for i, c in enumerate(cs):

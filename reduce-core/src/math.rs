@@ -278,17 +278,18 @@ fn scalbnf(x: f32, mut n: i32) -> f32 {
 /// Taylor polynomial of degree 7 in fused multiply-adds, 2^k on the exponent. Within 1 ulp of
 /// e^x rounded once from f64 for every f32 input (`exp_f32_everywhere`).
 fn exp_f32(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
+    // One comparison for the common case: for x in [-86.5, 88] (NaN fails it) 2^k is normal.
+    if !(-86.5..=88.0).contains(&x) {
+        return exp_f32_edge(x);
     }
-    if x > f32::from_bits(0x42b1_7217) {
-        // > 88.72283: past f32::MAX
-        return f32::INFINITY;
-    }
-    if x < f32::from_bits(0xc2cf_f1b5) {
-        // < -103.97208: below half the least subnormal
-        return 0.0;
-    }
+    let (p, k) = exp_f32_parts(x);
+    // p · 2^k is normal: add k to the exponent field.
+    f32::from_bits((p.to_bits() as i32 + (k << 23)) as u32)
+}
+
+/// e^x = p · 2^k with p = e^r, r = x - k ln2, |r| ≤ ln2/2.
+#[inline(always)]
+fn exp_f32_parts(x: f32) -> (f32, i32) {
     // k = x/ln2 rounded to nearest by the fma's own rounding: adding 1.5 · 2^23 leaves the
     // integer in the low bits (no conversion instructions, which are slow on the GPU).
     let t = x.mul_add(INV_LN2_F, ROUND_F);
@@ -300,13 +301,25 @@ fn exp_f32(x: f32) -> f32 {
     for c in [E6_F, E5_F, E4_F, E3_F, E2_F] {
         q = q.mul_add(r, c);
     }
-    let p = 1.0 + (r * r).mul_add(q, r);
-    if (-125..=127).contains(&k) {
-        // p · 2^k is normal: add k to the exponent field.
-        f32::from_bits((p.to_bits() as i32 + (k << 23)) as u32)
-    } else {
-        scalbnf(p, k)
+    (1.0 + (r * r).mul_add(q, r), k)
+}
+
+/// `exp_f32` outside [-86.5, 88]: NaN, overflow, underflow and subnormal results.
+#[cold]
+fn exp_f32_edge(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
     }
+    if x > f32::from_bits(0x42b1_7217) {
+        // > 88.72283: past f32::MAX
+        return f32::INFINITY;
+    }
+    if x < f32::from_bits(0xc2cf_f1b5) {
+        // < -103.97208: below half the least subnormal
+        return 0.0;
+    }
+    let (p, k) = exp_f32_parts(x);
+    scalbnf(p, k)
 }
 
 const LG1: f64 = f64::from_bits(0x3fe5_5555_5555_5593);

@@ -11,7 +11,8 @@
 // (8- and 16-bit) integer operations, dropping the sign or zero extension of a wrapped result
 // (`(-x) / 4849` with x = i16::MIN gave +6; found by fuzz-derive on an H200:
 // docs/decisions/0037-nvrtc-miscompiles.md), and
-// treats the absolute value of MIN (`x < 0 ? -x : x`) as non-negative in a following `%`. The
+// treats the absolute value of MIN (`x < 0 ? -x : x`) as non-negative in a following `%`, and
+// takes the wrong `match` arm on the maximum of two 8-bit values (`u8::max(x >> 1, 1)`). The
 // helpers below make each narrow result an explicit PTX extension and each wrapped negation
 // opaque, so the value is Rust's whatever the optimizer assumes. 32- and 64-bit results pass through, and
 // on a host compiler (fuzz-derive's host backend) every helper is a plain copy.
@@ -160,8 +161,8 @@ __device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
         n &= BITS - 1;                                                                          \
         return (T)(UT)(((W)(UT)a >> n) | ((W)(UT)a << ((BITS - n) & (BITS - 1))));             \
     }                                                                                           \
-    __device__ __forceinline__ T r_min_##S(T a, T b) { return b < a ? b : a; }                  \
-    __device__ __forceinline__ T r_max_##S(T a, T b) { return b < a ? a : b; }                  \
+    __device__ __forceinline__ T r_min_##S(T a, T b) { return r_pin(b < a ? b : a); }           \
+    __device__ __forceinline__ T r_max_##S(T a, T b) { return r_pin(b < a ? a : b); }           \
     /* count_ones, leading_zeros, trailing_zeros: of the BITS-bit pattern, as u32 */            \
     __device__ __forceinline__ unsigned int r_popc_##S(T a) { return r_popc64((UT)a); }         \
     __device__ __forceinline__ unsigned int r_clz_##S(T a) { return r_clz64((UT)a) - (64 - BITS); } \
@@ -539,10 +540,8 @@ __device__ __forceinline__ float r_fma32(float a, float b, float c) {
     return __builtin_fmaf(a, b, c);
 #endif
 }
-__device__ __forceinline__ float r_exp_f32(float x) {
-    if (r_isnan(x)) return x;
-    if (r_fgt(x, r_f32_from_bits(0x42b17217u))) return R_INF32;
-    if (r_flt(x, r_f32_from_bits(0xc2cff1b5u))) return 0.0f;
+// e^x = *p * 2^k with *p = e^r, r = x - k ln2, |r| <= ln2/2 (reduce_core::math's exp_f32_parts).
+__device__ __forceinline__ int r_exp_f32_parts(float x, float* p) {
     // k = x/ln2 rounded to nearest by the fma's rounding (1.5 * 2^23 leaves the integer in the
     // low bits): no conversion instructions.
     const float t = r_fma32(x, r_f32_from_bits(0x3fb8aa3bu), 12582912.0f);
@@ -556,9 +555,25 @@ __device__ __forceinline__ float r_exp_f32(float x) {
     q = r_fma32(q, r, r_f32_from_bits(0x3d2aaaabu));       // 1/4!
     q = r_fma32(q, r, r_f32_from_bits(0x3e2aaaabu));       // 1/3!
     q = r_fma32(q, r, 0.5f);
-    const float p = 1.0f + r_fma32(r * r, q, r);
-    // p * 2^k is normal in range: add k to the exponent field.
-    return k >= -125 && k <= 127 ? r_f32_from_bits((unsigned int)((int)r_f32_bits(p) + k * (1 << 23))) : r_scalbnf(p, k);
+    *p = 1.0f + r_fma32(r * r, q, r);
+    return k;
+}
+// exp_f32 outside [-86.5, 88]: NaN, overflow, underflow and subnormal results.
+__device__ __noinline__ float r_exp_f32_edge(float x) {
+    if (r_isnan(x)) return x;
+    if (r_fgt(x, r_f32_from_bits(0x42b17217u))) return R_INF32;
+    if (r_flt(x, r_f32_from_bits(0xc2cff1b5u))) return 0.0f;
+    float p;
+    const int k = r_exp_f32_parts(x, &p);
+    return r_scalbnf(p, k);
+}
+__device__ __forceinline__ float r_exp_f32(float x) {
+    // One comparison for the common case: for x in [-86.5, 88] (NaN fails it) 2^k is normal.
+    if (!(x >= -86.5f && x <= 88.0f)) return r_exp_f32_edge(x);
+    float p;
+    const int k = r_exp_f32_parts(x, &p);
+    // p * 2^k is normal: add k to the exponent field.
+    return r_f32_from_bits((unsigned int)((int)r_f32_bits(p) + k * (1 << 23)));
 }
 
 // Whether y is an odd integer (every f64 from 2^53 up is even).
