@@ -4,7 +4,12 @@
 //! the chunk results are combined left to right. For segmented reductions a chunk yields one
 //! partial per segment piece it holds, and the pieces of a segment are combined in chunk order.
 //! The results are therefore exactly those of [`crate::fold`] for any associative monoid.
+//!
+//! Each call has a fallible twin (`try_reduce`, ...) that returns an index out of bounds in the
+//! monoid's translated code as an error, as the GPU does, where the plain call panics as Rust
+//! does (`crate::fault`).
 
+use crate::fault::{guarded, CpuError, IndexFault};
 use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
 use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
@@ -29,37 +34,66 @@ impl Cpu {
 
     /// The fold of all items, in parallel; equal to [`fold`] for any associative monoid.
     pub fn reduce<M: Monoid>(&self, items: &[M]) -> M {
+        unchecked(self.plain(false, items))
+    }
+
+    /// [`Cpu::reduce`], with an index out of bounds in the monoid's translated code an error
+    /// (as on the GPU) instead of a panic.
+    pub fn try_reduce<M: Monoid>(&self, items: &[M]) -> Result<M, IndexFault> {
+        self.plain(true, items)
+    }
+
+    fn plain<M: Monoid>(&self, checked: bool, items: &[M]) -> Result<M, IndexFault> {
         if items.len() <= MIN_CHUNK {
-            return fold(items);
+            return guarded::<M, _>(checked, || fold(items));
         }
-        let partials: Vec<M> = items
+        let partials = items
             .par_chunks(self.chunk_len(items.len()))
-            .map(fold)
-            .collect();
-        fold(&partials)
+            .map(|chunk| guarded::<M, _>(checked, || fold(chunk)))
+            .collect::<Result<Vec<M>, _>>()?;
+        guarded::<M, _>(checked, || fold(&partials))
     }
 
     /// The fold of `lift(x, i)` over the items `x` (`i` the item's index), in parallel, without
     /// storing the lifted values: equal to [`fold`] of the lifted items.
     pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> M {
+        unchecked(self.lifted(false, items))
+    }
+
+    /// [`Cpu::reduce_lifted`], with an index out of bounds in the monoid's or the lift's
+    /// translated code an error instead of a panic.
+    pub fn try_reduce_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        items: &[X],
+    ) -> Result<M, IndexFault> {
+        self.lifted(true, items)
+    }
+
+    fn lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        checked: bool,
+        items: &[X],
+    ) -> Result<M, IndexFault> {
         let fold_from = |start: usize, chunk: &[X]| {
-            chunk
-                .iter()
-                .enumerate()
-                .fold(M::identity(), |acc, (i, &x)| {
-                    M::combine(acc, M::lift(x, (start + i) as u64))
-                })
+            guarded::<M, _>(checked, || {
+                chunk
+                    .iter()
+                    .enumerate()
+                    .fold(M::identity(), |acc, (i, &x)| {
+                        M::combine(acc, M::lift(x, (start + i) as u64))
+                    })
+            })
         };
         if items.len() <= MIN_CHUNK {
             return fold_from(0, items);
         }
         let chunk = self.chunk_len(items.len());
-        let partials: Vec<M> = items
+        let partials = items
             .par_chunks(chunk)
             .enumerate()
             .map(|(c, xs)| fold_from(c * chunk, xs))
-            .collect();
-        fold(&partials)
+            .collect::<Result<Vec<M>, _>>()?;
+        guarded::<M, _>(checked, || fold(&partials))
     }
 
     /// One value per CSR segment (see [`crate::fold_segments`]), in parallel.
@@ -69,31 +103,57 @@ impl Cpu {
         offsets: &[I],
     ) -> Result<Vec<M>, LayoutError> {
         let segments = check_offsets(offsets, items.len())?;
+        Ok(unchecked(self.segmented(false, items, offsets, segments)))
+    }
+
+    /// [`Cpu::reduce_segments`], with an index out of bounds in the monoid's translated code an
+    /// error instead of a panic.
+    pub fn try_reduce_segments<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        offsets: &[I],
+    ) -> Result<Vec<M>, CpuError> {
+        let segments = check_offsets(offsets, items.len())?;
+        Ok(self.segmented(true, items, offsets, segments)?)
+    }
+
+    /// The segmented reduction of a checked layout of `segments` segments.
+    fn segmented<M: Monoid, I: SegIndex>(
+        &self,
+        checked: bool,
+        items: &[M],
+        offsets: &[I],
+        segments: usize,
+    ) -> Result<Vec<M>, IndexFault> {
         let chunk = self.chunk_len(items.len());
-        let pieces: Vec<Vec<(usize, M)>> = (0..items.len().div_ceil(chunk))
+        let pieces = (0..items.len().div_ceil(chunk))
             .into_par_iter()
             .map(|c| {
                 let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(items.len()));
                 // The segment holding item `lo`: the last s with offsets[s] <= lo.
                 let at = |s: usize| offsets[s].to_u64() as usize;
                 let mut s = offsets.partition_point(|&o| o.to_u64() as usize <= lo) - 1;
-                let mut out = Vec::new();
-                while s < segments && at(s) < hi {
-                    let start = at(s).max(lo);
-                    let end = at(s + 1).min(hi);
-                    if start < end {
-                        out.push((s, fold(&items[start..end])));
+                guarded::<M, _>(checked, || {
+                    let mut out = Vec::new();
+                    while s < segments && at(s) < hi {
+                        let start = at(s).max(lo);
+                        let end = at(s + 1).min(hi);
+                        if start < end {
+                            out.push((s, fold(&items[start..end])));
+                        }
+                        s += 1;
                     }
-                    s += 1;
-                }
-                out
+                    out
+                })
             })
-            .collect();
-        let mut result = vec![M::identity(); segments];
-        for (s, partial) in pieces.into_iter().flatten() {
-            result[s] = M::combine(result[s], partial);
-        }
-        Ok(result)
+            .collect::<Result<Vec<Vec<(usize, M)>>, _>>()?;
+        guarded::<M, _>(checked, || {
+            let mut result = vec![M::identity(); segments];
+            for (s, partial) in pieces.into_iter().flatten() {
+                result[s] = M::combine(result[s], partial);
+            }
+            result
+        })
     }
 
     /// One value per owner (see [`crate::fold_by_owner`]), in parallel.
@@ -106,4 +166,22 @@ impl Cpu {
         check_owner(owner, items.len(), num_segments)?;
         self.reduce_segments(items, &owner_to_offsets(owner, num_segments))
     }
+
+    /// [`Cpu::reduce_by_owner`], with an index out of bounds in the monoid's translated code an
+    /// error instead of a panic.
+    pub fn try_reduce_by_owner<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        owner: &[I],
+        num_segments: usize,
+    ) -> Result<Vec<M>, CpuError> {
+        check_owner(owner, items.len(), num_segments)?;
+        self.try_reduce_segments(items, &owner_to_offsets(owner, num_segments))
+    }
+}
+
+/// The value of a call made with `checked` off, where a fault panics inside the call instead of
+/// returning.
+fn unchecked<T>(result: Result<T, IndexFault>) -> T {
+    result.unwrap_or_else(|fault| unreachable!("an unchecked call returned {fault}"))
 }

@@ -25,6 +25,7 @@
 
 mod builtin;
 mod cpu;
+pub mod fault;
 mod fold;
 #[cfg(feature = "proptest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "proptest")))]
@@ -36,6 +37,7 @@ pub mod shard;
 
 pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;
+pub use fault::{CpuError, IndexFault};
 pub use fold::{fold, fold_by_owner, fold_segments};
 pub use layout::{LayoutError, SegIndex};
 #[doc(hidden)]

@@ -1,11 +1,12 @@
 //! `Backend`: the GPU when one can be used, else the order-keeping CPU backend — the same calls
-//! and the same errors on both.
+//! and the same errors on both (an index out of bounds in translated code included: the CPU
+//! runs the fallible calls, `Cpu::try_reduce`, ...).
 
 use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegShape};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
-use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, SegIndex};
+use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift, SegIndex};
 
 /// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
 /// Both give the same values (the sequential fold, bit for bit, for exactly associative
@@ -23,7 +24,10 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Device 0 if it can be opened (driver, NVRTC and a device present), else the CPU.
+    /// Device 0 if it can be opened (driver, NVRTC and a device present), else the CPU. A
+    /// device whose context an earlier fault lost is opened again as [`Gpu::new`] does once
+    /// nothing holds the lost context; while something does, the CPU, and
+    /// [`Backend::describe`] says why.
     pub fn auto() -> Backend {
         match Gpu::new(0) {
             Ok(gpu) => Backend::Gpu(gpu),
@@ -58,7 +62,7 @@ impl Backend {
             Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
             Backend::Cpu { .. } => {
                 check_plain(&Own::<M>::new(), config)?;
-                Ok(Cpu::new().reduce(items))
+                Cpu::new().try_reduce(items).map_err(fault::<M>)
             }
         }
     }
@@ -75,7 +79,7 @@ impl Backend {
             Backend::Gpu(gpu) => gpu.reduce_lifted(&gpu.upload(items)?, config),
             Backend::Cpu { .. } => {
                 check_plain(&Lifted::<M, X>::new(), config)?;
-                Ok(Cpu::new().reduce_lifted(items))
+                Cpu::new().try_reduce_lifted(items).map_err(fault::<M>)
             }
         }
     }
@@ -97,7 +101,7 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 check_segmented::<M, I>(config, true, items.len(), offsets.len().max(1) - 1)?;
-                Ok(Cpu::new().reduce_segments(items, offsets)?)
+                (Cpu::new().try_reduce_segments(items, offsets)).map_err(cpu_error::<M>)
             }
         }
     }
@@ -124,9 +128,26 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 check_segmented::<M, I>(config, false, items.len(), num_segments)?;
-                Ok(Cpu::new().reduce_by_owner(items, owner, num_segments)?)
+                (Cpu::new().try_reduce_by_owner(items, owner, num_segments)).map_err(cpu_error::<M>)
             }
         }
+    }
+}
+
+/// The GPU's error for an index fault the CPU found in `M`'s code.
+fn fault<M: CudaMonoid>(fault: IndexFault) -> Error {
+    Error::DeviceFault {
+        monoid: M::CUDA_NAME,
+        index: fault.index,
+        len: fault.len,
+    }
+}
+
+fn cpu_error<M: CudaMonoid>(error: CpuError) -> Error {
+    match error {
+        CpuError::Fault(f) => fault::<M>(f),
+        CpuError::Layout(e) => Error::Layout(e),
+        other => Error::Internal(format!("an unknown CPU error: {other}")),
     }
 }
 

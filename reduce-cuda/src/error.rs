@@ -43,6 +43,26 @@ pub enum Error {
         /// The pool's cap, if one is set.
         cap: Option<usize>,
     },
+    /// The device's context was lost to a fault inside a kernel (an illegal or misaligned
+    /// address, an illegal instruction, a trap, a failed device `assert`) or a device that
+    /// stopped answering: the driver fails every call in it from then on, and so does every
+    /// call of a `Gpu` of it, at once. `launch` names the first of this library's launches that
+    /// had not completed; `None` when none was pending (the fault was another user's of the
+    /// context). Drop every `Gpu`, buffer and stream of the context; the next
+    /// [`crate::Gpu::new`] then resets the device's primary context and tries a new one. A
+    /// holder of the primary context outside this library (PyTorch, a cudarc context of yours)
+    /// keeps the lost one alive, and `Gpu::new` returns this error until it lets go. The driver
+    /// may keep the fault for the whole process (CUDA 13's 580 driver does: every new context
+    /// fails with the fault's error, as CUDA documents for these errors); then `Gpu::new`
+    /// returns this error for as long as the process lives, and only a new process can use the
+    /// device.
+    #[error("{}", lost_message(launch, source))]
+    DeviceLost {
+        /// The launch the fault is blamed on.
+        launch: Option<LaunchInfo>,
+        /// The driver's error.
+        source: cudarc::driver::DriverError,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver error in {during}: {source}")]
     Driver {
@@ -127,6 +147,48 @@ pub enum Error {
     },
 }
 
+/// A launch of this library: what [`Error::DeviceLost`] blames a fault on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LaunchInfo {
+    /// The monoid's name ([`reduce_core::CudaMonoid::CUDA_NAME`]).
+    pub monoid: &'static str,
+    /// The kernel family: the kernel file (`shuffle`, `seg_shuffle`, ...).
+    pub family: &'static str,
+    /// The kernel's entry point.
+    pub kernel: &'static str,
+    /// The algorithm (`Shuffle`, `SegShuffle`, ...), or `helper` for a helper kernel of the
+    /// segmented calls (identity fill, layout checks).
+    pub algorithm: &'static str,
+}
+
+impl std::fmt::Display for LaunchInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "kernel `{}` of {}.cu (algorithm {}) for monoid `{}`",
+            self.kernel, self.family, self.algorithm, self.monoid
+        )
+    }
+}
+
+fn lost_message(launch: &Option<LaunchInfo>, source: &cudarc::driver::DriverError) -> String {
+    let blame = match launch {
+        Some(launch) => format!("in the {launch}"),
+        None => "while none of this library's launches was pending (another user of the \
+                 context faulted)"
+            .into(),
+    };
+    format!(
+        "the CUDA context was lost to a device fault ({source}) {blame}: every call on it \
+         fails. Drop every Gpu, buffer and stream of it; the next Gpu::new then tries a new \
+         primary context (a holder of the primary context outside this library, such as \
+         PyTorch or a cudarc context of yours, keeps the lost one alive). If the driver keeps \
+         the fault for the whole process, as CUDA 13's does, only a new process can use the \
+         device; Backend::auto() falls back to the CPU"
+    )
+}
+
 /// Why NVRTC rejected a kernel: the log, and the generated line it points at.
 #[derive(Clone, Debug)]
 pub struct CompileFailure {
@@ -161,14 +223,3 @@ impl std::fmt::Display for CompileFailure {
 
 /// The runtime's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-pub(crate) trait DriverContext<T> {
-    /// Names the step a driver error happened in.
-    fn during(self, what: &'static str) -> Result<T>;
-}
-
-impl<T> DriverContext<T> for std::result::Result<T, cudarc::driver::DriverError> {
-    fn during(self, during: &'static str) -> Result<T> {
-        self.map_err(|source| Error::Driver { during, source })
-    }
-}

@@ -87,7 +87,7 @@ pub use device::{
     driver_available, DeviceInfo, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut,
     DeviceVec, MonoidOf, MonoidView, MonoidViewMut, PoolUsage, SegLayout,
 };
-pub use error::{CompileFailure, Error, Result};
+pub use error::{CompileFailure, Error, LaunchInfo, Result};
 pub use gpu::Gpu;
 pub use jit::{JitReport, KernelOrigin, KernelSource};
 pub use reduce_core;

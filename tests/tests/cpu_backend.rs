@@ -299,4 +299,99 @@ mod backend {
             "{e:?}"
         );
     }
+
+    /// An index out of bounds in translated code is the GPU's error on `Backend`'s CPU, in
+    /// every form: the same variant, monoid and length.
+    #[test]
+    fn an_index_fault_is_the_gpus_error() {
+        let items = faulty_automata();
+        let cpu = Backend::cpu();
+        let fault = |e: Error| match e {
+            Error::DeviceFault { monoid, index, len } => (monoid, index, len),
+            other => panic!("expected a device fault, got {other:?}"),
+        };
+        let want = ("Automaton", 200, 8);
+        assert_eq!(
+            fault(cpu.reduce(&items, Algorithm::Auto).unwrap_err()),
+            want
+        );
+        let offsets = [0u32, 10, 31_000, 40_000, 50_000];
+        let e = cpu.reduce_segments(&items, &offsets, SegAlgorithm::Auto);
+        assert_eq!(fault(e.unwrap_err()), want);
+        let owner: Vec<u32> = (0..items.len() as u32).map(|i| i / 1000).collect();
+        let e = cpu.reduce_by_owner(&items, &owner, 50, SegAlgorithm::Auto);
+        assert_eq!(fault(e.unwrap_err()), want);
+        // a bad layout is still a layout error
+        let e = cpu.reduce_segments(&items, &[0u32, 7], SegAlgorithm::Auto);
+        assert!(matches!(e, Err(Error::Layout(_))), "{e:?}");
+        // and good items still reduce
+        let good = &items[..31_000];
+        assert_eq!(cpu.reduce(good, Algorithm::Auto).unwrap(), fold(good));
+    }
+}
+
+/// Automata with one whose table points past its 8 states: every composition that reaches it
+/// indexes out of bounds.
+fn faulty_automata() -> Vec<reduce_tests::monoids::lang::Automaton> {
+    let mut items = reduce_tests::monoids::lang::Automaton::random_vec(50_000, 5);
+    items[31_337].t = [200; 8];
+    items
+}
+
+/// An index out of bounds in translated code: the plain calls panic as Rust does, the
+/// fallible ones (`try_*`) return the fault, in every form.
+#[test]
+fn fallible_cpu_calls_return_index_faults() {
+    use reduce_core::{CpuError, IndexFault};
+    let items = faulty_automata();
+    let cpu = Cpu::new();
+    let is_fault = |f: IndexFault| {
+        assert!(f.monoid.ends_with("Automaton"), "{f}");
+        assert_eq!((f.index, f.len), (200, 8));
+    };
+    is_fault(cpu.try_reduce(&items).unwrap_err());
+    is_fault(cpu.try_reduce(&items[30_000..32_000]).unwrap_err()); // one sequential task
+    let offsets = [0u32, 10, 31_000, 40_000, 50_000];
+    match cpu.try_reduce_segments(&items, &offsets) {
+        Err(CpuError::Fault(f)) => is_fault(f),
+        other => panic!("{other:?}"),
+    }
+    let owner: Vec<u64> = (0..items.len() as u64).map(|i| i / 1000).collect();
+    match cpu.try_reduce_by_owner(&items, &owner, 50) {
+        Err(CpuError::Fault(f)) => is_fault(f),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        cpu.try_reduce_segments(&items, &[0u32, 7]),
+        Err(CpuError::Layout(LayoutError::LastOffsetNotLen { .. }))
+    ));
+    let good = &items[..31_000];
+    assert_eq!(cpu.try_reduce(good), Ok(fold(good)));
+    assert_eq!(
+        cpu.try_reduce_segments(good, &[0u32, 500, 31_000]),
+        Ok(fold_segments(good, &[0u32, 500, 31_000]).unwrap())
+    );
+
+    // Rust's panic, with Rust's message, for the plain calls and `Monoid::combine`.
+    let calls: [fn(); 3] = [
+        || {
+            Cpu::new().reduce(&faulty_automata());
+        },
+        || {
+            fold(&faulty_automata());
+        },
+        || drop(Cpu::new().reduce_segments(&faulty_automata(), &[0u32, 50_000])),
+    ];
+    for call in calls {
+        let panic = std::panic::catch_unwind(call).unwrap_err();
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or(panic.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        assert_eq!(
+            message,
+            "index out of bounds: the len is 8 but the index is 200"
+        );
+    }
 }

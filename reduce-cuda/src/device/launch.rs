@@ -7,9 +7,10 @@
 //! (`catalogue::signatures`) checks every declared signature against the kernel files, and that
 //! every kernel is declared.
 
+use super::health::DriverContext;
 use super::module::EntryPoint;
 use super::{Device, Module};
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, LaunchInfo, Result};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::marker::PhantomData;
@@ -98,6 +99,8 @@ fn smem_carveout() -> Option<i32> {
 pub(crate) struct Kernel<A> {
     pub module: Arc<Module>,
     entry: Arc<EntryPoint>,
+    name: &'static str,
+    algorithm: &'static str,
     pub block: u32,
     pub smem: usize,
     args: PhantomData<fn(A)>,
@@ -155,6 +158,8 @@ impl Device {
         Ok(Kernel {
             module: module.clone(),
             entry: point,
+            name: entry.name,
+            algorithm,
             block,
             smem,
             args: PhantomData,
@@ -167,6 +172,8 @@ impl Device {
         Ok(Kernel {
             module: module.clone(),
             entry: module.entry(entry.name)?,
+            name: entry.name,
+            algorithm: "helper",
             block: 256,
             smem: 0,
             args: PhantomData,
@@ -220,6 +227,14 @@ impl Device {
         // against the `.cu` parameters, all 64-bit), and the callers pass addresses of live
         // device memory of the sizes the kernel indexes.
         unsafe { builder.launch(config) }.during("launching a kernel")?;
-        Ok(())
+        self.log.launched(
+            &self.stream,
+            LaunchInfo {
+                monoid: kernel.module.monoid,
+                family: kernel.module.family,
+                kernel: kernel.name,
+                algorithm: kernel.algorithm,
+            },
+        )
     }
 }

@@ -1,9 +1,10 @@
 //! `DeviceVec<T>`, a typed buffer in device memory from the context's pool (`pool.rs`), and
 //! the stream-ordered copies and fills of raw device ranges that the layers above use.
 
+use super::health::DriverContext;
 use super::pool::Pool;
 use super::Device;
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use cudarc::driver::{result, CudaStream};
 use reduce_core::DeviceCopy;
 use std::marker::PhantomData;

@@ -8,9 +8,13 @@
 //!   [`DeviceOutput`], raw [`DeviceSlice`]s) and how a call enters it ([`Access`]);
 //! - `module.rs`: loaded CUBINs, their entry points and their fault records;
 //! - `launch.rs`: typed kernel arguments and launches;
-//! - `pinned.rs`: the pinned host word kernels report a status into.
+//! - `pinned.rs`: the pinned host word kernels report a status into;
+//! - `health.rs`: driver errors, and the contexts lost to a fault in a kernel: which launch
+//!   lost one, and starting again; `launches.rs`: the launches not known to have completed.
 
+mod health;
 mod launch;
+mod launches;
 mod memory;
 mod module;
 mod monoid_view;
@@ -18,7 +22,10 @@ mod pinned;
 mod pool;
 mod view;
 
+pub(crate) use health::DriverContext;
+use health::Health;
 pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
+use launches::LaunchLog;
 pub use memory::DeviceVec;
 pub(crate) use module::Module;
 pub use monoid_view::{MonoidOf, MonoidView, MonoidViewMut};
@@ -27,7 +34,7 @@ pub use pool::PoolUsage;
 pub(crate) use view::Access;
 pub use view::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, SegLayout};
 
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{CudaContext, CudaStream};
 use std::sync::Arc;
@@ -76,11 +83,14 @@ pub(crate) struct Device {
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
     pub pool: Arc<pool::Pool>,
+    health: Arc<Health>,
+    log: Arc<LaunchLog>,
 }
 
 impl Device {
     /// A new stream on device `ordinal`'s primary context, or why there is none (the driver
-    /// library must have been found: [`driver_available`]).
+    /// library must have been found: [`driver_available`]). A primary context lost to a fault
+    /// that nothing holds any more is reset first.
     pub fn new_stream(ordinal: usize) -> Result<Arc<CudaStream>> {
         let count = CudaContext::device_count().map_err(|e| Error::NoDevice {
             ordinal,
@@ -92,20 +102,34 @@ impl Device {
                 reason: format!("the driver reports {count} device(s)"),
             });
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice {
-            ordinal,
-            reason: format!("creating a context failed: {e}"),
+        health::reset_if_lost(ordinal)?;
+        let ctx = CudaContext::new(ordinal).map_err(|e| match health::is_sticky(e.0) {
+            true => health::lost_on(ordinal, e),
+            false => Error::NoDevice {
+                ordinal,
+                reason: format!("creating a context failed: {e}"),
+            },
         })?;
         // One stream, used in order: cudarc's per-buffer event tracking is not needed. This
         // handle of the context is ours alone (`CudaContext::new` makes a new one each call).
         // SAFETY: called before any allocation through this handle.
         unsafe { ctx.disable_event_tracking() };
-        ctx.new_stream().during("creating a stream")
+        let stream = ctx.new_stream().map_err(|e| match health::is_sticky(e.0) {
+            true => health::lost_on(ordinal, e),
+            false => Error::Driver {
+                during: "creating a stream",
+                source: e,
+            },
+        })?;
+        health::recovered(ordinal);
+        Ok(stream)
     }
 
     /// The device of `stream`'s context, with the facts the runtime plans with.
     pub fn open(stream: Arc<CudaStream>, nvrtc_version: (i32, i32)) -> Result<Device> {
         let ctx = stream.context().clone();
+        let health = Health::of(&ctx);
+        health.check()?;
         ctx.bind_to_thread().during("binding the context")?;
         let attribute = |a| ctx.attribute(a).during("reading device attributes");
         let info = DeviceInfo {
@@ -124,24 +148,36 @@ impl Device {
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
         };
-        let pool = pool::Pool::of(&ctx)?;
+        let pool = pool::Pool::of(&ctx, &health)?;
+        let log = LaunchLog::new(&ctx)?;
+        health.watch(Arc::downgrade(&log) as _);
         Ok(Device {
             ctx,
             stream,
             info,
             pool,
+            health,
+            log,
         })
     }
 
     /// Makes the context current on the calling thread: the raw copies, fills and launches that
     /// follow act on the current context (a thread may drive devices of several contexts).
+    /// A lost context is an error here, at once.
     pub fn bind(&self) -> Result<()> {
+        self.health.check()?;
         self.ctx.bind_to_thread().during("binding the context")
     }
 
     /// Waits for all queued work.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().during("synchronizing the stream")
+        self.health.check()?;
+        let mark = self.log.mark();
+        self.stream
+            .synchronize()
+            .during("synchronizing the stream")?;
+        self.log.synchronized(mark);
+        Ok(())
     }
 
     /// Whether all queued work has finished, without waiting; a failed launch is an error.

@@ -7,8 +7,9 @@
 //! the device never touches memory out of bounds. The dispatch layer reads and clears the
 //! record after the launches of a monoid that can fault.
 
+use super::health::DriverContext;
 use super::Device;
-use crate::error::{DriverContext, Result};
+use crate::error::Result;
 use cudarc::driver::{CudaFunction, CudaModule, DevicePtr};
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
@@ -20,6 +21,9 @@ const FAULT_GLOBAL: &str = "r_fault_info";
 /// A module loaded into a device's context.
 pub(crate) struct Module {
     module: Arc<CudaModule>,
+    /// The monoid and the kernel family it was compiled for (what a lost context blames).
+    pub monoid: &'static str,
+    pub family: &'static str,
     entries: Mutex<HashMap<&'static str, Arc<EntryPoint>>>,
 }
 
@@ -39,15 +43,22 @@ pub(crate) struct EntryPoint {
 }
 
 impl Device {
-    /// Loads a CUBIN into this context (an error for one the driver refuses, e.g. a stale
-    /// disk-cache entry).
-    pub fn load_module(&self, cubin: Vec<u8>) -> Result<Module> {
+    /// Loads a CUBIN of `family`'s kernels for `monoid` into this context (an error for one the
+    /// driver refuses, e.g. a stale disk-cache entry).
+    pub fn load_module(
+        &self,
+        cubin: Vec<u8>,
+        monoid: &'static str,
+        family: &'static str,
+    ) -> Result<Module> {
         let module = self
             .ctx
             .load_module(Ptx::from_binary(cubin))
             .during("loading a CUBIN")?;
         Ok(Module {
             module,
+            monoid,
+            family,
             entries: Mutex::new(HashMap::new()),
         })
     }

@@ -3,10 +3,11 @@
 //! there ([`Pinned`]), and the validated segmented reductions report their layout status in a
 //! word the host polls while the launch still runs ([`PinnedWord`]).
 
-use super::Device;
-use crate::error::{DriverContext, Error, Result};
-use cudarc::driver::{sys, PinnedHostSlice};
+use super::health::DriverContext;
+use crate::error::{Error, Result};
+use cudarc::driver::{sys, CudaContext, PinnedHostSlice};
 use reduce_core::DeviceCopy;
+use std::sync::Arc;
 
 /// The word while a launch's status is still to come (no kernel stores this value: statuses
 /// are an index below 2^62 with a class, 0, 1 or all ones).
@@ -22,16 +23,13 @@ pub(crate) struct Pinned {
 }
 
 impl Pinned {
-    /// `len` bytes in `device`'s context, 16-byte aligned.
-    pub fn new(device: &Device, len: usize) -> Result<Pinned> {
+    /// `len` bytes in `ctx`, 16-byte aligned.
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Pinned> {
         // SAFETY: the bytes are only read after a copy into them, or the kernel writing them,
         // has completed.
-        let mut bytes = unsafe {
-            device
-                .ctx
-                .alloc_pinned_with_flags::<u8>(len, sys::CU_MEMHOSTALLOC_DEVICEMAP)
-        }
-        .during("allocating pinned host memory")?;
+        let mut bytes =
+            unsafe { ctx.alloc_pinned_with_flags::<u8>(len, sys::CU_MEMHOSTALLOC_DEVICEMAP) }
+                .during("allocating pinned host memory")?;
         let host = bytes.as_mut_ptr().during("allocating pinned host memory")?;
         let mut device_address: sys::CUdeviceptr = 0;
         // SAFETY: `host` is a live allocation of cuMemHostAlloc with DEVICEMAP, in the current
@@ -44,6 +42,14 @@ impl Pinned {
             device_address,
             host: host as usize,
         })
+    }
+
+    /// `len` bytes in `ctx`, 16-byte aligned, zeroed.
+    pub fn zeroed(ctx: &Arc<CudaContext>, len: usize) -> Result<Pinned> {
+        let pinned = Pinned::new(ctx, len)?;
+        // SAFETY: `len` bytes of live host memory no device work has been given yet.
+        unsafe { std::ptr::write_bytes(pinned.host as *mut u8, 0, len) };
+        Ok(pinned)
     }
 
     /// The size in bytes.
@@ -73,9 +79,9 @@ impl Pinned {
 pub(crate) struct PinnedWord(Pinned);
 
 impl PinnedWord {
-    /// Allocates the word in `device`'s context.
-    pub fn new(device: &Device) -> Result<PinnedWord> {
-        Ok(PinnedWord(Pinned::new(device, 8)?))
+    /// Allocates the word in `ctx`.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<PinnedWord> {
+        Ok(PinnedWord(Pinned::new(ctx, 8)?))
     }
 
     /// Marks the word pending, before a launch whose last block stores its status there
@@ -83,16 +89,17 @@ impl PinnedWord {
     /// argument.
     pub fn arm(&mut self) -> u64 {
         // SAFETY: the live pinned word; no kernel is left to store into it (every launch given
-        // its address was waited for by `poll`, every copy into it by `copy_from`).
+        // its address was waited for by `poll`, every copy into it was waited for).
         unsafe { std::ptr::write_volatile(self.0.host as *mut u64, PENDING) };
         self.0.device_address
     }
 
     /// Waits until the last block of the launch `arm` prepared has stored its status, and
     /// returns it: the host sees the store as soon as it lands, without waiting for the launch
-    /// to retire (the stream keeps later work behind it). The stream is queried now and then,
-    /// so that a failed launch is an error, not a hang.
-    pub fn poll(&mut self, device: &Device) -> Result<u64> {
+    /// to retire (the stream keeps later work behind it). Now and then `is_idle` says whether
+    /// the stream's work is done (a failed launch is its error), so that a launch that failed
+    /// is an error, not a hang.
+    pub fn poll(&mut self, mut is_idle: impl FnMut() -> Result<bool>) -> Result<u64> {
         // SAFETY: the word was armed; only the armed launch stores into it.
         let read = || unsafe { self.0.read::<u64>() };
         let mut spins = 0u32;
@@ -102,7 +109,7 @@ impl PinnedWord {
                 return Ok(value);
             }
             spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(256) && device.is_idle("waiting for the validation status")? {
+            if spins.is_multiple_of(256) && is_idle()? {
                 let value = read();
                 return if value == PENDING {
                     Err(Error::Internal(
@@ -116,19 +123,20 @@ impl PinnedWord {
         }
     }
 
-    /// Copies the 8-byte word at device address `status` into this word and returns it
-    /// (waits for the work queued before).
-    pub fn copy_from(&mut self, device: &Device, status: u64) -> Result<u64> {
-        let host = self
-            .0
+    /// The word's bytes, for a copy into them.
+    pub fn bytes(&mut self) -> Result<&mut [u8]> {
+        self.0
             .bytes
             .as_mut_slice()
-            .during("reading the validation status")?;
-        // SAFETY: `status` holds one u64 written by a kernel or a fill; the word is pinned and
-        // read only after the synchronisation below.
-        unsafe { device.queue_copy_to_host(status, host) }?;
-        device.synchronize()?;
-        // SAFETY: the copy above has completed.
-        Ok(unsafe { self.0.read::<u64>() })
+            .during("reading the validation status")
+    }
+
+    /// The word's value.
+    ///
+    /// # Safety
+    /// The work that wrote it (a kernel's store, a copy) has completed.
+    pub unsafe fn value(&self) -> u64 {
+        // SAFETY: the caller's.
+        unsafe { self.0.read::<u64>() }
     }
 }

@@ -14,7 +14,8 @@
 //! allocates its output and a caller that drops it then cost what the `_into` form costs;
 //! trimming, a cap and an allocation that fails hand the cached blocks to the driver first.
 
-use crate::error::{DriverContext, Error, Result};
+use super::health::{DriverContext, Health};
+use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUmemPool_attribute};
 use cudarc::driver::{result, CudaContext, CudaStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,6 +48,8 @@ pub struct PoolUsage {
 pub(crate) struct Pool {
     raw: sys::CUmemoryPool,
     ctx: Arc<CudaContext>,
+    /// The context's health: a buffer of a lost context keeps its loss known.
+    _health: Arc<Health>,
     /// Bytes of live buffers.
     in_use: AtomicUsize,
     /// The cap in bytes, 0 for none.
@@ -67,7 +70,7 @@ static POOLS: Mutex<Vec<(usize, Weak<Pool>)>> = Mutex::new(Vec::new());
 
 impl Pool {
     /// The pool of context `ctx` (current on the calling thread), created on first use.
-    pub fn of(ctx: &Arc<CudaContext>) -> Result<Arc<Pool>> {
+    pub fn of(ctx: &Arc<CudaContext>, health: &Arc<Health>) -> Result<Arc<Pool>> {
         let key = ctx.cu_ctx() as usize;
         let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
         pools.retain(|(_, pool)| pool.strong_count() > 0);
@@ -92,6 +95,7 @@ impl Pool {
             raw,
             total,
             ctx: ctx.clone(),
+            _health: health.clone(),
             in_use: AtomicUsize::new(0),
             cap: AtomicUsize::new(0),
             cache: Mutex::new(Vec::new()),

@@ -4,8 +4,9 @@
 //! [`DeviceInput`]; a call enters memory through [`Device::input`] / [`Device::output`], which
 //! check it and order it on the call's stream ([`Access`]).
 
+use super::health::DriverContext;
 use super::{Device, DeviceVec};
-use crate::error::{DriverContext, Error, Result};
+use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, SyncOnDrop,

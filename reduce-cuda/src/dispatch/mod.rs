@@ -149,13 +149,21 @@ impl<'a> Dispatch<'a> {
     /// The status the armed launch stored (see [`crate::device::PinnedWord::poll`]).
     pub fn poll_status(&mut self) -> Result<u64> {
         let device = self.device;
-        self.scratch.pinned(device)?.poll(device)
+        self.scratch
+            .pinned(device)?
+            .poll(|| device.is_idle("waiting for the validation status"))
     }
 
     /// The 8-byte status word at device address `status`, once the queued work is done.
     pub fn read_status(&mut self, status: u64) -> Result<u64> {
         let device = self.device;
-        self.scratch.pinned(device)?.copy_from(device, status)
+        let word = self.scratch.pinned(device)?;
+        // SAFETY: `status` holds one u64 written by a kernel or a fill; the word is pinned and
+        // read only after the synchronisation below.
+        unsafe { device.queue_copy_to_host(status, word.bytes()?) }?;
+        device.synchronize()?;
+        // SAFETY: the copy above has completed.
+        Ok(unsafe { word.value() })
     }
 
     /// The device address of pinned host memory for one value of `M`, for a kernel to write

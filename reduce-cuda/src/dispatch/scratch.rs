@@ -67,7 +67,7 @@ impl Scratch {
     /// Pinned host memory for a value of `bytes` bytes, mapped for the device.
     pub fn result(&mut self, device: &Device, bytes: usize) -> Result<&Pinned> {
         if self.result.as_ref().is_none_or(|r| r.len() < bytes) {
-            self.result = Some(Pinned::new(device, bytes.next_power_of_two().max(64))?);
+            self.result = Some(Pinned::new(&device.ctx, bytes.next_power_of_two().max(64))?);
         }
         Ok(self.result.as_ref().expect("allocated above"))
     }
@@ -75,7 +75,7 @@ impl Scratch {
     /// The pinned host word (allocated on first use).
     pub fn pinned(&mut self, device: &Device) -> Result<&mut PinnedWord> {
         if self.pinned.is_none() {
-            self.pinned = Some(PinnedWord::new(device)?);
+            self.pinned = Some(PinnedWord::new(&device.ctx)?);
         }
         Ok(self.pinned.as_mut().expect("allocated above"))
     }

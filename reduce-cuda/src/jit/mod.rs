@@ -104,7 +104,8 @@ impl KernelCache {
             None => {
                 // Compile outside the lock: other kernels stay available meanwhile.
                 let source = codegen::assemble(spec, program);
-                let (entry, origin) = match self.load_or_compile(device, &source)? {
+                let label = (program.monoid_name(), spec.family.name());
+                let (entry, origin) = match self.load_or_compile(device, &source, label)? {
                     Ok((module, origin)) => (Ok(Arc::new(module)), origin),
                     Err(rejected) => (Err(rejected), KernelOrigin::Compiled),
                 };
@@ -138,13 +139,14 @@ impl KernelCache {
         &self,
         device: &Device,
         source: &KernelSource,
+        (monoid, family): (&'static str, &'static str),
     ) -> Result<std::result::Result<(Module, KernelOrigin), CompileFailure>> {
         let options = compile::options(&self.arch);
         let key = CacheKey::new(&source.text, &options, self.nvrtc_version, &self.arch);
         if let Some(dir) = &self.disk {
             if let Some(cubin) = cache::load(dir, key) {
                 // A CUBIN the driver refuses is stale: fall through and recompile.
-                if let Ok(module) = device.load_module(cubin) {
+                if let Ok(module) = device.load_module(cubin, monoid, family) {
                     return Ok(Ok((module, KernelOrigin::Disk)));
                 }
             }
@@ -154,7 +156,7 @@ impl KernelCache {
             Ok(cubin) => cubin,
             Err(rejected) => return Ok(Err(rejected)),
         };
-        let module = device.load_module(cubin.clone())?;
+        let module = device.load_module(cubin.clone(), monoid, family)?;
         if let Some(dir) = &self.disk {
             cache::store(dir, key, &cubin);
         }

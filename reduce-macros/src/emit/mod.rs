@@ -427,7 +427,7 @@ impl<'w> Emitter<'w> {
             LeadingZeros => call(&format!("r_clz_{}", s.helper())),
             TrailingZeros => call(&format!("r_ctz_{}", s.helper())),
             // reduce_core::math's routines, written again in the prelude (the Rust side calls
-            // them through reduce_core::math::Math, see expand/math.rs)
+            // them through reduce_core::math::Math, see expand/rust_side.rs)
             Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh => {
                 let f = match m {
                     Exp => "exp",

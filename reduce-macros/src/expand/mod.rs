@@ -5,9 +5,9 @@
 //! fallback, so one mistake does not cascade).
 
 mod device_fn;
-mod math;
 mod monoid;
 mod parts;
+mod rust_side;
 mod structs;
 
 use crate::ast::{Closure, FnInput, StructInput};
@@ -168,7 +168,7 @@ pub fn device_fn(item: syn::ItemFn, krate: Krate) -> TokenStream {
     let tokens = item.to_token_stream();
     let krate = krate.path();
     // The Rust side calls reduce_core::math where the translation calls the prelude's routines.
-    let rust = math::route_fn(&item, &krate);
+    let rust = rust_side::route_fn(&item, &krate);
     let info = start(krate.clone(), Mode::FnInfo, sig_refs, tokens.clone());
     let body = start(krate, Mode::FnBody, body_refs, tokens);
     let allow = allow_untranslatable_lints();

@@ -71,10 +71,11 @@ fn monoid_impls(
     let c = input.combine.as_ref().expect("checked");
     let left = c.params[0].0.to_tokens();
     let right = c.params[1].0.to_tokens();
-    // The Rust side calls reduce_core::math where the translation calls the prelude's routines
-    // (a hand-written `cuda` keeps the closures as written: they are not translated).
+    // The Rust side does what the translation does: reduce_core::math's routines, checked
+    // run-time indices (`rust_side`); a hand-written `cuda` keeps the closures as written, as
+    // they are not translated.
     let routed = |e: &syn::Expr| match input.attrs.cuda {
-        None => super::math::route(e, krate),
+        None => super::rust_side::route(e, krate),
         Some(_) => e.clone(),
     };
     let identity_body = fn_body(&routed(identity));
@@ -93,7 +94,7 @@ fn monoid_impls(
     let lift_impls = lifts.iter().map(|(ty, closure, lift)| {
         let x = closure.params[0].0.to_tokens();
         let i = closure.params[1].0.to_tokens();
-        let body = fn_body(&super::math::route(&closure.body, krate));
+        let body = fn_body(&super::rust_side::route(&closure.body, krate));
         let mut input_refs = Vec::new();
         resolve::type_paths(ty, &[], &mut input_refs);
         let lift_deps = define_deps(krate, &lift.uses.structs, &lift.uses.calls);

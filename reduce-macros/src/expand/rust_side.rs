@@ -1,8 +1,15 @@
-//! The Rust side of the language's elementary functions: in the code the derive emits, `x.exp()`
-//! (and `f32::exp(x)`) calls `reduce_core::math::Math::exp(x)`, the routine the CUDA text calls
-//! too (`r_exp_f32`), never `std`'s, whose bits differ by platform. The checker has typed every call, so the names are the float methods.
+//! The Rust code the derive emits from the closures and `#[device_fn]` bodies, as written but
+//! for two rewrites that make it do what the CUDA text does:
+//!
+//! - elementary functions: `x.exp()` (and `f32::exp(x)`) calls `reduce_core::math::Math::exp(x)`,
+//!   the routine the CUDA text calls too (`r_exp_f32`), never `std`'s, whose bits differ by
+//!   platform. The checker has typed every call, so the names are the float methods;
+//! - run-time indices: `a[i]` indexes `a[reduce_core::fault::ix(i, a.len())]`, which panics as
+//!   Rust does, or records the fault and uses element 0 inside the fallible CPU calls, as the
+//!   device does (`r_ix`).
 
 use proc_macro2::TokenStream;
+use quote::quote;
 use syn::visit_mut::{self, VisitMut};
 use syn::{parse_quote, Expr};
 
@@ -49,19 +56,49 @@ impl VisitMut for Router<'_> {
                 }
                 *c.func = parse_quote!(#krate::math::Math::#name);
             }
+            Expr::Index(index) => {
+                if matches!(&*index.index, Expr::Lit(_)) {
+                    return; // a constant index: rustc checks it
+                }
+                let (base, i) = (&index.expr, &index.index);
+                let checked = quote!(#krate::fault::ix(#i, #base.len()));
+                *e = if is_place(base) {
+                    parse_quote!(#base[#checked])
+                } else {
+                    // a value: evaluated once
+                    let checked = quote!(#krate::fault::ix(#i, __reduce_base.len()));
+                    parse_quote!({
+                        let __reduce_base = #base;
+                        __reduce_base[#checked]
+                    })
+                };
+            }
             _ => {}
         }
     }
 }
 
-/// `e` with its elementary-function calls routed to `reduce_core::math` (at `krate`).
+/// Whether `e` names a place (a variable, a field, an element): read twice without cost, and
+/// assignable.
+fn is_place(e: &Expr) -> bool {
+    match e {
+        Expr::Path(_) => true,
+        Expr::Field(f) => is_place(&f.base),
+        Expr::Index(i) => is_place(&i.expr),
+        Expr::Paren(p) => is_place(&p.expr),
+        _ => false,
+    }
+}
+
+/// `e` with its elementary-function calls routed to `reduce_core::math` and its run-time indices
+/// checked by `reduce_core::fault` (at `krate`).
 pub(super) fn route(e: &Expr, krate: &TokenStream) -> Expr {
     let mut e = e.clone();
     Router { krate }.visit_expr_mut(&mut e);
     e
 }
 
-/// A function item with its body's calls routed (a `#[device_fn]`'s Rust side).
+/// A function item with its body rewritten as [`route`] does (a `#[device_fn]`'s Rust side).
 pub(super) fn route_fn(item: &syn::ItemFn, krate: &TokenStream) -> syn::ItemFn {
     let mut item = item.clone();
     Router { krate }.visit_block_mut(&mut item.block);
