@@ -9,6 +9,7 @@
 //! monoid's translated code as an error, as the GPU does, where the plain call panics as Rust
 //! does (`crate::fault`).
 
+use crate::axes::Axes;
 use crate::fault::{guarded, CpuError, IndexFault};
 use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
 use crate::{fold, DeviceCopy, Lift, Monoid};
@@ -177,6 +178,61 @@ impl Cpu {
     ) -> Result<Vec<M>, CpuError> {
         check_owner(owner, items.len(), num_segments)?;
         self.try_reduce_segments(items, &owner_to_offsets(owner, num_segments))
+    }
+}
+
+impl Cpu {
+    /// One value per position of the kept axes of `xs`, a row-major array of `shape` (see
+    /// [`crate::fold_axes`]), in parallel: many results at once, or each long one in ordered
+    /// chunks.
+    pub fn reduce_axes<M: Monoid>(
+        &self,
+        xs: &[M],
+        shape: &[usize],
+        axes: &[usize],
+    ) -> Result<Vec<M>, LayoutError> {
+        let a = Axes::new(xs.len(), shape, axes)?;
+        Ok(unchecked(self.along(false, xs, &a)))
+    }
+
+    /// [`Cpu::reduce_axes`], with an index out of bounds in the monoid's translated code an
+    /// error instead of a panic.
+    pub fn try_reduce_axes<M: Monoid>(
+        &self,
+        xs: &[M],
+        shape: &[usize],
+        axes: &[usize],
+    ) -> Result<Vec<M>, CpuError> {
+        let a = Axes::new(xs.len(), shape, axes)?;
+        Ok(self.along(true, xs, &a)?)
+    }
+
+    fn along<M: Monoid>(&self, checked: bool, xs: &[M], a: &Axes) -> Result<Vec<M>, IndexFault> {
+        // The fold of reduced positions lo..hi of the result whose first item is at `base`.
+        let run = |base: usize, lo: usize, hi: usize| {
+            guarded::<M, _>(checked, || {
+                (lo..hi).fold(M::identity(), |acc, r| M::combine(acc, xs[a.at(base, r)]))
+            })
+        };
+        let tasks = rayon::current_num_threads() * 4;
+        if a.results >= tasks || a.reduced_len <= MIN_CHUNK {
+            return (0..a.results)
+                .into_par_iter()
+                .with_min_len((MIN_CHUNK / a.reduced_len.max(1)).max(1))
+                .map(|o| run(a.base(o), 0, a.reduced_len))
+                .collect();
+        }
+        let chunk = self.chunk_len(a.reduced_len);
+        (0..a.results)
+            .map(|o| {
+                let base = a.base(o);
+                let partials = (0..a.reduced_len.div_ceil(chunk))
+                    .into_par_iter()
+                    .map(|c| run(base, c * chunk, ((c + 1) * chunk).min(a.reduced_len)))
+                    .collect::<Result<Vec<M>, _>>()?;
+                guarded::<M, _>(checked, || fold(&partials))
+            })
+            .collect()
     }
 }
 

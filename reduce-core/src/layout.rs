@@ -113,6 +113,39 @@ pub enum LayoutError {
         /// `offsets[index - 1]`.
         previous: u64,
     },
+    /// An array of more dimensions than reductions along axes take.
+    #[error("the shape has {dims} dimensions; at most {max} are supported")]
+    TooManyDims {
+        /// The shape's dimensions.
+        dims: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// An axis to reduce is not an axis of the shape.
+    #[error("axis {axis} is out of range for a shape of {dims} dimensions")]
+    AxisOutOfRange {
+        /// The axis.
+        axis: usize,
+        /// The shape's dimensions.
+        dims: usize,
+    },
+    /// An axis is listed twice.
+    #[error("axis {axis} is listed more than once")]
+    AxisRepeated {
+        /// The axis.
+        axis: usize,
+    },
+    /// The product of the shape's extents does not fit in `usize`.
+    #[error("the product of the shape's extents overflows usize")]
+    ShapeOverflow,
+    /// The shape holds another number of items than given.
+    #[error("the shape holds {product} items but {items} were given")]
+    ShapeMismatch {
+        /// The product of the shape's extents.
+        product: usize,
+        /// The number of items.
+        items: usize,
+    },
     /// A count does not fit the layout's index type (or an algorithm's index limit).
     #[error("{what} = {value} is past the limit {limit} of {why}")]
     TooLarge {

@@ -3,7 +3,8 @@
 //! The host half of the reduce framework: the [`Monoid`] trait (and `#[derive(Monoid)]`, which
 //! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
 //! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
-//! [`fold_segments`] / [`fold_by_owner`], the order-keeping parallel [`Cpu`] backend, and
+//! [`fold_segments`] / [`fold_by_owner`] and along the axes of arrays [`fold_axes`], the
+//! order-keeping parallel [`Cpu`] backend, and
 //! law checking for users' monoids ([`laws`], feature `proptest`), and the host side of
 //! reductions over shards on several devices ([`shard`]).
 //!
@@ -23,6 +24,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod axes;
 mod builtin;
 mod cpu;
 pub mod fault;
@@ -35,6 +37,7 @@ pub mod math;
 pub mod monoid;
 pub mod shard;
 
+pub use axes::fold_axes;
 pub use builtin::{Max, Min, Primitive, Product, Sum};
 pub use cpu::Cpu;
 pub use fault::{CpuError, IndexFault};

@@ -395,3 +395,41 @@ fn fallible_cpu_calls_return_index_faults() {
         );
     }
 }
+
+/// Reductions along axes on the CPU: the reference's values for every axis set of shapes that
+/// cross the parallel chunking (many short results, few long ones), a non-commutative monoid.
+#[test]
+fn axes_in_parallel_are_the_reference() {
+    use reduce_core::fold_axes;
+    let shapes: &[&[usize]] = &[
+        &[],
+        &[100_000],
+        &[3, 70_000],
+        &[70_000, 3],
+        &[17, 64, 65],
+        &[2, 3, 4, 5],
+        &[0, 5],
+        &[5, 0],
+        &[1, 1, 1],
+        &[2, 50_000, 1],
+    ];
+    let cpu = Cpu::new();
+    for (k, shape) in shapes.iter().enumerate() {
+        let n: usize = shape.iter().product();
+        let xs = Affine::random_vec(n, k as u64);
+        for mask in 0..1usize << shape.len() {
+            let axes: Vec<usize> = (0..shape.len()).filter(|a| mask >> a & 1 == 1).collect();
+            let want = fold_axes(&xs, shape, &axes).unwrap();
+            assert_eq!(cpu.reduce_axes(&xs, shape, &axes).unwrap(), want, "{shape:?} {axes:?}");
+            assert_eq!(cpu.try_reduce_axes(&xs, shape, &axes).unwrap(), want);
+        }
+    }
+    assert!(matches!(
+        cpu.reduce_axes(&Affine::random_vec(6, 1), &[2, 4], &[0]),
+        Err(LayoutError::ShapeMismatch { .. })
+    ));
+    match cpu.try_reduce_axes(&faulty_automata(), &[50, 1000], &[1]) {
+        Err(reduce_core::CpuError::Fault(f)) => assert_eq!((f.index, f.len), (200, 8)),
+        other => panic!("{other:?}"),
+    }
+}
