@@ -4,6 +4,7 @@
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
+# axes (reductions along the axes of arrays),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -254,6 +255,10 @@ for phase in "$@"; do
     lse)
       # log-sum-exp of f32 logits (reduce_core::math's exp per item), all items and per row, against the read roof
       .gpu/bin/bench lse --out "$OUT" 2>"$OUT/bench-lse.err" | tee -a "$SUMMARY"
+      ;;
+    axes)
+      # rows, columns and middle axes of 2^26 f32, logits per row (ArgMax, log-sum-exp), against the read roof
+      .gpu/bin/bench axes --out "$OUT" 2>"$OUT/bench-axes.err" | tee -a "$SUMMARY"
       ;;
     segargmax)
       # ArgMax per segment lifted from f32, every distribution at 2^26, against CUB's

@@ -13,9 +13,10 @@ use crate::Monoid;
 pub const MAX_DIMS: usize = 8;
 
 /// A checked (shape, axes) pair: the kept and the reduced extents with their strides in the
-/// input, each in the array's axis order.
+/// input, each in the array's axis order (used by the backends; [`fold_axes`] is the
+/// reference).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Axes {
+pub struct Axes {
     /// (extent, stride) of each kept axis.
     pub kept: Vec<(usize, usize)>,
     /// (extent, stride) of each reduced axis.
@@ -24,6 +25,8 @@ pub(crate) struct Axes {
     pub results: usize,
     /// The number of items each result folds.
     pub reduced_len: usize,
+    /// (extent, reduced) of every axis, in axis order.
+    pub dims: Vec<(usize, bool)>,
 }
 
 /// The product of `extents`: 0 if one is 0, else `None` past `usize::MAX`.
@@ -60,7 +63,11 @@ impl Axes {
         let (mut kept, mut reduced) = (Vec::new(), Vec::new());
         let mut stride = 1usize;
         for axis in (0..dims).rev() {
-            let side = if reduce[axis] { &mut reduced } else { &mut kept };
+            let side = if reduce[axis] {
+                &mut reduced
+            } else {
+                &mut kept
+            };
             side.push((shape[axis], stride));
             stride = stride.saturating_mul(shape[axis]); // only an empty array saturates
         }
@@ -77,7 +84,29 @@ impl Axes {
             reduced,
             results,
             reduced_len,
+            dims: shape.iter().zip(reduce).map(|(&e, r)| (e, r)).collect(),
         })
+    }
+
+    /// The fold of reduced positions `run` (not empty: the identity) of the result whose first
+    /// item is at `base`, from its first item on: one item is itself, a copy.
+    pub fn fold_run<M: Monoid>(&self, xs: &[M], base: usize, run: std::ops::Range<usize>) -> M {
+        run.map(|r| xs[self.at(base, r)])
+            .reduce(M::combine)
+            .unwrap_or_else(M::identity)
+    }
+
+    /// The (extent, reduced) runs of the array in axis order: adjacent axes of the same kind
+    /// merged, axes of extent 1 left out (neither changes the order of any fold).
+    pub fn runs(&self) -> Vec<(usize, bool)> {
+        let mut runs: Vec<(usize, bool)> = Vec::new();
+        for &(extent, reduced) in self.dims.iter().filter(|&&(e, _)| e != 1) {
+            match runs.last_mut() {
+                Some((e, r)) if *r == reduced => *e *= extent,
+                _ => runs.push((extent, reduced)),
+            }
+        }
+        runs
     }
 
     /// The flat index of the first item of result `o`.
@@ -104,9 +133,10 @@ fn flat(dims: &[(usize, usize)], mut i: usize) -> usize {
 
 /// Folds `xs`, a row-major array of `shape`, along `axes` (any order, none repeated): one
 /// result per position of the kept axes, row-major, each the fold in order over the reduced
-/// coordinates taken row-major (the last reduced axis fastest). A reduced extent of 0 gives
-/// the identity, a kept extent of 0 no result; no axes copies the items; `shape = []` is one
-/// item. THE reference for reductions along axes.
+/// coordinates taken row-major (the last reduced axis fastest), from its first item on (one
+/// item is its own result, a copy). A reduced extent of 0 gives the identity, a kept extent of
+/// 0 no result; no axes copies the items; `shape = []` is one item. THE reference for
+/// reductions along axes.
 ///
 /// ```
 /// use reduce_core::{fold_axes, Sum};
@@ -124,10 +154,7 @@ pub fn fold_axes<M: Monoid>(
 ) -> Result<Vec<M>, LayoutError> {
     let a = Axes::new(xs.len(), shape, axes)?;
     Ok((0..a.results)
-        .map(|o| {
-            let base = a.base(o);
-            (0..a.reduced_len).fold(M::identity(), |acc, r| M::combine(acc, xs[a.at(base, r)]))
-        })
+        .map(|o| a.fold_run(xs, a.base(o), 0..a.reduced_len))
         .collect())
 }
 
@@ -201,11 +228,31 @@ mod tests {
             for mask in 0..1usize << shape.len() {
                 let axes: Vec<usize> = (0..shape.len()).filter(|a| mask >> a & 1 == 1).collect();
                 let want = by_transpose(&xs, shape, &axes);
-                assert_eq!(fold_axes(&xs, shape, &axes).unwrap(), want, "{shape:?} {axes:?}");
+                assert_eq!(
+                    fold_axes(&xs, shape, &axes).unwrap(),
+                    want,
+                    "{shape:?} {axes:?}"
+                );
                 let reversed: Vec<usize> = axes.iter().rev().copied().collect();
                 assert_eq!(fold_axes(&xs, shape, &reversed).unwrap(), want);
             }
         }
+    }
+
+    #[test]
+    fn runs_merge_adjacent_axes_and_drop_extents_of_one() {
+        let runs = |shape: &[usize], axes: &[usize]| {
+            let n = shape.iter().product();
+            Axes::new(n, shape, axes).unwrap().runs()
+        };
+        assert_eq!(runs(&[2, 3, 4], &[1, 2]), [(2, false), (12, true)]);
+        assert_eq!(runs(&[2, 1, 3, 4], &[0, 2]), [(6, true), (4, false)]);
+        assert_eq!(
+            runs(&[5, 6, 7], &[0, 2]),
+            [(5, true), (6, false), (7, true)]
+        );
+        assert_eq!(runs(&[1, 1], &[0]), []);
+        assert_eq!(runs(&[], &[]), []);
     }
 
     #[test]
@@ -250,7 +297,9 @@ mod tests {
             Err(LayoutError::ShapeOverflow)
         );
         // an empty array whose other extents overflow is still empty...
-        assert!(fold_axes::<Seq>(&[], &[0, usize::MAX, 2], &[1, 2]).unwrap().is_empty());
+        assert!(fold_axes::<Seq>(&[], &[0, usize::MAX, 2], &[1, 2])
+            .unwrap()
+            .is_empty());
         // ... but not one with more results than a usize counts
         assert_eq!(
             fold_axes::<Seq>(&[], &[usize::MAX, 0, 2], &[1]),

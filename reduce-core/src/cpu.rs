@@ -210,9 +210,7 @@ impl Cpu {
     fn along<M: Monoid>(&self, checked: bool, xs: &[M], a: &Axes) -> Result<Vec<M>, IndexFault> {
         // The fold of reduced positions lo..hi of the result whose first item is at `base`.
         let run = |base: usize, lo: usize, hi: usize| {
-            guarded::<M, _>(checked, || {
-                (lo..hi).fold(M::identity(), |acc, r| M::combine(acc, xs[a.at(base, r)]))
-            })
+            guarded::<M, _>(checked, || a.fold_run(xs, base, lo..hi))
         };
         let tasks = rayon::current_num_threads() * 4;
         if a.results >= tasks || a.reduced_len <= MIN_CHUNK {
@@ -230,7 +228,12 @@ impl Cpu {
                     .into_par_iter()
                     .map(|c| run(base, c * chunk, ((c + 1) * chunk).min(a.reduced_len)))
                     .collect::<Result<Vec<M>, _>>()?;
-                guarded::<M, _>(checked, || fold(&partials))
+                guarded::<M, _>(checked, || {
+                    partials
+                        .into_iter()
+                        .reduce(M::combine)
+                        .unwrap_or_else(M::identity)
+                })
             })
             .collect()
     }

@@ -2,7 +2,7 @@
 //! and the same errors on both (an index out of bounds in translated code included: the CPU
 //! runs the fallible calls, `Cpu::try_reduce`, ...).
 
-use crate::catalogue::{plain_plan, seg_plan, Config, SegConfig, SegShape};
+use crate::catalogue::{axis_plan, plain_plan, seg_plan, AxisConfig, Config, SegConfig, SegShape};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
@@ -129,6 +129,30 @@ impl Backend {
             Backend::Cpu { .. } => {
                 check_segmented::<M, I>(config, false, items.len(), num_segments)?;
                 (Cpu::new().try_reduce_by_owner(items, owner, num_segments)).map_err(cpu_error::<M>)
+            }
+        }
+    }
+}
+
+impl Backend {
+    /// `items`, a row-major array of `shape`, reduced along `axes` (see [`Gpu::reduce_axes`] /
+    /// `reduce_core::fold_axes`).
+    pub fn reduce_axes<M: CudaMonoid>(
+        &self,
+        items: &[M],
+        shape: &[usize],
+        axes: &[usize],
+        config: impl Into<AxisConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out = gpu.reduce_axes(&gpu.upload(items)?, shape, axes, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                axis_plan(config)?;
+                (Cpu::new().try_reduce_axes(items, shape, axes)).map_err(cpu_error::<M>)
             }
         }
     }

@@ -82,7 +82,7 @@ mod jit;
 pub mod testing;
 
 pub use backend::Backend;
-pub use catalogue::{Algorithm, Config, SegAlgorithm, SegConfig};
+pub use catalogue::{Algorithm, AxisAlgorithm, AxisConfig, Config, SegAlgorithm, SegConfig};
 pub use device::{
     driver_available, DeviceInfo, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut,
     DeviceVec, MonoidOf, MonoidView, MonoidViewMut, PoolUsage, SegLayout,
@@ -97,8 +97,8 @@ pub use reduce_core::laws;
 pub use reduce_core::monoid::{DeviceCopy, Monoid};
 pub use reduce_core::SegIndex;
 pub use reduce_core::{
-    fold, fold_by_owner, fold_segments, CudaMonoid, CudaStruct, LayoutError, Lift, Max, Min,
-    Product, Sum,
+    fold, fold_axes, fold_by_owner, fold_segments, CudaMonoid, CudaStruct, LayoutError, Lift, Max,
+    Min, Product, Sum,
 };
 #[doc(inline)]
 pub use reduce_macros::device_fn_via_cuda as device_fn;

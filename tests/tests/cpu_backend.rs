@@ -420,7 +420,11 @@ fn axes_in_parallel_are_the_reference() {
         for mask in 0..1usize << shape.len() {
             let axes: Vec<usize> = (0..shape.len()).filter(|a| mask >> a & 1 == 1).collect();
             let want = fold_axes(&xs, shape, &axes).unwrap();
-            assert_eq!(cpu.reduce_axes(&xs, shape, &axes).unwrap(), want, "{shape:?} {axes:?}");
+            assert_eq!(
+                cpu.reduce_axes(&xs, shape, &axes).unwrap(),
+                want,
+                "{shape:?} {axes:?}"
+            );
             assert_eq!(cpu.try_reduce_axes(&xs, shape, &axes).unwrap(), want);
         }
     }

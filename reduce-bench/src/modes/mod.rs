@@ -4,6 +4,7 @@ use crate::cli::Args;
 
 mod api;
 mod argmax;
+mod axes;
 mod fig4;
 mod fig5;
 mod interop;
@@ -44,8 +45,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "argmax" => argmax::argmax(args),
         "segargmax" => segargmax::segargmax(args),
         "lse" => lse::lse(args),
+        "axes" => axes::axes(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax or lse");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse or axes");
             std::process::exit(2);
         }
     }

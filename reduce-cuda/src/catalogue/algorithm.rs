@@ -156,3 +156,35 @@ impl std::fmt::Display for SegAlgorithm {
         f.pad(self.name())
     }
 }
+
+/// An algorithm of the reductions along the axes of arrays ([`crate::Gpu::reduce_axes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum AxisAlgorithm {
+    /// The array as (B, K, C) along K, one pass per run of adjacent reduced axes (innermost
+    /// first): each thread folds a strip of one (b, c) down K (neighbouring threads own
+    /// neighbouring c), and the strips are folded again in order until one is left.
+    Strips,
+    /// Strips.
+    #[default]
+    Auto,
+}
+
+impl AxisAlgorithm {
+    /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
+    pub const ALL: [AxisAlgorithm; 1] = [AxisAlgorithm::Strips];
+
+    /// The algorithm's name in tables and benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            AxisAlgorithm::Strips => "Strips",
+            AxisAlgorithm::Auto => "Auto",
+        }
+    }
+}
+
+impl std::fmt::Display for AxisAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}

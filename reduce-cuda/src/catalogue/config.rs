@@ -1,7 +1,7 @@
 //! The two configurations (an algorithm plus the parameters the paper varies), the knobs they
 //! share, and the checks every family applies to them.
 
-use super::algorithm::{Algorithm, SegAlgorithm};
+use super::algorithm::{Algorithm, AxisAlgorithm, SegAlgorithm};
 use crate::error::{Error, Result};
 
 /// The setters of the parameters both configurations have (the fields' docs say which
@@ -170,6 +170,37 @@ impl SegConfig {
 }
 
 shared_setters!(SegConfig);
+
+/// An algorithm of the reductions along axes plus its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct AxisConfig {
+    /// The algorithm.
+    pub algorithm: AxisAlgorithm,
+    /// The fewest items a thread folds down a strip (Strips; default 16): fewer strips, so
+    /// fewer passes over them, against fewer threads for short axes.
+    pub min_strip: Option<u32>,
+}
+
+impl From<AxisAlgorithm> for AxisConfig {
+    fn from(algorithm: AxisAlgorithm) -> Self {
+        AxisConfig::new(algorithm)
+    }
+}
+
+impl AxisConfig {
+    /// The algorithm with default parameters.
+    pub fn new(algorithm: AxisAlgorithm) -> Self {
+        AxisConfig {
+            algorithm,
+            ..AxisConfig::default()
+        }
+    }
+    /// Sets the fewest items a thread folds down a strip (see the field).
+    pub fn min_strip(mut self, items: u32) -> Self {
+        self.min_strip = Some(items);
+        self
+    }
+}
 
 /// The parameters of either configuration, for the families that serve both.
 #[derive(Clone, Copy, Debug, Default)]

@@ -13,6 +13,7 @@
 //! | `matrix.rs` | `Matrix`, `PersistentMatrix`, `DiffWarps` | `MatrixSeg`, `PersistentMatrixSeg`, `DiffWarps16Seg` | matrix.cu, diff_warps.cu, seg_matrix.cu |
 //! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
+//! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //!
 //! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
 //! output, owners, passes of (value, owner) pairs). To add an algorithm: a variant in
@@ -21,6 +22,7 @@
 //! [`plain_plan`] or [`seg_plan`].
 
 mod algorithm;
+mod axes;
 mod config;
 mod matrix;
 mod merge;
@@ -30,8 +32,9 @@ mod shuffle;
 mod tree;
 pub(crate) mod tuning;
 
-pub use algorithm::{Algorithm, SegAlgorithm};
-pub use config::{Config, SegConfig};
+pub use algorithm::{Algorithm, AxisAlgorithm, SegAlgorithm};
+pub(crate) use axes::axis_plan;
+pub use config::{AxisConfig, Config, SegConfig};
 
 pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
 
@@ -144,6 +147,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         matrix::signatures(),
         shuffle::signatures(),
         merge::signatures(),
+        axes::signatures(),
         crate::dispatch::segmented::signatures(),
     ]
     .concat()

@@ -150,3 +150,10 @@ pub(crate) fn resolve_segmented(
         ..config
     }
 }
+
+/// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
+/// loads in flight to cover memory latency.
+pub(crate) const AXES_THREADS_PER_SM: u64 = 2048;
+/// The fewest items a thread folds down a strip by default: each launch over strips shortens K
+/// at least this many times.
+pub(crate) const AXES_MIN_STRIP: u32 = 16;

@@ -20,6 +20,8 @@ pub(crate) enum Family {
     SegMatrix,
     SegShuffle,
     SegMerge,
+    /// Reductions along the axes of arrays.
+    Axes,
     /// The multi-GPU helpers (`cluster`).
     #[cfg(feature = "nccl")]
     Shard,
@@ -38,6 +40,7 @@ impl Family {
         Family::SegMatrix,
         Family::SegShuffle,
         Family::SegMerge,
+        Family::Axes,
         #[cfg(feature = "nccl")]
         Family::Shard,
     ];
@@ -59,6 +62,7 @@ impl Family {
             Family::SegMatrix => ("seg_matrix", include_str!("../../kernels/seg_matrix.cu")),
             Family::SegShuffle => ("seg_shuffle", include_str!("../../kernels/seg_shuffle.cu")),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
+            Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
             #[cfg(feature = "nccl")]
             Family::Shard => ("shard", include_str!("../../kernels/shard.cu")),
         }

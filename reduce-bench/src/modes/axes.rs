@@ -1,0 +1,137 @@
+//! `bench axes [--out DIR]`: reductions along the axes of arrays of 2^26 f32 items:
+//! the rows and the columns of (R, C)
+//! matrices from C = 1 to the whole array, the middle axis of (B, K, C) batches, and lifted
+//! ArgMax and log-sum-exp per row of logits, against the read roof of the same buffer in the
+//! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
+//! moved being the input read and the results written (`axes.csv`, `axes.txt`).
+
+use crate::cli::Args;
+use crate::kernels::BenchKernels;
+use crate::monoids::{masks_f32, ArgMax, LogSumExp};
+use crate::output::report;
+use crate::timing::{median_ms, REPS};
+use reduce_cuda::{AxisAlgorithm, Gpu, Sum};
+use std::fmt::Write as _;
+
+/// (label, shape, axes) of the f32 sums over `n` items.
+fn cases(n: usize) -> Vec<(String, Vec<usize>, Vec<usize>)> {
+    let mut cases = Vec::new();
+    for c in [1usize, 2, 4, 16, 64, 256, 4096, 1 << 16, 1 << 20, n] {
+        let shape = vec![n / c, c];
+        cases.push((format!("rows of {c}"), shape.clone(), vec![1]));
+        cases.push((
+            format!("columns of {} ({c} of them)", n / c),
+            shape,
+            vec![0],
+        ));
+    }
+    for (b, k, c) in [
+        (64, 1024, 1024),
+        (1024, 64, 1024),
+        (4096, 16, 1024),
+        (1024, 1024, 64),
+    ] {
+        let scale = n / (b * k * c);
+        cases.push((
+            format!("middle of ({}; {k}; {c})", b * scale),
+            vec![b * scale, k, c],
+            vec![1],
+        ));
+    }
+    cases
+}
+
+pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 1usize << 26;
+    let mut csv = String::from("case,shape,axes,median_ms,gbs_moved,ratio_to_roof\n");
+    let mut lines = vec![format!("device {}", gpu.info().name)];
+    let xs = kernels.fill_random::<Sum<f32>>(n, 26, &masks_f32())?;
+    let roof = kernels.read_roof_ms(&xs, REPS)?;
+    let in_bytes = (n * 4) as f64;
+    lines.push(format!(
+        "read roof: {roof:.4} ms for {n} f32 ({:.1} GB/s)",
+        in_bytes / (roof as f64 * 1e6)
+    ));
+    // The roof of `items` f32 reads: the measured one, scaled.
+    let mut row = |label: &str, shape: &[usize], axes: &[usize], out_bytes: usize, ms: f32| {
+        let read = shape.iter().product::<usize>() as f64 * 4.0;
+        let moved = read + out_bytes as f64;
+        let ratio = roof as f64 * (read / in_bytes) * (moved / read) / ms as f64;
+        let gbs = moved / (ms as f64 * 1e6);
+        lines.push(format!(
+            "{label:<40} {ms:>8.4} ms {gbs:>8.1} GB/s  x roof {ratio:.3}"
+        ));
+        let shape = shape
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("x");
+        let axes = axes
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = writeln!(csv, "{label},{shape},{axes},{ms},{gbs},{ratio}");
+    };
+    for (label, shape, axes) in cases(n) {
+        let results = n / shape
+            .iter()
+            .zip(0..)
+            .filter(|(_, a)| axes.contains(a))
+            .map(|(e, _)| e)
+            .product::<usize>();
+        let mut out = gpu.identities::<Sum<f32>>(results)?;
+        let ms = median_ms(&gpu, REPS, || {
+            gpu.reduce_axes_into(xs.items(), &shape, &axes, &mut out, AxisAlgorithm::Auto)
+        })?;
+        row(&label, &shape, &axes, results * 4, ms);
+    }
+    // Logits: (rows, vocabulary), per row, lifted with the flat index.
+    for (rows, vocab) in [(2048usize, 32_000usize), (32, 128_000), (1 << 20, 64)] {
+        let count = rows * vocab;
+        let prefix = xs.prefix(&gpu, count)?;
+        let values: reduce_cuda::DeviceSlice<f32> = unsafe {
+            // SAFETY: the same live memory read as f32 (Sum<f32> is a transparent f32).
+            reduce_cuda::DeviceSlice::from_raw(prefix.address(), count, &gpu)?
+        };
+        let mut out = gpu.identities::<ArgMax>(rows)?;
+        let ms = median_ms(&gpu, REPS, || {
+            gpu.reduce_axes_lifted_into::<ArgMax, f32>(
+                &values,
+                &[rows, vocab],
+                &[1],
+                &mut out,
+                AxisAlgorithm::Auto,
+            )
+        })?;
+        row(
+            &format!("argmax per row of {vocab} ({rows} rows)"),
+            &[rows, vocab],
+            &[1],
+            rows * 8,
+            ms,
+        );
+        let mut out = gpu.identities::<LogSumExp>(rows)?;
+        let ms = median_ms(&gpu, REPS, || {
+            gpu.reduce_axes_lifted_into::<LogSumExp, f32>(
+                &values,
+                &[rows, vocab],
+                &[1],
+                &mut out,
+                AxisAlgorithm::Auto,
+            )
+        })?;
+        row(
+            &format!("log-sum-exp per row of {vocab} ({rows} rows)"),
+            &[rows, vocab],
+            &[1],
+            rows * 8,
+            ms,
+        );
+    }
+    std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
+    report(&args.out, "axes.txt", &lines);
+    Ok(())
+}

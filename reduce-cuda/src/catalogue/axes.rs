@@ -1,0 +1,214 @@
+//! The axes family: reductions along the axes of row-major arrays (`AxisAlgorithm::Strips`,
+//! kernels/axes.cu). The reduced axes, merged where adjacent, are taken one run at a time,
+//! innermost first; each run is an array (B, K, C) reduced along K: a launch folds strips of
+//! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
+
+use super::algorithm::AxisAlgorithm;
+use super::config::{invalid, AxisConfig};
+use super::tuning::{AXES_MIN_STRIP, AXES_THREADS_PER_SM};
+use crate::device::{kernel_signature, Entry};
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Family, KernelSpec};
+use reduce_core::axes::Axes;
+
+kernel_signature! {
+    /// Every (b, strip s, c) of the (B, K, C) array at `in`: the fold of its strip of K into
+    /// `out[(b * strips + s) * C + c]`.
+    pub(crate) struct AxesArgs { r#in, batches, k, c, strip, strips, out }
+}
+kernel_signature! {
+    /// `out[0 .. count]` = the identity.
+    pub(crate) struct AxesFillArgs { out, count }
+}
+
+/// The first launch: the call's items (lifted ones too).
+const REDUCE_AXES: Entry<AxesArgs> = Entry::new("reduce_axes");
+/// Later launches: monoid values.
+const REDUCE_AXES_VALUES: Entry<AxesArgs> = Entry::new("reduce_axes_values");
+const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
+
+/// A plan of the reductions along axes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AxisPlan {
+    name: &'static str,
+    min_strip: u64,
+}
+
+/// The plan of `config` (every check happens here, before anything is compiled).
+pub(crate) fn axis_plan(config: AxisConfig) -> Result<AxisPlan> {
+    let algorithm = match config.algorithm {
+        AxisAlgorithm::Auto => AxisAlgorithm::Strips,
+        other => other,
+    };
+    let min_strip = config.min_strip.unwrap_or(AXES_MIN_STRIP);
+    if min_strip < 2 {
+        return Err(invalid(
+            algorithm.name(),
+            format!("min_strip {min_strip} must be at least 2 (each pass must shorten K)"),
+        ));
+    }
+    Ok(AxisPlan {
+        name: algorithm.name(),
+        min_strip: min_strip as u64,
+    })
+}
+
+/// One launch: the (B, K, C) array it reads, its strips, and whether it reads the call's items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Launch {
+    batches: u64,
+    k: u64,
+    c: u64,
+    strip: u64,
+    strips: u64,
+    first: bool,
+}
+
+impl Launch {
+    /// The values it writes.
+    fn outputs(&self) -> u64 {
+        self.batches * self.strips * self.c
+    }
+}
+
+impl AxisPlan {
+    /// The kernels of the family.
+    pub fn kernels(&self) -> KernelSpec {
+        KernelSpec::new(Family::Axes, &[])
+    }
+
+    /// The launches of `axes` on a device that keeps `threads` threads busy, in order.
+    fn launches(&self, axes: &Axes, threads: u64) -> Vec<Launch> {
+        let mut dims: Vec<(u64, bool)> = axes.runs().iter().map(|&(e, r)| (e as u64, r)).collect();
+        let mut passes = Vec::new();
+        while let Some(p) = dims.iter().rposition(|&(_, reduced)| reduced) {
+            let before: u64 = dims[..p].iter().map(|&(e, _)| e).product();
+            let after: u64 = dims[p + 1..].iter().map(|&(e, _)| e).product();
+            passes.push((before, dims[p].0, after));
+            dims.remove(p);
+        }
+        if passes.is_empty() {
+            // No axis longer than 1 to reduce: each item is its own result (through the lift).
+            passes.push((axes.results as u64, 1, 1));
+        }
+        let mut launches = Vec::new();
+        for (b, mut k, c) in passes {
+            loop {
+                let outputs = b * c;
+                let wanted = threads.div_ceil(outputs).clamp(1, k);
+                let strip = k.div_ceil(wanted).max(self.min_strip.min(k));
+                let strips = k.div_ceil(strip);
+                launches.push(Launch {
+                    batches: b,
+                    k,
+                    c,
+                    strip,
+                    strips,
+                    first: launches.is_empty(),
+                });
+                if strips == 1 {
+                    break;
+                }
+                k = strips;
+            }
+        }
+        launches
+    }
+
+    /// Queues the reduction of the items at `input` (the array `axes` describes, with at least
+    /// one result) into `out`.
+    pub fn launch(&self, d: &mut Dispatch, input: u64, axes: &Axes, out: u64) -> Result<()> {
+        let module = d.module(&self.kernels())?.0;
+        if axes.reduced_len == 0 {
+            let kernel = d.device.helper_kernel(&module, AXES_FILL_IDENTITY)?;
+            let count = axes.results as u64;
+            return d.launch_over(&kernel, count, AxesFillArgs { out, count });
+        }
+        let threads = d.device.info.multiprocessors as u64 * AXES_THREADS_PER_SM;
+        let launches = self.launches(axes, threads);
+        let size = d.items().m_size as u64;
+        // Two regions the launches between the first and the last write in turn.
+        let middle = &launches[..launches.len() - 1];
+        let largest = middle.iter().map(|l| l.outputs() * size).max().unwrap_or(0);
+        let regions = match middle.is_empty() {
+            true => Vec::new(),
+            false => d.carve(&[largest as usize, largest as usize])?,
+        };
+        let first = d.kernel(&self.kernels(), REDUCE_AXES, 256, 0, self.name)?;
+        let values = d.kernel(&self.kernels(), REDUCE_AXES_VALUES, 256, 0, self.name)?;
+        let mut from = input;
+        for (i, launch) in launches.iter().enumerate() {
+            let to = match i + 1 == launches.len() {
+                true => out,
+                false => regions[i % 2],
+            };
+            let args = AxesArgs {
+                r#in: from,
+                batches: launch.batches,
+                k: launch.k,
+                c: launch.c,
+                strip: launch.strip,
+                strips: launch.strips,
+                out: to,
+            };
+            let kernel = if launch.first { &first } else { &values };
+            d.launch_over(kernel, launch.outputs(), args)?;
+            from = to;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    use crate::device::KernelArgs;
+    vec![
+        (REDUCE_AXES.name, AxesArgs::PARAMS),
+        (REDUCE_AXES_VALUES.name, AxesArgs::PARAMS),
+        (AXES_FILL_IDENTITY.name, AxesFillArgs::PARAMS),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launches(shape: &[usize], axes: &[usize], threads: u64) -> Vec<Launch> {
+        let n = shape.iter().product();
+        let plan = axis_plan(AxisConfig::default()).unwrap();
+        plan.launches(&Axes::new(n, shape, axes).unwrap(), threads)
+    }
+
+    #[test]
+    fn runs_become_passes_innermost_first_and_strips_shrink_to_one() {
+        // columns of a tall matrix: enough (b, c) for every thread, one launch
+        let l = launches(&[1000, 4096], &[0], 1024);
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            (l[0].batches, l[0].k, l[0].c, l[0].strips),
+            (1, 1000, 4096, 1)
+        );
+        // one long row: strips, then strips of strips, down to one
+        let l = launches(&[1 << 20], &[0], 4096);
+        assert!(l.len() > 1 && l[0].first && !l[1].first);
+        assert_eq!(l.last().unwrap().strips, 1);
+        for w in l.windows(2) {
+            assert_eq!(w[1].k, w[0].strips);
+        }
+        // two reduced runs: the inner one (axis 2) first, then axis 0 of (A, B)
+        let l = launches(&[5, 6, 7], &[0, 2], 1);
+        assert_eq!(
+            l.iter().map(|l| (l.batches, l.k, l.c)).collect::<Vec<_>>(),
+            [(30, 7, 1), (1, 5, 6)]
+        );
+        // nothing to reduce: a copy
+        let l = launches(&[3, 4], &[], 1);
+        assert_eq!((l[0].batches, l[0].k, l[0].c, l[0].strips), (12, 1, 1, 1));
+    }
+
+    #[test]
+    fn a_strip_shorter_than_two_is_refused() {
+        assert!(axis_plan(AxisConfig::default().min_strip(1)).is_err());
+    }
+}
