@@ -151,7 +151,7 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => {
-                axis_plan(config)?;
+                axis_plan(config, Own::<M>::new().items())?;
                 (Cpu::new().try_reduce_axes(items, shape, axes)).map_err(cpu_error::<M>)
             }
         }

@@ -247,8 +247,9 @@ pub fn compile_seg_kernel_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
 /// Checks that the kernels of the reductions along axes of `config` for monoid `M`'s own values
 /// compile for `arch`, without a device.
 pub fn compile_axes_kernel<M: CudaMonoid>(config: crate::AxisConfig, arch: &str) -> Result<()> {
-    let plan = crate::catalogue::axis_plan(config)?;
-    check_compiles(&assemble(&plan.kernels(), &Own::<M>::new()), arch)
+    let program = Own::<M>::new();
+    let plan = crate::catalogue::axis_plan(config, program.items())?;
+    check_compiles(&assemble(&plan.kernels(), &program), arch)
 }
 
 /// [`compile_axes_kernel`] for items of type `X` lifted into `M`.
@@ -256,6 +257,7 @@ pub fn compile_axes_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
     config: crate::AxisConfig,
     arch: &str,
 ) -> Result<()> {
-    let plan = crate::catalogue::axis_plan(config)?;
-    check_compiles(&assemble(&plan.kernels(), &Lifted::<M, X>::new()), arch)
+    let program = Lifted::<M, X>::new();
+    let plan = crate::catalogue::axis_plan(config, program.items())?;
+    check_compiles(&assemble(&plan.kernels(), &program), arch)
 }

@@ -1,7 +1,8 @@
 //! Reductions along the axes of arrays on the GPU against `reduce_core::fold_axes`, bit for
 //! bit, with non-commutative monoids: shapes of every rank up to 4 with every set of axes,
-//! extents of 0 and 1, sizes around the strips, lifted items (the flat index), the `_into`
-//! forms and the bad-input errors. NVRTC compiles the family's kernels (CI too).
+//! extents of 0 and 1, sizes around the strips and the rows schedule's tiles (rows of 63, 64,
+//! 513, 4097, 100 003), lifted items (the flat index), the `_into` forms and the bad-input
+//! errors. NVRTC compiles the family's kernels (CI too).
 
 use reduce_core::{fold_axes, LayoutError};
 use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, Error};
@@ -74,6 +75,11 @@ fn every_axis_set_is_the_fold() {
         &[4097, 3],
         &[3, 40_003],
         &[2, 70_001, 2],
+        &[5, 64],
+        &[7, 63],
+        &[4, 4097],
+        &[2, 100_003],
+        &[9, 513, 1],
     ];
     for (k, shape) in shapes.iter().enumerate() {
         let n: usize = shape.iter().product();

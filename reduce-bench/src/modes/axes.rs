@@ -10,7 +10,7 @@ use crate::kernels::BenchKernels;
 use crate::monoids::{masks_f32, ArgMax, LogSumExp};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
-use reduce_cuda::{AxisAlgorithm, Gpu, Sum};
+use reduce_cuda::{AxisAlgorithm, CudaMonoid, DeviceSlice, Gpu, Lift, Sum};
 use std::fmt::Write as _;
 
 /// (label, shape, axes) of the f32 sums over `n` items.
@@ -92,46 +92,35 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     for (rows, vocab) in [(2048usize, 32_000usize), (32, 128_000), (1 << 20, 64)] {
         let count = rows * vocab;
         let prefix = xs.prefix(&gpu, count)?;
-        let values: reduce_cuda::DeviceSlice<f32> = unsafe {
-            // SAFETY: the same live memory read as f32 (Sum<f32> is a transparent f32).
-            reduce_cuda::DeviceSlice::from_raw(prefix.address(), count, &gpu)?
-        };
-        let mut out = gpu.identities::<ArgMax>(rows)?;
-        let ms = median_ms(&gpu, REPS, || {
-            gpu.reduce_axes_lifted_into::<ArgMax, f32>(
-                &values,
-                &[rows, vocab],
-                &[1],
-                &mut out,
-                AxisAlgorithm::Auto,
-            )
-        })?;
+        // SAFETY: the same live memory read as f32 (Sum<f32> is a transparent f32).
+        let values = unsafe { DeviceSlice::<f32>::from_raw(prefix.address(), count, &gpu)? };
+        let shape = [rows, vocab];
+        let argmax = per_row::<ArgMax>(&gpu, &values, &shape)?;
         row(
             &format!("argmax per row of {vocab} ({rows} rows)"),
-            &[rows, vocab],
+            &shape,
             &[1],
             rows * 8,
-            ms,
+            argmax,
         );
-        let mut out = gpu.identities::<LogSumExp>(rows)?;
-        let ms = median_ms(&gpu, REPS, || {
-            gpu.reduce_axes_lifted_into::<LogSumExp, f32>(
-                &values,
-                &[rows, vocab],
-                &[1],
-                &mut out,
-                AxisAlgorithm::Auto,
-            )
-        })?;
-        row(
-            &format!("log-sum-exp per row of {vocab} ({rows} rows)"),
-            &[rows, vocab],
-            &[1],
-            rows * 8,
-            ms,
-        );
+        let lse = per_row::<LogSumExp>(&gpu, &values, &shape)?;
+        let label = format!("log-sum-exp per row of {vocab} ({rows} rows)");
+        row(&label, &shape, &[1], rows * 8, lse);
     }
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
     report(&args.out, "axes.txt", &lines);
     Ok(())
+}
+
+/// The median time of reducing every row of the (rows, vocabulary) `shape` of `values`, lifted
+/// into `M`.
+fn per_row<M: CudaMonoid + Lift<f32>>(
+    gpu: &Gpu,
+    values: &DeviceSlice<f32>,
+    shape: &[usize; 2],
+) -> reduce_cuda::Result<f32> {
+    let mut out = gpu.identities::<M>(shape[0])?;
+    median_ms(gpu, REPS, || {
+        gpu.reduce_axes_lifted_into::<M, f32>(values, shape, &[1], &mut out, AxisAlgorithm::Auto)
+    })
 }

@@ -92,7 +92,7 @@ impl Gpu {
                 right: axes.results,
             });
         }
-        let plan = axis_plan(config)?;
+        let plan = axis_plan(config, program.items())?;
         if axes.results == 0 {
             return Ok(());
         }

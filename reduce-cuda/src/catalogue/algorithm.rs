@@ -165,7 +165,8 @@ pub enum AxisAlgorithm {
     /// first): each thread folds a strip of one (b, c) down K (neighbouring threads own
     /// neighbouring c), and the strips are folded again in order until one is left.
     Strips,
-    /// Strips.
+    /// Strips, where the rows schedule folds each lane's runs by itself for monoids that
+    /// declare `commutative` (the order of the items is then not kept).
     #[default]
     Auto,
 }

@@ -2,20 +2,28 @@
 //! kernels/axes.cu). The reduced axes, merged where adjacent, are taken one run at a time,
 //! innermost first; each run is an array (B, K, C) reduced along K: a launch folds strips of
 //! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
+//! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
+//! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a warp per strip, its
+//! lanes reading neighbouring runs.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
-use super::tuning::{AXES_MIN_STRIP, AXES_THREADS_PER_SM};
+use super::tuning::{AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN, AXES_THREADS_PER_SM};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
-use crate::jit::{Family, KernelSpec};
+use crate::jit::{Family, Items, KernelSpec};
 use reduce_core::axes::Axes;
 
 kernel_signature! {
     /// Every (b, strip s, c) of the (B, K, C) array at `in`: the fold of its strip of K into
     /// `out[(b * strips + s) * C + c]`.
     pub(crate) struct AxesArgs { r#in, batches, k, c, strip, strips, out }
+}
+kernel_signature! {
+    /// Every (row b, strip s) of the rows at `in`, a warp each, its lanes folding `per_lane`
+    /// items at a time: the fold of its strip into `out[b * strips + s]`.
+    pub(crate) struct AxesRowsArgs { r#in, rows, k, strip, strips, per_lane, out }
 }
 kernel_signature! {
     /// `out[0 .. count]` = the identity.
@@ -26,6 +34,8 @@ kernel_signature! {
 const REDUCE_AXES: Entry<AxesArgs> = Entry::new("reduce_axes");
 /// Later launches: monoid values.
 const REDUCE_AXES_VALUES: Entry<AxesArgs> = Entry::new("reduce_axes_values");
+const REDUCE_AXES_ROWS: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows");
+const REDUCE_AXES_ROWS_VALUES: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows_values");
 const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
 
 /// A plan of the reductions along axes.
@@ -33,10 +43,13 @@ const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity")
 pub(crate) struct AxisPlan {
     name: &'static str,
     min_strip: u64,
+    /// The rows schedule folds each lane's runs of a strip by itself (commutative monoids,
+    /// `Auto`): the order of the items is not kept.
+    order_free: bool,
 }
 
-/// The plan of `config` (every check happens here, before anything is compiled).
-pub(crate) fn axis_plan(config: AxisConfig) -> Result<AxisPlan> {
+/// The plan of `config` for `items` (every check happens here, before anything is compiled).
+pub(crate) fn axis_plan(config: AxisConfig, items: Items) -> Result<AxisPlan> {
     let algorithm = match config.algorithm {
         AxisAlgorithm::Auto => AxisAlgorithm::Strips,
         other => other,
@@ -51,6 +64,7 @@ pub(crate) fn axis_plan(config: AxisConfig) -> Result<AxisPlan> {
     Ok(AxisPlan {
         name: algorithm.name(),
         min_strip: min_strip as u64,
+        order_free: items.commutative && config.algorithm == AxisAlgorithm::Auto,
     })
 }
 
@@ -63,6 +77,9 @@ struct Launch {
     strip: u64,
     strips: u64,
     first: bool,
+    /// A warp per (row, strip) with lanes folding this many items at a time (C = 1), else a
+    /// thread per (b, strip, c).
+    per_lane: Option<u64>,
 }
 
 impl Launch {
@@ -70,16 +87,25 @@ impl Launch {
     fn outputs(&self) -> u64 {
         self.batches * self.strips * self.c
     }
+
+    /// The threads it runs.
+    fn threads(&self) -> u64 {
+        match self.per_lane {
+            Some(_) => self.outputs() * 32,
+            None => self.outputs(),
+        }
+    }
 }
 
 impl AxisPlan {
     /// The kernels of the family.
     pub fn kernels(&self) -> KernelSpec {
-        KernelSpec::new(Family::Axes, &[])
+        KernelSpec::new(Family::Axes, &[("R_ORDER_FREE", self.order_free as u32)])
     }
 
-    /// The launches of `axes` on a device that keeps `threads` threads busy, in order.
-    fn launches(&self, axes: &Axes, threads: u64) -> Vec<Launch> {
+    /// The launches of `axes` on a device that keeps `threads` threads busy, in order, for
+    /// items of `in_size` bytes lifted into `m_size`-byte values.
+    fn launches(&self, axes: &Axes, threads: u64, in_size: u64, m_size: u64) -> Vec<Launch> {
         let mut dims: Vec<(u64, bool)> = axes.runs().iter().map(|&(e, r)| (e as u64, r)).collect();
         let mut passes = Vec::new();
         while let Some(p) = dims.iter().rposition(|&(_, reduced)| reduced) {
@@ -92,12 +118,22 @@ impl AxisPlan {
             // No axis longer than 1 to reduce: each item is its own result (through the lift).
             passes.push((axes.results as u64, 1, 1));
         }
-        let mut launches = Vec::new();
+        let mut launches: Vec<Launch> = Vec::new();
         for (b, mut k, c) in passes {
             loop {
-                let outputs = b * c;
-                let wanted = threads.div_ceil(outputs).clamp(1, k);
-                let strip = k.div_ceil(wanted).max(self.min_strip.min(k));
+                let first = launches.is_empty();
+                let size = if first { in_size } else { m_size };
+                let (strip, per_lane) = if c == 1 && k >= AXES_ROWS_MIN {
+                    // a warp per strip of whole tiles
+                    let per_lane = (k / 32).clamp(1, (AXES_LANE_BYTES / size).max(1));
+                    let tile = 32 * per_lane;
+                    let tiles = k.div_ceil(tile);
+                    let wanted = (threads / 32).div_ceil(b).clamp(1, tiles);
+                    (tiles.div_ceil(wanted) * tile, Some(per_lane))
+                } else {
+                    let wanted = threads.div_ceil(b * c).clamp(1, k);
+                    (k.div_ceil(wanted).max(self.min_strip.min(k)), None)
+                };
                 let strips = k.div_ceil(strip);
                 launches.push(Launch {
                     batches: b,
@@ -105,7 +141,8 @@ impl AxisPlan {
                     c,
                     strip,
                     strips,
-                    first: launches.is_empty(),
+                    first,
+                    per_lane,
                 });
                 if strips == 1 {
                     break;
@@ -126,8 +163,9 @@ impl AxisPlan {
             return d.launch_over(&kernel, count, AxesFillArgs { out, count });
         }
         let threads = d.device.info.multiprocessors as u64 * AXES_THREADS_PER_SM;
-        let launches = self.launches(axes, threads);
-        let size = d.items().m_size as u64;
+        let items = d.items();
+        let size = items.m_size as u64;
+        let launches = self.launches(axes, threads, items.in_size as u64, size);
         // Two regions the launches between the first and the last write in turn.
         let middle = &launches[..launches.len() - 1];
         let largest = middle.iter().map(|l| l.outputs() * size).max().unwrap_or(0);
@@ -135,25 +173,49 @@ impl AxisPlan {
             true => Vec::new(),
             false => d.carve(&[largest as usize, largest as usize])?,
         };
-        let first = d.kernel(&self.kernels(), REDUCE_AXES, 256, 0, self.name)?;
-        let values = d.kernel(&self.kernels(), REDUCE_AXES_VALUES, 256, 0, self.name)?;
+        let spec = self.kernels();
+        let first = d.kernel(&spec, REDUCE_AXES, 256, 0, self.name)?;
+        let values = d.kernel(&spec, REDUCE_AXES_VALUES, 256, 0, self.name)?;
+        let rows_first = d.kernel(&spec, REDUCE_AXES_ROWS, 256, 0, self.name)?;
+        let rows_values = d.kernel(&spec, REDUCE_AXES_ROWS_VALUES, 256, 0, self.name)?;
         let mut from = input;
         for (i, launch) in launches.iter().enumerate() {
             let to = match i + 1 == launches.len() {
                 true => out,
                 false => regions[i % 2],
             };
-            let args = AxesArgs {
-                r#in: from,
-                batches: launch.batches,
-                k: launch.k,
-                c: launch.c,
-                strip: launch.strip,
-                strips: launch.strips,
-                out: to,
-            };
-            let kernel = if launch.first { &first } else { &values };
-            d.launch_over(kernel, launch.outputs(), args)?;
+            match launch.per_lane {
+                Some(per_lane) => {
+                    let args = AxesRowsArgs {
+                        r#in: from,
+                        rows: launch.batches,
+                        k: launch.k,
+                        strip: launch.strip,
+                        strips: launch.strips,
+                        per_lane,
+                        out: to,
+                    };
+                    let kernel = if launch.first {
+                        &rows_first
+                    } else {
+                        &rows_values
+                    };
+                    d.launch_over(kernel, launch.threads(), args)?;
+                }
+                None => {
+                    let args = AxesArgs {
+                        r#in: from,
+                        batches: launch.batches,
+                        k: launch.k,
+                        c: launch.c,
+                        strip: launch.strip,
+                        strips: launch.strips,
+                        out: to,
+                    };
+                    let kernel = if launch.first { &first } else { &values };
+                    d.launch_over(kernel, launch.threads(), args)?;
+                }
+            }
             from = to;
         }
         Ok(())
@@ -166,6 +228,8 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
         (REDUCE_AXES.name, AxesArgs::PARAMS),
         (REDUCE_AXES_VALUES.name, AxesArgs::PARAMS),
+        (REDUCE_AXES_ROWS.name, AxesRowsArgs::PARAMS),
+        (REDUCE_AXES_ROWS_VALUES.name, AxesRowsArgs::PARAMS),
         (AXES_FILL_IDENTITY.name, AxesFillArgs::PARAMS),
     ]
 }
@@ -174,10 +238,17 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
 mod tests {
     use super::*;
 
+    const ITEMS: Items = Items {
+        m_size: 8,
+        in_size: 8,
+        lifted: false,
+        commutative: false,
+    };
+
     fn launches(shape: &[usize], axes: &[usize], threads: u64) -> Vec<Launch> {
         let n = shape.iter().product();
-        let plan = axis_plan(AxisConfig::default()).unwrap();
-        plan.launches(&Axes::new(n, shape, axes).unwrap(), threads)
+        let plan = axis_plan(AxisConfig::default(), ITEMS).unwrap();
+        plan.launches(&Axes::new(n, shape, axes).unwrap(), threads, 8, 8)
     }
 
     #[test]
@@ -189,9 +260,12 @@ mod tests {
             (l[0].batches, l[0].k, l[0].c, l[0].strips),
             (1, 1000, 4096, 1)
         );
-        // one long row: strips, then strips of strips, down to one
+        // one long row: strips, then strips of strips, down to one; a warp per strip, each
+        // strip whole tiles of 32 lanes' runs
         let l = launches(&[1 << 20], &[0], 4096);
         assert!(l.len() > 1 && l[0].first && !l[1].first);
+        assert_eq!(l[0].per_lane, Some(2)); // 16 bytes of 8-byte items
+        assert_eq!(l[0].strip % (32 * 2), 0);
         assert_eq!(l.last().unwrap().strips, 1);
         for w in l.windows(2) {
             assert_eq!(w[1].k, w[0].strips);
@@ -202,6 +276,8 @@ mod tests {
             l.iter().map(|l| (l.batches, l.k, l.c)).collect::<Vec<_>>(),
             [(30, 7, 1), (1, 5, 6)]
         );
+        // rows of 7: a thread each
+        assert!(l.iter().all(|l| l.per_lane.is_none()));
         // nothing to reduce: a copy
         let l = launches(&[3, 4], &[], 1);
         assert_eq!((l[0].batches, l[0].k, l[0].c, l[0].strips), (12, 1, 1, 1));
@@ -209,6 +285,6 @@ mod tests {
 
     #[test]
     fn a_strip_shorter_than_two_is_refused() {
-        assert!(axis_plan(AxisConfig::default().min_strip(1)).is_err());
+        assert!(axis_plan(AxisConfig::default().min_strip(1), ITEMS).is_err());
     }
 }

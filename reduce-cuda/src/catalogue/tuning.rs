@@ -157,3 +157,9 @@ pub(crate) const AXES_THREADS_PER_SM: u64 = 2048;
 /// The fewest items a thread folds down a strip by default: each launch over strips shortens K
 /// at least this many times.
 pub(crate) const AXES_MIN_STRIP: u32 = 16;
+/// Rows (the reduced run innermost) at least this long are folded by a warp per strip, its
+/// lanes reading neighbouring runs; shorter ones by a thread per row.
+pub(crate) const AXES_ROWS_MIN: u64 = 64;
+/// The bytes of items a lane folds per tile of the rows schedule (its loads: each instruction
+/// of a warp then spans 32 such runs).
+pub(crate) const AXES_LANE_BYTES: u64 = 16;
