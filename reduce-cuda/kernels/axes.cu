@@ -1,6 +1,6 @@
 // Axes: an array seen as (B, K, C), row-major, reduced along its middle axis K in strips of S
 // (the host's passes: catalogue/axes.rs). Two schedules: a thread per (b, strip, c) for C > 1
-// (and short rows), a warp per (row, strip) for rows (C = 1).
+// (and short rows), a group of lanes per (row, strip) for rows (C = 1).
 //
 // ORDER INVARIANT. Thread t owns one (b, strip s, c) with t = (b * strips + s) * C + c: it
 // folds the items (b, k, c) for k in [s * S, min((s + 1) * S, K)) in increasing k, from the
@@ -40,20 +40,22 @@ __device__ __forceinline__ void r_axes_strips(const T* __restrict__ in, r_size b
     }
 }
 
-// Rows (C = 1): warp w owns (b, s) with w = b * strips + s, and folds the items [s * S,
-// min((s + 1) * S, K)) of row b in tiles of 32 * L: lane l folds the L items from l * L of
-// the tile in order (neighbouring lanes read neighbouring runs: a warp reads 32 L items in a
-// row), the lanes' values are combined by a left-storing shuffle tree (lane i takes lane
-// i + o's value, o = 1, 2, 4, 8, 16: lanes [i, i + 2o) in order; the lanes with items are a
-// prefix, and a lane without takes nothing), and lane 0 folds the tiles in order and writes
-// out[w]. With R_ORDER_FREE (commutative monoids) each lane folds its runs of every tile
-// itself and the tree runs once, at the end of the strip: the order of the items is then not
-// kept.
-// The left-storing shuffle tree over the lanes with a value (`has`; they are a prefix of the
-// warp): lane 0 ends with their fold, lane 0 first.
-__device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane) {
-#pragma unroll
-    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+// Rows (C = 1): a group of G lanes (G a power of two up to 32, 32 / G groups per warp) owns
+// work item w = b * strips + s and folds the items [s * S, min((s + 1) * S, K)) of row b in
+// tiles of G * L: lane l of the group folds the L items from l * L of the tile in order
+// (neighbouring lanes read neighbouring runs), the group's values are combined by a
+// left-storing shuffle tree (lane i takes lane i + o's value, o = 1, 2, 4, .. < G: lanes
+// [i, i + 2o) in order; the lanes with items are a prefix of the group, and a lane without
+// takes nothing), and the group's lane 0 folds the tiles in order and writes out[w]. With
+// R_ORDER_FREE (commutative monoids) each lane folds its runs of every tile itself and the
+// tree runs once, at the end of the strip: the order of the items is then not kept. Every
+// lane of a warp runs the same loops (the shuffles need the whole warp): a group with fewer
+// tiles, or past the last item, runs them without items.
+
+// The left-storing shuffle tree over the lanes of a group of `group` with a value (`has`;
+// they are a prefix of the group): its lane 0 ends with their fold, lane 0 first.
+__device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, unsigned int group) {
+    for (unsigned int o = 1; o < group; o <<= 1) {
         const M right = r_shfl_down(v, o);
         const bool right_has = __shfl_down_sync(R_FULL_MASK, has, o);
         if ((lane & (2 * o - 1)) == 0 && right_has) v = m_combine(v, right);
@@ -63,18 +65,37 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane) 
 template <typename T, bool LIFT>
 __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size rows, r_size k,
                                             r_size strip, r_size strips, r_size per_lane,
-                                            M* __restrict__ out) {
+                                            r_size group, M* __restrict__ out) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int g = (unsigned int)group;
+    const unsigned int gl = lane & (g - 1);
+    const r_size per_warp = R_WARP / g, total = rows * strips, tile = group * per_lane;
     const r_size warps = ((r_size)gridDim.x * blockDim.x) / R_WARP;
-    for (r_size w = ((r_size)blockIdx.x * blockDim.x + threadIdx.x) / R_WARP; w < rows * strips;
-         w += warps) {
-        const r_size b = w / strips, s = w % strips;
+    for (r_size ww = ((r_size)blockIdx.x * blockDim.x + threadIdx.x) / R_WARP; ww * per_warp < total;
+         ww += warps) {
+        const r_size w = ww * per_warp + lane / g;
+        const bool valid = w < total;
+        r_size b = w, s = 0;
+        if (strips > 1) {
+            b = w / strips;
+            s = w % strips;
+        }
         const r_size k0 = s * strip;
-        const r_size k1 = k0 + strip < k ? k0 + strip : k;
+        const r_size k1 = !valid ? k0 : k0 + strip < k ? k0 + strip : k;
+        // The warp's end of the loop: its groups' strips may differ (the last one of a row is
+        // shorter), so with several groups the loop runs to the furthest tile of any.
+        r_size end = k1 - k0;
+        if (g < R_WARP) {
+#pragma unroll
+            for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+                const r_size other = __shfl_xor_sync(R_FULL_MASK, end, o);
+                end = other > end ? other : end;
+            }
+        }
         M acc = m_identity();
         bool lane_has = false;  // R_ORDER_FREE: whether this lane's acc holds items
-        for (r_size tile = k0; tile < k1; tile += R_WARP * per_lane) {
-            const r_size first = tile + lane * per_lane;
+        r_size first = k0 + gl * per_lane;  // this lane's first item of the tile
+        for (r_size at = 0; at < end; at += tile, first += tile) {
             const bool has = first < k1;
             M v = m_identity();
             if (has) {
@@ -87,14 +108,14 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
                 if (has) acc = lane_has ? m_combine(acc, v) : v;
                 lane_has = lane_has || has;
             } else {
-                r_axes_lanes(v, has, lane);
-                if (lane == 0) acc = tile == k0 ? v : m_combine(acc, v);
+                r_axes_lanes(v, has, lane, g);
+                if (gl == 0 && has) acc = at == 0 ? v : m_combine(acc, v);
             }
         }
         if constexpr (R_ORDER_FREE) {
-            r_axes_lanes(acc, lane_has, lane);
+            r_axes_lanes(acc, lane_has, lane, g);
         }
-        if (lane == 0) out[w] = acc;
+        if (gl == 0 && valid) out[w] = acc;
     }
 }
 
@@ -115,14 +136,14 @@ reduce_axes_values(const M* __restrict__ in, r_size batches, r_size k, r_size c,
 // The rows schedule: the first pass, and later ones.
 extern "C" __global__ void __launch_bounds__(256)
 reduce_axes_rows(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip,
-                 r_size strips, r_size per_lane, M* __restrict__ out) {
-    r_axes_rows<r_in, true>(in, rows, k, strip, strips, per_lane, out);
+                 r_size strips, r_size per_lane, r_size group, M* __restrict__ out) {
+    r_axes_rows<r_in, true>(in, rows, k, strip, strips, per_lane, group, out);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 reduce_axes_rows_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
-                        r_size strips, r_size per_lane, M* __restrict__ out) {
-    r_axes_rows<M, false>(in, rows, k, strip, strips, per_lane, out);
+                        r_size strips, r_size per_lane, r_size group, M* __restrict__ out) {
+    r_axes_rows<M, false>(in, rows, k, strip, strips, per_lane, group, out);
 }
 
 // out[0 .. count) = the identity (results of a reduced extent of 0).

@@ -1,13 +1,14 @@
 //! `bench axes [--out DIR]`: reductions along the axes of arrays of 2^26 f32 items:
 //! the rows and the columns of (R, C)
 //! matrices from C = 1 to the whole array, the middle axis of (B, K, C) batches, and lifted
-//! ArgMax and log-sum-exp per row of logits, against the read roof of the same buffer in the
+//! ArgMax and log-sum-exp per row of logits, the affine monoid (not commutative: the order kept)
+//! on some of the shapes, against the read roof of the same buffer in the
 //! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
 //! moved being the input read and the results written (`axes.csv`, `axes.txt`).
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::monoids::{masks_f32, ArgMax, LogSumExp};
+use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax, LogSumExp};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{AxisAlgorithm, CudaMonoid, DeviceSlice, Gpu, Lift, Sum};
@@ -31,12 +32,9 @@ fn cases(n: usize) -> Vec<(String, Vec<usize>, Vec<usize>)> {
         (4096, 16, 1024),
         (1024, 1024, 64),
     ] {
-        let scale = n / (b * k * c);
-        cases.push((
-            format!("middle of ({}; {k}; {c})", b * scale),
-            vec![b * scale, k, c],
-            vec![1],
-        ));
+        // (B, K, C) of 2^26 items, B scaled for other sizes
+        let b = b * n / (1 << 26);
+        cases.push((format!("middle of ({b}; {k}; {c})"), vec![b, k, c], vec![1]));
     }
     cases
 }
@@ -54,9 +52,11 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         "read roof: {roof:.4} ms for {n} f32 ({:.1} GB/s)",
         in_bytes / (roof as f64 * 1e6)
     ));
-    // The roof of `items` f32 reads: the measured one, scaled.
-    let mut row = |label: &str, shape: &[usize], axes: &[usize], out_bytes: usize, ms: f32| {
-        let read = shape.iter().product::<usize>() as f64 * 4.0;
+    // ×roof against the measured roof scaled to the bytes moved: items of `in_size` bytes read,
+    // results of `out_size` written.
+    let mut row = |label: &str, shape: &[usize], axes: &[usize], sizes: (usize, usize), ms: f32| {
+        let read = (shape.iter().product::<usize>() * sizes.0) as f64;
+        let out_bytes = results_of(shape, axes) * sizes.1;
         let moved = read + out_bytes as f64;
         let ratio = roof as f64 * (read / in_bytes) * (moved / read) / ms as f64;
         let gbs = moved / (ms as f64 * 1e6);
@@ -76,17 +76,17 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         let _ = writeln!(csv, "{label},{shape},{axes},{ms},{gbs},{ratio}");
     };
     for (label, shape, axes) in cases(n) {
-        let results = n / shape
-            .iter()
-            .zip(0..)
-            .filter(|(_, a)| axes.contains(a))
-            .map(|(e, _)| e)
-            .product::<usize>();
-        let mut out = gpu.identities::<Sum<f32>>(results)?;
-        let ms = median_ms(&gpu, REPS, || {
-            gpu.reduce_axes_into(xs.items(), &shape, &axes, &mut out, AxisAlgorithm::Auto)
-        })?;
-        row(&label, &shape, &axes, results * 4, ms);
+        let ms = timed(&gpu, xs.items(), &shape, &axes)?;
+        row(&label, &shape, &axes, (4, 4), ms);
+    }
+    // The affine monoid (8 bytes, not commutative: every schedule keeps the order).
+    let affine = kernels.fill_random::<Affine>(n / 2, 27, &masks_affine())?;
+    for (label, shape, axes) in cases(n / 2) {
+        let picked = ["rows of 64", "rows of 4096", "rows of 1048576", "middle of"];
+        if picked.iter().any(|c| label.starts_with(c)) || shape[1] == 64 && axes == [0] {
+            let ms = timed(&gpu, affine.items(), &shape, &axes)?;
+            row(&format!("affine {label}"), &shape, &axes, (8, 8), ms);
+        }
     }
     // Logits: (rows, vocabulary), per row, lifted with the flat index.
     for (rows, vocab) in [(2048usize, 32_000usize), (32, 128_000), (1 << 20, 64)] {
@@ -100,16 +100,37 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             &format!("argmax per row of {vocab} ({rows} rows)"),
             &shape,
             &[1],
-            rows * 8,
+            (4, 8),
             argmax,
         );
         let lse = per_row::<LogSumExp>(&gpu, &values, &shape)?;
         let label = format!("log-sum-exp per row of {vocab} ({rows} rows)");
-        row(&label, &shape, &[1], rows * 8, lse);
+        row(&label, &shape, &[1], (4, 8), lse);
     }
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
     report(&args.out, "axes.txt", &lines);
     Ok(())
+}
+
+/// The number of results of reducing `axes` of `shape`.
+fn results_of(shape: &[usize], axes: &[usize]) -> usize {
+    (shape.iter().enumerate())
+        .filter(|(a, _)| !axes.contains(a))
+        .map(|(_, e)| e)
+        .product()
+}
+
+/// The median time of reducing `axes` of `shape` of the items `xs` into a buffer of the results.
+fn timed<M: CudaMonoid>(
+    gpu: &Gpu,
+    xs: &DeviceSlice<M>,
+    shape: &[usize],
+    axes: &[usize],
+) -> reduce_cuda::Result<f32> {
+    let mut out = gpu.identities::<M>(results_of(shape, axes))?;
+    median_ms(gpu, REPS, || {
+        gpu.reduce_axes_into(xs, shape, axes, &mut out, AxisAlgorithm::Auto)
+    })
 }
 
 /// The median time of reducing every row of the (rows, vocabulary) `shape` of `values`, lifted

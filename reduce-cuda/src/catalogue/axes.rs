@@ -3,8 +3,8 @@
 //! innermost first; each run is an array (B, K, C) reduced along K: a launch folds strips of
 //! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
 //! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
-//! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a warp per strip, its
-//! lanes reading neighbouring runs.
+//! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a group of lanes per
+//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
@@ -21,9 +21,9 @@ kernel_signature! {
     pub(crate) struct AxesArgs { r#in, batches, k, c, strip, strips, out }
 }
 kernel_signature! {
-    /// Every (row b, strip s) of the rows at `in`, a warp each, its lanes folding `per_lane`
-    /// items at a time: the fold of its strip into `out[b * strips + s]`.
-    pub(crate) struct AxesRowsArgs { r#in, rows, k, strip, strips, per_lane, out }
+    /// Every (row b, strip s) of the rows at `in`, a group of `group` lanes each, its lanes
+    /// folding `per_lane` items at a time: the fold of its strip into `out[b * strips + s]`.
+    pub(crate) struct AxesRowsArgs { r#in, rows, k, strip, strips, per_lane, group, out }
 }
 kernel_signature! {
     /// `out[0 .. count]` = the identity.
@@ -77,9 +77,9 @@ struct Launch {
     strip: u64,
     strips: u64,
     first: bool,
-    /// A warp per (row, strip) with lanes folding this many items at a time (C = 1), else a
-    /// thread per (b, strip, c).
-    per_lane: Option<u64>,
+    /// (lanes per group, items per lane and tile): a group of lanes per (row, strip) (C = 1);
+    /// else a thread per (b, strip, c).
+    rows: Option<(u64, u64)>,
 }
 
 impl Launch {
@@ -90,8 +90,8 @@ impl Launch {
 
     /// The threads it runs.
     fn threads(&self) -> u64 {
-        match self.per_lane {
-            Some(_) => self.outputs() * 32,
+        match self.rows {
+            Some((group, _)) => (self.outputs() * group).next_multiple_of(32),
             None => self.outputs(),
         }
     }
@@ -123,13 +123,15 @@ impl AxisPlan {
             loop {
                 let first = launches.is_empty();
                 let size = if first { in_size } else { m_size };
-                let (strip, per_lane) = if c == 1 && k >= AXES_ROWS_MIN {
-                    // a warp per strip of whole tiles
-                    let per_lane = (k / 32).clamp(1, (AXES_LANE_BYTES / size).max(1));
-                    let tile = 32 * per_lane;
+                let (strip, rows) = if c == 1 && k >= AXES_ROWS_MIN {
+                    // a group of lanes per strip of whole tiles: as many lanes as a row's runs
+                    // need, up to a warp
+                    let per_lane = (AXES_LANE_BYTES / size).max(1);
+                    let group = k.div_ceil(per_lane).next_power_of_two().min(32);
+                    let tile = group * per_lane;
                     let tiles = k.div_ceil(tile);
-                    let wanted = (threads / 32).div_ceil(b).clamp(1, tiles);
-                    (tiles.div_ceil(wanted) * tile, Some(per_lane))
+                    let wanted = (threads / group).div_ceil(b).clamp(1, tiles);
+                    (tiles.div_ceil(wanted) * tile, Some((group, per_lane)))
                 } else {
                     let wanted = threads.div_ceil(b * c).clamp(1, k);
                     (k.div_ceil(wanted).max(self.min_strip.min(k)), None)
@@ -142,7 +144,7 @@ impl AxisPlan {
                     strip,
                     strips,
                     first,
-                    per_lane,
+                    rows,
                 });
                 if strips == 1 {
                     break;
@@ -184,8 +186,8 @@ impl AxisPlan {
                 true => out,
                 false => regions[i % 2],
             };
-            match launch.per_lane {
-                Some(per_lane) => {
+            match launch.rows {
+                Some((group, per_lane)) => {
                     let args = AxesRowsArgs {
                         r#in: from,
                         rows: launch.batches,
@@ -193,6 +195,7 @@ impl AxisPlan {
                         strip: launch.strip,
                         strips: launch.strips,
                         per_lane,
+                        group,
                         out: to,
                     };
                     let kernel = if launch.first {
@@ -264,8 +267,12 @@ mod tests {
         // strip whole tiles of 32 lanes' runs
         let l = launches(&[1 << 20], &[0], 4096);
         assert!(l.len() > 1 && l[0].first && !l[1].first);
-        assert_eq!(l[0].per_lane, Some(2)); // 16 bytes of 8-byte items
+        assert_eq!(l[0].rows, Some((32, 2))); // 16 bytes of 8-byte items
         assert_eq!(l[0].strip % (32 * 2), 0);
+        // rows of 64 8-byte items: groups of 32 lanes; of 100: a warp, the last tile partial
+        assert_eq!(launches(&[50, 64], &[1], 1 << 20)[0].rows, Some((32, 2)));
+        let l = launches(&[5, 100], &[1], 1 << 20);
+        assert_eq!((l[0].rows, l[0].strips), (Some((32, 2)), 2));
         assert_eq!(l.last().unwrap().strips, 1);
         for w in l.windows(2) {
             assert_eq!(w[1].k, w[0].strips);
@@ -277,7 +284,7 @@ mod tests {
             [(30, 7, 1), (1, 5, 6)]
         );
         // rows of 7: a thread each
-        assert!(l.iter().all(|l| l.per_lane.is_none()));
+        assert!(l.iter().all(|l| l.rows.is_none()));
         // nothing to reduce: a copy
         let l = launches(&[3, 4], &[], 1);
         assert_eq!((l[0].batches, l[0].k, l[0].c, l[0].strips), (12, 1, 1, 1));
