@@ -160,12 +160,18 @@ fn scalbn(x: f64, mut n: i32) -> f64 {
     y * f64::from_bits(((0x3ff + n) as u64) << 52)
 }
 
-/// e^(hi - lo) · 2^k for |hi - lo| ≤ ln2 / 2 (the core of exp and exp2).
-fn exp_core(hi: f64, lo: f64, k: i32) -> f64 {
+/// e^(hi - lo) - 1 for |hi - lo| ≤ ln2/2: fdlibm's rational form (`r_exp_reduced` in the
+/// prelude).
+fn exp_reduced(hi: f64, lo: f64) -> f64 {
     let x = hi - lo;
     let xx = x * x;
     let c = x - xx * (P1 + xx * (P2 + xx * (P3 + xx * (P4 + xx * P5))));
-    let y = 1.0 + (x * c / (2.0 - c) - lo + hi);
+    x * c / (2.0 - c) - lo + hi
+}
+
+/// e^(hi - lo) · 2^k for |hi - lo| ≤ ln2 / 2 (the core of exp and exp2).
+fn exp_core(hi: f64, lo: f64, k: i32) -> f64 {
+    let y = 1.0 + exp_reduced(hi, lo);
     if k == 0 {
         y
     } else {
@@ -568,10 +574,7 @@ fn exp_dd(x: f64) -> (f64, f64) {
     } else {
         (x, 0.0, 0)
     };
-    let r = hi - lo;
-    let rr = r * r;
-    let c = r - rr * (P1 + rr * (P2 + rr * (P3 + rr * (P4 + rr * P5))));
-    let v = r * c / (2.0 - c) - lo + hi;
+    let v = exp_reduced(hi, lo);
     let y = 1.0 + v;
     let y_lo = v - (y - 1.0);
     let scale = f64::from_bits(((0x3ff + k) as u64) << 52);

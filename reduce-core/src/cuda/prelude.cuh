@@ -350,15 +350,21 @@ __device__ __forceinline__ double r_scalbn(double x, int n) {
     return y * r_f64_from_bits((unsigned long long)(0x3ff + n) << 52);
 }
 
-// e^(hi - lo) * 2^k for |hi - lo| <= ln2 / 2.
-__device__ __forceinline__ double r_exp_core(double hi, double lo, int k) {
+// e^(hi - lo) - 1 for |hi - lo| <= ln2 / 2 (fdlibm's rational form; reduce_core::math's
+// exp_reduced).
+__device__ __forceinline__ double r_exp_reduced(double hi, double lo) {
     const double x = hi - lo, xx = x * x;
     const double c = x - xx * (r_f64_from_bits(0x3fc555555555553eull) +
                                 xx * (r_f64_from_bits(0xbf66c16c16bebd93ull) +
                                       xx * (r_f64_from_bits(0x3f11566aaf25de2cull) +
                                             xx * (r_f64_from_bits(0xbebbbd41c5d26bf1ull) +
                                                   xx * r_f64_from_bits(0x3e66376972bea4d0ull)))));
-    const double y = 1.0 + (x * c / (2.0 - c) - lo + hi);
+    return x * c / (2.0 - c) - lo + hi;
+}
+
+// e^(hi - lo) * 2^k for |hi - lo| <= ln2 / 2.
+__device__ __forceinline__ double r_exp_core(double hi, double lo, int k) {
+    const double y = 1.0 + r_exp_reduced(hi, lo);
     return k == 0 ? y : r_scalbn(y, k);
 }
 
@@ -698,13 +704,7 @@ __device__ __forceinline__ void r_exp_dd(double x, double* hi, double* lo) {
         h = x - (double)k * r_f64_from_bits(0x3fe62e42fee00000ull);
         l = (double)k * r_f64_from_bits(0x3dea39ef35793c76ull);
     }
-    const double r = h - l, rr = r * r;
-    const double c = r - rr * (r_f64_from_bits(0x3fc555555555553eull) +
-                                rr * (r_f64_from_bits(0xbf66c16c16bebd93ull) +
-                                      rr * (r_f64_from_bits(0x3f11566aaf25de2cull) +
-                                            rr * (r_f64_from_bits(0xbebbbd41c5d26bf1ull) +
-                                                  rr * r_f64_from_bits(0x3e66376972bea4d0ull)))));
-    const double v = r * c / (2.0 - c) - l + h;
+    const double v = r_exp_reduced(h, l);
     const double y = 1.0 + v;
     const double y_lo = v - (y - 1.0);
     const double scale = r_f64_from_bits((unsigned long long)(0x3ff + k) << 52);
