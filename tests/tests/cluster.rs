@@ -10,7 +10,7 @@
 //! GPUs, and some measure timeouts.
 
 use reduce_core::shard::{fold_sharded_by_owner, fold_sharded_segments, ShardError, Shards};
-use reduce_cuda::cluster::{Cluster, ClusterError, ClusterId, Placement};
+use reduce_cuda::cluster::{Cluster, ClusterError, ClusterId, Exchange, Placement};
 use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 use std::process::{Child, Command, Stdio};
@@ -39,7 +39,10 @@ fn gpus() -> Option<usize> {
             "{count} GPU(s) open here; the cluster tests need two or more"
         ))
     } else {
-        Cluster::new(&[0]).err().map(|e| e.to_string())
+        // NCCL too: the tests of several processes and of the NCCL exchange need it.
+        Cluster::new_with_exchange(&[0], Exchange::Nccl, Cluster::DEFAULT_TIMEOUT)
+            .err()
+            .map(|e| e.to_string())
     };
     match why {
         None => Some(count),
@@ -293,9 +296,17 @@ fn one_process_many_gpus() {
     let _serial = serial();
     let Some(count) = gpus() else { return };
     let worlds: Vec<usize> = [1, 2, 3, 4].into_iter().filter(|&w| w <= count).collect();
-    for &world in &worlds {
+    // Auto: peer access where the GPUs have it; then NCCL, the exchange of several processes.
+    for (&world, exchange) in worlds
+        .iter()
+        .flat_map(|w| [(w, Exchange::Auto), (w, Exchange::Nccl)])
+    {
         let ordinals: Vec<usize> = (0..world).collect();
-        let cluster = Cluster::new(&ordinals).unwrap();
+        let cluster =
+            Cluster::new_with_exchange(&ordinals, exchange, Cluster::DEFAULT_TIMEOUT).unwrap();
+        if exchange == Exchange::Nccl {
+            assert_eq!(cluster.exchange(), Exchange::Nccl);
+        }
         assert_eq!(cluster.local_ranks(), ordinals);
         for (i, lens) in shard_patterns(world, 1_000_003, world as u64)
             .iter()
@@ -338,11 +349,82 @@ fn one_process_many_gpus() {
         assert_eq!(xs.shards(), &shards);
         assert_eq!(cluster.reduce(&xs, Algorithm::Auto).unwrap(), fold(&items));
         eprintln!(
-            "one process, {world} GPU(s): ok (NCCL {})",
+            "one process, {world} GPU(s), {:?}: ok (NCCL {:?})",
+            cluster.exchange(),
             cluster.nccl_version()
         );
     }
-    println!("cluster tests in one process ran with worlds {worlds:?}");
+    println!("cluster tests in one process ran with worlds {worlds:?}, Auto and NCCL");
+}
+
+/// The peer-access exchange in one process: chosen by `Auto` where every pair of GPUs can
+/// reach each other; many queued reductions of two monoids into two outputs, each exchange
+/// reusing the mailboxes of the one before, and segmented calls between them, all equal to the
+/// fold; a cluster dropped with nothing pending, and a new one on the same GPUs.
+#[test]
+fn peer_access_exchange_back_to_back() {
+    if child().is_some() {
+        return;
+    }
+    let _serial = serial();
+    let Some(count) = gpus() else { return };
+    let ordinals: Vec<usize> = (0..count.min(4)).collect();
+    let cluster =
+        match Cluster::new_with_exchange(&ordinals, Exchange::PeerAccess, Cluster::DEFAULT_TIMEOUT)
+        {
+            Ok(cluster) => cluster,
+            Err(e) => {
+                eprintln!("no peer access between GPUs {ordinals:?} ({e}): Auto uses NCCL");
+                let auto = Cluster::new(&ordinals).unwrap();
+                assert_eq!(auto.exchange(), Exchange::Nccl);
+                return;
+            }
+        };
+    assert_eq!(
+        Cluster::new(&ordinals).unwrap().exchange(),
+        Exchange::PeerAccess
+    );
+    assert_eq!(cluster.nccl_version(), "");
+    let world = ordinals.len();
+    let a_items = Affine::random_vec(300_007, 21);
+    // Uneven shards (random lengths).
+    let m_shards = Shards::from_lens(&shard_patterns(world, 200_003, 5)[4]).unwrap();
+    let m_items = Mat2::random_vec(m_shards.items(), 22);
+    let a = cluster.scatter(&a_items).unwrap();
+    let m = cluster.scatter_with(&m_items, &m_shards).unwrap();
+    let (a_fold, m_fold) = (fold(&a_items), fold(&m_items));
+    let mut a_out = cluster.replicated::<Affine>().unwrap();
+    let mut m_out = cluster.replicated::<Mat2>().unwrap();
+    for round in 0..100 {
+        cluster
+            .reduce_into(&a, &mut a_out, Algorithm::Auto)
+            .unwrap();
+        cluster
+            .reduce_into(&m, &mut m_out, Algorithm::Auto)
+            .unwrap();
+        if round % 25 == 0 {
+            assert_eq!(cluster.reduce(&m, Algorithm::Auto).unwrap(), m_fold);
+            let (name, lengths, lens) = segment_cases(world).swap_remove(round % 3);
+            check_segments::<Affine>(&cluster, name, &lengths, &lens, round as u64);
+        }
+    }
+    assert_eq!(cluster.read(&a_out).unwrap(), a_fold);
+    assert_eq!(cluster.read(&m_out).unwrap(), m_fold);
+    for rank in cluster.local_ranks() {
+        let gpu = cluster.gpu(rank).unwrap();
+        assert_eq!(
+            gpu.download(a_out.value(rank).unwrap()).unwrap(),
+            vec![a_fold]
+        );
+        assert_eq!(
+            gpu.download(m_out.value(rank).unwrap()).unwrap(),
+            vec![m_fold]
+        );
+    }
+    drop((a, m, a_out, m_out, cluster));
+    let again = Cluster::new(&ordinals).unwrap();
+    let xs = again.scatter(&a_items).unwrap();
+    assert_eq!(again.reduce(&xs, Algorithm::Auto).unwrap(), a_fold);
 }
 
 /// Float sums over shards are deterministic from run to run (same grouping every time).

@@ -115,7 +115,7 @@ impl Deadline {
         }
     }
 
-    fn check(&self, during: &'static str) -> Result<()> {
+    pub fn check(&self, during: &'static str) -> Result<()> {
         if self.start.elapsed() > self.timeout {
             return Err(ClusterError::Timeout {
                 during,
@@ -127,7 +127,7 @@ impl Deadline {
 
     /// Between polls: spin (yielding) for the first milliseconds, where latency matters, then
     /// sleep a little.
-    fn pause(&self) {
+    pub fn pause(&self) {
         if self.start.elapsed() < Duration::from_millis(5) {
             std::thread::yield_now();
         } else {

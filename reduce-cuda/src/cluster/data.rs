@@ -80,16 +80,9 @@ impl Cluster {
     pub fn scatter_with<T: DeviceCopy>(&self, items: &[T], shards: &Shards) -> Result<Sharded<T>> {
         self.check_shards(shards)?;
         let parts = shards.split(items)?;
-        let uploads: Vec<Result<DeviceVec<T>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .members
-                .iter()
-                .map(|m| {
-                    let part = parts[m.rank];
-                    s.spawn(move || Ok(m.gpu.upload(part)?))
-                })
-                .collect();
-            handles.into_iter().map(join).collect()
+        let uploads: Vec<Result<DeviceVec<T>>> = self.crew.run(self.members.len(), |i| {
+            let m = &self.members[i];
+            Ok(m.gpu.upload(parts[m.rank])?)
         });
         self.agree_on(shards, uploads, "scattering items")
     }
@@ -117,7 +110,7 @@ impl Cluster {
             })
             .collect();
         let mut state = self.lock()?;
-        let lens = self.exchange(&mut state, records, 1, "exchanging shard lengths")?;
+        let lens = self.exchange_records(&mut state, records, 1, "exchanging shard lengths")?;
         let lens: Vec<usize> = lens.iter().map(|&l| l as usize).collect();
         let shards = Shards::from_lens(&lens)?;
         Ok(Sharded {
@@ -194,7 +187,7 @@ impl Cluster {
             }
             let mut state = self.lock()?;
             // Returns the first failed rank's error: past it, every upload succeeded.
-            let all = self.exchange(&mut state, records, 2, during)?;
+            let all = self.exchange_records(&mut state, records, 2, during)?;
             let same = all.chunks(2).enumerate().all(|(rank, r)| {
                 r[0] == shards.items() as u64 && r[1] == shards.range(rank).len() as u64
             });
@@ -215,7 +208,7 @@ impl Cluster {
     /// All-gathers `width` u64 values per rank, with a failure status: returns every rank's
     /// values (rank-major), or the first failed rank's error on every rank. `records[i]` is the
     /// i-th local rank's values or its error.
-    pub(super) fn exchange(
+    pub(super) fn exchange_records(
         &self,
         state: &mut State,
         records: Vec<Result<Vec<u64>>>,
@@ -269,11 +262,4 @@ impl Cluster {
             .flat_map(|r| r[1..].iter().copied())
             .collect())
     }
-}
-
-/// A scoped thread's result (a panic in it is re-raised: it is a bug, not an input error).
-pub(super) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
-    handle
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }

@@ -43,8 +43,10 @@
 //! ```
 
 mod comm;
+mod crew;
 mod data;
 mod error;
+mod peer;
 mod plain;
 mod segmented;
 
@@ -58,6 +60,8 @@ use crate::device::{kernel_signature, DeviceVec, Entry, KernelArgs};
 use crate::gpu::Gpu;
 use crate::jit::{Family, KernelSpec, Own};
 use comm::Comm;
+use crew::Crew;
+use peer::Peers;
 use reduce_core::CudaMonoid;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -122,15 +126,34 @@ impl ClusterId {
     }
 }
 
+/// How the ranks of a [`Cluster`] exchange partials and records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exchange {
+    /// [`Exchange::PeerAccess`] where it is possible, [`Exchange::Nccl`] otherwise.
+    #[default]
+    Auto,
+    /// Kernels that read the peers' memory directly, queued on the ranks' streams behind their
+    /// reductions: every rank in this process (at most 32), and every pair of their GPUs able
+    /// to access each other's memory (`cuDeviceCanAccessPeer`: NVLink or PCIe). NCCL is not
+    /// needed. A synchronous [`Cluster::reduce`] folds the ranks' partials on the host, as
+    /// they arrive in pinned memory, with no exchange at all.
+    PeerAccess,
+    /// NCCL collectives (the only exchange of a cluster of several processes).
+    Nccl,
+}
+
 /// A clique of ranks, one GPU each, joined by NCCL; this process drives some of them (all, with
 /// [`Cluster::new`]; one, with [`Cluster::join`]). `Send + Sync`; calls are serialised.
 pub struct Cluster {
     /// First field: the communicators are aborted before the devices' contexts go.
     state: Mutex<State>,
     members: Vec<Member>,
+    /// A launch thread per local rank after the first.
+    crew: Crew,
     world: usize,
     timeout: Duration,
-    nccl_version: i32,
+    /// NCCL's version, when the cluster uses NCCL.
+    nccl_version: Option<i32>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -146,7 +169,8 @@ impl std::fmt::Debug for Cluster {
                     .collect::<Vec<_>>(),
             )
             .field("timeout", &self.timeout)
-            .field("nccl", &comm::version_string(self.nccl_version))
+            .field("exchange", &self.exchange())
+            .field("nccl", &self.nccl_version())
             .finish()
     }
 }
@@ -157,10 +181,16 @@ struct Member {
     gpu: Gpu,
 }
 
-/// What calls share: the communicators (one per member), whether they were aborted, and
-/// device buffers reused between calls.
+/// The ranks' exchange: NCCL communicators (one per member) or peer access.
+enum Transport {
+    Nccl(Vec<Comm>),
+    Peer(Peers),
+}
+
+/// What calls share: the exchange, whether it was aborted, and device buffers reused between
+/// calls.
 struct State {
-    comms: Vec<Comm>,
+    transport: Transport,
     aborted: bool,
     /// Per member: one u64 0 ("ok") and one u64 1 ("failed"), sent in status all-gathers.
     statuses: Vec<DeviceVec<u64>>,
@@ -169,11 +199,13 @@ struct State {
 }
 
 impl State {
-    /// Aborts every communicator: the cluster cannot be used afterwards.
+    /// Aborts the exchange (every communicator, or the waiting exchange kernels): the cluster
+    /// cannot be used afterwards.
     fn abort(&mut self) {
         self.aborted = true;
-        for comm in &mut self.comms {
-            comm.abort();
+        match &mut self.transport {
+            Transport::Nccl(comms) => comms.iter_mut().for_each(Comm::abort),
+            Transport::Peer(peers) => peers.abort(),
         }
     }
 }
@@ -191,6 +223,17 @@ impl Cluster {
 
     /// [`Cluster::new`] with a timeout for every step, creation included.
     pub fn new_with_timeout(ordinals: &[usize], timeout: Duration) -> Result<Cluster> {
+        Cluster::new_with_exchange(ordinals, Exchange::Auto, timeout)
+    }
+
+    /// [`Cluster::new_with_timeout`] with the exchange chosen: [`Exchange::PeerAccess`] is
+    /// [`ClusterError::InvalidCluster`] where some pair of the GPUs cannot access each other's
+    /// memory; [`Exchange::Nccl`] needs NCCL even where peer access would do.
+    pub fn new_with_exchange(
+        ordinals: &[usize],
+        exchange: Exchange,
+        timeout: Duration,
+    ) -> Result<Cluster> {
         if ordinals.is_empty() {
             return Err(ClusterError::InvalidCluster {
                 reason: "no GPU was listed".into(),
@@ -199,14 +242,39 @@ impl Cluster {
         for (i, o) in ordinals.iter().enumerate() {
             if ordinals[..i].contains(o) {
                 return Err(ClusterError::InvalidCluster {
-                    reason: format!("GPU {o} is listed twice (NCCL needs one rank per device)"),
+                    reason: format!("GPU {o} is listed twice (one rank per device)"),
                 });
             }
         }
-        let version = comm::load()?;
-        let id = ClusterId::new()?;
+        if exchange == Exchange::Nccl {
+            comm::load()?;
+        }
         let ranks: Vec<(usize, usize)> = ordinals.iter().copied().enumerate().collect();
-        Cluster::start(version, &id, ordinals.len(), &ranks, timeout)
+        let members = Cluster::open_members(&ranks)?;
+        let peers = match exchange {
+            Exchange::Nccl => None,
+            _ => Peers::open(&members.iter().map(|m| &m.gpu).collect::<Vec<_>>())?,
+        };
+        match peers {
+            Some(peers) => Cluster::assemble(
+                members,
+                ordinals.len(),
+                Transport::Peer(peers),
+                None,
+                timeout,
+            ),
+            None if exchange == Exchange::PeerAccess => Err(ClusterError::InvalidCluster {
+                reason: format!(
+                    "GPUs {ordinals:?} cannot all access each other's memory (or are more than {})",
+                    peer::MAX_RANKS
+                ),
+            }),
+            None => {
+                let version = comm::load()?;
+                let id = ClusterId::new()?;
+                Cluster::start(version, &id, ordinals.len(), members, timeout)
+            }
+        }
     }
 
     /// Rank `rank` of a `world`-rank cluster whose ranks are in several processes, on GPU
@@ -231,21 +299,12 @@ impl Cluster {
             });
         }
         let version = comm::load()?;
-        Cluster::start(version, id, world, &[(rank, ordinal)], timeout)
+        let members = Cluster::open_members(&[(rank, ordinal)])?;
+        Cluster::start(version, id, world, members, timeout)
     }
 
-    fn start(
-        version: i32,
-        id: &ClusterId,
-        world: usize,
-        ranks: &[(usize, usize)],
-        timeout: Duration,
-    ) -> Result<Cluster> {
-        if world > i32::MAX as usize {
-            return Err(ClusterError::InvalidCluster {
-                reason: format!("world size {world} is past NCCL's limit"),
-            });
-        }
+    /// The GPUs of the local ranks, (rank, ordinal) each.
+    fn open_members(ranks: &[(usize, usize)]) -> Result<Vec<Member>> {
         let mut members = Vec::with_capacity(ranks.len());
         for &(rank, ordinal) in ranks {
             members.push(Member {
@@ -253,9 +312,21 @@ impl Cluster {
                 gpu: Gpu::new(ordinal)?,
             });
         }
-        let mut statuses = Vec::with_capacity(members.len());
-        for m in &members {
-            statuses.push(m.gpu.upload(&[0u64, 1])?);
+        Ok(members)
+    }
+
+    /// A cluster joined by NCCL: creates the communicators of the local ranks.
+    fn start(
+        version: i32,
+        id: &ClusterId,
+        world: usize,
+        members: Vec<Member>,
+        timeout: Duration,
+    ) -> Result<Cluster> {
+        if world > i32::MAX as usize {
+            return Err(ClusterError::InvalidCluster {
+                reason: format!("world size {world} is past NCCL's limit"),
+            });
         }
         let comms = comm::init(
             version,
@@ -264,17 +335,38 @@ impl Cluster {
             &members.iter().map(|m| (m.rank, &m.gpu)).collect::<Vec<_>>(),
             timeout,
         )?;
+        Cluster::assemble(
+            members,
+            world,
+            Transport::Nccl(comms),
+            Some(version),
+            timeout,
+        )
+    }
+
+    fn assemble(
+        members: Vec<Member>,
+        world: usize,
+        transport: Transport,
+        nccl_version: Option<i32>,
+        timeout: Duration,
+    ) -> Result<Cluster> {
+        let mut statuses = Vec::with_capacity(members.len());
+        for m in &members {
+            statuses.push(m.gpu.upload(&[0u64, 1])?);
+        }
         Ok(Cluster {
             state: Mutex::new(State {
-                comms,
+                transport,
                 aborted: false,
                 statuses,
                 plain: HashMap::new(),
             }),
+            crew: Crew::new(members.len()),
             members,
             world,
             timeout,
-            nccl_version: version,
+            nccl_version,
         })
     }
 
@@ -304,9 +396,20 @@ impl Cluster {
         self.timeout = timeout;
     }
 
-    /// The NCCL version in use, as `major.minor.patch`.
+    /// The NCCL version in use, as `major.minor.patch`; empty when the cluster does not use
+    /// NCCL ([`Exchange::PeerAccess`]).
     pub fn nccl_version(&self) -> String {
-        comm::version_string(self.nccl_version)
+        self.nccl_version
+            .map(comm::version_string)
+            .unwrap_or_default()
+    }
+
+    /// The exchange in use: [`Exchange::PeerAccess`] or [`Exchange::Nccl`].
+    pub fn exchange(&self) -> Exchange {
+        match self.nccl_version {
+            None => Exchange::PeerAccess,
+            Some(_) => Exchange::Nccl,
+        }
     }
 
     /// Whether an earlier timeout or NCCL error aborted the cluster.
@@ -345,13 +448,21 @@ impl Cluster {
         during: &'static str,
         wait: bool,
     ) -> Result<()> {
-        let result = comm::run(&state.comms, &self.gpus(), ops, during, self.timeout, wait);
+        let result = match &mut state.transport {
+            Transport::Nccl(comms) => {
+                comm::run(comms, &self.gpus(), ops, during, self.timeout, wait)
+            }
+            Transport::Peer(peers) => peers.run(ops, during, self.timeout, wait),
+        };
         self.abort_on_failure(state, result)
     }
 
     /// Waits until every local stream is idle (aborting the cluster on a timeout).
     fn wait(&self, state: &mut State, during: &'static str) -> Result<()> {
-        let result = comm::wait_all(&state.comms, &self.gpus(), during, self.timeout);
+        let result = match &state.transport {
+            Transport::Nccl(comms) => comm::wait_all(comms, &self.gpus(), during, self.timeout),
+            Transport::Peer(peers) => peers.wait_all(during, self.timeout),
+        };
         self.abort_on_failure(state, result)
     }
 
@@ -393,9 +504,23 @@ kernel_signature! {
     /// `out[0]` = the fold of the `count` values at `partials`, left to right (one thread).
     struct ShardFoldArgs { partials, count, out }
 }
+kernel_signature! {
+    /// One rank's part of an exchange over peer access (see `peer.rs`).
+    struct ExchangeArgs {
+        rank, world, root, seq, send, bytes, recv, mailbox, mailboxes, timeout_ns, abort, status,
+    }
+}
+kernel_signature! {
+    /// One rank's part of an all-gather of one value per rank over peer access, and its fold.
+    struct GatherFoldArgs {
+        rank, world, seq, partial, gathered, out, mailbox, mailboxes, timeout_ns, abort, status,
+    }
+}
 
 const SHARD_REBASE_OWNER: Entry<RebaseArgs> = Entry::new("shard_rebase_owner");
 const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
+const SHARD_EXCHANGE: Entry<ExchangeArgs> = Entry::new("shard_exchange");
+const SHARD_GATHER_FOLD: Entry<GatherFoldArgs> = Entry::new("shard_gather_fold");
 
 /// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
 /// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
@@ -419,6 +544,21 @@ fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     Ok(())
 }
 
+/// Loads entry `entry` of `kernels/shard.cu` for monoid `M` on `gpu` without launching it.
+///
+/// The exchange kernels of ranks in one process wait for each other, and the driver may load a
+/// kernel lazily at its first launch — which can wait for the context's running kernels, among
+/// them an exchange waiting for this very launch. So every kernel that is launched while an
+/// exchange may be waiting is loaded before any exchange is queued.
+fn load_shard<M: CudaMonoid, A>(gpu: &Gpu, entry: Entry<A>, block: u32) -> Result<()> {
+    let program = Own::<M>::new();
+    let (module, _) = gpu
+        .loader(&program)
+        .module(&KernelSpec::new(Family::Shard, &[]))?;
+    gpu.device().kernel(&module, entry, block, 0, entry.name)?;
+    Ok(())
+}
+
 /// A `DeviceVec` `gpu` made (on its stream), else `ForeignBuffer`.
 fn check_owned<T>(gpu: &Gpu, buffer: &DeviceVec<T>) -> crate::Result<()> {
     if **buffer.home() != **gpu.stream() {
@@ -436,6 +576,8 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
         (SHARD_REBASE_OWNER.name, RebaseArgs::PARAMS),
         (SHARD_FOLD.name, ShardFoldArgs::PARAMS),
+        (SHARD_EXCHANGE.name, ExchangeArgs::PARAMS),
+        (SHARD_GATHER_FOLD.name, GatherFoldArgs::PARAMS),
     ]
 }
 
@@ -481,11 +623,12 @@ mod tests {
         ));
     }
 
-    /// Without libnccl (CI), creating a cluster is a typed error, not cudarc's panic.
+    /// Without libnccl (CI), creating a cluster that needs it is a typed error, not cudarc's
+    /// panic (before any device is opened).
     #[test]
     fn missing_nccl_is_an_error() {
         let present = comm::load().is_ok();
-        match Cluster::new(&[0]) {
+        match Cluster::new_with_exchange(&[0], Exchange::Nccl, Duration::from_secs(5)) {
             Err(ClusterError::NcclMissing) => assert!(!present),
             Err(e) => assert!(present, "unexpected error without NCCL: {e}"),
             Ok(_) => assert!(present),

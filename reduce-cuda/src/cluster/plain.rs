@@ -1,21 +1,27 @@
 //! Plain reductions over shards: each rank reduces its shard with the single-GPU kernels
 //! (`Gpu::reduce_into`), the partials are all-gathered as bytes, and every rank folds them in
 //! rank order — on the host ([`Cluster::reduce`]) or on its device ([`Cluster::reduce_into`],
-//! `shard_fold` of `kernels/shard.cu`), with the same grouping.
+//! `shard_fold` of `kernels/shard.cu`), with the same grouping. With every rank in this process
+//! and peer access ([`super::Exchange::PeerAccess`]), [`Cluster::reduce`] gathers nothing: each
+//! rank's partial lands in pinned host memory, and the host folds them.
 //!
 //! Order: rank r's partial is the fold of items `range(r)`, the ranges are contiguous and in
-//! rank order, and the all-gather puts partial r at index r; folding the gathered partials left
-//! to right is the fold of the whole sequence (associativity alone; no commutativity).
+//! rank order, and the all-gather (or the host) puts partial r at index r; folding the partials
+//! left to right is the fold of the whole sequence (associativity alone; no commutativity).
 
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::{check_owned, launch_shard, Cluster, ShardFoldArgs, State, SHARD_FOLD};
+use super::{
+    check_owned, launch_shard, load_shard, Cluster, ShardFoldArgs, State, Transport, SHARD_FOLD,
+    SHARD_GATHER_FOLD,
+};
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
 use reduce_core::{fold, CudaMonoid, DeviceCopy};
 use std::any::TypeId;
+use std::sync::Mutex;
 
 /// Device buffers of the host-returning reduction, per local rank: the shard's partial and the
 /// gathered statuses (with more than one process) and partials.
@@ -34,16 +40,33 @@ impl Cluster {
     /// `reduce_core::fold` of the concatenated shards for any associative monoid, the same on
     /// every rank. Collective; waits for the result (at most [`Cluster::timeout`]).
     ///
-    /// Each rank reduces its shard with `config`; the partials are all-gathered (NCCL, as
-    /// bytes) and folded in rank order on the host.
+    /// Each rank reduces its shard with `config`; the partials are folded in rank order on the
+    /// host: read from pinned host memory where every rank is in this process and the exchange
+    /// is [`super::Exchange::PeerAccess`], all-gathered through NCCL (as bytes) otherwise.
     pub fn reduce<M: CudaMonoid>(&self, xs: &Sharded<M>, config: impl Into<Config>) -> Result<M> {
         let config = config.into();
         self.check_sharded(xs, "the items")?;
         let mut state = self.lock()?;
+        if matches!(state.transport, Transport::Peer(_)) {
+            let result = self.reduce_here(xs, config);
+            return self.abort_on_failure(&mut state, result);
+        }
         let mut buffers = self.plain_buffers::<M>(&mut state)?;
         let result = self.reduce_with(&mut state, xs, config, &mut buffers);
         state.plain.insert(TypeId::of::<M>(), Box::new(buffers));
         result
+    }
+
+    /// [`Cluster::reduce`] with every rank in this process: each rank's thread reduces its shard
+    /// into pinned host memory and waits for it (`Gpu::reduce`), and the host folds the
+    /// partials.
+    fn reduce_here<M: CudaMonoid>(&self, xs: &Sharded<M>, config: Config) -> Result<M> {
+        let partials = self.crew.run(self.members.len(), |i| -> Result<M> {
+            let gpu = &self.members[i].gpu;
+            bind(gpu)?;
+            Ok(gpu.reduce(xs.local(i), config)?)
+        });
+        Ok(fold(&partials.into_iter().collect::<Result<Vec<M>>>()?))
     }
 
     fn reduce_with<M: CudaMonoid>(
@@ -138,14 +161,17 @@ impl Cluster {
 pub struct Replicated<M> {
     world: usize,
     parts: Vec<ReplicatedPart<M>>,
+    /// The reductions queued into it (which of the two partials the next one writes).
+    calls: u64,
 }
 
 struct ReplicatedPart<M> {
     rank: usize,
     /// The result (one value).
     value: DeviceVec<M>,
-    /// The fold of this rank's shard (one value).
-    partial: DeviceVec<M>,
+    /// The fold of this rank's shard, one value in each: the calls use them in turn (an
+    /// exchange over peer access reads a rank's partial until the next exchange).
+    partials: [DeviceVec<M>; 2],
     /// Every rank's partial, in rank order.
     gathered: DeviceVec<M>,
     /// Every rank's status (with more than one process).
@@ -180,7 +206,7 @@ impl Cluster {
             parts.push(ReplicatedPart {
                 rank: m.rank,
                 value: m.gpu.identities::<M>(1)?,
-                partial: m.gpu.identities::<M>(1)?,
+                partials: [m.gpu.identities::<M>(1)?, m.gpu.identities::<M>(1)?],
                 gathered: m.gpu.identities::<M>(self.world)?,
                 statuses: m.gpu.zeroed::<u64>(self.world)?,
             });
@@ -188,6 +214,7 @@ impl Cluster {
         Ok(Replicated {
             world: self.world,
             parts,
+            calls: 0,
         })
     }
 
@@ -206,6 +233,9 @@ impl Cluster {
         self.check_sharded(xs, "the items")?;
         self.check_replicated(out)?;
         let mut state = self.lock()?;
+        if matches!(state.transport, Transport::Peer(_)) {
+            return self.reduce_into_here(&mut state, xs, out, config);
+        }
         let with_status = !self.all_local();
         let mut failure = None;
         let mut failed = Vec::with_capacity(self.members.len());
@@ -213,7 +243,7 @@ impl Cluster {
             bind(&m.gpu)?;
             match m
                 .gpu
-                .reduce_into(xs.local(i), &mut out.parts[i].partial, config)
+                .reduce_into(xs.local(i), &mut out.parts[i].partials[0], config)
             {
                 Ok(()) => failed.push(0u64),
                 Err(e) if !with_status => return Err(e.into()),
@@ -236,7 +266,7 @@ impl Cluster {
                     });
                 }
                 ops.push(Op::AllGather {
-                    send: part.partial.address(),
+                    send: part.partials[0].address(),
                     recv: part.gathered.address(),
                     bytes: size,
                 });
@@ -257,6 +287,57 @@ impl Cluster {
             launch_shard::<M, _>(&m.gpu, SHARD_FOLD, 32, None, args)?;
         }
         Ok(())
+    }
+
+    /// [`Cluster::reduce_into`] over peer access: every rank's launches are queued at once
+    /// (one thread per rank): its reduction, its part of the exchange, its fold.
+    fn reduce_into_here<M: CudaMonoid>(
+        &self,
+        state: &mut State,
+        xs: &Sharded<M>,
+        out: &mut Replicated<M>,
+        config: Config,
+    ) -> Result<()> {
+        let Transport::Peer(peers) = &mut state.transport else {
+            unreachable!("called for the peer-access exchange only")
+        };
+        let ranks = self.members.len();
+        let which = (out.calls % 2) as usize;
+        out.calls += 1;
+        // 1. The partials. A failure here has queued no exchange: no rank waits for another.
+        let partials: Vec<Mutex<&mut DeviceVec<M>>> = out
+            .parts
+            .iter_mut()
+            .map(|p| Mutex::new(&mut p.partials[which]))
+            .collect();
+        let queued = self.crew.run(ranks, |i| -> Result<()> {
+            let gpu = &self.members[i].gpu;
+            bind(gpu)?;
+            let mut partial = partials[i].lock().unwrap_or_else(|e| e.into_inner());
+            gpu.reduce_into(xs.local(i), &mut **partial, config)?;
+            // Loaded before the exchange is queued (see `load_shard`).
+            load_shard::<M, _>(gpu, SHARD_GATHER_FOLD, super::peer::BLOCK)
+        });
+        drop(partials);
+        queued.into_iter().collect::<Result<Vec<()>>>()?;
+        // 2. The exchange of the partials and each rank's fold, in one launch per rank. A
+        //    failure here may leave ranks waiting for this one: the cluster is aborted.
+        let seq = peers.reserve(1);
+        let peers = &*peers;
+        let launched = self.crew.run(ranks, |i| -> Result<()> {
+            let part = &out.parts[i];
+            let buffers = [
+                part.partials[which].address(),
+                part.gathered.address(),
+                part.value.address(),
+            ];
+            peers.gather_fold::<M>(i, seq, buffers, self.timeout)
+        });
+        let launched = launched.into_iter().collect::<Result<Vec<()>>>();
+        if launched.is_err() {
+            state.abort();
+        }
+        launched.map(drop)
     }
 
     /// Waits (at most [`Cluster::timeout`]) for the queued reductions and returns the result;

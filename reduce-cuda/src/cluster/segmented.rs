@@ -17,7 +17,7 @@
 //! items. So every segment is the fold of its items left to right, for any associative monoid.
 
 use super::comm::{bind, Op};
-use super::data::{join, Sharded};
+use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::{launch_shard, Cluster, Member, RebaseArgs, SHARD_REBASE_OWNER};
 use crate::catalogue::SegConfig;
@@ -180,17 +180,8 @@ impl Cluster {
         let mut state = self.lock()?;
         // 1. Local reductions, one host thread per local rank (a single-GPU segmented call
         //    waits for its validation).
-        let locals: Vec<Result<Local<M>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .members
-                .iter()
-                .enumerate()
-                .map(|(i, m)| {
-                    let layout = &layout;
-                    s.spawn(move || local_segments(i, m, xs, layout, config))
-                })
-                .collect();
-            handles.into_iter().map(join).collect()
+        let locals: Vec<Result<Local<M>>> = self.crew.run(self.members.len(), |i| {
+            local_segments(i, &self.members[i], xs, &layout, config)
         });
 
         // 2. Every rank's record: [status, non-empty, first, last] and its carry.
@@ -549,6 +540,7 @@ mod tests {
             let source = assemble(&KernelSpec::new(Family::Shard, &[]), &Own::<M>::new());
             assert!(source.text.contains("shard_rebase_owner"));
             assert!(source.text.contains("shard_fold"));
+            assert!(source.text.contains("shard_exchange"));
             let cubin =
                 crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
             assert!(!cubin.is_empty());

@@ -9,6 +9,7 @@
 //! - `module.rs`: loaded CUBINs, their entry points and their fault records;
 //! - `launch.rs`: typed kernel arguments and launches;
 //! - `pinned.rs`: the pinned host word kernels report a status into;
+//! - `peer.rs`: peer access between the devices of one process (multi-GPU);
 //! - `health.rs`: driver errors, and the contexts lost to a fault in a kernel: which launch
 //!   lost one, and starting again; `launches.rs`: the launches not known to have completed.
 
@@ -18,6 +19,8 @@ mod launches;
 mod memory;
 mod module;
 mod monoid_view;
+#[cfg(feature = "nccl")]
+mod peer;
 mod pinned;
 mod pool;
 mod view;

@@ -73,6 +73,17 @@ impl Pinned {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         value
     }
+
+    /// Stores `value` at the start, for kernels that read it while they run.
+    ///
+    /// # Safety
+    /// `size_of::<T>() <= len`, and no device work writes the bytes.
+    #[cfg(feature = "nccl")]
+    pub unsafe fn write<T: DeviceCopy>(&self, value: T) {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        // SAFETY: the caller's; the bytes are live host memory.
+        unsafe { std::ptr::write_volatile(self.host as *mut T, value) };
+    }
 }
 
 /// A pinned, device-mapped host `u64` a launch stores its status into.

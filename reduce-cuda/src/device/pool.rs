@@ -109,6 +109,24 @@ impl Pool {
         Ok(pool)
     }
 
+    /// Lets kernels of device `device` (another device of the process, which can access this
+    /// one's memory) read and write every buffer of the pool, those handed out already and
+    /// those to come. Idempotent.
+    #[cfg(feature = "nccl")]
+    pub fn grant_access(&self, device: sys::CUdevice) -> Result<()> {
+        let desc = sys::CUmemAccessDesc {
+            location: sys::CUmemLocation {
+                type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                id: device,
+            },
+            flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        };
+        // SAFETY: the pool is live; `desc` is one valid access description.
+        unsafe { sys::cuMemPoolSetAccess(self.raw, &desc, 1) }
+            .result()
+            .during("sharing a memory pool with a peer device")
+    }
+
     fn set(&self, attribute: CUmemPool_attribute, mut value: u64) -> Result<()> {
         // SAFETY: the pool is live; the attributes set here are 64-bit.
         unsafe {
