@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
+//! bench_cluster --rank R --world W --id-file PATH [--quick] [--out DIR]   (one process per GPU)
 //! ```
 //!
 //! * Both exchanges of a one-process cluster, each GPU count measured with each:
@@ -18,13 +19,17 @@
 //!   cluster's.
 //! * combine latency: 2^10, 2^16, 2^20 items per GPU: `Cluster::reduce` minus `Gpu::reduce`
 //!   of one GPU's shard alone = what the cross-GPU combine adds.
+//! * `--rank R --world W --id-file PATH`: one process per GPU (start W of them; rank 0 writes the
+//!   NCCL id to PATH, the others read it), the NCCL exchange: the combine latency at small N and
+//!   the synchronous efficiency at 2^28 items per GPU, as above; rank 0 prints them and writes
+//!   `cluster-processes.csv`.
 //! * `--torch FILE`: the output of `anchors/torch_allreduce.py` from the same device command
 //!   (`torch.sum` + `all_reduce` over NCCL, one process per GPU; commutative monoids only),
 //!   printed side by side.
 
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
 use crate::monoids::{masks_affine, masks_f32, Affine};
-use reduce_cuda::cluster::{Cluster, Exchange, Sharded};
+use reduce_cuda::cluster::{Cluster, ClusterId, Exchange, Sharded};
 use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -38,6 +43,8 @@ struct Args {
     out: PathBuf,
     torch: Option<PathBuf>,
     max_gpus: usize,
+    /// (rank, world, id file): one process per GPU.
+    rank: Option<(usize, usize, PathBuf)>,
 }
 
 fn parse_args() -> Args {
@@ -47,7 +54,9 @@ fn parse_args() -> Args {
         out: PathBuf::from("bench-out"),
         torch: None,
         max_gpus: 4,
+        rank: None,
     };
+    let (mut rank, mut world, mut id_file) = (None, None, None);
     while let Some(a) = args.next() {
         let mut value = |what: &str| {
             args.next().unwrap_or_else(|| {
@@ -59,6 +68,9 @@ fn parse_args() -> Args {
             "--quick" => parsed.quick = true,
             "--out" => parsed.out = PathBuf::from(value("a folder")),
             "--torch" => parsed.torch = Some(PathBuf::from(value("a file"))),
+            "--rank" => rank = value("a rank").parse().ok(),
+            "--world" => world = value("a count").parse().ok(),
+            "--id-file" => id_file = Some(PathBuf::from(value("a file"))),
             "--max-gpus" => {
                 parsed.max_gpus = value("a count").parse().unwrap_or_else(|_| {
                     eprintln!("--max-gpus needs a number");
@@ -66,9 +78,17 @@ fn parse_args() -> Args {
                 })
             }
             other => {
-                eprintln!("unknown argument {other}\nusage: bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]");
+                eprintln!("unknown argument {other}\nusage: bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]\n       bench_cluster --rank R --world W --id-file PATH [--quick] [--out DIR]");
                 std::process::exit(2);
             }
+        }
+    }
+    match (rank, world, id_file) {
+        (Some(r), Some(w), Some(f)) if r < w => parsed.rank = Some((r, w, f)),
+        (None, None, None) => {}
+        _ => {
+            eprintln!("--rank R --world W --id-file PATH go together, with R < W");
+            std::process::exit(2);
         }
     }
     parsed
@@ -77,7 +97,11 @@ fn parse_args() -> Args {
 /// Runs the benchmark the command line asks for; exits with 1 on a failure.
 pub fn main() {
     let args = parse_args();
-    if let Err(e) = run(&args) {
+    let result = match &args.rank {
+        Some((rank, world, id_file)) => run_rank(&args, *rank, *world, id_file),
+        None => run(&args),
+    };
+    if let Err(e) = result {
         eprintln!("bench_cluster failed: {e}");
         std::process::exit(1);
     }
@@ -262,6 +286,98 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         if correct { "yes" } else { "NO" }
     );
     Ok(row)
+}
+
+/// One rank of a cluster of one process per GPU (GPU `rank` of this machine): the synchronous
+/// `Cluster::reduce` against this GPU's own `Gpu::reduce` of its shard, at small N and at
+/// 2^28 items per GPU (`--quick`: 2^24). Every rank makes the same calls; rank 0 reports.
+fn run_rank(args: &Args, rank: usize, world: usize, id_file: &std::path::Path) -> Result<()> {
+    let id = if rank == 0 {
+        let id = ClusterId::new()?;
+        let partial = id_file.with_extension("partial");
+        std::fs::write(&partial, id.to_hex())?;
+        std::fs::rename(&partial, id_file)?;
+        id
+    } else {
+        let start = Instant::now();
+        loop {
+            if let Ok(text) = std::fs::read_to_string(id_file) {
+                break ClusterId::from_hex(&text)?;
+            }
+            if start.elapsed() > Cluster::DEFAULT_TIMEOUT {
+                return Err("rank 0's id file did not appear".into());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    let cluster = Cluster::join(&id, rank, world, rank)?;
+    let gpu = cluster.gpu(rank).expect("the local rank").clone();
+    let kernels = BenchKernels::new(&gpu)?;
+    let big = if args.quick { 1 << 24 } else { 1 << 28 };
+    let mut csv = String::from(
+        "monoid,item_bytes,processes,n_per_gpu,sync_ms,single_sync_ms,e_sync,combine_us\n",
+    );
+    if rank == 0 {
+        println!("\n== one process per GPU ({world} processes, NCCL {}): Cluster::reduce against Gpu::reduce of rank 0's shard", cluster.nccl_version());
+        println!(
+            "{:8} {:>6} {:>12} {:>12} {:>12} {:>8}",
+            "monoid", "n/GPU", "cluster us", "1 GPU us", "adds us", "E sync"
+        );
+    }
+    for &(n, reps) in &[
+        (1usize << 10, 200),
+        (1 << 16, 200),
+        (1 << 20, 200),
+        (big, 20),
+    ] {
+        let rows = [
+            rank_row::<Sum<f32>>(&cluster, &gpu, &kernels, n, &masks_f32(), reps)?,
+            rank_row::<Affine>(&cluster, &gpu, &kernels, n, &masks_affine(), reps)?,
+        ];
+        for (monoid, bytes, (sync, single)) in [("f32 sum", 4, rows[0]), ("affine", 8, rows[1])] {
+            let _ = writeln!(
+                csv,
+                "{monoid},{bytes},{world},{n},{sync:.5},{single:.5},{:.4},{:.2}",
+                single / sync,
+                (sync - single) * 1e3
+            );
+            if rank == 0 {
+                println!(
+                    "{monoid:8} {:>6} {:>12.1} {:>12.1} {:>12.1} {:>8.3}",
+                    format!("2^{}", n.trailing_zeros()),
+                    sync * 1e3,
+                    single * 1e3,
+                    (sync - single) * 1e3,
+                    single / sync
+                );
+            }
+        }
+    }
+    if rank == 0 {
+        std::fs::create_dir_all(&args.out)?;
+        std::fs::write(args.out.join("cluster-processes.csv"), csv)?;
+    }
+    Ok(())
+}
+
+/// (median ms of a synchronous `Cluster::reduce`, of `Gpu::reduce` of this rank's shard alone)
+/// at `n` items per GPU.
+fn rank_row<M: CudaMonoid + AnyBits + PartialEq>(
+    cluster: &Cluster,
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    n: usize,
+    masks: &FillMasks,
+    reps: usize,
+) -> Result<(f64, f64)> {
+    let rank = cluster.local_ranks()[0];
+    let filled = kernels.fill_random::<M>(n, 1 + 7919 * rank as u64 + n as u64, masks)?;
+    let xs: Sharded<M> = cluster.shard(vec![gpu.copy(filled.items())?])?;
+    let config = Algorithm::Auto;
+    let part = xs.part(rank).expect("the local shard");
+    let sync = median_wall_ms(reps, || cluster.reduce(&xs, config).map(|_| ()))?;
+    let single = median_wall_ms(reps, || gpu.reduce(part, config).map(|_| ()))?;
+    Ok((sync, single))
 }
 
 /// Warm-up 3, then the median wall time (ms) of `reps` runs.

@@ -1,16 +1,21 @@
 //! NCCL communicators that never hang: the library is checked before use (cudarc panics when
-//! it is missing), communicators are created non-blocking and polled against a deadline,
-//! collectives are posted on raw device bytes inside NCCL groups, streams are waited for with
-//! the same deadline, and a communicator that times out is aborted.
+//! it is missing); communicators are blocking (NCCL posts a group in the calling thread, with
+//! no background job to poll for), and a watchdog thread aborts them when a call — creating
+//! them, posting a group — is still running at its deadline (a missing or stuck peer), so that
+//! the call returns an error; collectives are posted on raw device bytes inside NCCL groups;
+//! streams are waited for with the same deadline, and a communicator that times out is
+//! aborted.
 
 use super::error::{ClusterError, Result};
 use crate::gpu::Gpu;
 use cudarc::nccl::sys;
 use std::ffi::{c_int, c_uint, c_void, CStr};
-use std::sync::{mpsc, Once, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Once, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// NCCL 2.14: the first release with `ncclCommInitRankConfig` (non-blocking communicators).
+/// NCCL 2.14: the first release with `ncclCommInitRankConfig` (communicator configurations).
 const MIN_VERSION: i32 = 21400;
 /// How long an abort may take before the cluster stops waiting for it.
 const ABORT_WAIT: Duration = Duration::from_secs(10);
@@ -74,7 +79,7 @@ fn check(result: sys::ncclResult_t, during: &'static str, comm: Option<&Comm>) -
 }
 
 fn last_error(comm: Option<&Comm>) -> String {
-    let raw = comm.map_or(std::ptr::null_mut(), |c| c.raw);
+    let raw = comm.map_or(std::ptr::null_mut(), Comm::raw);
     // SAFETY: NCCL returns a static or per-communicator string (or null); `raw` is null or live.
     let text = unsafe { sys::ncclGetLastError(raw) };
     if text.is_null() {
@@ -136,20 +141,15 @@ impl Deadline {
     }
 }
 
-/// One rank's NCCL communicator, non-blocking. Aborted when dropped.
-pub(crate) struct Comm {
-    raw: sys::ncclComm_t,
-}
+/// A communicator handle, shared by a [`Comm`] and its cluster's [`Watchdog`]: aborted at most
+/// once, by whichever comes first.
+struct Handle(AtomicPtr<sys::ncclComm>);
 
-// SAFETY: an NCCL communicator may be used from any thread, one call at a time; the cluster
-// only touches its communicators behind one mutex.
-unsafe impl Send for Comm {}
-
-impl Comm {
+impl Handle {
     /// Aborts the communicator (idempotent): pending operations are cancelled, its resources
     /// freed. Waits at most `ABORT_WAIT` for NCCL, then leaves the abort running.
-    pub fn abort(&mut self) {
-        let raw = std::mem::replace(&mut self.raw, std::ptr::null_mut());
+    fn abort(&self) {
+        let raw = self.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if raw.is_null() {
             return;
         }
@@ -174,13 +174,30 @@ impl Comm {
             let _ = wait.recv_timeout(ABORT_WAIT);
         }
     }
+}
 
-    /// NCCL's state of the communicator: `Ok(true)` while operations are still being posted.
+/// One rank's NCCL communicator (blocking). Aborted when dropped.
+pub(crate) struct Comm {
+    handle: Arc<Handle>,
+}
+
+impl Comm {
+    fn raw(&self) -> sys::ncclComm_t {
+        self.handle.0.load(Ordering::Acquire)
+    }
+
+    /// Aborts the communicator (idempotent).
+    pub fn abort(&mut self) {
+        self.handle.abort();
+    }
+
+    /// NCCL's state of the communicator: `Ok(true)` while an operation is still in progress,
+    /// an error once one failed (a peer that left, an abort).
     fn pending(&self, during: &'static str) -> Result<bool> {
         let mut state = sys::ncclResult_t::ncclSuccess;
         // SAFETY: a live communicator; the pointer is valid for the call.
         check(
-            unsafe { sys::ncclCommGetAsyncError(self.raw, &mut state) },
+            unsafe { sys::ncclCommGetAsyncError(self.raw(), &mut state) },
             during,
             Some(self),
         )?;
@@ -194,7 +211,135 @@ impl Drop for Comm {
     }
 }
 
-/// A communicator configuration: non-blocking, everything else NCCL's default. `version` is
+// SAFETY: an NCCL communicator may be used from any thread, one call at a time (the cluster
+// calls it behind one mutex), and aborted from another (the watchdog).
+unsafe impl Send for Handle {}
+unsafe impl Sync for Handle {}
+
+/// The `deadline` word once the watchdog has aborted the communicators.
+const FIRED: u64 = u64::MAX;
+
+/// A thread that aborts a cluster's communicators when a blocking NCCL call is still running
+/// at its deadline: the call then returns (with an error) instead of waiting for a peer that
+/// never comes. Armed around each such call ([`Watchdog::guard`]); parked otherwise.
+pub(crate) struct Watchdog {
+    shared: Arc<Watch>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Watch {
+    base: Instant,
+    /// Nanoseconds after `base` at which to abort; 0 when no call is guarded; `FIRED`.
+    deadline: AtomicU64,
+    handles: Mutex<Vec<Arc<Handle>>>,
+    quit: AtomicBool,
+}
+
+impl Watchdog {
+    fn new() -> Result<Watchdog> {
+        let shared = Arc::new(Watch {
+            base: Instant::now(),
+            deadline: AtomicU64::new(0),
+            handles: Mutex::new(Vec::new()),
+            quit: AtomicBool::new(false),
+        });
+        let theirs = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("nccl-watchdog".into())
+            .spawn(move || watch(&theirs))
+            .map_err(|e| {
+                ClusterError::Gpu(crate::Error::Internal(format!(
+                    "could not start the NCCL watchdog thread: {e}"
+                )))
+            })?;
+        Ok(Watchdog {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Runs `call` (blocking NCCL calls on the watched communicators); if it is still running
+    /// at `deadline`, the communicators are aborted, which ends it, and the result is
+    /// [`ClusterError::Timeout`].
+    fn guard<T>(
+        &self,
+        deadline: &Deadline,
+        during: &'static str,
+        call: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let at = (deadline.start + deadline.timeout)
+            .saturating_duration_since(self.shared.base)
+            .as_nanos()
+            .clamp(1, FIRED as u128 - 1) as u64;
+        self.shared.deadline.store(at, Ordering::SeqCst);
+        if let Some(thread) = &self.thread {
+            thread.thread().unpark();
+        }
+        let result = call();
+        let fired = self
+            .shared
+            .deadline
+            .compare_exchange(at, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err();
+        if fired {
+            return Err(ClusterError::Timeout {
+                during,
+                waited: deadline.timeout,
+            });
+        }
+        result
+    }
+}
+
+/// The watchdog's loop: parked while no call is guarded; at the deadline of a guarded call,
+/// aborts every communicator.
+fn watch(shared: &Watch) {
+    while !shared.quit.load(Ordering::Acquire) {
+        let at = shared.deadline.load(Ordering::SeqCst);
+        if at == 0 || at == FIRED {
+            std::thread::park();
+            continue;
+        }
+        let now = shared.base.elapsed().as_nanos() as u64;
+        if now < at {
+            std::thread::park_timeout(Duration::from_nanos(at - now));
+            continue;
+        }
+        let won = shared
+            .deadline
+            .compare_exchange(at, FIRED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if won {
+            for handle in shared
+                .handles
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
+                handle.abort();
+            }
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.shared.quit.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The NCCL exchange of a cluster: one communicator per local rank, and their watchdog.
+pub(crate) struct Nccl {
+    /// First: aborted before the watchdog stops.
+    comms: Vec<Comm>,
+    watchdog: Watchdog,
+}
+
+/// A communicator configuration: blocking, everything else NCCL's default. `version` is
 /// the loaded library's, so it reads the fields it knows (NCCL copies at most its own size).
 fn config(version: i32) -> sys::ncclConfig_t {
     const UNDEF: c_int = c_int::MIN; // NCCL_CONFIG_UNDEF_INT
@@ -202,7 +347,7 @@ fn config(version: i32) -> sys::ncclConfig_t {
         size: std::mem::size_of::<sys::ncclConfig_t>(),
         magic: 0xcafe_beef,
         version: version as c_uint,
-        blocking: 0,
+        blocking: 1,
         cgaClusterSize: UNDEF,
         minCTAs: UNDEF,
         maxCTAs: UNDEF,
@@ -237,70 +382,139 @@ fn group(body: impl FnOnce() -> Result<()>) -> Result<()> {
     ended.map(|_| ())
 }
 
-/// Creates the communicators of `ranks` (rank, its device) of a `world`-rank clique, in one
-/// group, and waits until they are ready or `timeout` has passed.
-pub(crate) fn init(
-    version: i32,
-    id: &[u8; 128],
-    world: usize,
-    ranks: &[(usize, &Gpu)],
-    timeout: Duration,
-) -> Result<Vec<Comm>> {
-    let deadline = Deadline::new(timeout);
-    let id = sys::ncclUniqueId {
-        internal: id.map(|b| b as std::ffi::c_char),
-    };
-    let mut comms: Vec<Comm> = ranks
-        .iter()
-        .map(|_| Comm {
-            raw: std::ptr::null_mut(),
-        })
-        .collect();
-    group(|| {
-        for (comm, &(rank, gpu)) in comms.iter_mut().zip(ranks) {
-            // NCCL takes the device from the calling thread's current context.
-            bind(gpu)?;
-            let mut config = config(version);
-            // SAFETY: NCCL is loaded; the pointers are valid for the call; the communicator is
-            // written before the call returns (a non-blocking init goes on in the background).
-            check(
-                unsafe {
-                    sys::ncclCommInitRankConfig(
-                        &mut comm.raw,
-                        world as c_int,
-                        id,
-                        rank as c_int,
-                        &mut config,
-                    )
-                },
-                "creating a communicator",
-                None,
-            )?;
+impl Nccl {
+    /// Creates the communicators of `ranks` (rank, its device) of a `world`-rank clique, in
+    /// one group, guarded by the watchdog: an error after `timeout` when a rank is missing.
+    pub fn init(
+        version: i32,
+        id: &[u8; 128],
+        world: usize,
+        ranks: &[(usize, &Gpu)],
+        timeout: Duration,
+    ) -> Result<Nccl> {
+        let deadline = Deadline::new(timeout);
+        let watchdog = Watchdog::new()?;
+        let id = sys::ncclUniqueId {
+            internal: id.map(|b| b as std::ffi::c_char),
+        };
+        let comms: Vec<Comm> = ranks
+            .iter()
+            .map(|_| Comm {
+                handle: Arc::new(Handle(AtomicPtr::new(std::ptr::null_mut()))),
+            })
+            .collect();
+        *watchdog
+            .shared
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = comms.iter().map(|c| c.handle.clone()).collect();
+        // Inside a group, each call returns its communicator at once; the group's end joins
+        // the clique (and blocks until every rank has come, or the watchdog aborts).
+        watchdog.guard(&deadline, "creating the communicators", || {
+            group(|| {
+                for (comm, &(rank, gpu)) in comms.iter().zip(ranks) {
+                    // NCCL takes the device from the calling thread's current context.
+                    bind(gpu)?;
+                    let mut config = config(version);
+                    let mut raw = std::ptr::null_mut();
+                    // SAFETY: NCCL is loaded; the pointers are valid for the call.
+                    let result = unsafe {
+                        sys::ncclCommInitRankConfig(
+                            &mut raw,
+                            world as c_int,
+                            id,
+                            rank as c_int,
+                            &mut config,
+                        )
+                    };
+                    comm.handle.0.store(raw, Ordering::Release);
+                    check(result, "creating a communicator", None)?;
+                }
+                Ok(())
+            })
+        })?;
+        Ok(Nccl { comms, watchdog })
+    }
+
+    /// Aborts every communicator: the cluster cannot be used afterwards.
+    pub fn abort(&mut self) {
+        self.comms.iter_mut().for_each(Comm::abort);
+    }
+
+    /// Posts every local rank's collectives in one NCCL group (member m posts `ops[m]` on its
+    /// communicator and its device's stream), guarded by the watchdog. With `wait`, also waits
+    /// until every stream has finished, against the same deadline.
+    pub fn run(
+        &self,
+        gpus: &[&Gpu],
+        ops: &[Vec<Op>],
+        during: &'static str,
+        timeout: Duration,
+        wait: bool,
+    ) -> Result<()> {
+        let deadline = Deadline::new(timeout);
+        self.watchdog
+            .guard(&deadline, during, || group(|| self.post(gpus, ops, during)))?;
+        if wait {
+            for (comm, gpu) in self.comms.iter().zip(gpus) {
+                wait_stream(comm, gpu, &deadline, during)?;
+            }
         }
         Ok(())
-    })?;
-    wait_posted(&comms, &deadline, "creating the communicators")?;
-    Ok(comms)
+    }
+
+    fn post(&self, gpus: &[&Gpu], ops: &[Vec<Op>], during: &'static str) -> Result<()> {
+        for ((comm, gpu), ops) in self.comms.iter().zip(gpus).zip(ops) {
+            let stream = gpu.device().raw_stream() as sys::cudaStream_t;
+            for op in ops {
+                // SAFETY: NCCL is loaded; the communicator is live; every address points into
+                // a live device buffer of this rank with the bytes the op reads or writes
+                // (checked by the callers), which stays alive until the stream passes the op.
+                let result = unsafe {
+                    match *op {
+                        Op::AllGather { send, recv, bytes } => sys::ncclAllGather(
+                            send as *const c_void,
+                            recv as *mut c_void,
+                            bytes,
+                            sys::ncclDataType_t::ncclUint8,
+                            comm.raw(),
+                            stream,
+                        ),
+                        Op::Broadcast {
+                            send,
+                            recv,
+                            bytes,
+                            root,
+                        } => sys::ncclBroadcast(
+                            send as *const c_void,
+                            recv as *mut c_void,
+                            bytes,
+                            sys::ncclDataType_t::ncclUint8,
+                            root as c_int,
+                            comm.raw(),
+                            stream,
+                        ),
+                    }
+                };
+                check(result, during, Some(comm))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for every communicator's device stream to finish, with a deadline.
+    pub fn wait_all(&self, gpus: &[&Gpu], during: &'static str, timeout: Duration) -> Result<()> {
+        let deadline = Deadline::new(timeout);
+        for (comm, gpu) in self.comms.iter().zip(gpus) {
+            wait_stream(comm, gpu, &deadline, during)?;
+        }
+        Ok(())
+    }
 }
 
 /// Binds a device's context to the calling thread.
 pub(crate) fn bind(gpu: &Gpu) -> Result<()> {
     Ok(gpu.device().bind()?)
-}
-
-/// Waits until NCCL has finished initialising or posting on every communicator.
-fn wait_posted(comms: &[Comm], deadline: &Deadline, during: &'static str) -> Result<()> {
-    loop {
-        let mut pending = false;
-        for comm in comms {
-            pending |= comm.pending(during)?;
-        }
-        if !pending {
-            return Ok(());
-        }
-        deadline.check(during)?;
-        deadline.pause();
-    }
 }
 
 /// One collective of one rank, on raw device bytes (`ncclUint8`).
@@ -315,79 +529,6 @@ pub(crate) enum Op {
         bytes: usize,
         root: usize,
     },
-}
-
-/// Posts every local rank's collectives in one NCCL group (member m posts `ops[m]` on its
-/// communicator and its device's stream) and waits until NCCL has posted them. With `wait`,
-/// also waits until every stream has finished, against the same deadline.
-pub(crate) fn run(
-    comms: &[Comm],
-    gpus: &[&Gpu],
-    ops: &[Vec<Op>],
-    during: &'static str,
-    timeout: Duration,
-    wait: bool,
-) -> Result<()> {
-    let deadline = Deadline::new(timeout);
-    group(|| {
-        for ((comm, gpu), ops) in comms.iter().zip(gpus).zip(ops) {
-            let stream = gpu.device().raw_stream() as sys::cudaStream_t;
-            for op in ops {
-                // SAFETY: NCCL is loaded; the communicator is live; every address points into
-                // a live device buffer of this rank with the bytes the op reads or writes
-                // (checked by the callers), which stays alive until the stream passes the op.
-                let result = unsafe {
-                    match *op {
-                        Op::AllGather { send, recv, bytes } => sys::ncclAllGather(
-                            send as *const c_void,
-                            recv as *mut c_void,
-                            bytes,
-                            sys::ncclDataType_t::ncclUint8,
-                            comm.raw,
-                            stream,
-                        ),
-                        Op::Broadcast {
-                            send,
-                            recv,
-                            bytes,
-                            root,
-                        } => sys::ncclBroadcast(
-                            send as *const c_void,
-                            recv as *mut c_void,
-                            bytes,
-                            sys::ncclDataType_t::ncclUint8,
-                            root as c_int,
-                            comm.raw,
-                            stream,
-                        ),
-                    }
-                };
-                check(result, during, Some(comm))?;
-            }
-        }
-        Ok(())
-    })?;
-    wait_posted(comms, &deadline, during)?;
-    if wait {
-        for (comm, gpu) in comms.iter().zip(gpus) {
-            wait_stream(comm, gpu, &deadline, during)?;
-        }
-    }
-    Ok(())
-}
-
-/// Waits for every communicator's device stream to finish, with a deadline.
-pub(crate) fn wait_all(
-    comms: &[Comm],
-    gpus: &[&Gpu],
-    during: &'static str,
-    timeout: Duration,
-) -> Result<()> {
-    let deadline = Deadline::new(timeout);
-    for (comm, gpu) in comms.iter().zip(gpus) {
-        wait_stream(comm, gpu, &deadline, during)?;
-    }
-    Ok(())
 }
 
 /// Polls `gpu`'s stream until it is idle (and `comm` for asynchronous NCCL errors).

@@ -18,7 +18,7 @@ pub enum ClusterError {
     #[error("the NCCL library (libnccl.so) was not found: install NCCL (e.g. the libnccl2 package, or the nvidia-nccl wheel) and put the folder holding libnccl.so on LD_LIBRARY_PATH")]
     NcclMissing,
     /// The NCCL library is older than this crate needs.
-    #[error("NCCL {found} is too old: non-blocking communicators (for timeouts) need NCCL 2.14 or later")]
+    #[error("NCCL {found} is too old: communicator configurations need NCCL 2.14 or later")]
     NcclTooOld {
         /// The version found, as `major.minor.patch`.
         found: String,

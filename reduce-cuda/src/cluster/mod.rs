@@ -19,8 +19,9 @@
 //!
 //! Nothing panics and nothing hangs: a missing `libnccl` is [`ClusterError::NcclMissing`]; a
 //! missing peer, a wrong rank count or a peer that does not make the same call is
-//! [`ClusterError::Timeout`] after [`Cluster::timeout`] (communicators are non-blocking and
-//! polled; on a timeout they are aborted). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
+//! [`ClusterError::Timeout`] after [`Cluster::timeout`] (a watchdog thread aborts NCCL's
+//! communicators when a call outlives it; the peer-access exchange's waits on the device are
+//! bounded by it too). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
 //! before NCCL starts unless the environment sets it.
 //!
 //! ```no_run
@@ -59,7 +60,7 @@ pub use segmented::{Placement, SegmentPart, Segments};
 use crate::device::{kernel_signature, DeviceVec, Entry, KernelArgs};
 use crate::gpu::Gpu;
 use crate::jit::{Family, KernelSpec, Own};
-use comm::Comm;
+use comm::Nccl;
 use crew::Crew;
 use peer::Peers;
 use reduce_core::CudaMonoid;
@@ -183,7 +184,7 @@ struct Member {
 
 /// The ranks' exchange: NCCL communicators (one per member) or peer access.
 enum Transport {
-    Nccl(Vec<Comm>),
+    Nccl(Nccl),
     Peer(Peers),
 }
 
@@ -204,7 +205,7 @@ impl State {
     fn abort(&mut self) {
         self.aborted = true;
         match &mut self.transport {
-            Transport::Nccl(comms) => comms.iter_mut().for_each(Comm::abort),
+            Transport::Nccl(nccl) => nccl.abort(),
             Transport::Peer(peers) => peers.abort(),
         }
     }
@@ -328,7 +329,7 @@ impl Cluster {
                 reason: format!("world size {world} is past NCCL's limit"),
             });
         }
-        let comms = comm::init(
+        let nccl = Nccl::init(
             version,
             &id.0,
             world,
@@ -338,7 +339,7 @@ impl Cluster {
         Cluster::assemble(
             members,
             world,
-            Transport::Nccl(comms),
+            Transport::Nccl(nccl),
             Some(version),
             timeout,
         )
@@ -449,9 +450,7 @@ impl Cluster {
         wait: bool,
     ) -> Result<()> {
         let result = match &mut state.transport {
-            Transport::Nccl(comms) => {
-                comm::run(comms, &self.gpus(), ops, during, self.timeout, wait)
-            }
+            Transport::Nccl(nccl) => nccl.run(&self.gpus(), ops, during, self.timeout, wait),
             Transport::Peer(peers) => peers.run(ops, during, self.timeout, wait),
         };
         self.abort_on_failure(state, result)
@@ -460,7 +459,7 @@ impl Cluster {
     /// Waits until every local stream is idle (aborting the cluster on a timeout).
     fn wait(&self, state: &mut State, during: &'static str) -> Result<()> {
         let result = match &state.transport {
-            Transport::Nccl(comms) => comm::wait_all(comms, &self.gpus(), during, self.timeout),
+            Transport::Nccl(nccl) => nccl.wait_all(&self.gpus(), during, self.timeout),
             Transport::Peer(peers) => peers.wait_all(during, self.timeout),
         };
         self.abort_on_failure(state, result)
