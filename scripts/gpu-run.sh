@@ -207,7 +207,8 @@ for phase in "$@"; do
     cluster)
       # More than one GPU: the cluster tests (one process on 1-4 GPUs, one process per GPU,
       # missing and leaving peers), torch.sum + all_reduce over NCCL, then bench_cluster (weak
-      # scaling, combine latency) with torch side by side, then the multi_gpu example both ways.
+      # scaling, combine latency; both exchanges) with torch side by side, the same with one
+      # process per GPU, then the multi_gpu example both ways.
       nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
       grep -E "^GPU[0-9]" "$OUT/topo.txt" | tee -a "$SUMMARY"
       # Every step is bounded, so that the phase stays under the device tool's 10 minutes and
@@ -226,10 +227,22 @@ for phase in "$@"; do
       note "torch all_reduce anchor $(( $(date +%s) - start ))s"
       grep -E "^(device|torch_allreduce) " "$OUT/torch-allreduce.txt" | tee -a "$SUMMARY"
       start=$(date +%s)
-      timeout 120 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
+      timeout 150 .gpu/cluster/bench_cluster --out "$OUT" --torch "$OUT/torch-allreduce.txt" 2>"$OUT/bench-cluster.err" | tee "$OUT/bench-cluster.txt" >> "$SUMMARY"
       rc=${PIPESTATUS[0]}
       note "bench_cluster rc=$rc $(( $(date +%s) - start ))s"
       tail -3 "$OUT/bench-cluster.err" >> "$SUMMARY"
+      # One process per GPU (the NCCL exchange): 2 processes, then every GPU.
+      gpus=$(nvidia-smi -L | wc -l)
+      for w in $(printf '%s\n' 2 "$gpus" | sort -nu); do
+        [ "$w" -ge 2 ] && [ "$w" -le "$gpus" ] || continue
+        rm -f /tmp/reduce-bench-cluster.id
+        for r in $(seq 0 $((w - 1))); do
+          timeout 120 .gpu/cluster/bench_cluster --rank "$r" --world "$w" --id-file /tmp/reduce-bench-cluster.id --out "$OUT/processes-$w" > "$OUT/bench-cluster-p$w-r$r.txt" 2>&1 &
+        done
+        wait
+        cat "$OUT/bench-cluster-p$w-r0.txt" >> "$SUMMARY"
+        cp "$OUT/processes-$w/cluster-processes.csv" "$OUT/cluster-processes-$w.csv" 2>/dev/null
+      done
       timeout 45 .gpu/cluster/multi_gpu > "$OUT/multi-gpu.txt" 2>&1
       note "multi_gpu (one process) rc=$?"
       tail -3 "$OUT/multi-gpu.txt" | tee -a "$SUMMARY"

@@ -289,12 +289,15 @@ def cluster_rows(data):
     return rows("cluster.csv", data)
 
 
+EXCHANGES = {"peer": "peer access", "nccl": "NCCL"}
+
+
 def cluster_pairs(data, section):
-    """The rows of a section by (monoid, items per GPU), each a dict of GPU count -> row."""
+    """The rows of a section by (exchange, monoid, items per GPU), each a dict of GPU count -> row."""
     out = {}
     for r in cluster_rows(data):
         if r["section"] == section:
-            out.setdefault((r["monoid"], int(r["n_per_gpu"])), {})[int(r["gpus"])] = r
+            out.setdefault((r["exchange"], r["monoid"], int(r["n_per_gpu"])), {})[int(r["gpus"])] = r
     return out
 
 
@@ -304,16 +307,19 @@ def ms(x):
 
 def cluster_weak(data):
     body = []
-    for (monoid, n), by in cluster_pairs(data, "weak").items():
+    pairs = cluster_pairs(data, "weak")
+    for (exchange, monoid, n), by in pairs.items():
         most = max(by)
-        cells = [monoid, log2(n)] + [ms(by[g]["sync_ms"]) for g in sorted(by)]
+        cells = [EXCHANGES[exchange], monoid, log2(n)] + [ms(by[g]["sync_ms"]) for g in sorted(by)]
         for g in sorted(by)[1:]:
             cells.append(f"{float(by[g]['e_sync']):.3f} / {float(by[g]['e_pipe']):.3f}")
+        cells.append(f"{float(by[most]['slowest_sync_ms']) / float(by[most]['sync_ms']):.3f}")
         cells.append(ms(by[most]["torch_sync_ms"]))
         body.append(cells)
-    gpus = sorted(next(iter(cluster_pairs(data, "weak").values())))
-    header = ["monoid", "items per GPU"] + [f"{g} GPU{'s' if g > 1 else ''}, one call" for g in gpus]
+    gpus = sorted(next(iter(pairs.values())))
+    header = ["exchange", "monoid", "items per GPU"] + [f"{g} GPU{'s' if g > 1 else ''}, one call" for g in gpus]
     header += [f"efficiency on {g}: sync / queued" for g in gpus[1:]]
+    header.append(f"slowest GPU alone / one call on {gpus[-1]}")
     header.append(f"torch `sum` + `all_reduce` on {gpus[-1]}, sync")
     return table(header, body)
 
@@ -322,14 +328,25 @@ def cluster_combine(data):
     pairs = cluster_pairs(data, "latency")
     gpus = sorted(next(iter(pairs.values())))
     body = []
-    for (monoid, n), by in pairs.items():
-        cells = [monoid, log2(n)] + [f"{float(by[g]['combine_us']):.1f} µs" for g in gpus]
+    for (exchange, monoid, n), by in pairs.items():
+        cells = [EXCHANGES[exchange], monoid, log2(n)] + [f"{float(by[g]['combine_us']):.1f} µs" for g in gpus]
         torch = by[gpus[-1]]["torch_sync_ms"]
         cells.append("–" if torch == "NaN" else f"{float(torch) * 1000:.1f} µs")
         body.append(cells)
-    header = ["monoid", "items per GPU"] + [f"combine adds, {g} GPU{'s' if g > 1 else ''}" for g in gpus]
+    header = ["exchange", "monoid", "items per GPU"] + [f"combine adds, {g} GPU{'s' if g > 1 else ''}" for g in gpus]
     header.append(f"torch `sum` + `all_reduce` on {gpus[-1]}, whole call")
     return table(header, body)
+
+
+def cluster_processes(data):
+    """bench_cluster --rank/--world: one process per GPU, NCCL."""
+    body = []
+    for r in rows("cluster-processes.csv", data):
+        body.append([r["monoid"], log2(r["n_per_gpu"]), r["processes"],
+                     f"{float(r['sync_ms']) * 1000:.1f} µs", f"{float(r['single_sync_ms']) * 1000:.1f} µs",
+                     f"{float(r['combine_us']):.1f} µs", r3(r["e_sync"])])
+    return table(["monoid", "items per GPU", "processes", "`Cluster::reduce`", "`Gpu::reduce` alone",
+                  "combine adds", "efficiency"], body)
 
 
 # ---- every public call as users call it (bench api: api.csv) ----
@@ -396,6 +413,7 @@ TABLES = {
     "jit": (jit, "jit.txt"),
     "cluster-weak": (cluster_weak, "cluster.csv"),
     "cluster-combine": (cluster_combine, "cluster.csv"),
+    "cluster-processes": (cluster_processes, "cluster-processes.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),
     "api-plain-h200": (lambda data: api_plain(data, "api-h200.csv"), "api-h200.csv"),

@@ -118,6 +118,8 @@ struct Row {
     sync_ms: f64,
     pipe_ms: f64,
     single_sync_ms: f64,
+    /// The slowest rank's own `Gpu::reduce` of its shard (what bounds a synchronous call).
+    slowest_sync_ms: f64,
     single_pipe_ms: f64,
     correct: bool,
 }
@@ -240,7 +242,30 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
     cluster.reduce_into(&xs, &mut out, config)?;
     let correct = got == expected && cluster.read(&out)? == expected;
 
-    let sync_ms = median_wall_ms(reps, || cluster.reduce(&xs, config).map(|_| ()))?;
+    // The synchronous calls interleaved — the cluster's, then each rank's own `Gpu::reduce` of
+    // its shard — so that a drift of the clocks during the run weighs on all of them alike.
+    let ranks: Vec<(usize, &_)> = xs.parts().collect();
+    let mut sync = Vec::with_capacity(reps);
+    let mut own: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); ranks.len()];
+    for rep in 0..reps + 3 {
+        let start = Instant::now();
+        cluster.reduce(&xs, config)?;
+        let took = start.elapsed().as_secs_f64() * 1e3;
+        if rep >= 3 {
+            sync.push(took);
+        }
+        for (k, (rank, part)) in ranks.iter().enumerate() {
+            let gpu = cluster.gpu(*rank).expect("local rank");
+            let start = Instant::now();
+            gpu.reduce(*part, config)?;
+            if rep >= 3 {
+                own[k].push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let sync_ms = median(sync);
+    let single_sync_ms = median(own[0].clone());
+    let slowest_sync_ms = own.into_iter().map(median).fold(single_sync_ms, f64::max);
     const QUEUED: usize = 20;
     let pipe_ms = median_wall_ms(5, || {
         for _ in 0..QUEUED {
@@ -251,7 +276,6 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
 
     let gpu = cluster.gpu(0).expect("rank 0 is local");
     let part = xs.part(0).expect("rank 0 is local");
-    let single_sync_ms = median_wall_ms(reps, || gpu.reduce(part, config).map(|_| ()))?;
     let mut single_out = gpu.identities::<M>(1)?;
     let single_pipe_ms = median_wall_ms(5, || {
         for _ in 0..QUEUED {
@@ -272,6 +296,7 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         sync_ms,
         pipe_ms,
         single_sync_ms,
+        slowest_sync_ms,
         single_pipe_ms,
         correct,
     };
@@ -375,9 +400,25 @@ fn rank_row<M: CudaMonoid + AnyBits + PartialEq>(
     let xs: Sharded<M> = cluster.shard(vec![gpu.copy(filled.items())?])?;
     let config = Algorithm::Auto;
     let part = xs.part(rank).expect("the local shard");
-    let sync = median_wall_ms(reps, || cluster.reduce(&xs, config).map(|_| ()))?;
-    let single = median_wall_ms(reps, || gpu.reduce(part, config).map(|_| ()))?;
-    Ok((sync, single))
+    // Interleaved, as in `measure`.
+    let (mut sync, mut single) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for rep in 0..reps + 3 {
+        let start = Instant::now();
+        cluster.reduce(&xs, config)?;
+        let cluster_ms = start.elapsed().as_secs_f64() * 1e3;
+        let start = Instant::now();
+        gpu.reduce(part, config)?;
+        if rep >= 3 {
+            sync.push(cluster_ms);
+            single.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok((median(sync), median(single)))
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// Warm-up 3, then the median wall time (ms) of `reps` runs.
@@ -394,8 +435,7 @@ fn median_wall_ms<E: Into<Box<dyn std::error::Error>>>(
         run().map_err(Into::into)?;
         times.push(start.elapsed().as_secs_f64() * 1e3);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(median(times))
 }
 
 /// `torch_allreduce world=G n=N sync_ms S pipe_ms P` lines: (G, N) -> (S, P).
@@ -440,7 +480,7 @@ fn report(
             .unwrap_or((f64::NAN, f64::NAN))
     };
     let mut csv = String::from(
-        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct\n",
+        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,slowest_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct\n",
     );
     println!("\n== weak scaling (one process; E = one GPU's own call on rank 0's shard / the cluster's call)");
     println!(
@@ -464,7 +504,7 @@ fn report(
         let (t_sync, t_pipe) = torch_of(r);
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{}",
+            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{}",
             r.section,
             r.exchange,
             r.monoid,
@@ -474,6 +514,7 @@ fn report(
             r.sync_ms,
             r.pipe_ms,
             r.single_sync_ms,
+            r.slowest_sync_ms,
             r.single_pipe_ms,
             e_sync,
             e_pipe,
@@ -536,8 +577,8 @@ fn report(
     {
         let (e_sync, e_pipe) = efficiency(r);
         println!(
-            "target: parallel efficiency at 2^28 {} per GPU on {g} GPUs ({}) >= 0.95: sync {e_sync:.3}, queued {e_pipe:.3}",
-            r.monoid, r.exchange
+            "target: parallel efficiency at 2^28 {} per GPU on {g} GPUs ({}) >= 0.95: sync {e_sync:.3}, queued {e_pipe:.3} (the slowest GPU alone over the cluster: {:.3})",
+            r.monoid, r.exchange, r.slowest_sync_ms / r.sync_ms
         );
     }
     for exchange in ["peer", "nccl"] {

@@ -164,14 +164,18 @@ fn run(cluster: &Cluster) -> Result<(), ClusterError> {
     let (maps, events, owner, users) = data();
     let local = cluster.local_ranks();
     println!(
-        "cluster: {} rank(s), this process drives {:?} on {} (NCCL {})",
+        "cluster: {} rank(s), this process drives {:?} on {}; exchange {:?} {}",
         cluster.world_size(),
         local,
         cluster
             .gpu(local[0])
             .map(|g| g.info().name.clone())
             .unwrap_or_default(),
-        cluster.nccl_version()
+        cluster.exchange(),
+        match cluster.nccl_version().as_str() {
+            "" => String::new(),
+            version => format!("(NCCL {version})"),
+        }
     );
 
     // Plain: even shards, one per rank; the partials are joined in rank order.

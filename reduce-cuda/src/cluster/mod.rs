@@ -1,27 +1,28 @@
-//! More than one GPU: ordered plain and segmented reductions over sharded data, through NCCL
-//! (feature `nccl`).
+//! More than one GPU: ordered plain and segmented reductions over sharded data (feature `nccl`).
 //!
-//! A [`Cluster`] is a clique of ranks, one GPU each, joined by NCCL: either every GPU in this
-//! process ([`Cluster::new`]) or one process per GPU, on one machine or many
-//! ([`Cluster::join`], with a [`ClusterId`] the caller passes around — a file, an environment
-//! variable, MPI). The API is the same; every call is collective: every rank makes the same
-//! calls in the same order.
+//! A [`Cluster`] is a clique of ranks, one GPU each: either every GPU in this process
+//! ([`Cluster::new`]) or one process per GPU, on one machine or many ([`Cluster::join`], with a
+//! [`ClusterId`] the caller passes around — a file, an environment variable, MPI). The API is
+//! the same; every call is collective: every rank makes the same calls in the same order. The
+//! ranks exchange partials through peer-access kernels of this crate where every rank is in
+//! this process and its GPUs can reach each other's memory, through NCCL otherwise
+//! ([`Exchange`]); a launch thread per local rank queues the ranks' work at the same time.
 //!
 //! Data is sharded ([`Sharded`]): contiguous shards in rank order, uneven or empty, uploaded
 //! from the host ([`Cluster::scatter`]) or made of each rank's own buffers ([`Cluster::shard`]).
-//! Each rank reduces its shard with the single-GPU kernels; NCCL moves the partials, as bytes:
-//! its own reduction operators are commutative and fixed, so the order — and with it the
-//! result of a non-commutative monoid — comes from this crate. The result equals the
+//! Each rank reduces its shard with the single-GPU kernels; the exchange moves the partials, as
+//! bytes (NCCL's own reduction operators are commutative and fixed), so the order — and with it
+//! the result of a non-commutative monoid — comes from this crate. The result equals the
 //! sequential fold of the whole sequence, bit for bit, for any associative monoid
 //! ([`Cluster::reduce`]); segments that cross shard boundaries are joined in rank order
 //! ([`Cluster::reduce_segments`], [`Cluster::reduce_by_owner`]). The host-side plan is
 //! [`reduce_core::shard`].
 //!
-//! Nothing panics and nothing hangs: a missing `libnccl` is [`ClusterError::NcclMissing`]; a
-//! missing peer, a wrong rank count or a peer that does not make the same call is
-//! [`ClusterError::Timeout`] after [`Cluster::timeout`] (a watchdog thread aborts NCCL's
-//! communicators when a call outlives it; the peer-access exchange's waits on the device are
-//! bounded by it too). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
+//! Nothing panics and nothing hangs: a missing `libnccl` (where NCCL is needed) is
+//! [`ClusterError::NcclMissing`]; a missing peer, a wrong rank count or a peer that does not
+//! make the same call is [`ClusterError::Timeout`] after [`Cluster::timeout`] (a watchdog
+//! thread aborts NCCL's communicators when a call outlives it; the peer-access exchange's waits
+//! on the device are bounded by it too). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
 //! before NCCL starts unless the environment sets it.
 //!
 //! ```no_run
@@ -143,7 +144,7 @@ pub enum Exchange {
     Nccl,
 }
 
-/// A clique of ranks, one GPU each, joined by NCCL; this process drives some of them (all, with
+/// A clique of ranks, one GPU each; this process drives some of them (all, with
 /// [`Cluster::new`]; one, with [`Cluster::join`]). `Send + Sync`; calls are serialised.
 pub struct Cluster {
     /// First field: the communicators are aborted before the devices' contexts go.
@@ -216,8 +217,8 @@ impl Cluster {
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
     /// Every listed GPU of this process, one rank each, in the order given (rank i drives
-    /// `ordinals[i]`). Errors: NCCL, the driver or NVRTC missing; no such device; an ordinal
-    /// listed twice; no ordinal.
+    /// `ordinals[i]`), with [`Exchange::Auto`]. Errors: the driver or NVRTC missing, or NCCL
+    /// where it is needed; no such device; an ordinal listed twice; no ordinal.
     pub fn new(ordinals: &[usize]) -> Result<Cluster> {
         Cluster::new_with_timeout(ordinals, Cluster::DEFAULT_TIMEOUT)
     }
