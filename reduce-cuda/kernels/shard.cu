@@ -31,8 +31,9 @@ extern "C" __global__ void shard_fold(const M* __restrict__ partials, r_size cou
 
 // The exchange between the ranks of one process over peer access (reduce-cuda's cluster/peer.rs):
 // an all-gather (root = R_ALL: recv[t * bytes ..] = rank t's send bytes, for every rank t) or a
-// broadcast (recv = rank root's send bytes). Monoid values are never combined: bytes are copied
-// to their rank-ordered places (shard_gather_fold then folds them in rank order, as shard_fold).
+// broadcast (recv = rank root's send bytes). Bytes are copied to their rank-ordered places; with
+// `out`, an all-gather of one value per rank is then folded in rank order into *out, left to
+// right by one thread (shard_fold's grouping).
 //
 // Each rank owns a mailbox in its memory: two sets of `world` slots {address, seq}, slot t of a
 // set written only by rank t. Exchange number `seq` (the same on every rank, one launch per rank)
@@ -115,7 +116,7 @@ __device__ void r_copy_share(unsigned char* dst, const unsigned char* src, r_siz
 }
 
 extern "C" __global__ void shard_exchange(r_size rank, r_size world, r_size root, r_size seq, const unsigned char* send,
-                                          r_size bytes, unsigned char* recv, r_slot* mailbox,
+                                          r_size bytes, unsigned char* recv, M* out, r_slot* mailbox,
                                           r_slot* const* mailboxes, r_size timeout_ns, const unsigned int* abort,
                                           unsigned int* status) {
     __shared__ unsigned long long sources[32];
@@ -127,23 +128,12 @@ extern "C" __global__ void shard_exchange(r_size rank, r_size world, r_size root
     } else if ((const unsigned char*)sources[root] != recv) {
         r_copy_share(recv, (const unsigned char*)sources[root], bytes, first, stride);
     }
-}
-
-// An all-gather of one value per rank (`partial`) into `gathered`, then *out = identity ⊕
-// gathered[0] ⊕ ... ⊕ gathered[world - 1] by thread 0, left to right (shard_fold's grouping).
-// One block.
-extern "C" __global__ void shard_gather_fold(r_size rank, r_size world, r_size seq, const M* partial, M* gathered,
-                                             M* out, r_slot* mailbox, r_slot* const* mailboxes, r_size timeout_ns,
-                                             const unsigned int* abort, unsigned int* status) {
-    __shared__ unsigned long long sources[32];
-    if (r_exchange_meet(rank, world, seq, partial, mailbox, mailboxes, timeout_ns, abort, status, sources) != 0)
-        return;
-    for (r_size t = 0; t < world; ++t)
-        r_copy_share((unsigned char*)(gathered + t), (const unsigned char*)sources[t], sizeof(M), threadIdx.x,
-                     blockDim.x);
+    if (out == nullptr) return;
+    // An all-gather of one M per rank, copied by this block alone (the host launches one block
+    // with `out`): *out = identity ⊕ recv[0] ⊕ ... ⊕ recv[world - 1].
     __syncthreads();
     if (threadIdx.x != 0) return;
     M acc = m_identity();
-    for (r_size t = 0; t < world; ++t) acc = m_combine(acc, gathered[t]);
+    for (r_size t = 0; t < world; ++t) acc = m_combine(acc, ((const M*)recv)[t]);
     *out = acc;
 }

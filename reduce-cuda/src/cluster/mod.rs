@@ -507,20 +507,14 @@ kernel_signature! {
 kernel_signature! {
     /// One rank's part of an exchange over peer access (see `peer.rs`).
     struct ExchangeArgs {
-        rank, world, root, seq, send, bytes, recv, mailbox, mailboxes, timeout_ns, abort, status,
-    }
-}
-kernel_signature! {
-    /// One rank's part of an all-gather of one value per rank over peer access, and its fold.
-    struct GatherFoldArgs {
-        rank, world, seq, partial, gathered, out, mailbox, mailboxes, timeout_ns, abort, status,
+        rank, world, root, seq, send, bytes, recv, out, mailbox, mailboxes, timeout_ns, abort,
+        status,
     }
 }
 
 const SHARD_REBASE_OWNER: Entry<RebaseArgs> = Entry::new("shard_rebase_owner");
 const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
 const SHARD_EXCHANGE: Entry<ExchangeArgs> = Entry::new("shard_exchange");
-const SHARD_GATHER_FOLD: Entry<GatherFoldArgs> = Entry::new("shard_gather_fold");
 
 /// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
 /// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
@@ -577,7 +571,6 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SHARD_REBASE_OWNER.name, RebaseArgs::PARAMS),
         (SHARD_FOLD.name, ShardFoldArgs::PARAMS),
         (SHARD_EXCHANGE.name, ExchangeArgs::PARAMS),
-        (SHARD_GATHER_FOLD.name, GatherFoldArgs::PARAMS),
     ]
 }
 

@@ -15,9 +15,7 @@
 
 use super::comm::{bind, Deadline, Op};
 use super::error::{ClusterError, Result};
-use super::{
-    launch_shard, load_shard, ExchangeArgs, GatherFoldArgs, SHARD_EXCHANGE, SHARD_GATHER_FOLD,
-};
+use super::{launch_shard, load_shard, ExchangeArgs, SHARD_EXCHANGE};
 use crate::device::{DeviceVec, Pinned};
 use crate::gpu::Gpu;
 use reduce_core::{CudaMonoid, Sum};
@@ -122,7 +120,7 @@ impl Peers {
         let first = self.reserve(count);
         for j in 0..count {
             for (rank, ops) in ops.iter().enumerate() {
-                self.launch(rank, first + j as u64, ops[j], timeout)?;
+                self.launch::<Sum<u32>>(rank, first + j as u64, ops[j], None, timeout)?;
             }
         }
         if wait {
@@ -138,8 +136,18 @@ impl Peers {
     }
 
     /// Queues rank `rank`'s part of exchange number `seq` ([`Peers::reserve`]), collective `op`
-    /// (every rank queues its part of every exchange, in number order).
-    pub fn launch(&self, rank: usize, seq: u64, op: Op, timeout: Duration) -> Result<()> {
+    /// (every rank queues its part of every exchange, in number order). With `fold_into`, `op`
+    /// is an all-gather of one value of `M` per rank, which the same launch then folds in rank
+    /// order into that address (its kernel loaded beforehand: [`load_shard`]); without, `M` is
+    /// any monoid (the kernel combines nothing).
+    pub fn launch<M: CudaMonoid>(
+        &self,
+        rank: usize,
+        seq: u64,
+        op: Op,
+        fold_into: Option<u64>,
+        timeout: Duration,
+    ) -> Result<()> {
         let (gpu, side) = (&self.gpus[rank], &self.sides[rank]);
         let (send, recv, bytes, root, moved) = match op {
             Op::AllGather { send, recv, bytes } => {
@@ -160,45 +168,20 @@ impl Peers {
             send,
             bytes: bytes as u64,
             recv,
+            out: fold_into.unwrap_or(0),
             mailbox: side.mailbox.address(),
             mailboxes: side.mailboxes.address(),
-            timeout_ns: nanos(timeout),
+            timeout_ns: u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX),
             abort: side.abort.device_address(),
             status: side.status.device_address(),
         };
         bind(gpu)?;
-        let threads = moved.div_ceil(BYTES_PER_THREAD).max(1) as u64;
-        launch_shard::<Sum<u32>, _>(gpu, SHARD_EXCHANGE, BLOCK, Some(threads), args)?;
-        Ok(())
-    }
-
-    /// Queues rank `rank`'s part of exchange number `seq` as an all-gather of one value of `M`
-    /// per rank (at `partial`, into the `world` values at `gathered`) followed by their fold in
-    /// rank order into `out` (`kernels/shard.cu`'s `shard_gather_fold`, loaded beforehand with
-    /// [`load_shard`]).
-    pub fn gather_fold<M: CudaMonoid>(
-        &self,
-        rank: usize,
-        seq: u64,
-        [partial, gathered, out]: [u64; 3],
-        timeout: Duration,
-    ) -> Result<()> {
-        let (gpu, side) = (&self.gpus[rank], &self.sides[rank]);
-        let args = GatherFoldArgs {
-            rank: rank as u64,
-            world: self.sides.len() as u64,
-            seq,
-            partial,
-            gathered,
-            out,
-            mailbox: side.mailbox.address(),
-            mailboxes: side.mailboxes.address(),
-            timeout_ns: nanos(timeout),
-            abort: side.abort.device_address(),
-            status: side.status.device_address(),
+        // The fold needs every value in one block; otherwise the grid grows with the bytes.
+        let threads = match fold_into {
+            Some(_) => None,
+            None => Some(moved.div_ceil(BYTES_PER_THREAD).max(1) as u64),
         };
-        bind(gpu)?;
-        launch_shard::<M, _>(gpu, SHARD_GATHER_FOLD, BLOCK, None, args)
+        launch_shard::<M, _>(gpu, SHARD_EXCHANGE, BLOCK, threads, args)
     }
 
     /// Waits until every rank's stream is idle (at most `timeout`), then reports an exchange
@@ -245,10 +228,6 @@ impl Peers {
     }
 }
 
-fn nanos(timeout: Duration) -> u64 {
-    u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX)
-}
-
 impl Drop for Peers {
     /// No launch may still read the pinned words when they are freed.
     fn drop(&mut self) {
@@ -293,7 +272,7 @@ mod tests {
         let seq = peers.reserve(1);
         let start = Instant::now();
         peers
-            .launch(0, seq, op, Duration::from_millis(200))
+            .launch::<Sum<u32>>(0, seq, op, None, Duration::from_millis(200))
             .unwrap();
         let waited = peers.wait_all("a test exchange", Duration::from_secs(20));
         assert!(
@@ -308,7 +287,9 @@ mod tests {
 
         let mut peers = Peers::open(&[&a, &b]).unwrap().expect("one device");
         let seq = peers.reserve(1);
-        peers.launch(0, seq, op, Duration::from_secs(60)).unwrap();
+        peers
+            .launch::<Sum<u32>>(0, seq, op, None, Duration::from_secs(60))
+            .unwrap();
         std::thread::sleep(Duration::from_millis(50));
         let start = Instant::now();
         peers.abort();
@@ -357,6 +338,26 @@ mod tests {
         // The last broadcast's root is rank 1.
         for (gpu, recv) in [(&a, &recvs[0]), (&b, &recvs[1])] {
             assert_eq!(gpu.download(recv).unwrap(), vec![1, 2, 3, 4, 5, 6, 4, 5]);
+        }
+        // An all-gather of one value per rank, folded by the same launch: 1 + 4 on both.
+        let seq = peers.reserve(1);
+        let outs = [a.zeroed::<u32>(1).unwrap(), b.zeroed::<u32>(1).unwrap()];
+        for rank in 0..2 {
+            let op = Op::AllGather {
+                send: sends[rank].address(),
+                recv: recvs[rank].address(),
+                bytes: 4,
+            };
+            let out = Some(outs[rank].address());
+            peers
+                .launch::<Sum<u32>>(rank, seq, op, out, Duration::from_secs(20))
+                .unwrap();
+        }
+        peers
+            .wait_all("a test exchange", Duration::from_secs(20))
+            .unwrap();
+        for (gpu, out) in [(&a, &outs[0]), (&b, &outs[1])] {
+            assert_eq!(gpu.download(out).unwrap(), vec![5]);
         }
     }
 }

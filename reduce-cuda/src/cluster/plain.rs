@@ -13,8 +13,8 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::{
-    check_owned, launch_shard, load_shard, Cluster, ShardFoldArgs, State, Transport, SHARD_FOLD,
-    SHARD_GATHER_FOLD,
+    check_owned, launch_shard, load_shard, Cluster, ShardFoldArgs, State, Transport,
+    SHARD_EXCHANGE, SHARD_FOLD,
 };
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
@@ -316,7 +316,7 @@ impl Cluster {
             let mut partial = partials[i].lock().unwrap_or_else(|e| e.into_inner());
             gpu.reduce_into(xs.local(i), &mut **partial, config)?;
             // Loaded before the exchange is queued (see `load_shard`).
-            load_shard::<M, _>(gpu, SHARD_GATHER_FOLD, super::peer::BLOCK)
+            load_shard::<M, _>(gpu, SHARD_EXCHANGE, super::peer::BLOCK)
         });
         drop(partials);
         queued.into_iter().collect::<Result<Vec<()>>>()?;
@@ -326,12 +326,12 @@ impl Cluster {
         let peers = &*peers;
         let launched = self.crew.run(ranks, |i| -> Result<()> {
             let part = &out.parts[i];
-            let buffers = [
-                part.partials[which].address(),
-                part.gathered.address(),
-                part.value.address(),
-            ];
-            peers.gather_fold::<M>(i, seq, buffers, self.timeout)
+            let op = Op::AllGather {
+                send: part.partials[which].address(),
+                recv: part.gathered.address(),
+                bytes: std::mem::size_of::<M>(),
+            };
+            peers.launch::<M>(i, seq, op, Some(part.value.address()), self.timeout)
         });
         let launched = launched.into_iter().collect::<Result<Vec<()>>>();
         if launched.is_err() {
