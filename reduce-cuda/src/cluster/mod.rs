@@ -48,6 +48,9 @@ mod comm;
 mod crew;
 mod data;
 mod error;
+mod kernels;
+#[cfg(test)]
+pub(crate) use kernels::signatures;
 mod peer;
 mod plain;
 mod segmented;
@@ -58,13 +61,11 @@ pub use plain::Replicated;
 pub use reduce_core::shard::{SegmentPlan, ShardError, Shards};
 pub use segmented::{Placement, SegmentPart, Segments};
 
-use crate::device::{kernel_signature, DeviceVec, Entry, KernelArgs};
+use crate::device::DeviceVec;
 use crate::gpu::Gpu;
-use crate::jit::{Family, KernelSpec, Own};
 use comm::Nccl;
 use crew::Crew;
 use peer::Peers;
-use reduce_core::CudaMonoid;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -496,63 +497,6 @@ impl Cluster {
     }
 }
 
-kernel_signature! {
-    /// `out[i] = owner[i] - base` for the `n` owners of a shard.
-    struct RebaseArgs { owner, n, base, out }
-}
-kernel_signature! {
-    /// `out[0]` = the fold of the `count` values at `partials`, left to right (one thread).
-    struct ShardFoldArgs { partials, count, out }
-}
-kernel_signature! {
-    /// One rank's part of an exchange over peer access (see `peer.rs`).
-    struct ExchangeArgs {
-        rank, world, root, seq, send, bytes, recv, out, mailbox, mailboxes, timeout_ns, abort,
-        status,
-    }
-}
-
-const SHARD_REBASE_OWNER: Entry<RebaseArgs> = Entry::new("shard_rebase_owner");
-const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
-const SHARD_EXCHANGE: Entry<ExchangeArgs> = Entry::new("shard_exchange");
-
-/// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
-/// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
-/// follows (the launch stays queued): an index fault in `shard_fold`'s combines is not reported
-/// (the ranks' own reductions, which combine the same kind of values, are checked).
-fn launch_shard<M: CudaMonoid, A: KernelArgs>(
-    gpu: &Gpu,
-    entry: Entry<A>,
-    block: u32,
-    count: Option<u64>,
-    args: A,
-) -> Result<()> {
-    let program = Own::<M>::new();
-    let mut d = gpu.dispatch(&program)?;
-    let (module, _) = d.module(&KernelSpec::new(Family::Shard, &[]))?;
-    let kernel = gpu.device().kernel(&module, entry, block, 0, entry.name)?;
-    match count {
-        Some(count) => d.launch_over(&kernel, count, args)?,
-        None => d.launch(&kernel, 1, args)?,
-    }
-    Ok(())
-}
-
-/// Loads entry `entry` of `kernels/shard.cu` for monoid `M` on `gpu` without launching it.
-///
-/// The exchange kernels of ranks in one process wait for each other, and the driver may load a
-/// kernel lazily at its first launch — which can wait for the context's running kernels, among
-/// them an exchange waiting for this very launch. So every kernel that is launched while an
-/// exchange may be waiting is loaded before any exchange is queued.
-fn load_shard<M: CudaMonoid, A>(gpu: &Gpu, entry: Entry<A>, block: u32) -> Result<()> {
-    let program = Own::<M>::new();
-    let (module, _) = gpu
-        .loader(&program)
-        .module(&KernelSpec::new(Family::Shard, &[]))?;
-    gpu.device().kernel(&module, entry, block, 0, entry.name)?;
-    Ok(())
-}
-
 /// A `DeviceVec` `gpu` made (on its stream), else `ForeignBuffer`.
 fn check_owned<T>(gpu: &Gpu, buffer: &DeviceVec<T>) -> crate::Result<()> {
     if **buffer.home() != **gpu.stream() {
@@ -565,15 +509,6 @@ fn check_owned<T>(gpu: &Gpu, buffer: &DeviceVec<T>) -> crate::Result<()> {
 }
 
 /// The shard kernels' signatures (checked against kernels/shard.cu).
-#[cfg(test)]
-pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
-    vec![
-        (SHARD_REBASE_OWNER.name, RebaseArgs::PARAMS),
-        (SHARD_FOLD.name, ShardFoldArgs::PARAMS),
-        (SHARD_EXCHANGE.name, ExchangeArgs::PARAMS),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

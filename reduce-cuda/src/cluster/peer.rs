@@ -15,7 +15,7 @@
 
 use super::comm::{bind, Deadline, Op};
 use super::error::{ClusterError, Result};
-use super::{launch_shard, load_shard, ExchangeArgs, SHARD_EXCHANGE};
+use super::kernels::{launch_shard, load_shard, ExchangeArgs, SHARD_EXCHANGE};
 use crate::device::{DeviceVec, Pinned};
 use crate::gpu::Gpu;
 use reduce_core::{CudaMonoid, Sum};

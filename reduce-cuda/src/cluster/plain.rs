@@ -12,10 +12,8 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::{
-    check_owned, launch_shard, load_shard, Cluster, ShardFoldArgs, State, Transport,
-    SHARD_EXCHANGE, SHARD_FOLD,
-};
+use super::kernels::{launch_shard, load_shard, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD};
+use super::{check_owned, Cluster, State, Transport};
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;

@@ -19,7 +19,8 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::{launch_shard, Cluster, Member, RebaseArgs, SHARD_REBASE_OWNER};
+use super::kernels::{launch_shard, RebaseArgs, SHARD_REBASE_OWNER};
+use super::{Cluster, Member};
 use crate::catalogue::SegConfig;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
