@@ -64,6 +64,14 @@ pub enum LayoutError {
         /// Number of owner entries.
         owners: usize,
     },
+    /// `keys.len()` differs from the number of items (a scan by key: one key per item).
+    #[error("keys has {keys} entries but there are {items} items (one key per item is required)")]
+    KeysLengthMismatch {
+        /// Number of items.
+        items: usize,
+        /// Number of keys.
+        keys: usize,
+    },
     /// `owner[index] < owner[index - 1]`: owners must be non-decreasing.
     #[error("owner is not sorted: owner[{index}] = {value} is smaller than owner[{}] = {previous}", index - 1)]
     OwnerNotSorted {

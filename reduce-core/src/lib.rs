@@ -3,7 +3,8 @@
 //! The host half of the reduce framework: the [`Monoid`] trait (and `#[derive(Monoid)]`, which
 //! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
 //! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
-//! [`fold_segments`] / [`fold_by_owner`] and along the axes of arrays [`fold_axes`], the
+//! [`fold_segments`] / [`fold_by_owner`] and along the axes of arrays [`fold_axes`], the scans
+//! (prefix folds) [`scan`], [`scan_segments`] and [`scan_by_key`], the
 //! order-keeping parallel [`Cpu`] backend, and
 //! law checking for users' monoids ([`laws`], feature `proptest`), and the host side of
 //! reductions over shards on several devices ([`shard`]).
@@ -35,6 +36,7 @@ pub mod laws;
 pub mod layout;
 pub mod math;
 pub mod monoid;
+mod scan;
 pub mod shard;
 
 pub use axes::fold_axes;
@@ -49,6 +51,7 @@ pub use monoid::{CudaMonoid, CudaStruct, DeviceCopy, Lift, Monoid};
 #[doc(hidden)]
 pub use reduce_macros::__reduce_resolve;
 pub use reduce_macros::{device_fn, DeviceCopy, Monoid};
+pub use scan::{scan, scan_by_key, scan_segments, Scan};
 
 /// CUDA C++ helpers that translated monoid code relies on; pasted first into every kernel.
 pub const CUDA_PRELUDE: &str = include_str!("cuda/prelude.cuh");

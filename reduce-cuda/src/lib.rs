@@ -97,8 +97,8 @@ pub use reduce_core::laws;
 pub use reduce_core::monoid::{DeviceCopy, Monoid};
 pub use reduce_core::SegIndex;
 pub use reduce_core::{
-    fold, fold_axes, fold_by_owner, fold_segments, CudaMonoid, CudaStruct, LayoutError, Lift, Max,
-    Min, Product, Sum,
+    fold, fold_axes, fold_by_owner, fold_segments, scan, scan_by_key, scan_segments, CudaMonoid,
+    CudaStruct, LayoutError, Lift, Max, Min, Product, Scan, Sum,
 };
 #[doc(inline)]
 pub use reduce_macros::device_fn_via_cuda as device_fn;

@@ -365,7 +365,24 @@ fn fallible_cpu_calls_return_index_faults() {
         cpu.try_reduce_segments(&items, &[0u32, 7]),
         Err(CpuError::Layout(LayoutError::LastOffsetNotLen { .. }))
     ));
+    // The scans too, plain, by offsets and by key (each from its chunk's carry).
+    is_fault(
+        cpu.try_scan(&items, reduce_core::Scan::Inclusive)
+            .unwrap_err(),
+    );
+    match cpu.try_scan_segments(&items, &offsets, reduce_core::Scan::Exclusive) {
+        Err(CpuError::Fault(f)) => is_fault(f),
+        other => panic!("{other:?}"),
+    }
+    match cpu.try_scan_by_key(&items, &owner, reduce_core::Scan::Inclusive) {
+        Err(CpuError::Fault(f)) => is_fault(f),
+        other => panic!("{other:?}"),
+    }
     let good = &items[..31_000];
+    assert_eq!(
+        cpu.try_scan(good, reduce_core::Scan::Inclusive),
+        Ok(reduce_core::scan(good, reduce_core::Scan::Inclusive))
+    );
     assert_eq!(cpu.try_reduce(good), Ok(fold(good)));
     assert_eq!(
         cpu.try_reduce_segments(good, &[0u32, 500, 31_000]),

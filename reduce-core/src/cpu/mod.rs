@@ -7,13 +7,15 @@
 //!
 //! Each call has a fallible twin (`try_reduce`, ...) that returns an index out of bounds in the
 //! monoid's translated code as an error, as the GPU does, where the plain call panics as Rust
-//! does (`crate::fault`).
+//! does (`crate::fault`). The scans are in `scan.rs`.
 
 use crate::axes::Axes;
 use crate::fault::{guarded, CpuError, IndexFault};
 use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
 use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
+
+mod scan;
 
 /// Items per parallel task; below this a task costs more than it saves.
 const MIN_CHUNK: usize = 1 << 14;
