@@ -142,7 +142,10 @@ impl Deadline {
 }
 
 /// A communicator handle, shared by a [`Comm`] and its cluster's [`Watchdog`]: aborted at most
-/// once, by whichever comes first.
+/// once, by whichever comes first. An NCCL communicator may be used from any thread, one call
+/// at a time (the cluster calls it behind one mutex); the watchdog aborts it from its own thread
+/// while a call may still be inside NCCL, the pattern NCCL's abort is for (PyTorch's watchdog
+/// does the same).
 struct Handle(AtomicPtr<sys::ncclComm>);
 
 impl Handle {
@@ -211,11 +214,6 @@ impl Drop for Comm {
     }
 }
 
-// SAFETY: an NCCL communicator may be used from any thread, one call at a time (the cluster
-// calls it behind one mutex), and aborted from another (the watchdog).
-unsafe impl Send for Handle {}
-unsafe impl Sync for Handle {}
-
 /// The `deadline` word once the watchdog has aborted the communicators.
 const FIRED: u64 = u64::MAX;
 
@@ -267,9 +265,12 @@ impl Watchdog {
         during: &'static str,
         call: impl FnOnce() -> Result<T>,
     ) -> Result<T> {
-        let at = (deadline.start + deadline.timeout)
-            .saturating_duration_since(self.shared.base)
-            .as_nanos()
+        let at = deadline
+            .start
+            .checked_add(deadline.timeout)
+            .map_or(u128::MAX, |end| {
+                end.saturating_duration_since(self.shared.base).as_nanos()
+            })
             .clamp(1, FIRED as u128 - 1) as u64;
         self.shared.deadline.store(at, Ordering::SeqCst);
         if let Some(thread) = &self.thread {

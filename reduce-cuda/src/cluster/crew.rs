@@ -12,7 +12,7 @@ use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,9 @@ struct Worker {
 /// The launch threads of a cluster's local ranks after the first.
 pub(crate) struct Crew {
     workers: Vec<Worker>,
+    /// Held through [`Crew::run`]: one caller at a time posts to the workers (a `Cluster` is
+    /// `Sync`, and not every call holds its state lock).
+    posting: Mutex<()>,
 }
 
 impl Crew {
@@ -74,11 +77,15 @@ impl Crew {
                 Err(_) => break,
             }
         }
-        Crew { workers }
+        Crew {
+            workers,
+            posting: Mutex::new(()),
+        }
     }
 
     /// `job(i)` for every rank i below `ranks`, at the same time; the results in rank order.
     pub fn run<T: Send>(&self, ranks: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        let _posting = self.posting.lock().unwrap_or_else(|e| e.into_inner());
         let mut results: Vec<Option<T>> = (0..ranks).map(|_| None).collect();
         let (first, rest) = results.split_at_mut(1.min(ranks));
         let mut posted = Vec::new();
@@ -112,8 +119,15 @@ impl Crew {
             panic = panic.or(caught);
         }
         for worker in posted {
+            let mut spins = 0u32;
             while worker.slot.state.load(Ordering::Acquire) != DONE {
-                std::hint::spin_loop();
+                // Spin while a launch is likely to end soon; yield through a long job.
+                spins = spins.saturating_add(1);
+                if spins < 1 << 12 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
             }
             // SAFETY: DONE: the worker has stored the panic and does not touch it again.
             let caught = unsafe { (*worker.slot.panic.get()).take() };
@@ -182,6 +196,22 @@ mod tests {
         // After the workers have parked.
         std::thread::sleep(SPIN * 3);
         assert_eq!(crew.run(4, |i| i), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn callers_on_several_threads_take_turns() {
+        let crew = Crew::new(3);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let crew = &crew;
+                s.spawn(move || {
+                    for round in 0..300u64 {
+                        let got = crew.run(3, |i| (t, round, i));
+                        assert_eq!(got, vec![(t, round, 0), (t, round, 1), (t, round, 2)]);
+                    }
+                });
+            }
+        });
     }
 
     #[test]

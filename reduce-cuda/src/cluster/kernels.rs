@@ -53,8 +53,9 @@ pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
 ///
 /// The exchange kernels of ranks in one process wait for each other, and the driver may load a
 /// kernel lazily at its first launch — which can wait for the context's running kernels, among
-/// them an exchange waiting for this very launch. So every kernel that is launched while an
-/// exchange may be waiting is loaded before any exchange is queued.
+/// them an exchange still waiting for another rank's part. The rule: between queuing the first
+/// rank's part of an exchange and the last rank's, no host call may wait on a context (a lazy
+/// load among them); so each kernel launched in that window is loaded beforehand.
 pub(super) fn load_shard<M: CudaMonoid, A>(gpu: &Gpu, entry: Entry<A>, block: u32) -> Result<()> {
     let program = Own::<M>::new();
     let (module, _) = gpu

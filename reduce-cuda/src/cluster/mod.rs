@@ -208,7 +208,9 @@ impl State {
         self.aborted = true;
         match &mut self.transport {
             Transport::Nccl(nccl) => nccl.abort(),
-            Transport::Peer(peers) => peers.abort(),
+            Transport::Peer(peers) => {
+                peers.abort();
+            }
         }
     }
 }
@@ -455,7 +457,7 @@ impl Cluster {
             Transport::Nccl(nccl) => nccl.run(&self.gpus(), ops, during, self.timeout, wait),
             Transport::Peer(peers) => peers.run(ops, during, self.timeout, wait),
         };
-        self.abort_on_failure(state, result)
+        self.abort_on_exchange_failure(state, result)
     }
 
     /// Waits until every local stream is idle (aborting the cluster on a timeout).
@@ -464,6 +466,15 @@ impl Cluster {
             Transport::Nccl(nccl) => nccl.wait_all(&self.gpus(), during, self.timeout),
             Transport::Peer(peers) => peers.wait_all(during, self.timeout),
         };
+        self.abort_on_exchange_failure(state, result)
+    }
+
+    /// [`Cluster::abort_on_failure`] for a step that queued exchanges: with peer access, any
+    /// error aborts, so that no rank's exchange waits for one that will not come.
+    fn abort_on_exchange_failure(&self, state: &mut State, result: Result<()>) -> Result<()> {
+        if result.is_err() && matches!(state.transport, Transport::Peer(_)) {
+            state.abort();
+        }
         self.abort_on_failure(state, result)
     }
 

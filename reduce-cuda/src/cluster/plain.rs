@@ -300,9 +300,12 @@ impl Cluster {
             unreachable!("called for the peer-access exchange only")
         };
         let ranks = self.members.len();
+        // The partial of the calls' turn; the turn passes once this call's exchange is queued
+        // (a call that fails before it leaves the partial to the next one).
         let which = (out.calls % 2) as usize;
-        out.calls += 1;
         // 1. The partials. A failure here has queued no exchange: no rank waits for another.
+        //    (Each job gets its own rank's partial; the mutexes only carry the `&mut` through
+        //    the crew's shared closure.)
         let partials: Vec<Mutex<&mut DeviceVec<M>>> = out
             .parts
             .iter_mut()
@@ -335,6 +338,7 @@ impl Cluster {
         if launched.is_err() {
             state.abort();
         }
+        out.calls += 1;
         launched.map(drop)
     }
 
