@@ -4,7 +4,8 @@
 //! also writes the CUDA C++ text of [`CudaMonoid`]), the built-in monoids [`Sum`], [`Product`],
 //! [`Min`], [`Max`], the sequential reference [`fold`] and its segmented forms
 //! [`fold_segments`] / [`fold_by_owner`] and along the axes of arrays [`fold_axes`], the scans
-//! (prefix folds) [`scan`], [`scan_segments`] and [`scan_by_key`], the
+//! (prefix folds) [`scan`], [`scan_segments`] and [`scan_by_key`], the [`portable`] grouping
+//! (the bits of a float reduction that are the same everywhere), the
 //! order-keeping parallel [`Cpu`] backend, and
 //! law checking for users' monoids ([`laws`], feature `proptest`), and the host side of
 //! reductions over shards on several devices ([`shard`]).
@@ -36,6 +37,7 @@ pub mod laws;
 pub mod layout;
 pub mod math;
 pub mod monoid;
+pub mod portable;
 mod scan;
 pub mod shard;
 
