@@ -544,3 +544,41 @@ fn wait_stream(comm: &Comm, gpu: &Gpu, deadline: &Deadline, during: &'static str
         deadline.pause();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The watchdog's logic, without NCCL: a guarded call that ends in time keeps its result; one
+    /// still running at the deadline fires the watchdog (which aborts the watched handles, here
+    /// a null one) and is a timeout; a deadline past `Instant`'s range never fires; the thread
+    /// ends with the watchdog.
+    #[test]
+    fn the_watchdog_fires_only_past_the_deadline() {
+        let watchdog = Watchdog::new().unwrap();
+        *watchdog.shared.handles.lock().unwrap() =
+            vec![Arc::new(Handle(AtomicPtr::new(std::ptr::null_mut())))];
+        let quick = Deadline::new(Duration::from_secs(5));
+        assert_eq!(watchdog.guard(&quick, "a quick call", || Ok(7)).unwrap(), 7);
+        let short = Deadline::new(Duration::from_millis(50));
+        let slow = watchdog.guard(&short, "a slow call", || {
+            std::thread::sleep(Duration::from_millis(400));
+            Ok(())
+        });
+        assert!(matches!(
+            slow,
+            Err(ClusterError::Timeout {
+                during: "a slow call",
+                ..
+            })
+        ));
+        let endless = Deadline::new(Duration::MAX);
+        assert_eq!(
+            watchdog.guard(&endless, "a long wait", || Ok(1)).unwrap(),
+            1
+        );
+        // After a timeout the next guarded call is watched again.
+        assert_eq!(watchdog.guard(&quick, "another call", || Ok(2)).unwrap(), 2);
+        drop(watchdog);
+    }
+}
