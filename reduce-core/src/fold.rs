@@ -29,11 +29,31 @@ pub fn fold_segments<M: Monoid, I: SegIndex>(
     items: &[M],
     offsets: &[I],
 ) -> Result<Vec<M>, LayoutError> {
-    check_offsets(offsets, items.len())?;
+    per_segment(items.len(), offsets, |start, end| fold(&items[start..end]))
+}
+
+/// `value(start, end)` of each segment of checked CSR `offsets` over `items` items.
+pub(crate) fn per_segment<M, I: SegIndex>(
+    items: usize,
+    offsets: &[I],
+    value: impl Fn(usize, usize) -> M,
+) -> Result<Vec<M>, LayoutError> {
+    check_offsets(offsets, items)?;
     Ok(offsets
         .windows(2)
-        .map(|w| fold(&items[w[0].to_u64() as usize..w[1].to_u64() as usize]))
+        .map(|w| value(w[0].to_u64() as usize, w[1].to_u64() as usize))
         .collect())
+}
+
+/// The segments of checked owners as CSR offsets, for `by_offsets` (a CSR form's function).
+pub(crate) fn per_owner<M, I: SegIndex>(
+    items: &[M],
+    owner: &[I],
+    num_segments: usize,
+    by_offsets: impl FnOnce(&[M], &[u64]) -> Result<Vec<M>, LayoutError>,
+) -> Result<Vec<M>, LayoutError> {
+    check_owner(owner, items.len(), num_segments)?;
+    by_offsets(items, &owner_to_offsets(owner, num_segments))
 }
 
 /// Folds the items of each owner: `owner[i]` is item `i`'s segment, non-decreasing and below
@@ -49,6 +69,5 @@ pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     owner: &[I],
     num_segments: usize,
 ) -> Result<Vec<M>, LayoutError> {
-    check_owner(owner, items.len(), num_segments)?;
-    fold_segments(items, &owner_to_offsets(owner, num_segments))
+    per_owner(items, owner, num_segments, fold_segments)
 }

@@ -40,6 +40,8 @@ pub mod monoid;
 pub mod portable;
 mod scan;
 pub mod shard;
+#[cfg(test)]
+mod test_monoids;
 
 pub use axes::fold_axes;
 pub use builtin::{Max, Min, Primitive, Product, Sum};

@@ -26,7 +26,8 @@
 //! each reduce a part and still give these bits. A lifted input is lifted first: its grouping is
 //! the one of the lifted values (the run length follows the monoid, not the input type).
 
-use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
+use crate::fold::{per_owner, per_segment};
+use crate::layout::{LayoutError, SegIndex};
 use crate::Monoid;
 
 /// Bytes of `M` values in a run.
@@ -64,11 +65,9 @@ pub fn fold_segments<M: Monoid, I: SegIndex>(
     items: &[M],
     offsets: &[I],
 ) -> Result<Vec<M>, LayoutError> {
-    check_offsets(offsets, items.len())?;
-    Ok(offsets
-        .windows(2)
-        .map(|w| segment(items, w[0].to_u64() as usize, w[1].to_u64() as usize))
-        .collect())
+    per_segment(items.len(), offsets, |start, end| {
+        segment(items, start, end)
+    })
 }
 
 /// One value per owner (the layout of [`crate::fold_by_owner`]), each the value
@@ -78,8 +77,7 @@ pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     owner: &[I],
     num_segments: usize,
 ) -> Result<Vec<M>, LayoutError> {
-    check_owner(owner, items.len(), num_segments)?;
-    fold_segments(items, &owner_to_offsets(owner, num_segments))
+    per_owner(items, owner, num_segments, fold_segments)
 }
 
 /// The value of the segment `items[start..end]`.
@@ -127,23 +125,8 @@ fn tree<M: Monoid>(mut first: usize, mut nodes: Vec<M>) -> M {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_monoids::Affine;
     use crate::Sum;
-
-    /// A non-commutative monoid: x -> a*x + b (mod 2^32), applied left first.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    struct Affine(u32, u32);
-
-    impl Monoid for Affine {
-        fn identity() -> Self {
-            Affine(1, 0)
-        }
-        fn combine(l: Self, r: Self) -> Self {
-            Affine(
-                l.0.wrapping_mul(r.0),
-                l.1.wrapping_mul(r.0).wrapping_add(r.1),
-            )
-        }
-    }
 
     fn floats(n: usize) -> Vec<Sum<f32>> {
         let mut state = 0x2545_f491_4f6c_dd1du64;

@@ -114,23 +114,8 @@ pub(crate) fn check_keys<K>(items: usize, keys: &[K]) -> Result<(), LayoutError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_monoids::Affine;
     use crate::{fold, Sum};
-
-    /// A non-commutative monoid: x -> a*x + b (mod 2^32), applied left first.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    struct Affine(u32, u32);
-
-    impl Monoid for Affine {
-        fn identity() -> Self {
-            Affine(1, 0)
-        }
-        fn combine(l: Self, r: Self) -> Self {
-            Affine(
-                l.0.wrapping_mul(r.0),
-                l.1.wrapping_mul(r.0).wrapping_add(r.1),
-            )
-        }
-    }
 
     fn items(n: u32) -> Vec<Affine> {
         (0..n)

@@ -197,23 +197,8 @@ impl Cpu {
 
 #[cfg(test)]
 mod tests {
-    use crate::{scan, scan_by_key, scan_segments, Cpu, Monoid, Scan};
-
-    /// A non-commutative monoid: x -> a*x + b (mod 2^32), applied left first.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    struct Affine(u32, u32);
-
-    impl Monoid for Affine {
-        fn identity() -> Self {
-            Affine(1, 0)
-        }
-        fn combine(l: Self, r: Self) -> Self {
-            Affine(
-                l.0.wrapping_mul(r.0),
-                l.1.wrapping_mul(r.0).wrapping_add(r.1),
-            )
-        }
-    }
+    use crate::test_monoids::Affine;
+    use crate::{scan, scan_by_key, scan_segments, Cpu, Scan};
 
     /// Sizes around the chunk size, segments that cross chunks, start on chunk boundaries, are
     /// empty or cover everything: bit for bit the references.
