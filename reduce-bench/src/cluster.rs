@@ -242,30 +242,18 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
     cluster.reduce_into(&xs, &mut out, config)?;
     let correct = got == expected && cluster.read(&out)? == expected;
 
-    // The synchronous calls interleaved — the cluster's, then each rank's own `Gpu::reduce` of
-    // its shard — so that a drift of the clocks during the run weighs on all of them alike.
-    let ranks: Vec<(usize, &_)> = xs.parts().collect();
-    let mut sync = Vec::with_capacity(reps);
-    let mut own: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); ranks.len()];
-    for rep in 0..reps + 3 {
-        let start = Instant::now();
-        cluster.reduce(&xs, config)?;
-        let took = start.elapsed().as_secs_f64() * 1e3;
-        if rep >= 3 {
-            sync.push(took);
-        }
-        for (k, (rank, part)) in ranks.iter().enumerate() {
-            let gpu = cluster.gpu(*rank).expect("local rank");
-            let start = Instant::now();
-            gpu.reduce(*part, config)?;
-            if rep >= 3 {
-                own[k].push(start.elapsed().as_secs_f64() * 1e3);
-            }
-        }
+    // The synchronous calls interleaved: the cluster's, then each rank's own `Gpu::reduce` of
+    // its shard.
+    let mut calls: Vec<Box<dyn FnMut() -> Result<()> + '_>> =
+        vec![Box::new(|| Ok(cluster.reduce(&xs, config).map(drop)?))];
+    for (rank, part) in xs.parts() {
+        let gpu = cluster.gpu(rank).expect("local rank");
+        calls.push(Box::new(move || Ok(gpu.reduce(part, config).map(drop)?)));
     }
-    let sync_ms = median(sync);
-    let single_sync_ms = median(own[0].clone());
-    let slowest_sync_ms = own.into_iter().map(median).fold(single_sync_ms, f64::max);
+    let medians = interleaved_medians(reps, &mut calls)?;
+    drop(calls);
+    let (sync_ms, single_sync_ms) = (medians[0], medians[1]);
+    let slowest_sync_ms = medians[1..].iter().copied().fold(single_sync_ms, f64::max);
     const QUEUED: usize = 20;
     let pipe_ms = median_wall_ms(5, || {
         for _ in 0..QUEUED {
@@ -401,19 +389,33 @@ fn rank_row<M: CudaMonoid + AnyBits + PartialEq>(
     let config = Algorithm::Auto;
     let part = xs.part(rank).expect("the local shard");
     // Interleaved, as in `measure`.
-    let (mut sync, mut single) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
-    for rep in 0..reps + 3 {
-        let start = Instant::now();
-        cluster.reduce(&xs, config)?;
-        let cluster_ms = start.elapsed().as_secs_f64() * 1e3;
-        let start = Instant::now();
-        gpu.reduce(part, config)?;
-        if rep >= 3 {
-            sync.push(cluster_ms);
-            single.push(start.elapsed().as_secs_f64() * 1e3);
+    let medians = interleaved_medians(
+        reps,
+        &mut [
+            Box::new(|| Ok(cluster.reduce(&xs, config).map(drop)?)),
+            Box::new(|| Ok(gpu.reduce(part, config).map(drop)?)),
+        ],
+    )?;
+    Ok((medians[0], medians[1]))
+}
+
+/// Warm-up 3 rounds, then `reps` rounds of every call in turn: the median wall time (ms) of
+/// each. Interleaving makes a drift of the clocks during the run weigh on all of them alike.
+fn interleaved_medians(
+    reps: usize,
+    calls: &mut [Box<dyn FnMut() -> Result<()> + '_>],
+) -> Result<Vec<f64>> {
+    let mut times = vec![Vec::with_capacity(reps); calls.len()];
+    for round in 0..reps.max(1) + 3 {
+        for (call, times) in calls.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            call()?;
+            if round >= 3 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
         }
     }
-    Ok((median(sync), median(single)))
+    Ok(times.into_iter().map(median).collect())
 }
 
 fn median(mut times: Vec<f64>) -> f64 {
