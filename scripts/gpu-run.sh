@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
-# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, fig4, seglayouts, cubseg,
+# Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
-# axes (reductions along the axes of arrays),
+# axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -84,6 +84,18 @@ for phase in "$@"; do
       grep -E "Throughput|Duration|Achieved Occupancy|Stall|DRAM|Memory \[%\]" "$OUT/ncu.txt" | head -40 | tee -a "$SUMMARY"
       ncu --clock-control none -k regex:read_roof -c 1 --section SpeedOfLight .gpu/bin/bench ncu > "$OUT/ncu-roof.txt" 2>&1
       grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
+      ;;
+    scanncu)
+      # the inclusive scan of 2^28 f32 (the second of two calls): throughput, occupancy, stalls
+      ncu --clock-control none -k regex:scan_tiles -s 1 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats \
+        .gpu/bin/bench ncu > "$OUT/ncu-scan.txt" 2>&1
+      grep -E "Throughput|Duration|Occupancy|Stall|Registers|Block Limit|Shared Memory|Eligible|Issued" "$OUT/ncu-scan.txt" | head -60 | tee -a "$SUMMARY"
+      # per-instruction stall samples of the same launch
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:scan_tiles -s 1 -c 1 --section SourceCounters -f -o "$OUT/scansrc" \
+        .gpu/bin/bench ncu > "$OUT/scansrc.log" 2>&1
+      ncu -i "$OUT/scansrc.ncu-rep" --page source --csv --print-source sass > "$OUT/scansrc-sass.csv" 2>&1
+      rm -f "$OUT/scansrc.ncu-rep"
       ;;
     seglayouts)
       .gpu/bin/bench seglayouts --layouts "$LAYOUTS" 2>&1 | tee -a "$SUMMARY"
@@ -272,6 +284,16 @@ for phase in "$@"; do
     axes)
       # rows, columns and middle axes of 2^26 f32, logits per row (ArgMax, log-sum-exp), against the read roof
       .gpu/bin/bench axes --out "$OUT" 2>"$OUT/bench-axes.err" | tee -a "$SUMMARY"
+      ;;
+    scan)
+      # plain scans of four monoids at 2^20..2^28 and segmented scans of every distribution at
+      # 2^26, against the copy roof, CUB's DeviceScan (checked against the sequential scan) and
+      # torch.cumsum, all in this command
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
+          && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
+      .gpu/bin/bench scan --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"
       ;;
     segargmax)
       # ArgMax per segment lifted from f32, every distribution at 2^26, against CUB's

@@ -78,6 +78,7 @@ impl<T: reduce_cuda::DeviceCopy> Filled<T> {
 pub struct BenchKernels {
     gpu: Gpu,
     roof: CudaFunction,
+    copy: CudaFunction,
     fill: CudaFunction,
 }
 
@@ -99,6 +100,9 @@ impl BenchKernels {
             roof: module
                 .load_function("read_roof")
                 .map_err(driver("loading read_roof"))?,
+            copy: module
+                .load_function("copy_roof")
+                .map_err(driver("loading copy_roof"))?,
             fill: module
                 .load_function("fill_random")
                 .map_err(driver("loading fill_random"))?,
@@ -125,6 +129,35 @@ impl BenchKernels {
                 .map_err(driver("launching read_roof"))
         };
         median_ms(&self.gpu, reps, run)
+    }
+
+    /// The copy roof of `buffer`'s bytes: the faster median (ms, over `reps` runs) of
+    /// `cuMemcpyDtoD` and a kernel of 16-byte loads and stores, each copying every byte of
+    /// `buffer` into a buffer of the same size (each byte read once and written once).
+    pub fn copy_roof_ms<T>(&self, buffer: &Filled<T>, reps: usize) -> Result<f32> {
+        let bytes = buffer.items.len() * std::mem::size_of::<T>();
+        let stream = self.gpu.stream();
+        let src = buffer.memory.slice(0..bytes);
+        let mut dst = stream
+            .alloc_zeros::<u8>(bytes.max(16))
+            .map_err(driver("allocating the copy roof's target"))?;
+        let memcpy = median_ms(&self.gpu, reps, || {
+            stream
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(driver("copying for the copy roof"))
+        })?;
+        let n4 = (bytes / 16) as u64;
+        let grid = self.gpu.info().multiprocessors * 8;
+        let kernel = median_ms(&self.gpu, reps, || {
+            let mut launch = stream.launch_builder(&self.copy);
+            launch.arg(&buffer.memory).arg(&mut dst).arg(&n4);
+            // SAFETY: copy_roof(const uint4*, uint4*, r_size) reads n4 16-byte vectors of the
+            // buffer and writes as many of `dst`, which holds as many bytes.
+            unsafe { launch.launch(config(grid, 512)) }
+                .map(|_| ())
+                .map_err(driver("launching copy_roof"))
+        })?;
+        Ok(memcpy.min(kernel))
     }
 
     /// A buffer of `len` random items: random words, then `masks` applied per word of an item.

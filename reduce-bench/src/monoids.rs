@@ -81,6 +81,30 @@ pub struct Triple {
 }
 
 // SAFETY: u32 fields only: any bits are a valid value.
+/// The f32 linear recurrence h -> a h + b: affine maps over floats composed left to right
+/// (the scans' float monoid: not exactly associative, so the grouping shows in the bits).
+/// 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(identity = AffineF32 { a: 1.0, b: 0.0 },
+         combine = |l, r| AffineF32 { a: l.a * r.a, b: l.b * r.a + r.b })]
+pub struct AffineF32 {
+    pub a: f32,
+    pub b: f32,
+}
+
+/// Recurrences that neither vanish nor blow up: a in [0.5, 1), b in [1, 2).
+pub fn masks_affine_f32() -> FillMasks {
+    let mut m = FillMasks::default();
+    m.or_mask[0] = 0x3f00_0000;
+    m.and_mask[0] = 0x3f7f_ffff;
+    m.or_mask[1] = 0x3f80_0000;
+    m.and_mask[1] = 0x3fff_ffff;
+    m
+}
+
+// SAFETY: two f32, any bits.
+unsafe impl AnyBits for AffineF32 {}
 unsafe impl AnyBits for Affine {}
 unsafe impl AnyBits for Mat2 {}
 unsafe impl AnyBits for Heis {}

@@ -28,6 +28,29 @@ typedef unsigned long long r_idx;
 typedef unsigned int r_idx;
 #endif
 
+// Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
+// offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
+__device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size segments, r_size pos) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_size lo = 0, hi = segments;
+    while (hi - lo > 1) {
+        const r_size span = hi - lo;
+        const r_size probe = span <= 33 ? lo + 1 + lane : lo + span * (lane + 1) / 33;
+        const bool valid = probe < hi;
+        const bool le = valid && offsets[probe] <= pos;
+        const unsigned int below = __ballot_sync(R_FULL_MASK, le);
+        const unsigned int inside = __ballot_sync(R_FULL_MASK, valid);
+        const int last_le = below ? 31 - __clz(below) : -1;
+        const r_size new_lo = last_le >= 0 ? __shfl_sync(R_FULL_MASK, probe, last_le) : lo;
+        const int first_gt = last_le + 1;
+        const bool has_gt = first_gt < 32 && ((inside >> first_gt) & 1u);
+        const r_size new_hi = __shfl_sync(R_FULL_MASK, probe, has_gt ? first_gt : 0);
+        lo = new_lo;
+        hi = has_gt ? new_hi : hi;
+    }
+    return lo;
+}
+
 // The first 16-byte boundary at or after p, as a T* (owners after M values in shared memory;
 // the host adds 16 bytes of slack to the dynamic shared memory).
 template <class T>

@@ -82,7 +82,10 @@ mod jit;
 pub mod testing;
 
 pub use backend::Backend;
-pub use catalogue::{Algorithm, AxisAlgorithm, AxisConfig, Config, SegAlgorithm, SegConfig};
+pub use catalogue::{
+    Algorithm, AxisAlgorithm, AxisConfig, Config, ScanAlgorithm, ScanConfig, SegAlgorithm,
+    SegConfig,
+};
 pub use device::{
     driver_available, DeviceInfo, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut,
     DeviceVec, MonoidOf, MonoidView, MonoidViewMut, PoolUsage, SegLayout,

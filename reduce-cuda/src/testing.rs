@@ -261,3 +261,34 @@ pub fn compile_axes_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
     let plan = crate::catalogue::axis_plan(config, program.items())?;
     check_compiles(&assemble(&plan.kernels(), &program), arch)
 }
+
+/// Checks that the scan kernels of `config` for `program` compile for `arch`: the plain scan,
+/// and the segmented ones over u32 and u64 offsets and keys.
+fn compile_scans(program: &dyn Program, config: crate::ScanConfig, arch: &str) -> Result<()> {
+    use crate::catalogue::{scan_plan, Segments};
+    for (segments, wide) in [
+        (Segments::None, false),
+        (Segments::Offsets, false),
+        (Segments::Offsets, true),
+        (Segments::Keys, false),
+        (Segments::Keys, true),
+    ] {
+        let plan = scan_plan(config, program.items(), segments, wide)?;
+        check_compiles(&assemble(&plan.kernels(), program), arch)?;
+    }
+    Ok(())
+}
+
+/// Checks that every scan kernel of `config` for monoid `M`'s own values compiles for `arch`,
+/// without a device.
+pub fn compile_scan_kernels<M: CudaMonoid>(config: crate::ScanConfig, arch: &str) -> Result<()> {
+    compile_scans(&Own::<M>::new(), config, arch)
+}
+
+/// [`compile_scan_kernels`] for items of type `X` lifted into `M`.
+pub fn compile_scan_kernels_lifted<M: Lift<X>, X: DeviceCopy>(
+    config: crate::ScanConfig,
+    arch: &str,
+) -> Result<()> {
+    compile_scans(&Lifted::<M, X>::new(), config, arch)
+}

@@ -13,6 +13,7 @@ mod lse;
 mod ncu;
 mod plain;
 mod sanitize;
+mod scan;
 mod segargmax;
 mod seglayouts;
 mod segmented;
@@ -46,8 +47,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "segargmax" => segargmax::segargmax(args),
         "lse" => lse::lse(args),
         "axes" => axes::axes(args),
+        "scan" => scan::scan(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse or axes");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes or scan");
             std::process::exit(2);
         }
     }

@@ -1,10 +1,10 @@
 //! `bench ncu`: a short run for a profiler (`ncu -k regex:reduce_shuffle -c 2`, then
-//! `-k regex:read_roof -c 1`): the roof kernel (three warm-up runs and one timed) and Shuffle
-//! twice, on 2^28 f32.
+//! `-k regex:read_roof -c 1`, `-k regex:scan_tiles -c 2`): the roof kernel (three warm-up runs and
+//! one timed), Shuffle twice, and the inclusive scan (LookBack) twice, on 2^28 f32.
 
 use crate::kernels::BenchKernels;
 use crate::monoids::masks_f32;
-use reduce_cuda::{Algorithm, Gpu, Sum};
+use reduce_cuda::{Algorithm, Gpu, Scan, ScanAlgorithm, Sum};
 
 pub fn ncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -14,6 +14,15 @@ pub fn ncu() -> reduce_cuda::Result<()> {
     let mut out = gpu.identities::<Sum<f32>>(1)?;
     for _ in 0..2 {
         gpu.reduce_into(xs.items(), &mut out, Algorithm::Shuffle)?;
+    }
+    let mut scanned = gpu.identities::<Sum<f32>>(1 << 28)?;
+    for _ in 0..2 {
+        gpu.scan_into(
+            xs.items(),
+            Scan::Inclusive,
+            &mut scanned,
+            ScanAlgorithm::Auto,
+        )?;
     }
     gpu.synchronize()
 }

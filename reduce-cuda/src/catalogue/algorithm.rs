@@ -189,3 +189,34 @@ impl std::fmt::Display for AxisAlgorithm {
         f.pad(self.name())
     }
 }
+
+/// An algorithm of the scans ([`crate::Gpu::scan`] and its segmented forms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ScanAlgorithm {
+    /// One pass: tiles in order, each tile's prefix from its predecessors by decoupled
+    /// look-back, with a fixed grouping (the same bits from run to run, whatever the timing).
+    LookBack,
+    /// LookBack.
+    #[default]
+    Auto,
+}
+
+impl ScanAlgorithm {
+    /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
+    pub const ALL: [ScanAlgorithm; 1] = [ScanAlgorithm::LookBack];
+
+    /// The algorithm's name in tables and benchmarks.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanAlgorithm::LookBack => "LookBack",
+            ScanAlgorithm::Auto => "Auto",
+        }
+    }
+}
+
+impl std::fmt::Display for ScanAlgorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}

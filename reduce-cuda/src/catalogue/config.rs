@@ -1,7 +1,7 @@
 //! The two configurations (an algorithm plus the parameters the paper varies), the knobs they
 //! share, and the checks every family applies to them.
 
-use super::algorithm::{Algorithm, AxisAlgorithm, SegAlgorithm};
+use super::algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
 use crate::error::{Error, Result};
 
 /// The setters of the parameters both configurations have (the fields' docs say which
@@ -198,6 +198,59 @@ impl AxisConfig {
     /// Sets the fewest items a thread folds down a strip (see the field).
     pub fn min_strip(mut self, items: u32) -> Self {
         self.min_strip = Some(items);
+        self
+    }
+}
+
+/// An algorithm of the scans plus its parameters. The grouping of a float scan, and so its
+/// bits, follows from N, the layout, `block` and `items_per_thread` only.
+///
+/// ```
+/// use reduce_cuda::{ScanAlgorithm, ScanConfig};
+/// let config = ScanConfig::new(ScanAlgorithm::LookBack).block(128).trusted();
+/// assert!(config.trusted);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct ScanConfig {
+    /// The algorithm.
+    pub algorithm: ScanAlgorithm,
+    /// Threads per block (a multiple of 32 up to 1024; default 256).
+    pub block: Option<u32>,
+    /// Items each thread scans per tile (1 to 32; default: 128 bytes' worth of the larger of
+    /// the input item and the monoid value).
+    pub items_per_thread: Option<u32>,
+    /// Skip the check of CSR offsets (monotone from 0 to N). With bad offsets the result is
+    /// then unspecified (but memory-safe). Keys need no check.
+    pub trusted: bool,
+}
+
+impl From<ScanAlgorithm> for ScanConfig {
+    fn from(algorithm: ScanAlgorithm) -> Self {
+        ScanConfig::new(algorithm)
+    }
+}
+
+impl ScanConfig {
+    /// The algorithm with default parameters, checking offsets.
+    pub fn new(algorithm: ScanAlgorithm) -> Self {
+        ScanConfig {
+            algorithm,
+            ..ScanConfig::default()
+        }
+    }
+    /// Sets the threads per block.
+    pub fn block(mut self, threads: u32) -> Self {
+        self.block = Some(threads);
+        self
+    }
+    /// Sets the items each thread scans per tile.
+    pub fn items_per_thread(mut self, items: u32) -> Self {
+        self.items_per_thread = Some(items);
+        self
+    }
+    /// Skips the check of CSR offsets: for offsets already known to be valid.
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
         self
     }
 }

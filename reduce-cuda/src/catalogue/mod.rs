@@ -14,6 +14,7 @@
 //! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
+//! | `scan.rs` | scans: `LookBack` | offsets, keys | scan.cu |
 //!
 //! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
 //! output, owners, passes of (value, owner) pairs). To add an algorithm: a variant in
@@ -28,13 +29,15 @@ mod matrix;
 mod merge;
 mod paper;
 mod plan;
+mod scan;
 mod shuffle;
 mod tree;
 pub(crate) mod tuning;
 
-pub use algorithm::{Algorithm, AxisAlgorithm, SegAlgorithm};
+pub use algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
 pub(crate) use axes::axis_plan;
-pub use config::{AxisConfig, Config, SegConfig};
+pub use config::{AxisConfig, Config, ScanConfig, SegConfig};
+pub(crate) use scan::{scan_plan, Segments};
 
 pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
 
@@ -148,6 +151,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         shuffle::signatures(),
         merge::signatures(),
         axes::signatures(),
+        scan::signatures(),
         crate::dispatch::segmented::signatures(),
     ]
     .concat()

@@ -22,6 +22,8 @@ pub(crate) enum Family {
     SegMerge,
     /// Reductions along the axes of arrays.
     Axes,
+    /// Scans, plain and segmented.
+    Scan,
     /// The multi-GPU helpers (`cluster`).
     #[cfg(feature = "nccl")]
     Shard,
@@ -41,6 +43,7 @@ impl Family {
         Family::SegShuffle,
         Family::SegMerge,
         Family::Axes,
+        Family::Scan,
         #[cfg(feature = "nccl")]
         Family::Shard,
     ];
@@ -63,6 +66,7 @@ impl Family {
             Family::SegShuffle => ("seg_shuffle", include_str!("../../kernels/seg_shuffle.cu")),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
             Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
+            Family::Scan => ("scan", include_str!("../../kernels/scan.cu")),
             #[cfg(feature = "nccl")]
             Family::Shard => ("shard", include_str!("../../kernels/shard.cu")),
         }
@@ -71,7 +75,7 @@ impl Family {
     /// The headers the template relies on, after `common.cuh`, in order.
     fn headers(self) -> &'static [Header] {
         match self {
-            Family::SegTree | Family::SegMatrix | Family::SegMerge => &[SEG_COMMON],
+            Family::SegTree | Family::SegMatrix | Family::SegMerge | Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             _ => &[],
         }

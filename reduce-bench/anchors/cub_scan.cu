@@ -1,0 +1,139 @@
+// CUB's DeviceScan on the monoids and sizes of `bench scan`, built and run in the same device
+// command so that the ratios come from one run:
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/cub_scan.cu -o cub_scan && ./cub_scan
+// f32 sums (InclusiveSum / ExclusiveSum), the 8-byte affine monoid and 2x2 matrices over u32
+// (InclusiveScan / ExclusiveScan with the operator, not commutative), and the f32 recurrence
+// h -> a h + b. The exact monoids' outputs are checked against the sequential scan on the host
+// at 2^20 and 2^24 (a wrong output is reported, not timed as a win; 2^28 repeats the verdict of
+// 2^24). Prints "<case>_<inclusive|exclusive> n=<N> ms <median ms> correct <yes|NO|unchecked>".
+#include <cub/cub.cuh>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(1);} } while (0)
+
+struct Affine { uint32_t a, b; };
+struct Mat2 { uint32_t m[4]; };
+struct AffineF32 { float a, b; };
+
+struct SumOp {
+  __host__ __device__ float operator()(float l, float r) const { return l + r; }
+};
+struct AffineOp {
+  __host__ __device__ Affine operator()(const Affine& l, const Affine& r) const {
+    return Affine{l.a * r.a, l.b * r.a + r.b};
+  }
+};
+struct Mat2Op {
+  __host__ __device__ Mat2 operator()(const Mat2& l, const Mat2& r) const {
+    return Mat2{{l.m[0] * r.m[0] + l.m[1] * r.m[2], l.m[0] * r.m[1] + l.m[1] * r.m[3],
+                 l.m[2] * r.m[0] + l.m[3] * r.m[2], l.m[2] * r.m[1] + l.m[3] * r.m[3]}};
+  }
+};
+struct AffineF32Op {
+  __host__ __device__ AffineF32 operator()(const AffineF32& l, const AffineF32& r) const {
+    return AffineF32{l.a * r.a, l.b * r.a + r.b};
+  }
+};
+bool same(const Affine& x, const Affine& y) { return x.a == y.a && x.b == y.b; }
+bool same(const Mat2& x, const Mat2& y) { return std::equal(x.m, x.m + 4, y.m); }
+// (float monoids are not checked)
+bool same(float, float) { return true; }
+bool same(const AffineF32&, const AffineF32&) { return true; }
+
+__device__ uint32_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return (uint32_t)((x ^ (x >> 31)) >> 16);
+}
+
+// Random words; word k of every item OR-ed with orm[k] and AND-ed with andm[k] (as bench's fill).
+__global__ void fill(uint32_t* p, uint64_t words, uint32_t item_words, uint4 orm, uint4 andm) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < words; i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint32_t k = i % item_words;
+    const uint32_t o = k == 0 ? orm.x : k == 1 ? orm.y : k == 2 ? orm.z : orm.w;
+    const uint32_t a = k == 0 ? andm.x : k == 1 ? andm.y : k == 2 ? andm.z : andm.w;
+    p[i] = (mix(i * 0x100000001b3ull + 77) | o) & a;
+  }
+}
+
+template <class F> float median_ms(F f, int reps = 20) {
+  cudaEvent_t s, e; CK(cudaEventCreate(&s)); CK(cudaEventCreate(&e));
+  for (int i = 0; i < 3; ++i) f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(s)); f(); CK(cudaEventRecord(e)); CK(cudaEventSynchronize(e));
+    float ms; CK(cudaEventElapsedTime(&ms, s, e)); t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  CK(cudaEventDestroy(s)); CK(cudaEventDestroy(e));
+  return t[t.size() / 2];
+}
+
+std::map<std::string, std::string> verdicts;
+
+// Times the inclusive and exclusive scans of n items of T under op (identity `id`); checks
+// exact monoids against the host's sequential scan where `check`.
+template <class T, class Op>
+void run(const char* name, uint64_t n, uint4 orm, uint4 andm, T id, Op op, bool exact) {
+  T *in, *out;
+  CK(cudaMalloc(&in, n * sizeof(T)));
+  CK(cudaMalloc(&out, n * sizeof(T)));
+  fill<<<1024, 256>>>((uint32_t*)in, n * sizeof(T) / 4, sizeof(T) / 4, orm, andm);
+  for (int exclusive = 0; exclusive < 2; ++exclusive) {
+    size_t temp_bytes = 0;
+    void* temp = nullptr;
+    auto call = [&]() {
+      if (exclusive) CK(cub::DeviceScan::ExclusiveScan(temp, temp_bytes, in, out, op, id, (int64_t)n));
+      else CK(cub::DeviceScan::InclusiveScan(temp, temp_bytes, in, out, op, (int64_t)n));
+    };
+    call();
+    CK(cudaMalloc(&temp, temp_bytes));
+    const float ms = median_ms(call);
+    const std::string key = std::string(name) + (exclusive ? "_exclusive" : "_inclusive");
+    if (exact && n <= (1ull << 24)) {
+      std::vector<T> h_in(n), h_out(n);
+      CK(cudaMemcpy(h_in.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(h_out.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
+      T acc = id;
+      bool ok = true;
+      for (uint64_t i = 0; i < n && ok; ++i) {
+        const T next = op(acc, h_in[i]);
+        ok = same(h_out[i], exclusive ? acc : next);
+        acc = next;
+      }
+      verdicts[key] = ok ? "yes" : "NO";
+    }
+    const std::string verdict = exact ? (verdicts.count(key) ? verdicts[key] : "unchecked") : "unchecked";
+    printf("%s n=%llu ms %.4f correct %s\n", key.c_str(), (unsigned long long)n, ms, verdict.c_str());
+    fflush(stdout);
+    CK(cudaFree(temp));
+  }
+  CK(cudaFree(in));
+  CK(cudaFree(out));
+}
+
+int main() {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  printf("device %s\n", prop.name);
+  const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
+  for (int lg : {20, 24, 28}) {
+    const uint64_t n = 1ull << lg;
+    // f32 sums: the same [1, 2) data as bench's
+    run<float>("cub_sum_f32", n, make_uint4(0x3f800000u, 0, 0, 0), make_uint4(0x3fffffffu, ~0u, ~0u, ~0u), 0.0f,
+               SumOp(), false);
+    run<Affine>("cub_affine", n, make_uint4(1, 0, 0, 0), all, Affine{1, 0}, AffineOp(), true);
+    run<Mat2>("cub_mat2", n, make_uint4(1, 0, 0, 1), make_uint4(~0u, ~1u, ~0u, ~0u), Mat2{{1, 0, 0, 1}}, Mat2Op(), true);
+    run<AffineF32>("cub_affine_f32", n, make_uint4(0x3f000000u, 0x3f800000u, 0, 0),
+                   make_uint4(0x3f7fffffu, 0x3fffffffu, ~0u, ~0u), AffineF32{1.0f, 0.0f}, AffineF32Op(), false);
+  }
+  return 0;
+}

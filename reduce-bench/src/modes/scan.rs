@@ -1,0 +1,346 @@
+//! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
+//! `ScanAlgorithm::Auto`) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes) and
+//! the f32 linear recurrence at 2^20, 2^24 and 2^28 items, inclusive and exclusive, and the
+//! segmented scans (CSR offsets, and keys: each item's segment id) of `bench segmented`'s
+//! distributions at 2^26, against the copy roof measured on the same bytes in the same command
+//! — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each byte read once and
+//! written once: ×roof = roof time × (bytes moved / bytes the roof moves) / time — and against
+//! CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum` (`anchors/torch_scan.py`) from
+//! the same command (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against
+//! the sequential scan up to 2^24 items (and the segmented ones at 2^26).
+
+use crate::anchors::read_cub;
+use crate::cli::Args;
+use crate::kernels::{AnyBits, BenchKernels, FillMasks};
+use crate::layouts::{distribution, owners, to_u32, DISTRIBUTIONS};
+use crate::monoids::{masks_affine, masks_affine_f32, masks_f32, masks_mat2};
+use crate::monoids::{Affine, AffineF32, Mat2};
+use crate::output::report;
+use crate::timing::{median_ms, REPS};
+use reduce_cuda::{CudaMonoid, Gpu, Scan, ScanAlgorithm, ScanConfig, Sum};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// What every row needs: the report and the anchors' times.
+struct Table {
+    lines: Vec<String>,
+    csv: String,
+    anchors: HashMap<(String, usize), (f64, String)>,
+}
+
+/// One measured case.
+struct Row<'a> {
+    case: &'a str,
+    n: usize,
+    ms: f32,
+    /// Bytes the case must move (read and written).
+    moved: f64,
+    /// The copy roof's time, and the bytes it moved.
+    roof: (f32, f64),
+    /// The CUB and torch anchors' keys (empty: none).
+    peers: [&'a str; 2],
+    /// The check of the output against the sequential scan ("yes", "NO", or empty: none).
+    correct: &'a str,
+}
+
+impl Table {
+    fn row(&mut self, r: Row) {
+        let gbs = r.moved / (r.ms as f64 * 1e6);
+        let ratio = r.roof.0 as f64 * (r.moved / r.roof.1) / r.ms as f64;
+        let mut line = format!(
+            "{:<44} n={:<10} {:>8.4} ms {gbs:>7.0} GB/s  x roof {ratio:.3}",
+            r.case, r.n, r.ms
+        );
+        let mut cols = Vec::new();
+        for key in r.peers {
+            let peer = self.anchors.get(&(key.to_string(), r.n)).cloned();
+            match &peer {
+                Some((ms, verdict)) if verdict == "NO" => {
+                    let _ = write!(line, "  {key} {ms:.4} ms: WRONG OUTPUT");
+                }
+                Some((ms, _)) => {
+                    let _ = write!(line, "  {key} {ms:.4} ms: x{:.2}", ms / r.ms as f64);
+                }
+                None => {}
+            }
+            let (ms, verdict) = peer.unwrap_or((f64::NAN, String::new()));
+            cols.push(format!("{ms},{verdict}"));
+        }
+        if !r.correct.is_empty() {
+            let _ = write!(line, "  correct {}", r.correct);
+        }
+        self.lines.push(line);
+        let _ = writeln!(
+            self.csv,
+            "{},{},{},{gbs},{ratio},{},{}",
+            r.case,
+            r.n,
+            r.ms,
+            cols.join(","),
+            r.correct
+        );
+    }
+}
+
+/// The plain scans of one monoid at `n` items: both kinds, into a buffer; `check` compares the
+/// outputs with the sequential scan (exact monoids).
+fn plain<M: CudaMonoid + AnyBits + PartialEq>(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    table: &mut Table,
+    (name, anchors): (&str, [&str; 2]),
+    n: usize,
+    masks: &FillMasks,
+    check: bool,
+) -> reduce_cuda::Result<()> {
+    let xs = kernels.fill_random::<M>(n, n as u64 ^ 0x5ca7, masks)?;
+    let size = std::mem::size_of::<M>();
+    let roof = kernels.copy_roof_ms(&xs, REPS)?;
+    let bytes = (2 * n * size) as f64;
+    let mut out = gpu.identities::<M>(n)?;
+    for kind in [Scan::Inclusive, Scan::Exclusive] {
+        let ms = median_ms(gpu, REPS, || {
+            gpu.scan_into(xs.items(), kind, &mut out, ScanAlgorithm::Auto)
+        })?;
+        let correct = match check {
+            true if n <= 1 << 24 => {
+                let want = reduce_cuda::scan(&gpu.download(xs.items())?, kind);
+                if gpu.download(&out)? == want {
+                    "yes"
+                } else {
+                    "NO"
+                }
+            }
+            _ => "",
+        };
+        let kind_name = if kind == Scan::Inclusive {
+            "inclusive"
+        } else {
+            "exclusive"
+        };
+        let [cub, torch] = anchors.map(|a| match a {
+            "" => String::new(),
+            a => format!("{a}_{kind_name}"),
+        });
+        table.row(Row {
+            case: &format!("{name} {kind_name}"),
+            n,
+            ms,
+            moved: bytes,
+            roof: (roof, bytes),
+            peers: [&cub, &torch],
+            correct,
+        });
+    }
+    // What users call: the allocating form (a new output each call).
+    if n >= 1 << 24 {
+        let ms = median_ms(gpu, REPS, || {
+            gpu.scan(xs.items(), Scan::Inclusive, ScanAlgorithm::Auto)
+                .map(drop)
+        })?;
+        table.row(Row {
+            case: &format!("{name} inclusive, allocating"),
+            n,
+            ms,
+            moved: bytes,
+            roof: (roof, bytes),
+            peers: ["", ""],
+            correct: "",
+        });
+    }
+    Ok(())
+}
+
+pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let mut anchors = read_cub(&args.cub);
+    anchors.extend(read_cub(&args.torch));
+    let mut table = Table {
+        lines: vec![format!("device {}", gpu.info().name)],
+        csv: String::from(
+            "case,n,median_ms,gbs_moved,ratio_to_copy_roof,cub_ms,cub_correct,torch_ms,torch_correct,correct\n",
+        ),
+        anchors,
+    };
+    let sizes: &[u32] = if args.quick { &[24] } else { &[20, 24, 28] };
+    for &log2 in sizes {
+        let n = 1usize << log2;
+        plain::<Sum<f32>>(
+            &gpu,
+            &kernels,
+            &mut table,
+            ("f32 sum", ["cub_sum_f32", "torch_cumsum_f32"]),
+            n,
+            &masks_f32(),
+            false,
+        )?;
+        plain::<Affine>(
+            &gpu,
+            &kernels,
+            &mut table,
+            ("affine", ["cub_affine", ""]),
+            n,
+            &masks_affine(),
+            true,
+        )?;
+        plain::<Mat2>(
+            &gpu,
+            &kernels,
+            &mut table,
+            ("mat2", ["cub_mat2", ""]),
+            n,
+            &masks_mat2(),
+            true,
+        )?;
+        plain::<AffineF32>(
+            &gpu,
+            &kernels,
+            &mut table,
+            ("f32 recurrence", ["cub_affine_f32", ""]),
+            n,
+            &masks_affine_f32(),
+            false,
+        )?;
+        eprintln!("scan: n = 2^{log2} done");
+    }
+    tile_shapes::<Sum<f32>>(&gpu, &kernels, &mut table, "f32 sum", &masks_f32())?;
+    tile_shapes::<Affine>(&gpu, &kernels, &mut table, "affine", &masks_affine())?;
+    segmented(&gpu, &kernels, &mut table, args.quick)?;
+    std::fs::write(args.out.join("scan.csv"), &table.csv).expect("writing scan.csv");
+    report(&args.out, "scan.txt", &table.lines);
+    Ok(())
+}
+
+/// Inclusive scans of 2^28 items of `M` with other tile shapes than the default (threads per
+/// block, items per thread): what the defaults were chosen from.
+fn tile_shapes<M: CudaMonoid + AnyBits>(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    table: &mut Table,
+    name: &str,
+    masks: &FillMasks,
+) -> reduce_cuda::Result<()> {
+    let n = 1usize << 28;
+    let xs = kernels.fill_random::<M>(n, 0x7135, masks)?;
+    let roof = kernels.copy_roof_ms(&xs, REPS)?;
+    let bytes = (2 * n * std::mem::size_of::<M>()) as f64;
+    let mut out = gpu.identities::<M>(n)?;
+    // the default is 256 threads of 128 bytes' worth of items (at most 32 items)
+    let per = (128 / std::mem::size_of::<M>() as u32).min(32);
+    for (block, items) in [(128, per), (512, per / 2), (256, per / 2), (256, per / 4)] {
+        let config = ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(block)
+            .items_per_thread(items);
+        let ms = median_ms(gpu, REPS, || {
+            gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)
+        })?;
+        table.row(Row {
+            case: &format!("{name} inclusive, {block} x {items}"),
+            n,
+            ms,
+            moved: bytes,
+            roof: (roof, bytes),
+            peers: ["", ""],
+            correct: "",
+        });
+    }
+    Ok(())
+}
+
+/// The segmented scans of the distributions at 2^26 items, f32 sums and the affine monoid
+/// (checked), offsets and keys, inclusive, trusted offsets (the check is a pass of its own).
+fn segmented(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    table: &mut Table,
+    quick: bool,
+) -> reduce_cuda::Result<()> {
+    let n = 1usize << 26;
+    let sums = kernels.fill_random::<Sum<f32>>(n, 12, &masks_f32())?;
+    let affine = kernels.fill_random::<Affine>(n, 13, &masks_affine())?;
+    let roof_f32 = kernels.copy_roof_ms(&sums, REPS)?;
+    let roof_affine = kernels.copy_roof_ms(&affine, REPS)?;
+    let host_affine = gpu.download(affine.items())?;
+    let mut out_f32 = gpu.identities::<Sum<f32>>(n)?;
+    let mut out_affine = gpu.identities::<Affine>(n)?;
+    let trusted = ScanConfig::new(ScanAlgorithm::Auto).trusted();
+    let dists: &[&str] = if quick {
+        &["size_3", "random_10_50", "equal_1000"]
+    } else {
+        &DISTRIBUTIONS
+    };
+    for dist in dists {
+        let offsets = distribution(dist, n as u64, 7).expect("a known distribution");
+        let d_offsets = gpu.upload(&to_u32(&offsets))?;
+        let d_keys = gpu.upload(&owners(&offsets))?;
+        for form in ["offsets", "keys"] {
+            let layout_bytes = if form == "offsets" {
+                4 * offsets.len()
+            } else {
+                4 * n
+            } as f64;
+            let f32_ms = median_ms(gpu, REPS, || match form {
+                "offsets" => gpu.scan_segments_into(
+                    sums.items(),
+                    &d_offsets,
+                    Scan::Inclusive,
+                    &mut out_f32,
+                    trusted,
+                ),
+                _ => gpu.scan_by_key_into(
+                    sums.items(),
+                    &d_keys,
+                    Scan::Inclusive,
+                    &mut out_f32,
+                    trusted,
+                ),
+            })?;
+            let f32_bytes = (8 * n) as f64;
+            table.row(Row {
+                case: &format!("segmented f32 {form} {dist}"),
+                n,
+                ms: f32_ms,
+                moved: f32_bytes + layout_bytes,
+                roof: (roof_f32, f32_bytes),
+                peers: ["", ""],
+                correct: "",
+            });
+            let affine_ms = median_ms(gpu, REPS, || match form {
+                "offsets" => gpu.scan_segments_into(
+                    affine.items(),
+                    &d_offsets,
+                    Scan::Inclusive,
+                    &mut out_affine,
+                    trusted,
+                ),
+                _ => gpu.scan_by_key_into(
+                    affine.items(),
+                    &d_keys,
+                    Scan::Inclusive,
+                    &mut out_affine,
+                    trusted,
+                ),
+            })?;
+            let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
+                .expect("a valid layout");
+            let correct = if gpu.download(&out_affine)? == want {
+                "yes"
+            } else {
+                "NO"
+            };
+            let affine_bytes = (16 * n) as f64;
+            table.row(Row {
+                case: &format!("segmented affine {form} {dist}"),
+                n,
+                ms: affine_ms,
+                moved: affine_bytes + layout_bytes,
+                roof: (roof_affine, affine_bytes),
+                peers: ["", ""],
+                correct,
+            });
+        }
+        eprintln!("scan: segmented {dist} done");
+    }
+    Ok(())
+}

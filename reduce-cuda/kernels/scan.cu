@@ -1,0 +1,430 @@
+// Scans (prefix folds), plain and segmented: one launch, each item read once and written once,
+// tiles chained by decoupled look-back with a fixed grouping.
+//
+// ORDER INVARIANT. The input is cut into tiles of R_TILE = R_BLOCK * R_ITEMS consecutive items,
+// numbered in the order blocks take them (an atomic counter), so every tile before a block's
+// own is held by a block that runs; the tiles are cut into groups of 32 (tile t = 32 g + i).
+// Inside a tile, thread k owns the R_ITEMS consecutive items from k * R_ITEMS. Every combine is
+// (earlier items) ⊕ (later items):
+//   - a thread folds its items left to right into its aggregate;
+//   - the lanes of a warp, then the warps of the block, scan their aggregates with a
+//     Kogge-Stone scan (step o: lane L takes (lane L - o's value) ⊕ (its own)): the tile's
+//     aggregate a(t), published at once;
+//   - w(t) = a(32 g) ⊕ a(32 g + 1) ⊕ … ⊕ a(t - 1), folded left to right from the group's first
+//     tile (none for i = 0), and the group's aggregate A(g) = w(32 g + 31) ⊕ a(32 g + 31),
+//     published by the group's last tile;
+//   - the groups chain: P(g) = I(g - 1), I(g) = P(g) ⊕ A(g), I(0) = A(0), where I(g), the
+//     group's inclusive value, is published by its last tile;
+//   - the tile's prefix p(t) = P(g) ⊕ w(t) (group 0: w(t));
+//   - a thread's prefix is p(t) ⊕ (the warps before its warp) ⊕ (the lanes before its lane), and
+//     its outputs continue from it item by item: y = prefix ⊕ x_j.
+// THE FIXED GROUPING. A tile looking back finds the nearest group before its own that published
+// I (or, segmented, whose aggregate holds a segment start: then its value does not depend on
+// anything before it), and folds from that value the later groups' aggregates strictly left
+// to right, one combine at a time. By induction that is I(g - 1) bit for bit, wherever the
+// look-back stops, so every output depends only on N, the layout and (R_BLOCK, R_ITEMS) —
+// never on timing or the grid — and float scans repeat exactly. (A tree over the look-back's
+// window would not give the chained bits.) The groups keep the serial folds short: a tile
+// folds at most 31 aggregates of its group and the groups' aggregates back to the nearest
+// inclusive group, where a chain of single tiles would fold back over every tile in flight.
+//
+// Segmented (R_SEG): an item is the pair (head, x), head = a segment starts at it, and pairs
+// combine as seg_common.cuh's r_seg_op: (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 ⊕ v2);
+// an output restarts at a head: y = (head ? identity : prefix) ⊕ x. Heads come from CSR
+// offsets (R_SEG_OFFSETS: item i starts a segment where some offset equals i) or from keys
+// (R_SEG_KEYS: i = 0, or key[i] != key[i - 1]).
+//
+// Input items are r_in lifted by m_lift(x, i) (i the global index): the monoid's values
+// themselves for a plain scan. Exclusive scans (`exclusive`) write, for each item, the prefix
+// before it (the identity at 0 and at every head). `in` and `out` may be the same array (in
+// place): a tile's items are read before any of them is written, and no tile reads another's.
+//
+// Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
+// R_SEG_KEYS), R_IDX64 (u64 offsets or keys).
+
+#define R_SEG_OFFSETS 1
+#define R_SEG_KEYS 2
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_BLOCK * R_ITEMS)
+
+// A tile's state word: 0 until it publishes; then its aggregate (R_ST_AGG) or its inclusive
+// value (R_ST_INC), with R_ST_HEAD where a segment starts in the tile.
+#define R_ST_AGG 1u
+#define R_ST_INC 2u
+#define R_ST_HEAD 4u
+
+// Pairs combine as r_seg_op; plain scans never set a flag, so theirs is m_combine alone.
+__device__ __forceinline__ r_seg r_scan_op(r_seg a, r_seg b) {
+    if constexpr (R_SEG) return r_seg_op(a, b);
+    r_seg out;
+    out.flag = 0;
+    out.v = m_combine(a.v, b.v);
+    return out;
+}
+
+__device__ __forceinline__ r_seg r_seg_shfl_up(r_seg s, unsigned int delta) {
+    s.v = r_shfl_up(s.v, delta);
+    if constexpr (R_SEG) s.flag = __shfl_up_sync(R_FULL_MASK, s.flag, delta);
+    return s;
+}
+
+__device__ __forceinline__ r_seg r_seg_shfl(r_seg s, int lane) {
+    r_bits b;
+    b.m = s.v;
+#pragma unroll
+    for (int i = 0; i < R_WORDS; ++i) b.w[i] = __shfl_sync(R_FULL_MASK, b.w[i], lane);
+    s.v = b.m;
+    if constexpr (R_SEG) s.flag = __shfl_sync(R_FULL_MASK, s.flag, lane);
+    return s;
+}
+
+// Inclusive Kogge-Stone scan over the 32 lanes (see the invariant); every lane must call it.
+__device__ __forceinline__ r_seg r_scan_warp(r_seg v) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const r_seg up = r_seg_shfl_up(v, o);
+        if (lane >= o) v = r_scan_op(up, v);
+    }
+    return v;
+}
+
+__device__ __forceinline__ unsigned int r_load_acquire(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(p)) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void r_store_release(unsigned int* p, unsigned int v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(v) : "memory");
+}
+
+// Entry t's value `v` into `values[t]`, then its state word with release semantics: a reader
+// that sees the word (an acquire load) sees the value.
+__device__ __forceinline__ void r_publish(unsigned int* states, M* values, r_size t, M v, unsigned int state) {
+    values[t] = v;
+    r_store_release(states + t, state);
+}
+
+__device__ __forceinline__ unsigned int r_load_relaxed(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(p)) : "memory");
+    return v;
+}
+
+// Waits for tile or group state word `p` to be published, and returns it. The wait polls with
+// relaxed loads and backs off; one acquire load at the end orders the reads of the value after
+// it (an acquire invalidates the SM's L1: one per poll would stall every block on the SM).
+__device__ __forceinline__ unsigned int r_wait_state(const unsigned int* p) {
+    unsigned int pause = 32;
+    while (r_load_relaxed(p) == 0) {
+        __nanosleep(pause);
+        pause = pause < 512 ? 2 * pause : pause;
+    }
+    return r_load_acquire(p);
+}
+
+// The look-back's ring: the values of the nearest entries before a warp's own, by distance
+// (slot d: entry t - 1 - d), up to about 4 KiB of them, whole windows of 32.
+#define R_LB_WINDOWS ((4096 / (R_WARP * (int)sizeof(M))) < 1 ? 1 : (4096 / (R_WARP * (int)sizeof(M))) > 16 ? 16 : (4096 / (R_WARP * (int)sizeof(M))))
+#define R_LB_SLOTS (R_LB_WINDOWS * R_WARP)
+
+// The inclusive value of entry t - 1 of a chain (the groups) whose entries publish their
+// aggregate, then their inclusive value, in `states`, `aggregates` and `inclusives`: see THE
+// FIXED GROUPING. By a whole warp; lane 0 returns it. The warp reads the states of the entries
+// before t a window of 32 at a time, nearest first, each lane waiting for its entry to publish,
+// and keeps their values in `ring` until a window holds an entry that stops the look-back; then
+// lane 0 folds from that entry's value the later entries' aggregates in order (those past the
+// ring read again from `aggregates`, a window at a time).
+__device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, const M* inclusives, r_size t, M* ring) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_size dist = 0;  // entries t - 1 .. t - dist are read and none stops
+    unsigned int stop_state = 0;
+    int k = 0;
+    for (;; dist += R_WARP) {
+        const bool mine = t >= dist + lane + 1;
+        const r_size j = mine ? t - 1 - dist - lane : 0;  // the entry this lane reads
+        const unsigned int state = mine ? r_wait_state(states + j) : 0u;
+        const bool stop = (state & R_ST_INC) || (R_SEG && (state & R_ST_HEAD));
+        const unsigned int stops = __ballot_sync(R_FULL_MASK, stop);
+        k = stops ? __ffs(stops) - 1 : R_WARP;  // the nearest entry that stops the look-back
+        if (dist + lane < R_LB_SLOTS && mine && (int)lane <= k)
+            ring[dist + lane] = r_load_cg((state & R_ST_INC) ? inclusives + j : aggregates + j);
+        if (stops) {
+            stop_state = __shfl_sync(R_FULL_MASK, state, k);
+            break;
+        }
+    }
+    __syncwarp();
+    // The stop is entry t - 1 - (dist + k); fold forward from it.
+    const r_size last = dist + k;
+    r_seg p;
+    p.flag = (stop_state & R_ST_HEAD) ? 1u : 0u;
+    r_seg x;
+    x.flag = 0;
+    if (last < R_LB_SLOTS) {
+        if (lane == 0) {
+            p.v = ring[last];
+            for (int d = (int)last - 1; d >= 0; --d) {
+                x.v = ring[d];
+                p = r_scan_op(p, x);
+            }
+        }
+        return p;
+    }
+    // Past the ring: the stop's value, then the aggregates up to the ring, 32 at a time.
+    // (Every lane acquires the state words of the entries it reads: other lanes saw them.)
+    const r_size stop = t - 1 - last;
+    (void)r_wait_state(states + stop);
+    p.v = r_load_cg((stop_state & R_ST_INC) ? inclusives + stop : aggregates + stop);
+    for (r_size a = stop + 1; a < t - R_LB_SLOTS; a += R_WARP) {
+        const r_size count = t - R_LB_SLOTS - a < R_WARP ? t - R_LB_SLOTS - a : R_WARP;
+        r_seg mine;
+        mine.flag = 0;
+        mine.v = m_identity();
+        if (lane < count) {
+            (void)r_wait_state(states + a + lane);
+            mine.v = r_load_cg(aggregates + a + lane);
+        }
+        for (unsigned int l = 0; l < count; ++l) p = r_scan_op(p, r_seg_shfl(mine, l));
+    }
+    if (lane == 0) {
+        for (int d = R_LB_SLOTS - 1; d >= 0; --d) {
+            x.v = ring[d];
+            p = r_scan_op(p, x);
+        }
+    }
+    return p;
+}
+
+// Warp 0 of tile t (of n items) with the tile's aggregate `tile`: publishes a(t), folds w(t),
+// publishes A(g) and I(g) where t is its group's last tile, looks back over the groups, and
+// returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
+// `states`: [0, 2) the tile counter, then a state word per tile, then one per group, all zero
+// before the launch; `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
+__device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* states, M* aggregates, M* inclusives,
+                               r_seg* group, M* ring) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    unsigned int* tile_states = states + 2;
+    unsigned int* group_states = tile_states + tiles;
+    M* group_aggregates = aggregates + tiles;
+    const r_size g = t / R_WARP;
+    const unsigned int i = (unsigned int)(t % R_WARP);
+    const unsigned int head = tile.flag ? R_ST_HEAD : 0u;
+    if (lane == 0) r_publish(tile_states, aggregates, t, tile.v, R_ST_AGG | head);
+    // The group's tiles before this one.
+    if (lane < i) {
+        const r_size j = g * R_WARP + lane;
+        const unsigned int state = r_wait_state(tile_states + j);
+        r_seg a;
+        a.flag = (state & R_ST_HEAD) ? 1u : 0u;
+        a.v = r_load_cg(aggregates + j);
+        group[lane] = a;
+    }
+    __syncwarp();
+    r_seg w, whole;  // w(t) and, where i = 31, A(g): lane 0's
+    w.flag = 0;
+    w.v = m_identity();
+    whole = tile;
+    const bool last = i == R_WARP - 1;
+    if (lane == 0) {
+        if (i > 0) {
+            w = group[0];
+            for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, group[l]);
+            whole = r_scan_op(w, tile);
+        }
+        const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
+        if (last && g == 0) r_publish(group_states, inclusives, 0, whole.v, R_ST_INC | state);
+        if (last && g > 0) r_publish(group_states, group_aggregates, g, whole.v, R_ST_AGG | state);
+    }
+    if (g == 0) return w;
+    const r_seg p = r_look_back(group_states, group_aggregates, inclusives, g, ring);  // P(g), lane 0's
+    if (lane == 0 && last) {
+        const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
+        r_publish(group_states, inclusives, g, r_scan_op(p, whole).v, R_ST_INC | state);
+    }
+    return i > 0 ? r_scan_op(p, w) : p;
+}
+
+// The head marks of tile [t0, t0 + R_TILE) from CSR offsets, one bit per item in marks[]:
+// the offsets from the last one at or before t0 on, read a round of R_BLOCK at a time until one
+// passes the tile. A bad (trusted) layout only marks inside the tile and reads inside the array.
+__device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, unsigned int* marks,
+                             r_size* s_first) {
+    for (unsigned int w = threadIdx.x; w < R_TILE / 32; w += R_BLOCK) marks[w] = 0;
+    if (threadIdx.x < R_WARP) {
+        const r_size s = r_warp_find_segment(offsets, segments, t0);
+        if (threadIdx.x == 0) *s_first = s;
+    }
+    __syncthreads();
+    for (r_size s = *s_first;; s += R_BLOCK) {
+        const r_size e = s + threadIdx.x;
+        bool more = false;
+        if (e <= segments) {
+            const r_size at = offsets[e];
+            if (at >= t0 && at - t0 < R_TILE) atomicOr(&marks[(at - t0) / 32], 1u << ((at - t0) % 32));
+            // past the tile, or (a bad layout) before it: the walk ends
+            more = threadIdx.x == R_BLOCK - 1 && at >= t0 && at - t0 < R_TILE;
+        }
+        if (!__syncthreads_or(more)) break;
+    }
+}
+
+// A warp's items and outputs pass through its stage in shared memory as 16-byte vectors: kInVecs
+// (kOutVecs) per lane where a lane's items (outputs) fill whole vectors, else 0 (each lane then
+// reads and writes its own run item by item). Vector x of a stage lies at r_swizzle(x): the
+// eight lanes of a phase touch eight distinct 16-byte bank groups both when the warp moves
+// consecutive vectors and when each lane moves its own run (of 1, 2, 4 or 8 vectors). The
+// stages of a block take at most 32 KiB (beyond it, both counts are 0).
+constexpr int kInRun = (R_ITEMS * sizeof(r_in)) % 16 == 0 && alignof(r_in) <= 16 ? (int)(R_ITEMS * sizeof(r_in) / 16) : 0;
+constexpr int kOutRun = (R_ITEMS * sizeof(M)) % 16 == 0 && alignof(M) <= 16 ? (int)(R_ITEMS * sizeof(M) / 16) : 0;
+constexpr int kRunMax = kInRun > kOutRun ? kInRun : kOutRun;
+constexpr bool kStaged = R_BLOCK * kRunMax * 16 <= 32768;
+constexpr int kInVecs = kStaged ? kInRun : 0;
+constexpr int kOutVecs = kStaged ? kOutRun : 0;
+constexpr int kStageVecs = R_WARP * (kStaged && kRunMax > 0 ? kRunMax : 1);
+
+__device__ __forceinline__ unsigned int r_swizzle(unsigned int x) { return x ^ ((x >> 3) & 7u); }
+
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
+           r_size segments, unsigned int* states, M* aggregates, M* inclusives) {
+    __shared__ r_seg s_warps[R_WARP];
+    __shared__ r_seg s_prefix;
+    __shared__ r_size s_tile;
+    __shared__ M s_ring[R_LB_SLOTS];
+    __shared__ r_seg s_group[R_WARP];
+    __shared__ uint4 s_stage[R_WARPS][kStageVecs];
+#if R_SEG == R_SEG_OFFSETS
+    __shared__ unsigned int s_marks[R_TILE / 32];
+    __shared__ r_size s_first;
+#endif
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+    // states[0..2) hold the 64-bit counter that hands out the tiles (see r_tile_prefix).
+    if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned long long*>(states), 1ull);
+    __syncthreads();
+    const r_size t = s_tile;
+    const r_size t0 = t * R_TILE;
+    const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
+    const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
+
+    // The thread's items, lifted: a warp whose items are all there reads them as whole 16-byte
+    // vectors, coalesced, and hands each lane its run through the warp's stage.
+    M it[R_ITEMS];
+    const bool warp_whole = t0 + (r_size)(warp + 1) * R_WARP * R_ITEMS <= n;
+    if (kInVecs > 0 && warp_whole && ((unsigned long long)in & 15u) == 0) {
+        const uint4* src = reinterpret_cast<const uint4*>(in + (first - (r_size)lane * R_ITEMS));
+        uint4 loaded[kInVecs > 0 ? kInVecs : 1];
+#pragma unroll
+        for (int v = 0; v < kInVecs; ++v) loaded[v] = __ldcs(src + v * R_WARP + lane);
+#pragma unroll
+        for (int v = 0; v < kInVecs; ++v) s_stage[warp][r_swizzle(v * R_WARP + lane)] = loaded[v];
+        __syncwarp();
+        union {
+            uint4 v[kInVecs > 0 ? kInVecs : 1];
+            r_in x[R_ITEMS];
+        } u;
+#pragma unroll
+        for (int v = 0; v < kInVecs; ++v) u.v[v] = s_stage[warp][r_swizzle(lane * kInVecs + v)];
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) it[j] = m_lift(u.x[j], first + j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) it[j] = j < count ? m_lift(in[first + j], first + j) : m_identity();
+    }
+
+    // Where segments start.
+    unsigned int heads = 0;  // bit j: item j of this thread
+#if R_SEG == R_SEG_OFFSETS
+    r_mark_heads(layout, segments, t0, s_marks, &s_first);
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; ++j) {
+        const unsigned int q = threadIdx.x * R_ITEMS + j;
+        if (j < count && ((s_marks[q / 32] >> (q % 32)) & 1u)) heads |= 1u << j;
+    }
+#elif R_SEG == R_SEG_KEYS
+    if (count > 0) {
+        r_idx before = first == 0 ? 0 : layout[first - 1];
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) {
+            if (j < count) {
+                const r_idx key = layout[first + j];
+                if (first + j == 0 || key != before) heads |= 1u << j;
+                before = key;
+            }
+        }
+    }
+#else
+    (void)layout;
+    (void)segments;
+#endif
+
+    // The thread's aggregate, then the warp's and the block's scans of the aggregates.
+    r_seg agg;
+    agg.flag = heads & 1u;
+    agg.v = count > 0 ? it[0] : m_identity();
+#pragma unroll
+    for (int j = 1; j < R_ITEMS; ++j) {
+        if (j < count) {
+            r_seg x;
+            x.flag = (heads >> j) & 1u;
+            x.v = it[j];
+            agg = r_scan_op(agg, x);
+        }
+    }
+    const r_seg inc = r_scan_warp(agg);
+    if (lane == R_WARP - 1) s_warps[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        r_seg w = s_warps[lane < R_WARPS ? lane : 0];
+        w = r_scan_warp(w);  // lanes past R_WARPS hold garbage no lane before them reads
+        if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
+        const r_seg tile = r_seg_shfl(w, R_WARPS - 1);
+        const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_group, s_ring);
+        if (lane == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+
+    // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before (none for the very first).
+    const r_seg lanes_before = r_seg_shfl_up(inc, 1);
+    bool has = t > 0;
+    r_seg pre = s_prefix;
+    if (warp > 0) {
+        pre = has ? r_scan_op(pre, s_warps[warp - 1]) : s_warps[warp - 1];
+        has = true;
+    }
+    if (lane > 0) {
+        pre = has ? r_scan_op(pre, lanes_before) : lanes_before;
+        has = true;
+    }
+    M acc = has ? pre.v : m_identity();
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; ++j) {
+        const bool head = (heads >> j) & 1u;
+        const M before = head ? m_identity() : acc;
+        acc = m_combine(before, it[j]);
+        it[j] = exclusive ? before : acc;
+    }
+
+    // The outputs: the same way back (the stage's items were read before the block's barriers).
+    if (kOutVecs > 0 && warp_whole && ((unsigned long long)out & 15u) == 0) {
+        union {
+            uint4 v[kOutVecs > 0 ? kOutVecs : 1];
+            M m[R_ITEMS];
+        } u;
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) u.m[j] = it[j];
+#pragma unroll
+        for (int v = 0; v < kOutVecs; ++v) s_stage[warp][r_swizzle(lane * kOutVecs + v)] = u.v[v];
+        __syncwarp();
+        uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
+#pragma unroll
+        for (int v = 0; v < kOutVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_swizzle(v * R_WARP + lane)]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j)
+            if (j < count) out[first + j] = it[j];
+    }
+}

@@ -1,0 +1,181 @@
+//! The scans family (`ScanAlgorithm::LookBack`, kernels/scan.cu): one launch of one block per
+//! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
+//! grouping (the kernel's head says why the bits never depend on timing). Plain scans, and
+//! segmented ones whose segment starts come from CSR offsets or from keys.
+
+use super::algorithm::ScanAlgorithm;
+use super::config::{check_block, invalid, ScanConfig};
+use super::tuning::{scan_items, SCAN_BLOCK};
+use crate::device::{kernel_signature, Entry};
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Family, Items, KernelSpec};
+
+kernel_signature! {
+    /// The scan of the `n` items at `in` into `out` (prefixes before each item when
+    /// `exclusive`); segment starts from `layout` (offsets: `segments + 1` entries; keys: `n`);
+    /// `states` (zeroed: the tile counter, a word per tile and per group of 32 tiles),
+    /// `aggregates` (a value per tile and per group) and `inclusives` (a value per group)
+    /// chain the tiles.
+    pub(crate) struct ScanArgs {
+        r#in, n, out, exclusive, layout, segments, states, aggregates, inclusives
+    }
+}
+
+const SCAN_TILES: Entry<ScanArgs> = Entry::new("scan_tiles");
+
+/// Where a segmented scan's segments start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Segments {
+    /// A plain scan.
+    None,
+    /// CSR offsets (`segments + 1` entries).
+    Offsets,
+    /// One key per item: a segment is a run of equal keys.
+    Keys,
+}
+
+/// A scan with every parameter fixed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScanPlan {
+    name: &'static str,
+    block: u32,
+    items: u32,
+    segments: Segments,
+    /// u64 offsets or keys.
+    wide: bool,
+}
+
+/// The plan of `config` for `items` and segments of `form` (u64 entries if `wide`). Every check
+/// happens here, before anything is compiled.
+pub(crate) fn scan_plan(
+    config: ScanConfig,
+    items: Items,
+    segments: Segments,
+    wide: bool,
+) -> Result<ScanPlan> {
+    let algorithm = match config.algorithm {
+        ScanAlgorithm::Auto => ScanAlgorithm::LookBack,
+        other => other,
+    };
+    let name = algorithm.name();
+    let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
+    let per_thread = config
+        .items_per_thread
+        .unwrap_or_else(|| scan_items(items.in_size, items.m_size));
+    if !(1..=32).contains(&per_thread) {
+        return Err(invalid(
+            name,
+            format!("items_per_thread {per_thread} must be between 1 and 32"),
+        ));
+    }
+    Ok(ScanPlan {
+        name,
+        block,
+        items: per_thread,
+        segments,
+        wide,
+    })
+}
+
+impl ScanPlan {
+    /// Items per tile.
+    pub fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+
+    /// The kernels of the plan.
+    pub fn kernels(&self) -> KernelSpec {
+        let seg = match self.segments {
+            Segments::None => 0,
+            Segments::Offsets => 1,
+            Segments::Keys => 2,
+        };
+        KernelSpec::new(
+            Family::Scan,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_SEG", seg),
+                ("R_IDX64", self.wide as u32),
+            ],
+        )
+    }
+
+    /// Queues the scan of the `n > 0` items at `input` into `out` (which may be `input`), with
+    /// segment starts from `layout` (its address, and the segment count of offsets).
+    pub fn launch(
+        &self,
+        d: &mut Dispatch,
+        input: u64,
+        n: u64,
+        out: u64,
+        exclusive: bool,
+        layout: (u64, u64),
+    ) -> Result<()> {
+        let tiles = n.div_ceil(self.tile());
+        if tiles > i32::MAX as u64 {
+            return Err(invalid(
+                self.name,
+                format!("{n} items are {tiles} tiles, past the grid's 2^31 - 1 blocks"),
+            ));
+        }
+        let m_size = d.items().m_size;
+        // The tile counter, a state word per tile and per group of 32 tiles; the tiles' and the
+        // groups' aggregates; the groups' inclusive values (kernels/scan.cu, r_tile_prefix).
+        let (tiles, groups) = (tiles as usize, tiles.div_ceil(32) as usize);
+        let state_bytes = (2 + tiles + groups) * 4;
+        let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
+        // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
+        unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
+        let kernel = d.kernel(&self.kernels(), SCAN_TILES, self.block, 0, self.name)?;
+        let args = ScanArgs {
+            r#in: input,
+            n,
+            out,
+            exclusive: exclusive as u64,
+            layout: layout.0,
+            segments: layout.1,
+            states: regions[0],
+            aggregates: regions[1],
+            inclusives: regions[2],
+        };
+        d.launch(&kernel, tiles as u64, args)
+    }
+}
+
+#[cfg(test)]
+pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    use crate::device::KernelArgs;
+    vec![(SCAN_TILES.name, ScanArgs::PARAMS)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32: Items = Items {
+        m_size: 4,
+        in_size: 4,
+        lifted: false,
+        commutative: false,
+    };
+
+    #[test]
+    fn defaults_and_checks() {
+        let plan = scan_plan(ScanConfig::default(), F32, Segments::None, false).unwrap();
+        assert_eq!((plan.block, plan.items, plan.tile()), (256, 32, 8192));
+        let bad = ScanConfig::default().items_per_thread(33);
+        assert!(scan_plan(bad, F32, Segments::Keys, false).is_err());
+        let bad = ScanConfig::default().block(48);
+        assert!(scan_plan(bad, F32, Segments::None, false).is_err());
+        // a 1-byte monoid: at most 32 items (the segment starts of a thread are one word)
+        let byte = Items {
+            m_size: 1,
+            in_size: 1,
+            ..F32
+        };
+        let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
+        assert_eq!(plan.items, 32);
+    }
+}

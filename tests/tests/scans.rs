@@ -1,0 +1,384 @@
+//! Scans on the GPU against `reduce_core::{scan, scan_segments, scan_by_key}`, bit for bit, with
+//! non-commutative monoids of 1, 8, 16 and 36 bytes: sizes around tiles and blocks, several
+//! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
+//! every segment layout shape in both index widths, keys that come back, and the bad-input
+//! errors. Float scans repeat bit for bit and equal the CPU model of LookBack's grouping.
+//! NVRTC compiles the family's kernels (CI too).
+
+use reduce_core::{scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum};
+use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
+use reduce_cuda::{Error, Gpu, ScanAlgorithm, ScanConfig};
+use reduce_tests::monoids::lang::{lifted, ArgMax};
+use reduce_tests::monoids::small::Nib8;
+use reduce_tests::*;
+
+const KINDS: [Scan; 2] = [Scan::Inclusive, Scan::Exclusive];
+
+/// Tile shapes: the default, the smallest (32 threads, one item each), and a large odd one.
+fn configs() -> [ScanConfig; 3] {
+    [
+        ScanConfig::default(),
+        ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(32)
+            .items_per_thread(1),
+        ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(1024)
+            .items_per_thread(3),
+    ]
+}
+
+/// Sizes on both sides of tile boundaries of every config above.
+const SIZES: &[usize] = &[
+    0,
+    1,
+    2,
+    31,
+    32,
+    33,
+    1023,
+    1024,
+    1025,
+    2047,
+    2048,
+    2049,
+    3072,
+    4095,
+    4097,
+    12_289,
+    100_003,
+    (1 << 20) + 7,
+];
+
+#[test]
+fn the_family_compiles() {
+    if !require_nvrtc() {
+        return;
+    }
+    for config in configs() {
+        compile_scan_kernels::<Affine>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Mat2>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Mat3>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Nib8>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
+        compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
+    }
+}
+
+fn check_plain<M: CudaMonoidTest>(gpu: &Gpu, sizes: &[usize]) {
+    for &n in sizes {
+        let xs = M::random_vec(n, n as u64);
+        let dxs = gpu.upload(&xs).unwrap();
+        for kind in KINDS {
+            let want = scan(&xs, kind);
+            for config in configs() {
+                let got = gpu.scan(&dxs, kind, config).unwrap();
+                assert_eq!(
+                    gpu.download(&got).unwrap(),
+                    want,
+                    "{} n = {n} {kind:?} {config:?}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
+}
+
+/// The test monoids' bounds.
+trait CudaMonoidTest: reduce_core::CudaMonoid + Random + PartialEq + std::fmt::Debug {}
+impl<M: reduce_core::CudaMonoid + Random + PartialEq + std::fmt::Debug> CudaMonoidTest for M {}
+
+#[test]
+fn plain_scans_are_the_reference() {
+    let Some(gpu) = gpu() else { return };
+    check_plain::<Affine>(&gpu, SIZES);
+    check_plain::<Mat2>(&gpu, SIZES);
+    check_plain::<Nib8>(&gpu, SIZES);
+    check_plain::<Mat3>(&gpu, &[0, 1, 1025, 4097, 100_003]);
+}
+
+#[test]
+fn in_place_into_and_lifted() {
+    let Some(gpu) = gpu() else { return };
+    let xs = Affine::random_vec(50_001, 7);
+    for kind in KINDS {
+        let want = scan(&xs, kind);
+        let mut d = gpu.upload(&xs).unwrap();
+        gpu.scan_in_place(&mut d, kind, ScanAlgorithm::Auto)
+            .unwrap();
+        assert_eq!(gpu.download(&d).unwrap(), want, "in place {kind:?}");
+        // a longer output gets the outputs in its first values
+        let dxs = gpu.upload(&xs).unwrap();
+        let mut out = gpu.identities::<Affine>(60_000).unwrap();
+        gpu.scan_into(&dxs, kind, &mut out, ScanAlgorithm::Auto)
+            .unwrap();
+        assert_eq!(&gpu.download(&out).unwrap()[..xs.len()], &want[..]);
+    }
+    let dxs = gpu.upload(&xs).unwrap();
+    let mut short = gpu.identities::<Affine>(50_000).unwrap();
+    let e = gpu.scan_into(&dxs, Scan::Inclusive, &mut short, ScanAlgorithm::Auto);
+    assert!(matches!(e, Err(Error::LengthMismatch { .. })), "{e:?}");
+    let e = gpu.scan(
+        &dxs,
+        Scan::Inclusive,
+        ScanConfig::default().items_per_thread(0),
+    );
+    assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
+    // lifted: ArgMax of f32 with the global index
+    let mut rng = TestRng::new(3);
+    let fl: Vec<f32> = (0..300_001)
+        .map(|_| (rng.next_u32() % 5000) as f32)
+        .collect();
+    let dfl = gpu.upload(&fl).unwrap();
+    let items: Vec<ArgMax> = lifted(&fl);
+    for kind in KINDS {
+        for config in configs() {
+            let got = gpu.scan_lifted::<ArgMax, f32>(&dfl, kind, config).unwrap();
+            assert_eq!(gpu.download(&got).unwrap(), scan(&items, kind), "{kind:?}");
+        }
+    }
+}
+
+/// Keys of segments with these lengths, drawn from 3 labels: neighbouring segments may share
+/// one (then they are one run), and a label comes back later.
+fn keys_of<I: SegIndex>(lengths: &[u64], rng: &mut TestRng) -> Vec<I> {
+    lengths
+        .iter()
+        .flat_map(|&l| std::iter::repeat_n(I::from_u64(rng.range(0, 3)), l as usize))
+        .collect()
+}
+
+fn check_segmented<M: CudaMonoidTest, I: SegIndex>(gpu: &Gpu, layouts: &[(String, Vec<u64>)]) {
+    let mut rng = TestRng::new(11);
+    for (name, lengths) in layouts {
+        let lengths: Vec<I> = convert(lengths);
+        let offsets = offsets_of(&lengths);
+        let n = offsets.last().map_or(0, |o| o.to_u64() as usize);
+        let xs = M::random_vec(n, n as u64);
+        let lengths64: Vec<u64> = lengths.iter().map(|l| l.to_u64()).collect();
+        let keys: Vec<I> = keys_of(&lengths64, &mut rng);
+        let (dxs, doff, dkeys) = (
+            gpu.upload(&xs).unwrap(),
+            gpu.upload(&offsets).unwrap(),
+            gpu.upload(&keys).unwrap(),
+        );
+        for kind in KINDS {
+            let want = scan_segments(&xs, &offsets, kind).unwrap();
+            let want_keys = scan_by_key(&xs, &keys, kind).unwrap();
+            for config in configs() {
+                let got = gpu.scan_segments(&dxs, &doff, kind, config).unwrap();
+                assert_eq!(
+                    gpu.download(&got).unwrap(),
+                    want,
+                    "{name}: {kind:?} {config:?}"
+                );
+                let got = gpu.scan_by_key(&dxs, &dkeys, kind, config).unwrap();
+                assert_eq!(
+                    gpu.download(&got).unwrap(),
+                    want_keys,
+                    "{name}, keys: {kind:?} {config:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn segmented_scans_are_the_reference_on_every_layout_shape() {
+    let Some(gpu) = gpu() else { return };
+    let shapes = layouts::every_shape();
+    check_segmented::<Affine, u32>(&gpu, &shapes);
+    check_segmented::<Affine, u64>(&gpu, &shapes);
+    check_segmented::<Nib8, u32>(&gpu, &shapes[..12]);
+    check_segmented::<Mat2, u64>(&gpu, &shapes[..12]);
+}
+
+#[test]
+fn segmented_lifted_and_bad_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(5);
+    let fl: Vec<f32> = (0..100_000)
+        .map(|_| (rng.next_u32() % 100) as f32)
+        .collect();
+    let items: Vec<ArgMax> = lifted(&fl);
+    let lengths: Vec<u32> = (0..2000).map(|_| 50).collect();
+    let offsets = offsets_of(&lengths);
+    let keys: Vec<u64> = (0..100_000u64).map(|i| i / 37).collect();
+    let (dfl, doff, dkeys) = (
+        gpu.upload(&fl).unwrap(),
+        gpu.upload(&offsets).unwrap(),
+        gpu.upload(&keys).unwrap(),
+    );
+    for kind in KINDS {
+        let got = gpu
+            .scan_segments_lifted::<ArgMax, f32, _>(&dfl, &doff, kind, ScanAlgorithm::Auto)
+            .unwrap();
+        let want = scan_segments(&items, &offsets, kind).unwrap();
+        assert_eq!(gpu.download(&got).unwrap(), want);
+        let got = gpu
+            .scan_by_key_lifted::<ArgMax, f32, _>(&dfl, &dkeys, kind, ScanAlgorithm::Auto)
+            .unwrap();
+        let want = scan_by_key(&items, &keys, kind).unwrap();
+        assert_eq!(gpu.download(&got).unwrap(), want);
+    }
+    // bad offsets are typed layout errors; trusted, they give some answer without a fault
+    let xs = Affine::random_vec(100_000, 1);
+    let dxs = gpu.upload(&xs).unwrap();
+    let mut bad = offsets.clone();
+    bad[700] = bad[699] - 1;
+    let dbad = gpu.upload(&bad).unwrap();
+    let e = gpu.scan_segments(&dxs, &dbad, Scan::Inclusive, ScanAlgorithm::Auto);
+    assert!(
+        matches!(
+            e,
+            Err(Error::Layout(LayoutError::OffsetsDecreasing {
+                index: 700,
+                ..
+            }))
+        ),
+        "{e:?}"
+    );
+    let mut last = offsets.clone();
+    *last.last_mut().unwrap() -= 1;
+    let dlast = gpu.upload(&last).unwrap();
+    let e = gpu.scan_segments(&dxs, &dlast, Scan::Inclusive, ScanAlgorithm::Auto);
+    assert!(
+        matches!(e, Err(Error::Layout(LayoutError::LastOffsetNotLen { .. }))),
+        "{e:?}"
+    );
+    let trusted = ScanConfig::default().trusted();
+    for garbage in [bad, vec![0u32; 2001], vec![u32::MAX; 2001]] {
+        let d = gpu.upload(&garbage).unwrap();
+        gpu.scan_segments(&dxs, &d, Scan::Exclusive, trusted)
+            .unwrap();
+    }
+    let empty = gpu.upload::<u32>(&[]).unwrap();
+    let e = gpu.scan_segments(&dxs, &empty, Scan::Inclusive, ScanAlgorithm::Auto);
+    assert!(
+        matches!(e, Err(Error::Layout(LayoutError::OffsetsEmpty))),
+        "{e:?}"
+    );
+    let five = gpu.upload(&keys[..5]).unwrap();
+    let e = gpu.scan_by_key(&dxs, &five, Scan::Inclusive, ScanAlgorithm::Auto);
+    assert!(
+        matches!(
+            e,
+            Err(Error::Layout(LayoutError::KeysLengthMismatch { .. }))
+        ),
+        "{e:?}"
+    );
+    // the context still works
+    let got = gpu
+        .scan(&dxs, Scan::Inclusive, ScanAlgorithm::Auto)
+        .unwrap();
+    assert_eq!(gpu.download(&got).unwrap(), scan(&xs, Scan::Inclusive));
+}
+
+/// LookBack's grouping on the CPU (kernels/scan.cu's ORDER INVARIANT): threads fold their
+/// runs, warps and the block scan with Kogge-Stone steps into the tile aggregates a(t); tiles
+/// in groups of 32 fold the aggregates of their group before them (w), groups chain their
+/// inclusive values I(g) = I(g - 1) ⊕ A(g); a tile's prefix is I(g - 1) ⊕ w(t), and each
+/// thread's outputs continue from p(t) ⊕ warps before ⊕ lanes before.
+fn model<M: Monoid>(xs: &[M], block: usize, per: usize, kind: Scan) -> Vec<M> {
+    // Kogge-Stone inclusive scan of up to 32 values.
+    fn ks<M: Monoid>(v: &mut [M]) {
+        let mut o = 1;
+        while o < 32 {
+            let before = v.to_vec();
+            for l in o..v.len() {
+                v[l] = M::combine(before[l - o], before[l]);
+            }
+            o *= 2;
+        }
+    }
+    // The left fold of the values, from the first (none for none).
+    fn serial<M: Monoid>(v: &[M]) -> Option<M> {
+        let (&first, rest) = v.split_first()?;
+        Some(rest.iter().fold(first, |a, &b| M::combine(a, b)))
+    }
+    let join = |a: Option<M>, b: Option<M>| match (a, b) {
+        (Some(a), Some(b)) => Some(M::combine(a, b)),
+        (a, b) => a.or(b),
+    };
+    let tiles: Vec<&[M]> = xs.chunks(block * per).collect();
+    let mut scans = Vec::new(); // per tile: the lanes' and the warps' inclusive values
+    let mut aggregates = Vec::new();
+    for tile in &tiles {
+        let runs =
+            (0..block).map(|k| &tile[(k * per).min(tile.len())..((k + 1) * per).min(tile.len())]);
+        let mut lanes: Vec<M> = runs
+            .map(|r| serial(r).unwrap_or_else(M::identity))
+            .collect();
+        for warp in lanes.chunks_mut(32) {
+            ks(warp);
+        }
+        let mut warps: Vec<M> = lanes.chunks(32).map(|w| w[31]).collect();
+        ks(&mut warps);
+        aggregates.push(*warps.last().unwrap());
+        scans.push((lanes, warps));
+    }
+    let mut out = Vec::with_capacity(xs.len());
+    let mut inclusive: Option<M> = None; // I(g - 1)
+    for (g, group) in aggregates.chunks(32).enumerate() {
+        for i in 0..group.len() {
+            let t = 32 * g + i;
+            let prefix = join(inclusive, serial(&group[..i]));
+            let (lanes, warps) = &scans[t];
+            for (k, run) in tiles[t].chunks(per).enumerate() {
+                let (w, l) = (k / 32, k % 32);
+                let mut pre = prefix;
+                if w > 0 {
+                    pre = join(pre, Some(warps[w - 1]));
+                }
+                if l > 0 {
+                    pre = join(pre, Some(lanes[k - 1]));
+                }
+                let mut acc = pre.unwrap_or_else(M::identity);
+                for &x in run {
+                    let before = acc;
+                    acc = M::combine(before, x);
+                    out.push(match kind {
+                        Scan::Inclusive => acc,
+                        Scan::Exclusive => before,
+                    });
+                }
+            }
+        }
+        inclusive = join(inclusive, serial(group));
+    }
+    out
+}
+
+#[test]
+fn float_scans_repeat_and_follow_the_grouping() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(99);
+    // mixed magnitudes and signs: the grouping shows in the bits
+    let xs: Vec<Sum<f32>> = (0..(1 << 20) + 333)
+        .map(|_| {
+            let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
+            Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
+        })
+        .collect();
+    let dxs = gpu.upload(&xs).unwrap();
+    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+    for (config, block, per) in [
+        (ScanConfig::default(), 256, 16),
+        (ScanConfig::default().block(32).items_per_thread(1), 32, 1),
+        (
+            ScanConfig::default().block(1024).items_per_thread(3),
+            1024,
+            3,
+        ),
+    ] {
+        for kind in KINDS {
+            let want = bits(&model(&xs, block, per, kind));
+            for _ in 0..3 {
+                let got = gpu.scan(&dxs, kind, config).unwrap();
+                assert!(
+                    bits(&gpu.download(&got).unwrap()) == want,
+                    "{config:?} {kind:?}"
+                );
+            }
+        }
+    }
+}
