@@ -396,6 +396,54 @@ def api_segmented(data, name="api.csv"):
                   "`reduce_by_owner` µs", "alloc ÷ into", "torch `segment_reduce` µs"], body)
 
 
+# ---- scans (bench scan: scan.csv on an H200, scan-h100.csv on an H100) ----
+
+SCAN_MONOIDS = [("f32 sum", "f32 sum"), ("affine", "affine u32 (8 B)"), ("mat2", "2×2 u32 (16 B)"),
+                ("f32 recurrence", "f32 recurrence (8 B)")]
+
+
+def scan_plain(data):
+    """Plain scans by monoid, size and kind: ×copy roof, CUB and torch (their time over ours), on both cards."""
+    cards = [{r["case"] + "@" + r["n"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
+    body = []
+    for n in (1 << 20, 1 << 24, 1 << 28):
+        for key, name in SCAN_MONOIDS:
+            for kind in ("inclusive", "exclusive"):
+                case = f"{key} {kind}@{n}"
+                row = [log2(n), name, kind]
+                for card in cards:
+                    r = card.get(case)
+                    if not r:
+                        row += ["–", "–", "–"]
+                        continue
+                    cub = "wrong" if r["cub_correct"] == "NO" else rx2(r["cub_ms"], r["median_ms"])
+                    row += [r3(r["ratio_to_copy_roof"]), cub, rx2(r["torch_ms"], r["median_ms"])]
+                body.append(row)
+    return table(["N", "monoid", "kind", "H200 ×copy roof", "×CUB", "×torch", "H100 ×copy roof", "×CUB",
+                  "×torch"], body)
+
+
+def scan_segmented(data):
+    """Segmented scans of 2^26 items per distribution: ×copy roof on the bytes moved, on both cards."""
+    cards = [{r["case"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
+    body = []
+    for dist in DISTRIBUTIONS:
+        row = [dist]
+        for card in cards:
+            for monoid in ("f32", "affine"):
+                for form in ("offsets", "keys"):
+                    r = card.get(f"segmented {monoid} {form} {dist}")
+                    row.append(r3(r["ratio_to_copy_roof"]) if r else "–")
+        body.append(row)
+    head = [f"{card} {m} {f}" for card in ("H200", "H100") for m in ("f32", "affine") for f in ("offsets", "keys")]
+    return table(["distribution"] + head, body)
+
+
+def rx2(peer_ms, ms):
+    """A peer's time over ours, two decimals."""
+    return "–" if peer_ms in (None, "", "NaN") else f"{float(peer_ms) / float(ms):.2f}"
+
+
 TABLES = {
     "plain": (plain, "plain.csv"),
     "plain-sizes": (plain_sizes, "plain.csv"),
@@ -414,6 +462,8 @@ TABLES = {
     "cluster-weak": (cluster_weak, "cluster.csv"),
     "cluster-combine": (cluster_combine, "cluster.csv"),
     "cluster-processes": (cluster_processes, "cluster-processes.csv"),
+    "scan": (scan_plain, "scan.csv"),
+    "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),
     "api-plain-h200": (lambda data: api_plain(data, "api-h200.csv"), "api-h200.csv"),

@@ -379,6 +379,7 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     __syncthreads();
     if (warp == 0) {
         r_seg w = s_warps[lane < R_WARPS ? lane : 0];
+        __syncwarp();  // every lane has read before any writes
         w = r_scan_warp(w);  // lanes past R_WARPS hold garbage no lane before them reads
         if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
         const r_seg tile = r_seg_shfl(w, R_WARPS - 1);

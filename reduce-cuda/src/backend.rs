@@ -2,11 +2,14 @@
 //! and the same errors on both (an index out of bounds in translated code included: the CPU
 //! runs the fallible calls, `Cpu::try_reduce`, ...).
 
-use crate::catalogue::{axis_plan, plain_plan, seg_plan, AxisConfig, Config, SegConfig, SegShape};
+use crate::catalogue::{
+    axis_plan, plain_plan, scan_plan, seg_plan, AxisConfig, Config, ScanConfig, SegConfig,
+    SegShape, Segments,
+};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
-use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift, SegIndex};
+use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift, Scan, SegIndex};
 
 /// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
 /// Both give the same values (the sequential fold, bit for bit, for exactly associative
@@ -153,6 +156,70 @@ impl Backend {
             Backend::Cpu { .. } => {
                 axis_plan(config, Own::<M>::new().items())?;
                 (Cpu::new().try_reduce_axes(items, shape, axes)).map_err(cpu_error::<M>)
+            }
+        }
+    }
+}
+
+impl Backend {
+    /// The scan of `items` (see [`Gpu::scan`] / `reduce_core::scan`).
+    pub fn scan<M: CudaMonoid>(
+        &self,
+        items: &[M],
+        kind: Scan,
+        config: impl Into<ScanConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => gpu.download(&gpu.scan(&gpu.upload(items)?, kind, config)?),
+            Backend::Cpu { .. } => {
+                scan_plan(config, Own::<M>::new().items(), Segments::None, false)?;
+                Cpu::new().try_scan(items, kind).map_err(fault::<M>)
+            }
+        }
+    }
+
+    /// The scan of each CSR segment, `u32` or `u64` offsets (see [`Gpu::scan_segments`] /
+    /// `reduce_core::scan_segments`).
+    pub fn scan_segments<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        offsets: &[I],
+        kind: Scan,
+        config: impl Into<ScanConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out =
+                    gpu.scan_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, kind, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                scan_plan(config, Own::<M>::new().items(), Segments::Offsets, I::WIDE)?;
+                (Cpu::new().try_scan_segments(items, offsets, kind)).map_err(cpu_error::<M>)
+            }
+        }
+    }
+
+    /// The scan of each run of equal keys, `u32` or `u64` keys (see [`Gpu::scan_by_key`] /
+    /// `reduce_core::scan_by_key`).
+    pub fn scan_by_key<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        keys: &[I],
+        kind: Scan,
+        config: impl Into<ScanConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out = gpu.scan_by_key(&gpu.upload(items)?, &gpu.upload(keys)?, kind, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                scan_plan(config, Own::<M>::new().items(), Segments::Keys, I::WIDE)?;
+                (Cpu::new().try_scan_by_key(items, keys, kind)).map_err(cpu_error::<M>)
             }
         }
     }

@@ -62,7 +62,7 @@
 
 // The layers, from the public calls down (ARCHITECTURE.md has the map):
 // - `gpu.rs` (the `Gpu` type) and `calls/` (its public methods, one file per family:
-//   memory, plain, segmented), `backend.rs` (GPU or CPU), `cluster/` (several GPUs);
+//   memory, plain, segmented, axes, scan), `backend.rs` (GPU or CPU), `cluster/` (several GPUs);
 // - `catalogue/`: algorithms, configurations, plans, defaults and `Auto` rules;
 // - `dispatch/`: what every family's launches share (scratch, grids, passes, status, faults);
 // - `jit/`: kernel text, NVRTC, the caches;

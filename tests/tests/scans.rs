@@ -1,13 +1,14 @@
 //! Scans on the GPU against `reduce_core::{scan, scan_segments, scan_by_key}`, bit for bit, with
 //! non-commutative monoids of 1, 8, 16 and 36 bytes: sizes around tiles and blocks, several
 //! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
-//! every segment layout shape in both index widths, keys that come back, and the bad-input
-//! errors. Float scans repeat bit for bit and equal the CPU model of LookBack's grouping.
+//! every segment layout shape in both index widths, keys that come back, the bad-input errors,
+//! the backends, and 2^32 + 3 one-byte items. Float scans repeat bit for bit and equal the CPU
+//! model of LookBack's grouping.
 //! NVRTC compiles the family's kernels (CI too).
 
 use reduce_core::{scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum};
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
-use reduce_cuda::{Error, Gpu, ScanAlgorithm, ScanConfig};
+use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
 use reduce_tests::monoids::small::Nib8;
 use reduce_tests::*;
@@ -61,6 +62,58 @@ fn the_family_compiles() {
         compile_scan_kernels::<Nib8>(config, CI_ARCH).unwrap();
         compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
         compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
+    }
+}
+
+/// `Backend` on the CPU gives the references, and the GPU's errors for a bad configuration and
+/// bad layouts; on the GPU (where there is one), the same values.
+#[test]
+fn the_backends_are_the_reference() {
+    let xs = Affine::random_vec(30_011, 4);
+    let lengths: Vec<u32> = (0..1000).map(|k| (k * 7) % 61).collect();
+    let mut offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap() as usize;
+    let xs = &xs[..n];
+    let keys: Vec<u64> = (0..n as u64).map(|i| (i / 13) % 4).collect();
+    let mut backends = vec![Backend::cpu()];
+    backends.extend(gpu().map(Backend::Gpu));
+    for backend in &backends {
+        for kind in KINDS {
+            let scanned = backend.scan(xs, kind, ScanAlgorithm::Auto).unwrap();
+            assert_eq!(scanned, scan(xs, kind), "{}", backend.describe());
+            let segmented = backend.scan_segments(xs, &offsets, kind, ScanAlgorithm::Auto);
+            assert_eq!(
+                segmented.unwrap(),
+                scan_segments(xs, &offsets, kind).unwrap()
+            );
+            let by_key = backend.scan_by_key(xs, &keys, kind, ScanAlgorithm::Auto);
+            assert_eq!(by_key.unwrap(), scan_by_key(xs, &keys, kind).unwrap());
+        }
+        let e = backend.scan(xs, Scan::Inclusive, ScanConfig::default().block(33));
+        assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
+        let e = backend.scan_by_key(xs, &keys[1..], Scan::Inclusive, ScanAlgorithm::Auto);
+        assert!(
+            matches!(
+                e,
+                Err(Error::Layout(LayoutError::KeysLengthMismatch { .. }))
+            ),
+            "{e:?}"
+        );
+    }
+    offsets[10] = offsets[9] - 1;
+    for backend in &backends {
+        let e = backend.scan_segments(xs, &offsets, Scan::Inclusive, ScanAlgorithm::Auto);
+        assert!(
+            matches!(
+                e,
+                Err(Error::Layout(LayoutError::OffsetsDecreasing {
+                    index: 10,
+                    ..
+                }))
+            ),
+            "{}: {e:?}",
+            backend.describe()
+        );
     }
 }
 
@@ -362,7 +415,16 @@ fn float_scans_repeat_and_follow_the_grouping() {
     let dxs = gpu.upload(&xs).unwrap();
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     for (config, block, per) in [
-        (ScanConfig::default(), 256, 16),
+        (
+            ScanConfig::default().block(256).items_per_thread(32),
+            256,
+            32,
+        ),
+        (
+            ScanConfig::default().block(128).items_per_thread(16),
+            128,
+            16,
+        ),
         (ScanConfig::default().block(32).items_per_thread(1), 32, 1),
         (
             ScanConfig::default().block(1024).items_per_thread(3),
@@ -380,5 +442,32 @@ fn float_scans_repeat_and_follow_the_grouping() {
                 );
             }
         }
+    }
+}
+
+/// Past the u32 index range: the inclusive scan, in place, of 2^32 + 3 one-byte items (a
+/// non-commutative S4 permutation each), every output checked against the running fold. Needs
+/// about 4.3 GB of device memory and 8.6 GB of host memory.
+#[test]
+fn more_than_u32_max_items() {
+    let Some(gpu) = gpu() else { return };
+    let n = (1usize << 32) + 3;
+    if gpu.info().total_memory < 2 * n {
+        eprintln!("skipped: the device has less than {} bytes", 2 * n);
+        return;
+    }
+    // A block of 2^26 + 1 items, repeated: the period does not divide 2^32, so an index
+    // truncated to 32 bits would read other values.
+    let block = Perm4::random_vec((1 << 26) + 1, 43);
+    let items: Vec<Perm4> = (0..n).map(|i| block[i % block.len()]).collect();
+    let mut xs = gpu.upload(&items).unwrap();
+    drop(items);
+    gpu.scan_in_place(&mut xs, Scan::Inclusive, ScanAlgorithm::Auto)
+        .unwrap();
+    let got = gpu.download(&xs).unwrap();
+    let mut acc = Perm4::identity();
+    for (i, y) in got.iter().enumerate() {
+        acc = Perm4::combine(acc, block[i % block.len()]);
+        assert!(*y == acc, "output {i} of 2^32 + 3");
     }
 }

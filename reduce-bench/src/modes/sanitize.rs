@@ -1,15 +1,19 @@
 //! `bench sanitize`: a small, complete workload for compute-sanitizer (memcheck, racecheck,
 //! synccheck, initcheck): every plain algorithm at odd sizes around block and grid boundaries,
 //! every segmented algorithm in both forms on a mixed layout with empty segments, small tiles
-//! and grids of SegMerge and SegShuffle, and lifted ArgMax; every result is checked against
-//! the CPU fold (exit code 1 on a mismatch).
+//! and grids of SegMerge and SegShuffle, lifted ArgMax, and the scans (plain, CSR offsets,
+//! keys; small and default tiles); every result is checked against the CPU reference (exit code
+//! 1 on a mismatch).
 
 use crate::driver::driver;
 use crate::layouts;
 use crate::monoids::{Affine, ArgMax, Mat2};
 use crate::seg_common::{DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
-use reduce_cuda::{fold, fold_segments, Algorithm, Gpu, Lift, SegAlgorithm, SegConfig, Sum};
+use reduce_cuda::{
+    fold, fold_segments, scan, scan_by_key, scan_segments, Algorithm, Gpu, Lift, Scan,
+    ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
+};
 
 /// Runs the workload; prints the number of mismatches and exits with 1 if there is one.
 pub fn sanitize() -> reduce_cuda::Result<()> {
@@ -24,6 +28,7 @@ pub fn sanitize() -> reduce_cuda::Result<()> {
     let mut failures = plain(&gpu, &mut next)?;
     failures += segmented(&gpu, &mut next)?;
     failures += lifted(&gpu, &mut next)?;
+    failures += scans(&gpu, &mut next)?;
     println!("sanitize workload: {failures} mismatches");
     if failures > 0 {
         std::process::exit(1);
@@ -289,6 +294,57 @@ fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usiz
             let b = gpu.reduce_segments_lifted::<ArgMax, f32>(&items, &offsets64, config)?;
             failures += usize::from(gpu.download(&a)? != want);
             failures += usize::from(gpu.download(&b)? != want);
+        }
+    }
+    Ok(failures)
+}
+
+/// The scans: plain, by CSR offsets (with empty segments) and by keys, both kinds, in the
+/// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), at sizes
+/// around the tiles. Returns the number of mismatches.
+fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
+    let mut failures = 0;
+    for n in [1usize, 33, 8193, 70_001] {
+        let items: Vec<Affine> = (0..n)
+            .map(|_| Affine {
+                a: next() | 1,
+                b: next(),
+            })
+            .collect();
+        let mut offsets = vec![0u32];
+        while (*offsets.last().unwrap() as usize) < n {
+            let length = [0, 1, 7, 300][next() as usize % 4];
+            offsets.push((offsets.last().unwrap() + length).min(n as u32));
+        }
+        let keys: Vec<u32> = (0..n as u32).map(|i| (i / 5) % 3).collect();
+        let (xs, d_offsets, d_keys) = (
+            gpu.upload(&items)?,
+            gpu.upload(&offsets)?,
+            gpu.upload(&keys)?,
+        );
+        for config in [
+            ScanConfig::default(),
+            ScanConfig::new(ScanAlgorithm::LookBack)
+                .block(32)
+                .items_per_thread(1),
+        ] {
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                let plain = gpu.download(&gpu.scan(&xs, kind, config)?)?;
+                let by_offsets =
+                    gpu.download(&gpu.scan_segments(&xs, &d_offsets, kind, config)?)?;
+                let by_keys = gpu.download(&gpu.scan_by_key(&xs, &d_keys, kind, config)?)?;
+                let wrong = [
+                    plain != scan(&items, kind),
+                    by_offsets != scan_segments(&items, &offsets, kind).expect("valid offsets"),
+                    by_keys != scan_by_key(&items, &keys, kind).expect("one key per item"),
+                ];
+                for (what, wrong) in ["plain", "offsets", "keys"].iter().zip(wrong) {
+                    if wrong {
+                        eprintln!("scan {what} n = {n} {kind:?} {config:?}: MISMATCH");
+                        failures += 1;
+                    }
+                }
+            }
         }
     }
     Ok(failures)
