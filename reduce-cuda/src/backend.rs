@@ -188,18 +188,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
-        match self {
-            Backend::Gpu(gpu) => {
-                let out =
-                    gpu.scan_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, kind, config)?;
-                gpu.download(&out)
-            }
-            Backend::Cpu { .. } => {
-                scan_plan(config, Own::<M>::new().items(), Segments::Offsets, I::WIDE)?;
-                (Cpu::new().try_scan_segments(items, offsets, kind)).map_err(cpu_error::<M>)
-            }
-        }
+        self.scan_restarting(items, offsets, Segments::Offsets, kind, config.into())
     }
 
     /// The scan of each run of equal keys, `u32` or `u64` keys (see [`Gpu::scan_by_key`] /
@@ -211,15 +200,36 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
+        self.scan_restarting(items, keys, Segments::Keys, kind, config.into())
+    }
+
+    /// A segmented scan whose segments start where `layout` (offsets or keys) says.
+    fn scan_restarting<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        layout: &[I],
+        segments: Segments,
+        kind: Scan,
+        config: ScanConfig,
+    ) -> Result<Vec<M>> {
+        let offsets = segments == Segments::Offsets;
         match self {
             Backend::Gpu(gpu) => {
-                let out = gpu.scan_by_key(&gpu.upload(items)?, &gpu.upload(keys)?, kind, config)?;
+                let (xs, layout) = (gpu.upload(items)?, gpu.upload(layout)?);
+                let out = match offsets {
+                    true => gpu.scan_segments(&xs, &layout, kind, config)?,
+                    false => gpu.scan_by_key(&xs, &layout, kind, config)?,
+                };
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => {
-                scan_plan(config, Own::<M>::new().items(), Segments::Keys, I::WIDE)?;
-                (Cpu::new().try_scan_by_key(items, keys, kind)).map_err(cpu_error::<M>)
+                scan_plan(config, Own::<M>::new().items(), segments, I::WIDE)?;
+                let cpu = Cpu::new();
+                let out = match offsets {
+                    true => cpu.try_scan_segments(items, layout, kind),
+                    false => cpu.try_scan_by_key(items, layout, kind),
+                };
+                out.map_err(cpu_error::<M>)
             }
         }
     }

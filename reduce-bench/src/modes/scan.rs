@@ -11,7 +11,7 @@
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
-use crate::kernels::{AnyBits, BenchKernels, FillMasks};
+use crate::kernels::{AnyBits, BenchKernels, FillMasks, Filled};
 use crate::layouts::{distribution, owners, to_u32, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_affine_f32, masks_f32, masks_mat2};
 use crate::monoids::{Affine, AffineF32, Mat2};
@@ -41,6 +41,21 @@ struct Row<'a> {
     peers: [&'a str; 2],
     /// The check of the output against the sequential scan ("yes", "NO", or empty: none).
     correct: &'a str,
+}
+
+impl<'a> Row<'a> {
+    /// A case without anchors or a check.
+    fn alone(case: &'a str, n: usize, ms: f32, moved: f64, roof: (f32, f64)) -> Self {
+        Row {
+            case,
+            n,
+            ms,
+            moved,
+            roof,
+            peers: ["", ""],
+            correct: "",
+        }
+    }
 }
 
 impl Table {
@@ -138,15 +153,13 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
             gpu.scan(xs.items(), Scan::Inclusive, ScanAlgorithm::Auto)
                 .map(drop)
         })?;
-        table.row(Row {
-            case: &format!("{name} inclusive, allocating"),
+        table.row(Row::alone(
+            &format!("{name} inclusive, allocating"),
             n,
             ms,
-            moved: bytes,
-            roof: (roof, bytes),
-            peers: ["", ""],
-            correct: "",
-        });
+            bytes,
+            (roof, bytes),
+        ));
     }
     Ok(())
 }
@@ -235,15 +248,13 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
         let ms = median_ms(gpu, REPS, || {
             gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)
         })?;
-        table.row(Row {
-            case: &format!("{name} inclusive, {block} x {items}"),
+        table.row(Row::alone(
+            &format!("{name} inclusive, {block} x {items}"),
             n,
             ms,
-            moved: bytes,
-            roof: (roof, bytes),
-            peers: ["", ""],
-            correct: "",
-        });
+            bytes,
+            (roof, bytes),
+        ));
     }
     Ok(())
 }
@@ -257,14 +268,19 @@ fn segmented(
     quick: bool,
 ) -> reduce_cuda::Result<()> {
     let n = 1usize << 26;
-    let sums = kernels.fill_random::<Sum<f32>>(n, 12, &masks_f32())?;
-    let affine = kernels.fill_random::<Affine>(n, 13, &masks_affine())?;
-    let roof_f32 = kernels.copy_roof_ms(&sums, REPS)?;
-    let roof_affine = kernels.copy_roof_ms(&affine, REPS)?;
-    let host_affine = gpu.download(affine.items())?;
-    let mut out_f32 = gpu.identities::<Sum<f32>>(n)?;
-    let mut out_affine = gpu.identities::<Affine>(n)?;
-    let trusted = ScanConfig::new(ScanAlgorithm::Auto).trusted();
+    let mut sums = Segmented::<Sum<f32>>::new(
+        gpu,
+        kernels,
+        "f32",
+        kernels.fill_random(n, 12, &masks_f32())?,
+    )?;
+    let mut affine = Segmented::<Affine>::new(
+        gpu,
+        kernels,
+        "affine",
+        kernels.fill_random(n, 13, &masks_affine())?,
+    )?;
+    let host_affine = gpu.download(affine.xs.items())?;
     let dists: &[&str] = if quick {
         &["size_3", "random_10_50", "equal_1000"]
     } else {
@@ -274,73 +290,75 @@ fn segmented(
         let offsets = distribution(dist, n as u64, 7).expect("a known distribution");
         let d_offsets = gpu.upload(&to_u32(&offsets))?;
         let d_keys = gpu.upload(&owners(&offsets))?;
-        for form in ["offsets", "keys"] {
-            let layout_bytes = if form == "offsets" {
-                4 * offsets.len()
-            } else {
-                4 * n
-            } as f64;
-            let f32_ms = median_ms(gpu, REPS, || match form {
-                "offsets" => gpu.scan_segments_into(
-                    sums.items(),
-                    &d_offsets,
-                    Scan::Inclusive,
-                    &mut out_f32,
-                    trusted,
-                ),
-                _ => gpu.scan_by_key_into(
-                    sums.items(),
-                    &d_keys,
-                    Scan::Inclusive,
-                    &mut out_f32,
-                    trusted,
-                ),
-            })?;
-            let f32_bytes = (8 * n) as f64;
-            table.row(Row {
-                case: &format!("segmented f32 {form} {dist}"),
-                n,
-                ms: f32_ms,
-                moved: f32_bytes + layout_bytes,
-                roof: (roof_f32, f32_bytes),
-                peers: ["", ""],
-                correct: "",
-            });
-            let affine_ms = median_ms(gpu, REPS, || match form {
-                "offsets" => gpu.scan_segments_into(
-                    affine.items(),
-                    &d_offsets,
-                    Scan::Inclusive,
-                    &mut out_affine,
-                    trusted,
-                ),
-                _ => gpu.scan_by_key_into(
-                    affine.items(),
-                    &d_keys,
-                    Scan::Inclusive,
-                    &mut out_affine,
-                    trusted,
-                ),
-            })?;
+        for (form, layout) in [("offsets", &d_offsets), ("keys", &d_keys)] {
+            sums.time(gpu, table, dist, form, layout, None)?;
             let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
                 .expect("a valid layout");
-            let correct = if gpu.download(&out_affine)? == want {
-                "yes"
-            } else {
-                "NO"
-            };
-            let affine_bytes = (16 * n) as f64;
-            table.row(Row {
-                case: &format!("segmented affine {form} {dist}"),
-                n,
-                ms: affine_ms,
-                moved: affine_bytes + layout_bytes,
-                roof: (roof_affine, affine_bytes),
-                peers: ["", ""],
-                correct,
-            });
+            affine.time(gpu, table, dist, form, layout, Some(&want))?;
         }
         eprintln!("scan: segmented {dist} done");
     }
     Ok(())
+}
+
+/// One monoid's items of a segmented case, their copy roof and an output buffer.
+struct Segmented<M: CudaMonoid> {
+    name: &'static str,
+    xs: Filled<M>,
+    roof: f32,
+    out: reduce_cuda::DeviceVec<M>,
+}
+
+impl<M: CudaMonoid + PartialEq> Segmented<M> {
+    fn new(
+        gpu: &Gpu,
+        kernels: &BenchKernels,
+        name: &'static str,
+        xs: Filled<M>,
+    ) -> reduce_cuda::Result<Self> {
+        let roof = kernels.copy_roof_ms(&xs, REPS)?;
+        let out = gpu.identities::<M>(xs.items().len())?;
+        Ok(Segmented {
+            name,
+            xs,
+            roof,
+            out,
+        })
+    }
+
+    /// Times the inclusive scan with segments from `layout` (offsets, or keys), trusted, and
+    /// checks it against `want` where given.
+    fn time(
+        &mut self,
+        gpu: &Gpu,
+        table: &mut Table,
+        dist: &str,
+        form: &str,
+        layout: &reduce_cuda::DeviceVec<u32>,
+        want: Option<&[M]>,
+    ) -> reduce_cuda::Result<()> {
+        let trusted = ScanConfig::new(ScanAlgorithm::Auto).trusted();
+        let (xs, out) = (self.xs.items(), &mut self.out);
+        let ms = median_ms(gpu, REPS, || match form {
+            "offsets" => gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted),
+            _ => gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted),
+        })?;
+        let correct = match want {
+            Some(want) if gpu.download(&*out)? == want => "yes",
+            Some(_) => "NO",
+            None => "",
+        };
+        let n = xs.len();
+        let bytes = (2 * n * std::mem::size_of::<M>()) as f64;
+        table.row(Row {
+            case: &format!("segmented {} {form} {dist}", self.name),
+            n,
+            ms,
+            moved: bytes + (4 * layout.len()) as f64,
+            roof: (self.roof, bytes),
+            peers: ["", ""],
+            correct,
+        });
+        Ok(())
+    }
 }

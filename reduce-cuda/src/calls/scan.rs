@@ -42,9 +42,7 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_into(xs, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| self.scan_into(xs, kind, out, config))
     }
 
     /// [`Gpu::scan`] into `out`, which holds at least one value per item (a longer one gets
@@ -81,9 +79,7 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_lifted_into(xs, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| self.scan_lifted_into(xs, kind, out, config))
     }
 
     /// [`Gpu::scan_lifted`] into `out`.
@@ -111,9 +107,9 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_segments_into(xs, offsets, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| {
+            self.scan_segments_into(xs, offsets, kind, out, config)
+        })
     }
 
     /// [`Gpu::scan_segments`] into `out`.
@@ -138,9 +134,9 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_segments_lifted_into(xs, offsets, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| {
+            self.scan_segments_lifted_into(xs, offsets, kind, out, config)
+        })
     }
 
     /// [`Gpu::scan_segments_lifted`] into `out`.
@@ -176,9 +172,9 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_by_key_into(xs, keys, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| {
+            self.scan_by_key_into(xs, keys, kind, out, config)
+        })
     }
 
     /// [`Gpu::scan_by_key`] into `out`.
@@ -203,9 +199,9 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
-        self.scan_by_key_lifted_into(xs, keys, kind, &mut out, config)?;
-        Ok(out)
+        self.allocating(xs.len(), |out| {
+            self.scan_by_key_lifted_into(xs, keys, kind, out, config)
+        })
     }
 
     /// [`Gpu::scan_by_key_lifted`] into `out`.
@@ -227,6 +223,17 @@ impl Gpu {
             out,
             config.into(),
         )
+    }
+
+    /// A new output of `n` values, filled by `fill` (an `_into` form).
+    fn allocating<M: DeviceCopy>(
+        &self,
+        n: usize,
+        fill: impl FnOnce(&mut DeviceVec<M>) -> Result<()>,
+    ) -> Result<DeviceVec<M>> {
+        let mut out = DeviceVec::alloc(self.device(), n)?;
+        fill(&mut out)?;
+        Ok(out)
     }
 
     /// The driver every scan goes through: the host-side checks, memory entry, the plan, the
