@@ -179,6 +179,7 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../../docs/guide/interop.md")]
 #[doc = include_str!("../../docs/guide/language.md")]
 #[doc = include_str!("../../docs/guide/axes.md")]
+#[doc = include_str!("../../docs/guide/scans.md")]
 pub struct GuideDoctests;
 
 /// The multi-GPU guide's blocks (they need reduce-cuda's feature `nccl`, which builds without
