@@ -202,6 +202,7 @@ __device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, co
 // returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
 // `states`: [0, 2) the tile counter, then a state word per tile, then one per group, all zero
 // before the launch; `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
+// `group` and `ring` may share their memory.
 __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* states, M* aggregates, M* inclusives,
                                r_seg* group, M* ring) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
@@ -239,6 +240,7 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
         if (last && g > 0) r_publish(group_states, group_aggregates, g, whole.v, R_ST_AGG | state);
     }
     if (g == 0) return w;
+    __syncwarp();  // lane 0 has read `group`: the ring may take its place
     const r_seg p = r_look_back(group_states, group_aggregates, inclusives, g, ring);  // P(g), lane 0's
     if (lane == 0 && last) {
         const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
@@ -293,8 +295,11 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     __shared__ r_seg s_warps[R_WARP];
     __shared__ r_seg s_prefix;
     __shared__ r_size s_tile;
-    __shared__ M s_ring[R_LB_SLOTS];
-    __shared__ r_seg s_group[R_WARP];
+    // Warp 0's look-back: the group's aggregates first, then the ring (r_tile_prefix).
+    __shared__ union {
+        r_seg group[R_WARP];
+        M ring[R_LB_SLOTS];
+    } s_lb;
     __shared__ uint4 s_stage[R_WARPS][kStageVecs];
 #if R_SEG == R_SEG_OFFSETS
     __shared__ unsigned int s_marks[R_TILE / 32];
@@ -383,7 +388,7 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         w = r_scan_warp(w);  // lanes past R_WARPS hold garbage no lane before them reads
         if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
         const r_seg tile = r_seg_shfl(w, R_WARPS - 1);
-        const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_group, s_ring);
+        const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
         if (lane == 0) s_prefix = prefix;
     }
     __syncthreads();

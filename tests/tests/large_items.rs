@@ -1,6 +1,7 @@
 //! Items past the 72 bytes the README says were tested: a const-generic keep-last record
 //! (`reduce_tests::monoids::wide::Record`) of 128, 256 and 512 bytes, through NVRTC and on the
-//! GPU, plain and segmented, bit for bit against the sequential fold.
+//! GPU, plain and segmented, bit for bit against the sequential fold; their scans' kernels compile
+//! (a 512-byte value once passed the 48 KiB of static shared memory).
 //!
 //! With default parameters SegShuffle's owner form once did not compile from 224-byte items (its
 //! static shared memory passed 48 KiB), so `Auto` in the owner form failed, and plain `Shuffle`
@@ -105,5 +106,17 @@ fn segmented_record256_256_bytes() {
 fn segmented_record512_512_bytes() {
     if let Some(gpu) = gpu() {
         check_layouts_with::<Record512>(&gpu, Some(&LARGE_ITEM_LAYOUTS), 5000, &default_configs());
+    }
+}
+
+/// The scans of items past 72 bytes compile (their shared memory fits with default tiles).
+#[test]
+fn nvrtc_scans_of_large_items() {
+    if require_nvrtc() {
+        let config = reduce_cuda::ScanConfig::default();
+        let arch = reduce_tests::CI_ARCH;
+        reduce_cuda::testing::compile_scan_kernels::<Record128>(config, arch).unwrap();
+        reduce_cuda::testing::compile_scan_kernels::<Record256>(config, arch).unwrap();
+        reduce_cuda::testing::compile_scan_kernels::<Record512>(config, arch).unwrap();
     }
 }
