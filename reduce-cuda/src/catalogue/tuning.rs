@@ -170,8 +170,9 @@ pub(crate) const SCAN_BLOCK: u32 = 256;
 /// Items each LookBack thread scans per tile by default: 128 bytes' worth of the larger of the
 /// input item and the monoid value (twice Shuffle's), at most 32 (a thread's segment starts are
 /// one word). Each tile waits for its predecessors, so larger tiles keep more bytes in flight:
-/// on an H200 at 2^28, f32 and affine scans read 0.57-0.59 of the copy roof with 128 bytes per
-/// thread against 0.46-0.47 with 64 and 0.32-0.35 with 32 (`bench scan`'s tile shapes).
+/// on an H200 at 2^28, f32 and affine scans move 0.56-0.58 of the copy roof with 128 bytes per
+/// thread against 0.45-0.46 with 64 and 0.32-0.33 with 32 (`bench scan`'s tile shapes;
+/// docs/decisions/0045-scan-look-back.md).
 pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
     (2 * shuffle_items(in_size.max(m_size))).min(32)
 }
