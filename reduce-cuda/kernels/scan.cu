@@ -89,14 +89,24 @@ __device__ __forceinline__ r_seg r_scan_warp(r_seg v) {
     return v;
 }
 
+// The state words' loads and stores (in the CPU emulator, one thread runs every block in turn:
+// plain accesses).
 __device__ __forceinline__ unsigned int r_load_acquire(const unsigned int* p) {
+#if defined(__CUDA_ARCH__)
     unsigned int v;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(p)) : "memory");
     return v;
+#else
+    return *p;
+#endif
 }
 
 __device__ __forceinline__ void r_store_release(unsigned int* p, unsigned int v) {
+#if defined(__CUDA_ARCH__)
     asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(v) : "memory");
+#else
+    *p = v;
+#endif
 }
 
 // Entry t's value `v` into `values[t]`, then its state word with release semantics: a reader
@@ -107,9 +117,13 @@ __device__ __forceinline__ void r_publish(unsigned int* states, M* values, r_siz
 }
 
 __device__ __forceinline__ unsigned int r_load_relaxed(const unsigned int* p) {
+#if defined(__CUDA_ARCH__)
     unsigned int v;
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(__cvta_generic_to_global(p)) : "memory");
     return v;
+#else
+    return *p;
+#endif
 }
 
 // Waits for tile or group state word `p` to be published, and returns it. The wait polls with

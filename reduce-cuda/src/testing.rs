@@ -292,3 +292,21 @@ pub fn compile_scan_kernels_lifted<M: Lift<X>, X: DeviceCopy>(
 ) -> Result<()> {
     compile_scans(&Lifted::<M, X>::new(), config, arch)
 }
+
+/// The scan kernel of `config` for monoid `M`'s own values over `I` layouts: plain (`None`), by
+/// CSR offsets (`Some(true)`) or by keys (`Some(false)`), with its tile (threads, items per
+/// thread), for the CPU emulator.
+pub fn scan_kernel_source<M: CudaMonoid, I: SegIndex>(
+    config: crate::ScanConfig,
+    offsets: Option<bool>,
+) -> Result<(KernelSource, (u32, u32))> {
+    use crate::catalogue::{scan_plan, Segments};
+    let segments = match offsets {
+        None => Segments::None,
+        Some(true) => Segments::Offsets,
+        Some(false) => Segments::Keys,
+    };
+    let program = Own::<M>::new();
+    let plan = scan_plan(config, program.items(), segments, I::WIDE)?;
+    Ok((assemble(&plan.kernels(), &program), plan.shape()))
+}

@@ -20,7 +20,9 @@
 //     another fiber has changed something (an arrival, a barrier), and a block where only
 //     spinning fibers remain is reported as a deadlock;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
-//     finish" (atomic tickets) work, those that wait on other blocks would not (none here).
+//     finish" (atomic tickets) work, and so does the scans' look-back, whose tiles (taken from a
+//     counter in block order) find every earlier tile finished; a wait for a later block is
+//     reported as a deadlock.
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
 // the next block (uninitialised shared memory on a GPU is no better).
 #pragma once
@@ -444,6 +446,17 @@ template <class T>
 inline T __ldg(const T* p) { return *p; }
 template <class T>
 inline T __ldcg(const T* p) { return *p; }
+template <class T>
+inline T __ldcs(const T* p) { return *p; }
+template <class T>
+inline void __stcs(T* p, T v) { *p = v; }
+// A wait (kernels/scan.cu's look-back) can only be for another block, which in the emulator
+// either ran before or never runs while this one waits: a deadlock.
+inline void __nanosleep(unsigned int) {
+    std::fprintf(stderr, "emu: deadlock: thread %u of block %u waits for another block\n", emu::self().tid,
+                 emu::block()->block_idx.x);
+    std::abort();
+}
 inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift) {
     return (unsigned int)((((unsigned long long)hi << 32) | lo) >> (shift & 31));
 }

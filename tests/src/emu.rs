@@ -13,9 +13,11 @@
 use crate::layouts::{offsets_of, owners_of};
 use crate::{env_flag, Random, TestRng};
 use reduce_core::{fold_segments, CudaMonoid, SegIndex};
-use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
+use reduce_cuda::testing::{
+    scan_kernel_source, seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for,
+};
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -24,6 +26,8 @@ use std::sync::OnceLock;
 const CUDA_EMU_HPP: &str = include_str!("../emu/cuda_emu.hpp");
 /// The host side of a launch (`#include`d after the kernel text).
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
+/// The host side of a scan launch.
+const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
 /// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
@@ -212,26 +216,11 @@ impl Emulated {
             if offsets_form { "offsets" } else { "owner" },
             if wide { "_u64" } else { "" }
         );
-        let dir = scratch_dir(&tag);
-        std::fs::write(dir.join("cuda_emu.hpp"), CUDA_EMU_HPP).unwrap();
-        std::fs::write(dir.join("seg_shuffle_main.cpp"), SEG_SHUFFLE_MAIN_CPP).unwrap();
-        let cpp = dir.join("kernel.cpp");
-        let program =
-            format!("#include \"cuda_emu.hpp\"\n{text}\n#include \"seg_shuffle_main.cpp\"\n");
-        std::fs::write(&cpp, program).unwrap();
-        let exe = dir.join("kernel");
-        let out = Command::new(cxx)
-            .args(CXX_FLAGS)
-            .arg(&cpp)
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{cxx} failed on {}:\n{}",
-            cpp.display(),
-            String::from_utf8_lossy(&out.stderr)
+        let (exe, dir) = compile(
+            cxx,
+            &text,
+            ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP),
+            &tag,
         );
         Emulated {
             exe,
@@ -271,25 +260,7 @@ impl Emulated {
                 input.extend_from_slice(&bytes_of(&narrow));
             }
         }
-        let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
-        std::fs::write(&cases_path, input).unwrap();
-        let out = Command::new(&self.exe)
-            .arg(&cases_path)
-            .arg(&results_path)
-            .arg(order.arg())
-            .env(
-                "ASAN_OPTIONS",
-                "detect_leaks=0:detect_stack_use_after_return=0",
-            )
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "the emulated kernel failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let bytes = std::fs::read(&results_path).unwrap();
+        let bytes = execute(&self.exe, &self.dir, input, order);
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
         let mut at = 0;
         cases
@@ -415,4 +386,148 @@ pub fn check_layouts<M: CudaMonoid + Random>(
         M::CUDA_NAME,
         cases.len()
     );
+}
+
+/// Writes the emulator, the kernel `text` and the host side `main` (file name, text) into a new
+/// directory tagged `tag`, and compiles them; the binary and the directory.
+fn compile(cxx: &str, text: &str, main: (&str, &str), tag: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir(tag);
+    std::fs::write(dir.join("cuda_emu.hpp"), CUDA_EMU_HPP).unwrap();
+    std::fs::write(dir.join(main.0), main.1).unwrap();
+    let cpp = dir.join("kernel.cpp");
+    let program = format!(
+        "#include \"cuda_emu.hpp\"\n{text}\n#include \"{}\"\n",
+        main.0
+    );
+    std::fs::write(&cpp, program).unwrap();
+    let exe = dir.join("kernel");
+    let out = Command::new(cxx)
+        .args(CXX_FLAGS)
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{cxx} failed on {}:\n{}",
+        cpp.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (exe, dir)
+}
+
+/// Runs the emulated kernel `exe` on the cases `input` (written into `dir`), the fibers of each
+/// block in `order`; the results' bytes.
+fn execute(exe: &Path, dir: &Path, input: Vec<u8>, order: Order) -> Vec<u8> {
+    let (cases_path, results_path) = (dir.join("cases"), dir.join("results"));
+    std::fs::write(&cases_path, input).unwrap();
+    let out = Command::new(exe)
+        .arg(&cases_path)
+        .arg(&results_path)
+        .arg(order.arg())
+        .env(
+            "ASAN_OPTIONS",
+            "detect_leaks=0:detect_stack_use_after_return=0",
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the emulated kernel failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(&results_path).unwrap()
+}
+
+/// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order.
+pub struct EmulatedScan {
+    exe: PathBuf,
+    dir: PathBuf,
+    /// Items per tile.
+    pub tile: u64,
+    /// u64 offsets or keys (else u32).
+    pub wide: bool,
+    m_size: usize,
+}
+
+/// One scan launch: the items' bytes, whether exclusive, the offsets or keys (none: plain).
+pub struct ScanCase {
+    pub n: u64,
+    pub exclusive: bool,
+    pub items: Vec<u8>,
+    pub index: Vec<u64>,
+}
+
+/// The scan kernel of `config` for `M` over `I` layouts: plain (`None`), by offsets
+/// (`Some(true)`) or by keys (`Some(false)`).
+pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: reduce_cuda::ScanConfig,
+    offsets: Option<bool>,
+) -> EmulatedScan {
+    let (source, (threads, items)) = scan_kernel_source::<M, I>(config, offsets).unwrap();
+    let form = match offsets {
+        None => "plain",
+        Some(true) => "offsets",
+        Some(false) => "keys",
+    };
+    let tag = format!(
+        "scan_{}_b{threads}_k{items}_{form}_{}",
+        M::CUDA_NAME,
+        I::WIDE as u8
+    );
+    let (exe, dir) = compile(cxx, &source.text, ("scan_main.cpp", SCAN_MAIN_CPP), &tag);
+    EmulatedScan {
+        exe,
+        dir,
+        tile: threads as u64 * items as u64,
+        wide: I::WIDE,
+        m_size: std::mem::size_of::<M>(),
+    }
+}
+
+impl EmulatedScan {
+    /// Runs the cases in one process, the fibers of each block in `order`; per case the
+    /// outputs' bytes.
+    pub fn run(&self, cases: &[ScanCase], order: Order) -> Vec<Vec<u8>> {
+        let mut input = Vec::new();
+        for c in cases {
+            for h in [c.n, c.exclusive as u64, c.index.len() as u64] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            if self.wide {
+                input.extend_from_slice(&bytes_of(&c.index));
+            } else {
+                let narrow: Vec<u32> = c.index.iter().map(|&v| v as u32).collect();
+                input.extend_from_slice(&bytes_of(&narrow));
+            }
+        }
+        let bytes = execute(&self.exe, &self.dir, input, order);
+        let mut at = 0;
+        cases
+            .iter()
+            .map(|c| {
+                let ok = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+                assert_eq!(
+                    ok, 1,
+                    "a deadlock, or the tile counter did not reach the tile count"
+                );
+                at += 8;
+                let len = c.n as usize * self.m_size;
+                at += len;
+                bytes[at - len..at].to_vec()
+            })
+            .collect()
+    }
+}
+
+impl Drop for EmulatedScan {
+    fn drop(&mut self) {
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
 }

@@ -79,6 +79,11 @@ pub(crate) fn scan_plan(
 }
 
 impl ScanPlan {
+    /// (threads per block, items per thread).
+    pub fn shape(&self) -> (u32, u32) {
+        (self.block, self.items)
+    }
+
     /// Items per tile.
     pub fn tile(&self) -> u64 {
         self.block as u64 * self.items as u64

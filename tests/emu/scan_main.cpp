@@ -1,0 +1,45 @@
+// The host side of an emulated scan launch (tests/tests/emulated_kernels.rs): included after
+// cuda_emu.hpp and the generated kernel text (kernels/scan.cu). argv[3] orders the fibers as in
+// seg_shuffle_main.cpp. Reads cases from argv[1], each
+//   u64 n, exclusive, index_len; n r_in items; index_len r_idx (offsets or keys, as the kernel's
+//   R_SEG reads them);
+// runs one block per tile in index order (so each tile finds the tiles before it finished), and
+// appends to argv[2] per case
+//   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv) {
+    if (argc != 4) return 2;
+    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
+    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
+    std::FILE* in = std::fopen(argv[1], "rb");
+    std::FILE* res = std::fopen(argv[2], "wb");
+    if (!in || !res) return 2;
+    unsigned long long h[3];
+    while (std::fread(h, 8, 3, in) == 3) {
+        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2];
+        std::vector<r_in> items(n);
+        std::vector<r_idx> index(index_len + 1);  // never empty: a plain scan passes none
+        if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
+        if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
+        const unsigned long long tiles = (n + R_TILE - 1) / R_TILE, groups = (tiles + 31) / 32;
+        std::vector<unsigned long long> words((2 + tiles + groups + 1) / 2, 0);  // zeroed, 8-aligned
+        std::vector<M> aggregates(tiles + groups), inclusives(groups), out(n);
+        std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
+        const unsigned long long segments = index_len > 0 ? index_len - 1 : 0;  // offsets' count
+        unsigned long long ok = 1;
+        for (unsigned int b = 0; b < tiles && ok; ++b) {
+            ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
+                scan_tiles(items.data(), n, out.data(), exclusive, index.data(), segments,
+                           reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
+            });
+        }
+        ok = ok && (n == 0 || words[0] == tiles);
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(out.data(), sizeof(M), n, res);
+    }
+    std::fclose(res);
+    return 0;
+}

@@ -1,0 +1,144 @@
+//! The scans' kernel logic (kernels/scan.cu) without a GPU: the generated CUDA text runs on the
+//! CPU under `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp collectives
+//! as real rendezvous, AddressSanitizer on every access, the fibers of a block in three orders),
+//! one block per tile in order — so each tile's look-back finds the tiles before it finished,
+//! through the group values, the groups' look-back and its ring — and must equal the sequential
+//! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds, sizes around
+//! tiles and groups of 32 tiles, several tile shapes, 1- and 8-byte monoids. A read that a
+//! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
+//! but for the waits between blocks: every earlier tile has finished, so a look-back stops at
+//! the nearest group and never waits (the GPU tests and racecheck cover those paths).
+//!
+//! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
+//! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
+
+use reduce_core::{scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex};
+use reduce_cuda::{ScanAlgorithm, ScanConfig};
+use reduce_tests::emu::{bytes_of, compiler, scan_kernel, values_from, Order, ScanCase};
+use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
+use reduce_tests::monoids::small::Nib8;
+use reduce_tests::{Affine, Random, TestRng};
+use std::fmt::Debug;
+
+/// Tiles of 32 threads of one item (a group of 32 tiles is 1024 items), 64 threads of three
+/// items, and the default.
+fn configs() -> [ScanConfig; 3] {
+    [
+        ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(32)
+            .items_per_thread(1),
+        ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(64)
+            .items_per_thread(3),
+        ScanConfig::default(),
+    ]
+}
+
+/// Plain scans of `M` at sizes around tiles and groups, both kinds, fibers in every order.
+fn check_plain<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
+    for config in configs() {
+        let kernel = scan_kernel::<M, u32>(cxx, config, None);
+        let t = kernel.tile as usize;
+        let sizes = [1, t - 1, t, t + 1, 32 * t - 1, 32 * t + 1, 70 * t + 5];
+        let mut cases = Vec::new();
+        let mut expected = Vec::new();
+        for (k, &n) in sizes.iter().enumerate() {
+            let items = M::random_vec(n, k as u64);
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                expected.push((n, kind, scan(&items, kind)));
+                cases.push(ScanCase {
+                    n: n as u64,
+                    exclusive: kind == Scan::Exclusive,
+                    items: bytes_of(&items),
+                    index: Vec::new(),
+                });
+            }
+        }
+        for order in Order::ALL {
+            for ((n, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
+                let got: Vec<M> = values_from(&got);
+                assert!(
+                    got == *want,
+                    "{} plain n = {n} {kind:?} {config:?} fibers {order:?}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
+}
+
+/// Segmented scans of `M` by offsets and by keys (`I` entries) on every layout shape scaled to
+/// the tile, both kinds, fibers in every order.
+fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
+    let mut rng = TestRng::new(77);
+    for config in configs() {
+        for offsets_form in [true, false] {
+            let kernel = scan_kernel::<M, I>(cxx, config, Some(offsets_form));
+            let (mut cases, mut expected) = (Vec::new(), Vec::new());
+            // and one layout over 40 tiles: the groups' look-back
+            let long: Vec<u64> = (0..40 * kernel.tile / 8)
+                .map(|_| rng.range(0, 16))
+                .collect();
+            let shapes = every_shape_in_tiles(kernel.tile, 5);
+            for (name, lengths) in shapes.into_iter().chain([("40 tiles".to_string(), long)]) {
+                let offsets: Vec<u64> = offsets_of(&lengths);
+                let n = *offsets.last().unwrap();
+                let items = M::random_vec(n as usize, rng.next_u64());
+                // keys: three labels, so that neighbouring segments may merge and keys come back
+                let keys: Vec<u64> = lengths
+                    .iter()
+                    .flat_map(|&l| std::iter::repeat_n(rng.range(0, 3), l as usize))
+                    .collect();
+                let typed = |v: &[u64]| v.iter().map(|&x| I::from_u64(x)).collect::<Vec<I>>();
+                for kind in [Scan::Inclusive, Scan::Exclusive] {
+                    let want = match offsets_form {
+                        true => scan_segments(&items, &typed(&offsets), kind).unwrap(),
+                        false => scan_by_key(&items, &typed(&keys), kind).unwrap(),
+                    };
+                    expected.push((name.clone(), kind, want));
+                    cases.push(ScanCase {
+                        n,
+                        exclusive: kind == Scan::Exclusive,
+                        items: bytes_of(&items),
+                        index: if offsets_form {
+                            offsets.clone()
+                        } else {
+                            keys.clone()
+                        },
+                    });
+                }
+            }
+            for order in Order::ALL {
+                for ((name, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
+                    let got: Vec<M> = values_from(&got);
+                    assert!(
+                        got == *want,
+                        "{} {} {name} {kind:?} {config:?} fibers {order:?}",
+                        M::CUDA_NAME,
+                        if offsets_form { "offsets" } else { "keys" }
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn plain_scans_are_the_reference() {
+    let Some(cxx) = compiler() else { return };
+    check_plain::<Affine>(&cxx);
+    check_plain::<Nib8>(&cxx);
+}
+
+#[test]
+fn segmented_scans_are_the_reference_u32() {
+    let Some(cxx) = compiler() else { return };
+    check_segmented::<Affine, u32>(&cxx);
+}
+
+#[test]
+fn segmented_scans_are_the_reference_u64_and_one_byte_values() {
+    let Some(cxx) = compiler() else { return };
+    check_segmented::<Affine, u64>(&cxx);
+    check_segmented::<Nib8, u32>(&cxx);
+}
