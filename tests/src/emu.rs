@@ -252,13 +252,7 @@ impl Emulated {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
-            if self.wide {
-                input.extend_from_slice(&bytes_of(&c.index));
-            } else {
-                let narrow: Vec<u32> = c.index.iter().map(|&v| v as u32).collect();
-                assert!(narrow.iter().zip(&c.index).all(|(&a, &b)| a as u64 == b));
-                input.extend_from_slice(&bytes_of(&narrow));
-            }
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
         let bytes = execute(&self.exe, &self.dir, input, order);
         let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
@@ -388,6 +382,16 @@ pub fn check_layouts<M: CudaMonoid + Random>(
     );
 }
 
+/// The bytes of layout entries as the kernel reads them: u64, or u32 (each must fit).
+fn index_bytes(index: &[u64], wide: bool) -> Vec<u8> {
+    if wide {
+        return bytes_of(index);
+    }
+    let narrow: Vec<u32> = index.iter().map(|&v| v as u32).collect();
+    assert!(narrow.iter().zip(index).all(|(&a, &b)| a as u64 == b));
+    bytes_of(&narrow)
+}
+
 /// Writes the emulator, the kernel `text` and the host side `main` (file name, text) into a new
 /// directory tagged `tag`, and compiles them; the binary and the directory.
 fn compile(cxx: &str, text: &str, main: (&str, &str), tag: &str) -> (PathBuf, PathBuf) {
@@ -498,12 +502,7 @@ impl EmulatedScan {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
-            if self.wide {
-                input.extend_from_slice(&bytes_of(&c.index));
-            } else {
-                let narrow: Vec<u32> = c.index.iter().map(|&v| v as u32).collect();
-                input.extend_from_slice(&bytes_of(&narrow));
-            }
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
         let bytes = execute(&self.exe, &self.dir, input, order);
         let mut at = 0;
