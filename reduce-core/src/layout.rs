@@ -168,6 +168,15 @@ pub enum LayoutError {
     },
 }
 
+/// Checks that there is one key per item, given their counts (keys of a scan by key are
+/// labels: any values).
+pub fn check_keys(items: usize, keys: usize) -> Result<(), LayoutError> {
+    if keys != items {
+        return Err(LayoutError::KeysLengthMismatch { items, keys });
+    }
+    Ok(())
+}
+
 /// Checks CSR offsets for `items` items: first 0, last `items`, non-decreasing.
 /// Returns the number of segments (`offsets.len() - 1`).
 pub fn check_offsets<I: SegIndex>(offsets: &[I], items: usize) -> Result<usize, LayoutError> {

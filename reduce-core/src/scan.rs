@@ -7,7 +7,7 @@
 //! associative monoid the order — and with it the result of a non-commutative one — is the
 //! sequence's.
 
-use crate::layout::{check_offsets, LayoutError, SegIndex};
+use crate::layout::{check_keys, check_offsets, LayoutError, SegIndex};
 use crate::Monoid;
 
 /// Which prefixes a scan returns.
@@ -88,7 +88,7 @@ pub fn scan_by_key<M: Monoid, K: SegIndex>(
     keys: &[K],
     kind: Scan,
 ) -> Result<Vec<M>, LayoutError> {
-    check_keys(xs.len(), keys)?;
+    check_keys(xs.len(), keys.len())?;
     let mut out = Vec::with_capacity(xs.len());
     let mut start = 0;
     for i in 1..=xs.len() {
@@ -98,17 +98,6 @@ pub fn scan_by_key<M: Monoid, K: SegIndex>(
         }
     }
     Ok(out)
-}
-
-/// One key per item.
-pub(crate) fn check_keys<K>(items: usize, keys: &[K]) -> Result<(), LayoutError> {
-    if keys.len() != items {
-        return Err(LayoutError::KeysLengthMismatch {
-            items,
-            keys: keys.len(),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

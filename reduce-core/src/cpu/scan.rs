@@ -11,8 +11,8 @@
 
 use super::{unchecked, Cpu, MIN_CHUNK};
 use crate::fault::{guarded, CpuError, IndexFault};
-use crate::layout::{check_offsets, LayoutError, SegIndex};
-use crate::scan::{check_keys, Scan};
+use crate::layout::{check_keys, check_offsets, LayoutError, SegIndex};
+use crate::scan::Scan;
 use crate::{fold, Monoid};
 use rayon::prelude::*;
 
@@ -113,7 +113,7 @@ impl Cpu {
         keys: &[K],
         kind: Scan,
     ) -> Result<Vec<M>, LayoutError> {
-        check_keys(xs.len(), keys)?;
+        check_keys(xs.len(), keys.len())?;
         Ok(unchecked(self.scanned(false, xs, kind, Starts::Keys(keys))))
     }
 
@@ -125,7 +125,7 @@ impl Cpu {
         keys: &[K],
         kind: Scan,
     ) -> Result<Vec<M>, CpuError> {
-        check_keys(xs.len(), keys)?;
+        check_keys(xs.len(), keys.len())?;
         Ok(self.scanned(true, xs, kind, Starts::Keys(keys))?)
     }
 

@@ -5,14 +5,15 @@
 //! offsets' check, the end of the call. `reduce_core::{scan, scan_segments, scan_by_key}` are
 //! the references.
 
+use super::segmented::check_csr_layout;
 use crate::catalogue::{scan_plan, ScanConfig, Segments};
 use crate::device::{DeviceInput, DeviceOutput, DeviceVec, SegLayout};
 use crate::dispatch::segmented::{Layout, SegJob};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
-use reduce_core::layout::{check_fits, SegIndex};
-use reduce_core::{CudaMonoid, DeviceCopy, LayoutError, Lift, Scan};
+use reduce_core::layout::{check_keys, SegIndex};
+use reduce_core::{CudaMonoid, DeviceCopy, Lift, Scan};
 
 /// The segments of a scan: none, CSR offsets or keys, in device memory.
 enum ScanLayout<'a, L> {
@@ -262,21 +263,11 @@ impl Gpu {
         let (segments, entries) = match layout {
             ScanLayout::None => (Segments::None, None),
             ScanLayout::Offsets(offsets) => {
-                offsets
-                    .len()
-                    .checked_sub(1)
-                    .ok_or(LayoutError::OffsetsEmpty)?;
-                check_fits::<L::Index>("item count", n)?;
+                check_csr_layout(n, offsets)?;
                 (Segments::Offsets, Some(offsets))
             }
             ScanLayout::Keys(keys) => {
-                if keys.len() != n {
-                    return Err(LayoutError::KeysLengthMismatch {
-                        items: n,
-                        keys: keys.len(),
-                    }
-                    .into());
-                }
+                check_keys(n, keys.len())?;
                 (Segments::Keys, Some(keys))
             }
         };

@@ -22,7 +22,7 @@ fn csr_segments(offsets: &impl SegLayout) -> Result<usize> {
 }
 
 /// The host-side checks of a CSR layout over `items` items; returns the segment count.
-fn check_csr_layout<L: SegLayout>(items: usize, offsets: &L) -> Result<usize> {
+pub(super) fn check_csr_layout<L: SegLayout>(items: usize, offsets: &L) -> Result<usize> {
     let segments = csr_segments(offsets)?;
     check_fits::<L::Index>("item count", items)?;
     Ok(segments)
