@@ -35,7 +35,12 @@ const RUN_BYTES: usize = 64;
 
 /// The items in a run for monoid `M`: 64 bytes of values, at least one.
 pub fn run_len<M>() -> usize {
-    (RUN_BYTES / std::mem::size_of::<M>().max(1)).max(1)
+    run_len_for_size(std::mem::size_of::<M>())
+}
+
+/// The items in a run of values of `bytes` bytes each (what [`run_len`] gives their type).
+pub fn run_len_for_size(bytes: usize) -> usize {
+    (RUN_BYTES / bytes.max(1)).max(1)
 }
 
 /// The fold of all items in the portable grouping (see the module's definition).
@@ -78,6 +83,36 @@ pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     num_segments: usize,
 ) -> Result<Vec<M>, LayoutError> {
     per_owner(items, owner, num_segments, fold_segments)
+}
+
+/// The portable fold of `n` items, `item(i)` the i-th (a lifted input lifts here), in parallel
+/// on rayon's pool: aligned chunks of a power of two of runs are subtrees of the tree, so their
+/// roots, combined by the same tree one level up, give [`fold`]'s bits. `guard` runs each
+/// task (the CPU backend's fault capture); its error ends the fold.
+pub(crate) fn par_fold<M, E, F, G>(n: usize, tasks: usize, item: F, guard: G) -> Result<M, E>
+where
+    M: Monoid,
+    E: Send,
+    F: Fn(usize) -> M + Sync,
+    G: Fn(&dyn Fn() -> M) -> Result<M, E> + Sync,
+{
+    use rayon::prelude::*;
+    let len = run_len::<M>();
+    let runs = n.div_ceil(len);
+    // Runs per chunk: a power of two, at least 1024 runs, about `tasks` chunks.
+    let chunk_runs = runs.div_ceil(tasks.max(1)).max(1024).next_power_of_two();
+    let chunk = chunk_runs * len;
+    let roots = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
+            guard(&|| {
+                let xs: Vec<M> = (lo..hi).map(&item).collect();
+                segment(&xs, 0, xs.len())
+            })
+        })
+        .collect::<Result<Vec<M>, E>>()?;
+    guard(&|| tree(0, roots.clone()))
 }
 
 /// The value of the segment `items[start..end]`.

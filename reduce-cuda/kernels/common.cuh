@@ -123,6 +123,32 @@ __device__ __forceinline__ M r_shfl_up(M v, unsigned int delta) {
     return b.m;
 }
 
+__device__ __forceinline__ M r_shfl(M v, unsigned int src_lane) {
+    r_bits b;
+    b.m = v;
+#pragma unroll
+    for (int i = 0; i < R_WORDS; ++i) b.w[i] = __shfl_sync(R_FULL_MASK, b.w[i], src_lane);
+    return b.m;
+}
+
+// The fixed binary tree over the nodes v[0 .. present) of one level (K a power of two; the
+// nodes from `present` on are absent, present >= 1): the step of width s combines v[j] (left)
+// and v[j + s] (right) for j % 2s == 0, and a node whose right child is absent keeps its left
+// one (no identity is combined in). Returns the root, v[0]. The portable grouping
+// (reduce_core::portable) is this tree over global run indices.
+template <int K>
+__device__ __forceinline__ M r_tree_regs(M (&v)[K], int present) {
+    static_assert((K & (K - 1)) == 0, "a tree level holds a power of two of nodes");
+#pragma unroll
+    for (int s = 1; s < K; s <<= 1) {
+#pragma unroll
+        for (int j = 0; j + s < K; j += 2 * s) {
+            if (j + s < present) v[j] = m_combine(v[j], v[j + s]);
+        }
+    }
+    return v[0];
+}
+
 // Reads an M written by another block of the same launch (after its __threadfence):
 // through L2 (ld.global.cg), never from a possibly stale L1 line.
 __device__ __forceinline__ M r_load_cg(const M* p) {
@@ -152,6 +178,20 @@ __device__ __forceinline__ M r_warp_reduce(M v) {
     for (unsigned int o = 1; o < R_WARP; o <<= 1) {
         const M right = r_shfl_down(v, o);
         if ((lane & (2 * o - 1)) == 0) v = m_combine(v, right);
+    }
+    return v;
+}
+
+// r_warp_reduce over the nodes of lanes 0 .. present - 1 only (the lanes from `present` on are
+// absent, present >= 1; their values are never read): the same increasing-offset steps, but a
+// node whose right child is absent keeps its left one, as in r_tree_regs. Lane 0 returns the
+// root. All 32 lanes must call it.
+__device__ __forceinline__ M r_warp_tree(M v, r_size present) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const M right = r_shfl_down(v, o);
+        if ((lane & (2 * o - 1)) == 0 && lane + o < present) v = m_combine(v, right);
     }
     return v;
 }

@@ -23,45 +23,19 @@
 // index (see the "input items" section): the monoid values themselves for a plain reduction,
 // or any item type a monoid lifts (transform-reduce, no M values in memory).
 //
-// Parameters: R_BLOCK threads; R_ITEMS items per lane per tile; R_VECS 16-byte loads per lane
-// per tile (R_ITEMS * sizeof(r_in) == 16 * R_VECS), or 0 for item-by-item loads; R_ITEM_SHIFT:
-// `in` lies that many bytes past a 16-byte boundary (the kernel is specialised for it, so that a
-// view at any offset reads whole runs as vectors, one more per run, shifted into place at no
-// cost per word: r_load_shifted; the first and last runs of such a view are read item by item,
-// as is an `in` elsewhere, which the runtime never passes); R_GROUP.
+// Parameters: R_BLOCK threads; R_ITEMS items per lane per tile, R_VECS and R_ITEM_SHIFT as
+// kernels/lanes.cuh says; R_GROUP.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
 
-#if R_VECS > 0
-union r_lane_tile {
-    uint4 v[R_VECS];
-    r_in m[R_ITEMS];
-};
-static_assert(sizeof(r_in) * R_ITEMS == 16 * R_VECS, "a lane's items must fill its vectors exactly");
-#endif
-
 // The fold of the R_ITEMS items from `first` (all below n), left to right.
 __device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first, r_size n) {
-#if R_VECS > 0
-    r_lane_tile t;
-#if R_ITEM_SHIFT == 0
-    const bool whole = true;
-#else
-    const bool whole = ((unsigned long long)in & 15u) == R_ITEM_SHIFT &&
-                       r_vectors_inside<R_VECS>(in + first, R_ITEM_SHIFT, in, in + n);
-#endif
-    if (whole) {
-        r_load_shifted(in + first, R_ITEM_SHIFT, t.v, [](const uint4* p) { return __ldcs(p); });
-        M acc = m_lift(t.m[0], first);
-#pragma unroll
-        for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(t.m[i], first + i));
-        return acc;
-    }
-#endif
-    M acc = m_lift(in[first], first);
-#pragma unroll
-    for (int i = 1; i < R_ITEMS; ++i) acc = m_combine(acc, m_lift(in[first + i], first + i));
+    M acc;
+    r_lane_items(in, first, n, [&](int i, const r_in& x) {
+        const M v = m_lift(x, first + i);
+        acc = i == 0 ? v : m_combine(acc, v);
+    });
     return acc;
 }
 

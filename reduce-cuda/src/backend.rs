@@ -65,7 +65,13 @@ impl Backend {
             Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
             Backend::Cpu { .. } => {
                 check_plain(&Own::<M>::new(), config)?;
-                Cpu::new().try_reduce(items).map_err(fault::<M>)
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_portable(items)
+                } else {
+                    cpu.try_reduce(items)
+                }
+                .map_err(fault::<M>)
             }
         }
     }
@@ -82,7 +88,13 @@ impl Backend {
             Backend::Gpu(gpu) => gpu.reduce_lifted(&gpu.upload(items)?, config),
             Backend::Cpu { .. } => {
                 check_plain(&Lifted::<M, X>::new(), config)?;
-                Cpu::new().try_reduce_lifted(items).map_err(fault::<M>)
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_lifted_portable(items)
+                } else {
+                    cpu.try_reduce_lifted(items)
+                }
+                .map_err(fault::<M>)
             }
         }
     }

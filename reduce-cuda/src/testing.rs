@@ -57,6 +57,14 @@ pub fn kernel_source_with<M: CudaMonoid>(config: Config) -> Result<KernelSource>
     plain_source(&Own::<M>::new(), config)
 }
 
+/// [`kernel_source_with`] for items at device address `items_at` (Shuffle's and the portable
+/// kernel are specialised for the items' offset from a 16-byte boundary).
+pub fn kernel_source_at<M: CudaMonoid>(config: Config, items_at: u64) -> Result<KernelSource> {
+    let program = Own::<M>::new();
+    let plan = plain_plan(config, program.items(), items_at)?;
+    Ok(assemble(&plan.kernels()[0], &program))
+}
+
 /// Checks that the translation unit of `config` for monoid `M` compiles for `arch` (e.g.
 /// `sm_90`), without a device ([`check_compiles`]). CI uses this to check every generated
 /// kernel.

@@ -28,6 +28,7 @@ const CUDA_EMU_HPP: &str = include_str!("../emu/cuda_emu.hpp");
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
 /// The host side of a scan launch.
 const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
+const PORTABLE_MAIN_CPP: &str = include_str!("../emu/portable_main.cpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
 /// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
@@ -524,6 +525,62 @@ impl EmulatedScan {
 }
 
 impl Drop for EmulatedScan {
+    fn drop(&mut self) {
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A portable plain reduction (kernels/portable.cu) compiled for the emulator.
+pub struct EmulatedPortable {
+    exe: PathBuf,
+    dir: PathBuf,
+    m_size: usize,
+}
+
+/// The portable kernel of `source` (a `Config::portable` translation unit), tagged `tag`.
+pub fn portable_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+) -> EmulatedPortable {
+    let tag = format!("portable_{tag}");
+    let (exe, dir) = compile(
+        cxx,
+        &source.text,
+        ("portable_main.cpp", PORTABLE_MAIN_CPP),
+        &tag,
+    );
+    EmulatedPortable { exe, dir, m_size }
+}
+
+impl EmulatedPortable {
+    /// Runs the launches (items' bytes, item count, grid) in one process, the fibers of each
+    /// block in `order`; per launch the root's bytes.
+    pub fn run(&self, cases: &[(Vec<u8>, u64, u64)], order: Order) -> Vec<Vec<u8>> {
+        let mut input = Vec::new();
+        for (items, n, grid) in cases {
+            input.extend_from_slice(&n.to_le_bytes());
+            input.extend_from_slice(&grid.to_le_bytes());
+            input.extend_from_slice(items);
+        }
+        let bytes = execute(&self.exe, &self.dir, input, order);
+        let step = 8 + self.m_size;
+        assert_eq!(bytes.len(), cases.len() * step, "one result per launch");
+        bytes
+            .chunks_exact(step)
+            .map(|r| {
+                let ok = u64::from_le_bytes(r[..8].try_into().unwrap());
+                assert_eq!(ok, 1, "a deadlock, or the ticket was not left at 0");
+                r[8..].to_vec()
+            })
+            .collect()
+    }
+}
+
+impl Drop for EmulatedPortable {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {
             let _ = std::fs::remove_dir_all(&self.dir);

@@ -15,6 +15,20 @@ fn compiles_everywhere<M: CudaMonoid>() {
             panic!("{algorithm} for {} does not compile:\n{e}", M::CUDA_NAME);
         }
     }
+    // The portable grouping, at its defaults and with two runs per lane on small blocks.
+    let run = reduce_cuda::reduce_core::portable::run_len::<M>() as u32;
+    for config in [
+        Config::default().portable(),
+        Config::new(Algorithm::Shuffle)
+            .portable()
+            .block(64)
+            .items_per_thread(2 * run)
+            .tile_group(4),
+    ] {
+        if let Err(e) = compile_kernel::<M>(config, CI_ARCH) {
+            panic!("{config:?} for {} does not compile:\n{e}", M::CUDA_NAME);
+        }
+    }
     for algorithm in SegAlgorithm::ALL {
         for offsets_form in [false, true] {
             if let Err(e) =

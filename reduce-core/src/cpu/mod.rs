@@ -99,6 +99,44 @@ impl Cpu {
         guarded::<M, _>(checked, || fold(&partials))
     }
 
+    /// The fold of all items in the portable grouping, in parallel: the bits of
+    /// [`crate::portable::fold`] (for floats too), which a GPU's portable mode
+    /// (`Config::portable` in reduce-cuda) gives as well.
+    pub fn reduce_portable<M: Monoid>(&self, items: &[M]) -> M {
+        unchecked(self.portable(false, items.len(), |i| items[i]))
+    }
+
+    /// [`Cpu::reduce_portable`], with an index out of bounds in the monoid's translated code an
+    /// error instead of a panic.
+    pub fn try_reduce_portable<M: Monoid>(&self, items: &[M]) -> Result<M, IndexFault> {
+        self.portable(true, items.len(), |i| items[i])
+    }
+
+    /// The portable fold of `lift(x, i)` over the items `x` (`i` the item's index): the items
+    /// lifted first, then [`Cpu::reduce_portable`]'s grouping of the lifted values.
+    pub fn reduce_lifted_portable<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> M {
+        unchecked(self.portable(false, items.len(), |i| M::lift(items[i], i as u64)))
+    }
+
+    /// [`Cpu::reduce_lifted_portable`], with an index out of bounds in the monoid's or the
+    /// lift's translated code an error instead of a panic.
+    pub fn try_reduce_lifted_portable<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        items: &[X],
+    ) -> Result<M, IndexFault> {
+        self.portable(true, items.len(), |i| M::lift(items[i], i as u64))
+    }
+
+    fn portable<M: Monoid>(
+        &self,
+        checked: bool,
+        n: usize,
+        item: impl Fn(usize) -> M + Sync,
+    ) -> Result<M, IndexFault> {
+        let tasks = rayon::current_num_threads() * 4;
+        crate::portable::par_fold(n, tasks, item, |f| guarded::<M, _>(checked, f))
+    }
+
     /// One value per CSR segment (see [`crate::fold_segments`]), in parallel.
     pub fn reduce_segments<M: Monoid, I: SegIndex>(
         &self,

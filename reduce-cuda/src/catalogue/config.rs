@@ -65,8 +65,11 @@ pub struct Config {
     pub grid: Option<u32>,
     /// Shuffle's work split: 0 = each warp owns a contiguous run of tiles; k >= 1 = each block
     /// owns a contiguous run of block tiles and folds its warps' values every k block tiles.
-    /// Default 4 (with 512 threads and 2 blocks per SM).
+    /// Default 4 (with 512 threads and 2 blocks per SM). In portable mode: block tiles per
+    /// node of the tree, a power of two (default: from the item sizes).
     pub tile_group: Option<u32>,
+    /// The portable grouping (see [`Config::portable`]).
+    pub portable: bool,
 }
 
 impl From<Algorithm> for Config {
@@ -83,6 +86,25 @@ impl Config {
             ..Config::default()
         }
     }
+    /// The portable mode: the grouping, and so the bits of a float result, depend only on N and
+    /// the size of the monoid's type — never on the device, its SM count, the grid, the block,
+    /// the tile group, the items per thread or timing. It is the grouping
+    /// `reduce_core::portable::fold` defines (runs of 64 bytes of values at fixed positions, a
+    /// fixed tree over them), so a GPU, another GPU and the CPU backend ([`crate::Backend`])
+    /// give the same bits. Offered by `Shuffle` and `Auto` (the paper's algorithms keep their
+    /// own groupings: [`Error::InvalidConfig`]); the order-free path for `commutative` monoids
+    /// is off. In this mode `block` and `tile_group` must be powers of two and
+    /// `items_per_thread` the run length times a power of two.
+    ///
+    /// ```
+    /// use reduce_cuda::Config;
+    /// assert!(Config::default().portable().portable);
+    /// ```
+    pub fn portable(mut self) -> Self {
+        self.portable = true;
+        self
+    }
+
     /// Sets Shuffle's work split (see [`Config::tile_group`]).
     pub fn tile_group(mut self, k: u32) -> Self {
         self.tile_group = Some(k);

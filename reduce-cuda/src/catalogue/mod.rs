@@ -11,7 +11,8 @@
 //! |---|---|---|---|
 //! | `tree.rs` | `Tb2`, `Tb4Warp` | `Tb2Seg`, `Tb4WarpSeg` | tb2.cu, tb4_warp.cu, seg_tree.cu |
 //! | `matrix.rs` | `Matrix`, `PersistentMatrix`, `DiffWarps` | `MatrixSeg`, `PersistentMatrixSeg`, `DiffWarps16Seg` | matrix.cu, diff_warps.cu, seg_matrix.cu |
-//! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu, seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
+//! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu (+ lanes.cuh), seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
+//! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | | portable.cu (+ lanes.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `scan.rs` | scans: `LookBack` | offsets, keys | scan.cu |
@@ -29,6 +30,7 @@ mod matrix;
 mod merge;
 mod paper;
 mod plan;
+mod portable;
 mod scan;
 mod shuffle;
 mod tree;
@@ -64,8 +66,24 @@ pub(crate) fn plain_plan(
         ));
     }
     let knobs = config.knobs();
-    if algorithm != Algorithm::Shuffle && algorithm != Algorithm::Auto {
+    let ours = matches!(algorithm, Algorithm::Shuffle | Algorithm::Auto);
+    if !ours {
         refuse(algorithm.name(), "tile_group", knobs.tile_group)?;
+    }
+    if config.portable {
+        if !ours {
+            return Err(invalid(
+                algorithm.name(),
+                "the portable grouping is offered by Shuffle and Auto; the paper's algorithms \
+                 keep their own groupings",
+            ));
+        }
+        return Ok(Box::new(portable::plain(
+            algorithm.name(),
+            &knobs,
+            items,
+            items_at,
+        )?));
     }
     Ok(match algorithm {
         Algorithm::Tb2 | Algorithm::Tb4Warp => Box::new(tree::plain(algorithm, &knobs)?),
@@ -149,6 +167,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         tree::signatures(),
         matrix::signatures(),
         shuffle::signatures(),
+        portable::signatures(),
         merge::signatures(),
         axes::signatures(),
         scan::signatures(),

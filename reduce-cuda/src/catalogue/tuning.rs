@@ -69,6 +69,17 @@ pub(crate) fn merge_steps(item_size: usize) -> u32 {
     }
 }
 
+/// The portable reduction's block tiles per node (`Config::portable`; any power of two gives the
+/// same bits): the fewest whose node reads at least 4096 times the bytes of the value it writes,
+/// so that the launch's last block, which takes the tree over the nodes, reads little next to
+/// the input (f32: one block tile of 512 threads; 64-byte values: 8), while the nodes stay
+/// small enough to share out evenly over the grid.
+pub(crate) fn portable_group(block: u32, lane_items: u32, in_size: usize, m_size: usize) -> u32 {
+    let tile_bytes = (block as usize * lane_items as usize * in_size).max(1);
+    let wanted = (4096 * m_size).div_ceil(tile_bytes);
+    (wanted.max(1).next_power_of_two() as u32).min(64)
+}
+
 /// Plain `Auto`: Shuffle, order-free when the monoid promises commutativity and the caller
 /// left the tile group open (the order-free kernel has none). Returns whether order-free.
 pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bool {

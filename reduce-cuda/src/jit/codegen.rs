@@ -16,6 +16,8 @@ pub(crate) enum Family {
     Matrix,
     DiffWarps,
     Shuffle,
+    /// The portable plain reduction (`Config::portable`).
+    Portable,
     SegTree,
     SegMatrix,
     SegShuffle,
@@ -38,6 +40,7 @@ impl Family {
         Family::Matrix,
         Family::DiffWarps,
         Family::Shuffle,
+        Family::Portable,
         Family::SegTree,
         Family::SegMatrix,
         Family::SegShuffle,
@@ -61,6 +64,7 @@ impl Family {
             Family::Matrix => ("matrix", include_str!("../../kernels/matrix.cu")),
             Family::DiffWarps => ("diff_warps", include_str!("../../kernels/diff_warps.cu")),
             Family::Shuffle => ("shuffle", include_str!("../../kernels/shuffle.cu")),
+            Family::Portable => ("portable", include_str!("../../kernels/portable.cu")),
             Family::SegTree => ("seg_tree", include_str!("../../kernels/seg_tree.cu")),
             Family::SegMatrix => ("seg_matrix", include_str!("../../kernels/seg_matrix.cu")),
             Family::SegShuffle => ("seg_shuffle", include_str!("../../kernels/seg_shuffle.cu")),
@@ -77,6 +81,7 @@ impl Family {
         match self {
             Family::SegTree | Family::SegMatrix | Family::SegMerge | Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
+            Family::Shuffle | Family::Portable => &[LANES],
             _ => &[],
         }
     }
@@ -97,6 +102,8 @@ type Header = (&'static str, &'static str);
 
 /// The shared warp/block helpers.
 const COMMON: Header = ("common.cuh", include_str!("../../kernels/common.cuh"));
+/// A lane's run of input items, loaded as vectors (Shuffle, Portable).
+const LANES: Header = ("lanes.cuh", include_str!("../../kernels/lanes.cuh"));
 /// The helpers of the segmented families (segmented scan, validation, identity fill).
 const SEG_COMMON: Header = (
     "seg_common.cuh",

@@ -1,0 +1,47 @@
+// The host side of an emulated portable launch (tests/tests/emulated_portable.rs): included
+// after cuda_emu.hpp and the generated kernel text (kernels/portable.cu). argv[3] orders the
+// fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
+//   u64 n, grid; n r_in items;
+// runs the launch block by block (the last one takes the tree over the nodes), and appends to
+// argv[2] per case
+//   u64 ok (1, or 0 after a deadlock or when the ticket was not left at 0); one M (the root).
+// The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (where the kernel was specialised
+// for), at the end of their allocation: AddressSanitizer reports any read past them.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv) {
+    if (argc != 4) return 2;
+    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
+    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
+    std::FILE* in = std::fopen(argv[1], "rb");
+    std::FILE* res = std::fopen(argv[2], "wb");
+    if (!in || !res) return 2;
+    unsigned long long h[2];
+    while (std::fread(h, 8, 2, in) == 2) {
+        const unsigned long long n = h[0], grid = h[1];
+        const size_t shift = R_ITEM_SHIFT;
+        std::vector<unsigned char> storage(shift + n * sizeof(r_in));
+        if ((std::uintptr_t)storage.data() % 16 != 0) return 4;
+        r_in* items = reinterpret_cast<r_in*>(storage.data() + shift);
+        if (std::fread(items, sizeof(r_in), n, in) != n) return 3;
+        const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
+        const unsigned long long node_count = (tiles + R_NODE_TILES - 1) / R_NODE_TILES;
+        std::vector<M> nodes(node_count > 0 ? node_count : 1), out(1);
+        std::memset(static_cast<void*>(nodes.data()), 0xA5, nodes.size() * sizeof(M));
+        std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
+        unsigned int ticket = 0;
+        unsigned long long ok = 1;
+        for (unsigned int b = 0; b < grid && ok; ++b) {
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+                reduce_portable(items, n, nodes.data(), &ticket, out.data());
+            });
+        }
+        ok = ok && ticket == 0;
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(out.data(), sizeof(M), 1, res);
+    }
+    std::fclose(res);
+    return 0;
+}

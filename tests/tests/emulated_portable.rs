@@ -1,0 +1,267 @@
+//! The portable reduction's kernel logic (kernels/portable.cu, `Config::portable`) without a
+//! GPU: the generated CUDA text runs on the CPU under `tests/emu/cuda_emu.hpp` (every CUDA
+//! thread a fiber, barriers and warp collectives as real rendezvous, AddressSanitizer on every
+//! access, the fibers of a block in three orders), block by block, the last block taking the
+//! tree over the nodes — and must give `reduce_core::portable::fold`'s bits: f32 and f64 sums of
+//! mixed magnitudes and signs (whose bits depend on the grouping), with zeros of both signs and
+//! infinities, an exactly associative 8-byte monoid, lifted items and an input at an odd
+//! offset, at sizes around runs, lanes, tiles and nodes, on grids of 1 to 7 blocks and with
+//! several block sizes, tile groups and runs per lane — the knobs that must change nothing.
+//!
+//! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
+//! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
+
+use reduce_core::{portable, CudaMonoid, Lift};
+use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
+use reduce_cuda::{Algorithm, Config, Sum};
+use reduce_tests::emu::{bytes_of, compiler, portable_kernel, values_from, Order};
+use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::{Affine, Random, TestRng};
+use std::fmt::Debug;
+
+/// Three shapes of the kernel: one warp per block and one run per lane (nodes of 512 f32), two
+/// warps with two runs per lane and nodes of four block tiles, and the default.
+fn configs<M>() -> [Config; 3] {
+    let run = portable::run_len::<M>() as u32;
+    [
+        Config::new(Algorithm::Shuffle)
+            .portable()
+            .block(32)
+            .tile_group(1),
+        Config::new(Algorithm::Shuffle)
+            .portable()
+            .block(64)
+            .items_per_thread(2 * run)
+            .tile_group(4),
+        Config::default().portable(),
+    ]
+}
+
+/// Item counts around runs, lanes, tiles and nodes of `node` items, and (`long`) 2100 nodes'
+/// worth: five steps of a one-warp last block's tree, whose counter then carries twice.
+fn sizes(run: usize, node: usize, long: bool) -> Vec<usize> {
+    let mut n = vec![
+        0,
+        1,
+        run - 1,
+        run,
+        run + 1,
+        33 * run + 3,
+        node - 1,
+        node,
+        node + 1,
+    ];
+    n.extend([3 * node + 5 * run + 7, 17 * node]);
+    if long {
+        n.push(2100 * node + 3);
+    }
+    n
+}
+
+/// Floats of magnitudes from 2^-10 to 2^14, both signs: sums that round at every step, whose
+/// bits depend on the grouping at every level (a wider range lets the largest items decide).
+fn wide_f32(n: usize, seed: u64) -> Vec<Sum<f32>> {
+    let mut rng = TestRng::new(seed);
+    (0..n)
+        .map(|_| {
+            let e = rng.range(117, 141) as u32;
+            let bits = (rng.next_u64() as u32 & 0x807f_ffff) | (e << 23);
+            Sum(f32::from_bits(bits))
+        })
+        .collect()
+}
+
+fn wide_f64(n: usize, seed: u64) -> Vec<Sum<f64>> {
+    wide_f32(n, seed)
+        .into_iter()
+        .map(|x| Sum(x.0 as f64 * (1.0 + 1e-9)))
+        .collect()
+}
+
+/// Runs `items` through the kernel of `config` (specialised for an input `shift` bytes past a
+/// 16-byte boundary) on several grids, fibers in every order, and checks each root against
+/// `expected` with `same`.
+fn check<X: Copy, M: CudaMonoid + Debug>(
+    cxx: &str,
+    source: &reduce_cuda::KernelSource,
+    tag: &str,
+    inputs: &[Vec<X>],
+    expected: impl Fn(&[X]) -> M,
+    same: impl Fn(&M, &M) -> bool,
+) {
+    let kernel = portable_kernel(cxx, source, tag, std::mem::size_of::<M>());
+    let mut cases = Vec::new();
+    for xs in inputs {
+        for grid in [1u64, 3, 7] {
+            cases.push((bytes_of(xs), xs.len() as u64, grid));
+        }
+    }
+    for order in Order::ALL {
+        for ((bytes, n, grid), got) in cases.iter().zip(kernel.run(&cases, order)) {
+            let xs: Vec<X> = values_from(bytes);
+            let want = expected(&xs);
+            let got: M = values_from(&got)[0];
+            assert!(
+                same(&got, &want),
+                "{tag}: n = {n}, grid {grid}, fibers {order:?}: {got:?} != {want:?}"
+            );
+        }
+    }
+}
+
+fn node_items<M>(config: &Config) -> usize {
+    let run = portable::run_len::<M>();
+    let lane = config.items_per_thread.map_or(run, |k| k as usize);
+    config.block.unwrap_or(512) as usize * lane * config.tile_group.unwrap_or(1) as usize
+}
+
+/// Sums of `random` items on every configuration; on the one-warp configuration also `steps`:
+/// n items, zeros but for a few, that tell the tree over the last block's steps of `step` items
+/// from any other grouping.
+fn floats<M: CudaMonoid + Debug>(
+    cxx: &str,
+    random: impl Fn(usize, u64) -> Vec<M>,
+    steps: impl Fn(usize, usize) -> Vec<M>,
+    bits: impl Fn(&M) -> u64,
+) {
+    for (k, config) in configs::<M>().into_iter().enumerate() {
+        let small = config.block == Some(32);
+        let ns = sizes(portable::run_len::<M>(), node_items::<M>(&config), small);
+        let mut inputs: Vec<Vec<M>> = ns.iter().map(|&n| random(n, n as u64 + 7)).collect();
+        if small {
+            inputs.push(steps(*ns.last().unwrap(), node_items::<M>(&config) * 512));
+        }
+        let source = kernel_source_at::<M>(config, 0).unwrap();
+        check(
+            cxx,
+            &source,
+            &format!("{}_{k}", M::CUDA_NAME),
+            &inputs,
+            |xs| portable::fold(xs),
+            |a, b| bits(a) == bits(b),
+        );
+    }
+}
+
+#[test]
+fn f32_sums_have_the_reference_bits_on_every_grid_and_shape() {
+    let Some(cxx) = compiler() else { return };
+    // 2^24 + 1 + 1 is 2^24 + 2 as ((s0 s1) (s2 s3)), but 2^24 as (((s0 s1) s2) s3).
+    let steps = |n: usize, step: usize| {
+        let mut xs = vec![Sum(0.0f32); n];
+        (xs[0], xs[2 * step], xs[3 * step]) = (Sum(16777216.0), Sum(1.0), Sum(1.0));
+        xs
+    };
+    floats::<Sum<f32>>(&cxx, wide_f32, steps, |x| x.0.to_bits() as u64);
+}
+
+#[test]
+fn f64_sums_have_the_reference_bits() {
+    let Some(cxx) = compiler() else { return };
+    let steps = |n: usize, step: usize| {
+        let mut xs = vec![Sum(0.0f64); n];
+        (xs[0], xs[2 * step], xs[3 * step]) = (Sum(9007199254740992.0), Sum(1.0), Sum(1.0));
+        xs
+    };
+    floats::<Sum<f64>>(&cxx, wide_f64, steps, |x| x.0.to_bits());
+}
+
+/// Zeros of both signs (a lone -0.0 must stay -0.0: no identity is ever combined in),
+/// infinities and NaN (any NaN matches any NaN), and an input at a 4-byte offset (the kernel
+/// specialised for it, vectors shifted into place).
+#[test]
+fn special_values_and_odd_offsets() {
+    let Some(cxx) = compiler() else { return };
+    let config = configs::<Sum<f32>>()[0];
+    let special = [
+        -0.0f32,
+        -0.0,
+        f32::INFINITY,
+        1.5,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ];
+    let mut inputs: Vec<Vec<Sum<f32>>> = vec![vec![Sum(-0.0)], vec![Sum(-0.0); 1000]];
+    for n in [17usize, 600, 1500] {
+        let mut xs = wide_f32(n, 3);
+        for (i, x) in xs.iter_mut().enumerate().filter(|(i, _)| i % 97 == 5) {
+            x.0 = special[i % special.len()];
+        }
+        inputs.push(xs);
+    }
+    let same = |a: &Sum<f32>, b: &Sum<f32>| {
+        a.0.to_bits() == b.0.to_bits() || (a.0.is_nan() && b.0.is_nan())
+    };
+    for shift in [0u64, 4, 12] {
+        let source = kernel_source_at::<Sum<f32>>(config, shift).unwrap();
+        check(
+            &cxx,
+            &source,
+            &format!("special_{shift}"),
+            &inputs,
+            |xs| portable::fold(xs),
+            same,
+        );
+    }
+}
+
+/// An exactly associative, non-commutative monoid: the portable value is the sequential fold.
+#[test]
+fn exact_monoids_get_the_sequential_fold() {
+    let Some(cxx) = compiler() else { return };
+    for (k, config) in configs::<Affine>().into_iter().enumerate() {
+        let ns = sizes(
+            portable::run_len::<Affine>(),
+            node_items::<Affine>(&config),
+            k == 0,
+        );
+        let inputs: Vec<Vec<Affine>> = ns
+            .iter()
+            .map(|&n| Affine::random_vec(n, n as u64))
+            .collect();
+        let source = kernel_source_at::<Affine>(config, 0).unwrap();
+        check(
+            &cxx,
+            &source,
+            &format!("affine_{k}"),
+            &inputs,
+            |xs| reduce_core::fold(xs),
+            |a, b| a == b,
+        );
+    }
+}
+
+/// Lifted items: the runs follow the lifted values (8-byte ArgMax from 4-byte f32), each item
+/// lifted with its global index.
+#[test]
+fn lifted_items_group_as_their_lifted_values() {
+    let Some(cxx) = compiler() else { return };
+    for (k, config) in configs::<ArgMax>().into_iter().enumerate() {
+        let ns = sizes(
+            portable::run_len::<ArgMax>(),
+            node_items::<ArgMax>(&config),
+            false,
+        );
+        let inputs: Vec<Vec<f32>> = ns
+            .iter()
+            .map(|&n| wide_f32(n, n as u64).into_iter().map(|x| x.0).collect())
+            .collect();
+        let source = kernel_source_lifted::<ArgMax, f32>(config).unwrap();
+        let expected = |xs: &[f32]| {
+            let lifted: Vec<ArgMax> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| <ArgMax as Lift<f32>>::lift(x, i as u64))
+                .collect();
+            portable::fold(&lifted)
+        };
+        check(
+            &cxx,
+            &source,
+            &format!("argmax_{k}"),
+            &inputs,
+            expected,
+            |a, b| a == b,
+        );
+    }
+}
