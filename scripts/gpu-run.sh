@@ -5,6 +5,7 @@
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
+# portable (the portable mode against the default and CUB's gpu_to_gpu determinism),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -280,6 +281,15 @@ for phase in "$@"; do
     lse)
       # log-sum-exp of f32 logits (reduce_core::math's exp per item), all items and per row, against the read roof
       .gpu/bin/bench lse --out "$OUT" 2>"$OUT/bench-lse.err" | tee -a "$SUMMARY"
+      ;;
+    portable)
+      # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered
+      # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it)
+      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
+          && /tmp/cub_portable > "$OUT/cub-portable.txt" 2>&1; } || note "CUB portable anchor failed: $(tail -3 "$OUT/nvcc-portable.log" "$OUT/cub-portable.txt" 2>/dev/null)"
+      head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
+      .gpu/bin/bench portable --out "$OUT" --cub "$OUT/cub-portable.txt" 2>"$OUT/bench-portable.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-portable.err" >> "$SUMMARY"
       ;;
     axes)
       # rows, columns and middle axes of 2^26 f32, logits per row (ArgMax, log-sum-exp), against the read roof

@@ -19,10 +19,12 @@ const SOURCE: &str = include_str!("../kernels/bench.cu");
 /// Every bit pattern of `size_of::<Self>()` bytes must be a valid value of `Self`.
 pub unsafe trait AnyBits: DeviceCopy {}
 
-// SAFETY: an f32 (and the built-in monoids over it, transparent wrappers) takes any bits.
+// SAFETY: an f32 or f64 (and the built-in monoids over them, transparent wrappers) takes any
+// bits.
 unsafe impl AnyBits for f32 {}
 unsafe impl AnyBits for Sum<f32> {}
 unsafe impl AnyBits for Min<f32> {}
+unsafe impl AnyBits for Sum<f64> {}
 
 /// Word masks applied by [`BenchKernels::fill_random`] to word k of every item (the layout of
 /// `r_masks` in `kernels/bench.cu`).

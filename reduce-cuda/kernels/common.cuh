@@ -185,11 +185,15 @@ __device__ __forceinline__ M r_warp_reduce(M v) {
 // r_warp_reduce over the nodes of lanes 0 .. present - 1 only (the lanes from `present` on are
 // absent, present >= 1; their values are never read): the same increasing-offset steps, but a
 // node whose right child is absent keeps its left one, as in r_tree_regs. Lane 0 returns the
-// root. All 32 lanes must call it.
-__device__ __forceinline__ M r_warp_tree(M v, r_size present) {
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+// root. With WIDTH < 32 the warp holds 32 / WIDTH such trees side by side, each over WIDTH
+// lanes: a lane passes its own tree's `present`, counted from that tree's first lane, which
+// returns the root. All 32 lanes must call it.
+template <unsigned int WIDTH = R_WARP>
+__device__ __forceinline__ M r_warp_tree(M v, unsigned int present) {
+    static_assert(WIDTH >= 1 && WIDTH <= R_WARP && (WIDTH & (WIDTH - 1)) == 0, "a tree of lanes");
+    const unsigned int lane = threadIdx.x & (WIDTH - 1);
 #pragma unroll
-    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+    for (unsigned int o = 1; o < WIDTH; o <<= 1) {
         const M right = r_shfl_down(v, o);
         if ((lane & (2 * o - 1)) == 0 && lane + o < present) v = m_combine(v, right);
     }

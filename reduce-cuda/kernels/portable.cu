@@ -11,9 +11,9 @@
 // changing a bit:
 //   lane       R_LANE_RUNS runs (r_tree_regs over their folds);
 //   warp tile  32 lanes (r_warp_tree: shuffles at increasing offsets);
-//   node       R_GROUP block tiles of R_WARPS warp tiles each: warp tiles into a shared ring,
-//              warp 0's tree over the ring, written to nodes[]; blocks own contiguous runs of
-//              nodes (any grid);
+//   node       R_GROUP block tiles of R_WARPS warp tiles each: warp tiles into a shared ring of
+//              R_FLUSH nodes, warp 0's tree over each node's slots at every flush, written to
+//              nodes[]; blocks own contiguous runs of nodes (any grid);
 //   root       the launch's last block (atomic ticket after a __threadfence) takes the tree over
 //              nodes[] (r_block_tree_cg).
 // Every m_combine is (left subtree, right subtree): earlier items before later ones, so an
@@ -24,18 +24,22 @@
 // lifted values (R_RUN from sizeof(M), not from the input type).
 //
 // Parameters: R_BLOCK threads; R_RUN items per run; R_LANE_RUNS runs per lane (a power of two);
-// R_ITEMS = R_RUN * R_LANE_RUNS; R_VECS and R_ITEM_SHIFT as kernels/lanes.cuh says; R_GROUP.
+// R_ITEMS = R_RUN * R_LANE_RUNS; R_VECS and R_ITEM_SHIFT as kernels/lanes.cuh says; R_GROUP;
+// R_FLUSH nodes per barrier (the block's warps run that far ahead of warp 0's trees).
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
 #define R_NODE_TILES (R_GROUP * R_WARPS)
-#define R_RING_PER_LANE (R_NODE_TILES > R_WARP ? R_NODE_TILES / R_WARP : 1)
+// Warp 0's share of a flush: ring slots per lane, and lanes per node.
+#define R_RING_PER_LANE (R_FLUSH * R_NODE_TILES > R_WARP ? R_FLUSH * R_NODE_TILES / R_WARP : 1)
+#define R_NODE_LANES (R_NODE_TILES / R_RING_PER_LANE < R_WARP ? R_NODE_TILES / R_RING_PER_LANE : R_WARP)
 // Nodes per lane in a step of r_block_tree_cg: a power of two, at most R_RUN and 16.
 #define R_LANE_NODES (R_RUN >= 16 ? 16 : R_RUN >= 8 ? 8 : R_RUN >= 4 ? 4 : R_RUN >= 2 ? 2 : 1)
 
 static_assert(R_ITEMS == R_RUN * R_LANE_RUNS, "a lane holds whole runs");
-static_assert((R_BLOCK & (R_BLOCK - 1)) == 0 && (R_GROUP & (R_GROUP - 1)) == 0,
-              "block tiles and nodes are aligned powers of two of warp tiles");
+static_assert((R_BLOCK & (R_BLOCK - 1)) == 0 && (R_GROUP & (R_GROUP - 1)) == 0 &&
+                  (R_FLUSH & (R_FLUSH - 1)) == 0 && R_FLUSH <= R_WARP,
+              "block tiles, nodes and flushes are aligned powers of two of warp tiles");
 
 // The node of the lane's R_LANE_RUNS runs from `first`, all of whose items are below n.
 __device__ __forceinline__ M r_lane_node_full(const r_in* __restrict__ in, r_size first, r_size n) {
@@ -62,6 +66,27 @@ __device__ __forceinline__ M r_lane_node_partial(const r_in* __restrict__ in, r_
     return r_tree_regs(runs, (int)((n - first + R_RUN - 1) / R_RUN));
 }
 
+// The R_LANE_NODES values from p (written by other blocks of this launch) into v, through L2:
+// as 16-byte vectors where they fill whole ones (p then lies at a multiple of their size from
+// the 16-byte-aligned start of the nodes), else value by value.
+__device__ __forceinline__ void r_load_nodes_cg(const M* p, M (&v)[R_LANE_NODES]) {
+    constexpr int bytes = (int)sizeof(M) * R_LANE_NODES;
+    if constexpr (bytes % 16 == 0 && alignof(M) <= 16) {
+        union {
+            uint4 w[bytes / 16];
+            M m[R_LANE_NODES];
+        } t;
+        const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+        for (int k = 0; k < bytes / 16; ++k) t.w[k] = __ldcg(q + k);
+#pragma unroll
+        for (int j = 0; j < R_LANE_NODES; ++j) v[j] = t.m[j];
+    } else {
+#pragma unroll
+        for (int j = 0; j < R_LANE_NODES; ++j) v[j] = r_load_cg(p + j);
+    }
+}
+
 // The root of the tree over p[0 .. count), one level's nodes written by other blocks of this
 // launch (read through L2), by the whole block; thread 0 returns it (the identity for count 0).
 // Warp w takes the w-th aligned chunk of C nodes (C a power of two, at least 32 * R_LANE_NODES,
@@ -85,13 +110,18 @@ __device__ M r_block_tree_cg(const M* p, r_size count, M* s_warps) {
     for (r_size s = lo; s < hi; s += step) {
         const r_size first = s + (r_size)lane * R_LANE_NODES;
         M v[R_LANE_NODES];
+        if (first + R_LANE_NODES <= hi) {
+            r_load_nodes_cg(p + first, v);
+        } else {
 #pragma unroll
-        for (int j = 0; j < R_LANE_NODES; ++j) {
-            if (first + j < hi) v[j] = r_load_cg(p + first + j);
+            for (int j = 0; j < R_LANE_NODES; ++j) {
+                if (first + j < hi) v[j] = r_load_cg(p + first + j);
+            }
         }
         M node = v[0];
         if (first < hi) node = r_tree_regs(v, (int)min((r_size)R_LANE_NODES, hi - first));
-        node = r_shfl(r_warp_tree(node, (hi - s + R_LANE_NODES - 1) / R_LANE_NODES), 0);
+        const r_size lanes = (hi - s + R_LANE_NODES - 1) / R_LANE_NODES;
+        node = r_shfl(r_warp_tree(node, (unsigned int)min(lanes, (r_size)R_WARP)), 0);
         unsigned int k = 0;
         for (; filled >> k & 1; ++k) node = m_combine(r_shfl(pending, k), node);
         filled = (filled >> k | 1) << k;  // levels 0 .. k - 1 emptied, k filled
@@ -111,7 +141,7 @@ __device__ M r_block_tree_cg(const M* p, r_size count, M* s_warps) {
     if (warp == 0) {
         const r_size present = (count + chunk - 1) / chunk;  // warps whose chunk holds nodes
         if (lane < present) total = s_warps[lane];
-        if (present > 0) total = r_warp_tree(total, present);
+        if (present > 0) total = r_warp_tree(total, (unsigned int)present);
     }
     return total;
 }
@@ -121,7 +151,7 @@ __device__ M r_block_tree_cg(const M* p, r_size count, M* s_warps) {
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
                 unsigned int* __restrict__ ticket, M* __restrict__ out) {
-    __shared__ M s_ring[2][R_NODE_TILES];
+    __shared__ M s_ring[2][R_FLUSH * R_NODE_TILES];
     __shared__ M s_warps[R_WARP];
     __shared__ bool s_is_last;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
@@ -136,7 +166,7 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
     r_size node = b * q + (b < r ? b : r);
     const r_size node_end = node + q + (b < r ? 1 : 0);
 
-    unsigned int phase = 0;
+    unsigned int phase = 0, held = 0;  // held: nodes in the ring since the last flush
     for (; node < node_end; ++node) {
 #pragma unroll 1
         for (unsigned int g = 0; g < R_GROUP; ++g) {
@@ -149,25 +179,33 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
                 v = r_warp_tree(r_lane_node_full(in, first, n), R_WARP);
             } else {
                 if (first < n) v = r_lane_node_partial(in, first, n);
-                v = r_warp_tree(v, (n - tile * R_TILE + R_ITEMS - 1) / R_ITEMS);
+                v = r_warp_tree(v, (unsigned int)((n - tile * R_TILE + R_ITEMS - 1) / R_ITEMS));
             }
-            if (lane == 0) s_ring[phase][slot] = v;
+            if (lane == 0) s_ring[phase][held * R_NODE_TILES + slot] = v;
         }
+        if (++held < R_FLUSH && node + 1 < node_end) continue;
         __syncthreads();
         if (warp == 0) {
-            // The node's tree over its warp tiles: lane l the R_RING_PER_LANE from l * that.
-            const r_size present = min(tiles - node * R_NODE_TILES, (r_size)R_NODE_TILES);
-            const r_size mine = lane * R_RING_PER_LANE;
+            // The held nodes' trees side by side: lane l takes the R_RING_PER_LANE slots from
+            // l * R_RING_PER_LANE (a lane tree), R_NODE_LANES lanes make a node (a warp tree of
+            // that width), and each node's first lane writes it.
+            const unsigned int h = lane / R_NODE_LANES;
+            const r_size at = node + 1 - held + h;
+            const unsigned int mine = (lane % R_NODE_LANES) * R_RING_PER_LANE;
+            const unsigned int present =
+                h < held ? (unsigned int)min(tiles - at * R_NODE_TILES, (r_size)R_NODE_TILES) : 0;
+            const M* ring = s_ring[phase] + h * R_NODE_TILES;
             M v[R_RING_PER_LANE];
 #pragma unroll
             for (int j = 0; j < R_RING_PER_LANE; ++j) {
-                if (mine + j < present) v[j] = s_ring[phase][mine + j];
+                if (mine + j < present) v[j] = ring[mine + j];
             }
             M x = v[0];
-            if (mine < present) x = r_tree_regs(v, (int)min((r_size)R_RING_PER_LANE, present - mine));
-            x = r_warp_tree(x, (present + R_RING_PER_LANE - 1) / R_RING_PER_LANE);
-            if (lane == 0) nodes[node] = x;
+            if (mine < present) x = r_tree_regs(v, (int)min((unsigned int)R_RING_PER_LANE, present - mine));
+            x = r_warp_tree<R_NODE_LANES>(x, (present + R_RING_PER_LANE - 1) / R_RING_PER_LANE);
+            if (lane % R_NODE_LANES == 0 && present > 0) nodes[at] = x;
         }
+        held = 0;
         phase ^= 1;
     }
 

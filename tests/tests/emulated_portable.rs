@@ -137,7 +137,7 @@ fn floats<M: CudaMonoid + Debug>(
             &source,
             &format!("{}_{k}", M::CUDA_NAME),
             &inputs,
-            |xs| portable::fold(xs),
+            portable::fold,
             |a, b| bits(a) == bits(b),
         );
     }
@@ -199,7 +199,7 @@ fn special_values_and_odd_offsets() {
             &source,
             &format!("special_{shift}"),
             &inputs,
-            |xs| portable::fold(xs),
+            portable::fold,
             same,
         );
     }
@@ -225,7 +225,7 @@ fn exact_monoids_get_the_sequential_fold() {
             &source,
             &format!("affine_{k}"),
             &inputs,
-            |xs| reduce_core::fold(xs),
+            reduce_core::fold,
             |a, b| a == b,
         );
     }

@@ -12,6 +12,7 @@ mod jit;
 mod lse;
 mod ncu;
 mod plain;
+mod portable;
 mod sanitize;
 mod scan;
 mod segargmax;
@@ -48,8 +49,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "lse" => lse::lse(args),
         "axes" => axes::axes(args),
         "scan" => scan::scan(args),
+        "portable" => portable::portable(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes or scan");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan or portable");
             std::process::exit(2);
         }
     }

@@ -1,6 +1,6 @@
 //! `bench sanitize`: a small, complete workload for compute-sanitizer (memcheck, racecheck,
 //! synccheck, initcheck): every plain algorithm at odd sizes around block and grid boundaries,
-//! every segmented algorithm in both forms on a mixed layout with empty segments, small tiles
+//! the portable mode, every segmented algorithm in both forms on a mixed layout with empty segments, small tiles
 //! and grids of SegMerge and SegShuffle, lifted ArgMax, and the scans (plain, CSR offsets,
 //! keys; small and default tiles); every result is checked against the CPU reference (exit code
 //! 1 on a mismatch).
@@ -11,7 +11,7 @@ use crate::monoids::{Affine, ArgMax, Mat2};
 use crate::seg_common::{DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
-    fold, fold_segments, scan, scan_by_key, scan_segments, Algorithm, Gpu, Lift, Scan,
+    fold, fold_segments, scan, scan_by_key, scan_segments, Algorithm, Config, Gpu, Lift, Scan,
     ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
 };
 
@@ -66,6 +66,15 @@ fn plain(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
         for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
             if gpu.reduce(&xs, alg)? != fold(&items) {
                 eprintln!("MISMATCH plain {alg} n={n}");
+                failures += 1;
+            }
+        }
+        // The portable mode: its default, and small blocks, nodes and grids (its last block's
+        // tree over many nodes).
+        let portable = Config::default().portable();
+        for config in [portable, portable.block(32).tile_group(1).grid(5)] {
+            if gpu.reduce(&xs, config)? != fold(&items) {
+                eprintln!("MISMATCH plain {config:?} n={n}");
                 failures += 1;
             }
         }

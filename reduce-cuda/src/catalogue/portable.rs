@@ -41,6 +41,8 @@ pub(super) struct Portable {
     item_shift: u32,
     /// Block tiles per node (a power of two).
     group: u32,
+    /// Nodes per barrier (the ring's size).
+    flush: u32,
     grid: Option<u32>,
 }
 
@@ -57,7 +59,7 @@ pub(super) fn plain(
     let size = items.m_size.max(1);
     let run = run_len_for_size(size) as u32;
     let lane_runs = match knobs.items_per_thread {
-        None => 1,
+        None => tuning::portable_lane_runs(run, items.in_size),
         Some(k) if k % run == 0 && (k / run).is_power_of_two() && k / run <= MAX_LANE_RUNS => {
             k / run
         }
@@ -86,12 +88,17 @@ pub(super) fn plain(
     let mut group = knobs
         .tile_group
         .unwrap_or_else(|| tuning::portable_group(block, lane_items, items.in_size, size));
-    // Two rings of a node's warp values and a warp's values live in static shared memory. Large
-    // items: shrink the defaults the caller left open (the group, then the block) until they fit.
-    let smem =
-        |group: u32, block: u32| (2 * group as usize * (block as usize / 32) + 32) * size + 64;
-    while smem(group, block) > STATIC_SMEM_LIMIT {
-        if knobs.tile_group.is_none() && group > 1 {
+    let mut flush = tuning::portable_flush(group);
+    // Two rings of `flush` nodes' warp values and a warp's values live in static shared memory.
+    // Large items: shrink the flush, then the defaults the caller left open (the group, then
+    // the block) until they fit.
+    let smem = |flush: u32, group: u32, block: u32| {
+        (2 * (flush * group) as usize * (block as usize / 32) + 32) * size + 64
+    };
+    while smem(flush, group, block) > STATIC_SMEM_LIMIT {
+        if flush > 1 {
+            flush /= 2;
+        } else if knobs.tile_group.is_none() && group > 1 {
             group /= 2;
         } else if knobs.block.is_none() && block > 32 {
             block /= 2;
@@ -101,7 +108,7 @@ pub(super) fn plain(
                 format!(
                     "tile_group {group} with {block} threads needs {} bytes of shared memory for \
                      {size}-byte items; the static limit is {STATIC_SMEM_LIMIT}",
-                    smem(group, block)
+                    smem(flush, group, block)
                 ),
             ));
         }
@@ -120,6 +127,7 @@ pub(super) fn plain(
         vecs,
         item_shift: if vecs > 0 { (items_at % 16) as u32 } else { 0 },
         group,
+        flush,
         grid: check_grid(name, knobs.grid)?,
     })
 }
@@ -136,6 +144,7 @@ impl PlainPlan for Portable {
                 ("R_VECS", self.vecs),
                 ("R_ITEM_SHIFT", self.item_shift),
                 ("R_GROUP", self.group),
+                ("R_FLUSH", self.flush),
             ],
         )]
     }

@@ -80,6 +80,20 @@ pub(crate) fn portable_group(block: u32, lane_items: u32, in_size: usize, m_size
     (wanted.max(1).next_power_of_two() as u32).min(64)
 }
 
+/// The portable reduction's nodes per barrier: Shuffle's tile group in block tiles (the block's
+/// warps run that far ahead of warp 0, which takes the nodes' trees), at least one node.
+pub(crate) fn portable_flush(group: u32) -> u32 {
+    (SHUFFLE_GROUP / group).max(1)
+}
+
+/// The portable reduction's runs per lane: as many as make Shuffle's lane of input items
+/// (about 64 bytes, `shuffle_items`), a power of two up to 16 — fewer warp-tree steps per item
+/// where the runs are short (8-byte values lifted from 4-byte items: two runs of 8).
+pub(crate) fn portable_lane_runs(run: u32, in_size: usize) -> u32 {
+    let runs = (shuffle_items(in_size) / run).clamp(1, 16);
+    1 << (31 - runs.leading_zeros())
+}
+
 /// Plain `Auto`: Shuffle, order-free when the monoid promises commutativity and the caller
 /// left the tile group open (the order-free kernel has none). Returns whether order-free.
 pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bool {

@@ -1,0 +1,174 @@
+//! `bench portable [--quick] [--out DIR] [--cub FILE]`: the portable mode (`Config::portable`:
+//! the same bits on any device, any grid, the CPU) against the default mode in the same
+//! command — f32 sums, f64 sums and log-sum-exp lifted from f32 logits (a float monoid of two
+//! fields), 2^20 … 2^30 items — with the read roof on the input bytes, the ordered `Shuffle`
+//! for reference, and CUB's `DeviceReduce::Sum` at its default (`run_to_run`) and with
+//! `gpu_to_gpu` determinism (`anchors/cub_portable.cu`, where the toolkit's CCCL has it).
+//! Each portable result is checked against `reduce_core::portable::fold` on the CPU (up to 2^26
+//! items: `cpu bits` yes/NO) and against itself over the timed runs (`repeat bits`).
+//! Writes `portable.csv` and `portable.txt`.
+
+use crate::anchors::read_cub;
+use crate::cli::Args;
+use crate::kernels::{BenchKernels, FillMasks};
+use crate::monoids::{masks_f32, LogSumExp};
+use crate::output::report;
+use crate::timing::{median_ms, REPS};
+use reduce_cuda::{
+    reduce_core, Algorithm, Config, CudaMonoid, DeviceCopy, DeviceSlice, DeviceVec, Gpu, Lift,
+    Result, Sum,
+};
+use std::fmt::Write as _;
+
+/// f64 items in [1, 2): random mantissas, the exponent word fixed.
+fn masks_f64() -> FillMasks {
+    let mut m = FillMasks::default();
+    m.or_mask[1] = 0x3ff0_0000;
+    m.and_mask[1] = 0x3fff_ffff;
+    m
+}
+
+/// One case's timings (ms) and checks.
+struct Row {
+    default: f32,
+    shuffle: f32,
+    portable: f32,
+    cpu_bits: &'static str,
+    repeat_bits: &'static str,
+}
+
+/// Times `into` (a reduction into its output) in the three modes, and checks the portable
+/// bits against themselves and against `reference` (the CPU's, where it gives one).
+fn measure<M: CudaMonoid + std::fmt::Debug>(
+    gpu: &Gpu,
+    mut into: impl FnMut(Config, &mut DeviceVec<M>) -> Result<()>,
+    reference: impl FnOnce() -> Result<Option<M>>,
+) -> Result<Row> {
+    let mut out = gpu.identities::<M>(1)?;
+    let mut time = |config: Config| median_ms(gpu, REPS, || into(config, &mut out));
+    let portable = Config::default().portable();
+    let default = time(Config::default())?;
+    let shuffle = time(Config::new(Algorithm::Shuffle))?;
+    let portable_ms = time(portable)?;
+    let mut result = || -> Result<String> {
+        into(portable, &mut out)?;
+        Ok(format!("{:?}", gpu.download(&out)?[0]))
+    };
+    let (first, again) = (result()?, result()?);
+    let verdict = |same: bool| if same { "yes" } else { "NO" };
+    Ok(Row {
+        default,
+        shuffle,
+        portable: portable_ms,
+        cpu_bits: match reference()? {
+            Some(want) => verdict(format!("{want:?}") == first),
+            None => "unchecked",
+        },
+        repeat_bits: verdict(first == again),
+    })
+}
+
+/// The CPU's portable value of `xs` lifted by `lift`, for inputs up to 2^26 items.
+fn cpu<M: CudaMonoid, X: DeviceCopy>(
+    gpu: &Gpu,
+    xs: &DeviceSlice<X>,
+    lift: impl Fn(X, u64) -> M,
+) -> Result<Option<M>> {
+    if xs.len() > 1 << 26 {
+        return Ok(None);
+    }
+    let host = gpu.download(xs)?;
+    let lifted: Vec<M> = host
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| lift(x, i as u64))
+        .collect();
+    Ok(Some(reduce_core::portable::fold(&lifted)))
+}
+
+pub fn portable(args: &Args) -> Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let cub = read_cub(&args.cub);
+    let sizes: &[u32] = if args.quick {
+        &[24, 28]
+    } else {
+        &[20, 22, 24, 26, 28, 30]
+    };
+    let mut csv = String::from(
+        "case,n,default_ms,shuffle_ms,portable_ms,portable_cost,default_x_roof,portable_x_roof,\
+         cub_run_to_run_ms,cub_gpu_to_gpu_ms,portable_speedup_over_cub_gpu_to_gpu,cpu_bits,repeat_bits\n",
+    );
+    let mut lines = vec![
+        format!("device {}", gpu.info().name),
+        "case n: default / Shuffle / portable ms, portable cost (time ÷ default), ×roof default and portable, CUB run_to_run / gpu_to_gpu ms, bits".into(),
+    ];
+    for &log2 in sizes {
+        let n = 1usize << log2;
+        for case in ["f32 sum", "f64 sum", "lse f32"] {
+            let (row, roof, key) = match case {
+                "f32 sum" => {
+                    let xs = kernels.fill_random::<Sum<f32>>(n, 3 + log2 as u64, &masks_f32())?;
+                    let roof = kernels.read_roof_ms(&xs, REPS)?;
+                    let (xs, same) = (xs.items(), |x, _| x);
+                    let into = |c, out: &mut DeviceVec<_>| gpu.reduce_into(xs, out, c);
+                    let row = measure::<Sum<f32>>(&gpu, into, || cpu(&gpu, xs, same))?;
+                    (row, roof, "cub_sum_f32")
+                }
+                "f64 sum" => {
+                    let xs = kernels.fill_random::<Sum<f64>>(n, 4 + log2 as u64, &masks_f64())?;
+                    let roof = kernels.read_roof_ms(&xs, REPS)?;
+                    let (xs, same) = (xs.items(), |x, _| x);
+                    let into = |c, out: &mut DeviceVec<_>| gpu.reduce_into(xs, out, c);
+                    let row = measure::<Sum<f64>>(&gpu, into, || cpu(&gpu, xs, same))?;
+                    (row, roof, "cub_sum_f64")
+                }
+                _ => {
+                    let xs = kernels.fill_random::<f32>(n, 5 + log2 as u64, &masks_f32())?;
+                    let roof = kernels.read_roof_ms(&xs, REPS)?;
+                    let xs = xs.items();
+                    let into = |c, out: &mut DeviceVec<_>| gpu.reduce_lifted_into(xs, out, c);
+                    let lift = <LogSumExp as Lift<f32>>::lift;
+                    let row = measure::<LogSumExp>(&gpu, into, || cpu(&gpu, xs, lift))?;
+                    (row, roof, "")
+                }
+            };
+            let anchor = |level: &str| cub.get(&(format!("{key}_{level}"), n)).map(|(ms, _)| *ms);
+            let (r2r, g2g) = (anchor("run_to_run"), anchor("gpu_to_gpu"));
+            let show = |ms: Option<f64>| ms.map_or("-".to_string(), |ms| format!("{ms:.4}"));
+            let cost = row.portable / row.default;
+            let speedup = g2g.map(|g| g / row.portable as f64);
+            lines.push(format!(
+                "{case:<8} 2^{log2}: {:>8.4} / {:>8.4} / {:>8.4} ms  cost {cost:.3}  ×roof {:.3} / {:.3}  CUB {} / {}{}  cpu bits {} repeat {}",
+                row.default,
+                row.shuffle,
+                row.portable,
+                roof / row.default,
+                roof / row.portable,
+                show(r2r),
+                show(g2g),
+                speedup.map_or(String::new(), |s| format!(" (portable {s:.2}× CUB gpu_to_gpu)")),
+                row.cpu_bits,
+                row.repeat_bits,
+            ));
+            let _ = writeln!(
+                csv,
+                "{case},{n},{},{},{},{cost},{},{},{},{},{},{},{}",
+                row.default,
+                row.shuffle,
+                row.portable,
+                roof / row.default,
+                roof / row.portable,
+                show(r2r),
+                show(g2g),
+                speedup.map_or("-".to_string(), |s| format!("{s:.3}")),
+                row.cpu_bits,
+                row.repeat_bits,
+            );
+        }
+        eprintln!("portable: n = 2^{log2} done");
+    }
+    std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
+    report(&args.out, "portable.txt", &lines);
+    Ok(())
+}
