@@ -439,6 +439,31 @@ def scan_segmented(data):
     return table(["distribution"] + head, body)
 
 
+def portable(data):
+    """The portable mode against the default mode and the ordered Shuffle, by case and size, on
+    both cards; whether the result's bits are the same on both cards (and the CPU's, up to 2^26)."""
+    cards = [{r["case"] + "@" + r["n"]: r for r in rows(name, data)}
+             for name in ("portable-h200.csv", "portable-h100.csv")]
+    body = []
+    for case in ("f32 sum", "f64 sum", "lse f32"):
+        for lg in range(20, 31, 2):
+            key = f"{case}@{1 << lg}"
+            row = [f"2^{lg}", case]
+            rs = [card.get(key) for card in cards]
+            for r in rs:
+                if not r:
+                    row += ["–", "–", "–"]
+                    continue
+                row += [r3(r["portable_cost"]), f"{float(r['portable_ms']) / float(r['shuffle_ms']):.3f}",
+                        r3(r["portable_x_roof"])]
+            same = all(rs) and rs[0]["bits"] == rs[1]["bits"]
+            cpu = "yes" if all(r and r["cpu_bits"] == "yes" for r in rs) else "–"
+            row += ["yes" if same else "NO", cpu]
+            body.append(row)
+    return table(["N", "case", "H200 ÷default", "÷Shuffle", "×roof", "H100 ÷default", "÷Shuffle", "×roof",
+                  "same bits H200/H100", "= CPU"], body)
+
+
 def rx2(peer_ms, ms):
     """A peer's time over ours, two decimals."""
     return "–" if peer_ms in (None, "", "NaN") else f"{float(peer_ms) / float(ms):.2f}"
@@ -463,6 +488,7 @@ TABLES = {
     "cluster-combine": (cluster_combine, "cluster.csv"),
     "cluster-processes": (cluster_processes, "cluster-processes.csv"),
     "scan": (scan_plain, "scan.csv"),
+    "portable": (portable, "portable-h200.csv"),
     "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),

@@ -58,7 +58,9 @@ impl Backend {
         }
     }
 
-    /// The left-to-right fold of `items` (uploads them when on the GPU).
+    /// The left-to-right fold of `items` (uploads them when on the GPU). With
+    /// [`Config::portable`] both backends give the portable grouping's bits
+    /// (`reduce_core::portable::fold`), floats included.
     pub fn reduce<M: CudaMonoid>(&self, items: &[M], config: impl Into<Config>) -> Result<M> {
         let config = config.into();
         match self {

@@ -5,7 +5,8 @@
 //! for reference, and CUB's `DeviceReduce::Sum` at its default (`run_to_run`) and with
 //! `gpu_to_gpu` determinism (`anchors/cub_portable.cu`, where the toolkit's CCCL has it).
 //! Each portable result is checked against `reduce_core::portable::fold` on the CPU (up to 2^26
-//! items: `cpu bits` yes/NO) and against itself over the timed runs (`repeat bits`).
+//! items: `cpu bits` yes/NO) and against itself over the timed runs (`repeat bits`); its bytes
+//! (`bits`, hex) are the same on every device, whose data is the same.
 //! Writes `portable.csv` and `portable.txt`.
 
 use crate::anchors::read_cub;
@@ -35,6 +36,8 @@ struct Row {
     portable: f32,
     cpu_bits: &'static str,
     repeat_bits: &'static str,
+    /// The portable result's bytes, in hex: the same on every device (the data is the same).
+    bits: String,
 }
 
 /// Times `into` (a reduction into its output) in the three modes, and checks the portable
@@ -50,21 +53,34 @@ fn measure<M: CudaMonoid + std::fmt::Debug>(
     let default = time(Config::default())?;
     let shuffle = time(Config::new(Algorithm::Shuffle))?;
     let portable_ms = time(portable)?;
-    let mut result = || -> Result<String> {
+    let mut result = || -> Result<M> {
         into(portable, &mut out)?;
-        Ok(format!("{:?}", gpu.download(&out)?[0]))
+        Ok(gpu.download(&out)?[0])
     };
     let (first, again) = (result()?, result()?);
+    let hex = |m: &M| {
+        // SAFETY: the monoids measured here are plain data without padding.
+        let bytes = unsafe {
+            std::slice::from_raw_parts((m as *const M).cast::<u8>(), std::mem::size_of::<M>())
+        };
+        bytes
+            .iter()
+            .rev()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let (first, again) = (hex(&first), hex(&again));
     let verdict = |same: bool| if same { "yes" } else { "NO" };
     Ok(Row {
         default,
         shuffle,
         portable: portable_ms,
         cpu_bits: match reference()? {
-            Some(want) => verdict(format!("{want:?}") == first),
+            Some(want) => verdict(hex(&want) == first),
             None => "unchecked",
         },
         repeat_bits: verdict(first == again),
+        bits: first,
     })
 }
 
@@ -97,7 +113,7 @@ pub fn portable(args: &Args) -> Result<()> {
     };
     let mut csv = String::from(
         "case,n,default_ms,shuffle_ms,portable_ms,portable_cost,default_x_roof,portable_x_roof,\
-         cub_run_to_run_ms,cub_gpu_to_gpu_ms,portable_speedup_over_cub_gpu_to_gpu,cpu_bits,repeat_bits\n",
+         cub_run_to_run_ms,cub_gpu_to_gpu_ms,portable_speedup_over_cub_gpu_to_gpu,cpu_bits,repeat_bits,bits\n",
     );
     let mut lines = vec![
         format!("device {}", gpu.info().name),
@@ -139,7 +155,7 @@ pub fn portable(args: &Args) -> Result<()> {
             let cost = row.portable / row.default;
             let speedup = g2g.map(|g| g / row.portable as f64);
             lines.push(format!(
-                "{case:<8} 2^{log2}: {:>8.4} / {:>8.4} / {:>8.4} ms  cost {cost:.3}  ×roof {:.3} / {:.3}  CUB {} / {}{}  cpu bits {} repeat {}",
+                "{case:<8} 2^{log2}: {:>8.4} / {:>8.4} / {:>8.4} ms  cost {cost:.3}  ×roof {:.3} / {:.3}  CUB {} / {}{}  cpu bits {} repeat {} bits {}",
                 row.default,
                 row.shuffle,
                 row.portable,
@@ -150,10 +166,11 @@ pub fn portable(args: &Args) -> Result<()> {
                 speedup.map_or(String::new(), |s| format!(" (portable {s:.2}× CUB gpu_to_gpu)")),
                 row.cpu_bits,
                 row.repeat_bits,
+                row.bits,
             ));
             let _ = writeln!(
                 csv,
-                "{case},{n},{},{},{},{cost},{},{},{},{},{},{},{}",
+                "{case},{n},{},{},{},{cost},{},{},{},{},{},{},{},{}",
                 row.default,
                 row.shuffle,
                 row.portable,
@@ -164,11 +181,45 @@ pub fn portable(args: &Args) -> Result<()> {
                 speedup.map_or("-".to_string(), |s| format!("{s:.3}")),
                 row.cpu_bits,
                 row.repeat_bits,
+                row.bits,
             );
         }
         eprintln!("portable: n = 2^{log2} done");
     }
+    sweep(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
     report(&args.out, "portable.txt", &lines);
+    Ok(())
+}
+
+/// The knobs that move the portable mode's speed (never its bits), f32 sums at 2^24 and 2^28:
+/// threads per block, runs per lane and block tiles per node, as time ÷ the default mode's.
+fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<()> {
+    for log2 in [24u32, 28] {
+        let n = 1usize << log2;
+        let xs = kernels.fill_random::<Sum<f32>>(n, 9, &masks_f32())?;
+        let mut out = gpu.identities::<Sum<f32>>(1)?;
+        let mut time =
+            |config: Config| median_ms(gpu, REPS, || gpu.reduce_into(xs.items(), &mut out, config));
+        let default = time(Config::default())?;
+        let mut cells = Vec::new();
+        for block in [256u32, 512, 1024] {
+            for runs in [1u32, 2, 4] {
+                for group in [1u32, 4] {
+                    let config = Config::default()
+                        .portable()
+                        .block(block)
+                        .items_per_thread(16 * runs)
+                        .tile_group(group);
+                    let ms = time(config)?;
+                    cells.push(format!("b{block} r{runs} g{group} {:.3}", ms / default));
+                }
+            }
+        }
+        lines.push(format!(
+            "sweep f32 2^{log2} (time ÷ default {default:.4} ms): {}",
+            cells.join(", ")
+        ));
+    }
     Ok(())
 }
