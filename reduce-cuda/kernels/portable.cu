@@ -13,9 +13,9 @@
 //   warp tile  32 lanes (r_warp_tree: shuffles at increasing offsets);
 //   node       R_GROUP block tiles of R_WARPS warp tiles each: warp tiles into a shared ring of
 //              R_FLUSH nodes, warp 0's tree over each node's slots at every flush, written to
-//              nodes[]; blocks own contiguous runs of nodes (any grid);
+//              partials[]; blocks own contiguous runs of nodes (any grid);
 //   root       the launch's last block (atomic ticket after a __threadfence) takes the tree over
-//              nodes[] (r_block_tree_cg).
+//              partials[] (r_block_tree_cg).
 // Every m_combine is (left subtree, right subtree): earlier items before later ones, so an
 // exactly associative monoid gets reduce_core::fold's value; floats get the tree's bits.
 // R_BLOCK and R_GROUP are powers of two (the host checks): block and node sizes move speed only.
@@ -146,10 +146,11 @@ __device__ M r_block_tree_cg(const M* p, r_size count, M* s_warps) {
     return total;
 }
 
-// One launch: grid of persistent blocks; `ticket` is 0 on entry and is left 0. `nodes` holds
-// ceil(ceil(n / R_TILE) / R_NODE_TILES) values. `out[0]` receives the root over in[0 .. n).
+// One launch: grid of persistent blocks; `ticket` is 0 on entry and is left 0. `partials` holds
+// one value per node, ceil(ceil(n / R_TILE) / R_NODE_TILES) of them. `out[0]` receives the root
+// over in[0 .. n).
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
-reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
+reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
                 unsigned int* __restrict__ ticket, M* __restrict__ out) {
     __shared__ M s_ring[2][R_FLUSH * R_NODE_TILES];
     __shared__ M s_warps[R_WARP];
@@ -203,7 +204,7 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
             M x = v[0];
             if (mine < present) x = r_tree_regs(v, (int)min((unsigned int)R_RING_PER_LANE, present - mine));
             x = r_warp_tree<R_NODE_LANES>(x, (present + R_RING_PER_LANE - 1) / R_RING_PER_LANE);
-            if (lane % R_NODE_LANES == 0 && present > 0) nodes[at] = x;
+            if (lane % R_NODE_LANES == 0 && present > 0) partials[at] = x;
         }
         held = 0;
         phase ^= 1;
@@ -217,7 +218,7 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ nodes,
     if (!s_is_last) return;
 
     __threadfence();
-    const M total = r_block_tree_cg(nodes, node_count, s_warps);
+    const M total = r_block_tree_cg(partials, node_count, s_warps);
     if (threadIdx.x == 0) {
         out[0] = total;
         *ticket = 0;

@@ -77,6 +77,34 @@ pub fn gpu() -> Option<Gpu> {
     }
 }
 
+/// `host` written `skip` items into a fresh allocation that ends where the view ends, so that a
+/// read past the view is a read past the allocation (`compute-sanitizer --tool memcheck` reports
+/// it); the buffer must outlive the view.
+pub fn placed<T: reduce_cuda::DeviceCopy>(
+    gpu: &Gpu,
+    host: &[T],
+    skip: usize,
+) -> (
+    reduce_cuda::cudarc::driver::CudaSlice<u8>,
+    reduce_cuda::DeviceSlice<T>,
+) {
+    use reduce_cuda::cudarc::driver::DevicePtr;
+    use reduce_cuda::{DeviceSlice, DeviceSliceMut};
+    let size = std::mem::size_of::<T>();
+    let stream = gpu.stream();
+    let bytes = stream
+        .alloc_zeros::<u8>(((host.len() + skip) * size).max(1))
+        .unwrap();
+    let address = bytes.device_ptr(stream).0 + (skip * size) as u64;
+    // SAFETY: live device memory of this context holding host.len() values past `skip`;
+    // nothing else reads or writes it while the views are used.
+    let mut dst = unsafe { DeviceSliceMut::<T>::from_raw(address, host.len(), gpu) }.unwrap();
+    gpu.upload_into(&mut dst, host).unwrap();
+    // SAFETY: as above.
+    let src = unsafe { DeviceSlice::<T>::from_raw(address, host.len(), gpu) }.unwrap();
+    (bytes, src)
+}
+
 /// Whether NVRTC can be used; panics when `REDUCE_REQUIRE_NVRTC=1` and it cannot.
 pub fn require_nvrtc() -> bool {
     if reduce_cuda::testing::nvrtc_available() {

@@ -12,12 +12,8 @@
 
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, Lift};
-use reduce_cuda::cudarc::driver::DevicePtr;
-use reduce_cuda::{
-    Algorithm, Backend, Config, CudaMonoid, DeviceCopy, DeviceSlice, DeviceSliceMut, Error, Gpu,
-    Sum,
-};
-use reduce_tests::{gpu, TestRng};
+use reduce_cuda::{Algorithm, Backend, Config, CudaMonoid, Error, Gpu, Sum};
+use reduce_tests::{gpu, placed, TestRng};
 use std::fmt::Debug;
 
 /// Item counts around runs (16 f32), lanes, tiles (512 f32), block tiles (8192) and nodes, and
@@ -219,27 +215,6 @@ fn log_sum_exp_equals_the_reference_as_values_and_lifted() {
             );
         }
     }
-}
-
-/// `host` written `skip` items into an allocation that ends with the view.
-fn placed<T: DeviceCopy>(
-    gpu: &Gpu,
-    host: &[T],
-    skip: usize,
-) -> (reduce_cuda::cudarc::driver::CudaSlice<u8>, DeviceSlice<T>) {
-    let size = std::mem::size_of::<T>();
-    let stream = gpu.stream();
-    let bytes = stream
-        .alloc_zeros::<u8>(((host.len() + skip) * size).max(1))
-        .unwrap();
-    let address = bytes.device_ptr(stream).0 + (skip * size) as u64;
-    // SAFETY: live device memory of this context holding host.len() values past `skip`;
-    // nothing else reads or writes it while the view is used.
-    let mut dst = unsafe { DeviceSliceMut::<T>::from_raw(address, host.len(), gpu) }.unwrap();
-    gpu.upload_into(&mut dst, host).unwrap();
-    // SAFETY: as above.
-    let src = unsafe { DeviceSlice::<T>::from_raw(address, host.len(), gpu) }.unwrap();
-    (bytes, src)
 }
 
 /// Views 0 to 5 items past a 16-byte boundary: the same bits (the grouping follows the items'

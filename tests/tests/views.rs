@@ -9,37 +9,15 @@
 
 use reduce_bench::monoids::{Heis, Pair, Triple};
 use reduce_core::{fold, fold_segments, Lift};
-use reduce_cuda::cudarc::driver::{CudaSlice, DevicePtr};
-use reduce_cuda::{
-    Algorithm, CudaMonoid, DeviceCopy, DeviceSlice, DeviceSliceMut, Gpu, SegAlgorithm, SegConfig,
-    Sum,
-};
+use reduce_cuda::{Algorithm, CudaMonoid, DeviceCopy, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::layouts::{mixture, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::sweep::same;
-use reduce_tests::{convert, gpu, Affine, Mat2, Random, TestRng};
+use reduce_tests::{convert, gpu, placed, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
 
 /// Item counts: empty, inside one lane's run, around a tile, and large.
 const SIZES: [usize; 9] = [0, 1, 15, 17, 255, 4097, 65_539, 300_007, 1_048_581];
-
-/// `host` written `skip` items into an allocation that ends with the view (the buffer must
-/// outlive the view).
-fn placed<T: DeviceCopy>(gpu: &Gpu, host: &[T], skip: usize) -> (CudaSlice<u8>, DeviceSlice<T>) {
-    let size = std::mem::size_of::<T>();
-    let stream = gpu.stream();
-    let bytes = stream
-        .alloc_zeros::<u8>(((host.len() + skip) * size).max(1))
-        .unwrap();
-    let address = bytes.device_ptr(stream).0 + (skip * size) as u64;
-    // SAFETY: live device memory of this context holding host.len() values past `skip`;
-    // nothing else reads or writes it while the views are used.
-    let mut dst = unsafe { DeviceSliceMut::<T>::from_raw(address, host.len(), gpu) }.unwrap();
-    gpu.upload_into(&mut dst, host).unwrap();
-    // SAFETY: as above.
-    let src = unsafe { DeviceSlice::<T>::from_raw(address, host.len(), gpu) }.unwrap();
-    (bytes, src)
-}
 
 /// CSR offsets over `n` items: a random mixture of segment lengths, the last ones ending at `n`.
 fn offsets(rng: &mut TestRng, n: usize) -> Vec<u64> {

@@ -11,7 +11,7 @@
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
-use crate::kernels::{BenchKernels, FillMasks};
+use crate::kernels::{AnyBits, BenchKernels, FillMasks};
 use crate::monoids::{masks_f32, LogSumExp};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
@@ -102,6 +102,22 @@ fn cpu<M: CudaMonoid, X: DeviceCopy>(
     Ok(Some(reduce_core::portable::fold(&lifted)))
 }
 
+/// A sum of `n` random `M` items (`masks` applied): its row and the read roof on its bytes.
+fn sums<M: CudaMonoid + AnyBits + std::fmt::Debug>(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    n: usize,
+    seed: u32,
+    masks: &FillMasks,
+) -> Result<(Row, f32)> {
+    let xs = kernels.fill_random::<M>(n, seed as u64, masks)?;
+    let roof = kernels.read_roof_ms(&xs, REPS)?;
+    let xs = xs.items();
+    let into = |c, out: &mut DeviceVec<M>| gpu.reduce_into(xs, out, c);
+    let row = measure::<M>(gpu, into, || cpu(gpu, xs, |x, _| x))?;
+    Ok((row, roof))
+}
+
 pub fn portable(args: &Args) -> Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -124,19 +140,11 @@ pub fn portable(args: &Args) -> Result<()> {
         for case in ["f32 sum", "f64 sum", "lse f32"] {
             let (row, roof, key) = match case {
                 "f32 sum" => {
-                    let xs = kernels.fill_random::<Sum<f32>>(n, 3 + log2 as u64, &masks_f32())?;
-                    let roof = kernels.read_roof_ms(&xs, REPS)?;
-                    let (xs, same) = (xs.items(), |x, _| x);
-                    let into = |c, out: &mut DeviceVec<_>| gpu.reduce_into(xs, out, c);
-                    let row = measure::<Sum<f32>>(&gpu, into, || cpu(&gpu, xs, same))?;
+                    let (row, roof) = sums::<Sum<f32>>(&gpu, &kernels, n, 3 + log2, &masks_f32())?;
                     (row, roof, "cub_sum_f32")
                 }
                 "f64 sum" => {
-                    let xs = kernels.fill_random::<Sum<f64>>(n, 4 + log2 as u64, &masks_f64())?;
-                    let roof = kernels.read_roof_ms(&xs, REPS)?;
-                    let (xs, same) = (xs.items(), |x, _| x);
-                    let into = |c, out: &mut DeviceVec<_>| gpu.reduce_into(xs, out, c);
-                    let row = measure::<Sum<f64>>(&gpu, into, || cpu(&gpu, xs, same))?;
+                    let (row, roof) = sums::<Sum<f64>>(&gpu, &kernels, n, 4 + log2, &masks_f64())?;
                     (row, roof, "cub_sum_f64")
                 }
                 _ => {
@@ -154,35 +162,26 @@ pub fn portable(args: &Args) -> Result<()> {
             let show = |ms: Option<f64>| ms.map_or("-".to_string(), |ms| format!("{ms:.4}"));
             let cost = row.portable / row.default;
             let speedup = g2g.map(|g| g / row.portable as f64);
-            lines.push(format!(
-                "{case:<8} 2^{log2}: {:>8.4} / {:>8.4} / {:>8.4} ms  cost {cost:.3}  ×roof {:.3} / {:.3}  CUB {} / {}{}  cpu bits {} repeat {} bits {}",
-                row.default,
-                row.shuffle,
-                row.portable,
-                roof / row.default,
-                roof / row.portable,
-                show(r2r),
-                show(g2g),
-                speedup.map_or(String::new(), |s| format!(" (portable {s:.2}× CUB gpu_to_gpu)")),
-                row.cpu_bits,
-                row.repeat_bits,
-                row.bits,
-            ));
-            let _ = writeln!(
-                csv,
-                "{case},{n},{},{},{},{cost},{},{},{},{},{},{},{},{}",
-                row.default,
-                row.shuffle,
-                row.portable,
-                roof / row.default,
-                roof / row.portable,
+            let cells = [
+                format!("{:.6}", row.default),
+                format!("{:.6}", row.shuffle),
+                format!("{:.6}", row.portable),
+                format!("{cost:.3}"),
+                format!("{:.3}", roof / row.default),
+                format!("{:.3}", roof / row.portable),
                 show(r2r),
                 show(g2g),
                 speedup.map_or("-".to_string(), |s| format!("{s:.3}")),
-                row.cpu_bits,
-                row.repeat_bits,
+                row.cpu_bits.to_string(),
+                row.repeat_bits.to_string(),
                 row.bits,
-            );
+            ];
+            lines.push(format!(
+                "{case:<8} 2^{log2}: {} / {} / {} ms  cost {}  ×roof {} / {}  CUB {} / {} (÷ CUB gpu_to_gpu: {})  cpu bits {} repeat {} bits {}",
+                cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8],
+                cells[9], cells[10], cells[11]
+            ));
+            let _ = writeln!(csv, "{case},{n},{}", cells.join(","));
         }
         eprintln!("portable: n = 2^{log2} done");
     }

@@ -7,20 +7,15 @@
 
 use super::config::{check_block, check_grid, check_power_of_two, invalid, refuse, Knobs};
 use super::plan::PlainPlan;
-use super::shuffle::STATIC_SMEM_LIMIT;
-use super::tuning::{self, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM};
-use crate::device::{kernel_signature, Entry};
+use super::shuffle::{lane_items, launch_plain, plain_grid, ShuffleArgs, STATIC_SMEM_LIMIT};
+use super::tuning::{self, SHUFFLE_BLOCK};
+use crate::device::Entry;
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
 use reduce_core::portable::run_len_for_size;
 
-kernel_signature! {
-    /// The root over the `n` items at `in` into `out[0]`; one value per node in `nodes`.
-    struct PortableArgs { r#in, n, nodes, ticket, out }
-}
-
-const REDUCE_PORTABLE: Entry<PortableArgs> = Entry::new("reduce_portable");
+const REDUCE_PORTABLE: Entry<ShuffleArgs> = Entry::new("reduce_portable");
 
 /// The most runs a lane folds per tile.
 const MAX_LANE_RUNS: u32 = 16;
@@ -84,10 +79,10 @@ pub(super) fn plain(
             ));
         }
     }
-    let lane_items = run * lane_runs;
+    let per_lane = run * lane_runs;
     let mut group = knobs
         .tile_group
-        .unwrap_or_else(|| tuning::portable_group(block, lane_items, items.in_size, size));
+        .unwrap_or_else(|| tuning::portable_group(block, per_lane, items.in_size, size));
     let mut flush = tuning::portable_flush(group);
     // Two rings of `flush` nodes' warp values and a warp's values live in static shared memory.
     // Large items: shrink the flush, then the defaults the caller left open (the group, then
@@ -113,12 +108,8 @@ pub(super) fn plain(
             ));
         }
     }
-    let bytes = lane_items as usize * items.in_size;
-    let vecs = if bytes.is_multiple_of(16) && bytes <= 16 * 64 {
-        (bytes / 16) as u32
-    } else {
-        0
-    };
+    // The lanes' loads are sized by the items read (lifted ones may be narrower).
+    let (_, vecs) = lane_items(name, items.in_size, Some(per_lane))?;
     Ok(Portable {
         name,
         block,
@@ -150,7 +141,6 @@ impl PlainPlan for Portable {
     }
 
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
-        let size = d.items().m_size;
         let kernel = d.kernel(
             &self.kernels()[0],
             REDUCE_PORTABLE,
@@ -160,27 +150,8 @@ impl PlainPlan for Portable {
         )?;
         let node_items = self.group as u64 * self.block as u64 * (self.run * self.lane_runs) as u64;
         let nodes = n.div_ceil(node_items);
-        let grid = match self.grid {
-            Some(grid) => grid as u64,
-            None => {
-                let preferred = SHUFFLE_BLOCKS_PER_SM * d.device.info.multiprocessors as u64;
-                d.persistent_grid(&kernel, None)?
-                    .min(preferred)
-                    .min(nodes)
-                    .max(1)
-            }
-        };
-        let regions = d.carve(&[nodes.max(1) as usize * size, size])?;
-        let out = out.unwrap_or(regions[1]);
-        let args = PortableArgs {
-            r#in: input,
-            n,
-            nodes: regions[0],
-            ticket: d.ticket(),
-            out,
-        };
-        d.launch(&kernel, grid, args)?;
-        Ok(out)
+        let grid = plain_grid(d, &kernel, self.grid, nodes)?;
+        launch_plain(d, &kernel, grid, nodes, (input, n), out)
     }
 }
 
@@ -188,5 +159,5 @@ impl PlainPlan for Portable {
 #[cfg(test)]
 pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     use crate::device::KernelArgs;
-    vec![(REDUCE_PORTABLE.name, PortableArgs::PARAMS)]
+    vec![(REDUCE_PORTABLE.name, ShuffleArgs::PARAMS)]
 }

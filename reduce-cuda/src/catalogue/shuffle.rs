@@ -14,7 +14,7 @@ use super::tuning::{
     SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
 };
 use crate::device::DeviceInfo;
-use crate::device::{kernel_signature, Entry, Module};
+use crate::device::{kernel_signature, Entry, Kernel, Module};
 use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
@@ -25,8 +25,9 @@ use std::sync::Arc;
 pub(super) const STATIC_SMEM_LIMIT: usize = 48 * 1024;
 
 kernel_signature! {
-    /// The fold of the `n` items at `in` into `out[0]`; block partials in `partials`.
-    struct ShuffleArgs { r#in, n, partials, ticket, out }
+    /// The fold of the `n` items at `in` into `out[0]`; block partials (Portable: one value per
+    /// node) in `partials`.
+    pub(super) struct ShuffleArgs { r#in, n, partials, ticket, out }
 }
 kernel_signature! {
     /// One value per segment into `out`; block records in `rec_vals` / `rec_meta`; `check`
@@ -153,32 +154,56 @@ impl PlainPlan for Shuffle {
     }
 
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
-        let size = d.items().m_size;
         let name = Algorithm::Shuffle.name();
         let kernel = d.kernel(&self.kernels()[0], REDUCE_SHUFFLE, self.block, 0, name)?;
-        let grid = match self.grid {
-            Some(grid) => grid as u64,
-            None => {
-                let tiles = n.div_ceil(32 * self.items as u64).max(1);
-                let preferred = SHUFFLE_BLOCKS_PER_SM * d.device.info.multiprocessors as u64;
-                let warps_per_block = (self.block / 32) as u64;
-                d.persistent_grid(&kernel, None)?
-                    .min(preferred)
-                    .min(tiles.div_ceil(warps_per_block))
-            }
-        };
-        let regions = d.carve(&[grid as usize * size, size])?;
-        let out = out.unwrap_or(regions[1]);
-        let args = ShuffleArgs {
-            r#in: input,
-            n,
-            partials: regions[0],
-            ticket: d.ticket(),
-            out,
-        };
-        d.launch(&kernel, grid, args)?;
-        Ok(out)
+        let block_tiles = n.div_ceil(self.block as u64 * self.items as u64);
+        let grid = plain_grid(d, &kernel, self.grid, block_tiles)?;
+        launch_plain(d, &kernel, grid, grid, (input, n), out)
     }
+}
+
+/// The grid of the one-launch plain kernels (Shuffle, Portable): the caller's, else the resident
+/// blocks, at most `SHUFFLE_BLOCKS_PER_SM` per SM and one per unit of work (at least one).
+pub(super) fn plain_grid<A>(
+    d: &Dispatch,
+    kernel: &Kernel<A>,
+    requested: Option<u32>,
+    units: u64,
+) -> Result<u64> {
+    Ok(match requested {
+        Some(grid) => grid as u64,
+        None => {
+            let preferred = SHUFFLE_BLOCKS_PER_SM * d.device.info.multiprocessors as u64;
+            d.persistent_grid(kernel, None)?
+                .min(preferred)
+                .min(units.max(1))
+        }
+    })
+}
+
+/// Queues a one-launch plain kernel (Shuffle, Portable: the parameters of [`ShuffleArgs`]) on
+/// `grid` blocks over the `n` items at `input`, with `partials` values of scratch; the result
+/// goes to `out`, or to scratch memory whose address it returns.
+pub(super) fn launch_plain(
+    d: &mut Dispatch,
+    kernel: &Kernel<ShuffleArgs>,
+    grid: u64,
+    partials: u64,
+    (input, n): (u64, u64),
+    out: Option<u64>,
+) -> Result<u64> {
+    let size = d.items().m_size;
+    let regions = d.carve(&[partials.max(1) as usize * size, size])?;
+    let out = out.unwrap_or(regions[1]);
+    let args = ShuffleArgs {
+        r#in: input,
+        n,
+        partials: regions[0],
+        ticket: d.ticket(),
+        out,
+    };
+    d.launch(kernel, grid, args)?;
+    Ok(out)
 }
 
 /// What a validated SegShuffle launch checks of its layout (the kernel's `check`,
