@@ -450,7 +450,8 @@ fn float_sums_are_deterministic() {
     }
 }
 
-/// Buffers of another cluster or another shape are errors, not UB.
+/// Buffers of another cluster or another shape are errors, not UB; so is the portable grouping
+/// over several GPUs (not built).
 #[test]
 fn foreign_and_mismatched_data_are_errors() {
     if child().is_some() {
@@ -485,6 +486,19 @@ fn foreign_and_mismatched_data_are_errors() {
         Err(ClusterError::Mismatch { .. })
     ));
     assert_eq!(a.reduce(&xs, Algorithm::Auto).unwrap(), fold(&items));
+    // The portable grouping: one rank's is one GPU's; several ranks refuse it (not built).
+    let portable = reduce_cuda::Config::default().portable();
+    assert_eq!(a.reduce(&xs, portable).unwrap(), fold(&items));
+    let spread = pair.scatter(&items).unwrap();
+    assert!(matches!(
+        pair.reduce(&spread, portable),
+        Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+    ));
+    let mut out = pair.replicated::<Affine>().unwrap();
+    assert!(matches!(
+        pair.reduce_into(&spread, &mut out, portable),
+        Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+    ));
 }
 
 // ------------------------------------------------------------- one process per GPU

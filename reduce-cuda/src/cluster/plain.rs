@@ -43,6 +43,7 @@ impl Cluster {
     /// is [`super::Exchange::PeerAccess`], all-gathered through NCCL (as bytes) otherwise.
     pub fn reduce<M: CudaMonoid>(&self, xs: &Sharded<M>, config: impl Into<Config>) -> Result<M> {
         let config = config.into();
+        self.check_portable(config)?;
         self.check_sharded(xs, "the items")?;
         let mut state = self.lock()?;
         if matches!(state.transport, Transport::Peer(_)) {
@@ -53,6 +54,24 @@ impl Cluster {
         let result = self.reduce_with(&mut state, xs, config, &mut buffers);
         state.plain.insert(TypeId::of::<M>(), Box::new(buffers));
         result
+    }
+
+    /// The portable grouping (`Config::portable`) is one GPU's and the CPU's for now: over
+    /// several GPUs each shard would be grouped on its own and the partials folded in rank
+    /// order — other bits than one GPU's — so a cluster of more than one rank refuses it.
+    fn check_portable(&self, config: Config) -> Result<()> {
+        if config.portable && self.world > 1 {
+            return Err(crate::Error::InvalidConfig {
+                algorithm: config.algorithm.name(),
+                reason: format!(
+                    "the portable grouping over {} GPUs is not built yet (each shard would be \
+                     grouped on its own): reduce on one GPU or the CPU backend for portable bits",
+                    self.world
+                ),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// [`Cluster::reduce`] with every rank in this process: each rank's thread reduces its shard
@@ -228,6 +247,7 @@ impl Cluster {
         config: impl Into<Config>,
     ) -> Result<()> {
         let config = config.into();
+        self.check_portable(config)?;
         self.check_sharded(xs, "the items")?;
         self.check_replicated(out)?;
         let mut state = self.lock()?;
