@@ -176,7 +176,9 @@ impl Backend {
 }
 
 impl Backend {
-    /// The scan of `items` (see [`Gpu::scan`] / `reduce_core::scan`).
+    /// The scan of `items` (see [`Gpu::scan`] / `reduce_core::scan`). With
+    /// [`ScanConfig::portable`] both backends give `reduce_core::portable::scan`'s bits (so do
+    /// the segmented scans below: `portable::scan_segments`, `portable::scan_by_key`).
     pub fn scan<M: CudaMonoid>(
         &self,
         items: &[M],
@@ -188,7 +190,13 @@ impl Backend {
             Backend::Gpu(gpu) => gpu.download(&gpu.scan(&gpu.upload(items)?, kind, config)?),
             Backend::Cpu { .. } => {
                 scan_plan(config, Own::<M>::new().items(), Segments::None, false)?;
-                Cpu::new().try_scan(items, kind).map_err(fault::<M>)
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_scan_portable(items, kind)
+                } else {
+                    cpu.try_scan(items, kind)
+                }
+                .map_err(fault::<M>)
             }
         }
     }
@@ -239,9 +247,11 @@ impl Backend {
             Backend::Cpu { .. } => {
                 scan_plan(config, Own::<M>::new().items(), segments, I::WIDE)?;
                 let cpu = Cpu::new();
-                let out = match offsets {
-                    true => cpu.try_scan_segments(items, layout, kind),
-                    false => cpu.try_scan_by_key(items, layout, kind),
+                let out = match (offsets, config.portable) {
+                    (true, false) => cpu.try_scan_segments(items, layout, kind),
+                    (false, false) => cpu.try_scan_by_key(items, layout, kind),
+                    (true, true) => cpu.try_scan_segments_portable(items, layout, kind),
+                    (false, true) => cpu.try_scan_by_key_portable(items, layout, kind),
                 };
                 out.map_err(cpu_error::<M>)
             }

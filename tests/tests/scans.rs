@@ -3,10 +3,13 @@
 //! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
 //! every segment layout shape in both index widths, keys that come back, the bad-input errors,
 //! the backends, and 2^32 + 3 one-byte items. Float scans repeat bit for bit and equal the CPU
-//! model of LookBack's grouping.
+//! model of LookBack's grouping (`reduce_core::portable::scan_grouped`); portable scans
+//! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
 //! NVRTC compiles the family's kernels (CI too).
 
-use reduce_core::{scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum};
+use reduce_core::{
+    portable, scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum,
+};
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
 use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
@@ -63,6 +66,10 @@ fn the_family_compiles() {
         compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
         compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
     }
+    let portable = ScanConfig::default().portable();
+    compile_scan_kernels::<Sum<f64>>(portable, CI_ARCH).unwrap();
+    compile_scan_kernels::<Mat3>(portable, CI_ARCH).unwrap();
+    compile_scan_kernels_lifted::<ArgMax, f32>(portable, CI_ARCH).unwrap();
 }
 
 /// `Backend` on the CPU gives the references, and the GPU's errors for a bad configuration and
@@ -326,81 +333,6 @@ fn segmented_lifted_and_bad_layouts() {
     assert_eq!(gpu.download(&got).unwrap(), scan(&xs, Scan::Inclusive));
 }
 
-/// LookBack's grouping on the CPU (kernels/scan.cu's ORDER INVARIANT): threads fold their
-/// runs, warps and the block scan with Kogge-Stone steps into the tile aggregates a(t); tiles
-/// in groups of 32 fold the aggregates of their group before them (w), groups chain their
-/// inclusive values I(g) = I(g - 1) ⊕ A(g); a tile's prefix is I(g - 1) ⊕ w(t), and each
-/// thread's outputs continue from p(t) ⊕ warps before ⊕ lanes before.
-fn model<M: Monoid>(xs: &[M], block: usize, per: usize, kind: Scan) -> Vec<M> {
-    // Kogge-Stone inclusive scan of up to 32 values.
-    fn ks<M: Monoid>(v: &mut [M]) {
-        let mut o = 1;
-        while o < 32 {
-            let before = v.to_vec();
-            for l in o..v.len() {
-                v[l] = M::combine(before[l - o], before[l]);
-            }
-            o *= 2;
-        }
-    }
-    // The left fold of the values, from the first (none for none).
-    fn serial<M: Monoid>(v: &[M]) -> Option<M> {
-        let (&first, rest) = v.split_first()?;
-        Some(rest.iter().fold(first, |a, &b| M::combine(a, b)))
-    }
-    let join = |a: Option<M>, b: Option<M>| match (a, b) {
-        (Some(a), Some(b)) => Some(M::combine(a, b)),
-        (a, b) => a.or(b),
-    };
-    let tiles: Vec<&[M]> = xs.chunks(block * per).collect();
-    let mut scans = Vec::new(); // per tile: the lanes' and the warps' inclusive values
-    let mut aggregates = Vec::new();
-    for tile in &tiles {
-        let runs =
-            (0..block).map(|k| &tile[(k * per).min(tile.len())..((k + 1) * per).min(tile.len())]);
-        let mut lanes: Vec<M> = runs
-            .map(|r| serial(r).unwrap_or_else(M::identity))
-            .collect();
-        for warp in lanes.chunks_mut(32) {
-            ks(warp);
-        }
-        let mut warps: Vec<M> = lanes.chunks(32).map(|w| w[31]).collect();
-        ks(&mut warps);
-        aggregates.push(*warps.last().unwrap());
-        scans.push((lanes, warps));
-    }
-    let mut out = Vec::with_capacity(xs.len());
-    let mut inclusive: Option<M> = None; // I(g - 1)
-    for (g, group) in aggregates.chunks(32).enumerate() {
-        for i in 0..group.len() {
-            let t = 32 * g + i;
-            let prefix = join(inclusive, serial(&group[..i]));
-            let (lanes, warps) = &scans[t];
-            for (k, run) in tiles[t].chunks(per).enumerate() {
-                let (w, l) = (k / 32, k % 32);
-                let mut pre = prefix;
-                if w > 0 {
-                    pre = join(pre, Some(warps[w - 1]));
-                }
-                if l > 0 {
-                    pre = join(pre, Some(lanes[k - 1]));
-                }
-                let mut acc = pre.unwrap_or_else(M::identity);
-                for &x in run {
-                    let before = acc;
-                    acc = M::combine(before, x);
-                    out.push(match kind {
-                        Scan::Inclusive => acc,
-                        Scan::Exclusive => before,
-                    });
-                }
-            }
-        }
-        inclusive = join(inclusive, serial(group));
-    }
-    out
-}
-
 #[test]
 fn float_scans_repeat_and_follow_the_grouping() {
     let Some(gpu) = gpu() else { return };
@@ -433,7 +365,7 @@ fn float_scans_repeat_and_follow_the_grouping() {
         ),
     ] {
         for kind in KINDS {
-            let want = bits(&model(&xs, block, per, kind));
+            let want = bits(&portable::scan_grouped(&xs, &[], block, per, kind));
             for _ in 0..3 {
                 let got = gpu.scan(&dxs, kind, config).unwrap();
                 assert!(
@@ -442,6 +374,82 @@ fn float_scans_repeat_and_follow_the_grouping() {
                 );
             }
         }
+    }
+}
+
+/// The portable scans: f32 sums of mixed magnitudes (their bits follow the grouping) over
+/// sizes past several groups of tiles, plain, by offsets and by keys (u32 and u64), lifted,
+/// both kinds, equal `reduce_core::portable`'s scans bit for bit on the GPU and on the CPU
+/// backend; setting the tile is refused.
+#[test]
+fn portable_scans_equal_the_reference() {
+    let mut rng = TestRng::new(1234);
+    let portable_config = ScanConfig::default().portable();
+    let mut backends = vec![Backend::cpu()];
+    if let Some(gpu) = gpu() {
+        backends.push(Backend::Gpu(gpu));
+    }
+    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+    for n in [0usize, 1, 8191, 8193, 40 * 8192 + 77, (1 << 20) + 333] {
+        let xs: Vec<Sum<f32>> = (0..n)
+            .map(|_| {
+                let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
+                Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
+            })
+            .collect();
+        let mut offsets = vec![0u64];
+        while *offsets.last().unwrap() < n as u64 {
+            let next = offsets.last().unwrap() + rng.range(0, 3000);
+            offsets.push(next.min(n as u64));
+        }
+        let keys: Vec<u64> = (0..n as u64).map(|i| (i / 977) % 4).collect();
+        for kind in KINDS {
+            let plain = bits(&portable::scan(&xs, kind));
+            let by_offsets = bits(&portable::scan_segments(&xs, &offsets, kind).unwrap());
+            let by_keys = bits(&portable::scan_by_key(&xs, &keys, kind).unwrap());
+            let offsets32 = convert::<u32>(&offsets);
+            let keys32 = convert::<u32>(&keys);
+            for b in &backends {
+                let what = |form: &str| format!("{} {form} n={n} {kind:?}", b.describe());
+                assert!(
+                    bits(&b.scan(&xs, kind, portable_config).unwrap()) == plain,
+                    "{}",
+                    what("plain")
+                );
+                let got = b
+                    .scan_segments(&xs, &offsets, kind, portable_config)
+                    .unwrap();
+                assert!(bits(&got) == by_offsets, "{}", what("offsets u64"));
+                let got = b
+                    .scan_segments(&xs, &offsets32, kind, portable_config)
+                    .unwrap();
+                assert!(bits(&got) == by_offsets, "{}", what("offsets u32"));
+                let got = b.scan_by_key(&xs, &keys, kind, portable_config).unwrap();
+                assert!(bits(&got) == by_keys, "{}", what("keys u64"));
+                let got = b.scan_by_key(&xs, &keys32, kind, portable_config).unwrap();
+                assert!(bits(&got) == by_keys, "{}", what("keys u32"));
+            }
+        }
+        // Lifted: grouped as the lifted values (8-byte ArgMax from f32 items).
+        if let Some(Backend::Gpu(gpu)) = backends.get(1) {
+            let raw: Vec<f32> = xs.iter().map(|x| x.0).collect();
+            let want = portable::scan(&lifted::<ArgMax, f32>(&raw), Scan::Inclusive);
+            let d = gpu.upload(&raw).unwrap();
+            let got = gpu
+                .scan_lifted::<ArgMax, f32>(&d, Scan::Inclusive, portable_config)
+                .unwrap();
+            assert_eq!(gpu.download(&got).unwrap(), want, "lifted n={n}");
+        }
+    }
+    let xs = vec![Sum(1.0f32); 10];
+    for config in [
+        portable_config.block(128),
+        portable_config.items_per_thread(4),
+    ] {
+        assert!(matches!(
+            Backend::cpu().scan(&xs, Scan::Inclusive, config),
+            Err(Error::InvalidConfig { .. })
+        ));
     }
 }
 

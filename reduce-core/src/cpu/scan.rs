@@ -66,6 +66,43 @@ impl<'a, I: SegIndex> Starts<'a, I> {
 }
 
 impl Cpu {
+    /// The portable scan (`crate::portable::scan`: the GPU's portable grouping, the same bits),
+    /// with an index out of bounds in the monoid's translated code an error instead of a
+    /// panic. Sequential: the reference itself.
+    pub fn try_scan_portable<M: Monoid>(&self, xs: &[M], kind: Scan) -> Result<Vec<M>, IndexFault> {
+        guarded::<M, _>(true, || crate::portable::scan(xs, kind))
+    }
+
+    /// The portable scan of each CSR segment (`crate::portable::scan_segments`), faults as
+    /// errors. Sequential.
+    pub fn try_scan_segments_portable<M: Monoid, I: SegIndex>(
+        &self,
+        xs: &[M],
+        offsets: &[I],
+        kind: Scan,
+    ) -> Result<Vec<M>, CpuError> {
+        check_offsets(offsets, xs.len())?;
+        Ok(guarded::<M, _>(true, || {
+            crate::portable::scan_segments(xs, offsets, kind)
+        })??)
+    }
+
+    /// The portable scan of each run of equal keys (`crate::portable::scan_by_key`), faults as
+    /// errors. Sequential.
+    pub fn try_scan_by_key_portable<M: Monoid, K: SegIndex>(
+        &self,
+        xs: &[M],
+        keys: &[K],
+        kind: Scan,
+    ) -> Result<Vec<M>, CpuError> {
+        check_keys(xs.len(), keys.len())?;
+        Ok(guarded::<M, _>(true, || {
+            crate::portable::scan_by_key(xs, keys, kind)
+        })??)
+    }
+}
+
+impl Cpu {
     /// The scan of `xs` (see [`crate::scan`]), in parallel.
     pub fn scan<M: Monoid>(&self, xs: &[M], kind: Scan) -> Vec<M> {
         unchecked(self.scanned::<M, u32>(false, xs, kind, Starts::None))

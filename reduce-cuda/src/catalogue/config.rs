@@ -244,6 +244,8 @@ pub struct ScanConfig {
     /// Skip the check of CSR offsets (monotone from 0 to N). With bad offsets the result is
     /// then unspecified (but memory-safe). Keys need no check.
     pub trusted: bool,
+    /// The portable grouping (see [`ScanConfig::portable`]).
+    pub portable: bool,
 }
 
 impl From<ScanAlgorithm> for ScanConfig {
@@ -273,6 +275,20 @@ impl ScanConfig {
     /// Skips the check of CSR offsets: for offsets already known to be valid.
     pub fn trusted(mut self) -> Self {
         self.trusted = true;
+        self
+    }
+    /// The portable mode: the tile is fixed by the monoid's size alone (256 threads ×
+    /// `reduce_core::portable::scan_items`), so a float scan has the bits of
+    /// `reduce_core::portable::{scan, scan_segments, scan_by_key}` on any GPU and on the CPU
+    /// backend ([`crate::Backend`]). The other settings' tile is the same for the monoid's own
+    /// values; `block` and `items_per_thread` are refused in this mode ([`Error::InvalidConfig`]).
+    ///
+    /// ```
+    /// use reduce_cuda::ScanConfig;
+    /// assert!(ScanConfig::default().portable().portable);
+    /// ```
+    pub fn portable(mut self) -> Self {
+        self.portable = true;
         self
     }
 }

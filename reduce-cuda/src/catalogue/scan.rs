@@ -10,6 +10,7 @@ use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
+use reduce_core::portable;
 
 kernel_signature! {
     /// The scan of the `n` items at `in` into `out` (prefixes before each item when
@@ -59,6 +60,24 @@ pub(crate) fn scan_plan(
         other => other,
     };
     let name = algorithm.name();
+    if config.portable {
+        // The tile decides the bits: the portable scans fix it by the monoid's size alone
+        // (reduce_core::portable::scan's grouping), whatever the input type.
+        if config.block.is_some() || config.items_per_thread.is_some() {
+            return Err(invalid(
+                name,
+                "the portable scans' tile is fixed by the monoid's size (it decides the bits): \
+                 leave block and items_per_thread unset",
+            ));
+        }
+        return Ok(ScanPlan {
+            name,
+            block: portable::SCAN_BLOCK as u32,
+            items: portable::scan_items(items.m_size) as u32,
+            segments,
+            wide,
+        });
+    }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
     let per_thread = config
         .items_per_thread

@@ -199,5 +199,5 @@ pub(crate) const SCAN_BLOCK: u32 = 256;
 /// thread against 0.45-0.46 with 64 and 0.32-0.33 with 32 (`bench scan`'s tile shapes;
 /// docs/decisions/0045-scan-look-back.md).
 pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
-    (2 * shuffle_items(in_size.max(m_size))).min(32)
+    reduce_core::portable::scan_items(in_size.max(m_size)) as u32
 }

@@ -26,6 +26,9 @@
 //! each reduce a part and still give these bits. A lifted input is lifted first: its grouping is
 //! the one of the lifted values (the run length follows the monoid, not the input type).
 
+mod scan;
+pub use scan::{scan, scan_by_key, scan_grouped, scan_items, scan_segments, SCAN_BLOCK};
+
 use crate::fold::{per_owner, per_segment};
 use crate::layout::{LayoutError, SegIndex};
 use crate::Monoid;
