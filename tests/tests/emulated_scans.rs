@@ -12,7 +12,7 @@
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
-use reduce_core::{scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex};
+use reduce_core::{portable, scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex, Sum};
 use reduce_cuda::{ScanAlgorithm, ScanConfig};
 use reduce_tests::emu::{bytes_of, compiler, scan_kernel, values_from, Order, ScanCase};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
@@ -141,4 +141,57 @@ fn segmented_scans_are_the_reference_u64_and_one_byte_values() {
     let Some(cxx) = compiler() else { return };
     check_segmented::<Affine, u64>(&cxx);
     check_segmented::<Nib8, u32>(&cxx);
+}
+
+/// The portable scans' kernel (`ScanConfig::portable`: the tile the monoid's size fixes) on
+/// f32 sums of mixed magnitudes, whose bits follow the grouping: plain, by offsets and by keys,
+/// both kinds, over 40 tiles (groups of 32 tiles and their chain), equal to
+/// `reduce_core::portable`'s scans bit for bit.
+#[test]
+fn portable_float_scans_have_the_reference_bits() {
+    let Some(cxx) = compiler() else { return };
+    let config = ScanConfig::default().portable();
+    let mut rng = TestRng::new(5);
+    let n = 40 * 256 * portable::scan_items(4) + 77;
+    let items: Vec<Sum<f32>> = (0..n)
+        .map(|_| {
+            let m = (rng.next_u64() % 2_000_000) as f32 - 1_000_000.0;
+            Sum(m * 2f32.powi((rng.next_u64() % 40) as i32 - 20))
+        })
+        .collect();
+    let mut offsets = vec![0u64];
+    while *offsets.last().unwrap() < n as u64 {
+        let next = offsets.last().unwrap() + rng.range(0, 5000);
+        offsets.push(next.min(n as u64));
+    }
+    let keys: Vec<u64> = (0..n as u64).map(|i| (i / 3001) % 3).collect();
+    let bits = |v: &[Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<u32>>();
+    for (form, index) in [
+        (None, vec![]),
+        (Some(true), offsets.clone()),
+        (Some(false), keys.clone()),
+    ] {
+        let kernel = scan_kernel::<Sum<f32>, u64>(&cxx, config, form);
+        let cases: Vec<ScanCase> = [Scan::Inclusive, Scan::Exclusive]
+            .iter()
+            .map(|&kind| ScanCase {
+                n: n as u64,
+                exclusive: kind == Scan::Exclusive,
+                items: bytes_of(&items),
+                index: index.clone(),
+            })
+            .collect();
+        for (kind, got) in [Scan::Inclusive, Scan::Exclusive]
+            .into_iter()
+            .zip(kernel.run(&cases, Order::Increasing))
+        {
+            let want = match form {
+                None => portable::scan(&items, kind),
+                Some(true) => portable::scan_segments(&items, &offsets, kind).unwrap(),
+                Some(false) => portable::scan_by_key(&items, &keys, kind).unwrap(),
+            };
+            let got: Vec<Sum<f32>> = values_from(&got);
+            assert!(bits(&got) == bits(&want), "{form:?} {kind:?}");
+        }
+    }
 }

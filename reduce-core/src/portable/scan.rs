@@ -180,7 +180,11 @@ pub fn scan_grouped<M: Monoid>(
                 let mut acc = pre.map_or_else(M::identity, |p| p.v);
                 let hi = (lo + per).min(xs.len());
                 for (j, &x) in xs[lo..hi].iter().enumerate() {
-                    let before = if item(lo + j).head { M::identity() } else { acc };
+                    let before = if item(lo + j).head {
+                        M::identity()
+                    } else {
+                        acc
+                    };
                     acc = M::combine(before, x);
                     out.push(match kind {
                         Scan::Inclusive => acc,
