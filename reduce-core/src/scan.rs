@@ -103,14 +103,8 @@ pub fn scan_by_key<M: Monoid, K: SegIndex>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_monoids::Affine;
+    use crate::test_monoids::{affine_items as items, Affine};
     use crate::{fold, Sum};
-
-    fn items(n: u32) -> Vec<Affine> {
-        (0..n)
-            .map(|i| Affine(i.wrapping_mul(2654435761) | 1, i ^ 0x5bd1e995))
-            .collect()
-    }
 
     #[test]
     fn every_output_is_the_fold_of_its_prefix() {

@@ -18,3 +18,10 @@ impl Monoid for Affine {
         )
     }
 }
+
+/// `n` affine maps with odd multipliers: a non-commutative sequence for the scans' tests.
+pub(crate) fn affine_items(n: u32) -> Vec<Affine> {
+    (0..n)
+        .map(|i| Affine(i.wrapping_mul(2654435761) | 1, i ^ 0x5bd1e995))
+        .collect()
+}

@@ -81,7 +81,6 @@ impl Cpu {
         offsets: &[I],
         kind: Scan,
     ) -> Result<Vec<M>, CpuError> {
-        check_offsets(offsets, xs.len())?;
         Ok(guarded::<M, _>(true, || {
             crate::portable::scan_segments(xs, offsets, kind)
         })??)
@@ -95,7 +94,6 @@ impl Cpu {
         keys: &[K],
         kind: Scan,
     ) -> Result<Vec<M>, CpuError> {
-        check_keys(xs.len(), keys.len())?;
         Ok(guarded::<M, _>(true, || {
             crate::portable::scan_by_key(xs, keys, kind)
         })??)

@@ -201,14 +201,8 @@ pub fn scan_grouped<M: Monoid>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_monoids::Affine;
+    use crate::test_monoids::{affine_items as items, Affine};
     use crate::Sum;
-
-    fn items(n: u32) -> Vec<Affine> {
-        (0..n)
-            .map(|i| Affine(i.wrapping_mul(2654435761) | 1, i ^ 0x5bd1e995))
-            .collect()
-    }
 
     /// Exactly associative monoids: the portable scans are the sequential ones, for every
     /// layout, across tiles and groups of tiles.
