@@ -69,11 +69,7 @@ __device__ __forceinline__ r_seg r_seg_shfl_up(r_seg s, unsigned int delta) {
 }
 
 __device__ __forceinline__ r_seg r_seg_shfl(r_seg s, int lane) {
-    r_bits b;
-    b.m = s.v;
-#pragma unroll
-    for (int i = 0; i < R_WORDS; ++i) b.w[i] = __shfl_sync(R_FULL_MASK, b.w[i], lane);
-    s.v = b.m;
+    s.v = r_shfl(s.v, lane);
     if constexpr (R_SEG) s.flag = __shfl_sync(R_FULL_MASK, s.flag, lane);
     return s;
 }

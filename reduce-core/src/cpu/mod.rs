@@ -12,6 +12,7 @@
 use crate::axes::Axes;
 use crate::fault::{guarded, CpuError, IndexFault};
 use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
+use crate::portable::segment;
 use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
 
@@ -103,19 +104,19 @@ impl Cpu {
     /// [`crate::portable::fold`] (for floats too), which a GPU's portable mode
     /// (`Config::portable` in reduce-cuda) gives as well.
     pub fn reduce_portable<M: Monoid>(&self, items: &[M]) -> M {
-        unchecked(self.portable(false, items.len(), |i| items[i]))
+        unchecked(self.portable(false, items.len(), |lo, hi| segment(items, lo, hi)))
     }
 
     /// [`Cpu::reduce_portable`], with an index out of bounds in the monoid's translated code an
     /// error instead of a panic.
     pub fn try_reduce_portable<M: Monoid>(&self, items: &[M]) -> Result<M, IndexFault> {
-        self.portable(true, items.len(), |i| items[i])
+        self.portable(true, items.len(), |lo, hi| segment(items, lo, hi))
     }
 
     /// The portable fold of `lift(x, i)` over the items `x` (`i` the item's index): the items
     /// lifted first, then [`Cpu::reduce_portable`]'s grouping of the lifted values.
     pub fn reduce_lifted_portable<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> M {
-        unchecked(self.portable(false, items.len(), |i| M::lift(items[i], i as u64)))
+        unchecked(self.portable(false, items.len(), lifted_root(items)))
     }
 
     /// [`Cpu::reduce_lifted_portable`], with an index out of bounds in the monoid's or the
@@ -124,17 +125,18 @@ impl Cpu {
         &self,
         items: &[X],
     ) -> Result<M, IndexFault> {
-        self.portable(true, items.len(), |i| M::lift(items[i], i as u64))
+        self.portable(true, items.len(), lifted_root(items))
     }
 
+    /// The portable fold of `n` items whose aligned chunks have the roots `chunk_root(lo, hi)`.
     fn portable<M: Monoid>(
         &self,
         checked: bool,
         n: usize,
-        item: impl Fn(usize) -> M + Sync,
+        chunk_root: impl Fn(usize, usize) -> M + Sync,
     ) -> Result<M, IndexFault> {
         let tasks = rayon::current_num_threads() * 4;
-        crate::portable::par_fold(n, tasks, item, |f| guarded::<M, _>(checked, f))
+        crate::portable::par_fold(n, tasks, chunk_root, |f| guarded::<M, _>(checked, f))
     }
 
     /// One value per CSR segment (see [`crate::fold_segments`]), in parallel.
@@ -276,6 +278,15 @@ impl Cpu {
                 })
             })
             .collect()
+    }
+}
+
+/// The portable root of the items `lo..hi` of `items` lifted (with their global indices), for
+/// [`Cpu::portable`]: the chunk's lifted values, then their tree.
+fn lifted_root<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> impl Fn(usize, usize) -> M + Sync + '_ {
+    move |lo, hi| {
+        let xs: Vec<M> = (lo..hi).map(|i| M::lift(items[i], i as u64)).collect();
+        segment(&xs, 0, xs.len())
     }
 }
 

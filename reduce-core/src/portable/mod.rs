@@ -88,15 +88,16 @@ pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     per_owner(items, owner, num_segments, fold_segments)
 }
 
-/// The portable fold of `n` items, `item(i)` the i-th (a lifted input lifts here), in parallel
-/// on rayon's pool: aligned chunks of a power of two of runs are subtrees of the tree, so their
-/// roots, combined by the same tree one level up, give [`fold`]'s bits. `guard` runs each
-/// task (the CPU backend's fault capture); its error ends the fold.
-pub(crate) fn par_fold<M, E, F, G>(n: usize, tasks: usize, item: F, guard: G) -> Result<M, E>
+/// The portable fold of `n` items in parallel on rayon's pool: aligned chunks of a power of two
+/// of runs are subtrees of the tree, so their roots — `chunk_root(lo, hi)` for the items
+/// `lo..hi`, which is [`segment`] of them (a lifted input lifts them first) — combined by the
+/// same tree one level up, give [`fold`]'s bits. `guard` runs each task (the CPU backend's fault
+/// capture); its error ends the fold.
+pub(crate) fn par_fold<M, E, F, G>(n: usize, tasks: usize, chunk_root: F, guard: G) -> Result<M, E>
 where
     M: Monoid,
     E: Send,
-    F: Fn(usize) -> M + Sync,
+    F: Fn(usize, usize) -> M + Sync,
     G: Fn(&dyn Fn() -> M) -> Result<M, E> + Sync,
 {
     use rayon::prelude::*;
@@ -109,17 +110,15 @@ where
         .into_par_iter()
         .map(|c| {
             let (lo, hi) = (c * chunk, ((c + 1) * chunk).min(n));
-            guard(&|| {
-                let xs: Vec<M> = (lo..hi).map(&item).collect();
-                segment(&xs, 0, xs.len())
-            })
+            guard(&|| chunk_root(lo, hi))
         })
         .collect::<Result<Vec<M>, E>>()?;
     guard(&|| tree(0, roots.clone()))
 }
 
-/// The value of the segment `items[start..end]`.
-fn segment<M: Monoid>(items: &[M], start: usize, end: usize) -> M {
+/// The value of the segment `items[start..end]` (at its global position: the runs are cut from
+/// index 0 of `items`).
+pub(crate) fn segment<M: Monoid>(items: &[M], start: usize, end: usize) -> M {
     if start >= end {
         return M::identity();
     }
