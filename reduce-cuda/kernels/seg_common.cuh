@@ -28,6 +28,22 @@ typedef unsigned long long r_idx;
 typedef unsigned int r_idx;
 #endif
 
+// The layout's entries (r_idx: u32, or u64 with R_IDX64) as 32-bit values. SegShuffle and
+// SegPortable take at most 2^32 - 1 segments (SegShuffle also fewer than 2^32 - 1 items), so
+// every id of a valid layout fits; a u64 entry past 2^32 - 1 reads as 0xffffffff, past every
+// item and segment, so that the checks still see a bad one: an owner >= segments; an offset
+// above the array's last entry n, which some pair up to that entry descends from (the ends are
+// compared in 64 bits).
+__device__ __forceinline__ unsigned int r_narrow(r_idx v) {
+#if R_IDX64
+    return v > 0xffffffffull ? 0xffffffffu : (unsigned int)v;
+#else
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { return r_narrow(__ldg(p)); }
+
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
 __device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size segments, r_size pos) {

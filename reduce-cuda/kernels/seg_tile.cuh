@@ -49,21 +49,6 @@ __device__ __forceinline__ void r_load_items(const r_in* __restrict__ in, r_size
     for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(in[a + i], a + i) : m_identity();
 }
 
-// The layout's entries (r_idx: u32, or u64 with R_IDX64) as 32-bit values. SegShuffle takes
-// fewer than 2^32 - 1 items and at most 2^32 - 1 segments, so every entry of a valid layout
-// fits; a u64 entry past 2^32 - 1 reads as 0xffffffff, past every item and segment, so that the
-// checks still see a bad one: an owner >= segments; an offset above the array's last entry n,
-// which some pair up to that entry descends from (the ends are compared in 64 bits).
-__device__ __forceinline__ unsigned int r_narrow(r_idx v) {
-#if R_IDX64
-    return v > 0xffffffffull ? 0xffffffffu : (unsigned int)v;
-#else
-    return v;
-#endif
-}
-
-__device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { return r_narrow(__ldg(p)); }
-
 #if !R_OFFSETS
 // Owner form: the owners of items [a, a + count), narrowed (R_NO_SEGMENT past count); 16-byte
 // vectors when the thread's owners fill whole ones and are aligned (R_INDEX_VEC).

@@ -102,7 +102,8 @@ impl Backend {
     }
 
     /// One value per CSR segment, `u32` or `u64` offsets (see [`Gpu::reduce_segments`] /
-    /// `Cpu::reduce_segments`).
+    /// `Cpu::reduce_segments`). With [`SegConfig::portable`] both backends give
+    /// `reduce_core::portable::fold_segments`' bits (and `fold_by_owner`'s below).
     pub fn reduce_segments<M: CudaMonoid, I: SegIndex>(
         &self,
         items: &[M],
@@ -118,7 +119,13 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 check_segmented::<M, I>(config, true, items.len(), offsets.len().max(1) - 1)?;
-                (Cpu::new().try_reduce_segments(items, offsets)).map_err(cpu_error::<M>)
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_segments_portable(items, offsets)
+                } else {
+                    cpu.try_reduce_segments(items, offsets)
+                }
+                .map_err(cpu_error::<M>)
             }
         }
     }
@@ -145,7 +152,13 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 check_segmented::<M, I>(config, false, items.len(), num_segments)?;
-                (Cpu::new().try_reduce_by_owner(items, owner, num_segments)).map_err(cpu_error::<M>)
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_by_owner_portable(items, owner, num_segments)
+                } else {
+                    cpu.try_reduce_by_owner(items, owner, num_segments)
+                }
+                .map_err(cpu_error::<M>)
             }
         }
     }

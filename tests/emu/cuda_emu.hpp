@@ -429,6 +429,7 @@ inline unsigned int __ballot_sync(unsigned int, int p) {
     emu::warp_sync();
     return bits;
 }
+inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
 
 // One OS thread runs every fiber: atomics are plain read-modify-writes.
 template <class T>

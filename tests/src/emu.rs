@@ -29,6 +29,7 @@ const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
 /// The host side of a scan launch.
 const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
 const PORTABLE_MAIN_CPP: &str = include_str!("../emu/portable_main.cpp");
+const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../emu/seg_portable_main.cpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
 /// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
@@ -194,24 +195,7 @@ impl Emulated {
         smem: usize,
     ) -> Emulated {
         let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
-        // `extern __shared__ T name[];` -> the emulator's dynamic shared memory; a prefetch
-        // (a cache hint, no value changes) -> an empty statement.
-        let text: String = source
-            .text
-            .lines()
-            .map(|line| {
-                let code = line.trim();
-                if let Some(decl) = code.strip_prefix("extern __shared__ ") {
-                    let decl = decl.trim_end_matches("[];");
-                    let (ty, name) = decl.rsplit_once(' ').unwrap();
-                    format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
-                } else if code.starts_with("asm volatile(\"prefetch.") {
-                    ";\n".to_string()
-                } else {
-                    format!("{line}\n")
-                }
-            })
-            .collect();
+        let text = emulated_text(&source);
         let tag = format!(
             "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
             if offsets_form { "offsets" } else { "owner" },
@@ -270,6 +254,27 @@ impl Emulated {
             })
             .collect()
     }
+}
+
+/// A kernel's text for the emulator: `extern __shared__ T name[];` -> the emulator's dynamic
+/// shared memory; a prefetch (a cache hint, no value changes) -> an empty statement.
+fn emulated_text(source: &KernelSource) -> String {
+    source
+        .text
+        .lines()
+        .map(|line| {
+            let code = line.trim();
+            if let Some(decl) = code.strip_prefix("extern __shared__ ") {
+                let decl = decl.trim_end_matches("[];");
+                let (ty, name) = decl.rsplit_once(' ').unwrap();
+                format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
+            } else if code.starts_with("asm volatile(\"prefetch.") {
+                ";\n".to_string()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
 }
 
 /// Keeps each emulated kernel's directory (its C++ text, binary and last cases) for debugging
@@ -581,6 +586,105 @@ impl EmulatedPortable {
 }
 
 impl Drop for EmulatedPortable {
+    fn drop(&mut self) {
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A portable segmented reduction (kernels/seg_portable.cu) compiled for the emulator.
+pub struct EmulatedSegPortable {
+    exe: PathBuf,
+    dir: PathBuf,
+    m_size: usize,
+    wide: bool,
+    /// The launch's dynamic shared memory per block (what the library passes).
+    smem: u64,
+    /// Items per tile (threads x run).
+    pub tile: u64,
+}
+
+/// One portable segmented launch: the items' bytes and count, the layout (offsets or owners,
+/// written as the kernel's index type), segments, grid, tiles per node, and whether the owners
+/// are checked.
+pub struct SegPortableCase {
+    pub n: u64,
+    pub items: Vec<u8>,
+    pub index: Vec<u64>,
+    pub segments: u64,
+    pub grid: u64,
+    pub group: u64,
+    pub check: bool,
+}
+
+/// The portable segmented kernel of `source` (a `SegConfig::portable` translation unit) for
+/// layouts of u64 entries when `wide`, with `smem` bytes of dynamic shared memory and tiles of
+/// `tile` items, tagged `tag`.
+pub fn seg_portable_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+    wide: bool,
+    smem: usize,
+    tile: u64,
+) -> EmulatedSegPortable {
+    let tag = format!("seg_portable_{tag}");
+    let main = ("seg_portable_main.cpp", SEG_PORTABLE_MAIN_CPP);
+    let (exe, dir) = compile(cxx, &emulated_text(source), main, &tag);
+    EmulatedSegPortable {
+        exe,
+        dir,
+        m_size,
+        wide,
+        smem: smem as u64,
+        tile,
+    }
+}
+
+impl EmulatedSegPortable {
+    /// Runs the launches in one process, the fibers of each block in `order`; per launch the
+    /// status it handed out and the segments' bytes.
+    pub fn run(&self, cases: &[SegPortableCase], order: Order) -> Vec<(u64, Vec<u8>)> {
+        let mut input = Vec::new();
+        for c in cases {
+            let header = [
+                c.n,
+                c.segments,
+                c.index.len() as u64,
+                c.grid,
+                c.group,
+                self.smem,
+                c.check as u64,
+            ];
+            for h in header {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
+        }
+        let bytes = execute(&self.exe, &self.dir, input, order);
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        let mut at = 0;
+        cases
+            .iter()
+            .map(|c| {
+                let (status, ok) = (word(at), word(at + 8));
+                assert_eq!(
+                    ok, 1,
+                    "a deadlock, or the ticket or the status word not reset"
+                );
+                at += 16;
+                let len = c.segments as usize * self.m_size;
+                at += len;
+                (status, bytes[at - len..at].to_vec())
+            })
+            .collect()
+    }
+}
+
+impl Drop for EmulatedSegPortable {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {
             let _ = std::fs::remove_dir_all(&self.dir);

@@ -56,6 +56,24 @@ fn compiles_everywhere<M: CudaMonoid>() {
             M::CUDA_NAME
         );
     }
+    // The portable segmented kernel: both forms, u32 and u64 layouts, small blocks too.
+    for offsets_form in [false, true] {
+        for config in [
+            SegConfig::default().portable(),
+            SegConfig::new(SegAlgorithm::SegShuffle)
+                .portable()
+                .block(32),
+        ] {
+            let compiled = compile_seg_kernel_for::<M, u32>(config, offsets_form, CI_ARCH)
+                .and_then(|()| compile_seg_kernel_for::<M, u64>(config, offsets_form, CI_ARCH));
+            if let Err(e) = compiled {
+                panic!(
+                    "{config:?} (offsets form: {offsets_form}) for {} does not compile:\n{e}",
+                    M::CUDA_NAME
+                );
+            }
+        }
+    }
     // u64 layouts (all but the paper's algorithms).
     for offsets_form in [false, true] {
         for algorithm in [

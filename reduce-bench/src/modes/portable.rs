@@ -7,17 +7,24 @@
 //! Each portable result is checked against `reduce_core::portable::fold` on the CPU (up to 2^26
 //! items: `cpu bits` yes/NO) and against itself over the timed runs (`repeat bits`); its bytes
 //! (`bits`, hex) are the same on every device, whose data is the same.
-//! Writes `portable.csv` and `portable.txt`.
+//! Then the segmented reductions (`SegConfig::portable`): f32 sums over every distribution of
+//! `bench segmented` at 2^26 items, both forms, trusted and validated, portable against the
+//! default (`Auto`) in the same command, each portable output checked against the CPU's
+//! (`Cpu::reduce_segments_portable`) and hashed (`bits`: FNV-1a of the output's bytes).
+//! Writes `portable.csv`, `portable-seg.csv` and `portable.txt`.
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
+use crate::layouts::{distribution, DISTRIBUTIONS};
 use crate::monoids::{masks_f32, LogSumExp};
 use crate::output::report;
+use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
 use crate::timing::{median_ms, REPS};
+use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
     reduce_core, Algorithm, Config, CudaMonoid, DeviceCopy, DeviceSlice, DeviceVec, Gpu, Lift,
-    Result, Sum,
+    Result, SegConfig, Sum,
 };
 use std::fmt::Write as _;
 
@@ -187,6 +194,8 @@ pub fn portable(args: &Args) -> Result<()> {
     }
     sweep(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
+    let seg_csv = segmented(&gpu, &kernels, &mut lines)?;
+    std::fs::write(args.out.join("portable-seg.csv"), seg_csv).expect("writing portable-seg.csv");
     report(&args.out, "portable.txt", &lines);
     Ok(())
 }
@@ -221,4 +230,83 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// FNV-1a of the bytes of `xs`: the `bits` of a segmented output.
+fn hash_of<M: Copy>(xs: &[M]) -> String {
+    // SAFETY: the monoids measured here are plain data without padding.
+    let bytes =
+        unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) };
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    format!("{h:016x}")
+}
+
+/// The segmented portable mode: f32 sums over every `bench segmented` distribution at 2^26
+/// items, both forms, trusted and validated, against the default mode (`Auto`); returns the CSV.
+fn segmented(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<String> {
+    let n = 1u64 << 26;
+    let xs = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
+    let plain_gbs = (n * 4) as f64 / (plain_shuffle_ms(gpu, xs.items())? as f64 * 1e6);
+    let host = gpu.download(xs.items())?;
+    let mut csv = String::from(
+        "layout,form,trust,n,segments,default_ms,portable_ms,portable_cost,default_of_plain,\
+         portable_of_plain,cpu_bits,repeat_bits,bits\n",
+    );
+    lines.push(format!(
+        "segmented f32 sums, 2^26 items (plain Shuffle {plain_gbs:.0} GB/s): layout form trust: \
+         default / portable ms, cost, ×plain default / portable, cpu bits, repeat, bits"
+    ));
+    for dist in DISTRIBUTIONS {
+        let offsets = distribution(dist, n, 7).expect("a known distribution");
+        let layout = DeviceLayout::new(gpu, &offsets)?;
+        let want = Cpu::new()
+            .reduce_segments_portable(&host, &offsets)
+            .expect("a valid layout");
+        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        for form in FORMS {
+            for trusted in [true, false] {
+                let trust = |c: SegConfig| if trusted { c.trusted() } else { c };
+                let default = trust(SegConfig::default());
+                let portable = trust(SegConfig::default().portable());
+                let default_ms = layout.time(gpu, xs.items(), &mut out, form, default)?;
+                let portable_ms = layout.time(gpu, xs.items(), &mut out, form, portable)?;
+                let first = gpu.download(&out)?;
+                layout.run(gpu, xs.items(), &mut out, form, portable)?;
+                let again = gpu.download(&out)?;
+                let same = |a: &[Sum<f32>], b: &[Sum<f32>]| {
+                    a.iter().zip(b).all(|(x, y)| {
+                        x.0.to_bits() == y.0.to_bits() || (x.0.is_nan() && y.0.is_nan())
+                    })
+                };
+                let verdict = |ok: bool| if ok { "yes" } else { "NO" };
+                let bytes = layout.bytes::<Sum<f32>>(n as usize, form);
+                let of_plain = |ms: f32| bytes / (ms as f64 * 1e6) / plain_gbs;
+                let trust = if trusted { "trusted" } else { "validated" };
+                let cells = [
+                    format!("{default_ms:.6}"),
+                    format!("{portable_ms:.6}"),
+                    format!("{:.3}", portable_ms / default_ms),
+                    format!("{:.3}", of_plain(default_ms)),
+                    format!("{:.3}", of_plain(portable_ms)),
+                    verdict(same(&first, &want)).to_string(),
+                    verdict(same(&first, &again)).to_string(),
+                    hash_of(&first),
+                ];
+                lines.push(format!(
+                    "{dist:<13} {form:<7} {trust:<9}: {} / {} ms  cost {}  ×plain {} / {}  cpu bits {} repeat {} bits {}",
+                    cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]
+                ));
+                let _ = writeln!(
+                    csv,
+                    "{dist},{form},{trust},{n},{},{}",
+                    layout.segments,
+                    cells.join(",")
+                );
+            }
+        }
+        eprintln!("portable: segmented {dist} done");
+    }
+    Ok(csv)
 }

@@ -199,6 +199,54 @@ impl Cpu {
         })
     }
 
+    /// One value per CSR segment in the portable grouping, in parallel over segments: the bits
+    /// of [`crate::portable::fold_segments`], which a GPU's `SegConfig::portable` gives as well.
+    pub fn reduce_segments_portable<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        offsets: &[I],
+    ) -> Result<Vec<M>, LayoutError> {
+        let segments = check_offsets(offsets, items.len())?;
+        Ok(unchecked(segmented_portable(
+            false, items, offsets, segments,
+        )))
+    }
+
+    /// [`Cpu::reduce_segments_portable`], with an index out of bounds in the monoid's
+    /// translated code an error instead of a panic.
+    pub fn try_reduce_segments_portable<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        offsets: &[I],
+    ) -> Result<Vec<M>, CpuError> {
+        let segments = check_offsets(offsets, items.len())?;
+        Ok(segmented_portable(true, items, offsets, segments)?)
+    }
+
+    /// One value per owner in the portable grouping (the bits of
+    /// [`crate::portable::fold_by_owner`]), in parallel over segments.
+    pub fn reduce_by_owner_portable<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        owner: &[I],
+        num_segments: usize,
+    ) -> Result<Vec<M>, LayoutError> {
+        check_owner(owner, items.len(), num_segments)?;
+        self.reduce_segments_portable(items, &owner_to_offsets(owner, num_segments))
+    }
+
+    /// [`Cpu::reduce_by_owner_portable`], with an index out of bounds in the monoid's
+    /// translated code an error instead of a panic.
+    pub fn try_reduce_by_owner_portable<M: Monoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        owner: &[I],
+        num_segments: usize,
+    ) -> Result<Vec<M>, CpuError> {
+        check_owner(owner, items.len(), num_segments)?;
+        self.try_reduce_segments_portable(items, &owner_to_offsets(owner, num_segments))
+    }
+
     /// One value per owner (see [`crate::fold_by_owner`]), in parallel.
     pub fn reduce_by_owner<M: Monoid, I: SegIndex>(
         &self,
@@ -288,6 +336,21 @@ fn lifted_root<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> impl Fn(usize, usize) 
         let xs: Vec<M> = (lo..hi).map(|i| M::lift(items[i], i as u64)).collect();
         segment(&xs, 0, xs.len())
     }
+}
+
+/// The portable value of every segment of a checked CSR layout, segments in parallel (each
+/// one's tree is [`segment`]'s, at its global position).
+fn segmented_portable<M: Monoid, I: SegIndex>(
+    checked: bool,
+    items: &[M],
+    offsets: &[I],
+    segments: usize,
+) -> Result<Vec<M>, IndexFault> {
+    let at = |s: usize| offsets[s].to_u64() as usize;
+    (0..segments)
+        .into_par_iter()
+        .map(|s| guarded::<M, _>(checked, || segment(items, at(s), at(s + 1))))
+        .collect()
 }
 
 /// The value of a call made with `checked` off, where a fault panics inside the call instead of

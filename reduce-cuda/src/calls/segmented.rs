@@ -259,7 +259,7 @@ impl Gpu {
                         what,
                         value,
                         limit,
-                        why: "the paper's algorithms and SegShuffle (use SegMerge or Auto)",
+                        why: plan.limited_by(),
                     }
                     .into());
                 }

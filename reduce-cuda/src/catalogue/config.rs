@@ -150,6 +150,8 @@ pub struct SegConfig {
     /// Skip the layout validation (sorted, in-range owners; monotone offsets from 0 to N).
     /// With a bad layout the result is then unspecified (but memory-safe).
     pub trusted: bool,
+    /// The portable grouping (see [`SegConfig::portable`]).
+    pub portable: bool,
 }
 
 impl From<SegAlgorithm> for SegConfig {
@@ -174,6 +176,23 @@ impl SegConfig {
     /// Skips the layout validation: for layouts already known to be valid.
     pub fn trusted(mut self) -> Self {
         self.trusted = true;
+        self
+    }
+    /// The portable mode: every segment's value has the bits of
+    /// `reduce_core::portable::fold_segments` — its grouping depends only on the segment's items
+    /// and position and the size of the monoid's type, never on the device, the grid, the
+    /// block, the other segments or the layout's form (CSR or owners) — so a GPU, another GPU
+    /// and the CPU backend ([`crate::Backend`]) give the same bits, floats included. Offered by
+    /// `SegShuffle` and `Auto`, which run the portable kernel (the other algorithms keep their
+    /// own groupings: [`Error::InvalidConfig`]); `block` must then be a power of two, and
+    /// `items_per_thread` and `stages` stay unset. At most 2^32 - 2 segments.
+    ///
+    /// ```
+    /// use reduce_cuda::SegConfig;
+    /// assert!(SegConfig::default().portable().portable);
+    /// ```
+    pub fn portable(mut self) -> Self {
+        self.portable = true;
         self
     }
 

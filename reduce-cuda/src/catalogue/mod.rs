@@ -12,7 +12,7 @@
 //! | `tree.rs` | `Tb2`, `Tb4Warp` | `Tb2Seg`, `Tb4WarpSeg` | tb2.cu, tb4_warp.cu, seg_tree.cu |
 //! | `matrix.rs` | `Matrix`, `PersistentMatrix`, `DiffWarps` | `MatrixSeg`, `PersistentMatrixSeg`, `DiffWarps16Seg` | matrix.cu, diff_warps.cu, seg_matrix.cu |
 //! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu (+ lanes.cuh), seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
-//! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | | portable.cu (+ lanes.cuh) |
+//! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | `SegShuffle`, `Auto` with `SegConfig::portable` | portable.cu (+ lanes.cuh), seg_portable.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `scan.rs` | scans: `LookBack` | offsets, keys | scan.cu |
@@ -107,6 +107,20 @@ pub(crate) fn seg_plan(
     n: usize,
     segments: usize,
 ) -> Result<Box<dyn SegPlan>> {
+    if config.portable {
+        let name = config.algorithm.name();
+        if !matches!(
+            config.algorithm,
+            SegAlgorithm::SegShuffle | SegAlgorithm::Auto
+        ) {
+            return Err(invalid(
+                name,
+                "the portable grouping is offered by SegShuffle and Auto; the other algorithms \
+                 keep their own groupings",
+            ));
+        }
+        return Ok(Box::new(portable::segmented(name, &config.knobs(), shape)?));
+    }
     let config = resolve(config, shape, n, segments);
     let algorithm = config.algorithm;
     let name = algorithm.name();

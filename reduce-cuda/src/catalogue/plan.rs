@@ -56,6 +56,10 @@ pub(crate) trait SegPlan {
     fn limits(&self) -> Option<(u64, u64)> {
         Some((u32::MAX as u64, u32::MAX as u64))
     }
+    /// What sets [`SegPlan::limits`], for the error past them.
+    fn limited_by(&self) -> &'static str {
+        "the paper's algorithms and SegShuffle (use SegMerge or Auto)"
+    }
     /// Every kernel the main launch may run, the preferred one first ([`SegPlan::module`]
     /// says when another runs).
     fn variants(&self) -> Vec<KernelSpec>;

@@ -1,21 +1,33 @@
-//! The portable plain reduction (`Config::portable`, served by `Shuffle` and `Auto`): the
-//! grouping `reduce_core::portable` defines — runs of 64 bytes of monoid values at fixed
-//! positions, a fixed tree over their global indices — so the bits depend on N and the monoid's
-//! size only. The kernel (kernels/portable.cu, its order invariant at its head) computes that
-//! tree in nodes of whatever power-of-two size suits the device; block, grid, tile group and
-//! items per thread change the speed, never the bits.
+//! The portable reductions (`Config::portable`, served by `Shuffle` and `Auto`;
+//! `SegConfig::portable`, served by `SegShuffle` and `Auto`): the grouping
+//! `reduce_core::portable` defines — runs of 64 bytes of monoid values at fixed positions, a
+//! fixed tree over their global indices — so the bits depend on N (a segment's position) and
+//! the monoid's size only. The kernels (kernels/portable.cu, kernels/seg_portable.cu, each with
+//! its order invariant at its head) compute that tree in nodes of whatever power-of-two size
+//! suits the device; block, grid, tile group and items per thread change the speed, never the
+//! bits.
 
 use super::config::{check_block, check_grid, check_power_of_two, invalid, refuse, Knobs};
-use super::plan::PlainPlan;
+use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::shuffle::{lane_items, launch_plain, plain_grid, ShuffleArgs, STATIC_SMEM_LIMIT};
-use super::tuning::{self, SHUFFLE_BLOCK};
-use crate::device::Entry;
+use super::tuning::{self, SEG_PORTABLE_BLOCK, SHUFFLE_BLOCK};
+use crate::device::{kernel_signature, Entry};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
 use reduce_core::portable::run_len_for_size;
 
+kernel_signature! {
+    /// One value per segment into `out`; the nodes (`group` tiles each) in `nodes`; `check`
+    /// (1: the owners are checked on the way) and `status_out` for that check.
+    struct SegPortableArgs {
+        r#in, n, seg_index, segments, out, nodes, group, ticket, status, check, status_out,
+    }
+}
+
 const REDUCE_PORTABLE: Entry<ShuffleArgs> = Entry::new("reduce_portable");
+const REDUCE_SEG_PORTABLE: Entry<SegPortableArgs> = Entry::new("reduce_seg_portable");
 
 /// The most runs a lane folds per tile.
 const MAX_LANE_RUNS: u32 = 16;
@@ -155,9 +167,187 @@ impl PlainPlan for Portable {
     }
 }
 
-/// (entry point, parameter names) of the kernel, for the signature test.
+/// The portable segmented reduction with every parameter fixed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SegPortable {
+    /// The algorithm asked for (`SegShuffle` or `Auto`), for errors.
+    name: &'static str,
+    shape: SegShape,
+    block: u32,
+    /// Items per run, and per lane (64 bytes of monoid values, at least one).
+    run: u32,
+    /// 16-byte vectors per lane (0: item-by-item loads).
+    vecs: u32,
+    grid: Option<u32>,
+}
+
+/// The items of a tile by default in the offsets form, whose marks (a 4-byte segment id per
+/// item) live in dynamic shared memory: 32 KiB, so that several blocks fit an SM.
+const SEG_TILE_MARKS: u32 = 8192;
+
+/// The most dynamic shared memory the offsets form's marks may ask for (below every sm_80+
+/// device's opt-in limit).
+const SEG_MARKS_LIMIT: usize = 160 * 1024;
+
+/// The portable segmented plan of `name` (`SegShuffle` or `Auto`, checked by the caller) for
+/// `shape`.
+pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> Result<SegPortable> {
+    refuse(name, "matrix_width", knobs.matrix_width)?;
+    refuse(name, "producers", knobs.producers)?;
+    refuse(name, "stages", knobs.stages)?;
+    let why = " in portable mode (a lane holds one run: 64 bytes of monoid values)";
+    if let Some(k) = knobs.items_per_thread {
+        return Err(invalid(
+            name,
+            format!("items_per_thread {k} cannot be set{why}"),
+        ));
+    }
+    let size = shape.items.m_size.max(1);
+    let run = run_len_for_size(size) as u32;
+    let block = match knobs.block {
+        Some(block) => check_power_of_two(
+            name,
+            check_block(name, block)?,
+            " in portable mode (a block tile is an aligned node of the tree)",
+        )?,
+        None => SEG_PORTABLE_BLOCK.min(SEG_TILE_MARKS / run).max(32),
+    };
+    let plan = SegPortable {
+        name,
+        shape,
+        block,
+        run,
+        vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
+        grid: check_grid(name, knobs.grid)?,
+    };
+    if plan.static_smem() > STATIC_SMEM_LIMIT || plan.dynamic_smem() > SEG_MARKS_LIMIT {
+        return Err(invalid(
+            name,
+            format!(
+                "{block} threads need {} bytes of static and {} of dynamic shared memory for \
+                 {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} and \
+                 {SEG_MARKS_LIMIT}: use fewer threads",
+                plan.static_smem(),
+                plan.dynamic_smem()
+            ),
+        ));
+    }
+    Ok(plan)
+}
+
+impl SegPortable {
+    /// Items per tile (a node of the tree).
+    fn tile(&self) -> u64 {
+        self.block as u64 * self.run as u64
+    }
+
+    /// The kernel's static shared memory: two rings of a node summary per warp (two values
+    /// and two words), and in the offsets form the warp edges' stamps.
+    fn static_smem(&self) -> usize {
+        let node = 2 * self.shape.items.m_size.max(1) + 8;
+        2 * (self.block as usize / 32) * node + 8 * (self.block as usize / 32 + 2) + 16
+    }
+}
+
+impl SegPlan for SegPortable {
+    /// Segment ids are 32 bits wide (one value marks "no segment"); items are not limited.
+    fn limits(&self) -> Option<(u64, u64)> {
+        Some((u64::MAX, u32::MAX as u64 - 1))
+    }
+
+    fn limited_by(&self) -> &'static str {
+        "the portable segmented kernel"
+    }
+
+    fn variants(&self) -> Vec<KernelSpec> {
+        vec![KernelSpec::new(
+            Family::SegPortable,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_RUN", self.run),
+                ("R_ITEMS", self.run),
+                ("R_VECS", self.vecs),
+                (
+                    "R_ITEM_SHIFT",
+                    if self.vecs > 0 {
+                        self.shape.item_shift
+                    } else {
+                        0
+                    },
+                ),
+                ("R_OFFSETS", self.shape.offsets_form as u32),
+                ("R_INDEX_VEC", !self.shape.plain_index as u32),
+                // 1024 threads per SM: 64 registers (94 uncapped with u32 offsets, which left
+                // two blocks of 256 per SM and the tile loop waiting on memory).
+                ("R_MIN_BLOCKS", (1024 / self.block).max(1)),
+                ("R_IDX64", self.shape.wide as u32),
+            ],
+        )]
+    }
+
+    /// The offsets form's marks: a 4-byte segment id per item of the tile.
+    fn dynamic_smem(&self) -> usize {
+        if self.shape.offsets_form {
+            4 * self.tile() as usize
+        } else {
+            0
+        }
+    }
+
+    /// Validated offsets are checked ahead of the launch (the exact check); validated owners
+    /// on the launch's own reads, their first bad index read back after it.
+    fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
+        let offsets = job.layout.offsets_form;
+        if validate && offsets {
+            d.validate_exact(job)?;
+        }
+        let check = validate && !offsets;
+        let kernel = d.device.kernel(
+            &job.module,
+            REDUCE_SEG_PORTABLE,
+            self.block,
+            self.dynamic_smem(),
+            self.name,
+        )?;
+        let n = job.n();
+        let tiles = n.div_ceil(self.tile()).max(1);
+        let grid = d.persistent_grid(&kernel, self.grid)?.min(tiles).max(1);
+        let group = tuning::seg_portable_group(tiles, grid);
+        let nodes = tiles.div_ceil(group);
+        let grid = grid.min(nodes);
+        // A node (kernels/seg_portable.cu, r_node): two values and two words, padded to the
+        // value's alignment (at most 16 bytes).
+        let node_bytes = 2 * self.shape.items.m_size + 8 + 16;
+        let regions = d.carve(&[nodes as usize * node_bytes])?;
+        let status_out = d.status_out(check)?;
+        let args = SegPortableArgs {
+            r#in: job.items.0,
+            n,
+            seg_index: job.layout.ptr,
+            segments: job.segments as u64,
+            out: job.out,
+            nodes: regions[0],
+            group,
+            ticket: d.ticket(),
+            status: d.seg_status(),
+            check: check as u64,
+            status_out,
+        };
+        d.launch(&kernel, grid, args)?;
+        if check {
+            let status = d.poll_status()?;
+            d.status_error(job, status)?;
+        }
+        Ok(())
+    }
+}
+
+/// (entry point, parameter names) of the kernels, for the signature test.
 #[cfg(test)]
 pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     use crate::device::KernelArgs;
-    vec![(REDUCE_PORTABLE.name, ShuffleArgs::PARAMS)]
+    vec![
+        (REDUCE_PORTABLE.name, ShuffleArgs::PARAMS),
+        (REDUCE_SEG_PORTABLE.name, SegPortableArgs::PARAMS),
+    ]
 }

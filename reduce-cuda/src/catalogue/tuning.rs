@@ -31,6 +31,21 @@ pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
 
 /// SegShuffle's threads per block.
 pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
+
+/// The portable segmented kernel's threads per block (fewer where a tile's marks would pass
+/// the static shared memory: `catalogue/portable.rs`). The bits do not depend on it.
+pub(crate) const SEG_PORTABLE_BLOCK: u32 = 256;
+
+/// The portable segmented kernel's tiles per node (a power of two up to 8): fewer nodes for its
+/// last block to join, while every block of `grid` still gets four nodes or more (an even split
+/// of the tiles). The bits do not depend on it.
+pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
+    let mut group = 1;
+    while group < 8 && tiles / (2 * group) >= 4 * grid {
+        group *= 2;
+    }
+    group
+}
 /// SegPipeline's stages (tiles of items in its shared-memory ring) and the resident blocks per
 /// SM its registers are capped for (each block: SegShuffle's 256 threads and a producer warp).
 pub(crate) const SEG_PIPE_STAGES: u32 = 2;

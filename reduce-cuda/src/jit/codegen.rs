@@ -21,6 +21,8 @@ pub(crate) enum Family {
     SegTree,
     SegMatrix,
     SegShuffle,
+    /// The portable segmented reduction (`SegConfig::portable`).
+    SegPortable,
     SegMerge,
     /// Reductions along the axes of arrays.
     Axes,
@@ -44,6 +46,7 @@ impl Family {
         Family::SegTree,
         Family::SegMatrix,
         Family::SegShuffle,
+        Family::SegPortable,
         Family::SegMerge,
         Family::Axes,
         Family::Scan,
@@ -68,6 +71,10 @@ impl Family {
             Family::SegTree => ("seg_tree", include_str!("../../kernels/seg_tree.cu")),
             Family::SegMatrix => ("seg_matrix", include_str!("../../kernels/seg_matrix.cu")),
             Family::SegShuffle => ("seg_shuffle", include_str!("../../kernels/seg_shuffle.cu")),
+            Family::SegPortable => (
+                "seg_portable",
+                include_str!("../../kernels/seg_portable.cu"),
+            ),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
             Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
             Family::Scan => ("scan", include_str!("../../kernels/scan.cu")),
@@ -82,6 +89,7 @@ impl Family {
             Family::SegTree | Family::SegMatrix | Family::SegMerge | Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             Family::Shuffle | Family::Portable => &[LANES],
+            Family::SegPortable => &[SEG_COMMON, LANES],
             _ => &[],
         }
     }

@@ -1,0 +1,490 @@
+// SegPortable: the segmented reduction in the portable grouping (SegConfig::portable), owner or
+// offsets form: every segment's bits depend on its items and its position only — never on the
+// device, the grid, the block, the other segments or the layout's form.
+//
+// ORDER INVARIANT (the grouping reduce_core::portable defines; this kernel computes exactly it).
+// The items are cut into runs of R_RUN items (64 bytes of M values, at least one) at fixed global
+// positions. A segment's piece in a run is the left fold of its items there, from its first one;
+// its pieces are combined by the fixed binary tree over global run indices, a node with one
+// child present keeping it. Every aligned power-of-two group of runs is a node of that tree, and
+// the kernel computes the tree in nodes for all segments at once: a node's summary (r_node)
+// holds the node's part of the segment of its first item (l) and of its last item (r), which of
+// them started before it, whether a segment starts after its first item, whether its last item
+// ends its segment, and the segment of its last item. Joining siblings A, B (r_join), where
+// B's first item does not start a segment, the segment crossing between them gets A.r ⊕ B.l —
+// its node at their parent — and when it starts inside A and ends inside B, that is its root,
+// written once to out[]. A segment inside one run is written by the lane (its one piece).
+//   lane       one run (R_ITEMS = R_RUN items), folded left to right, restarting at each start;
+//   warp       32 lanes, shuffles at increasing offsets (r_warp_join);
+//   tile       R_WARPS warps: their summaries joined by warp 0;
+//   node       `group` tiles (a power of two): joined by warp 0 and written to nodes_out;
+//              blocks own contiguous runs of nodes (any grid);
+//   root       the launch's last block (atomic ticket after a __threadfence) joins the nodes
+//              level by level, R_ROOT_K per thread, then its warps and the block.
+// Every m_combine is (left subtree, right subtree): earlier items before later ones, so an
+// exactly associative monoid gets reduce_core::fold_segments' values; floats get the tree's bits.
+// R_BLOCK and `group` are powers of two (the host checks): tiles and nodes are nodes of the
+// tree; block, group and grid move speed only.
+//
+// EXACTLY ONCE. A non-empty segment is written where its first and last runs meet: by the lane
+// when they are one run, else by the r_join at their lowest common node (the only join at which
+// the segment crosses between the children and both its ends lie inside them). Empty segments
+// get the identity from whoever reads their layout entry: offsets form, the tile whose marks
+// read offsets[s] (r_mark_tile_ids); owner form, the lane holding the next non-empty segment's
+// first item, or the input's last one for the trailing ones.
+//
+// LAYOUT. Offsets form (R_OFFSETS): each tile reads, once and coalesced, the offsets of the
+// segments that start inside it and marks in s_id[] (dynamic shared memory) the segment id at every item that starts a
+// non-empty segment (R_NO_HEAD elsewhere); the lanes read their marks and clear them. Owner
+// form: a lane reads its items' owners and its neighbours' (a start where the owner changes);
+// a validated call checks them on those reads (first bad index into *status, atomicMin). Offsets
+// are checked ahead of the launch by the host. Ids and writes stay below `segments` whatever
+// the layout (a trusted bad layout gives unspecified values, never a write out of bounds).
+//
+// Items: r_in, folded as m_lift(x, i) (i the item's global index); runs follow the lifted values.
+// Parameters: R_BLOCK threads (a power of two); R_RUN = R_ITEMS items per lane; R_VECS and
+// R_ITEM_SHIFT as kernels/lanes.cuh says; R_OFFSETS; R_IDX64 (u64 offsets or owners);
+// R_INDEX_VEC (the owners are 16-byte aligned: vector loads); R_MIN_BLOCKS, the resident blocks
+// per SM the registers are capped for.
+
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_BLOCK * R_ITEMS)
+#define R_NO_HEAD 0xffffffffu
+
+static_assert(R_ITEMS == R_RUN, "a lane holds one run");
+static_assert((R_BLOCK & (R_BLOCK - 1)) == 0 && R_BLOCK >= R_WARP, "a tile is an aligned node of runs");
+
+// A node's summary; flags:
+#define R_OPEN 1u    // its first item does not start a segment (l's segment began before it)
+#define R_SPLIT 2u   // a segment starts after its first item (l and r are different segments)
+#define R_CLOSED 4u  // its last item ends its segment (the next item starts one, or there is none)
+struct r_node {
+    M l;                // the node's part of the segment holding its first item
+    M r;                // the node's part of the segment holding its last item
+    unsigned int flags;
+    unsigned int rid;   // the segment of its last item, when a segment starts inside the node
+};
+
+__device__ __forceinline__ bool r_has_start(const r_node& x) { return (x.flags & (R_SPLIT | R_OPEN)) != R_OPEN; }
+
+// The parent of siblings a (left) and b (right), both present. The segment crossing between
+// them (b's first item starts none) gets a.r ⊕ b.l, written when it starts in a and ends in b.
+__device__ __forceinline__ r_node r_join(const r_node& a, const r_node& b, M* __restrict__ out, r_size segments) {
+    r_node p;
+    p.l = a.l;
+    p.r = b.r;
+    const bool cross = (b.flags & R_OPEN) != 0;
+    if (cross) {
+        const M v = m_combine(a.r, b.l);
+        if (r_has_start(a) && (b.flags & (R_SPLIT | R_CLOSED)) != 0 && a.rid < segments) out[a.rid] = v;
+        if (!(a.flags & R_SPLIT)) p.l = v;
+        if (!(b.flags & R_SPLIT)) p.r = v;
+    }
+    p.flags = (a.flags & R_OPEN) | (b.flags & R_CLOSED) |
+              (((a.flags | b.flags) & R_SPLIT) != 0 || !cross ? R_SPLIT : 0u);
+    p.rid = r_has_start(b) ? b.rid : a.rid;
+    return p;
+}
+
+__device__ __forceinline__ r_node r_shfl_node_down(const r_node& x, unsigned int o) {
+    r_node y;
+    y.l = r_shfl_down(x.l, o);
+    y.r = r_shfl_down(x.r, o);
+    y.flags = __shfl_down_sync(R_FULL_MASK, x.flags, o);
+    y.rid = __shfl_down_sync(R_FULL_MASK, x.rid, o);
+    return y;
+}
+
+// The tree over the nodes of lanes 0 .. present - 1 (present <= 32; the others are absent and
+// never read), shuffles at increasing offsets; lane 0 returns the root. All 32 lanes call it.
+// Where no present node holds a segment start, every join is l ⊕ r of one segment with no
+// write: r_warp_tree over the values gives the same bits.
+__device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M* __restrict__ out, r_size segments) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const bool starts = lane < present && (x.flags & (R_SPLIT | R_OPEN)) != R_OPEN;
+    if (!__any_sync(R_FULL_MASK, starts)) {
+        const unsigned int closed = __shfl_sync(R_FULL_MASK, x.flags, present - 1) & R_CLOSED;
+        x.l = r_warp_tree(x.l, present);
+        x.r = x.l;
+        x.flags = R_OPEN | closed;
+        return x;
+    }
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const r_node y = r_shfl_node_down(x, o);
+        if ((lane & (2 * o - 1)) == 0 && lane + o < present) x = r_join(x, y, out, segments);
+    }
+    return x;
+}
+
+// out[lo, hi) ∩ [0, segments) = the identity (empty segments).
+__device__ __forceinline__ void r_fill_ids(M* __restrict__ out, r_size lo, r_size hi, r_size segments) {
+    for (r_size s = lo; s < hi && s < segments; ++s) out[s] = m_identity();
+}
+
+// The lane's items it[i] = m_lift(in[a + i], a + i), i < count (count <= R_ITEMS; the rest
+// are left as they are).
+__device__ __forceinline__ void r_load_run(const r_in* __restrict__ in, r_size n, r_size a, int count,
+                                           M (&it)[R_ITEMS]) {
+    if (count == R_ITEMS) {
+        r_lane_items(in, a, n, [&](int i, const r_in& x) { it[i] = m_lift(x, a + i); });
+    } else {
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i)
+            if (i < count) it[i] = m_lift(in[a + i], a + i);
+    }
+}
+
+// This thread's run of tile `tile` into it[] (nothing past n).
+__device__ __forceinline__ void r_load_tile(const r_in* __restrict__ in, r_size n, r_size tile, M (&it)[R_ITEMS]) {
+    const r_size a = tile * R_TILE + (r_size)threadIdx.x * R_ITEMS;
+    if (a < n) r_load_run(in, n, a, (int)min((r_size)R_ITEMS, n - a), it);
+}
+
+// A run's segment starts as bits: bit i where item i starts one (R_ITEMS <= 64).
+typedef unsigned long long r_heads;
+
+// The summary of a lane's run of `count` items it[] (count >= 1), `heads` where they start
+// segments, id(i) the segment that item i starts (read only there), next_starts whether the
+// item after the run starts one (or there is none): its items left to right, a new piece at
+// each segment start. A piece that starts and ends in the run is its segment's only one, and
+// is written here.
+template <typename Id>
+__device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads heads, int count, bool next_starts,
+                                             M* __restrict__ out, r_size segments, Id id) {
+    r_node x;
+    M cur = it[0];
+    if (heads == 0) {
+        // Inside one segment: a plain left fold.
+#pragma unroll
+        for (int i = 1; i < R_ITEMS; ++i)
+            if (i < count) cur = m_combine(cur, it[i]);
+        x.l = cur;
+        x.r = cur;
+        x.flags = R_OPEN | (next_starts ? R_CLOSED : 0u);
+        x.rid = R_NO_HEAD;
+        return x;
+    }
+    x.flags = heads & 1 ? 0u : R_OPEN;
+    unsigned int cur_id = heads & 1 ? id(0) : R_NO_HEAD;
+    bool split = false;
+#pragma unroll
+    for (int i = 1; i < R_ITEMS; ++i) {
+        if (i >= count) break;
+        if (heads >> i & 1) {
+            if (!split) x.l = cur;
+            if ((split || !(x.flags & R_OPEN)) && cur_id < segments) out[cur_id] = cur;
+            split = true;
+            cur = it[i];
+            cur_id = id(i);
+        } else {
+            cur = m_combine(cur, it[i]);
+        }
+    }
+    if (!split) x.l = cur;
+    x.r = cur;
+    x.rid = cur_id;
+    x.flags |= (split ? R_SPLIT : 0u) | (next_starts ? R_CLOSED : 0u);
+    if (next_starts && r_has_start(x) && cur_id < segments) out[cur_id] = cur;
+    return x;
+}
+
+#if R_OFFSETS
+// The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
+// offsets[s] >= t0), in batches of R_MARK_ROUNDS rounds of R_BLOCK entries while they start
+// inside the tile (on the grid's last tile, t1 = n: to the last entry): s_id[o - t0] = s where non-empty segment s
+// starts at o; out[s] = the identity where segment s is empty; s_edge[k] = tile where a segment
+// starts at the first item of the tile's warp k, or, k = R_WARPS, at t1 (a stamp: the array is
+// never cleared). Returns the first entry >= t1 (the next tile's `entry`; uniform). Every thread
+// calls it; its last barrier publishes the marks.
+#define R_MARK_ROUNDS 4
+__device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
+                                                  r_size entry, r_size tile, r_size t0, r_size t1,
+                                                  M* __restrict__ out, unsigned int* s_id, r_size* s_edge,
+                                                  r_size* s_next) {
+    const bool grid_last = t1 == n;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    for (r_size base = entry;; base += R_MARK_ROUNDS * R_BLOCK) {
+        // A batch of rounds: all loads first (one latency), each entry read once (an entry's next
+        // entry came from the next lane; lanes 31 and 0 read the entries after and before theirs).
+        // Entries past the array read as all ones: past every item (u32 offsets end at n <
+        // 2^32 - 1, where they are taken).
+        r_idx o[R_MARK_ROUNDS], o1[R_MARK_ROUNDS], o0[R_MARK_ROUNDS];
+#pragma unroll
+        for (int u = 0; u < R_MARK_ROUNDS; ++u) {
+            const r_size s = base + u * R_BLOCK + threadIdx.x;
+            o[u] = s <= segments ? offsets[s] : ~(r_idx)0;
+            o1[u] = lane == R_WARP - 1 && s < segments ? offsets[s + 1] : ~(r_idx)0;
+            o0[u] = lane == 0 && s > base && s - 1 <= segments ? offsets[s - 1] : ~(r_idx)0;
+        }
+        bool inside = false;
+#pragma unroll
+        for (int u = 0; u < R_MARK_ROUNDS; ++u) {
+            const r_size s = base + u * R_BLOCK + threadIdx.x;
+            const r_idx down = __shfl_down_sync(R_FULL_MASK, o[u], 1);
+            const r_idx up = __shfl_up_sync(R_FULL_MASK, o[u], 1);
+            const r_idx next = lane == R_WARP - 1 ? o1[u] : down;
+            // The first entry at or after t1: the one before it is inside, or it opens the batch.
+            const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
+            inside = s <= segments && o[u] < t1;
+            if (!inside && (s == base || before)) *s_next = s;
+            if (s < segments && o[u] >= t0 && (inside || grid_last)) {
+                if (next == o[u]) {
+                    out[s] = m_identity();
+                } else if (inside) {
+                    const r_size p = o[u] - t0;
+                    s_id[p] = (unsigned int)s;
+                    if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
+                }
+            }
+            if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
+        }
+        // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
+        // the grid's last tile reads every entry (the trailing empty segments).
+        const r_size batch = R_MARK_ROUNDS * R_BLOCK;
+        const bool more = __syncthreads_or(threadIdx.x == R_BLOCK - 1 && inside);
+        if (grid_last ? base + batch > segments : !more) return *s_next;
+    }
+}
+#endif
+
+#if R_OFFSETS
+// The run's marks as bits (where they are not R_NO_HEAD: the ids are read from `mine` where
+// needed, and cleared there for the next tile's marks, which come after a barrier); 16-byte
+// reads where they fit.
+__device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
+    r_heads heads = 0;
+#if R_ITEMS % 4 == 0
+    const uint4* p = reinterpret_cast<const uint4*>(mine);
+#pragma unroll
+    for (int k = 0; k < R_ITEMS / 4; ++k) {
+        const uint4 v = p[k];
+        heads |= (r_heads)((v.x != R_NO_HEAD) | (v.y != R_NO_HEAD) << 1 | (v.z != R_NO_HEAD) << 2 |
+                           (v.w != R_NO_HEAD) << 3)
+                 << (4 * k);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) heads |= (r_heads)(mine[i] != R_NO_HEAD) << i;
+#endif
+    return heads;
+}
+#else
+// Owner form: the run's owners (narrowed; 16-byte vectors where the array is aligned,
+// R_INDEX_VEC, and the lane's owners fill whole ones), the owner before the run from the lane
+// before (lane 0 reads it) and the one after from the lane after (lane 31 reads it). Returns
+// the bits of the items that start a segment (a new owner, or item 0; the ids are re-read where
+// needed); *next_starts |= whether the item after the run starts one. Fills the empty segments
+// before each start (and, at the last item, after it) with the identity; with `check`, reports
+// the first bad owner (>= segments, or below the one before) into *status. Every lane of the
+// warp calls it.
+__device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner, r_size n, r_size segments,
+                                                 r_size a, int count, r_size check, M* __restrict__ out,
+                                                 unsigned long long* __restrict__ status, bool* next_starts) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    unsigned int own[R_ITEMS];
+    constexpr int vecs = (int)((R_ITEMS * sizeof(r_idx) + 15) / 16);
+    if (R_INDEX_VEC && (R_ITEMS * sizeof(r_idx)) % 16 == 0 && count == R_ITEMS) {
+        union {
+            uint4 v[vecs];
+            r_idx k[R_ITEMS];
+        } u;
+        const uint4* p = reinterpret_cast<const uint4*>(owner + a);
+#pragma unroll
+        for (int k = 0; k < vecs; ++k) u.v[k] = __ldg(p + k);
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) own[i] = r_narrow(u.k[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) own[i] = i < count ? r_index(owner + a + i) : R_NO_HEAD;
+    }
+    // Lanes before the last one with items are full: their last owner is at R_ITEMS - 1.
+    const unsigned int up = __shfl_up_sync(R_FULL_MASK, own[R_ITEMS - 1], 1);
+    const unsigned int down = __shfl_down_sync(R_FULL_MASK, own[0], 1);
+    if (count == 0) return 0;
+    unsigned int prev = a == 0 ? R_NO_HEAD : lane == 0 ? r_index(owner + a - 1) : up;
+    if (!*next_starts) *next_starts = (lane == R_WARP - 1 ? r_index(owner + a + R_ITEMS) : down) != own[R_ITEMS - 1];
+    r_heads heads = 0;
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        if (i >= count) break;
+        const unsigned int o = own[i];
+        const r_size at = a + i;
+        if (at == 0 || o != prev) {
+            heads |= (r_heads)1 << i;
+            if (check && (o >= segments || (at > 0 && o < prev))) atomicMin(status, at);
+            // Empty segments between the last owner and this one (before owner[0] at item 0).
+            r_fill_ids(out, at == 0 ? 0 : (r_size)prev + 1, o, segments);
+        }
+        if (at + 1 == n) r_fill_ids(out, (r_size)o + 1, segments, segments);
+        prev = o;
+    }
+    return heads;
+}
+#endif
+
+// Nodes written by this launch's blocks, read through L2 by its last block (after its fence).
+__device__ __forceinline__ void r_store_node(r_node* p, r_size i, const r_node& x) { p[i] = x; }
+
+__device__ __forceinline__ r_node r_load_node(const r_node* p, r_size i) {
+    r_node x;
+    x.l = r_load_cg(&p[i].l);
+    x.r = r_load_cg(&p[i].r);
+    x.flags = __ldcg(&p[i].flags);
+    x.rid = __ldcg(&p[i].rid);
+    return x;
+}
+
+// Nodes a thread of the last block joins at once.
+#define R_ROOT_K 4
+
+// One launch: grid of persistent blocks; `ticket` is 0 on entry and left 0. A node is `group`
+// tiles (a power of two, at most 32); nodes_out holds one r_node per node,
+// ceil(ceil(n / R_TILE) / group) of them. *status
+// (R_NO_INDEX on entry, and left so) receives a validated owner-form call's first bad owner
+// index (`check` = 1); the last block copies it to *status_out when that is not null.
+extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
+reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
+                    M* __restrict__ out, r_node* __restrict__ nodes_out, r_size group,
+                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size check,
+                    unsigned long long* __restrict__ status_out) {
+    __shared__ r_node s_warps[2][R_WARPS];  // by tile parity: warp 0 reads one while the next fills
+    __shared__ r_node s_tiles[R_WARP];      // the tiles of the node being folded (warp 0's)
+    __shared__ bool s_is_last;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_size nodes = (tiles + group - 1) / group;
+    // This block's contiguous run of nodes, and so of tiles.
+    const r_size b = blockIdx.x;
+    const r_size q = nodes / gridDim.x, rem = nodes % gridDim.x;
+    const r_size node = b * q + (b < rem ? b : rem);
+    r_size tile = node * group;
+    const r_size tile_end = min((node + q + (b < rem ? 1 : 0)) * group, tiles);
+
+#if R_OFFSETS
+    // The tile's marks: R_TILE entries of dynamic shared memory (16-byte aligned).
+    extern __shared__ uint4 s_marks[];
+    unsigned int* s_id = reinterpret_cast<unsigned int*>(s_marks);
+    __shared__ r_size s_edge[R_WARPS + 1];
+    __shared__ r_size s_entry, s_next;
+    for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_id[i] = R_NO_HEAD;
+    if (threadIdx.x <= R_WARPS) s_edge[threadIdx.x] = ~0ull;
+    if (warp == 0 && tile < tile_end) {
+        // The first entry at or after the block's first item.
+        const r_size t0 = tile * R_TILE;
+        const r_size e = t0 == 0 ? 0 : r_warp_find_segment(seg_index, segments, t0 - 1) + 1;
+        if (lane == 0) s_entry = e;
+    }
+    __syncthreads();
+    r_size entry = s_entry;
+#endif
+
+    M it[R_ITEMS];
+    if (tile < tile_end) r_load_tile(in, n, tile, it);
+    for (; tile < tile_end; ++tile) {
+        const r_size t0 = tile * R_TILE;
+        const r_size t1 = min(t0 + R_TILE, n);
+        const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
+        const int count = a >= n ? 0 : (int)min((r_size)R_ITEMS, n - a);
+        bool next_starts = a + R_ITEMS >= n;
+        r_node x;
+#if R_OFFSETS
+        entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next);
+        // Whether a segment starts after the run: at the next lane's first item, or the next
+        // warp's (s_edge). No lane reads another's marks, which each clears below.
+        unsigned int* mine = s_id + (a - t0);
+        const r_heads heads = r_take_heads(mine);
+        const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
+        next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
+        if (count > 0) {
+            x = r_fold_run(it, heads, count, next_starts, out, segments, [&](int i) {
+                const unsigned int id = mine[i];
+                mine[i] = R_NO_HEAD;
+                return id;
+            });
+        }
+#else
+        const r_heads heads = r_owner_heads(seg_index, n, segments, a, count, check, out, status, &next_starts);
+        if (count > 0) {
+            x = r_fold_run(it, heads, count, next_starts, out, segments,
+                           [&](int i) { return r_index(seg_index + a + i); });
+        }
+#endif
+        // The next tile's items: in flight through the joins, the barrier and the next marks.
+        if (tile + 1 < tile_end) r_load_tile(in, n, tile + 1, it);
+        const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;
+        const unsigned int lanes =
+            warp_first >= n ? 0u : (unsigned int)min((r_size)R_WARP, (n - warp_first + R_ITEMS - 1) / R_ITEMS);
+        x = r_warp_join(x, lanes, out, segments);
+        if (lane == 0 && lanes > 0) s_warps[tile & 1][warp] = x;
+        __syncthreads();
+        if (warp == 0) {
+            const unsigned int warps = (unsigned int)min((r_size)R_WARPS, (t1 - t0 + R_WARP * R_ITEMS - 1) / (R_WARP * R_ITEMS));
+            r_node y;
+            if (lane < warps) y = s_warps[tile & 1][lane];
+            y = r_warp_join(y, warps, out, segments);
+            // The node's tiles (warp 0's own slots), joined at its last one.
+            const unsigned int g = (unsigned int)(tile % group);
+            if (lane == 0) s_tiles[g] = y;
+            __syncwarp();
+            if (g + 1 == group || tile + 1 == tiles) {
+                if (lane <= g) y = s_tiles[lane];
+                y = r_warp_join(y, g + 1, out, segments);
+                if (lane == 0) r_store_node(nodes_out, tile / group, y);
+            }
+        }
+        // This parity of s_warps is rewritten two tiles on, after the next tile's barrier.
+    }
+
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_is_last) return;
+    __threadfence();
+
+    // The root: the nodes joined level by level, R_ROOT_K * R_BLOCK aligned nodes to their
+    // parent — a thread's R_ROOT_K (their loads at once, a tree in registers), then the warp's
+    // and the block's — written over node c of the level, which its chunk has read by then.
+    const r_size chunk = (r_size)R_ROOT_K * R_BLOCK;
+    for (r_size count = nodes; count > 1; count = (count + chunk - 1) / chunk) {
+        for (r_size c = 0; c * chunk < count; ++c) {
+            const r_size first = c * chunk + (r_size)threadIdx.x * R_ROOT_K;
+            const int have = first >= count ? 0 : (int)min((r_size)R_ROOT_K, count - first);
+            r_node v[R_ROOT_K];
+#pragma unroll
+            for (int k = 0; k < R_ROOT_K; ++k)
+                if (k < have) v[k] = r_load_node(nodes_out, first + k);
+#pragma unroll
+            for (int w = 1; w < R_ROOT_K; w <<= 1) {
+#pragma unroll
+                for (int j = 0; j + w < R_ROOT_K; j += 2 * w)
+                    if (j + w < have) v[j] = r_join(v[j], v[j + w], out, segments);
+            }
+            const r_size warp_first = c * chunk + (r_size)warp * R_WARP * R_ROOT_K;
+            const unsigned int lanes =
+                warp_first >= count ? 0u
+                                    : (unsigned int)min((r_size)R_WARP, (count - warp_first + R_ROOT_K - 1) / R_ROOT_K);
+            const r_node x = r_warp_join(v[0], lanes, out, segments);
+            if (lane == 0 && lanes > 0) s_warps[0][warp] = x;
+            __syncthreads();
+            if (warp == 0) {
+                const r_size here = min(chunk, count - c * chunk);
+                const unsigned int warps = (unsigned int)((here + R_WARP * R_ROOT_K - 1) / (R_WARP * R_ROOT_K));
+                r_node y;
+                if (lane < warps) y = s_warps[0][lane];
+                y = r_warp_join(y, warps, out, segments);
+                if (lane == 0) r_store_node(nodes_out, c, y);
+            }
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x == 0) {
+        if (status_out != nullptr) *status_out = __ldcg(status);
+        *status = R_NO_INDEX;
+        *ticket = 0;
+    }
+}

@@ -1,0 +1,56 @@
+// The host side of an emulated portable segmented launch (tests/tests/emulated_seg_portable.rs):
+// included after cuda_emu.hpp and the generated kernel text (kernels/seg_portable.cu). argv[3]
+// orders the fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
+//   u64 n, segments, index_len, grid, group, dynamic_smem, check; n r_in items; index_len r_idx
+//   (offsets or owners: u32, or u64 with R_IDX64);
+// runs the launch block by block (the last one joins the nodes), and appends to argv[2] per case
+//   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock or when the
+//   ticket and the status word were not left reset); segments M values.
+// The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (where the kernel was specialised
+// for), at the end of their allocation: AddressSanitizer reports any read past them.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+int main(int argc, char** argv) {
+    if (argc != 4) return 2;
+    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
+    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
+    std::FILE* in = std::fopen(argv[1], "rb");
+    std::FILE* res = std::fopen(argv[2], "wb");
+    if (!in || !res) return 2;
+    unsigned long long h[7];
+    while (std::fread(h, 8, 7, in) == 7) {
+        const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], group = h[4];
+        const unsigned long long smem = h[5], check = h[6];
+        const size_t shift = R_ITEM_SHIFT;
+        std::vector<unsigned char> storage(shift + n * sizeof(r_in));
+        if ((std::uintptr_t)storage.data() % 16 != 0) return 4;
+        r_in* items = reinterpret_cast<r_in*>(storage.data() + shift);
+        std::vector<r_idx> index(index_len);
+        if (std::fread(items, sizeof(r_in), n, in) != n) return 3;
+        if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
+        std::vector<M> out(segments);
+        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
+        std::vector<r_node> nodes((tiles + group - 1) / group);
+        std::memset(static_cast<void*>(nodes.data()), 0xA5, nodes.size() * sizeof(r_node));
+        unsigned int ticket = 0;
+        unsigned long long status = R_NO_INDEX;
+        unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
+        unsigned long long ok = 1;
+        for (unsigned int b = 0; b < grid && ok; ++b) {
+            emu_dynamic_smem(smem);
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+                reduce_seg_portable(items, n, index.data(), segments, out.data(), nodes.data(), group, &ticket,
+                                    &status, check, &status_out);
+            });
+        }
+        ok = ok && ticket == 0 && status == R_NO_INDEX;
+        std::fwrite(&status_out, 8, 1, res);
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(out.data(), sizeof(M), segments, res);
+    }
+    std::fclose(res);
+    return 0;
+}

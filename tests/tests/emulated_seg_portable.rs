@@ -1,0 +1,271 @@
+//! The portable segmented kernel's logic (kernels/seg_portable.cu, `SegConfig::portable`)
+//! without a GPU: the generated CUDA text runs on the CPU under `tests/emu/cuda_emu.hpp` (every
+//! CUDA thread a fiber, barriers and warp collectives as real rendezvous, AddressSanitizer on
+//! every access, the fibers of a block in three orders), block by block, the last block joining
+//! the nodes — and every segment must have `reduce_core::portable::fold_segments`' bits: f32
+//! sums of mixed magnitudes and signs (whose bits depend on the grouping) with zeros of both
+//! signs, an exactly associative non-commutative 8-byte monoid (the sequential fold), and lifted
+//! items at an odd offset; every layout shape around the tile size, both forms, u32 and u64
+//! layouts, grids of 1 to 7 blocks and 1 to 8 tiles per node — the knobs that must change
+//! nothing; and the owners' check reports the first bad owner.
+//!
+//! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
+//! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
+
+use reduce_core::{portable, CudaMonoid, Lift, SegIndex};
+use reduce_cuda::testing::{
+    seg_dynamic_smem_at, seg_kernel_variants_at, seg_kernel_variants_lifted_at,
+};
+use reduce_cuda::{SegAlgorithm, SegConfig, Sum};
+use reduce_tests::emu::{
+    bytes_of, compiler, seg_portable_kernel, values_from, Order, SegPortableCase,
+};
+use reduce_tests::layouts::{every_shape_in_tiles, offsets_of, owners_of};
+use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::{Affine, Random, TestRng};
+use std::fmt::Debug;
+
+/// Floats of magnitudes from 2^-10 to 2^14, both signs, and some zeros of both signs.
+fn wide_f32(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = TestRng::new(seed);
+    (0..n)
+        .map(|i| match i % 53 {
+            7 => -0.0,
+            8 => 0.0,
+            _ => {
+                let e = rng.range(117, 141) as u32;
+                f32::from_bits((rng.next_u64() as u32 & 0x807f_ffff) | (e << 23))
+            }
+        })
+        .collect()
+}
+
+/// The layouts for tiles of `tile` items: every shape, and one segment of all but a few items
+/// (many nodes: the last block's levels).
+fn layouts(tile: u64) -> Vec<(String, Vec<u64>)> {
+    let mut out = every_shape_in_tiles(tile, 5);
+    out.push(("long, then short".into(), vec![40 * tile + 3, 1, 2, 0, 5]));
+    out
+}
+
+/// Runs the layouts through the emulated kernel (`source`, a tile of `tile` items; index type
+/// `I`; the offsets form or owners) on grids of 1, 3 and 7 blocks with 1, 2 and 8 tiles per
+/// node, fibers in every order, and checks every segment against `expected` with `same`.
+#[allow(clippy::too_many_arguments)]
+fn check<X: Copy, M: CudaMonoid + Debug, I: SegIndex>(
+    cxx: &str,
+    source: &reduce_cuda::KernelSource,
+    tag: &str,
+    smem: usize,
+    tile: u64,
+    offsets_form: bool,
+    items: impl Fn(usize, u64) -> Vec<X>,
+    expected: impl Fn(&[X], &[u64]) -> Vec<M>,
+    same: impl Fn(&M, &M) -> bool,
+) {
+    let m_size = std::mem::size_of::<M>();
+    let kernel = seg_portable_kernel(cxx, source, tag, m_size, I::WIDE, smem, tile);
+    let mut cases = Vec::new();
+    let mut wanted = Vec::new();
+    for (k, (name, lengths)) in layouts(tile).into_iter().enumerate() {
+        let n: u64 = lengths.iter().sum();
+        let xs = items(n as usize, k as u64);
+        let offsets = offsets_of(&lengths);
+        let want = expected(&xs, &offsets);
+        let index = if offsets_form {
+            offsets.clone()
+        } else {
+            owners_of(&lengths)
+        };
+        for (grid, group) in [(1u64, 1u64), (3, 2), (7, 8), (2, 1)] {
+            cases.push(SegPortableCase {
+                n,
+                items: bytes_of(&xs),
+                index: index.clone(),
+                segments: lengths.len() as u64,
+                grid,
+                group,
+                check: !offsets_form,
+            });
+            wanted.push((format!("{name}, grid {grid}, group {group}"), want.clone()));
+        }
+    }
+    for order in Order::ALL {
+        for ((status, got), (what, want)) in kernel.run(&cases, order).into_iter().zip(&wanted) {
+            assert_eq!(
+                status,
+                u64::MAX,
+                "{tag} {what}: a valid layout reported bad"
+            );
+            let got: Vec<M> = values_from(&got);
+            if let Some(s) = (0..want.len()).find(|&s| !same(&got[s], &want[s])) {
+                panic!(
+                    "{tag} {what}, fibers {order:?}: segment {s}: {:?} != {:?}",
+                    got[s], want[s]
+                );
+            }
+        }
+    }
+}
+
+/// Two shapes of the kernel: one warp per block (tiles of 32 runs) and two warps.
+fn configs() -> [SegConfig; 2] {
+    let portable = SegConfig::new(SegAlgorithm::SegShuffle).portable();
+    [portable.block(32), portable.block(64)]
+}
+
+/// The kernel of `config` for `M` items, index type `I`, at `items_at`, and its tile.
+fn source<M: CudaMonoid, I: SegIndex>(
+    config: SegConfig,
+    offsets_form: bool,
+    items_at: u64,
+) -> (reduce_cuda::KernelSource, usize, u64) {
+    let source = seg_kernel_variants_at::<M, I>(config, offsets_form, items_at)
+        .unwrap()
+        .remove(0);
+    let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, items_at).unwrap();
+    let tile = config.block.unwrap() as u64 * portable::run_len::<M>() as u64;
+    (source, smem, tile)
+}
+
+fn f32_bits(a: &Sum<f32>, b: &Sum<f32>) -> bool {
+    a.0.to_bits() == b.0.to_bits()
+}
+
+fn f32_sums<I: SegIndex>(cxx: &str, offsets_form: bool) {
+    for (k, config) in configs().into_iter().enumerate() {
+        let (src, smem, tile) = source::<Sum<f32>, I>(config, offsets_form, 0);
+        let tag = format!("f32_{k}_{offsets_form}_{}", I::WIDE);
+        let items = |n, seed| wide_f32(n, seed).into_iter().map(Sum).collect::<Vec<_>>();
+        let expected =
+            |xs: &[Sum<f32>], offsets: &[u64]| portable::fold_segments(xs, offsets).unwrap();
+        check::<_, _, I>(
+            cxx,
+            &src,
+            &tag,
+            smem,
+            tile,
+            offsets_form,
+            items,
+            expected,
+            f32_bits,
+        );
+    }
+}
+
+#[test]
+fn f32_segments_have_the_reference_bits_by_offsets() {
+    let Some(cxx) = compiler() else { return };
+    f32_sums::<u32>(&cxx, true);
+    f32_sums::<u64>(&cxx, true);
+}
+
+#[test]
+fn f32_segments_have_the_reference_bits_by_owners() {
+    let Some(cxx) = compiler() else { return };
+    f32_sums::<u32>(&cxx, false);
+    f32_sums::<u64>(&cxx, false);
+}
+
+/// An exactly associative, non-commutative monoid: every segment is the sequential fold (a
+/// swapped operand anywhere in the tree shows).
+#[test]
+fn exact_monoids_get_the_sequential_fold() {
+    let Some(cxx) = compiler() else { return };
+    for offsets_form in [true, false] {
+        let config = configs()[1];
+        let (src, smem, tile) = source::<Affine, u32>(config, offsets_form, 0);
+        let tag = format!("affine_{offsets_form}");
+        let expected =
+            |xs: &[Affine], offsets: &[u64]| reduce_core::fold_segments(xs, offsets).unwrap();
+        check::<_, _, u32>(
+            &cxx,
+            &src,
+            &tag,
+            smem,
+            tile,
+            offsets_form,
+            Affine::random_vec,
+            expected,
+            |a, b| a == b,
+        );
+    }
+}
+
+/// Lifted items 4 bytes past a 16-byte boundary: runs follow the lifted values (8-byte ArgMax
+/// from 4-byte f32), each item lifted with its global index.
+#[test]
+fn lifted_items_at_an_odd_offset_group_as_their_lifted_values() {
+    let Some(cxx) = compiler() else { return };
+    for offsets_form in [true, false] {
+        let config = configs()[0];
+        let src = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, offsets_form, 4)
+            .unwrap()
+            .remove(0);
+        let smem = reduce_cuda::testing::seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(
+            config,
+            offsets_form,
+            4,
+        )
+        .unwrap();
+        let tile = 32 * portable::run_len::<ArgMax>() as u64;
+        let expected = |xs: &[f32], offsets: &[u64]| {
+            let lifted: Vec<ArgMax> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| <ArgMax as Lift<f32>>::lift(x, i as u64))
+                .collect();
+            portable::fold_segments(&lifted, offsets).unwrap()
+        };
+        let tag = format!("argmax_{offsets_form}");
+        check::<_, _, u32>(
+            &cxx,
+            &src,
+            &tag,
+            smem,
+            tile,
+            offsets_form,
+            wide_f32,
+            expected,
+            |a, b| a == b,
+        );
+    }
+}
+
+/// The owners' check on the launch's reads: the first owner below the one before it, or past
+/// the segments, is reported as its index (what the runtime turns into a typed error).
+#[test]
+fn the_owner_check_reports_the_first_bad_owner() {
+    let Some(cxx) = compiler() else { return };
+    let config = configs()[1];
+    let (src, smem, tile) = source::<Sum<f32>, u32>(config, false, 0);
+    let kernel = seg_portable_kernel(&cxx, &src, "owner_check", 4, false, smem, tile);
+    let n = 5 * tile as usize + 7;
+    let items = bytes_of(&wide_f32(n, 1).into_iter().map(Sum).collect::<Vec<_>>());
+    let good: Vec<u64> = (0..n as u64).map(|i| i / 100).collect();
+    let segments = good[n - 1] + 1;
+    let mut unsorted = good.clone();
+    unsorted[3 * tile as usize + 1] = 0;
+    unsorted[4 * tile as usize] = 0;
+    let mut past = good.clone();
+    past[2 * tile as usize + 5] = segments;
+    let case = |index: Vec<u64>, grid| SegPortableCase {
+        n: n as u64,
+        items: items.clone(),
+        index,
+        segments,
+        grid,
+        group: 2,
+        check: true,
+    };
+    let cases = [case(unsorted, 3), case(past, 7), case(good, 2)];
+    let want = [3 * tile + 1, 2 * tile + 5, u64::MAX];
+    for order in Order::ALL {
+        let got: Vec<u64> = kernel
+            .run(&cases, order)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(got, want, "fibers {order:?}");
+    }
+}
