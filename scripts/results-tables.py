@@ -464,6 +464,25 @@ def portable(data):
                   "same bits H200/H100", "= CPU"], body)
 
 
+def portable_seg(data):
+    """The segmented portable mode against the default mode, by distribution and form, trusted
+    and validated (f32 sums at 2^26), with the fraction of plain Shuffle's throughput each reaches
+    and whether its bits equal the CPU reference."""
+    by = {(r["layout"], r["form"], r["trust"]): r for r in rows("portable-seg-h100.csv", data)}
+    layouts = list(dict.fromkeys(k[0] for k in by))
+    body = []
+    for layout in layouts:
+        for form in ("offsets", "owner"):
+            t, v = by.get((layout, form, "trusted")), by.get((layout, form, "validated"))
+            if not t or not v:
+                continue
+            cpu = "yes" if t["cpu_bits"] == v["cpu_bits"] == "yes" else "NO"
+            body.append([layout, form, r3(t["portable_cost"]), r3(t["default_of_plain"]),
+                         r3(t["portable_of_plain"]), r3(v["portable_cost"]), cpu])
+    return table(["layout", "form", "trusted ÷default", "default ×plain", "portable ×plain",
+                  "validated ÷default", "= CPU"], body)
+
+
 def rx2(peer_ms, ms):
     """A peer's time over ours, two decimals."""
     return "–" if peer_ms in (None, "", "NaN") else f"{float(peer_ms) / float(ms):.2f}"
@@ -489,6 +508,7 @@ TABLES = {
     "cluster-processes": (cluster_processes, "cluster-processes.csv"),
     "scan": (scan_plain, "scan.csv"),
     "portable": (portable, "portable-h200.csv"),
+    "portable-seg": (portable_seg, "portable-seg-h100.csv"),
     "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),

@@ -148,10 +148,10 @@ typedef unsigned long long r_heads;
 // segments, id(i) the segment that item i starts (read only there), next_starts whether the
 // item after the run starts one (or there is none): its items left to right, a new piece at
 // each segment start. A piece that starts and ends in the run is its segment's only one, and
-// is written here.
-template <typename Id>
+// is put(id, value) here.
+template <typename Id, typename Put>
 __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads heads, int count, bool next_starts,
-                                             M* __restrict__ out, r_size segments, Id id) {
+                                             r_size segments, Id id, Put put) {
     r_node x;
     M cur = it[0];
     if (heads == 0) {
@@ -173,7 +173,7 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
         if (i >= count) break;
         if (heads >> i & 1) {
             if (!split) x.l = cur;
-            if ((split || !(x.flags & R_OPEN)) && cur_id < segments) out[cur_id] = cur;
+            if ((split || !(x.flags & R_OPEN)) && cur_id < segments) put(cur_id, cur);
             split = true;
             cur = it[i];
             cur_id = id(i);
@@ -185,7 +185,7 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
     x.r = cur;
     x.rid = cur_id;
     x.flags |= (split ? R_SPLIT : 0u) | (next_starts ? R_CLOSED : 0u);
-    if (next_starts && r_has_start(x) && cur_id < segments) out[cur_id] = cur;
+    if (next_starts && r_has_start(x) && cur_id < segments) put(cur_id, cur);
     return x;
 }
 
@@ -227,7 +227,11 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
             // The first entry at or after t1: the one before it is inside, or it opens the batch.
             const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
             inside = s <= segments && o[u] < t1;
-            if (!inside && (s == base || before)) *s_next = s;
+            if (!inside && (s == base || before)) {
+                *s_next = s;
+                // A segment starts at t1 (one writer: the first entry there).
+                if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
+            }
             if (s < segments && o[u] >= t0 && (inside || grid_last)) {
                 if (next == o[u]) {
                     out[s] = m_identity();
@@ -237,7 +241,7 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
                     if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
                 }
             }
-            if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
+
         }
         // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
         // the grid's last tile reads every entry (the trailing empty segments).
@@ -335,11 +339,65 @@ __device__ __forceinline__ r_node r_load_node(const r_node* p, r_size i) {
     return x;
 }
 
-// Nodes a thread of the last block joins at once.
+// Nodes a thread of the last block joins at once; the most tiles in a node.
 #define R_ROOT_K 4
+#define R_MAX_GROUP 8
+
+// THE WARP'S STAGE. The segments a warp's lanes complete in their runs are written to the
+// warp's slots of shared memory, at id - base (base: the warp's lowest segment start), and
+// copied out by the warp in id order, coalesced: a lane's own stores would lie R_ITEMS items
+// apart from its neighbours', a sector per lane and store. Ids past the slots are written
+// directly, as are the segments the joins complete (one per join at most).
+#define R_STAGE_SLOTS (R_WARP * R_ITEMS)
+struct r_stage {
+    M* val;             // R_STAGE_SLOTS values
+    unsigned char* set; // R_STAGE_SLOTS flags: the slot holds a value to copy out (0 between tiles)
+    unsigned int base;  // the warp's lowest segment start (R_NO_HEAD: none in the warp)
+    unsigned int span;  // slots from base to its highest one, at most R_STAGE_SLOTS
+
+    __device__ __forceinline__ void put(M* __restrict__ out, unsigned int id, const M& v) const {
+        const unsigned int j = id - base;
+        if (j < span) {
+            val[j] = v;
+            set[j] = 1;
+        } else {
+            out[id] = v;
+        }
+    }
+
+    // The staged values to out[], in id order, the flags cleared. Every lane of the warp calls it.
+    __device__ __forceinline__ void flush(M* __restrict__ out) const {
+        __syncwarp();
+        const unsigned int lane = threadIdx.x & (R_WARP - 1);
+        for (unsigned int j = lane; j < span; j += R_WARP) {
+            if (set[j]) {
+                out[base + j] = val[j];
+                set[j] = 0;
+            }
+        }
+        __syncwarp();
+    }
+};
+
+// The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
+// without any): base and span from the warp's lowest and highest. Every lane calls it.
+__device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, unsigned int lo, unsigned int hi) {
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        lo = min(lo, __shfl_xor_sync(R_FULL_MASK, lo, o));
+        hi = max(hi, __shfl_xor_sync(R_FULL_MASK, hi, o));
+    }
+    const unsigned int warp = threadIdx.x / R_WARP;
+    r_stage st;
+    st.val = vals + warp * R_STAGE_SLOTS;
+    st.set = flags + warp * R_STAGE_SLOTS;
+    st.base = lo;
+    st.span = lo == R_NO_HEAD ? 0u : min(hi - lo + 1, (unsigned int)R_STAGE_SLOTS);
+    return st;
+}
 
 // One launch: grid of persistent blocks; `ticket` is 0 on entry and left 0. A node is `group`
-// tiles (a power of two, at most 32); nodes_out holds one r_node per node,
+// tiles (a power of two, at most R_MAX_GROUP); nodes_out holds one r_node per node,
 // ceil(ceil(n / R_TILE) / group) of them. *status
 // (R_NO_INDEX on entry, and left so) receives a validated owner-form call's first bad owner
 // index (`check` = 1); the last block copies it to *status_out when that is not null.
@@ -349,7 +407,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
                     unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size check,
                     unsigned long long* __restrict__ status_out) {
     __shared__ r_node s_warps[2][R_WARPS];  // by tile parity: warp 0 reads one while the next fills
-    __shared__ r_node s_tiles[R_WARP];      // the tiles of the node being folded (warp 0's)
+    __shared__ r_node s_tiles[R_MAX_GROUP];  // the tiles of the node being folded (warp 0's)
     __shared__ bool s_is_last;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
@@ -363,10 +421,14 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     r_size tile = node * group;
     const r_size tile_end = min((node + q + (b < rem ? 1 : 0)) * group, tiles);
 
+    // Dynamic shared memory (16-byte aligned): the warps' stages (R_TILE values, then R_TILE
+    // flags) and, in the offsets form, the tile's marks (R_TILE ids).
+    extern __shared__ uint4 s_dynamic[];
+    M* s_stage_vals = reinterpret_cast<M*>(s_dynamic);
+    unsigned char* s_stage_set = reinterpret_cast<unsigned char*>(s_stage_vals + R_TILE);
+    for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_stage_set[i] = 0;
 #if R_OFFSETS
-    // The tile's marks: R_TILE entries of dynamic shared memory (16-byte aligned).
-    extern __shared__ uint4 s_marks[];
-    unsigned int* s_id = reinterpret_cast<unsigned int*>(s_marks);
+    unsigned int* s_id = reinterpret_cast<unsigned int*>(r_align16<unsigned char>(s_stage_set + R_TILE));
     __shared__ r_size s_edge[R_WARPS + 1];
     __shared__ r_size s_entry, s_next;
     for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_id[i] = R_NO_HEAD;
@@ -379,6 +441,8 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     }
     __syncthreads();
     r_size entry = s_entry;
+#else
+    __syncthreads();
 #endif
 
     M it[R_ITEMS];
@@ -398,20 +462,25 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         const r_heads heads = r_take_heads(mine);
         const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
         next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
-        if (count > 0) {
-            x = r_fold_run(it, heads, count, next_starts, out, segments, [&](int i) {
-                const unsigned int id = mine[i];
-                mine[i] = R_NO_HEAD;
-                return id;
-            });
-        }
+        auto id = [&](int i) {
+            const unsigned int s = mine[i];
+            mine[i] = R_NO_HEAD;
+            return s;
+        };
+        const unsigned int lo = heads ? mine[__ffsll(heads) - 1] : R_NO_HEAD;
+        const unsigned int hi = heads ? mine[63 - __clzll(heads)] : 0u;
 #else
         const r_heads heads = r_owner_heads(seg_index, n, segments, a, count, check, out, status, &next_starts);
-        if (count > 0) {
-            x = r_fold_run(it, heads, count, next_starts, out, segments,
-                           [&](int i) { return r_index(seg_index + a + i); });
-        }
+        auto id = [&](int i) { return r_index(seg_index + a + i); };
+        const unsigned int lo = heads ? id(__ffsll(heads) - 1) : R_NO_HEAD;
+        const unsigned int hi = heads ? id(63 - __clzll(heads)) : 0u;
 #endif
+        const r_stage stage = r_warp_stage(s_stage_vals, s_stage_set, lo, hi);
+        if (count > 0) {
+            x = r_fold_run(it, heads, count, next_starts, segments, id,
+                           [&](unsigned int s, const M& v) { stage.put(out, s, v); });
+        }
+        if (stage.span > 0) stage.flush(out);
         // The next tile's items: in flight through the joins, the barrier and the next marks.
         if (tile + 1 < tile_end) r_load_tile(in, n, tile + 1, it);
         const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;

@@ -420,6 +420,10 @@ template <class T>
 inline T __shfl_down_sync(unsigned int, T v, unsigned int d, int = 32) {
     return emu::warp_exchange(v, (int)(emu::lane() + d));
 }
+template <class T>
+inline T __shfl_xor_sync(unsigned int, T v, int m, int = 32) {
+    return emu::warp_exchange(v, (int)(emu::lane() ^ (unsigned int)m));
+}
 inline unsigned int __ballot_sync(unsigned int, int p) {
     emu::Block& b = *emu::block();
     b.slots[emu::self().tid] = p != 0;
@@ -464,6 +468,8 @@ inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned i
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 template <class A, class B>
 inline typename std::common_type<A, B>::type min(A a, B b) { return b < a ? b : a; }
 template <class A, class B>

@@ -40,11 +40,17 @@ fn wide_f32(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// The layouts for tiles of `tile` items: every shape, and one segment of all but a few items
-/// (many nodes: the last block's levels).
+/// The layouts for tiles of `tile` items: every shape, one segment of all but a few items (many
+/// nodes: the last block's levels), and thousands of empty segments at a tile boundary.
 fn layouts(tile: u64) -> Vec<(String, Vec<u64>)> {
     let mut out = every_shape_in_tiles(tile, 5);
     out.push(("long, then short".into(), vec![40 * tile + 3, 1, 2, 0, 5]));
+    // More empty segments at a tile's end than one batch of the marks reads.
+    let empties = vec![0; 9 * tile as usize];
+    out.push((
+        "empties at a tile boundary".into(),
+        [vec![tile], empties, vec![tile + 5]].concat(),
+    ));
     out
 }
 

@@ -1,6 +1,7 @@
 //! `bench sanitize`: a small, complete workload for compute-sanitizer (memcheck, racecheck,
 //! synccheck, initcheck): every plain algorithm at odd sizes around block and grid boundaries,
-//! the portable mode, every segmented algorithm in both forms on a mixed layout with empty segments, small tiles
+//! the portable mode, every segmented algorithm (and the portable mode) in both forms on a mixed
+//! layout with empty segments, small tiles
 //! and grids of SegMerge and SegShuffle, lifted ArgMax, and the scans (plain, CSR offsets,
 //! keys; small and default tiles); every result is checked against the CPU reference (exit code
 //! 1 on a mismatch).
@@ -121,6 +122,19 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
             let mut out = gpu.zeroed::<Affine>(layout.segments)?;
             layout.run(gpu, &xs, &mut out, form, alg.into())?;
             check(format!("{alg} {form}"), gpu.download(&out)? == expected);
+        }
+    }
+    // The portable mode (an exact monoid: the sequential fold): its default, and one-warp
+    // tiles on a few blocks (many nodes for its last block), validated and trusted.
+    let portable = SegConfig::default().portable();
+    for config in [portable, portable.block(32).grid(5).trusted()] {
+        for form in FORMS {
+            let mut out = gpu.zeroed::<Affine>(layout.segments)?;
+            layout.run(gpu, &xs, &mut out, form, config)?;
+            check(
+                format!("{config:?} {form}"),
+                gpu.download(&out)? == expected,
+            );
         }
     }
     // SegMerge: tiles of 64 x 4 = 256 path steps, 1..5 blocks, path lengths k * 256 + {-1, 0, 1};

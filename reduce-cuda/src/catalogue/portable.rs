@@ -19,10 +19,10 @@ use crate::jit::{Family, Items, KernelSpec};
 use reduce_core::portable::run_len_for_size;
 
 kernel_signature! {
-    /// One value per segment into `out`; the nodes (`group` tiles each) in `nodes`; `check`
+    /// One value per segment into `out`; the nodes (`group` tiles each) in `nodes_out`; `check`
     /// (1: the owners are checked on the way) and `status_out` for that check.
     struct SegPortableArgs {
-        r#in, n, seg_index, segments, out, nodes, group, ticket, status, check, status_out,
+        r#in, n, seg_index, segments, out, nodes_out, group, ticket, status, check, status_out,
     }
 }
 
@@ -212,7 +212,7 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         )?,
         None => SEG_PORTABLE_BLOCK.min(SEG_TILE_MARKS / run).max(32),
     };
-    let plan = SegPortable {
+    let mut plan = SegPortable {
         name,
         shape,
         block,
@@ -220,13 +220,21 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
         grid: check_grid(name, knobs.grid)?,
     };
-    if plan.static_smem() > STATIC_SMEM_LIMIT || plan.dynamic_smem() > SEG_MARKS_LIMIT {
+    // Large values: the default block shrinks until the block's arrays fit.
+    let fits = |p: &SegPortable| {
+        p.static_smem() <= STATIC_SMEM_LIMIT && p.dynamic_smem() <= SEG_MARKS_LIMIT
+    };
+    while knobs.block.is_none() && plan.block > 32 && !fits(&plan) {
+        plan.block /= 2;
+    }
+    if !fits(&plan) {
         return Err(invalid(
             name,
             format!(
-                "{block} threads need {} bytes of static and {} of dynamic shared memory for \
+                "{} threads need {} bytes of static and {} of dynamic shared memory for \
                  {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} and \
                  {SEG_MARKS_LIMIT}: use fewer threads",
+                plan.block,
                 plan.static_smem(),
                 plan.dynamic_smem()
             ),
@@ -242,10 +250,12 @@ impl SegPortable {
     }
 
     /// The kernel's static shared memory: two rings of a node summary per warp (two values
-    /// and two words), and in the offsets form the warp edges' stamps.
+    /// and two words, padded), a node's tiles (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the
+    /// offsets form the warp edges' stamps.
     fn static_smem(&self) -> usize {
-        let node = 2 * self.shape.items.m_size.max(1) + 8;
-        2 * (self.block as usize / 32) * node + 8 * (self.block as usize / 32 + 2) + 16
+        let node = 2 * self.shape.items.m_size.max(1) + 24;
+        let nodes = 2 * (self.block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
+        nodes * node + 8 * (self.block as usize / 32 + 3) + 16
     }
 }
 
@@ -277,20 +287,23 @@ impl SegPlan for SegPortable {
                 ),
                 ("R_OFFSETS", self.shape.offsets_form as u32),
                 ("R_INDEX_VEC", !self.shape.plain_index as u32),
-                // 1024 threads per SM: 64 registers (94 uncapped with u32 offsets, which left
-                // two blocks of 256 per SM and the tile loop waiting on memory).
-                ("R_MIN_BLOCKS", (1024 / self.block).max(1)),
+                // 768 threads per SM: 80 registers, no spill (94 uncapped left two blocks of 256
+                // per SM; 64 spilled: docs/decisions/0047-portable-segmented.md).
+                ("R_MIN_BLOCKS", (768 / self.block).max(1)),
                 ("R_IDX64", self.shape.wide as u32),
             ],
         )]
     }
 
-    /// The offsets form's marks: a 4-byte segment id per item of the tile.
+    /// The warps' stages (a value and a flag per item of the tile) and, in the offsets form,
+    /// the tile's marks (a 4-byte segment id per item; 16-byte aligned).
     fn dynamic_smem(&self) -> usize {
+        let tile = self.tile() as usize;
+        let stage = tile * (self.shape.items.m_size + 1);
         if self.shape.offsets_form {
-            4 * self.tile() as usize
+            stage.div_ceil(16) * 16 + 4 * tile
         } else {
-            0
+            stage
         }
     }
 
@@ -326,7 +339,7 @@ impl SegPlan for SegPortable {
             seg_index: job.layout.ptr,
             segments: job.segments as u64,
             out: job.out,
-            nodes: regions[0],
+            nodes_out: regions[0],
             group,
             ticket: d.ticket(),
             status: d.seg_status(),

@@ -477,3 +477,42 @@ fn seg_pipeline_is_seg_shuffle_with_stages() {
         .unwrap();
     assert!(e.to_string().contains("stages"), "{e}");
 }
+
+/// The portable segmented plan: its tile is the run length times the block (a power of two),
+/// its default block shrinks for large values until its shared memory fits, an explicit block
+/// that does not fit is an error, and the knobs that do not apply are refused.
+#[test]
+fn portable_segmented_plans_fit_and_refuse() {
+    let portable = SegConfig::default().portable();
+    for offsets_form in [true, false] {
+        for size in [1, 4, 8, 72, 512, 1024] {
+            let shape = sized(shape(false, offsets_form, false), size, size);
+            let plan = seg_plan(portable, shape, 1 << 20, 1000).unwrap();
+            let spec = plan.variants().remove(0);
+            let (block, run) = (define(&spec, "R_BLOCK"), define(&spec, "R_RUN"));
+            assert!(block.is_power_of_two() && block >= 32, "{size}: {block}");
+            assert_eq!(run, (64 / size).max(1) as u32, "{size}");
+            assert_eq!(define(&spec, "R_ITEMS"), run);
+            assert!(plan.dynamic_smem() <= 160 * 1024, "{size}");
+        }
+        let big = sized(shape(false, offsets_form, false), 1024, 1024);
+        assert!(seg_plan(portable.block(1024), big, 1 << 20, 1000).is_err());
+    }
+    let shape = shape(true, true, true);
+    for refused in [
+        portable.block(96),
+        portable.items_per_thread(8),
+        portable.stages(2),
+        SegConfig::new(SegAlgorithm::SegMerge).portable(),
+        SegConfig::new(SegAlgorithm::Tb2Seg).portable(),
+    ] {
+        assert!(seg_plan(refused, shape, 100, 10).is_err(), "{refused:?}");
+    }
+    let spec = seg_plan(portable, shape, 100, 10)
+        .unwrap()
+        .variants()
+        .remove(0);
+    assert_eq!(spec.family, Family::SegPortable);
+    assert_eq!(tuning::seg_portable_group(16_384, 396), 8);
+    assert_eq!(tuning::seg_portable_group(1000, 396), 1);
+}

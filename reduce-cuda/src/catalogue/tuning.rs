@@ -36,12 +36,16 @@ pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
 /// the static shared memory: `catalogue/portable.rs`). The bits do not depend on it.
 pub(crate) const SEG_PORTABLE_BLOCK: u32 = 256;
 
-/// The portable segmented kernel's tiles per node (a power of two up to 8): fewer nodes for its
-/// last block to join, while every block of `grid` still gets four nodes or more (an even split
-/// of the tiles). The bits do not depend on it.
+/// The most tiles in a node of the portable segmented kernel (its `R_MAX_GROUP`).
+pub(crate) const SEG_PORTABLE_MAX_GROUP: u64 = 8;
+
+/// The portable segmented kernel's tiles per node (a power of two up to
+/// [`SEG_PORTABLE_MAX_GROUP`]): fewer nodes for its last block to join, while every block of
+/// `grid` still gets four nodes or more (an even split of the tiles). The bits do not depend on
+/// it.
 pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
     let mut group = 1;
-    while group < 8 && tiles / (2 * group) >= 4 * grid {
+    while group < SEG_PORTABLE_MAX_GROUP && tiles / (2 * group) >= 4 * grid {
         group *= 2;
     }
     group
