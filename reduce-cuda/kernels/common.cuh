@@ -33,6 +33,22 @@ __device__ __forceinline__ void r_sync() {
 #endif
 }
 
+// Whether this block is the launch's last to get here. Every thread of every block calls it
+// once, after thread 0 wrote what the last block reads (a block's records, partials or nodes):
+// thread 0 fences those writes and takes a ticket (*ticket counts the blocks; the last block
+// resets it); the last block fences again, so that it then sees every block's writes.
+__device__ __forceinline__ bool r_last_block(unsigned int* ticket) {
+    __shared__ bool s_is_last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    r_sync();
+    const bool last = s_is_last;
+    if (last) __threadfence();
+    return last;
+}
+
 // r_sync that returns whether p holds in any thread.
 __device__ __forceinline__ int r_sync_or(int p) {
 #if R_PIPE && defined(__CUDA_ARCH__)

@@ -154,7 +154,6 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
                 unsigned int* __restrict__ ticket, M* __restrict__ out) {
     __shared__ M s_ring[2][R_FLUSH * R_NODE_TILES];
     __shared__ M s_warps[R_WARP];
-    __shared__ bool s_is_last;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 
@@ -210,14 +209,8 @@ reduce_portable(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
         phase ^= 1;
     }
 
-    if (threadIdx.x == 0) {
-        __threadfence();
-        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!s_is_last) return;
+    if (!r_last_block(ticket)) return;
 
-    __threadfence();
     const M total = r_block_tree_cg(partials, node_count, s_warps);
     if (threadIdx.x == 0) {
         out[0] = total;

@@ -341,7 +341,6 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
     __shared__ M s_warps[2][R_BLOCK / R_WARP];        // alternating per tile
     __shared__ r_size s_coord[2][2];                  // the block's (items, ends) at its start and end
     __shared__ M s_entry_val;
-    __shared__ bool s_is_last;
 
     // Each ring has a line of slack: `mis` shifts it by up to 15 bytes, and the swizzle moves a
     // piece within its 128-byte line.
@@ -627,12 +626,8 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
         rec_meta[3 * b] = has_entry ? block_s : R_NO_SEG64;
         rec_meta[3 * b + 1] = s0 < segments ? s0 : R_NO_SEG64;
         rec_meta[3 * b + 2] = carry.flag ? 0u : 1u;
-        __threadfence();
-        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
-    __syncthreads();
-    if (!s_is_last) return;
-    __threadfence();
+    if (!r_last_block(ticket)) return;
     // Every block's report reached *status before its ticket (the fence above): the caller
     // waits for this word only, so it goes out before the join (as in SegShuffle:
     // docs/decisions/0015-validated-status-word.md).

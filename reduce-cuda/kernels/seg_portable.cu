@@ -408,7 +408,6 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
                     unsigned long long* __restrict__ status_out) {
     __shared__ r_node s_warps[2][R_WARPS];  // by tile parity: warp 0 reads one while the next fills
     __shared__ r_node s_tiles[R_MAX_GROUP];  // the tiles of the node being folded (warp 0's)
-    __shared__ bool s_is_last;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 
@@ -507,13 +506,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         // This parity of s_warps is rewritten two tiles on, after the next tile's barrier.
     }
 
-    if (threadIdx.x == 0) {
-        __threadfence();
-        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!s_is_last) return;
-    __threadfence();
+    if (!r_last_block(ticket)) return;
 
     // The root: the nodes joined level by level, R_ROOT_K * R_BLOCK aligned nodes to their
     // parent — a thread's R_ROOT_K (their loads at once, a tree in registers), then the warp's

@@ -239,7 +239,6 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __shared__ r_seg s_carry[2];
     __shared__ M s_entry_val;
     __shared__ unsigned int s_entry, s_exit;
-    __shared__ bool s_is_last;
 #if R_OFFSETS || R_PIPE
     extern __shared__ uint4 s_dynamic[];
 #endif
@@ -588,12 +587,8 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         rec_meta[3 * b] = entry == R_NO_SEGMENT ? R_NO_SEG64 : entry;
         rec_meta[3 * b + 1] = s_exit == R_NO_SEGMENT ? R_NO_SEG64 : s_exit;
         rec_meta[3 * b + 2] = carry.flag ? 0u : 1u;  // single: no segment starts in the block
-        __threadfence();
-        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
-    r_sync();
-    if (!s_is_last) return;
-    __threadfence();
+    if (!r_last_block(ticket)) return;
     // Every block's report reached *status before its ticket (the fence above): the caller
     // waits for this word only, so it goes out before the join (the join takes 2-6 us:
     // docs/decisions/0015-validated-status-word.md).

@@ -55,7 +55,6 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
                unsigned int* __restrict__ ticket, M* __restrict__ out) {
     __shared__ M s_warps[R_WARP];
-    __shared__ bool s_is_last;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 
@@ -122,14 +121,10 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
 
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = block_value;
-        __threadfence();
-        s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
     }
-    __syncthreads();
-    if (!s_is_last) return;
+    if (!r_last_block(ticket)) return;
 
     // The last block: thread t folds a contiguous run of partials; then warps, then the block.
-    __threadfence();
     const M total = r_block_fold_run_cg(partials, gridDim.x, s_warps);
     if (threadIdx.x == 0) {
         out[0] = total;

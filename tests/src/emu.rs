@@ -240,20 +240,27 @@ impl Emulated {
             input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
         let bytes = execute(&self.exe, &self.dir, input, order);
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let mut at = 0;
-        cases
-            .iter()
-            .map(|c| {
-                let (status, ok) = (word(at), word(at + 8));
-                assert_eq!(ok, 1, "deadlock, the ticket not reset, or the status handed out differs from the status word");
-                at += 16;
-                let len = c.segments as usize * self.m_size;
-                at += len;
-                (status, bytes[at - len..at].to_vec())
-            })
-            .collect()
+        let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
+        segmented_results(&bytes, lens)
     }
+}
+
+/// A segmented launch's results, as its host side writes them per case: the status it handed
+/// out, whether it ended well (a deadlock, or the ticket or status word not reset, fail here),
+/// and the segments' bytes (`len` of them per case).
+fn segmented_results(bytes: &[u8], lens: impl Iterator<Item = usize>) -> Vec<(u64, Vec<u8>)> {
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let mut at = 0;
+    lens.map(|len| {
+        let (status, ok) = (word(at), word(at + 8));
+        assert_eq!(
+            ok, 1,
+            "a deadlock, the ticket not reset, or the status handed out differs from the status word"
+        );
+        at += 16 + len;
+        (status, bytes[at - len..at].to_vec())
+    })
+    .collect()
 }
 
 /// A kernel's text for the emulator: `extern __shared__ T name[];` -> the emulator's dynamic
@@ -665,22 +672,8 @@ impl EmulatedSegPortable {
             input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
         let bytes = execute(&self.exe, &self.dir, input, order);
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let mut at = 0;
-        cases
-            .iter()
-            .map(|c| {
-                let (status, ok) = (word(at), word(at + 8));
-                assert_eq!(
-                    ok, 1,
-                    "a deadlock, or the ticket or the status word not reset"
-                );
-                at += 16;
-                let len = c.segments as usize * self.m_size;
-                at += len;
-                (status, bytes[at - len..at].to_vec())
-            })
-            .collect()
+        let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
+        segmented_results(&bytes, lens)
     }
 }
 
