@@ -19,8 +19,8 @@
 //   tile       R_WARPS warps: their summaries joined by warp 0;
 //   node       `group` tiles (a power of two): joined by warp 0 and written to nodes_out;
 //              blocks own contiguous runs of nodes (any grid);
-//   root       the launch's last block (atomic ticket after a __threadfence) joins the nodes
-//              level by level, R_ROOT_K per thread, then its warps and the block.
+//   root       the launch's last block (r_last_block) joins the nodes level by level,
+//              R_ROOT_K per thread, then its warps and the block.
 // Every m_combine is (left subtree, right subtree): earlier items before later ones, so an
 // exactly associative monoid gets reduce_core::fold_segments' values; floats get the tree's bits.
 // R_BLOCK and `group` are powers of two (the host checks): tiles and nodes are nodes of the
@@ -28,14 +28,16 @@
 //
 // EXACTLY ONCE. A non-empty segment is written where its first and last runs meet: by the lane
 // when they are one run, else by the r_join at their lowest common node (the only join at which
-// the segment crosses between the children and both its ends lie inside them). Empty segments
-// get the identity from whoever reads their layout entry: offsets form, the tile whose marks
-// read offsets[s] (r_mark_tile_ids); owner form, the lane holding the next non-empty segment's
-// first item, or the input's last one for the trailing ones.
+// the segment crosses between the children and both its ends lie inside them); a lane's writes
+// go through its warp's stage (r_stage), which copies them out coalesced. Empty segments get the
+// identity from whoever reads their layout entry: offsets form, the tile whose marks read
+// offsets[s] (r_mark_tile_ids); owner form, the lane holding the next non-empty segment's first
+// item, or the input's last one for the trailing ones.
 //
 // LAYOUT. Offsets form (R_OFFSETS): each tile reads, once and coalesced, the offsets of the
-// segments that start inside it and marks in s_id[] (dynamic shared memory) the segment id at every item that starts a
-// non-empty segment (R_NO_HEAD elsewhere); the lanes read their marks and clear them. Owner
+// segments that start inside it and marks in s_id[] (dynamic shared memory) the segment id at
+// every item that starts a non-empty segment (R_NO_HEAD elsewhere); the lanes read their marks
+// and clear them. Owner
 // form: a lane reads its items' owners and its neighbours' (a start where the owner changes);
 // a validated call checks them on those reads (first bad index into *status, atomicMin). Offsets
 // are checked ahead of the launch by the host. Ids and writes stay below `segments` whatever
@@ -101,7 +103,7 @@ __device__ __forceinline__ r_node r_shfl_node_down(const r_node& x, unsigned int
 // write: r_warp_tree over the values gives the same bits.
 __device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M* __restrict__ out, r_size segments) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const bool starts = lane < present && (x.flags & (R_SPLIT | R_OPEN)) != R_OPEN;
+    const bool starts = lane < present && r_has_start(x);
     if (!__any_sync(R_FULL_MASK, starts)) {
         const unsigned int closed = __shfl_sync(R_FULL_MASK, x.flags, present - 1) & R_CLOSED;
         x.l = r_warp_tree(x.l, present);
@@ -192,11 +194,11 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
 #if R_OFFSETS
 // The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
 // offsets[s] >= t0), in batches of R_MARK_ROUNDS rounds of R_BLOCK entries while they start
-// inside the tile (on the grid's last tile, t1 = n: to the last entry): s_id[o - t0] = s where non-empty segment s
-// starts at o; out[s] = the identity where segment s is empty; s_edge[k] = tile where a segment
-// starts at the first item of the tile's warp k, or, k = R_WARPS, at t1 (a stamp: the array is
-// never cleared). Returns the first entry >= t1 (the next tile's `entry`; uniform). Every thread
-// calls it; its last barrier publishes the marks.
+// inside the tile (on the grid's last tile, t1 = n: to the last entry): s_id[o - t0] = s where
+// non-empty segment s starts at o; out[s] = the identity where segment s is empty;
+// s_edge[k] = tile where a segment starts at the first item of the tile's warp k, or,
+// k = R_WARPS, at t1 (a stamp: the array is never cleared). Returns the first entry >= t1 (the
+// next tile's `entry`; uniform). Every thread calls it; its last barrier publishes the marks.
 #define R_MARK_ROUNDS 4
 __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                                   r_size entry, r_size tile, r_size t0, r_size t1,
@@ -241,7 +243,6 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
                     if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
                 }
             }
-
         }
         // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
         // the grid's last tile reads every entry (the trailing empty segments).
@@ -398,9 +399,9 @@ __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, u
 
 // One launch: grid of persistent blocks; `ticket` is 0 on entry and left 0. A node is `group`
 // tiles (a power of two, at most R_MAX_GROUP); nodes_out holds one r_node per node,
-// ceil(ceil(n / R_TILE) / group) of them. *status
-// (R_NO_INDEX on entry, and left so) receives a validated owner-form call's first bad owner
-// index (`check` = 1); the last block copies it to *status_out when that is not null.
+// ceil(ceil(n / R_TILE) / group) of them. *status (R_NO_INDEX on entry, and left so) receives
+// a validated owner-form call's first bad owner index (`check` = 1); the last block copies it
+// to *status_out when that is not null.
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                     M* __restrict__ out, r_node* __restrict__ nodes_out, r_size group,
@@ -489,7 +490,8 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         if (lane == 0 && lanes > 0) s_warps[tile & 1][warp] = x;
         __syncthreads();
         if (warp == 0) {
-            const unsigned int warps = (unsigned int)min((r_size)R_WARPS, (t1 - t0 + R_WARP * R_ITEMS - 1) / (R_WARP * R_ITEMS));
+            const r_size warp_items = (r_size)R_WARP * R_ITEMS;
+            const unsigned int warps = (unsigned int)min((r_size)R_WARPS, (t1 - t0 + warp_items - 1) / warp_items);
             r_node y;
             if (lane < warps) y = s_warps[tile & 1][lane];
             y = r_warp_join(y, warps, out, segments);
