@@ -5,7 +5,7 @@
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
-# portable (the portable mode against the default and CUB's gpu_to_gpu determinism),
+# portable (the portable mode, plain and segmented, against the default and CUB's gpu_to_gpu determinism),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -284,7 +284,8 @@ for phase in "$@"; do
       ;;
     portable)
       # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered
-      # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it)
+      # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it);
+      # then SegConfig::portable against the default on every segmented distribution (portable-seg.csv)
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
           && /tmp/cub_portable > "$OUT/cub-portable.txt" 2>&1; } || note "CUB portable anchor failed: $(tail -3 "$OUT/nvcc-portable.log" "$OUT/cub-portable.txt" 2>/dev/null)"
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
