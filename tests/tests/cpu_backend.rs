@@ -65,6 +65,35 @@ proptest! {
         prop_assert_eq!(&fold_by_owner(&items, &owner, lengths.len()).unwrap(), &expected);
         prop_assert_eq!(&Cpu::new().reduce_by_owner(&items, &owner, lengths.len()).unwrap(), &expected);
     }
+
+    /// The portable segmented calls: the reference's bits for f32 sums (whose bits depend on
+    /// the grouping) in both forms, and the sequential fold for an exact monoid; bad layouts are
+    /// the same errors as the default calls'.
+    #[test]
+    fn portable_segments_match_the_reference(lengths in lengths(), seed: u64) {
+        let offsets = offsets_of(&lengths);
+        let n = *offsets.last().unwrap() as usize;
+        let mut rng = TestRng::new(seed);
+        let sums: Vec<reduce_core::Sum<f32>> = (0..n)
+            .map(|_| reduce_core::Sum(f32::from_bits((rng.next_u32() & 0x807f_ffff) | (rng.range(117, 141) as u32) << 23)))
+            .collect();
+        let want = reduce_core::portable::fold_segments(&sums, &offsets).unwrap();
+        let bits = |v: &[reduce_core::Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<_>>();
+        let cpu = Cpu::new();
+        prop_assert_eq!(bits(&cpu.reduce_segments_portable(&sums, &offsets).unwrap()), bits(&want));
+        let owner = owners_of(&lengths);
+        prop_assert_eq!(bits(&cpu.reduce_by_owner_portable(&sums, &owner, lengths.len()).unwrap()), bits(&want));
+        let items = Affine::random_vec(n, seed);
+        prop_assert_eq!(cpu.reduce_segments_portable(&items, &offsets).unwrap(), fold_segments(&items, &offsets).unwrap());
+        let mut bad = offsets.clone();
+        if let Some(last) = bad.last_mut() {
+            *last += 1;
+        }
+        prop_assert_eq!(
+            cpu.reduce_segments_portable(&items, &bad).unwrap_err(),
+            cpu.reduce_segments(&items, &bad).unwrap_err()
+        );
+    }
 }
 
 #[test]
