@@ -62,6 +62,16 @@ pub trait Random: Monoid + PartialEq + std::fmt::Debug {
     }
 }
 
+/// FNV-1a of the bytes of `xs` (plain data without padding): the hashes the portable tests
+/// print per case, to compare the bits of devices.
+pub fn bits_hash<T: Copy>(xs: &[T]) -> u64 {
+    emu::bytes_of(xs)
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        })
+}
+
 /// A device, or `None` (after saying why) when there is none and none is required.
 /// Panics when `REDUCE_REQUIRE_GPU=1` and no device can be opened.
 pub fn gpu() -> Option<Gpu> {

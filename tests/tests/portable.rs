@@ -13,7 +13,7 @@
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, Lift};
 use reduce_cuda::{Algorithm, Backend, Config, CudaMonoid, Error, Gpu, Sum};
-use reduce_tests::{gpu, placed, TestRng};
+use reduce_tests::{bits_hash, gpu, placed, TestRng};
 use std::fmt::Debug;
 
 /// Item counts around runs (16 f32), lanes, tiles (512 f32), block tiles (8192) and nodes, and
@@ -66,19 +66,6 @@ fn configs_for(run: u32) -> Vec<Config> {
     c
 }
 
-/// FNV-1a of bytes: the `portable-hash` printed per case.
-fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-fn bytes<T: Copy>(x: &T) -> Vec<u8> {
-    // SAFETY: the types compared here are plain data without padding.
-    unsafe { std::slice::from_raw_parts((x as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
-        .to_vec()
-}
-
 /// Runs every configuration on `items` and compares with the reference bits (`same` lets any
 /// NaN match any NaN).
 fn check<M: CudaMonoid + Debug>(gpu: &Gpu, name: &str, items: &[M], same: impl Fn(&M, &M) -> bool) {
@@ -86,7 +73,7 @@ fn check<M: CudaMonoid + Debug>(gpu: &Gpu, name: &str, items: &[M], same: impl F
     println!(
         "portable-hash {name} n={} {:016x}",
         items.len(),
-        hash(&bytes(&want))
+        bits_hash(std::slice::from_ref(&want))
     );
     let xs = gpu.upload(items).unwrap();
     let run = portable::run_len::<M>() as u32;

@@ -16,7 +16,7 @@ use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, LayoutError, Lift};
 use reduce_cuda::{Backend, CudaMonoid, Error, Gpu, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::layouts::{convert, every_shape, mixture, offsets_of, owners_of};
-use reduce_tests::{gpu, placed, TestRng};
+use reduce_tests::{bits_hash, gpu, placed, TestRng};
 use std::fmt::Debug;
 
 /// The knobs that must not change a bit.
@@ -34,19 +34,6 @@ fn configs() -> Vec<SegConfig> {
         shuffle.block(1024).trusted(),
         portable.trusted(),
     ]
-}
-
-/// FNV-1a of bytes: the `portable-seg-hash` printed per layout.
-fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
-    // SAFETY: the types compared here are plain data without padding.
-    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
-        .to_vec()
 }
 
 /// Float bits equal, any NaN matching any NaN (payloads differ between CPU and GPU).
@@ -137,7 +124,7 @@ fn check_layout<M: CudaMonoid + Bits>(gpu: &Gpu, name: &str, items: &[M], length
         "portable-seg-hash {} {name} S={} {:016x}",
         M::CUDA_NAME,
         lengths.len(),
-        hash(&bytes_of(&want))
+        bits_hash(&want)
     );
     let xs = gpu.upload(items).unwrap();
     let owner = owners_of(lengths);

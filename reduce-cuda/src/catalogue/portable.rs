@@ -181,13 +181,14 @@ pub(super) struct SegPortable {
     grid: Option<u32>,
 }
 
-/// The items of a tile by default in the offsets form, whose marks (a 4-byte segment id per
-/// item) live in dynamic shared memory: 32 KiB, so that several blocks fit an SM.
-const SEG_TILE_MARKS: u32 = 8192;
+/// The most items of a tile by default: its marks (a 4-byte segment id per item, offsets form)
+/// and its warps' stages (a value and a flag per item) live in dynamic shared memory, and
+/// several blocks must fit an SM.
+const SEG_TILE_ITEMS: u32 = 8192;
 
-/// The most dynamic shared memory the offsets form's marks may ask for (below every sm_80+
-/// device's opt-in limit).
-const SEG_MARKS_LIMIT: usize = 160 * 1024;
+/// The most dynamic shared memory a block may ask for (below every sm_80+ device's opt-in
+/// limit).
+const SEG_DYNAMIC_LIMIT: usize = 160 * 1024;
 
 /// The portable segmented plan of `name` (`SegShuffle` or `Auto`, checked by the caller) for
 /// `shape`.
@@ -210,7 +211,7 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
             check_block(name, block)?,
             " in portable mode (a block tile is an aligned node of the tree)",
         )?,
-        None => SEG_PORTABLE_BLOCK.min(SEG_TILE_MARKS / run).max(32),
+        None => SEG_PORTABLE_BLOCK.min(SEG_TILE_ITEMS / run).max(32),
     };
     let mut plan = SegPortable {
         name,
@@ -222,7 +223,7 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
     };
     // Large values: the default block shrinks until the block's arrays fit.
     let fits = |p: &SegPortable| {
-        p.static_smem() <= STATIC_SMEM_LIMIT && p.dynamic_smem() <= SEG_MARKS_LIMIT
+        p.static_smem() <= STATIC_SMEM_LIMIT && p.dynamic_smem() <= SEG_DYNAMIC_LIMIT
     };
     while knobs.block.is_none() && plan.block > 32 && !fits(&plan) {
         plan.block /= 2;
@@ -233,7 +234,7 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
             format!(
                 "{} threads need {} bytes of static and {} of dynamic shared memory for \
                  {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} and \
-                 {SEG_MARKS_LIMIT}: use fewer threads",
+                 {SEG_DYNAMIC_LIMIT}: use fewer threads",
                 plan.block,
                 plan.static_smem(),
                 plan.dynamic_smem()
