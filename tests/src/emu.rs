@@ -109,13 +109,7 @@ fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
-/// The bytes of values of a padding-free `Copy` type (every type the emulator tests use).
-pub fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
-    // SAFETY: T is Copy and, for the types the emulator tests use, has no padding: every byte is
-    // initialised.
-    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
-        .to_vec()
-}
+pub use crate::bytes_of;
 
 /// Values of a padding-free `Copy` type from their bytes.
 pub fn values_from<T: Copy>(bytes: &[u8]) -> Vec<T> {
