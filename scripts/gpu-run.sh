@@ -5,7 +5,8 @@
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
-# portable (the portable mode, plain and segmented, against the default and CUB's gpu_to_gpu determinism),
+# portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
+# portable-axes (its section along axes alone),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -285,12 +286,18 @@ for phase in "$@"; do
     portable)
       # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered
       # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it);
-      # then SegConfig::portable against the default on every segmented distribution (portable-seg.csv)
+      # then SegConfig::portable against the default on every segmented distribution (portable-seg.csv),
+      # then AxisConfig::portable against the default on bench axes' shapes (portable-axes.csv)
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
           && /tmp/cub_portable > "$OUT/cub-portable.txt" 2>&1; } || note "CUB portable anchor failed: $(tail -3 "$OUT/nvcc-portable.log" "$OUT/cub-portable.txt" 2>/dev/null)"
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench portable --out "$OUT" --cub "$OUT/cub-portable.txt" 2>"$OUT/bench-portable.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-portable.err" >> "$SUMMARY"
+      ;;
+    portable-axes)
+      # AxisConfig::portable against the default on bench axes' shapes alone (portable-axes.csv)
+      .gpu/bin/bench portable-axes --out "$OUT" 2>"$OUT/bench-portable-axes.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-portable-axes.err" >> "$SUMMARY"
       ;;
     axes)
       # rows, columns and middle axes of 2^26 f32, logits per row (ArgMax, log-sum-exp), against the read roof

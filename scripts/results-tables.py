@@ -483,6 +483,17 @@ def portable_seg(data):
                   "validated ÷default", "= CPU"], body)
 
 
+def portable_axes(data):
+    """bench portable-axes: portable against the default along axes, f32 sums of 2^26."""
+    body = []
+    for r in rows("portable-axes-h100.csv", data):
+        body.append([r["case"], r["shape"].replace("x", " × "), r["axes"], r3(r["portable_cost"]),
+                     r3(r["default_x_roof"]), r3(r["portable_x_roof"]),
+                     "yes" if r["cpu_bits"] == r["repeat_bits"] == "yes" else "NO"])
+    return table(["case", "shape", "axes", "portable ÷default", "default ×roof",
+                  "portable ×roof", "= CPU, repeats"], body)
+
+
 def rx2(peer_ms, ms):
     """A peer's time over ours, two decimals."""
     return "–" if peer_ms in (None, "", "NaN") else f"{float(peer_ms) / float(ms):.2f}"
@@ -509,6 +520,7 @@ TABLES = {
     "scan": (scan_plain, "scan.csv"),
     "portable": (portable, "portable-h200.csv"),
     "portable-seg": (portable_seg, "portable-seg-h100.csv"),
+    "portable-axes": (portable_axes, "portable-axes-h100.csv"),
     "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
     "api-segmented": (api_segmented, "api.csv"),

@@ -96,6 +96,12 @@ impl Axes {
             .unwrap_or_else(M::identity)
     }
 
+    /// The items at reduced positions `run` of the result whose first item is at `base`, in
+    /// order.
+    pub fn gather<M: Copy>(&self, xs: &[M], base: usize, run: std::ops::Range<usize>) -> Vec<M> {
+        run.map(|r| xs[self.at(base, r)]).collect()
+    }
+
     /// The (extent, reduced) runs of the array in axis order: adjacent axes of the same kind
     /// merged, axes of extent 1 left out (neither changes the order of any fold).
     pub fn runs(&self) -> Vec<(usize, bool)> {

@@ -166,7 +166,8 @@ impl Backend {
 
 impl Backend {
     /// `items`, a row-major array of `shape`, reduced along `axes` (see [`Gpu::reduce_axes`] /
-    /// `reduce_core::fold_axes`).
+    /// `reduce_core::fold_axes`). With [`AxisConfig::portable`] both backends give
+    /// `reduce_core::portable::fold_axes`' bits.
     pub fn reduce_axes<M: CudaMonoid>(
         &self,
         items: &[M],
@@ -182,7 +183,12 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 axis_plan(config, Own::<M>::new().items())?;
-                (Cpu::new().try_reduce_axes(items, shape, axes)).map_err(cpu_error::<M>)
+                let cpu = Cpu::new();
+                match config.portable {
+                    true => cpu.try_reduce_axes_portable(items, shape, axes),
+                    false => cpu.try_reduce_axes(items, shape, axes),
+                }
+                .map_err(cpu_error::<M>)
             }
         }
     }

@@ -270,6 +270,62 @@ pub fn compile_axes_kernel_lifted<M: Lift<X>, X: DeviceCopy>(
     check_compiles(&assemble(&plan.kernels(), &program), arch)
 }
 
+/// The portable axes plan for `program` with `block` threads per block (a knob the library
+/// picks from the monoid's size; the tests force it, as it must change no bit).
+fn portable_axes(
+    program: &dyn Program,
+    block: u32,
+) -> Result<crate::catalogue::axes_portable::PortableAxes> {
+    use crate::catalogue::{axis_plan, AxisConfig, AxisPlan};
+    match axis_plan(AxisConfig::default().portable(), program.items())? {
+        AxisPlan::Portable(plan) => Ok(plan.with_block(block)),
+        AxisPlan::Strips(_) => unreachable!("the portable mode has its own plan"),
+    }
+}
+
+/// The portable axes kernels (`AxisConfig::portable`) for monoid `M`'s own values, with `block`
+/// threads per block (a power of two from 32 to 256).
+pub fn axes_portable_source<M: CudaMonoid>(block: u32) -> Result<KernelSource> {
+    let program = Own::<M>::new();
+    Ok(assemble(
+        &portable_axes(&program, block)?.kernels(),
+        &program,
+    ))
+}
+
+/// [`axes_portable_source`] for items of type `X` lifted into `M`.
+pub fn axes_portable_source_lifted<M: Lift<X>, X: DeviceCopy>(block: u32) -> Result<KernelSource> {
+    let program = Lifted::<M, X>::new();
+    Ok(assemble(
+        &portable_axes(&program, block)?.kernels(),
+        &program,
+    ))
+}
+
+/// The passes [`axes_portable_source`]'s kernels run over `shape` reduced along `axes` (at
+/// least one result) for `M` values, in order: per pass, 1 if it reads the call's items (else
+/// the pass before's nodes), then the kernel's arguments from `n` to `rs3`.
+pub fn axes_portable_passes<M: CudaMonoid>(
+    block: u32,
+    shape: &[usize],
+    axes: &[usize],
+) -> Result<Vec<Vec<u64>>> {
+    use crate::device::KernelArgs;
+    let a = reduce_core::axes::Axes::new(shape.iter().product(), shape, axes)?;
+    let plan = portable_axes(&Own::<M>::new(), block)?;
+    Ok(plan
+        .pass_args(&a)
+        .into_iter()
+        .map(|(first, args)| {
+            let values = args.values();
+            // without `in` (the first) and `out` (the last)
+            std::iter::once(first as u64)
+                .chain(values[1..values.len() - 1].iter().copied())
+                .collect()
+        })
+        .collect())
+}
+
 /// Checks that the scan kernels of `config` for `program` compile for `arch`: the plain scan,
 /// and the segmented ones over u32 and u64 offsets and keys.
 fn compile_scans(program: &dyn Program, config: crate::ScanConfig, arch: &str) -> Result<()> {

@@ -30,6 +30,7 @@ const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
 const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
 const PORTABLE_MAIN_CPP: &str = include_str!("../emu/portable_main.cpp");
 const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../emu/seg_portable_main.cpp");
+const AXES_PORTABLE_MAIN_CPP: &str = include_str!("../emu/axes_portable_main.cpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
 /// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
@@ -672,6 +673,78 @@ impl EmulatedSegPortable {
 }
 
 impl Drop for EmulatedSegPortable {
+    fn drop(&mut self) {
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A portable reduction along axes (kernels/axes_portable.cu) compiled for the emulator.
+pub struct EmulatedAxesPortable {
+    exe: PathBuf,
+    dir: PathBuf,
+    m_size: usize,
+}
+
+/// One portable reduction along axes: the items' bytes and count, their offset from a 16-byte
+/// boundary, the most blocks a pass runs on, and the passes
+/// (`reduce_cuda::testing::axes_portable_passes`).
+pub struct AxesPortableCase {
+    pub n: u64,
+    pub items: Vec<u8>,
+    pub shift: u64,
+    pub grid: u64,
+    pub passes: Vec<Vec<u64>>,
+}
+
+/// The portable axes kernels of `source` (`reduce_cuda::testing::axes_portable_source`),
+/// tagged `tag`.
+pub fn axes_portable_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+) -> EmulatedAxesPortable {
+    let tag = format!("axes_portable_{tag}");
+    let main = ("axes_portable_main.cpp", AXES_PORTABLE_MAIN_CPP);
+    let (exe, dir) = compile(cxx, &source.text, main, &tag);
+    EmulatedAxesPortable { exe, dir, m_size }
+}
+
+impl EmulatedAxesPortable {
+    /// Runs the cases in one process, the fibers of each block in `order`; per case the last
+    /// pass's values' bytes (one per result).
+    pub fn run(&self, cases: &[AxesPortableCase], order: Order) -> Vec<Vec<u8>> {
+        let mut input = Vec::new();
+        let mut lens = Vec::new();
+        for c in cases {
+            for h in [c.n, c.shift, c.grid, c.passes.len() as u64] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            for pass in &c.passes {
+                assert_eq!(pass.len(), 26, "the first flag and 25 arguments");
+                pass.iter()
+                    .for_each(|v| input.extend_from_slice(&v.to_le_bytes()));
+            }
+            input.extend_from_slice(&c.items);
+            let last = c.passes.last().expect("a pass");
+            lens.push((last[2] * last[7]) as usize * self.m_size);
+        }
+        let bytes = execute(&self.exe, &self.dir, input, order);
+        let mut at = 0;
+        lens.into_iter()
+            .map(|len| {
+                let ok = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+                assert_eq!(ok, 1, "a deadlock");
+                at += 8 + len;
+                bytes[at - len..at].to_vec()
+            })
+            .collect()
+    }
+}
+
+impl Drop for EmulatedAxesPortable {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {
             let _ = std::fs::remove_dir_all(&self.dir);

@@ -29,6 +29,7 @@ fn the_family_compiles() {
     for config in [
         AxisConfig::default(),
         AxisConfig::new(AxisAlgorithm::Strips).min_strip(2),
+        AxisConfig::default().portable(),
     ] {
         reduce_cuda::testing::compile_axes_kernel::<Affine>(config, CI_ARCH).unwrap();
         reduce_cuda::testing::compile_axes_kernel::<Mat3>(config, CI_ARCH).unwrap();

@@ -15,7 +15,7 @@ use reduce_cuda::{AxisAlgorithm, CudaMonoid, DeviceSlice, Gpu, Lift, Sum};
 use std::fmt::Write as _;
 
 /// (label, shape, axes) of the f32 sums over `n` items.
-fn cases(n: usize) -> Vec<(String, Vec<usize>, Vec<usize>)> {
+pub(super) fn cases(n: usize) -> Vec<(String, Vec<usize>, Vec<usize>)> {
     let mut cases = Vec::new();
     for c in [1usize, 2, 4, 16, 64, 256, 4096, 1 << 16, 1 << 20, n] {
         let shape = vec![n / c, c];
@@ -113,7 +113,7 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// The number of results of reducing `axes` of `shape`.
-fn results_of(shape: &[usize], axes: &[usize]) -> usize {
+pub(super) fn results_of(shape: &[usize], axes: &[usize]) -> usize {
     (shape.iter().enumerate())
         .filter(|(a, _)| !axes.contains(a))
         .map(|(_, e)| e)

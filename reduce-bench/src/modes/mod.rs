@@ -13,6 +13,7 @@ mod lse;
 mod ncu;
 mod plain;
 mod portable;
+mod portable_axes;
 mod sanitize;
 mod scan;
 mod segargmax;
@@ -50,8 +51,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "axes" => axes::axes(args),
         "scan" => scan::scan(args),
         "portable" => portable::portable(args),
+        "portable-axes" => portable_axes::portable_axes(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan or portable");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable or portable-axes");
             std::process::exit(2);
         }
     }

@@ -11,14 +11,15 @@
 //! `bench segmented` at 2^26 items, both forms, trusted and validated, portable against the
 //! default (`Auto`) in the same command, each portable output checked against the CPU's
 //! (`Cpu::reduce_segments_portable`) and hashed (`bits`: FNV-1a of the output's bytes).
-//! Writes `portable.csv`, `portable-seg.csv` and `portable.txt`.
+//! Then the reductions along axes (`AxisConfig::portable`, `portable_axes.rs`).
+//! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv` and `portable.txt`.
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
 use crate::layouts::{distribution, DISTRIBUTIONS};
 use crate::monoids::{masks_f32, LogSumExp};
-use crate::output::report;
+use crate::output::{hash_of, report};
 use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::reduce_core::Cpu;
@@ -196,6 +197,9 @@ pub fn portable(args: &Args) -> Result<()> {
     std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
     let seg_csv = segmented(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable-seg.csv"), seg_csv).expect("writing portable-seg.csv");
+    let axes_csv = super::portable_axes::along_axes(&gpu, &kernels, &mut lines)?;
+    std::fs::write(args.out.join("portable-axes.csv"), axes_csv)
+        .expect("writing portable-axes.csv");
     report(&args.out, "portable.txt", &lines);
     Ok(())
 }
@@ -230,17 +234,6 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
         ));
     }
     Ok(())
-}
-
-/// FNV-1a of the bytes of `xs`: the `bits` of a segmented output.
-fn hash_of<M: Copy>(xs: &[M]) -> String {
-    // SAFETY: the monoids measured here are plain data without padding.
-    let bytes =
-        unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) };
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
-    });
-    format!("{h:016x}")
 }
 
 /// The segmented portable mode: f32 sums over every `bench segmented` distribution at 2^26

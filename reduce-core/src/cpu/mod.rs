@@ -297,6 +297,64 @@ impl Cpu {
         Ok(self.along(true, xs, &a)?)
     }
 
+    /// One value per position of the kept axes in the portable grouping, in parallel: the bits
+    /// of [`crate::portable::fold_axes`], which a GPU's `AxisConfig::portable` gives as well.
+    pub fn reduce_axes_portable<M: Monoid>(
+        &self,
+        xs: &[M],
+        shape: &[usize],
+        axes: &[usize],
+    ) -> Result<Vec<M>, LayoutError> {
+        let a = Axes::new(xs.len(), shape, axes)?;
+        Ok(unchecked(self.along_portable(false, xs, &a)))
+    }
+
+    /// [`Cpu::reduce_axes_portable`], with an index out of bounds in the monoid's translated
+    /// code an error instead of a panic.
+    pub fn try_reduce_axes_portable<M: Monoid>(
+        &self,
+        xs: &[M],
+        shape: &[usize],
+        axes: &[usize],
+    ) -> Result<Vec<M>, CpuError> {
+        let a = Axes::new(xs.len(), shape, axes)?;
+        Ok(self.along_portable(true, xs, &a)?)
+    }
+
+    /// Many results: one task per result; few long ones: each in aligned chunks of its runs
+    /// ([`crate::portable::par_fold`]), the chunk's items gathered and folded as a sequence of
+    /// their own (an aligned chunk's tree does not depend on where it starts).
+    fn along_portable<M: Monoid>(
+        &self,
+        checked: bool,
+        xs: &[M],
+        a: &Axes,
+    ) -> Result<Vec<M>, IndexFault> {
+        let root = |base: usize, lo: usize, hi: usize| {
+            let items = a.gather(xs, base, lo..hi);
+            segment(&items, 0, items.len())
+        };
+        let tasks = rayon::current_num_threads() * 4;
+        if a.results >= tasks || a.reduced_len <= MIN_CHUNK {
+            return (0..a.results)
+                .into_par_iter()
+                .with_min_len((MIN_CHUNK / a.reduced_len.max(1)).max(1))
+                .map(|o| guarded::<M, _>(checked, || root(a.base(o), 0, a.reduced_len)))
+                .collect();
+        }
+        (0..a.results)
+            .map(|o| {
+                let base = a.base(o);
+                crate::portable::par_fold(
+                    a.reduced_len,
+                    tasks,
+                    |lo, hi| root(base, lo, hi),
+                    |f| guarded::<M, _>(checked, f),
+                )
+            })
+            .collect()
+    }
+
     fn along<M: Monoid>(&self, checked: bool, xs: &[M], a: &Axes) -> Result<Vec<M>, IndexFault> {
         // The fold of reduced positions lo..hi of the result whose first item is at `base`.
         let run = |base: usize, lo: usize, hi: usize| {

@@ -22,6 +22,10 @@
 //! are. Every combine is (earlier items) ⊕ (later items): for an exactly associative monoid the
 //! value is [`crate::fold`]'s; for floats it is the bits this grouping gives.
 //!
+//! Along the axes of an array ([`fold_axes`]), each result is [`fold`] of its own reduced
+//! sequence (the items of its reduced coordinates, row-major): runs and tree are cut from that
+//! sequence's first item.
+//!
 //! The tree splits at any run boundary into O(log n) subtrees per part — what lets several GPUs
 //! each reduce a part and still give these bits. A lifted input is lifted first: its grouping is
 //! the one of the lifted values (the run length follows the monoid, not the input type).
@@ -29,6 +33,7 @@
 mod scan;
 pub use scan::{scan, scan_by_key, scan_grouped, scan_items, scan_segments, SCAN_BLOCK};
 
+use crate::axes::Axes;
 use crate::fold::{per_owner, per_segment};
 use crate::layout::{LayoutError, SegIndex};
 use crate::Monoid;
@@ -86,6 +91,28 @@ pub fn fold_by_owner<M: Monoid, I: SegIndex>(
     num_segments: usize,
 ) -> Result<Vec<M>, LayoutError> {
     per_owner(items, owner, num_segments, fold_segments)
+}
+
+/// Folds `xs`, a row-major array of `shape`, along `axes` (the layout of [`crate::fold_axes`],
+/// with its errors): each result is [`fold`] of the items of its reduced coordinates taken
+/// row-major — its runs and tree cut from the first of them, wherever the result lies.
+///
+/// ```
+/// use reduce_core::{portable, Sum};
+/// let xs: Vec<Sum<f32>> = (0..6).map(|i| Sum(i as f32)).collect();
+/// let columns = portable::fold_axes(&xs, &[2, 3], &[0]).unwrap();
+/// assert_eq!(columns, [Sum(3.0), Sum(5.0), Sum(7.0)]);
+/// assert_eq!(portable::fold_axes(&xs, &[2, 3], &[1]).unwrap()[1], portable::fold(&xs[3..]));
+/// ```
+pub fn fold_axes<M: Monoid>(
+    xs: &[M],
+    shape: &[usize],
+    axes: &[usize],
+) -> Result<Vec<M>, LayoutError> {
+    let a = Axes::new(xs.len(), shape, axes)?;
+    Ok((0..a.results)
+        .map(|o| fold(&a.gather(xs, a.base(o), 0..a.reduced_len)))
+        .collect())
 }
 
 /// The portable fold of `n` items in parallel on rayon's pool: aligned chunks of a power of two

@@ -17,9 +17,10 @@ impl Gpu {
     /// order, none repeated): one value per position of the kept axes, row-major, each the
     /// fold in order over the reduced coordinates taken row-major (the last reduced axis
     /// fastest), equal to `reduce_core::fold_axes` bit for bit. A reduced extent of 0 gives the
-    /// identity; no axes copies the items. A shape that does not hold `xs.len()` items, an axis
-    /// out of range or repeated are [`Error::Layout`]. Queued: the result is ready for the next
-    /// call on this `Gpu`'s stream.
+    /// identity; no axes copies the items. With [`AxisConfig::portable`] every result has the
+    /// bits of `reduce_core::portable::fold_axes` instead (floats too, on any device). A shape
+    /// that does not hold `xs.len()` items, an axis out of range or repeated are
+    /// [`Error::Layout`]. Queued: the result is ready for the next call on this `Gpu`'s stream.
     pub fn reduce_axes<M: CudaMonoid>(
         &self,
         xs: &impl DeviceInput<M>,

@@ -4,7 +4,8 @@
 //! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
 //! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
 //! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a group of lanes per
-//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs.
+//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs. The
+//! portable mode (`AxisConfig::portable`) has its own kernel: `axes_portable.rs`.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
@@ -38,9 +39,9 @@ const REDUCE_AXES_ROWS: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows");
 const REDUCE_AXES_ROWS_VALUES: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows_values");
 const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
 
-/// A plan of the reductions along axes.
+/// `Strips` with every parameter fixed.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct AxisPlan {
+pub(crate) struct Strips {
     name: &'static str,
     min_strip: u64,
     /// The rows schedule folds each lane's runs of a strip by itself (commutative monoids,
@@ -48,21 +49,17 @@ pub(crate) struct AxisPlan {
     order_free: bool,
 }
 
-/// The plan of `config` for `items` (every check happens here, before anything is compiled).
-pub(crate) fn axis_plan(config: AxisConfig, items: Items) -> Result<AxisPlan> {
-    let algorithm = match config.algorithm {
-        AxisAlgorithm::Auto => AxisAlgorithm::Strips,
-        other => other,
-    };
+/// The default mode's plan of `config` (algorithm `name`) for `items`.
+pub(super) fn strips(name: &'static str, config: AxisConfig, items: Items) -> Result<Strips> {
     let min_strip = config.min_strip.unwrap_or(AXES_MIN_STRIP);
     if min_strip < 2 {
         return Err(invalid(
-            algorithm.name(),
+            name,
             format!("min_strip {min_strip} must be at least 2 (each pass must shorten K)"),
         ));
     }
-    Ok(AxisPlan {
-        name: algorithm.name(),
+    Ok(Strips {
+        name,
         min_strip: min_strip as u64,
         order_free: items.commutative && config.algorithm == AxisAlgorithm::Auto,
     })
@@ -97,7 +94,18 @@ impl Launch {
     }
 }
 
-impl AxisPlan {
+impl Strips {
+    /// `Strips` folding every strip of at most `min_strip` items whole, in order (never the
+    /// order-free rows): for K up to that and one reduced run, each result is the left fold of
+    /// its items.
+    pub(super) fn in_order(name: &'static str, min_strip: u64) -> Strips {
+        Strips {
+            name,
+            min_strip,
+            order_free: false,
+        }
+    }
+
     /// The kernels of the family.
     pub fn kernels(&self) -> KernelSpec {
         KernelSpec::new(Family::Axes, &[("R_ORDER_FREE", self.order_free as u32)])
@@ -250,7 +258,7 @@ mod tests {
 
     fn launches(shape: &[usize], axes: &[usize], threads: u64) -> Vec<Launch> {
         let n = shape.iter().product();
-        let plan = axis_plan(AxisConfig::default(), ITEMS).unwrap();
+        let plan = strips("Strips", AxisConfig::default(), ITEMS).unwrap();
         plan.launches(&Axes::new(n, shape, axes).unwrap(), threads, 8, 8)
     }
 
@@ -292,6 +300,6 @@ mod tests {
 
     #[test]
     fn a_strip_shorter_than_two_is_refused() {
-        assert!(axis_plan(AxisConfig::default().min_strip(1), ITEMS).is_err());
+        assert!(strips("Strips", AxisConfig::default().min_strip(1), ITEMS).is_err());
     }
 }

@@ -220,6 +220,8 @@ pub struct AxisConfig {
     /// The fewest items a thread folds down a strip (Strips; default 16): fewer strips, so
     /// fewer passes over them, against fewer threads for short axes.
     pub min_strip: Option<u32>,
+    /// The portable grouping (see [`AxisConfig::portable`]).
+    pub portable: bool,
 }
 
 impl From<AxisAlgorithm> for AxisConfig {
@@ -239,6 +241,22 @@ impl AxisConfig {
     /// Sets the fewest items a thread folds down a strip (see the field).
     pub fn min_strip(mut self, items: u32) -> Self {
         self.min_strip = Some(items);
+        self
+    }
+    /// The portable mode: every result has the bits of `reduce_core::portable::fold_axes` —
+    /// `reduce_core::portable::fold` of its own reduced sequence, whose grouping depends only on
+    /// that sequence's length and the size of the monoid's type, never on the device, the grid,
+    /// the block or the rest of the shape — so a GPU, another GPU and the CPU backend
+    /// ([`crate::Backend`]) give the same bits, floats included. Offered by `Strips` and
+    /// `Auto`, which run the portable kernel; `min_strip` stays unset
+    /// ([`Error::InvalidConfig`] otherwise).
+    ///
+    /// ```
+    /// use reduce_cuda::AxisConfig;
+    /// assert!(AxisConfig::default().portable().portable);
+    /// ```
+    pub fn portable(mut self) -> Self {
+        self.portable = true;
         self
     }
 }

@@ -15,6 +15,7 @@
 //! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | `SegShuffle`, `Auto` with `SegConfig::portable` | portable.cu (+ lanes.cuh), seg_portable.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
+//! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
 //! | `scan.rs` | scans: `LookBack` | offsets, keys | scan.cu |
 //!
 //! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
@@ -25,6 +26,7 @@
 
 mod algorithm;
 mod axes;
+pub(crate) mod axes_portable;
 mod config;
 mod matrix;
 mod merge;
@@ -37,17 +39,55 @@ mod tree;
 pub(crate) mod tuning;
 
 pub use algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
-pub(crate) use axes::axis_plan;
 pub use config::{AxisConfig, Config, ScanConfig, SegConfig};
 pub(crate) use scan::{scan_plan, Segments};
 
 pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
 
+use crate::dispatch::Dispatch;
 use crate::error::Result;
-use crate::jit::Items;
-#[cfg(test)]
-use crate::jit::KernelSpec;
+use crate::jit::{Items, KernelSpec};
+use reduce_core::axes::Axes;
 use config::{invalid, refuse};
+
+/// A plan of the reductions along axes: the default mode's strips, or the portable passes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AxisPlan {
+    Strips(axes::Strips),
+    Portable(axes_portable::PortableAxes),
+}
+
+/// The plan of `config` for `items` (every check happens here, before anything is compiled).
+pub(crate) fn axis_plan(config: AxisConfig, items: Items) -> Result<AxisPlan> {
+    let name = match config.algorithm {
+        AxisAlgorithm::Auto => AxisAlgorithm::Strips,
+        other => other,
+    }
+    .name();
+    Ok(match config.portable {
+        true => AxisPlan::Portable(axes_portable::portable_axes(name, config, items)?),
+        false => AxisPlan::Strips(axes::strips(name, config, items)?),
+    })
+}
+
+impl AxisPlan {
+    /// The kernels of the plan's family.
+    pub fn kernels(&self) -> KernelSpec {
+        match self {
+            AxisPlan::Strips(p) => p.kernels(),
+            AxisPlan::Portable(p) => p.kernels(),
+        }
+    }
+
+    /// Queues the reduction of the items at `input` (the array `axes` describes, with at least
+    /// one result) into `out`.
+    pub fn launch(&self, d: &mut Dispatch, input: u64, axes: &Axes, out: u64) -> Result<()> {
+        match self {
+            AxisPlan::Strips(p) => p.launch(d, input, axes, out),
+            AxisPlan::Portable(p) => p.launch(d, input, axes, out),
+        }
+    }
+}
 
 /// The plan of `config` for `items` at device address `items_at` (Shuffle's kernel is
 /// specialised for the items' offset from a 16-byte boundary). Every check of the
@@ -183,6 +223,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         shuffle::signatures(),
         portable::signatures(),
         merge::signatures(),
+        axes_portable::signatures(),
         axes::signatures(),
         scan::signatures(),
         crate::dispatch::segmented::signatures(),

@@ -26,6 +26,8 @@ pub(crate) enum Family {
     SegMerge,
     /// Reductions along the axes of arrays.
     Axes,
+    /// The portable reductions along axes (`AxisConfig::portable`).
+    AxesPortable,
     /// Scans, plain and segmented.
     Scan,
     /// The multi-GPU helpers (`cluster`).
@@ -49,6 +51,7 @@ impl Family {
         Family::SegPortable,
         Family::SegMerge,
         Family::Axes,
+        Family::AxesPortable,
         Family::Scan,
         #[cfg(feature = "nccl")]
         Family::Shard,
@@ -77,6 +80,10 @@ impl Family {
             ),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
             Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
+            Family::AxesPortable => (
+                "axes_portable",
+                include_str!("../../kernels/axes_portable.cu"),
+            ),
             Family::Scan => ("scan", include_str!("../../kernels/scan.cu")),
             #[cfg(feature = "nccl")]
             Family::Shard => ("shard", include_str!("../../kernels/shard.cu")),
