@@ -8,7 +8,7 @@
 use super::axes::Strips;
 use super::config::{invalid, AxisConfig};
 use super::shuffle::lane_items;
-use super::tuning::AXES_ROWS_MIN;
+use super::tuning::{axes_rows_by_tree, AXES_ROWS_MIN};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
@@ -271,6 +271,15 @@ impl PortableAxes {
             .collect()
     }
 
+    /// Whether `Auto` folds `axes` by this kernel's tree (items of `in_size` bytes): rows of one
+    /// reduced run, of a run or more and few enough bytes (`tuning::axes_rows_by_tree`).
+    pub fn suits_rows(&self, axes: &Axes, in_size: usize) -> bool {
+        let runs = axes.runs();
+        let rows = runs.last().is_some_and(|&(_, r)| r);
+        let reduced_runs = runs.iter().filter(|&&(_, r)| r).count();
+        rows && reduced_runs == 1 && axes_rows_by_tree(axes.reduced_len as u64, in_size, self.run)
+    }
+
     /// Whether every result of `axes` is one leaf of one reduced run, short of the rows
     /// schedule: its value is then the left fold of its items, which `Strips` folding whole
     /// strips in order computes with the same bits — faster than this kernel's thread per
@@ -392,6 +401,17 @@ mod tests {
         // a reduced extent of 0: one pass writing the identity
         let p = passes(&[3, 0], &[1], 4);
         assert_eq!((p.len(), p[0].k, p[0].nodes), (1, 0, 1));
+    }
+
+    #[test]
+    fn auto_takes_short_rows_of_one_reduced_run() {
+        let suits = |shape: &[usize], axes: &[usize]| {
+            let n = shape.iter().product();
+            plan(4).suits_rows(&Axes::new(n, shape, axes).unwrap(), 4)
+        };
+        assert!(suits(&[1000, 16], &[1]) && suits(&[7, 2048], &[1]) && suits(&[3, 5, 64], &[2]));
+        assert!(!suits(&[1000, 15], &[1]) && !suits(&[7, 2049], &[1]));
+        assert!(!suits(&[64, 1000], &[0]) && !suits(&[4, 64, 64], &[0, 2]));
     }
 
     #[test]

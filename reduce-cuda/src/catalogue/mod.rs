@@ -47,13 +47,15 @@ pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Items, KernelSpec};
-use reduce_core::axes::Axes;
 use config::{invalid, refuse};
+use reduce_core::axes::Axes;
 
-/// A plan of the reductions along axes: the default mode's strips, or the portable passes.
+/// A plan of the reductions along axes: the default mode's strips (`Auto` with the portable
+/// kernel's tree for short rows, which keeps the order too), or the portable passes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AxisPlan {
     Strips(axes::Strips),
+    Auto(axes::Strips, axes_portable::PortableAxes),
     Portable(axes_portable::PortableAxes),
 }
 
@@ -64,18 +66,28 @@ pub(crate) fn axis_plan(config: AxisConfig, items: Items) -> Result<AxisPlan> {
         other => other,
     }
     .name();
-    Ok(match config.portable {
-        true => AxisPlan::Portable(axes_portable::portable_axes(name, config, items)?),
-        false => AxisPlan::Strips(axes::strips(name, config, items)?),
+    if config.portable {
+        return Ok(AxisPlan::Portable(axes_portable::portable_axes(
+            name, config, items,
+        )?));
+    }
+    let strips = axes::strips(name, config, items)?;
+    Ok(match config.algorithm {
+        AxisAlgorithm::Auto => {
+            let tree = AxisConfig::default().portable();
+            AxisPlan::Auto(strips, axes_portable::portable_axes(name, tree, items)?)
+        }
+        _ => AxisPlan::Strips(strips),
     })
 }
 
 impl AxisPlan {
-    /// The kernels of the plan's family.
-    pub fn kernels(&self) -> KernelSpec {
+    /// The kernels the plan may launch.
+    pub fn kernels(&self) -> Vec<KernelSpec> {
         match self {
-            AxisPlan::Strips(p) => p.kernels(),
-            AxisPlan::Portable(p) => p.kernels(),
+            AxisPlan::Strips(p) => vec![p.kernels()],
+            AxisPlan::Auto(s, t) => vec![s.kernels(), t.kernels()],
+            AxisPlan::Portable(p) => vec![p.kernels()],
         }
     }
 
@@ -84,6 +96,10 @@ impl AxisPlan {
     pub fn launch(&self, d: &mut Dispatch, input: u64, axes: &Axes, out: u64) -> Result<()> {
         match self {
             AxisPlan::Strips(p) => p.launch(d, input, axes, out),
+            AxisPlan::Auto(_, tree) if tree.suits_rows(axes, d.items().in_size) => {
+                tree.launch(d, input, axes, out)
+            }
+            AxisPlan::Auto(strips, _) => strips.launch(d, input, axes, out),
             AxisPlan::Portable(p) => p.launch(d, input, axes, out),
         }
     }
