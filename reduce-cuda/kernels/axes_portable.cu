@@ -211,8 +211,10 @@ __device__ __forceinline__ void r_axes_portable(const T* __restrict__ in, r_size
     const r_axes_dims kept = {{ke0, ke1, ke2, ke3}, {ks0, ks1, ks2, ks3}, (unsigned int)nk};   \
     const r_axes_dims red = {{re0, re1, re2, re3}, {rs0, rs1, rs2, rs3}, (unsigned int)nr}
 
-// The first pass, a leaf per thread (rows): the call's items (lifted ones read as r_in).
-extern "C" __global__ void __launch_bounds__(R_BLOCK) reduce_axes_portable(
+// The first pass, a leaf per thread (rows): the call's items (lifted ones read as r_in). Four
+// blocks of 256 per SM (64 registers, a few bytes spilled): long rows are latency-bound, and
+// the fourth block's loads are worth more than the spill (decision 0048).
+extern "C" __global__ void __launch_bounds__(R_BLOCK, 1024 / R_BLOCK) reduce_axes_portable(
     const r_in* __restrict__ in, r_size n, r_size results, r_size k, r_size y_log, r_size q_log,
     r_size yfast, r_size nodes, r_size nk, r_size ke0, r_size ks0, r_size ke1, r_size ks1,
     r_size ke2, r_size ks2, r_size ke3, r_size ks3, r_size nr, r_size re0, r_size rs0, r_size re1,

@@ -210,9 +210,10 @@ pub(crate) const AXES_LANE_BYTES: u64 = 16;
 
 /// `Auto` along axes: rows (one reduced run, innermost) of at least one run of 64 bytes of
 /// monoid values and at most this many bytes of items go to the portable kernel's tree, whose
-/// warps take 32 rows' 16-byte loads at once (0.92–0.94 of the read roof for rows of 16–256 f32
-/// against the rows schedule's 0.48–0.68 on an H100; par at 4096: decision 0048).
-pub(crate) const AXES_TREE_ROW_BYTES: u64 = 8 * 1024;
+/// warps take 32 rows' 16-byte loads at once (H200: 0.90–0.93 of the read roof for rows of
+/// 16–256 f32 against the rows schedule's 0.35–0.50, 0.71 against 0.66 at 4096; longer rows
+/// about level: decision 0048).
+pub(crate) const AXES_TREE_ROW_BYTES: u64 = 16 * 1024;
 
 /// Whether `Auto` folds rows of `k` items of `in_size` bytes (runs of `run` items) by the tree.
 pub(crate) fn axes_rows_by_tree(k: u64, in_size: usize, run: u32) -> bool {
