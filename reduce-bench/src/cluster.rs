@@ -19,6 +19,9 @@
 //!   cluster's.
 //! * combine latency: 2^10, 2^16, 2^20 items per GPU: `Cluster::reduce` minus `Gpu::reduce`
 //!   of one GPU's shard alone = what the cross-GPU combine adds.
+//! * every row also times the synchronous `Cluster::reduce` with `Config::portable` (one GPU's
+//!   bits over any shards), interleaved with the others: `portable_sync_ms`, `portable_cost`
+//!   (÷ the default's `sync`).
 //! * `--rank R --world W --id-file PATH`: one process per GPU (start W of them; rank 0 writes the
 //!   NCCL id to PATH, the others read it), the NCCL exchange: the combine latency at small N and
 //!   the synchronous efficiency at 2^28 items per GPU, as above; rank 0 prints them and writes
@@ -30,7 +33,7 @@
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use reduce_cuda::cluster::{Cluster, ClusterId, Exchange, Sharded};
-use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, Sum};
+use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -121,6 +124,8 @@ struct Row {
     /// The slowest rank's own `Gpu::reduce` of its shard (what bounds a synchronous call).
     slowest_sync_ms: f64,
     single_pipe_ms: f64,
+    /// The synchronous `Cluster::reduce` with `Config::portable` (one GPU's bits).
+    portable_sync_ms: f64,
     correct: bool,
 }
 
@@ -243,17 +248,20 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
     let correct = got == expected && cluster.read(&out)? == expected;
 
     // The synchronous calls interleaved: the cluster's, then each rank's own `Gpu::reduce` of
-    // its shard.
-    let mut calls: Vec<Box<dyn FnMut() -> Result<()> + '_>> =
-        vec![Box::new(|| Ok(cluster.reduce(&xs, config).map(drop)?))];
+    // its shard; the portable grouping's call beside them.
+    let portable = Config::default().portable();
+    let mut calls: Vec<Box<dyn FnMut() -> Result<()> + '_>> = vec![
+        Box::new(|| Ok(cluster.reduce(&xs, config).map(drop)?)),
+        Box::new(|| Ok(cluster.reduce(&xs, portable).map(drop)?)),
+    ];
     for (rank, part) in xs.parts() {
         let gpu = cluster.gpu(rank).expect("local rank");
         calls.push(Box::new(move || Ok(gpu.reduce(part, config).map(drop)?)));
     }
     let medians = interleaved_medians(reps, &mut calls)?;
     drop(calls);
-    let (sync_ms, single_sync_ms) = (medians[0], medians[1]);
-    let slowest_sync_ms = medians[1..].iter().copied().fold(single_sync_ms, f64::max);
+    let (sync_ms, portable_sync_ms, single_sync_ms) = (medians[0], medians[1], medians[2]);
+    let slowest_sync_ms = medians[2..].iter().copied().fold(single_sync_ms, f64::max);
     const QUEUED: usize = 20;
     let pipe_ms = median_wall_ms(5, || {
         for _ in 0..QUEUED {
@@ -286,16 +294,18 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         single_sync_ms,
         slowest_sync_ms,
         single_pipe_ms,
+        portable_sync_ms,
         correct,
     };
     eprintln!(
-        "  {section:7} {:5} {monoid:8} n/GPU=2^{:<2} sync {:.4} ms pipe {:.4} ms | 1 GPU alone: sync {:.4} pipe {:.4} | correct {}",
+        "  {section:7} {:5} {monoid:8} n/GPU=2^{:<2} sync {:.4} ms pipe {:.4} ms | 1 GPU alone: sync {:.4} pipe {:.4} | portable sync {:.4} ms | correct {}",
         row.exchange,
         n.trailing_zeros(),
         row.sync_ms,
         row.pipe_ms,
         row.single_sync_ms,
         row.single_pipe_ms,
+        row.portable_sync_ms,
         if correct { "yes" } else { "NO" }
     );
     Ok(row)
@@ -482,7 +492,7 @@ fn report(
             .unwrap_or((f64::NAN, f64::NAN))
     };
     let mut csv = String::from(
-        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,slowest_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct\n",
+        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,slowest_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct,portable_sync_ms,portable_cost\n",
     );
     println!("\n== weak scaling (one process; E = one GPU's own call on rank 0's shard / the cluster's call)");
     println!(
@@ -506,7 +516,7 @@ fn report(
         let (t_sync, t_pipe) = torch_of(r);
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{}",
+            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{},{:.5},{:.4}",
             r.section,
             r.exchange,
             r.monoid,
@@ -523,7 +533,9 @@ fn report(
             combine_us,
             t_sync,
             t_pipe,
-            r.correct
+            r.correct,
+            r.portable_sync_ms,
+            r.portable_sync_ms / r.sync_ms
         );
         if r.section == "weak" {
             let gbs = (r.gpus * r.n_per_gpu * r.item_bytes) as f64 / (r.pipe_ms * 1e6);

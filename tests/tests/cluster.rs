@@ -1,7 +1,8 @@
 //! Reductions over several GPUs (`reduce_cuda::cluster`, feature `nccl`): one process driving
 //! 1, 2, 3 and 4 GPUs, and one process per GPU (this test binary re-executes itself as one child
 //! per rank and passes the NCCL unique id in an environment variable). Non-commutative monoids
-//! bit for bit against the CPU fold; uneven and empty shards; segments that cross one or every
+//! bit for bit against the CPU fold; float sums in the portable grouping bit for bit against
+//! `reduce_core::portable::fold` (one GPU's and the CPU's bits); uneven and empty shards; segments that cross one or every
 //! shard boundary; bad layouts named by global index; a missing peer, a wrong rank count or a
 //! peer that leaves is an error value within the timeout, never a hang.
 //!
@@ -113,6 +114,52 @@ fn check_plain<M: CudaMonoid + Random>(cluster: &Cluster, lens: &[usize], seed: 
             "rank {rank}'s copy, shards {lens:?}"
         );
     }
+}
+
+/// The portable grouping (`Config::portable`) over the shards `lens`: f32 sums of mixed
+/// magnitudes and signs (whose bits depend on the grouping) with the bits of
+/// `reduce_core::portable::fold` — one GPU's and the CPU's — whatever the boundaries (inside
+/// runs, empty shards, shards inside one run), and an exact non-commutative monoid equal to the
+/// fold; `reduce_into` over several ranks still refuses it.
+fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
+    let shards = Shards::from_lens(lens).unwrap();
+    let mut rng = TestRng::new(seed);
+    let items: Vec<reduce_cuda::Sum<f32>> = (0..shards.items())
+        .map(|_| {
+            let e = rng.range(100, 150) as u32;
+            reduce_cuda::Sum(f32::from_bits((rng.next_u32() & 0x807f_ffff) | (e << 23)))
+        })
+        .collect();
+    let portable = reduce_cuda::Config::default().portable();
+    let xs = cluster.scatter_with(&items, &shards).unwrap();
+    let want = reduce_core::portable::fold(&items).0.to_bits();
+    for config in [portable, portable.grid(7)] {
+        let got = cluster.reduce(&xs, config).unwrap().0.to_bits();
+        assert_eq!(
+            got, want,
+            "portable f32 over shards {lens:?}: {got:08x} != {want:08x}"
+        );
+    }
+    println!("portable-cluster-hash shards {lens:?} {want:08x}");
+    let affine = Affine::random_vec(shards.items(), seed + 1);
+    let xa = cluster.scatter_with(&affine, &shards).unwrap();
+    assert_eq!(cluster.reduce(&xa, portable).unwrap(), fold(&affine));
+    if cluster.world_size() > 1 {
+        let mut out = cluster.replicated::<Affine>().unwrap();
+        assert!(matches!(
+            cluster.reduce_into(&xa, &mut out, portable),
+            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+        ));
+    }
+}
+
+/// Shard lengths whose boundaries fall inside runs of 16 f32 and on them, for `world` ranks.
+fn portable_patterns(world: usize, seed: u64) -> Vec<Vec<usize>> {
+    let mut patterns = shard_patterns(world, 300_007, seed);
+    patterns.push((0..world).map(|r| 16 * (r + 1) + r).collect()); // boundaries inside runs
+    patterns.push((0..world).map(|_| 4096).collect()); // on aligned blocks
+    patterns.push((0..world).map(|r| if r == 0 { 5 } else { 3 }).collect()); // inside one run
+    patterns
 }
 
 /// Segment layouts (segment lengths) and shard lengths over their items, for `world` ranks.
@@ -331,6 +378,12 @@ fn one_process_many_gpus() {
             13,
         );
         check_bad_layouts(&cluster);
+        for (i, lens) in portable_patterns(world, 60 + world as u64)
+            .iter()
+            .enumerate()
+        {
+            check_portable(&cluster, lens, i as u64);
+        }
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
         let shards = Shards::even(items.len(), world).unwrap();
@@ -451,7 +504,7 @@ fn float_sums_are_deterministic() {
 }
 
 /// Buffers of another cluster or another shape are errors, not UB; so is the portable grouping
-/// over several GPUs (not built).
+/// of `reduce_into` over several GPUs (not built).
 #[test]
 fn foreign_and_mismatched_data_are_errors() {
     if child().is_some() {
@@ -486,14 +539,12 @@ fn foreign_and_mismatched_data_are_errors() {
         Err(ClusterError::Mismatch { .. })
     ));
     assert_eq!(a.reduce(&xs, Algorithm::Auto).unwrap(), fold(&items));
-    // The portable grouping: one rank's is one GPU's; several ranks refuse it (not built).
+    // The portable grouping: one rank's is one GPU's; over several ranks `reduce` gives it,
+    // `reduce_into` refuses it (not built).
     let portable = reduce_cuda::Config::default().portable();
     assert_eq!(a.reduce(&xs, portable).unwrap(), fold(&items));
     let spread = pair.scatter(&items).unwrap();
-    assert!(matches!(
-        pair.reduce(&spread, portable),
-        Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
-    ));
+    assert_eq!(pair.reduce(&spread, portable).unwrap(), fold(&items));
     let mut out = pair.replicated::<Affine>().unwrap();
     assert!(matches!(
         pair.reduce_into(&spread, &mut out, portable),
@@ -700,6 +751,12 @@ fn run_child(role: Role) {
                 check_segments::<Affine>(&cluster, name, &lengths, &lens, 21);
             }
             check_bad_layouts(&cluster);
+            for (i, lens) in portable_patterns(world, 60 + world as u64)
+                .iter()
+                .enumerate()
+            {
+                check_portable(&cluster, lens, i as u64);
+            }
             let items = KeepLast::random_vec(200_003, 8);
             let shards = Shards::even(items.len(), world).unwrap();
             let own = cluster

@@ -27,9 +27,11 @@
 //! sequence's first item.
 //!
 //! The tree splits at any run boundary into O(log n) subtrees per part — what lets several GPUs
-//! each reduce a part and still give these bits. A lifted input is lifted first: its grouping is
+//! each reduce a part and still give these bits ([`parts`]: a part's head and tail items and
+//! aligned blocks of whole runs, joined in order). A lifted input is lifted first: its grouping is
 //! the one of the lifted values (the run length follows the monoid, not the input type).
 
+pub mod parts;
 mod scan;
 pub use scan::{scan, scan_by_key, scan_grouped, scan_items, scan_segments, SCAN_BLOCK};
 

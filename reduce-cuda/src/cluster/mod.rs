@@ -53,6 +53,7 @@ mod kernels;
 pub(crate) use kernels::signatures;
 mod peer;
 mod plain;
+mod portable;
 mod segmented;
 
 pub use data::Sharded;

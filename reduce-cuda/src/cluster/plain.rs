@@ -41,11 +41,17 @@ impl Cluster {
     /// Each rank reduces its shard with `config`; the partials are folded in rank order on the
     /// host: read from pinned host memory where every rank is in this process and the exchange
     /// is [`super::Exchange::PeerAccess`], all-gathered through NCCL (as bytes) otherwise.
+    /// With `Config::portable` the result has `reduce_core::portable::fold`'s bits, the same as
+    /// one GPU's and the CPU's for any shards (each rank's shard in aligned blocks of runs, the
+    /// runs that straddle shards folded from their items on the host: `portable.rs`).
     pub fn reduce<M: CudaMonoid>(&self, xs: &Sharded<M>, config: impl Into<Config>) -> Result<M> {
         let config = config.into();
-        self.check_portable(config)?;
         self.check_sharded(xs, "the items")?;
         let mut state = self.lock()?;
+        if config.portable && self.world > 1 {
+            let result = self.reduce_portable(&mut state, xs, config);
+            return self.abort_on_failure(&mut state, result);
+        }
         if matches!(state.transport, Transport::Peer(_)) {
             let result = self.reduce_here(xs, config);
             return self.abort_on_failure(&mut state, result);
@@ -56,16 +62,17 @@ impl Cluster {
         result
     }
 
-    /// The portable grouping (`Config::portable`) is one GPU's and the CPU's for now: over
-    /// several GPUs each shard would be grouped on its own and the partials folded in rank
-    /// order — other bits than one GPU's — so a cluster of more than one rank refuses it.
+    /// [`Cluster::reduce_into`] keeps the portable grouping (`Config::portable`) to one rank:
+    /// over several, each shard would be grouped on its own and the partials folded in rank
+    /// order — other bits than one GPU's. [`Cluster::reduce`] gives the portable bits over any
+    /// number of ranks.
     fn check_portable(&self, config: Config) -> Result<()> {
         if config.portable && self.world > 1 {
             return Err(crate::Error::InvalidConfig {
                 algorithm: config.algorithm.name(),
                 reason: format!(
-                    "the portable grouping over {} GPUs is not built yet (each shard would be \
-                     grouped on its own): reduce on one GPU or the CPU backend for portable bits",
+                    "Cluster::reduce_into over {} GPUs does not offer the portable grouping \
+                     yet: Cluster::reduce gives its bits",
                     self.world
                 ),
             }

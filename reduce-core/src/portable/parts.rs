@@ -1,0 +1,265 @@
+//! The portable grouping split across parts (the shards of several GPUs): a part holding the
+//! items `lo..hi` of the global sequence contributes its **head** (the items before its first
+//! run boundary, which end a run that began in an earlier part, or all of its items when it
+//! holds no boundary), the aligned **blocks** of whole runs after it (nodes of the tree:
+//! `2^level` runs from run `index * 2^level`, as few as cover them), and its **tail** (the items
+//! from its last run boundary on, which begin a run a later part may end). A block's value is
+//! [`super::fold`] of its items alone — an aligned block of a power of two of runs is a subtree,
+//! its runs cut where the global ones are — so each part can compute its blocks on its own
+//! device, and [`combine`] joins the parts' summaries, in order, into [`super::fold`]'s bits
+//! for the whole sequence, whatever the boundaries (inside a run, empty parts, parts inside
+//! one run).
+
+use crate::Monoid;
+use std::ops::Range;
+
+/// An aligned block of whole runs: node `index` of the tree's level `level` (its `2^level` runs
+/// from run `index << level`), and its items.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Its level: `2^level` runs.
+    pub level: u32,
+    /// Its index in that level.
+    pub index: u64,
+    /// Its items (global indices).
+    pub items: Range<usize>,
+}
+
+/// The pieces of the part `lo..hi` for runs of `run` items: head items, blocks, tail items
+/// (global item ranges; the head and the tail hold fewer than `run` items each).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartPlan {
+    /// The items before the part's first run boundary (all of them when it holds none).
+    pub head: Range<usize>,
+    /// The aligned blocks of whole runs between its first and last boundaries, in order.
+    pub blocks: Vec<Block>,
+    /// The items from its last run boundary on.
+    pub tail: Range<usize>,
+}
+
+/// The pieces of the part holding the global items `lo..hi`, for runs of `run` items.
+pub fn plan(lo: usize, hi: usize, run: usize) -> PartPlan {
+    let run = run.max(1);
+    let first = lo.div_ceil(run) * run; // the first run boundary at or after lo
+    if first >= hi {
+        // No boundary inside, or only at its end: every item continues one run.
+        return PartPlan {
+            head: lo..hi,
+            blocks: Vec::new(),
+            tail: hi..hi,
+        };
+    }
+    let last = hi / run * run; // the last run boundary at or before hi
+    let mut blocks = Vec::new();
+    let (mut r, end) = ((first / run) as u64, (last / run) as u64);
+    while r < end {
+        // The largest aligned block from run r that ends by `end`.
+        let mut level = r.trailing_zeros().min(63);
+        while (1u64 << level) > end - r {
+            level -= 1;
+        }
+        let size = 1u64 << level;
+        blocks.push(Block {
+            level,
+            index: r >> level,
+            items: (r as usize) * run..((r + size) as usize) * run,
+        });
+        r += size;
+    }
+    PartPlan {
+        head: lo..first,
+        blocks,
+        tail: last..hi,
+    }
+}
+
+/// A part's contribution: its head items, its blocks' values and its tail items, from
+/// [`plan`] (the head's and the tail's items as values, a block's value [`super::fold`] of its
+/// items).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary<M> {
+    /// The part's first item's global index (where its head lies).
+    pub lo: usize,
+    /// The head's items.
+    pub head: Vec<M>,
+    /// (level, index, value) of each block, in order.
+    pub blocks: Vec<(u32, u64, M)>,
+    /// The global index of the tail's first item.
+    pub tail_at: usize,
+    /// The tail's items.
+    pub tail: Vec<M>,
+}
+
+impl<M: Monoid> Summary<M> {
+    /// The summary of the part `lo..hi` of `items` (the global sequence), computed on the CPU:
+    /// what a device computes for its shard.
+    pub fn of(items: &[M], lo: usize, hi: usize, run: usize) -> Summary<M> {
+        let p = plan(lo, hi, run);
+        Summary {
+            lo,
+            head: items[p.head.clone()].to_vec(),
+            blocks: (p.blocks.iter())
+                .map(|b| (b.level, b.index, super::fold(&items[b.items.clone()])))
+                .collect(),
+            tail_at: p.tail.start,
+            tail: items[p.tail].to_vec(),
+        }
+    }
+}
+
+/// The tree's nodes as they complete, left to right: a node merges with the one before it
+/// where they are siblings; what is left at the end lies on the right edge.
+struct Nodes<M> {
+    stack: Vec<(u32, u64, M)>,
+}
+
+impl<M: Monoid> Nodes<M> {
+    fn push(&mut self, mut level: u32, mut index: u64, mut value: M) {
+        while let Some(&(l, i, left)) = self.stack.last() {
+            if l != level || index.is_multiple_of(2) || i + 1 != index {
+                break;
+            }
+            self.stack.pop();
+            value = M::combine(left, value);
+            (level, index) = (level + 1, index / 2);
+        }
+        self.stack.push((level, index, value));
+    }
+
+    /// The root: the right edge's nodes, each the left sibling of everything after it.
+    fn root(mut self) -> M {
+        let mut acc = match self.stack.pop() {
+            Some((_, _, v)) => v,
+            None => return M::identity(),
+        };
+        while let Some((_, _, left)) = self.stack.pop() {
+            acc = M::combine(left, acc);
+        }
+        acc
+    }
+}
+
+/// [`super::fold`]'s value for the whole sequence from its parts' summaries, in order (they
+/// cover it contiguously from item 0), for runs of `run` items.
+pub fn combine<M: Monoid>(parts: &[Summary<M>], run: usize) -> M {
+    let run = run.max(1);
+    let mut nodes = Nodes { stack: Vec::new() };
+    // The run being folded from raw items: (its index, the fold of its items so far).
+    let mut pending: Option<(u64, M)> = None;
+    let feed = |nodes: &mut Nodes<M>, pending: &mut Option<(u64, M)>, at: usize, xs: &[M]| {
+        for (k, &x) in xs.iter().enumerate() {
+            let r = ((at + k) / run) as u64;
+            *pending = match pending.take() {
+                Some((p, acc)) if p == r => Some((p, M::combine(acc, x))),
+                Some((p, acc)) => {
+                    nodes.push(0, p, acc);
+                    Some((r, x))
+                }
+                None => Some((r, x)),
+            };
+        }
+    };
+    for part in parts {
+        feed(&mut nodes, &mut pending, part.lo, &part.head);
+        if !part.blocks.is_empty() || !part.tail.is_empty() {
+            // The head ended its run (the part holds a boundary).
+            if let Some((p, acc)) = pending.take() {
+                nodes.push(0, p, acc);
+            }
+        }
+        for &(level, index, value) in &part.blocks {
+            nodes.push(level, index, value);
+        }
+        feed(&mut nodes, &mut pending, part.tail_at, &part.tail);
+    }
+    if let Some((p, acc)) = pending {
+        nodes.push(0, p, acc);
+    }
+    nodes.root()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Sum;
+
+    fn floats(n: usize, seed: u64) -> Vec<Sum<f32>> {
+        let mut state = seed | 1;
+        (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                Sum(f32::from_bits((state as u32 & 0x8fff_ffff) | 0x3000_0000))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_part_is_head_blocks_and_tail() {
+        // runs of 16: items 5..100 = head 5..16, runs 1 (1 run), 2..4 (2 runs), 4 (1 run)... up
+        // to run 6 (96), tail 96..100
+        let p = plan(5, 100, 16);
+        assert_eq!((p.head, p.tail), (5..16, 96..100));
+        let shape: Vec<(u32, u64)> = p.blocks.iter().map(|b| (b.level, b.index)).collect();
+        assert_eq!(shape, [(0, 1), (1, 1), (1, 2)]);
+        assert_eq!(p.blocks[2].items, 64..96);
+        // inside one run, and ending on a boundary
+        assert_eq!(plan(17, 30, 16).head, 17..30);
+        assert_eq!(plan(17, 32, 16).blocks, Vec::new());
+        assert_eq!(plan(0, 1 << 20, 16).blocks.len(), 1);
+        assert_eq!(plan(7, 7, 16).head, 7..7);
+    }
+
+    /// Every way of cutting a few sequences into parts gives fold's bits.
+    #[test]
+    fn parts_combine_to_the_whole_fold() {
+        let run = 16;
+        for n in [0usize, 1, 15, 16, 17, 100, 1000, 4099, 70_001] {
+            let xs = floats(n, n as u64 + 3);
+            let want = crate::portable::fold(&xs).0.to_bits();
+            let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ n as u64;
+            for parts in [1usize, 2, 3, 4, 7, 16] {
+                for _ in 0..20 {
+                    // random cuts, some inside runs, some empty parts
+                    let mut cuts: Vec<usize> = (0..parts - 1)
+                        .map(|_| {
+                            state ^= state << 13;
+                            state ^= state >> 7;
+                            state ^= state << 17;
+                            (state as usize) % (n + 1)
+                        })
+                        .collect();
+                    cuts.sort_unstable();
+                    let bounds: Vec<usize> = std::iter::once(0).chain(cuts).chain([n]).collect();
+                    let summaries: Vec<_> = bounds
+                        .windows(2)
+                        .map(|w| Summary::of(&xs, w[0], w[1], run))
+                        .collect();
+                    let got = combine(&summaries, run).0.to_bits();
+                    assert_eq!(got, want, "n = {n}, bounds {bounds:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_exact_monoid_keeps_the_order() {
+        use crate::test_monoids::Affine;
+        let xs: Vec<Affine> = (0..5000u32)
+            .map(|i| Affine(i.wrapping_mul(2654435761) | 1, i))
+            .collect();
+        let run = crate::portable::run_len::<Affine>();
+        for bounds in [
+            vec![0, 5000],
+            vec![0, 3, 3, 4999, 5000],
+            vec![0, 2500, 2501, 5000],
+        ] {
+            let summaries: Vec<_> = bounds
+                .windows(2)
+                .map(|w| Summary::of(&xs, w[0], w[1], run))
+                .collect();
+            assert_eq!(combine(&summaries, run), crate::fold(&xs));
+        }
+    }
+}
