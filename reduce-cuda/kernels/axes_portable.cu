@@ -19,7 +19,10 @@
 // Every m_combine is (earlier positions) ⊕ (later positions), so an exactly associative monoid
 // gets reduce_core::fold_axes's value; floats get the tree's bits.
 //
-// A block's threads are (x, y): X = R_BLOCK / Y results side by side, Y units of one node each.
+// A tile's threads are (x, y): X results side by side, Y units of one node each; a tile is a
+// warp for long rows (nodes of up to 32 leaves: each warp takes tiles on its own, without a
+// barrier), else the block (where a node spans warps, their nodes joined through shared
+// memory).
 // `yfast` (the innermost axis is reduced: rows) puts y in the low bits of the thread index, so
 // a warp reads neighbouring leaves of a row; otherwise x is in the low bits and a warp reads
 // neighbouring results (columns), each thread its unit's items down the reduced axis.
@@ -129,26 +132,33 @@ __device__ __forceinline__ M r_axes_leaf(const T* __restrict__ in, r_size n, r_s
 
 // One pass (see the invariant): `results` results of `k` positions each, leaves of LEAF, a
 // thread's unit of 2^q_log leaves (at most UNIT), nodes of 2^y_log units, `nodes` of them per
-// result.
-template <typename T, bool LIFT, int LEAF, int VECS, int UNIT>
+// result; tiles of a warp (BY_WARP) or of the block.
+template <typename T, bool LIFT, int LEAF, int VECS, int UNIT, bool BY_WARP>
 __device__ __forceinline__ void r_axes_portable(const T* __restrict__ in, r_size n, r_size results,
                                                 r_size k, unsigned int y_log, unsigned int q_log,
                                                 bool yfast, r_size nodes, const r_axes_dims& kept,
                                                 const r_axes_dims& red, M* __restrict__ out) {
     __shared__ M s_part[R_WARPS > 1 ? R_BLOCK : 1];
-    const unsigned int Y = 1u << y_log, X = R_BLOCK >> y_log, Q = 1u << q_log;
-    const unsigned int t = threadIdx.x;
+    const unsigned int Y = 1u << y_log, Q = 1u << q_log;
+    // BY_WARP (the host picks it where a node fits a warp: rows of Y <= 32 units): each warp
+    // takes tiles of its own, never waiting for the others; else the block takes them.
+    const bool by_warp = BY_WARP;
+    const unsigned int span = by_warp ? R_WARP : R_BLOCK;  // threads per tile
+    const unsigned int X = span >> y_log;                  // results per tile
+    const unsigned int t = by_warp ? threadIdx.x & (R_WARP - 1) : threadIdx.x;
     const unsigned int y = yfast ? t & (Y - 1) : t >> (31 - __clz(X));
     const unsigned int x = yfast ? t >> y_log : t & (X - 1);
     // Lanes between neighbouring units of one result, and such units in a warp.
     const unsigned int ys = yfast ? 1 : X;
     const unsigned int wy = ys >= R_WARP ? 1 : (Y < R_WARP / ys ? Y : R_WARP / ys);
-    const unsigned int groups = Y / wy;  // warp nodes per node (at most R_WARPS)
+    const unsigned int groups = Y / wy;  // warp nodes per node (at most R_WARPS; 1 by warp)
     const r_size leaves = (k + LEAF - 1) / LEAF;
     const r_size units = (leaves + Q - 1) >> q_log;
     const r_size otiles = (results + X - 1) / X;
     const r_size tiles = otiles * nodes;
-    for (r_size tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const r_size tile0 = by_warp ? (r_size)blockIdx.x * R_WARPS + threadIdx.x / R_WARP : blockIdx.x;
+    const r_size stride = by_warp ? (r_size)gridDim.x * R_WARPS : gridDim.x;
+    for (r_size tile = tile0; tile < tiles; tile += stride) {
         // Rows: a row's nodes in neighbouring blocks; columns: neighbouring results.
         // (64-bit divisions only where both counts exceed one)
         const r_size ot = nodes == 1    ? tile
@@ -211,16 +221,30 @@ __device__ __forceinline__ void r_axes_portable(const T* __restrict__ in, r_size
     const r_axes_dims kept = {{ke0, ke1, ke2, ke3}, {ks0, ks1, ks2, ks3}, (unsigned int)nk};   \
     const r_axes_dims red = {{re0, re1, re2, re3}, {rs0, rs1, rs2, rs3}, (unsigned int)nr}
 
-// The first pass, a leaf per thread (rows): the call's items (lifted ones read as r_in). Four
-// blocks of 256 per SM (64 registers, a few bytes spilled): long rows are latency-bound, and
-// the fourth block's loads are worth more than the spill (decision 0048).
+// The first pass, a leaf per thread, tiles of the block (rows of up to 32 leaves, and any
+// other shape with a leaf per thread): the call's items (lifted ones read as r_in). Four
+// blocks of 256 per SM (64 registers, a few bytes spilled), as the warps' entry below.
 extern "C" __global__ void __launch_bounds__(R_BLOCK, 1024 / R_BLOCK) reduce_axes_portable(
     const r_in* __restrict__ in, r_size n, r_size results, r_size k, r_size y_log, r_size q_log,
     r_size yfast, r_size nodes, r_size nk, r_size ke0, r_size ks0, r_size ke1, r_size ks1,
     r_size ke2, r_size ks2, r_size ke3, r_size ks3, r_size nr, r_size re0, r_size rs0, r_size re1,
     r_size rs1, r_size re2, r_size rs2, r_size re3, r_size rs3, M* __restrict__ out) {
     R_AXES_DIMS;
-    r_axes_portable<r_in, true, R_RUN, R_VECS, 1>
+    r_axes_portable<r_in, true, R_RUN, R_VECS, 1, false>
+        (in, n, results, k, (unsigned int)y_log, (unsigned int)q_log, yfast != 0, nodes, kept, red,
+         out);
+}
+
+// The first pass for long rows: nodes of 32 leaves, tiles of a warp. Four blocks of 256 per
+// SM (64 registers, a few bytes spilled): long rows are latency-bound, and the fourth block's
+// loads are worth more than the spill (decision 0048).
+extern "C" __global__ void __launch_bounds__(R_BLOCK, 1024 / R_BLOCK) reduce_axes_portable_warps(
+    const r_in* __restrict__ in, r_size n, r_size results, r_size k, r_size y_log, r_size q_log,
+    r_size yfast, r_size nodes, r_size nk, r_size ke0, r_size ks0, r_size ke1, r_size ks1,
+    r_size ke2, r_size ks2, r_size ke3, r_size ks3, r_size nr, r_size re0, r_size rs0, r_size re1,
+    r_size rs1, r_size re2, r_size rs2, r_size re3, r_size rs3, M* __restrict__ out) {
+    R_AXES_DIMS;
+    r_axes_portable<r_in, true, R_RUN, R_VECS, 1, true>
         (in, n, results, k, (unsigned int)y_log, (unsigned int)q_log, yfast != 0, nodes, kept, red,
          out);
 }
@@ -233,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) reduce_axes_portable_units
     r_size ke2, r_size ks2, r_size ke3, r_size ks3, r_size nr, r_size re0, r_size rs0, r_size re1,
     r_size rs1, r_size re2, r_size rs2, r_size re3, r_size rs3, M* __restrict__ out) {
     R_AXES_DIMS;
-    r_axes_portable<r_in, true, R_RUN, R_VECS, R_UNIT>
+    r_axes_portable<r_in, true, R_RUN, R_VECS, R_UNIT, false>
         (in, n, results, k, (unsigned int)y_log, (unsigned int)q_log, yfast != 0, nodes, kept, red,
          out);
 }
@@ -245,7 +269,7 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) reduce_axes_portable_nodes
     r_size ke2, r_size ks2, r_size ke3, r_size ks3, r_size nr, r_size re0, r_size rs0, r_size re1,
     r_size rs1, r_size re2, r_size rs2, r_size re3, r_size rs3, M* __restrict__ out) {
     R_AXES_DIMS;
-    r_axes_portable<M, false, 1, 0, 1>
+    r_axes_portable<M, false, 1, 0, 1, false>
         (in, n, results, k, (unsigned int)y_log, (unsigned int)q_log, yfast != 0, nodes, kept, red,
          out);
 }

@@ -309,8 +309,9 @@ pub fn axes_portable_source_lifted<M: Lift<X>, X: DeviceCopy>(block: u32) -> Res
 }
 
 /// The passes [`axes_portable_source`]'s kernels run over `shape` reduced along `axes` (at
-/// least one result) for `M` values, in order: per pass, 1 if it reads the call's items (else
-/// the pass before's nodes), then the kernel's arguments from `n` to `rs3`.
+/// least one result) for `M` values, in order: per pass, its entry point (0 the nodes of the
+/// pass before, 1 the call's items by blocks, 2 by units of leaves, 3 by warps), then the
+/// kernel's arguments from `n` to `rs3`.
 pub fn axes_portable_passes<M: CudaMonoid>(
     block: u32,
     shape: &[usize],
@@ -322,10 +323,10 @@ pub fn axes_portable_passes<M: CudaMonoid>(
     Ok(plan
         .pass_args(&a)
         .into_iter()
-        .map(|(first, args)| {
+        .map(|(entry, args)| {
             let values = args.values();
             // without `in` (the first) and `out` (the last)
-            std::iter::once(first as u64)
+            std::iter::once(entry as u64)
                 .chain(values[1..values.len() - 1].iter().copied())
                 .collect()
         })

@@ -1,10 +1,10 @@
 // The host side of an emulated portable reduction along axes
-// (tests/tests/emulated_axes_portable.rs):
-// included after cuda_emu.hpp and the generated kernel text (kernels/axes_portable.cu). argv[3]
-// orders the fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
-//   u64 n, shift, grid, passes; per pass u64 first (1: it reads the items; with q_log > 0 by
-//   reduce_axes_portable_units) and the kernel's
-//   arguments from n to rs3 (25); n r_in items;
+// (tests/tests/emulated_axes_portable.rs): included after cuda_emu.hpp and the generated kernel
+// text (kernels/axes_portable.cu). argv[3] orders the fibers as in seg_shuffle_main.cpp. Reads
+// cases from argv[1], each
+//   u64 n, shift, grid, passes; per pass u64 entry (0: reduce_axes_portable_nodes over the
+//   pass before's nodes; 1, 2, 3: reduce_axes_portable, _units, _warps over the items) and the
+//   kernel's arguments from n to rs3 (25); n r_in items;
 // runs the passes in order, each on min(grid, its tiles) blocks, block by block, and appends to
 // argv[2] per case
 //   u64 ok (1, or 0 after a deadlock); the last pass's results * nodes M values.
@@ -49,9 +49,12 @@ int main(int argc, char** argv) {
                                q[11], q[12], q[13], q[14], q[15], q[16], q[17], q[18], q[19], q[20],
                                q[21], q[22], q[23], q[24], q[25], out);
                     };
-                    if (q[0] && q[5]) pass(reduce_axes_portable_units, items);
-                    else if (q[0]) pass(reduce_axes_portable, items);
-                    else pass(reduce_axes_portable_nodes, nodes_in);
+                    switch (q[0]) {
+                        case 1: pass(reduce_axes_portable, items); break;
+                        case 2: pass(reduce_axes_portable_units, items); break;
+                        case 3: pass(reduce_axes_portable_warps, items); break;
+                        default: pass(reduce_axes_portable_nodes, nodes_in);
+                    }
                 });
             }
             from.swap(to);

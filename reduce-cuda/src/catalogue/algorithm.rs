@@ -165,10 +165,11 @@ pub enum AxisAlgorithm {
     /// first): each thread folds a strip of one (b, c) down K (neighbouring threads own
     /// neighbouring c), and the strips are folded again in order until one is left.
     Strips,
-    /// Strips, but rows (one reduced run, innermost) of 64 bytes to 16 KiB of items by the
-    /// portable kernel's tree (in order, a warp over 32 rows' 16-byte loads), and where the
-    /// rows schedule folds each lane's runs by itself for monoids that declare `commutative`
-    /// (the order of the items is then not kept).
+    /// Strips, but rows (one reduced run, innermost) of 64 bytes of items or more (lifted
+    /// items: up to 16 KiB) by the portable kernel's tree (in order; a warp over 32 short
+    /// rows' 16-byte loads, or over nodes of a long row on its own). Other rows and shapes by
+    /// strips, whose rows schedule folds each lane's runs by itself for monoids that declare
+    /// `commutative` (the order of the items is then not kept).
     #[default]
     Auto,
 }

@@ -30,6 +30,8 @@ kernel_signature! {
 }
 
 const REDUCE_AXES_PORTABLE: Entry<AxesPortableArgs> = Entry::new("reduce_axes_portable");
+const REDUCE_AXES_PORTABLE_WARPS: Entry<AxesPortableArgs> =
+    Entry::new("reduce_axes_portable_warps");
 const REDUCE_AXES_PORTABLE_UNITS: Entry<AxesPortableArgs> =
     Entry::new("reduce_axes_portable_units");
 const REDUCE_AXES_PORTABLE_NODES: Entry<AxesPortableArgs> =
@@ -38,6 +40,8 @@ const REDUCE_AXES_PORTABLE_NODES: Entry<AxesPortableArgs> =
 /// The largest block, and the shared memory its warps' nodes may take.
 const MAX_BLOCK: u32 = 256;
 const NODES_SMEM: usize = 32 * 1024;
+/// The log2 of a warp's lanes: the most leaves of a row's node in the first pass.
+const WARP_LOG: u32 = 5;
 /// The most leaves a thread folds into its unit, and the bytes of their values it may hold.
 const MAX_UNIT: u32 = 8;
 const UNIT_BYTES: usize = 256;
@@ -89,12 +93,25 @@ pub(super) fn portable_axes(
     })
 }
 
+/// The entry point a pass runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PassKernel {
+    /// The pass before's nodes (leaves of one).
+    Nodes = 0,
+    /// The call's items, a leaf per thread, tiles of the block.
+    Items = 1,
+    /// The call's items, units of leaves per thread (columns).
+    Units = 2,
+    /// The call's items, a leaf per thread, tiles of a warp (long rows).
+    Warps = 3,
+}
+
 /// One launch of the portable axes kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PortablePass {
-    /// Whether it reads the call's items (leaves of a run), else the nodes of the pass before
-    /// (leaves of one).
-    pub first: bool,
+    /// Its entry point: one of the first pass's (the call's items, leaves of a run), else the
+    /// nodes of the pass before (leaves of one).
+    pub entry: PassKernel,
     pub results: u64,
     /// Positions per result.
     pub k: u64,
@@ -149,9 +166,10 @@ impl PortablePass {
         }
     }
 
-    /// The blocks' tiles: (results side by side) x (one node).
+    /// The blocks it keeps busy: a block's worth of results side by side, one node each (a
+    /// block of warps that take their own tiles covers as many).
     fn tiles(&self, block: u32) -> u64 {
-        let x = (block >> self.y_log) as u64;
+        let x = (block >> self.y_log).max(1) as u64;
         self.results.div_ceil(x) * self.nodes
     }
 }
@@ -201,11 +219,12 @@ impl PortableAxes {
         let results = axes.results as u64;
         let k = axes.reduced_len as u64;
         let leaves = k.div_ceil(self.run as u64);
-        // Rows: a warp's lanes on neighbouring leaves, one each. Columns: up to a block of
-        // neighbouring results side by side, the rest of the block along the leaves, each
-        // thread a unit of up to `unit` leaves (loads in flight, no barrier).
+        // Rows: a warp's lanes on neighbouring leaves, one each, nodes of up to a warp's (each
+        // warp on its own, no barrier). Columns: up to a block of neighbouring results side by
+        // side, the rest of the block along the leaves, each thread a unit of up to `unit`
+        // leaves (loads in flight, no barrier).
         let (y_log, q_log) = match rows {
-            true => (log2_ceil(leaves).min(block_log), 0),
+            true => (log2_ceil(leaves).min(WARP_LOG), 0),
             false => {
                 let inner = kept.first().map_or(1, |&(e, _)| e);
                 let x_log = log2_ceil(inner).min(block_log);
@@ -216,8 +235,14 @@ impl PortableAxes {
         };
         let (kept4, nk) = dims4(&kept);
         let (reduced4, nr) = dims4(&reduced);
+        let entry = match (rows, q_log > 0) {
+            // Long rows: nodes of a warp's leaves, each warp on its own tiles.
+            (true, _) if leaves > 1 << WARP_LOG => PassKernel::Warps,
+            (_, true) => PassKernel::Units,
+            _ => PassKernel::Items,
+        };
         let mut pass = PortablePass {
-            first: true,
+            entry,
             results,
             k,
             y_log,
@@ -234,7 +259,7 @@ impl PortableAxes {
             let k = pass.nodes;
             let y_log = log2_ceil(k).min(block_log);
             pass = PortablePass {
-                first: false,
+                entry: PassKernel::Nodes,
                 results,
                 k,
                 y_log,
@@ -258,26 +283,27 @@ impl PortableAxes {
     }
 
     /// The passes' arguments over `axes` (at least one result), in order, with `in` and `out`
-    /// left 0: whether each reads the call's items, and its sizes (`n` the values it reads).
-    pub fn pass_args(&self, axes: &Axes) -> Vec<(bool, AxesPortableArgs)> {
+    /// left 0: each one's entry point, and its sizes (`n` the values it reads).
+    pub fn pass_args(&self, axes: &Axes) -> Vec<(PassKernel, AxesPortableArgs)> {
         let mut n = axes.reduced_len as u64 * axes.results as u64;
         self.passes(axes)
             .iter()
             .map(|pass| {
                 let args = pass.args(0, n, 0);
                 n = pass.results * pass.nodes;
-                (pass.first, args)
+                (pass.entry, args)
             })
             .collect()
     }
 
-    /// Whether `Auto` folds `axes` by this kernel's tree (items of `in_size` bytes): rows of one
-    /// reduced run, of a run or more and few enough bytes (`tuning::axes_rows_by_tree`).
-    pub fn suits_rows(&self, axes: &Axes, in_size: usize) -> bool {
+    /// Whether `Auto` folds `axes` of `items` by this kernel's tree: rows of one reduced run, of
+    /// a run or more (`tuning::axes_rows_by_tree`).
+    pub fn suits_rows(&self, axes: &Axes, items: Items) -> bool {
         let runs = axes.runs();
         let rows = runs.last().is_some_and(|&(_, r)| r);
         let reduced_runs = runs.iter().filter(|&&(_, r)| r).count();
-        rows && reduced_runs == 1 && axes_rows_by_tree(axes.reduced_len as u64, in_size, self.run)
+        let k = axes.reduced_len as u64;
+        rows && reduced_runs == 1 && axes_rows_by_tree(k, self.run, items.lifted, items.in_size)
     }
 
     /// Whether every result of `axes` is one leaf of one reduced run, short of the rows
@@ -301,7 +327,8 @@ impl PortableAxes {
             return Strips::in_order(self.name, self.run as u64).launch(d, input, axes, out);
         }
         let spec = self.kernels();
-        let first = d.kernel(&spec, REDUCE_AXES_PORTABLE, self.block, 0, self.name)?;
+        let items = d.kernel(&spec, REDUCE_AXES_PORTABLE, self.block, 0, self.name)?;
+        let warps = d.kernel(&spec, REDUCE_AXES_PORTABLE_WARPS, self.block, 0, self.name)?;
         let units = d.kernel(&spec, REDUCE_AXES_PORTABLE_UNITS, self.block, 0, self.name)?;
         let nodes = d.kernel(&spec, REDUCE_AXES_PORTABLE_NODES, self.block, 0, self.name)?;
         let passes = self.passes(axes);
@@ -319,10 +346,11 @@ impl PortableAxes {
                 true => out,
                 false => regions[i % 2],
             };
-            let kernel = match (pass.first, pass.q_log > 0) {
-                (true, false) => &first,
-                (true, true) => &units,
-                (false, _) => &nodes,
+            let kernel = match pass.entry {
+                PassKernel::Items => &items,
+                PassKernel::Warps => &warps,
+                PassKernel::Units => &units,
+                PassKernel::Nodes => &nodes,
             };
             let grid = pass
                 .tiles(self.block)
@@ -344,6 +372,7 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     use crate::device::KernelArgs;
     vec![
         (REDUCE_AXES_PORTABLE.name, AxesPortableArgs::PARAMS),
+        (REDUCE_AXES_PORTABLE_WARPS.name, AxesPortableArgs::PARAMS),
         (REDUCE_AXES_PORTABLE_UNITS.name, AxesPortableArgs::PARAMS),
         (REDUCE_AXES_PORTABLE_NODES.name, AxesPortableArgs::PARAMS),
     ]
@@ -370,19 +399,25 @@ mod tests {
 
     #[test]
     fn passes_climb_the_tree_until_one_node_per_result() {
-        // one row of 2^20 f32: 2^16 runs, nodes of 256 runs, then of 256 nodes: one left
+        // one row of 2^20 f32: 2^16 runs, nodes of a warp's 32 runs, then of 256 nodes, then
+        // the last 8: one left
         let p = passes(&[1 << 20], &[0], 4);
-        assert_eq!(p.len(), 2);
-        assert!(p[0].first && p[0].yfast && !p[1].first);
-        assert_eq!((p[0].y_log, p[0].q_log, p[0].nodes), (8, 0, 256));
-        assert_eq!((p[1].k, p[1].y_log, p[1].nodes), (256, 8, 1));
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            (p[0].entry, p[1].entry),
+            (PassKernel::Warps, PassKernel::Nodes)
+        );
+        assert!(p[0].yfast);
+        assert_eq!((p[0].y_log, p[0].q_log, p[0].nodes), (5, 0, 2048));
+        assert_eq!((p[1].k, p[1].y_log, p[1].nodes), (2048, 8, 8));
+        assert_eq!((p[2].k, p[2].y_log, p[2].nodes), (8, 3, 1));
         // rows of 64 f32: 4 runs, one pass, 64 rows per block
         let p = passes(&[1000, 64], &[1], 4);
-        assert_eq!(p.len(), 1);
+        assert_eq!((p.len(), p[0].entry), (1, PassKernel::Items));
         assert_eq!((p[0].y_log, p[0].nodes), (2, 1));
         // columns of a (4096, 1000) matrix: a block of results side by side, 8 runs per thread
         let p = passes(&[4096, 1000], &[0], 4);
-        assert!(!p[0].yfast);
+        assert!(!p[0].yfast && p[0].entry == PassKernel::Units);
         assert_eq!((p[0].y_log, p[0].q_log, p[0].nodes), (0, 3, 32));
         assert_eq!(p[0].kept[0], (1000, 1));
         assert_eq!(p[0].reduced[0], (4096, 1000));
@@ -404,14 +439,21 @@ mod tests {
     }
 
     #[test]
-    fn auto_takes_short_rows_of_one_reduced_run() {
-        let suits = |shape: &[usize], axes: &[usize]| {
-            let n = shape.iter().product();
-            plan(4).suits_rows(&Axes::new(n, shape, axes).unwrap(), 4)
+    fn auto_takes_rows_of_one_reduced_run() {
+        let items = |lifted| Items {
+            m_size: 4,
+            in_size: 4,
+            lifted,
+            commutative: true,
         };
-        assert!(suits(&[1000, 16], &[1]) && suits(&[7, 4096], &[1]) && suits(&[3, 5, 64], &[2]));
-        assert!(!suits(&[1000, 15], &[1]) && !suits(&[7, 4097], &[1]));
-        assert!(!suits(&[64, 1000], &[0]) && !suits(&[4, 64, 64], &[0, 2]));
+        let suits = |shape: &[usize], axes: &[usize], lifted| {
+            let n = shape.iter().product();
+            plan(4).suits_rows(&Axes::new(n, shape, axes).unwrap(), items(lifted))
+        };
+        assert!(suits(&[1000, 16], &[1], false) && suits(&[7, 1 << 20], &[1], false));
+        assert!(suits(&[3, 5, 64], &[2], false) && suits(&[7, 4096], &[1], true));
+        assert!(!suits(&[1000, 15], &[1], false) && !suits(&[7, 4097], &[1], true));
+        assert!(!suits(&[64, 1000], &[0], false) && !suits(&[4, 64, 64], &[0, 2], false));
     }
 
     #[test]

@@ -51,7 +51,7 @@ use config::{invalid, refuse};
 use reduce_core::axes::Axes;
 
 /// A plan of the reductions along axes: the default mode's strips (`Auto` with the portable
-/// kernel's tree for short rows, which keeps the order too), or the portable passes.
+/// kernel's tree for rows, which keeps the order too), or the portable passes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AxisPlan {
     Strips(axes::Strips),
@@ -96,7 +96,7 @@ impl AxisPlan {
     pub fn launch(&self, d: &mut Dispatch, input: u64, axes: &Axes, out: u64) -> Result<()> {
         match self {
             AxisPlan::Strips(p) => p.launch(d, input, axes, out),
-            AxisPlan::Auto(_, tree) if tree.suits_rows(axes, d.items().in_size) => {
+            AxisPlan::Auto(_, tree) if tree.suits_rows(axes, d.items()) => {
                 tree.launch(d, input, axes, out)
             }
             AxisPlan::Auto(strips, _) => strips.launch(d, input, axes, out),

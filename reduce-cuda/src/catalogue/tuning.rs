@@ -209,16 +209,19 @@ pub(crate) const AXES_ROWS_MIN: u64 = 64;
 pub(crate) const AXES_LANE_BYTES: u64 = 16;
 
 /// `Auto` along axes: rows (one reduced run, innermost) of at least one run of 64 bytes of
-/// monoid values and at most this many bytes of items go to the portable kernel's tree, whose
-/// warps take 32 rows' 16-byte loads at once (H200: 0.90–0.93 of the read roof for rows of
-/// 16–256 f32 against the rows schedule's 0.35–0.50, 0.71 against 0.66 at 4096; longer rows
-/// about level: decision 0048).
-pub(crate) const AXES_TREE_ROW_BYTES: u64 = 16 * 1024;
-
-/// Whether `Auto` folds rows of `k` items of `in_size` bytes (runs of `run` items) by the tree.
-pub(crate) fn axes_rows_by_tree(k: u64, in_size: usize, run: u32) -> bool {
-    k >= run as u64 && k * in_size as u64 <= AXES_TREE_ROW_BYTES
+/// monoid values go to the portable kernel's tree, whose warps take 32 rows' 16-byte loads at
+/// once, or each a long row's nodes of 32 runs on its own (H200: 0.93–0.94 of the read roof for
+/// rows of 16–256 f32 and 0.80–0.84 for longer ones, against the strips' 0.35–0.50 and
+/// 0.63–0.72; affine rows of 4096 and more 0.75–0.78 against 0.44–0.46: decision 0048) —
+/// lifted items only up to `AXES_TREE_LIFTED_ROW_BYTES` of them: the strips' order-free rows
+/// schedule lifts longer rows faster (per-row ArgMax of 32000 logits 0.50 against 0.40).
+/// Whether rows of `k` items of `in_size` bytes (runs of `run` values) go there:
+pub(crate) fn axes_rows_by_tree(k: u64, run: u32, lifted: bool, in_size: usize) -> bool {
+    k >= run as u64 && (!lifted || k * in_size as u64 <= AXES_TREE_LIFTED_ROW_BYTES)
 }
+
+/// The longest rows of lifted items (in bytes of items) `Auto` sends to the tree.
+pub(crate) const AXES_TREE_LIFTED_ROW_BYTES: u64 = 16 * 1024;
 
 /// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 pub(crate) const SCAN_BLOCK: u32 = 256;
