@@ -195,7 +195,13 @@ mod tests {
     use crate::Sum;
 
     fn floats(n: usize) -> Vec<Sum<f32>> {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        floats_seeded(n, 0x2545_f491_4f6c_dd1d)
+    }
+
+    /// `n` f32 of wide exponents and both signs (xorshift from `seed`): sums whose bits depend
+    /// on the grouping.
+    pub(super) fn floats_seeded(n: usize, seed: u64) -> Vec<Sum<f32>> {
+        let mut state = seed | 1;
         (0..n)
             .map(|_| {
                 state ^= state << 13;

@@ -181,19 +181,7 @@ pub fn combine<M: Monoid>(parts: &[Summary<M>], run: usize) -> M {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Sum;
-
-    fn floats(n: usize, seed: u64) -> Vec<Sum<f32>> {
-        let mut state = seed | 1;
-        (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                Sum(f32::from_bits((state as u32 & 0x8fff_ffff) | 0x3000_0000))
-            })
-            .collect()
-    }
+    use crate::portable::tests::floats_seeded as floats;
 
     #[test]
     fn a_part_is_head_blocks_and_tail() {
