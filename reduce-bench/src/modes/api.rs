@@ -1,6 +1,6 @@
 //! `bench api [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: every public call timed as a
-//! user calls it — allocating forms, `_into` forms, `reduce` returning its value to the host,
-//! upload + reduce — by the host clock around the call and a synchronisation (median of many
+//! user calls it — allocating forms, `_into` forms, `reduce` returning its value to the host
+//! (also in the portable mode: `reduce (portable)`), upload + reduce — by the host clock around the call and a synchronisation (median of many
 //! calls after a warm-up), beside the time of the kernels behind it (CUDA events around the
 //! `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and 2^28 items (f32 sum, affine maps, lifted
 //! f32 ArgMax); segmented on every distribution of `bench segmented` at both its sizes
@@ -16,7 +16,9 @@ use crate::layouts::{distribution, key, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::seg_common::DeviceLayout;
 use crate::timing::{host_median_us, median_ms, REPS};
-use reduce_cuda::{Algorithm, CudaMonoid, DeviceInput, DeviceSlice, Gpu, SegAlgorithm, Sum};
+use reduce_cuda::{
+    Algorithm, Config, CudaMonoid, DeviceInput, DeviceSlice, Gpu, SegAlgorithm, Sum,
+};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -84,6 +86,19 @@ fn plain_rows<M: CudaMonoid>(
             gpu.reduce(&gpu.upload(host)?, Algorithm::Auto).map(drop)
         })?,
     );
+    // The portable mode as users call it (its own kernels' time beside it).
+    let portable = Config::default().portable();
+    let kernel_us =
+        median_ms(gpu, REPS, || gpu.reduce_into(items, &mut out, portable))? as f64 * 1e3;
+    let host_us = host_median_us(gpu, CALLS, || gpu.reduce(items, portable).map(drop))?;
+    rows.push(Row {
+        call: "reduce (portable)",
+        monoid,
+        n,
+        layout: "plain".into(),
+        host_us,
+        kernel_us,
+    });
     Ok(())
 }
 
