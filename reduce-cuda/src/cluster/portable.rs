@@ -15,7 +15,7 @@ use super::data::Sharded;
 use super::error::Result;
 use super::{Cluster, State};
 use crate::catalogue::Config;
-use crate::device::{DeviceSlice, DeviceSliceMut};
+use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
 use reduce_core::portable::parts::{combine, plan, Summary};
 use reduce_core::portable::run_len;
@@ -33,6 +33,12 @@ impl Cluster {
         config: Config,
     ) -> Result<M> {
         let run = run_len::<M>();
+        // With one process per GPU, the records' buffers first, each holding a failure until
+        // its rank's summary replaces it: a rank whose summary fails still joins the exchange.
+        let buffers = match self.all_local() {
+            true => Vec::new(),
+            false => self.record_buffers::<M>(run)?,
+        };
         let summaries = self
             .crew
             .run(self.members.len(), |i| -> Result<Summary<M>> {
@@ -51,37 +57,48 @@ impl Cluster {
             let summaries = summaries.into_iter().collect::<Result<Vec<_>>>()?;
             return Ok(combine(&summaries, run));
         }
-        let gathered = self.gather_summaries(state, summaries, run)?;
+        let gathered = self.gather_summaries(state, summaries, run, buffers)?;
         Ok(combine(&gathered, run))
     }
 
+    /// Per local rank, the send buffer of its record (holding a failed record) and the receive
+    /// buffer of every rank's.
+    fn record_buffers<M: CudaMonoid>(
+        &self,
+        run: usize,
+    ) -> Result<Vec<(DeviceVec<u8>, DeviceVec<u8>)>> {
+        let bytes = record_bytes::<M>(run);
+        let failed = failed_record::<M>(run);
+        (self.members.iter())
+            .map(|m| {
+                bind(&m.gpu)?;
+                Ok((
+                    m.gpu.upload(&failed)?,
+                    m.gpu.zeroed::<u8>(bytes * self.world)?,
+                ))
+            })
+            .collect()
+    }
+
     /// Every rank's summary, in rank order, through an NCCL all-gather of fixed-size records
-    /// (one process per GPU); a rank that failed sends its status instead, and every rank
-    /// returns the first failure.
+    /// (one process per GPU) in `buffers` (from `record_buffers`); a rank whose summary failed,
+    /// or whose record could not be written, sends the failed record, and every rank returns
+    /// the first failure.
     fn gather_summaries<M: CudaMonoid>(
         &self,
         state: &mut State,
         local: Vec<Result<Summary<M>>>,
         run: usize,
+        mut buffers: Vec<(DeviceVec<u8>, DeviceVec<u8>)>,
     ) -> Result<Vec<Summary<M>>> {
         let bytes = record_bytes::<M>(run);
         let mut errors = Vec::with_capacity(local.len());
-        let mut buffers = Vec::with_capacity(local.len());
-        for (m, summary) in self.members.iter().zip(local) {
-            let record = match summary {
-                Ok(s) => {
-                    errors.push(None);
-                    encode(&s, run)
-                }
-                Err(e) => {
-                    errors.push(Some(e));
-                    failed_record::<M>(run)
-                }
-            };
-            bind(&m.gpu)?;
-            let send = m.gpu.upload(&record)?;
-            let recv = m.gpu.zeroed::<u8>(bytes * self.world)?;
-            buffers.push((send, recv));
+        for ((m, summary), (send, _)) in self.members.iter().zip(local).zip(&mut buffers) {
+            let written = summary.and_then(|s| {
+                bind(&m.gpu)?;
+                Ok(m.gpu.upload_into(send, &encode(&s, run))?)
+            });
+            errors.push(written.err());
         }
         let ops: Vec<Vec<Op>> = (buffers.iter())
             .map(|(send, recv)| {
@@ -112,7 +129,7 @@ impl Cluster {
 /// items read back, each aligned block reduced with `config` (portable) on the device.
 fn summary<M: CudaMonoid>(
     gpu: &Gpu,
-    shard: &crate::device::DeviceVec<M>,
+    shard: &DeviceVec<M>,
     lo: usize,
     hi: usize,
     run: usize,
