@@ -6,7 +6,7 @@
 //! bits: f32 sums of mixed magnitudes (whose bits depend on the grouping) and an exactly
 //! associative, non-commutative monoid (`fold_axes`'s value), lifted items at an odd offset, on
 //! every set of axes of shapes of rank 0 to 5 (rows, columns, middle axes, several reduced axes
-//! around kept ones, extents of 0 and 1, rows of several passes), with blocks of 32, 64 and 256
+//! around kept ones, extents of 0 and 1, rows of several passes), with blocks of 32 to 256
 //! threads and grids of 1 to 7 blocks — the knobs that must change nothing.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
@@ -117,7 +117,7 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
 #[test]
 fn float_sums_have_the_reference_bits_on_every_block() {
     let Some(cxx) = compiler() else { return };
-    for block in [32, 64, 256] {
+    for block in [32, 64, 128, 256] {
         let source = axes_portable_source::<Sum<f32>>(block).unwrap();
         check(
             &cxx,
