@@ -62,18 +62,17 @@ __device__ __forceinline__ r_size r_axes_flat(const r_axes_dims& d, r_size i) {
     return off;
 }
 
-// Item p of `in`: lifted with its flat index when LIFT, else a value.
-template <typename T, bool LIFT>
-__device__ __forceinline__ M r_axes_at(const T* __restrict__ in, r_size p) {
-    if constexpr (LIFT) return m_lift(in[p], p);
-    else return in[p];
-}
-
-// x, the item at flat index p, as a value.
+// x, the item at flat index p, as a value: lifted with p when LIFT.
 template <typename T, bool LIFT>
 __device__ __forceinline__ M r_axes_value(const T& x, r_size p) {
     if constexpr (LIFT) return m_lift(x, p);
     else return x;
+}
+
+// Item p of `in` as a value.
+template <typename T, bool LIFT>
+__device__ __forceinline__ M r_axes_at(const T* __restrict__ in, r_size p) {
+    return r_axes_value<T, LIFT>(in[p], p);
 }
 
 // The fold of positions [k0, k1) (not empty) of the result whose first item is at `base`.

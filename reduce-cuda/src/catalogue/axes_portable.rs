@@ -183,6 +183,13 @@ fn dims4(dims: &[(u64, u64)]) -> ([(u64, u64); 4], u32) {
     (d, dims.len() as u32)
 }
 
+/// Of an array's (extent, reduced) runs (`Axes::runs`): whether the innermost is reduced (rows),
+/// and how many runs are.
+fn row_shape(runs: &[(usize, bool)]) -> (bool, usize) {
+    let rows = runs.last().is_some_and(|&(_, reduced)| reduced);
+    (rows, runs.iter().filter(|&&(_, reduced)| reduced).count())
+}
+
 /// The log2 of the smallest power of two at least `n` (0 for 0).
 fn log2_ceil(n: u64) -> u32 {
     n.max(1).next_power_of_two().trailing_zeros()
@@ -215,7 +222,7 @@ impl PortableAxes {
             side.push((extent as u64, stride));
             stride = stride.saturating_mul(extent as u64);
         }
-        let rows = runs.last().is_some_and(|&(_, r)| r);
+        let (rows, _) = row_shape(&runs);
         let results = axes.results as u64;
         let k = axes.reduced_len as u64;
         let leaves = k.div_ceil(self.run as u64);
@@ -299,9 +306,7 @@ impl PortableAxes {
     /// Whether `Auto` folds `axes` of `items` by this kernel's tree: rows of one reduced run, of
     /// a run or more (`tuning::axes_rows_by_tree`).
     pub fn suits_rows(&self, axes: &Axes, items: Items) -> bool {
-        let runs = axes.runs();
-        let rows = runs.last().is_some_and(|&(_, r)| r);
-        let reduced_runs = runs.iter().filter(|&&(_, r)| r).count();
+        let (rows, reduced_runs) = row_shape(&axes.runs());
         let k = axes.reduced_len as u64;
         rows && reduced_runs == 1 && axes_rows_by_tree(k, self.run, items.lifted, items.in_size)
     }
@@ -313,9 +318,7 @@ impl PortableAxes {
     /// whole leaf go faster here: 16-byte loads, a warp per 32 rows).
     fn one_leaf(&self, axes: &Axes) -> bool {
         let k = axes.reduced_len as u64;
-        let runs = axes.runs();
-        let reduced_runs = runs.iter().filter(|&&(_, r)| r).count();
-        let rows = runs.last().is_some_and(|&(_, r)| r);
+        let (rows, reduced_runs) = row_shape(&axes.runs());
         let short = k < self.run as u64 || (k == self.run as u64 && !rows);
         short && k < AXES_ROWS_MIN && reduced_runs <= 1
     }

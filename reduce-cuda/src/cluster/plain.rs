@@ -411,7 +411,7 @@ fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
 }
 
 /// A value from bytes a device wrote for an `M`.
-fn value_from_device_bytes<M: DeviceCopy>(bytes: &[u8]) -> M {
+pub(super) fn value_from_device_bytes<M: DeviceCopy>(bytes: &[u8]) -> M {
     assert_eq!(bytes.len(), std::mem::size_of::<M>());
     // SAFETY: the bytes are those of an `M` produced on a device (a reduction's partial), and
     // `DeviceCopy` promises that every such byte pattern is a valid `M`; the read is unaligned.

@@ -13,6 +13,7 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
+use super::plain::value_from_device_bytes;
 use super::{Cluster, State};
 use crate::catalogue::Config;
 use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
@@ -202,12 +203,7 @@ fn bytes_of<M: CudaMonoid>(values: &[M]) -> &[u8] {
 fn values_at<M: CudaMonoid>(record: &[u8], at: usize, n: usize) -> Vec<M> {
     let size = std::mem::size_of::<M>();
     (0..n)
-        .map(|k| {
-            let b = &record[at + k * size..at + (k + 1) * size];
-            // SAFETY: the bytes of an `M` another rank encoded (`DeviceCopy`: every byte pattern
-            // a device wrote is a valid value); the read is unaligned.
-            unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<M>()) }
-        })
+        .map(|k| value_from_device_bytes(&record[at + k * size..at + (k + 1) * size]))
         .collect()
 }
 
