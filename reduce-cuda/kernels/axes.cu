@@ -1,21 +1,22 @@
 // Axes: an array seen as (B, K, C), row-major, reduced along its middle axis K in strips of S
-// (the host's passes: catalogue/axes.rs). Two schedules: a thread per (b, strip, c) for C > 1
-// (and short rows), a group of lanes per (row, strip) for rows (C = 1).
+// (the host's passes: catalogue/axes.rs). Three schedules: a thread per (b, strip, c) for C > 1;
+// short rows (C = 1, one strip of at most 16 items and 64 bytes) a thread per row, several rows
+// at a time; a group of lanes per (row, strip) for longer rows (C = 1).
 //
 // ORDER INVARIANT. Thread t owns one (b, strip s, c) with t = (b * strips + s) * C + c: it
 // folds the items (b, k, c) for k in [s * S, min((s + 1) * S, K)) in increasing k, from the
-// first of them on, and writes the fold to out[t]. The host folds the strips of each (b, c)
-// again in order (a pass with K = strips) until one is left, so each result is the fold over
-// k in order. Several reduced axes are one such reduction per run of adjacent reduced axes,
-// innermost first: folding the inner coordinates first and the outer ones after is the
-// row-major fold, by associativity. Neighbouring threads own neighbouring c: for C of a warp
-// or more the loads are coalesced.
+// first of them on, and writes the fold to out[t] (a short row: the whole row, into out[b]).
+// The host folds the strips of each (b, c) again in order (a pass with K = strips) until one
+// is left, so each result is the fold over k in order. Several reduced axes are one such
+// reduction per run of adjacent reduced axes, innermost first: folding the inner coordinates
+// first and the outer ones after is the row-major fold, by associativity. Neighbouring threads
+// own neighbouring c: for C of a warp or more the loads are coalesced. (The rows schedule's
+// own grouping is described at r_axes_rows.)
 
-// Item i of `in`: lifted with its flat index when LIFT (the call's items), else a value.
+// Item i of `in` as a value (lifted with its flat index when LIFT).
 template <typename T, bool LIFT>
 __device__ __forceinline__ M r_axes_item(const T* __restrict__ in, r_size i) {
-    if constexpr (LIFT) return m_lift(in[i], i);
-    else return in[i];
+    return r_item_value<T, LIFT>(in[i], i);
 }
 
 // Every (b, s, c) of a pass over the items at `in`.
@@ -37,6 +38,53 @@ __device__ __forceinline__ void r_axes_strips(const T* __restrict__ in, r_size b
             acc = m_combine(acc, r_axes_item<T, LIFT>(in, i));
         }
         out[t] = acc;
+    }
+}
+
+// Short rows (C = 1, one strip, K <= KMAX items of T): a thread per row, folding its items in
+// order; each thread takes U rows at a time, a block's rows apart (so that a warp's loads of
+// item j of its rows are neighbours), every load of the U rows issued before the first fold.
+#define R_AXES_SHORT_BYTES 64
+template <typename T, bool LIFT, int KMAX>
+__device__ __forceinline__ void r_axes_short_rows(const T* __restrict__ in, r_size rows, r_size k,
+                                                  M* __restrict__ out) {
+    constexpr int U = R_AXES_SHORT_BYTES / (KMAX * (int)sizeof(T)) > 1
+                          ? R_AXES_SHORT_BYTES / (KMAX * (int)sizeof(T)) : 1;
+    const r_size span = (r_size)blockDim.x * U;
+    for (r_size base = (r_size)blockIdx.x * span + threadIdx.x; base < rows;
+         base += (r_size)gridDim.x * span) {
+        T x[U][KMAX];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const r_size row = base + (r_size)u * blockDim.x;
+#pragma unroll
+            for (int j = 0; j < KMAX; ++j) {
+                if (row < rows && j < k) x[u][j] = in[row * k + j];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const r_size row = base + (r_size)u * blockDim.x;
+            if (row < rows) {
+                M acc = r_item_value<T, LIFT>(x[u][0], row * k);
+#pragma unroll
+                for (int j = 1; j < KMAX; ++j) {
+                    if (j < k) acc = m_combine(acc, r_item_value<T, LIFT>(x[u][j], row * k + j));
+                }
+                out[row] = acc;
+            }
+        }
+    }
+}
+
+// Short rows of up to KMAX items (the smallest power of two from 1 that holds k, as long as
+// R_AXES_SHORT_BYTES hold KMAX items; the host launches them only then).
+template <typename T, bool LIFT, int KMAX = 1>
+__device__ __forceinline__ void r_axes_short(const T* __restrict__ in, r_size rows, r_size k,
+                                             M* __restrict__ out) {
+    if constexpr (KMAX <= 16 && KMAX * sizeof(T) <= R_AXES_SHORT_BYTES) {
+        if (k > KMAX) r_axes_short<T, LIFT, KMAX * 2>(in, rows, k, out);
+        else r_axes_short_rows<T, LIFT, KMAX>(in, rows, k, out);
     }
 }
 
@@ -131,6 +179,19 @@ extern "C" __global__ void __launch_bounds__(256)
 reduce_axes_values(const M* __restrict__ in, r_size batches, r_size k, r_size c, r_size strip,
                    r_size strips, M* __restrict__ out) {
     r_axes_strips<M, false>(in, batches, k, c, strip, strips, out);
+}
+
+// Short rows (c = 1, one strip of k <= 16 items in R_AXES_SHORT_BYTES): the first pass, and
+// later ones (kernels of their own: their loads in flight take registers the others need for
+// a full SM).
+extern "C" __global__ void __launch_bounds__(256)
+reduce_axes_short(const r_in* __restrict__ in, r_size rows, r_size k, M* __restrict__ out) {
+    r_axes_short<r_in, true>(in, rows, k, out);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+reduce_axes_short_values(const M* __restrict__ in, r_size rows, r_size k, M* __restrict__ out) {
+    r_axes_short<M, false>(in, rows, k, out);
 }
 
 // The rows schedule: the first pass, and later ones.

@@ -62,17 +62,10 @@ __device__ __forceinline__ r_size r_axes_flat(const r_axes_dims& d, r_size i) {
     return off;
 }
 
-// x, the item at flat index p, as a value: lifted with p when LIFT.
-template <typename T, bool LIFT>
-__device__ __forceinline__ M r_axes_value(const T& x, r_size p) {
-    if constexpr (LIFT) return m_lift(x, p);
-    else return x;
-}
-
 // Item p of `in` as a value.
 template <typename T, bool LIFT>
 __device__ __forceinline__ M r_axes_at(const T* __restrict__ in, r_size p) {
-    return r_axes_value<T, LIFT>(in[p], p);
+    return r_item_value<T, LIFT>(in[p], p);
 }
 
 // The fold of positions [k0, k1) (not empty) of the result whose first item is at `base`.
@@ -92,10 +85,10 @@ __device__ __forceinline__ M r_axes_leaf(const T* __restrict__ in, r_size n, r_s
                     T m[LEAF];
                 } t;
                 r_load_shifted(at, shift, t.v, [](const uint4* q) { return __ldcs(q); });
-                M v = r_axes_value<T, LIFT>(t.m[0], p);
+                M v = r_item_value<T, LIFT>(t.m[0], p);
 #pragma unroll
                 for (int i = 1; i < LEAF; ++i)
-                    v = m_combine(v, r_axes_value<T, LIFT>(t.m[i], p + i));
+                    v = m_combine(v, r_item_value<T, LIFT>(t.m[i], p + i));
                 return v;
             }
         }
@@ -106,10 +99,10 @@ __device__ __forceinline__ M r_axes_leaf(const T* __restrict__ in, r_size n, r_s
         for (int i = 0; i < LEAF; ++i) {
             if (i < len) x[i] = in[p + i * stride];
         }
-        M v = r_axes_value<T, LIFT>(x[0], p);
+        M v = r_item_value<T, LIFT>(x[0], p);
 #pragma unroll
         for (int i = 1; i < LEAF; ++i) {
-            if (i < len) v = m_combine(v, r_axes_value<T, LIFT>(x[i], p + i * stride));
+            if (i < len) v = m_combine(v, r_item_value<T, LIFT>(x[i], p + i * stride));
         }
         return v;
     }

@@ -1,8 +1,9 @@
 //! Reductions along the axes of arrays on the GPU against `reduce_core::fold_axes`, bit for
 //! bit, with non-commutative monoids: shapes of every rank up to 4 with every set of axes,
 //! extents of 0 and 1, sizes around the strips and the rows schedule's tiles (rows of 63, 64,
-//! 513, 4097, 100 003), lifted items (the flat index), the `_into` forms and the bad-input
-//! errors. NVRTC compiles the family's kernels (CI too).
+//! 513, 4097, 100 003), short rows of 1 to 17 items in up to 9 million rows, lifted items (the
+//! flat index), the `_into` forms and the bad-input errors. NVRTC compiles the family's kernels
+//! (CI too).
 
 use reduce_core::{fold_axes, LayoutError};
 use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, Error};
@@ -33,6 +34,9 @@ fn the_family_compiles() {
     ] {
         reduce_cuda::testing::compile_axes_kernel::<Affine>(config, CI_ARCH).unwrap();
         reduce_cuda::testing::compile_axes_kernel::<Mat3>(config, CI_ARCH).unwrap();
+        // a monoid whose device type is a plain float (no lookup of m_lift by its argument)
+        reduce_cuda::testing::compile_axes_kernel::<reduce_cuda::Sum<f32>>(config, CI_ARCH)
+            .unwrap();
         reduce_cuda::testing::compile_axes_kernel_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
     }
 }
@@ -105,6 +109,39 @@ fn every_axis_set_is_the_fold() {
                 .reduce_axes(&dxs, shape, &rev, AxisAlgorithm::Auto)
                 .unwrap();
             assert_eq!(gpu.download(&got).unwrap(), want, "{shape:?} {rev:?}");
+        }
+    }
+}
+
+/// Rows of 1 to 17 items (a copy through the lift, then the short rows a thread folds each, then
+/// longer ones), in row counts around the rows a block takes at a time and past what one launch
+/// of the grid covers (the grid-stride loop), both kinds of item and lifted ones.
+#[test]
+fn short_rows_and_copies() {
+    let Some(gpu) = gpu() else { return };
+    for k in 1..=17usize {
+        let mut counts = vec![1usize, 255, 4099, 70_001];
+        if k == 1 || k == 3 {
+            counts.push(9_000_003 / k);
+        }
+        for rows in counts {
+            let shape = [rows, k];
+            let xs = Affine::random_vec(rows * k, (rows * k) as u64);
+            let dxs = gpu.upload(&xs).unwrap();
+            let got = gpu.reduce_axes(&dxs, &shape, &[1], AxisAlgorithm::Auto).unwrap();
+            let want = fold_axes(&xs, &shape, &[1]).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "{shape:?}");
+            // the array of rows of 1 read down its columns: a copy as well
+            let got = gpu.reduce_axes(&dxs, &[1, rows * k], &[0], AxisAlgorithm::Auto).unwrap();
+            assert!(gpu.download(&got).unwrap() == xs, "{shape:?} by columns");
+            let fl = floats(rows * k, rows as u64);
+            let dfl = gpu.upload(&fl).unwrap();
+            let items: Vec<ArgMax> = lifted(&fl);
+            let got = gpu
+                .reduce_axes_lifted::<ArgMax, f32>(&dfl, &shape, &[1], AxisAlgorithm::Auto)
+                .unwrap();
+            let want = fold_axes(&items, &shape, &[1]).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "lifted {shape:?}");
         }
     }
 }

@@ -4,8 +4,13 @@
 //! ArgMax and log-sum-exp per row of logits, the affine monoid (not commutative: the order kept)
 //! on some of the shapes, against the read roof of the same buffer in the
 //! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
-//! moved being the input read and the results written (`axes.csv`, `axes.txt`).
+//! moved being the input read and the results written (`axes.csv`, `axes.txt`). With `--torch`
+//! and `--cub` (the outputs of `anchors/torch_axes.py` and `anchors/cub_axes.cu` from the same
+//! command), each row also gets the peer's time ÷ ours (above 1: ours is faster): `torch.sum`,
+//! `torch.argmax` and `torch.logsumexp` along the same dim, CUB's `DeviceSegmentedReduce` on
+//! rows.
 
+use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax, LogSumExp};
@@ -43,7 +48,10 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let n = 1usize << 26;
-    let mut csv = String::from("case,shape,axes,median_ms,gbs_moved,ratio_to_roof\n");
+    let mut peers = read_cub(&args.torch);
+    peers.extend(read_cub(&args.cub));
+    let mut csv =
+        String::from("case,shape,axes,median_ms,gbs_moved,ratio_to_roof,torch_over_ours,cub_over_ours\n");
     let mut lines = vec![format!("device {}", gpu.info().name)];
     let xs = kernels.fill_random::<Sum<f32>>(n, 26, &masks_f32())?;
     let roof = kernels.read_roof_ms(&xs, REPS)?;
@@ -54,15 +62,19 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     ));
     // ×roof against the measured roof scaled to the bytes moved: items of `in_size` bytes read,
     // results of `out_size` written.
-    let mut row = |label: &str, shape: &[usize], axes: &[usize], sizes: (usize, usize), ms: f32| {
-        let read = (shape.iter().product::<usize>() * sizes.0) as f64;
+    // `ops`: the peers' names of the operation (torch's, CUB's), or none.
+    let mut row = |label: &str,
+                   shape: &[usize],
+                   axes: &[usize],
+                   sizes: (usize, usize),
+                   ms: f32,
+                   ops: Option<(&str, &str)>| {
+        let items = shape.iter().product::<usize>();
+        let read = (items * sizes.0) as f64;
         let out_bytes = results_of(shape, axes) * sizes.1;
         let moved = read + out_bytes as f64;
         let ratio = roof as f64 * (read / in_bytes) * (moved / read) / ms as f64;
         let gbs = moved / (ms as f64 * 1e6);
-        lines.push(format!(
-            "{label:<40} {ms:>8.4} ms {gbs:>8.1} GB/s  x roof {ratio:.3}"
-        ));
         let shape = shape
             .iter()
             .map(|e| e.to_string())
@@ -73,11 +85,30 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             .map(|a| a.to_string())
             .collect::<Vec<_>>()
             .join(" ");
-        let _ = writeln!(csv, "{label},{shape},{axes},{ms},{gbs},{ratio}");
+        // the peer's time over ours, where it ran and its check passed
+        let over = |peer: &str, op: &str| {
+            let key = (format!("{peer}_{op}:{shape}:{axes}"), items);
+            match peers.get(&key) {
+                Some((peer_ms, verdict)) if verdict != "NO" => format!("{:.2}", peer_ms / ms as f64),
+                _ => String::new(),
+            }
+        };
+        let (torch, cub) = ops.map_or((String::new(), String::new()), |(t, c)| {
+            (over("torch", t), over("cub", c))
+        });
+        let mut line = format!("{label:<40} {ms:>8.4} ms {gbs:>8.1} GB/s  x roof {ratio:.3}");
+        if !torch.is_empty() {
+            let _ = write!(line, "  torch/ours {torch}");
+        }
+        if !cub.is_empty() {
+            let _ = write!(line, "  cub/ours {cub}");
+        }
+        lines.push(line);
+        let _ = writeln!(csv, "{label},{shape},{axes},{ms},{gbs},{ratio},{torch},{cub}");
     };
     for (label, shape, axes) in cases(n) {
         let ms = timed(&gpu, xs.items(), &shape, &axes)?;
-        row(&label, &shape, &axes, (4, 4), ms);
+        row(&label, &shape, &axes, (4, 4), ms, Some(("sum", "sum")));
     }
     // The affine monoid (8 bytes, not commutative: every schedule keeps the order).
     let affine = kernels.fill_random::<Affine>(n / 2, 27, &masks_affine())?;
@@ -85,7 +116,7 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         let picked = ["rows of 64", "rows of 4096", "rows of 1048576", "middle of"];
         if picked.iter().any(|c| label.starts_with(c)) || shape[1] == 64 && axes == [0] {
             let ms = timed(&gpu, affine.items(), &shape, &axes)?;
-            row(&format!("affine {label}"), &shape, &axes, (8, 8), ms);
+            row(&format!("affine {label}"), &shape, &axes, (8, 8), ms, None);
         }
     }
     // Logits: (rows, vocabulary), per row, lifted with the flat index.
@@ -102,10 +133,11 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             &[1],
             (4, 8),
             argmax,
+            Some(("argmax", "argmax")),
         );
         let lse = per_row::<LogSumExp>(&gpu, &values, &shape)?;
         let label = format!("log-sum-exp per row of {vocab} ({rows} rows)");
-        row(&label, &shape, &[1], (4, 8), lse);
+        row(&label, &shape, &[1], (4, 8), lse, Some(("logsumexp", "logsumexp")));
     }
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
     report(&args.out, "axes.txt", &lines);

@@ -4,12 +4,15 @@
 //! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
 //! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
 //! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a group of lanes per
-//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs. The
+//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs; rows of up
+//! to 16 items in one strip by a thread each, several rows at a time. The
 //! portable mode (`AxisConfig::portable`) has its own kernel: `axes_portable.rs`.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
-use super::tuning::{AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN, AXES_THREADS_PER_SM};
+use super::tuning::{
+    AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN, AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
+};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
@@ -27,6 +30,11 @@ kernel_signature! {
     pub(crate) struct AxesRowsArgs { r#in, rows, k, strip, strips, per_lane, group, out }
 }
 kernel_signature! {
+    /// Every row of `k` items (at most 16, in `AXES_SHORT_BYTES`) at `in`, a thread each: its
+    /// fold into `out[row]`.
+    pub(crate) struct AxesShortArgs { r#in, rows, k, out }
+}
+kernel_signature! {
     /// `out[0 .. count]` = the identity.
     pub(crate) struct AxesFillArgs { out, count }
 }
@@ -37,6 +45,8 @@ const REDUCE_AXES: Entry<AxesArgs> = Entry::new("reduce_axes");
 const REDUCE_AXES_VALUES: Entry<AxesArgs> = Entry::new("reduce_axes_values");
 const REDUCE_AXES_ROWS: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows");
 const REDUCE_AXES_ROWS_VALUES: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows_values");
+const REDUCE_AXES_SHORT: Entry<AxesShortArgs> = Entry::new("reduce_axes_short");
+const REDUCE_AXES_SHORT_VALUES: Entry<AxesShortArgs> = Entry::new("reduce_axes_short_values");
 const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
 
 /// `Strips` with every parameter fixed.
@@ -74,6 +84,8 @@ struct Launch {
     strip: u64,
     strips: u64,
     first: bool,
+    /// The bytes of each item it reads (the call's items, or monoid values).
+    size: u64,
     /// (lanes per group, items per lane and tile): a group of lanes per (row, strip) (C = 1);
     /// else a thread per (b, strip, c).
     rows: Option<(u64, u64)>,
@@ -87,10 +99,19 @@ impl Launch {
 
     /// The threads it runs.
     fn threads(&self) -> u64 {
-        match self.rows {
-            Some((group, _)) => (self.outputs() * group).next_multiple_of(32),
-            None => self.outputs(),
+        match (self.rows, self.short_rows_per_thread()) {
+            (Some((group, _)), _) => (self.outputs() * group).next_multiple_of(32),
+            (None, Some(per_thread)) => self.outputs().div_ceil(per_thread),
+            (None, None) => self.outputs(),
         }
+    }
+
+    /// Short rows (the kernel's `r_axes_short`: one strip of C = 1, at most 16 items in
+    /// `AXES_SHORT_BYTES`, a thread per row): the rows each thread takes at a time.
+    fn short_rows_per_thread(&self) -> Option<u64> {
+        let kmax = self.k.next_power_of_two();
+        let short = self.c == 1 && self.strips == 1 && kmax <= 16;
+        (short && kmax * self.size <= AXES_SHORT_BYTES).then(|| (AXES_SHORT_BYTES / (kmax * self.size)).max(1))
     }
 }
 
@@ -152,6 +173,7 @@ impl Strips {
                     strip,
                     strips,
                     first,
+                    size,
                     rows,
                 });
                 if strips == 1 {
@@ -188,13 +210,29 @@ impl Strips {
         let values = d.kernel(&spec, REDUCE_AXES_VALUES, 256, 0, self.name)?;
         let rows_first = d.kernel(&spec, REDUCE_AXES_ROWS, 256, 0, self.name)?;
         let rows_values = d.kernel(&spec, REDUCE_AXES_ROWS_VALUES, 256, 0, self.name)?;
+        let short_first = d.kernel(&spec, REDUCE_AXES_SHORT, 256, 0, self.name)?;
+        let short_values = d.kernel(&spec, REDUCE_AXES_SHORT_VALUES, 256, 0, self.name)?;
         let mut from = input;
         for (i, launch) in launches.iter().enumerate() {
             let to = match i + 1 == launches.len() {
                 true => out,
                 false => regions[i % 2],
             };
+            let threads = launch.threads();
             match launch.rows {
+                None if launch.short_rows_per_thread().is_some() => {
+                    let args = AxesShortArgs {
+                        r#in: from,
+                        rows: launch.batches,
+                        k: launch.k,
+                        out: to,
+                    };
+                    let kernel = match launch.first {
+                        true => &short_first,
+                        false => &short_values,
+                    };
+                    d.launch_over(kernel, threads, args)?;
+                }
                 Some((group, per_lane)) => {
                     let args = AxesRowsArgs {
                         r#in: from,
@@ -211,7 +249,7 @@ impl Strips {
                     } else {
                         &rows_values
                     };
-                    d.launch_over(kernel, launch.threads(), args)?;
+                    d.launch_over(kernel, threads, args)?;
                 }
                 None => {
                     let args = AxesArgs {
@@ -224,7 +262,7 @@ impl Strips {
                         out: to,
                     };
                     let kernel = if launch.first { &first } else { &values };
-                    d.launch_over(kernel, launch.threads(), args)?;
+                    d.launch_over(kernel, threads, args)?;
                 }
             }
             from = to;
@@ -241,6 +279,8 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (REDUCE_AXES_VALUES.name, AxesArgs::PARAMS),
         (REDUCE_AXES_ROWS.name, AxesRowsArgs::PARAMS),
         (REDUCE_AXES_ROWS_VALUES.name, AxesRowsArgs::PARAMS),
+        (REDUCE_AXES_SHORT.name, AxesShortArgs::PARAMS),
+        (REDUCE_AXES_SHORT_VALUES.name, AxesShortArgs::PARAMS),
         (AXES_FILL_IDENTITY.name, AxesFillArgs::PARAMS),
     ]
 }
@@ -296,6 +336,22 @@ mod tests {
         // nothing to reduce: a copy
         let l = launches(&[3, 4], &[], 1);
         assert_eq!((l[0].batches, l[0].k, l[0].c, l[0].strips), (12, 1, 1, 1));
+    }
+
+    #[test]
+    fn short_rows_take_a_thread_each_several_at_a_time() {
+        // rows of 1 (a copy through the lift), 3 and 16 four-byte items: 16, 4 and 1 per thread
+        for (k, per_thread) in [(1, 16), (3, 4), (16, 1)] {
+            let plan = strips("Strips", AxisConfig::default(), ITEMS).unwrap();
+            let l = plan.launches(&Axes::new(1000 * k, &[1000, k], &[1]).unwrap(), 1 << 20, 4, 4);
+            assert_eq!(l.len(), 1);
+            assert_eq!(l[0].short_rows_per_thread(), Some(per_thread));
+            assert_eq!(l[0].threads(), 1000u64.div_ceil(per_thread));
+        }
+        // 8-byte items: up to 8 of them; columns and longer rows are not short
+        assert_eq!(launches(&[1000, 8], &[1], 1 << 20)[0].short_rows_per_thread(), Some(1));
+        assert_eq!(launches(&[1000, 9], &[1], 1 << 20)[0].short_rows_per_thread(), None);
+        assert_eq!(launches(&[8, 1000], &[0], 1 << 20)[0].short_rows_per_thread(), None);
     }
 
     #[test]

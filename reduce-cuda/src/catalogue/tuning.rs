@@ -204,6 +204,10 @@ pub(crate) const AXES_MIN_STRIP: u32 = 16;
 /// Rows (the reduced run innermost) at least this long are folded by a warp per strip, its
 /// lanes reading neighbouring runs; shorter ones by a thread per row.
 pub(crate) const AXES_ROWS_MIN: u64 = 64;
+/// Rows of at most 16 items and this many bytes (in one strip) are folded a thread per row,
+/// each thread taking `AXES_SHORT_BYTES / (k rounded up to a power of two × item bytes)` rows
+/// at a time, all their loads issued first (the kernel's `R_AXES_SHORT_BYTES`).
+pub(crate) const AXES_SHORT_BYTES: u64 = 64;
 /// The bytes of items a lane folds per tile of the rows schedule (its loads: each instruction
 /// of a warp then spans 32 such runs).
 pub(crate) const AXES_LANE_BYTES: u64 = 16;

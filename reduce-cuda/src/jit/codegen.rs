@@ -105,7 +105,7 @@ impl Family {
     /// signatures.
     #[cfg(test)]
     pub fn texts(self) -> Vec<(&'static str, &'static str)> {
-        let mut texts = vec![COMMON];
+        let mut texts = vec![COMMON, ITEMS];
         texts.extend(self.headers());
         texts.push(self.file());
         texts
@@ -117,6 +117,8 @@ type Header = (&'static str, &'static str);
 
 /// The shared warp/block helpers.
 const COMMON: Header = ("common.cuh", include_str!("../../kernels/common.cuh"));
+/// Input items as monoid values (after the input items' section: it calls `m_lift`).
+const ITEMS: Header = ("items.cuh", include_str!("../../kernels/items.cuh"));
 /// A lane's run of input items, loaded as vectors (Shuffle, Portable).
 const LANES: Header = ("lanes.cuh", include_str!("../../kernels/lanes.cuh"));
 /// The helpers of the segmented families (segmented scan, validation, identity fill).
@@ -207,6 +209,7 @@ pub(crate) fn assemble(spec: &KernelSpec, program: &dyn Program) -> KernelSource
     );
     push(&mut source, &format!("kernels/{}", COMMON.0), COMMON.1);
     push(&mut source, "input items", program.input_items());
+    push(&mut source, &format!("kernels/{}", ITEMS.0), ITEMS.1);
     for (name, text) in spec.family.headers() {
         push(&mut source, &format!("kernels/{name}"), text);
     }
