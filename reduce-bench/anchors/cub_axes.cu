@@ -60,7 +60,7 @@ int main() {
   auto reserve = [&](size_t bytes) {
     if (bytes > temp_bytes) { if (temp) CK(cudaFree(temp)); CK(cudaMalloc(&temp, bytes)); temp_bytes = bytes; }
   };
-  const int64_t columns[] = {1, 2, 4, 16, 64, 256, 4096, 1ll << 16, 1ll << 20, n};
+  const int64_t columns[] = {1, 2, 4, 8, 16, 64, 256, 4096, 1ll << 16, 1ll << 20, n};
   for (int64_t c : columns) {
     const int64_t rows = n / c;
 #if CCCL_VERSION >= 3001000 && !defined(CUB_AXES_OFFSETS)

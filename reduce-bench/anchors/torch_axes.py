@@ -29,7 +29,7 @@ print("device", torch.cuda.get_device_name(0), "torch", torch.__version__)
 n = 1 << 26
 x = torch.rand(n, device="cuda", dtype=torch.float32) - 0.5
 shapes = []
-for c in (1, 2, 4, 16, 64, 256, 4096, 1 << 16, 1 << 20, n):
+for c in (1, 2, 4, 8, 16, 64, 256, 4096, 1 << 16, 1 << 20, n):
     shapes += [((n // c, c), 1), ((n // c, c), 0)]
 for b, k, c in ((64, 1024, 1024), (1024, 64, 1024), (4096, 16, 1024), (1024, 1024, 64)):
     shapes.append(((b, k, c), 1))

@@ -1,7 +1,8 @@
 // Axes: an array seen as (B, K, C), row-major, reduced along its middle axis K in strips of S
 // (the host's passes: catalogue/axes.rs). Three schedules: a thread per (b, strip, c) for C > 1;
 // short rows (C = 1, one strip of at most 16 items and 64 bytes) a thread per row, several rows
-// at a time; a group of lanes per (row, strip) for longer rows (C = 1).
+// at a time; a group of lanes per (row, strip) for longer rows (C = 1) and for few columns (C of
+// 2, 4 or 8, side by side), each lane reading 64-byte runs as vectors.
 //
 // ORDER INVARIANT. Thread t owns one (b, strip s, c) with t = (b * strips + s) * C + c: it
 // folds the items (b, k, c) for k in [s * S, min((s + 1) * S, K)) in increasing k, from the
@@ -88,17 +89,19 @@ __device__ __forceinline__ void r_axes_short(const T* __restrict__ in, r_size ro
     }
 }
 
-// Rows (C = 1): a group of G lanes (G a power of two up to 32, 32 / G groups per warp) owns
-// work item w = b * strips + s and folds the items [s * S, min((s + 1) * S, K)) of row b in
-// tiles of G * L: lane l of the group folds the L items from l * L of the tile in order
-// (neighbouring lanes read neighbouring runs), the group's values are combined by a
+// Rows (C = 1), and few columns (C = CC of 2 to 8: each row of K then holds CC neighbouring
+// items, one per column, folded side by side): a group of G lanes (G a power of two up to 32,
+// 32 / G groups per warp) owns work item w = b * strips + s and folds the rows
+// [s * S, min((s + 1) * S, K)) of batch b in tiles of G * L rows: lane l of the group folds
+// the L rows from l * L of the tile in order, each column by itself (neighbouring lanes read
+// neighbouring runs of L * CC items), the group's values are combined column by column by a
 // left-storing shuffle tree (lane i takes lane i + o's value, o = 1, 2, 4, .. < G: lanes
 // [i, i + 2o) in order; the lanes with items are a prefix of the group, and a lane without
-// takes nothing), and the group's lane 0 folds the tiles in order and writes out[w]. With
-// R_ORDER_FREE (commutative monoids) each lane folds its runs of every tile itself and the
-// tree runs once, at the end of the strip: the order of the items is then not kept. Every
-// lane of a warp runs the same loops (the shuffles need the whole warp): a group with fewer
-// tiles, or past the last item, runs them without items.
+// takes nothing), and the group's lane 0 folds the tiles in order and writes
+// out[w * CC + c]. With R_ORDER_FREE (commutative monoids) each lane folds its runs of every
+// tile itself and the tree runs once, at the end of the strip: the order of the items is then
+// not kept. Every lane of a warp runs the same loops (the shuffles need the whole warp): a
+// group with fewer tiles, or past the last item, runs them without items.
 
 // The left-storing shuffle tree over the lanes of a group of `group` with a value (`has`;
 // they are a prefix of the group): its lane 0 ends with their fold, lane 0 first.
@@ -110,7 +113,43 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, 
     }
 }
 
-template <typename T, bool LIFT>
+// A lane's run of R_AXES_RUN_ROWS(T, CC) whole rows fills 64 bytes, which it reads as 16-byte
+// vectors at any offset (inside the n items at `in`; else the caller reads item by item).
+#define R_AXES_RUN_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
+
+// v[c] = the fold, in order, of column c of the `len` rows from item i (a full run of whole rows
+// in 16-byte vectors), or false (nothing read) where the run is not one.
+template <typename T, bool LIFT, int CC>
+__device__ __forceinline__ bool r_axes_run_vectors(const T* __restrict__ in, r_size n, r_size i,
+                                                   r_size len, M (&v)[CC]) {
+    constexpr int ROWS = R_AXES_RUN_ROWS(T, CC);
+    constexpr int BYTES = ROWS * CC * (int)sizeof(T);
+    if constexpr (BYTES % 16 != 0) {
+        return false;
+    } else {
+        constexpr int VECS = BYTES / 16;
+        const void* at = in + i;
+        const unsigned int shift = (unsigned int)((unsigned long long)at & 15u);
+        if (len != ROWS || shift % alignof(T) != 0 || !r_vectors_inside<VECS>(at, shift, in, in + n))
+            return false;
+        union {
+            uint4 q[VECS];
+            T m[ROWS * CC];
+        } t;
+        r_load_shifted(at, shift, t.q, [](const uint4* q) { return __ldcs(q); });
+#pragma unroll
+        for (int c = 0; c < CC; ++c) v[c] = r_item_value<T, LIFT>(t.m[c], i + c);
+#pragma unroll
+        for (int r = 1; r < ROWS; ++r) {
+#pragma unroll
+            for (int c = 0; c < CC; ++c)
+                v[c] = m_combine(v[c], r_item_value<T, LIFT>(t.m[r * CC + c], i + r * CC + c));
+        }
+        return true;
+    }
+}
+
+template <typename T, bool LIFT, int CC>
 __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size rows, r_size k,
                                             r_size strip, r_size strips, r_size per_lane,
                                             r_size group, M* __restrict__ out) {
@@ -140,31 +179,55 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
                 end = other > end ? other : end;
             }
         }
-        M acc = m_identity();
+        M acc[CC];
+#pragma unroll
+        for (int c = 0; c < CC; ++c) acc[c] = m_identity();
         bool lane_has = false;  // R_ORDER_FREE: whether this lane's acc holds items
-        r_size first = k0 + gl * per_lane;  // this lane's first item of the tile
+        r_size first = k0 + gl * per_lane;  // this lane's first row of the tile
         for (r_size at = 0; at < end; at += tile, first += tile) {
             const bool has = first < k1;
-            M v = m_identity();
+            M v[CC];
             if (has) {
                 const r_size last = first + per_lane < k1 ? first + per_lane : k1;
-                r_size i = b * k + first;
-                v = r_axes_item<T, LIFT>(in, i);
-                for (r_size j = first + 1; j < last; ++j) v = m_combine(v, r_axes_item<T, LIFT>(in, ++i));
+                r_size i = (b * k + first) * CC;
+                if (!r_axes_run_vectors<T, LIFT, CC>(in, rows * k * CC, i, last - first, v)) {
+#pragma unroll
+                    for (int c = 0; c < CC; ++c) v[c] = r_axes_item<T, LIFT>(in, i + c);
+                    for (r_size j = first + 1; j < last; ++j) {
+                        i += CC;
+#pragma unroll
+                        for (int c = 0; c < CC; ++c) v[c] = m_combine(v[c], r_axes_item<T, LIFT>(in, i + c));
+                    }
+                }
             }
-            if constexpr (R_ORDER_FREE) {
-                if (has) acc = lane_has ? m_combine(acc, v) : v;
-                lane_has = lane_has || has;
-            } else {
-                r_axes_lanes(v, has, lane, g);
-                if (gl == 0 && has) acc = at == 0 ? v : m_combine(acc, v);
+#pragma unroll
+            for (int c = 0; c < CC; ++c) {
+                if (!has) v[c] = m_identity();
+                if constexpr (R_ORDER_FREE) {
+                    if (has) acc[c] = lane_has ? m_combine(acc[c], v[c]) : v[c];
+                } else {
+                    r_axes_lanes(v[c], has, lane, g);
+                    if (gl == 0 && has) acc[c] = at == 0 ? v[c] : m_combine(acc[c], v[c]);
+                }
             }
+            lane_has = lane_has || has;
         }
-        if constexpr (R_ORDER_FREE) {
-            r_axes_lanes(acc, lane_has, lane, g);
+#pragma unroll
+        for (int c = 0; c < CC; ++c) {
+            if constexpr (R_ORDER_FREE) r_axes_lanes(acc[c], lane_has, lane, g);
+            if (gl == 0 && valid) out[w * CC + c] = acc[c];
         }
-        if (gl == 0 && valid) out[w] = acc;
     }
+}
+
+// A few columns: r_axes_rows for CC = cols (2, 4 or 8; the host launches no other).
+template <typename T, bool LIFT>
+__device__ __forceinline__ void r_axes_cols(const T* __restrict__ in, r_size rows, r_size k,
+                                            r_size strip, r_size strips, r_size per_lane,
+                                            r_size group, r_size cols, M* __restrict__ out) {
+    if (cols == 2) r_axes_rows<T, LIFT, 2>(in, rows, k, strip, strips, per_lane, group, out);
+    else if (cols == 4) r_axes_rows<T, LIFT, 4>(in, rows, k, strip, strips, per_lane, group, out);
+    else if (cols == 8) r_axes_rows<T, LIFT, 8>(in, rows, k, strip, strips, per_lane, group, out);
 }
 
 // The first pass: the call's items (lifted items read as r_in).
@@ -198,13 +261,28 @@ reduce_axes_short_values(const M* __restrict__ in, r_size rows, r_size k, M* __r
 extern "C" __global__ void __launch_bounds__(256)
 reduce_axes_rows(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip,
                  r_size strips, r_size per_lane, r_size group, M* __restrict__ out) {
-    r_axes_rows<r_in, true>(in, rows, k, strip, strips, per_lane, group, out);
+    r_axes_rows<r_in, true, 1>(in, rows, k, strip, strips, per_lane, group, out);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
 reduce_axes_rows_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
                         r_size strips, r_size per_lane, r_size group, M* __restrict__ out) {
-    r_axes_rows<M, false>(in, rows, k, strip, strips, per_lane, group, out);
+    r_axes_rows<M, false, 1>(in, rows, k, strip, strips, per_lane, group, out);
+}
+
+// A few columns (the rows schedule over rows of `cols` items, one per column): the first pass,
+// and later ones.
+extern "C" __global__ void __launch_bounds__(256)
+reduce_axes_cols(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip, r_size strips,
+                 r_size per_lane, r_size group, r_size cols, M* __restrict__ out) {
+    r_axes_cols<r_in, true>(in, rows, k, strip, strips, per_lane, group, cols, out);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+reduce_axes_cols_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
+                        r_size strips, r_size per_lane, r_size group, r_size cols,
+                        M* __restrict__ out) {
+    r_axes_cols<M, false>(in, rows, k, strip, strips, per_lane, group, cols, out);
 }
 
 // out[0 .. count) = the identity (results of a reduced extent of 0).

@@ -1,12 +1,13 @@
 //! Reductions along the axes of arrays on the GPU against `reduce_core::fold_axes`, bit for
 //! bit, with non-commutative monoids: shapes of every rank up to 4 with every set of axes,
 //! extents of 0 and 1, sizes around the strips and the rows schedule's tiles (rows of 63, 64,
-//! 513, 4097, 100 003), short rows of 1 to 17 items in up to 9 million rows, lifted items (the
-//! flat index), the `_into` forms and the bad-input errors. NVRTC compiles the family's kernels
-//! (CI too).
+//! 513, 4097, 100 003), short rows of 1 to 17 items in up to 9 million rows, few columns
+//! folded side by side (order kept, and order-free for a commutative monoid), views at any
+//! offset, lifted items (the flat index), the `_into` forms and the bad-input errors. NVRTC
+//! compiles the family's kernels (CI too).
 
 use reduce_core::{fold_axes, LayoutError};
-use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, Error};
+use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, Error, Sum};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
 use reduce_tests::*;
 
@@ -128,11 +129,15 @@ fn short_rows_and_copies() {
             let shape = [rows, k];
             let xs = Affine::random_vec(rows * k, (rows * k) as u64);
             let dxs = gpu.upload(&xs).unwrap();
-            let got = gpu.reduce_axes(&dxs, &shape, &[1], AxisAlgorithm::Auto).unwrap();
+            let got = gpu
+                .reduce_axes(&dxs, &shape, &[1], AxisAlgorithm::Auto)
+                .unwrap();
             let want = fold_axes(&xs, &shape, &[1]).unwrap();
             assert!(gpu.download(&got).unwrap() == want, "{shape:?}");
             // the array of rows of 1 read down its columns: a copy as well
-            let got = gpu.reduce_axes(&dxs, &[1, rows * k], &[0], AxisAlgorithm::Auto).unwrap();
+            let got = gpu
+                .reduce_axes(&dxs, &[1, rows * k], &[0], AxisAlgorithm::Auto)
+                .unwrap();
             assert!(gpu.download(&got).unwrap() == xs, "{shape:?} by columns");
             let fl = floats(rows * k, rows as u64);
             let dfl = gpu.upload(&fl).unwrap();
@@ -142,6 +147,90 @@ fn short_rows_and_copies() {
                 .unwrap();
             let want = fold_axes(&items, &shape, &[1]).unwrap();
             assert!(gpu.download(&got).unwrap() == want, "lifted {shape:?}");
+        }
+    }
+}
+
+/// Few columns (2, 4 and 8 are folded side by side by the rows schedule; 3 and 16 by strips) down
+/// K from the rows schedule's tile and up, batches around them, through several passes: a
+/// non-commutative monoid (order kept), a commutative one (`Auto` folds it order-free) and
+/// lifted items.
+#[test]
+fn few_columns_side_by_side() {
+    let Some(gpu) = gpu() else { return };
+    for c in [2usize, 3, 4, 8, 16] {
+        for (b, k) in [
+            (1usize, 64usize),
+            (3, 65),
+            (1, 1000),
+            (2, 100_003),
+            (1, 1 << 20),
+        ] {
+            let shape = [b, k, c];
+            let n = b * k * c;
+            let xs = Affine::random_vec(n, n as u64);
+            let dxs = gpu.upload(&xs).unwrap();
+            let want = fold_axes(&xs, &shape, &[1]).unwrap();
+            for config in [
+                AxisConfig::default(),
+                AxisConfig::new(AxisAlgorithm::Strips).min_strip(2),
+            ] {
+                let got = gpu.reduce_axes(&dxs, &shape, &[1], config).unwrap();
+                assert!(gpu.download(&got).unwrap() == want, "{shape:?} {config:?}");
+            }
+            let us: Vec<Sum<u32>> = (0..n as u32)
+                .map(|i| Sum(i.wrapping_mul(2_654_435_761)))
+                .collect();
+            let dus = gpu.upload(&us).unwrap();
+            let got = gpu
+                .reduce_axes(&dus, &shape, &[1], AxisAlgorithm::Auto)
+                .unwrap();
+            let want = fold_axes(&us, &shape, &[1]).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "u32 sums {shape:?}");
+            let fl = floats(n, k as u64);
+            let dfl = gpu.upload(&fl).unwrap();
+            let items: Vec<ArgMax> = lifted(&fl);
+            let got = gpu
+                .reduce_axes_lifted::<ArgMax, f32>(&dfl, &shape, &[1], AxisAlgorithm::Auto)
+                .unwrap();
+            let want = fold_axes(&items, &shape, &[1]).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "lifted {shape:?}");
+        }
+    }
+}
+
+/// Rows and few columns, whose lanes read 64-byte runs as vectors, from views 0 to 5 items past a
+/// 16-byte boundary (lifted f32 and the 8-byte affine monoid), the runs at the view's ends read
+/// item by item.
+#[test]
+fn vector_runs_from_views_at_any_offset() {
+    let Some(gpu) = gpu() else { return };
+    for (shape, axes) in [
+        (vec![37usize, 1001], vec![1usize]),
+        (vec![3, 4099], vec![1]),
+        (vec![5003, 2], vec![0]),
+        (vec![3, 1001, 4], vec![1]),
+    ] {
+        let n: usize = shape.iter().product();
+        let fl = floats(n, 5);
+        let items: Vec<ArgMax> = lifted(&fl);
+        let want = fold_axes(&items, &shape, &axes).unwrap();
+        let xs = Affine::random_vec(n, 6);
+        let want_affine = fold_axes(&xs, &shape, &axes).unwrap();
+        for skip in 0..6 {
+            let (_keep, view) = placed(&gpu, &fl, skip);
+            let got = gpu
+                .reduce_axes_lifted::<ArgMax, f32>(&view, &shape, &axes, AxisAlgorithm::Auto)
+                .unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "{shape:?} +{skip}");
+            let (_keep, view) = placed(&gpu, &xs, skip);
+            let got = gpu
+                .reduce_axes(&view, &shape, &axes, AxisAlgorithm::Auto)
+                .unwrap();
+            assert!(
+                gpu.download(&got).unwrap() == want_affine,
+                "affine {shape:?} +{skip}"
+            );
         }
     }
 }

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 /// (label, shape, axes) of the f32 sums over `n` items.
 pub(super) fn cases(n: usize) -> Vec<(String, Vec<usize>, Vec<usize>)> {
     let mut cases = Vec::new();
-    for c in [1usize, 2, 4, 16, 64, 256, 4096, 1 << 16, 1 << 20, n] {
+    for c in [1usize, 2, 4, 8, 16, 64, 256, 4096, 1 << 16, 1 << 20, n] {
         let shape = vec![n / c, c];
         cases.push((format!("rows of {c}"), shape.clone(), vec![1]));
         cases.push((
@@ -50,8 +50,9 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     let n = 1usize << 26;
     let mut peers = read_cub(&args.torch);
     peers.extend(read_cub(&args.cub));
-    let mut csv =
-        String::from("case,shape,axes,median_ms,gbs_moved,ratio_to_roof,torch_over_ours,cub_over_ours\n");
+    let mut csv = String::from(
+        "case,shape,axes,median_ms,gbs_moved,ratio_to_roof,torch_over_ours,cub_over_ours\n",
+    );
     let mut lines = vec![format!("device {}", gpu.info().name)];
     let xs = kernels.fill_random::<Sum<f32>>(n, 26, &masks_f32())?;
     let roof = kernels.read_roof_ms(&xs, REPS)?;
@@ -89,7 +90,9 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         let over = |peer: &str, op: &str| {
             let key = (format!("{peer}_{op}:{shape}:{axes}"), items);
             match peers.get(&key) {
-                Some((peer_ms, verdict)) if verdict != "NO" => format!("{:.2}", peer_ms / ms as f64),
+                Some((peer_ms, verdict)) if verdict != "NO" => {
+                    format!("{:.2}", peer_ms / ms as f64)
+                }
                 _ => String::new(),
             }
         };
@@ -104,7 +107,10 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             let _ = write!(line, "  cub/ours {cub}");
         }
         lines.push(line);
-        let _ = writeln!(csv, "{label},{shape},{axes},{ms},{gbs},{ratio},{torch},{cub}");
+        let _ = writeln!(
+            csv,
+            "{label},{shape},{axes},{ms},{gbs},{ratio},{torch},{cub}"
+        );
     };
     for (label, shape, axes) in cases(n) {
         let ms = timed(&gpu, xs.items(), &shape, &axes)?;
@@ -114,7 +120,8 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     let affine = kernels.fill_random::<Affine>(n / 2, 27, &masks_affine())?;
     for (label, shape, axes) in cases(n / 2) {
         let picked = ["rows of 64", "rows of 4096", "rows of 1048576", "middle of"];
-        if picked.iter().any(|c| label.starts_with(c)) || shape[1] == 64 && axes == [0] {
+        let few_columns = [2, 4, 8, 64].contains(&shape[1]) && axes == [0];
+        if picked.iter().any(|c| label.starts_with(c)) || few_columns {
             let ms = timed(&gpu, affine.items(), &shape, &axes)?;
             row(&format!("affine {label}"), &shape, &axes, (8, 8), ms, None);
         }
@@ -137,7 +144,14 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         );
         let lse = per_row::<LogSumExp>(&gpu, &values, &shape)?;
         let label = format!("log-sum-exp per row of {vocab} ({rows} rows)");
-        row(&label, &shape, &[1], (4, 8), lse, Some(("logsumexp", "logsumexp")));
+        row(
+            &label,
+            &shape,
+            &[1],
+            (4, 8),
+            lse,
+            Some(("logsumexp", "logsumexp")),
+        );
     }
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
     report(&args.out, "axes.txt", &lines);

@@ -11,7 +11,8 @@
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
 use super::tuning::{
-    AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN, AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
+    AXES_COLS_KEPT_ROWS, AXES_COLS_ROW_BYTES, AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN,
+    AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
 };
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
@@ -30,6 +31,11 @@ kernel_signature! {
     pub(crate) struct AxesRowsArgs { r#in, rows, k, strip, strips, per_lane, group, out }
 }
 kernel_signature! {
+    /// The rows schedule over rows of `cols` items (2, 4 or 8 columns folded side by side):
+    /// the folds of strip s of batch b into `out[(b * strips + s) * cols + c]`.
+    pub(crate) struct AxesColsArgs { r#in, rows, k, strip, strips, per_lane, group, cols, out }
+}
+kernel_signature! {
     /// Every row of `k` items (at most 16, in `AXES_SHORT_BYTES`) at `in`, a thread each: its
     /// fold into `out[row]`.
     pub(crate) struct AxesShortArgs { r#in, rows, k, out }
@@ -45,6 +51,8 @@ const REDUCE_AXES: Entry<AxesArgs> = Entry::new("reduce_axes");
 const REDUCE_AXES_VALUES: Entry<AxesArgs> = Entry::new("reduce_axes_values");
 const REDUCE_AXES_ROWS: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows");
 const REDUCE_AXES_ROWS_VALUES: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows_values");
+const REDUCE_AXES_COLS: Entry<AxesColsArgs> = Entry::new("reduce_axes_cols");
+const REDUCE_AXES_COLS_VALUES: Entry<AxesColsArgs> = Entry::new("reduce_axes_cols_values");
 const REDUCE_AXES_SHORT: Entry<AxesShortArgs> = Entry::new("reduce_axes_short");
 const REDUCE_AXES_SHORT_VALUES: Entry<AxesShortArgs> = Entry::new("reduce_axes_short_values");
 const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
@@ -100,7 +108,7 @@ impl Launch {
     /// The threads it runs.
     fn threads(&self) -> u64 {
         match (self.rows, self.short_rows_per_thread()) {
-            (Some((group, _)), _) => (self.outputs() * group).next_multiple_of(32),
+            (Some((group, _)), _) => (self.batches * self.strips * group).next_multiple_of(32),
             (None, Some(per_thread)) => self.outputs().div_ceil(per_thread),
             (None, None) => self.outputs(),
         }
@@ -111,7 +119,8 @@ impl Launch {
     fn short_rows_per_thread(&self) -> Option<u64> {
         let kmax = self.k.next_power_of_two();
         let short = self.c == 1 && self.strips == 1 && kmax <= 16;
-        (short && kmax * self.size <= AXES_SHORT_BYTES).then(|| (AXES_SHORT_BYTES / (kmax * self.size)).max(1))
+        (short && kmax * self.size <= AXES_SHORT_BYTES)
+            .then(|| (AXES_SHORT_BYTES / (kmax * self.size)).max(1))
     }
 }
 
@@ -152,10 +161,16 @@ impl Strips {
             loop {
                 let first = launches.is_empty();
                 let size = if first { in_size } else { m_size };
-                let (strip, rows) = if c == 1 && k >= AXES_ROWS_MIN {
+                // few columns: rows of c items folded side by side (in order only where a lane's
+                // run holds enough rows to pay for a shuffle tree per column and tile)
+                let lane_rows = AXES_LANE_BYTES / (size * c);
+                let few = matches!(c, 2 | 4 | 8)
+                    && c * size <= AXES_COLS_ROW_BYTES
+                    && (self.order_free || lane_rows >= AXES_COLS_KEPT_ROWS);
+                let (strip, rows) = if (c == 1 || few) && k >= AXES_ROWS_MIN {
                     // a group of lanes per strip of whole tiles: as many lanes as a row's runs
                     // need, up to a warp
-                    let per_lane = (AXES_LANE_BYTES / size).max(1);
+                    let per_lane = (AXES_LANE_BYTES / (size * c)).max(1);
                     let group = k.div_ceil(per_lane).next_power_of_two().min(32);
                     let tile = group * per_lane;
                     let tiles = k.div_ceil(tile);
@@ -210,6 +225,8 @@ impl Strips {
         let values = d.kernel(&spec, REDUCE_AXES_VALUES, 256, 0, self.name)?;
         let rows_first = d.kernel(&spec, REDUCE_AXES_ROWS, 256, 0, self.name)?;
         let rows_values = d.kernel(&spec, REDUCE_AXES_ROWS_VALUES, 256, 0, self.name)?;
+        let cols_first = d.kernel(&spec, REDUCE_AXES_COLS, 256, 0, self.name)?;
+        let cols_values = d.kernel(&spec, REDUCE_AXES_COLS_VALUES, 256, 0, self.name)?;
         let short_first = d.kernel(&spec, REDUCE_AXES_SHORT, 256, 0, self.name)?;
         let short_values = d.kernel(&spec, REDUCE_AXES_SHORT_VALUES, 256, 0, self.name)?;
         let mut from = input;
@@ -230,6 +247,24 @@ impl Strips {
                     let kernel = match launch.first {
                         true => &short_first,
                         false => &short_values,
+                    };
+                    d.launch_over(kernel, threads, args)?;
+                }
+                Some((group, per_lane)) if launch.c > 1 => {
+                    let args = AxesColsArgs {
+                        r#in: from,
+                        rows: launch.batches,
+                        k: launch.k,
+                        strip: launch.strip,
+                        strips: launch.strips,
+                        per_lane,
+                        group,
+                        cols: launch.c,
+                        out: to,
+                    };
+                    let kernel = match launch.first {
+                        true => &cols_first,
+                        false => &cols_values,
                     };
                     d.launch_over(kernel, threads, args)?;
                 }
@@ -279,6 +314,8 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (REDUCE_AXES_VALUES.name, AxesArgs::PARAMS),
         (REDUCE_AXES_ROWS.name, AxesRowsArgs::PARAMS),
         (REDUCE_AXES_ROWS_VALUES.name, AxesRowsArgs::PARAMS),
+        (REDUCE_AXES_COLS.name, AxesColsArgs::PARAMS),
+        (REDUCE_AXES_COLS_VALUES.name, AxesColsArgs::PARAMS),
         (REDUCE_AXES_SHORT.name, AxesShortArgs::PARAMS),
         (REDUCE_AXES_SHORT_VALUES.name, AxesShortArgs::PARAMS),
         (AXES_FILL_IDENTITY.name, AxesFillArgs::PARAMS),
@@ -315,12 +352,12 @@ mod tests {
         // strip whole tiles of 32 lanes' runs
         let l = launches(&[1 << 20], &[0], 4096);
         assert!(l.len() > 1 && l[0].first && !l[1].first);
-        assert_eq!(l[0].rows, Some((32, 2))); // 16 bytes of 8-byte items
-        assert_eq!(l[0].strip % (32 * 2), 0);
-        // rows of 64 8-byte items: groups of 32 lanes; of 100: a warp, the last tile partial
-        assert_eq!(launches(&[50, 64], &[1], 1 << 20)[0].rows, Some((32, 2)));
-        let l = launches(&[5, 100], &[1], 1 << 20);
-        assert_eq!((l[0].rows, l[0].strips), (Some((32, 2)), 2));
+        assert_eq!(l[0].rows, Some((32, 8))); // 64 bytes of 8-byte items
+        assert_eq!(l[0].strip % (32 * 8), 0);
+        // rows of 64 8-byte items: groups of 8 lanes; of 1000: a warp, the last tile partial
+        assert_eq!(launches(&[50, 64], &[1], 1 << 20)[0].rows, Some((8, 8)));
+        let l = launches(&[5, 1000], &[1], 1 << 20);
+        assert_eq!((l[0].rows, l[0].strips), (Some((32, 8)), 4));
         assert_eq!(l.last().unwrap().strips, 1);
         for w in l.windows(2) {
             assert_eq!(w[1].k, w[0].strips);
@@ -343,15 +380,54 @@ mod tests {
         // rows of 1 (a copy through the lift), 3 and 16 four-byte items: 16, 4 and 1 per thread
         for (k, per_thread) in [(1, 16), (3, 4), (16, 1)] {
             let plan = strips("Strips", AxisConfig::default(), ITEMS).unwrap();
-            let l = plan.launches(&Axes::new(1000 * k, &[1000, k], &[1]).unwrap(), 1 << 20, 4, 4);
+            let l = plan.launches(
+                &Axes::new(1000 * k, &[1000, k], &[1]).unwrap(),
+                1 << 20,
+                4,
+                4,
+            );
             assert_eq!(l.len(), 1);
             assert_eq!(l[0].short_rows_per_thread(), Some(per_thread));
             assert_eq!(l[0].threads(), 1000u64.div_ceil(per_thread));
         }
         // 8-byte items: up to 8 of them; columns and longer rows are not short
-        assert_eq!(launches(&[1000, 8], &[1], 1 << 20)[0].short_rows_per_thread(), Some(1));
-        assert_eq!(launches(&[1000, 9], &[1], 1 << 20)[0].short_rows_per_thread(), None);
-        assert_eq!(launches(&[8, 1000], &[0], 1 << 20)[0].short_rows_per_thread(), None);
+        assert_eq!(
+            launches(&[1000, 8], &[1], 1 << 20)[0].short_rows_per_thread(),
+            Some(1)
+        );
+        assert_eq!(
+            launches(&[1000, 9], &[1], 1 << 20)[0].short_rows_per_thread(),
+            None
+        );
+        assert_eq!(
+            launches(&[8, 1000], &[0], 1 << 20)[0].short_rows_per_thread(),
+            None
+        );
+    }
+
+    #[test]
+    fn few_columns_go_to_the_rows_schedule_side_by_side() {
+        // 8-byte items, order kept: columns of 2 (a lane's run of 64 bytes holds 4 rows), not
+        // 4 or 8 (the shuffle trees would cost more than the loads save); order-free (a
+        // commutative monoid under `Auto`): 2, 4 and 8 (rows of at most 64 bytes); 3 and 16
+        // columns, and too short a K, by strips
+        let l = launches(&[1000, 2], &[0], 1 << 10);
+        assert_eq!((l[0].c, l[0].rows.map(|r| r.1)), (2, Some(4)));
+        assert_eq!(l[0].threads(), l[0].strips * l[0].rows.unwrap().0);
+        assert_eq!(launches(&[1000, 4], &[0], 1 << 10)[0].rows, None);
+        let items = Items {
+            commutative: true,
+            ..ITEMS
+        };
+        let plan = strips("Strips", AxisConfig::default(), items).unwrap();
+        for (c, per_lane) in [(2, 4), (4, 2), (8, 1)] {
+            let axes = Axes::new(1000 * c, &[1000, c], &[0]).unwrap();
+            let l = plan.launches(&axes, 1 << 10, 8, 8);
+            assert_eq!((l[0].c, l[0].rows.map(|r| r.1)), (c as u64, Some(per_lane)));
+        }
+        assert_eq!(launches(&[1000, 3], &[0], 1 << 10)[0].rows, None);
+        assert_eq!(launches(&[1000, 16], &[0], 1 << 10)[0].rows, None);
+        assert_eq!(launches(&[63, 2], &[0], 1 << 10)[0].rows, None);
     }
 
     #[test]

@@ -303,12 +303,12 @@ impl PortableAxes {
             .collect()
     }
 
-    /// Whether `Auto` folds `axes` of `items` by this kernel's tree: rows of one reduced run, of
-    /// a run or more (`tuning::axes_rows_by_tree`).
-    pub fn suits_rows(&self, axes: &Axes, items: Items) -> bool {
+    /// Whether `Auto` folds `axes` by this kernel's tree: rows of one reduced run, of a run or
+    /// more and shorter than the strips' rows schedule (`tuning::axes_rows_by_tree`).
+    pub fn suits_rows(&self, axes: &Axes) -> bool {
         let (rows, reduced_runs) = row_shape(&axes.runs());
         let k = axes.reduced_len as u64;
-        rows && reduced_runs == 1 && axes_rows_by_tree(k, self.run, items.lifted, items.in_size)
+        rows && reduced_runs == 1 && axes_rows_by_tree(k, self.run)
     }
 
     /// Whether every result of `axes` is one leaf of one reduced run, short of the rows
@@ -443,20 +443,15 @@ mod tests {
 
     #[test]
     fn auto_takes_rows_of_one_reduced_run() {
-        let items = |lifted| Items {
-            m_size: 4,
-            in_size: 4,
-            lifted,
-            commutative: true,
-        };
-        let suits = |shape: &[usize], axes: &[usize], lifted| {
+        let suits = |shape: &[usize], axes: &[usize]| {
             let n = shape.iter().product();
-            plan(4).suits_rows(&Axes::new(n, shape, axes).unwrap(), items(lifted))
+            plan(4).suits_rows(&Axes::new(n, shape, axes).unwrap())
         };
-        assert!(suits(&[1000, 16], &[1], false) && suits(&[7, 1 << 20], &[1], false));
-        assert!(suits(&[3, 5, 64], &[2], false) && suits(&[7, 4096], &[1], true));
-        assert!(!suits(&[1000, 15], &[1], false) && !suits(&[7, 4097], &[1], true));
-        assert!(!suits(&[64, 1000], &[0], false) && !suits(&[4, 64, 64], &[0, 2], false));
+        // from a run (16 f32) up to the strips' rows schedule (64 items)
+        assert!(suits(&[1000, 16], &[1]) && suits(&[3, 5, 63], &[2]));
+        assert!(!suits(&[1000, 15], &[1]) && !suits(&[7, 64], &[1]));
+        assert!(!suits(&[7, 1 << 20], &[1]) && !suits(&[64, 1000], &[0]));
+        assert!(!suits(&[4, 32, 32], &[0, 2]));
     }
 
     #[test]

@@ -51,7 +51,8 @@ use config::{invalid, refuse};
 use reduce_core::axes::Axes;
 
 /// A plan of the reductions along axes: the default mode's strips (`Auto` with the portable
-/// kernel's tree for rows, which keeps the order too), or the portable passes.
+/// kernel's tree for rows, which keeps the order too, and the plain reduction for one result),
+/// or the portable passes (the plain portable reduction for one result).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AxisPlan {
     Strips(axes::Strips),
@@ -96,9 +97,22 @@ impl AxisPlan {
     pub fn launch(&self, d: &mut Dispatch, input: u64, axes: &Axes, out: u64) -> Result<()> {
         match self {
             AxisPlan::Strips(p) => p.launch(d, input, axes, out),
-            AxisPlan::Auto(_, tree) if tree.suits_rows(axes, d.items()) => {
-                tree.launch(d, input, axes, out)
+            // One result (every axis longer than 1 reduced) is the fold of every item in flat
+            // order: the plain reduction's (in the portable mode its bits are portable::fold's,
+            // which portable::fold_axes gives one result).
+            AxisPlan::Auto(..) | AxisPlan::Portable(_)
+                if axes.results == 1 && axes.reduced_len > 0 =>
+            {
+                let portable = matches!(self, AxisPlan::Portable(_));
+                let config = match portable {
+                    true => Config::default().portable(),
+                    false => Config::default(),
+                };
+                let plan = plain_plan(config, d.items(), input)?;
+                plan.launch(d, input, axes.reduced_len as u64, Some(out))?;
+                Ok(())
             }
+            AxisPlan::Auto(_, tree) if tree.suits_rows(axes) => tree.launch(d, input, axes, out),
             AxisPlan::Auto(strips, _) => strips.launch(d, input, axes, out),
             AxisPlan::Portable(p) => p.launch(d, input, axes, out),
         }

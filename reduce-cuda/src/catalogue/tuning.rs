@@ -208,24 +208,32 @@ pub(crate) const AXES_ROWS_MIN: u64 = 64;
 /// each thread taking `AXES_SHORT_BYTES / (k rounded up to a power of two × item bytes)` rows
 /// at a time, all their loads issued first (the kernel's `R_AXES_SHORT_BYTES`).
 pub(crate) const AXES_SHORT_BYTES: u64 = 64;
-/// The bytes of items a lane folds per tile of the rows schedule (its loads: each instruction
-/// of a warp then spans 32 such runs).
-pub(crate) const AXES_LANE_BYTES: u64 = 16;
+/// Few columns (C of 2, 4 or 8, reduced down K) whose rows take at most this many bytes go to
+/// the rows schedule, the C columns of a row folded side by side: a warp's lanes then read
+/// neighbouring runs of whole rows.
+pub(crate) const AXES_COLS_ROW_BYTES: u64 = 64;
+/// With the order kept, few columns go to the rows schedule only where a lane's run holds at
+/// least this many rows (H200, 2^26 f32 / 2^25 affine, against strips: order-free f32 columns
+/// of 2, 4, 8 at 0.79 / 0.79 / 0.73 of the read roof against 0.48 / 0.54 / 0.62; affine with the
+/// order kept, 4, 2 and 1 rows a lane: 0.70 / 0.55 / 0.36 against 0.47 / 0.54 / 0.68).
+pub(crate) const AXES_COLS_KEPT_ROWS: u64 = 4;
+/// The bytes of items a lane folds per tile of the rows schedule (rows, and few columns side
+/// by side), read as 16-byte vectors (the kernel's `R_AXES_RUN_ROWS`): each instruction of a
+/// warp then spans 32 such runs, and the shuffle tree of a tile (order kept) runs once per
+/// column for this many bytes.
+pub(crate) const AXES_LANE_BYTES: u64 = 64;
 
-/// `Auto` along axes: rows (one reduced run, innermost) of at least one run of 64 bytes of
-/// monoid values go to the portable kernel's tree, whose warps take 32 rows' 16-byte loads at
-/// once, or each a long row's nodes of 32 runs on its own (H200: 0.93–0.94 of the read roof for
-/// rows of 16–256 f32 and 0.80–0.84 for longer ones, against the strips' 0.35–0.50 and
-/// 0.63–0.72; affine rows of 4096 and more 0.75–0.78 against 0.44–0.46: decision 0048) —
-/// lifted items only up to `AXES_TREE_LIFTED_ROW_BYTES` of them: the strips' order-free rows
-/// schedule lifts longer rows faster (per-row ArgMax of 32000 logits 0.50 against 0.40).
-/// Whether rows of `k` items of `in_size` bytes (runs of `run` values) go there:
-pub(crate) fn axes_rows_by_tree(k: u64, run: u32, lifted: bool, in_size: usize) -> bool {
-    k >= run as u64 && (!lifted || k * in_size as u64 <= AXES_TREE_LIFTED_ROW_BYTES)
+/// `Auto` along axes: rows (one reduced run, innermost) from one run of 64 bytes of monoid
+/// values up to `AXES_ROWS_MIN` items go to the portable kernel's tree, whose warps take 32
+/// rows' 16-byte loads at once (H200: rows of 16 f32 0.88 of the read roof against the short
+/// rows' 0.48); longer ones to the strips' rows schedule, a warp's lanes reading 64-byte runs
+/// as vectors (H200, same run: f32 rows of 4096, 65536, 2^20 0.94 / 0.82 / 0.89 against the
+/// tree's 0.80 / 0.78 / 0.76; affine rows of 4096 and 2^20 0.88 / 0.89 against 0.76 / 0.73;
+/// per-row ArgMax lifted from 64 logits 0.80 against 0.56; rows of 64 and 256 equal).
+/// Whether rows of `k` items (runs of `run` values) go to the tree:
+pub(crate) fn axes_rows_by_tree(k: u64, run: u32) -> bool {
+    k >= run as u64 && k < AXES_ROWS_MIN
 }
-
-/// The longest rows of lifted items (in bytes of items) `Auto` sends to the tree.
-pub(crate) const AXES_TREE_LIFTED_ROW_BYTES: u64 = 16 * 1024;
 
 /// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 pub(crate) const SCAN_BLOCK: u32 = 256;
