@@ -308,6 +308,59 @@ pub fn axes_portable_source_lifted<M: Lift<X>, X: DeviceCopy>(block: u32) -> Res
     ))
 }
 
+/// The strips plan (`kernels/axes.cu`) `algorithm` gives `program`: `Strips` keeps the order,
+/// `Auto` folds a commutative monoid's rows and few columns out of order.
+fn strips_plan(
+    program: &dyn Program,
+    algorithm: crate::AxisAlgorithm,
+) -> Result<crate::catalogue::axes::Strips> {
+    use crate::catalogue::{axis_plan, AxisPlan};
+    match axis_plan(algorithm.into(), program.items())? {
+        AxisPlan::Strips(plan) | AxisPlan::Auto(plan, _) => Ok(plan),
+        AxisPlan::Portable(_) => unreachable!("the default mode"),
+    }
+}
+
+/// The strips kernels (`kernels/axes.cu`) of `algorithm` (`Strips` or `Auto`) for monoid
+/// `M`'s own values, or for items of type `X` lifted into `M` ([`axes_strips_source_lifted`]).
+pub fn axes_strips_source<M: CudaMonoid>(algorithm: crate::AxisAlgorithm) -> Result<KernelSource> {
+    let program = Own::<M>::new();
+    Ok(assemble(
+        &strips_plan(&program, algorithm)?.kernels(),
+        &program,
+    ))
+}
+
+/// [`axes_strips_source`] for items of type `X` lifted into `M`.
+pub fn axes_strips_source_lifted<M: Lift<X>, X: DeviceCopy>(
+    algorithm: crate::AxisAlgorithm,
+) -> Result<KernelSource> {
+    let program = Lifted::<M, X>::new();
+    Ok(assemble(
+        &strips_plan(&program, algorithm)?.kernels(),
+        &program,
+    ))
+}
+
+/// The launches of [`axes_strips_source`]'s kernels over `shape` reduced along `axes` (at
+/// least one result, no reduced extent of 0) on a device that keeps `threads` threads busy,
+/// for items of `in_size` bytes lifted into `M` (`in_size` = `M`'s size for its own values):
+/// per launch its entry point (0, 1: strips of the call's items, of values; 2, 3: rows; 4, 5:
+/// few columns; 6, 7: short rows), the threads it runs (a grid-stride launch: blocks of 256),
+/// the values it writes, then its arguments between `in` and `out`.
+pub fn axes_strips_launches<M: CudaMonoid>(
+    algorithm: crate::AxisAlgorithm,
+    in_size: usize,
+    shape: &[usize],
+    axes: &[usize],
+    threads: u64,
+) -> Result<Vec<Vec<u64>>> {
+    let a = reduce_core::axes::Axes::new(shape.iter().product(), shape, axes)?;
+    let plan = strips_plan(&Own::<M>::new(), algorithm)?;
+    let m_size = std::mem::size_of::<M>() as u64;
+    Ok(plan.launch_records(&a, threads, in_size as u64, m_size))
+}
+
 /// The passes [`axes_portable_source`]'s kernels run over `shape` reduced along `axes` (at
 /// least one result) for `M` values, in order: per pass, its entry point (0 the nodes of the
 /// pass before, 1 the call's items by blocks, 2 by units of leaves, 3 by warps), then the

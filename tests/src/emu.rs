@@ -31,6 +31,7 @@ const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
 const PORTABLE_MAIN_CPP: &str = include_str!("../emu/portable_main.cpp");
 const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../emu/seg_portable_main.cpp");
 const AXES_PORTABLE_MAIN_CPP: &str = include_str!("../emu/axes_portable_main.cpp");
+const AXES_MAIN_CPP: &str = include_str!("../emu/axes_main.cpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
 /// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
@@ -680,61 +681,86 @@ impl Drop for EmulatedSegPortable {
     }
 }
 
-/// A portable reduction along axes (kernels/axes_portable.cu) compiled for the emulator.
-pub struct EmulatedAxesPortable {
+/// A reduction along axes compiled for the emulator, run launch after launch: the portable
+/// mode's passes (kernels/axes_portable.cu) or the default mode's (kernels/axes.cu).
+pub struct EmulatedPasses {
     exe: PathBuf,
     dir: PathBuf,
     m_size: usize,
+    /// The words of one launch's record in the input.
+    record: usize,
 }
 
-/// One portable reduction along axes: the items' bytes and count, their offset from a 16-byte
-/// boundary, the most blocks a pass runs on, and the passes
-/// (`reduce_cuda::testing::axes_portable_passes`).
-pub struct AxesPortableCase {
+/// One reduction along axes: the items' bytes and count, their offset from a 16-byte boundary,
+/// the most blocks a launch runs on, the launches (records of
+/// `reduce_cuda::testing::axes_portable_passes` or `axes_strips_launches`, as the kernel's
+/// main reads them) and the values the last one writes.
+pub struct PassesCase {
     pub n: u64,
     pub items: Vec<u8>,
     pub shift: u64,
     pub grid: u64,
     pub passes: Vec<Vec<u64>>,
+    pub outputs: u64,
 }
 
 /// The portable axes kernels of `source` (`reduce_cuda::testing::axes_portable_source`),
-/// tagged `tag`.
+/// tagged `tag`; a pass's record: its entry and 25 arguments.
 pub fn axes_portable_kernel(
     cxx: &str,
     source: &KernelSource,
     tag: &str,
     m_size: usize,
-) -> EmulatedAxesPortable {
+) -> EmulatedPasses {
     let tag = format!("axes_portable_{tag}");
     let main = ("axes_portable_main.cpp", AXES_PORTABLE_MAIN_CPP);
     let (exe, dir) = compile(cxx, &source.text, main, &tag);
-    EmulatedAxesPortable { exe, dir, m_size }
+    EmulatedPasses {
+        exe,
+        dir,
+        m_size,
+        record: 26,
+    }
 }
 
-impl EmulatedAxesPortable {
+/// The default mode's axes kernels of `source` (`reduce_cuda::testing::axes_strips_source`),
+/// tagged `tag`; a launch's record: its entry, threads, outputs and arguments, padded to 10.
+pub fn axes_kernel(cxx: &str, source: &KernelSource, tag: &str, m_size: usize) -> EmulatedPasses {
+    let tag = format!("axes_{tag}");
+    let main = ("axes_main.cpp", AXES_MAIN_CPP);
+    let (exe, dir) = compile(cxx, &source.text, main, &tag);
+    EmulatedPasses {
+        exe,
+        dir,
+        m_size,
+        record: 10,
+    }
+}
+
+impl EmulatedPasses {
     /// Runs the cases in one process, the fibers of each block in `order`; per case the last
-    /// pass's values' bytes (one per result).
-    pub fn run(&self, cases: &[AxesPortableCase], order: Order) -> Vec<Vec<u8>> {
+    /// launch's values' bytes.
+    pub fn run(&self, cases: &[PassesCase], order: Order) -> Vec<Vec<u8>> {
         let mut input = Vec::new();
-        let mut lens = Vec::new();
         for c in cases {
             for h in [c.n, c.shift, c.grid, c.passes.len() as u64] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             for pass in &c.passes {
-                assert_eq!(pass.len(), 26, "the first flag and 25 arguments");
-                pass.iter()
-                    .for_each(|v| input.extend_from_slice(&v.to_le_bytes()));
+                assert!(pass.len() <= self.record, "a launch's record");
+                let padding = std::iter::repeat_n(0, self.record - pass.len());
+                for v in pass.iter().copied().chain(padding) {
+                    input.extend_from_slice(&v.to_le_bytes());
+                }
             }
             input.extend_from_slice(&c.items);
-            let last = c.passes.last().expect("a pass");
-            lens.push((last[2] * last[7]) as usize * self.m_size);
         }
         let bytes = execute(&self.exe, &self.dir, input, order);
         let mut at = 0;
-        lens.into_iter()
-            .map(|len| {
+        cases
+            .iter()
+            .map(|c| {
+                let len = c.outputs as usize * self.m_size;
                 let ok = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
                 assert_eq!(ok, 1, "a deadlock");
                 at += 8 + len;
@@ -744,7 +770,7 @@ impl EmulatedAxesPortable {
     }
 }
 
-impl Drop for EmulatedAxesPortable {
+impl Drop for EmulatedPasses {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {
             let _ = std::fs::remove_dir_all(&self.dir);

@@ -17,9 +17,7 @@ use reduce_cuda::testing::{
     axes_portable_passes, axes_portable_source, axes_portable_source_lifted,
 };
 use reduce_cuda::Sum;
-use reduce_tests::emu::{
-    axes_portable_kernel, bytes_of, compiler, values_from, AxesPortableCase, Order,
-};
+use reduce_tests::emu::{axes_portable_kernel, bytes_of, compiler, values_from, Order, PassesCase};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
@@ -93,12 +91,13 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
         }
         let passes = axes_portable_passes::<M>(block, &shape, &axes).unwrap();
         for grid in [1u64, 3, 7] {
-            cases.push(AxesPortableCase {
+            cases.push(PassesCase {
                 n: n as u64,
                 items: bytes_of(&xs),
                 shift: shift as u64,
                 grid,
                 passes: passes.clone(),
+                outputs: want.len() as u64,
             });
             wanted.push((shape.clone(), axes.clone(), grid, want.clone()));
         }

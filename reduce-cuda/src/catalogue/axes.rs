@@ -14,7 +14,7 @@ use super::tuning::{
     AXES_COLS_KEPT_ROWS, AXES_COLS_ROW_BYTES, AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN,
     AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
 };
-use crate::device::{kernel_signature, Entry};
+use crate::device::{kernel_signature, Entry, Kernel};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
@@ -221,88 +221,122 @@ impl Strips {
             false => d.carve(&[largest as usize, largest as usize])?,
         };
         let spec = self.kernels();
-        let first = d.kernel(&spec, REDUCE_AXES, 256, 0, self.name)?;
-        let values = d.kernel(&spec, REDUCE_AXES_VALUES, 256, 0, self.name)?;
-        let rows_first = d.kernel(&spec, REDUCE_AXES_ROWS, 256, 0, self.name)?;
-        let rows_values = d.kernel(&spec, REDUCE_AXES_ROWS_VALUES, 256, 0, self.name)?;
-        let cols_first = d.kernel(&spec, REDUCE_AXES_COLS, 256, 0, self.name)?;
-        let cols_values = d.kernel(&spec, REDUCE_AXES_COLS_VALUES, 256, 0, self.name)?;
-        let short_first = d.kernel(&spec, REDUCE_AXES_SHORT, 256, 0, self.name)?;
-        let short_values = d.kernel(&spec, REDUCE_AXES_SHORT_VALUES, 256, 0, self.name)?;
+        let strips = self.pair(d, &spec, [REDUCE_AXES, REDUCE_AXES_VALUES])?;
+        let rows = self.pair(d, &spec, [REDUCE_AXES_ROWS, REDUCE_AXES_ROWS_VALUES])?;
+        let cols = self.pair(d, &spec, [REDUCE_AXES_COLS, REDUCE_AXES_COLS_VALUES])?;
+        let short = self.pair(d, &spec, [REDUCE_AXES_SHORT, REDUCE_AXES_SHORT_VALUES])?;
         let mut from = input;
         for (i, launch) in launches.iter().enumerate() {
             let to = match i + 1 == launches.len() {
                 true => out,
                 false => regions[i % 2],
             };
-            let threads = launch.threads();
-            match launch.rows {
-                None if launch.short_rows_per_thread().is_some() => {
-                    let args = AxesShortArgs {
-                        r#in: from,
-                        rows: launch.batches,
-                        k: launch.k,
-                        out: to,
-                    };
-                    let kernel = match launch.first {
-                        true => &short_first,
-                        false => &short_values,
-                    };
-                    d.launch_over(kernel, threads, args)?;
-                }
-                Some((group, per_lane)) if launch.c > 1 => {
-                    let args = AxesColsArgs {
-                        r#in: from,
-                        rows: launch.batches,
-                        k: launch.k,
-                        strip: launch.strip,
-                        strips: launch.strips,
-                        per_lane,
-                        group,
-                        cols: launch.c,
-                        out: to,
-                    };
-                    let kernel = match launch.first {
-                        true => &cols_first,
-                        false => &cols_values,
-                    };
-                    d.launch_over(kernel, threads, args)?;
-                }
-                Some((group, per_lane)) => {
-                    let args = AxesRowsArgs {
-                        r#in: from,
-                        rows: launch.batches,
-                        k: launch.k,
-                        strip: launch.strip,
-                        strips: launch.strips,
-                        per_lane,
-                        group,
-                        out: to,
-                    };
-                    let kernel = if launch.first {
-                        &rows_first
-                    } else {
-                        &rows_values
-                    };
-                    d.launch_over(kernel, threads, args)?;
-                }
-                None => {
-                    let args = AxesArgs {
-                        r#in: from,
-                        batches: launch.batches,
-                        k: launch.k,
-                        c: launch.c,
-                        strip: launch.strip,
-                        strips: launch.strips,
-                        out: to,
-                    };
-                    let kernel = if launch.first { &first } else { &values };
-                    d.launch_over(kernel, threads, args)?;
-                }
-            }
+            let (threads, values) = (launch.threads(), !launch.first as usize);
+            match launch.call(from, to) {
+                Call::Strips(args) => d.launch_over(&strips[values], threads, args),
+                Call::Rows(args) => d.launch_over(&rows[values], threads, args),
+                Call::Cols(args) => d.launch_over(&cols[values], threads, args),
+                Call::Short(args) => d.launch_over(&short[values], threads, args),
+            }?;
             from = to;
         }
         Ok(())
+    }
+
+    /// The kernels of one schedule: for the call's items, and for monoid values.
+    fn pair<A>(
+        &self,
+        d: &Dispatch,
+        spec: &KernelSpec,
+        entries: [Entry<A>; 2],
+    ) -> Result<[Kernel<A>; 2]> {
+        let [first, values] = entries;
+        Ok([
+            d.kernel(spec, first, 256, 0, self.name)?,
+            d.kernel(spec, values, 256, 0, self.name)?,
+        ])
+    }
+
+    /// The launches of `axes` on a device that keeps `threads` threads busy, for items of
+    /// `in_size` bytes lifted into `m_size`-byte values (at least one result, a reduced extent
+    /// above 0): per launch its entry point (0, 1: strips of the call's items, of values; 2,
+    /// 3: rows; 4, 5: few columns; 6, 7: short rows), the threads it runs, the values it
+    /// writes, then its arguments between `in` and `out`.
+    pub(crate) fn launch_records(
+        &self,
+        axes: &Axes,
+        threads: u64,
+        in_size: u64,
+        m_size: u64,
+    ) -> Vec<Vec<u64>> {
+        use crate::device::KernelArgs;
+        (self.launches(axes, threads, in_size, m_size).iter())
+            .map(|l| {
+                let (kind, args) = match l.call(0, 0) {
+                    Call::Strips(a) => (0, a.values()),
+                    Call::Rows(a) => (1, a.values()),
+                    Call::Cols(a) => (2, a.values()),
+                    Call::Short(a) => (3, a.values()),
+                };
+                let entry = 2 * kind + !l.first as u64;
+                [entry, l.threads(), l.outputs()]
+                    .into_iter()
+                    .chain(args[1..args.len() - 1].iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// A launch's kernel and arguments: which schedule, through its signature.
+enum Call {
+    Strips(AxesArgs),
+    Rows(AxesRowsArgs),
+    Cols(AxesColsArgs),
+    Short(AxesShortArgs),
+}
+
+impl Launch {
+    /// The schedule and the arguments of this launch from the items at `from` into `to`.
+    fn call(&self, from: u64, to: u64) -> Call {
+        match self.rows {
+            None if self.short_rows_per_thread().is_some() => Call::Short(AxesShortArgs {
+                r#in: from,
+                rows: self.batches,
+                k: self.k,
+                out: to,
+            }),
+            Some((group, per_lane)) if self.c > 1 => Call::Cols(AxesColsArgs {
+                r#in: from,
+                rows: self.batches,
+                k: self.k,
+                strip: self.strip,
+                strips: self.strips,
+                per_lane,
+                group,
+                cols: self.c,
+                out: to,
+            }),
+            Some((group, per_lane)) => Call::Rows(AxesRowsArgs {
+                r#in: from,
+                rows: self.batches,
+                k: self.k,
+                strip: self.strip,
+                strips: self.strips,
+                per_lane,
+                group,
+                out: to,
+            }),
+            None => Call::Strips(AxesArgs {
+                r#in: from,
+                batches: self.batches,
+                k: self.k,
+                c: self.c,
+                strip: self.strip,
+                strips: self.strips,
+                out: to,
+            }),
+        }
     }
 }
 

@@ -25,7 +25,7 @@
 //! [`plain_plan`] or [`seg_plan`].
 
 mod algorithm;
-mod axes;
+pub(crate) mod axes;
 pub(crate) mod axes_portable;
 mod config;
 mod matrix;
