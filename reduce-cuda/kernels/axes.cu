@@ -271,14 +271,15 @@ reduce_axes_rows_values(const M* __restrict__ in, r_size rows, r_size k, r_size 
 }
 
 // A few columns (the rows schedule over rows of `cols` items, one per column): the first pass,
-// and later ones.
-extern "C" __global__ void __launch_bounds__(256)
+// and later ones; four blocks of 256 per SM (64 registers; the path of 8 columns spills a few
+// words): decision 0050.
+extern "C" __global__ void __launch_bounds__(256, 4)
 reduce_axes_cols(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip, r_size strips,
                  r_size per_lane, r_size group, r_size cols, M* __restrict__ out) {
     r_axes_cols<r_in, true>(in, rows, k, strip, strips, per_lane, group, cols, out);
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(256, 4)
 reduce_axes_cols_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
                         r_size strips, r_size per_lane, r_size group, r_size cols,
                         M* __restrict__ out) {
