@@ -4,7 +4,8 @@
 //! ArgMax and log-sum-exp per row of logits, the affine monoid (not commutative: the order kept)
 //! on some of the shapes, against the read roof of the same buffer in the
 //! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
-//! moved being the input read and the results written (`axes.csv`, `axes.txt`). With `--torch`
+//! moved being the input read and the results written (`axes.csv`, `axes.txt`, and the figure
+//! `axes.svg`: GB/s against the row length, both axes, ours and the peers'). With `--torch`
 //! and `--cub` (the outputs of `anchors/torch_axes.py` and `anchors/cub_axes.cu` from the same
 //! command), each row also gets the peer's time ÷ ours (above 1: ours is faster): `torch.sum`,
 //! `torch.argmax` and `torch.logsumexp` along the same dim, CUB's `DeviceSegmentedReduce` on
@@ -14,7 +15,7 @@ use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax, LogSumExp};
-use crate::output::report;
+use crate::output::{report, svg_plot};
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{AxisAlgorithm, CudaMonoid, DeviceSlice, Gpu, Lift, Sum};
 use std::fmt::Write as _;
@@ -153,9 +154,58 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             Some(("logsumexp", "logsumexp")),
         );
     }
+    let roof_gbs = in_bytes / (roof as f64 * 1e6);
+    std::fs::write(args.out.join("axes.svg"), plot(&csv, roof_gbs)).expect("writing axes.svg");
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
     report(&args.out, "axes.txt", &lines);
     Ok(())
+}
+
+/// The figure of `axes.csv`'s f32 sums over (R, C) matrices: GB/s moved against log2 C, rows
+/// (axis 1) and columns (axis 0), ours and the peers' (their time on the same bytes), and the
+/// read roof.
+fn plot(csv: &str, roof_gbs: f64) -> String {
+    let mut series: Vec<(String, Vec<(f64, f64)>)> = [
+        "ours, rows",
+        "ours, columns",
+        "torch.sum, rows",
+        "torch.sum, columns",
+        "CUB segmented, rows",
+    ]
+    .iter()
+    .map(|name| (name.to_string(), Vec::new()))
+    .collect();
+    let mut xs = Vec::new();
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let dims: Vec<f64> = f[1].split('x').filter_map(|e| e.parse().ok()).collect();
+        let rows = f[0].starts_with("rows of ");
+        if dims.len() != 2 || !(rows || f[0].starts_with("columns of ")) {
+            continue;
+        }
+        let (x, gbs) = (dims[1].log2(), f[4].parse::<f64>().unwrap_or(f64::NAN));
+        xs.push(x);
+        let peer = |over: &str| over.parse::<f64>().map_or(f64::NAN, |o| gbs / o);
+        let at = if rows { 0 } else { 1 };
+        series[at].1.push((x, gbs));
+        series[2 + at].1.push((x, peer(f[6])));
+        if rows {
+            series[4].1.push((x, peer(f[7])));
+        }
+    }
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    series.push((
+        "read roof".to_string(),
+        vec![(lo, roof_gbs), (hi, roof_gbs)],
+    ));
+    svg_plot(
+        "f32 sums along an axis of (2^26 / C, C)",
+        "log2 C (the row length)",
+        "GB/s moved",
+        &series,
+    )
 }
 
 /// The number of results of reducing `axes` of `shape`.
@@ -190,4 +240,20 @@ fn per_row<M: CudaMonoid + Lift<f32>>(
     median_ms(gpu, REPS, || {
         gpu.reduce_axes_lifted_into::<M, f32>(values, shape, &[1], &mut out, AxisAlgorithm::Auto)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_figure_has_a_line_per_series() {
+        let csv =
+            "case,shape,axes,median_ms,gbs_moved,ratio_to_roof,torch_over_ours,cub_over_ours\n\
+                   rows of 2,8x2,1,1,3000,0.9,2.00,100\n\
+                   columns of 8 (2 of them),8x2,0,1,2500,0.8,1.25,\n\
+                   rows of 4,4x4,1,1,3100,0.9,,\n\
+                   middle of (2; 2; 2),2x2x2,1,1,2000,0.5,1,\n";
+        let svg = super::plot(csv, 4000.0);
+        // ours (rows, columns), torch (rows, columns), CUB rows, the roof
+        assert_eq!(svg.matches("<polyline").count(), 6, "{svg}");
+    }
 }
