@@ -712,32 +712,42 @@ pub fn axes_portable_kernel(
     tag: &str,
     m_size: usize,
 ) -> EmulatedPasses {
-    let tag = format!("axes_portable_{tag}");
     let main = ("axes_portable_main.cpp", AXES_PORTABLE_MAIN_CPP);
-    let (exe, dir) = compile(cxx, &source.text, main, &tag);
-    EmulatedPasses {
-        exe,
-        dir,
+    EmulatedPasses::build(
+        cxx,
+        source,
+        main,
+        &format!("axes_portable_{tag}"),
         m_size,
-        record: 26,
-    }
+        26,
+    )
 }
 
 /// The default mode's axes kernels of `source` (`reduce_cuda::testing::axes_strips_source`),
 /// tagged `tag`; a launch's record: its entry, threads, outputs and arguments, padded to 10.
 pub fn axes_kernel(cxx: &str, source: &KernelSource, tag: &str, m_size: usize) -> EmulatedPasses {
-    let tag = format!("axes_{tag}");
     let main = ("axes_main.cpp", AXES_MAIN_CPP);
-    let (exe, dir) = compile(cxx, &source.text, main, &tag);
-    EmulatedPasses {
-        exe,
-        dir,
-        m_size,
-        record: 10,
-    }
+    EmulatedPasses::build(cxx, source, main, &format!("axes_{tag}"), m_size, 10)
 }
 
 impl EmulatedPasses {
+    fn build(
+        cxx: &str,
+        source: &KernelSource,
+        main: (&str, &str),
+        tag: &str,
+        m_size: usize,
+        record: usize,
+    ) -> Self {
+        let (exe, dir) = compile(cxx, &source.text, main, tag);
+        EmulatedPasses {
+            exe,
+            dir,
+            m_size,
+            record,
+        }
+    }
+
     /// Runs the cases in one process, the fibers of each block in `order`; per case the last
     /// launch's values' bytes.
     pub fn run(&self, cases: &[PassesCase], order: Order) -> Vec<Vec<u8>> {
@@ -767,6 +777,35 @@ impl EmulatedPasses {
                 bytes[at - len..at].to_vec()
             })
             .collect()
+    }
+}
+
+/// Runs each case (its label, the case whose `grid` is set here, the values it must give) on
+/// grids of 1, 3 and 7 blocks with the fibers of every block in every order, and holds every
+/// output against its values.
+pub fn check_on_grids<M: Copy + std::fmt::Debug + PartialEq>(
+    kernel: &EmulatedPasses,
+    tag: &str,
+    cases: Vec<(String, PassesCase, Vec<M>)>,
+) {
+    let mut runs = Vec::new();
+    let mut wanted = Vec::new();
+    for (label, case, want) in cases {
+        for grid in [1u64, 3, 7] {
+            runs.push(PassesCase {
+                grid,
+                items: case.items.clone(),
+                passes: case.passes.clone(),
+                ..case
+            });
+            wanted.push((format!("{label}, grid {grid}"), want.clone()));
+        }
+    }
+    for order in Order::ALL {
+        for (got, (label, want)) in kernel.run(&runs, order).iter().zip(&wanted) {
+            let got: Vec<M> = values_from(got);
+            assert_eq!(&got, want, "{tag}: {label}, fibers {order:?}");
+        }
     }
 }
 

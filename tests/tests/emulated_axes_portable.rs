@@ -17,7 +17,7 @@ use reduce_cuda::testing::{
     axes_portable_passes, axes_portable_source, axes_portable_source_lifted,
 };
 use reduce_cuda::Sum;
-use reduce_tests::emu::{axes_portable_kernel, bytes_of, compiler, values_from, Order, PassesCase};
+use reduce_tests::emu::{axes_portable_kernel, bytes_of, check_on_grids, compiler, PassesCase};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
@@ -67,9 +67,9 @@ fn wide_f32(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Runs every shape through the kernels of `source` (blocks of `block` threads) on grids of 1,
-/// 3 and 7 blocks, items `shift` bytes past a 16-byte boundary, fibers in every order, and
-/// holds each result against `expected`.
+/// Runs every shape through the kernels of `source` (blocks of `block` threads), items `shift`
+/// bytes past a 16-byte boundary (`check_on_grids`: grids of 1, 3 and 7 blocks, fibers in every
+/// order), and holds each result against `expected`.
 fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
     cxx: &str,
     tag: &str,
@@ -81,7 +81,6 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
 ) {
     let kernel = axes_portable_kernel(cxx, source, tag, std::mem::size_of::<M>());
     let mut cases = Vec::new();
-    let mut wanted = Vec::new();
     for (k, (shape, axes)) in shapes().into_iter().enumerate() {
         let n: usize = shape.iter().product();
         let xs = items(n, k as u64);
@@ -89,28 +88,17 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
         if want.is_empty() {
             continue; // no result: the library launches nothing
         }
-        let passes = axes_portable_passes::<M>(block, &shape, &axes).unwrap();
-        for grid in [1u64, 3, 7] {
-            cases.push(PassesCase {
-                n: n as u64,
-                items: bytes_of(&xs),
-                shift: shift as u64,
-                grid,
-                passes: passes.clone(),
-                outputs: want.len() as u64,
-            });
-            wanted.push((shape.clone(), axes.clone(), grid, want.clone()));
-        }
+        let case = PassesCase {
+            n: n as u64,
+            items: bytes_of(&xs),
+            shift: shift as u64,
+            grid: 0,
+            passes: axes_portable_passes::<M>(block, &shape, &axes).unwrap(),
+            outputs: want.len() as u64,
+        };
+        cases.push((format!("{shape:?} along {axes:?}"), case, want));
     }
-    for order in Order::ALL {
-        for (got, (shape, axes, grid, want)) in kernel.run(&cases, order).iter().zip(&wanted) {
-            let got: Vec<M> = values_from(got);
-            assert_eq!(
-                &got, want,
-                "{tag}: {shape:?} along {axes:?}, grid {grid}, fibers {order:?}"
-            );
-        }
-    }
+    check_on_grids(&kernel, tag, cases);
 }
 
 #[test]
