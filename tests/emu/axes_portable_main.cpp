@@ -15,22 +15,17 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 4) return 2;
-    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
-    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
-    std::FILE* in = std::fopen(argv[1], "rb");
-    std::FILE* res = std::fopen(argv[2], "wb");
-    if (!in || !res) return 2;
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
     constexpr int ARGS = 26;
     unsigned long long h[4];
     while (std::fread(h, 8, 4, in) == 4) {
         const unsigned long long n = h[0], shift = h[1], grid = h[2], passes = h[3];
         std::vector<unsigned long long> a(passes * ARGS);
         if (std::fread(a.data(), 8, a.size(), in) != a.size()) return 3;
-        std::vector<unsigned char> storage(shift + n * sizeof(r_in));
-        if ((std::uintptr_t)storage.data() % 16 != 0) return 4;
-        r_in* items = reinterpret_cast<r_in*>(storage.data() + shift);
-        if (std::fread(items, sizeof(r_in), n, in) != n) return 3;
+        std::vector<unsigned char> storage;
+        r_in* items;
+        if (!emu::read_items(in, n, shift, storage, items)) return 3;
         std::vector<unsigned char> from, to;
         unsigned long long ok = 1;
         for (unsigned long long p = 0; p < passes && ok; ++p) {

@@ -171,6 +171,31 @@ inline bool& eager_order() {
     return eager;
 }
 
+// The start of every main: argv[1] the cases to read, argv[2] the results to write, argv[3] the
+// order of the fibers ("reverse", "eager", else increasing). False (the main returns 2) on a
+// wrong command line or a file that does not open.
+inline bool open_files(int argc, char** argv, std::FILE** in, std::FILE** res) {
+    if (argc != 4) return false;
+    reverse_order() = std::strcmp(argv[3], "reverse") == 0;
+    eager_order() = std::strcmp(argv[3], "eager") == 0;
+    *in = std::fopen(argv[1], "rb");
+    *res = std::fopen(argv[2], "wb");
+    return *in && *res;
+}
+
+// n items of T read from `in` into `storage` (allocated here, exactly) at `items`, `shift` bytes
+// past a 16-byte boundary and at the end of the allocation, so that AddressSanitizer reports
+// any read past them; false when the file ends early (or the allocator's block is not 16-byte
+// aligned).
+template <typename T>
+bool read_items(std::FILE* in, unsigned long long n, size_t shift, std::vector<unsigned char>& storage,
+                T*& items) {
+    storage = std::vector<unsigned char>(shift + n * sizeof(T));
+    items = reinterpret_cast<T*>(storage.data() + shift);
+    return reinterpret_cast<std::uintptr_t>(storage.data()) % 16 == 0 &&
+           std::fread(items, sizeof(T), n, in) == n;
+}
+
 inline Block*& block() {
     static Block* b = nullptr;
     return b;

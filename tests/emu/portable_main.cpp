@@ -12,20 +12,15 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 4) return 2;
-    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
-    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
-    std::FILE* in = std::fopen(argv[1], "rb");
-    std::FILE* res = std::fopen(argv[2], "wb");
-    if (!in || !res) return 2;
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
     unsigned long long h[2];
     while (std::fread(h, 8, 2, in) == 2) {
         const unsigned long long n = h[0], grid = h[1];
         const size_t shift = R_ITEM_SHIFT;
-        std::vector<unsigned char> storage(shift + n * sizeof(r_in));
-        if ((std::uintptr_t)storage.data() % 16 != 0) return 4;
-        r_in* items = reinterpret_cast<r_in*>(storage.data() + shift);
-        if (std::fread(items, sizeof(r_in), n, in) != n) return 3;
+        std::vector<unsigned char> storage;
+        r_in* items;
+        if (!emu::read_items(in, n, shift, storage, items)) return 3;
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
         const unsigned long long node_count = (tiles + R_NODE_TILES - 1) / R_NODE_TILES;
         std::vector<M> nodes(node_count > 0 ? node_count : 1), out(1);

@@ -11,12 +11,8 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 4) return 2;
-    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
-    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
-    std::FILE* in = std::fopen(argv[1], "rb");
-    std::FILE* res = std::fopen(argv[2], "wb");
-    if (!in || !res) return 2;
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
     unsigned long long h[3];
     while (std::fread(h, 8, 3, in) == 3) {
         const unsigned long long n = h[0], exclusive = h[1], index_len = h[2];

@@ -13,22 +13,17 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 4) return 2;
-    emu::reverse_order() = std::strcmp(argv[3], "reverse") == 0;
-    emu::eager_order() = std::strcmp(argv[3], "eager") == 0;
-    std::FILE* in = std::fopen(argv[1], "rb");
-    std::FILE* res = std::fopen(argv[2], "wb");
-    if (!in || !res) return 2;
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
     unsigned long long h[7];
     while (std::fread(h, 8, 7, in) == 7) {
         const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], group = h[4];
         const unsigned long long smem = h[5], check = h[6];
         const size_t shift = R_ITEM_SHIFT;
-        std::vector<unsigned char> storage(shift + n * sizeof(r_in));
-        if ((std::uintptr_t)storage.data() % 16 != 0) return 4;
-        r_in* items = reinterpret_cast<r_in*>(storage.data() + shift);
+        std::vector<unsigned char> storage;
+        r_in* items;
         std::vector<r_idx> index(index_len);
-        if (std::fread(items, sizeof(r_in), n, in) != n) return 3;
+        if (!emu::read_items(in, n, shift, storage, items)) return 3;
         if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
         std::vector<M> out(segments);
         std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read

@@ -23,6 +23,26 @@ fn floats(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| (rng.next_u32() % 1000) as f32).collect()
 }
 
+/// `Auto`'s ArgMax of the f32 `xs` at `dxs` (the same items on the device, any view) along
+/// `axes` of `shape`, lifted with the flat index, equals `fold_axes` of the lifted items.
+fn check_lifted(
+    gpu: &reduce_cuda::Gpu,
+    xs: &[f32],
+    dxs: &impl reduce_cuda::DeviceInput<f32>,
+    shape: &[usize],
+    axes: &[usize],
+) {
+    let items: Vec<ArgMax> = lifted(xs);
+    let got = gpu
+        .reduce_axes_lifted::<ArgMax, f32>(dxs, shape, axes, AxisAlgorithm::Auto)
+        .unwrap();
+    let want = fold_axes(&items, shape, axes).unwrap();
+    assert!(
+        gpu.download(&got).unwrap() == want,
+        "lifted {shape:?} {axes:?}"
+    );
+}
+
 #[test]
 fn the_family_compiles() {
     if !require_nvrtc() {
@@ -140,13 +160,7 @@ fn short_rows_and_copies() {
                 .unwrap();
             assert!(gpu.download(&got).unwrap() == xs, "{shape:?} by columns");
             let fl = floats(rows * k, rows as u64);
-            let dfl = gpu.upload(&fl).unwrap();
-            let items: Vec<ArgMax> = lifted(&fl);
-            let got = gpu
-                .reduce_axes_lifted::<ArgMax, f32>(&dfl, &shape, &[1], AxisAlgorithm::Auto)
-                .unwrap();
-            let want = fold_axes(&items, &shape, &[1]).unwrap();
-            assert!(gpu.download(&got).unwrap() == want, "lifted {shape:?}");
+            check_lifted(&gpu, &fl, &gpu.upload(&fl).unwrap(), &shape, &[1]);
         }
     }
 }
@@ -188,13 +202,7 @@ fn few_columns_side_by_side() {
             let want = fold_axes(&us, &shape, &[1]).unwrap();
             assert!(gpu.download(&got).unwrap() == want, "u32 sums {shape:?}");
             let fl = floats(n, k as u64);
-            let dfl = gpu.upload(&fl).unwrap();
-            let items: Vec<ArgMax> = lifted(&fl);
-            let got = gpu
-                .reduce_axes_lifted::<ArgMax, f32>(&dfl, &shape, &[1], AxisAlgorithm::Auto)
-                .unwrap();
-            let want = fold_axes(&items, &shape, &[1]).unwrap();
-            assert!(gpu.download(&got).unwrap() == want, "lifted {shape:?}");
+            check_lifted(&gpu, &fl, &gpu.upload(&fl).unwrap(), &shape, &[1]);
         }
     }
 }
@@ -213,16 +221,11 @@ fn vector_runs_from_views_at_any_offset() {
     ] {
         let n: usize = shape.iter().product();
         let fl = floats(n, 5);
-        let items: Vec<ArgMax> = lifted(&fl);
-        let want = fold_axes(&items, &shape, &axes).unwrap();
         let xs = Affine::random_vec(n, 6);
         let want_affine = fold_axes(&xs, &shape, &axes).unwrap();
         for skip in 0..6 {
             let (_keep, view) = placed(&gpu, &fl, skip);
-            let got = gpu
-                .reduce_axes_lifted::<ArgMax, f32>(&view, &shape, &axes, AxisAlgorithm::Auto)
-                .unwrap();
-            assert!(gpu.download(&got).unwrap() == want, "{shape:?} +{skip}");
+            check_lifted(&gpu, &fl, &view, &shape, &axes);
             let (_keep, view) = placed(&gpu, &xs, skip);
             let got = gpu
                 .reduce_axes(&view, &shape, &axes, AxisAlgorithm::Auto)
@@ -242,13 +245,8 @@ fn lifted_items_get_their_flat_index() {
         let n = shape[0] * shape[1];
         let xs = floats(n, n as u64);
         let dxs = gpu.upload(&xs).unwrap();
-        let items: Vec<ArgMax> = lifted(&xs);
         for axes in axis_sets(2) {
-            let want = fold_axes(&items, &shape, &axes).unwrap();
-            let got = gpu
-                .reduce_axes_lifted::<ArgMax, f32>(&dxs, &shape, &axes, AxisAlgorithm::Auto)
-                .unwrap();
-            assert_eq!(gpu.download(&got).unwrap(), want, "{shape:?} {axes:?}");
+            check_lifted(&gpu, &xs, &dxs, &shape, &axes);
         }
     }
 }
