@@ -3,8 +3,8 @@
 //! extents of 0 and 1, sizes around the strips and the rows schedule's tiles (rows of 63, 64,
 //! 513, 4097, 100 003), short rows of 1 to 17 items in up to 9 million rows, few columns
 //! folded side by side (order kept, and order-free for a commutative monoid), views at any
-//! offset, lifted items (the flat index), the `_into` forms and the bad-input errors. NVRTC
-//! compiles the family's kernels (CI too).
+//! offset, lifted items (the flat index), more than 2^32 items, the `_into` forms and the
+//! bad-input errors. NVRTC compiles the family's kernels (CI too).
 
 use reduce_core::{fold_axes, LayoutError};
 use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, Error, Sum};
@@ -234,6 +234,37 @@ fn vector_runs_from_views_at_any_offset() {
                 gpu.download(&got).unwrap() == want_affine,
                 "affine {shape:?} +{skip}"
             );
+        }
+    }
+}
+
+/// Past the u32 index range: arrays of more than 2^32 one-byte items (a non-commutative S4
+/// permutation each), three long rows and their 1.4 billion columns of 3, and 65537 rows of 65537
+/// and their columns, against the CPU backend (which the other tests hold to `fold_axes`). Needs
+/// about 4.3 GB of device memory and 8.6 GB of host memory.
+#[test]
+fn more_than_u32_max_items() {
+    let Some(gpu) = gpu() else { return };
+    for shape in [[3usize, 1_431_655_767], [65_537, 65_537]] {
+        let n = shape[0] * shape[1];
+        assert!(n > 1 << 32);
+        if gpu.info().total_memory < 3 * n {
+            eprintln!("skipped: the device has less than {} bytes", 3 * n);
+            return;
+        }
+        // a random block whose period does not divide 2^32, repeated: an index truncated to 32
+        // bits would read other values
+        let block = Perm4::random_vec((1 << 26) + 1, 42);
+        let items: Vec<Perm4> = block.iter().copied().cycle().take(n).collect();
+        let xs = gpu.upload(&items).unwrap();
+        for axes in [[1usize], [0]] {
+            let want = Backend::cpu()
+                .reduce_axes(&items, &shape, &axes, AxisAlgorithm::Auto)
+                .unwrap();
+            let got = gpu
+                .reduce_axes(&xs, &shape, &axes, AxisAlgorithm::Auto)
+                .unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "{shape:?} {axes:?}");
         }
     }
 }
