@@ -3,10 +3,11 @@
 //! innermost first; each run is an array (B, K, C) reduced along K: a launch folds strips of
 //! K for every (b, c), and launches over the strips follow until one value per (b, c) is left.
 //! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
-//! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more are folded by a group of lanes per
-//! strip (up to a warp, fewer for short rows), its lanes reading neighbouring runs; rows of up
-//! to 16 items in one strip by a thread each, several rows at a time. The
-//! portable mode (`AxisConfig::portable`) has its own kernel: `axes_portable.rs`.
+//! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more, and 2, 4 or 8 columns side by side,
+//! are folded by a group of lanes per strip (up to a warp, fewer for short rows), its lanes
+//! reading neighbouring 64-byte runs as vectors; rows of up to 16 items in one strip by a
+//! thread each, several rows at a time. The portable mode (`AxisConfig::portable`) has its own
+//! kernel: `axes_portable.rs`.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
@@ -94,8 +95,9 @@ struct Launch {
     first: bool,
     /// The bytes of each item it reads (the call's items, or monoid values).
     size: u64,
-    /// (lanes per group, items per lane and tile): a group of lanes per (row, strip) (C = 1);
-    /// else a thread per (b, strip, c).
+    /// (lanes per group, rows per lane and tile): a group of lanes per (b, strip), for rows
+    /// (C = 1) and few columns (C of 2, 4, 8 side by side); else a thread per (b, strip, c), or
+    /// per short row.
     rows: Option<(u64, u64)>,
 }
 

@@ -201,8 +201,9 @@ pub(crate) const AXES_THREADS_PER_SM: u64 = 2048;
 /// The fewest items a thread folds down a strip by default: each launch over strips shortens K
 /// at least this many times.
 pub(crate) const AXES_MIN_STRIP: u32 = 16;
-/// Rows (the reduced run innermost) at least this long are folded by a warp per strip, its
-/// lanes reading neighbouring runs; shorter ones by a thread per row.
+/// Rows (the reduced run innermost), and few columns (`AXES_COLS_ROW_BYTES`), at least this
+/// long are folded by a warp per strip, its lanes reading neighbouring runs; shorter rows by a
+/// thread per row.
 pub(crate) const AXES_ROWS_MIN: u64 = 64;
 /// Rows of at most 16 items and this many bytes (in one strip) are folded a thread per row,
 /// each thread taking `AXES_SHORT_BYTES / (k rounded up to a power of two × item bytes)` rows
