@@ -757,11 +757,13 @@ impl EmulatedPasses {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             for pass in &c.passes {
-                assert!(pass.len() <= self.record, "a launch's record");
-                let padding = std::iter::repeat_n(0, self.record - pass.len());
-                for v in pass.iter().copied().chain(padding) {
-                    input.extend_from_slice(&v.to_le_bytes());
-                }
+                assert_eq!(
+                    pass.len(),
+                    self.record,
+                    "a launch's record, as the main reads it"
+                );
+                pass.iter()
+                    .for_each(|v| input.extend_from_slice(&v.to_le_bytes()));
             }
             input.extend_from_slice(&c.items);
         }

@@ -53,6 +53,10 @@ fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
     cases
 }
 
+/// The words of each entry point's launch record: entry, threads, outputs, then the arguments
+/// of its signature (strips 5, rows 6, few columns 7, short rows 2), both passes.
+const RECORD_LENS: [usize; 8] = [8, 8, 9, 9, 10, 10, 5, 5];
+
 /// The threads the plans are made for: few, so that strips are short and passes many.
 const THREADS: u64 = 4096;
 
@@ -78,8 +82,17 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
         let n: usize = shape.iter().product();
         let xs = items(n, k as u64);
         let want = expected(&xs, &shape, &axes);
-        let passes = axes_strips_launches::<M>(algorithm, in_size, &shape, &axes, THREADS).unwrap();
-        for l in &passes {
+        let mut passes =
+            axes_strips_launches::<M>(algorithm, in_size, &shape, &axes, THREADS).unwrap();
+        for l in &mut passes {
+            // entry, threads, outputs and the arguments of the entry's signature, padded to
+            // the record axes_main.cpp reads
+            assert_eq!(
+                l.len(),
+                RECORD_LENS[l[0] as usize],
+                "{tag}: launch record {l:?}"
+            );
+            l.resize(10, 0);
             entries[l[0] as usize] = true;
             // the rows schedule over few columns: of the call's items, and of values
             if l[0] / 2 == 2 {

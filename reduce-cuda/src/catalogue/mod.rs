@@ -103,14 +103,13 @@ impl AxisPlan {
             AxisPlan::Auto(..) | AxisPlan::Portable(_)
                 if axes.results == 1 && axes.reduced_len > 0 =>
             {
-                let portable = matches!(self, AxisPlan::Portable(_));
-                let config = match portable {
-                    true => Config::default().portable(),
-                    false => Config::default(),
+                let config = match self {
+                    AxisPlan::Portable(_) => Config::default().portable(),
+                    _ => Config::default(),
                 };
                 let plan = plain_plan(config, d.items(), input)?;
-                plan.launch(d, input, axes.reduced_len as u64, Some(out))?;
-                Ok(())
+                plan.launch(d, input, axes.reduced_len as u64, Some(out))
+                    .map(drop)
             }
             AxisPlan::Auto(_, tree) if tree.suits_rows(axes) => tree.launch(d, input, axes, out),
             AxisPlan::Auto(strips, _) => strips.launch(d, input, axes, out),
