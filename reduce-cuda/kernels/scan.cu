@@ -28,6 +28,14 @@
 // folds at most 31 aggregates of its group and the groups' aggregates back to the nearest
 // inclusive group, where a chain of single tiles would fold back over every tile in flight.
 //
+// THE ENTRIES. Tiles and groups publish through entries: a state (R_ST_*) and a value. Where the
+// state word and M fit one 8- or 16-byte word together (r_entry, R_FUSED), an entry is that one
+// word: published with one store and read with one relaxed load, no acquire, so a look-up costs
+// one round trip to L2 instead of three (poll, acquire, value) — the look-back's latency is what
+// bounds this kernel. A 16-byte word relies on 16-byte aligned vector accesses being single-copy
+// atomic in the hardware, as CUB's single-word tile states do (PTX models a vector access as
+// unordered scalar accesses). Larger values keep a state word per entry and the values apart.
+//
 // Segmented (R_SEG): an item is the pair (head, x), head = a segment starts at it, and pairs
 // combine as seg_common.cuh's r_seg_op: (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 ⊕ v2);
 // an output restarts at a head: y = (head ? identity : prefix) ⊕ x. Heads come from CSR
@@ -134,19 +142,116 @@ __device__ __forceinline__ unsigned int r_wait_state(const unsigned int* p) {
     return r_load_acquire(p);
 }
 
+// An entry as one word (see THE ENTRIES).
+struct r_entry {
+    unsigned int state;
+    M v;
+};
+#define R_FUSED (sizeof(r_entry) <= 16)
+union alignas(16) r_word {
+    r_entry e;
+    unsigned long long u[2];
+};
+
+__device__ __forceinline__ r_entry r_word_load(const r_word* p) {
+    r_word w;
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(r_entry) <= 8) {
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w.u[0]) : "l"(__cvta_generic_to_global(p)) : "memory");
+    } else {
+        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(w.u[0]), "=l"(w.u[1])
+                     : "l"(__cvta_generic_to_global(p))
+                     : "memory");
+    }
+#else
+    w = *p;
+#endif
+    return w.e;
+}
+
+__device__ __forceinline__ void r_word_store(r_word* p, unsigned int state, M v) {
+    r_word w;
+    w.u[0] = w.u[1] = 0;
+    w.e.state = state;
+    w.e.v = v;
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(r_entry) <= 8) {
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "l"(w.u[0]) : "memory");
+    } else {
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(p)), "l"(w.u[0]),
+                     "l"(w.u[1])
+                     : "memory");
+    }
+#else
+    *p = w;
+#endif
+}
+
+// A chain of entries (the tiles, or the groups). Fused: `words`, and `aggregates` for the
+// groups' aggregates only (the look-back past its ring reads them). Apart: a state word per entry
+// in `states`, the aggregates in `aggregates`, the inclusive values in `inclusives`.
+struct r_chain {
+    unsigned int* states;
+    r_word* words;
+    M* aggregates;
+    M* inclusives;
+};
+
+// Waits for entry j to publish, and returns its state and value (the aggregate or, once the
+// state says R_ST_INC, the inclusive value).
+__device__ __forceinline__ r_entry r_entry_wait(const r_chain& c, r_size j) {
+    r_entry e;
+    if constexpr (R_FUSED) {
+        unsigned int pause = 32;
+        while ((e = r_word_load(c.words + j)).state == 0) {
+            __nanosleep(pause);
+            pause = pause < 512 ? 2 * pause : pause;
+        }
+    } else {
+        e.state = r_wait_state(c.states + j);
+        e.v = r_load_cg((e.state & R_ST_INC) ? c.inclusives + j : c.aggregates + j);
+    }
+    return e;
+}
+
+// Entry j's aggregate, whatever it published since (the look-back past its ring).
+__device__ __forceinline__ M r_entry_aggregate(const r_chain& c, r_size j) {
+    if constexpr (R_FUSED) {
+        (void)r_entry_wait(c, j);
+        __threadfence();  // pairs with r_entry_publish's: the aggregate written before is seen
+    } else {
+        (void)r_wait_state(c.states + j);
+    }
+    return r_load_cg(c.aggregates + j);
+}
+
+// Publishes entry j's state and value (its aggregate, or its inclusive value with R_ST_INC).
+// `kept`: the aggregate stays readable by r_entry_aggregate (the groups).
+__device__ __forceinline__ void r_entry_publish(const r_chain& c, r_size j, unsigned int state, M v, bool kept) {
+    if constexpr (R_FUSED) {
+        if (kept) {
+            if (!(state & R_ST_INC)) c.aggregates[j] = v;
+            __threadfence();
+        }
+        r_word_store(c.words + j, state, v);
+    } else {
+        r_publish(c.states, (state & R_ST_INC) ? c.inclusives : c.aggregates, j, v, state);
+    }
+}
+
 // The look-back's ring: the values of the nearest entries before a warp's own, by distance
 // (slot d: entry t - 1 - d), up to about 4 KiB of them, whole windows of 32.
 #define R_LB_WINDOWS ((4096 / (R_WARP * (int)sizeof(M))) < 1 ? 1 : (4096 / (R_WARP * (int)sizeof(M))) > 16 ? 16 : (4096 / (R_WARP * (int)sizeof(M))))
 #define R_LB_SLOTS (R_LB_WINDOWS * R_WARP)
 
-// The inclusive value of entry t - 1 of a chain (the groups) whose entries publish their
-// aggregate, then their inclusive value, in `states`, `aggregates` and `inclusives`: see THE
-// FIXED GROUPING. By a whole warp; lane 0 returns it. The warp reads the states of the entries
-// before t a window of 32 at a time, nearest first, each lane waiting for its entry to publish,
-// and keeps their values in `ring` until a window holds an entry that stops the look-back; then
-// lane 0 folds from that entry's value the later entries' aggregates in order (those past the
-// ring read again from `aggregates`, a window at a time).
-__device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, const M* inclusives, r_size t, M* ring) {
+// The inclusive value of entry t - 1 of chain `c` (the groups), whose entries publish their
+// aggregate, then their inclusive value: see THE FIXED GROUPING. By a whole warp; lane 0 returns
+// it. The warp reads the entries before t a window of 32 at a time, nearest first, each lane
+// waiting for its entry to publish, and keeps their values in `ring` until a window holds an
+// entry that stops the look-back; then lane 0 folds from that entry's value the later entries'
+// aggregates in order (those past the ring read again with r_entry_aggregate, a window at a time).
+__device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_size dist = 0;  // entries t - 1 .. t - dist are read and none stops
     unsigned int stop_state = 0;
@@ -154,12 +259,14 @@ __device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, co
     for (;; dist += R_WARP) {
         const bool mine = t >= dist + lane + 1;
         const r_size j = mine ? t - 1 - dist - lane : 0;  // the entry this lane reads
-        const unsigned int state = mine ? r_wait_state(states + j) : 0u;
+        r_entry e;
+        e.state = 0;
+        if (mine) e = r_entry_wait(c, j);
+        const unsigned int state = e.state;
         const bool stop = (state & R_ST_INC) || (R_SEG && (state & R_ST_HEAD));
         const unsigned int stops = __ballot_sync(R_FULL_MASK, stop);
         k = stops ? __ffs(stops) - 1 : R_WARP;  // the nearest entry that stops the look-back
-        if (dist + lane < R_LB_SLOTS && mine && (int)lane <= k)
-            ring[dist + lane] = r_load_cg((state & R_ST_INC) ? inclusives + j : aggregates + j);
+        if (dist + lane < R_LB_SLOTS && mine && (int)lane <= k) ring[dist + lane] = e.v;
         if (stops) {
             stop_state = __shfl_sync(R_FULL_MASK, state, k);
             break;
@@ -183,19 +290,15 @@ __device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, co
         return p;
     }
     // Past the ring: the stop's value, then the aggregates up to the ring, 32 at a time.
-    // (Every lane acquires the state words of the entries it reads: other lanes saw them.)
+    // (Every lane waits for the entries it reads itself: other lanes saw them.)
     const r_size stop = t - 1 - last;
-    (void)r_wait_state(states + stop);
-    p.v = r_load_cg((stop_state & R_ST_INC) ? inclusives + stop : aggregates + stop);
+    p.v = r_entry_wait(c, stop).v;  // a head's aggregate and inclusive value are one value
     for (r_size a = stop + 1; a < t - R_LB_SLOTS; a += R_WARP) {
         const r_size count = t - R_LB_SLOTS - a < R_WARP ? t - R_LB_SLOTS - a : R_WARP;
         r_seg mine;
         mine.flag = 0;
         mine.v = m_identity();
-        if (lane < count) {
-            (void)r_wait_state(states + a + lane);
-            mine.v = r_load_cg(aggregates + a + lane);
-        }
+        if (lane < count) mine.v = r_entry_aggregate(c, a + lane);
         for (unsigned int l = 0; l < count; ++l) p = r_scan_op(p, r_seg_shfl(mine, l));
     }
     if (lane == 0) {
@@ -210,27 +313,27 @@ __device__ r_seg r_look_back(const unsigned int* states, const M* aggregates, co
 // Warp 0 of tile t (of n items) with the tile's aggregate `tile`: publishes a(t), folds w(t),
 // publishes A(g) and I(g) where t is its group's last tile, looks back over the groups, and
 // returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
-// `states`: [0, 2) the tile counter, then a state word per tile, then one per group, all zero
-// before the launch; `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
+// `states`: 16 bytes of which the first 8 count the tiles handed out, then the entries (all zero
+// before the launch): fused, a 16-byte word per tile, then per group; apart, a state word per
+// tile, then per group. `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
 // `group` and `ring` may share their memory.
 __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* states, M* aggregates, M* inclusives,
                                r_seg* group, M* ring) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
-    unsigned int* tile_states = states + 2;
-    unsigned int* group_states = tile_states + tiles;
-    M* group_aggregates = aggregates + tiles;
+    r_word* words = reinterpret_cast<r_word*>(states + 4);
+    const r_chain tile_chain = {states + 4, words, aggregates, inclusives};
+    const r_chain group_chain = {states + 4 + tiles, words + tiles, aggregates + tiles, inclusives};
     const r_size g = t / R_WARP;
     const unsigned int i = (unsigned int)(t % R_WARP);
     const unsigned int head = tile.flag ? R_ST_HEAD : 0u;
-    if (lane == 0) r_publish(tile_states, aggregates, t, tile.v, R_ST_AGG | head);
+    if (lane == 0) r_entry_publish(tile_chain, t, R_ST_AGG | head, tile.v, false);
     // The group's tiles before this one.
     if (lane < i) {
-        const r_size j = g * R_WARP + lane;
-        const unsigned int state = r_wait_state(tile_states + j);
+        const r_entry e = r_entry_wait(tile_chain, g * R_WARP + lane);
         r_seg a;
-        a.flag = (state & R_ST_HEAD) ? 1u : 0u;
-        a.v = r_load_cg(aggregates + j);
+        a.flag = (e.state & R_ST_HEAD) ? 1u : 0u;
+        a.v = e.v;
         group[lane] = a;
     }
     __syncwarp();
@@ -246,15 +349,14 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
             whole = r_scan_op(w, tile);
         }
         const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
-        if (last && g == 0) r_publish(group_states, inclusives, 0, whole.v, R_ST_INC | state);
-        if (last && g > 0) r_publish(group_states, group_aggregates, g, whole.v, R_ST_AGG | state);
+        if (last) r_entry_publish(group_chain, g, (g == 0 ? R_ST_INC : R_ST_AGG) | state, whole.v, true);
     }
     if (g == 0) return w;
     __syncwarp();  // lane 0 has read `group`: the ring may take its place
-    const r_seg p = r_look_back(group_states, group_aggregates, inclusives, g, ring);  // P(g), lane 0's
+    const r_seg p = r_look_back(group_chain, g, ring);  // P(g), lane 0's
     if (lane == 0 && last) {
         const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
-        r_publish(group_states, inclusives, g, r_scan_op(p, whole).v, R_ST_INC | state);
+        r_entry_publish(group_chain, g, R_ST_INC | state, r_scan_op(p, whole).v, true);
     }
     return i > 0 ? r_scan_op(p, w) : p;
 }

@@ -15,7 +15,8 @@ use reduce_core::portable;
 kernel_signature! {
     /// The scan of the `n` items at `in` into `out` (prefixes before each item when
     /// `exclusive`); segment starts from `layout` (offsets: `segments + 1` entries; keys: `n`);
-    /// `states` (zeroed: the tile counter, a word per tile and per group of 32 tiles),
+    /// `states` (zeroed, 16-byte aligned: the tile counter, an entry per tile and per group of
+    /// 32 tiles),
     /// `aggregates` (a value per tile and per group) and `inclusives` (a value per group)
     /// chain the tiles.
     pub(crate) struct ScanArgs {
@@ -145,10 +146,11 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
-        // The tile counter, a state word per tile and per group of 32 tiles; the tiles' and the
-        // groups' aggregates; the groups' inclusive values (kernels/scan.cu, r_tile_prefix).
+        // The tile counter (16 bytes), then an entry of at most 16 bytes per tile and per group
+        // of 32 tiles; the tiles' and the groups' aggregates; the groups' inclusive values
+        // (kernels/scan.cu, r_tile_prefix).
         let (tiles, groups) = (tiles as usize, tiles.div_ceil(32) as usize);
-        let state_bytes = (2 + tiles + groups) * 4;
+        let state_bytes = 16 + (tiles + groups) * 16;
         let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
