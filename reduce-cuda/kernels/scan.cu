@@ -28,13 +28,14 @@
 // folds at most 31 aggregates of its group and the groups' aggregates back to the nearest
 // inclusive group, where a chain of single tiles would fold back over every tile in flight.
 //
-// THE ENTRIES. Tiles and groups publish through entries: a state (R_ST_*) and a value. Where the
-// state word and M fit one 8- or 16-byte word together (r_entry, R_FUSED), an entry is that one
-// word: published with one store and read with one relaxed load, no acquire, so a look-up costs
-// one round trip to L2 instead of three (poll, acquire, value) — the look-back's latency is what
-// bounds this kernel. A 16-byte word relies on 16-byte aligned vector accesses being single-copy
-// atomic in the hardware, as CUB's single-word tile states do (PTX models a vector access as
-// unordered scalar accesses). Larger values keep a state word per entry and the values apart.
+// THE ENTRIES. Tiles and groups publish through entries: a state (R_ST_*) and a value. For values
+// up to 48 bytes an entry is one word (r_word: the state in each of up to four 16-byte parts,
+// with 12 bytes of the value), published with relaxed stores and read with relaxed loads issued
+// at once, no acquire, so a look-up costs one round trip to L2 instead of three (poll, acquire,
+// value) — the look-back's latency is what bounds this kernel. A 16-byte part relies on 16-byte
+// aligned vector accesses being single-copy atomic in the hardware, as CUB's single-word tile
+// states do (PTX models a vector access as unordered scalar accesses). Larger values keep a
+// state word per entry and the values apart.
 //
 // Segmented (R_SEG): an item is the pair (head, x), head = a segment starts at it, and pairs
 // combine as seg_common.cuh's r_seg_op: (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 ⊕ v2);
@@ -142,46 +143,87 @@ __device__ __forceinline__ unsigned int r_wait_state(const unsigned int* p) {
     return r_load_acquire(p);
 }
 
-// An entry as one word (see THE ENTRIES).
+// An entry's state and value.
 struct r_entry {
     unsigned int state;
     M v;
 };
-#define R_FUSED (sizeof(r_entry) <= 16)
+
+// An entry as one word (see THE ENTRIES): R_WORD_PARTS parts of 16 bytes, each holding the state
+// and 12 bytes of the value (a value of at most 4 bytes shares 8 bytes with the state). The
+// parts are stored and loaded one 16-byte access each, at once; a reader takes the entry only
+// where every part shows the same state — a state is written once, so those parts hold one
+// store's value. R_WORD_PARTS = 0: the states and values apart.
+#define R_FUSED (R_WORD_PARTS > 0)
+#define R_PARTS (R_WORD_PARTS > 0 ? R_WORD_PARTS : 1)
+#define R_SMALL (sizeof(M) <= 4)
 union alignas(16) r_word {
-    r_entry e;
-    unsigned long long u[2];
+    unsigned int w[4 * R_PARTS];
+    unsigned long long u[2 * R_PARTS];
+};
+union r_value_words {
+    M v;
+    unsigned int w[3 * R_PARTS];
 };
 
+// Entry *p as it is now (state 0 where it is not published, or its parts disagree).
 __device__ __forceinline__ r_entry r_word_load(const r_word* p) {
     r_word w;
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(r_entry) <= 8) {
+    if constexpr (R_SMALL) {
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w.u[0]) : "l"(__cvta_generic_to_global(p)) : "memory");
     } else {
-        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(w.u[0]), "=l"(w.u[1])
-                     : "l"(__cvta_generic_to_global(p))
-                     : "memory");
+#pragma unroll
+        for (int k = 0; k < R_PARTS; ++k)
+            asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                         : "=l"(w.u[2 * k]), "=l"(w.u[2 * k + 1])
+                         : "l"(__cvta_generic_to_global(p->u + 2 * k))
+                         : "memory");
     }
 #else
     w = *p;
 #endif
-    return w.e;
+    r_value_words value;
+    r_entry e;
+    e.state = w.w[0];
+    if constexpr (R_SMALL) {
+        value.w[0] = w.w[1];
+    } else {
+#pragma unroll
+        for (int k = 0; k < R_PARTS; ++k) {
+            if (w.w[4 * k] != e.state) e.state = 0;
+            value.w[3 * k] = w.w[4 * k + 1];
+            value.w[3 * k + 1] = w.w[4 * k + 2];
+            value.w[3 * k + 2] = w.w[4 * k + 3];
+        }
+    }
+    e.v = value.v;
+    return e;
 }
 
 __device__ __forceinline__ void r_word_store(r_word* p, unsigned int state, M v) {
+    r_value_words value;
+#pragma unroll
+    for (int i = 0; i < 3 * R_PARTS; ++i) value.w[i] = 0;
+    value.v = v;
     r_word w;
-    w.u[0] = w.u[1] = 0;
-    w.e.state = state;
-    w.e.v = v;
+#pragma unroll
+    for (int k = 0; k < R_PARTS; ++k) {
+        w.w[4 * k] = state;
+        w.w[4 * k + 1] = value.w[3 * k];
+        w.w[4 * k + 2] = value.w[3 * k + 1];
+        w.w[4 * k + 3] = value.w[3 * k + 2];
+    }
+    if constexpr (R_SMALL) w.w[1] = value.w[0];
 #if defined(__CUDA_ARCH__)
-    if constexpr (sizeof(r_entry) <= 8) {
+    if constexpr (R_SMALL) {
         asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "l"(w.u[0]) : "memory");
     } else {
-        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(p)), "l"(w.u[0]),
-                     "l"(w.u[1])
-                     : "memory");
+#pragma unroll
+        for (int k = 0; k < R_PARTS; ++k)
+            asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(p->u + 2 * k)),
+                         "l"(w.u[2 * k]), "l"(w.u[2 * k + 1])
+                         : "memory");
     }
 #else
     *p = w;
@@ -314,8 +356,8 @@ __device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
 // publishes A(g) and I(g) where t is its group's last tile, looks back over the groups, and
 // returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
 // `states`: 16 bytes of which the first 8 count the tiles handed out, then the entries (all zero
-// before the launch): fused, a 16-byte word per tile, then per group; apart, a state word per
-// tile, then per group. `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
+// before the launch): a word (r_word) per tile, then per group; apart, a state word per tile,
+// then per group. `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
 // `group` and `ring` may share their memory.
 __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* states, M* aggregates, M* inclusives,
                                r_seg* group, M* ring) {

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
         struct alignas(16) Entry {
             unsigned long long lo, hi;
         };
-        std::vector<Entry> words(1 + tiles + groups, Entry{0, 0});  // the counter, then the entries
+        // the counter, then the entries (16-byte parts, or 4-byte states)
+        std::vector<Entry> words(1 + (tiles + groups) * (R_FUSED ? sizeof(r_word) / 16 : 1), Entry{0, 0});
         std::vector<M> aggregates(tiles + groups), inclusives(groups), out(n);
         std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
         const unsigned long long segments = index_len > 0 ? index_len - 1 : 0;  // offsets' count

@@ -4,8 +4,8 @@
 //! one block per tile in order — so each tile's look-back finds the tiles before it finished,
 //! through the group values, the groups' look-back and its ring — and must equal the sequential
 //! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds, sizes around
-//! tiles and groups of 32 tiles, several tile shapes, 1-, 8- and 16-byte monoids (the first two
-//! publish through one-word entries, the last through states and values apart). A read that a
+//! tiles and groups of 32 tiles, several tile shapes, 1-, 8-, 16- and 72-byte monoids (entries
+//! of one and two 16-byte parts, and states and values apart). A read that a
 //! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
 //! but for the waits between blocks: every earlier tile has finished, so a look-back stops at
 //! the nearest group and never waits (the GPU tests and racecheck cover those paths).
@@ -18,7 +18,7 @@ use reduce_cuda::{ScanAlgorithm, ScanConfig};
 use reduce_tests::emu::{bytes_of, compiler, scan_kernel, values_from, Order, ScanCase};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
 use reduce_tests::monoids::small::Nib8;
-use reduce_tests::{Affine, Mat2, Random, TestRng};
+use reduce_tests::{Affine, Mat2, Mat3, Random, TestRng};
 use std::fmt::Debug;
 
 /// Tiles of 32 threads of one item (a group of 32 tiles is 1024 items), 64 threads of three
@@ -129,8 +129,9 @@ fn plain_scans_are_the_reference() {
     let Some(cxx) = compiler() else { return };
     check_plain::<Affine>(&cxx);
     check_plain::<Nib8>(&cxx);
-    // 16 bytes: entries too large for one word keep their states and values apart
+    // 16 bytes: entries of two 16-byte parts; 72 bytes: states and values apart
     check_plain::<Mat2>(&cxx);
+    check_plain::<Mat3>(&cxx);
 }
 
 #[test]

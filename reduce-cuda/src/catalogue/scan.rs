@@ -5,7 +5,7 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::{scan_items, SCAN_BLOCK};
+use super::tuning::{scan_items, SCAN_BLOCK, SCAN_WORD_PARTS};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
@@ -46,6 +46,20 @@ pub(crate) struct ScanPlan {
     segments: Segments,
     /// u64 offsets or keys.
     wide: bool,
+    /// The 16-byte parts of a tile's entry (its state and value, kernels/scan.cu's THE
+    /// ENTRIES), 0 for states and values apart.
+    word_parts: u32,
+}
+
+/// The 16-byte parts of an entry for values of `m_size` bytes: 12 bytes of the value in each
+/// (one part up to 4 bytes), at most [`SCAN_WORD_PARTS`]; 0 past them.
+fn word_parts(m_size: usize) -> u32 {
+    let parts = m_size.div_ceil(12).max(1);
+    if parts <= SCAN_WORD_PARTS {
+        parts as u32
+    } else {
+        0
+    }
 }
 
 /// The plan of `config` for `items` and segments of `form` (u64 entries if `wide`). Every check
@@ -77,6 +91,7 @@ pub(crate) fn scan_plan(
             items: portable::scan_items(items.m_size) as u32,
             segments,
             wide,
+            word_parts: word_parts(items.m_size),
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
@@ -95,6 +110,7 @@ pub(crate) fn scan_plan(
         items: per_thread,
         segments,
         wide,
+        word_parts: word_parts(items.m_size),
     })
 }
 
@@ -123,6 +139,7 @@ impl ScanPlan {
                 ("R_ITEMS", self.items),
                 ("R_SEG", seg),
                 ("R_IDX64", self.wide as u32),
+                ("R_WORD_PARTS", self.word_parts),
             ],
         )
     }
@@ -146,11 +163,12 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
-        // The tile counter (16 bytes), then an entry of at most 16 bytes per tile and per group
-        // of 32 tiles; the tiles' and the groups' aggregates; the groups' inclusive values
-        // (kernels/scan.cu, r_tile_prefix).
+        // The tile counter (16 bytes), then an entry per tile and per group of 32 tiles (a word
+        // of 16-byte parts, or a 4-byte state); the tiles' and the groups' aggregates; the
+        // groups' inclusive values (kernels/scan.cu, r_tile_prefix).
         let (tiles, groups) = (tiles as usize, tiles.div_ceil(32) as usize);
-        let state_bytes = 16 + (tiles + groups) * 16;
+        let entry_bytes = (16 * self.word_parts as usize).max(4);
+        let state_bytes = 16 + (tiles + groups) * entry_bytes;
         let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
@@ -203,5 +221,13 @@ mod tests {
         };
         let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
         assert_eq!(plan.items, 32);
+    }
+
+    #[test]
+    fn entries_in_16_byte_parts() {
+        let parts: Vec<u32> = [1, 4, 8, 12, 13, 16, 24, 36, 48, 49, 72]
+            .map(word_parts)
+            .to_vec();
+        assert_eq!(parts, [1, 1, 1, 1, 2, 2, 2, 3, 4, 0, 0]);
     }
 }
