@@ -427,21 +427,49 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
     }
 }
 
-// A warp's items and outputs pass through its stage in shared memory as 16-byte vectors: kInVecs
-// (kOutVecs) per lane where a lane's items (outputs) fill whole vectors, else 0 (each lane then
-// reads and writes its own run item by item). Vector x of a stage lies at r_swizzle(x): the
-// eight lanes of a phase touch eight distinct 16-byte bank groups both when the warp moves
-// consecutive vectors and when each lane moves its own run (of 1, 2, 4 or 8 vectors). The
-// stages of a block take at most 32 KiB (beyond it, both counts are 0).
-constexpr int kInRun = (R_ITEMS * sizeof(r_in)) % 16 == 0 && alignof(r_in) <= 16 ? (int)(R_ITEMS * sizeof(r_in) / 16) : 0;
-constexpr int kOutRun = (R_ITEMS * sizeof(M)) % 16 == 0 && alignof(M) <= 16 ? (int)(R_ITEMS * sizeof(M) / 16) : 0;
-constexpr int kRunMax = kInRun > kOutRun ? kInRun : kOutRun;
-constexpr bool kStaged = R_BLOCK * kRunMax * 16 <= 32768;
-constexpr int kInVecs = kStaged ? kInRun : 0;
-constexpr int kOutVecs = kStaged ? kOutRun : 0;
-constexpr int kStageVecs = R_WARP * (kStaged && kRunMax > 0 ? kRunMax : 1);
+// A thread's items are read twice, to fold them and, after the look-back, to write their outputs,
+// and held nowhere in between: items kept in registers through the wait would cap the blocks an
+// SM holds, and tiles in flight are what hides the wait. A warp whose items are all there loads
+// them as whole 16-byte vectors, coalesced, into its stage in shared memory, kInVecs per lane
+// (where a lane's items fill whole vectors that no item straddles; else 0, and each thread reads
+// its items from `in`, both times); each lane then reads its own run, a vector at a time. Outputs
+// as large as the items go back into the lane's run in the stage, in place, and out coalesced;
+// other outputs each thread stores itself (kOutPer to a 16-byte vector where they fill it).
+// Vector x of a stage lies at r_swizzle(x): the eight lanes of a phase touch eight distinct
+// 16-byte bank groups both when the warp moves consecutive vectors and when each lane moves its
+// own run (of 1, 2, 4 or 8 vectors). The stages of a block take at most 32 KiB (beyond it,
+// kInVecs is 0).
+constexpr int kPerVec = 16 % sizeof(r_in) == 0 && alignof(r_in) <= 16 ? (int)(16 / sizeof(r_in)) : 0;
+constexpr int kInRun = kPerVec > 0 && R_ITEMS % kPerVec == 0 ? R_ITEMS / kPerVec : 0;
+constexpr int kInVecs = R_BLOCK * kInRun * 16 <= 32768 ? kInRun : 0;
+constexpr bool kOutStaged = kInVecs > 0 && sizeof(M) == sizeof(r_in);
+constexpr int kOutPer = 16 % sizeof(M) == 0 && alignof(M) <= 16 && R_ITEMS % (16 / sizeof(M)) == 0 ? (int)(16 / sizeof(M)) : 0;
+constexpr int kStageVecs = R_WARP * (kInVecs > 0 ? kInVecs : 1);
 
 __device__ __forceinline__ unsigned int r_swizzle(unsigned int x) { return x ^ ((x >> 3) & 7u); }
+
+// Calls f(j, item j lifted) for the thread's items in order: from the lane's run in its warp's
+// stage, a vector at a time (`staged`), else the `count` items from `in` at `first`.
+template <typename F>
+__device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, unsigned int lane, const r_in* in,
+                                               r_size first, int count, F f) {
+    if (staged) {
+#pragma unroll
+        for (int v = 0; v < kInVecs; ++v) {
+            union {
+                uint4 q;
+                r_in x[kPerVec > 0 ? kPerVec : 1];
+            } u;
+            u.q = stage[r_swizzle(lane * kInVecs + v)];
+#pragma unroll
+            for (int e = 0; e < kPerVec; ++e) f(v * kPerVec + e, m_lift(u.x[e], first + v * kPerVec + e));
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j)
+            if (j < count) f(j, m_lift(in[first + j], first + j));
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
@@ -469,11 +497,10 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
     const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
 
-    // The thread's items, lifted: a warp whose items are all there reads them as whole 16-byte
-    // vectors, coalesced, and hands each lane its run through the warp's stage.
-    M it[R_ITEMS];
+    // The thread's items: a warp whose items are all there stages them (see kPerVec).
     const bool warp_whole = t0 + (r_size)(warp + 1) * R_WARP * R_ITEMS <= n;
-    if (kInVecs > 0 && warp_whole && ((unsigned long long)in & 15u) == 0) {
+    const bool staged = kInVecs > 0 && warp_whole && ((unsigned long long)in & 15u) == 0;
+    if (staged) {
         const uint4* src = reinterpret_cast<const uint4*>(in + (first - (r_size)lane * R_ITEMS));
         uint4 loaded[kInVecs > 0 ? kInVecs : 1];
 #pragma unroll
@@ -481,17 +508,6 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
 #pragma unroll
         for (int v = 0; v < kInVecs; ++v) s_stage[warp][r_swizzle(v * R_WARP + lane)] = loaded[v];
         __syncwarp();
-        union {
-            uint4 v[kInVecs > 0 ? kInVecs : 1];
-            r_in x[R_ITEMS];
-        } u;
-#pragma unroll
-        for (int v = 0; v < kInVecs; ++v) u.v[v] = s_stage[warp][r_swizzle(lane * kInVecs + v)];
-#pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) it[j] = m_lift(u.x[j], first + j);
-    } else {
-#pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) it[j] = j < count ? m_lift(in[first + j], first + j) : m_identity();
     }
 
     // Where segments start.
@@ -523,16 +539,14 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     // The thread's aggregate, then the warp's and the block's scans of the aggregates.
     r_seg agg;
     agg.flag = heads & 1u;
-    agg.v = count > 0 ? it[0] : m_identity();
-#pragma unroll
-    for (int j = 1; j < R_ITEMS; ++j) {
-        if (j < count) {
-            r_seg x;
-            x.flag = (heads >> j) & 1u;
-            x.v = it[j];
-            agg = r_scan_op(agg, x);
-        }
-    }
+    agg.v = m_identity();
+    r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) {
+        r_seg item;
+        item.flag = (heads >> j) & 1u;
+        item.v = x;
+        if (j == 0) agg.v = x;
+        else agg = r_scan_op(agg, item);
+    });
     const r_seg inc = r_scan_warp(agg);
     if (lane == R_WARP - 1) s_warps[warp] = inc;
     __syncthreads();
@@ -560,31 +574,43 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         has = true;
     }
     M acc = has ? pre.v : m_identity();
+    // Item j's output: (head ? identity : prefix) ⊕ x, or (exclusive) the prefix before it.
+    auto step = [&](int j, const M& x) {
+        const M before = (heads >> j) & 1u ? m_identity() : acc;
+        acc = m_combine(before, x);
+        return exclusive ? before : acc;
+    };
+    if (kOutStaged && staged && ((unsigned long long)out & 15u) == 0) {
+        // Into the run's place in the stage, a vector at a time, then out coalesced.
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; ++j) {
-        const bool head = (heads >> j) & 1u;
-        const M before = head ? m_identity() : acc;
-        acc = m_combine(before, it[j]);
-        it[j] = exclusive ? before : acc;
-    }
-
-    // The outputs: the same way back (the stage's items were read before the block's barriers).
-    if (kOutVecs > 0 && warp_whole && ((unsigned long long)out & 15u) == 0) {
-        union {
-            uint4 v[kOutVecs > 0 ? kOutVecs : 1];
-            M m[R_ITEMS];
-        } u;
+        for (int v = 0; v < kInVecs; ++v) {
+            const unsigned int at = r_swizzle(lane * kInVecs + v);
+            union {
+                uint4 q;
+                r_in x[kPerVec > 0 ? kPerVec : 1];
+                M m[kPerVec > 0 ? kPerVec : 1];
+            } u;
+            u.q = s_stage[warp][at];
 #pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) u.m[j] = it[j];
-#pragma unroll
-        for (int v = 0; v < kOutVecs; ++v) s_stage[warp][r_swizzle(lane * kOutVecs + v)] = u.v[v];
+            for (int e = 0; e < kPerVec; ++e) u.m[e] = step(v * kPerVec + e, m_lift(u.x[e], first + v * kPerVec + e));
+            s_stage[warp][at] = u.q;
+        }
         __syncwarp();
         uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
 #pragma unroll
-        for (int v = 0; v < kOutVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_swizzle(v * R_WARP + lane)]);
+        for (int v = 0; v < kInVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_swizzle(v * R_WARP + lane)]);
+    } else if (kOutPer > 0 && count == R_ITEMS && ((unsigned long long)(out + first) & 15u) == 0) {
+        // The thread's run as 16-byte vectors of kOutPer outputs.
+        union {
+            uint4 q;
+            M m[kOutPer > 0 ? kOutPer : 1];
+        } o;
+        r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) {
+            o.m[j % (kOutPer > 0 ? kOutPer : 1)] = step(j, x);
+            if (j % (kOutPer > 0 ? kOutPer : 1) == kOutPer - 1)
+                __stcs(reinterpret_cast<uint4*>(out + first + j + 1 - kOutPer), o.q);
+        });
     } else {
-#pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j)
-            if (j < count) out[first + j] = it[j];
+        r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
     }
 }
