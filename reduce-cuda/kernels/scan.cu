@@ -404,8 +404,11 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
 }
 
 // The head marks of tile [t0, t0 + R_TILE) from CSR offsets, one bit per item in marks[]:
-// the offsets from the last one at or before t0 on, read a round of R_BLOCK at a time until one
-// passes the tile. A bad (trusted) layout only marks inside the tile and reads inside the array.
+// the offsets from the last one at or before t0 on, read a round of R_MARK_ROUND at a time
+// (R_MARK_PER per thread, coalesced) until a round's last one passes the tile. A bad (trusted)
+// layout only marks inside the tile and reads inside the array.
+#define R_MARK_PER 4
+#define R_MARK_ROUND ((r_size)R_MARK_PER * R_BLOCK)
 __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, unsigned int* marks,
                              r_size* s_first) {
     for (unsigned int w = threadIdx.x; w < R_TILE / 32; w += R_BLOCK) marks[w] = 0;
@@ -414,15 +417,19 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
         if (threadIdx.x == 0) *s_first = s;
     }
     __syncthreads();
-    for (r_size s = *s_first;; s += R_BLOCK) {
-        const r_size e = s + threadIdx.x;
-        bool more = false;
-        if (e <= segments) {
-            const r_size at = offsets[e];
-            if (at >= t0 && at - t0 < R_TILE) atomicOr(&marks[(at - t0) / 32], 1u << ((at - t0) % 32));
-            // past the tile, or (a bad layout) before it: the walk ends
-            more = threadIdx.x == R_BLOCK - 1 && at >= t0 && at - t0 < R_TILE;
+    for (r_size s = *s_first;; s += R_MARK_ROUND) {
+        r_size at[R_MARK_PER];
+#pragma unroll
+        for (int k = 0; k < R_MARK_PER; ++k) {
+            const r_size e = s + (r_size)k * R_BLOCK + threadIdx.x;
+            at[k] = e <= segments ? (r_size)offsets[e] : ~(r_size)0;  // past the array: past the tile
         }
+#pragma unroll
+        for (int k = 0; k < R_MARK_PER; ++k)
+            if (at[k] >= t0 && at[k] - t0 < R_TILE) atomicOr(&marks[(at[k] - t0) / 32], 1u << ((at[k] - t0) % 32));
+        // the round's last offset past the tile, or (a bad layout) before it: the walk ends
+        const r_size last = at[R_MARK_PER - 1];
+        const bool more = threadIdx.x == R_BLOCK - 1 && last >= t0 && last - t0 < R_TILE;
         if (!__syncthreads_or(more)) break;
     }
 }
@@ -522,13 +529,28 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
 #elif R_SEG == R_SEG_KEYS
     if (count > 0) {
         r_idx before = first == 0 ? 0 : layout[first - 1];
+        const auto mark = [&](int j, r_idx key) {
+            if (first + j == 0 || key != before) heads |= 1u << j;
+            before = key;
+        };
+        // A whole run of keys at a 16-byte boundary as 16-byte vectors (a warp's load then
+        // touches 32 lines for 16 bytes each, not 4), else key by key.
+        constexpr int kKeysPerVec = (int)(16 / sizeof(r_idx));
+        if (R_ITEMS % kKeysPerVec == 0 && count == R_ITEMS && ((unsigned long long)(layout + first) & 15u) == 0) {
 #pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) {
-            if (j < count) {
-                const r_idx key = layout[first + j];
-                if (first + j == 0 || key != before) heads |= 1u << j;
-                before = key;
+            for (int v = 0; v < R_ITEMS / kKeysPerVec; ++v) {
+                union {
+                    uint4 q;
+                    r_idx k[kKeysPerVec];
+                } u;
+                u.q = __ldcs(reinterpret_cast<const uint4*>(layout + first) + v);
+#pragma unroll
+                for (int e = 0; e < kKeysPerVec; ++e) mark(v * kKeysPerVec + e, u.k[e]);
             }
+        } else {
+#pragma unroll
+            for (int j = 0; j < R_ITEMS; ++j)
+                if (j < count) mark(j, layout[first + j]);
         }
     }
 #else
