@@ -521,10 +521,14 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     unsigned int heads = 0;  // bit j: item j of this thread
 #if R_SEG == R_SEG_OFFSETS
     r_mark_heads(layout, segments, t0, s_marks, &s_first);
-#pragma unroll
-    for (int j = 0; j < R_ITEMS; ++j) {
-        const unsigned int q = threadIdx.x * R_ITEMS + j;
-        if (j < count && ((s_marks[q / 32] >> (q % 32)) & 1u)) heads |= 1u << j;
+    {
+        // The thread's R_ITEMS bits, from the one or two mark words they span.
+        const unsigned int q = threadIdx.x * R_ITEMS;
+        const unsigned long long lo = s_marks[q / 32];
+        const unsigned long long hi = q % 32 + R_ITEMS > 32 ? s_marks[q / 32 + 1] : 0u;
+        heads = (unsigned int)((hi << 32 | lo) >> (q % 32));
+        const int mine = count < R_ITEMS ? count : R_ITEMS;  // the bits of items before n
+        heads &= mine >= 32 ? ~0u : (1u << mine) - 1u;
     }
 #elif R_SEG == R_SEG_KEYS
     if (count > 0) {
