@@ -49,7 +49,8 @@
 // place): a tile's items are read before any of them is written, and no tile reads another's.
 //
 // Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
-// R_SEG_KEYS), R_IDX64 (u64 offsets or keys).
+// R_SEG_KEYS), R_IDX64 (u64 offsets or keys), R_WORD_PARTS (an entry's 16-byte parts, 0 for
+// states and values apart: THE ENTRIES).
 
 #define R_SEG_OFFSETS 1
 #define R_SEG_KEYS 2
