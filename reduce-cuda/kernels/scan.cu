@@ -46,7 +46,9 @@
 // Input items are r_in lifted by m_lift(x, i) (i the global index): the monoid's values
 // themselves for a plain scan. Exclusive scans (`exclusive`) write, for each item, the prefix
 // before it (the identity at 0 and at every head). `in` and `out` may be the same array (in
-// place): a tile's items are read before any of them is written, and no tile reads another's.
+// place): a warp's staged items are read before any of them is written; an unstaged thread reads
+// each of its items again before it writes that item's output; no thread reads another's items
+// from `in` after loading, and no tile reads another's.
 //
 // Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
 // R_SEG_KEYS), R_IDX64 (u64 offsets or keys), R_WORD_PARTS (an entry's 16-byte parts, 0 for
