@@ -134,15 +134,18 @@ __device__ __forceinline__ unsigned int r_load_relaxed(const unsigned int* p) {
 #endif
 }
 
+// The waits' back-off between polls: sleeps `pause` ns, then doubles it up to 512 (start at 32).
+__device__ __forceinline__ void r_back_off(unsigned int& pause) {
+    __nanosleep(pause);
+    pause = pause < 512 ? 2 * pause : pause;
+}
+
 // Waits for tile or group state word `p` to be published, and returns it. The wait polls with
 // relaxed loads and backs off; one acquire load at the end orders the reads of the value after
 // it (an acquire invalidates the SM's L1: one per poll would stall every block on the SM).
 __device__ __forceinline__ unsigned int r_wait_state(const unsigned int* p) {
     unsigned int pause = 32;
-    while (r_load_relaxed(p) == 0) {
-        __nanosleep(pause);
-        pause = pause < 512 ? 2 * pause : pause;
-    }
+    while (r_load_relaxed(p) == 0) r_back_off(pause);
     return r_load_acquire(p);
 }
 
@@ -217,7 +220,6 @@ __device__ __forceinline__ void r_word_store(r_word* p, unsigned int state, M v)
         w.w[4 * k + 2] = value.w[3 * k + 1];
         w.w[4 * k + 3] = value.w[3 * k + 2];
     }
-    if constexpr (R_SMALL) w.w[1] = value.w[0];
 #if defined(__CUDA_ARCH__)
     if constexpr (R_SMALL) {
         asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "l"(w.u[0]) : "memory");
@@ -249,10 +251,7 @@ __device__ __forceinline__ r_entry r_entry_wait(const r_chain& c, r_size j) {
     r_entry e;
     if constexpr (R_FUSED) {
         unsigned int pause = 32;
-        while ((e = r_word_load(c.words + j)).state == 0) {
-            __nanosleep(pause);
-            pause = pause < 512 ? 2 * pause : pause;
-        }
+        while ((e = r_word_load(c.words + j)).state == 0) r_back_off(pause);
     } else {
         e.state = r_wait_state(c.states + j);
         e.v = r_load_cg((e.state & R_ST_INC) ? c.inclusives + j : c.aggregates + j);
