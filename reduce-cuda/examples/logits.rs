@@ -28,14 +28,15 @@ struct ArgMax {
 #[monoid(
     identity = LogSumExp { m: f32::NEG_INFINITY, s: 0.0 },
     combine = |a, b| {
-        if b.m == f32::NEG_INFINITY {
-            a
-        } else {
-            let first = a.m >= b.m;
-            let big = if first { a } else { b };
-            let small = if first { b } else { a };
-            LogSumExp { m: big.m, s: big.s + small.s * (small.m - big.m).exp() }
-        }
+        // One exp per combine, and no branch: the larger maximum's sum is kept, the other one
+        // scaled by e^(smaller - larger). Two empty sums (both maxima -inf) give NaN there, so
+        // the sum is the larger's where the smaller maximum is -inf.
+        let first = a.m >= b.m;
+        let big = if first { a } else { b };
+        let small = if first { b } else { a };
+        let e = (small.m - big.m).exp();
+        let s = if small.m == f32::NEG_INFINITY { big.s } else { small.s.mul_add(e, big.s) };
+        LogSumExp { m: big.m, s }
     },
     lift(f32) = |x, _i| LogSumExp { m: x, s: 1.0 }
 )]

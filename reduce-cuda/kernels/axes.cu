@@ -118,9 +118,10 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, 
 #define R_AXES_RUN_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
 
 // v[c] = the fold, in order, of column c of the `len` rows from item i (a full run of whole rows
-// in 16-byte vectors), or false (nothing read) where the run is not one.
+// in 16-byte vectors, inside the items [in, end)), or false (nothing read) where the run is not
+// one.
 template <typename T, bool LIFT, int CC>
-__device__ __forceinline__ bool r_axes_run_vectors(const T* __restrict__ in, r_size n, r_size i,
+__device__ __forceinline__ bool r_axes_run_vectors(const T* __restrict__ in, const T* end, r_size i,
                                                    r_size len, M (&v)[CC]) {
     constexpr int ROWS = R_AXES_RUN_ROWS(T, CC);
     constexpr int BYTES = ROWS * CC * (int)sizeof(T);
@@ -130,7 +131,7 @@ __device__ __forceinline__ bool r_axes_run_vectors(const T* __restrict__ in, r_s
         constexpr int VECS = BYTES / 16;
         const void* at = in + i;
         const unsigned int shift = (unsigned int)((unsigned long long)at & 15u);
-        if (len != ROWS || shift % alignof(T) != 0 || !r_vectors_inside<VECS>(at, shift, in, in + n))
+        if (len != ROWS || shift % alignof(T) != 0 || !r_vectors_inside<VECS>(at, shift, in, end))
             return false;
         union {
             uint4 q[VECS];
@@ -158,6 +159,8 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
     const unsigned int gl = lane & (g - 1);
     const r_size per_warp = R_WARP / g, total = rows * strips, tile = group * per_lane;
     const r_size warps = ((r_size)gridDim.x * blockDim.x) / R_WARP;
+    const T* const end_items = in + rows * k * CC;
+    const r_size step = tile * CC;  // items from a lane's run to its run of the next tile
     for (r_size ww = ((r_size)blockIdx.x * blockDim.x + threadIdx.x) / R_WARP; ww * per_warp < total;
          ww += warps) {
         const r_size w = ww * per_warp + lane / g;
@@ -183,20 +186,24 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
 #pragma unroll
         for (int c = 0; c < CC; ++c) acc[c] = m_identity();
         bool lane_has = false;  // R_ORDER_FREE: whether this lane's acc holds items
-        r_size first = k0 + gl * per_lane;  // this lane's first row of the tile
-        for (r_size at = 0; at < end; at += tile, first += tile) {
-            const bool has = first < k1;
+        // This lane's run of each tile: the rows from `first` (k0 + gl * per_lane in the first
+        // tile), `left` of them up to k1 (0: no run), its first item at i.
+        const r_size first = k0 + gl * per_lane;
+        r_size left = first < k1 ? k1 - first : 0;
+        r_size i = (b * k + first) * CC;
+        for (r_size at = 0; at < end;
+             at += tile, i += step, left = left > tile ? left - tile : 0) {
+            const bool has = left != 0;
             M v[CC];
             if (has) {
-                const r_size last = first + per_lane < k1 ? first + per_lane : k1;
-                r_size i = (b * k + first) * CC;
-                if (!r_axes_run_vectors<T, LIFT, CC>(in, rows * k * CC, i, last - first, v)) {
+                const r_size len = left < per_lane ? left : per_lane;
+                if (!r_axes_run_vectors<T, LIFT, CC>(in, end_items, i, len, v)) {
 #pragma unroll
                     for (int c = 0; c < CC; ++c) v[c] = r_axes_item<T, LIFT>(in, i + c);
-                    for (r_size j = first + 1; j < last; ++j) {
-                        i += CC;
+                    for (r_size j = 1; j < len; ++j) {
 #pragma unroll
-                        for (int c = 0; c < CC; ++c) v[c] = m_combine(v[c], r_axes_item<T, LIFT>(in, i + c));
+                        for (int c = 0; c < CC; ++c)
+                            v[c] = m_combine(v[c], r_axes_item<T, LIFT>(in, i + j * CC + c));
                     }
                 }
             }

@@ -30,6 +30,8 @@
 #include <ucontext.h>
 #endif
 
+// <cmath>: the CUDA math functions generated code calls (fmaf, fmaxf, sqrt, ...), on the host.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -15,7 +15,7 @@ use reduce_core::{portable, CudaMonoid, Lift};
 use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, Sum};
 use reduce_tests::emu::{bytes_of, compiler, portable_kernel, values_from, Order};
-use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::monoids::lang::{ArgMax, LogSumExp};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
 
@@ -264,4 +264,44 @@ fn lifted_items_group_as_their_lifted_values() {
             |a, b| a == b,
         );
     }
+}
+
+/// Log-sum-exp lifted from f32 logits: an `exp` (the prelude's `r_exp_f32`) in every combine,
+/// inside the kernel, gives `reduce_core::math`'s bits. Logits from -120 to 20, so that the
+/// scale factors run through subnormal results and underflow to 0, with -inf (masked) logits.
+#[test]
+fn log_sum_exp_gives_the_cpu_bits() {
+    let Some(cxx) = compiler() else { return };
+    let config = Config::default().portable();
+    let ns = sizes(
+        portable::run_len::<LogSumExp>(),
+        node_items::<LogSumExp>(&config),
+        false,
+    );
+    let inputs: Vec<Vec<f32>> = ns
+        .iter()
+        .map(|&n| {
+            let mut rng = TestRng::new(n as u64 + 11);
+            (0..n)
+                .map(|_| match rng.range(0, 16) {
+                    0 => f32::NEG_INFINITY,
+                    1 => rng.range(0, 140) as f32 - 120.0,
+                    _ => (rng.next_u64() % 4096) as f32 / 256.0 - 8.0,
+                })
+                .collect()
+        })
+        .collect();
+    let source = kernel_source_lifted::<LogSumExp, f32>(config).unwrap();
+    let expected = |xs: &[f32]| {
+        let lifted: Vec<LogSumExp> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| <LogSumExp as Lift<f32>>::lift(x, i as u64))
+            .collect();
+        portable::fold(&lifted)
+    };
+    let bits = |v: &LogSumExp| (v.m.to_bits(), v.s.to_bits());
+    check(&cxx, &source, "log_sum_exp", &inputs, expected, |a, b| {
+        bits(a) == bits(b)
+    });
 }

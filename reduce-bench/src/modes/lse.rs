@@ -1,13 +1,14 @@
 //! `bench lse [--quick] [--out DIR]`: log-sum-exp of f32 logits, a reduction that calls `exp`
 //! (`reduce_core::math`, the same bits as the CPU) once per item: over all items and per row of
-//! a (rows, 32000) matrix, against the read roof on the input bytes (`lse.csv`, `lse.txt`).
+//! a (rows, 32000) matrix (along its last axis, and as CSR segments), against the read roof on
+//! the input bytes (`lse.csv`, `lse.txt`).
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::monoids::{masks_f32, LogSumExp};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
-use reduce_cuda::{Algorithm, Gpu, SegAlgorithm, SegConfig};
+use reduce_cuda::{Algorithm, AxisAlgorithm, Gpu, SegAlgorithm, SegConfig};
 use std::fmt::Write as _;
 
 /// Log-sum-exp over 2^24 .. 2^28 items, and per row of 32000 logits (a vocabulary), against the
@@ -31,9 +32,18 @@ pub fn lse(args: &Args) -> reduce_cuda::Result<()> {
         let all = median_ms(&gpu, REPS, || {
             gpu.reduce_lifted_into::<LogSumExp, f32>(xs.items(), &mut out, Algorithm::Auto)
         })?;
+        let mut per_row = gpu.identities::<LogSumExp>(rows)?;
+        let along = median_ms(&gpu, REPS, || {
+            gpu.reduce_axes_lifted_into::<LogSumExp, f32>(
+                xs.items(),
+                &[rows, VOCAB],
+                &[1],
+                &mut per_row,
+                AxisAlgorithm::Auto,
+            )
+        })?;
         let offsets: Vec<u32> = (0..=rows).map(|r| (r * VOCAB) as u32).collect();
         let offsets = gpu.upload(&offsets)?;
-        let mut per_row = gpu.identities::<LogSumExp>(rows)?;
         let config = SegConfig::new(SegAlgorithm::Auto).trusted();
         let rowwise = median_ms(&gpu, REPS, || {
             gpu.reduce_segments_lifted_into::<LogSumExp, f32, _>(
@@ -43,10 +53,12 @@ pub fn lse(args: &Args) -> reduce_cuda::Result<()> {
                 config,
             )
         })?;
-        // The per-row bytes moved: items, offsets and one 8-byte value per row.
+        // The per-row bytes moved: items, one 8-byte value per row, and the offsets.
+        let axis_bytes = bytes + (rows * 8) as f64;
         let row_bytes = bytes + (rows * 12) as f64;
         for (label, ms, moved) in [
             ("all items Auto", all, bytes),
+            ("per row of 32000 along axis 1", along, axis_bytes),
             ("per row of 32000 Auto trusted", rowwise, row_bytes),
         ] {
             let gbs = moved / (ms as f64 * 1e6);

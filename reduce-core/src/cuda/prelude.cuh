@@ -514,31 +514,7 @@ R_F32_VIA_F64(log2)
 R_F32_VIA_F64(log10)
 #undef R_F32_VIA_F64
 
-// x * 2^n for f32, rounded once (musl's scalbnf).
-__device__ __forceinline__ float r_scalbnf(float x, int n) {
-    float y = x;
-    if (n > 127) {
-        y *= r_f32_from_bits(0x7f000000u);
-        n -= 127;
-        if (n > 127) {
-            y *= r_f32_from_bits(0x7f000000u);
-            n -= 127;
-            if (n > 127) n = 127;
-        }
-    } else if (n < -126) {
-        y *= r_f32_from_bits(0x0c800000u);
-        n += 126 - 24;
-        if (n < -126) {
-            y *= r_f32_from_bits(0x0c800000u);
-            n += 126 - 24;
-            if (n < -126) n = -126;
-        }
-    }
-    return y * r_f32_from_bits((unsigned int)(0x7f + n) << 23);
-}
-
-// e^x for f32 in f32 arithmetic (reduce_core::math's exp_f32): x = k ln2 + r in two fused
-// steps, e^r by its Taylor polynomial of degree 7 in fmas, 2^k on the exponent.
+// a * b + c rounded once (Rust's mul_add).
 __device__ __forceinline__ float r_fma32(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
     return fmaf(a, b, c);
@@ -546,40 +522,49 @@ __device__ __forceinline__ float r_fma32(float a, float b, float c) {
     return __builtin_fmaf(a, b, c);
 #endif
 }
-// e^x = *p * 2^k with *p = e^r, r = x - k ln2, |r| <= ln2/2 (reduce_core::math's exp_f32_parts).
-__device__ __forceinline__ int r_exp_f32_parts(float x, float* p) {
+// The larger and the smaller of two floats, the other one where one is NaN (fmaxf, fminf).
+__device__ __forceinline__ float r_fmax32(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return fmaxf(a, b);
+#else
+    return __builtin_fmaxf(a, b);
+#endif
+}
+__device__ __forceinline__ float r_fmin32(float a, float b) {
+#if defined(__CUDA_ARCH__)
+    return fminf(a, b);
+#else
+    return __builtin_fminf(a, b);
+#endif
+}
+
+// e^x for f32 in f32 arithmetic (reduce_core::math's exp_f32): x = k ln2 + r in two fused
+// steps, e^r by a polynomial of degree 6 in fmas, 2^k as two normal factors.
+__device__ __forceinline__ float r_exp_f32(float x) {
+    // Below -104, e^x rounds to 0; above 89, to infinity: clamped there, every k stays within
+    // [-150, 128]. NaN is given back at the end. No branch: the items of a thread's fold
+    // interleave.
+    const float xc = r_fmin32(r_fmax32(x, -104.0f), 89.0f);
     // k = x/ln2 rounded to nearest by the fma's rounding (1.5 * 2^23 leaves the integer in the
     // low bits): no conversion instructions.
-    const float t = r_fma32(x, r_f32_from_bits(0x3fb8aa3bu), 12582912.0f);
+    const float t = r_fma32(xc, r_f32_from_bits(0x3fb8aa3bu), 12582912.0f);
     const float kf = t - 12582912.0f;
-    const int k = (int)r_f32_bits(t) - 0x4b400000;
-    float r = r_fma32(-kf, r_f32_from_bits(0x3f317218u), x);
+    float r = r_fma32(-kf, r_f32_from_bits(0x3f317218u), xc);
     r = r_fma32(-kf, r_f32_from_bits(0xb102e308u), r);
-    float q = r_f32_from_bits(0x39500d01u);                // 1/7!
-    q = r_fma32(q, r, r_f32_from_bits(0x3ab60b61u));       // 1/6!
-    q = r_fma32(q, r, r_f32_from_bits(0x3c088889u));       // 1/5!
-    q = r_fma32(q, r, r_f32_from_bits(0x3d2aaaabu));       // 1/4!
-    q = r_fma32(q, r, r_f32_from_bits(0x3e2aaaabu));       // 1/3!
-    q = r_fma32(q, r, 0.5f);
-    *p = 1.0f + r_fma32(r * r, q, r);
-    return k;
-}
-// exp_f32 outside [-86.5, 88]: NaN, overflow, underflow and subnormal results.
-__device__ __noinline__ float r_exp_f32_edge(float x) {
-    if (r_isnan(x)) return x;
-    if (r_fgt(x, r_f32_from_bits(0x42b17217u))) return R_INF32;
-    if (r_flt(x, r_f32_from_bits(0xc2cff1b5u))) return 0.0f;
-    float p;
-    const int k = r_exp_f32_parts(x, &p);
-    return r_scalbnf(p, k);
-}
-__device__ __forceinline__ float r_exp_f32(float x) {
-    // One comparison for the common case: for x in [-86.5, 88] (NaN fails it) 2^k is normal.
-    if (!(x >= -86.5f && x <= 88.0f)) return r_exp_f32_edge(x);
-    float p;
-    const int k = r_exp_f32_parts(x, &p);
-    // p * 2^k is normal: add k to the exponent field.
-    return r_f32_from_bits((unsigned int)((int)r_f32_bits(p) + k * (1 << 23)));
+    float q = r_f32_from_bits(0x3ab51224u);  // reduce_core::math's EXP_F, a minimax fit
+    q = r_fma32(q, r, r_f32_from_bits(0x3c091ceau));
+    q = r_fma32(q, r, r_f32_from_bits(0x3d2aac79u));
+    q = r_fma32(q, r, r_f32_from_bits(0x3e2aaa49u));
+    q = r_fma32(q, r, r_f32_from_bits(0x3efffffeu));
+    const float u = r_fma32(r * r, q, r);
+    // 2^k = 2^(k - j) * 2^j, j = floor(k / 2), both normal: the fma rounds 1 + u and scales it
+    // exactly; the product rounds again only into subnormals, 0 or infinity. t's bits are
+    // c + k, c a multiple of 2^10: h = bits / 2 = c/2 + j, and c/2 << 23 wraps to 0.
+    const unsigned int bits = r_f32_bits(t), h = bits >> 1;
+    const float s1 = r_f32_from_bits(((bits - h) << 23) + 0x3f800000u);
+    const float s2 = r_f32_from_bits((h << 23) + 0x3f800000u);
+    const float y = r_fma32(s1, u, s1) * s2;
+    return r_isnan(x) ? x : y;
 }
 
 // Whether y is an odd integer (every f64 from 2^53 up is even).

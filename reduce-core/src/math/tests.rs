@@ -313,8 +313,8 @@ fn special_values_follow_annex_f() {
     assert_eq!(Math::tanh(-inf), -1.0);
 }
 
-/// Every f32 input of `exp` (2^32 of them) within 1 ulp of the f64 reference rounded once: about
-/// a minute on one core, so not in the default run (`cargo test -p reduce-core --release --lib
+/// Every f32 input of `exp` (2^32 of them) within 1 ulp of the f64 reference rounded once: a few
+/// minutes on one core, so not in the default run (`cargo test -p reduce-core --release --lib
 /// -- --ignored exp_f32_everywhere`).
 #[test]
 #[ignore]
