@@ -117,37 +117,56 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, 
 // vectors at any offset (inside the n items at `in`; else the caller reads item by item).
 #define R_AXES_RUN_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
 
-// v[c] = the fold, in order, of column c of the `len` rows from item i (a full run of whole rows
-// in 16-byte vectors, inside the items [in, end)), or false (nothing read) where the run is not
-// one.
-template <typename T, bool LIFT, int CC>
-__device__ __forceinline__ bool r_axes_run_vectors(const T* __restrict__ in, const T* end, r_size i,
-                                                   r_size len, M (&v)[CC]) {
+// Whether a lane's runs can be read as vectors: its run from item i (`left` rows to the end of
+// its strip, `per_lane` rows a run) and the ones after it, `step` items apart (64-byte
+// multiples: the same offset from a 16-byte boundary), are, up to the run from item `last`,
+// runs of R_AXES_RUN_ROWS whole rows whose vectors lie inside the n items at `in`. False where
+// not even the first one is (or the items' offset does not allow vectors).
+template <typename T, int CC>
+__device__ __forceinline__ bool r_axes_vector_runs(const T* __restrict__ in, r_size n, r_size i,
+                                                   r_size left, r_size per_lane, r_size& last) {
     constexpr int ROWS = R_AXES_RUN_ROWS(T, CC);
-    constexpr int BYTES = ROWS * CC * (int)sizeof(T);
-    if constexpr (BYTES % 16 != 0) {
+    constexpr int VECS = ROWS * CC * (int)sizeof(T) / 16;
+    const unsigned int shift = (unsigned int)((unsigned long long)(in + i) & 15u);
+    // Bytes read from the first vector's start (one more vector where shifted), and the items'
+    // bytes, both from `in`: the run from item j reads from j * sizeof(T) - shift.
+    const r_size reads = 16ull * (VECS + (shift != 0)), bytes = n * sizeof(T);
+    if (per_lane != ROWS || left < per_lane || shift % alignof(T) != 0 || i * sizeof(T) < shift ||
+        bytes + shift < reads)
         return false;
-    } else {
-        constexpr int VECS = BYTES / 16;
-        const void* at = in + i;
-        const unsigned int shift = (unsigned int)((unsigned long long)at & 15u);
-        if (len != ROWS || shift % alignof(T) != 0 || !r_vectors_inside<VECS>(at, shift, in, end))
-            return false;
-        union {
-            uint4 q[VECS];
-            T m[ROWS * CC];
-        } t;
-        r_load_shifted(at, shift, t.q, [](const uint4* q) { return __ldcs(q); });
+    const r_size whole = i + (left - per_lane) * CC;            // the last run of ROWS rows
+    const r_size inside = (bytes + shift - reads) / sizeof(T);  // the last inside the items
+    last = whole < inside ? whole : inside;
+    return i <= last;
+}
+
+// v[c] = the fold, in order, of column c of the run of R_AXES_RUN_ROWS rows from item i, read as
+// 16-byte vectors (where r_axes_vector_runs allows).
+template <typename T, bool LIFT, int CC>
+__device__ __forceinline__ void r_axes_run_fold(const T* __restrict__ in, r_size i, M (&v)[CC]) {
+    constexpr int ROWS = R_AXES_RUN_ROWS(T, CC);
+    constexpr int VECS = ROWS * CC * (int)sizeof(T) / 16;
+    const void* at = in + i;
+    union {
+        uint4 q[VECS];
+        T m[ROWS * CC];
+    } t;
+    r_load_shifted(at, (unsigned int)((unsigned long long)at & 15u), t.q,
+                   [](const uint4* q) { return __ldcs(q); });
 #pragma unroll
-        for (int c = 0; c < CC; ++c) v[c] = r_item_value<T, LIFT>(t.m[c], i + c);
+    for (int c = 0; c < CC; ++c) v[c] = r_item_value<T, LIFT>(t.m[c], i + c);
 #pragma unroll
-        for (int r = 1; r < ROWS; ++r) {
+    for (int r = 1; r < ROWS; ++r) {
 #pragma unroll
-            for (int c = 0; c < CC; ++c)
-                v[c] = m_combine(v[c], r_item_value<T, LIFT>(t.m[r * CC + c], i + r * CC + c));
-        }
-        return true;
+        for (int c = 0; c < CC; ++c)
+            v[c] = m_combine(v[c], r_item_value<T, LIFT>(t.m[r * CC + c], i + r * CC + c));
     }
+}
+
+// Whether a run of R_AXES_RUN_ROWS rows fills whole 16-byte vectors.
+template <typename T, int CC>
+__device__ constexpr bool r_axes_runs_fill_vectors() {
+    return R_AXES_RUN_ROWS(T, CC) * CC * (int)sizeof(T) % 16 == 0;
 }
 
 template <typename T, bool LIFT, int CC>
@@ -159,7 +178,7 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
     const unsigned int gl = lane & (g - 1);
     const r_size per_warp = R_WARP / g, total = rows * strips, tile = group * per_lane;
     const r_size warps = ((r_size)gridDim.x * blockDim.x) / R_WARP;
-    const T* const end_items = in + rows * k * CC;
+    const r_size n = rows * k * CC;
     const r_size step = tile * CC;  // items from a lane's run to its run of the next tile
     for (r_size ww = ((r_size)blockIdx.x * blockDim.x + threadIdx.x) / R_WARP; ww * per_warp < total;
          ww += warps) {
@@ -187,26 +206,12 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
         for (int c = 0; c < CC; ++c) acc[c] = m_identity();
         bool lane_has = false;  // R_ORDER_FREE: whether this lane's acc holds items
         // This lane's run of each tile: the rows from `first` (k0 + gl * per_lane in the first
-        // tile), `left` of them up to k1 (0: no run), its first item at i.
+        // tile), `left0` of them up to k1 from the first tile's (0: no run), its first item at i.
         const r_size first = k0 + gl * per_lane;
-        r_size left = first < k1 ? k1 - first : 0;
+        const r_size left0 = first < k1 ? k1 - first : 0;
         r_size i = (b * k + first) * CC;
-        for (r_size at = 0; at < end;
-             at += tile, i += step, left = left > tile ? left - tile : 0) {
-            const bool has = left != 0;
-            M v[CC];
-            if (has) {
-                const r_size len = left < per_lane ? left : per_lane;
-                if (!r_axes_run_vectors<T, LIFT, CC>(in, end_items, i, len, v)) {
-#pragma unroll
-                    for (int c = 0; c < CC; ++c) v[c] = r_axes_item<T, LIFT>(in, i + c);
-                    for (r_size j = 1; j < len; ++j) {
-#pragma unroll
-                        for (int c = 0; c < CC; ++c)
-                            v[c] = m_combine(v[c], r_axes_item<T, LIFT>(in, i + j * CC + c));
-                    }
-                }
-            }
+        // Takes a tile's run (v, where `has`) into acc.
+        auto take = [&](M(&v)[CC], bool has, r_size at) {
 #pragma unroll
             for (int c = 0; c < CC; ++c) {
                 if (!has) v[c] = m_identity();
@@ -218,6 +223,43 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
                 }
             }
             lane_has = lane_has || has;
+        };
+        r_size at = 0;
+        if constexpr (r_axes_runs_fill_vectors<T, CC>()) {
+            // The bulk of the rows: tiles in which every lane of the warp has a run of vectors,
+            // with one comparison a tile.
+            r_size last = 0;
+            const bool vectors = r_axes_vector_runs<T, CC>(in, n, i, left0, per_lane, last);
+            while (at < end && __ballot_sync(R_FULL_MASK, vectors && i <= last) == R_FULL_MASK) {
+                M v[CC];
+                r_axes_run_fold<T, LIFT, CC>(in, i, v);
+                take(v, true, at);
+                at += tile;
+                i += step;
+            }
+        }
+        // The rest: runs cut by the strip's end, runs at the ends of the items, lanes without.
+        for (r_size left = left0 > at ? left0 - at : 0; at < end;
+             at += tile, i += step, left = left > tile ? left - tile : 0) {
+            const bool has = left != 0;
+            M v[CC];
+            bool read = false;
+            if constexpr (r_axes_runs_fill_vectors<T, CC>()) {
+                r_size last = 0;
+                read = has && r_axes_vector_runs<T, CC>(in, n, i, left, per_lane, last);
+                if (read) r_axes_run_fold<T, LIFT, CC>(in, i, v);
+            }
+            if (has && !read) {
+                const r_size len = left < per_lane ? left : per_lane;
+#pragma unroll
+                for (int c = 0; c < CC; ++c) v[c] = r_axes_item<T, LIFT>(in, i + c);
+                for (r_size j = 1; j < len; ++j) {
+#pragma unroll
+                    for (int c = 0; c < CC; ++c)
+                        v[c] = m_combine(v[c], r_axes_item<T, LIFT>(in, i + j * CC + c));
+                }
+            }
+            take(v, has, at);
         }
 #pragma unroll
         for (int c = 0; c < CC; ++c) {

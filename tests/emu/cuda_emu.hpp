@@ -187,13 +187,17 @@ inline bool open_files(int argc, char** argv, std::FILE** in, std::FILE** res) {
 
 // n items of T read from `in` into `storage` (allocated here, exactly) at `items`, `shift` bytes
 // past a 16-byte boundary and at the end of the allocation, so that AddressSanitizer reports
-// any read past them; false when the file ends early (or the allocator's block is not 16-byte
-// aligned).
+// any read past them, and before them where it can (the whole 8-byte granules of the `shift`
+// bytes before them are poisoned); false when the file ends early (or the allocator's block is
+// not 16-byte aligned).
 template <typename T>
 bool read_items(std::FILE* in, unsigned long long n, size_t shift, std::vector<unsigned char>& storage,
                 T*& items) {
     storage = std::vector<unsigned char>(shift + n * sizeof(T));
     items = reinterpret_cast<T*>(storage.data() + shift);
+#if defined(__SANITIZE_ADDRESS__)
+    __asan_poison_memory_region(storage.data(), shift & ~size_t(7));
+#endif
     return reinterpret_cast<std::uintptr_t>(storage.data()) % 16 == 0 &&
            std::fread(items, sizeof(T), n, in) == n;
 }

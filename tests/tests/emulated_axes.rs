@@ -38,6 +38,9 @@ fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
     for k in [64usize, 100, 1000, 5003] {
         cases.push((vec![3, k], vec![1]));
     }
+    // strips of several tiles, the last strip of each row one row short of whole runs in its
+    // last lane
+    cases.push((vec![2, 70_655], vec![1]));
     cases.push((vec![70_001], vec![0]));
     cases.push((vec![20_000, 2], vec![0]));
     for c in [2usize, 3, 4, 8, 16] {
