@@ -109,6 +109,14 @@ fn check<X: Copy, M: CudaMonoid + Debug>(
     }
 }
 
+/// The portable fold of f32 items lifted into M, each with its global index.
+fn fold_lifted<M: Lift<f32>>(xs: &[f32]) -> M {
+    let lifted: Vec<M> = (xs.iter().enumerate())
+        .map(|(i, &x)| M::lift(x, i as u64))
+        .collect();
+    portable::fold(&lifted)
+}
+
 fn node_items<M>(config: &Config) -> usize {
     let run = portable::run_len::<M>();
     let lane = config.items_per_thread.map_or(run, |k| k as usize);
@@ -247,20 +255,12 @@ fn lifted_items_group_as_their_lifted_values() {
             .map(|&n| wide_f32(n, n as u64).into_iter().map(|x| x.0).collect())
             .collect();
         let source = kernel_source_lifted::<ArgMax, f32>(config).unwrap();
-        let expected = |xs: &[f32]| {
-            let lifted: Vec<ArgMax> = xs
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| <ArgMax as Lift<f32>>::lift(x, i as u64))
-                .collect();
-            portable::fold(&lifted)
-        };
         check(
             &cxx,
             &source,
             &format!("argmax_{k}"),
             &inputs,
-            expected,
+            fold_lifted::<ArgMax>,
             |a, b| a == b,
         );
     }
@@ -292,16 +292,13 @@ fn log_sum_exp_gives_the_cpu_bits() {
         })
         .collect();
     let source = kernel_source_lifted::<LogSumExp, f32>(config).unwrap();
-    let expected = |xs: &[f32]| {
-        let lifted: Vec<LogSumExp> = xs
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| <LogSumExp as Lift<f32>>::lift(x, i as u64))
-            .collect();
-        portable::fold(&lifted)
-    };
     let bits = |v: &LogSumExp| (v.m.to_bits(), v.s.to_bits());
-    check(&cxx, &source, "log_sum_exp", &inputs, expected, |a, b| {
-        bits(a) == bits(b)
-    });
+    check(
+        &cxx,
+        &source,
+        "log_sum_exp",
+        &inputs,
+        fold_lifted::<LogSumExp>,
+        |a, b| bits(a) == bits(b),
+    );
 }

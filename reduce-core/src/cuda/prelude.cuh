@@ -307,20 +307,24 @@ __device__ __forceinline__ unsigned int r_f32_bits(float x) {
     return b;
 #endif
 }
-__device__ __forceinline__ double r_floor64(double x) {
+// The device's math functions, or the host compiler's builtins (the derive's fuzzer and the
+// emulator compile this prelude on the host). fma: a * b + c rounded once (Rust's mul_add);
+// fmax, fmin: the larger, the smaller, the other one where one is NaN.
 #if defined(__CUDA_ARCH__)
-    return floor(x);
+#define R_MATH(DEVICE, HOST) DEVICE
 #else
-    return __builtin_floor(x);
+#define R_MATH(DEVICE, HOST) HOST
 #endif
-}
+__device__ __forceinline__ double r_floor64(double x) { return R_MATH(floor, __builtin_floor)(x); }
 __device__ __forceinline__ double r_fma64(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-    return fma(a, b, c);
-#else
-    return __builtin_fma(a, b, c);
-#endif
+    return R_MATH(fma, __builtin_fma)(a, b, c);
 }
+__device__ __forceinline__ float r_fma32(float a, float b, float c) {
+    return R_MATH(fmaf, __builtin_fmaf)(a, b, c);
+}
+__device__ __forceinline__ float r_fmax32(float a, float b) { return R_MATH(fmaxf, __builtin_fmaxf)(a, b); }
+__device__ __forceinline__ float r_fmin32(float a, float b) { return R_MATH(fminf, __builtin_fminf)(a, b); }
+#undef R_MATH
 __device__ __forceinline__ double r_abs64(double x) { return r_f64_from_bits(r_f64_bits(x) & 0x7fffffffffffffffull); }
 #define R_INF64 r_f64_from_bits(0x7ff0000000000000ull)
 #define R_NAN64 r_f64_from_bits(0x7ff8000000000000ull)
@@ -513,30 +517,6 @@ R_F32_VIA_F64(ln)
 R_F32_VIA_F64(log2)
 R_F32_VIA_F64(log10)
 #undef R_F32_VIA_F64
-
-// a * b + c rounded once (Rust's mul_add).
-__device__ __forceinline__ float r_fma32(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-    return fmaf(a, b, c);
-#else
-    return __builtin_fmaf(a, b, c);
-#endif
-}
-// The larger and the smaller of two floats, the other one where one is NaN (fmaxf, fminf).
-__device__ __forceinline__ float r_fmax32(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return fmaxf(a, b);
-#else
-    return __builtin_fmaxf(a, b);
-#endif
-}
-__device__ __forceinline__ float r_fmin32(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return fminf(a, b);
-#else
-    return __builtin_fminf(a, b);
-#endif
-}
 
 // e^x for f32 in f32 arithmetic (reduce_core::math's exp_f32): x = k ln2 + r in two fused
 // steps, e^r by a polynomial of degree 6 in fmas, 2^k as two normal factors.
