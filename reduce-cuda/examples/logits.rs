@@ -29,13 +29,15 @@ struct ArgMax {
     identity = LogSumExp { m: f32::NEG_INFINITY, s: 0.0 },
     combine = |a, b| {
         // One exp per combine, and no branch: the larger maximum's sum is kept, the other one
-        // scaled by e^(smaller - larger). Two empty sums (both maxima -inf) give NaN there, so
-        // the sum is the larger's where the smaller maximum is -inf.
-        let first = a.m >= b.m;
+        // scaled by e^(smaller - larger). A NaN maximum is the larger one (it stays in m). Two
+        // maxima infinite alike (two empty sums, both -inf; or both +inf) differ by NaN: the
+        // sum is then the larger's.
+        let first = a.m >= b.m || a.m.is_nan();
         let big = if first { a } else { b };
         let small = if first { b } else { a };
-        let e = (small.m - big.m).exp();
-        let s = if small.m == f32::NEG_INFINITY { big.s } else { small.s.mul_add(e, big.s) };
+        let d = small.m - big.m;
+        let e = d.exp();
+        let s = if d.is_nan() { big.s } else { small.s.mul_add(e, big.s) };
         LogSumExp { m: big.m, s }
     },
     lift(f32) = |x, _i| LogSumExp { m: x, s: 1.0 }

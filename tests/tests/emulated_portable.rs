@@ -268,7 +268,9 @@ fn lifted_items_group_as_their_lifted_values() {
 
 /// Log-sum-exp lifted from f32 logits: an `exp` (the prelude's `r_exp_f32`) in every combine,
 /// inside the kernel, gives `reduce_core::math`'s bits. Logits from -120 to 20, so that the
-/// scale factors run through subnormal results and underflow to 0, with -inf (masked) logits.
+/// scale factors run through subnormal results and underflow to 0, with -inf (masked) logits;
+/// in some inputs a +inf or a NaN, which the result keeps (any grouping: the combine keeps a
+/// NaN maximum, and two infinite maxima alike give the larger's sum).
 #[test]
 fn log_sum_exp_gives_the_cpu_bits() {
     let Some(cxx) = compiler() else { return };
@@ -282,15 +284,33 @@ fn log_sum_exp_gives_the_cpu_bits() {
         .iter()
         .map(|&n| {
             let mut rng = TestRng::new(n as u64 + 11);
-            (0..n)
+            let mut xs: Vec<f32> = (0..n)
                 .map(|_| match rng.range(0, 16) {
                     0 => f32::NEG_INFINITY,
                     1 => rng.range(0, 140) as f32 - 120.0,
                     _ => (rng.next_u64() % 4096) as f32 / 256.0 - 8.0,
                 })
-                .collect()
+                .collect();
+            // one NaN or two +inf in every third input
+            match (n % 3, n > 1) {
+                (1, _) => xs[n / 2] = f32::NAN,
+                (2, true) => {
+                    xs[0] = f32::INFINITY;
+                    xs[n - 1] = f32::INFINITY;
+                }
+                _ => {}
+            }
+            xs
         })
         .collect();
+    for xs in &inputs {
+        let want: LogSumExp = fold_lifted(xs);
+        if xs.iter().any(|x| x.is_nan()) {
+            assert!(want.m.is_nan(), "n = {}: a NaN item is kept", xs.len());
+        } else if xs.contains(&f32::INFINITY) {
+            assert!(want.m == f32::INFINITY && want.s >= 1.0, "n = {}", xs.len());
+        }
+    }
     let source = kernel_source_lifted::<LogSumExp, f32>(config).unwrap();
     let bits = |v: &LogSumExp| (v.m.to_bits(), v.s.to_bits());
     check(
