@@ -118,8 +118,8 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, 
 #define R_AXES_RUN_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
 
 // Whether a lane's runs can be read as vectors: its run from item i (`left` rows to the end of
-// its strip, `per_lane` rows a run) and the ones after it, `step` items apart (64-byte
-// multiples: the same offset from a 16-byte boundary), are, up to the run from item `last`,
+// its strip, `per_lane` rows a run) and the ones after it, `step` items apart (whole runs of
+// whole vectors: the same offset from a 16-byte boundary), are, up to the run from item `last`,
 // runs of R_AXES_RUN_ROWS whole rows whose vectors lie inside the n items at `in`. False where
 // not even the first one is (or the items' offset does not allow vectors).
 template <typename T, int CC>
