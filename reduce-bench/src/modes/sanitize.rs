@@ -2,9 +2,10 @@
 //! synccheck, initcheck): every plain algorithm at odd sizes around block and grid boundaries,
 //! the portable mode, every segmented algorithm (and the portable mode) in both forms on a mixed
 //! layout with empty segments, small tiles
-//! and grids of SegMerge and SegShuffle, lifted ArgMax, and the scans (plain, CSR offsets,
-//! keys; small and default tiles); every result is checked against the CPU reference (exit code
-//! 1 on a mismatch).
+//! and grids of SegMerge and SegShuffle, lifted ArgMax, the scans (plain, CSR offsets, keys;
+//! small and default tiles), and reductions along axes (rows of whole vector runs and the
+//! strips' ends, short rows, few columns, columns, a middle axis; items at offsets); every
+//! result is checked against the CPU reference (exit code 1 on a mismatch).
 
 use crate::driver::driver;
 use crate::layouts;
@@ -12,8 +13,8 @@ use crate::monoids::{Affine, ArgMax, Mat2};
 use crate::seg_common::{DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
-    fold, fold_segments, scan, scan_by_key, scan_segments, Algorithm, Config, Gpu, Lift, Scan,
-    ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
+    fold, fold_axes, fold_segments, scan, scan_by_key, scan_segments, Algorithm, AxisAlgorithm,
+    Config, Gpu, Lift, Scan, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
 };
 
 /// Runs the workload; prints the number of mismatches and exits with 1 if there is one.
@@ -30,6 +31,7 @@ pub fn sanitize() -> reduce_cuda::Result<()> {
     failures += segmented(&gpu, &mut next)?;
     failures += lifted(&gpu, &mut next)?;
     failures += scans(&gpu, &mut next)?;
+    failures += axes(&gpu, &mut next)?;
     println!("sanitize workload: {failures} mismatches");
     if failures > 0 {
         std::process::exit(1);
@@ -367,6 +369,59 @@ fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
                         failures += 1;
                     }
                 }
+            }
+        }
+    }
+    Ok(failures)
+}
+
+/// Along axes: rows over several tiles whose strips end one row short of whole vector runs,
+/// short rows, few columns, columns, a middle axis and one long row; the affine monoid in order
+/// (`Strips`, `Auto`), ArgMax lifted from f32 items 0 to 2 items past a 16-byte boundary.
+/// Returns the number of mismatches.
+fn axes(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
+    let shapes: [(&[usize], &[usize]); 6] = [
+        (&[3, 70_655], &[1]),
+        (&[1000, 3], &[1]),
+        (&[700, 4], &[0]),
+        (&[33, 300], &[0]),
+        (&[5, 17, 31], &[1]),
+        (&[70_001], &[0]),
+    ];
+    let mut failures = 0;
+    for (shape, axes) in shapes {
+        let n: usize = shape.iter().product();
+        let items: Vec<Affine> = (0..n)
+            .map(|_| Affine {
+                a: next() | 1,
+                b: next(),
+            })
+            .collect();
+        let want = fold_axes(&items, shape, axes).expect("valid shape");
+        let xs = gpu.upload(&items)?;
+        for alg in [AxisAlgorithm::Strips, AxisAlgorithm::Auto] {
+            let got = gpu.reduce_axes(&xs, shape, axes, alg)?;
+            if gpu.download(&got)? != want {
+                eprintln!("MISMATCH axes {alg:?} {shape:?} along {axes:?}");
+                failures += 1;
+            }
+        }
+        let logits: Vec<f32> = (0..n + 2).map(|_| (next() % 1000) as f32).collect();
+        let all = gpu
+            .stream()
+            .clone_htod(&logits)
+            .map_err(driver("uploading the sanitizer items"))?;
+        for skip in 0..3 {
+            let host: Vec<ArgMax> = (logits[skip..skip + n].iter().enumerate())
+                .map(|(i, &x)| ArgMax::lift(x, i as u64))
+                .collect();
+            let want = fold_axes(&host, shape, axes).expect("valid shape");
+            let items = all.slice(skip..skip + n);
+            let got =
+                gpu.reduce_axes_lifted::<ArgMax, f32>(&items, shape, axes, AxisAlgorithm::Auto)?;
+            if gpu.download(&got)? != want {
+                eprintln!("MISMATCH axes lifted ArgMax {shape:?} along {axes:?}, {skip} past");
+                failures += 1;
             }
         }
     }
