@@ -331,6 +331,53 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
     return true;
 }
 
+// A launch of a chain (chains_main): its outputs (M values), blocks, and threads per block.
+struct ChainLaunch {
+    unsigned long long outputs, blocks;
+    unsigned int threads;
+};
+
+// The host side of the emulated reductions that run as a chain of launches (the axes families'
+// mains): reads cases from argv[1], each
+//   u64 n, shift, grid, launches; launches * RECORD u64 records; n In items (read_items);
+// runs the launches in order, each on min(grid, its blocks) blocks, block by block
+// (`shape(record)` gives its ChainLaunch; each block runs `launch(record, items, values, out)`,
+// values the launch before's outputs), and appends to argv[2] per case
+//   u64 ok (1, or 0 after a deadlock); the last launch's outputs, Out values.
+// Every launch writes a buffer of exactly its outputs: AddressSanitizer reports any access past
+// them.
+template <typename In, typename Out, int RECORD, typename Shape, typename Launch>
+int chains_main(int argc, char** argv, Shape shape, Launch launch) {
+    std::FILE *in, *res;
+    if (!open_files(argc, argv, &in, &res)) return 2;
+    unsigned long long h[4];
+    while (std::fread(h, 8, 4, in) == 4) {
+        const unsigned long long n = h[0], shift = h[1], grid = h[2], launches = h[3];
+        std::vector<unsigned long long> a(launches * RECORD);
+        if (std::fread(a.data(), 8, a.size(), in) != a.size()) return 3;
+        std::vector<unsigned char> storage;
+        In* items;
+        if (!read_items(in, n, shift, storage, items)) return 3;
+        std::vector<unsigned char> from, to;
+        unsigned long long ok = 1;
+        for (unsigned long long l = 0; l < launches && ok; ++l) {
+            const unsigned long long* r = &a[l * RECORD];
+            const ChainLaunch c = shape(r);
+            to.assign(c.outputs * sizeof(Out), 0xA5);
+            Out* out = reinterpret_cast<Out*>(to.data());
+            const Out* values = reinterpret_cast<const Out*>(from.data());
+            const unsigned int g = (unsigned int)(c.blocks < grid ? (c.blocks > 0 ? c.blocks : 1) : grid);
+            for (unsigned int b = 0; b < g && ok; ++b)
+                ok = run_block(b, g, c.threads, [&] { launch(r, items, values, out); });
+            from.swap(to);
+        }
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(from.data(), 1, from.size(), res);
+    }
+    std::fclose(res);
+    return 0;
+}
+
 inline int named_sync_or(unsigned int id, unsigned int count, int p) {
     Block& b = *block();
     b.slots[self().tid] = p != 0;
