@@ -28,7 +28,7 @@ const CUDA_EMU_HPP: &str = include_str!("../emu/cuda_emu.hpp");
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../emu/seg_shuffle_main.cpp");
 /// The host side of a scan launch.
 const SCAN_MAIN_CPP: &str = include_str!("../emu/scan_main.cpp");
-const PORTABLE_MAIN_CPP: &str = include_str!("../emu/portable_main.cpp");
+const PLAIN_MAIN_CPP: &str = include_str!("../emu/plain_main.cpp");
 const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../emu/seg_portable_main.cpp");
 const AXES_PORTABLE_MAIN_CPP: &str = include_str!("../emu/axes_portable_main.cpp");
 const AXES_MAIN_CPP: &str = include_str!("../emu/axes_main.cpp");
@@ -540,31 +540,23 @@ impl Drop for EmulatedScan {
     }
 }
 
-/// A portable plain reduction (kernels/portable.cu) compiled for the emulator.
-pub struct EmulatedPortable {
+/// A plain reduction (Shuffle's kernels/shuffle.cu, or the portable kernels/portable.cu)
+/// compiled for the emulator.
+pub struct EmulatedPlain {
     exe: PathBuf,
     dir: PathBuf,
     m_size: usize,
 }
 
-/// The portable kernel of `source` (a `Config::portable` translation unit), tagged `tag`.
-pub fn portable_kernel(
-    cxx: &str,
-    source: &KernelSource,
-    tag: &str,
-    m_size: usize,
-) -> EmulatedPortable {
-    let tag = format!("portable_{tag}");
-    let (exe, dir) = compile(
-        cxx,
-        &source.text,
-        ("portable_main.cpp", PORTABLE_MAIN_CPP),
-        &tag,
-    );
-    EmulatedPortable { exe, dir, m_size }
+/// The plain kernel of `source` (a Shuffle or a `Config::portable` translation unit), tagged
+/// `tag`.
+pub fn plain_kernel(cxx: &str, source: &KernelSource, tag: &str, m_size: usize) -> EmulatedPlain {
+    let tag = format!("plain_{tag}");
+    let (exe, dir) = compile(cxx, &source.text, ("plain_main.cpp", PLAIN_MAIN_CPP), &tag);
+    EmulatedPlain { exe, dir, m_size }
 }
 
-impl EmulatedPortable {
+impl EmulatedPlain {
     /// Runs the launches (items' bytes, item count, grid) in one process, the fibers of each
     /// block in `order`; per launch the root's bytes.
     pub fn run(&self, cases: &[(Vec<u8>, u64, u64)], order: Order) -> Vec<Vec<u8>> {
@@ -588,7 +580,7 @@ impl EmulatedPortable {
     }
 }
 
-impl Drop for EmulatedPortable {
+impl Drop for EmulatedPlain {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {
             let _ = std::fs::remove_dir_all(&self.dir);

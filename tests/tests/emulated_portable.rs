@@ -14,7 +14,7 @@
 use reduce_core::{portable, CudaMonoid, Lift};
 use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, Sum};
-use reduce_tests::emu::{bytes_of, compiler, portable_kernel, values_from, Order};
+use reduce_tests::emu::{bytes_of, compiler, plain_kernel, values_from, Order};
 use reduce_tests::monoids::lang::{ArgMax, LogSumExp};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
@@ -89,7 +89,7 @@ fn check<X: Copy, M: CudaMonoid + Debug>(
     expected: impl Fn(&[X]) -> M,
     same: impl Fn(&M, &M) -> bool,
 ) {
-    let kernel = portable_kernel(cxx, source, tag, std::mem::size_of::<M>());
+    let kernel = plain_kernel(cxx, source, tag, std::mem::size_of::<M>());
     let mut cases = Vec::new();
     for xs in inputs {
         for grid in [1u64, 3, 7] {

@@ -1,9 +1,11 @@
-// The host side of an emulated portable launch (tests/tests/emulated_portable.rs): included
-// after cuda_emu.hpp and the generated kernel text (kernels/portable.cu). argv[3] orders the
-// fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
+// The host side of an emulated plain launch, Shuffle's (kernels/shuffle.cu,
+// tests/tests/emulated_plain.rs) or the portable one's (kernels/portable.cu, which defines
+// R_NODE_TILES; tests/tests/emulated_portable.rs): included after cuda_emu.hpp and the generated
+// kernel text. argv[3] orders the fibers as in seg_shuffle_main.cpp. Reads cases from argv[1],
+// each
 //   u64 n, grid; n r_in items;
-// runs the launch block by block (the last one takes the tree over the nodes), and appends to
-// argv[2] per case
+// runs the launch block by block (the last one folds the blocks' partials, or takes the tree
+// over the nodes), and appends to argv[2] per case
 //   u64 ok (1, or 0 after a deadlock or when the ticket was not left at 0); one M (the root).
 // The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (where the kernel was specialised
 // for), at the end of their allocation: AddressSanitizer reports any read past them.
@@ -21,16 +23,24 @@ int main(int argc, char** argv) {
         std::vector<unsigned char> storage;
         r_in* items;
         if (!emu::read_items(in, n, shift, storage, items)) return 3;
+#ifdef R_NODE_TILES
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
-        const unsigned long long node_count = (tiles + R_NODE_TILES - 1) / R_NODE_TILES;
-        std::vector<M> nodes(node_count > 0 ? node_count : 1), out(1);
+        const unsigned long long scratch = (tiles + R_NODE_TILES - 1) / R_NODE_TILES;
+#else
+        const unsigned long long scratch = grid;  // the blocks' partials
+#endif
+        std::vector<M> nodes(scratch > 0 ? scratch : 1), out(1);
         std::memset(static_cast<void*>(nodes.data()), 0xA5, nodes.size() * sizeof(M));
         std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
         unsigned int ticket = 0;
         unsigned long long ok = 1;
         for (unsigned int b = 0; b < grid && ok; ++b) {
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+#ifdef R_NODE_TILES
                 reduce_portable(items, n, nodes.data(), &ticket, out.data());
+#else
+                reduce_shuffle(items, n, nodes.data(), &ticket, out.data());
+#endif
             });
         }
         ok = ok && ticket == 0;
