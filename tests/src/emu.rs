@@ -580,6 +580,36 @@ impl EmulatedPlain {
     }
 }
 
+/// Runs each input through `source`'s plain kernel (Shuffle's or the portable one), tagged
+/// `tag`, on grids of 1, 3 and 7 blocks, the fibers in every order, and checks each root
+/// against `expected` with `same`.
+pub fn check_plain<X: Copy, M: Copy + std::fmt::Debug>(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    inputs: &[Vec<X>],
+    expected: impl Fn(&[X]) -> M,
+    same: impl Fn(&M, &M) -> bool,
+) {
+    let kernel = plain_kernel(cxx, source, tag, std::mem::size_of::<M>());
+    let mut cases = Vec::new();
+    for xs in inputs {
+        for grid in [1u64, 3, 7] {
+            cases.push((bytes_of(xs), xs.len() as u64, grid));
+        }
+    }
+    for order in Order::ALL {
+        for ((bytes, n, grid), got) in cases.iter().zip(kernel.run(&cases, order)) {
+            let want = expected(&values_from::<X>(bytes));
+            let got: M = values_from(&got)[0];
+            assert!(
+                same(&got, &want),
+                "{tag}: n = {n}, grid {grid}, fibers {order:?}: {got:?} != {want:?}"
+            );
+        }
+    }
+}
+
 impl Drop for EmulatedPlain {
     fn drop(&mut self) {
         if !env_flag("REDUCE_EMU_KEEP") {

@@ -12,10 +12,10 @@
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
-use reduce_core::{fold, CudaMonoid, Lift};
+use reduce_core::{fold, Lift};
 use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, KernelSource, Sum};
-use reduce_tests::emu::{bytes_of, compiler, plain_kernel, values_from, Order};
+use reduce_tests::emu::{check_plain, compiler};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
@@ -51,28 +51,16 @@ fn sizes(lane: usize, block: usize) -> Vec<usize> {
 }
 
 /// Runs each input through `source`'s kernel on grids of 1, 3 and 7 blocks, the fibers in
-/// every order, and checks each result against `expected`.
-fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
+/// every order, and checks each result against `expected`, bit for bit.
+fn check<X: Copy, M: Copy + Debug + PartialEq>(
     cxx: &str,
     source: &KernelSource,
     tag: &str,
     inputs: &[Vec<X>],
     expected: impl Fn(&[X]) -> M,
 ) {
-    let kernel = plain_kernel(cxx, source, &format!("shuffle_{tag}"), size_of::<M>());
-    let mut cases = Vec::new();
-    for xs in inputs {
-        for grid in [1u64, 3, 7] {
-            cases.push((bytes_of(xs), xs.len() as u64, grid));
-        }
-    }
-    for order in Order::ALL {
-        for ((bytes, n, grid), got) in cases.iter().zip(kernel.run(&cases, order)) {
-            let want = expected(&values_from::<X>(bytes));
-            let got: M = values_from(&got)[0];
-            assert_eq!(got, want, "{tag}: n = {n}, grid {grid}, fibers {order:?}");
-        }
-    }
+    let tag = format!("shuffle_{tag}");
+    check_plain(cxx, source, &tag, inputs, expected, |a, b| a == b);
 }
 
 /// The items a lane folds per tile, and the lanes of a block, under `config`.

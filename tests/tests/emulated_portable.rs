@@ -14,7 +14,7 @@
 use reduce_core::{portable, CudaMonoid, Lift};
 use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, Sum};
-use reduce_tests::emu::{bytes_of, compiler, plain_kernel, values_from, Order};
+use reduce_tests::emu::{check_plain, compiler};
 use reduce_tests::monoids::lang::{ArgMax, LogSumExp};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
@@ -78,37 +78,6 @@ fn wide_f64(n: usize, seed: u64) -> Vec<Sum<f64>> {
         .collect()
 }
 
-/// Runs `items` through the kernel of `config` (specialised for an input `shift` bytes past a
-/// 16-byte boundary) on several grids, fibers in every order, and checks each root against
-/// `expected` with `same`.
-fn check<X: Copy, M: CudaMonoid + Debug>(
-    cxx: &str,
-    source: &reduce_cuda::KernelSource,
-    tag: &str,
-    inputs: &[Vec<X>],
-    expected: impl Fn(&[X]) -> M,
-    same: impl Fn(&M, &M) -> bool,
-) {
-    let kernel = plain_kernel(cxx, source, tag, std::mem::size_of::<M>());
-    let mut cases = Vec::new();
-    for xs in inputs {
-        for grid in [1u64, 3, 7] {
-            cases.push((bytes_of(xs), xs.len() as u64, grid));
-        }
-    }
-    for order in Order::ALL {
-        for ((bytes, n, grid), got) in cases.iter().zip(kernel.run(&cases, order)) {
-            let xs: Vec<X> = values_from(bytes);
-            let want = expected(&xs);
-            let got: M = values_from(&got)[0];
-            assert!(
-                same(&got, &want),
-                "{tag}: n = {n}, grid {grid}, fibers {order:?}: {got:?} != {want:?}"
-            );
-        }
-    }
-}
-
 /// The portable fold of f32 items lifted into M, each with its global index.
 fn fold_lifted<M: Lift<f32>>(xs: &[f32]) -> M {
     let lifted: Vec<M> = (xs.iter().enumerate())
@@ -140,7 +109,7 @@ fn floats<M: CudaMonoid + Debug>(
             inputs.push(steps(*ns.last().unwrap(), node_items::<M>(&config) * 512));
         }
         let source = kernel_source_at::<M>(config, 0).unwrap();
-        check(
+        check_plain(
             cxx,
             &source,
             &format!("{}_{k}", M::CUDA_NAME),
@@ -202,7 +171,7 @@ fn special_values_and_odd_offsets() {
     };
     for shift in [0u64, 4, 12] {
         let source = kernel_source_at::<Sum<f32>>(config, shift).unwrap();
-        check(
+        check_plain(
             &cxx,
             &source,
             &format!("special_{shift}"),
@@ -228,7 +197,7 @@ fn exact_monoids_get_the_sequential_fold() {
             .map(|&n| Affine::random_vec(n, n as u64))
             .collect();
         let source = kernel_source_at::<Affine>(config, 0).unwrap();
-        check(
+        check_plain(
             &cxx,
             &source,
             &format!("affine_{k}"),
@@ -255,7 +224,7 @@ fn lifted_items_group_as_their_lifted_values() {
             .map(|&n| wide_f32(n, n as u64).into_iter().map(|x| x.0).collect())
             .collect();
         let source = kernel_source_lifted::<ArgMax, f32>(config).unwrap();
-        check(
+        check_plain(
             &cxx,
             &source,
             &format!("argmax_{k}"),
@@ -313,7 +282,7 @@ fn log_sum_exp_gives_the_cpu_bits() {
     }
     let source = kernel_source_lifted::<LogSumExp, f32>(config).unwrap();
     let bits = |v: &LogSumExp| (v.m.to_bits(), v.s.to_bits());
-    check(
+    check_plain(
         &cxx,
         &source,
         "log_sum_exp",
