@@ -1,0 +1,267 @@
+//! The CPU emulator of the kernels (tests/emu): a kernel's generated CUDA text compiled by the
+//! host C++ compiler against `cuda_emu.hpp` and a host side (`*_main.cpp`: every CUDA thread a
+//! fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared memory,
+//! AddressSanitizer on every access), launched block by block on cases written to a file. One
+//! module per family: `plain` (Shuffle's and the portable kernel), `segmented` (SegShuffle's,
+//! SegPipeline's — the same kernel fed by a producer warp's bulk copies — and the portable
+//! one's), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
+//! the compiler, a built kernel and its runs, the fibers' orders.
+//!
+//! The C++ files are compiled into the test binary and written beside each kernel it builds, so
+//! that the binary runs wherever it is copied (the GPU machine has no source checkout).
+
+mod axes;
+mod plain;
+mod scan;
+mod segmented;
+
+pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
+pub use plain::{check_plain, plain_kernel, EmulatedPlain};
+pub use scan::{scan_kernel, EmulatedScan, ScanCase};
+pub use segmented::{
+    check_layouts, seg_portable_kernel, seg_shuffle_kernel, Case, Emulated, EmulatedSegPortable,
+    SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
+};
+
+use crate::env_flag;
+use reduce_cuda::KernelSource;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// The emulator's CUDA subset (`#include`d before the kernel text).
+const CUDA_EMU_HPP: &str = include_str!("../../emu/cuda_emu.hpp");
+
+/// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
+/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
+const CXX_FLAGS: [&str; 8] = [
+    "-std=c++17",
+    "-O1",
+    "-g",
+    "-w",
+    "-fsanitize=address",
+    "-fwrapv",
+    "-fno-strict-aliasing",
+    "-ffp-contract=off",
+];
+
+/// The host C++ compiler (`$CXX`, else `c++`) if it builds and runs a program with the
+/// emulator's flags (AddressSanitizer included), else `None` after saying why. Panics instead
+/// when `REDUCE_REQUIRE_EMULATOR=1` (CI sets it). Probed once per test binary.
+pub fn compiler() -> Option<String> {
+    static PROBE: OnceLock<Result<String, String>> = OnceLock::new();
+    match PROBE.get_or_init(probe_compiler) {
+        Ok(cxx) => Some(cxx.clone()),
+        Err(why) if env_flag("REDUCE_REQUIRE_EMULATOR") => {
+            panic!("REDUCE_REQUIRE_EMULATOR=1 but {why}")
+        }
+        Err(why) => {
+            eprintln!(
+                "emulated kernel test skipped (set REDUCE_REQUIRE_EMULATOR=1 to make this a \
+                 failure): {why}"
+            );
+            None
+        }
+    }
+}
+
+/// Compiles and runs an empty program with [`CXX_FLAGS`]; the compiler, or why it cannot be
+/// used.
+fn probe_compiler() -> Result<String, String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let dir = scratch_dir("probe");
+    let (cpp, exe) = (dir.join("probe.cpp"), dir.join("probe"));
+    std::fs::write(&cpp, "int main() { return 0; }\n").unwrap();
+    let built = Command::new(&cxx)
+        .args(CXX_FLAGS)
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&exe)
+        .output();
+    let outcome = match built {
+        Err(e) => Err(format!("no host C++ compiler ({cxx}: {e})")),
+        Ok(out) if !out.status.success() => Err(format!(
+            "the host C++ compiler ({cxx}) cannot build with {}:\n{}",
+            CXX_FLAGS.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )),
+        Ok(_) => match Command::new(&exe).output() {
+            Ok(out) if out.status.success() => Ok(cxx),
+            Ok(out) => Err(format!(
+                "a program built by {cxx} with AddressSanitizer does not run here ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )),
+            Err(e) => Err(format!("a program built by {cxx} does not start here: {e}")),
+        },
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+/// A new, empty directory of this process under the system's temporary directory.
+fn scratch_dir(tag: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let k = NEXT.fetch_add(1, Ordering::Relaxed);
+    let name = format!("reduce-emu-{}-{k}-{tag}", std::process::id());
+    let dir = std::env::temp_dir().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub use crate::bytes_of;
+
+/// Values of a padding-free `Copy` type from their bytes.
+pub fn values_from<T: Copy>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(std::mem::size_of::<T>())
+        // SAFETY: the types the emulator tests use are plain data: any bytes are a value.
+        .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<T>()) })
+        .collect()
+}
+
+/// The order the emulator runs a block's fibers in (tests/emu/cuda_emu.hpp).
+#[derive(Clone, Copy, Debug)]
+pub enum Order {
+    /// Round the block in increasing thread order, each fiber up to its next wait.
+    Increasing,
+    /// The same in decreasing thread order.
+    Decreasing,
+    /// The first runnable fiber after every switch: warps run ahead of later warps between
+    /// block barriers.
+    WarpsAhead,
+}
+
+impl Order {
+    pub const ALL: [Order; 3] = [Order::Increasing, Order::Decreasing, Order::WarpsAhead];
+
+    pub fn arg(self) -> &'static str {
+        match self {
+            Order::Increasing => "forward",
+            Order::Decreasing => "reverse",
+            Order::WarpsAhead => "eager",
+        }
+    }
+}
+
+/// An emulated kernel: its binary, in a directory of its own (the C++ text, the binary, the last
+/// cases and results). Removed when dropped, but kept for debugging when `REDUCE_EMU_KEEP=1`:
+/// rerun the binary there by hand (`./kernel cases results eager`).
+struct Build {
+    exe: PathBuf,
+    dir: PathBuf,
+}
+
+impl Build {
+    /// Writes the emulator, the kernel `text` and the host side `main` (file name, text) into a new
+    /// directory tagged `tag`, and compiles them.
+    fn compile(cxx: &str, text: &str, main: (&str, &str), tag: &str) -> Build {
+        let dir = scratch_dir(tag);
+        std::fs::write(dir.join("cuda_emu.hpp"), CUDA_EMU_HPP).unwrap();
+        std::fs::write(dir.join(main.0), main.1).unwrap();
+        let cpp = dir.join("kernel.cpp");
+        let program = format!(
+            "#include \"cuda_emu.hpp\"\n{text}\n#include \"{}\"\n",
+            main.0
+        );
+        std::fs::write(&cpp, program).unwrap();
+        let exe = dir.join("kernel");
+        let out = Command::new(cxx)
+            .args(CXX_FLAGS)
+            .arg(&cpp)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{cxx} failed on {}:\n{}",
+            cpp.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Build { exe, dir }
+    }
+
+    /// Runs the kernel on the cases `input` (written into its directory), the fibers of each
+    /// block in `order`; the results' bytes.
+    fn execute(&self, input: Vec<u8>, order: Order) -> Vec<u8> {
+        let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
+        std::fs::write(&cases_path, input).unwrap();
+        let out = Command::new(&self.exe)
+            .arg(&cases_path)
+            .arg(&results_path)
+            .arg(order.arg())
+            .env(
+                "ASAN_OPTIONS",
+                "detect_leaks=0:detect_stack_use_after_return=0",
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the emulated kernel failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read(&results_path).unwrap()
+    }
+}
+
+impl Drop for Build {
+    fn drop(&mut self) {
+        if !env_flag("REDUCE_EMU_KEEP") {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// A kernel's text for the emulator: `extern __shared__ T name[];` -> the emulator's dynamic
+/// shared memory; a prefetch (a cache hint, no value changes) -> an empty statement.
+fn emulated_text(source: &KernelSource) -> String {
+    source
+        .text
+        .lines()
+        .map(|line| {
+            let code = line.trim();
+            if let Some(decl) = code.strip_prefix("extern __shared__ ") {
+                let decl = decl.trim_end_matches("[];");
+                let (ty, name) = decl.rsplit_once(' ').unwrap();
+                format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")
+            } else if code.starts_with("asm volatile(\"prefetch.") {
+                ";\n".to_string()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
+}
+
+/// The bytes of layout entries as the kernel reads them: u64, or u32 (each must fit).
+fn index_bytes(index: &[u64], wide: bool) -> Vec<u8> {
+    if wide {
+        return bytes_of(index);
+    }
+    let narrow: Vec<u32> = index.iter().map(|&v| v as u32).collect();
+    assert!(narrow.iter().zip(index).all(|(&a, &b)| a as u64 == b));
+    bytes_of(&narrow)
+}
+
+/// A segmented launch's results, as its host side writes them per case: the status it handed
+/// out, whether it ended well (a deadlock, or the ticket or status word not reset, fail here),
+/// and the segments' bytes (`len` of them per case).
+fn segmented_results(bytes: &[u8], lens: impl Iterator<Item = usize>) -> Vec<(u64, Vec<u8>)> {
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let mut at = 0;
+    lens.map(|len| {
+        let (status, ok) = (word(at), word(at + 8));
+        assert_eq!(
+            ok, 1,
+            "a deadlock, the ticket not reset, or the status handed out differs from the status word"
+        );
+        at += 16 + len;
+        (status, bytes[at - len..at].to_vec())
+    })
+    .collect()
+}

@@ -1,0 +1,84 @@
+//! The scans' kernel (kernels/scan.cu) on the emulator.
+
+use super::{index_bytes, Build, Order};
+use reduce_core::{CudaMonoid, SegIndex};
+use reduce_cuda::testing::scan_kernel_source;
+
+/// The host side of a scan launch.
+const SCAN_MAIN_CPP: &str = include_str!("../../emu/scan_main.cpp");
+
+/// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order.
+pub struct EmulatedScan {
+    build: Build,
+    /// Items per tile.
+    pub tile: u64,
+    /// u64 offsets or keys (else u32).
+    pub wide: bool,
+    m_size: usize,
+}
+
+/// One scan launch: the items' bytes, whether exclusive, the offsets or keys (none: plain).
+pub struct ScanCase {
+    pub n: u64,
+    pub exclusive: bool,
+    pub items: Vec<u8>,
+    pub index: Vec<u64>,
+}
+
+/// The scan kernel of `config` for `M` over `I` layouts: plain (`None`), by offsets
+/// (`Some(true)`) or by keys (`Some(false)`).
+pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: reduce_cuda::ScanConfig,
+    offsets: Option<bool>,
+) -> EmulatedScan {
+    let (source, (threads, items)) = scan_kernel_source::<M, I>(config, offsets).unwrap();
+    let form = match offsets {
+        None => "plain",
+        Some(true) => "offsets",
+        Some(false) => "keys",
+    };
+    let tag = format!(
+        "scan_{}_b{threads}_k{items}_{form}_{}",
+        M::CUDA_NAME,
+        I::WIDE as u8
+    );
+    let build = Build::compile(cxx, &source.text, ("scan_main.cpp", SCAN_MAIN_CPP), &tag);
+    EmulatedScan {
+        build,
+        tile: threads as u64 * items as u64,
+        wide: I::WIDE,
+        m_size: std::mem::size_of::<M>(),
+    }
+}
+
+impl EmulatedScan {
+    /// Runs the cases in one process, the fibers of each block in `order`; per case the
+    /// outputs' bytes.
+    pub fn run(&self, cases: &[ScanCase], order: Order) -> Vec<Vec<u8>> {
+        let mut input = Vec::new();
+        for c in cases {
+            for h in [c.n, c.exclusive as u64, c.index.len() as u64] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
+        }
+        let bytes = self.build.execute(input, order);
+        let mut at = 0;
+        cases
+            .iter()
+            .map(|c| {
+                let ok = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+                assert_eq!(
+                    ok, 1,
+                    "a deadlock, or the tile counter did not reach the tile count"
+                );
+                at += 8;
+                let len = c.n as usize * self.m_size;
+                at += len;
+                bytes[at - len..at].to_vec()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,285 @@
+//! SegShuffle's kernel (and SegPipeline's, the same kernel fed by a producer warp's bulk copies:
+//! kernels/seg_shuffle.cu) and the portable segmented one (kernels/seg_portable.cu) on the
+//! emulator. `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks,
+//! garbage layouts, lifted items); [`seg_shuffle_kernel`] and [`check_layouts`] run any
+//! padding-free monoid over a list of segment lengths against the sequential fold.
+
+use super::{bytes_of, emulated_text, index_bytes, segmented_results, values_from, Build, Order};
+use crate::layouts::{offsets_of, owners_of};
+use crate::{Random, TestRng};
+use reduce_core::{fold_segments, CudaMonoid, SegIndex};
+use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
+use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
+
+/// The host side of a SegShuffle launch (`#include`d after the kernel text).
+const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../../emu/seg_shuffle_main.cpp");
+const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../../emu/seg_portable_main.cpp");
+
+/// A SegShuffle launch compiled for the emulator.
+pub struct Emulated {
+    build: Build,
+    pub threads: u64,
+    pub tile: u64,
+    pub offsets_form: bool,
+    pub m_size: usize,
+    /// u64 layout entries (else u32).
+    pub wide: bool,
+    /// The launch's dynamic shared memory per block (what the library passes).
+    pub smem: u64,
+}
+
+/// One launch's inputs: the items' bytes, the layout (offsets or owners), segments and grid,
+/// and the layout check the launch makes.
+pub struct Case {
+    pub n: u64,
+    pub items: Vec<u8>,
+    /// Offsets or owners (written as the kernel's index type).
+    pub index: Vec<u64>,
+    pub segments: u64,
+    pub grid: u64,
+    /// The layout check (the kernel's `check`: CHECK_NONE, CHECK_FUSED or CHECK_EARLY).
+    pub check: u64,
+}
+
+/// The kernel's layout checks (kernels/seg_common.cuh, `R_CHECK_*`).
+pub const CHECK_NONE: u64 = 0;
+pub const CHECK_FUSED: u64 = 1;
+pub const CHECK_EARLY: u64 = 2;
+
+impl Emulated {
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        cxx: &str,
+        source: KernelSource,
+        tag: &str,
+        config: SegConfig,
+        offsets_form: bool,
+        wide: bool,
+        m_size: usize,
+        smem: usize,
+    ) -> Emulated {
+        let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
+        let text = emulated_text(&source);
+        let tag = format!(
+            "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
+            if offsets_form { "offsets" } else { "owner" },
+            if wide { "_u64" } else { "" }
+        );
+        let build = Build::compile(
+            cxx,
+            &text,
+            ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP),
+            &tag,
+        );
+        Emulated {
+            build,
+            threads: threads as u64,
+            tile: threads as u64 * items as u64,
+            offsets_form,
+            m_size,
+            wide,
+            smem: smem as u64,
+        }
+    }
+
+    /// Runs the cases in one process, the fibers of each block in `order`; per case (status,
+    /// the segments' bytes).
+    pub fn run(&self, cases: &[Case], order: Order) -> Vec<(u64, Vec<u8>)> {
+        let mut input = Vec::new();
+        for c in cases {
+            let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
+            for h in [
+                c.n,
+                c.segments,
+                c.index.len() as u64,
+                c.grid,
+                estimate,
+                self.smem,
+                c.check,
+            ] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
+        }
+        let bytes = self.build.execute(input, order);
+        let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
+        segmented_results(&bytes, lens)
+    }
+}
+
+/// SegShuffle for `M` with `threads` x `items` per block, layouts of index type `I`; `variant`
+/// picks among `seg_kernel_variants_for` (u32 offsets have two).
+pub fn seg_shuffle_kernel<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    threads: u32,
+    items: u32,
+    offsets_form: bool,
+    variant: usize,
+) -> Emulated {
+    let config = SegConfig::new(SegAlgorithm::SegShuffle)
+        .block(threads)
+        .items_per_thread(items);
+    let source: KernelSource = if variant == 0 {
+        seg_kernel_source_for::<M, I>(config, offsets_form).unwrap()
+    } else {
+        seg_kernel_variants_for::<M, I>(config, offsets_form)
+            .unwrap()
+            .swap_remove(variant)
+    };
+    let smem = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
+    let tag = format!("{}_v{variant}", M::CUDA_NAME);
+    let size = std::mem::size_of::<M>();
+    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
+}
+
+/// Every layout of `layouts` (none may be without items or segments: the runtime does
+/// not launch for those), grids 1, 2, 3 and one block per tile, the three layout checks
+/// in turn, fibers in every order: each segment equals the fold, and no valid layout is
+/// reported bad.
+pub fn check_layouts<M: CudaMonoid + Random>(
+    kernel: &Emulated,
+    layouts: &[(String, Vec<u64>)],
+    seed: u64,
+) {
+    let mut rng = TestRng::new(seed);
+    let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, lengths) in layouts {
+        let offsets = offsets_of(lengths);
+        let n = *offsets.last().unwrap();
+        assert!(
+            n > 0 && !lengths.is_empty(),
+            "{name}: not launched by the runtime"
+        );
+        let items = M::random_vec(n as usize, rng.next_u64());
+        let want = fold_segments(&items, &offsets).unwrap();
+        let index = if kernel.offsets_form {
+            offsets
+        } else {
+            owners_of(lengths)
+        };
+        let tiles = n.div_ceil(kernel.tile);
+        for grid in [1, 2, 3, tiles] {
+            if grid > tiles {
+                continue;
+            }
+            let checks = if kernel.offsets_form { 3 } else { 2 };
+            cases.push(Case {
+                n,
+                items: bytes_of(&items),
+                index: index.clone(),
+                segments: lengths.len() as u64,
+                grid,
+                check: [CHECK_NONE, CHECK_FUSED, CHECK_EARLY][cases.len() % checks],
+            });
+            expected.push(want.clone());
+            names.push(format!("{name}, grid {grid}"));
+        }
+    }
+    for order in Order::ALL {
+        let results = kernel.run(&cases, order);
+        for ((name, want), (status, bytes)) in names.iter().zip(&expected).zip(&results) {
+            let got: Vec<M> = values_from(bytes);
+            let first_bad = got.len().min(want.len());
+            let first_bad = (0..first_bad)
+                .find(|&s| got[s] != want[s])
+                .unwrap_or(first_bad);
+            assert!(
+                got == *want,
+                "{} emulated ({}, {}, tile {}, fibers {order:?}): {name}: segment {first_bad} \
+                 of {} (got {} values) differs from the fold",
+                M::CUDA_NAME,
+                if kernel.offsets_form {
+                    "offsets"
+                } else {
+                    "owner"
+                },
+                if kernel.wide { "u64" } else { "u32" },
+                kernel.tile,
+                want.len(),
+                got.len()
+            );
+            assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
+        }
+    }
+    eprintln!(
+        "{}: {} emulated launches equal to the fold, fibers in every order",
+        M::CUDA_NAME,
+        cases.len()
+    );
+}
+
+/// A portable segmented reduction (kernels/seg_portable.cu) compiled for the emulator.
+pub struct EmulatedSegPortable {
+    build: Build,
+    m_size: usize,
+    wide: bool,
+    /// The launch's dynamic shared memory per block (what the library passes).
+    smem: u64,
+    /// Items per tile (threads x run).
+    pub tile: u64,
+}
+
+/// One portable segmented launch: the items' bytes and count, the layout (offsets or owners,
+/// written as the kernel's index type), segments, grid, tiles per node, and whether the owners
+/// are checked.
+pub struct SegPortableCase {
+    pub n: u64,
+    pub items: Vec<u8>,
+    pub index: Vec<u64>,
+    pub segments: u64,
+    pub grid: u64,
+    pub group: u64,
+    pub check: bool,
+}
+
+/// The portable segmented kernel of `source` (a `SegConfig::portable` translation unit) for
+/// layouts of u64 entries when `wide`, with `smem` bytes of dynamic shared memory and tiles of
+/// `tile` items, tagged `tag`.
+pub fn seg_portable_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+    wide: bool,
+    smem: usize,
+    tile: u64,
+) -> EmulatedSegPortable {
+    let tag = format!("seg_portable_{tag}");
+    let main = ("seg_portable_main.cpp", SEG_PORTABLE_MAIN_CPP);
+    let build = Build::compile(cxx, &emulated_text(source), main, &tag);
+    EmulatedSegPortable {
+        build,
+        m_size,
+        wide,
+        smem: smem as u64,
+        tile,
+    }
+}
+
+impl EmulatedSegPortable {
+    /// Runs the launches in one process, the fibers of each block in `order`; per launch the
+    /// status it handed out and the segments' bytes.
+    pub fn run(&self, cases: &[SegPortableCase], order: Order) -> Vec<(u64, Vec<u8>)> {
+        let mut input = Vec::new();
+        for c in cases {
+            let header = [
+                c.n,
+                c.segments,
+                c.index.len() as u64,
+                c.grid,
+                c.group,
+                self.smem,
+                c.check as u64,
+            ];
+            for h in header {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&index_bytes(&c.index, self.wide));
+        }
+        let bytes = self.build.execute(input, order);
+        let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
+        segmented_results(&bytes, lens)
+    }
+}
