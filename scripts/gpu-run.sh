@@ -300,13 +300,13 @@ for phase in "$@"; do
       tail -2 "$OUT/bench-portable-axes.err" >> "$SUMMARY"
       ;;
     axes)
-      # rows, columns and middle axes of 2^26 f32, logits per row (ArgMax, log-sum-exp), against the read roof,
+      # rows, columns and middle axes of 2^26 f32 (AXES_LOG2=28: 2^28), logits per row (ArgMax, log-sum-exp), against the read roof,
       # torch.sum/argmax/logsumexp and CUB's DeviceSegmentedReduce (rows) in this command
       { { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_axes.cu -o /tmp/cub_axes > "$OUT/nvcc-axes.log" 2>&1 \
             || nvcc -O3 -std=c++17 -arch=sm_90 -DCUB_AXES_OFFSETS .gpu/anchors/cub_axes.cu -o /tmp/cub_axes >> "$OUT/nvcc-axes.log" 2>&1; } \
-          && /tmp/cub_axes > "$OUT/cub-axes.txt" 2>&1; } || note "CUB axes anchor failed: $(tail -3 "$OUT/nvcc-axes.log" "$OUT/cub-axes.txt" 2>/dev/null)"
-      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_axes.py > "$OUT/torch-axes.txt" 2>&1 || note "torch axes failed: $(tail -2 "$OUT/torch-axes.txt")"
-      .gpu/bin/bench axes --out "$OUT" --cub "$OUT/cub-axes.txt" --torch "$OUT/torch-axes.txt" 2>"$OUT/bench-axes.err" | tee -a "$SUMMARY"
+          && /tmp/cub_axes "${AXES_LOG2:-26}" > "$OUT/cub-axes.txt" 2>&1; } || note "CUB axes anchor failed: $(tail -3 "$OUT/nvcc-axes.log" "$OUT/cub-axes.txt" 2>/dev/null)"
+      PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_axes.py "${AXES_LOG2:-26}" > "$OUT/torch-axes.txt" 2>&1 || note "torch axes failed: $(tail -2 "$OUT/torch-axes.txt")"
+      .gpu/bin/bench axes --log2 "${AXES_LOG2:-26}" --out "$OUT" --cub "$OUT/cub-axes.txt" --torch "$OUT/torch-axes.txt" 2>"$OUT/bench-axes.err" | tee -a "$SUMMARY"
       ;;
     scan)
       # plain scans of four monoids at 2^20..2^28 and segmented scans of every distribution at

@@ -1,7 +1,7 @@
 // CUB's DeviceSegmentedReduce on the rows of `bench axes`, built and run in the same device
 // command as it:
-//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/cub_axes.cu -o cub_axes && ./cub_axes
-// The rows of (2^26 / C, C) f32 summed (CUB has no column reduction), through the fixed-size
+//   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/cub_axes.cu -o cub_axes && ./cub_axes [LOG2]
+// The rows of (2^LOG2 / C, C) f32 summed (LOG2 default 26, as `bench axes --log2`) (CUB has no column reduction), through the fixed-size
 // overload (segment_size) where the toolkit's CCCL has it (3.1 on; 3.0 has not), else the offsets overload
 // with offsets computed by an iterator (no offsets array either way; -DCUB_AXES_OFFSETS forces
 // it); per row of logits, ArgMax through the offsets overload. Prints "cub_<op>:<R>x<C>:1 n=<items> ms <median ms>
@@ -47,10 +47,10 @@ struct row_start {
   __host__ __device__ int64_t operator()(int64_t r) const { return r * c; }
 };
 
-int main() {
+int main(int argc, char** argv) {
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s CCCL %d\n", prop.name, (int)CCCL_VERSION);
-  const int64_t n = 1ll << 26;
+  const int64_t n = 1ll << (argc > 1 ? std::atoi(argv[1]) : 26);
   float* x; float* out; CK(cudaMalloc(&x, n * 4)); CK(cudaMalloc(&out, n * 4));
   fill<<<1024, 256>>>(x, n);
   CK(cudaDeviceSynchronize());
@@ -88,7 +88,7 @@ int main() {
   }
   using pair = cub::KeyValuePair<int, float>;
   pair* best; CK(cudaMalloc(&best, (1 << 20) * sizeof(pair)));
-  const std::pair<int64_t, int64_t> logits[] = {{2048, 32000}, {32, 128000}, {1 << 20, 64}};
+  const std::pair<int64_t, int64_t> logits[] = {{std::min<int64_t>(n >> 15, 4096), 32000}, {32, 128000}, {1 << 20, 64}};
   for (auto [rows, vocab] : logits) {
     auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), row_start{vocab});
     auto run = [&](void* t, size_t& b) { return cub::DeviceSegmentedReduce::ArgMax(t, b, x, best, rows, starts, starts + 1); };

@@ -1,5 +1,5 @@
 //! The command line of `bench`: `bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE]
-//! [--layouts DIR]`.
+//! [--layouts DIR] [--log2 N]`.
 
 use std::path::PathBuf;
 
@@ -17,6 +17,8 @@ pub struct Args {
     pub torch: Option<PathBuf>,
     /// Where `seglayouts` writes (and the anchors read) the segmented layouts.
     pub layouts: PathBuf,
+    /// The items, as a power of two, of the modes that take one size (`axes`: default 26).
+    pub log2: Option<u32>,
 }
 
 /// Parses the process's arguments; exits with 2 on an unknown one.
@@ -30,6 +32,7 @@ pub fn parse_args() -> Args {
         cub: None,
         torch: None,
         layouts: PathBuf::from("/tmp/reduce-layouts"),
+        log2: None,
     };
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -38,8 +41,15 @@ pub fn parse_args() -> Args {
             "--cub" => parsed.cub = Some(PathBuf::from(args.next().expect("--cub FILE"))),
             "--torch" => parsed.torch = Some(PathBuf::from(args.next().expect("--torch FILE"))),
             "--layouts" => parsed.layouts = PathBuf::from(args.next().expect("--layouts DIR")),
+            "--log2" => {
+                let n = args.next().and_then(|v| v.parse().ok());
+                parsed.log2 = Some(
+                    n.filter(|&n| (10..=31).contains(&n))
+                        .expect("--log2 N, 10 to 31"),
+                );
+            }
             other => {
-                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR]");
+                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR] [--log2 N]");
                 std::process::exit(2);
             }
         }
