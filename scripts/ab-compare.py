@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
-...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding plain.csv and/or
-segmented.csv. For every measured row (monoid, n, algorithm; segmented: also layout and form) it
+...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
+segmented.csv, segargmax.csv and lse.csv. For every measured row (the columns of KEYS) it
 takes each build's best round, and sets the difference between the builds against the spread
 between the rounds of the first build (A against itself): a row is flagged SLOWER when B's best
 is slower than A's best by more than A's own spread (and more than 2%).
@@ -16,6 +16,8 @@ from pathlib import Path
 KEYS = {
     "plain.csv": ("monoid", "n", "algorithm"),
     "segmented.csv": ("n", "layout", "monoid", "form", "algorithm"),
+    "segargmax.csv": ("layout", "variant"),
+    "lse.csv": ("n", "variant"),
 }
 
 

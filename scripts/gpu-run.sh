@@ -163,7 +163,8 @@ for phase in "$@"; do
       # copied in after staging) runs each of AB_MODES (default "segmented"; e.g. "plain
       # segmented") with --quick in turn, interleaved (A B A B ...), AB_REPEAT rounds (default
       # 2). Each measures plain Shuffle itself; scripts/ab-compare.py sets the builds' difference
-      # against the rounds' own spread.
+      # against the rounds' own spread. A bench_NAME may be a sh script that runs one binary
+      # with an environment variable set (variants of one build).
       for r in $(seq "${AB_REPEAT:-2}"); do
         for b in .gpu/ab/bench_*; do
           [ -x "$b" ] || { note "ab: no .gpu/ab/bench_* binaries"; break 2; }

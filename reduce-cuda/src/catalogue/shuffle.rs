@@ -396,16 +396,22 @@ impl SegShuffle {
         self.shape.offsets_form && !self.shape.wide
     }
 
-    /// The resident blocks per SM the kernel's registers are capped for: 1024 threads' worth
-    /// (SegShuffle: 4 blocks of 256 at 64 registers); SegPipeline's blocks carry a producer
-    /// warp and its stages, and fewer fit.
+    /// The resident blocks per SM the kernel's registers are capped for: SegShuffle's from
+    /// [`tuning::seg_shuffle_blocks_per_sm`]; SegPipeline's blocks carry a producer warp and its
+    /// stages, and fewer fit.
     fn min_blocks(&self) -> u32 {
         if self.stages == 1 {
             SEG_PIPE_BLOCKS_PER_SM + 1
         } else if self.stages > 0 {
             SEG_PIPE_BLOCKS_PER_SM
         } else {
-            (1024 / self.block).max(1)
+            let shape = self.shape;
+            tuning::seg_shuffle_blocks_per_sm(
+                self.block,
+                self.items,
+                shape.items.m_size,
+                shape.offsets_form,
+            )
         }
     }
 

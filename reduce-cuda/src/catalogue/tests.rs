@@ -2,7 +2,7 @@
 //! kernels' signatures against the kernel files.
 
 use super::shuffle::{lane_items, seg_static_smem, STATIC_SMEM_LIMIT};
-use super::tuning::MERGE_SMEM_BUDGET;
+use super::tuning::{MERGE_SMEM_BUDGET, SEG_PIPE_BLOCKS_PER_SM};
 use super::*;
 use crate::jit::Family;
 
@@ -199,6 +199,12 @@ fn auto_picks_from_cheap_statistics() {
         Some(16)
     );
     assert_eq!(resolve(auto, lifted, 1000, 999).items_per_thread, None);
+    // ... in the owner form at most 12 (16 f32 items as 8-byte values spill there).
+    let lifted_owner = shape(false, false, true);
+    assert_eq!(
+        resolve(auto, lifted_owner, 1 << 20, 1000).items_per_thread,
+        Some(12)
+    );
     let not_lifted = shape(false, true, false);
     assert_eq!(
         resolve(auto, not_lifted, 1 << 20, 1000).items_per_thread,
@@ -241,6 +247,37 @@ fn auto_picks_from_cheap_statistics() {
             "{alg:?}"
         );
     }
+}
+
+/// SegShuffle's registers are capped for 4 blocks of 256 threads per SM, for 3 where a thread
+/// of the offsets form holds more than 64 bytes of values (lifted f32 items as 8-byte values
+/// under `Auto`, or a caller's larger `items_per_thread`); SegPipeline keeps its own.
+#[test]
+fn seg_shuffle_caps_registers_by_the_values_a_thread_holds() {
+    let blocks = |config: SegConfig, shape, n, s| {
+        define(
+            &seg_plan(config, shape, n, s).unwrap().variants()[0],
+            "R_MIN_BLOCKS",
+        )
+    };
+    let auto = SegConfig::new(SegAlgorithm::Auto);
+    let lifted = shape(false, true, true);
+    assert_eq!(blocks(auto, lifted, 1 << 20, 1000), 3);
+    // Segments of about one item: 8 items of 8 bytes, 4 blocks.
+    assert_eq!(blocks(auto, lifted, 1000, 999), 4);
+    // The owner form: 12 items, 4 blocks.
+    assert_eq!(blocks(auto, shape(false, false, true), 1 << 20, 1000), 4);
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    assert_eq!(blocks(auto, f32_offsets, 1 << 20, 1000), 4);
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    assert_eq!(blocks(shuffle.items_per_thread(16), f32_offsets, 0, 0), 4);
+    assert_eq!(blocks(shuffle.items_per_thread(20), f32_offsets, 0, 0), 3);
+    assert_eq!(
+        blocks(shuffle.block(128).items_per_thread(32), f32_offsets, 0, 0),
+        6
+    );
+    let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
+    assert_eq!(blocks(pipeline, lifted, 0, 0), SEG_PIPE_BLOCKS_PER_SM);
 }
 
 /// A second kernel (without the marks' first offsets loaded ahead) exactly for SegShuffle with

@@ -32,6 +32,27 @@ pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
 /// SegShuffle's threads per block.
 pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
 
+/// The resident blocks per SM SegShuffle's registers are capped for: 1024 threads' worth (4
+/// blocks of 256 at 64 registers), except in the offsets form when a thread holds more than 64
+/// bytes of values (`items` of `m_size` bytes: lifted items narrower than the monoid, 16 f32
+/// items as 8-byte values, or a caller's larger `items_per_thread`). Those spill under 64
+/// registers (lifted ArgMax: 67 spill instructions); at 3 blocks (80 registers) none do, and
+/// lifted ArgMax per CSR segment takes 0.87-0.95 of the time, log-sum-exp per CSR row 0.93, on
+/// an H200 (docs/decisions/0053-lifted-segshuffle-registers.md).
+pub(crate) fn seg_shuffle_blocks_per_sm(
+    block: u32,
+    items: u32,
+    m_size: usize,
+    offsets_form: bool,
+) -> u32 {
+    let held = items as usize * m_size;
+    if offsets_form && held > 64 {
+        (768 / block).max(1)
+    } else {
+        (1024 / block).max(1)
+    }
+}
+
 /// The portable segmented kernel's threads per block (fewer where a tile's marks would pass
 /// the static shared memory: `catalogue/portable.rs`). The bits do not depend on it.
 pub(crate) const SEG_PORTABLE_BLOCK: u32 = 256;
@@ -58,8 +79,10 @@ pub(crate) const SEG_PIPE_BLOCKS_PER_SM: u32 = 3;
 /// then fewer threads): f32 and 8-byte values keep 2 stages of 256 threads (about 70 KiB, 3
 /// blocks per SM), 512-byte records fit with 32 threads and one stage.
 pub(crate) const SEG_PIPE_SMEM_BUDGET: usize = 96 * 1024;
-/// SegShuffle's u64 owners per thread at most (see [`resolve_segmented`]).
-const WIDE_OWNERS_PER_THREAD: u32 = 12;
+/// SegShuffle's items per thread at most in the owner form where an item brings more than its
+/// value and a 4-byte owner: u64 owners, or lifted items narrower than the monoid (see
+/// [`resolve_segmented`]).
+const OWNER_FORM_ITEMS_CAP: u32 = 12;
 
 /// SegMerge's threads per block and pipeline depth.
 pub(crate) const MERGE_BLOCK: u32 = 128;
@@ -139,9 +162,12 @@ pub(crate) struct SegShuffleFacts {
 /// - the owner form of values up to 8 bytes with segments averaging under 1.25 items: half as
 ///   many (32 bytes; up to 0.77 -> 0.98 of plain Shuffle on an H200; the offsets form and
 ///   longer segments are even or slower; docs/decisions/0012-owner-half-items.md);
-/// - u64 owners: at most 12 per thread (whole 16-byte vectors of items); with f32 items the
-///   default 16 spills under the register cap (12 items: 0.99-1.06 of plain Shuffle where 16
-///   gave 0.89-0.96 on an H200; docs/decisions/0014-u64-layouts.md).
+/// - the owner form with u64 owners or lifted items narrower than the monoid: at most 12 per
+///   thread (whole 16-byte vectors of items). u64 owners with f32 items: the default 16 spills
+///   under the register cap (12 items: 0.99-1.06 of plain Shuffle where 16 gave 0.89-0.96 on an
+///   H200; docs/decisions/0014-u64-layouts.md); lifted ArgMax from f32: 12 items take
+///   0.67-0.96 of 16's time, and no layout slower
+///   (docs/decisions/0053-lifted-segshuffle-registers.md).
 ///
 /// A concrete algorithm is kept as it is.
 pub(crate) fn resolve_segmented(
@@ -178,16 +204,19 @@ pub(crate) fn resolve_segmented(
         }
         chosen => chosen,
     };
-    let items_per_thread =
-        if config.items_per_thread.is_none() && on_shuffle && !shape.offsets_form && shape.wide {
-            let default = shuffle_items(items.m_size.max(items.in_size));
-            let granule = (16 / gcd(items.in_size.max(1), 16)) as u32;
-            let cap = (WIDE_OWNERS_PER_THREAD / granule * granule).max(granule);
-            let chosen = items_per_thread.unwrap_or(default);
-            (chosen > cap).then_some(cap).or(items_per_thread)
-        } else {
-            items_per_thread
-        };
+    let items_per_thread = if config.items_per_thread.is_none()
+        && on_shuffle
+        && !shape.offsets_form
+        && (shape.wide || (items.lifted && items.in_size < items.m_size))
+    {
+        let default = shuffle_items(items.m_size.max(items.in_size));
+        let granule = (16 / gcd(items.in_size.max(1), 16)) as u32;
+        let cap = (OWNER_FORM_ITEMS_CAP / granule * granule).max(granule);
+        let chosen = items_per_thread.unwrap_or(default);
+        (chosen > cap).then_some(cap).or(items_per_thread)
+    } else {
+        items_per_thread
+    };
     SegConfig {
         algorithm,
         items_per_thread,
