@@ -198,12 +198,18 @@ fn auto_picks_from_cheap_statistics() {
         resolve(auto, lifted, 1 << 20, 1000).items_per_thread,
         Some(16)
     );
-    assert_eq!(resolve(auto, lifted, 1000, 999).items_per_thread, None);
+    assert_eq!(resolve(auto, lifted, 1000, 1001).items_per_thread, None);
+    // ... at one item per segment too in the offsets form, not in the owner form.
+    assert_eq!(resolve(auto, lifted, 1000, 1000).items_per_thread, Some(16));
     // ... in the owner form at most 12 (16 f32 items as 8-byte values spill there).
     let lifted_owner = shape(false, false, true);
     assert_eq!(
         resolve(auto, lifted_owner, 1 << 20, 1000).items_per_thread,
         Some(12)
+    );
+    assert_eq!(
+        resolve(auto, lifted_owner, 1000, 1000).items_per_thread,
+        None
     );
     let not_lifted = shape(false, true, false);
     assert_eq!(
@@ -263,8 +269,8 @@ fn seg_shuffle_caps_registers_by_the_values_a_thread_holds() {
     let auto = SegConfig::new(SegAlgorithm::Auto);
     let lifted = shape(false, true, true);
     assert_eq!(blocks(auto, lifted, 1 << 20, 1000), 3);
-    // Segments of about one item: 8 items of 8 bytes, 4 blocks.
-    assert_eq!(blocks(auto, lifted, 1000, 999), 4);
+    // More segments than items: 8 items of 8 bytes, 4 blocks.
+    assert_eq!(blocks(auto, lifted, 1000, 1001), 4);
     // The owner form: 12 items, 4 blocks.
     assert_eq!(blocks(auto, shape(false, false, true), 1 << 20, 1000), 4);
     let f32_offsets = sized(shape(false, true, false), 4, 4);

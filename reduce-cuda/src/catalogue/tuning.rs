@@ -157,8 +157,11 @@ pub(crate) struct SegShuffleFacts {
 ///
 /// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
 ///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`), unless segments
-///   average under 1.25 items (then the per-segment outputs, sized by the monoid, dominate;
-///   docs/decisions/0013-lifted-items-per-thread.md);
+///   average under 1.25 items in the owner form, under 1 in the offsets form (then the
+///   per-segment outputs, sized by the monoid, dominate;
+///   docs/decisions/0013-lifted-items-per-thread.md; the offsets form at one item per segment
+///   takes 0.91 of the time with 16 f32 items at 3 blocks per SM, 90% empty segments 1.02:
+///   docs/decisions/0053-lifted-segshuffle-registers.md);
 /// - the owner form of values up to 8 bytes with segments averaging under 1.25 items: half as
 ///   many (32 bytes; up to 0.77 -> 0.98 of plain Shuffle on an H200; the offsets form and
 ///   longer segments are even or slower; docs/decisions/0012-owner-half-items.md);
@@ -189,9 +192,14 @@ pub(crate) fn resolve_segmented(
         SegAlgorithm::SegShuffle
     };
     let short_segments = 4 * (n as u64) < 5 * segments as u64;
+    let outputs_dominate = if shape.offsets_form {
+        segments > n
+    } else {
+        short_segments
+    };
     let on_shuffle = algorithm == SegAlgorithm::SegShuffle;
     let items_per_thread = match config.items_per_thread {
-        None if on_shuffle && items.lifted && items.in_size < items.m_size && !short_segments => {
+        None if on_shuffle && items.lifted && items.in_size < items.m_size && !outputs_dominate => {
             Some(shuffle_items(items.in_size))
         }
         None if on_shuffle
