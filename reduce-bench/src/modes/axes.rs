@@ -5,7 +5,9 @@
 //! ArgMax and log-sum-exp per row of logits, the affine monoid (not commutative: the order kept)
 //! on some of the shapes, against the read roof of the same buffer in the
 //! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
-//! moved being the input read and the results written (`axes.csv`, `axes.txt`, and the figure
+//! moved being the input read and the results written; where every item is its own result (a
+//! copy through the lift: rows of 1, columns of one row) against the copy roof the same way,
+//! its bytes moved being the buffer read and written (`axes.csv`, `axes.txt`, and the figure
 //! `axes.svg`: GB/s against the row length, both axes, ours and the peers'). With `--torch`
 //! and `--cub` (the outputs of `anchors/torch_axes.py` and `anchors/cub_axes.cu` from the same
 //! command), each row also gets the peer's time ÷ ours (above 1: ours is faster): `torch.sum`,
@@ -71,12 +73,14 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     let xs = kernels.fill_random::<Sum<f32>>(n, 26, &masks_f32())?;
     let roof = kernels.read_roof_ms(&xs, REPS)?;
     let in_bytes = (n * 4) as f64;
+    let copy = kernels.copy_roof_ms(&xs, REPS)?;
     lines.push(format!(
-        "read roof: {roof:.4} ms for {n} f32 ({:.1} GB/s)",
-        in_bytes / (roof as f64 * 1e6)
+        "read roof: {roof:.4} ms for {n} f32 ({:.1} GB/s); copy roof: {copy:.4} ms ({:.1} GB/s moved)",
+        in_bytes / (roof as f64 * 1e6),
+        2.0 * in_bytes / (copy as f64 * 1e6)
     ));
     // ×roof against the measured roof scaled to the bytes moved: items of `in_size` bytes read,
-    // results of `out_size` written.
+    // results of `out_size` written; a copy (as many results as items) against the copy roof.
     // `ops`: the peers' names of the operation (torch's, CUB's), or none.
     let mut row = |label: &str,
                    shape: &[usize],
@@ -88,7 +92,11 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         let read = (items * sizes.0) as f64;
         let out_bytes = results_of(shape, axes) * sizes.1;
         let moved = read + out_bytes as f64;
-        let ratio = roof as f64 * (read / in_bytes) * (moved / read) / ms as f64;
+        let ratio = if results_of(shape, axes) == items {
+            copy as f64 * (moved / (2.0 * in_bytes)) / ms as f64
+        } else {
+            roof as f64 * (moved / in_bytes) / ms as f64
+        };
         let gbs = moved / (ms as f64 * 1e6);
         let shape = shape
             .iter()
