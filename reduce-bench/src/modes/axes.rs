@@ -90,9 +90,9 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
                    ops: Option<(&str, &str)>| {
         let items = shape.iter().product::<usize>();
         let read = (items * sizes.0) as f64;
-        let out_bytes = results_of(shape, axes) * sizes.1;
-        let moved = read + out_bytes as f64;
-        let ratio = if results_of(shape, axes) == items {
+        let results = results_of(shape, axes);
+        let moved = read + (results * sizes.1) as f64;
+        let ratio = if results == items {
             copy as f64 * (moved / (2.0 * in_bytes)) / ms as f64
         } else {
             roof as f64 * (moved / in_bytes) / ms as f64
