@@ -192,6 +192,7 @@ pub(crate) fn resolve_segmented(
         SegAlgorithm::SegShuffle
     };
     let short_segments = 4 * (n as u64) < 5 * segments as u64;
+    let lifted_narrower = items.lifted && items.in_size < items.m_size;
     let outputs_dominate = if shape.offsets_form {
         segments > n
     } else {
@@ -199,7 +200,7 @@ pub(crate) fn resolve_segmented(
     };
     let on_shuffle = algorithm == SegAlgorithm::SegShuffle;
     let items_per_thread = match config.items_per_thread {
-        None if on_shuffle && items.lifted && items.in_size < items.m_size && !outputs_dominate => {
+        None if on_shuffle && lifted_narrower && !outputs_dominate => {
             Some(shuffle_items(items.in_size))
         }
         None if on_shuffle
@@ -215,7 +216,7 @@ pub(crate) fn resolve_segmented(
     let items_per_thread = if config.items_per_thread.is_none()
         && on_shuffle
         && !shape.offsets_form
-        && (shape.wide || (items.lifted && items.in_size < items.m_size))
+        && (shape.wide || lifted_narrower)
     {
         let default = shuffle_items(items.m_size.max(items.in_size));
         let granule = (16 / gcd(items.in_size.max(1), 16)) as u32;
