@@ -113,9 +113,21 @@ __device__ __forceinline__ void r_axes_lanes(M& v, bool has, unsigned int lane, 
     }
 }
 
-// A lane's run of R_AXES_RUN_ROWS(T, CC) whole rows fills 64 bytes, which it reads as 16-byte
-// vectors at any offset (inside the n items at `in`; else the caller reads item by item).
-#define R_AXES_RUN_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
+// A lane's run of R_AXES_RUN_ROWS(T, CC) whole rows fills 64 bytes (one row at least), which it
+// reads as 16-byte vectors at any offset (inside the n items at `in`; else the caller reads item
+// by item). With the order kept and several columns, at least R_AXES_KEPT_ROWS rows (each tile
+// runs a shuffle tree per column, which the rows of a run pay for): up to 128 bytes.
+#define R_AXES_BASE_ROWS(T, CC) (64 / (int)(sizeof(T) * (CC)) > 1 ? 64 / (int)(sizeof(T) * (CC)) : 1)
+#define R_AXES_RUN_ROWS(T, CC)                                                        \
+    (!R_ORDER_FREE && (CC) > 1 && R_AXES_BASE_ROWS(T, CC) < R_AXES_KEPT_ROWS ? R_AXES_KEPT_ROWS \
+                                                                          : R_AXES_BASE_ROWS(T, CC))
+#define R_AXES_RUN_BYTES(T, CC) (R_AXES_RUN_ROWS(T, CC) * (CC) * (int)sizeof(T))
+// Whether the host sends rows of CC columns of T to the few-columns kernels (runs of up to 128
+// bytes) whose lane run and column values take up to R_AXES_COLS_SHORT_BYTES (LONG false:
+// reduce_axes_cols) or more (LONG: reduce_axes_cols_long).
+#define R_AXES_COLS_FIT(T, CC, LONG)           \
+    (R_AXES_RUN_BYTES(T, CC) <= 128 &&         \
+     (R_AXES_RUN_BYTES(T, CC) + (CC) * (int)sizeof(M) > R_AXES_COLS_SHORT_BYTES) == (LONG))
 
 // Whether a lane's runs can be read as vectors: its run from item i (`left` rows to the end of
 // its strip, `per_lane` rows a run) and the ones after it, `step` items apart (whole runs of
@@ -269,14 +281,18 @@ __device__ __forceinline__ void r_axes_rows(const T* __restrict__ in, r_size row
     }
 }
 
-// A few columns: r_axes_rows for CC = cols (2, 4 or 8; the host launches no other).
-template <typename T, bool LIFT>
+// A few columns: r_axes_rows for CC = cols (2, 4 or 8, where R_AXES_COLS_FIT; the host
+// launches no other).
+template <typename T, bool LIFT, bool LONG>
 __device__ __forceinline__ void r_axes_cols(const T* __restrict__ in, r_size rows, r_size k,
                                             r_size strip, r_size strips, r_size per_lane,
                                             r_size group, r_size cols, M* __restrict__ out) {
-    if (cols == 2) r_axes_rows<T, LIFT, 2>(in, rows, k, strip, strips, per_lane, group, out);
-    else if (cols == 4) r_axes_rows<T, LIFT, 4>(in, rows, k, strip, strips, per_lane, group, out);
-    else if (cols == 8) r_axes_rows<T, LIFT, 8>(in, rows, k, strip, strips, per_lane, group, out);
+    if constexpr (R_AXES_COLS_FIT(T, 2, LONG))
+        if (cols == 2) r_axes_rows<T, LIFT, 2>(in, rows, k, strip, strips, per_lane, group, out);
+    if constexpr (R_AXES_COLS_FIT(T, 4, LONG))
+        if (cols == 4) r_axes_rows<T, LIFT, 4>(in, rows, k, strip, strips, per_lane, group, out);
+    if constexpr (R_AXES_COLS_FIT(T, 8, LONG))
+        if (cols == 8) r_axes_rows<T, LIFT, 8>(in, rows, k, strip, strips, per_lane, group, out);
 }
 
 // The first pass: the call's items (lifted items read as r_in).
@@ -325,14 +341,31 @@ reduce_axes_rows_values(const M* __restrict__ in, r_size rows, r_size k, r_size 
 extern "C" __global__ void __launch_bounds__(256, 4)
 reduce_axes_cols(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip, r_size strips,
                  r_size per_lane, r_size group, r_size cols, M* __restrict__ out) {
-    r_axes_cols<r_in, true>(in, rows, k, strip, strips, per_lane, group, cols, out);
+    r_axes_cols<r_in, true, false>(in, rows, k, strip, strips, per_lane, group, cols, out);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 4)
 reduce_axes_cols_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
                         r_size strips, r_size per_lane, r_size group, r_size cols,
                         M* __restrict__ out) {
-    r_axes_cols<M, false>(in, rows, k, strip, strips, per_lane, group, cols, out);
+    r_axes_cols<M, false, false>(in, rows, k, strip, strips, per_lane, group, cols, out);
+}
+
+// A few columns whose lane run and column values pass R_AXES_COLS_SHORT_BYTES (the order kept:
+// R_AXES_KEPT_ROWS rows of 4 columns of 8-byte values, of 2 of 16; order-free: 8 columns of 8
+// bytes): three blocks of 256 per SM (80 registers; under 64 they spill).
+extern "C" __global__ void __launch_bounds__(256, 3)
+reduce_axes_cols_long(const r_in* __restrict__ in, r_size rows, r_size k, r_size strip,
+                      r_size strips, r_size per_lane, r_size group, r_size cols,
+                      M* __restrict__ out) {
+    r_axes_cols<r_in, true, true>(in, rows, k, strip, strips, per_lane, group, cols, out);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 3)
+reduce_axes_cols_long_values(const M* __restrict__ in, r_size rows, r_size k, r_size strip,
+                             r_size strips, r_size per_lane, r_size group, r_size cols,
+                             M* __restrict__ out) {
+    r_axes_cols<M, false, true>(in, rows, k, strip, strips, per_lane, group, cols, out);
 }
 
 // out[0 .. count) = the identity (results of a reduced extent of 0).

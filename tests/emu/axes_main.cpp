@@ -4,7 +4,8 @@
 // argv[1], each
 //   u64 n, shift, grid, launches; per launch u64 entry (0, 1: reduce_axes, _values; 2, 3:
 //   reduce_axes_rows, _values; 4, 5: reduce_axes_cols, _values; 6, 7: reduce_axes_short,
-//   _values), threads, outputs and the kernel's arguments between `in` and `out`, padded to 7;
+//   _values; 8, 9: reduce_axes_cols_long, _values), threads, outputs and the kernel's arguments
+//   between `in` and `out`, padded to 7;
 //   n r_in items;
 // runs the launches in order (each the library's grid-stride launch of `threads` threads in
 // blocks of 256, on at most `grid` blocks), each reading the one before's values, and appends to
@@ -26,7 +27,9 @@ int main(int argc, char** argv) {
             case 4: reduce_axes_cols(items, q[0], q[1], q[2], q[3], q[4], q[5], q[6], out); break;
             case 5: reduce_axes_cols_values(values, q[0], q[1], q[2], q[3], q[4], q[5], q[6], out); break;
             case 6: reduce_axes_short(items, q[0], q[1], out); break;
-            default: reduce_axes_short_values(values, q[0], q[1], out);
+            case 7: reduce_axes_short_values(values, q[0], q[1], out); break;
+            case 8: reduce_axes_cols_long(items, q[0], q[1], q[2], q[3], q[4], q[5], q[6], out); break;
+            default: reduce_axes_cols_long_values(values, q[0], q[1], q[2], q[3], q[4], q[5], q[6], out);
         }
     };
     return emu::chains_main<r_in, M, RECORD>(argc, argv, shape, launch);

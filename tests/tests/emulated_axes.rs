@@ -43,6 +43,9 @@ fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
     cases.push((vec![2, 70_655], vec![1]));
     cases.push((vec![70_001], vec![0]));
     cases.push((vec![20_000, 2], vec![0]));
+    // few columns over two passes of the rows schedule (with the order kept: long runs of 8-byte
+    // values in both)
+    cases.push((vec![70_001, 4], vec![0]));
     for c in [2usize, 3, 4, 8, 16] {
         cases.push((vec![700, c], vec![0]));
         cases.push((vec![2, 333, c], vec![1]));
@@ -57,15 +60,18 @@ fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
 }
 
 /// The words of each entry point's launch record: entry, threads, outputs, then the arguments
-/// of its signature (strips 5, rows 6, few columns 7, short rows 2), both passes.
-const RECORD_LENS: [usize; 8] = [8, 8, 9, 9, 10, 10, 5, 5];
+/// of its signature (strips 5, rows 6, few columns 7, short rows 2, few columns of long runs
+/// 7), both passes.
+const RECORD_LENS: [usize; 10] = [8, 8, 9, 9, 10, 10, 5, 5, 10, 10];
 
 /// The threads the plans are made for: few, so that strips are short and passes many.
 const THREADS: u64 = 4096;
 
 /// Runs every shape through the kernels of `source` (`algorithm`'s plan for items of
 /// `in_size` bytes), items `shift` bytes past a 16-byte boundary (`check_on_grids`: grids of 1,
-/// 3 and 7 blocks, fibers in every order), and holds each result against `expected`.
+/// 3 and 7 blocks, fibers in every order), and holds each result against `expected`. Returns
+/// which entry points ran (the first eight always do; the few-columns kernels of long runs,
+/// 8 and 9, only with the order kept).
 #[allow(clippy::too_many_arguments)]
 fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
     cxx: &str,
@@ -75,10 +81,10 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
     shift: usize,
     items: impl Fn(usize, u64) -> Vec<X>,
     expected: impl Fn(&[X], &[usize], &[usize]) -> Vec<M>,
-) {
+) -> [bool; 10] {
     let kernel = axes_kernel(cxx, source, tag, std::mem::size_of::<M>());
     let mut cases = Vec::new();
-    let mut entries = [false; 8];
+    let mut entries = [false; 10];
     let mut columns = [false; 2];
     let in_size = std::mem::size_of::<X>();
     for (k, (shape, axes)) in shapes().into_iter().enumerate() {
@@ -113,20 +119,22 @@ fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
         cases.push((format!("{shape:?} along {axes:?}"), case, want));
     }
     // every entry point, of the call's items and of values, ran
-    assert_eq!(entries, [true; 8], "{tag}: entry points run");
+    assert_eq!(entries[..8], [true; 8], "{tag}: entry points run");
     assert_eq!(columns, [true; 2], "{tag}: few columns run");
     check_on_grids(&kernel, tag, cases);
+    entries
 }
 
 /// Items at a 16-byte boundary and one item past it: there the first row's first runs are not
 /// read as vectors (they would start before the items), so its strips go through the rows
-/// schedule's general loop from their first tile.
+/// schedule's general loop from their first tile. Columns of 4 take the few-columns kernels of
+/// long runs (4 rows of 32 bytes a lane).
 #[test]
 fn strips_keep_the_order_of_an_exact_monoid() {
     let Some(cxx) = compiler() else { return };
     let source = axes_strips_source::<Affine>(AxisAlgorithm::Strips).unwrap();
     for shift in [0, 8] {
-        check(
+        let entries = check(
             &cxx,
             &format!("affine_{shift}"),
             &source,
@@ -135,6 +143,7 @@ fn strips_keep_the_order_of_an_exact_monoid() {
             Affine::random_vec,
             |xs: &[Affine], shape, axes| fold_axes(xs, shape, axes).unwrap(),
         );
+        assert_eq!(entries[8..], [true; 2], "affine_{shift}: long runs");
     }
 }
 

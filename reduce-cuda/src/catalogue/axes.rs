@@ -12,8 +12,8 @@
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
 use super::tuning::{
-    AXES_COLS_KEPT_ROWS, AXES_COLS_ROW_BYTES, AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN,
-    AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
+    AXES_COLS_KEPT_ROWS, AXES_COLS_ROW_BYTES, AXES_COLS_RUN_BYTES, AXES_COLS_SHORT_BYTES,
+    AXES_LANE_BYTES, AXES_MIN_STRIP, AXES_ROWS_MIN, AXES_SHORT_BYTES, AXES_THREADS_PER_SM,
 };
 use crate::device::{kernel_signature, Entry, Kernel};
 use crate::dispatch::Dispatch;
@@ -54,6 +54,9 @@ const REDUCE_AXES_ROWS: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows");
 const REDUCE_AXES_ROWS_VALUES: Entry<AxesRowsArgs> = Entry::new("reduce_axes_rows_values");
 const REDUCE_AXES_COLS: Entry<AxesColsArgs> = Entry::new("reduce_axes_cols");
 const REDUCE_AXES_COLS_VALUES: Entry<AxesColsArgs> = Entry::new("reduce_axes_cols_values");
+const REDUCE_AXES_COLS_LONG: Entry<AxesColsArgs> = Entry::new("reduce_axes_cols_long");
+const REDUCE_AXES_COLS_LONG_VALUES: Entry<AxesColsArgs> =
+    Entry::new("reduce_axes_cols_long_values");
 const REDUCE_AXES_SHORT: Entry<AxesShortArgs> = Entry::new("reduce_axes_short");
 const REDUCE_AXES_SHORT_VALUES: Entry<AxesShortArgs> = Entry::new("reduce_axes_short_values");
 const AXES_FILL_IDENTITY: Entry<AxesFillArgs> = Entry::new("axes_fill_identity");
@@ -99,6 +102,9 @@ struct Launch {
     /// (C = 1) and few columns (C of 2, 4, 8 side by side); else a thread per (b, strip, c), or
     /// per short row.
     rows: Option<(u64, u64)>,
+    /// Few columns whose lane run and column values take more than `AXES_COLS_SHORT_BYTES`:
+    /// the kernels capped for 3 blocks per SM (`reduce_axes_cols_long`).
+    long_runs: bool,
 }
 
 impl Launch {
@@ -140,7 +146,14 @@ impl Strips {
 
     /// The kernels of the family.
     pub fn kernels(&self) -> KernelSpec {
-        KernelSpec::new(Family::Axes, &[("R_ORDER_FREE", self.order_free as u32)])
+        KernelSpec::new(
+            Family::Axes,
+            &[
+                ("R_ORDER_FREE", self.order_free as u32),
+                ("R_AXES_KEPT_ROWS", AXES_COLS_KEPT_ROWS as u32),
+                ("R_AXES_COLS_SHORT_BYTES", AXES_COLS_SHORT_BYTES as u32),
+            ],
+        )
     }
 
     /// The launches of `axes` on a device that keeps `threads` threads busy, in order, for
@@ -163,16 +176,21 @@ impl Strips {
             loop {
                 let first = launches.is_empty();
                 let size = if first { in_size } else { m_size };
-                // few columns: rows of c items folded side by side (in order only where a lane's
-                // run holds enough rows to pay for a shuffle tree per column and tile)
-                let lane_rows = AXES_LANE_BYTES / (size * c);
+                // few columns: rows of c items folded side by side (in order with at least
+                // AXES_COLS_KEPT_ROWS rows a lane's run, to pay for a shuffle tree per column
+                // and tile; the kernel's R_AXES_RUN_ROWS)
+                let base_rows = (AXES_LANE_BYTES / (size * c)).max(1);
+                let per_lane = if !self.order_free && c > 1 {
+                    base_rows.max(AXES_COLS_KEPT_ROWS)
+                } else {
+                    base_rows
+                };
                 let few = matches!(c, 2 | 4 | 8)
                     && c * size <= AXES_COLS_ROW_BYTES
-                    && (self.order_free || lane_rows >= AXES_COLS_KEPT_ROWS);
+                    && per_lane * c * size <= AXES_COLS_RUN_BYTES;
                 let (strip, rows) = if (c == 1 || few) && k >= AXES_ROWS_MIN {
                     // a group of lanes per strip of whole tiles: as many lanes as a row's runs
                     // need, up to a warp
-                    let per_lane = (AXES_LANE_BYTES / (size * c)).max(1);
                     let group = k.div_ceil(per_lane).next_power_of_two().min(32);
                     let tile = group * per_lane;
                     let tiles = k.div_ceil(tile);
@@ -192,6 +210,7 @@ impl Strips {
                     first,
                     size,
                     rows,
+                    long_runs: per_lane * c * size + c * m_size > AXES_COLS_SHORT_BYTES,
                 });
                 if strips == 1 {
                     break;
@@ -226,6 +245,8 @@ impl Strips {
         let strips = self.pair(d, &spec, [REDUCE_AXES, REDUCE_AXES_VALUES])?;
         let rows = self.pair(d, &spec, [REDUCE_AXES_ROWS, REDUCE_AXES_ROWS_VALUES])?;
         let cols = self.pair(d, &spec, [REDUCE_AXES_COLS, REDUCE_AXES_COLS_VALUES])?;
+        let long = [REDUCE_AXES_COLS_LONG, REDUCE_AXES_COLS_LONG_VALUES];
+        let cols_long = self.pair(d, &spec, long)?;
         let short = self.pair(d, &spec, [REDUCE_AXES_SHORT, REDUCE_AXES_SHORT_VALUES])?;
         let mut from = input;
         for (i, launch) in launches.iter().enumerate() {
@@ -238,6 +259,7 @@ impl Strips {
                 Call::Strips(args) => d.launch_over(&strips[values], threads, args),
                 Call::Rows(args) => d.launch_over(&rows[values], threads, args),
                 Call::Cols(args) => d.launch_over(&cols[values], threads, args),
+                Call::ColsLong(args) => d.launch_over(&cols_long[values], threads, args),
                 Call::Short(args) => d.launch_over(&short[values], threads, args),
             }?;
             from = to;
@@ -262,7 +284,8 @@ impl Strips {
     /// The launches of `axes` on a device that keeps `threads` threads busy, for items of
     /// `in_size` bytes lifted into `m_size`-byte values (at least one result, a reduced extent
     /// above 0): per launch its entry point (0, 1: strips of the call's items, of values; 2,
-    /// 3: rows; 4, 5: few columns; 6, 7: short rows), the threads it runs, the values it
+    /// 3: rows; 4, 5: few columns; 6, 7: short rows; 8, 9: few columns of long runs), the
+    /// threads it runs, the values it
     /// writes, then its arguments between `in` and `out`.
     pub(crate) fn launch_records(
         &self,
@@ -279,6 +302,7 @@ impl Strips {
                     Call::Rows(a) => (1, a.values()),
                     Call::Cols(a) => (2, a.values()),
                     Call::Short(a) => (3, a.values()),
+                    Call::ColsLong(a) => (4, a.values()),
                 };
                 let entry = 2 * kind + !l.first as u64;
                 [entry, l.threads(), l.outputs()]
@@ -295,6 +319,8 @@ enum Call {
     Strips(AxesArgs),
     Rows(AxesRowsArgs),
     Cols(AxesColsArgs),
+    /// Few columns with long runs (`Launch::long_runs`).
+    ColsLong(AxesColsArgs),
     Short(AxesShortArgs),
 }
 
@@ -308,17 +334,23 @@ impl Launch {
                 k: self.k,
                 out: to,
             }),
-            Some((group, per_lane)) if self.c > 1 => Call::Cols(AxesColsArgs {
-                r#in: from,
-                rows: self.batches,
-                k: self.k,
-                strip: self.strip,
-                strips: self.strips,
-                per_lane,
-                group,
-                cols: self.c,
-                out: to,
-            }),
+            Some((group, per_lane)) if self.c > 1 => {
+                let args = AxesColsArgs {
+                    r#in: from,
+                    rows: self.batches,
+                    k: self.k,
+                    strip: self.strip,
+                    strips: self.strips,
+                    per_lane,
+                    group,
+                    cols: self.c,
+                    out: to,
+                };
+                match self.long_runs {
+                    true => Call::ColsLong(args),
+                    false => Call::Cols(args),
+                }
+            }
             Some((group, per_lane)) => Call::Rows(AxesRowsArgs {
                 r#in: from,
                 rows: self.batches,
@@ -352,6 +384,8 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (REDUCE_AXES_ROWS_VALUES.name, AxesRowsArgs::PARAMS),
         (REDUCE_AXES_COLS.name, AxesColsArgs::PARAMS),
         (REDUCE_AXES_COLS_VALUES.name, AxesColsArgs::PARAMS),
+        (REDUCE_AXES_COLS_LONG.name, AxesColsArgs::PARAMS),
+        (REDUCE_AXES_COLS_LONG_VALUES.name, AxesColsArgs::PARAMS),
         (REDUCE_AXES_SHORT.name, AxesShortArgs::PARAMS),
         (REDUCE_AXES_SHORT_VALUES.name, AxesShortArgs::PARAMS),
         (AXES_FILL_IDENTITY.name, AxesFillArgs::PARAMS),
@@ -443,23 +477,30 @@ mod tests {
 
     #[test]
     fn few_columns_go_to_the_rows_schedule_side_by_side() {
-        // 8-byte items, order kept: columns of 2 (a lane's run of 64 bytes holds 4 rows), not
-        // 4 or 8 (the shuffle trees would cost more than the loads save); order-free (a
-        // commutative monoid under `Auto`): 2, 4 and 8 (rows of at most 64 bytes); 3 and 16
-        // columns, and too short a K, by strips
+        // 8-byte items, order kept: 4 rows a lane's run (the shuffle trees cost less than the
+        // loads save), up to 128 bytes: columns of 2 (64 bytes, `reduce_axes_cols`) and 4 (128
+        // bytes, `reduce_axes_cols_long`), not 8; order-free (a commutative monoid under
+        // `Auto`): 2, 4 and 8 (rows of at most 64 bytes, runs of 64); 3 and 16 columns, and too
+        // short a K, by strips
         let l = launches(&[1000, 2], &[0], 1 << 10);
         assert_eq!((l[0].c, l[0].rows.map(|r| r.1)), (2, Some(4)));
         assert_eq!(l[0].threads(), l[0].strips * l[0].rows.unwrap().0);
-        assert_eq!(launches(&[1000, 4], &[0], 1 << 10)[0].rows, None);
+        assert!(matches!(l[0].call(0, 0), Call::Cols(_)));
+        let l = launches(&[1000, 4], &[0], 1 << 10);
+        assert_eq!((l[0].c, l[0].rows.map(|r| r.1)), (4, Some(4)));
+        assert!(matches!(l[0].call(0, 0), Call::ColsLong(_)));
+        assert_eq!(launches(&[1000, 8], &[0], 1 << 10)[0].rows, None);
         let items = Items {
             commutative: true,
             ..ITEMS
         };
         let plan = strips("Strips", AxisConfig::default(), items).unwrap();
-        for (c, per_lane) in [(2, 4), (4, 2), (8, 1)] {
+        // (a lane's run and its 8 column values pass 96 bytes with 8 columns: the long kernels)
+        for (c, per_lane, long) in [(2, 4, false), (4, 2, false), (8, 1, true)] {
             let axes = Axes::new(1000 * c, &[1000, c], &[0]).unwrap();
             let l = plan.launches(&axes, 1 << 10, 8, 8);
             assert_eq!((l[0].c, l[0].rows.map(|r| r.1)), (c as u64, Some(per_lane)));
+            assert_eq!(matches!(l[0].call(0, 0), Call::ColsLong(_)), long);
         }
         assert_eq!(launches(&[1000, 3], &[0], 1 << 10)[0].rows, None);
         assert_eq!(launches(&[1000, 16], &[0], 1 << 10)[0].rows, None);

@@ -256,6 +256,14 @@ pub(crate) const AXES_COLS_ROW_BYTES: u64 = 64;
 /// of 2, 4, 8 at 0.79 / 0.79 / 0.73 of the read roof against 0.48 / 0.54 / 0.62; affine with the
 /// order kept, 4, 2 and 1 rows a lane: 0.70 / 0.55 / 0.36 against 0.47 / 0.54 / 0.68).
 pub(crate) const AXES_COLS_KEPT_ROWS: u64 = 4;
+/// The longest run of a lane over few columns (the kernel's `R_AXES_COLS_FIT`): with the order
+/// kept, 4 rows of 4 columns of 8-byte values.
+pub(crate) const AXES_COLS_RUN_BYTES: u64 = 128;
+/// Few columns whose lane run and column values take at most this many bytes run at 4 blocks
+/// per SM (64 registers: affine columns of 2, f32 and f64 columns of 4); more (affine columns
+/// of 4 with the order kept, f64 columns of 8, 16-byte values) spill there and run at 3 (the
+/// kernel's `R_AXES_COLS_SHORT_BYTES`).
+pub(crate) const AXES_COLS_SHORT_BYTES: u64 = 96;
 /// The bytes of items a lane folds per tile of the rows schedule (rows, and few columns side
 /// by side), read as 16-byte vectors (the kernel's `R_AXES_RUN_ROWS`): each instruction of a
 /// warp then spans 32 such runs, and the shuffle tree of a tile (order kept) runs once per
