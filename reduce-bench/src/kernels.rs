@@ -114,7 +114,18 @@ impl BenchKernels {
     /// Median time (ms) over `reps` runs of streaming every byte of `buffer` once with 16-byte
     /// loads: the read roof that reductions are compared with.
     pub fn read_roof_ms<T>(&self, buffer: &Filled<T>, reps: usize) -> Result<f32> {
-        let bytes = buffer.items.len() * std::mem::size_of::<T>();
+        self.read_roof_prefix_ms(buffer, buffer.items.len() * std::mem::size_of::<T>(), reps)
+    }
+
+    /// The read roof of the first `bytes` of `buffer` (at most all of them): for a case that
+    /// reads only a prefix, the rate a read of that many bytes reaches.
+    pub fn read_roof_prefix_ms<T>(
+        &self,
+        buffer: &Filled<T>,
+        bytes: usize,
+        reps: usize,
+    ) -> Result<f32> {
+        let bytes = bytes.min(buffer.items.len() * std::mem::size_of::<T>());
         let n4 = (bytes / 16) as u64;
         let stream = self.gpu.stream();
         let mut sink = stream

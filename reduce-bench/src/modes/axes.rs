@@ -7,7 +7,8 @@
 //! same command: ×roof = roof time × (bytes moved / bytes read by the roof) / time, the bytes
 //! moved being the input read and the results written; where every item is its own result (a
 //! copy through the lift: rows of 1, columns of one row) against the copy roof the same way,
-//! its bytes moved being the buffer read and written (`axes.csv`, `axes.txt`, and the figure
+//! its bytes moved being the buffer read and written; the logits, which read a prefix of the
+//! buffer, against the read roof of that prefix (`axes.csv`, `axes.txt`, and the figure
 //! `axes.svg`: GB/s against the row length, both axes, ours and the peers'). With `--torch`
 //! and `--cub` (the outputs of `anchors/torch_axes.py` and `anchors/cub_axes.cu` from the same
 //! command), each row also gets the peer's time ÷ ours (above 1: ours is faster): `torch.sum`,
@@ -81,13 +82,18 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     ));
     // ×roof against the measured roof scaled to the bytes moved: items of `in_size` bytes read,
     // results of `out_size` written; a copy (as many results as items) against the copy roof.
-    // `ops`: the peers' names of the operation (torch's, CUB's), or none.
+    // `ops`: the peers' names of the operation (torch's, CUB's), or none. `own_roof`: a case
+    // that reads only a prefix of the buffer (the logits) is set against the read roof of that
+    // prefix, (ms, bytes), measured in the same command.
+    let mut roof_lines = Vec::new();
     let mut row = |label: &str,
                    shape: &[usize],
                    axes: &[usize],
                    sizes: (usize, usize),
                    ms: f32,
-                   ops: Option<(&str, &str)>| {
+                   ops: Option<(&str, &str)>,
+                   own_roof: Option<(f32, f64)>| {
+        let (roof, in_bytes) = own_roof.unwrap_or((roof, in_bytes));
         let items = shape.iter().product::<usize>();
         let read = (items * sizes.0) as f64;
         let results = results_of(shape, axes);
@@ -136,7 +142,15 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     };
     for (label, shape, axes) in cases(n) {
         let ms = timed(&gpu, xs.items(), &shape, &axes)?;
-        row(&label, &shape, &axes, (4, 4), ms, Some(("sum", "sum")));
+        row(
+            &label,
+            &shape,
+            &axes,
+            (4, 4),
+            ms,
+            Some(("sum", "sum")),
+            None,
+        );
     }
     // The affine monoid (8 bytes, not commutative: every schedule keeps the order).
     let affine = kernels.fill_random::<Affine>(n / 2, 27, &masks_affine())?;
@@ -145,7 +159,15 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         let few_columns = [2, 4, 8, 64].contains(&shape[1]) && axes == [0];
         if picked.iter().any(|c| label.starts_with(c)) || few_columns {
             let ms = timed(&gpu, affine.items(), &shape, &axes)?;
-            row(&format!("affine {label}"), &shape, &axes, (8, 8), ms, None);
+            row(
+                &format!("affine {label}"),
+                &shape,
+                &axes,
+                (8, 8),
+                ms,
+                None,
+                None,
+            );
         }
     }
     // Logits: (rows, vocabulary), per row, lifted with the flat index.
@@ -155,6 +177,15 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
         // SAFETY: the same live memory read as f32 (Sum<f32> is a transparent f32).
         let values = unsafe { DeviceSlice::<f32>::from_raw(prefix.address(), count, &gpu)? };
         let shape = [rows, vocab];
+        let own_roof = (
+            kernels.read_roof_prefix_ms(&xs, count * 4, REPS)?,
+            (count * 4) as f64,
+        );
+        roof_lines.push(format!(
+            "read roof of the first {count} f32 (the logits of {rows} x {vocab}): {:.4} ms ({:.1} GB/s)",
+            own_roof.0,
+            own_roof.1 / (own_roof.0 as f64 * 1e6)
+        ));
         let argmax = per_row::<ArgMax>(&gpu, &values, &shape)?;
         row(
             &format!("argmax per row of {vocab} ({rows} rows)"),
@@ -163,6 +194,7 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             (4, 8),
             argmax,
             Some(("argmax", "argmax")),
+            Some(own_roof),
         );
         let lse = per_row::<LogSumExp>(&gpu, &values, &shape)?;
         let label = format!("log-sum-exp per row of {vocab} ({rows} rows)");
@@ -173,6 +205,7 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
             (4, 8),
             lse,
             Some(("logsumexp", "logsumexp")),
+            Some(own_roof),
         );
     }
     let roof_gbs = in_bytes / (roof as f64 * 1e6);
@@ -182,6 +215,7 @@ pub fn axes(args: &Args) -> reduce_cuda::Result<()> {
     )
     .expect("writing axes.svg");
     std::fs::write(args.out.join("axes.csv"), csv).expect("writing axes.csv");
+    lines.extend(roof_lines);
     report(&args.out, "axes.txt", &lines);
     Ok(())
 }
