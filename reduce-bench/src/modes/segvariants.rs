@@ -1,9 +1,10 @@
 //! `bench segvariants [--out DIR]`: SegShuffle's, SegPipeline's and SegMerge's tuning spaces
-//! (`segvariants.txt`).
+//! (`segvariants.txt`), on seven distributions of `bench segmented` and three of `bench
+//! segsweep`'s long mean lengths (1024, 4096, 16384: where CUB's block per segment is faster).
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::layouts::distribution;
+use crate::layouts::{distribution, mean_length};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::output::report;
 use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
@@ -27,7 +28,15 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
         ),
         ("SegShuffle default".to_string(), shuffle),
     ];
-    for (block, items) in [(256, 8), (256, 24), (128, 16), (512, 8)] {
+    for (block, items) in [
+        (256, 8),
+        (256, 24),
+        (256, 32),
+        (128, 16),
+        (512, 8),
+        (512, 16),
+        (1024, 16),
+    ] {
         variants.push((
             format!("SegShuffle b{block} k{items}"),
             shuffle.block(block).items_per_thread(items),
@@ -57,8 +66,14 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
         "power_2",
         "power_3",
         "empty_90",
+        "mean_1024",
+        "mean_4096",
+        "mean_16384",
     ] {
-        let offsets = distribution(dist, n, 7).unwrap();
+        let offsets = match dist.strip_prefix("mean_") {
+            Some(mean) => mean_length(mean.parse().expect("a mean length"), n, 7),
+            None => distribution(dist, n, 7).expect("a distribution"),
+        };
         let layout = DeviceLayout::new(&gpu, &offsets)?;
         let mut out_f32 = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;

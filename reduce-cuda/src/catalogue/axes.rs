@@ -5,9 +5,11 @@
 //! A thread folds a strip of one (b, c) where C > 1 (neighbouring threads, neighbouring
 //! columns); rows (C = 1) of `AXES_ROWS_MIN` items or more, and 2, 4 or 8 columns side by side,
 //! are folded by a group of lanes per strip (up to a warp, fewer for short rows), its lanes
-//! reading neighbouring 64-byte runs as vectors; rows of up to 16 items in one strip by a
-//! thread each, several rows at a time. The portable mode (`AxisConfig::portable`) has its own
-//! kernel: `axes_portable.rs`.
+//! reading neighbouring 64-byte runs as vectors (few columns with the order kept: runs of at
+//! least `AXES_COLS_KEPT_ROWS` rows, up to 128 bytes, in kernels of 3 blocks per SM where a
+//! lane's run and its column values pass `AXES_COLS_SHORT_BYTES`); rows of up to 16 items in
+//! one strip by a thread each, several rows at a time. The portable mode
+//! (`AxisConfig::portable`) has its own kernel: `axes_portable.rs`.
 
 use super::algorithm::AxisAlgorithm;
 use super::config::{invalid, AxisConfig};
@@ -285,8 +287,7 @@ impl Strips {
     /// `in_size` bytes lifted into `m_size`-byte values (at least one result, a reduced extent
     /// above 0): per launch its entry point (0, 1: strips of the call's items, of values; 2,
     /// 3: rows; 4, 5: few columns; 6, 7: short rows; 8, 9: few columns of long runs), the
-    /// threads it runs, the values it
-    /// writes, then its arguments between `in` and `out`.
+    /// threads it runs, the values it writes, then its arguments between `in` and `out`.
     pub(crate) fn launch_records(
         &self,
         axes: &Axes,
