@@ -525,14 +525,24 @@ inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; }
 template <class T>
 inline T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
 inline void __threadfence() {}
+// The cache-hinted loads and stores fault on the GPU at an address not aligned to the type
+// (a 16-byte vector off its boundary): here they stop the emulator with the same complaint.
 template <class T>
-inline T __ldg(const T* p) { return *p; }
+inline const T* emu_aligned(const T* p) {
+    if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0) {
+        std::fprintf(stderr, "emu: misaligned address: %zu-byte access at %p\n", sizeof(T), (const void*)p);
+        std::abort();
+    }
+    return p;
+}
 template <class T>
-inline T __ldcg(const T* p) { return *p; }
+inline T __ldg(const T* p) { return *emu_aligned(p); }
 template <class T>
-inline T __ldcs(const T* p) { return *p; }
+inline T __ldcg(const T* p) { return *emu_aligned(p); }
 template <class T>
-inline void __stcs(T* p, T v) { *p = v; }
+inline T __ldcs(const T* p) { return *emu_aligned(p); }
+template <class T>
+inline void __stcs(T* p, T v) { *const_cast<T*>(emu_aligned(p)) = v; }
 // A wait (kernels/scan.cu's look-back) can only be for another block, which in the emulator
 // either ran before or never runs while this one waits: a deadlock.
 inline void __nanosleep(unsigned int) {
