@@ -43,6 +43,13 @@
 // offsets (R_SEG_OFFSETS: item i starts a segment where some offset equals i) or from keys
 // (R_SEG_KEYS: i = 0, or key[i] != key[i - 1]).
 //
+// REDUCE-THEN-SCAN (ScanAlgorithm::ReduceThenScan, the multi-pass baseline): the same tiles in
+// three launches, items read twice. scan_reduce: each tile t (block t) publishes a(t) and stops;
+// scan_prefixes (one block): every group's w(t) and A(g), then the chain of the groups in order,
+// then p(t), all as written above, by the same combines in the same order; scan_apply: each tile
+// takes p(t) and writes its outputs as scan_tiles does. So its outputs are scan_tiles' bit for
+// bit, and no tile ever waits for another.
+//
 // Input items are r_in lifted by m_lift(x, i) (i the global index): the monoid's values
 // themselves for a plain scan. Exclusive scans (`exclusive`) write, for each item, the prefix
 // before it (the identity at 0 and at every head). `in` and `out` may be the same array (in
@@ -480,9 +487,19 @@ __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(R_BLOCK)
-scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
-           r_size segments, unsigned int* states, M* aggregates, M* inclusives) {
+// How a tile comes by its prefix p(t): by looking back in one launch (scan_tiles), or from the
+// launches before it (REDUCE-THEN-SCAN: scan_reduce publishes a(t) and stops; scan_apply reads
+// p(t) from flags[t] / values[t], where scan_prefixes left it).
+#define R_TILE_LOOK_BACK 0
+#define R_TILE_REDUCE 1
+#define R_TILE_APPLY 2
+
+// Tile t of the scan (kernels' arguments as scan_tiles'; REDUCE and APPLY: `states` holds the
+// tiles' flags and `aggregates` their values, see scan_prefixes).
+template <int MODE>
+__device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_size exclusive,
+                                            const r_idx* __restrict__ layout, r_size segments,
+                                            unsigned int* states, M* aggregates, M* inclusives) {
     __shared__ r_seg s_warps[R_WARP];
     __shared__ r_seg s_prefix;
     __shared__ r_size s_tile;
@@ -498,8 +515,11 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
 #endif
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
-    // states[0..2) hold the 64-bit counter that hands out the tiles (see r_tile_prefix).
-    if (threadIdx.x == 0) s_tile = atomicAdd(reinterpret_cast<unsigned long long*>(states), 1ull);
+    // states[0..2) hold the 64-bit counter that hands out the tiles (see r_tile_prefix); the
+    // passes of REDUCE-THEN-SCAN take tile b in block b.
+    if (threadIdx.x == 0)
+        s_tile = MODE == R_TILE_LOOK_BACK ? atomicAdd(reinterpret_cast<unsigned long long*>(states), 1ull)
+                                          : (r_size)blockIdx.x;
     __syncthreads();
     const r_size t = s_tile;
     const r_size t0 = t * R_TILE;
@@ -584,9 +604,20 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         w = r_scan_warp(w);  // lanes past R_WARPS hold garbage no lane before them reads
         if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
         const r_seg tile = r_seg_shfl(w, R_WARPS - 1);
-        const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
-        if (lane == 0) s_prefix = prefix;
+        if constexpr (MODE == R_TILE_LOOK_BACK) {
+            const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
+            if (lane == 0) s_prefix = prefix;
+        } else if constexpr (MODE == R_TILE_REDUCE) {
+            if (lane == 0) {
+                states[t] = tile.flag;
+                aggregates[t] = tile.v;
+            }
+        } else if (lane == 0) {
+            s_prefix.flag = states[t];
+            s_prefix.v = aggregates[t];
+        }
     }
+    if constexpr (MODE == R_TILE_REDUCE) return;  // every thread: no barrier follows
     __syncthreads();
 
     // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before (none for the very first).
@@ -640,5 +671,115 @@ scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         });
     } else {
         r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
+           r_size segments, unsigned int* states, M* aggregates, M* inclusives) {
+    r_scan_tile<R_TILE_LOOK_BACK>(in, n, out, exclusive, layout, segments, states, aggregates, inclusives);
+}
+
+// REDUCE-THEN-SCAN, first pass: a(t) of tile t (block t) into flags[t], values[t].
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+scan_reduce(const r_in* in, r_size n, const r_idx* __restrict__ layout, r_size segments, unsigned int* flags,
+            M* values) {
+    r_scan_tile<R_TILE_REDUCE>(in, n, nullptr, 0, layout, segments, flags, values, nullptr);
+}
+
+// REDUCE-THEN-SCAN, last pass: the outputs of tile t (block t) from p(t) in flags[t], values[t].
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+scan_apply(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
+           r_size segments, unsigned int* flags, M* values) {
+    r_scan_tile<R_TILE_APPLY>(in, n, out, exclusive, layout, segments, flags, values, nullptr);
+}
+
+// The groups' entries a chunk at a time in shared memory (scan_prefixes' chain).
+#define R_CHAIN_CHUNK (4096 / (int)sizeof(M) < R_WARP ? R_WARP : 4096 / (int)sizeof(M) > R_BLOCK ? R_BLOCK : 4096 / (int)sizeof(M))
+
+// REDUCE-THEN-SCAN, middle pass (one block): from a(t) in flags[t], values[t] (the tiles of n
+// items; after them a slot per group of 32 tiles), p(t) in their place, as r_tile_prefix and
+// r_look_back give it (THE FIXED GROUPING): a warp per group folds w(t) left to right and A(g);
+// then thread 0 chains the groups in order, I(g) = P(g) ⊕ A(g), P(g) = I(g - 1), a chunk of
+// groups at a time from shared memory; then p(t) = P(g) ⊕ w(t) (w(t) in group 0, P(g) for the
+// group's first tile).
+extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_prefixes(r_size n, unsigned int* flags, M* values) {
+    __shared__ r_seg s_chain[R_CHAIN_CHUNK];
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size tiles = (n + R_TILE - 1) / R_TILE, groups = (tiles + R_WARP - 1) / R_WARP;
+    unsigned int* group_flags = flags + tiles;
+    M* group_values = values + tiles;
+    for (r_size g = threadIdx.x / R_WARP; g < groups; g += R_WARPS) {
+        const r_size t = g * R_WARP + lane;
+        const unsigned int count = tiles - g * R_WARP < R_WARP ? (unsigned int)(tiles - g * R_WARP) : R_WARP;
+        r_seg mine;
+        mine.flag = 0;
+        mine.v = m_identity();
+        if (lane < count) {
+            mine.flag = flags[t];
+            mine.v = values[t];
+        }
+        __syncwarp();  // every lane has read its a(t) before lane 0 writes over it
+        // Every lane folds (the shuffles need the whole warp); lane 0 writes w(t), then A(g).
+        r_seg w = r_seg_shfl(mine, 0);  // w(32 g + 1); w(32 g) is none
+        if (lane == 0) {
+            flags[g * R_WARP] = 0;
+            values[g * R_WARP] = m_identity();
+        }
+        for (unsigned int l = 1; l < count; ++l) {
+            if (lane == 0) {
+                flags[g * R_WARP + l] = w.flag;
+                values[g * R_WARP + l] = w.v;
+            }
+            w = r_scan_op(w, r_seg_shfl(mine, (int)l));
+        }
+        if (lane == 0) {
+            group_flags[g] = w.flag;  // A(g)
+            group_values[g] = w.v;
+        }
+    }
+    __syncthreads();
+    // The chain: P(g) in place of A(g) (group 0 keeps A(0), which no tile reads).
+    r_seg inc;  // thread 0's I(g - 1)
+    inc.flag = 0;
+    inc.v = m_identity();
+    for (r_size c0 = 0; c0 < groups; c0 += R_CHAIN_CHUNK) {
+        const r_size len = groups - c0 < R_CHAIN_CHUNK ? groups - c0 : R_CHAIN_CHUNK;
+        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) {
+            s_chain[k].flag = group_flags[c0 + k];
+            s_chain[k].v = group_values[c0 + k];
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (r_size k = 0; k < len; ++k) {
+                const r_seg a = s_chain[k];
+                if (c0 + k == 0) {
+                    inc = a;  // I(0) = A(0)
+                } else {
+                    s_chain[k] = inc;  // P(g) = I(g - 1)
+                    inc = r_scan_op(inc, a);
+                }
+            }
+        }
+        __syncthreads();
+        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) {
+            group_flags[c0 + k] = s_chain[k].flag;
+            group_values[c0 + k] = s_chain[k].v;
+        }
+        __syncthreads();
+    }
+    for (r_size t = R_WARP + threadIdx.x; t < tiles; t += R_BLOCK) {
+        const r_size g = t / R_WARP;
+        r_seg p;
+        p.flag = group_flags[g];
+        p.v = group_values[g];
+        if (t % R_WARP > 0) {
+            r_seg w;
+            w.flag = flags[t];
+            w.v = values[t];
+            p = r_scan_op(p, w);
+        }
+        flags[t] = p.flag;
+        values[t] = p.v;
     }
 }

@@ -22,16 +22,17 @@ use reduce_tests::{Affine, Mat2, Mat3, Random, TestRng};
 use std::fmt::Debug;
 
 /// Tiles of 32 threads of one item (a group of 32 tiles is 1024 items), 64 threads of three
-/// items, and the default.
-fn configs() -> [ScanConfig; 3] {
+/// items, and the default; ReduceThenScan at the smallest tile and the default.
+fn configs() -> [ScanConfig; 5] {
+    let small = |algorithm| ScanConfig::new(algorithm).block(32).items_per_thread(1);
     [
-        ScanConfig::new(ScanAlgorithm::LookBack)
-            .block(32)
-            .items_per_thread(1),
+        small(ScanAlgorithm::LookBack),
         ScanConfig::new(ScanAlgorithm::LookBack)
             .block(64)
             .items_per_thread(3),
         ScanConfig::default(),
+        small(ScanAlgorithm::ReduceThenScan),
+        ScanConfig::new(ScanAlgorithm::ReduceThenScan),
     ]
 }
 
@@ -40,7 +41,11 @@ fn check_plain<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
     for config in configs() {
         let kernel = scan_kernel::<M, u32>(cxx, config, None);
         let t = kernel.tile as usize;
-        let sizes = [1, t - 1, t, t + 1, 32 * t - 1, 32 * t + 1, 70 * t + 5];
+        let mut sizes = vec![1, t - 1, t, t + 1, 32 * t - 1, 32 * t + 1, 70 * t + 5];
+        if t == 32 {
+            // more groups than ReduceThenScan's chain takes at a time (32 for 32 threads)
+            sizes.push(33 * 32 * t + 3);
+        }
         let mut cases = Vec::new();
         let mut expected = Vec::new();
         for (k, &n) in sizes.iter().enumerate() {
@@ -147,14 +152,20 @@ fn segmented_scans_are_the_reference_u64_and_one_byte_values() {
     check_segmented::<Nib8, u32>(&cxx);
 }
 
-/// The portable scans' kernel (`ScanConfig::portable`: the tile the monoid's size fixes) on
+/// The portable scans' kernels (`ScanConfig::portable`: the tile the monoid's size fixes) on
 /// f32 sums of mixed magnitudes, whose bits follow the grouping: plain, by offsets and by keys,
 /// both kinds, over 40 tiles (groups of 32 tiles and their chain), equal to
-/// `reduce_core::portable`'s scans bit for bit.
+/// `reduce_core::portable`'s scans bit for bit — LookBack's one launch and ReduceThenScan's
+/// three alike.
 #[test]
 fn portable_float_scans_have_the_reference_bits() {
     let Some(cxx) = compiler() else { return };
-    let config = ScanConfig::default().portable();
+    for algorithm in ScanAlgorithm::ALL {
+        portable_float_scans(&cxx, ScanConfig::new(algorithm).portable());
+    }
+}
+
+fn portable_float_scans(cxx: &str, config: ScanConfig) {
     let mut rng = TestRng::new(5);
     let n = 40 * 256 * portable::scan_items(4) + 77;
     let items: Vec<Sum<f32>> = (0..n)
@@ -175,7 +186,7 @@ fn portable_float_scans_have_the_reference_bits() {
         (Some(true), offsets.clone()),
         (Some(false), keys.clone()),
     ] {
-        let kernel = scan_kernel::<Sum<f32>, u64>(&cxx, config, form);
+        let kernel = scan_kernel::<Sum<f32>, u64>(cxx, config, form);
         let cases: Vec<ScanCase> = [Scan::Inclusive, Scan::Exclusive]
             .iter()
             .map(|&kind| ScanCase {
@@ -195,7 +206,7 @@ fn portable_float_scans_have_the_reference_bits() {
                 Some(false) => portable::scan_by_key(&items, &keys, kind).unwrap(),
             };
             let got: Vec<Sum<f32>> = values_from(&got);
-            assert!(bits(&got) == bits(&want), "{form:?} {kind:?}");
+            assert!(bits(&got) == bits(&want), "{form:?} {kind:?} {config:?}");
         }
     }
 }

@@ -2,8 +2,9 @@
 //! non-commutative monoids of 1, 8, 16 and 36 bytes: sizes around tiles and blocks, several
 //! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
 //! every segment layout shape in both index widths, keys that come back, the bad-input errors,
-//! the backends, and 2^32 + 3 one-byte items. Float scans repeat bit for bit and equal the CPU
-//! model of LookBack's grouping (`reduce_core::portable::scan_grouped`); portable scans
+//! the backends, and 2^32 + 3 one-byte items; `LookBack` and `ReduceThenScan` alike. Float scans
+//! repeat bit for bit and equal the CPU model of LookBack's grouping
+//! (`reduce_core::portable::scan_grouped`), which ReduceThenScan shares; portable scans
 //! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
 //! NVRTC compiles the family's kernels (CI too).
 
@@ -18,16 +19,18 @@ use reduce_tests::*;
 
 const KINDS: [Scan; 2] = [Scan::Inclusive, Scan::Exclusive];
 
-/// Tile shapes: the default, the smallest (32 threads, one item each), and a large odd one.
-fn configs() -> [ScanConfig; 3] {
+/// Tile shapes: the default, the smallest (32 threads, one item each), and a large odd one;
+/// ReduceThenScan at the default and the smallest.
+fn configs() -> [ScanConfig; 5] {
+    let small = |algorithm| ScanConfig::new(algorithm).block(32).items_per_thread(1);
     [
         ScanConfig::default(),
-        ScanConfig::new(ScanAlgorithm::LookBack)
-            .block(32)
-            .items_per_thread(1),
+        small(ScanAlgorithm::LookBack),
         ScanConfig::new(ScanAlgorithm::LookBack)
             .block(1024)
             .items_per_thread(3),
+        ScanConfig::new(ScanAlgorithm::ReduceThenScan),
+        small(ScanAlgorithm::ReduceThenScan),
     ]
 }
 
@@ -346,26 +349,22 @@ fn float_scans_repeat_and_follow_the_grouping() {
         .collect();
     let dxs = gpu.upload(&xs).unwrap();
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
-    for (config, block, per) in [
-        (
-            ScanConfig::default().block(256).items_per_thread(32),
-            256,
-            32,
-        ),
-        (
-            ScanConfig::default().block(128).items_per_thread(16),
-            128,
-            16,
-        ),
-        (ScanConfig::default().block(32).items_per_thread(1), 32, 1),
-        (
-            ScanConfig::default().block(1024).items_per_thread(3),
-            1024,
-            3,
-        ),
-    ] {
+    let shapes = [(256, 32), (128, 16), (32, 1), (1024, 3)];
+    for (algorithm, (block, per)) in ScanAlgorithm::ALL
+        .into_iter()
+        .flat_map(|a| shapes.map(|shape| (a, shape)))
+    {
+        let config = ScanConfig::new(algorithm)
+            .block(block)
+            .items_per_thread(per);
         for kind in KINDS {
-            let want = bits(&portable::scan_grouped(&xs, &[], block, per, kind));
+            let want = bits(&portable::scan_grouped(
+                &xs,
+                &[],
+                block as usize,
+                per as usize,
+                kind,
+            ));
             for _ in 0..3 {
                 let got = gpu.scan(&dxs, kind, config).unwrap();
                 assert!(

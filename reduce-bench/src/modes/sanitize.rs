@@ -325,8 +325,8 @@ fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usiz
 }
 
 /// The scans: plain, by CSR offsets (with empty segments) and by keys, both kinds, in the
-/// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), at sizes
-/// around the tiles. Returns the number of mismatches.
+/// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), LookBack
+/// and ReduceThenScan, at sizes around the tiles. Returns the number of mismatches.
 fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
     let mut failures = 0;
     for n in [1usize, 33, 8193, 70_001] {
@@ -347,11 +347,12 @@ fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
             gpu.upload(&offsets)?,
             gpu.upload(&keys)?,
         );
+        let small = |algorithm| ScanConfig::new(algorithm).block(32).items_per_thread(1);
         for config in [
             ScanConfig::default(),
-            ScanConfig::new(ScanAlgorithm::LookBack)
-                .block(32)
-                .items_per_thread(1),
+            small(ScanAlgorithm::LookBack),
+            ScanConfig::new(ScanAlgorithm::ReduceThenScan),
+            small(ScanAlgorithm::ReduceThenScan),
         ] {
             for kind in [Scan::Inclusive, Scan::Exclusive] {
                 let plain = gpu.download(&gpu.scan(&xs, kind, config)?)?;

@@ -226,7 +226,8 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// Inclusive scans of 2^28 items of `M` with other tile shapes than the default (threads per
-/// block, items per thread): what the defaults were chosen from.
+/// block, items per thread): what the defaults were chosen from; and the multi-pass baseline
+/// (`ReduceThenScan`, the default tile: the same bits, each item read twice).
 fn tile_shapes<M: CudaMonoid + AnyBits>(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -256,6 +257,17 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
             (roof, bytes),
         ));
     }
+    let baseline = ScanAlgorithm::ReduceThenScan;
+    let ms = median_ms(gpu, REPS, || {
+        gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, baseline)
+    })?;
+    table.row(Row::alone(
+        &format!("{name} inclusive, ReduceThenScan"),
+        n,
+        ms,
+        bytes,
+        (roof, bytes),
+    ));
     Ok(())
 }
 

@@ -200,6 +200,11 @@ pub enum ScanAlgorithm {
     /// One pass: tiles in order, each tile's prefix from its predecessors by decoupled
     /// look-back, with a fixed grouping (the same bits from run to run, whatever the timing).
     LookBack,
+    /// The multi-pass baseline of the paper's lineage: the tiles' aggregates, then their
+    /// prefixes (one block), then the tiles' outputs; each item read twice. The same tiles
+    /// and grouping as `LookBack`, so the same bits (floats too); no tile ever waits for
+    /// another. A research algorithm: `LookBack` moves a third fewer bytes.
+    ReduceThenScan,
     /// LookBack.
     #[default]
     Auto,
@@ -207,12 +212,13 @@ pub enum ScanAlgorithm {
 
 impl ScanAlgorithm {
     /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
-    pub const ALL: [ScanAlgorithm; 1] = [ScanAlgorithm::LookBack];
+    pub const ALL: [ScanAlgorithm; 2] = [ScanAlgorithm::LookBack, ScanAlgorithm::ReduceThenScan];
 
     /// The algorithm's name in tables and benchmarks.
     pub fn name(self) -> &'static str {
         match self {
             ScanAlgorithm::LookBack => "LookBack",
+            ScanAlgorithm::ReduceThenScan => "ReduceThenScan",
             ScanAlgorithm::Auto => "Auto",
         }
     }

@@ -1,7 +1,9 @@
-//! The scans family (`ScanAlgorithm::LookBack`, kernels/scan.cu): one launch of one block per
+//! The scans family (kernels/scan.cu). `ScanAlgorithm::LookBack`: one launch of one block per
 //! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
-//! grouping (the kernel's head says why the bits never depend on timing). Plain scans, and
-//! segmented ones whose segment starts come from CSR offsets or from keys.
+//! grouping (the kernel's head says why the bits never depend on timing).
+//! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in three launches (the tiles'
+//! aggregates, their prefixes, the outputs), the same bits. Plain scans, and segmented ones
+//! whose segment starts come from CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
@@ -24,7 +26,25 @@ kernel_signature! {
     }
 }
 
+kernel_signature! {
+    /// ReduceThenScan's first pass: each tile's aggregate (segmented: whether a segment starts
+    /// in it) into `values` (`flags`).
+    pub(crate) struct ScanReduceArgs { r#in, n, layout, segments, flags, values }
+}
+kernel_signature! {
+    /// ReduceThenScan's middle pass (one block): the tiles' aggregates in `flags` and `values`
+    /// (a slot per tile, then per group of 32 tiles) become their prefixes.
+    pub(crate) struct ScanPrefixesArgs { n, flags, values }
+}
+kernel_signature! {
+    /// ReduceThenScan's last pass: the tiles' outputs from their prefixes.
+    pub(crate) struct ScanApplyArgs { r#in, n, out, exclusive, layout, segments, flags, values }
+}
+
 const SCAN_TILES: Entry<ScanArgs> = Entry::new("scan_tiles");
+const SCAN_REDUCE: Entry<ScanReduceArgs> = Entry::new("scan_reduce");
+const SCAN_PREFIXES: Entry<ScanPrefixesArgs> = Entry::new("scan_prefixes");
+const SCAN_APPLY: Entry<ScanApplyArgs> = Entry::new("scan_apply");
 
 /// Where a segmented scan's segments start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +61,8 @@ pub(crate) enum Segments {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScanPlan {
     name: &'static str,
+    /// Three launches (ReduceThenScan) instead of one.
+    passes: bool,
     block: u32,
     items: u32,
     segments: Segments,
@@ -87,6 +109,7 @@ pub(crate) fn scan_plan(
         }
         return Ok(ScanPlan {
             name,
+            passes: algorithm == ScanAlgorithm::ReduceThenScan,
             block: portable::SCAN_BLOCK as u32,
             items: portable::scan_items(items.m_size) as u32,
             segments,
@@ -106,6 +129,7 @@ pub(crate) fn scan_plan(
     }
     Ok(ScanPlan {
         name,
+        passes: algorithm == ScanAlgorithm::ReduceThenScan,
         block,
         items: per_thread,
         segments,
@@ -163,6 +187,9 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
+        if self.passes {
+            return self.launch_passes(d, input, n, out, exclusive, layout);
+        }
         // The tile counter (16 bytes), then an entry per tile and per group of 32 tiles (a word
         // of 16-byte parts, or a 4-byte state); the tiles' and the groups' aggregates; the
         // groups' inclusive values (kernels/scan.cu, r_tile_prefix).
@@ -186,12 +213,60 @@ impl ScanPlan {
         };
         d.launch(&kernel, tiles as u64, args)
     }
+
+    /// ReduceThenScan's three launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and a value
+    /// per tile and per group of 32 tiles, each written before it is read.
+    fn launch_passes(
+        &self,
+        d: &mut Dispatch,
+        input: u64,
+        n: u64,
+        out: u64,
+        exclusive: bool,
+        layout: (u64, u64),
+    ) -> Result<()> {
+        let tiles = n.div_ceil(self.tile());
+        let slots = (tiles + tiles.div_ceil(32)) as usize;
+        let regions = d.carve(&[slots * 4, slots * d.items().m_size])?;
+        let (flags, values) = (regions[0], regions[1]);
+        let spec = self.kernels();
+        let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, 0, self.name)?;
+        let prefixes = d.kernel(&spec, SCAN_PREFIXES, self.block, 0, self.name)?;
+        let apply = d.kernel(&spec, SCAN_APPLY, self.block, 0, self.name)?;
+        let (layout, segments) = layout;
+        let args = ScanReduceArgs {
+            r#in: input,
+            n,
+            layout,
+            segments,
+            flags,
+            values,
+        };
+        d.launch(&reduce, tiles, args)?;
+        d.launch(&prefixes, 1, ScanPrefixesArgs { n, flags, values })?;
+        let args = ScanApplyArgs {
+            r#in: input,
+            n,
+            out,
+            exclusive: exclusive as u64,
+            layout,
+            segments,
+            flags,
+            values,
+        };
+        d.launch(&apply, tiles, args)
+    }
 }
 
 #[cfg(test)]
 pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     use crate::device::KernelArgs;
-    vec![(SCAN_TILES.name, ScanArgs::PARAMS)]
+    vec![
+        (SCAN_TILES.name, ScanArgs::PARAMS),
+        (SCAN_REDUCE.name, ScanReduceArgs::PARAMS),
+        (SCAN_PREFIXES.name, ScanPrefixesArgs::PARAMS),
+        (SCAN_APPLY.name, ScanApplyArgs::PARAMS),
+    ]
 }
 
 #[cfg(test)]

@@ -7,13 +7,16 @@ use reduce_cuda::testing::scan_kernel_source;
 /// The host side of a scan launch.
 const SCAN_MAIN_CPP: &str = include_str!("../../emu/scan_main.cpp");
 
-/// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order.
+/// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order
+/// (ReduceThenScan: its three launches in turn).
 pub struct EmulatedScan {
     build: Build,
     /// Items per tile.
     pub tile: u64,
     /// u64 offsets or keys (else u32).
     pub wide: bool,
+    /// ReduceThenScan's three launches (else LookBack's one).
+    passes: bool,
     m_size: usize,
 }
 
@@ -48,6 +51,7 @@ pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
         build,
         tile: threads as u64 * items as u64,
         wide: I::WIDE,
+        passes: config.algorithm == reduce_cuda::ScanAlgorithm::ReduceThenScan,
         m_size: std::mem::size_of::<M>(),
     }
 }
@@ -58,7 +62,12 @@ impl EmulatedScan {
     pub fn run(&self, cases: &[ScanCase], order: Order) -> Vec<Vec<u8>> {
         let mut input = Vec::new();
         for c in cases {
-            for h in [c.n, c.exclusive as u64, c.index.len() as u64] {
+            for h in [
+                c.n,
+                c.exclusive as u64,
+                c.index.len() as u64,
+                self.passes as u64,
+            ] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
