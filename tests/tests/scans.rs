@@ -376,6 +376,48 @@ fn float_scans_repeat_and_follow_the_grouping() {
     }
 }
 
+/// Float scans beside other work: while another stream of the device runs scans of 2^26 items
+/// (a different number in each round), the tiles run and publish in other orders and the
+/// look-backs stop at other distances; the outputs keep the grouping's bits all the same, for
+/// both algorithms and both kinds.
+#[test]
+fn float_scans_keep_their_bits_beside_other_work() {
+    let Some(gpu) = gpu() else { return };
+    let other = Gpu::new(0).unwrap();
+    let load = other.upload(&vec![Sum(1.5f32); 1 << 26]).unwrap();
+    let mut load_out = other.upload(&vec![Sum(0f32); 1 << 26]).unwrap();
+    let mut rng = TestRng::new(4242);
+    let xs: Vec<Sum<f32>> = (0..(1 << 22) + 77)
+        .map(|_| {
+            let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
+            Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
+        })
+        .collect();
+    let dxs = gpu.upload(&xs).unwrap();
+    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+    for algorithm in ScanAlgorithm::ALL {
+        let config = ScanConfig::new(algorithm).block(256).items_per_thread(32);
+        for kind in KINDS {
+            let want = bits(&portable::scan_grouped(&xs, &[], 256, 32, kind));
+            for round in 0..4 {
+                for _ in 0..round {
+                    other
+                        .scan_into(&load, kind, &mut load_out, ScanAlgorithm::LookBack)
+                        .unwrap();
+                }
+                let got = gpu
+                    .download(&gpu.scan(&dxs, kind, config).unwrap())
+                    .unwrap();
+                assert!(
+                    bits(&got) == want,
+                    "{algorithm:?} {kind:?}, {round} scans beside"
+                );
+            }
+            other.synchronize().unwrap();
+        }
+    }
+}
+
 /// The portable scans: f32 sums of mixed magnitudes (their bits follow the grouping) over
 /// sizes past several groups of tiles, plain, by offsets and by keys (u32 and u64), lifted,
 /// both kinds, equal `reduce_core::portable`'s scans bit for bit on the GPU and on the CPU
