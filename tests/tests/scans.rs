@@ -336,17 +336,20 @@ fn segmented_lifted_and_bad_layouts() {
     assert_eq!(gpu.download(&got).unwrap(), scan(&xs, Scan::Inclusive));
 }
 
-#[test]
-fn float_scans_repeat_and_follow_the_grouping() {
-    let Some(gpu) = gpu() else { return };
-    let mut rng = TestRng::new(99);
-    // mixed magnitudes and signs: the grouping shows in the bits
-    let xs: Vec<Sum<f32>> = (0..(1 << 20) + 333)
+/// `n` f32 sums of mixed magnitudes and signs: the grouping shows in the bits of their scans.
+fn mixed_floats(n: usize, rng: &mut TestRng) -> Vec<Sum<f32>> {
+    (0..n)
         .map(|_| {
             let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
             Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn float_scans_repeat_and_follow_the_grouping() {
+    let Some(gpu) = gpu() else { return };
+    let xs = mixed_floats((1 << 20) + 333, &mut TestRng::new(99));
     let dxs = gpu.upload(&xs).unwrap();
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     let shapes = [(256, 32), (128, 16), (32, 1), (1024, 3)];
@@ -386,13 +389,7 @@ fn float_scans_keep_their_bits_beside_other_work() {
     let other = Gpu::new(0).unwrap();
     let load = other.upload(&vec![Sum(1.5f32); 1 << 26]).unwrap();
     let mut load_out = other.upload(&vec![Sum(0f32); 1 << 26]).unwrap();
-    let mut rng = TestRng::new(4242);
-    let xs: Vec<Sum<f32>> = (0..(1 << 22) + 77)
-        .map(|_| {
-            let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
-            Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
-        })
-        .collect();
+    let xs = mixed_floats((1 << 22) + 77, &mut TestRng::new(4242));
     let dxs = gpu.upload(&xs).unwrap();
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     for algorithm in ScanAlgorithm::ALL {
@@ -432,12 +429,7 @@ fn portable_scans_equal_the_reference() {
     }
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     for n in [0usize, 1, 8191, 8193, 40 * 8192 + 77, (1 << 20) + 333] {
-        let xs: Vec<Sum<f32>> = (0..n)
-            .map(|_| {
-                let m = (rng.next_u32() % 2_000_000) as f32 - 1_000_000.0;
-                Sum(m * 2f32.powi((rng.next_u32() % 40) as i32 - 20))
-            })
-            .collect();
+        let xs = mixed_floats(n, &mut rng);
         let mut offsets = vec![0u64];
         while *offsets.last().unwrap() < n as u64 {
             let next = offsets.last().unwrap() + rng.range(0, 3000);

@@ -187,8 +187,38 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
+        let (layout, segments) = layout;
         if self.passes {
-            return self.launch_passes(d, input, n, out, exclusive, layout);
+            // ReduceThenScan's three launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and
+            // a value per tile and per group of 32 tiles, each written before it is read.
+            let slots = (tiles + tiles.div_ceil(32)) as usize;
+            let regions = d.carve(&[slots * 4, slots * m_size])?;
+            let (flags, values) = (regions[0], regions[1]);
+            let spec = self.kernels();
+            let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, 0, self.name)?;
+            let prefixes = d.kernel(&spec, SCAN_PREFIXES, self.block, 0, self.name)?;
+            let apply = d.kernel(&spec, SCAN_APPLY, self.block, 0, self.name)?;
+            let args = ScanReduceArgs {
+                r#in: input,
+                n,
+                layout,
+                segments,
+                flags,
+                values,
+            };
+            d.launch(&reduce, tiles, args)?;
+            d.launch(&prefixes, 1, ScanPrefixesArgs { n, flags, values })?;
+            let args = ScanApplyArgs {
+                r#in: input,
+                n,
+                out,
+                exclusive: exclusive as u64,
+                layout,
+                segments,
+                flags,
+                values,
+            };
+            return d.launch(&apply, tiles, args);
         }
         // The tile counter (16 bytes), then an entry per tile and per group of 32 tiles (a word
         // of 16-byte parts, or a 4-byte state); the tiles' and the groups' aggregates; the
@@ -205,56 +235,13 @@ impl ScanPlan {
             n,
             out,
             exclusive: exclusive as u64,
-            layout: layout.0,
-            segments: layout.1,
+            layout,
+            segments,
             states: regions[0],
             aggregates: regions[1],
             inclusives: regions[2],
         };
         d.launch(&kernel, tiles as u64, args)
-    }
-
-    /// ReduceThenScan's three launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and a value
-    /// per tile and per group of 32 tiles, each written before it is read.
-    fn launch_passes(
-        &self,
-        d: &mut Dispatch,
-        input: u64,
-        n: u64,
-        out: u64,
-        exclusive: bool,
-        layout: (u64, u64),
-    ) -> Result<()> {
-        let tiles = n.div_ceil(self.tile());
-        let slots = (tiles + tiles.div_ceil(32)) as usize;
-        let regions = d.carve(&[slots * 4, slots * d.items().m_size])?;
-        let (flags, values) = (regions[0], regions[1]);
-        let spec = self.kernels();
-        let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, 0, self.name)?;
-        let prefixes = d.kernel(&spec, SCAN_PREFIXES, self.block, 0, self.name)?;
-        let apply = d.kernel(&spec, SCAN_APPLY, self.block, 0, self.name)?;
-        let (layout, segments) = layout;
-        let args = ScanReduceArgs {
-            r#in: input,
-            n,
-            layout,
-            segments,
-            flags,
-            values,
-        };
-        d.launch(&reduce, tiles, args)?;
-        d.launch(&prefixes, 1, ScanPrefixesArgs { n, flags, values })?;
-        let args = ScanApplyArgs {
-            r#in: input,
-            n,
-            out,
-            exclusive: exclusive as u64,
-            layout,
-            segments,
-            flags,
-            values,
-        };
-        d.launch(&apply, tiles, args)
     }
 }
 
