@@ -44,11 +44,11 @@
 // (R_SEG_KEYS: i = 0, or key[i] != key[i - 1]).
 //
 // REDUCE-THEN-SCAN (ScanAlgorithm::ReduceThenScan, the multi-pass baseline): the same tiles in
-// three launches, items read twice. scan_reduce: each tile t (block t) publishes a(t) and stops;
-// scan_prefixes (one block): every group's w(t) and A(g), then the chain of the groups in order,
-// then p(t), all as written above, by the same combines in the same order; scan_apply: each tile
-// takes p(t) and writes its outputs as scan_tiles does. So its outputs are scan_tiles' bit for
-// bit, and no tile ever waits for another.
+// four launches, items read twice. scan_reduce: each tile t (block t) publishes a(t) and stops;
+// scan_groups (a warp per group): w(t) for the group's tiles and A(g); scan_chain (one block):
+// P(g) for every group, in order; scan_apply: each tile takes p(t) = P(g) ⊕ w(t) and writes its
+// outputs as scan_tiles does. Every value is the one written above, by the same combines in the
+// same order, so its outputs are scan_tiles' bit for bit, and no tile ever waits for another.
 //
 // Input items are r_in lifted by m_lift(x, i) (i the global index): the monoid's values
 // themselves for a plain scan. Exclusive scans (`exclusive`) write, for each item, the prefix
@@ -488,14 +488,14 @@ __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, 
 }
 
 // How a tile comes by its prefix p(t): by looking back in one launch (scan_tiles), or from the
-// launches before it (REDUCE-THEN-SCAN: scan_reduce publishes a(t) and stops; scan_apply reads
-// p(t) from flags[t] / values[t], where scan_prefixes left it).
+// launches before it (REDUCE-THEN-SCAN: scan_reduce publishes a(t) and stops; scan_apply folds
+// p(t) from w(t) and P(g), which scan_groups and scan_chain left in the flags and values).
 #define R_TILE_LOOK_BACK 0
 #define R_TILE_REDUCE 1
 #define R_TILE_APPLY 2
 
 // Tile t of the scan (kernels' arguments as scan_tiles'; REDUCE and APPLY: `states` holds the
-// tiles' flags and `aggregates` their values, see scan_prefixes).
+// flags and `aggregates` the values of the tiles, then of the groups, see scan_groups).
 template <int MODE>
 __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_size exclusive,
                                             const r_idx* __restrict__ layout, r_size segments,
@@ -613,8 +613,19 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
                 aggregates[t] = tile.v;
             }
         } else if (lane == 0) {
-            s_prefix.flag = states[t];
-            s_prefix.v = aggregates[t];
+            // p(t) = P(g) ⊕ w(t) (i > 0), P(g) (i = 0); group 0: w(t) (r_tile_prefix's return)
+            const r_size tiles = (n + R_TILE - 1) / R_TILE, g = t / R_WARP;
+            r_seg w;
+            w.flag = states[t];
+            w.v = aggregates[t];
+            if (g == 0) {
+                s_prefix = w;
+            } else {
+                r_seg p;
+                p.flag = states[tiles + g];
+                p.v = aggregates[tiles + g];
+                s_prefix = t % R_WARP > 0 ? r_scan_op(p, w) : p;
+            }
         }
     }
     if constexpr (MODE == R_TILE_REDUCE) return;  // every thread: no barrier follows
@@ -687,59 +698,63 @@ scan_reduce(const r_in* in, r_size n, const r_idx* __restrict__ layout, r_size s
     r_scan_tile<R_TILE_REDUCE>(in, n, nullptr, 0, layout, segments, flags, values, nullptr);
 }
 
-// REDUCE-THEN-SCAN, last pass: the outputs of tile t (block t) from p(t) in flags[t], values[t].
+// REDUCE-THEN-SCAN, last pass: the outputs of tile t (block t) from p(t) = P(g) ⊕ w(t) (w(t) in
+// flags[t], values[t]; P(g) in the group's slot after the tiles'). 
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_apply(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
            r_size segments, unsigned int* flags, M* values) {
     r_scan_tile<R_TILE_APPLY>(in, n, out, exclusive, layout, segments, flags, values, nullptr);
 }
 
-// The groups' entries a chunk at a time in shared memory (scan_prefixes' chain).
+// REDUCE-THEN-SCAN, second pass (a warp per group of 32 tiles): from a(t) in flags[t], values[t]
+// (the tiles of n items; after them a slot per group), w(t) in their place, folded left to right
+// from the group's first tile as r_tile_prefix folds it (none for the first: the identity
+// without the flag), and A(g) = w(last) ⊕ a(last) in the group's slot.
+extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_groups(r_size n, unsigned int* flags, M* values) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size tiles = (n + R_TILE - 1) / R_TILE, groups = (tiles + R_WARP - 1) / R_WARP;
+    const r_size g = ((r_size)blockIdx.x * blockDim.x + threadIdx.x) / R_WARP;
+    if (g >= groups) return;  // the whole warp
+    const r_size t = g * R_WARP + lane;
+    const unsigned int count = tiles - g * R_WARP < R_WARP ? (unsigned int)(tiles - g * R_WARP) : R_WARP;
+    r_seg mine;
+    mine.flag = 0;
+    mine.v = m_identity();
+    if (lane < count) {
+        mine.flag = flags[t];
+        mine.v = values[t];
+    }
+    __syncwarp();  // every lane has read its a(t) before lane 0 writes over it
+    // Every lane folds (the shuffles need the whole warp); lane 0 writes w(t), then A(g).
+    r_seg w = r_seg_shfl(mine, 0);  // w(32 g + 1); w(32 g) is none
+    if (lane == 0) {
+        flags[g * R_WARP] = 0;
+        values[g * R_WARP] = m_identity();
+    }
+    for (unsigned int l = 1; l < count; ++l) {
+        if (lane == 0) {
+            flags[g * R_WARP + l] = w.flag;
+            values[g * R_WARP + l] = w.v;
+        }
+        w = r_scan_op(w, r_seg_shfl(mine, (int)l));
+    }
+    if (lane == 0) {
+        flags[tiles + g] = w.flag;
+        values[tiles + g] = w.v;
+    }
+}
+
+// The groups' slots a chunk at a time in shared memory (scan_chain).
 #define R_CHAIN_CHUNK (4096 / (int)sizeof(M) < R_WARP ? R_WARP : 4096 / (int)sizeof(M) > R_BLOCK ? R_BLOCK : 4096 / (int)sizeof(M))
 
-// REDUCE-THEN-SCAN, middle pass (one block): from a(t) in flags[t], values[t] (the tiles of n
-// items; after them a slot per group of 32 tiles), p(t) in their place, as r_tile_prefix and
-// r_look_back give it (THE FIXED GROUPING): a warp per group folds w(t) left to right and A(g);
-// then thread 0 chains the groups in order, I(g) = P(g) ⊕ A(g), P(g) = I(g - 1), a chunk of
-// groups at a time from shared memory; then p(t) = P(g) ⊕ w(t) (w(t) in group 0, P(g) for the
-// group's first tile).
-extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_prefixes(r_size n, unsigned int* flags, M* values) {
+// REDUCE-THEN-SCAN, third pass (one block): the groups' slots, A(g), become P(g) = I(g - 1) in
+// order, I(0) = A(0), I(g) = P(g) ⊕ A(g) (group 0 keeps A(0), which no tile reads) — thread 0
+// walking a chunk of them at a time in shared memory, where the block loads and stores them.
+extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_chain(r_size n, unsigned int* flags, M* values) {
     __shared__ r_seg s_chain[R_CHAIN_CHUNK];
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE, groups = (tiles + R_WARP - 1) / R_WARP;
     unsigned int* group_flags = flags + tiles;
     M* group_values = values + tiles;
-    for (r_size g = threadIdx.x / R_WARP; g < groups; g += R_WARPS) {
-        const r_size t = g * R_WARP + lane;
-        const unsigned int count = tiles - g * R_WARP < R_WARP ? (unsigned int)(tiles - g * R_WARP) : R_WARP;
-        r_seg mine;
-        mine.flag = 0;
-        mine.v = m_identity();
-        if (lane < count) {
-            mine.flag = flags[t];
-            mine.v = values[t];
-        }
-        __syncwarp();  // every lane has read its a(t) before lane 0 writes over it
-        // Every lane folds (the shuffles need the whole warp); lane 0 writes w(t), then A(g).
-        r_seg w = r_seg_shfl(mine, 0);  // w(32 g + 1); w(32 g) is none
-        if (lane == 0) {
-            flags[g * R_WARP] = 0;
-            values[g * R_WARP] = m_identity();
-        }
-        for (unsigned int l = 1; l < count; ++l) {
-            if (lane == 0) {
-                flags[g * R_WARP + l] = w.flag;
-                values[g * R_WARP + l] = w.v;
-            }
-            w = r_scan_op(w, r_seg_shfl(mine, (int)l));
-        }
-        if (lane == 0) {
-            group_flags[g] = w.flag;  // A(g)
-            group_values[g] = w.v;
-        }
-    }
-    __syncthreads();
-    // The chain: P(g) in place of A(g) (group 0 keeps A(0), which no tile reads).
     r_seg inc;  // thread 0's I(g - 1)
     inc.flag = 0;
     inc.v = m_identity();
@@ -767,19 +782,5 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_prefixes(r_size n, un
             group_values[c0 + k] = s_chain[k].v;
         }
         __syncthreads();
-    }
-    for (r_size t = R_WARP + threadIdx.x; t < tiles; t += R_BLOCK) {
-        const r_size g = t / R_WARP;
-        r_seg p;
-        p.flag = group_flags[g];
-        p.v = group_values[g];
-        if (t % R_WARP > 0) {
-            r_seg w;
-            w.flag = flags[t];
-            w.v = values[t];
-            p = r_scan_op(p, w);
-        }
-        flags[t] = p.flag;
-        values[t] = p.v;
     }
 }

@@ -4,8 +4,9 @@
 //   u64 n, exclusive, index_len, passes; n r_in items; index_len r_idx (offsets or keys, as the
 //   kernel's R_SEG reads them);
 // runs scan_tiles (passes 0), one block per tile in index order (so each tile finds the tiles
-// before it finished), or (passes 1, ReduceThenScan) scan_reduce over the tiles, scan_prefixes
-// on one block and scan_apply over the tiles, and appends to argv[2] per case
+// before it finished), or (passes 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
+// a warp per group, scan_chain on one block and scan_apply over the tiles, and appends to argv[2]
+// per case
 //   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
 #include <cstdint>
 #include <cstdio>
@@ -38,7 +39,10 @@ int main(int argc, char** argv) {
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
                     scan_reduce(items.data(), n, index.data(), segments, flags.data(), aggregates.data());
                 });
-            ok = ok && emu::run_block(0, 1, R_BLOCK, [&] { scan_prefixes(n, flags.data(), aggregates.data()); });
+            const unsigned int group_blocks = (unsigned int)((groups + R_WARPS - 1) / R_WARPS);
+            for (unsigned int b = 0; b < group_blocks && ok; ++b)
+                ok = emu::run_block(b, group_blocks, R_BLOCK, [&] { scan_groups(n, flags.data(), aggregates.data()); });
+            ok = ok && emu::run_block(0, 1, R_BLOCK, [&] { scan_chain(n, flags.data(), aggregates.data()); });
             for (unsigned int b = 0; b < tiles && ok; ++b)
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
                     scan_apply(items.data(), n, out.data(), exclusive, index.data(), segments, flags.data(),

@@ -201,7 +201,8 @@ pub enum ScanAlgorithm {
     /// look-back, with a fixed grouping (the same bits from run to run, whatever the timing).
     LookBack,
     /// The multi-pass baseline of the paper's lineage: the tiles' aggregates, then their
-    /// prefixes (one block), then the tiles' outputs; each item read twice. The same tiles
+    /// prefixes (the groups' folds, then the chain of the groups), then the tiles' outputs;
+    /// each item read twice. The same tiles
     /// and grouping as `LookBack`, so the same bits (floats too); no tile ever waits for
     /// another. A research algorithm: `LookBack` moves a third fewer bytes.
     ReduceThenScan,

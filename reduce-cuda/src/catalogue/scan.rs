@@ -1,8 +1,8 @@
 //! The scans family (kernels/scan.cu). `ScanAlgorithm::LookBack`: one launch of one block per
 //! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
 //! grouping (the kernel's head says why the bits never depend on timing).
-//! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in three launches (the tiles'
-//! aggregates, their prefixes, the outputs), the same bits. Plain scans, and segmented ones
+//! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
+//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits. Plain scans, and segmented ones
 //! whose segment starts come from CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
@@ -32,9 +32,10 @@ kernel_signature! {
     pub(crate) struct ScanReduceArgs { r#in, n, layout, segments, flags, values }
 }
 kernel_signature! {
-    /// ReduceThenScan's middle pass (one block): the tiles' aggregates in `flags` and `values`
-    /// (a slot per tile, then per group of 32 tiles) become their prefixes.
-    pub(crate) struct ScanPrefixesArgs { n, flags, values }
+    /// ReduceThenScan's middle passes over the `flags` and `values` of the tiles of `n` items
+    /// (a slot per tile, then per group of 32 tiles): each group's folds of its tiles (a warp
+    /// per group), then the chain of the groups (one block).
+    pub(crate) struct ScanGroupsArgs { n, flags, values }
 }
 kernel_signature! {
     /// ReduceThenScan's last pass: the tiles' outputs from their prefixes.
@@ -43,7 +44,8 @@ kernel_signature! {
 
 const SCAN_TILES: Entry<ScanArgs> = Entry::new("scan_tiles");
 const SCAN_REDUCE: Entry<ScanReduceArgs> = Entry::new("scan_reduce");
-const SCAN_PREFIXES: Entry<ScanPrefixesArgs> = Entry::new("scan_prefixes");
+const SCAN_GROUPS: Entry<ScanGroupsArgs> = Entry::new("scan_groups");
+const SCAN_CHAIN: Entry<ScanGroupsArgs> = Entry::new("scan_chain");
 const SCAN_APPLY: Entry<ScanApplyArgs> = Entry::new("scan_apply");
 
 /// Where a segmented scan's segments start.
@@ -189,14 +191,16 @@ impl ScanPlan {
         let m_size = d.items().m_size;
         let (layout, segments) = layout;
         if self.passes {
-            // ReduceThenScan's three launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and
+            // ReduceThenScan's four launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and
             // a value per tile and per group of 32 tiles, each written before it is read.
-            let slots = (tiles + tiles.div_ceil(32)) as usize;
+            let groups = tiles.div_ceil(32);
+            let slots = (tiles + groups) as usize;
             let regions = d.carve(&[slots * 4, slots * m_size])?;
             let (flags, values) = (regions[0], regions[1]);
             let spec = self.kernels();
             let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, 0, self.name)?;
-            let prefixes = d.kernel(&spec, SCAN_PREFIXES, self.block, 0, self.name)?;
+            let group_folds = d.kernel(&spec, SCAN_GROUPS, self.block, 0, self.name)?;
+            let chain = d.kernel(&spec, SCAN_CHAIN, self.block, 0, self.name)?;
             let apply = d.kernel(&spec, SCAN_APPLY, self.block, 0, self.name)?;
             let args = ScanReduceArgs {
                 r#in: input,
@@ -207,7 +211,10 @@ impl ScanPlan {
                 values,
             };
             d.launch(&reduce, tiles, args)?;
-            d.launch(&prefixes, 1, ScanPrefixesArgs { n, flags, values })?;
+            let args = ScanGroupsArgs { n, flags, values };
+            let warps = (self.block / 32) as u64;
+            d.launch(&group_folds, groups.div_ceil(warps), args)?;
+            d.launch(&chain, 1, args)?;
             let args = ScanApplyArgs {
                 r#in: input,
                 n,
@@ -251,7 +258,8 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
         (SCAN_TILES.name, ScanArgs::PARAMS),
         (SCAN_REDUCE.name, ScanReduceArgs::PARAMS),
-        (SCAN_PREFIXES.name, ScanPrefixesArgs::PARAMS),
+        (SCAN_GROUPS.name, ScanGroupsArgs::PARAMS),
+        (SCAN_CHAIN.name, ScanGroupsArgs::PARAMS),
         (SCAN_APPLY.name, ScanApplyArgs::PARAMS),
     ]
 }

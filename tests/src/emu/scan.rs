@@ -8,14 +8,14 @@ use reduce_cuda::testing::scan_kernel_source;
 const SCAN_MAIN_CPP: &str = include_str!("../../emu/scan_main.cpp");
 
 /// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order
-/// (ReduceThenScan: its three launches in turn).
+/// (ReduceThenScan: its four launches in turn).
 pub struct EmulatedScan {
     build: Build,
     /// Items per tile.
     pub tile: u64,
     /// u64 offsets or keys (else u32).
     pub wide: bool,
-    /// ReduceThenScan's three launches (else LookBack's one).
+    /// ReduceThenScan's four launches (else LookBack's one).
     passes: bool,
     m_size: usize,
 }
