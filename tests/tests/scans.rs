@@ -4,7 +4,8 @@
 //! every segment layout shape in both index widths, keys that come back, the bad-input errors,
 //! the backends, and 2^32 + 3 one-byte items; `LookBack` and `ReduceThenScan` alike. Float scans
 //! repeat bit for bit and equal the CPU model of LookBack's grouping
-//! (`reduce_core::portable::scan_grouped`), which ReduceThenScan shares; portable scans
+//! (`reduce_core::portable::scan_grouped`), which ReduceThenScan shares, also while another
+//! stream of the device runs scans beside them (other timing); portable scans
 //! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
 //! NVRTC compiles the family's kernels (CI too).
 
