@@ -494,6 +494,18 @@ __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, 
 #define R_TILE_REDUCE 1
 #define R_TILE_APPLY 2
 
+// A slot of REDUCE-THEN-SCAN's flags and values (a tile's, or after the tiles a group's).
+__device__ __forceinline__ r_seg r_slot_load(const unsigned int* flags, const M* values, r_size i) {
+    r_seg s;
+    s.flag = flags[i];
+    s.v = values[i];
+    return s;
+}
+__device__ __forceinline__ void r_slot_store(unsigned int* flags, M* values, r_size i, r_seg s) {
+    flags[i] = s.flag;
+    values[i] = s.v;
+}
+
 // Tile t of the scan (kernels' arguments as scan_tiles'; REDUCE and APPLY: `states` holds the
 // flags and `aggregates` the values of the tiles, then of the groups, see scan_groups).
 template <int MODE>
@@ -608,22 +620,15 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
             const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
             if (lane == 0) s_prefix = prefix;
         } else if constexpr (MODE == R_TILE_REDUCE) {
-            if (lane == 0) {
-                states[t] = tile.flag;
-                aggregates[t] = tile.v;
-            }
+            if (lane == 0) r_slot_store(states, aggregates, t, tile);
         } else if (lane == 0) {
             // p(t) = P(g) ⊕ w(t) (i > 0), P(g) (i = 0); group 0: w(t) (r_tile_prefix's return)
             const r_size tiles = (n + R_TILE - 1) / R_TILE, g = t / R_WARP;
-            r_seg w;
-            w.flag = states[t];
-            w.v = aggregates[t];
+            const r_seg w = r_slot_load(states, aggregates, t);
             if (g == 0) {
                 s_prefix = w;
             } else {
-                r_seg p;
-                p.flag = states[tiles + g];
-                p.v = aggregates[tiles + g];
+                const r_seg p = r_slot_load(states, aggregates, tiles + g);
                 s_prefix = t % R_WARP > 0 ? r_scan_op(p, w) : p;
             }
         }
@@ -699,7 +704,7 @@ scan_reduce(const r_in* in, r_size n, const r_idx* __restrict__ layout, r_size s
 }
 
 // REDUCE-THEN-SCAN, last pass: the outputs of tile t (block t) from p(t) = P(g) ⊕ w(t) (w(t) in
-// flags[t], values[t]; P(g) in the group's slot after the tiles'). 
+// flags[t], values[t]; P(g) in the group's slot after the tiles').
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_apply(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
            r_size segments, unsigned int* flags, M* values) {
@@ -717,31 +722,19 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_groups(r_size n, unsi
     if (g >= groups) return;  // the whole warp
     const r_size t = g * R_WARP + lane;
     const unsigned int count = tiles - g * R_WARP < R_WARP ? (unsigned int)(tiles - g * R_WARP) : R_WARP;
-    r_seg mine;
-    mine.flag = 0;
-    mine.v = m_identity();
-    if (lane < count) {
-        mine.flag = flags[t];
-        mine.v = values[t];
-    }
+    r_seg none;  // w(32 g): the identity without the flag
+    none.flag = 0;
+    none.v = m_identity();
+    const r_seg mine = lane < count ? r_slot_load(flags, values, t) : none;
     __syncwarp();  // every lane has read its a(t) before lane 0 writes over it
     // Every lane folds (the shuffles need the whole warp); lane 0 writes w(t), then A(g).
-    r_seg w = r_seg_shfl(mine, 0);  // w(32 g + 1); w(32 g) is none
-    if (lane == 0) {
-        flags[g * R_WARP] = 0;
-        values[g * R_WARP] = m_identity();
-    }
+    r_seg w = r_seg_shfl(mine, 0);  // w(32 g + 1)
+    if (lane == 0) r_slot_store(flags, values, g * R_WARP, none);
     for (unsigned int l = 1; l < count; ++l) {
-        if (lane == 0) {
-            flags[g * R_WARP + l] = w.flag;
-            values[g * R_WARP + l] = w.v;
-        }
+        if (lane == 0) r_slot_store(flags, values, g * R_WARP + l, w);
         w = r_scan_op(w, r_seg_shfl(mine, (int)l));
     }
-    if (lane == 0) {
-        flags[tiles + g] = w.flag;
-        values[tiles + g] = w.v;
-    }
+    if (lane == 0) r_slot_store(flags, values, tiles + g, w);
 }
 
 // The groups' slots a chunk at a time in shared memory (scan_chain).
@@ -753,17 +746,12 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_groups(r_size n, unsi
 extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_chain(r_size n, unsigned int* flags, M* values) {
     __shared__ r_seg s_chain[R_CHAIN_CHUNK];
     const r_size tiles = (n + R_TILE - 1) / R_TILE, groups = (tiles + R_WARP - 1) / R_WARP;
-    unsigned int* group_flags = flags + tiles;
-    M* group_values = values + tiles;
     r_seg inc;  // thread 0's I(g - 1)
     inc.flag = 0;
     inc.v = m_identity();
     for (r_size c0 = 0; c0 < groups; c0 += R_CHAIN_CHUNK) {
         const r_size len = groups - c0 < R_CHAIN_CHUNK ? groups - c0 : R_CHAIN_CHUNK;
-        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) {
-            s_chain[k].flag = group_flags[c0 + k];
-            s_chain[k].v = group_values[c0 + k];
-        }
+        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) s_chain[k] = r_slot_load(flags, values, tiles + c0 + k);
         __syncthreads();
         if (threadIdx.x == 0) {
             for (r_size k = 0; k < len; ++k) {
@@ -777,10 +765,7 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_chain(r_size n, unsig
             }
         }
         __syncthreads();
-        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) {
-            group_flags[c0 + k] = s_chain[k].flag;
-            group_values[c0 + k] = s_chain[k].v;
-        }
+        for (r_size k = threadIdx.x; k < len; k += R_BLOCK) r_slot_store(flags, values, tiles + c0 + k, s_chain[k]);
         __syncthreads();
     }
 }

@@ -202,9 +202,9 @@ pub enum ScanAlgorithm {
     LookBack,
     /// The multi-pass baseline of the paper's lineage: the tiles' aggregates, then their
     /// prefixes (the groups' folds, then the chain of the groups), then the tiles' outputs;
-    /// each item read twice. The same tiles
-    /// and grouping as `LookBack`, so the same bits (floats too); no tile ever waits for
-    /// another. A research algorithm: `LookBack` moves a third fewer bytes.
+    /// each item read twice. The same tiles and grouping as `LookBack`, so the same bits
+    /// (floats too); no tile ever waits for another. A research algorithm: `LookBack` moves a
+    /// third fewer bytes.
     ReduceThenScan,
     /// LookBack.
     #[default]

@@ -2,8 +2,8 @@
 //! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
 //! grouping (the kernel's head says why the bits never depend on timing).
 //! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
-//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits. Plain scans, and segmented ones
-//! whose segment starts come from CSR offsets or from keys.
+//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits. Plain
+//! scans, and segmented ones whose segment starts come from CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
@@ -63,7 +63,7 @@ pub(crate) enum Segments {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScanPlan {
     name: &'static str,
-    /// Three launches (ReduceThenScan) instead of one.
+    /// ReduceThenScan's four launches instead of LookBack's one.
     passes: bool,
     block: u32,
     items: u32,
@@ -99,6 +99,7 @@ pub(crate) fn scan_plan(
         other => other,
     };
     let name = algorithm.name();
+    let passes = algorithm == ScanAlgorithm::ReduceThenScan;
     if config.portable {
         // The tile decides the bits: the portable scans fix it by the monoid's size alone
         // (reduce_core::portable::scan's grouping), whatever the input type.
@@ -111,7 +112,7 @@ pub(crate) fn scan_plan(
         }
         return Ok(ScanPlan {
             name,
-            passes: algorithm == ScanAlgorithm::ReduceThenScan,
+            passes,
             block: portable::SCAN_BLOCK as u32,
             items: portable::scan_items(items.m_size) as u32,
             segments,
@@ -131,7 +132,7 @@ pub(crate) fn scan_plan(
     }
     Ok(ScanPlan {
         name,
-        passes: algorithm == ScanAlgorithm::ReduceThenScan,
+        passes,
         block,
         items: per_thread,
         segments,
