@@ -50,12 +50,6 @@
 // outputs as scan_tiles does. Every value is the one written above, by the same combines in the
 // same order, so its outputs are scan_tiles' bit for bit, and no tile ever waits for another.
 //
-// LAGGED (ScanAlgorithm::Lagged, scan_lagged): the same tiles, entries and look-back in one
-// launch, so the same bits, but a block aggregates one tile and writes another, `lag` tiles
-// behind, whose predecessors have published their aggregates by then: a tile waits for the
-// groups' chain alone, never for a slower tile's loads. Its items are read twice, the second
-// time from L2 while the lag's tiles fit there (the lag is a speed knob, never a bits one).
-//
 // Input items are r_in lifted by m_lift(x, i) (i the global index): the monoid's values
 // themselves for a plain scan. Exclusive scans (`exclusive`) write, for each item, the prefix
 // before it (the identity at 0 and at every head). `in` and `out` may be the same array (in
@@ -367,23 +361,15 @@ __device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
     return p;
 }
 
-// Publishes a(t), tile t's aggregate `tile`, into its entry (see r_tile_prefix); by one thread.
-__device__ __forceinline__ void r_tile_publish(r_seg tile, r_size t, unsigned int* states, M* aggregates,
-                                               M* inclusives) {
-    const r_chain tile_chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
-    r_entry_publish(tile_chain, t, R_ST_AGG | (tile.flag ? R_ST_HEAD : 0u), tile.v, false);
-}
-
-// Warp 0 of tile t (of n items) with the tile's aggregate `tile`: publishes a(t) (unless
-// `publish` is false: LAGGED published it before), folds w(t),
+// Warp 0 of tile t (of n items) with the tile's aggregate `tile`: publishes a(t), folds w(t),
 // publishes A(g) and I(g) where t is its group's last tile, looks back over the groups, and
 // returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
 // `states`: 16 bytes of which the first 8 count the tiles handed out, then the entries (all zero
 // before the launch): a word (r_word) per tile, then per group; apart, a state word per tile,
 // then per group. `aggregates`: a(t) per tile, then A(g) per group; `inclusives`: I(g).
 // `group` and `ring` may share their memory.
-__device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, bool publish, unsigned int* states, M* aggregates,
-                               M* inclusives, r_seg* group, M* ring) {
+__device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* states, M* aggregates, M* inclusives,
+                               r_seg* group, M* ring) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     r_word* words = reinterpret_cast<r_word*>(states + 4);
@@ -391,7 +377,8 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, bool publish, uns
     const r_chain group_chain = {states + 4 + tiles, words + tiles, aggregates + tiles, inclusives};
     const r_size g = t / R_WARP;
     const unsigned int i = (unsigned int)(t % R_WARP);
-    if (lane == 0 && publish) r_tile_publish(tile, t, states, aggregates, inclusives);
+    const unsigned int head = tile.flag ? R_ST_HEAD : 0u;
+    if (lane == 0) r_entry_publish(tile_chain, t, R_ST_AGG | head, tile.v, false);
     // The group's tiles before this one.
     if (lane < i) {
         const r_entry e = r_entry_wait(tile_chain, g * R_WARP + lane);
@@ -502,14 +489,10 @@ __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, 
 
 // How a tile comes by its prefix p(t): by looking back in one launch (scan_tiles), or from the
 // launches before it (REDUCE-THEN-SCAN: scan_reduce publishes a(t) and stops; scan_apply folds
-// p(t) from w(t) and P(g), which scan_groups and scan_chain left in the flags and values), or
-// (LAGGED, scan_lagged) publishing a(t) and stopping (AHEAD), then for a tile `lag` behind,
-// whose a(t) is out, looking back without publishing it again (BEHIND).
+// p(t) from w(t) and P(g), which scan_groups and scan_chain left in the flags and values).
 #define R_TILE_LOOK_BACK 0
 #define R_TILE_REDUCE 1
 #define R_TILE_APPLY 2
-#define R_TILE_AHEAD 3
-#define R_TILE_BEHIND 4
 
 // A slot of REDUCE-THEN-SCAN's flags and values (a tile's, or after the tiles a group's).
 __device__ __forceinline__ r_seg r_slot_load(const unsigned int* flags, const M* values, r_size i) {
@@ -523,39 +506,34 @@ __device__ __forceinline__ void r_slot_store(unsigned int* flags, M* values, r_s
     values[i] = s.v;
 }
 
-// A tile's shared memory: declared once per kernel, so that a kernel running two tiles one
-// after the other (scan_lagged) holds one copy.
-struct r_scan_shared {
-    r_seg warps[R_WARP];
-    r_seg prefix;
-    // Warp 0's look-back: the group's aggregates first, then the ring (r_tile_prefix).
-    union {
-        r_seg group[R_WARP];
-        M ring[R_LB_SLOTS];
-    } lb;
-    uint4 stage[R_WARPS][kStageVecs];
-#if R_SEG == R_SEG_OFFSETS
-    unsigned int marks[R_TILE / 32];
-    r_size first;
-#endif
-};
-
-// The next tile number from the counter in states[0..2), to the whole block (a barrier).
-__device__ __forceinline__ r_size r_take_ticket(unsigned int* states) {
-    __shared__ r_size s_ticket;
-    if (threadIdx.x == 0) s_ticket = atomicAdd(reinterpret_cast<unsigned long long*>(states), 1ull);
-    __syncthreads();
-    return s_ticket;
-}
-
 // Tile t of the scan (kernels' arguments as scan_tiles'; REDUCE and APPLY: `states` holds the
 // flags and `aggregates` the values of the tiles, then of the groups, see scan_groups).
 template <int MODE>
-__device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r_in* in, r_size n, M* out,
-                                            r_size exclusive, const r_idx* __restrict__ layout, r_size segments,
+__device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_size exclusive,
+                                            const r_idx* __restrict__ layout, r_size segments,
                                             unsigned int* states, M* aggregates, M* inclusives) {
+    __shared__ r_seg s_warps[R_WARP];
+    __shared__ r_seg s_prefix;
+    __shared__ r_size s_tile;
+    // Warp 0's look-back: the group's aggregates first, then the ring (r_tile_prefix).
+    __shared__ union {
+        r_seg group[R_WARP];
+        M ring[R_LB_SLOTS];
+    } s_lb;
+    __shared__ uint4 s_stage[R_WARPS][kStageVecs];
+#if R_SEG == R_SEG_OFFSETS
+    __shared__ unsigned int s_marks[R_TILE / 32];
+    __shared__ r_size s_first;
+#endif
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
+    // states[0..2) hold the 64-bit counter that hands out the tiles (see r_tile_prefix); the
+    // passes of REDUCE-THEN-SCAN take tile b in block b.
+    if (threadIdx.x == 0)
+        s_tile = MODE == R_TILE_LOOK_BACK ? atomicAdd(reinterpret_cast<unsigned long long*>(states), 1ull)
+                                          : (r_size)blockIdx.x;
+    __syncthreads();
+    const r_size t = s_tile;
     const r_size t0 = t * R_TILE;
     const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
     const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
@@ -567,26 +545,21 @@ __device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r
         const uint4* src = reinterpret_cast<const uint4*>(in + (first - (r_size)lane * R_ITEMS));
         uint4 loaded[kInVecs > 0 ? kInVecs : 1];
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) {
-            // AHEAD leaves the items in L2 for the read of BEHIND, a lag later: the last use
-            // of every other read of them.
-            if constexpr (MODE == R_TILE_AHEAD) loaded[v] = __ldcg(src + v * R_WARP + lane);
-            else loaded[v] = __ldcs(src + v * R_WARP + lane);
-        }
+        for (int v = 0; v < kInVecs; ++v) loaded[v] = __ldcs(src + v * R_WARP + lane);
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) sh.stage[warp][r_swizzle(v * R_WARP + lane)] = loaded[v];
+        for (int v = 0; v < kInVecs; ++v) s_stage[warp][r_swizzle(v * R_WARP + lane)] = loaded[v];
         __syncwarp();
     }
 
     // Where segments start.
     unsigned int heads = 0;  // bit j: item j of this thread
 #if R_SEG == R_SEG_OFFSETS
-    r_mark_heads(layout, segments, t0, sh.marks, &sh.first);
+    r_mark_heads(layout, segments, t0, s_marks, &s_first);
     {
         // The thread's R_ITEMS bits, from the one or two mark words they span.
         const unsigned int q = threadIdx.x * R_ITEMS;
-        const unsigned long long lo = sh.marks[q / 32];
-        const unsigned long long hi = q % 32 + R_ITEMS > 32 ? sh.marks[q / 32 + 1] : 0u;
+        const unsigned long long lo = s_marks[q / 32];
+        const unsigned long long hi = q % 32 + R_ITEMS > 32 ? s_marks[q / 32 + 1] : 0u;
         heads = (unsigned int)((hi << 32 | lo) >> (q % 32));
         const int mine = count < R_ITEMS ? count : R_ITEMS;  // the bits of items before n
         heads &= mine >= 32 ? ~0u : (1u << mine) - 1u;
@@ -627,7 +600,7 @@ __device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r
     r_seg agg;
     agg.flag = heads & 1u;
     agg.v = m_identity();
-    r_thread_items(staged, sh.stage[warp], lane, in, first, count, [&](int j, const M& x) {
+    r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) {
         r_seg item;
         item.flag = (heads >> j) & 1u;
         item.v = x;
@@ -635,20 +608,17 @@ __device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r
         else agg = r_scan_op(agg, item);
     });
     const r_seg inc = r_scan_warp(agg);
-    if (lane == R_WARP - 1) sh.warps[warp] = inc;
+    if (lane == R_WARP - 1) s_warps[warp] = inc;
     __syncthreads();
     if (warp == 0) {
-        r_seg w = sh.warps[lane < R_WARPS ? lane : 0];
+        r_seg w = s_warps[lane < R_WARPS ? lane : 0];
         __syncwarp();  // every lane has read before any writes
         w = r_scan_warp(w);  // lanes past R_WARPS hold garbage no lane before them reads
-        if (lane < R_WARPS) sh.warps[lane] = w;  // the inclusive values of the warps
+        if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
         const r_seg tile = r_seg_shfl(w, R_WARPS - 1);
-        if constexpr (MODE == R_TILE_LOOK_BACK || MODE == R_TILE_BEHIND) {
-            const r_seg prefix = r_tile_prefix(tile, t, n, MODE == R_TILE_LOOK_BACK, states, aggregates, inclusives,
-                                               sh.lb.group, sh.lb.ring);
-            if (lane == 0) sh.prefix = prefix;
-        } else if constexpr (MODE == R_TILE_AHEAD) {
-            if (lane == 0) r_tile_publish(tile, t, states, aggregates, inclusives);
+        if constexpr (MODE == R_TILE_LOOK_BACK) {
+            const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
+            if (lane == 0) s_prefix = prefix;
         } else if constexpr (MODE == R_TILE_REDUCE) {
             if (lane == 0) r_slot_store(states, aggregates, t, tile);
         } else if (lane == 0) {
@@ -656,22 +626,22 @@ __device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r
             const r_size tiles = (n + R_TILE - 1) / R_TILE, g = t / R_WARP;
             const r_seg w = r_slot_load(states, aggregates, t);
             if (g == 0) {
-                sh.prefix = w;
+                s_prefix = w;
             } else {
                 const r_seg p = r_slot_load(states, aggregates, tiles + g);
-                sh.prefix = t % R_WARP > 0 ? r_scan_op(p, w) : p;
+                s_prefix = t % R_WARP > 0 ? r_scan_op(p, w) : p;
             }
         }
     }
-    if constexpr (MODE == R_TILE_REDUCE || MODE == R_TILE_AHEAD) return;  // every thread: no barrier follows
+    if constexpr (MODE == R_TILE_REDUCE) return;  // every thread: no barrier follows
     __syncthreads();
 
     // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before (none for the very first).
     const r_seg lanes_before = r_seg_shfl_up(inc, 1);
     bool has = t > 0;
-    r_seg pre = sh.prefix;
+    r_seg pre = s_prefix;
     if (warp > 0) {
-        pre = has ? r_scan_op(pre, sh.warps[warp - 1]) : sh.warps[warp - 1];
+        pre = has ? r_scan_op(pre, s_warps[warp - 1]) : s_warps[warp - 1];
         has = true;
     }
     if (lane > 0) {
@@ -695,66 +665,42 @@ __device__ __forceinline__ void r_scan_tile(r_size t, r_scan_shared& sh, const r
                 r_in x[kPerVec > 0 ? kPerVec : 1];
                 M m[kPerVec > 0 ? kPerVec : 1];
             } u;
-            u.q = sh.stage[warp][at];
+            u.q = s_stage[warp][at];
 #pragma unroll
             for (int e = 0; e < kPerVec; ++e) u.m[e] = step(v * kPerVec + e, m_lift(u.x[e], first + v * kPerVec + e));
-            sh.stage[warp][at] = u.q;
+            s_stage[warp][at] = u.q;
         }
         __syncwarp();
         uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) __stcs(dst + v * R_WARP + lane, sh.stage[warp][r_swizzle(v * R_WARP + lane)]);
+        for (int v = 0; v < kInVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_swizzle(v * R_WARP + lane)]);
     } else if (kOutPer > 0 && count == R_ITEMS && ((unsigned long long)(out + first) & 15u) == 0) {
         // The thread's run as 16-byte vectors of kOutPer outputs.
         union {
             uint4 q;
             M m[kOutPer > 0 ? kOutPer : 1];
         } o;
-        r_thread_items(staged, sh.stage[warp], lane, in, first, count, [&](int j, const M& x) {
+        r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) {
             o.m[j % (kOutPer > 0 ? kOutPer : 1)] = step(j, x);
             if (j % (kOutPer > 0 ? kOutPer : 1) == kOutPer - 1)
                 __stcs(reinterpret_cast<uint4*>(out + first + j + 1 - kOutPer), o.q);
         });
     } else {
-        r_thread_items(staged, sh.stage[warp], lane, in, first, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
+        r_thread_items(staged, s_stage[warp], lane, in, first, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
     }
 }
 
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
            r_size segments, unsigned int* states, M* aggregates, M* inclusives) {
-    __shared__ r_scan_shared sh;
-    // states[0..2) hold the 64-bit counter that hands out the tiles (see r_tile_prefix)
-    const r_size t = r_take_ticket(states);
-    r_scan_tile<R_TILE_LOOK_BACK>(t, sh, in, n, out, exclusive, layout, segments, states, aggregates, inclusives);
-}
-
-// LAGGED (ScanAlgorithm::Lagged): scan_tiles' tiles, entries and grouping, so its bits, on
-// tiles + lag blocks. Ticket j aggregates tile j (j < tiles) and publishes a(j), then writes the
-// outputs of tile j - lag (j >= lag), looking back as scan_tiles does: by then the aggregates
-// of that tile's predecessors are out (tickets below j belong to blocks that run or ran, and
-// AHEAD never waits), so the look-back waits for the groups' chain alone, and the tile's items
-// are read again from L2, where AHEAD left them. A wait is only ever for a lower ticket.
-extern "C" __global__ void __launch_bounds__(R_BLOCK)
-scan_lagged(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
-            r_size segments, unsigned int* states, M* aggregates, M* inclusives, r_size lag) {
-    __shared__ r_scan_shared sh;
-    const r_size tiles = (n + R_TILE - 1) / R_TILE;
-    const r_size j = r_take_ticket(states);
-    if (j < tiles)
-        r_scan_tile<R_TILE_AHEAD>(j, sh, in, n, out, exclusive, layout, segments, states, aggregates, inclusives);
-    if (j < lag || j - lag >= tiles) return;  // the whole block
-    __syncthreads();  // AHEAD's warp 0 is done with the shared memory
-    r_scan_tile<R_TILE_BEHIND>(j - lag, sh, in, n, out, exclusive, layout, segments, states, aggregates,
-                               inclusives);
+    r_scan_tile<R_TILE_LOOK_BACK>(in, n, out, exclusive, layout, segments, states, aggregates, inclusives);
 }
 
 // REDUCE-THEN-SCAN, first pass: a(t) of tile t (block t) into flags[t], values[t].
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_reduce(const r_in* in, r_size n, const r_idx* __restrict__ layout, r_size segments, unsigned int* flags,
             M* values) {
-    __shared__ r_scan_shared sh;
-    r_scan_tile<R_TILE_REDUCE>(blockIdx.x, sh, in, n, nullptr, 0, layout, segments, flags, values, nullptr);
+    r_scan_tile<R_TILE_REDUCE>(in, n, nullptr, 0, layout, segments, flags, values, nullptr);
 }
 
 // REDUCE-THEN-SCAN, last pass: the outputs of tile t (block t) from p(t) = P(g) ⊕ w(t) (w(t) in
@@ -762,8 +708,7 @@ scan_reduce(const r_in* in, r_size n, const r_idx* __restrict__ layout, r_size s
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_apply(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
            r_size segments, unsigned int* flags, M* values) {
-    __shared__ r_scan_shared sh;
-    r_scan_tile<R_TILE_APPLY>(blockIdx.x, sh, in, n, out, exclusive, layout, segments, flags, values, nullptr);
+    r_scan_tile<R_TILE_APPLY>(in, n, out, exclusive, layout, segments, flags, values, nullptr);
 }
 
 // REDUCE-THEN-SCAN, second pass (a warp per group of 32 tiles): from a(t) in flags[t], values[t]

@@ -1,15 +1,13 @@
 // The host side of an emulated scan launch (tests/tests/emulated_kernels.rs): included after
 // cuda_emu.hpp and the generated kernel text (kernels/scan.cu). argv[3] orders the fibers as in
 // seg_shuffle_main.cpp. Reads cases from argv[1], each
-//   u64 n, exclusive, index_len, schedule, lag; n r_in items; index_len r_idx (offsets or keys,
-//   as the kernel's R_SEG reads them);
-// runs scan_tiles (schedule 0), one block per tile in index order (so each tile finds the tiles
-// before it finished), or (1, ReduceThenScan) scan_reduce over the tiles, scan_groups over a warp
-// per group, scan_chain on one block and scan_apply over the tiles, or (2, Lagged) scan_lagged on
-// tiles + lag blocks in order (lag at most the tiles, as the library clamps it), and appends to
-// argv[2] per case
+//   u64 n, exclusive, index_len, passes; n r_in items; index_len r_idx (offsets or keys, as the
+//   kernel's R_SEG reads them);
+// runs scan_tiles (passes 0), one block per tile in index order (so each tile finds the tiles
+// before it finished), or (passes 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
+// a warp per group, scan_chain on one block and scan_apply over the tiles, and appends to argv[2]
+// per case
 //   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -17,9 +15,9 @@
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
-    unsigned long long h[5];
-    while (std::fread(h, 8, 5, in) == 5) {
-        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], schedule = h[3];
+    unsigned long long h[4];
+    while (std::fread(h, 8, 4, in) == 4) {
+        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], passes = h[3];
         std::vector<r_in> items(n);
         std::vector<r_idx> index(index_len + 1);  // never empty: a plain scan passes none
         if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
@@ -34,7 +32,7 @@ int main(int argc, char** argv) {
         std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
         const unsigned long long segments = index_len > 0 ? index_len - 1 : 0;  // offsets' count
         unsigned long long ok = 1;
-        if (schedule == 1) {
+        if (passes) {
             // a flag and a value per tile and per group, poisoned: each is written before it is read
             std::vector<unsigned int> flags(tiles + groups, 0xA5A5A5A5u);
             for (unsigned int b = 0; b < tiles && ok; ++b)
@@ -51,19 +49,13 @@ int main(int argc, char** argv) {
                                aggregates.data());
                 });
         } else {
-            const unsigned long long lag = schedule == 2 ? std::min(h[4], tiles) : 0, blocks = tiles + lag;
-            for (unsigned int b = 0; b < blocks && ok; ++b) {
-                unsigned int* states = reinterpret_cast<unsigned int*>(words.data());
-                ok = emu::run_block(b, (unsigned int)blocks, R_BLOCK, [&] {
-                    if (schedule == 2)
-                        scan_lagged(items.data(), n, out.data(), exclusive, index.data(), segments, states,
-                                    aggregates.data(), inclusives.data(), lag);
-                    else
-                        scan_tiles(items.data(), n, out.data(), exclusive, index.data(), segments, states,
-                                   aggregates.data(), inclusives.data());
+            for (unsigned int b = 0; b < tiles && ok; ++b) {
+                ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
+                    scan_tiles(items.data(), n, out.data(), exclusive, index.data(), segments,
+                               reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
                 });
             }
-            ok = ok && (n == 0 || words[0].lo == blocks);
+            ok = ok && (n == 0 || words[0].lo == tiles);
         }
         std::fwrite(&ok, 8, 1, res);
         std::fwrite(out.data(), sizeof(M), n, res);

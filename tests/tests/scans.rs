@@ -2,9 +2,9 @@
 //! non-commutative monoids of 1, 8, 16 and 36 bytes: sizes around tiles and blocks, several
 //! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
 //! every segment layout shape in both index widths, keys that come back, the bad-input errors,
-//! the backends, and 2^32 + 3 one-byte items; `LookBack`, `ReduceThenScan` and `Lagged` alike.
-//! Float scans repeat bit for bit and equal the CPU model of LookBack's grouping
-//! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
+//! the backends, and 2^32 + 3 one-byte items; `LookBack` and `ReduceThenScan` alike. Float scans
+//! repeat bit for bit and equal the CPU model of LookBack's grouping
+//! (`reduce_core::portable::scan_grouped`), which ReduceThenScan shares, also while another
 //! stream of the device runs scans beside them (other timing); portable scans
 //! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
 //! NVRTC compiles the family's kernels (CI too).
@@ -21,9 +21,8 @@ use reduce_tests::*;
 const KINDS: [Scan; 2] = [Scan::Inclusive, Scan::Exclusive];
 
 /// Tile shapes: the default, the smallest (32 threads, one item each), and a large odd one;
-/// ReduceThenScan at the default and the smallest; Lagged at the default, and at the smallest
-/// with a lag of one tile (each block writes the tile its predecessor aggregated: the waits).
-fn configs() -> [ScanConfig; 7] {
+/// ReduceThenScan at the default and the smallest.
+fn configs() -> [ScanConfig; 5] {
     let small = |algorithm| ScanConfig::new(algorithm).block(32).items_per_thread(1);
     [
         ScanConfig::default(),
@@ -33,8 +32,6 @@ fn configs() -> [ScanConfig; 7] {
             .items_per_thread(3),
         ScanConfig::new(ScanAlgorithm::ReduceThenScan),
         small(ScanAlgorithm::ReduceThenScan),
-        ScanConfig::new(ScanAlgorithm::Lagged),
-        small(ScanAlgorithm::Lagged).lag(1),
     ]
 }
 
@@ -386,7 +383,7 @@ fn float_scans_repeat_and_follow_the_grouping() {
 /// Float scans beside other work: while another stream of the device runs scans of 2^26 items
 /// (a different number in each round), the tiles run and publish in other orders and the
 /// look-backs stop at other distances; the outputs keep the grouping's bits all the same, for
-/// every algorithm and both kinds.
+/// both algorithms and both kinds.
 #[test]
 fn float_scans_keep_their_bits_beside_other_work() {
     let Some(gpu) = gpu() else { return };

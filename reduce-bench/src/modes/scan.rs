@@ -226,9 +226,8 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// Inclusive scans of 2^28 items of `M` with other tile shapes than the default (threads per
-/// block, items per thread): what the defaults were chosen from; the multi-pass baseline
-/// (`ReduceThenScan`, the default tile: the same bits, each item read twice); and `Lagged` (the
-/// same bits) at its default lag and at 1, 2, 4 and 8 tiles per SM.
+/// block, items per thread): what the defaults were chosen from; and the multi-pass baseline
+/// (`ReduceThenScan`, the default tile: the same bits, each item read twice).
 fn tile_shapes<M: CudaMonoid + AnyBits>(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -258,29 +257,17 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
             (roof, bytes),
         ));
     }
-    let sms = gpu.info().multiprocessors;
-    let lagged = ScanConfig::new(ScanAlgorithm::Lagged);
-    let others = [
-        (
-            "ReduceThenScan".to_string(),
-            ScanAlgorithm::ReduceThenScan.into(),
-        ),
-        ("Lagged".to_string(), lagged),
-    ]
-    .into_iter()
-    .chain([1, 2, 4, 8].map(|k| (format!("Lagged, lag {k} x SMs"), lagged.lag(k * sms))));
-    for (label, config) in others {
-        let ms = median_ms(gpu, REPS, || {
-            gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)
-        })?;
-        table.row(Row::alone(
-            &format!("{name} inclusive, {label}"),
-            n,
-            ms,
-            bytes,
-            (roof, bytes),
-        ));
-    }
+    let baseline = ScanAlgorithm::ReduceThenScan;
+    let ms = median_ms(gpu, REPS, || {
+        gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, baseline)
+    })?;
+    table.row(Row::alone(
+        &format!("{name} inclusive, ReduceThenScan"),
+        n,
+        ms,
+        bytes,
+        (roof, bytes),
+    ));
     Ok(())
 }
 

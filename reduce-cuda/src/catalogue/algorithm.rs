@@ -206,13 +206,6 @@ pub enum ScanAlgorithm {
     /// (floats too); no tile ever waits for another. A research algorithm: `LookBack` moves a
     /// third fewer bytes.
     ReduceThenScan,
-    /// `LookBack`'s tiles, look-back and grouping in one launch, so the same bits, but each
-    /// block aggregates one tile and writes the outputs of another, [`ScanConfig::lag`] tiles
-    /// behind, whose predecessors have aggregated by then: no tile waits for a slower one's
-    /// loads. The items are read twice, the second time from the L2 cache.
-    ///
-    /// [`ScanConfig::lag`]: crate::ScanConfig::lag
-    Lagged,
     /// LookBack.
     #[default]
     Auto,
@@ -220,18 +213,13 @@ pub enum ScanAlgorithm {
 
 impl ScanAlgorithm {
     /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
-    pub const ALL: [ScanAlgorithm; 3] = [
-        ScanAlgorithm::LookBack,
-        ScanAlgorithm::ReduceThenScan,
-        ScanAlgorithm::Lagged,
-    ];
+    pub const ALL: [ScanAlgorithm; 2] = [ScanAlgorithm::LookBack, ScanAlgorithm::ReduceThenScan];
 
     /// The algorithm's name in tables and benchmarks.
     pub fn name(self) -> &'static str {
         match self {
             ScanAlgorithm::LookBack => "LookBack",
             ScanAlgorithm::ReduceThenScan => "ReduceThenScan",
-            ScanAlgorithm::Lagged => "Lagged",
             ScanAlgorithm::Auto => "Auto",
         }
     }

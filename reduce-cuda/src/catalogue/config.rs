@@ -283,9 +283,6 @@ pub struct ScanConfig {
     pub trusted: bool,
     /// The portable grouping (see [`ScanConfig::portable`]).
     pub portable: bool,
-    /// `Lagged` only: tiles between the one a block aggregates and the one it writes (default:
-    /// the blocks resident on the device, at most half the L2 cache's worth of tiles).
-    pub lag: Option<u32>,
 }
 
 impl From<ScanAlgorithm> for ScanConfig {
@@ -315,11 +312,6 @@ impl ScanConfig {
     /// Skips the check of CSR offsets: for offsets already known to be valid.
     pub fn trusted(mut self) -> Self {
         self.trusted = true;
-        self
-    }
-    /// Sets `Lagged`'s lag, in tiles (at least 1): a speed knob, never a bits one.
-    pub fn lag(mut self, tiles: u32) -> Self {
-        self.lag = Some(tiles);
         self
     }
     /// The portable mode: the tile is fixed by the monoid's size alone (256 threads ×

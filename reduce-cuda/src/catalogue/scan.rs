@@ -2,14 +2,12 @@
 //! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
 //! grouping (the kernel's head says why the bits never depend on timing).
 //! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
-//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits.
-//! `ScanAlgorithm::Lagged`: LookBack's tiles and look-back in one launch, each block writing a
-//! tile a lag behind the one it aggregates, the same bits. Plain scans, and segmented ones whose
-//! segment starts come from CSR offsets or from keys.
+//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits. Plain
+//! scans, and segmented ones whose segment starts come from CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
-use super::config::{check_block, invalid, refuse, ScanConfig};
-use super::tuning::{scan_items, scan_lag, SCAN_BLOCK, SCAN_WORD_PARTS};
+use super::config::{check_block, invalid, ScanConfig};
+use super::tuning::{scan_items, SCAN_BLOCK, SCAN_WORD_PARTS};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
@@ -25,14 +23,6 @@ kernel_signature! {
     /// chain the tiles.
     pub(crate) struct ScanArgs {
         r#in, n, out, exclusive, layout, segments, states, aggregates, inclusives
-    }
-}
-
-kernel_signature! {
-    /// Lagged's launch: [`ScanArgs`], and the tiles between the one a block aggregates and the
-    /// one it writes.
-    pub(crate) struct ScanLaggedArgs {
-        r#in, n, out, exclusive, layout, segments, states, aggregates, inclusives, lag
     }
 }
 
@@ -53,7 +43,6 @@ kernel_signature! {
 }
 
 const SCAN_TILES: Entry<ScanArgs> = Entry::new("scan_tiles");
-const SCAN_LAGGED: Entry<ScanLaggedArgs> = Entry::new("scan_lagged");
 const SCAN_REDUCE: Entry<ScanReduceArgs> = Entry::new("scan_reduce");
 const SCAN_GROUPS: Entry<ScanGroupsArgs> = Entry::new("scan_groups");
 const SCAN_CHAIN: Entry<ScanGroupsArgs> = Entry::new("scan_chain");
@@ -70,23 +59,12 @@ pub(crate) enum Segments {
     Keys,
 }
 
-/// How the tiles come by their prefixes (kernels/scan.cu).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Schedule {
-    /// LookBack: one launch, a block per tile.
-    LookBack,
-    /// ReduceThenScan's four launches.
-    Passes,
-    /// Lagged: one launch, a block aggregating one tile and writing another, this many tiles
-    /// behind (`None`: the device's default, [`scan_lag`]).
-    Lagged(Option<u32>),
-}
-
 /// A scan with every parameter fixed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ScanPlan {
     name: &'static str,
-    schedule: Schedule,
+    /// ReduceThenScan's four launches instead of LookBack's one.
+    passes: bool,
     block: u32,
     items: u32,
     segments: Segments,
@@ -121,16 +99,7 @@ pub(crate) fn scan_plan(
         other => other,
     };
     let name = algorithm.name();
-    let schedule = match algorithm {
-        ScanAlgorithm::ReduceThenScan => Schedule::Passes,
-        ScanAlgorithm::Lagged => Schedule::Lagged(config.lag),
-        _ => Schedule::LookBack,
-    };
-    match config.lag {
-        Some(0) => return Err(invalid(name, "lag must be at least 1 tile")),
-        lag if algorithm != ScanAlgorithm::Lagged => refuse(name, "lag (Lagged's)", lag)?,
-        _ => {}
-    }
+    let passes = algorithm == ScanAlgorithm::ReduceThenScan;
     if config.portable {
         // The tile decides the bits: the portable scans fix it by the monoid's size alone
         // (reduce_core::portable::scan's grouping), whatever the input type.
@@ -143,7 +112,7 @@ pub(crate) fn scan_plan(
         }
         return Ok(ScanPlan {
             name,
-            schedule,
+            passes,
             block: portable::SCAN_BLOCK as u32,
             items: portable::scan_items(items.m_size) as u32,
             segments,
@@ -163,7 +132,7 @@ pub(crate) fn scan_plan(
     }
     Ok(ScanPlan {
         name,
-        schedule,
+        passes,
         block,
         items: per_thread,
         segments,
@@ -222,7 +191,7 @@ impl ScanPlan {
         }
         let m_size = d.items().m_size;
         let (layout, segments) = layout;
-        if self.schedule == Schedule::Passes {
+        if self.passes {
             // ReduceThenScan's four launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and
             // a value per tile and per group of 32 tiles, each written before it is read.
             let groups = tiles.div_ceil(32);
@@ -268,6 +237,7 @@ impl ScanPlan {
         let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
+        let kernel = d.kernel(&self.kernels(), SCAN_TILES, self.block, 0, self.name)?;
         let args = ScanArgs {
             r#in: input,
             n,
@@ -279,35 +249,7 @@ impl ScanPlan {
             aggregates: regions[1],
             inclusives: regions[2],
         };
-        let Schedule::Lagged(lag) = self.schedule else {
-            let kernel = d.kernel(&self.kernels(), SCAN_TILES, self.block, 0, self.name)?;
-            return d.launch(&kernel, tiles as u64, args);
-        };
-        let kernel = d.kernel(&self.kernels(), SCAN_LAGGED, self.block, 0, self.name)?;
-        let lag = match lag {
-            Some(lag) => lag as u64,
-            None => {
-                let tile_bytes = self.tile() * m_size.max(d.items().in_size) as u64;
-                let resident = d.device.resident_blocks(&kernel)?;
-                scan_lag(resident, d.device.info.l2_bytes, tile_bytes)
-            }
-        };
-        // No more lag than tiles (the blocks past the last tile would only write), and a grid
-        // of at most 2^31 - 1 blocks (a lag of 0 still scans: each block writes its own tile).
-        let lag = lag.min(tiles as u64).min(i32::MAX as u64 - tiles as u64);
-        let args = ScanLaggedArgs {
-            r#in: args.r#in,
-            n,
-            out,
-            exclusive: args.exclusive,
-            layout,
-            segments,
-            states: args.states,
-            aggregates: args.aggregates,
-            inclusives: args.inclusives,
-            lag,
-        };
-        d.launch(&kernel, tiles as u64 + lag, args)
+        d.launch(&kernel, tiles as u64, args)
     }
 }
 
@@ -316,7 +258,6 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     use crate::device::KernelArgs;
     vec![
         (SCAN_TILES.name, ScanArgs::PARAMS),
-        (SCAN_LAGGED.name, ScanLaggedArgs::PARAMS),
         (SCAN_REDUCE.name, ScanReduceArgs::PARAMS),
         (SCAN_GROUPS.name, ScanGroupsArgs::PARAMS),
         (SCAN_CHAIN.name, ScanGroupsArgs::PARAMS),
@@ -343,12 +284,6 @@ mod tests {
         assert!(scan_plan(bad, F32, Segments::Keys, false).is_err());
         let bad = ScanConfig::default().block(48);
         assert!(scan_plan(bad, F32, Segments::None, false).is_err());
-        // the lag is Lagged's alone, and at least one tile
-        let lagged = ScanConfig::new(ScanAlgorithm::Lagged);
-        assert!(scan_plan(lagged.lag(3), F32, Segments::None, false).is_ok());
-        assert!(scan_plan(lagged.lag(0), F32, Segments::None, false).is_err());
-        let bad = ScanConfig::default().lag(3);
-        assert!(scan_plan(bad, F32, Segments::Keys, false).is_err());
         // a 1-byte monoid: at most 32 items (the segment starts of a thread are one word)
         let byte = Items {
             m_size: 1,

@@ -282,20 +282,12 @@ pub(crate) fn axes_rows_by_tree(k: u64, run: u32) -> bool {
     k >= run as u64 && k < AXES_ROWS_MIN
 }
 
+/// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 /// The most 16-byte parts a scan tile's entry takes (values up to 48 bytes): a look-up loads
 /// them at once; larger values keep their states apart (kernels/scan.cu's THE ENTRIES).
 pub(crate) const SCAN_WORD_PARTS: usize = 4;
 
-/// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 pub(crate) const SCAN_BLOCK: u32 = 256;
-
-/// `ScanAlgorithm::Lagged`'s default lag, in tiles: the blocks of the kernel resident on the
-/// device (`resident`), so that a tile's predecessors have aggregated by the time it is written,
-/// but no more tiles than half the L2 cache holds (`l2_bytes`), where the second read of the
-/// items finds them. Only the speed depends on it.
-pub(crate) fn scan_lag(resident: u64, l2_bytes: usize, tile_bytes: u64) -> u64 {
-    resident.min(l2_bytes as u64 / 2 / tile_bytes.max(1)).max(1)
-}
 
 /// Items each LookBack thread scans per tile by default: 128 bytes' worth of the larger of the
 /// input item and the monoid value (twice Shuffle's), at most 32 (a thread's segment starts are

@@ -8,17 +8,15 @@ use reduce_cuda::testing::scan_kernel_source;
 const SCAN_MAIN_CPP: &str = include_str!("../../emu/scan_main.cpp");
 
 /// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order
-/// (ReduceThenScan: its four launches in turn; Lagged: a block per tile and per tile of lag).
+/// (ReduceThenScan: its four launches in turn).
 pub struct EmulatedScan {
     build: Build,
     /// Items per tile.
     pub tile: u64,
     /// u64 offsets or keys (else u32).
     pub wide: bool,
-    /// scan_main.cpp's schedule: 0 LookBack, 1 ReduceThenScan, 2 Lagged.
-    schedule: u64,
-    /// Lagged's lag, in tiles (the config's, else 3).
-    lag: u64,
+    /// ReduceThenScan's four launches (else LookBack's one).
+    passes: bool,
     m_size: usize,
 }
 
@@ -53,12 +51,7 @@ pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
         build,
         tile: threads as u64 * items as u64,
         wide: I::WIDE,
-        schedule: match config.algorithm {
-            reduce_cuda::ScanAlgorithm::ReduceThenScan => 1,
-            reduce_cuda::ScanAlgorithm::Lagged => 2,
-            _ => 0,
-        },
-        lag: config.lag.unwrap_or(3) as u64,
+        passes: config.algorithm == reduce_cuda::ScanAlgorithm::ReduceThenScan,
         m_size: std::mem::size_of::<M>(),
     }
 }
@@ -73,8 +66,7 @@ impl EmulatedScan {
                 c.n,
                 c.exclusive as u64,
                 c.index.len() as u64,
-                self.schedule,
-                self.lag,
+                self.passes as u64,
             ] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
