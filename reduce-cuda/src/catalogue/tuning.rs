@@ -282,11 +282,11 @@ pub(crate) fn axes_rows_by_tree(k: u64, run: u32) -> bool {
     k >= run as u64 && k < AXES_ROWS_MIN
 }
 
-/// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 /// The most 16-byte parts a scan tile's entry takes (values up to 48 bytes): a look-up loads
 /// them at once; larger values keep their states apart (kernels/scan.cu's THE ENTRIES).
 pub(crate) const SCAN_WORD_PARTS: usize = 4;
 
+/// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 pub(crate) const SCAN_BLOCK: u32 = 256;
 
 /// Items each LookBack thread scans per tile by default: 128 bytes' worth of the larger of the
