@@ -315,6 +315,18 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
         ("tile-sized", fill(rng, &|_| tile)),
         ("tile +- 1", fill(rng, &|r| tile - 1 + 2 * r.range(0, 1))),
         ("long", fill(rng, &|r| r.range(tile, 5 * tile))),
+        // Few segments a tile (SegShuffle's few-starts path), some of them short, so that a
+        // run may hold two starts or more, or an empty segment.
+        (
+            "long with short bursts",
+            fill(rng, &|r| {
+                if r.range(0, 3) == 0 {
+                    r.range(0, 3)
+                } else {
+                    r.range(tile / 4, tile)
+                }
+            }),
+        ),
     ];
     // Empty segments before and after the items, and runs of them in between.
     let mut padded = vec![0, 0, 0];

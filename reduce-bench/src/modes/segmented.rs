@@ -5,7 +5,7 @@
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::layouts::{distribution, key, DISTRIBUTIONS, SIZES};
+use crate::layouts::{distribution, key, mean_length, DISTRIBUTIONS, SIZES};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
@@ -70,8 +70,8 @@ fn bench_configs() -> [(&'static str, SegConfig); 8] {
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20 and SegShuffle and SegPipeline only (for A/B runs of kernel
-/// variants).
+/// `--quick`: N = 30 * 2^20, SegShuffle and SegPipeline only, and also the mean lengths 1024,
+/// 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -97,8 +97,17 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             "n = {n}: plain Shuffle f32 sum {plain_f32:.0} GB/s, affine {plain_affine:.0} GB/s"
         );
         let host_affine = gpu.download(affine.items())?;
-        for dist in DISTRIBUTIONS {
-            let offsets = distribution(dist, n, 7).unwrap();
+        // --quick: also three of `bench segsweep`'s long mean lengths (few starts a tile)
+        let long: &[&str] = if args.quick {
+            &["mean_1024", "mean_4096", "mean_16384"]
+        } else {
+            &[]
+        };
+        for &dist in DISTRIBUTIONS.iter().chain(long) {
+            let offsets = match dist.strip_prefix("mean_") {
+                Some(mean) => mean_length(mean.parse().expect("a mean length"), n, 7),
+                None => distribution(dist, n, 7).unwrap(),
+            };
             let layout = DeviceLayout::new(&gpu, &offsets)?;
             let expected = cpu
                 .reduce_segments(&host_affine, &offsets)
