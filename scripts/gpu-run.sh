@@ -289,7 +289,10 @@ for phase in "$@"; do
       # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it);
       # then SegConfig::portable against the default on every segmented distribution (portable-seg.csv),
       # then AxisConfig::portable against the default on bench axes' shapes (portable-axes.csv)
-      { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
+      # with the newer CCCL headers staged in .gpu/cccl.tgz (gpu_to_gpu), else the toolkit's
+      cccl=""
+      if [ -f .gpu/cccl.tgz ]; then mkdir -p /tmp/cccl && tar xzf .gpu/cccl.tgz -C /tmp/cccl && cccl="-I/tmp/cccl/include"; fi
+      { nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
           && /tmp/cub_portable > "$OUT/cub-portable.txt" 2>&1; } || note "CUB portable anchor failed: $(tail -3 "$OUT/nvcc-portable.log" "$OUT/cub-portable.txt" 2>/dev/null)"
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench portable --out "$OUT" --cub "$OUT/cub-portable.txt" 2>"$OUT/bench-portable.err" | tee -a "$SUMMARY"

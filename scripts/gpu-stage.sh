@@ -70,4 +70,27 @@ done
 for f in cub_anchor.cu torch_anchor.py; do
   [ -f "../shared/anchors/$f" ] && cp "../shared/anchors/$f" .gpu/anchors/
 done
+# CCCL headers newer than the GPU machine's toolkit's (CUDA 13.0 ships CCCL 3.0; CUB's
+# gpu_to_gpu determinism, which the portable phase's anchor measures, needs 3.1 or later): the
+# headers of the cuda-cccl wheel (CCCL 3.6), downloaded once into the cache, packed into
+# .gpu/cccl.tgz. REDUCE_STAGE_CCCL=0 skips them (the anchor then runs without gpu_to_gpu).
+if [ "${REDUCE_STAGE_CCCL:-1}" != 0 ]; then
+  cccl="${XDG_CACHE_HOME:-$HOME/.cache}/reduce-ci/cuda-cccl-1.2.1"
+  if [ ! -d "$cccl/include/cub" ]; then
+    mkdir -p "$cccl"
+    pip download --quiet --no-deps --dest "$cccl" cuda-cccl==1.2.1
+    python3 - "$cccl" <<'PY'
+import pathlib, sys, zipfile
+dest = pathlib.Path(sys.argv[1])
+prefix = "cuda/cccl/headers/include/"
+with zipfile.ZipFile(next(dest.glob("cuda_cccl-*.whl"))) as wheel:
+    for name in wheel.namelist():
+        if name.startswith(prefix) and not name.endswith("/") and not name.endswith(".py"):
+            out = dest / "include" / name[len(prefix):]
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(wheel.read(name))
+PY
+  fi
+  tar czf .gpu/cccl.tgz -C "$cccl" include
+fi
 du -sh .gpu
