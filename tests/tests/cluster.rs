@@ -504,7 +504,7 @@ fn float_sums_are_deterministic() {
 }
 
 /// Buffers of another cluster or another shape are errors, not UB; so is the portable grouping
-/// of `reduce_into` over several GPUs (not built).
+/// of `reduce_into` and of the segmented reductions over several GPUs (not built).
 #[test]
 fn foreign_and_mismatched_data_are_errors() {
     if child().is_some() {
@@ -550,6 +550,24 @@ fn foreign_and_mismatched_data_are_errors() {
         pair.reduce_into(&spread, &mut out, portable),
         Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
     ));
+    // So do the segmented reductions over several ranks (each shard's segments would be
+    // grouped from the shard's own start); one rank's are one GPU's.
+    let seg_portable = SegConfig::default().portable();
+    let offsets = [0u32, 300, 300, 1000];
+    let owners = pair.scatter(&owners_of(&[300, 0, 700])).unwrap();
+    for placement in [Placement::Owned, Placement::All] {
+        assert!(matches!(
+            pair.reduce_segments(&spread, &offsets, seg_portable, placement),
+            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+        ));
+        assert!(matches!(
+            pair.reduce_by_owner(&spread, &owners, 3, seg_portable, placement),
+            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+        ));
+    }
+    assert!(a
+        .reduce_segments(&xs, &offsets, seg_portable, Placement::All)
+        .is_ok());
 }
 
 // ------------------------------------------------------------- one process per GPU

@@ -67,18 +67,13 @@ impl Cluster {
     /// order — other bits than one GPU's. [`Cluster::reduce`] gives the portable bits over any
     /// number of ranks.
     fn check_portable(&self, config: Config) -> Result<()> {
-        if config.portable && self.world > 1 {
-            return Err(crate::Error::InvalidConfig {
-                algorithm: config.algorithm.name(),
-                reason: format!(
-                    "Cluster::reduce_into over {} GPUs does not offer the portable grouping \
-                     yet: Cluster::reduce gives its bits",
-                    self.world
-                ),
-            }
-            .into());
-        }
-        Ok(())
+        super::portable::refuse_portable(
+            "Cluster::reduce_into",
+            config.algorithm.name(),
+            config.portable,
+            self.world,
+            "Cluster::reduce gives its bits",
+        )
     }
 
     /// [`Cluster::reduce`] with every rank in this process: each rank's thread reduces its shard

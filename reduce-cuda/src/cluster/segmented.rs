@@ -112,7 +112,9 @@ impl Cluster {
     ///
     /// The offsets are validated on the host (a bad one is [`ShardError`] naming the first bad
     /// index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
-    /// and touches at most `u32::MAX` segments (one device's limit).
+    /// and touches at most `u32::MAX` segments (one device's limit). The portable grouping
+    /// (`SegConfig::portable`) is one rank's only: over several it is
+    /// [`crate::Error::InvalidConfig`].
     pub fn reduce_segments<M: CudaMonoid, O: Copy + Into<u64>>(
         &self,
         xs: &Sharded<M>,
@@ -144,6 +146,8 @@ impl Cluster {
     ///
     /// Each rank validates its owners on its device (unless `config` is trusted) and the ranks
     /// check the order across shards; a bad layout is [`ShardError`] naming a bad global index.
+    /// The portable grouping (`SegConfig::portable`) is one rank's only: over several it is
+    /// [`crate::Error::InvalidConfig`].
     pub fn reduce_by_owner<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -178,6 +182,18 @@ impl Cluster {
         config: SegConfig,
         placement: Placement,
     ) -> Result<Segments<M>> {
+        let call = match layout {
+            Layout::Offsets { .. } => "Cluster::reduce_segments",
+            Layout::Owner { .. } => "Cluster::reduce_by_owner",
+        };
+        super::portable::refuse_portable(
+            call,
+            config.algorithm.name(),
+            config.portable,
+            self.world,
+            "one GPU gives its bits (SegConfig::portable on Gpu::reduce_segments or \
+             Gpu::reduce_by_owner)",
+        )?;
         let mut state = self.lock()?;
         // 1. Local reductions, one host thread per local rank (a single-GPU segmented call
         //    waits for its validation).
