@@ -77,3 +77,45 @@ pub enum ClusterError {
 
 /// The result type of the cluster.
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
+
+/// The error of a call that keeps the portable grouping to one rank (`reduce_into`, the
+/// segmented reductions), asked for it (`portable`) over `world` > 1 ranks: there each shard
+/// would be grouped from its own start and the parts joined in rank order — other bits than one
+/// GPU's, with no error to say so. `instead` names what gives the bits.
+pub(super) fn refuse_portable(
+    call: &str,
+    algorithm: &'static str,
+    portable: bool,
+    world: usize,
+    instead: &str,
+) -> Result<()> {
+    if portable && world > 1 {
+        return Err(crate::Error::InvalidConfig {
+            algorithm,
+            reason: format!(
+                "{call} over {world} GPUs does not offer the portable grouping yet: {instead}"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_rank_keeps_the_portable_grouping_and_more_refuse_it() {
+        let call = |portable, world| refuse_portable("Cluster::x", "Auto", portable, world, "y");
+        assert!(call(true, 1).is_ok() && call(false, 4).is_ok());
+        let Err(ClusterError::Gpu(crate::Error::InvalidConfig { reason, .. })) = call(true, 2)
+        else {
+            panic!("the portable grouping over 2 ranks is not refused")
+        };
+        assert_eq!(
+            reason,
+            "Cluster::x over 2 GPUs does not offer the portable grouping yet: y"
+        );
+    }
+}

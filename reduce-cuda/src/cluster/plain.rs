@@ -67,7 +67,7 @@ impl Cluster {
     /// order — other bits than one GPU's. [`Cluster::reduce`] gives the portable bits over any
     /// number of ranks.
     fn check_portable(&self, config: Config) -> Result<()> {
-        super::portable::refuse_portable(
+        super::error::refuse_portable(
             "Cluster::reduce_into",
             config.algorithm.name(),
             config.portable,

@@ -25,29 +25,6 @@ use reduce_core::CudaMonoid;
 /// The most blocks a summary holds: two per level of a 64-bit run index.
 const MAX_BLOCKS: usize = 128;
 
-/// The error of a call that keeps the portable grouping to one rank (`reduce_into`, the
-/// segmented reductions), asked for it (`portable`) over `world` > 1 ranks: there each shard
-/// would be grouped from its own start and the parts joined in rank order — other bits than one
-/// GPU's, with no error to say so. `instead` names what gives the bits.
-pub(super) fn refuse_portable(
-    call: &str,
-    algorithm: &'static str,
-    portable: bool,
-    world: usize,
-    instead: &str,
-) -> Result<()> {
-    if portable && world > 1 {
-        return Err(crate::Error::InvalidConfig {
-            algorithm,
-            reason: format!(
-                "{call} over {world} GPUs does not offer the portable grouping yet: {instead}"
-            ),
-        }
-        .into());
-    }
-    Ok(())
-}
-
 impl Cluster {
     /// [`Cluster::reduce`] in the portable grouping (more than one rank).
     pub(super) fn reduce_portable<M: CudaMonoid>(
@@ -288,21 +265,6 @@ fn decode<M: CudaMonoid>(r: &[u8], run: usize) -> Summary<M> {
 mod tests {
     use super::*;
     use reduce_core::Sum;
-
-    #[test]
-    fn one_rank_keeps_the_portable_grouping_and_more_refuse_it() {
-        let call = |portable, world| refuse_portable("Cluster::x", "Auto", portable, world, "y");
-        assert!(call(true, 1).is_ok() && call(false, 4).is_ok());
-        let Err(super::super::ClusterError::Gpu(crate::Error::InvalidConfig { reason, .. })) =
-            call(true, 2)
-        else {
-            panic!("the portable grouping over 2 ranks is not refused")
-        };
-        assert_eq!(
-            reason,
-            "Cluster::x over 2 GPUs does not offer the portable grouping yet: y"
-        );
-    }
 
     #[test]
     fn records_round_trip() {

@@ -186,7 +186,7 @@ impl Cluster {
             Layout::Offsets { .. } => "Cluster::reduce_segments",
             Layout::Owner { .. } => "Cluster::reduce_by_owner",
         };
-        super::portable::refuse_portable(
+        super::error::refuse_portable(
             call,
             config.algorithm.name(),
             config.portable,
