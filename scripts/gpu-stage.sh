@@ -73,12 +73,12 @@ done
 # CCCL headers newer than the GPU machine's toolkit's (CUDA 13.0 ships CCCL 3.0; CUB's
 # gpu_to_gpu determinism, which the portable phase's anchor measures, needs 3.1 or later): the
 # headers of the cuda-cccl wheel (CCCL 3.6), downloaded once into the cache, packed into
-# .gpu/cccl.tgz. REDUCE_STAGE_CCCL=0 skips them (the anchor then runs without gpu_to_gpu).
+# .gpu/cccl.tgz. REDUCE_STAGE_CCCL=0 skips them, as does a failed download (the anchor then
+# runs without gpu_to_gpu).
 if [ "${REDUCE_STAGE_CCCL:-1}" != 0 ]; then
   cccl="${XDG_CACHE_HOME:-$HOME/.cache}/reduce-ci/cuda-cccl-1.2.1"
-  if [ ! -d "$cccl/include/cub" ]; then
-    mkdir -p "$cccl"
-    pip download --quiet --no-deps --dest "$cccl" cuda-cccl==1.2.1
+  if [ ! -d "$cccl/include/cub" ] && mkdir -p "$cccl" \
+      && pip download --quiet --no-deps --dest "$cccl" cuda-cccl==1.2.1; then
     python3 - "$cccl" <<'PY'
 import pathlib, sys, zipfile
 dest = pathlib.Path(sys.argv[1])
@@ -91,6 +91,10 @@ with zipfile.ZipFile(next(dest.glob("cuda_cccl-*.whl"))) as wheel:
             out.write_bytes(wheel.read(name))
 PY
   fi
-  tar czf .gpu/cccl.tgz -C "$cccl" include
+  if [ -d "$cccl/include/cub" ]; then
+    tar czf .gpu/cccl.tgz -C "$cccl" include
+  else
+    echo "no CCCL headers staged: the portable phase's anchor runs without gpu_to_gpu"
+  fi
 fi
 du -sh .gpu

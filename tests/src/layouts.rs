@@ -315,8 +315,8 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
         ("tile-sized", fill(rng, &|_| tile)),
         ("tile +- 1", fill(rng, &|r| tile - 1 + 2 * r.range(0, 1))),
         ("long", fill(rng, &|r| r.range(tile, 5 * tile))),
-        // Few segments a tile (SegShuffle's few-starts path), some of them short, so that a
-        // run may hold two starts or more, or an empty segment.
+        // Few segments a tile, some of them short: a thread's run may hold two starts or
+        // more, or an empty segment, in a tile that few segments touch.
         (
             "long with short bursts",
             fill(rng, &|r| {
