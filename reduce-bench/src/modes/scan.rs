@@ -242,32 +242,29 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
     let mut out = gpu.identities::<M>(n)?;
     // the default is 256 threads of 128 bytes' worth of items (at most 32 items)
     let per = (128 / std::mem::size_of::<M>() as u32).min(32);
-    for (block, items) in [(128, per), (512, per / 2), (256, per / 2), (256, per / 4)] {
-        let config = ScanConfig::new(ScanAlgorithm::LookBack)
-            .block(block)
-            .items_per_thread(items);
+    let shapes =
+        [(128, per), (512, per / 2), (256, per / 2), (256, per / 4)].map(|(block, items)| {
+            let config = ScanConfig::new(ScanAlgorithm::LookBack)
+                .block(block)
+                .items_per_thread(items);
+            (format!("{block} x {items}"), config)
+        });
+    let baseline = ScanAlgorithm::ReduceThenScan;
+    for (label, config) in shapes
+        .into_iter()
+        .chain([(baseline.name().into(), baseline.into())])
+    {
         let ms = median_ms(gpu, REPS, || {
             gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)
         })?;
         table.row(Row::alone(
-            &format!("{name} inclusive, {block} x {items}"),
+            &format!("{name} inclusive, {label}"),
             n,
             ms,
             bytes,
             (roof, bytes),
         ));
     }
-    let baseline = ScanAlgorithm::ReduceThenScan;
-    let ms = median_ms(gpu, REPS, || {
-        gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, baseline)
-    })?;
-    table.row(Row::alone(
-        &format!("{name} inclusive, ReduceThenScan"),
-        n,
-        ms,
-        bytes,
-        (roof, bytes),
-    ));
     Ok(())
 }
 
