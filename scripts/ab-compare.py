@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
-segmented.csv, segargmax.csv, lse.csv, axes.csv and scan.csv. For every measured row (the
-columns of KEYS) it takes each build's best round, and sets the difference between the builds
+segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv and portable-seg.csv. For every
+measured row (the columns of KEYS; the time is its median_ms, or the column TIME names) it takes each build's best round, and sets the difference between the builds
 against the spread between the rounds of the first build (A against itself): a row is flagged
 SLOWER when B's best is slower than A's best by more than A's own spread (and more than 2%).
 
@@ -20,7 +20,10 @@ KEYS = {
     "lse.csv": ("n", "variant"),
     "axes.csv": ("case", "shape", "axes"),
     "scan.csv": ("case", "n"),
+    "portable-seg.csv": ("layout", "form", "trust"),
 }
+# The time column where it is not median_ms.
+TIME = {"portable-seg.csv": "portable_ms"}
 
 
 def rounds(out, build):
@@ -33,7 +36,8 @@ def rounds(out, build):
                 continue
             with open(path) as f:
                 for row in csv.DictReader(f):
-                    found[name][tuple(row[k] for k in key)].append(float(row["median_ms"]))
+                    time = TIME.get(name, "median_ms")
+                    found[name][tuple(row[k] for k in key)].append(float(row[time]))
     return found
 
 

@@ -2,11 +2,11 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
 # portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
-# portable-axes (its section along axes alone),
+# portable-axes, portable-seg (its sections along axes and segmented alone),
 # fuzz, api (every public call as users call it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -145,6 +145,14 @@ for phase in "$@"; do
         --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    portncu)
+      # the portable segmented kernel's launches of `bench segncu` (one segment and size 3 CSR, size 3
+      # and 90% empty owner form, trusted)
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_portable --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
+        --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/portncu.txt" 2>&1
+      grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Dynamic Shared|Issue Slots Busy|Executed Instructions  |Stall" "$OUT/portncu.txt" | head -120 | tee -a "$SUMMARY"
       ;;
     api)
       # every public call as users call it, with the kernels' time beside it; CUB's best case
@@ -297,6 +305,11 @@ for phase in "$@"; do
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench portable --out "$OUT" --cub "$OUT/cub-portable.txt" 2>"$OUT/bench-portable.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-portable.err" >> "$SUMMARY"
+      ;;
+    portable-seg)
+      # SegConfig::portable against the default on every segmented distribution alone (portable-seg.csv)
+      .gpu/bin/bench portable-seg --out "$OUT" 2>"$OUT/bench-portable-seg.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-portable-seg.err" >> "$SUMMARY"
       ;;
     portable-axes)
       # AxisConfig::portable against the default on bench axes' shapes alone (portable-axes.csv)

@@ -30,14 +30,15 @@
 // when they are one run, else by the r_join at their lowest common node (the only join at which
 // the segment crosses between the children and both its ends lie inside them); a lane's writes
 // go through its warp's stage (r_stage), which copies them out coalesced. Empty segments get the
-// identity from whoever reads their layout entry: offsets form, the tile whose marks read
-// offsets[s] (r_mark_tile_ids); owner form, the lane holding the next non-empty segment's first
-// item, or the input's last one for the trailing ones.
+// identity: offsets form, from the tile whose marks read offsets[s] (r_mark_tile_ids); owner
+// form, from the warp whose owners skip them, which writes it over its whole range of ids
+// before its lanes write anything (r_owner_heads), so that a non-empty segment there is
+// written twice, its value last.
 //
 // LAYOUT. Offsets form (R_OFFSETS): each tile reads, once and coalesced, the offsets of the
 // segments that start inside it and marks in s_id[] (dynamic shared memory) the segment id at
 // every item that starts a non-empty segment (R_NO_HEAD elsewhere); the lanes read their marks
-// and clear them. Owner
+// and clear them. A tile none starts in reads one entry instead, and no marks. Owner
 // form: a lane reads its items' owners and its neighbours' (a start where the owner changes);
 // a validated call checks them on those reads (first bad index into *status, atomicMin). Offsets
 // are checked ahead of the launch by the host. Ids and writes stay below `segments` whatever
@@ -119,11 +120,6 @@ __device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M*
     return x;
 }
 
-// out[lo, hi) ∩ [0, segments) = the identity (empty segments).
-__device__ __forceinline__ void r_fill_ids(M* __restrict__ out, r_size lo, r_size hi, r_size segments) {
-    for (r_size s = lo; s < hi && s < segments; ++s) out[s] = m_identity();
-}
-
 // The lane's items it[i] = m_lift(in[a + i], a + i), i < count (count <= R_ITEMS; the rest
 // are left as they are).
 __device__ __forceinline__ void r_load_run(const r_in* __restrict__ in, r_size n, r_size a, int count,
@@ -191,6 +187,16 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
     return x;
 }
 
+// Asks L2 for the first `bytes` bytes from p, a 128-byte line per thread (up to R_BLOCK lines):
+// the next tile's owners, so that its reads of them wait on L2 rather than on memory (3% on
+// most layouts; the offsets form's next batch of entries asked for the same way measured
+// 0-3% slower).
+__device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
+    const r_size at = (r_size)threadIdx.x * 128;
+    if (at < bytes)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(static_cast<const char*>(p) + at)));
+}
+
 #if R_OFFSETS
 // The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
 // offsets[s] >= t0), in batches of R_MARK_ROUNDS rounds of R_BLOCK entries while they start
@@ -256,17 +262,26 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
 #if R_OFFSETS
 // The run's marks as bits (where they are not R_NO_HEAD: the ids are read from `mine` where
 // needed, and cleared there for the next tile's marks, which come after a barrier); 16-byte
-// reads where they fit.
+// reads where they fit, each lane taking its vectors in a rotated order so that the 8 lanes of
+// a quarter warp, whose runs lie R_ITEMS words apart, read 8 different 16-byte bank groups at
+// each step (in order, lanes two groups apart collided: 4-way conflicts for f32).
 __device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
     r_heads heads = 0;
 #if R_ITEMS % 4 == 0
+    // Rotated where the vectors a run are a power of two (monoids of 1, 2, 4, 8 or 16 bytes).
+    constexpr unsigned int vecs = R_ITEMS / 4;
+    constexpr bool rotate = (vecs & (vecs - 1)) == 0;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    constexpr unsigned int lanes_a_turn = vecs >= 8 ? 1u : 8u / vecs;  // lanes sharing a rotation
+    const unsigned int rot = rotate ? (lane / lanes_a_turn) & (vecs - 1) : 0u;
     const uint4* p = reinterpret_cast<const uint4*>(mine);
 #pragma unroll
-    for (int k = 0; k < R_ITEMS / 4; ++k) {
-        const uint4 v = p[k];
+    for (unsigned int k = 0; k < vecs; ++k) {
+        const unsigned int kk = rotate ? (k + rot) & (vecs - 1) : k;
+        const uint4 v = p[kk];
         heads |= (r_heads)((v.x != R_NO_HEAD) | (v.y != R_NO_HEAD) << 1 | (v.z != R_NO_HEAD) << 2 |
                            (v.w != R_NO_HEAD) << 3)
-                 << (4 * k);
+                 << (4 * kk);
     }
 #else
 #pragma unroll
@@ -279,10 +294,17 @@ __device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
 // R_INDEX_VEC, and the lane's owners fill whole ones), the owner before the run from the lane
 // before (lane 0 reads it) and the one after from the lane after (lane 31 reads it). Returns
 // the bits of the items that start a segment (a new owner, or item 0; the ids are re-read where
-// needed); *next_starts |= whether the item after the run starts one. Fills the empty segments
-// before each start (and, at the last item, after it) with the identity; with `check`, reports
+// needed); *next_starts |= whether the item after the run starts one. With `check`, reports
 // the first bad owner (>= segments, or below the one before) into *status. Every lane of the
 // warp calls it.
+//
+// Empty segments: where the warp's owners skip ids (a start whose owner is not the one before
+// plus one, owners that begin past 0, or end before the last segment), the warp writes the
+// identity over its whole range of ids, coalesced — from the one after the owner before its
+// first item to the owner of its last item, or to the last segment where it holds the input's
+// last item — before any of its lanes writes a value: the non-empty segments of the range are
+// written over it later (by these lanes' stage, after the __syncwarp here, or by the joins
+// above, after barriers), as they all start in this warp.
 __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner, r_size n, r_size segments,
                                                  r_size a, int count, r_size check, M* __restrict__ out,
                                                  unsigned long long* __restrict__ status, bool* next_starts) {
@@ -306,23 +328,38 @@ __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner
     // Lanes before the last one with items are full: their last owner is at R_ITEMS - 1.
     const unsigned int up = __shfl_up_sync(R_FULL_MASK, own[R_ITEMS - 1], 1);
     const unsigned int down = __shfl_down_sync(R_FULL_MASK, own[0], 1);
-    if (count == 0) return 0;
-    unsigned int prev = a == 0 ? R_NO_HEAD : lane == 0 ? r_index(owner + a - 1) : up;
-    if (!*next_starts) *next_starts = (lane == R_WARP - 1 ? r_index(owner + a + R_ITEMS) : down) != own[R_ITEMS - 1];
     r_heads heads = 0;
+    bool skips = false;               // a start skips ids (empty segments before it)
+    unsigned int before = R_NO_HEAD;  // the owner before the run (none before item 0)
+    unsigned int prev = R_NO_HEAD;
+    if (count > 0) {
+        before = prev = a == 0 ? R_NO_HEAD : lane == 0 ? r_index(owner + a - 1) : up;
+        if (!*next_starts)
+            *next_starts = (lane == R_WARP - 1 ? r_index(owner + a + R_ITEMS) : down) != own[R_ITEMS - 1];
 #pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i) {
-        if (i >= count) break;
-        const unsigned int o = own[i];
-        const r_size at = a + i;
-        if (at == 0 || o != prev) {
-            heads |= (r_heads)1 << i;
-            if (check && (o >= segments || (at > 0 && o < prev))) atomicMin(status, at);
-            // Empty segments between the last owner and this one (before owner[0] at item 0).
-            r_fill_ids(out, at == 0 ? 0 : (r_size)prev + 1, o, segments);
+        for (int i = 0; i < R_ITEMS; ++i) {
+            if (i >= count) break;
+            const unsigned int o = own[i];
+            const r_size at = a + i;
+            if (at == 0 || o != prev) {
+                heads |= (r_heads)1 << i;
+                if (check && (o >= segments || (at > 0 && o < prev))) atomicMin(status, at);
+                skips = skips || o != (at == 0 ? 0u : prev + 1);
+            }
+            prev = o;
         }
-        if (at + 1 == n) r_fill_ids(out, (r_size)o + 1, segments, segments);
-        prev = o;
+    }
+    const unsigned int have = __ballot_sync(R_FULL_MASK, count > 0);
+    if (have == 0) return heads;
+    const unsigned int last_lane = 31 - __clz(have);
+    const unsigned int first_before = __shfl_sync(R_FULL_MASK, before, 0);
+    const unsigned int last_owner = __shfl_sync(R_FULL_MASK, prev, last_lane);
+    const bool holds_end = __shfl_sync(R_FULL_MASK, a + count == n ? 1u : 0u, last_lane) != 0;
+    const r_size lo = first_before == R_NO_HEAD ? 0 : (r_size)first_before + 1;
+    const r_size hi = min(holds_end ? segments : (r_size)last_owner + 1, segments);
+    if (__any_sync(R_FULL_MASK, skips) || (holds_end && (r_size)last_owner + 1 < segments)) {
+        for (r_size s = lo + lane; s < hi; s += R_WARP) out[s] = m_identity();
+        __syncwarp();
     }
     return heads;
 }
@@ -383,11 +420,8 @@ struct r_stage {
 // The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
 // without any): base and span from the warp's lowest and highest. Every lane calls it.
 __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, unsigned int lo, unsigned int hi) {
-#pragma unroll
-    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
-        lo = min(lo, __shfl_xor_sync(R_FULL_MASK, lo, o));
-        hi = max(hi, __shfl_xor_sync(R_FULL_MASK, hi, o));
-    }
+    lo = __reduce_min_sync(R_FULL_MASK, lo);
+    hi = __reduce_max_sync(R_FULL_MASK, hi);
     const unsigned int warp = threadIdx.x / R_WARP;
     r_stage st;
     st.val = vals + warp * R_STAGE_SLOTS;
@@ -455,13 +489,25 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         bool next_starts = a + R_ITEMS >= n;
         r_node x;
 #if R_OFFSETS
-        entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next);
-        // Whether a segment starts after the run: at the next lane's first item, or the next
-        // warp's (s_edge). No lane reads another's marks, which each clears below.
+        // A tile no segment starts in (its first entry at or after t0 lies at or past t1; not
+        // the grid's last tile, whose marks also fill the trailing empty segments) has no marks
+        // to read: its runs are plain folds, and only its last one may end its segment (when
+        // one starts at t1). The same reads for every thread (uniform), cached from the tile
+        // before's.
+        const r_idx first_start = entry <= segments ? seg_index[entry] : ~(r_idx)0;
+        const bool unmarked = t1 < n && (r_size)first_start >= t1;
         unsigned int* mine = s_id + (a - t0);
-        const r_heads heads = r_take_heads(mine);
-        const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
-        next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
+        r_heads heads = 0;
+        if (unmarked) {
+            next_starts |= a + R_ITEMS == t1 && (r_size)first_start == t1;
+        } else {
+            entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next);
+            // Whether a segment starts after the run: at the next lane's first item, or the next
+            // warp's (s_edge). No lane reads another's marks, which each clears below.
+            heads = r_take_heads(mine);
+            const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
+            next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
+        }
         auto id = [&](int i) {
             const unsigned int s = mine[i];
             mine[i] = R_NO_HEAD;
@@ -481,8 +527,15 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
                            [&](unsigned int s, const M& v) { stage.put(out, s, v); });
         }
         if (stage.span > 0) stage.flush(out);
-        // The next tile's items: in flight through the joins, the barrier and the next marks.
-        if (tile + 1 < tile_end) r_load_tile(in, n, tile + 1, it);
+        // The next tile's items: in flight through the joins, the barrier and the next marks;
+        // in the owner form its owners asked of L2 too (no registers held for them).
+        if (tile + 1 < tile_end) {
+            r_load_tile(in, n, tile + 1, it);
+#if !R_OFFSETS
+            const r_size next = (tile + 1) * R_TILE;
+            r_prefetch_l2(seg_index + next, min((r_size)R_TILE, n - next) * sizeof(r_idx));
+#endif
+        }
         const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;
         const unsigned int lanes =
             warp_first >= n ? 0u : (unsigned int)min((r_size)R_WARP, (n - warp_first + R_ITEMS - 1) / R_ITEMS);

@@ -512,6 +512,23 @@ inline unsigned int __ballot_sync(unsigned int, int p) {
     return bits;
 }
 inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
+// The warp's minimum / maximum (sm_80's redux.sync), over all 32 lanes.
+template <class Pick>
+inline unsigned int emu_warp_redux(unsigned int v, Pick pick) {
+    emu::Block& b = *emu::block();
+    b.slots[emu::self().tid] = emu::to_slot(v);
+    emu::warp_sync();
+    unsigned int r = v;
+    for (unsigned int l = 0; l < 32; ++l) r = pick(r, emu::from_slot<unsigned int>(b.slots[emu::warp_base() + l]));
+    emu::warp_sync();
+    return r;
+}
+inline unsigned int __reduce_min_sync(unsigned int, unsigned int v) {
+    return emu_warp_redux(v, [](unsigned int x, unsigned int y) { return x < y ? x : y; });
+}
+inline unsigned int __reduce_max_sync(unsigned int, unsigned int v) {
+    return emu_warp_redux(v, [](unsigned int x, unsigned int y) { return x > y ? x : y; });
+}
 
 // One OS thread runs every fiber: atomics are plain read-modify-writes.
 template <class T>

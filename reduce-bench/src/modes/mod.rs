@@ -52,8 +52,9 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "scan" => scan::scan(args),
         "portable" => portable::portable(args),
         "portable-axes" => portable_axes::portable_axes(args),
+        "portable-seg" => portable::portable_seg(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable or portable-axes");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes or portable-seg");
             std::process::exit(2);
         }
     }

@@ -13,6 +13,7 @@
 //! (`Cpu::reduce_segments_portable`) and hashed (`bits`: FNV-1a of the output's bytes).
 //! Then the reductions along axes (`AxisConfig::portable`, `portable_axes.rs`).
 //! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv` and `portable.txt`.
+//! `bench portable-seg` runs the segmented section alone (`portable_seg`).
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
@@ -195,7 +196,7 @@ pub fn portable(args: &Args) -> Result<()> {
     }
     sweep(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
-    let seg_csv = segmented(&gpu, &kernels, &mut lines)?;
+    let seg_csv = segmented(&gpu, &kernels, &mut lines, &[true, false])?;
     std::fs::write(args.out.join("portable-seg.csv"), seg_csv).expect("writing portable-seg.csv");
     let axes_csv = super::portable_axes::along_axes(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable-axes.csv"), axes_csv)
@@ -236,9 +237,28 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
     Ok(())
 }
 
+/// `bench portable-seg [--quick] [--out DIR]`: the segmented section alone
+/// (`portable-seg.csv`, `portable-seg.txt`); `--quick` times trusted calls only.
+pub fn portable_seg(args: &Args) -> Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let mut lines = vec![format!("device {}", gpu.info().name)];
+    let trust: &[bool] = if args.quick { &[true] } else { &[true, false] };
+    let csv = segmented(&gpu, &kernels, &mut lines, trust)?;
+    std::fs::write(args.out.join("portable-seg.csv"), csv).expect("writing portable-seg.csv");
+    report(&args.out, "portable-seg.txt", &lines);
+    Ok(())
+}
+
 /// The segmented portable mode: f32 sums over every `bench segmented` distribution at 2^26
-/// items, both forms, trusted and validated, against the default mode (`Auto`); returns the CSV.
-fn segmented(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<String> {
+/// items, both forms, trusted and/or validated (`trust`), against the default mode (`Auto`);
+/// returns the CSV.
+fn segmented(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    lines: &mut Vec<String>,
+    trust: &[bool],
+) -> Result<String> {
     let n = 1u64 << 26;
     let xs = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
     let plain_gbs = (n * 4) as f64 / (plain_shuffle_ms(gpu, xs.items())? as f64 * 1e6);
@@ -259,7 +279,7 @@ fn segmented(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Resu
             .expect("a valid layout");
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         for form in FORMS {
-            for trusted in [true, false] {
+            for &trusted in trust {
                 let trust = |c: SegConfig| if trusted { c.trusted() } else { c };
                 let default = trust(SegConfig::default());
                 let portable = trust(SegConfig::default().portable());

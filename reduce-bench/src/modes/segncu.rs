@@ -11,7 +11,9 @@ use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 /// in the offsets form, one segment and size 3 in the owner form); then SegShuffle validated
 /// and trusted in the offsets form on one segment and 1000 equal segments; last, SegShuffle
 /// trusted on random 10..50 in the offsets form (its slowest layout); SegPipeline trusted in the
-/// offsets form on size 3, random 10..50 and one segment.
+/// offsets form on size 3, random 10..50 and one segment; then the portable kernel
+/// (`SegConfig::portable`, trusted): one segment and size 3 in the offsets form, size 3 and 90%
+/// empty segments in the owner form.
 pub fn segncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -65,6 +67,16 @@ pub fn segncu() -> reduce_cuda::Result<()> {
             ("size_3", "offsets"),
             ("random_10_50", "offsets"),
             ("one_segment", "offsets"),
+        ],
+    )?;
+    // The portable kernel (reduce_seg_portable), trusted.
+    run(
+        SegConfig::default().portable().trusted(),
+        &[
+            ("one_segment", "offsets"),
+            ("size_3", "offsets"),
+            ("size_3", "owner"),
+            ("empty_90", "owner"),
         ],
     )?;
     gpu.synchronize()
