@@ -468,7 +468,7 @@ def portable_seg(data):
     """The segmented portable mode against the default mode, by distribution and form, trusted
     and validated (f32 sums at 2^26), with the fraction of plain Shuffle's throughput each reaches
     and whether its bits equal the CPU reference."""
-    by = {(r["layout"], r["form"], r["trust"]): r for r in rows("portable-seg-h100.csv", data)}
+    by = {(r["layout"], r["form"], r["trust"]): r for r in rows("portable-seg-h200.csv", data)}
     layouts = list(dict.fromkeys(k[0] for k in by))
     body = []
     for layout in layouts:
@@ -519,7 +519,7 @@ TABLES = {
     "cluster-processes": (cluster_processes, "cluster-processes.csv"),
     "scan": (scan_plain, "scan.csv"),
     "portable": (portable, "portable-h200.csv"),
-    "portable-seg": (portable_seg, "portable-seg-h100.csv"),
+    "portable-seg": (portable_seg, "portable-seg-h200.csv"),
     "portable-axes": (portable_axes, "portable-axes-h100.csv"),
     "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
