@@ -2,9 +2,11 @@
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
 segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv and portable-seg.csv. For every
-measured row (the columns of KEYS; the time is its median_ms, or the column TIME names) it takes each build's best round, and sets the difference between the builds
-against the spread between the rounds of the first build (A against itself): a row is flagged
-SLOWER when B's best is slower than A's best by more than A's own spread (and more than 2%).
+measured row (the columns of KEYS; the time is its median_ms, or the column TIME names) it
+takes each build's best round, and sets the difference between the builds against the spread
+between the rounds of the first build (A against itself): a row is flagged SLOWER when B's best
+is slower than A's best by more than A's own spread (and more than 2%). A file with rows from
+one build only (a bench without the mode) fails the comparison too.
 
     python3 scripts/ab-compare.py OUT_DIR A_NAME B_NAME [--markdown]
 """
@@ -27,7 +29,7 @@ TIME = {"portable-seg.csv": "portable_ms"}
 
 
 def rounds(out, build):
-    """{csv name: {row key: [median_ms per round]}} of one build."""
+    """{csv name: {row key: [time per round]}} of one build."""
     found = defaultdict(lambda: defaultdict(list))
     for folder in sorted(Path(out, "ab").glob(f"{build}-*")):
         for name, key in KEYS.items():
@@ -50,6 +52,11 @@ def main():
     for name in KEYS:
         keys = sorted(set(a[name]) & set(b[name]))
         if not keys:
+            if a[name] or b[name]:
+                # one build wrote rows the other did not (an older bench without the mode)
+                print(f"{name}: rows from only one build ({a_name}: {len(a[name])}, "
+                      f"{b_name}: {len(b[name])}): nothing compared")
+                slower += 1
             continue
         ratios, spreads = [], []
         rows = []

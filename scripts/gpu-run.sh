@@ -152,7 +152,7 @@ for phase in "$@"; do
       REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_portable --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
         --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/portncu.txt" 2>&1
-      grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Dynamic Shared|Issue Slots Busy|Executed Instructions  |Stall" "$OUT/portncu.txt" | head -120 | tee -a "$SUMMARY"
+      grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Dynamic Shared|Issue Slots Busy|Executed Instructions  |^    Stall " "$OUT/portncu.txt" | head -200 | tee -a "$SUMMARY"
       ;;
     api)
       # every public call as users call it, with the kernels' time beside it; CUB's best case

@@ -187,13 +187,12 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
     return x;
 }
 
-// Asks L2 for the first `bytes` bytes from p, a 128-byte line per thread (up to R_BLOCK lines):
-// the next tile's owners, so that its reads of them wait on L2 rather than on memory (3% on
-// most layouts; the offsets form's next batch of entries asked for the same way measured
-// 0-3% slower).
+// Asks L2 for the first `bytes` bytes from p, 128-byte lines round robin over the threads: the
+// next tile's owners, so that its reads of them wait on L2 rather than on memory (3% on most
+// layouts; the offsets form's next batch of entries asked for the same way measured 0-3%
+// slower: docs/decisions/0060-portable-segmented-tile-paths.md).
 __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
-    const r_size at = (r_size)threadIdx.x * 128;
-    if (at < bytes)
+    for (r_size at = (r_size)threadIdx.x * 128; at < bytes; at += (r_size)R_BLOCK * 128)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(static_cast<const char*>(p) + at)));
 }
 
@@ -420,8 +419,17 @@ struct r_stage {
 // The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
 // without any): base and span from the warp's lowest and highest. Every lane calls it.
 __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, unsigned int lo, unsigned int hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    // No redux.sync before sm_80: shuffles.
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        lo = min(lo, __shfl_xor_sync(R_FULL_MASK, lo, o));
+        hi = max(hi, __shfl_xor_sync(R_FULL_MASK, hi, o));
+    }
+#else
     lo = __reduce_min_sync(R_FULL_MASK, lo);
     hi = __reduce_max_sync(R_FULL_MASK, hi);
+#endif
     const unsigned int warp = threadIdx.x / R_WARP;
     r_stage st;
     st.val = vals + warp * R_STAGE_SLOTS;

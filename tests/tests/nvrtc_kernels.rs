@@ -248,6 +248,25 @@ fn seg_shuffle_parameters_compile() {
     }
 }
 
+/// The portable segmented kernel before sm_80 (no `redux.sync` there: the warp stage's bounds by
+/// shuffles) and after, both forms.
+#[test]
+fn portable_segmented_compiles_for_every_architecture() {
+    if !require_nvrtc() {
+        return;
+    }
+    for arch in ["sm_75", "sm_80", "sm_90"] {
+        for offsets_form in [false, true] {
+            compile_seg_kernel_for::<Sum<f32>, u32>(
+                SegConfig::default().portable(),
+                offsets_form,
+                arch,
+            )
+            .unwrap_or_else(|e| panic!("{arch} (offsets form: {offsets_form}): {e}"));
+        }
+    }
+}
+
 /// SegMerge's knobs at their limits, and for Ampere (its mbarrier wait differs from Hopper's).
 #[test]
 fn seg_merge_parameters_compile() {
