@@ -36,9 +36,9 @@ def rounds(out, build):
             path = folder / name
             if not path.exists():
                 continue
+            time = TIME.get(name, "median_ms")
             with open(path) as f:
                 for row in csv.DictReader(f):
-                    time = TIME.get(name, "median_ms")
                     found[name][tuple(row[k] for k in key)].append(float(row[time]))
     return found
 

@@ -243,21 +243,21 @@ pub fn portable_seg(args: &Args) -> Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let mut lines = vec![format!("device {}", gpu.info().name)];
-    let trust: &[bool] = if args.quick { &[true] } else { &[true, false] };
-    let csv = segmented(&gpu, &kernels, &mut lines, trust)?;
+    let passes: &[bool] = if args.quick { &[true] } else { &[true, false] };
+    let csv = segmented(&gpu, &kernels, &mut lines, passes)?;
     std::fs::write(args.out.join("portable-seg.csv"), csv).expect("writing portable-seg.csv");
     report(&args.out, "portable-seg.txt", &lines);
     Ok(())
 }
 
 /// The segmented portable mode: f32 sums over every `bench segmented` distribution at 2^26
-/// items, both forms, trusted and/or validated (`trust`), against the default mode (`Auto`);
-/// returns the CSV.
+/// items, both forms, trusted and/or validated (`passes`: whether each is trusted), against the
+/// default mode (`Auto`); returns the CSV.
 fn segmented(
     gpu: &Gpu,
     kernels: &BenchKernels,
     lines: &mut Vec<String>,
-    trust: &[bool],
+    passes: &[bool],
 ) -> Result<String> {
     let n = 1u64 << 26;
     let xs = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
@@ -279,7 +279,7 @@ fn segmented(
             .expect("a valid layout");
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         for form in FORMS {
-            for &trusted in trust {
+            for &trusted in passes {
                 let trust = |c: SegConfig| if trusted { c.trusted() } else { c };
                 let default = trust(SegConfig::default());
                 let portable = trust(SegConfig::default().portable());
