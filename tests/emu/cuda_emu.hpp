@@ -5,8 +5,8 @@
 //   - __syncthreads / __syncthreads_or / __syncwarp and every warp collective (shuffles,
 //     ballots) as real barriers: a thread waits until all threads of its block (or warp) arrive;
 //     a barrier that some thread never reaches is reported as a deadlock, not hung on;
-//   - shuffles exchange values through per-thread slots between two barriers, so a lane reads
-//     what the source lane passed to that same collective;
+//   - warp collectives exchange values through per-thread slots, so a lane reads what the
+//     source lane passed to that same collective;
 //   - dynamic shared memory is filled with 0xA5 before every block (no reliance on zeroes);
 //   - between two synchronisation points the fibers run one after another, in increasing or
 //     (emu::reverse_order) decreasing thread order: a read that a missing barrier leaves
@@ -143,6 +143,7 @@ struct Fiber {
     bool done;
     bool yielded;                  // spun on an mbarrier: not resumed until another fiber moved on
     unsigned long long yield_epoch;  // the block's epoch when it spun
+    unsigned long long collectives;  // warp collectives passed: their slots' bank alternates
 };
 
 struct Block {
@@ -154,8 +155,13 @@ struct Block {
     // barrier 0: the block; barrier 1 + w: warp w
     std::vector<unsigned int> arrived;
     std::vector<unsigned long long> generation;
-    std::vector<unsigned long long> slots;  // one exchange slot per thread
+    std::vector<unsigned long long> slots;  // one exchange slot per thread (block-wide votes)
+    std::vector<unsigned long long> lanes;  // warp collectives: two banks of one slot per thread
     unsigned long long epoch = 0;           // switches back from a fiber that did not spin
+    unsigned int finished = 0;              // fibers done
+    // For the eager order's scan (run_block): the lowest thread a barrier released since the
+    // scheduler last looked, and the lowest thread that ever spun on an mbarrier.
+    unsigned int released_low = ~0u, spun_low = ~0u;
     std::function<void()> body;
 };
 
@@ -215,6 +221,9 @@ inline void wait_at(int id, unsigned int count) {
     if (++b.arrived[id] == count) {  // the last to arrive releases the others
         b.arrived[id] = 0;
         ++b.generation[id];
+        // a warp barrier's waiters are its warp's threads; the block's and named ones, any
+        const unsigned int first = id >= 1 && id <= (int)((b.threads + 31) / 32) ? 32u * (unsigned)(id - 1) : 0u;
+        if (first < b.released_low) b.released_low = first;
         return;
     }
     f.barrier = id;
@@ -233,6 +242,7 @@ inline void yield() {
     f.barrier = -1;
     f.yielded = true;
     f.yield_epoch = block()->epoch;
+    if (f.tid < block()->spun_low) block()->spun_low = f.tid;
     switch_to(f.ctx, block()->scheduler);
 }
 inline unsigned int lane() { return self().tid % 32; }
@@ -253,20 +263,30 @@ inline T from_slot(unsigned long long s) {
     std::memcpy(&v, &s, sizeof(T));
     return v;
 }
+// A warp collective: every lane passes `v` and, once all 32 have, reads its warp's 32 slots
+// (the pointer returned, valid until the lane's next collective). One rendezvous is enough:
+// the slots' two banks alternate, and a lane writes a bank again only two collectives later,
+// after the whole warp arrived at the one between, that is after every lane read this one.
+template <class T>
+inline const unsigned long long* warp_collective(T v) {
+    Block& b = *block();
+    Fiber& f = self();
+    unsigned long long* bank = b.lanes.data() + (f.collectives++ & 1) * b.threads;
+    bank[f.tid] = to_slot(v);
+    warp_sync();
+    return bank + warp_base();
+}
 // Every lane of the warp passes `v`; returns what lane `src` passed (its own when out of range).
 template <class T>
 inline T warp_exchange(T v, int src) {
-    Block& b = *block();
-    b.slots[self().tid] = to_slot(v);
-    warp_sync();
-    const T r = (src >= 0 && src < 32) ? from_slot<T>(b.slots[warp_base() + src]) : v;
-    warp_sync();
-    return r;
+    const unsigned long long* slots = warp_collective(v);
+    return (src >= 0 && src < 32) ? from_slot<T>(slots[src]) : v;
 }
 
 extern "C" inline void fiber_entry() {
     block()->body();
     self().done = true;
+    ++block()->finished;
     // back to the scheduler; this fiber is never resumed
     switch_to(self().ctx, block()->scheduler);
 }
@@ -282,6 +302,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
     b.arrived.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
     b.generation.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
     b.slots.assign(threads, 0);
+    b.lanes.assign(2 * threads, 0);
     b.body = std::move(body);
     block() = &b;
     for (unsigned int t = 0; t < threads; ++t) {
@@ -290,27 +311,38 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
         f.barrier = -1;
         f.done = false;
         f.yielded = false;
+        f.collectives = 0;
         start(f.ctx, fiber_stack(t), kStack, fiber_entry);
     }
-    for (;;) {
-        bool progressed = false, all_done = true;
-        for (unsigned int k = 0; k < threads; ++k) {
+    // Eager order resumes the first runnable fiber after every switch. No fiber below `from` is
+    // runnable (each is done, waits at a barrier not yet released, or spun with nothing changed
+    // since), so the scan starts there: a release or a spinner's chance moves it back down.
+    unsigned int from = 0;
+    while (b.finished < threads) {
+        bool progressed = false;
+        for (unsigned int k = eager_order() ? from : 0; k < threads; ++k) {
             Fiber& f = b.fibers[reverse_order() ? threads - 1 - k : k];
-            if (f.done) continue;
-            all_done = false;
-            if (f.barrier >= 0 && b.generation[f.barrier] == f.generation) continue;  // still waiting
+            const bool waiting = f.barrier >= 0 && b.generation[f.barrier] == f.generation;
             // A fiber spinning on an mbarrier waits until another fiber has moved on.
-            if (f.yielded && f.yield_epoch == b.epoch) continue;
+            if (f.done || waiting || (f.yielded && f.yield_epoch == b.epoch)) {
+                if (k == from) ++from;
+                continue;
+            }
             f.yielded = false;
             f.barrier = -1;
             b.current = &f;
             const unsigned long long before = b.epoch;
             switch_to(b.scheduler, f.ctx);
             if (!f.yielded) ++b.epoch;
-            if (b.epoch != before) progressed = true;
+            if (b.epoch != before) {
+                progressed = true;
+                if (b.released_low < from) from = b.released_low;
+                if (b.spun_low < from) from = b.spun_low;
+                b.released_low = ~0u;
+            }
             if (eager_order() && progressed) break;
         }
-        if (all_done) break;
+        if (b.finished == threads) break;
         if (!progressed) {
             std::fprintf(stderr,
                          "emu: deadlock in block %u: threads wait at a barrier that others never reach, or on "
@@ -503,24 +535,18 @@ inline T __shfl_xor_sync(unsigned int, T v, int m, int = 32) {
     return emu::warp_exchange(v, (int)(emu::lane() ^ (unsigned int)m));
 }
 inline unsigned int __ballot_sync(unsigned int, int p) {
-    emu::Block& b = *emu::block();
-    b.slots[emu::self().tid] = p != 0;
-    emu::warp_sync();
+    const unsigned long long* slots = emu::warp_collective(p != 0);
     unsigned int bits = 0;
-    for (unsigned int l = 0; l < 32; ++l) bits |= (b.slots[emu::warp_base() + l] ? 1u : 0u) << l;
-    emu::warp_sync();
+    for (unsigned int l = 0; l < 32; ++l) bits |= (slots[l] ? 1u : 0u) << l;
     return bits;
 }
 inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
 // The warp's minimum / maximum (sm_80's redux.sync), over all 32 lanes.
 template <class Pick>
 inline unsigned int emu_warp_redux(unsigned int v, Pick pick) {
-    emu::Block& b = *emu::block();
-    b.slots[emu::self().tid] = emu::to_slot(v);
-    emu::warp_sync();
+    const unsigned long long* slots = emu::warp_collective(v);
     unsigned int r = v;
-    for (unsigned int l = 0; l < 32; ++l) r = pick(r, emu::from_slot<unsigned int>(b.slots[emu::warp_base() + l]));
-    emu::warp_sync();
+    for (unsigned int l = 0; l < 32; ++l) r = pick(r, emu::from_slot<unsigned int>(slots[l]));
     return r;
 }
 inline unsigned int __reduce_min_sync(unsigned int, unsigned int v) {

@@ -34,10 +34,12 @@ use std::sync::OnceLock;
 const CUDA_EMU_HPP: &str = include_str!("../../emu/cuda_emu.hpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
-/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add).
+/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add). `-Og` runs the
+/// kernels as fast as `-O1` under AddressSanitizer but compiles them in half the time, and the
+/// compiles are most of the emulated tests' time.
 const CXX_FLAGS: [&str; 8] = [
     "-std=c++17",
-    "-O1",
+    "-Og",
     "-g",
     "-w",
     "-fsanitize=address",
