@@ -143,11 +143,13 @@ __device__ __forceinline__ void r_load_tile(const r_in* __restrict__ in, r_size 
 typedef unsigned long long r_heads;
 
 // The summary of a lane's run of `count` items it[] (count >= 1), `heads` where they start
-// segments, id(i) the segment that item i starts (read only there), next_starts whether the
+// segments, id(p, i) the segment that item i starts (read only where p), next_starts whether the
 // item after the run starts one (or there is none): its items left to right, a new piece at
 // each segment start. A piece that starts and ends in the run is its segment's only one, and
-// is put(id, value) here.
-template <typename Id, typename Put>
+// is put(p, id, value) here (where p). DENSE (the warp's runs hold many starts): branch-free per
+// item, as SegShuffle's fold (the combine computed at a start too, and dropped), since a
+// branch per item makes every lane pay for every lane's starts; else a branch at each start.
+template <bool DENSE, typename Id, typename Put>
 __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads heads, int count, bool next_starts,
                                              r_size segments, Id id, Put put) {
     r_node x;
@@ -163,27 +165,38 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
         x.rid = R_NO_HEAD;
         return x;
     }
-    x.flags = heads & 1 ? 0u : R_OPEN;
-    unsigned int cur_id = heads & 1 ? id(0) : R_NO_HEAD;
+    const bool open = (heads & 1) == 0;
+    unsigned int cur_id = id(!open, 0);
     bool split = false;
+    x.l = cur;
 #pragma unroll
     for (int i = 1; i < R_ITEMS; ++i) {
-        if (i >= count) break;
-        if (heads >> i & 1) {
-            if (!split) x.l = cur;
-            if ((split || !(x.flags & R_OPEN)) && cur_id < segments) put(cur_id, cur);
-            split = true;
-            cur = it[i];
-            cur_id = id(i);
-        } else {
-            cur = m_combine(cur, it[i]);
+        if (i < count) {
+            const bool start = (heads >> i & 1) != 0;
+            if (DENSE) {
+                if (start && !split) x.l = cur;
+                put(start && (split || !open) && cur_id < segments, cur_id, cur);
+                split = split || start;
+                const M joined = m_combine(cur, it[i]);
+                cur = start ? it[i] : joined;
+                const unsigned int next_id = id(start, i);
+                cur_id = start ? next_id : cur_id;
+            } else if (start) {
+                if (!split) x.l = cur;
+                put((split || !open) && cur_id < segments, cur_id, cur);
+                split = true;
+                cur = it[i];
+                cur_id = id(true, i);
+            } else {
+                cur = m_combine(cur, it[i]);
+            }
         }
     }
     if (!split) x.l = cur;
     x.r = cur;
     x.rid = cur_id;
-    x.flags |= (split ? R_SPLIT : 0u) | (next_starts ? R_CLOSED : 0u);
-    if (next_starts && r_has_start(x) && cur_id < segments) put(cur_id, cur);
+    x.flags = (open ? R_OPEN : 0u) | (split ? R_SPLIT : 0u) | (next_starts ? R_CLOSED : 0u);
+    put(next_starts && r_has_start(x) && cur_id < segments, cur_id, cur);
     return x;
 }
 
@@ -384,41 +397,42 @@ __device__ __forceinline__ r_node r_load_node(const r_node* p, r_size i) {
 // warp's slots of shared memory, at id - base (base: the warp's lowest segment start), and
 // copied out by the warp in id order, coalesced: a lane's own stores would lie R_ITEMS items
 // apart from its neighbours', a sector per lane and store. Ids past the slots are written
-// directly, as are the segments the joins complete (one per join at most).
+// directly, as are the segments the joins complete (one per join at most). The copy takes every
+// slot from base to the warp's highest start, and leaves the identity behind (the slots hold it
+// between tiles): a slot no lane wrote is an empty segment (the identity is its value) or one
+// that a join completes, which writes it later (after the copy's __syncwarp, or after barriers).
 #define R_STAGE_SLOTS (R_WARP * R_ITEMS)
+// A warp's runs with a segment start every R_DENSE items or more often fold branch-free.
+#define R_DENSE 8
 struct r_stage {
-    M* val;             // R_STAGE_SLOTS values
-    unsigned char* set; // R_STAGE_SLOTS flags: the slot holds a value to copy out (0 between tiles)
+    M* val;             // R_STAGE_SLOTS values (the identity between tiles)
     unsigned int base;  // the warp's lowest segment start (R_NO_HEAD: none in the warp)
-    unsigned int span;  // slots from base to its highest one, at most R_STAGE_SLOTS
+    unsigned int span;  // slots from base to its highest one, at most R_STAGE_SLOTS and below segments
 
-    __device__ __forceinline__ void put(M* __restrict__ out, unsigned int id, const M& v) const {
+    // Where p (predicated stores: no branch inside the fold's unrolled items).
+    __device__ __forceinline__ void put(bool p, M* __restrict__ out, unsigned int id, const M& v) const {
         const unsigned int j = id - base;
-        if (j < span) {
-            val[j] = v;
-            set[j] = 1;
-        } else {
-            out[id] = v;
-        }
+        const bool staged = j < span;
+        if (p && staged) val[j] = v;
+        if (p && !staged) out[id] = v;
     }
 
-    // The staged values to out[], in id order, the flags cleared. Every lane of the warp calls it.
+    // The slots to out[], in id order, the identity left behind. Every lane of the warp calls it.
     __device__ __forceinline__ void flush(M* __restrict__ out) const {
         __syncwarp();
         const unsigned int lane = threadIdx.x & (R_WARP - 1);
         for (unsigned int j = lane; j < span; j += R_WARP) {
-            if (set[j]) {
-                out[base + j] = val[j];
-                set[j] = 0;
-            }
+            out[base + j] = val[j];
+            val[j] = m_identity();
         }
         __syncwarp();
     }
 };
 
 // The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
-// without any): base and span from the warp's lowest and highest. Every lane calls it.
-__device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, unsigned int lo, unsigned int hi) {
+// without any): base and span from the warp's lowest and highest (ids below `segments` only,
+// whatever the layout). Every lane calls it.
+__device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned int lo, unsigned int hi, r_size segments) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     // No redux.sync before sm_80: shuffles.
 #pragma unroll
@@ -433,9 +447,10 @@ __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned char* flags, u
     const unsigned int warp = threadIdx.x / R_WARP;
     r_stage st;
     st.val = vals + warp * R_STAGE_SLOTS;
-    st.set = flags + warp * R_STAGE_SLOTS;
     st.base = lo;
-    st.span = lo == R_NO_HEAD ? 0u : min(hi - lo + 1, (unsigned int)R_STAGE_SLOTS);
+    st.span = lo == R_NO_HEAD || lo >= segments || hi < lo
+                  ? 0u
+                  : (unsigned int)min(min((r_size)hi + 1, segments) - lo, (r_size)R_STAGE_SLOTS);
     return st;
 }
 
@@ -463,14 +478,13 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     r_size tile = node * group;
     const r_size tile_end = min((node + q + (b < rem ? 1 : 0)) * group, tiles);
 
-    // Dynamic shared memory (16-byte aligned): the warps' stages (R_TILE values, then R_TILE
-    // flags) and, in the offsets form, the tile's marks (R_TILE ids).
+    // Dynamic shared memory (16-byte aligned): the warps' stages (R_TILE values) and, in the
+    // offsets form, the tile's marks (R_TILE ids).
     extern __shared__ uint4 s_dynamic[];
     M* s_stage_vals = reinterpret_cast<M*>(s_dynamic);
-    unsigned char* s_stage_set = reinterpret_cast<unsigned char*>(s_stage_vals + R_TILE);
-    for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_stage_set[i] = 0;
+    for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_stage_vals[i] = m_identity();
 #if R_OFFSETS
-    unsigned int* s_id = reinterpret_cast<unsigned int*>(r_align16<unsigned char>(s_stage_set + R_TILE));
+    unsigned int* s_id = reinterpret_cast<unsigned int*>(r_align16<unsigned char>(s_stage_vals + R_TILE));
     __shared__ r_size s_edge[R_WARPS + 1];
     __shared__ r_size s_entry, s_next;
     for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_id[i] = R_NO_HEAD;
@@ -516,23 +530,36 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
             const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
             next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
         }
-        auto id = [&](int i) {
-            const unsigned int s = mine[i];
-            mine[i] = R_NO_HEAD;
+        auto id = [&](bool p, int i) {
+            unsigned int s = R_NO_HEAD;
+            if (p) {
+                s = mine[i];
+                mine[i] = R_NO_HEAD;
+            }
             return s;
         };
         const unsigned int lo = heads ? mine[__ffsll(heads) - 1] : R_NO_HEAD;
         const unsigned int hi = heads ? mine[63 - __clzll(heads)] : 0u;
 #else
         const r_heads heads = r_owner_heads(seg_index, n, segments, a, count, check, out, status, &next_starts);
-        auto id = [&](int i) { return r_index(seg_index + a + i); };
-        const unsigned int lo = heads ? id(__ffsll(heads) - 1) : R_NO_HEAD;
-        const unsigned int hi = heads ? id(63 - __clzll(heads)) : 0u;
+        auto id = [&](bool p, int i) { return p ? r_index(seg_index + a + i) : R_NO_HEAD; };
+        const unsigned int lo = heads ? id(true, __ffsll(heads) - 1) : R_NO_HEAD;
+        const unsigned int hi = heads ? id(true, 63 - __clzll(heads)) : 0u;
 #endif
-        const r_stage stage = r_warp_stage(s_stage_vals, s_stage_set, lo, hi);
+        const r_stage stage = r_warp_stage(s_stage_vals, lo, hi, segments);
+        // Dense: a segment start every R_DENSE items or more often over the warp's runs (uniform).
+        unsigned int starts = (unsigned int)__popcll(heads);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#pragma unroll
+        for (unsigned int o = 1; o < R_WARP; o <<= 1) starts += __shfl_xor_sync(R_FULL_MASK, starts, o);
+#else
+        starts = __reduce_add_sync(R_FULL_MASK, starts);
+#endif
+        const bool dense = starts * R_DENSE >= R_WARP * R_ITEMS;
         if (count > 0) {
-            x = r_fold_run(it, heads, count, next_starts, segments, id,
-                           [&](unsigned int s, const M& v) { stage.put(out, s, v); });
+            auto put = [&](bool p, unsigned int s, const M& v) { stage.put(p, out, s, v); };
+            x = dense ? r_fold_run<true>(it, heads, count, next_starts, segments, id, put)
+                      : r_fold_run<false>(it, heads, count, next_starts, segments, id, put);
         }
         if (stage.span > 0) stage.flush(out);
         // The next tile's items: in flight through the joins, the barrier and the next marks;

@@ -541,19 +541,22 @@ inline unsigned int __ballot_sync(unsigned int, int p) {
     return bits;
 }
 inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
-// The warp's minimum / maximum (sm_80's redux.sync), over all 32 lanes.
+// The warp's minimum / maximum / sum (sm_80's redux.sync), over all 32 lanes.
 template <class Pick>
-inline unsigned int emu_warp_redux(unsigned int v, Pick pick) {
+inline unsigned int emu_warp_redux(unsigned int v, unsigned int init, Pick pick) {
     const unsigned long long* slots = emu::warp_collective(v);
-    unsigned int r = v;
+    unsigned int r = init;
     for (unsigned int l = 0; l < 32; ++l) r = pick(r, emu::from_slot<unsigned int>(slots[l]));
     return r;
 }
 inline unsigned int __reduce_min_sync(unsigned int, unsigned int v) {
-    return emu_warp_redux(v, [](unsigned int x, unsigned int y) { return x < y ? x : y; });
+    return emu_warp_redux(v, ~0u, [](unsigned int x, unsigned int y) { return x < y ? x : y; });
 }
 inline unsigned int __reduce_max_sync(unsigned int, unsigned int v) {
-    return emu_warp_redux(v, [](unsigned int x, unsigned int y) { return x > y ? x : y; });
+    return emu_warp_redux(v, 0u, [](unsigned int x, unsigned int y) { return x > y ? x : y; });
+}
+inline unsigned int __reduce_add_sync(unsigned int, unsigned int v) {
+    return emu_warp_redux(v, 0u, [](unsigned int x, unsigned int y) { return x + y; });
 }
 
 // One OS thread runs every fiber: atomics are plain read-modify-writes.
@@ -598,6 +601,7 @@ inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned i
 }
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }

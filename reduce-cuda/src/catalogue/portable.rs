@@ -182,7 +182,7 @@ pub(super) struct SegPortable {
 }
 
 /// The most items of a tile by default: its marks (a 4-byte segment id per item, offsets form)
-/// and its warps' stages (a value and a flag per item) live in dynamic shared memory, and
+/// and its warps' stages (a value per item) live in dynamic shared memory, and
 /// several blocks must fit an SM.
 const SEG_TILE_ITEMS: u32 = 8192;
 
@@ -296,11 +296,11 @@ impl SegPlan for SegPortable {
         )]
     }
 
-    /// The warps' stages (a value and a flag per item of the tile) and, in the offsets form,
-    /// the tile's marks (a 4-byte segment id per item; 16-byte aligned).
+    /// The warps' stages (a value per item of the tile) and, in the offsets form, the tile's
+    /// marks (a 4-byte segment id per item; 16-byte aligned).
     fn dynamic_smem(&self) -> usize {
         let tile = self.tile() as usize;
-        let stage = tile * (self.shape.items.m_size + 1);
+        let stage = tile * self.shape.items.m_size;
         if self.shape.offsets_form {
             stage.div_ceil(16) * 16 + 4 * tile
         } else {
