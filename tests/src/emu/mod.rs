@@ -34,13 +34,14 @@ use std::sync::OnceLock;
 const CUDA_EMU_HPP: &str = include_str!("../../emu/cuda_emu.hpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
-/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add). `-Og` runs the
-/// kernels as fast as `-O1` under AddressSanitizer but compiles them in half the time, and the
-/// compiles are most of the emulated tests' time.
+/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add). The compiles are
+/// most of the emulated tests' time: `-Og` runs the kernels as fast as `-O1` under
+/// AddressSanitizer and compiles them in half the time; `-g1` keeps the line tables that
+/// AddressSanitizer's reports name lines by (rebuild a kept kernel with `-g` to debug it).
 const CXX_FLAGS: [&str; 8] = [
     "-std=c++17",
     "-Og",
-    "-g",
+    "-g1",
     "-w",
     "-fsanitize=address",
     "-fwrapv",
@@ -102,6 +103,50 @@ fn probe_compiler() -> Result<String, String> {
     outcome
 }
 
+/// The emulator's header, precompiled with [`CXX_FLAGS`] by `cxx` (the header and the standard
+/// headers it includes were a fifth of every kernel's compile): `cuda_emu.hpp`, and
+/// `cuda_emu.hpp.gch` beside it, in a directory of the system's temporary directory named after
+/// the header, the flags and the compiler, which every test process compiling the same shares
+/// (made under a name of this process's and renamed into place: a process finds it whole or not
+/// at all). Kernels are compiled with `-include` of it; a compiler that cannot use the
+/// precompiled file parses the header's text instead.
+fn precompiled_header(cxx: &str) -> PathBuf {
+    static HEADER: OnceLock<PathBuf> = OnceLock::new();
+    HEADER
+        .get_or_init(|| {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            (CUDA_EMU_HPP, CXX_FLAGS, cxx).hash(&mut hasher);
+            let name = format!("reduce-emu-header-{:016x}", hasher.finish());
+            let dir = std::env::temp_dir().join(name);
+            let header = dir.join("cuda_emu.hpp");
+            if !dir.join("cuda_emu.hpp.gch").exists() {
+                let staging = scratch_dir("header");
+                let text = staging.join("cuda_emu.hpp");
+                std::fs::write(&text, CUDA_EMU_HPP).unwrap();
+                let out = Command::new(cxx)
+                    .args(CXX_FLAGS)
+                    .args(["-x", "c++-header"])
+                    .arg(&text)
+                    .arg("-o")
+                    .arg(staging.join("cuda_emu.hpp.gch"))
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{cxx} failed to precompile the emulator's header:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                // another process may have put it in place meanwhile: then use theirs
+                if std::fs::rename(&staging, &dir).is_err() {
+                    let _ = std::fs::remove_dir_all(&staging);
+                }
+            }
+            header
+        })
+        .clone()
+}
+
 /// A new, empty directory of this process under the system's temporary directory.
 fn scratch_dir(tag: &str) -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -158,7 +203,8 @@ struct Build {
 
 impl Build {
     /// Writes the emulator, the kernel `text` and the host side `main` (file name, text) into a new
-    /// directory tagged `tag`, and compiles them.
+    /// directory tagged `tag`, and compiles them (with the [`precompiled_header`]; the copy of
+    /// the header beside the kernel is for rebuilding it by hand).
     fn compile(cxx: &str, text: &str, main: (&str, &str), tag: &str) -> Build {
         let dir = scratch_dir(tag);
         std::fs::write(dir.join("cuda_emu.hpp"), CUDA_EMU_HPP).unwrap();
@@ -172,6 +218,8 @@ impl Build {
         let exe = dir.join("kernel");
         let out = Command::new(cxx)
             .args(CXX_FLAGS)
+            .arg("-include")
+            .arg(precompiled_header(cxx))
             .arg(&cpp)
             .arg("-o")
             .arg(&exe)
