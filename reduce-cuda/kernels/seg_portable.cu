@@ -429,21 +429,30 @@ struct r_stage {
     }
 };
 
+// The warp's minimum, maximum or sum of v, in every lane: redux.sync from sm_80, shuffles before.
+enum r_redux { R_MIN, R_MAX, R_ADD };
+template <r_redux OP>
+__device__ __forceinline__ unsigned int r_warp_redux(unsigned int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const unsigned int w = __shfl_xor_sync(R_FULL_MASK, v, o);
+        v = OP == R_MIN ? min(v, w) : OP == R_MAX ? max(v, w) : v + w;
+    }
+    return v;
+#else
+    return OP == R_MIN   ? __reduce_min_sync(R_FULL_MASK, v)
+           : OP == R_MAX ? __reduce_max_sync(R_FULL_MASK, v)
+                         : __reduce_add_sync(R_FULL_MASK, v);
+#endif
+}
+
 // The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
 // without any): base and span from the warp's lowest and highest (ids below `segments` only,
 // whatever the layout). Every lane calls it.
 __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned int lo, unsigned int hi, r_size segments) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-    // No redux.sync before sm_80: shuffles.
-#pragma unroll
-    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
-        lo = min(lo, __shfl_xor_sync(R_FULL_MASK, lo, o));
-        hi = max(hi, __shfl_xor_sync(R_FULL_MASK, hi, o));
-    }
-#else
-    lo = __reduce_min_sync(R_FULL_MASK, lo);
-    hi = __reduce_max_sync(R_FULL_MASK, hi);
-#endif
+    lo = r_warp_redux<R_MIN>(lo);
+    hi = r_warp_redux<R_MAX>(hi);
     const unsigned int warp = threadIdx.x / R_WARP;
     r_stage st;
     st.val = vals + warp * R_STAGE_SLOTS;
@@ -548,13 +557,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
 #endif
         const r_stage stage = r_warp_stage(s_stage_vals, lo, hi, segments);
         // Dense: a segment start every R_DENSE items or more often over the warp's runs (uniform).
-        unsigned int starts = (unsigned int)__popcll(heads);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#pragma unroll
-        for (unsigned int o = 1; o < R_WARP; o <<= 1) starts += __shfl_xor_sync(R_FULL_MASK, starts, o);
-#else
-        starts = __reduce_add_sync(R_FULL_MASK, starts);
-#endif
+        const unsigned int starts = r_warp_redux<R_ADD>((unsigned int)__popcll(heads));
         const bool dense = starts * R_DENSE >= R_WARP * R_ITEMS;
         if (count > 0) {
             auto put = [&](bool p, unsigned int s, const M& v) { stage.put(p, out, s, v); };
