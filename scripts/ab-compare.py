@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
-segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv and portable-seg.csv. For every
+segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv and portable-seg.csv.
+For every
 measured row (the columns of KEYS; the time is its median_ms, or the column TIME names) it
 takes each build's best round, and sets the difference between the builds against the spread
 between the rounds of the first build (A against itself): a row is flagged SLOWER when B's best
@@ -23,9 +24,13 @@ KEYS = {
     "axes.csv": ("case", "shape", "axes"),
     "scan.csv": ("case", "n"),
     "portable-seg.csv": ("layout", "form", "trust"),
+    "portable.csv": ("case", "n"),
 }
-# The time column where it is not median_ms.
-TIME = {"portable-seg.csv": "portable_ms"}
+# The time columns where it is not median_ms (several: each a row of its own, named by it).
+TIME = {
+    "portable-seg.csv": ("portable_ms",),
+    "portable.csv": ("default_ms", "shuffle_ms", "portable_ms"),
+}
 
 
 def rounds(out, build):
@@ -36,10 +41,12 @@ def rounds(out, build):
             path = folder / name
             if not path.exists():
                 continue
-            time = TIME.get(name, "median_ms")
+            times = TIME.get(name, ("median_ms",))
             with open(path) as f:
                 for row in csv.DictReader(f):
-                    found[name][tuple(row[k] for k in key)].append(float(row[time]))
+                    for time in times:
+                        label = (time,) if len(times) > 1 else ()
+                        found[name][tuple(row[k] for k in key) + label].append(float(row[time]))
     return found
 
 

@@ -1,11 +1,14 @@
-//! What a CUBIN says about one kernel's local memory, read from its ELF without a GPU: the
-//! stack frame that ptxas gives the kernel (`EIATTR_FRAME_SIZE` in the `.nv.info` section),
-//! which is where spilled registers go and what the driver reports as
-//! `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`. The runtime picks SegShuffle's kernel by that number on
-//! the GPU; the NVRTC tests read it here, so that a spill shows in CI.
+//! What a CUBIN says about one kernel, read from its ELF without a GPU: the stack frame that
+//! ptxas gives the kernel (`EIATTR_FRAME_SIZE` in the `.nv.info` section), which is where spilled
+//! registers go and what the driver reports as `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`, and its
+//! registers per thread (`EIATTR_REGCOUNT`, the driver's `CU_FUNC_ATTRIBUTE_NUM_REGS`), which
+//! cap the blocks an SM holds. The runtime picks SegShuffle's kernel by the frame on the GPU; the
+//! NVRTC tests read both here, so that a spill or a lost block per SM shows in CI.
 
 /// `.nv.info` attribute: a kernel's stack frame in bytes (payload: symbol index, bytes).
 const EIATTR_FRAME_SIZE: u8 = 0x11;
+/// `.nv.info` attribute: a kernel's registers per thread (payload: symbol index, count).
+const EIATTR_REGCOUNT: u8 = 0x2f;
 /// `.nv.info` entry format with a 16-bit payload length (the others carry at most 2 bytes).
 const EIFMT_SVAL: u8 = 0x04;
 
@@ -59,6 +62,17 @@ fn name_at<'a>(d: &'a [u8], strings: &Section, at: u32) -> Option<&'a str> {
 /// The stack frame of `kernel` in `cubin`, in bytes (0: no local memory); `None` when the CUBIN
 /// cannot be read or does not say.
 pub fn frame_size(cubin: &[u8], kernel: &str) -> Option<u32> {
+    attribute(cubin, kernel, EIATTR_FRAME_SIZE)
+}
+
+/// The registers per thread of `kernel` in `cubin`; `None` when the CUBIN cannot be read or does
+/// not say.
+pub fn registers(cubin: &[u8], kernel: &str) -> Option<u32> {
+    attribute(cubin, kernel, EIATTR_REGCOUNT)
+}
+
+/// The 32-bit value of a per-kernel `.nv.info` attribute (payload: symbol index, value).
+fn attribute(cubin: &[u8], kernel: &str, wanted: u8) -> Option<u32> {
     let sections = sections(cubin)?;
     let shstrndx = u16_at(cubin, 0x3e)? as usize;
     let names = sections.get(shstrndx)?;
@@ -84,7 +98,7 @@ pub fn frame_size(cubin: &[u8], kernel: &str) -> Option<u32> {
             return None; // not seen in the global section; its length would be a guess
         }
         let len = u16_at(cubin, at + 2)? as usize;
-        if attribute == EIATTR_FRAME_SIZE && len == 8 && u32_at(cubin, at + 4)? == symbol {
+        if attribute == wanted && len == 8 && u32_at(cubin, at + 4)? == symbol {
             return u32_at(cubin, at + 8);
         }
         at += 4 + len;

@@ -222,6 +222,54 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     );
 }
 
+/// The scan kernel's registers per thread at its default tile (256 threads), which set the tiles
+/// an SM holds while they wait for their look-back (docs/decisions/0051-scan-one-word-entries.md:
+/// tiles in flight are what hides the wait): at most 40 registers hold 6 blocks per SM, 48 hold
+/// 5, 64 hold 4. A change to the marks that took f32 scans by CSR offsets from 48 to 64 registers
+/// cost them 6-10% on layouts it did not help (docs/decisions/0062-scan-marks.md); these bounds
+/// are today's counts, so that a kernel losing a block per SM fails here. The counts hold for
+/// NVRTC 13.0 (the CI pins it).
+#[test]
+fn scan_kernels_keep_their_blocks_per_sm() {
+    if !require_nvrtc() {
+        return;
+    }
+    let version = reduce_cuda::testing::nvrtc_version().expect("NVRTC version");
+    if version != (13, 0) {
+        eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
+        return;
+    }
+    fn registers<M: CudaMonoid>(form: Option<bool>) -> u32 {
+        let config = reduce_cuda::ScanConfig::default();
+        let (source, shape) =
+            reduce_cuda::testing::scan_kernel_source::<M, u32>(config, form).unwrap();
+        assert_eq!(shape.0, 256, "the default tile's threads");
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        assert_eq!(
+            cubin::frame_size(&cubin, "scan_tiles"),
+            Some(0),
+            "no local memory"
+        );
+        cubin::registers(&cubin, "scan_tiles").expect("the kernel's register count")
+    }
+    // (form, f32 sum's bound, affine's bound): plain, by CSR offsets, by keys.
+    for (form, name, f32_bound, affine_bound) in [
+        (None, "plain", 40, 48),
+        (Some(true), "by offsets", 48, 64),
+        (Some(false), "by keys", 64, 64),
+    ] {
+        let (f32_regs, affine_regs) = (registers::<Sum<f32>>(form), registers::<Affine>(form));
+        assert!(
+            f32_regs <= f32_bound,
+            "f32 sum scan {name}: {f32_regs} registers, more than {f32_bound}"
+        );
+        assert!(
+            affine_regs <= affine_bound,
+            "affine scan {name}: {affine_regs} registers, more than {affine_bound}"
+        );
+    }
+}
+
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding
 /// of the scan values), and a tile of 2^16 items (32-bit end positions in the offsets form).
 #[test]

@@ -132,7 +132,7 @@ pub fn portable(args: &Args) -> Result<()> {
     let kernels = BenchKernels::new(&gpu)?;
     let cub = read_cub(&args.cub);
     let sizes: &[u32] = if args.quick {
-        &[24, 28]
+        &[24, 26, 28]
     } else {
         &[20, 22, 24, 26, 28, 30]
     };

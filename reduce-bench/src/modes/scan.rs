@@ -85,10 +85,16 @@ impl Table {
             let _ = write!(line, "  correct {}", r.correct);
         }
         self.lines.push(line);
+        // A case naming its variant after a comma is one quoted field.
+        let case = if r.case.contains(',') {
+            format!("\"{}\"", r.case)
+        } else {
+            r.case.to_string()
+        };
         let _ = writeln!(
             self.csv,
             "{},{},{},{gbs},{ratio},{},{}",
-            r.case,
+            case,
             r.n,
             r.ms,
             cols.join(","),
@@ -291,7 +297,7 @@ fn segmented(
     )?;
     let host_affine = gpu.download(affine.xs.items())?;
     let dists: &[&str] = if quick {
-        &["size_3", "random_10_50", "equal_1000"]
+        &["size_1", "size_3", "random_10_50", "equal_1000", "empty_90"]
     } else {
         &DISTRIBUTIONS
     };
