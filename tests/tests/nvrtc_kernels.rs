@@ -152,6 +152,20 @@ fn non_default_parameters_compile() {
     }
 }
 
+/// Whether the register and frame counts the tests below pin hold here: NVRTC is there and is
+/// 13.0, the version they were measured with (the CI pins it).
+fn counts_hold() -> bool {
+    if !require_nvrtc() {
+        return false;
+    }
+    let version = reduce_cuda::testing::nvrtc_version().expect("NVRTC version");
+    if version != (13, 0) {
+        eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
+        return false;
+    }
+    true
+}
+
 /// SegShuffle's u32-offsets kernel that loads a tile's first offsets ahead of its marks (the
 /// first of `seg_kernel_variants_for`) keeps out of local memory for one-word sums and 8- and
 /// 16-byte monoids under NVRTC 13.0 for sm_90, where the runtime would otherwise run the kernel
@@ -165,12 +179,7 @@ fn non_default_parameters_compile() {
 /// and the proof that the frame is read. The counts hold for NVRTC 13.0 (the CI pins it).
 #[test]
 fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
-    if !require_nvrtc() {
-        return;
-    }
-    let version = reduce_cuda::testing::nvrtc_version().expect("NVRTC version");
-    if version != (13, 0) {
-        eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
+    if !counts_hold() {
         return;
     }
     fn frames<M: CudaMonoid>() -> Vec<u32> {
@@ -231,12 +240,7 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
 /// NVRTC 13.0 (the CI pins it).
 #[test]
 fn scan_kernels_keep_their_blocks_per_sm() {
-    if !require_nvrtc() {
-        return;
-    }
-    let version = reduce_cuda::testing::nvrtc_version().expect("NVRTC version");
-    if version != (13, 0) {
-        eprintln!("register counts measured with NVRTC 13.0, this is {version:?}: not checked");
+    if !counts_hold() {
         return;
     }
     fn registers<M: CudaMonoid>(form: Option<bool>) -> u32 {
