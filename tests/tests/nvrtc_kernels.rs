@@ -256,21 +256,24 @@ fn scan_kernels_keep_their_blocks_per_sm() {
         );
         cubin::registers(&cubin, "scan_tiles").expect("the kernel's register count")
     }
-    // (form, f32 sum's bound, affine's bound): plain, by CSR offsets, by keys.
-    for (form, name, f32_bound, affine_bound) in [
-        (None, "plain", 40, 48),
-        (Some(true), "by offsets", 48, 64),
-        (Some(false), "by keys", 64, 64),
+    // (form, bounds for f32 sums, affine maps and 2x2 matrices): plain, by CSR offsets, by keys.
+    for (form, name, bounds) in [
+        (None, "plain", [40, 48, 64]),
+        (Some(true), "by offsets", [48, 64, 64]),
+        (Some(false), "by keys", [64, 64, 64]),
     ] {
-        let (f32_regs, affine_regs) = (registers::<Sum<f32>>(form), registers::<Affine>(form));
-        assert!(
-            f32_regs <= f32_bound,
-            "f32 sum scan {name}: {f32_regs} registers, more than {f32_bound}"
-        );
-        assert!(
-            affine_regs <= affine_bound,
-            "affine scan {name}: {affine_regs} registers, more than {affine_bound}"
-        );
+        let counts = [
+            registers::<Sum<f32>>(form),
+            registers::<Affine>(form),
+            registers::<Mat2>(form),
+        ];
+        for ((monoid, count), bound) in ["f32 sum", "affine", "2x2"].iter().zip(counts).zip(bounds)
+        {
+            assert!(
+                count <= bound,
+                "{monoid} scan {name}: {count} registers, more than {bound}"
+            );
+        }
     }
 }
 
