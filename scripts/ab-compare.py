@@ -2,12 +2,11 @@
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
 segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv and portable-seg.csv.
-For every
-measured row (the columns of KEYS; the time is its median_ms, or the column TIME names) it
-takes each build's best round, and sets the difference between the builds against the spread
-between the rounds of the first build (A against itself): a row is flagged SLOWER when B's best
-is slower than A's best by more than A's own spread (and more than 2%). A file with rows from
-one build only (a bench without the mode) fails the comparison too.
+For every measured row (the columns of KEYS; the time is its median_ms, or each column TIME
+names) it takes each build's best round, and sets the difference between the builds against the
+spread between the rounds of the first build (A against itself): a row is flagged SLOWER when
+B's best is slower than A's best by more than A's own spread (and more than 2%). A file with
+rows from one build only (a bench without the mode) fails the comparison too.
 
     python3 scripts/ab-compare.py OUT_DIR A_NAME B_NAME [--markdown]
 """
