@@ -59,9 +59,15 @@
 //
 // Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
 // R_SEG_KEYS), R_IDX64 (u64 offsets or keys), R_WORD_PARTS (an entry's 16-byte parts, 0 for
-// states and values apart: THE ENTRIES).
+// states and values apart: THE ENTRIES), R_MIN_BLOCKS (scan_tiles' resident blocks per SM its
+// registers are capped for; 0: no cap, catalogue/scan.rs picks it).
 
 #define R_SEG_OFFSETS 1
+#if R_MIN_BLOCKS > 0
+#define R_TILES_BOUNDS __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
+#else
+#define R_TILES_BOUNDS __launch_bounds__(R_BLOCK)  // a second bound of 1 would lift ptxas' own cap
+#endif
 #define R_SEG_KEYS 2
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -418,6 +424,29 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
 // layout only marks inside the tile and reads inside the array.
 #define R_MARK_PER 4
 #define R_MARK_ROUND ((r_size)R_MARK_PER * R_BLOCK)
+
+// Sets the head bit of item `at` where it lies in the tile (the whole warp calls it). Where the
+// warp's positions in the tile all fall in lane 0's mark word (segments of one item, runs of
+// empty segments), their bits are ORed across the warp and set by one atomic: 32 atomics on one
+// shared word serialise. Elsewhere each lane sets its own.
+__device__ __forceinline__ void r_mark(unsigned int* marks, r_size at, r_size t0) {
+    const bool in = at >= t0 && at - t0 < R_TILE;
+    const unsigned int pos = in ? (unsigned int)(at - t0) : 0u, word = pos / 32;
+    const unsigned int bit = in ? 1u << (pos % 32) : 0u;
+    const unsigned int first = __shfl_sync(R_FULL_MASK, word, 0);
+    if (__all_sync(R_FULL_MASK, !in || word == first)) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+        unsigned int bits = bit;
+#pragma unroll
+        for (unsigned int o = 1; o < R_WARP; o <<= 1) bits |= __shfl_xor_sync(R_FULL_MASK, bits, o);
+#else
+        const unsigned int bits = __reduce_or_sync(R_FULL_MASK, bit);
+#endif
+        if ((threadIdx.x & (R_WARP - 1)) == 0 && bits != 0) atomicOr(&marks[first], bits);
+    } else if (in) {
+        atomicOr(&marks[word], bit);
+    }
+}
 __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, unsigned int* marks,
                              r_size* s_first) {
     for (unsigned int w = threadIdx.x; w < R_TILE / 32; w += R_BLOCK) marks[w] = 0;
@@ -434,8 +463,7 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
             at[k] = e <= segments ? (r_size)offsets[e] : ~(r_size)0;  // past the array: past the tile
         }
 #pragma unroll
-        for (int k = 0; k < R_MARK_PER; ++k)
-            if (at[k] >= t0 && at[k] - t0 < R_TILE) atomicOr(&marks[(at[k] - t0) / 32], 1u << ((at[k] - t0) % 32));
+        for (int k = 0; k < R_MARK_PER; ++k) r_mark(marks, at[k], t0);
         // the round's last offset past the tile, or (a bad layout) before it: the walk ends
         const r_size last = at[R_MARK_PER - 1];
         const bool more = threadIdx.x == R_BLOCK - 1 && last >= t0 && last - t0 < R_TILE;
@@ -690,7 +718,7 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(R_BLOCK)
+extern "C" __global__ void R_TILES_BOUNDS
 scan_tiles(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout,
            r_size segments, unsigned int* states, M* aggregates, M* inclusives) {
     r_scan_tile<R_TILE_LOOK_BACK>(in, n, out, exclusive, layout, segments, states, aggregates, inclusives);

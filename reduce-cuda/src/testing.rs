@@ -424,6 +424,16 @@ pub fn scan_kernel_source<M: CudaMonoid, I: SegIndex>(
     config: crate::ScanConfig,
     offsets: Option<bool>,
 ) -> Result<(KernelSource, (u32, u32))> {
+    scan_kernel_source_capped::<M, I>(config, offsets, 0)
+}
+
+/// [`scan_kernel_source`] with `scan_tiles`' registers capped for `min_blocks` resident blocks
+/// per SM (0: uncapped), as the runtime picks where it lets more blocks reside.
+pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
+    config: crate::ScanConfig,
+    offsets: Option<bool>,
+    min_blocks: u32,
+) -> Result<(KernelSource, (u32, u32))> {
     use crate::catalogue::{scan_plan, Segments};
     let segments = match offsets {
         None => Segments::None,
@@ -432,5 +442,5 @@ pub fn scan_kernel_source<M: CudaMonoid, I: SegIndex>(
     };
     let program = Own::<M>::new();
     let plan = scan_plan(config, program.items(), segments, I::WIDE)?;
-    Ok((assemble(&plan.kernels(), &program), plan.shape()))
+    Ok((assemble(&plan.capped(min_blocks), &program), plan.shape()))
 }

@@ -544,6 +544,7 @@ inline unsigned int __ballot_sync(unsigned int, int p) {
     return bits;
 }
 inline int __any_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) != 0; }
+inline int __all_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) == 0xffffffffu; }
 // The warp's minimum / maximum / sum (sm_80's redux.sync), over all 32 lanes.
 template <class Pick>
 inline unsigned int emu_warp_redux(unsigned int v, unsigned int init, Pick pick) {
@@ -560,6 +561,9 @@ inline unsigned int __reduce_max_sync(unsigned int, unsigned int v) {
 }
 inline unsigned int __reduce_add_sync(unsigned int, unsigned int v) {
     return emu_warp_redux(v, 0u, [](unsigned int x, unsigned int y) { return x + y; });
+}
+inline unsigned int __reduce_or_sync(unsigned int, unsigned int v) {
+    return emu_warp_redux(v, 0u, [](unsigned int x, unsigned int y) { return x | y; });
 }
 
 // One OS thread runs every fiber: atomics are plain read-modify-writes.

@@ -71,6 +71,20 @@ pub fn registers(cubin: &[u8], kernel: &str) -> Option<u32> {
     attribute(cubin, kernel, EIATTR_REGCOUNT)
 }
 
+/// The static shared memory of `kernel` in `cubin`, in bytes (the size of its `.nv.shared.`
+/// section; 0 without one); `None` when the CUBIN cannot be read.
+pub fn shared_bytes(cubin: &[u8], kernel: &str) -> Option<usize> {
+    let sections = sections(cubin)?;
+    let names = sections.get(u16_at(cubin, 0x3e)? as usize)?;
+    let wanted = format!(".nv.shared.{kernel}");
+    Some(
+        sections
+            .iter()
+            .find(|s| name_at(cubin, names, s.name) == Some(wanted.as_str()))
+            .map_or(0, |s| s.size),
+    )
+}
+
 /// The 32-bit value of a per-kernel `.nv.info` attribute (payload: symbol index, value).
 fn attribute(cubin: &[u8], kernel: &str, wanted: u8) -> Option<u32> {
     let sections = sections(cubin)?;

@@ -231,47 +231,74 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     );
 }
 
-/// The scan kernel's registers per thread at its default tile (256 threads), which set the tiles
-/// an SM holds while they wait for their look-back (docs/decisions/0051-scan-one-word-entries.md:
-/// tiles in flight are what hides the wait): at most 40 registers hold 6 blocks per SM, 48 hold
-/// 5, 64 hold 4. A change to the marks that took f32 scans by CSR offsets from 48 to 64 registers
-/// cost them 6-10% on layouts it did not help (docs/decisions/0062-scan-marks.md); these bounds
-/// are today's counts, so that a kernel losing a block per SM fails here. The counts hold for
-/// NVRTC 13.0 (the CI pins it).
+/// The blocks per SM the scan kernel reaches at its default tile (256 threads) on an H100 or an
+/// H200 (228 KiB of shared memory per SM, 1 KiB of it reserved per block, 2048 threads, 64 K
+/// registers), by the runtime's rule (`catalogue/scan.rs`, `ScanPlan::module`): the uncapped
+/// kernel, or `scan_tiles` capped for the most blocks its shared memory allows, or one fewer,
+/// where that compiles without local memory. Tiles resident per SM are what hides the look-back's
+/// wait (docs/decisions/0063-scan-register-caps.md); these are today's counts, so that a change
+/// that loses a block per SM fails here. The counts hold for NVRTC 13.0 (the CI pins it).
 #[test]
 fn scan_kernels_keep_their_blocks_per_sm() {
     if !counts_hold() {
         return;
     }
-    fn registers<M: CudaMonoid>(form: Option<bool>) -> u32 {
+    const SHARED_PER_SM: usize = 228 * 1024;
+    const RESERVED: usize = 1024;
+    // (registers, frame bytes, static shared bytes) of scan_tiles capped for `cap` (0: none).
+    fn facts<M: CudaMonoid>(form: Option<bool>, cap: u32) -> (u32, u32, usize) {
         let config = reduce_cuda::ScanConfig::default();
         let (source, shape) =
-            reduce_cuda::testing::scan_kernel_source::<M, u32>(config, form).unwrap();
+            reduce_cuda::testing::scan_kernel_source_capped::<M, u32>(config, form, cap).unwrap();
         assert_eq!(shape.0, 256, "the default tile's threads");
         let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
-        assert_eq!(
-            cubin::frame_size(&cubin, "scan_tiles"),
-            Some(0),
-            "no local memory"
-        );
-        cubin::registers(&cubin, "scan_tiles").expect("the kernel's register count")
+        let read = "the CUBIN's facts of scan_tiles";
+        (
+            cubin::registers(&cubin, "scan_tiles").expect(read),
+            cubin::frame_size(&cubin, "scan_tiles").expect(read),
+            cubin::shared_bytes(&cubin, "scan_tiles").expect(read),
+        )
     }
-    // (form, bounds for f32 sums, affine maps and 2x2 matrices): plain, by CSR offsets, by keys.
-    for (form, name, bounds) in [
-        (None, "plain", [40, 48, 64]),
-        (Some(true), "by offsets", [48, 64, 64]),
-        (Some(false), "by keys", [64, 64, 64]),
+    fn blocks<M: CudaMonoid>(form: Option<bool>, may_cap: bool) -> u32 {
+        // 256 registers a warp at a time: a thread's count rounds up to 8.
+        let by_registers = |r: u32| 65536 / (r.div_ceil(8) * 8 * 256);
+        let (registers, frame, shared) = facts::<M>(form, 0);
+        assert_eq!(frame, 0, "the uncapped kernel keeps out of local memory");
+        let have = by_registers(registers).min(8);
+        let room = ((SHARED_PER_SM / (shared + RESERVED)) as u32).min(8);
+        if !may_cap {
+            return have;
+        }
+        for cap in (have + 1..=room).rev().take(2) {
+            let (registers, frame, _) = facts::<M>(form, cap);
+            if frame == 0 {
+                assert!(
+                    by_registers(registers) >= cap,
+                    "{registers} registers under a cap of {cap}"
+                );
+                return cap;
+            }
+        }
+        have
+    }
+    // (form, blocks per SM for f32 sums, affine maps and 2x2 matrices): plain, by CSR offsets, by
+    // keys. Never capped: f32 scans by keys (a thread's 32 u32 keys, 128 bytes: the runtime's
+    // `scan_may_cap`). The 2x2 kernels by offsets and by keys spill under a cap of 5.
+    for (form, name, wanted) in [
+        (None, "plain", [6, 5, 5]),
+        (Some(true), "by offsets", [6, 5, 4]),
+        (Some(false), "by keys", [4, 5, 4]),
     ] {
-        let counts = [
-            registers::<Sum<f32>>(form),
-            registers::<Affine>(form),
-            registers::<Mat2>(form),
+        let keys = form == Some(false);
+        let got = [
+            blocks::<Sum<f32>>(form, !keys),
+            blocks::<Affine>(form, true),
+            blocks::<Mat2>(form, true),
         ];
-        for ((monoid, count), bound) in ["f32 sum", "affine", "2x2"].iter().zip(counts).zip(bounds)
-        {
+        for ((monoid, got), wanted) in ["f32 sum", "affine", "2x2"].iter().zip(got).zip(wanted) {
             assert!(
-                count <= bound,
-                "{monoid} scan {name}: {count} registers, more than {bound}"
+                got >= wanted,
+                "{monoid} scan {name}: {got} blocks per SM, fewer than {wanted}"
             );
         }
     }

@@ -309,7 +309,7 @@ impl Gpu {
                     },
                     segments: offsets.len - 1,
                     out: output.address,
-                    module: d.module(&plan.kernels())?.0,
+                    module: plan.module(d.loader())?.0,
                 };
                 d.validate_exact(&job)
             });

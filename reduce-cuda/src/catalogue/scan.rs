@@ -7,12 +7,14 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::{scan_items, SCAN_BLOCK, SCAN_WORD_PARTS};
+use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
+use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
-use crate::jit::{Family, Items, KernelSpec};
+use crate::jit::{Family, Items, JitReport, KernelSpec};
 use reduce_core::portable;
+use std::sync::Arc;
 
 kernel_signature! {
     /// The scan of the `n` items at `in` into `out` (prefixes before each item when
@@ -152,8 +154,51 @@ impl ScanPlan {
         self.block as u64 * self.items as u64
     }
 
-    /// The kernels of the plan.
+    /// The kernels of the plan, `scan_tiles`' registers uncapped.
     pub fn kernels(&self) -> KernelSpec {
+        self.capped(0)
+    }
+
+    /// The module of the plan's kernels for `loader`'s program. A LookBack tile holds its SM
+    /// slot while it waits for the tiles before it, so the tiles resident per SM are what hides
+    /// the wait (docs/decisions/0063-scan-register-caps.md). ptxas, left alone, may take more
+    /// registers than the SM's shared memory needs: then, where [`scan_may_cap`] allows,
+    /// `scan_tiles` is capped (`R_MIN_BLOCKS`) for the most blocks the shared memory and the
+    /// threads per SM allow, or for one fewer, whichever compiles without local memory first;
+    /// else the uncapped kernel. At most two compilations more, once per program and plan.
+    pub fn module(&self, loader: &Loader) -> Result<(Arc<Module>, JitReport)> {
+        let uncapped = loader.module(&self.kernels())?;
+        if !self.may_cap() {
+            return Ok(uncapped);
+        }
+        let device = loader.device;
+        let kernel = device.kernel(&uncapped.0, SCAN_TILES, self.block, 0, self.name)?;
+        let info = &device.info;
+        let have = device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64;
+        let static_smem = uncapped.0.entry(SCAN_TILES.name)?.static_smem;
+        let per_block = static_smem + info.reserved_shared_per_block;
+        let room = ((info.threads_per_sm / self.block) as u64)
+            .min((info.shared_per_sm / per_block.max(1)) as u64);
+        let mut report = uncapped.1;
+        for cap in (have + 1..=room).rev().take(2) {
+            let (module, compiled) = loader.module(&self.capped(cap as u32))?;
+            report = report.then(compiled);
+            if !module.uses_local_memory(SCAN_TILES.name)? {
+                return Ok((module, report));
+            }
+        }
+        Ok((uncapped.0, report))
+    }
+
+    /// Whether `scan_tiles` may be capped (LookBack; in the keys form, by [`scan_may_cap`]).
+    fn may_cap(&self) -> bool {
+        let key_bytes = if self.wide { 8 } else { 4 };
+        !self.passes && scan_may_cap(self.segments == Segments::Keys, self.items, key_bytes)
+    }
+
+    /// The kernels of the plan, `scan_tiles`' registers capped for `min_blocks` resident blocks
+    /// per SM (0: uncapped).
+    pub fn capped(&self, min_blocks: u32) -> KernelSpec {
         let seg = match self.segments {
             Segments::None => 0,
             Segments::Offsets => 1,
@@ -167,6 +212,7 @@ impl ScanPlan {
                 ("R_SEG", seg),
                 ("R_IDX64", self.wide as u32),
                 ("R_WORD_PARTS", self.word_parts),
+                ("R_MIN_BLOCKS", min_blocks),
             ],
         )
     }
@@ -237,7 +283,10 @@ impl ScanPlan {
         let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
-        let kernel = d.kernel(&self.kernels(), SCAN_TILES, self.block, 0, self.name)?;
+        let module = self.module(d.loader())?.0;
+        let kernel = d
+            .device
+            .kernel(&module, SCAN_TILES, self.block, 0, self.name)?;
         let args = ScanArgs {
             r#in: input,
             n,
@@ -292,6 +341,40 @@ mod tests {
         };
         let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
         assert_eq!(plan.items, 32);
+    }
+
+    /// The uncapped spec leaves `R_MIN_BLOCKS` at 0; the keys form is never capped where a
+    /// thread's keys pass 64 bytes (f32 values: 32 u32 keys; 8-byte values with u64 keys), nor
+    /// is ReduceThenScan.
+    #[test]
+    fn register_caps() {
+        let plan = scan_plan(ScanConfig::default(), F32, Segments::Offsets, false).unwrap();
+        let min_blocks = |spec: KernelSpec| {
+            spec.defines
+                .iter()
+                .find(|(name, _)| *name == "R_MIN_BLOCKS")
+                .map(|d| d.1)
+        };
+        assert_eq!(min_blocks(plan.kernels()), Some(0));
+        assert_eq!(min_blocks(plan.capped(6)), Some(6));
+        let eight = Items {
+            m_size: 8,
+            in_size: 8,
+            ..F32
+        };
+        let may_cap = |items: Items, segments: Segments, wide: bool| {
+            scan_plan(ScanConfig::default(), items, segments, wide)
+                .unwrap()
+                .may_cap()
+        };
+        assert!(!may_cap(F32, Segments::Keys, false));
+        assert!(may_cap(eight, Segments::Keys, false));
+        assert!(!may_cap(eight, Segments::Keys, true));
+        assert!(may_cap(F32, Segments::Offsets, true));
+        assert!(may_cap(F32, Segments::None, false));
+        let passes = ScanConfig::new(ScanAlgorithm::ReduceThenScan);
+        let plan = scan_plan(passes, F32, Segments::None, false).unwrap();
+        assert!(!plan.may_cap());
     }
 
     #[test]

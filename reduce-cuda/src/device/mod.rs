@@ -57,6 +57,12 @@ pub struct DeviceInfo {
     pub l2_bytes: usize,
     /// The most dynamic shared memory one block may opt in to, in bytes.
     pub max_shared_per_block: usize,
+    /// Shared memory per SM, in bytes.
+    pub shared_per_sm: usize,
+    /// The shared memory the system takes per resident block, in bytes.
+    pub reserved_shared_per_block: usize,
+    /// The most resident threads per SM.
+    pub threads_per_sm: u32,
     /// Total device memory in bytes.
     pub total_memory: usize,
     /// The NVRTC version kernels are compiled with.
@@ -148,6 +154,15 @@ impl Device {
             max_shared_per_block: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
             )? as usize,
+            shared_per_sm: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )? as usize,
+            reserved_shared_per_block: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+            )? as usize,
+            threads_per_sm: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )? as u32,
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
         };
