@@ -63,12 +63,12 @@
 // registers are capped for; 0: no cap, catalogue/scan.rs picks it).
 
 #define R_SEG_OFFSETS 1
+#define R_SEG_KEYS 2
 #if R_MIN_BLOCKS > 0
 #define R_TILES_BOUNDS __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 #else
 #define R_TILES_BOUNDS __launch_bounds__(R_BLOCK)  // a second bound of 1 would lift ptxas' own cap
 #endif
-#define R_SEG_KEYS 2
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
 
@@ -428,7 +428,9 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
 // Sets the head bit of item `at` where it lies in the tile (the whole warp calls it). Where the
 // warp's positions in the tile all fall in lane 0's mark word (segments of one item, runs of
 // empty segments), their bits are ORed across the warp and set by one atomic: 32 atomics on one
-// shared word serialise. Elsewhere each lane sets its own.
+// shared word serialise. Elsewhere each lane sets its own. (Taking the first lane in the tile
+// instead of lane 0 would catch a tile's first round too, but costs f32 scans by offsets the
+// 40 registers of 6 blocks per SM.)
 __device__ __forceinline__ void r_mark(unsigned int* marks, r_size at, r_size t0) {
     const bool in = at >= t0 && at - t0 < R_TILE;
     const unsigned int pos = in ? (unsigned int)(at - t0) : 0u, word = pos / 32;

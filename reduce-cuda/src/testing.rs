@@ -427,6 +427,28 @@ pub fn scan_kernel_source<M: CudaMonoid, I: SegIndex>(
     scan_kernel_source_capped::<M, I>(config, offsets, 0)
 }
 
+/// Whether the runtime may cap the registers of the scan kernel of `config` for `M`'s own values
+/// over `I` layouts (`offsets` as for [`scan_kernel_source`]) for more blocks per SM.
+pub fn scan_may_cap<M: CudaMonoid, I: SegIndex>(
+    config: crate::ScanConfig,
+    offsets: Option<bool>,
+) -> Result<bool> {
+    Ok(scan_plan_of::<M, I>(config, offsets)?.may_cap())
+}
+
+fn scan_plan_of<M: CudaMonoid, I: SegIndex>(
+    config: crate::ScanConfig,
+    offsets: Option<bool>,
+) -> Result<crate::catalogue::ScanPlan> {
+    use crate::catalogue::{scan_plan, Segments};
+    let segments = match offsets {
+        None => Segments::None,
+        Some(true) => Segments::Offsets,
+        Some(false) => Segments::Keys,
+    };
+    scan_plan(config, Own::<M>::new().items(), segments, I::WIDE)
+}
+
 /// [`scan_kernel_source`] with `scan_tiles`' registers capped for `min_blocks` resident blocks
 /// per SM (0: uncapped), as the runtime picks where it lets more blocks reside.
 pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
@@ -434,13 +456,7 @@ pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
     offsets: Option<bool>,
     min_blocks: u32,
 ) -> Result<(KernelSource, (u32, u32))> {
-    use crate::catalogue::{scan_plan, Segments};
-    let segments = match offsets {
-        None => Segments::None,
-        Some(true) => Segments::Offsets,
-        Some(false) => Segments::Keys,
-    };
+    let plan = scan_plan_of::<M, I>(config, offsets)?;
     let program = Own::<M>::new();
-    let plan = scan_plan(config, program.items(), segments, I::WIDE)?;
     Ok((assemble(&plan.capped(min_blocks), &program), plan.shape()))
 }

@@ -259,13 +259,15 @@ fn scan_kernels_keep_their_blocks_per_sm() {
             cubin::shared_bytes(&cubin, "scan_tiles").expect(read),
         )
     }
-    fn blocks<M: CudaMonoid>(form: Option<bool>, may_cap: bool) -> u32 {
+    fn blocks<M: CudaMonoid>(form: Option<bool>) -> u32 {
+        let config = reduce_cuda::ScanConfig::default();
+        let may_cap = reduce_cuda::testing::scan_may_cap::<M, u32>(config, form).unwrap();
         // 256 registers a warp at a time: a thread's count rounds up to 8.
         let by_registers = |r: u32| 65536 / (r.div_ceil(8) * 8 * 256);
         let (registers, frame, shared) = facts::<M>(form, 0);
         assert_eq!(frame, 0, "the uncapped kernel keeps out of local memory");
-        let have = by_registers(registers).min(8);
         let room = ((SHARED_PER_SM / (shared + RESERVED)) as u32).min(8);
+        let have = by_registers(registers).min(room);
         if !may_cap {
             return have;
         }
@@ -289,11 +291,10 @@ fn scan_kernels_keep_their_blocks_per_sm() {
         (Some(true), "by offsets", [6, 5, 4]),
         (Some(false), "by keys", [4, 5, 4]),
     ] {
-        let keys = form == Some(false);
         let got = [
-            blocks::<Sum<f32>>(form, !keys),
-            blocks::<Affine>(form, true),
-            blocks::<Mat2>(form, true),
+            blocks::<Sum<f32>>(form),
+            blocks::<Affine>(form),
+            blocks::<Mat2>(form),
         ];
         for ((monoid, got), wanted) in ["f32 sum", "affine", "2x2"].iter().zip(got).zip(wanted) {
             assert!(

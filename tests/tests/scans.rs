@@ -70,6 +70,11 @@ fn the_family_compiles() {
         compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
         compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
     }
+    // Before sm_80 a warp's marks are ORed by shuffles (no redux.sync).
+    for arch in ["sm_75", "sm_80"] {
+        compile_scan_kernels::<Sum<f32>>(ScanConfig::default(), arch)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+    }
     let portable = ScanConfig::default().portable();
     compile_scan_kernels::<Sum<f64>>(portable, CI_ARCH).unwrap();
     compile_scan_kernels::<Mat3>(portable, CI_ARCH).unwrap();

@@ -309,7 +309,9 @@ impl Gpu {
                     },
                     segments: offsets.len - 1,
                     out: output.address,
-                    module: plan.module(d.loader())?.0,
+                    // The check's kernel is in every module of the plan: the uncapped one,
+                    // which the scan's choice loaded, costs no occupancy query.
+                    module: d.module(&plan.kernels())?.0,
                 };
                 d.validate_exact(&job)
             });

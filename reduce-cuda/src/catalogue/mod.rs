@@ -40,7 +40,7 @@ pub(crate) mod tuning;
 
 pub use algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
 pub use config::{AxisConfig, Config, ScanConfig, SegConfig};
-pub(crate) use scan::{scan_plan, Segments};
+pub(crate) use scan::{scan_plan, ScanPlan, Segments};
 
 pub(crate) use plan::{PlainPlan, SegPlan, SegShape};
 

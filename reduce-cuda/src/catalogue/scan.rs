@@ -163,27 +163,40 @@ impl ScanPlan {
     /// slot while it waits for the tiles before it, so the tiles resident per SM are what hides
     /// the wait (docs/decisions/0063-scan-register-caps.md). ptxas, left alone, may take more
     /// registers than the SM's shared memory needs: then, where [`scan_may_cap`] allows,
-    /// `scan_tiles` is capped (`R_MIN_BLOCKS`) for the most blocks the shared memory and the
-    /// threads per SM allow, or for one fewer, whichever compiles without local memory first;
-    /// else the uncapped kernel. At most two compilations more, once per program and plan.
+    /// `scan_tiles` is capped (`R_MIN_BLOCKS`) for the most blocks the shared memory, threads
+    /// and blocks per SM allow, or for one fewer: the first that compiles without local memory
+    /// and holds more blocks than the uncapped kernel (the occupancy API's word, carveout
+    /// included). Else, or where a capped kernel does not compile, the uncapped kernel. At most
+    /// two compilations more, once per program and plan.
     pub fn module(&self, loader: &Loader) -> Result<(Arc<Module>, JitReport)> {
         let uncapped = loader.module(&self.kernels())?;
         if !self.may_cap() {
             return Ok(uncapped);
         }
         let device = loader.device;
-        let kernel = device.kernel(&uncapped.0, SCAN_TILES, self.block, 0, self.name)?;
         let info = &device.info;
-        let have = device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64;
-        let static_smem = uncapped.0.entry(SCAN_TILES.name)?.static_smem;
-        let per_block = static_smem + info.reserved_shared_per_block;
-        let room = ((info.threads_per_sm / self.block) as u64)
-            .min((info.shared_per_sm / per_block.max(1)) as u64);
+        let per_sm = |module: &Arc<Module>| -> Result<u64> {
+            let kernel = device.kernel(module, SCAN_TILES, self.block, 0, self.name)?;
+            Ok(device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64)
+        };
+        let have = per_sm(&uncapped.0)?;
+        let per_block =
+            uncapped.0.entry(SCAN_TILES.name)?.static_smem + info.reserved_shared_per_block;
+        let room = [
+            info.threads_per_sm / self.block,
+            info.blocks_per_sm,
+            (info.shared_per_sm / per_block.max(1)) as u32,
+        ]
+        .into_iter()
+        .min()
+        .unwrap_or(0) as u64;
         let mut report = uncapped.1;
         for cap in (have + 1..=room).rev().take(2) {
-            let (module, compiled) = loader.module(&self.capped(cap as u32))?;
+            let Ok((module, compiled)) = loader.module(&self.capped(cap as u32)) else {
+                break;
+            };
             report = report.then(compiled);
-            if !module.uses_local_memory(SCAN_TILES.name)? {
+            if !module.uses_local_memory(SCAN_TILES.name)? && per_sm(&module)? > have {
                 return Ok((module, report));
             }
         }
@@ -191,7 +204,7 @@ impl ScanPlan {
     }
 
     /// Whether `scan_tiles` may be capped (LookBack; in the keys form, by [`scan_may_cap`]).
-    fn may_cap(&self) -> bool {
+    pub fn may_cap(&self) -> bool {
         let key_bytes = if self.wide { 8 } else { 4 };
         !self.passes && scan_may_cap(self.segments == Segments::Keys, self.items, key_bytes)
     }

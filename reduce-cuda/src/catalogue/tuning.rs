@@ -292,12 +292,9 @@ pub(crate) const SCAN_BLOCK: u32 = 256;
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
 /// SM (`ScanPlan::module`): tiles resident per SM hide the look-back's wait, but not where a
 /// thread's keys (`items` of `key_bytes`, read as 16-byte vectors and compared in registers)
-/// take more than 64 bytes. On an H200 (2026-12-03, `bench scan --quick`, time against the
-/// uncapped kernel) f32 scans by keys, 128 bytes of keys a thread, took 1.15-1.19x capped for
-/// 6 blocks per SM (40 registers) and 1.03-1.04x for 5 (48), against 4 uncapped (64); affine
-/// scans by keys (64 bytes) 0.96-0.97x capped for 5 (62 to 48 registers); by CSR offsets, with
-/// the warp's marks ORed, f32 0.73-1.04x capped for 6 (64 to 40) where 5 read 0.77-1.04x, affine
-/// 0.75-0.96x for 5 (docs/decisions/0063-scan-register-caps.md).
+/// take more than 64 bytes: there fewer registers cost more than the blocks win (f32 by keys,
+/// 128 bytes, 1.03-1.19x the time capped on an H200; affine by keys, 64 bytes, 0.95-0.97x:
+/// docs/decisions/0063-scan-register-caps.md).
 pub(crate) fn scan_may_cap(keys: bool, items: u32, key_bytes: usize) -> bool {
     !keys || items as usize * key_bytes <= 64
 }

@@ -63,6 +63,8 @@ pub struct DeviceInfo {
     pub reserved_shared_per_block: usize,
     /// The most resident threads per SM.
     pub threads_per_sm: u32,
+    /// The most resident blocks per SM.
+    pub blocks_per_sm: u32,
     /// Total device memory in bytes.
     pub total_memory: usize,
     /// The NVRTC version kernels are compiled with.
@@ -162,6 +164,9 @@ impl Device {
             )? as usize,
             threads_per_sm: attribute(
                 CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )? as u32,
+            blocks_per_sm: attribute(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
             )? as u32,
             total_memory: ctx.total_mem().during("reading the memory size")?,
             nvrtc_version,
