@@ -449,6 +449,7 @@ __device__ __forceinline__ void r_mark(unsigned int* marks, r_size at, r_size t0
         atomicOr(&marks[word], bit);
     }
 }
+
 __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, unsigned int* marks,
                              r_size* s_first) {
     for (unsigned int w = threadIdx.x; w < R_TILE / 32; w += R_BLOCK) marks[w] = 0;
