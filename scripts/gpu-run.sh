@@ -146,6 +146,23 @@ for phase in "$@"; do
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
       ;;
+    plainportncu)
+      # Shuffle (ordered) and the portable reduction on 2^26 f32 and 2^26 f64, two launches each,
+      # after `bench ncu`'s two 2^28 Shuffle launches: throughput, instructions, stalls, and the
+      # per-instruction counts of each kernel's second f32 launch (issue 15: where the portable
+      # grouping's 4-8% goes)
+      ncu --clock-control none -k regex:"reduce_(shuffle|portable)" --launch-skip 2 --section SpeedOfLight \
+        --section Occupancy --section WarpStateStats --section LaunchStats --section InstructionStats \
+        --section MemoryWorkloadAnalysis .gpu/bin/bench ncu > "$OUT/plainportncu.txt" 2>&1
+      grep -E "  reduce_(shuffle|portable)|Duration|DRAM Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Instructions  |^    Stall " \
+        "$OUT/plainportncu.txt" | head -120 | tee -a "$SUMMARY"
+      for k in shuffle portable; do
+        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:"reduce_$k" --launch-skip $([ $k = shuffle ] && echo 3 || echo 1) \
+          --launch-count 1 --section SourceCounters -f -o "$OUT/plainport-$k" .gpu/bin/bench ncu > "$OUT/plainport-$k.log" 2>&1
+        ncu -i "$OUT/plainport-$k.ncu-rep" --page source --csv --print-source sass > "$OUT/plainport-$k-sass.csv" 2>&1
+        rm -f "$OUT/plainport-$k.ncu-rep"
+      done
+      ;;
     portncu)
       # the portable segmented kernel's launches of `bench segncu` (one segment and size 3 CSR, size 3
       # and 90% empty owner form, trusted)

@@ -135,6 +135,14 @@ pub fn masks_f32() -> FillMasks {
     m
 }
 
+/// f64 items in [1, 2): random mantissas, the exponent word fixed.
+pub fn masks_f64() -> FillMasks {
+    let mut m = FillMasks::default();
+    m.or_mask[1] = 0x3ff0_0000;
+    m.and_mask[1] = 0x3fff_ffff;
+    m
+}
+
 /// Log-sum-exp: (the maximum, the sum of e^(x - maximum)) — the reduction behind softmax and
 /// cross-entropy, lifted from f32 logits. Not exactly associative (floats): tests compare it
 /// within a tolerance, and its lift and combine bit for bit between the CPU and the GPU.

@@ -1,10 +1,13 @@
 //! `bench ncu`: a short run for a profiler (`ncu -k regex:reduce_shuffle -c 2`, then
 //! `-k regex:read_roof -c 1`, `-k regex:scan_tiles -c 2`): the roof kernel (three warm-up runs and
-//! one timed), Shuffle twice, and the inclusive scan (LookBack) twice, on 2^28 f32.
+//! one timed), Shuffle twice, and the inclusive scan (LookBack) twice, on 2^28 f32; then, for
+//! `gpu-run.sh plainportncu` (`-k regex:"reduce_(shuffle|portable)" --launch-skip 2`), Shuffle and
+//! the portable reduction twice each on 2^26 f32 and on 2^26 f64: the same ordered lanes, the
+//! two groupings.
 
 use crate::kernels::BenchKernels;
-use crate::monoids::masks_f32;
-use reduce_cuda::{Algorithm, Gpu, Scan, ScanAlgorithm, Sum};
+use crate::monoids::{masks_f32, masks_f64};
+use reduce_cuda::{Algorithm, Config, CudaMonoid, DeviceSlice, Gpu, Scan, ScanAlgorithm, Sum};
 
 pub fn ncu() -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -24,5 +27,26 @@ pub fn ncu() -> reduce_cuda::Result<()> {
             ScanAlgorithm::Auto,
         )?;
     }
+    drop(scanned);
+    drop(xs);
+    let f32s = kernels.fill_random::<Sum<f32>>(1 << 26, 2, &masks_f32())?;
+    shuffle_and_portable(&gpu, f32s.items())?;
+    drop(f32s);
+    let f64s = kernels.fill_random::<Sum<f64>>(1 << 26, 3, &masks_f64())?;
+    shuffle_and_portable(&gpu, f64s.items())?;
     gpu.synchronize()
+}
+
+/// Shuffle (ordered, the default grouping), then the portable grouping, twice each.
+fn shuffle_and_portable<M: CudaMonoid>(gpu: &Gpu, xs: &DeviceSlice<M>) -> reduce_cuda::Result<()> {
+    let mut out = gpu.identities::<M>(1)?;
+    for config in [
+        Config::new(Algorithm::Shuffle),
+        Config::default().portable(),
+    ] {
+        for _ in 0..2 {
+            gpu.reduce_into(xs, &mut out, config)?;
+        }
+    }
+    Ok(())
 }

@@ -19,7 +19,7 @@ use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
 use crate::layouts::{distribution, DISTRIBUTIONS};
-use crate::monoids::{masks_f32, LogSumExp};
+use crate::monoids::{masks_f32, masks_f64, LogSumExp};
 use crate::output::{hash_of, report};
 use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
 use crate::timing::{median_ms, REPS};
@@ -29,14 +29,6 @@ use reduce_cuda::{
     Result, SegConfig, Sum,
 };
 use std::fmt::Write as _;
-
-/// f64 items in [1, 2): random mantissas, the exponent word fixed.
-fn masks_f64() -> FillMasks {
-    let mut m = FillMasks::default();
-    m.or_mask[1] = 0x3ff0_0000;
-    m.and_mask[1] = 0x3fff_ffff;
-    m
-}
 
 /// One case's timings (ms) and checks.
 struct Row {
