@@ -437,13 +437,7 @@ __device__ __forceinline__ void r_mark(unsigned int* marks, r_size at, r_size t0
     const unsigned int bit = in ? 1u << (pos % 32) : 0u;
     const unsigned int first = __shfl_sync(R_FULL_MASK, word, 0);
     if (__all_sync(R_FULL_MASK, !in || word == first)) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-        unsigned int bits = bit;
-#pragma unroll
-        for (unsigned int o = 1; o < R_WARP; o <<= 1) bits |= __shfl_xor_sync(R_FULL_MASK, bits, o);
-#else
-        const unsigned int bits = __reduce_or_sync(R_FULL_MASK, bit);
-#endif
+        const unsigned int bits = r_warp_redux<R_OR>(bit);
         if ((threadIdx.x & (R_WARP - 1)) == 0 && bits != 0) atomicOr(&marks[first], bits);
     } else if (in) {
         atomicOr(&marks[word], bit);

@@ -44,6 +44,26 @@ __device__ __forceinline__ unsigned int r_narrow(r_idx v) {
 
 __device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { return r_narrow(__ldg(p)); }
 
+// The warp's minimum, maximum, sum or OR of v, in every lane: redux.sync from sm_80, shuffles
+// before.
+enum r_redux { R_MIN, R_MAX, R_ADD, R_OR };
+template <r_redux OP>
+__device__ __forceinline__ unsigned int r_warp_redux(unsigned int v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const unsigned int w = __shfl_xor_sync(R_FULL_MASK, v, o);
+        v = OP == R_MIN ? min(v, w) : OP == R_MAX ? max(v, w) : OP == R_ADD ? v + w : v | w;
+    }
+    return v;
+#else
+    return OP == R_MIN   ? __reduce_min_sync(R_FULL_MASK, v)
+           : OP == R_MAX ? __reduce_max_sync(R_FULL_MASK, v)
+           : OP == R_ADD ? __reduce_add_sync(R_FULL_MASK, v)
+                         : __reduce_or_sync(R_FULL_MASK, v);
+#endif
+}
+
 // Last s in [0, segments) with offsets[s] <= pos, by a 33-ary search of the whole warp.
 // offsets[0] = 0 <= pos < n = offsets[segments] for valid input. All 32 lanes must call it.
 __device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size segments, r_size pos) {

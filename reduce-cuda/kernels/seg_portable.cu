@@ -429,24 +429,6 @@ struct r_stage {
     }
 };
 
-// The warp's minimum, maximum or sum of v, in every lane: redux.sync from sm_80, shuffles before.
-enum r_redux { R_MIN, R_MAX, R_ADD };
-template <r_redux OP>
-__device__ __forceinline__ unsigned int r_warp_redux(unsigned int v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#pragma unroll
-    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
-        const unsigned int w = __shfl_xor_sync(R_FULL_MASK, v, o);
-        v = OP == R_MIN ? min(v, w) : OP == R_MAX ? max(v, w) : v + w;
-    }
-    return v;
-#else
-    return OP == R_MIN   ? __reduce_min_sync(R_FULL_MASK, v)
-           : OP == R_MAX ? __reduce_max_sync(R_FULL_MASK, v)
-                         : __reduce_add_sync(R_FULL_MASK, v);
-#endif
-}
-
 // The stage of this warp for segment starts lo .. hi in its lanes (R_NO_HEAD / 0 in a lane
 // without any): base and span from the warp's lowest and highest (ids below `segments` only,
 // whatever the layout). Every lane calls it.
