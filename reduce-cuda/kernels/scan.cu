@@ -147,10 +147,12 @@ __device__ __forceinline__ unsigned int r_load_relaxed(const unsigned int* p) {
 #endif
 }
 
-// The waits' back-off between polls: sleeps `pause` ns, then doubles it up to 512 (start at 32).
+// The waits' back-off between polls: sleeps `pause` ns, then doubles it up to 128 (start at 32).
+// The cap bounds how late a wait sees its entry: a longer one costs more than the polls' traffic
+// it saves (decision 0065).
 __device__ __forceinline__ void r_back_off(unsigned int& pause) {
     __nanosleep(pause);
-    pause = pause < 512 ? 2 * pause : pause;
+    pause = pause < 128 ? 2 * pause : pause;
 }
 
 // Waits for tile or group state word `p` to be published, and returns it. The wait polls with
