@@ -17,7 +17,7 @@ use reduce_core::{portable, scan, scan_by_key, scan_segments, CudaMonoid, Scan, 
 use reduce_cuda::{ScanAlgorithm, ScanConfig};
 use reduce_tests::emu::{bytes_of, compiler, scan_kernel, values_from, Order, ScanCase};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
-use reduce_tests::monoids::small::Nib8;
+use reduce_tests::monoids::small::{AffCount, Nib8, Tri8};
 use reduce_tests::{Affine, Mat2, Mat3, Random, TestRng};
 use std::fmt::Debug;
 
@@ -137,6 +137,9 @@ fn plain_scans_are_the_reference() {
     // 16 bytes: entries of two 16-byte parts; 72 bytes: states and values apart
     check_plain::<Mat2>(&cxx);
     check_plain::<Mat3>(&cxx);
+    // 3 and 12 bytes: staged item by item
+    check_plain::<Tri8>(&cxx);
+    check_plain::<AffCount>(&cxx);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use reduce_core::{
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
 use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
-use reduce_tests::monoids::small::Nib8;
+use reduce_tests::monoids::small::{Aff16n, AffCount, Grid16, Nib8, Tri8};
 use reduce_tests::*;
 
 const KINDS: [Scan; 2] = [Scan::Inclusive, Scan::Exclusive];
@@ -67,6 +67,9 @@ fn the_family_compiles() {
         compile_scan_kernels::<Mat2>(config, CI_ARCH).unwrap();
         compile_scan_kernels::<Mat3>(config, CI_ARCH).unwrap();
         compile_scan_kernels::<Nib8>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Tri8>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<AffCount>(config, CI_ARCH).unwrap();
+        compile_scan_kernels::<Grid16>(config, CI_ARCH).unwrap();
         compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
         compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
     }
@@ -163,6 +166,13 @@ fn plain_scans_are_the_reference() {
     check_plain::<Mat2>(&gpu, SIZES);
     check_plain::<Nib8>(&gpu, SIZES);
     check_plain::<Mat3>(&gpu, &[0, 1, 1025, 4097, 100_003]);
+    // sizes no 16-byte vector holds whole (staged item by item): 3, 6 and 12 bytes (one of them
+    // aligned to 2)
+    let odd = &[1, 1025, 4097, 100_003, (1 << 20) + 7];
+    check_plain::<Tri8>(&gpu, odd);
+    check_plain::<Aff16n>(&gpu, odd);
+    check_plain::<AffCount>(&gpu, odd);
+    check_plain::<Grid16>(&gpu, odd);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 use crate::driver::driver;
 use crate::layouts;
-use crate::monoids::{Affine, ArgMax, Mat2};
+use crate::monoids::{Affine, ArgMax, Heis, Mat2};
 use crate::seg_common::{DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
@@ -326,7 +326,8 @@ fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usiz
 
 /// The scans: plain, by CSR offsets (with empty segments) and by keys, both kinds, in the
 /// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), LookBack
-/// and ReduceThenScan, at sizes around the tiles. Returns the number of mismatches.
+/// and ReduceThenScan, at sizes around the tiles; and plain scans of 12-byte items (staged item
+/// by item), into a buffer and in place. Returns the number of mismatches.
 fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
     let mut failures = 0;
     for n in [1usize, 33, 8193, 70_001] {
@@ -369,6 +370,26 @@ fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
                         eprintln!("scan {what} n = {n} {kind:?} {config:?}: MISMATCH");
                         failures += 1;
                     }
+                }
+            }
+        }
+        // 12-byte items, staged item by item: into a new buffer and in place
+        let heis: Vec<Heis> = (0..n)
+            .map(|_| Heis {
+                a: next(),
+                b: next(),
+                c: next(),
+            })
+            .collect();
+        for kind in [Scan::Inclusive, Scan::Exclusive] {
+            let want = scan(&heis, kind);
+            let mut xs = gpu.upload(&heis)?;
+            let into = gpu.download(&gpu.scan(&xs, kind, ScanAlgorithm::Auto)?)?;
+            gpu.scan_in_place(&mut xs, kind, ScanAlgorithm::Auto)?;
+            for (what, got) in [("into", into), ("in place", gpu.download(&xs)?)] {
+                if got != want {
+                    eprintln!("scan 12-byte {what} n = {n} {kind:?}: MISMATCH");
+                    failures += 1;
                 }
             }
         }

@@ -1,8 +1,8 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes) and
-//! the f32 linear recurrence at 2^20, 2^24 and 2^28 items, inclusive and exclusive, and the
-//! segmented scans (CSR offsets, and keys: each item's segment id) of `bench segmented`'s
-//! distributions at 2^26, against the copy roof measured on the same bytes in the same command
+//! `ScanAlgorithm::Auto`) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the
+//! f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
+//! and exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
+//! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes in the same command
 //! — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each byte read once and
 //! written once: ×roof = roof time × (bytes moved / bytes the roof moves) / time — and against
 //! CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum` (`anchors/torch_scan.py`) from
@@ -14,7 +14,7 @@ use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels, FillMasks, Filled};
 use crate::layouts::{distribution, owners, to_u32, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_affine_f32, masks_f32, masks_mat2};
-use crate::monoids::{Affine, AffineF32, Mat2};
+use crate::monoids::{Affine, AffineF32, Heis, Mat2};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{CudaMonoid, Gpu, Scan, ScanAlgorithm, ScanConfig, Sum};
@@ -221,6 +221,16 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
             &masks_affine_f32(),
             false,
         )?;
+        // 12 bytes: no 16-byte vector holds whole items (the stage item by item)
+        plain::<Heis>(
+            &gpu,
+            &kernels,
+            &mut table,
+            ("heis 12 B", ["", ""]),
+            n,
+            &FillMasks::default(),
+            true,
+        )?;
         eprintln!("scan: n = 2^{log2} done");
     }
     tile_shapes::<Sum<f32>>(&gpu, &kernels, &mut table, "f32 sum", &masks_f32())?;
@@ -248,13 +258,19 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
     let mut out = gpu.identities::<M>(n)?;
     // the default is 256 threads of 128 bytes' worth of items (at most 32 items)
     let per = (128 / std::mem::size_of::<M>() as u32).min(32);
-    let shapes =
-        [(128, per), (512, per / 2), (256, per / 2), (256, per / 4)].map(|(block, items)| {
-            let config = ScanConfig::new(ScanAlgorithm::LookBack)
-                .block(block)
-                .items_per_thread(items);
-            (format!("{block} x {items}"), config)
-        });
+    let shapes = [
+        (128, per),
+        (512, per),
+        (512, per / 2),
+        (256, per / 2),
+        (256, per / 4),
+    ]
+    .map(|(block, items)| {
+        let config = ScanConfig::new(ScanAlgorithm::LookBack)
+            .block(block)
+            .items_per_thread(items);
+        (format!("{block} x {items}"), config)
+    });
     let baseline = ScanAlgorithm::ReduceThenScan;
     for (label, config) in shapes
         .into_iter()
