@@ -60,7 +60,9 @@
 // Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
 // R_SEG_KEYS), R_IDX64 (u64 offsets or keys), R_WORD_PARTS (an entry's 16-byte parts, 0 for
 // states and values apart: THE ENTRIES), R_MIN_BLOCKS (scan_tiles' resident blocks per SM its
-// registers are capped for; 0: no cap, catalogue/scan.rs picks it).
+// registers are capped for; 0: no cap, catalogue/scan.rs picks it), R_STAGE_BYTES (the warps'
+// stages: R_BLOCK * R_ITEMS input items; 0: no stage) and R_STAGE_DYNAMIC (1: the stages are the
+// launch's dynamic shared memory).
 
 #define R_SEG_OFFSETS 1
 #define R_SEG_KEYS 2
@@ -473,30 +475,47 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
 // A thread's items are read twice, to fold them and, after the look-back, to write their outputs,
 // and held nowhere in between: items kept in registers through the wait would cap the blocks an
 // SM holds, and tiles in flight are what hides the wait. A warp whose items are all there loads
-// them as whole 16-byte vectors, coalesced, into its stage in shared memory, kInVecs per lane
-// (where a lane's items fill whole vectors that no item straddles; else 0, and each thread reads
-// its items from `in`, both times); each lane then reads its own run, a vector at a time. Outputs
-// as large as the items go back into the lane's run in the stage, in place, and out coalesced;
-// other outputs each thread stores itself (kOutPer to a 16-byte vector where they fill it).
-// Vector x of a stage lies at r_swizzle(x): the eight lanes of a phase touch eight distinct
-// 16-byte bank groups both when the warp moves consecutive vectors and when each lane moves its
-// own run (of 1, 2, 4 or 8 vectors). The stages of a block take at most 32 KiB (beyond it,
-// kInVecs is 0).
+// them as whole 16-byte vectors, coalesced, into its stage in shared memory (32 items of any size
+// are whole vectors); each lane then reads its own run from the stage. Two layouts:
+//   - by vectors (kInVecs > 0), where a lane's items fill whole vectors that no item straddles:
+//     vector x of the stage lies at r_swizzle(x), so that the eight lanes of a phase touch
+//     eight distinct 16-byte bank groups both when the warp moves consecutive vectors and when
+//     each lane moves its own run (of 1, 2, 4 or 8 vectors); a lane reads a vector at a time;
+//   - by items (kByItems, any other size: 3, 6, 12, 24, 72 bytes...): the warp's items in order,
+//     unswizzled, each lane reading its items one by one.
+// Outputs as large as the items go back into the lane's run in the stage, in place, and out
+// coalesced; other outputs each thread stores itself (kOutPer to a 16-byte vector where they fill
+// it). The host stages a tile's items where they fit its bound (R_STAGE_BYTES,
+// catalogue/tuning.rs's SCAN_STAGE_MAX); beyond it (or for items aligned past 16 bytes) nothing
+// is staged and each thread reads its items from `in`, both times: uncoalesced, several times
+// slower (docs/decisions/0066-scan-stages-for-any-size.md).
 constexpr int kPerVec = 16 % sizeof(r_in) == 0 && alignof(r_in) <= 16 ? (int)(16 / sizeof(r_in)) : 0;
 constexpr int kInRun = kPerVec > 0 && R_ITEMS % kPerVec == 0 ? R_ITEMS / kPerVec : 0;
-constexpr int kInVecs = R_BLOCK * kInRun * 16 <= 32768 ? kInRun : 0;
-constexpr bool kOutStaged = kInVecs > 0 && sizeof(M) == sizeof(r_in);
+static_assert(R_STAGE_BYTES == 0 || R_STAGE_BYTES == (size_t)R_BLOCK * R_ITEMS * sizeof(r_in),
+              "a stage holds its warp's items");
+constexpr bool kStageFits = R_STAGE_BYTES > 0 && alignof(r_in) <= 16;
+constexpr int kInVecs = kStageFits ? kInRun : 0;
+constexpr bool kByItems = kStageFits && kInVecs == 0;
+constexpr int kWarpVecs = (int)(R_WARP * R_ITEMS * sizeof(r_in) / 16);  // a warp's items
+constexpr bool kOutStaged = (kInVecs > 0 || kByItems) && sizeof(M) == sizeof(r_in) && alignof(M) <= 16;
+constexpr int kStageVecs = R_STAGE_BYTES > 0 ? kWarpVecs : 1;  // a warp's stage
 constexpr int kOutPer = 16 % sizeof(M) == 0 && alignof(M) <= 16 && R_ITEMS % (16 / sizeof(M)) == 0 ? (int)(16 / sizeof(M)) : 0;
-constexpr int kStageVecs = R_WARP * (kInVecs > 0 ? kInVecs : 1);
 
 __device__ __forceinline__ unsigned int r_swizzle(unsigned int x) { return x ^ ((x >> 3) & 7u); }
+// Where vector x of a warp's items lies in its stage, and the rounds in which the warp moves them.
+__device__ __forceinline__ unsigned int r_stage_at(unsigned int x) { return kByItems ? x : r_swizzle(x); }
+constexpr int kStageRounds = kInVecs > 0 ? kInVecs : kByItems ? (kWarpVecs + R_WARP - 1) / R_WARP : 1;
 
 // Calls f(j, item j lifted) for the thread's items in order: from the lane's run in its warp's
-// stage, a vector at a time (`staged`), else the `count` items from `in` at `first`.
+// stage (`staged`), else the `count` items from `in` at `first`.
 template <typename F>
 __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, unsigned int lane, const r_in* in,
                                                r_size first, int count, F f) {
-    if (staged) {
+    if (kByItems && staged) {
+        const r_in* run = reinterpret_cast<const r_in*>(stage) + lane * R_ITEMS;
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) f(j, m_lift(run[j], first + j));
+    } else if (staged) {
 #pragma unroll
         for (int v = 0; v < kInVecs; ++v) {
             union {
@@ -547,7 +566,15 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         r_seg group[R_WARP];
         M ring[R_LB_SLOTS];
     } s_lb;
+    // The warps' stages, kWarpVecs vectors each: static where the host keeps them so (up to
+    // 32 KiB, catalogue/tuning.rs's SCAN_STATIC_STAGE_MAX: the address folds into the
+    // instructions), else the launch's dynamic shared memory (R_STAGE_DYNAMIC).
+#if R_STAGE_DYNAMIC
+    extern __shared__ uint4 s_stages[];
+    uint4(*const s_stage)[kStageVecs] = reinterpret_cast<uint4(*)[kStageVecs]>(s_stages);
+#else
     __shared__ uint4 s_stage[R_WARPS][kStageVecs];
+#endif
 #if R_SEG == R_SEG_OFFSETS
     __shared__ unsigned int s_marks[R_TILE / 32];
     __shared__ r_size s_first;
@@ -565,16 +592,18 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
     const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
     const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
 
-    // The thread's items: a warp whose items are all there stages them (see kPerVec).
+    // The thread's items: a warp whose items are all there stages them (see the stages above).
     const bool warp_whole = t0 + (r_size)(warp + 1) * R_WARP * R_ITEMS <= n;
-    const bool staged = kInVecs > 0 && warp_whole && ((unsigned long long)in & 15u) == 0;
+    const bool staged = (kInVecs > 0 || kByItems) && warp_whole && ((unsigned long long)in & 15u) == 0;
     if (staged) {
         const uint4* src = reinterpret_cast<const uint4*>(in + (first - (r_size)lane * R_ITEMS));
-        uint4 loaded[kInVecs > 0 ? kInVecs : 1];
+        uint4 loaded[kStageRounds];
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) loaded[v] = __ldcs(src + v * R_WARP + lane);
+        for (int v = 0; v < kStageRounds; ++v)
+            if (v * R_WARP + lane < kWarpVecs) loaded[v] = __ldcs(src + v * R_WARP + lane);
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) s_stage[warp][r_swizzle(v * R_WARP + lane)] = loaded[v];
+        for (int v = 0; v < kStageRounds; ++v)
+            if (v * R_WARP + lane < kWarpVecs) s_stage[warp][r_stage_at(v * R_WARP + lane)] = loaded[v];
         __syncwarp();
     }
 
@@ -683,7 +712,13 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         return exclusive ? before : acc;
     };
     if (kOutStaged && staged && ((unsigned long long)out & 15u) == 0) {
-        // Into the run's place in the stage, a vector at a time, then out coalesced.
+        // Into the run's place in the stage (an item, or a vector, at a time), then out coalesced.
+        if constexpr (kByItems) {
+            const r_in* run = reinterpret_cast<const r_in*>(s_stage[warp]) + lane * R_ITEMS;
+            M* outs = reinterpret_cast<M*>(s_stage[warp]) + lane * R_ITEMS;
+#pragma unroll
+            for (int j = 0; j < R_ITEMS; ++j) outs[j] = step(j, m_lift(run[j], first + j));
+        }
 #pragma unroll
         for (int v = 0; v < kInVecs; ++v) {
             const unsigned int at = r_swizzle(lane * kInVecs + v);
@@ -700,7 +735,8 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         __syncwarp();
         uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_swizzle(v * R_WARP + lane)]);
+        for (int v = 0; v < kStageRounds; ++v)
+            if (v * R_WARP + lane < kWarpVecs) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_stage_at(v * R_WARP + lane)]);
     } else if (kOutPer > 0 && count == R_ITEMS && ((unsigned long long)(out + first) & 15u) == 0) {
         // The thread's run as 16-byte vectors of kOutPer outputs.
         union {

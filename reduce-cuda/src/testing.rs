@@ -436,6 +436,15 @@ pub fn scan_may_cap<M: CudaMonoid, I: SegIndex>(
     Ok(scan_plan_of::<M, I>(config, offsets)?.may_cap())
 }
 
+/// The dynamic shared memory of the scan kernels of `config` for `M` (the tile's items' stages
+/// where they are too large to be static; `offsets` as for [`scan_kernel_source`]).
+pub fn scan_stage_bytes<M: CudaMonoid, I: SegIndex>(
+    config: crate::ScanConfig,
+    offsets: Option<bool>,
+) -> Result<usize> {
+    Ok(scan_plan_of::<M, I>(config, offsets)?.stage())
+}
+
 fn scan_plan_of<M: CudaMonoid, I: SegIndex>(
     config: crate::ScanConfig,
     offsets: Option<bool>,

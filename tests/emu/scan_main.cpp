@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <vector>
 
+// Each tile's dynamic shared memory (its stages), refilled with 0xA5 before every block.
+constexpr unsigned long long kStageBytes = R_STAGE_BYTES > 0 ? R_STAGE_BYTES : 16;
+
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
@@ -35,21 +38,26 @@ int main(int argc, char** argv) {
         if (passes) {
             // a flag and a value per tile and per group, poisoned: each is written before it is read
             std::vector<unsigned int> flags(tiles + groups, 0xA5A5A5A5u);
-            for (unsigned int b = 0; b < tiles && ok; ++b)
+            for (unsigned int b = 0; b < tiles && ok; ++b) {
+                emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
                     scan_reduce(items.data(), n, index.data(), segments, flags.data(), aggregates.data());
                 });
+            }
             const unsigned int group_blocks = (unsigned int)((groups + R_WARPS - 1) / R_WARPS);
             for (unsigned int b = 0; b < group_blocks && ok; ++b)
                 ok = emu::run_block(b, group_blocks, R_BLOCK, [&] { scan_groups(n, flags.data(), aggregates.data()); });
             ok = ok && emu::run_block(0, 1, R_BLOCK, [&] { scan_chain(n, flags.data(), aggregates.data()); });
-            for (unsigned int b = 0; b < tiles && ok; ++b)
+            for (unsigned int b = 0; b < tiles && ok; ++b) {
+                emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
                     scan_apply(items.data(), n, out.data(), exclusive, index.data(), segments, flags.data(),
                                aggregates.data());
                 });
+            }
         } else {
             for (unsigned int b = 0; b < tiles && ok; ++b) {
+                emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
                     scan_tiles(items.data(), n, out.data(), exclusive, index.data(), segments,
                                reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());

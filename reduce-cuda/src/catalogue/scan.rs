@@ -8,6 +8,7 @@
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
+use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::{Dispatch, Loader};
@@ -75,6 +76,20 @@ pub(crate) struct ScanPlan {
     /// The 16-byte parts of a tile's entry (its state and value, kernels/scan.cu's THE
     /// ENTRIES), 0 for states and values apart.
     word_parts: u32,
+    /// The bytes of a tile's items its warps stage in shared memory (0: none), dynamic past
+    /// [`SCAN_STATIC_STAGE_MAX`].
+    stage: u32,
+}
+
+/// The stage of a tile of `block` threads of `items` input items of `in_size` bytes: all of
+/// them, up to [`SCAN_STAGE_MAX`] bytes; else none.
+fn stage_bytes(block: u32, items: u32, in_size: usize) -> u32 {
+    let bytes = block as usize * items as usize * in_size;
+    if bytes <= SCAN_STAGE_MAX {
+        bytes as u32
+    } else {
+        0
+    }
 }
 
 /// The 16-byte parts of an entry for values of `m_size` bytes: 12 bytes of the value in each
@@ -112,14 +127,19 @@ pub(crate) fn scan_plan(
                  leave block and items_per_thread unset",
             ));
         }
+        let (block, per_thread) = (
+            portable::SCAN_BLOCK as u32,
+            portable::scan_items(items.m_size) as u32,
+        );
         return Ok(ScanPlan {
             name,
             passes,
-            block: portable::SCAN_BLOCK as u32,
-            items: portable::scan_items(items.m_size) as u32,
+            block,
+            items: per_thread,
             segments,
             wide,
             word_parts: word_parts(items.m_size),
+            stage: stage_bytes(block, per_thread, items.in_size),
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
@@ -140,6 +160,7 @@ pub(crate) fn scan_plan(
         segments,
         wide,
         word_parts: word_parts(items.m_size),
+        stage: stage_bytes(block, per_thread, items.in_size),
     })
 }
 
@@ -147,6 +168,16 @@ impl ScanPlan {
     /// (threads per block, items per thread).
     pub fn shape(&self) -> (u32, u32) {
         (self.block, self.items)
+    }
+
+    /// The dynamic shared memory of a tile's kernels: its items' stages where they pass
+    /// [`SCAN_STATIC_STAGE_MAX`] (smaller ones are static).
+    pub fn stage(&self) -> usize {
+        if self.stage as usize > SCAN_STATIC_STAGE_MAX {
+            self.stage as usize
+        } else {
+            0
+        }
     }
 
     /// Items per tile.
@@ -176,12 +207,13 @@ impl ScanPlan {
         let device = loader.device;
         let info = &device.info;
         let per_sm = |module: &Arc<Module>| -> Result<u64> {
-            let kernel = device.kernel(module, SCAN_TILES, self.block, 0, self.name)?;
+            let kernel = device.kernel(module, SCAN_TILES, self.block, self.stage(), self.name)?;
             Ok(device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64)
         };
         let have = per_sm(&uncapped.0)?;
-        let per_block =
-            uncapped.0.entry(SCAN_TILES.name)?.static_smem + info.reserved_shared_per_block;
+        let per_block = uncapped.0.entry(SCAN_TILES.name)?.static_smem
+            + self.stage()
+            + info.reserved_shared_per_block;
         let room = [
             info.threads_per_sm / self.block,
             info.blocks_per_sm,
@@ -226,6 +258,8 @@ impl ScanPlan {
                 ("R_IDX64", self.wide as u32),
                 ("R_WORD_PARTS", self.word_parts),
                 ("R_MIN_BLOCKS", min_blocks),
+                ("R_STAGE_BYTES", self.stage),
+                ("R_STAGE_DYNAMIC", (self.stage() > 0) as u32),
             ],
         )
     }
@@ -258,10 +292,10 @@ impl ScanPlan {
             let regions = d.carve(&[slots * 4, slots * m_size])?;
             let (flags, values) = (regions[0], regions[1]);
             let spec = self.kernels();
-            let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, 0, self.name)?;
+            let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, self.stage(), self.name)?;
             let group_folds = d.kernel(&spec, SCAN_GROUPS, self.block, 0, self.name)?;
             let chain = d.kernel(&spec, SCAN_CHAIN, self.block, 0, self.name)?;
-            let apply = d.kernel(&spec, SCAN_APPLY, self.block, 0, self.name)?;
+            let apply = d.kernel(&spec, SCAN_APPLY, self.block, self.stage(), self.name)?;
             let args = ScanReduceArgs {
                 r#in: input,
                 n,
@@ -299,7 +333,7 @@ impl ScanPlan {
         let module = self.module(d.loader())?.0;
         let kernel = d
             .device
-            .kernel(&module, SCAN_TILES, self.block, 0, self.name)?;
+            .kernel(&module, SCAN_TILES, self.block, self.stage(), self.name)?;
         let args = ScanArgs {
             r#in: input,
             n,
@@ -354,6 +388,38 @@ mod tests {
         };
         let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
         assert_eq!(plan.items, 32);
+    }
+
+    /// The default tiles' items are staged: 32 KiB of f32 statically; 48 KiB of 12-byte items
+    /// (256 threads of 16) in dynamic shared memory, lifted from 4-byte items: 16 KiB static. A
+    /// tile past `SCAN_STAGE_MAX` is not staged.
+    #[test]
+    fn stages() {
+        let stage = |items: Items, config: ScanConfig| {
+            let plan = scan_plan(config, items, Segments::None, false).unwrap();
+            (plan.stage, plan.stage(), plan.capped(0).defines)
+        };
+        let twelve = Items {
+            m_size: 12,
+            in_size: 12,
+            ..F32
+        };
+        let lifted = Items {
+            in_size: 4,
+            ..twelve
+        };
+        let (bytes, dynamic, defines) = stage(F32, ScanConfig::default());
+        assert_eq!((bytes, dynamic), (32 * 1024, 0));
+        assert!(defines.contains(&("R_STAGE_BYTES", 32 * 1024)));
+        assert!(defines.contains(&("R_STAGE_DYNAMIC", 0)));
+        let (bytes, dynamic, defines) = stage(twelve, ScanConfig::default());
+        assert_eq!((bytes, dynamic), (48 * 1024, 48 * 1024));
+        assert!(defines.contains(&("R_STAGE_DYNAMIC", 1)));
+        assert_eq!(stage(twelve, ScanConfig::default().portable()).1, 48 * 1024);
+        assert_eq!(stage(lifted, ScanConfig::default()).0, 16 * 1024);
+        let wide = ScanConfig::default().block(512);
+        assert_eq!(stage(F32, wide).0, 0);
+        assert_eq!(stage(F32, wide).1, 0);
     }
 
     /// The uncapped spec leaves `R_MIN_BLOCKS` at 0; the keys form is never capped where a

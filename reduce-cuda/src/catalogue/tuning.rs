@@ -289,6 +289,20 @@ pub(crate) const SCAN_WORD_PARTS: usize = 4;
 /// LookBack's threads per block (scans). Items per thread: [`scan_items`].
 pub(crate) const SCAN_BLOCK: u32 = 256;
 
+/// The most bytes of a scan tile's items its warps stage in shared memory (kernels/scan.cu: a
+/// warp loads its items coalesced and each thread reads its own run from the stage; unstaged,
+/// each thread reads its run from global memory, uncoalesced, twice). 48 KiB holds the default
+/// tile of 12-, 20-, 24-, 40- and 48-byte items (256 threads of 160 or 192 bytes) and leaves
+/// 16 KiB for the kernel's own shared memory on every device from sm_75 (64 KiB a block).
+pub(crate) const SCAN_STAGE_MAX: usize = 48 * 1024;
+
+/// The most bytes of a scan tile's stage kept in static shared memory (a block's static shared
+/// memory ends at 48 KiB); larger stages are the launch's dynamic shared memory. The static
+/// stage's address folds into the instructions: the kernels of 16-byte-vector items keep the
+/// code and registers they had before stages could be dynamic (a dynamic base held in a
+/// register cost f32 by offsets a spill under its cap for 6 blocks per SM).
+pub(crate) const SCAN_STATIC_STAGE_MAX: usize = 32 * 1024;
+
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
 /// SM (`ScanPlan::module`): tiles resident per SM hide the look-back's wait, but not where a
 /// thread's keys (`items` of `key_bytes`, read as 16-byte vectors and compared in registers)

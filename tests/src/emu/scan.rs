@@ -1,6 +1,6 @@
 //! The scans' kernel (kernels/scan.cu) on the emulator.
 
-use super::{index_bytes, Build, Order};
+use super::{emulated_text, index_bytes, Build, Order};
 use reduce_core::{CudaMonoid, SegIndex};
 use reduce_cuda::testing::scan_kernel_source;
 
@@ -46,7 +46,12 @@ pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
         M::CUDA_NAME,
         I::WIDE as u8
     );
-    let build = Build::compile(cxx, &source.text, ("scan_main.cpp", SCAN_MAIN_CPP), &tag);
+    let build = Build::compile(
+        cxx,
+        &emulated_text(&source),
+        ("scan_main.cpp", SCAN_MAIN_CPP),
+        &tag,
+    );
     EmulatedScan {
         build,
         tile: threads as u64 * items as u64,
