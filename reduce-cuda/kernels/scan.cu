@@ -474,57 +474,59 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
 
 // A thread's items are read twice, to fold them and, after the look-back, to write their outputs,
 // and held nowhere in between: items kept in registers through the wait would cap the blocks an
-// SM holds, and tiles in flight are what hides the wait. A warp whose items are all there loads
-// them as whole 16-byte vectors, coalesced, into its stage in shared memory (32 items of any size
-// are whole vectors); each lane then reads its own run from the stage. Two layouts:
-//   - by vectors (kInVecs > 0), where a lane's items fill whole vectors that no item straddles:
-//     vector x of the stage lies at r_swizzle(x), so that the eight lanes of a phase touch
-//     eight distinct 16-byte bank groups both when the warp moves consecutive vectors and when
-//     each lane moves its own run (of 1, 2, 4 or 8 vectors); a lane reads a vector at a time;
-//   - by items (kByItems, any other size: 3, 6, 12, 24, 72 bytes...): the warp's items in order,
-//     unswizzled, each lane reading its items one by one.
-// Outputs as large as the items go back into the lane's run in the stage, in place, and out
-// coalesced; other outputs each thread stores itself (kOutPer to a 16-byte vector where they fill
-// it). The host stages a tile's items where they fit its bound (R_STAGE_BYTES,
-// catalogue/tuning.rs's SCAN_STAGE_MAX); beyond it (or for items aligned past 16 bytes) nothing
-// is staged and each thread reads its items from `in`, both times: uncoalesced, several times
-// slower (docs/decisions/0066-scan-stages-for-any-size.md).
-constexpr int kPerVec = 16 % sizeof(r_in) == 0 && alignof(r_in) <= 16 ? (int)(16 / sizeof(r_in)) : 0;
-constexpr int kInRun = kPerVec > 0 && R_ITEMS % kPerVec == 0 ? R_ITEMS / kPerVec : 0;
+// SM holds, and tiles in flight are what hides the wait. Where a thread's run of items is whole
+// 16-byte vectors (every default tile: scan_items rounds it so), a warp whose items are all there
+// loads them as vectors, coalesced, into its stage in shared memory, kInVecs per lane; each lane
+// then reads its own run from the stage a chunk at a time: the fewest whole vectors that hold
+// whole items (kChunkVecs: one vector of 16 / size items for 1, 2, 4, 8 and 16 bytes; three of
+// four 12-byte items, five of four 20-byte ones...). Vector x of a stage lies at r_stage_at(x):
+// swizzled where a run is an even number of vectors, in order where it is odd, so that the
+// eight lanes of a phase touch eight distinct 16-byte bank groups both when the warp moves
+// consecutive vectors and when each lane moves its own run. Outputs as large as the items go
+// back into the lane's run in the stage, in place, and out coalesced; other outputs each thread
+// stores itself (kOutPer to a 16-byte vector where they fill it). The host stages a tile's items
+// where they fit its bound (R_STAGE_BYTES, catalogue/tuning.rs's SCAN_STAGE_MAX); beyond it, or
+// where a run is not whole vectors or the items are aligned past 16 bytes, nothing is staged and
+// each thread reads its items from `in`, both times: uncoalesced, several times slower
+// (docs/decisions/0066-scan-stages-for-any-size.md).
+constexpr int kSizeTwos = (int)(sizeof(r_in) & (~sizeof(r_in) + 1));  // the size's largest power of two
+constexpr int kChunkBytes = (int)sizeof(r_in) / (kSizeTwos < 16 ? kSizeTwos : 16) * 16;  // lcm(size, 16)
+constexpr int kChunkVecs = kChunkBytes / 16;
+constexpr int kChunkItems = kChunkBytes / (int)sizeof(r_in);
 static_assert(R_STAGE_BYTES == 0 || R_STAGE_BYTES == (size_t)R_BLOCK * R_ITEMS * sizeof(r_in),
               "a stage holds its warp's items");
-constexpr bool kStageFits = R_STAGE_BYTES > 0 && alignof(r_in) <= 16;
-constexpr int kInVecs = kStageFits ? kInRun : 0;
-constexpr bool kByItems = kStageFits && kInVecs == 0;
-constexpr int kWarpVecs = (int)(R_WARP * R_ITEMS * sizeof(r_in) / 16);  // a warp's items
-constexpr bool kOutStaged = (kInVecs > 0 || kByItems) && sizeof(M) == sizeof(r_in) && alignof(M) <= 16;
-constexpr int kStageVecs = R_STAGE_BYTES > 0 ? kWarpVecs : 1;  // a warp's stage
+constexpr bool kStaged = R_STAGE_BYTES > 0 && alignof(r_in) <= 16 && R_ITEMS % kChunkItems == 0;
+constexpr int kInVecs = kStaged ? (int)(R_ITEMS * sizeof(r_in) / 16) : 0;  // a lane's run
+constexpr int kStageVecs = kStaged ? R_WARP * kInVecs : 1;                  // a warp's stage
+constexpr bool kOutStaged = kStaged && sizeof(M) == sizeof(r_in) && alignof(M) <= 16;
 constexpr int kOutPer = 16 % sizeof(M) == 0 && alignof(M) <= 16 && R_ITEMS % (16 / sizeof(M)) == 0 ? (int)(16 / sizeof(M)) : 0;
 
 __device__ __forceinline__ unsigned int r_swizzle(unsigned int x) { return x ^ ((x >> 3) & 7u); }
-// Where vector x of a warp's items lies in its stage, and the rounds in which the warp moves them.
-__device__ __forceinline__ unsigned int r_stage_at(unsigned int x) { return kByItems ? x : r_swizzle(x); }
-constexpr int kStageRounds = kInVecs > 0 ? kInVecs : kByItems ? (kWarpVecs + R_WARP - 1) / R_WARP : 1;
+__device__ __forceinline__ unsigned int r_stage_at(unsigned int x) { return kInVecs % 2 == 0 ? r_swizzle(x) : x; }
+
+// A chunk of a lane's run: kChunkVecs vectors, kChunkItems input items or (kOutStaged) outputs.
+union r_chunk {
+    uint4 q[kChunkVecs];
+    r_in x[kChunkItems];
+    M m[kOutStaged ? kChunkItems : 1];
+};
 
 // Calls f(j, item j lifted) for the thread's items in order: from the lane's run in its warp's
-// stage (`staged`), else the `count` items from `in` at `first`.
+// stage, a chunk at a time (`staged`), else the `count` items from `in` at `first`.
 template <typename F>
 __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, unsigned int lane, const r_in* in,
                                                r_size first, int count, F f) {
-    if (kByItems && staged) {
-        const r_in* run = reinterpret_cast<const r_in*>(stage) + lane * R_ITEMS;
+    if (staged) {
 #pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) f(j, m_lift(run[j], first + j));
-    } else if (staged) {
+        for (int c = 0; c < kInVecs / kChunkVecs; ++c) {
+            r_chunk u;
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) {
-            union {
-                uint4 q;
-                r_in x[kPerVec > 0 ? kPerVec : 1];
-            } u;
-            u.q = stage[r_swizzle(lane * kInVecs + v)];
+            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = stage[r_stage_at(lane * kInVecs + c * kChunkVecs + k)];
 #pragma unroll
-            for (int e = 0; e < kPerVec; ++e) f(v * kPerVec + e, m_lift(u.x[e], first + v * kPerVec + e));
+            for (int e = 0; e < kChunkItems; ++e) {
+                const int j = c * kChunkItems + e;
+                f(j, m_lift(u.x[e], first + j));
+            }
         }
     } else {
 #pragma unroll
@@ -566,7 +568,7 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         r_seg group[R_WARP];
         M ring[R_LB_SLOTS];
     } s_lb;
-    // The warps' stages, kWarpVecs vectors each: static where the host keeps them so (up to
+    // The warps' stages, kStageVecs vectors each: static where the host keeps them so (up to
     // 32 KiB, catalogue/tuning.rs's SCAN_STATIC_STAGE_MAX: the address folds into the
     // instructions), else the launch's dynamic shared memory (R_STAGE_DYNAMIC).
 #if R_STAGE_DYNAMIC
@@ -594,16 +596,14 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
 
     // The thread's items: a warp whose items are all there stages them (see the stages above).
     const bool warp_whole = t0 + (r_size)(warp + 1) * R_WARP * R_ITEMS <= n;
-    const bool staged = (kInVecs > 0 || kByItems) && warp_whole && ((unsigned long long)in & 15u) == 0;
+    const bool staged = kStaged && warp_whole && ((unsigned long long)in & 15u) == 0;
     if (staged) {
         const uint4* src = reinterpret_cast<const uint4*>(in + (first - (r_size)lane * R_ITEMS));
-        uint4 loaded[kStageRounds];
+        uint4 loaded[kInVecs > 0 ? kInVecs : 1];
 #pragma unroll
-        for (int v = 0; v < kStageRounds; ++v)
-            if (v * R_WARP + lane < kWarpVecs) loaded[v] = __ldcs(src + v * R_WARP + lane);
+        for (int v = 0; v < kInVecs; ++v) loaded[v] = __ldcs(src + v * R_WARP + lane);
 #pragma unroll
-        for (int v = 0; v < kStageRounds; ++v)
-            if (v * R_WARP + lane < kWarpVecs) s_stage[warp][r_stage_at(v * R_WARP + lane)] = loaded[v];
+        for (int v = 0; v < kInVecs; ++v) s_stage[warp][r_stage_at(v * R_WARP + lane)] = loaded[v];
         __syncwarp();
     }
 
@@ -712,31 +712,24 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         return exclusive ? before : acc;
     };
     if (kOutStaged && staged && ((unsigned long long)out & 15u) == 0) {
-        // Into the run's place in the stage (an item, or a vector, at a time), then out coalesced.
-        if constexpr (kByItems) {
-            const r_in* run = reinterpret_cast<const r_in*>(s_stage[warp]) + lane * R_ITEMS;
-            M* outs = reinterpret_cast<M*>(s_stage[warp]) + lane * R_ITEMS;
+        // Into the run's place in the stage, a chunk at a time, then out coalesced.
 #pragma unroll
-            for (int j = 0; j < R_ITEMS; ++j) outs[j] = step(j, m_lift(run[j], first + j));
-        }
+        for (int c = 0; c < kInVecs / kChunkVecs; ++c) {
+            r_chunk u;
 #pragma unroll
-        for (int v = 0; v < kInVecs; ++v) {
-            const unsigned int at = r_swizzle(lane * kInVecs + v);
-            union {
-                uint4 q;
-                r_in x[kPerVec > 0 ? kPerVec : 1];
-                M m[kPerVec > 0 ? kPerVec : 1];
-            } u;
-            u.q = s_stage[warp][at];
+            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = s_stage[warp][r_stage_at(lane * kInVecs + c * kChunkVecs + k)];
 #pragma unroll
-            for (int e = 0; e < kPerVec; ++e) u.m[e] = step(v * kPerVec + e, m_lift(u.x[e], first + v * kPerVec + e));
-            s_stage[warp][at] = u.q;
+            for (int e = 0; e < kChunkItems; ++e) {
+                const int j = c * kChunkItems + e;
+                u.m[e] = step(j, m_lift(u.x[e], first + j));
+            }
+#pragma unroll
+            for (int k = 0; k < kChunkVecs; ++k) s_stage[warp][r_stage_at(lane * kInVecs + c * kChunkVecs + k)] = u.q[k];
         }
         __syncwarp();
         uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
 #pragma unroll
-        for (int v = 0; v < kStageRounds; ++v)
-            if (v * R_WARP + lane < kWarpVecs) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_stage_at(v * R_WARP + lane)]);
+        for (int v = 0; v < kInVecs; ++v) __stcs(dst + v * R_WARP + lane, s_stage[warp][r_stage_at(v * R_WARP + lane)]);
     } else if (kOutPer > 0 && count == R_ITEMS && ((unsigned long long)(out + first) & 15u) == 0) {
         // The thread's run as 16-byte vectors of kOutPer outputs.
         union {

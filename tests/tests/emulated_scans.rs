@@ -137,7 +137,7 @@ fn plain_scans_are_the_reference() {
     // 16 bytes: entries of two 16-byte parts; 72 bytes: states and values apart
     check_plain::<Mat2>(&cxx);
     check_plain::<Mat3>(&cxx);
-    // 3 and 12 bytes: staged item by item
+    // 3 and 12 bytes: staged in chunks of three vectors (12 bytes: in dynamic shared memory)
     check_plain::<Tri8>(&cxx);
     check_plain::<AffCount>(&cxx);
 }
@@ -146,6 +146,7 @@ fn plain_scans_are_the_reference() {
 fn segmented_scans_are_the_reference_u32() {
     let Some(cxx) = compiler() else { return };
     check_segmented::<Affine, u32>(&cxx);
+    check_segmented::<AffCount, u32>(&cxx);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use reduce_cuda::testing::{
 };
 use reduce_cuda::{kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum};
 use reduce_cuda::{SegAlgorithm, SegConfig};
+use reduce_tests::monoids::small::AffCount;
 use reduce_tests::*;
 
 fn compiles_everywhere<M: CudaMonoid>() {
@@ -284,20 +285,23 @@ fn scan_kernels_keep_their_blocks_per_sm() {
         }
         have
     }
-    // (form, blocks per SM for f32 sums, affine maps and 2x2 matrices): plain, by CSR offsets, by
-    // keys. Never capped: f32 scans by keys (a thread's 32 u32 keys, 128 bytes: the runtime's
-    // `scan_may_cap`). The 2x2 kernels by offsets and by keys spill under a cap of 5.
+    // (form, blocks per SM for f32 sums, affine maps, 2x2 matrices and 12-byte affine counts):
+    // plain, by CSR offsets, by keys. Never capped: f32 scans by keys (a thread's 32 u32 keys, 128
+    // bytes: the runtime's `scan_may_cap`). The 2x2 kernels by offsets and by keys spill under a
+    // cap of 5. The 12-byte tiles stage 48 KiB in dynamic shared memory: 4 blocks.
     for (form, name, wanted) in [
-        (None, "plain", [6, 5, 5]),
-        (Some(true), "by offsets", [6, 5, 4]),
-        (Some(false), "by keys", [4, 5, 4]),
+        (None, "plain", [6, 5, 5, 4]),
+        (Some(true), "by offsets", [6, 5, 4, 4]),
+        (Some(false), "by keys", [4, 5, 4, 4]),
     ] {
         let got = [
             blocks::<Sum<f32>>(form),
             blocks::<Affine>(form),
             blocks::<Mat2>(form),
+            blocks::<AffCount>(form),
         ];
-        for ((monoid, got), wanted) in ["f32 sum", "affine", "2x2"].iter().zip(got).zip(wanted) {
+        let monoids = ["f32 sum", "affine", "2x2", "12-byte"];
+        for ((monoid, got), wanted) in monoids.iter().zip(got).zip(wanted) {
             assert!(
                 got >= wanted,
                 "{monoid} scan {name}: {got} blocks per SM, fewer than {wanted}"

@@ -166,13 +166,25 @@ fn plain_scans_are_the_reference() {
     check_plain::<Mat2>(&gpu, SIZES);
     check_plain::<Nib8>(&gpu, SIZES);
     check_plain::<Mat3>(&gpu, &[0, 1, 1025, 4097, 100_003]);
-    // sizes no 16-byte vector holds whole (staged item by item): 3, 6 and 12 bytes (one of them
-    // aligned to 2)
+    // sizes no 16-byte vector holds whole (staged in chunks of three vectors): 3, 6 and 12 bytes
+    // (one of them aligned to 2)
     let odd = &[1, 1025, 4097, 100_003, (1 << 20) + 7];
     check_plain::<Tri8>(&gpu, odd);
     check_plain::<Aff16n>(&gpu, odd);
     check_plain::<AffCount>(&gpu, odd);
     check_plain::<Grid16>(&gpu, odd);
+    // in place, where the stage writes each output over its own item
+    let xs = AffCount::random_vec(100_003, 5);
+    for kind in KINDS {
+        let mut dxs = gpu.upload(&xs).unwrap();
+        gpu.scan_in_place(&mut dxs, kind, ScanAlgorithm::Auto)
+            .unwrap();
+        assert_eq!(
+            gpu.download(&dxs).unwrap(),
+            scan(&xs, kind),
+            "12 bytes in place {kind:?}"
+        );
+    }
 }
 
 #[test]
@@ -269,6 +281,8 @@ fn segmented_scans_are_the_reference_on_every_layout_shape() {
     check_segmented::<Affine, u64>(&gpu, &shapes);
     check_segmented::<Nib8, u32>(&gpu, &shapes[..12]);
     check_segmented::<Mat2, u64>(&gpu, &shapes[..12]);
+    // 12 bytes: staged in chunks of three vectors, in dynamic shared memory
+    check_segmented::<AffCount, u32>(&gpu, &shapes[..12]);
 }
 
 #[test]

@@ -221,7 +221,7 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
             &masks_affine_f32(),
             false,
         )?;
-        // 12 bytes: no 16-byte vector holds whole items (the stage item by item)
+        // 12 bytes: no 16-byte vector holds whole items (staged in chunks of three vectors)
         plain::<Heis>(
             &gpu,
             &kernels,

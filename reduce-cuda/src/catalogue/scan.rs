@@ -81,11 +81,16 @@ pub(crate) struct ScanPlan {
     stage: u32,
 }
 
-/// The stage of a tile of `block` threads of `items` input items of `in_size` bytes: all of
-/// them, up to [`SCAN_STAGE_MAX`] bytes; else none.
-fn stage_bytes(block: u32, items: u32, in_size: usize) -> u32 {
+/// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
+/// `m_size`): all of them, where a thread's run is whole 16-byte vectors, the stage takes at
+/// most [`SCAN_STAGE_MAX`] bytes, and with the kernel's own shared memory (the look-back's and
+/// the warps' 32 values each, the marks) it fits the 64 KiB a block may take on every device
+/// from sm_75; else none.
+fn stage_bytes(block: u32, items: u32, in_size: usize, m_size: usize) -> u32 {
     let bytes = block as usize * items as usize * in_size;
-    if bytes <= SCAN_STAGE_MAX {
+    let own = 64 * (m_size + 4) + 4096;
+    let whole = (items as usize * in_size).is_multiple_of(16);
+    if whole && bytes <= SCAN_STAGE_MAX && bytes + own <= 64 * 1024 {
         bytes as u32
     } else {
         0
@@ -139,7 +144,7 @@ pub(crate) fn scan_plan(
             segments,
             wide,
             word_parts: word_parts(items.m_size),
-            stage: stage_bytes(block, per_thread, items.in_size),
+            stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
@@ -160,7 +165,7 @@ pub(crate) fn scan_plan(
         segments,
         wide,
         word_parts: word_parts(items.m_size),
-        stage: stage_bytes(block, per_thread, items.in_size),
+        stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
     })
 }
 
@@ -420,6 +425,19 @@ mod tests {
         let wide = ScanConfig::default().block(512);
         assert_eq!(stage(F32, wide).0, 0);
         assert_eq!(stage(F32, wide).1, 0);
+        // runs of 3 x 12 bytes are not whole vectors; 12-byte items lifted into 512-byte values
+        // leave no room beside the look-back's 32 values
+        assert_eq!(
+            stage(twelve, ScanConfig::default().items_per_thread(3)).0,
+            0
+        );
+        let large = Items {
+            m_size: 512,
+            ..twelve
+        };
+        let sixteen = ScanConfig::default().items_per_thread(16);
+        assert_eq!(stage(twelve, sixteen).0, 48 * 1024);
+        assert_eq!(stage(large, sixteen).0, 0);
     }
 
     /// The uncapped spec leaves `R_MIN_BLOCKS` at 0; the keys form is never capped where a
