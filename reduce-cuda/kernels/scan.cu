@@ -475,14 +475,17 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
 // A thread's items are read twice, to fold them and, after the look-back, to write their outputs,
 // and held nowhere in between: items kept in registers through the wait would cap the blocks an
 // SM holds, and tiles in flight are what hides the wait. Where a thread's run of items is whole
-// 16-byte vectors (every default tile: scan_items rounds it so), a warp whose items are all there
+// 16-byte vectors (the default tiles where items and values are of one size: scan_items rounds
+// the run so), a warp whose items are all there
 // loads them as vectors, coalesced, into its stage in shared memory, kInVecs per lane; each lane
 // then reads its own run from the stage a chunk at a time: the fewest whole vectors that hold
 // whole items (kChunkVecs: one vector of 16 / size items for 1, 2, 4, 8 and 16 bytes; three of
 // four 12-byte items, five of four 20-byte ones...). Vector x of a stage lies at r_stage_at(x):
-// swizzled where a run is an even number of vectors, in order where it is odd, so that the
-// eight lanes of a phase touch eight distinct 16-byte bank groups both when the warp moves
-// consecutive vectors and when each lane moves its own run. Outputs as large as the items go
+// where a run is an even number of vectors, x with its low three bits XORed by those of its
+// lane's number (x / kInVecs: the swizzle of 8-vector runs, x ^ (x >> 3)); where it is odd, x
+// itself. Either way the eight lanes of a phase touch eight distinct 16-byte bank groups both
+// when the warp moves consecutive vectors and when each lane moves its own run (runs of 1 to 38
+// vectors counted: one wavefront a phase). Outputs as large as the items go
 // back into the lane's run in the stage, in place, and out coalesced; other outputs each thread
 // stores itself (kOutPer to a 16-byte vector where they fill it). The host stages a tile's items
 // where they fit its bound (R_STAGE_BYTES, catalogue/tuning.rs's SCAN_STAGE_MAX); beyond it, or
@@ -501,11 +504,17 @@ constexpr int kStageVecs = kStaged ? R_WARP * kInVecs : 1;                  // a
 constexpr bool kOutStaged = kStaged && sizeof(M) == sizeof(r_in) && alignof(M) <= 16;
 constexpr int kOutPer = 16 % sizeof(M) == 0 && alignof(M) <= 16 && R_ITEMS % (16 / sizeof(M)) == 0 ? (int)(16 / sizeof(M)) : 0;
 
-__device__ __forceinline__ unsigned int r_swizzle(unsigned int x) { return x ^ ((x >> 3) & 7u); }
-__device__ __forceinline__ unsigned int r_stage_at(unsigned int x) { return kInVecs % 2 == 0 ? r_swizzle(x) : x; }
+__device__ __forceinline__ unsigned int r_stage_at(unsigned int x) {
+    return kInVecs % 2 == 0 ? x ^ ((x / (unsigned int)kInVecs) & 7u) : x;
+}
 
-// A chunk of a lane's run: kChunkVecs vectors, kChunkItems input items or (kOutStaged) outputs.
+// A chunk of a lane's run: kChunkVecs vectors, kChunkItems input items; and (kOutStaged) as many
+// outputs in their place.
 union r_chunk {
+    uint4 q[kChunkVecs];
+    r_in x[kChunkItems];
+};
+union r_out_chunk {
     uint4 q[kChunkVecs];
     r_in x[kChunkItems];
     M m[kOutStaged ? kChunkItems : 1];
@@ -715,7 +724,7 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         // Into the run's place in the stage, a chunk at a time, then out coalesced.
 #pragma unroll
         for (int c = 0; c < kInVecs / kChunkVecs; ++c) {
-            r_chunk u;
+            r_out_chunk u;
 #pragma unroll
             for (int k = 0; k < kChunkVecs; ++k) u.q[k] = s_stage[warp][r_stage_at(lane * kInVecs + c * kChunkVecs + k)];
 #pragma unroll

@@ -76,25 +76,28 @@ pub(crate) struct ScanPlan {
     /// The 16-byte parts of a tile's entry (its state and value, kernels/scan.cu's THE
     /// ENTRIES), 0 for states and values apart.
     word_parts: u32,
-    /// The bytes of a tile's items its warps stage in shared memory (0: none), dynamic past
-    /// [`SCAN_STATIC_STAGE_MAX`].
-    stage: u32,
+    /// The bytes of a tile's items its warps stage in shared memory (0: none), and whether they
+    /// are the launch's dynamic shared memory ([`stage_bytes`]).
+    stage: (u32, bool),
 }
 
 /// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
-/// `m_size`): all of them, where a thread's run is whole 16-byte vectors, the stage takes at
-/// most [`SCAN_STAGE_MAX`] bytes, and with the kernel's own shared memory (the look-back's and
-/// the warps' 32 values each, the marks) it fits the 64 KiB a block may take on every device
-/// from sm_75; else none.
-fn stage_bytes(block: u32, items: u32, in_size: usize, m_size: usize) -> u32 {
+/// `m_size`), and whether it is the launch's dynamic shared memory: all of the items, where a
+/// thread's run is whole 16-byte vectors, the stage takes at most [`SCAN_STAGE_MAX`] bytes, and
+/// with the kernel's own shared memory (the look-back's and the warps' 32 values each, the
+/// marks) it fits the 64 KiB a block may take on every device from sm_75; else none. Static up to
+/// [`SCAN_STATIC_STAGE_MAX`] where it fits, with the kernel's own, the 48 KiB of static shared
+/// memory; dynamic past either.
+fn stage_bytes(block: u32, items: u32, in_size: usize, m_size: usize) -> (u32, bool) {
+    const KIB: usize = 1024;
     let bytes = block as usize * items as usize * in_size;
-    let own = 64 * (m_size + 4) + 4096;
+    let own = 64 * (m_size + 4) + 4 * KIB;
     let whole = (items as usize * in_size).is_multiple_of(16);
-    if whole && bytes <= SCAN_STAGE_MAX && bytes + own <= 64 * 1024 {
-        bytes as u32
-    } else {
-        0
+    if !whole || bytes > SCAN_STAGE_MAX || bytes + own > 64 * KIB {
+        return (0, false);
     }
+    let dynamic = bytes > SCAN_STATIC_STAGE_MAX || bytes + own > 48 * KIB;
+    (bytes as u32, dynamic)
 }
 
 /// The 16-byte parts of an entry for values of `m_size` bytes: 12 bytes of the value in each
@@ -175,13 +178,12 @@ impl ScanPlan {
         (self.block, self.items)
     }
 
-    /// The dynamic shared memory of a tile's kernels: its items' stages where they pass
-    /// [`SCAN_STATIC_STAGE_MAX`] (smaller ones are static).
+    /// The dynamic shared memory of a tile's kernels: its items' stages where they are dynamic
+    /// ([`stage_bytes`]), else 0.
     pub fn stage(&self) -> usize {
-        if self.stage as usize > SCAN_STATIC_STAGE_MAX {
-            self.stage as usize
-        } else {
-            0
+        match self.stage {
+            (bytes, true) => bytes as usize,
+            _ => 0,
         }
     }
 
@@ -263,8 +265,8 @@ impl ScanPlan {
                 ("R_IDX64", self.wide as u32),
                 ("R_WORD_PARTS", self.word_parts),
                 ("R_MIN_BLOCKS", min_blocks),
-                ("R_STAGE_BYTES", self.stage),
-                ("R_STAGE_DYNAMIC", (self.stage() > 0) as u32),
+                ("R_STAGE_BYTES", self.stage.0),
+                ("R_STAGE_DYNAMIC", self.stage.1 as u32),
             ],
         )
     }
@@ -402,7 +404,7 @@ mod tests {
     fn stages() {
         let stage = |items: Items, config: ScanConfig| {
             let plan = scan_plan(config, items, Segments::None, false).unwrap();
-            (plan.stage, plan.stage(), plan.capped(0).defines)
+            (plan.stage.0, plan.stage(), plan.capped(0).defines)
         };
         let twelve = Items {
             m_size: 12,
@@ -438,6 +440,16 @@ mod tests {
         let sixteen = ScanConfig::default().items_per_thread(16);
         assert_eq!(stage(twelve, sixteen).0, 48 * 1024);
         assert_eq!(stage(large, sixteen).0, 0);
+        // 16 KiB of 32-byte items beside 512-byte values: past 48 KiB with the kernel's own, so
+        // dynamic
+        let beside = Items {
+            in_size: 32,
+            m_size: 512,
+            ..F32
+        };
+        let two = ScanConfig::default().items_per_thread(2);
+        assert_eq!(stage(beside, two).0, 16 * 1024);
+        assert_eq!(stage(beside, two).1, 16 * 1024);
     }
 
     /// The uncapped spec leaves `R_MIN_BLOCKS` at 0; the keys form is never capped where a
