@@ -476,22 +476,21 @@ __device__ void r_mark_heads(const r_idx* offsets, r_size segments, r_size t0, u
 // and held nowhere in between: items kept in registers through the wait would cap the blocks an
 // SM holds, and tiles in flight are what hides the wait. Where a thread's run of items is whole
 // 16-byte vectors (the default tiles where items and values are of one size: scan_items rounds
-// the run so), a warp whose items are all there
-// loads them as vectors, coalesced, into its stage in shared memory, kInVecs per lane; each lane
-// then reads its own run from the stage a chunk at a time: the fewest whole vectors that hold
-// whole items (kChunkVecs: one vector of 16 / size items for 1, 2, 4, 8 and 16 bytes; three of
-// four 12-byte items, five of four 20-byte ones...). Vector x of a stage lies at r_stage_at(x):
-// where a run is an even number of vectors, x with its low three bits XORed by those of its
-// lane's number (x / kInVecs: the swizzle of 8-vector runs, x ^ (x >> 3)); where it is odd, x
-// itself. Either way the eight lanes of a phase touch eight distinct 16-byte bank groups both
-// when the warp moves consecutive vectors and when each lane moves its own run (runs of 1 to 38
-// vectors counted: one wavefront a phase). Outputs as large as the items go
-// back into the lane's run in the stage, in place, and out coalesced; other outputs each thread
-// stores itself (kOutPer to a 16-byte vector where they fill it). The host stages a tile's items
-// where they fit its bound (R_STAGE_BYTES, catalogue/tuning.rs's SCAN_STAGE_MAX); beyond it, or
-// where a run is not whole vectors or the items are aligned past 16 bytes, nothing is staged and
-// each thread reads its items from `in`, both times: uncoalesced, several times slower
-// (docs/decisions/0066-scan-stages-for-any-size.md).
+// the run so), a warp whose items are all there loads them as vectors, coalesced, into its stage
+// in shared memory, kInVecs per lane; each lane then reads its own run from the stage a chunk at
+// a time: the fewest whole vectors that hold whole items (kChunkVecs: one vector of 16 / size
+// items for 1, 2, 4, 8 and 16 bytes; three of four 12-byte items, five of four 20-byte ones...).
+// Vector x of a stage lies at r_stage_at(x): where a run is an even number of vectors, x with its
+// low three bits XORed by those of its lane's number (x / kInVecs: the swizzle of 8-vector runs,
+// x ^ (x >> 3)); where it is odd, x itself. Either way the eight lanes of a phase touch eight
+// distinct 16-byte bank groups both when the warp moves consecutive vectors and when each lane
+// moves its own run (runs of 1 to 38 vectors counted: one wavefront a phase). Outputs as large as
+// the items go back into the lane's run in the stage, in place, and out coalesced; other outputs
+// each thread stores itself (kOutPer to a 16-byte vector where they fill it). The host stages a
+// tile's items where they fit its bound (R_STAGE_BYTES, catalogue/tuning.rs's SCAN_STAGE_MAX);
+// beyond it, or where a run is not whole vectors or the items are aligned past 16 bytes, nothing
+// is staged and each thread reads its items from `in`, both times: uncoalesced, several times
+// slower (docs/decisions/0066-scan-stages-for-any-size.md).
 constexpr int kSizeTwos = (int)(sizeof(r_in) & (~sizeof(r_in) + 1));  // the size's largest power of two
 constexpr int kChunkBytes = (int)sizeof(r_in) / (kSizeTwos < 16 ? kSizeTwos : 16) * 16;  // lcm(size, 16)
 constexpr int kChunkVecs = kChunkBytes / 16;

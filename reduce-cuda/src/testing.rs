@@ -438,11 +438,11 @@ pub fn scan_may_cap<M: CudaMonoid, I: SegIndex>(
 
 /// The dynamic shared memory of the scan kernels of `config` for `M` (the tile's items' stages
 /// where they are too large to be static; `offsets` as for [`scan_kernel_source`]).
-pub fn scan_stage_bytes<M: CudaMonoid, I: SegIndex>(
+pub fn scan_dynamic_smem<M: CudaMonoid, I: SegIndex>(
     config: crate::ScanConfig,
     offsets: Option<bool>,
 ) -> Result<usize> {
-    Ok(scan_plan_of::<M, I>(config, offsets)?.stage())
+    Ok(scan_plan_of::<M, I>(config, offsets)?.dynamic_smem())
 }
 
 fn scan_plan_of<M: CudaMonoid, I: SegIndex>(

@@ -267,8 +267,8 @@ fn scan_kernels_keep_their_blocks_per_sm() {
         let by_registers = |r: u32| 65536 / (r.div_ceil(8) * 8 * 256);
         let (registers, frame, shared) = facts::<M>(form, 0);
         assert_eq!(frame, 0, "the uncapped kernel keeps out of local memory");
-        let stage = reduce_cuda::testing::scan_stage_bytes::<M, u32>(config, form).unwrap();
-        let room = ((SHARED_PER_SM / (shared + stage + RESERVED)) as u32).min(8);
+        let dynamic = reduce_cuda::testing::scan_dynamic_smem::<M, u32>(config, form).unwrap();
+        let room = ((SHARED_PER_SM / (shared + dynamic + RESERVED)) as u32).min(8);
         let have = by_registers(registers).min(room);
         if !may_cap {
             return have;

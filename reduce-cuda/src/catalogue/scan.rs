@@ -180,7 +180,7 @@ impl ScanPlan {
 
     /// The dynamic shared memory of a tile's kernels: its items' stages where they are dynamic
     /// ([`stage_bytes`]), else 0.
-    pub fn stage(&self) -> usize {
+    pub fn dynamic_smem(&self) -> usize {
         match self.stage {
             (bytes, true) => bytes as usize,
             _ => 0,
@@ -214,12 +214,18 @@ impl ScanPlan {
         let device = loader.device;
         let info = &device.info;
         let per_sm = |module: &Arc<Module>| -> Result<u64> {
-            let kernel = device.kernel(module, SCAN_TILES, self.block, self.stage(), self.name)?;
+            let kernel = device.kernel(
+                module,
+                SCAN_TILES,
+                self.block,
+                self.dynamic_smem(),
+                self.name,
+            )?;
             Ok(device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64)
         };
         let have = per_sm(&uncapped.0)?;
         let per_block = uncapped.0.entry(SCAN_TILES.name)?.static_smem
-            + self.stage()
+            + self.dynamic_smem()
             + info.reserved_shared_per_block;
         let room = [
             info.threads_per_sm / self.block,
@@ -299,10 +305,22 @@ impl ScanPlan {
             let regions = d.carve(&[slots * 4, slots * m_size])?;
             let (flags, values) = (regions[0], regions[1]);
             let spec = self.kernels();
-            let reduce = d.kernel(&spec, SCAN_REDUCE, self.block, self.stage(), self.name)?;
+            let reduce = d.kernel(
+                &spec,
+                SCAN_REDUCE,
+                self.block,
+                self.dynamic_smem(),
+                self.name,
+            )?;
             let group_folds = d.kernel(&spec, SCAN_GROUPS, self.block, 0, self.name)?;
             let chain = d.kernel(&spec, SCAN_CHAIN, self.block, 0, self.name)?;
-            let apply = d.kernel(&spec, SCAN_APPLY, self.block, self.stage(), self.name)?;
+            let apply = d.kernel(
+                &spec,
+                SCAN_APPLY,
+                self.block,
+                self.dynamic_smem(),
+                self.name,
+            )?;
             let args = ScanReduceArgs {
                 r#in: input,
                 n,
@@ -338,9 +356,13 @@ impl ScanPlan {
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
         let module = self.module(d.loader())?.0;
-        let kernel = d
-            .device
-            .kernel(&module, SCAN_TILES, self.block, self.stage(), self.name)?;
+        let kernel = d.device.kernel(
+            &module,
+            SCAN_TILES,
+            self.block,
+            self.dynamic_smem(),
+            self.name,
+        )?;
         let args = ScanArgs {
             r#in: input,
             n,
@@ -404,7 +426,7 @@ mod tests {
     fn stages() {
         let stage = |items: Items, config: ScanConfig| {
             let plan = scan_plan(config, items, Segments::None, false).unwrap();
-            (plan.stage.0, plan.stage(), plan.capped(0).defines)
+            (plan.stage.0, plan.dynamic_smem(), plan.capped(0).defines)
         };
         let twelve = Items {
             m_size: 12,
