@@ -399,7 +399,7 @@ def api_segmented(data, name="api.csv"):
 # ---- scans (bench scan: scan.csv on an H200, scan-h100.csv on an H100) ----
 
 SCAN_MONOIDS = [("f32 sum", "f32 sum"), ("affine", "affine u32 (8 B)"), ("mat2", "2×2 u32 (16 B)"),
-                ("f32 recurrence", "f32 recurrence (8 B)")]
+                ("f32 recurrence", "f32 recurrence (8 B)"), ("heis 12 B", "Heisenberg u32 (12 B)")]
 
 
 def scan_plain(data):
