@@ -15,7 +15,8 @@
 // its node at their parent — and when it starts inside A and ends inside B, that is its root,
 // written once to out[]. A segment inside one run is written by the lane (its one piece).
 //   lane       one run (R_ITEMS = R_RUN items), folded left to right, restarting at each start;
-//   warp       32 lanes, shuffles at increasing offsets (r_warp_join);
+//   warp       32 lanes, shuffles at increasing offsets (r_warp_join); where every lane's run
+//              holds a start, one shuffle: each crossing segment has two pieces (r_warp_pairs);
 //   tile       R_WARPS warps: their summaries joined by warp 0;
 //   node       `group` tiles (a power of two): joined by warp 0 and written to nodes_out;
 //              blocks own contiguous runs of nodes (any grid);
@@ -28,8 +29,9 @@
 //
 // EXACTLY ONCE. A non-empty segment is written where its first and last runs meet: by the lane
 // when they are one run, else by the r_join at their lowest common node (the only join at which
-// the segment crosses between the children and both its ends lie inside them); a lane's writes
-// go through its warp's stage (r_stage), which copies them out coalesced. Empty segments get the
+// the segment crosses between the children and both its ends lie inside them) or, where that
+// join's level is r_warp_pairs', by the lane of its last piece; a lane's writes (and a warp's
+// pairs over its lanes) go through its warp's stage (r_stage), which copies them out coalesced. Empty segments get the
 // identity: offsets form, from the tile whose marks read offsets[s] (r_mark_tile_ids); owner
 // form, from the warp whose owners skip them, which writes it over its whole range of ids
 // before its lanes write anything (r_owner_heads), so that a non-empty segment there is
@@ -98,10 +100,37 @@ __device__ __forceinline__ r_node r_shfl_node_down(const r_node& x, unsigned int
     return y;
 }
 
+// The tree over the nodes of lanes 0 .. present - 1 where every one of them holds a segment
+// start (the caller knows; 1 <= present <= 32): the tree has nothing left to group. A segment
+// crossing from node i into node i + 1 ends in node i + 1, which holds a start, and began in
+// node i: it is x_i.r ⊕ x_{i+1}.l — the one combine r_join gives it at their lowest common
+// node, with the same operands — and complete; lane i + 1 computes it and put(p, id, value)s it.
+// Lane 0 returns the root r_warp_join would: l from node 0, r and rid from the last node.
+// (Where node 0's one segment starts at its first item and crosses on, the tree's l would be
+// joined with node 1's part; but a node whose first item starts a segment is never crossed
+// into, so its l is never read.) All 32 lanes call it.
+template <typename Put>
+__device__ __forceinline__ r_node r_warp_pairs(const r_node& x, unsigned int present, r_size segments, Put put) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const M left_r = r_shfl_up(x.r, 1);
+    const unsigned int left_rid = __shfl_up_sync(R_FULL_MASK, x.rid, 1);
+    const bool cross = lane > 0 && lane < present && (x.flags & R_OPEN) != 0;
+    const M v = cross ? m_combine(left_r, x.l) : x.l;
+    put(cross && left_rid < segments, left_rid, v);
+    const unsigned int last = present - 1;
+    r_node root;
+    root.r = r_shfl(x.r, last);
+    root.rid = __shfl_sync(R_FULL_MASK, x.rid, last);
+    const unsigned int last_flags = __shfl_sync(R_FULL_MASK, x.flags, last);
+    root.l = x.l;
+    root.flags = (x.flags & R_OPEN) | (last_flags & R_CLOSED) | (present > 1 || (x.flags & R_SPLIT) ? R_SPLIT : 0u);
+    return root;
+}
+
 // The tree over the nodes of lanes 0 .. present - 1 (present <= 32; the others are absent and
 // never read), shuffles at increasing offsets; lane 0 returns the root. All 32 lanes call it.
 // Where no present node holds a segment start, every join is l ⊕ r of one segment with no
-// write: r_warp_tree over the values gives the same bits.
+// write: r_warp_tree over the values gives the same bits; where every one does, r_warp_pairs.
 __device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M* __restrict__ out, r_size segments) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const bool starts = lane < present && r_has_start(x);
@@ -112,6 +141,10 @@ __device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M*
         x.flags = R_OPEN | closed;
         return x;
     }
+    if (__all_sync(R_FULL_MASK, lane >= present || starts))
+        return r_warp_pairs(x, present, segments, [&](bool p, unsigned int s, const M& v) {
+            if (p) out[s] = v;
+        });
 #pragma unroll
     for (unsigned int o = 1; o < R_WARP; o <<= 1) {
         const r_node y = r_shfl_node_down(x, o);
@@ -538,14 +571,20 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         const unsigned int hi = heads ? id(true, 63 - __clzll(heads)) : 0u;
 #endif
         const r_stage stage = r_warp_stage(s_stage_vals, lo, hi, segments);
+        auto put = [&](bool p, unsigned int s, const M& v) { stage.put(p, out, s, v); };
         // Dense: a segment start every R_DENSE items or more often over the warp's runs (uniform).
         const unsigned int starts = r_warp_redux<R_ADD>((unsigned int)__popcll(heads));
         const bool dense = starts * R_DENSE >= R_WARP * R_ITEMS;
-        if (count > 0) {
-            auto put = [&](bool p, unsigned int s, const M& v) { stage.put(p, out, s, v); };
+        if (count > 0)
             x = dense ? r_fold_run<true>(it, heads, count, next_starts, segments, id, put)
                       : r_fold_run<false>(it, heads, count, next_starts, segments, id, put);
-        }
+        const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;
+        const unsigned int lanes =
+            warp_first >= n ? 0u : (unsigned int)min((r_size)R_WARP, (n - warp_first + R_ITEMS - 1) / R_ITEMS);
+        // Every run with items holds a start (uniform): the warp's join is r_warp_pairs, whose
+        // segments go through the stage with the lanes' own.
+        const bool pairs = __all_sync(R_FULL_MASK, count == 0 || heads != 0) && lanes > 0;
+        if (pairs) x = r_warp_pairs(x, lanes, segments, put);
         if (stage.span > 0) stage.flush(out);
         // The next tile's items: in flight through the joins, the barrier and the next marks;
         // in the owner form its owners asked of L2 too (no registers held for them).
@@ -556,10 +595,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
             r_prefetch_l2(seg_index + next, min((r_size)R_TILE, n - next) * sizeof(r_idx));
 #endif
         }
-        const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;
-        const unsigned int lanes =
-            warp_first >= n ? 0u : (unsigned int)min((r_size)R_WARP, (n - warp_first + R_ITEMS - 1) / R_ITEMS);
-        x = r_warp_join(x, lanes, out, segments);
+        if (!pairs) x = r_warp_join(x, lanes, out, segments);
         if (lane == 0 && lanes > 0) s_warps[tile & 1][warp] = x;
         __syncthreads();
         if (warp == 0) {
