@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
 # portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
@@ -170,6 +170,20 @@ for phase in "$@"; do
         --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats --section InstructionStats \
         --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/portncu.txt" 2>&1
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Dynamic Shared|Issue Slots Busy|Executed Instructions  |^    Stall " "$OUT/portncu.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    portncusrc)
+      # per-instruction counts and stall samples of one portable segmented launch of `bench segncu`
+      # (PORTSRC_SKIPS: which ones; default 1, size 3 CSR; 0 one segment CSR, 2 size 3 and 3 90%
+      # empty owner form). The kernel's text is not on this machine: to name the source lines,
+      # compile the same kernel here with REDUCE_CUDA_LINEINFO=1 and `nvdisasm -g` (NVRTC 13.0 on
+      # both: the instructions are the same, one for one)
+      for skip in ${PORTSRC_SKIPS:-1}; do
+        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_portable --launch-skip "$skip" --launch-count 1 \
+          --section SourceCounters -f -o "$OUT/portsrc" .gpu/bin/bench segncu > "$OUT/portsrc-$skip.log" 2>&1
+        ncu -i "$OUT/portsrc.ncu-rep" --page source --csv --print-source sass > "$OUT/portsrc-sass-$skip.csv" 2>&1
+        rm -f "$OUT/portsrc.ncu-rep"
+        note "portncusrc: launch $skip, $(wc -l < "$OUT/portsrc-sass-$skip.csv") lines of per-instruction counts"
+      done
       ;;
     api)
       # every public call as users call it, with the kernels' time beside it; CUB's best case

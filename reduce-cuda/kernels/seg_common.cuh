@@ -88,10 +88,13 @@ __device__ r_size r_warp_find_segment(const r_idx* __restrict__ offsets, r_size 
 }
 
 // The first 16-byte boundary at or after p, as a T* (owners after M values in shared memory;
-// the host adds 16 bytes of slack to the dynamic shared memory).
+// the host adds 16 bytes of slack to the dynamic shared memory). By an offset from p, not a
+// rounded integer: the compiler keeps p's address space, so that accesses through the result
+// are shared-memory instructions rather than generic ones.
 template <class T>
 __device__ __forceinline__ T* r_align16(void* p) {
-    return reinterpret_cast<T*>((reinterpret_cast<unsigned long long>(p) + 15ull) & ~15ull);
+    const unsigned int pad = (0u - (unsigned int)reinterpret_cast<unsigned long long>(p)) & 15u;
+    return reinterpret_cast<T*>(static_cast<unsigned char*>(p) + pad);
 }
 
 struct r_seg {

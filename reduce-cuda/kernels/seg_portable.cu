@@ -74,14 +74,14 @@ __device__ __forceinline__ bool r_has_start(const r_node& x) { return (x.flags &
 
 // The parent of siblings a (left) and b (right), both present. The segment crossing between
 // them (b's first item starts none) gets a.r ⊕ b.l, written when it starts in a and ends in b.
-__device__ __forceinline__ r_node r_join(const r_node& a, const r_node& b, M* __restrict__ out, r_size segments) {
+__device__ __forceinline__ r_node r_join(const r_node& a, const r_node& b, M* __restrict__ out, unsigned int ids) {
     r_node p;
     p.l = a.l;
     p.r = b.r;
     const bool cross = (b.flags & R_OPEN) != 0;
     if (cross) {
         const M v = m_combine(a.r, b.l);
-        if (r_has_start(a) && (b.flags & (R_SPLIT | R_CLOSED)) != 0 && a.rid < segments) out[a.rid] = v;
+        if (r_has_start(a) && (b.flags & (R_SPLIT | R_CLOSED)) != 0 && a.rid < ids) out[a.rid] = v;
         if (!(a.flags & R_SPLIT)) p.l = v;
         if (!(b.flags & R_SPLIT)) p.r = v;
     }
@@ -110,13 +110,13 @@ __device__ __forceinline__ r_node r_shfl_node_down(const r_node& x, unsigned int
 // joined with node 1's part; but a node whose first item starts a segment is never crossed
 // into, so its l is never read.) All 32 lanes call it.
 template <typename Put>
-__device__ __forceinline__ r_node r_warp_pairs(const r_node& x, unsigned int present, r_size segments, Put put) {
+__device__ __forceinline__ r_node r_warp_pairs(const r_node& x, unsigned int present, unsigned int ids, Put put) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const M left_r = r_shfl_up(x.r, 1);
     const unsigned int left_rid = __shfl_up_sync(R_FULL_MASK, x.rid, 1);
     const bool cross = lane > 0 && lane < present && (x.flags & R_OPEN) != 0;
     const M v = cross ? m_combine(left_r, x.l) : x.l;
-    put(cross && left_rid < segments, left_rid, v);
+    put(cross && left_rid < ids, left_rid, v);
     const unsigned int last = present - 1;
     r_node root;
     root.r = r_shfl(x.r, last);
@@ -131,7 +131,7 @@ __device__ __forceinline__ r_node r_warp_pairs(const r_node& x, unsigned int pre
 // never read), shuffles at increasing offsets; lane 0 returns the root. All 32 lanes call it.
 // Where no present node holds a segment start, every join is l ⊕ r of one segment with no
 // write: r_warp_tree over the values gives the same bits; where every one does, r_warp_pairs.
-__device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M* __restrict__ out, r_size segments) {
+__device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M* __restrict__ out, unsigned int ids) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const bool starts = lane < present && r_has_start(x);
     if (!__any_sync(R_FULL_MASK, starts)) {
@@ -142,13 +142,13 @@ __device__ __forceinline__ r_node r_warp_join(r_node x, unsigned int present, M*
         return x;
     }
     if (__all_sync(R_FULL_MASK, lane >= present || starts))
-        return r_warp_pairs(x, present, segments, [&](bool p, unsigned int s, const M& v) {
+        return r_warp_pairs(x, present, ids, [&](bool p, unsigned int s, const M& v) {
             if (p) out[s] = v;
         });
 #pragma unroll
     for (unsigned int o = 1; o < R_WARP; o <<= 1) {
         const r_node y = r_shfl_node_down(x, o);
-        if ((lane & (2 * o - 1)) == 0 && lane + o < present) x = r_join(x, y, out, segments);
+        if ((lane & (2 * o - 1)) == 0 && lane + o < present) x = r_join(x, y, out, ids);
     }
     return x;
 }
@@ -172,8 +172,16 @@ __device__ __forceinline__ void r_load_tile(const r_in* __restrict__ in, r_size 
     if (a < n) r_load_run(in, n, a, (int)min((r_size)R_ITEMS, n - a), it);
 }
 
-// A run's segment starts as bits: bit i where item i starts one (R_ITEMS <= 64).
+// A run's segment starts as bits: bit i where item i starts one (R_ITEMS <= 64), in a 32-bit
+// word where they fit (the fold tests a bit an item: one instruction rather than four).
+#if R_ITEMS <= 32
+typedef unsigned int r_heads;
+#else
 typedef unsigned long long r_heads;
+#endif
+// The first and the last item that starts a segment (heads != 0).
+__device__ __forceinline__ int r_first_head(r_heads heads) { return __ffsll((unsigned long long)heads) - 1; }
+__device__ __forceinline__ int r_last_head(r_heads heads) { return 63 - __clzll((unsigned long long)heads); }
 
 // The summary of a lane's run of `count` items it[] (count >= 1), `heads` where they start
 // segments, id(p, i) the segment that item i starts (read only where p), next_starts whether the
@@ -182,16 +190,17 @@ typedef unsigned long long r_heads;
 // is put(p, id, value) here (where p). DENSE (the warp's runs hold many starts): branch-free per
 // item, as SegShuffle's fold (the combine computed at a start too, and dropped), since a
 // branch per item makes every lane pay for every lane's starts; else a branch at each start.
-template <bool DENSE, typename Id, typename Put>
+// FULL: count is R_ITEMS (every run but the input's last), no test an item.
+template <bool DENSE, bool FULL, typename Id, typename Put>
 __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads heads, int count, bool next_starts,
-                                             r_size segments, Id id, Put put) {
+                                             unsigned int ids, Id id, Put put) {
     r_node x;
     M cur = it[0];
     if (heads == 0) {
         // Inside one segment: a plain left fold.
 #pragma unroll
         for (int i = 1; i < R_ITEMS; ++i)
-            if (i < count) cur = m_combine(cur, it[i]);
+            if (FULL || i < count) cur = m_combine(cur, it[i]);
         x.l = cur;
         x.r = cur;
         x.flags = R_OPEN | (next_starts ? R_CLOSED : 0u);
@@ -204,11 +213,11 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
     x.l = cur;
 #pragma unroll
     for (int i = 1; i < R_ITEMS; ++i) {
-        if (i < count) {
+        if (FULL || i < count) {
             const bool start = (heads >> i & 1) != 0;
             if (DENSE) {
                 if (start && !split) x.l = cur;
-                put(start && (split || !open) && cur_id < segments, cur_id, cur);
+                put(start && (split || !open) && cur_id < ids, cur_id, cur);
                 split = split || start;
                 const M joined = m_combine(cur, it[i]);
                 cur = start ? it[i] : joined;
@@ -216,7 +225,7 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
                 cur_id = start ? next_id : cur_id;
             } else if (start) {
                 if (!split) x.l = cur;
-                put((split || !open) && cur_id < segments, cur_id, cur);
+                put((split || !open) && cur_id < ids, cur_id, cur);
                 split = true;
                 cur = it[i];
                 cur_id = id(true, i);
@@ -229,7 +238,7 @@ __device__ __forceinline__ r_node r_fold_run(const M (&it)[R_ITEMS], r_heads hea
     x.r = cur;
     x.rid = cur_id;
     x.flags = (open ? R_OPEN : 0u) | (split ? R_SPLIT : 0u) | (next_starts ? R_CLOSED : 0u);
-    put(next_starts && r_has_start(x) && cur_id < segments, cur_id, cur);
+    put(next_starts && r_has_start(x) && cur_id < ids, cur_id, cur);
     return x;
 }
 
@@ -305,13 +314,12 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
 #endif
 
 #if R_OFFSETS
-// The run's marks as bits (where they are not R_NO_HEAD: the ids are read from `mine` where
-// needed, and cleared there for the next tile's marks, which come after a barrier); 16-byte
-// reads where they fit, each lane taking its vectors in a rotated order so that the 8 lanes of
-// a quarter warp, whose runs lie R_ITEMS words apart, read 8 different 16-byte bank groups at
-// each step (in order, lanes two groups apart collided: 4-way conflicts for f32).
-__device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
-    r_heads heads = 0;
+// A lane's run of marks is R_ITEMS words, R_ITEMS words from its neighbours': it is read and
+// cleared as 16-byte vectors where they fit, each lane taking its vectors in a rotated order so
+// that the 8 lanes of a quarter warp hit 8 different 16-byte bank groups at each step (in
+// order, lanes two groups apart collided: 4-way conflicts for f32): f(k) for each vector k.
+template <typename F>
+__device__ __forceinline__ void r_mark_vectors(F f) {
 #if R_ITEMS % 4 == 0
     // Rotated where the vectors a run are a power of two (monoids of 1, 2, 4, 8 or 16 bytes).
     constexpr unsigned int vecs = R_ITEMS / 4;
@@ -319,20 +327,41 @@ __device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     constexpr unsigned int lanes_a_turn = vecs >= 8 ? 1u : 8u / vecs;  // lanes sharing a rotation
     const unsigned int rot = rotate ? (lane / lanes_a_turn) & (vecs - 1) : 0u;
-    const uint4* p = reinterpret_cast<const uint4*>(mine);
 #pragma unroll
-    for (unsigned int k = 0; k < vecs; ++k) {
-        const unsigned int kk = rotate ? (k + rot) & (vecs - 1) : k;
-        const uint4 v = p[kk];
+    for (unsigned int k = 0; k < vecs; ++k) f(rotate ? (k + rot) & (vecs - 1) : k);
+#endif
+}
+
+// The run's marks as bits (where they are not R_NO_HEAD: the ids are read from `mine` where
+// needed, and cleared after the fold by r_clear_marks for the next tile's marks, which come
+// after a barrier).
+__device__ __forceinline__ r_heads r_take_heads(const unsigned int* mine) {
+    r_heads heads = 0;
+#if R_ITEMS % 4 == 0
+    r_mark_vectors([&](unsigned int k) {
+        const uint4 v = reinterpret_cast<const uint4*>(mine)[k];
         heads |= (r_heads)((v.x != R_NO_HEAD) | (v.y != R_NO_HEAD) << 1 | (v.z != R_NO_HEAD) << 2 |
                            (v.w != R_NO_HEAD) << 3)
-                 << (4 * kk);
-    }
+                 << (4 * k);
+    });
 #else
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) heads |= (r_heads)(mine[i] != R_NO_HEAD) << i;
 #endif
     return heads;
+}
+
+// The run's marks back to R_NO_HEAD (where it had any): whole vectors, rather than each mark
+// where the fold reads it (a store an item, in conflict with the lanes whose runs share its banks).
+__device__ __forceinline__ void r_clear_marks(unsigned int* mine) {
+#if R_ITEMS % 4 == 0
+    r_mark_vectors([&](unsigned int k) {
+        reinterpret_cast<uint4*>(mine)[k] = make_uint4(R_NO_HEAD, R_NO_HEAD, R_NO_HEAD, R_NO_HEAD);
+    });
+#else
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) mine[i] = R_NO_HEAD;
+#endif
 }
 #else
 // Owner form: the run's owners (narrowed; 16-byte vectors where the array is aligned,
@@ -493,6 +522,8 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 
+    // Segment ids fit 32 bits below R_NO_HEAD (the host's limit): compared as such.
+    const unsigned int ids = (unsigned int)segments;
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     const r_size nodes = (tiles + group - 1) / group;
     // This block's contiguous run of nodes, and so of tiles.
@@ -549,42 +580,40 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         } else {
             entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next);
             // Whether a segment starts after the run: at the next lane's first item, or the next
-            // warp's (s_edge). No lane reads another's marks, which each clears below.
+            // warp's (s_edge). No lane reads another's marks, which each clears after its fold.
             heads = r_take_heads(mine);
             const bool next_lane = __shfl_down_sync(R_FULL_MASK, (unsigned int)(heads & 1), 1);
             next_starts |= lane + 1 < R_WARP ? next_lane : s_edge[warp + 1] == tile;
         }
-        auto id = [&](bool p, int i) {
-            unsigned int s = R_NO_HEAD;
-            if (p) {
-                s = mine[i];
-                mine[i] = R_NO_HEAD;
-            }
-            return s;
-        };
-        const unsigned int lo = heads ? mine[__ffsll(heads) - 1] : R_NO_HEAD;
-        const unsigned int hi = heads ? mine[63 - __clzll(heads)] : 0u;
+        auto id = [&](bool p, int i) { return p ? mine[i] : R_NO_HEAD; };
+        const unsigned int lo = heads ? mine[r_first_head(heads)] : R_NO_HEAD;
+        const unsigned int hi = heads ? mine[r_last_head(heads)] : 0u;
 #else
         const r_heads heads = r_owner_heads(seg_index, n, segments, a, count, check, out, status, &next_starts);
         auto id = [&](bool p, int i) { return p ? r_index(seg_index + a + i) : R_NO_HEAD; };
-        const unsigned int lo = heads ? id(true, __ffsll(heads) - 1) : R_NO_HEAD;
-        const unsigned int hi = heads ? id(true, 63 - __clzll(heads)) : 0u;
+        const unsigned int lo = heads ? id(true, r_first_head(heads)) : R_NO_HEAD;
+        const unsigned int hi = heads ? id(true, r_last_head(heads)) : 0u;
 #endif
         const r_stage stage = r_warp_stage(s_stage_vals, lo, hi, segments);
         auto put = [&](bool p, unsigned int s, const M& v) { stage.put(p, out, s, v); };
         // Dense: a segment start every R_DENSE items or more often over the warp's runs (uniform).
-        const unsigned int starts = r_warp_redux<R_ADD>((unsigned int)__popcll(heads));
+        const unsigned int starts = r_warp_redux<R_ADD>((unsigned int)__popcll((unsigned long long)heads));
         const bool dense = starts * R_DENSE >= R_WARP * R_ITEMS;
-        if (count > 0)
-            x = dense ? r_fold_run<true>(it, heads, count, next_starts, segments, id, put)
-                      : r_fold_run<false>(it, heads, count, next_starts, segments, id, put);
+        if (count == R_ITEMS)
+            x = dense ? r_fold_run<true, true>(it, heads, count, next_starts, ids, id, put)
+                      : r_fold_run<false, true>(it, heads, count, next_starts, ids, id, put);
+        else if (count > 0)
+            x = r_fold_run<false, false>(it, heads, count, next_starts, ids, id, put);
+#if R_OFFSETS
+        if (heads) r_clear_marks(mine);
+#endif
         const r_size warp_first = t0 + (r_size)warp * R_WARP * R_ITEMS;
         const unsigned int lanes =
             warp_first >= n ? 0u : (unsigned int)min((r_size)R_WARP, (n - warp_first + R_ITEMS - 1) / R_ITEMS);
         // Every run with items holds a start (uniform): the warp's join is r_warp_pairs, whose
         // segments go through the stage with the lanes' own.
         const bool pairs = __all_sync(R_FULL_MASK, count == 0 || heads != 0) && lanes > 0;
-        if (pairs) x = r_warp_pairs(x, lanes, segments, put);
+        if (pairs) x = r_warp_pairs(x, lanes, ids, put);
         if (stage.span > 0) stage.flush(out);
         // The next tile's items: in flight through the joins, the barrier and the next marks;
         // in the owner form its owners asked of L2 too (no registers held for them).
@@ -595,7 +624,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
             r_prefetch_l2(seg_index + next, min((r_size)R_TILE, n - next) * sizeof(r_idx));
 #endif
         }
-        if (!pairs) x = r_warp_join(x, lanes, out, segments);
+        if (!pairs) x = r_warp_join(x, lanes, out, ids);
         if (lane == 0 && lanes > 0) s_warps[tile & 1][warp] = x;
         __syncthreads();
         if (warp == 0) {
@@ -603,14 +632,14 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
             const unsigned int warps = (unsigned int)min((r_size)R_WARPS, (t1 - t0 + warp_items - 1) / warp_items);
             r_node y;
             if (lane < warps) y = s_warps[tile & 1][lane];
-            y = r_warp_join(y, warps, out, segments);
+            y = r_warp_join(y, warps, out, ids);
             // The node's tiles (warp 0's own slots), joined at its last one.
             const unsigned int g = (unsigned int)(tile % group);
             if (lane == 0) s_tiles[g] = y;
             __syncwarp();
             if (g + 1 == group || tile + 1 == tiles) {
                 if (lane <= g) y = s_tiles[lane];
-                y = r_warp_join(y, g + 1, out, segments);
+                y = r_warp_join(y, g + 1, out, ids);
                 if (lane == 0) r_store_node(nodes_out, tile / group, y);
             }
         }
@@ -635,13 +664,13 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
             for (int w = 1; w < R_ROOT_K; w <<= 1) {
 #pragma unroll
                 for (int j = 0; j + w < R_ROOT_K; j += 2 * w)
-                    if (j + w < have) v[j] = r_join(v[j], v[j + w], out, segments);
+                    if (j + w < have) v[j] = r_join(v[j], v[j + w], out, ids);
             }
             const r_size warp_first = c * chunk + (r_size)warp * R_WARP * R_ROOT_K;
             const unsigned int lanes =
                 warp_first >= count ? 0u
                                     : (unsigned int)min((r_size)R_WARP, (count - warp_first + R_ROOT_K - 1) / R_ROOT_K);
-            const r_node x = r_warp_join(v[0], lanes, out, segments);
+            const r_node x = r_warp_join(v[0], lanes, out, ids);
             if (lane == 0 && lanes > 0) s_warps[0][warp] = x;
             __syncthreads();
             if (warp == 0) {
@@ -649,7 +678,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
                 const unsigned int warps = (unsigned int)((here + R_WARP * R_ROOT_K - 1) / (R_WARP * R_ROOT_K));
                 r_node y;
                 if (lane < warps) y = s_warps[0][lane];
-                y = r_warp_join(y, warps, out, segments);
+                y = r_warp_join(y, warps, out, ids);
                 if (lane == 0) r_store_node(nodes_out, c, y);
             }
             __syncthreads();
