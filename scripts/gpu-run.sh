@@ -38,6 +38,21 @@ build_cub() {  # in the background while the GPU is busy with other phases
   fi
 }
 
+# Per-instruction counts and stall samples of `bench segncu`'s launches of one kernel:
+# ncu_source KERNEL TAG SKIPS... (each skip: the launch's index among that kernel's) writes
+# $OUT/TAG-sass-SKIP.csv.
+ncu_source() {
+  local kernel=$1 tag=$2
+  shift 2
+  for skip in "$@"; do
+    REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:"$kernel" --launch-skip "$skip" --launch-count 1 \
+      --section SourceCounters -f -o "$OUT/$tag" .gpu/bin/bench segncu > "$OUT/$tag-$skip.log" 2>&1
+    ncu -i "$OUT/$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/$tag-sass-$skip.csv" 2>&1
+    rm -f "$OUT/$tag.ncu-rep"
+    note "$tag: launch $skip, $(wc -l < "$OUT/$tag-sass-$skip.csv") lines of per-instruction counts"
+  done
+}
+
 for phase in "$@"; do
   phase_start=$(date +%s)
   case "$phase" in
@@ -177,13 +192,8 @@ for phase in "$@"; do
       # empty owner form). The kernel's text is not on this machine: to name the source lines,
       # compile the same kernel here with REDUCE_CUDA_LINEINFO=1 and `nvdisasm -g` (NVRTC 13.0 on
       # both: the instructions are the same, one for one)
-      for skip in ${PORTSRC_SKIPS:-1}; do
-        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_portable --launch-skip "$skip" --launch-count 1 \
-          --section SourceCounters -f -o "$OUT/portsrc" .gpu/bin/bench segncu > "$OUT/portsrc-$skip.log" 2>&1
-        ncu -i "$OUT/portsrc.ncu-rep" --page source --csv --print-source sass > "$OUT/portsrc-sass-$skip.csv" 2>&1
-        rm -f "$OUT/portsrc.ncu-rep"
-        note "portncusrc: launch $skip, $(wc -l < "$OUT/portsrc-sass-$skip.csv") lines of per-instruction counts"
-      done
+      # shellcheck disable=SC2086
+      ncu_source reduce_seg_portable portsrc ${PORTSRC_SKIPS:-1}
       ;;
     api)
       # every public call as users call it, with the kernels' time beside it; CUB's best case
@@ -220,13 +230,8 @@ for phase in "$@"; do
       # (SEGSRC_SKIPS: which ones; default 2, size-3 offsets form; 0 is one segment; 4-6 one segment
       # validated, 1000 equal trusted and validated, all offsets form; 7 random 10..50 and 8 two-level,
       # offsets form; 9-11 SegPipeline size 3, random 10..50 and one segment, offsets form)
-      for skip in ${SEGSRC_SKIPS:-2}; do
-        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:reduce_seg_shuffle --launch-skip "$skip" --launch-count 1 \
-          --section SourceCounters -f -o "$OUT/segsrc" .gpu/bin/bench segncu > "$OUT/segsrc-$skip.log" 2>&1
-        ncu -i "$OUT/segsrc.ncu-rep" --page source --csv --print-source sass > "$OUT/segsrc-sass-$skip.csv" 2>&1
-        rm -f "$OUT/segsrc.ncu-rep"
-        note "segncusrc: launch $skip, $(wc -l < "$OUT/segsrc-sass-$skip.csv") lines of per-instruction counts"
-      done
+      # shellcheck disable=SC2086
+      ncu_source reduce_seg_shuffle segsrc ${SEGSRC_SKIPS:-2}
       ;;
     sanitize)
       for tool in memcheck racecheck synccheck initcheck; do
