@@ -31,11 +31,11 @@
 // when they are one run, else by the r_join at their lowest common node (the only join at which
 // the segment crosses between the children and both its ends lie inside them) or, where that
 // join's level is r_warp_pairs', by the lane of its last piece; a lane's writes (and a warp's
-// pairs over its lanes) go through its warp's stage (r_stage), which copies them out coalesced. Empty segments get the
-// identity: offsets form, from the tile whose marks read offsets[s] (r_mark_tile_ids); owner
-// form, from the warp whose owners skip them, which writes it over its whole range of ids
-// before its lanes write anything (r_owner_heads), so that a non-empty segment there is
-// written twice, its value last.
+// pairs over its lanes) go through its warp's stage (r_stage), which copies them out
+// coalesced. Empty segments get the identity: offsets form, from the tile whose marks read
+// offsets[s] (r_mark_tile_ids); owner form, from the warp whose owners skip them, which writes
+// it over its whole range of ids before its lanes write anything (r_owner_heads), so that a
+// non-empty segment there is written twice, its value last.
 //
 // LAYOUT. Offsets form (R_OFFSETS): each tile reads, once and coalesced, the offsets of the
 // segments that start inside it and marks in s_id[] (dynamic shared memory) the segment id at
@@ -455,11 +455,12 @@ __device__ __forceinline__ r_node r_load_node(const r_node* p, r_size i) {
 #define R_ROOT_K 4
 #define R_MAX_GROUP 8
 
-// THE WARP'S STAGE. The segments a warp's lanes complete in their runs are written to the
-// warp's slots of shared memory, at id - base (base: the warp's lowest segment start), and
-// copied out by the warp in id order, coalesced: a lane's own stores would lie R_ITEMS items
-// apart from its neighbours', a sector per lane and store. Ids past the slots are written
-// directly, as are the segments the joins complete (one per join at most). The copy takes every
+// THE WARP'S STAGE. The segments a warp's lanes complete in their runs, and those its
+// r_warp_pairs completes across them, are written to the warp's slots of shared memory, at
+// id - base (base: the warp's lowest segment start), and copied out by the warp in id order,
+// coalesced: a lane's own stores would lie R_ITEMS items apart from its neighbours', a sector
+// per lane and store. Ids past the slots are written directly, as are the segments the joins
+// complete (one per join at most). The copy takes every
 // slot from base to the warp's highest start, and leaves the identity behind (the slots hold it
 // between tiles): a slot no lane wrote is an empty segment (the identity is its value) or one
 // that a join completes, which writes it later (after the copy's __syncwarp, or after barriers).
