@@ -232,6 +232,40 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     );
 }
 
+/// The portable segmented kernel (`SegConfig::portable`, u32 layouts, offsets then owner form)
+/// keeps out of local memory under its register cap (80 registers: 3 blocks of 256 per SM) for
+/// one-word sums and the 8-byte affine monoid; f64 sums by offsets spill 8 bytes. These are
+/// today's counts under NVRTC 13.0 for sm_90, so that a change of the kernel that makes it spill
+/// fails here, with no GPU (a spill in the fold's unrolled items costs every item: decisions
+/// 0047 and 0067 in docs/decisions/).
+#[test]
+fn portable_segmented_kernel_keeps_out_of_local_memory() {
+    if !counts_hold() {
+        return;
+    }
+    fn frames<M: CudaMonoid>() -> Vec<u32> {
+        [true, false]
+            .into_iter()
+            .flat_map(|offsets_form| {
+                seg_kernel_variants_for::<M, u32>(SegConfig::default().portable(), offsets_form)
+                    .unwrap()
+            })
+            .map(|source| {
+                let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+                cubin::frame_size(&cubin, "reduce_seg_portable").expect("the kernel's frame size")
+            })
+            .collect()
+    }
+    assert_eq!(
+        frames::<Sum<f32>>(),
+        [0, 0],
+        "Sum<f32>: offsets, owner form"
+    );
+    assert_eq!(frames::<Sum<u32>>(), [0, 0], "Sum<u32>");
+    assert_eq!(frames::<Affine>(), [0, 0], "Affine");
+    assert_eq!(frames::<Sum<f64>>(), [8, 0], "Sum<f64>");
+}
+
 /// The blocks per SM the scan kernel reaches at its default tile (256 threads) on an H100 or an
 /// H200 (228 KiB of shared memory per SM, 1 KiB of it reserved per block, 2048 threads, 64 K
 /// registers), by the runtime's rule (`catalogue/scan.rs`, `ScanPlan::module`): the uncapped
