@@ -167,6 +167,20 @@ fn counts_hold() -> bool {
     true
 }
 
+/// The local memory (frame) of `kernel` in each of `sources`, compiled for CI_ARCH.
+fn frame_sizes(
+    sources: impl IntoIterator<Item = reduce_cuda::KernelSource>,
+    kernel: &str,
+) -> Vec<u32> {
+    sources
+        .into_iter()
+        .map(|source| {
+            let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+            cubin::frame_size(&cubin, kernel).expect("the kernel's frame size")
+        })
+        .collect()
+}
+
 /// SegShuffle's u32-offsets kernel that loads a tile's first offsets ahead of its marks (the
 /// first of `seg_kernel_variants_for`) keeps out of local memory for one-word sums and 8- and
 /// 16-byte monoids under NVRTC 13.0 for sm_90, where the runtime would otherwise run the kernel
@@ -190,13 +204,7 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
         frames_of(seg_kernel_variants_for::<M, u32>(config, true).unwrap())
     }
     fn frames_of(sources: Vec<reduce_cuda::KernelSource>) -> Vec<u32> {
-        sources
-            .iter()
-            .map(|source| {
-                let cubin = reduce_cuda::testing::compile_cubin(source, CI_ARCH).unwrap();
-                cubin::frame_size(&cubin, "reduce_seg_shuffle").expect("the kernel's frame size")
-            })
-            .collect()
+        frame_sizes(sources, "reduce_seg_shuffle")
     }
     assert_eq!(
         frames::<Sum<f32>>(),
@@ -244,17 +252,11 @@ fn portable_segmented_kernel_keeps_out_of_local_memory() {
         return;
     }
     fn frames<M: CudaMonoid>() -> Vec<u32> {
-        [true, false]
-            .into_iter()
-            .flat_map(|offsets_form| {
-                seg_kernel_variants_for::<M, u32>(SegConfig::default().portable(), offsets_form)
-                    .unwrap()
-            })
-            .map(|source| {
-                let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
-                cubin::frame_size(&cubin, "reduce_seg_portable").expect("the kernel's frame size")
-            })
-            .collect()
+        let sources = [true, false].into_iter().flat_map(|offsets_form| {
+            seg_kernel_variants_for::<M, u32>(SegConfig::default().portable(), offsets_form)
+                .unwrap()
+        });
+        frame_sizes(sources, "reduce_seg_portable")
     }
     assert_eq!(
         frames::<Sum<f32>>(),
