@@ -507,6 +507,11 @@ __device__ __forceinline__ unsigned int r_stage_at(unsigned int x) {
     return kInVecs % 2 == 0 ? x ^ ((x / (unsigned int)kInVecs) & 7u) : x;
 }
 
+// Where in its warp's stage lies vector k of chunk c of the run of lane `lane`.
+__device__ __forceinline__ unsigned int r_run_at(unsigned int lane, int c, int k) {
+    return r_stage_at(lane * kInVecs + c * kChunkVecs + k);
+}
+
 // A chunk of a lane's run: kChunkVecs vectors, kChunkItems input items; and (kOutStaged) as many
 // outputs in their place.
 union r_chunk {
@@ -529,7 +534,7 @@ __device__ __forceinline__ void r_thread_items(bool staged, const uint4* stage, 
         for (int c = 0; c < kInVecs / kChunkVecs; ++c) {
             r_chunk u;
 #pragma unroll
-            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = stage[r_stage_at(lane * kInVecs + c * kChunkVecs + k)];
+            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = stage[r_run_at(lane, c, k)];
 #pragma unroll
             for (int e = 0; e < kChunkItems; ++e) {
                 const int j = c * kChunkItems + e;
@@ -725,14 +730,14 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         for (int c = 0; c < kInVecs / kChunkVecs; ++c) {
             r_out_chunk u;
 #pragma unroll
-            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = s_stage[warp][r_stage_at(lane * kInVecs + c * kChunkVecs + k)];
+            for (int k = 0; k < kChunkVecs; ++k) u.q[k] = s_stage[warp][r_run_at(lane, c, k)];
 #pragma unroll
             for (int e = 0; e < kChunkItems; ++e) {
                 const int j = c * kChunkItems + e;
                 u.m[e] = step(j, m_lift(u.x[e], first + j));
             }
 #pragma unroll
-            for (int k = 0; k < kChunkVecs; ++k) s_stage[warp][r_stage_at(lane * kInVecs + c * kChunkVecs + k)] = u.q[k];
+            for (int k = 0; k < kChunkVecs; ++k) s_stage[warp][r_run_at(lane, c, k)] = u.q[k];
         }
         __syncwarp();
         uint4* dst = reinterpret_cast<uint4*>(out + (first - (r_size)lane * R_ITEMS));
