@@ -104,13 +104,16 @@ for phase in "$@"; do
       ;;
     scanncu)
       # the inclusive scan of 2^28 f32 (the second of two calls): throughput, occupancy, stalls
-      ncu --clock-control none -k regex:scan_tiles -s 1 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      # (SCANNCU_KERNEL: the kernel, default scan_tiles; SCANNCU_BENCH: the bench binary whose
+      # `Auto` runs it, default .gpu/bin/bench)
+      k=${SCANNCU_KERNEL:-scan_tiles} b=${SCANNCU_BENCH:-.gpu/bin/bench}
+      ncu --clock-control none -k regex:"$k" -s 1 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
         --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats \
-        .gpu/bin/bench ncu > "$OUT/ncu-scan.txt" 2>&1
+        "$b" ncu > "$OUT/ncu-scan.txt" 2>&1
       grep -E "Throughput|Duration|Occupancy|Stall|Registers|Block Limit|Shared Memory|Eligible|Issued" "$OUT/ncu-scan.txt" | head -60 | tee -a "$SUMMARY"
       # per-instruction stall samples of the same launch
-      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:scan_tiles -s 1 -c 1 --section SourceCounters -f -o "$OUT/scansrc" \
-        .gpu/bin/bench ncu > "$OUT/scansrc.log" 2>&1
+      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:"$k" -s 1 -c 1 --section SourceCounters -f -o "$OUT/scansrc" \
+        "$b" ncu > "$OUT/scansrc.log" 2>&1
       ncu -i "$OUT/scansrc.ncu-rep" --page source --csv --print-source sass > "$OUT/scansrc-sass.csv" 2>&1
       rm -f "$OUT/scansrc.ncu-rep"
       ;;
