@@ -260,56 +260,73 @@ __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
 // k = R_WARPS, at t1 (a stamp: the array is never cleared). Returns the first entry >= t1 (the
 // next tile's `entry`; uniform). Every thread calls it; its last barrier publishes the marks.
 #define R_MARK_ROUNDS 4
+
+// One batch of r_mark_tile_ids: ROUNDS rounds of R_BLOCK entries from `base`, all loads first
+// (one latency), each entry read once (an entry's next entry came from the next lane; lanes 31
+// and 0 read the entries after and before theirs). Entries past the array read as all ones:
+// past every item (u32 offsets end at n < 2^32 - 1, where they are taken). Returns whether the
+// marks are done (uniform): the batch reached past the tile (on the grid's last tile: past the
+// last entry). Every thread calls it; its barrier publishes the batch's marks.
+template <int ROUNDS>
+__device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, r_size segments, r_size n,
+                                             r_size base, r_size tile, r_size t0, r_size t1, M* __restrict__ out,
+                                             unsigned int* s_id, r_size* s_edge, r_size* s_next) {
+    const bool grid_last = t1 == n;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_idx o[ROUNDS], o1[ROUNDS], o0[ROUNDS];
+#pragma unroll
+    for (int u = 0; u < ROUNDS; ++u) {
+        const r_size s = base + u * R_BLOCK + threadIdx.x;
+        o[u] = s <= segments ? offsets[s] : ~(r_idx)0;
+        o1[u] = lane == R_WARP - 1 && s < segments ? offsets[s + 1] : ~(r_idx)0;
+        o0[u] = lane == 0 && s > base && s - 1 <= segments ? offsets[s - 1] : ~(r_idx)0;
+    }
+    bool inside = false;
+#pragma unroll
+    for (int u = 0; u < ROUNDS; ++u) {
+        const r_size s = base + u * R_BLOCK + threadIdx.x;
+        const r_idx down = __shfl_down_sync(R_FULL_MASK, o[u], 1);
+        const r_idx up = __shfl_up_sync(R_FULL_MASK, o[u], 1);
+        const r_idx next = lane == R_WARP - 1 ? o1[u] : down;
+        // The first entry at or after t1: the one before it is inside, or it opens the batch.
+        const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
+        inside = s <= segments && o[u] < t1;
+        if (!inside && (s == base || before)) {
+            *s_next = s;
+            // A segment starts at t1 (one writer: the first entry there).
+            if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
+        }
+        if (s < segments && o[u] >= t0 && (inside || grid_last)) {
+            if (next == o[u]) {
+                out[s] = m_identity();
+            } else if (inside) {
+                const r_size p = o[u] - t0;
+                s_id[p] = (unsigned int)s;
+                if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
+            }
+        }
+    }
+    // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
+    // the grid's last tile reads every entry (the trailing empty segments).
+    const bool more = __syncthreads_or(threadIdx.x == R_BLOCK - 1 && inside);
+    return grid_last ? base + (r_size)ROUNDS * R_BLOCK > segments : !more;
+}
+
+// The marks, in batches of R_MARK_ROUNDS rounds; with `small` (uniform: the tile marked before
+// took at most R_BLOCK entries), a first batch of one round, so that a tile of a few hundred
+// entries does not read a thousand (docs/decisions/0067-portable-segmented-pairs.md).
 __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                                   r_size entry, r_size tile, r_size t0, r_size t1,
                                                   M* __restrict__ out, unsigned int* s_id, r_size* s_edge,
-                                                  r_size* s_next) {
-    const bool grid_last = t1 == n;
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    for (r_size base = entry;; base += R_MARK_ROUNDS * R_BLOCK) {
-        // A batch of rounds: all loads first (one latency), each entry read once (an entry's next
-        // entry came from the next lane; lanes 31 and 0 read the entries after and before theirs).
-        // Entries past the array read as all ones: past every item (u32 offsets end at n <
-        // 2^32 - 1, where they are taken).
-        r_idx o[R_MARK_ROUNDS], o1[R_MARK_ROUNDS], o0[R_MARK_ROUNDS];
-#pragma unroll
-        for (int u = 0; u < R_MARK_ROUNDS; ++u) {
-            const r_size s = base + u * R_BLOCK + threadIdx.x;
-            o[u] = s <= segments ? offsets[s] : ~(r_idx)0;
-            o1[u] = lane == R_WARP - 1 && s < segments ? offsets[s + 1] : ~(r_idx)0;
-            o0[u] = lane == 0 && s > base && s - 1 <= segments ? offsets[s - 1] : ~(r_idx)0;
-        }
-        bool inside = false;
-#pragma unroll
-        for (int u = 0; u < R_MARK_ROUNDS; ++u) {
-            const r_size s = base + u * R_BLOCK + threadIdx.x;
-            const r_idx down = __shfl_down_sync(R_FULL_MASK, o[u], 1);
-            const r_idx up = __shfl_up_sync(R_FULL_MASK, o[u], 1);
-            const r_idx next = lane == R_WARP - 1 ? o1[u] : down;
-            // The first entry at or after t1: the one before it is inside, or it opens the batch.
-            const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
-            inside = s <= segments && o[u] < t1;
-            if (!inside && (s == base || before)) {
-                *s_next = s;
-                // A segment starts at t1 (one writer: the first entry there).
-                if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
-            }
-            if (s < segments && o[u] >= t0 && (inside || grid_last)) {
-                if (next == o[u]) {
-                    out[s] = m_identity();
-                } else if (inside) {
-                    const r_size p = o[u] - t0;
-                    s_id[p] = (unsigned int)s;
-                    if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
-                }
-            }
-        }
-        // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
-        // the grid's last tile reads every entry (the trailing empty segments).
-        const r_size batch = R_MARK_ROUNDS * R_BLOCK;
-        const bool more = __syncthreads_or(threadIdx.x == R_BLOCK - 1 && inside);
-        if (grid_last ? base + batch > segments : !more) return *s_next;
+                                                  r_size* s_next, bool small) {
+    r_size base = entry;
+    if (small) {
+        if (r_mark_batch<1>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next)) return *s_next;
+        base += R_BLOCK;
     }
+    for (;; base += (r_size)R_MARK_ROUNDS * R_BLOCK)
+        if (r_mark_batch<R_MARK_ROUNDS>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next))
+            return *s_next;
 }
 #endif
 
@@ -553,6 +570,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     }
     __syncthreads();
     r_size entry = s_entry;
+    r_size last_entries = (r_size)R_MARK_ROUNDS * R_BLOCK;  // the entries of the tile marked before
 #else
     __syncthreads();
 #endif
@@ -579,7 +597,10 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         if (unmarked) {
             next_starts |= a + R_ITEMS == t1 && (r_size)first_start == t1;
         } else {
-            entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next);
+            const r_size first = entry;
+            entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next,
+                                    last_entries <= R_BLOCK);
+            last_entries = entry - first;
             // Whether a segment starts after the run: at the next lane's first item, or the next
             // warp's (s_edge). No lane reads another's marks, which each clears after its fold.
             heads = r_take_heads(mine);
