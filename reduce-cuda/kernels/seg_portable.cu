@@ -252,13 +252,7 @@ __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
 }
 
 #if R_OFFSETS
-// The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
-// offsets[s] >= t0), in batches of R_MARK_ROUNDS rounds of R_BLOCK entries while they start
-// inside the tile (on the grid's last tile, t1 = n: to the last entry): s_id[o - t0] = s where
-// non-empty segment s starts at o; out[s] = the identity where segment s is empty;
-// s_edge[k] = tile where a segment starts at the first item of the tile's warp k, or,
-// k = R_WARPS, at t1 (a stamp: the array is never cleared). Returns the first entry >= t1 (the
-// next tile's `entry`; uniform). Every thread calls it; its last barrier publishes the marks.
+// The rounds of R_BLOCK entries in a batch of marks (r_mark_tile_ids).
 #define R_MARK_ROUNDS 4
 
 // One batch of r_mark_tile_ids: ROUNDS rounds of R_BLOCK entries from `base`, all loads first
@@ -312,9 +306,16 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
     return grid_last ? base + (r_size)ROUNDS * R_BLOCK > segments : !more;
 }
 
-// The marks, in batches of R_MARK_ROUNDS rounds; with `small` (uniform: the tile marked before
-// took at most R_BLOCK entries), a first batch of one round, so that a tile of a few hundred
-// entries does not read a thousand (docs/decisions/0067-portable-segmented-pairs.md).
+// The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
+// offsets[s] >= t0), in batches of R_BLOCK-entry rounds while they start inside the tile (on the
+// grid's last tile, t1 = n: to the last entry): s_id[o - t0] = s where non-empty segment s starts
+// at o; out[s] = the identity where segment s is empty; s_edge[k] = tile where a segment starts
+// at the first item of the tile's warp k, or, k = R_WARPS, at t1 (a stamp: the array is never
+// cleared). Batches of R_MARK_ROUNDS rounds; with `small` (uniform: the tile marked before took
+// at most R_BLOCK entries), a first batch of one round, so that a tile of a few hundred entries
+// does not read a thousand (docs/decisions/0067-portable-segmented-pairs.md). Returns the first
+// entry >= t1 (the next tile's `entry`; uniform). Every thread calls it; its last barrier
+// publishes the marks.
 __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                                   r_size entry, r_size tile, r_size t0, r_size t1,
                                                   M* __restrict__ out, unsigned int* s_id, r_size* s_edge,
