@@ -243,10 +243,9 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
 /// The portable segmented kernel (`SegConfig::portable`, u32 layouts, offsets then owner form)
 /// keeps out of local memory under its register cap (80 registers: 3 blocks of 256 per SM) for
 /// one-word sums and the 8-byte affine monoid; f64 sums by offsets spill 16 bytes (8 before the
-/// marks' one-round first batch, decision 0067). These are
-/// today's counts under NVRTC 13.0 for sm_90, so that a change of the kernel that makes it spill
-/// fails here, with no GPU (a spill in the fold's unrolled items costs every item: decisions
-/// 0047 and 0067 in docs/decisions/).
+/// marks' one-round first batch, decision 0067). These are today's counts under NVRTC 13.0 for
+/// sm_90, so that a change of the kernel that makes it spill fails here, with no GPU (a spill in
+/// the fold's unrolled items costs every item: decisions 0047 and 0067 in docs/decisions/).
 #[test]
 fn portable_segmented_kernel_keeps_out_of_local_memory() {
     if !counts_hold() {

@@ -5,9 +5,8 @@
 //! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes
 //! in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each
 //! byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
-//! time — and against
-//! CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum` (`anchors/torch_scan.py`) from
-//! the same command (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against
+//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum`
+//! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against
 //! the sequential scan up to 2^24 items (and the segmented ones at 2^26).
 
 use crate::anchors::read_cub;
