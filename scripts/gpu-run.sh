@@ -4,7 +4,7 @@
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize, fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
-# axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command),
+# axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
 # portable-axes, portable-seg (its sections along axes and segmented alone),
 # fuzz, api (every public call as users call it),
@@ -372,6 +372,12 @@ for phase in "$@"; do
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
       .gpu/bin/bench scan --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"
+      ;;
+    scanquick)
+      # bench scan --quick: plain scans at 2^24, the tile shapes and the other algorithms at 2^28,
+      # the segmented scans; no anchors
+      .gpu/bin/bench scan --quick --out "$OUT" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"
       ;;
     segargmax)

@@ -5,7 +5,8 @@
 // announcing the bulk copy's bytes first), `empty` when every thread of the block has read it
 // (each thread arrives after its own last read). The producer fills stage k % R_PIPE with the
 // block's k-th tile once the stage's tile before has been read; the threads wait for `full`
-// before reading. Included after kernels/seg_tile.cuh; without R_PIPE, only the two sizes below.
+// before reading. Included after the tile's own definitions (R_TILE: kernels/seg_tile.cuh for
+// SegShuffle, kernels/scan.cu for the scans); without R_PIPE, only the two sizes below.
 //
 // ORDER. The pipeline moves bytes and never reorders them: a tile's items sit in its stage at
 // their own positions, R_ITEM_SHIFT bytes past the stage's start, exactly as they lie in global
@@ -17,7 +18,7 @@
 // that a read before the wait reads the poison.
 
 // A stage: the tile's bytes and the 16-byte boundary before them, rounded to 128 bytes.
-#define R_STAGE_BYTES (((R_TILE * sizeof(r_in) + R_ITEM_SHIFT) + 127) / 128 * 128)
+#define R_PIPE_STAGE_BYTES (((R_TILE * sizeof(r_in) + R_ITEM_SHIFT) + 127) / 128 * 128)
 // The threads a block is launched with: the producer warp after the R_BLOCK threads.
 #define R_BLOCK_THREADS (R_BLOCK + (R_PIPE ? R_WARP : 0))
 
@@ -25,7 +26,7 @@
 
 // Where the block's k-th tile's item 0 lies in its stage (k counted from the block's first tile).
 __device__ __forceinline__ unsigned char* r_stage_items_at(unsigned char* stages, unsigned int k) {
-    return stages + (size_t)(k % R_PIPE) * R_STAGE_BYTES + R_ITEM_SHIFT;
+    return stages + (size_t)(k % R_PIPE) * R_PIPE_STAGE_BYTES + R_ITEM_SHIFT;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -82,44 +83,58 @@ __device__ __forceinline__ void r_bulk_copy(void* dst, const void* src, unsigned
 __device__ __forceinline__ void r_async_fence() {}
 #endif
 
-// The producer warp: fills stage k % R_PIPE with the block's k-th tile (tiles [tile_begin,
-// tile_end) of the n items at `in`). The bytes of the tile that whole 16-byte blocks of global
-// memory hold inside the caller's items go by one bulk copy; the few before the first and after
-// the last such block (only at the items' own ends, or everywhere for an `in` that is not
-// R_ITEM_SHIFT bytes past a boundary, which the runtime never passes) by the lanes, byte by
-// byte, so that nothing outside the items is read.
-template <typename Tile>
-__device__ void r_produce(const r_in* __restrict__ in, r_size n, Tile tile_begin, Tile tile_end,
-                          unsigned char* stages, unsigned long long* full, unsigned long long* empty) {
+// The producer warp: fills stage k % R_PIPE with tile `tile` of the n items at `in`, the
+// block's k-th (the stage's tile before it, k - R_PIPE, must have been read: r_produce waits for
+// that). The bytes of the tile that whole 16-byte blocks of global memory hold inside the
+// caller's items go by one bulk copy; the few before the first and after the last such block
+// (only at the items' own ends, or everywhere for an `in` that is not R_ITEM_SHIFT bytes past a
+// boundary, which the runtime never passes) by the lanes, byte by byte, so that nothing outside
+// the items is read.
+__device__ __forceinline__ void r_produce_tile(const r_in* __restrict__ in, r_size n, r_size tile, unsigned int k,
+                                               unsigned char* stages, unsigned long long* full) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned long long lo = (unsigned long long)in, hi = lo + n * sizeof(r_in);
     const bool aligned = (lo & 15u) == R_ITEM_SHIFT;
+    const unsigned int stage = k % R_PIPE;
+    const unsigned long long a = lo + tile * R_TILE * sizeof(r_in);
+    const unsigned long long e = min(a + (unsigned long long)R_TILE * sizeof(r_in), hi);
+    // dst holds byte a (R_ITEM_SHIFT bytes past the stage's 128-byte aligned start).
+    unsigned char* dst = r_stage_items_at(stages, k);
+    unsigned long long b0 = aligned ? (a + 15u) & ~15ull : e, b1 = aligned ? e & ~15ull : e;
+    if (b1 < b0) b1 = b0;
+    // The bytes outside [b0, b1): [a, b0) and [b1, e).
+    const unsigned int head = (unsigned int)(b0 - a), tail = (unsigned int)(e - b1);
+    for (unsigned int j = lane; j < head + tail; j += R_WARP) {
+        const unsigned long long at = j < head ? a + j : b1 + (j - head);
+        dst[at - a] = *reinterpret_cast<const unsigned char*>(at);
+    }
+    if (lane == 0) {
+        // The threads' reads of the stage's last tile (ordered before this by the `empty`
+        // barrier) and any plain stores into it (the lanes' bytes) come before the bulk
+        // copy, in the async proxy, writes it.
+        r_async_fence();
+        r_mbar_arrive_expect(&full[stage], (unsigned int)(b1 - b0));
+        if (b1 > b0)
+            r_bulk_copy(dst + (b0 - a), reinterpret_cast<const void*>(b0), (unsigned int)(b1 - b0), &full[stage]);
+    } else {
+        r_mbar_arrive(&full[stage]);
+    }
+}
+
+// The producer warp: waits until stage k % R_PIPE is free for the block's k-th tile (every
+// thread has read the stage's tile before, k - R_PIPE).
+__device__ __forceinline__ void r_stage_free_wait(unsigned long long* empty, unsigned int k) {
+    if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);
+}
+
+// The producer warp: fills the stages with tiles [tile_begin, tile_end), in order.
+template <typename Tile>
+__device__ void r_produce(const r_in* __restrict__ in, r_size n, Tile tile_begin, Tile tile_end,
+                          unsigned char* stages, unsigned long long* full, unsigned long long* empty) {
     for (Tile tile = tile_begin; tile < tile_end; ++tile) {
-        const unsigned int k = (unsigned int)(tile - tile_begin), stage = k % R_PIPE, round = k / R_PIPE;
-        if (round > 0) r_mbar_wait(&empty[stage], (round - 1) & 1u);
-        const unsigned long long a = lo + (r_size)tile * R_TILE * sizeof(r_in);
-        const unsigned long long e = min(a + (unsigned long long)R_TILE * sizeof(r_in), hi);
-        // dst holds byte a (R_ITEM_SHIFT bytes past the stage's 128-byte aligned start).
-        unsigned char* dst = r_stage_items_at(stages, k);
-        unsigned long long b0 = aligned ? (a + 15u) & ~15ull : e, b1 = aligned ? e & ~15ull : e;
-        if (b1 < b0) b1 = b0;
-        // The bytes outside [b0, b1): [a, b0) and [b1, e).
-        const unsigned int head = (unsigned int)(b0 - a), tail = (unsigned int)(e - b1);
-        for (unsigned int j = lane; j < head + tail; j += R_WARP) {
-            const unsigned long long at = j < head ? a + j : b1 + (j - head);
-            dst[at - a] = *reinterpret_cast<const unsigned char*>(at);
-        }
-        if (lane == 0) {
-            // The threads' reads of the stage's last tile (ordered before this by the `empty`
-            // barrier) and any plain stores into it (the lanes' bytes) come before the bulk
-            // copy, in the async proxy, writes it.
-            r_async_fence();
-            r_mbar_arrive_expect(&full[stage], (unsigned int)(b1 - b0));
-            if (b1 > b0) r_bulk_copy(dst + (b0 - a), reinterpret_cast<const void*>(b0), (unsigned int)(b1 - b0),
-                                     &full[stage]);
-        } else {
-            r_mbar_arrive(&full[stage]);
-        }
+        const unsigned int k = (unsigned int)(tile - tile_begin);
+        r_stage_free_wait(empty, k);
+        r_produce_tile(in, n, (r_size)tile, k, stages, full);
     }
 }
 
@@ -165,24 +180,4 @@ __device__ __forceinline__ void r_stage_vectors(const uint4* p, uint4 (&out)[R_V
 }
 #endif
 
-// Items [a, a + count) of the tile whose item 0 is at `base` (a stage) into it[], lifted with
-// their global indices from `first` (the tile's first item); the rest the identity. Whole runs
-// as 16-byte vectors (aligned: r_stage_vectors; else shifted into place by r_load_shifted),
-// item by item otherwise.
-__device__ __forceinline__ void r_stage_items(const unsigned char* base, unsigned int a, r_size first, int count,
-                                              M (&it)[R_ITEMS]) {
-    const r_in* src = reinterpret_cast<const r_in*>(base) + a;
-#if R_VECS > 0
-    if (count == R_ITEMS) {
-        r_lane_items t;
-        if (R_ITEM_SHIFT == 0) r_stage_vectors(reinterpret_cast<const uint4*>(src), t.v);
-        else r_load_shifted(src, R_ITEM_SHIFT, t.v, [](const uint4* p) { return *p; });
-#pragma unroll
-        for (int i = 0; i < R_ITEMS; ++i) it[i] = m_lift(t.m[i], first + a + i);
-        return;
-    }
-#endif
-#pragma unroll
-    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(src[i], first + a + i) : m_identity();
-}
 #endif  // R_PIPE

@@ -76,6 +76,29 @@ struct r_fold_state {
     bool boundary;  // a segment starts in the run
 };
 
+#if R_PIPE
+// Items [a, a + count) of the tile whose item 0 is at `base` (a pipeline stage, pipe.cuh) into
+// it[], lifted with their global indices from `first` (the tile's first item); the rest the
+// identity. Whole runs as 16-byte vectors (aligned: r_stage_vectors; else shifted into place by
+// r_load_shifted), item by item otherwise.
+__device__ __forceinline__ void r_stage_items(const unsigned char* base, unsigned int a, r_size first, int count,
+                                              M (&it)[R_ITEMS]) {
+    const r_in* src = reinterpret_cast<const r_in*>(base) + a;
+#if R_VECS > 0
+    if (count == R_ITEMS) {
+        r_lane_items t;
+        if (R_ITEM_SHIFT == 0) r_stage_vectors(reinterpret_cast<const uint4*>(src), t.v);
+        else r_load_shifted(src, R_ITEM_SHIFT, t.v, [](const uint4* p) { return *p; });
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) it[i] = m_lift(t.m[i], first + a + i);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) it[i] = i < count ? m_lift(src[i], first + a + i) : m_identity();
+}
+#endif
+
 // out[lo, hi) = the identity, by the whole block, coalesced.
 __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, r_size hi) {
     for (r_size e = lo + threadIdx.x; e < hi; e += R_BLOCK) out[e] = m_identity();
@@ -247,7 +270,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     __shared__ r_size s_tile_last[2];   // the segment of each tile's last item, alternating
     __shared__ r_size s_cover[2];  // the layout check: offsets read so far, and up to where
     __shared__ bool s_bad;         // the layout check: a bad entry read, or a bad tile marked
-    M* s_vals = reinterpret_cast<M*>(s_dynamic + R_PIPE * R_STAGE_BYTES / 16);
+    M* s_vals = reinterpret_cast<M*>(s_dynamic + R_PIPE * R_PIPE_STAGE_BYTES / 16);
     r_endpos* s_endpos = reinterpret_cast<r_endpos*>(s_vals + R_VAL_SLOTS);
     unsigned char* s_head = reinterpret_cast<unsigned char*>(s_endpos + R_STAGE);
     const r_idx* offsets = seg_index;

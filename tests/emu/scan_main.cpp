@@ -1,11 +1,13 @@
 // The host side of an emulated scan launch (tests/tests/emulated_kernels.rs): included after
 // cuda_emu.hpp and the generated kernel text (kernels/scan.cu). argv[3] orders the fibers as in
 // seg_shuffle_main.cpp. Reads cases from argv[1], each
-//   u64 n, exclusive, index_len, passes; n r_in items; index_len r_idx (offsets or keys, as the
+//   u64 n, exclusive, index_len, mode; n r_in items; index_len r_idx (offsets or keys, as the
 //   kernel's R_SEG reads them);
-// runs scan_tiles (passes 0), one block per tile in index order (so each tile finds the tiles
-// before it finished), or (passes 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
-// a warp per group, scan_chain on one block and scan_apply over the tiles, and appends to argv[2]
+// runs scan_tiles (mode 0), one block per tile in index order (so each tile finds the tiles
+// before it finished), or (mode 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
+// a warp per group, scan_chain on one block and scan_apply over the tiles, or (mode 2,
+// LookAhead, where its plan has stages) scan_ahead on a grid of three blocks in order (the first takes every tile from the
+// counter: its look-back warp waits for its own threads' aggregates), and appends to argv[2]
 // per case
 //   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
 #include <cstdint>
@@ -14,13 +16,17 @@
 
 // Each tile's dynamic shared memory (its stages), refilled with 0xA5 before every block.
 constexpr unsigned long long kStageBytes = R_STAGE_BYTES > 0 ? R_STAGE_BYTES : 16;
+#if R_PIPE
+// LookAhead's: its stages, then a value per thread and stage.
+constexpr unsigned long long kAheadBytes = R_PIPE * (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M));
+#endif
 
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
     unsigned long long h[4];
     while (std::fread(h, 8, 4, in) == 4) {
-        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], passes = h[3];
+        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], mode = h[3];
         std::vector<r_in> items(n);
         std::vector<r_idx> index(index_len + 1);  // never empty: a plain scan passes none
         if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
@@ -35,7 +41,24 @@ int main(int argc, char** argv) {
         std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
         const unsigned long long segments = index_len > 0 ? index_len - 1 : 0;  // offsets' count
         unsigned long long ok = 1;
-        if (passes) {
+#if R_PIPE
+        const bool ahead = mode == 2;
+#else
+        const bool ahead = false;  // a LookAhead plan without stages: LookBack's kernel
+#endif
+        if (ahead) {
+#if R_PIPE
+            for (unsigned int b = 0; b < 3 && ok; ++b) {
+                emu_dynamic_smem(kAheadBytes);
+                ok = emu::run_block(b, 3, R_AHEAD_THREADS, [&] {
+                    scan_ahead(items.data(), n, out.data(), exclusive, index.data(), segments,
+                               reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
+                });
+            }
+            // every tile taken, and one ticket past the end per block
+            ok = ok && words[0].lo == tiles + 3;
+#endif
+        } else if (mode == 1) {
             // a flag and a value per tile and per group, poisoned: each is written before it is read
             std::vector<unsigned int> flags(tiles + groups, 0xA5A5A5A5u);
             for (unsigned int b = 0; b < tiles && ok; ++b) {

@@ -2,7 +2,9 @@
 //! CPU under `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, barriers and warp collectives
 //! as real rendezvous, AddressSanitizer on every access, the fibers of a block in three orders),
 //! one block per tile in order — so each tile's look-back finds the tiles before it finished,
-//! through the group values, the groups' look-back and its ring — and must equal the sequential
+//! through the group values, the groups' look-back and its ring; LookAhead's persistent blocks
+//! in turn, the first taking every tile, its look-back warp waiting for its own threads'
+//! aggregates and its stages refilled behind its writes — and must equal the sequential
 //! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds, sizes around
 //! tiles and groups of 32 tiles, several tile shapes, 1-, 8-, 16- and 72-byte monoids (entries
 //! of one and two 16-byte parts, and states and values apart). A read that a
@@ -36,9 +38,20 @@ fn configs() -> [ScanConfig; 5] {
     ]
 }
 
+/// LookAhead (plain scans only: segmented ones run as LookBack) at the smallest tile (items one
+/// by one), at 64 threads of four items (a vector of f32 a thread) and the default.
+fn ahead_configs() -> [ScanConfig; 3] {
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
+    [
+        ahead.block(32).items_per_thread(1),
+        ahead.block(64).items_per_thread(4),
+        ahead,
+    ]
+}
+
 /// Plain scans of `M` at sizes around tiles and groups, both kinds, fibers in every order.
 fn check_plain<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
-    for config in configs() {
+    for config in configs().into_iter().chain(ahead_configs()) {
         let kernel = scan_kernel::<M, u32>(cxx, config, None);
         let t = kernel.tile as usize;
         let mut sizes = vec![1, t - 1, t, t + 1, 32 * t - 1, 32 * t + 1, 70 * t + 5];

@@ -2,9 +2,10 @@
 //! non-commutative monoids of 1, 8, 16 and 36 bytes: sizes around tiles and blocks, several
 //! tile shapes, both kinds, in place and into longer outputs, lifted items (the global index),
 //! every segment layout shape in both index widths, keys that come back, the bad-input errors,
-//! the backends, and 2^32 + 3 one-byte items; `LookBack` and `ReduceThenScan` alike. Float scans
-//! repeat bit for bit and equal the CPU model of LookBack's grouping
-//! (`reduce_core::portable::scan_grouped`), which ReduceThenScan shares, also while another
+//! the backends, and 2^32 + 3 one-byte items; `LookBack`, `ReduceThenScan` and `LookAhead` alike
+//! (LookAhead also in place and on views off a 16-byte boundary, where it runs as LookBack).
+//! Float scans repeat bit for bit and equal the CPU model of LookBack's grouping
+//! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
 //! stream of the device runs scans beside them (other timing); portable scans
 //! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
 //! NVRTC compiles the family's kernels (CI too).
@@ -21,8 +22,9 @@ use reduce_tests::*;
 const KINDS: [Scan; 2] = [Scan::Inclusive, Scan::Exclusive];
 
 /// Tile shapes: the default, the smallest (32 threads, one item each), and a large odd one;
-/// ReduceThenScan at the default and the smallest.
-fn configs() -> [ScanConfig; 5] {
+/// ReduceThenScan and LookAhead at the default and the smallest, LookAhead also at 64 threads of
+/// five items (runs that are not whole vectors).
+fn configs() -> [ScanConfig; 8] {
     let small = |algorithm| ScanConfig::new(algorithm).block(32).items_per_thread(1);
     [
         ScanConfig::default(),
@@ -32,6 +34,11 @@ fn configs() -> [ScanConfig; 5] {
             .items_per_thread(3),
         ScanConfig::new(ScanAlgorithm::ReduceThenScan),
         small(ScanAlgorithm::ReduceThenScan),
+        ScanConfig::new(ScanAlgorithm::LookAhead),
+        small(ScanAlgorithm::LookAhead),
+        ScanConfig::new(ScanAlgorithm::LookAhead)
+            .block(64)
+            .items_per_thread(5),
     ]
 }
 
@@ -203,6 +210,27 @@ fn in_place_into_and_lifted() {
         gpu.scan_into(&dxs, kind, &mut out, ScanAlgorithm::Auto)
             .unwrap();
         assert_eq!(&gpu.download(&out).unwrap()[..xs.len()], &want[..]);
+    }
+    // LookAhead in place, and on views 0 to 3 items (8 bytes each) past a 16-byte boundary
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
+    for kind in KINDS {
+        let want = scan(&xs, kind);
+        let mut d = gpu.upload(&xs).unwrap();
+        gpu.scan_in_place(&mut d, kind, ahead).unwrap();
+        assert_eq!(
+            gpu.download(&d).unwrap(),
+            want,
+            "LookAhead in place {kind:?}"
+        );
+        for skip in 0..4 {
+            let (_keep, view) = placed(&gpu, &xs, skip);
+            let got = gpu.scan(&view, kind, ahead).unwrap();
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                want,
+                "LookAhead {skip} items off {kind:?}"
+            );
+        }
     }
     let dxs = gpu.upload(&xs).unwrap();
     let mut short = gpu.identities::<Affine>(50_000).unwrap();

@@ -355,6 +355,8 @@ fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
             small(ScanAlgorithm::LookBack),
             ScanConfig::new(ScanAlgorithm::ReduceThenScan),
             small(ScanAlgorithm::ReduceThenScan),
+            ScanConfig::new(ScanAlgorithm::LookAhead),
+            small(ScanAlgorithm::LookAhead),
         ] {
             for kind in [Scan::Inclusive, Scan::Exclusive] {
                 let plain = gpu.download(&gpu.scan(&xs, kind, config)?)?;

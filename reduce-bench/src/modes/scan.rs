@@ -1,5 +1,5 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the
+//! `ScanAlgorithm::Auto`, and `LookAhead` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the
 //! f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
 //! and exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
 //! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes
@@ -119,9 +119,16 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
     let roof = kernels.copy_roof_ms(&xs, REPS)?;
     let bytes = (2 * n * size) as f64;
     let mut out = gpu.identities::<M>(n)?;
-    for kind in [Scan::Inclusive, Scan::Exclusive] {
+    let algorithms = [
+        (ScanAlgorithm::Auto, ""),
+        (ScanAlgorithm::LookAhead, ", LookAhead"),
+    ];
+    for ((algorithm, label), kind) in algorithms
+        .into_iter()
+        .flat_map(|a| [Scan::Inclusive, Scan::Exclusive].map(|kind| (a, kind)))
+    {
         let ms = median_ms(gpu, REPS, || {
-            gpu.scan_into(xs.items(), kind, &mut out, ScanAlgorithm::Auto)
+            gpu.scan_into(xs.items(), kind, &mut out, algorithm)
         })?;
         let correct = match check {
             true if n <= 1 << 24 => {
@@ -139,12 +146,13 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
         } else {
             "exclusive"
         };
-        let [cub, torch] = anchors.map(|a| match a {
-            "" => String::new(),
-            a => format!("{a}_{kind_name}"),
+        // the anchors beside the default's rows only
+        let [cub, torch] = anchors.map(|a| match (a, label) {
+            ("", _) | (_, ", LookAhead") => String::new(),
+            (a, _) => format!("{a}_{kind_name}"),
         });
         table.row(Row {
-            case: &format!("{name} {kind_name}"),
+            case: &format!("{name} {kind_name}{label}"),
             n,
             ms,
             moved: bytes,
@@ -242,7 +250,7 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// Inclusive scans of 2^28 items of `M` with other tile shapes than the default (threads per
-/// block, items per thread): what the defaults were chosen from; and the multi-pass baseline
+/// block, items per thread): what the defaults were chosen from; LookAhead; and the multi-pass baseline
 /// (`ReduceThenScan`, the default tile: the same bits, each item read twice).
 fn tile_shapes<M: CudaMonoid + AnyBits>(
     gpu: &Gpu,
@@ -271,10 +279,10 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
             .items_per_thread(items);
         (format!("{block} x {items}"), config)
     });
-    let baseline = ScanAlgorithm::ReduceThenScan;
+    let others = [ScanAlgorithm::ReduceThenScan, ScanAlgorithm::LookAhead];
     for (label, config) in shapes
         .into_iter()
-        .chain([(baseline.name().into(), baseline.into())])
+        .chain(others.map(|a| (a.name().into(), a.into())))
     {
         let ms = median_ms(gpu, REPS, || {
             gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)

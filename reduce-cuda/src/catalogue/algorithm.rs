@@ -206,6 +206,14 @@ pub enum ScanAlgorithm {
     /// (floats too); no tile ever waits for another. A research algorithm: `LookBack` moves a
     /// third fewer bytes.
     ReduceThenScan,
+    /// LookBack's tiles, grouping and bits in a persistent grid of warp-specialised blocks: a
+    /// producer warp bulk-copies tiles into shared-memory stages, the block's threads reduce
+    /// each tile as soon as it lands and write its outputs a few tiles later, and a look-back
+    /// warp folds each tile's prefix from the aggregates published before it, so that no block
+    /// waits for another's prefix. Plain scans on sm_90 (Hopper) or newer; elsewhere, for
+    /// segmented scans and for items not at a 16-byte boundary, it runs as `LookBack` (the same
+    /// bits).
+    LookAhead,
     /// LookBack.
     #[default]
     Auto,
@@ -213,13 +221,18 @@ pub enum ScanAlgorithm {
 
 impl ScanAlgorithm {
     /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
-    pub const ALL: [ScanAlgorithm; 2] = [ScanAlgorithm::LookBack, ScanAlgorithm::ReduceThenScan];
+    pub const ALL: [ScanAlgorithm; 3] = [
+        ScanAlgorithm::LookBack,
+        ScanAlgorithm::ReduceThenScan,
+        ScanAlgorithm::LookAhead,
+    ];
 
     /// The algorithm's name in tables and benchmarks.
     pub fn name(self) -> &'static str {
         match self {
             ScanAlgorithm::LookBack => "LookBack",
             ScanAlgorithm::ReduceThenScan => "ReduceThenScan",
+            ScanAlgorithm::LookAhead => "LookAhead",
             ScanAlgorithm::Auto => "Auto",
         }
     }

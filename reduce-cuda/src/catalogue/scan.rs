@@ -2,12 +2,16 @@
 //! tile, tiles handed out in order by a counter and chained by decoupled look-back with a fixed
 //! grouping (the kernel's head says why the bits never depend on timing).
 //! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
-//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits. Plain
-//! scans, and segmented ones whose segment starts come from CSR offsets or from keys.
+//! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits.
+//! `ScanAlgorithm::LookAhead` (kernels/scan_ahead.cu): the same tiles, grouping and bits in a
+//! persistent grid of warp-specialised blocks (plain scans, sm_90, items at a 16-byte boundary;
+//! else it runs as LookBack). Plain scans, and segmented ones whose segment starts come from CSR
+//! offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
+use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
@@ -50,6 +54,7 @@ const SCAN_REDUCE: Entry<ScanReduceArgs> = Entry::new("scan_reduce");
 const SCAN_GROUPS: Entry<ScanGroupsArgs> = Entry::new("scan_groups");
 const SCAN_CHAIN: Entry<ScanGroupsArgs> = Entry::new("scan_chain");
 const SCAN_APPLY: Entry<ScanApplyArgs> = Entry::new("scan_apply");
+const SCAN_AHEAD: Entry<ScanArgs> = Entry::new("scan_ahead");
 
 /// Where a segmented scan's segments start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +84,37 @@ pub(crate) struct ScanPlan {
     /// The bytes of a tile's items its warps stage in shared memory (0: none), and whether they
     /// are the launch's dynamic shared memory ([`stage_bytes`]).
     stage: (u32, bool),
+    /// LookAhead's stages ([`ahead_stages`]; 0: LookBack's or ReduceThenScan's kernels).
+    ahead: u32,
+    /// The sizes of an input item and of a value.
+    in_size: usize,
+    m_size: usize,
+}
+
+/// A LookAhead stage of a tile of `block` threads of `items` input items of `in_size` bytes:
+/// the tile's bytes rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`).
+fn ahead_stage_bytes(block: u32, items: u32, in_size: usize) -> usize {
+    (block as usize * items as usize * in_size).div_ceil(128) * 128
+}
+
+/// LookAhead's stages for a plain scan of such tiles with values of `m_size` bytes: as many as
+/// fit [`SCAN_AHEAD_SMEM`] (with a value per thread and stage), at most [`SCAN_AHEAD_STAGES`];
+/// 0 where fewer than [`SCAN_AHEAD_LEAD`] + 1 fit, where the entries are not one word
+/// ([`word_parts`]), where the block and its two warps would pass 1024 threads, or the scan is
+/// segmented: those run as LookBack.
+fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> u32 {
+    let per_stage =
+        ahead_stage_bytes(block, items, items_of.in_size) + block as usize * items_of.m_size;
+    let fit = (SCAN_AHEAD_SMEM / per_stage).min(SCAN_AHEAD_STAGES as usize) as u32;
+    if segments != Segments::None
+        || word_parts(items_of.m_size) == 0
+        || block + 64 > 1024
+        || fit <= SCAN_AHEAD_LEAD
+    {
+        0
+    } else {
+        fit
+    }
 }
 
 /// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
@@ -125,6 +161,13 @@ pub(crate) fn scan_plan(
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
+    let ahead = |block, per_thread| {
+        if algorithm == ScanAlgorithm::LookAhead {
+            ahead_stages(block, per_thread, items, segments)
+        } else {
+            0
+        }
+    };
     if config.portable {
         // The tile decides the bits: the portable scans fix it by the monoid's size alone
         // (reduce_core::portable::scan's grouping), whatever the input type.
@@ -148,6 +191,9 @@ pub(crate) fn scan_plan(
             wide,
             word_parts: word_parts(items.m_size),
             stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
+            ahead: ahead(block, per_thread),
+            in_size: items.in_size,
+            m_size: items.m_size,
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
@@ -169,6 +215,9 @@ pub(crate) fn scan_plan(
         wide,
         word_parts: word_parts(items.m_size),
         stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
+        ahead: ahead(block, per_thread),
+        in_size: items.in_size,
+        m_size: items.m_size,
     })
 }
 
@@ -181,6 +230,12 @@ impl ScanPlan {
     /// The dynamic shared memory of a tile's kernels: its items' stages where they are dynamic
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
+        if self.ahead > 0 {
+            // LookAhead: its stages, then a value per thread and stage (kernels/scan_ahead.cu)
+            let per_stage = ahead_stage_bytes(self.block, self.items, self.in_size)
+                + self.block as usize * self.m_size;
+            return self.ahead as usize * per_stage;
+        }
         match self.stage {
             (bytes, true) => bytes as usize,
             _ => 0,
@@ -251,7 +306,9 @@ impl ScanPlan {
     /// Whether `scan_tiles` may be capped (LookBack; in the keys form, by [`scan_may_cap`]).
     pub fn may_cap(&self) -> bool {
         let key_bytes = if self.wide { 8 } else { 4 };
-        !self.passes && scan_may_cap(self.segments == Segments::Keys, self.items, key_bytes)
+        !self.passes
+            && self.ahead == 0
+            && scan_may_cap(self.segments == Segments::Keys, self.items, key_bytes)
     }
 
     /// The kernels of the plan, `scan_tiles`' registers capped for `min_blocks` resident blocks
@@ -273,8 +330,23 @@ impl ScanPlan {
                 ("R_MIN_BLOCKS", min_blocks),
                 ("R_STAGE_BYTES", self.stage.0),
                 ("R_STAGE_DYNAMIC", self.stage.1 as u32),
+                ("R_PIPE", self.ahead),
+                ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
+                ("R_VECS", self.ahead_vecs()),
+                ("R_ITEM_SHIFT", 0),
             ],
         )
+    }
+
+    /// LookAhead's 16-byte vectors of a thread's items (kernels/scan_ahead.cu's `R_VECS`): its
+    /// run's bytes / 16 where they are whole vectors, else 0 (item by item); 0 for the others.
+    fn ahead_vecs(&self) -> u32 {
+        let run = self.items as usize * self.in_size;
+        if self.ahead > 0 && run.is_multiple_of(16) {
+            (run / 16) as u32
+        } else {
+            0
+        }
     }
 
     /// Queues the scan of the `n > 0` items at `input` into `out` (which may be `input`), with
@@ -296,6 +368,12 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
+        if self.ahead > 0 && (d.device.info.compute_capability.0 < 9 || !input.is_multiple_of(16)) {
+            // No bulk copies here, or items off a 16-byte boundary: LookBack's kernel, the same
+            // tiles and bits.
+            let look_back = ScanPlan { ahead: 0, ..*self };
+            return look_back.launch(d, input, n, out, exclusive, layout);
+        }
         let (layout, segments) = layout;
         if self.passes {
             // ReduceThenScan's four launches (kernels/scan.cu's REDUCE-THEN-SCAN): a flag and
@@ -356,13 +434,21 @@ impl ScanPlan {
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
         let module = self.module(d.loader())?.0;
-        let kernel = d.device.kernel(
-            &module,
-            SCAN_TILES,
-            self.block,
-            self.dynamic_smem(),
-            self.name,
-        )?;
+        let (entry, threads) = if self.ahead > 0 {
+            (SCAN_AHEAD, self.block + 64)
+        } else {
+            (SCAN_TILES, self.block)
+        };
+        let kernel = d
+            .device
+            .kernel(&module, entry, threads, self.dynamic_smem(), self.name)?;
+        // LookAhead: a persistent grid, as many blocks as are resident at once (fewer where
+        // there are fewer tiles); its blocks take their tiles from the counter.
+        let grid = if self.ahead > 0 {
+            d.device.resident_blocks(&kernel)?.clamp(1, tiles as u64)
+        } else {
+            tiles as u64
+        };
         let args = ScanArgs {
             r#in: input,
             n,
@@ -374,7 +460,7 @@ impl ScanPlan {
             aggregates: regions[1],
             inclusives: regions[2],
         };
-        d.launch(&kernel, tiles as u64, args)
+        d.launch(&kernel, grid, args)
     }
 }
 
@@ -387,6 +473,7 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SCAN_GROUPS.name, ScanGroupsArgs::PARAMS),
         (SCAN_CHAIN.name, ScanGroupsArgs::PARAMS),
         (SCAN_APPLY.name, ScanApplyArgs::PARAMS),
+        (SCAN_AHEAD.name, ScanArgs::PARAMS),
     ]
 }
 

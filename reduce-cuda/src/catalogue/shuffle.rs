@@ -362,7 +362,7 @@ impl SegShuffle {
         }
     }
 
-    /// One stage of the pipeline (kernels/pipe.cuh, `R_STAGE_BYTES`): a tile of input items
+    /// One stage of the pipeline (kernels/pipe.cuh, `R_PIPE_STAGE_BYTES`): a tile of input items
     /// after the offset they lie at, rounded to 128 bytes.
     fn stage_bytes(&self) -> usize {
         (self.tile() as usize * self.shape.items.in_size + self.item_shift() as usize).div_ceil(128)

@@ -303,6 +303,18 @@ pub(crate) const SCAN_STAGE_MAX: usize = 48 * 1024;
 /// register cost f32 by offsets a spill under its cap for 6 blocks per SM).
 pub(crate) const SCAN_STATIC_STAGE_MAX: usize = 32 * 1024;
 
+/// LookAhead's shared-memory stages (kernels/scan_ahead.cu): at most this many tiles of items a
+/// block holds at once, and at least [`SCAN_AHEAD_LEAD`] + 1.
+pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
+
+/// LookAhead's rounds between a tile's reduction and its outputs (kernels/scan_ahead.cu's
+/// `R_LEAD`): the time the look-back warp has to fold the tile's prefix.
+pub(crate) const SCAN_AHEAD_LEAD: u32 = 2;
+
+/// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage):
+/// below the 227 KiB a block may take on sm_90, beside the kernel's static shared memory.
+pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;
+
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
 /// SM (`ScanPlan::module`): tiles resident per SM hide the look-back's wait, but not where a
 /// thread's keys (`items` of `key_bytes`, read as 16-byte vectors and compared in registers)

@@ -93,10 +93,19 @@ impl Family {
     /// The headers the template relies on, after `common.cuh`, in order.
     fn headers(self) -> &'static [Header] {
         match self {
-            Family::SegTree | Family::SegMatrix | Family::SegMerge | Family::Scan => &[SEG_COMMON],
+            Family::SegTree | Family::SegMatrix | Family::SegMerge => &[SEG_COMMON],
+            Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             Family::Shuffle | Family::Portable => &[LANES],
             Family::SegPortable => &[SEG_COMMON, LANES],
+            _ => &[],
+        }
+    }
+
+    /// The parts after the template that build on its definitions, in order.
+    fn trailers(self) -> &'static [Header] {
+        match self {
+            Family::Scan => &[PIPE, SCAN_AHEAD],
             _ => &[],
         }
     }
@@ -108,6 +117,7 @@ impl Family {
         let mut texts = vec![COMMON, ITEMS];
         texts.extend(self.headers());
         texts.push(self.file());
+        texts.extend(self.trailers());
         texts
     }
 }
@@ -131,6 +141,9 @@ const SEG_TILE: Header = ("seg_tile.cuh", include_str!("../../kernels/seg_tile.c
 
 /// The tile pipeline: bulk copies into shared-memory stages by a producer warp (`R_PIPE`).
 const PIPE: Header = ("pipe.cuh", include_str!("../../kernels/pipe.cuh"));
+
+/// The scans' LookAhead kernel, after kernels/scan.cu and the tile pipeline.
+const SCAN_AHEAD: Header = ("scan_ahead.cu", include_str!("../../kernels/scan_ahead.cu"));
 
 /// Which template, with which compile-time parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -218,6 +231,9 @@ pub(crate) fn assemble(spec: &KernelSpec, program: &dyn Program) -> KernelSource
         &format!("kernels/{family}.cu"),
         spec.family.file().1,
     );
+    for (name, text) in spec.family.trailers() {
+        push(&mut source, &format!("kernels/{name}"), text);
+    }
     source
 }
 

@@ -8,15 +8,15 @@ use reduce_cuda::testing::scan_kernel_source;
 const SCAN_MAIN_CPP: &str = include_str!("../../emu/scan_main.cpp");
 
 /// A scan kernel (kernels/scan.cu) compiled for the emulator: one block per tile, run in order
-/// (ReduceThenScan: its four launches in turn).
+/// (ReduceThenScan: its four launches in turn; LookAhead: three persistent blocks in turn).
 pub struct EmulatedScan {
     build: Build,
     /// Items per tile.
     pub tile: u64,
     /// u64 offsets or keys (else u32).
     pub wide: bool,
-    /// ReduceThenScan's four launches (else LookBack's one).
-    passes: bool,
+    /// scan_main.cpp's mode: 0 LookBack's one launch, 1 ReduceThenScan's four, 2 LookAhead's.
+    mode: u64,
     m_size: usize,
 }
 
@@ -56,7 +56,12 @@ pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
         build,
         tile: threads as u64 * items as u64,
         wide: I::WIDE,
-        passes: config.algorithm == reduce_cuda::ScanAlgorithm::ReduceThenScan,
+        mode: match config.algorithm {
+            reduce_cuda::ScanAlgorithm::ReduceThenScan => 1,
+            // plain scans only: segmented ones run as LookBack
+            reduce_cuda::ScanAlgorithm::LookAhead if offsets.is_none() => 2,
+            _ => 0,
+        },
         m_size: std::mem::size_of::<M>(),
     }
 }
@@ -67,12 +72,7 @@ impl EmulatedScan {
     pub fn run(&self, cases: &[ScanCase], order: Order) -> Vec<Vec<u8>> {
         let mut input = Vec::new();
         for c in cases {
-            for h in [
-                c.n,
-                c.exclusive as u64,
-                c.index.len() as u64,
-                self.passes as u64,
-            ] {
+            for h in [c.n, c.exclusive as u64, c.index.len() as u64, self.mode] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);

@@ -1,0 +1,337 @@
+// LookAhead (ScanAlgorithm::LookAhead, sm_90+, plain scans): scan_tiles' tiles, grouping and
+// bits, computed by warps of which none waits for another block's prefix.
+//
+// ORDER INVARIANT. As scan_tiles' (kernels/scan.cu): tiles of R_TILE consecutive items numbered
+// in the order a counter hands them out (every tile before a block's own is held by a block that
+// runs), groups of 32 tiles (tile t = 32 g + i); thread k of a tile folds its R_ITEMS items from
+// k * R_ITEMS left to right; the lanes, then the warps, scan the threads' aggregates
+// (r_scan_warp); a tile's prefix is p(t) = I(g - 1) ⊕ w(t) (group 0: w(t)), with
+// w(t) = a(32 g) ⊕ … ⊕ a(t - 1) folded left to right, A(g) = w(32 g + 31) ⊕ a(32 g + 31),
+// I(0) = A(0), I(g) = I(g - 1) ⊕ A(g); a thread's prefix is p(t) ⊕ (the warps before) ⊕ (the
+// lanes before), and its outputs continue from it item by item. These are r_tile_prefix's values
+// by the same combines in the same order, so the outputs equal scan_tiles' bit for bit for the
+// same (R_BLOCK, R_ITEMS), and every combine is (earlier items) ⊕ (later items).
+//
+// THE BLOCK: R_BLOCK compute threads, a producer warp and a look-back warp; R_PIPE stages.
+//   - The producer takes the block's k-th tile from the counter, leaves its number in
+//     s_tile[k % R_PIPE] and bulk-copies its items into stage k % R_PIPE (pipe.cuh: `full`)
+//     once the stage's tile before is written (`empty`). Past the last tile it hands out
+//     R_NO_TILE and stops.
+//   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
+//     warps' inclusive values and each thread's lanes before it kept for later), then write the
+//     outputs of tile k - R_LEAD, whose prefix the look-back warp hands over (`ready`).
+//   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
+//     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
+//     group), folds each whole group in a lane of its own and w(t) in another, chains the
+//     groups' A in lane 0, and hands p(t) over.
+// Only tiles' aggregates are waited for, and an aggregate waits for nothing but its own tile's
+// items: unlike scan_tiles, no block waits for another's prefix or holds its SM slot doing so
+// (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md).
+// PROGRESS. The compute threads reduce tile k after writing tile k - R_LEAD - 1 and once stage k
+// is free (tile k - R_PIPE written, R_LEAD < R_PIPE); writing a tile needs its prefix, which
+// needs the aggregates of the tiles taken before it: every wait is for an earlier tile, held by a
+// block that runs.
+//
+// Parameters (beside scan.cu's; R_SEG = 0, R_WORD_PARTS > 0): R_PIPE stages, R_LEAD rounds
+// between a tile's reduction and its outputs, R_VECS (a thread's items as whole 16-byte vectors;
+// 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items). The dynamic shared
+// memory: R_PIPE stages, then R_PIPE * R_BLOCK values (each thread's lanes before it).
+
+#if R_PIPE
+
+#define R_AHEAD_THREADS (R_BLOCK + 2 * R_WARP)
+#define R_NO_TILE (~(r_size)0)
+static_assert(R_SEG == 0 && R_FUSED, "LookAhead scans are plain, with one-word entries");
+static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
+static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
+
+// The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
+// lane loads before it looks at any (one round trip for all).
+#define R_AHEAD_ROWS (4096 / (R_WARP * (int)sizeof(M)) < 2 ? 2 : 4096 / (R_WARP * (int)sizeof(M)) > 32 ? 32 : 4096 / (R_WARP * (int)sizeof(M)))
+#define R_AHEAD_BATCH (R_SMALL ? 8 : R_PARTS == 1 ? 4 : 2)
+
+// Waits (emulator: lets the block's other fibers run) between polls of an entry.
+__device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
+#if defined(__CUDA_ARCH__)
+    r_back_off(pause);
+#else
+    (void)pause;
+    emu::yield();
+#endif
+}
+
+#if R_VECS > 0
+// The inverse of pipe.cuh's r_stage_vectors: in[] (vector k of the run in in[k]) to the run at
+// p, each lane storing its vectors rotated by r_rot(lane), so that the lanes of a quarter warp
+// touch distinct bank groups.
+__device__ __forceinline__ void r_stage_vectors_store(uint4* p, const uint4 (&in)[R_VECS]) {
+    const unsigned int rot = r_rot(threadIdx.x & (R_WARP - 1));
+    uint4 r[R_VECS];
+#pragma unroll
+    for (int k = 0; k < R_VECS; ++k) r[k] = in[k];
+    // r[k] must hold vector (k + rot) % R_VECS: rotate by rot, one bit of it per stage.
+#pragma unroll
+    for (int bit = 1; bit < R_ROTATIONS; bit *= 2) {
+        const bool on = (rot & bit) != 0;
+        uint4 t[R_VECS];
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) t[k] = r[(k + bit) % R_VECS];
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) r[k] = on ? t[k] : r[k];
+    }
+#pragma unroll
+    for (int k = 0; k < R_VECS; ++k) p[(k + rot) % R_VECS] = r[k];
+}
+union r_ahead_run {
+    uint4 v[R_VECS];
+    r_in x[R_ITEMS];
+    M m[sizeof(M) == sizeof(r_in) ? R_ITEMS : 1];
+};
+#endif
+
+// Calls f(j, item j lifted) for this thread's `count` items in order, from its run in `stage`
+// (the tile's first item at `t0`).
+template <typename F>
+__device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size t0, int count, F f) {
+    const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
+    const r_in* run = reinterpret_cast<const r_in*>(stage) + threadIdx.x * R_ITEMS;
+#if R_VECS > 0
+    if (count == R_ITEMS) {
+        r_ahead_run u;
+        r_stage_vectors(reinterpret_cast<const uint4*>(run), u.v);
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) f(j, m_lift(u.x[j], first + j));
+        return;
+    }
+#endif
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; ++j)
+        if (j < count) f(j, m_lift(run[j], first + j));
+}
+
+// The producer warp: tiles from the counter into the stages until they run out.
+__device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* counter, unsigned char* stages,
+                                r_size* s_tile, unsigned long long* full, unsigned long long* empty) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    for (unsigned int k = 0;; ++k) {
+        r_stage_free_wait(empty, k);
+        r_size t = 0;
+        if (lane == 0) t = atomicAdd(counter, 1ull);
+        t = __shfl_sync(R_FULL_MASK, t, 0);
+        if (t >= tiles) {
+            // The end: a stage without bytes whose number says so.
+            if (lane == 0) {
+                s_tile[k % R_PIPE] = R_NO_TILE;
+                r_mbar_arrive_expect(&full[k % R_PIPE], 0);
+            } else {
+                r_mbar_arrive(&full[k % R_PIPE]);
+            }
+            return;
+        }
+        if (lane == 0) s_tile[k % R_PIPE] = t;  // before lane 0's arrival, which releases it
+        r_produce_tile(in, n, t, k, stages, full);
+    }
+}
+
+// The look-back warp: for the block's tiles in turn, p(t) into s_prefix and `ready` (see THE
+// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values.
+__device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsigned long long* full,
+                                  unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP]) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    r_size gc = 0;  // the groups folded into inc
+    M inc = m_identity();  // lane 0: I(gc - 1), once gc > 0
+    for (unsigned int k = 0;; ++k) {
+        r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);  // the tile's number has landed
+        const r_size t = s_tile[k % R_PIPE];
+        if (t == R_NO_TILE) return;
+        const r_size g = t / R_WARP;
+        const unsigned int i = (unsigned int)(t % R_WARP);
+        M w = m_identity();  // lane 0: w(t), where i > 0
+        // Groups gc … g, R_AHEAD_ROWS at a time: the whole ones before g and the part of g
+        // before t.
+        for (r_size h0 = gc; h0 <= g; h0 += R_AHEAD_ROWS) {
+            const unsigned int count = g + 1 - h0 < R_AHEAD_ROWS ? (unsigned int)(g + 1 - h0) : R_AHEAD_ROWS;
+            // Row r, lane j: tile 32 (h0 + r) + j's aggregate (tiles before t only). The loads of
+            // a batch are issued before any is looked at; an entry not yet published is waited
+            // for after.
+            for (unsigned int r0 = 0; r0 < count; r0 += R_AHEAD_BATCH) {
+                r_entry e[R_AHEAD_BATCH];
+#pragma unroll
+                for (int b = 0; b < R_AHEAD_BATCH; ++b) {
+                    const r_size j = (h0 + r0 + b) * R_WARP + lane;
+                    e[b].state = 1;
+                    if (r0 + b < count && j < t) e[b] = r_word_load(c.words + j);
+                }
+#pragma unroll
+                for (int b = 0; b < R_AHEAD_BATCH; ++b) {
+                    const r_size j = (h0 + r0 + b) * R_WARP + lane;
+                    if (r0 + b < count && j < t) {
+                        unsigned int pause = 32;
+                        while (e[b].state == 0) {
+                            r_ahead_pause(pause);
+                            e[b] = r_word_load(c.words + j);
+                        }
+                        rows[r0 + b][lane] = e[b].v;
+                    }
+                }
+            }
+            __syncwarp();
+            // Lane r folds row r: a whole group's A, or (group g) w(t) from its i values.
+            M a = m_identity();
+            const unsigned int len = h0 + lane < g ? R_WARP : i;
+            if (lane < count && len > 0) {
+                a = rows[lane][0];
+                for (unsigned int j = 1; j < len; ++j) a = m_combine(a, rows[lane][j]);
+            }
+            // Lane 0 chains the whole groups: I(h) = I(h - 1) ⊕ A(h), I(0) = A(0).
+            for (unsigned int r = 0; r < count; ++r) {
+                const M ar = r_shfl(a, r);
+                if (h0 + r < g) inc = h0 + r == 0 ? ar : m_combine(inc, ar);
+                else w = ar;  // group g: w(t) (the identity, unused, where i = 0)
+            }
+            __syncwarp();  // the rows are read before the next batch writes them
+        }
+        gc = g;
+        if (lane == 0) {
+            // p(t) = I(g - 1) ⊕ w(t); I(g - 1) where i = 0; group 0: w(t). (t = 0: unused.)
+            s_prefix[k % R_PIPE] = g == 0 ? w : i > 0 ? m_combine(inc, w) : inc;
+            r_mbar_arrive(&ready[k % R_PIPE]);
+        }
+    }
+}
+
+// The scan of the n items at `in` into `out` (which may be `in`): a persistent grid of blocks
+// of R_AHEAD_THREADS threads (THE BLOCK). `states`, `aggregates`, `inclusives` as scan_tiles'
+// (only the counter and the tiles' entries are used).
+extern "C" __global__ void __launch_bounds__(R_AHEAD_THREADS, 1)
+scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout, r_size segments,
+           unsigned int* states, M* aggregates, M* inclusives) {
+    (void)layout;
+    (void)segments;
+    extern __shared__ uint4 s_dynamic[];
+    __shared__ unsigned long long s_full[R_PIPE], s_empty[R_PIPE], s_ready[R_PIPE];
+    __shared__ r_size s_tile[R_PIPE];
+    __shared__ M s_prefix[R_PIPE];
+    __shared__ M s_warps[R_PIPE][R_WARPS];
+    __shared__ M s_rows[R_AHEAD_ROWS][R_WARP];
+    unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
+    M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * R_PIPE_STAGE_BYTES);  // [R_PIPE][R_BLOCK]
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_chain chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < R_PIPE; ++k) {
+            r_mbar_init(&s_full[k], R_WARP);
+            r_mbar_init(&s_empty[k], R_BLOCK);
+            r_mbar_init(&s_ready[k], 1);
+        }
+        r_mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x >= R_BLOCK + R_WARP) {
+        r_ahead_look_back(chain, s_tile, s_full, s_ready, s_prefix, s_rows);
+        return;
+    }
+    if (threadIdx.x >= R_BLOCK) {
+        r_ahead_produce(in, n, reinterpret_cast<unsigned long long*>(states), stages, s_tile, s_full, s_empty);
+        return;
+    }
+    (void)tiles;
+
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+    const bool out_staged = R_VECS > 0 && sizeof(M) == sizeof(r_in) && ((unsigned long long)out & 15u) == 0;
+    unsigned int end = ~0u;  // the round whose stage said R_NO_TILE
+    for (unsigned int k = 0;; ++k) {
+        // Round k: reduce tile k.
+        if (k < end) {
+            r_mbar_wait(&s_full[k % R_PIPE], (k / R_PIPE) & 1u);
+            const r_size t = s_tile[k % R_PIPE];
+            if (t == R_NO_TILE) {
+                end = k;
+            } else {
+                const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
+                const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
+                r_seg agg;
+                agg.flag = 0;
+                agg.v = m_identity();
+                r_ahead_items(r_stage_items_at(stages, k), t0, count, [&](int j, const M& x) {
+                    r_seg item;
+                    item.flag = 0;
+                    item.v = x;
+                    if (j == 0) agg.v = x;
+                    else agg = r_scan_op(agg, item);
+                });
+                const r_seg inc = r_scan_warp(agg);
+                s_lanes[(k % R_PIPE) * R_BLOCK + threadIdx.x] = r_seg_shfl_up(inc, 1).v;
+                if (lane == R_WARP - 1) s_warps[k % R_PIPE][warp] = inc.v;
+                r_sync();
+                if (warp == 0) {
+                    r_seg wv;
+                    wv.flag = 0;
+                    wv.v = s_warps[k % R_PIPE][lane < R_WARPS ? lane : 0];
+                    __syncwarp();  // every lane has read before any writes
+                    wv = r_scan_warp(wv);  // lanes past R_WARPS hold garbage no lane before them reads
+                    if (lane < R_WARPS) s_warps[k % R_PIPE][lane] = wv.v;
+                    const M tile = r_shfl(wv.v, R_WARPS - 1);
+                    if (lane == 0) r_entry_publish(chain, t, R_ST_AGG, tile, false);
+                }
+                r_sync();  // the warps' inclusive values are in place for the round that writes
+            }
+        }
+        // Round k: write tile k - R_LEAD.
+        if (k >= R_LEAD && k - R_LEAD < end) {
+            const unsigned int kw = k - R_LEAD, s = kw % R_PIPE;
+            const r_size t = s_tile[s];
+            r_mbar_wait(&s_ready[s], (kw / R_PIPE) & 1u);
+            const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
+            const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
+            // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before.
+            bool has = t > 0;
+            M pre = s_prefix[s];
+            if (warp > 0) {
+                const M wb = s_warps[s][warp - 1];
+                pre = has ? m_combine(pre, wb) : wb;
+                has = true;
+            }
+            if (lane > 0) {
+                const M lb = s_lanes[s * R_BLOCK + threadIdx.x];
+                pre = has ? m_combine(pre, lb) : lb;
+                has = true;
+            }
+            M acc = has ? pre : m_identity();
+            auto step = [&](const M& x) {
+                const M before = acc;
+                acc = m_combine(before, x);
+                return exclusive ? before : acc;
+            };
+            unsigned char* stage = r_stage_items_at(stages, kw);
+            const bool warp_whole = t0 + (r_size)(warp + 1) * R_WARP * R_ITEMS <= n;
+#if R_VECS > 0
+            if (out_staged && warp_whole) {
+                // Into the run's place in the stage, then out coalesced, a vector a lane at a time.
+                r_ahead_run u;
+                uint4* run = reinterpret_cast<uint4*>(stage) + threadIdx.x * R_VECS;
+                r_stage_vectors(run, u.v);
+#pragma unroll
+                for (int j = 0; j < R_ITEMS; ++j) u.m[j] = step(m_lift(u.x[j], first + j));
+                r_stage_vectors_store(run, u.v);
+                __syncwarp();
+                const uint4* src = reinterpret_cast<const uint4*>(stage) + warp * R_WARP * R_VECS;
+                uint4* dst = reinterpret_cast<uint4*>(out + t0) + warp * R_WARP * R_VECS;
+#pragma unroll
+                for (int v = 0; v < R_VECS; ++v) __stcs(dst + v * R_WARP + lane, src[v * R_WARP + lane]);
+            } else
+#endif
+            {
+                (void)out_staged;
+                (void)warp_whole;
+                r_ahead_items(stage, t0, count, [&](int j, const M& x) { out[first + j] = step(x); });
+            }
+            r_stage_release(s_empty, kw);
+        }
+        if (end != ~0u && k + 1 >= end + R_LEAD) break;
+    }
+}
+
+#endif  // R_PIPE
