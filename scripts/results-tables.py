@@ -403,7 +403,8 @@ SCAN_MONOIDS = [("f32 sum", "f32 sum"), ("affine", "affine u32 (8 B)"), ("mat2",
 
 
 def scan_plain(data):
-    """Plain scans by monoid, size and kind: ×copy roof, CUB and torch (their time over ours), on both cards."""
+    """Plain scans by monoid, size and kind: `Auto` ×copy roof, CUB and torch (their time over
+    ours), LookBack's ×copy roof where the run has it (`..., LookBack` rows), on both cards."""
     cards = [{r["case"] + "@" + r["n"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
     body = []
     for n in (1 << 20, 1 << 24, 1 << 28):
@@ -411,16 +412,19 @@ def scan_plain(data):
             for kind in ("inclusive", "exclusive"):
                 case = f"{key} {kind}@{n}"
                 row = [log2(n), name, kind]
-                for card in cards:
+                for i, card in enumerate(cards):
                     r = card.get(case)
                     if not r:
-                        row += ["–", "–", "–"]
+                        row += ["–"] * (4 if i == 0 else 3)
                         continue
                     cub = "wrong" if r["cub_correct"] == "NO" else rx2(r["cub_ms"], r["median_ms"])
                     row += [r3(r["ratio_to_copy_roof"]), cub, rx2(r["torch_ms"], r["median_ms"])]
+                    if i == 0:
+                        lb = card.get(f"{key} {kind}, LookBack@{n}")
+                        row.append(r3(lb["ratio_to_copy_roof"]) if lb else "–")
                 body.append(row)
-    return table(["N", "monoid", "kind", "H200 ×copy roof", "×CUB", "×torch", "H100 ×copy roof", "×CUB",
-                  "×torch"], body)
+    return table(["N", "monoid", "kind", "H200 ×copy roof", "×CUB", "×torch", "H200 LookBack ×copy roof",
+                  "H100 ×copy roof", "×CUB", "×torch"], body)
 
 
 def scan_segmented(data):

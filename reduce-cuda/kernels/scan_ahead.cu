@@ -37,7 +37,8 @@
 // 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items). The dynamic shared
 // memory: R_PIPE stages, then R_PIPE * R_BLOCK values (each thread's lanes before it).
 
-#if R_PIPE
+// Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
+#if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 
 #define R_AHEAD_THREADS (R_BLOCK + 2 * R_WARP)
 #define R_NO_TILE (~(r_size)0)
@@ -48,7 +49,7 @@ static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
 // lane loads before it looks at any (one round trip for all).
 #define R_AHEAD_ROWS (4096 / (R_WARP * (int)sizeof(M)) < 2 ? 2 : 4096 / (R_WARP * (int)sizeof(M)) > 32 ? 32 : 4096 / (R_WARP * (int)sizeof(M)))
-#define R_AHEAD_BATCH (R_SMALL ? 8 : R_PARTS == 1 ? 4 : 2)
+#define R_AHEAD_BATCH (R_PARTS <= 2 ? 8 : 4)
 
 // Waits (emulator: lets the block's other fibers run) between polls of an entry.
 __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
@@ -153,26 +154,30 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
         for (r_size h0 = gc; h0 <= g; h0 += R_AHEAD_ROWS) {
             const unsigned int count = g + 1 - h0 < R_AHEAD_ROWS ? (unsigned int)(g + 1 - h0) : R_AHEAD_ROWS;
             // Row r, lane j: tile 32 (h0 + r) + j's aggregate (tiles before t only). The loads of
-            // a batch are issued before any is looked at; an entry not yet published is waited
-            // for after.
+            // a batch are issued together, and so are the polls of those not yet published: a
+            // wait costs one round trip to L2 however many entries it is for (polled one at a
+            // time, the entries just published by other blocks cost a round trip each, and a
+            // look-back that falls behind the tiles' pace never catches up).
             for (unsigned int r0 = 0; r0 < count; r0 += R_AHEAD_BATCH) {
                 r_entry e[R_AHEAD_BATCH];
+                unsigned int pending = 0;
 #pragma unroll
                 for (int b = 0; b < R_AHEAD_BATCH; ++b) {
                     const r_size j = (h0 + r0 + b) * R_WARP + lane;
-                    e[b].state = 1;
-                    if (r0 + b < count && j < t) e[b] = r_word_load(c.words + j);
+                    if (r0 + b < count && j < t) pending |= 1u << b;
                 }
+                unsigned int pause = 32;
+                for (bool first = true; pending != 0; first = false) {
+                    if (!first) r_ahead_pause(pause);
 #pragma unroll
-                for (int b = 0; b < R_AHEAD_BATCH; ++b) {
-                    const r_size j = (h0 + r0 + b) * R_WARP + lane;
-                    if (r0 + b < count && j < t) {
-                        unsigned int pause = 32;
-                        while (e[b].state == 0) {
-                            r_ahead_pause(pause);
-                            e[b] = r_word_load(c.words + j);
+                    for (int b = 0; b < R_AHEAD_BATCH; ++b)
+                        if ((pending >> b) & 1u) e[b] = r_word_load(c.words + (h0 + r0 + b) * R_WARP + lane);
+#pragma unroll
+                    for (int b = 0; b < R_AHEAD_BATCH; ++b) {
+                        if (((pending >> b) & 1u) && e[b].state != 0) {
+                            rows[r0 + b][lane] = e[b].v;
+                            pending &= ~(1u << b);
                         }
-                        rows[r0 + b][lane] = e[b].v;
                     }
                 }
             }
@@ -334,4 +339,4 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     }
 }
 
-#endif  // R_PIPE
+#endif  // R_PIPE, sm_90

@@ -268,7 +268,7 @@ fn portable_segmented_kernel_keeps_out_of_local_memory() {
     assert_eq!(frames::<Sum<f64>>(), [16, 0], "Sum<f64>");
 }
 
-/// The blocks per SM the scan kernel reaches at its default tile (256 threads) on an H100 or an
+/// The blocks per SM LookBack's scan kernel reaches at its default tile (256 threads) on an H100 or an
 /// H200 (228 KiB of shared memory per SM, 1 KiB of it reserved per block, 2048 threads, 64 K
 /// registers), by the runtime's rule (`catalogue/scan.rs`, `ScanPlan::module`): the uncapped
 /// kernel, or `scan_tiles` capped for the most blocks its shared memory allows, or one fewer,
@@ -284,7 +284,7 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     const RESERVED: usize = 1024;
     // (registers, frame bytes, static shared bytes) of scan_tiles capped for `cap` (0: none).
     fn facts<M: CudaMonoid>(form: Option<bool>, cap: u32) -> (u32, u32, usize) {
-        let config = reduce_cuda::ScanConfig::default();
+        let config = reduce_cuda::ScanConfig::new(reduce_cuda::ScanAlgorithm::LookBack);
         let (source, shape) =
             reduce_cuda::testing::scan_kernel_source_capped::<M, u32>(config, form, cap).unwrap();
         assert_eq!(shape.0, 256, "the default tile's threads");
@@ -297,7 +297,7 @@ fn scan_kernels_keep_their_blocks_per_sm() {
         )
     }
     fn blocks<M: CudaMonoid>(form: Option<bool>) -> u32 {
-        let config = reduce_cuda::ScanConfig::default();
+        let config = reduce_cuda::ScanConfig::new(reduce_cuda::ScanAlgorithm::LookBack);
         let may_cap = reduce_cuda::testing::scan_may_cap::<M, u32>(config, form).unwrap();
         // 256 registers a warp at a time: a thread's count rounds up to 8.
         let by_registers = |r: u32| 65536 / (r.div_ceil(8) * 8 * 256);
@@ -344,6 +344,29 @@ fn scan_kernels_keep_their_blocks_per_sm() {
             );
         }
     }
+}
+
+/// LookAhead's kernel (`Auto`'s plain scans, one block of 320 threads per SM) at the default
+/// tile keeps out of local memory for 4-, 8- and 16-byte values.
+#[test]
+fn look_ahead_keeps_out_of_local_memory() {
+    if !counts_hold() {
+        return;
+    }
+    fn frame(source: reduce_cuda::KernelSource) -> u32 {
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        cubin::frame_size(&cubin, "scan_ahead").expect("the CUBIN's facts of scan_ahead")
+    }
+    fn own<M: CudaMonoid>() -> u32 {
+        let config = reduce_cuda::ScanConfig::default();
+        frame(
+            reduce_cuda::testing::scan_kernel_source::<M, u32>(config, None)
+                .unwrap()
+                .0,
+        )
+    }
+    let frames = [own::<Sum<f32>>(), own::<Affine>(), own::<Mat2>()];
+    assert_eq!(frames, [0, 0, 0], "f32, affine, 2x2");
 }
 
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding

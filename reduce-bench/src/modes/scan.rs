@@ -1,13 +1,15 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`, and `LookAhead` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the
-//! f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
+//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans, and `LookBack` beside it) of f32
+//! sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte
+//! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
 //! and exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
 //! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes
 //! in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each
 //! byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
 //! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum`
-//! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against
-//! the sequential scan up to 2^24 items (and the segmented ones at 2^26).
+//! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
+//! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
+//! 2^26).
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
@@ -121,7 +123,7 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
     let mut out = gpu.identities::<M>(n)?;
     let algorithms = [
         (ScanAlgorithm::Auto, ""),
-        (ScanAlgorithm::LookAhead, ", LookAhead"),
+        (ScanAlgorithm::LookBack, ", LookBack"),
     ];
     for ((algorithm, label), kind) in algorithms
         .into_iter()
@@ -148,7 +150,7 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
         };
         // the anchors beside the default's rows only
         let [cub, torch] = anchors.map(|a| match (a, label) {
-            ("", _) | (_, ", LookAhead") => String::new(),
+            ("", _) | (_, ", LookBack") => String::new(),
             (a, _) => format!("{a}_{kind_name}"),
         });
         table.row(Row {
@@ -250,8 +252,8 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
 }
 
 /// Inclusive scans of 2^28 items of `M` with other tile shapes than the default (threads per
-/// block, items per thread): what the defaults were chosen from; LookAhead; and the multi-pass baseline
-/// (`ReduceThenScan`, the default tile: the same bits, each item read twice).
+/// block, items per thread) for LookBack: what the defaults were chosen from; and the multi-pass
+/// baseline (`ReduceThenScan`, the default tile: the same bits, each item read twice).
 fn tile_shapes<M: CudaMonoid + AnyBits>(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -279,10 +281,10 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
             .items_per_thread(items);
         (format!("{block} x {items}"), config)
     });
-    let others = [ScanAlgorithm::ReduceThenScan, ScanAlgorithm::LookAhead];
+    let baseline = ScanAlgorithm::ReduceThenScan;
     for (label, config) in shapes
         .into_iter()
-        .chain(others.map(|a| (a.name().into(), a.into())))
+        .chain([(baseline.name().into(), baseline.into())])
     {
         let ms = median_ms(gpu, REPS, || {
             gpu.scan_into(xs.items(), Scan::Inclusive, &mut out, config)

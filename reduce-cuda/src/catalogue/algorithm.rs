@@ -214,7 +214,9 @@ pub enum ScanAlgorithm {
     /// segmented scans and for items not at a 16-byte boundary, it runs as `LookBack` (the same
     /// bits).
     LookAhead,
-    /// LookBack.
+    /// LookAhead for plain scans (on an H200 at 2^28, 0.81-0.89 of the copy roof for f32 sums,
+    /// affine maps and the f32 recurrence where LookBack reads 0.76-0.79; level with it for 2x2
+    /// matrices), LookBack for segmented ones. Both give the same bits.
     #[default]
     Auto,
 }

@@ -16,7 +16,7 @@
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
-//! | `scan.rs` | scans: `LookBack` | offsets, keys | scan.cu |
+//! | `scan.rs` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (`LookBack`, `ReduceThenScan`) | scan.cu, then pipe.cuh and scan_ahead.cu |
 //!
 //! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
 //! output, owners, passes of (value, owner) pairs). To add an algorithm: a variant in

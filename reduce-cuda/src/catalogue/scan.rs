@@ -11,7 +11,7 @@
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
-use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
+use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES, SCAN_AHEAD_STATIC};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
@@ -99,7 +99,8 @@ fn ahead_stage_bytes(block: u32, items: u32, in_size: usize) -> usize {
 
 /// LookAhead's stages for a plain scan of such tiles with values of `m_size` bytes: as many as
 /// fit [`SCAN_AHEAD_SMEM`] (with a value per thread and stage), at most [`SCAN_AHEAD_STAGES`];
-/// 0 where fewer than [`SCAN_AHEAD_LEAD`] + 1 fit, where the entries are not one word
+/// 0 where fewer than [`SCAN_AHEAD_LEAD`] + 3 fit (two tiles loading while the lead's are
+/// written), where the entries are not one word
 /// ([`word_parts`]), where the block and its two warps would pass 1024 threads, or the scan is
 /// segmented: those run as LookBack.
 fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> u32 {
@@ -109,7 +110,7 @@ fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> 
     if segments != Segments::None
         || word_parts(items_of.m_size) == 0
         || block + 64 > 1024
-        || fit <= SCAN_AHEAD_LEAD
+        || fit < SCAN_AHEAD_LEAD + 3
     {
         0
     } else {
@@ -155,9 +156,11 @@ pub(crate) fn scan_plan(
     segments: Segments,
     wide: bool,
 ) -> Result<ScanPlan> {
-    let algorithm = match config.algorithm {
-        ScanAlgorithm::Auto => ScanAlgorithm::LookBack,
-        other => other,
+    let algorithm = match (config.algorithm, segments) {
+        // LookAhead where it runs (else its plan runs LookBack's kernel: the same bits)
+        (ScanAlgorithm::Auto, Segments::None) => ScanAlgorithm::LookAhead,
+        (ScanAlgorithm::Auto, _) => ScanAlgorithm::LookBack,
+        (other, _) => other,
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
@@ -368,9 +371,14 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
-        if self.ahead > 0 && (d.device.info.compute_capability.0 < 9 || !input.is_multiple_of(16)) {
-            // No bulk copies here, or items off a 16-byte boundary: LookBack's kernel, the same
-            // tiles and bits.
+        let info = &d.device.info;
+        if self.ahead > 0
+            && (info.compute_capability.0 < 9
+                || self.dynamic_smem() + SCAN_AHEAD_STATIC > info.max_shared_per_block
+                || !input.is_multiple_of(16))
+        {
+            // No bulk copies here, too little shared memory a block, or items off a 16-byte
+            // boundary: LookBack's kernel, the same tiles and bits.
             let look_back = ScanPlan { ahead: 0, ..*self };
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
@@ -506,11 +514,12 @@ mod tests {
         assert_eq!(plan.items, 32);
     }
 
-    /// The default tiles' items are staged: 32 KiB of f32 statically; 48 KiB of 12-byte items
+    /// LookBack's default tiles' items are staged: 32 KiB of f32 statically; 48 KiB of 12-byte items
     /// (256 threads of 16) in dynamic shared memory, lifted from 4-byte items: 16 KiB static. A
     /// tile past `SCAN_STAGE_MAX` is not staged.
     #[test]
     fn stages() {
+        let look_back = || ScanConfig::new(ScanAlgorithm::LookBack);
         let stage = |items: Items, config: ScanConfig| {
             let plan = scan_plan(config, items, Segments::None, false).unwrap();
             (plan.stage.0, plan.dynamic_smem(), plan.capped(0).defines)
@@ -524,29 +533,26 @@ mod tests {
             in_size: 4,
             ..twelve
         };
-        let (bytes, dynamic, defines) = stage(F32, ScanConfig::default());
+        let (bytes, dynamic, defines) = stage(F32, look_back());
         assert_eq!((bytes, dynamic), (32 * 1024, 0));
         assert!(defines.contains(&("R_STAGE_BYTES", 32 * 1024)));
         assert!(defines.contains(&("R_STAGE_DYNAMIC", 0)));
-        let (bytes, dynamic, defines) = stage(twelve, ScanConfig::default());
+        let (bytes, dynamic, defines) = stage(twelve, look_back());
         assert_eq!((bytes, dynamic), (48 * 1024, 48 * 1024));
         assert!(defines.contains(&("R_STAGE_DYNAMIC", 1)));
-        assert_eq!(stage(twelve, ScanConfig::default().portable()).1, 48 * 1024);
-        assert_eq!(stage(lifted, ScanConfig::default()).0, 16 * 1024);
-        let wide = ScanConfig::default().block(512);
+        assert_eq!(stage(twelve, look_back().portable()).1, 48 * 1024);
+        assert_eq!(stage(lifted, look_back()).0, 16 * 1024);
+        let wide = look_back().block(512);
         assert_eq!(stage(F32, wide).0, 0);
         assert_eq!(stage(F32, wide).1, 0);
         // runs of 3 x 12 bytes are not whole vectors; 12-byte items lifted into 512-byte values
         // leave no room beside the look-back's 32 values
-        assert_eq!(
-            stage(twelve, ScanConfig::default().items_per_thread(3)).0,
-            0
-        );
+        assert_eq!(stage(twelve, look_back().items_per_thread(3)).0, 0);
         let large = Items {
             m_size: 512,
             ..twelve
         };
-        let sixteen = ScanConfig::default().items_per_thread(16);
+        let sixteen = look_back().items_per_thread(16);
         assert_eq!(stage(twelve, sixteen).0, 48 * 1024);
         assert_eq!(stage(large, sixteen).0, 0);
         // 16 KiB of 32-byte items beside 512-byte values: past 48 KiB with the kernel's own, so
@@ -556,7 +562,7 @@ mod tests {
             m_size: 512,
             ..F32
         };
-        let two = ScanConfig::default().items_per_thread(2);
+        let two = look_back().items_per_thread(2);
         assert_eq!(stage(beside, two).0, 16 * 1024);
         assert_eq!(stage(beside, two).1, 16 * 1024);
     }
@@ -566,7 +572,13 @@ mod tests {
     /// is ReduceThenScan.
     #[test]
     fn register_caps() {
-        let plan = scan_plan(ScanConfig::default(), F32, Segments::Offsets, false).unwrap();
+        let plan = scan_plan(
+            ScanConfig::new(ScanAlgorithm::LookBack),
+            F32,
+            Segments::Offsets,
+            false,
+        )
+        .unwrap();
         let min_blocks = |spec: KernelSpec| {
             spec.defines
                 .iter()
@@ -581,9 +593,14 @@ mod tests {
             ..F32
         };
         let may_cap = |items: Items, segments: Segments, wide: bool| {
-            scan_plan(ScanConfig::default(), items, segments, wide)
-                .unwrap()
-                .may_cap()
+            scan_plan(
+                ScanConfig::new(ScanAlgorithm::LookBack),
+                items,
+                segments,
+                wide,
+            )
+            .unwrap()
+            .may_cap()
         };
         assert!(!may_cap(F32, Segments::Keys, false));
         assert!(may_cap(eight, Segments::Keys, false));
@@ -593,6 +610,59 @@ mod tests {
         let passes = ScanConfig::new(ScanAlgorithm::ReduceThenScan);
         let plan = scan_plan(passes, F32, Segments::None, false).unwrap();
         assert!(!plan.may_cap());
+    }
+
+    /// `Auto`'s plain scans are LookAhead's: six stages of the default tile and a value per
+    /// thread each, no register cap; where fewer than the lead and two more fit, where the block
+    /// and its two warps
+    /// pass 1024 threads, for values of more than 48 bytes and for segmented scans, no stages
+    /// (LookBack's kernel).
+    #[test]
+    fn look_ahead_stages() {
+        let ahead = |items: Items, config: ScanConfig, segments: Segments| {
+            let plan = scan_plan(config, items, segments, false).unwrap();
+            (plan.ahead, plan.dynamic_smem(), plan.may_cap())
+        };
+        let auto = ScanConfig::default();
+        assert_eq!(
+            ahead(F32, auto, Segments::None),
+            (6, 6 * (32 * 1024 + 256 * 4), false)
+        );
+        for segments in [Segments::Offsets, Segments::Keys] {
+            assert_eq!(ahead(F32, auto, segments).0, 0);
+        }
+        let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
+        let two = explicit.items_per_thread(2);
+        assert_eq!(ahead(F32, two.block(1024), Segments::None).0, 0);
+        assert_eq!(ahead(F32, two.block(960), Segments::None).0, 6);
+        // 960 threads of 32 f32: 120 KiB a tile, one stage fits
+        assert_eq!(ahead(F32, explicit.block(960), Segments::None).0, 0);
+        let large = Items {
+            m_size: 72,
+            in_size: 72,
+            ..F32
+        };
+        assert_eq!(ahead(large, auto, Segments::None).0, 0);
+        // 48 KiB tiles of 12-byte items: four stages fit, too few
+        let twelve = Items {
+            m_size: 12,
+            in_size: 12,
+            ..F32
+        };
+        assert_eq!(ahead(twelve, auto, Segments::None).0, 0);
+        // 32 KiB tiles of 16-byte values: six fit
+        let sixteen = Items {
+            m_size: 16,
+            in_size: 16,
+            ..F32
+        };
+        assert_eq!(ahead(sixteen, auto, Segments::None).0, 6);
+        let spec = scan_plan(auto, F32, Segments::None, false)
+            .unwrap()
+            .kernels();
+        for define in [("R_PIPE", 6), ("R_LEAD", SCAN_AHEAD_LEAD), ("R_VECS", 8)] {
+            assert!(spec.defines.contains(&define), "{define:?}");
+        }
     }
 
     #[test]
