@@ -1,5 +1,6 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans, and `LookBack` beside it) of f32
+//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans of the monoid's own values, and
+//! `LookBack` beside it) of f32
 //! sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte
 //! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
 //! and exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of

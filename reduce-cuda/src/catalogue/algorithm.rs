@@ -211,12 +211,14 @@ pub enum ScanAlgorithm {
     /// each tile as soon as it lands and write its outputs a few tiles later, and a look-back
     /// warp folds each tile's prefix from the aggregates published before it, so that no block
     /// waits for another's prefix. Plain scans on sm_90 (Hopper) or newer; elsewhere, for
-    /// segmented scans and for items not at a 16-byte boundary, it runs as `LookBack` (the same
-    /// bits).
+    /// segmented scans, items or outputs not at a 16-byte boundary, values past 48 bytes and
+    /// tiles of which fewer than five fit in shared memory (12-byte items at the default tile),
+    /// it runs as `LookBack` (the same bits).
     LookAhead,
-    /// LookAhead for plain scans (on an H200 at 2^28, 0.81-0.89 of the copy roof for f32 sums,
-    /// affine maps and the f32 recurrence where LookBack reads 0.76-0.79; level with it for 2x2
-    /// matrices), LookBack for segmented ones. Both give the same bits.
+    /// LookAhead for plain scans of the monoid's own values (on an H200 at 2^28, 0.83-0.89 of the
+    /// copy roof for f32 sums, affine maps and the f32 recurrence where LookBack reads
+    /// 0.76-0.78; level with it for 2x2 matrices), LookBack for segmented and lifted ones. Both
+    /// give the same bits.
     #[default]
     Auto,
 }

@@ -11,7 +11,7 @@
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
-use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES, SCAN_AHEAD_STATIC};
+use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
@@ -99,7 +99,7 @@ fn ahead_stage_bytes(block: u32, items: u32, in_size: usize) -> usize {
 
 /// LookAhead's stages for a plain scan of such tiles with values of `m_size` bytes: as many as
 /// fit [`SCAN_AHEAD_SMEM`] (with a value per thread and stage), at most [`SCAN_AHEAD_STAGES`];
-/// 0 where fewer than [`SCAN_AHEAD_LEAD`] + 3 fit (two tiles loading while the lead's are
+/// 0 where fewer than [`SCAN_AHEAD_LEAD`] + 2 fit (a tile loading while the lead's are
 /// written), where the entries are not one word
 /// ([`word_parts`]), where the block and its two warps would pass 1024 threads, or the scan is
 /// segmented: those run as LookBack.
@@ -110,7 +110,7 @@ fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> 
     if segments != Segments::None
         || word_parts(items_of.m_size) == 0
         || block + 64 > 1024
-        || fit < SCAN_AHEAD_LEAD + 3
+        || fit < SCAN_AHEAD_LEAD + 2
     {
         0
     } else {
@@ -157,8 +157,12 @@ pub(crate) fn scan_plan(
     wide: bool,
 ) -> Result<ScanPlan> {
     let algorithm = match (config.algorithm, segments) {
-        // LookAhead where it runs (else its plan runs LookBack's kernel: the same bits)
-        (ScanAlgorithm::Auto, Segments::None) => ScanAlgorithm::LookAhead,
+        // LookAhead where it runs and is measured: plain scans of the monoid's own values (its
+        // plan runs LookBack's kernel where it does not run; the same bits either way). Lifted
+        // items write their outputs one by one there.
+        (ScanAlgorithm::Auto, Segments::None) if items.in_size == items.m_size => {
+            ScanAlgorithm::LookAhead
+        }
         (ScanAlgorithm::Auto, _) => ScanAlgorithm::LookBack,
         (other, _) => other,
     };
@@ -371,15 +375,15 @@ impl ScanPlan {
             ));
         }
         let m_size = d.items().m_size;
+        let look_back = ScanPlan { ahead: 0, ..*self };
         let info = &d.device.info;
         if self.ahead > 0
             && (info.compute_capability.0 < 9
-                || self.dynamic_smem() + SCAN_AHEAD_STATIC > info.max_shared_per_block
-                || !input.is_multiple_of(16))
+                || !input.is_multiple_of(16)
+                || !out.is_multiple_of(16))
         {
-            // No bulk copies here, too little shared memory a block, or items off a 16-byte
-            // boundary: LookBack's kernel, the same tiles and bits.
-            let look_back = ScanPlan { ahead: 0, ..*self };
+            // No bulk copies here, or items or outputs off a 16-byte boundary (the outputs
+            // would go one by one): LookBack's kernel, the same tiles and bits.
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
         let (layout, segments) = layout;
@@ -442,6 +446,13 @@ impl ScanPlan {
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
         let module = self.module(d.loader())?.0;
+        if self.ahead > 0
+            && module.entry(SCAN_AHEAD.name)?.static_smem + self.dynamic_smem()
+                > d.device.info.max_shared_per_block
+        {
+            // Its stages do not fit a block here: LookBack's kernel.
+            return look_back.launch(d, input, n, out, exclusive, (layout, segments));
+        }
         let (entry, threads) = if self.ahead > 0 {
             (SCAN_AHEAD, self.block + 64)
         } else {
@@ -613,8 +624,8 @@ mod tests {
     }
 
     /// `Auto`'s plain scans are LookAhead's: six stages of the default tile and a value per
-    /// thread each, no register cap; where fewer than the lead and two more fit, where the block
-    /// and its two warps
+    /// thread each, no register cap; where fewer than the lead and two more fit, for lifted items
+    /// (`Auto`), where the block and its two warps
     /// pass 1024 threads, for values of more than 48 bytes and for segmented scans, no stages
     /// (LookBack's kernel).
     #[test]
@@ -643,20 +654,24 @@ mod tests {
             ..F32
         };
         assert_eq!(ahead(large, auto, Segments::None).0, 0);
-        // 48 KiB tiles of 12-byte items: four stages fit, too few
+        // 48 KiB tiles of 12-byte items: three stages fit, too few
         let twelve = Items {
             m_size: 12,
             in_size: 12,
             ..F32
         };
         assert_eq!(ahead(twelve, auto, Segments::None).0, 0);
-        // 32 KiB tiles of 16-byte values: six fit
+        // 32 KiB tiles of 16-byte values: five fit
         let sixteen = Items {
             m_size: 16,
             in_size: 16,
             ..F32
         };
-        assert_eq!(ahead(sixteen, auto, Segments::None).0, 6);
+        assert_eq!(ahead(sixteen, auto, Segments::None).0, 5);
+        // lifted items: Auto runs LookBack
+        let lifted = Items { in_size: 8, ..F32 };
+        assert_eq!(ahead(lifted, auto, Segments::None).0, 0);
+        assert_eq!(ahead(lifted, explicit, Segments::None).0, 6);
         let spec = scan_plan(auto, F32, Segments::None, false)
             .unwrap()
             .kernels();

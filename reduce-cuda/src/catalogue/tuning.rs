@@ -304,27 +304,26 @@ pub(crate) const SCAN_STAGE_MAX: usize = 48 * 1024;
 pub(crate) const SCAN_STATIC_STAGE_MAX: usize = 32 * 1024;
 
 /// LookAhead's shared-memory stages (kernels/scan_ahead.cu): at most this many tiles of items a
-/// block holds at once; a plan with fewer than [`SCAN_AHEAD_LEAD`] + 3 runs LookBack. Six tiles
-/// of 32 KiB fill an SM (one block of 320 threads). At 2^28 on an H200, f32 / affine scans read
-/// 0.838 / 0.849 of the copy roof with four stages (lead 2), 0.882 / 0.837 with six (lead 2).
+/// block holds at once; a plan with fewer than [`SCAN_AHEAD_LEAD`] + 2 runs LookBack. Six tiles
+/// of f32 (32 KiB each, with a value per thread) fill an SM: one block of 320 threads. At 2^28
+/// on an H200, lead 2: f32 scans read 0.838 of the copy roof with four stages, 0.882 with six;
+/// affine ones 0.849 with four, 0.837 with five (docs/decisions/0070-scan-look-ahead.md).
 pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
 
 /// LookAhead's rounds between a tile's reduction and its outputs (kernels/scan_ahead.cu's
-/// `R_LEAD`): the time the look-back warp has to fold the tile's prefix, the stages left to load
-/// being the stages - `SCAN_AHEAD_LEAD` - 1 (at least two: with one, affine scans read 0.52). On an H200 at 2^28 (6 stages), 3 reads f32 /
-/// affine scans at 0.888 / 0.857 of the copy roof, 2 at 0.882 / 0.837 (and 128 x 32 f32 tiles
-/// at 0.57 against 0.82), 4 at 0.858 / 0.516 (docs/decisions/0070-scan-look-ahead.md).
+/// `R_LEAD`): the time the look-back warp has to fold the tile's prefix; the other stages load
+/// ahead. On an H200 at 2^28 (f32 with six stages, affine with five), lead 3 reads f32 / affine
+/// scans at 0.888 / 0.857 of the copy roof, lead 2 at 0.882 / 0.837 (and 128 x 32 f32 tiles at
+/// 0.57 against 0.82), lead 4 at 0.858 / 0.516 (affine: no stage left to load ahead).
 pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 
 /// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage):
-/// with the kernel's static shared memory (at most [`SCAN_AHEAD_STATIC`]), within the 227 KiB a
-/// block may take on sm_90 (six 32 KiB tiles of 16-byte values and their 4 KiB of values fit).
-pub(crate) const SCAN_AHEAD_SMEM: usize = 216 * 1024;
-
-/// The most static shared memory LookAhead's kernel takes (its look-back's 4 KiB of values, the
-/// mbarriers, the prefixes and the warps' values per stage): a device whose blocks may not take
-/// this beside the stages runs LookBack.
-pub(crate) const SCAN_AHEAD_STATIC: usize = 8 * 1024;
+/// six 32 KiB tiles of f32, five of 8- and 16-byte values, three of 12-byte ones (too few: they
+/// run LookBack). Six of 8-byte values (216 KiB) read 0.829 of the copy roof for affine scans
+/// where five read 0.852, and 2x2 matrices 0.722 where five read 0.707 (H200, two commands).
+/// A device whose blocks may not take the stages beside the kernel's static shared memory runs
+/// LookBack.
+pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;
 
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
 /// SM (`ScanPlan::module`): tiles resident per SM hide the look-back's wait, but not where a
