@@ -47,9 +47,16 @@ static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stag
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
-// lane loads before it looks at any (one round trip for all).
+// lane loads before it looks at any (one round trip for all). The emulator's tests set them
+// smaller, and R_AHEAD_MAX_TILES (the most tiles a block takes), so that blocks run one after
+// another there still look back over many rows, in several chunks and batches, and over other
+// blocks' entries (a block that takes every tile reads at most one row a tile).
+#ifndef R_AHEAD_ROWS
 #define R_AHEAD_ROWS (4096 / (R_WARP * (int)sizeof(M)) < 2 ? 2 : 4096 / (R_WARP * (int)sizeof(M)) > 32 ? 32 : 4096 / (R_WARP * (int)sizeof(M)))
+#endif
+#ifndef R_AHEAD_BATCH
 #define R_AHEAD_BATCH (R_PARTS <= 2 ? 8 : 4)
+#endif
 
 // Waits (emulator: lets the block's other fibers run) between polls of an entry.
 __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
@@ -117,9 +124,14 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     for (unsigned int k = 0;; ++k) {
         r_stage_free_wait(empty, k);
-        r_size t = 0;
-        if (lane == 0) t = atomicAdd(counter, 1ull);
-        t = __shfl_sync(R_FULL_MASK, t, 0);
+        r_size t = tiles;  // the end, unless the counter hands out a tile
+#if defined(R_AHEAD_MAX_TILES)
+        if (k < R_AHEAD_MAX_TILES)  // (tests) past it, the block takes no ticket and ends
+#endif
+        {
+            if (lane == 0) t = atomicAdd(counter, 1ull);
+            t = __shfl_sync(R_FULL_MASK, t, 0);
+        }
         if (t >= tiles) {
             // The end: a stage without bytes whose number says so.
             if (lane == 0) {

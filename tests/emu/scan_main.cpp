@@ -6,8 +6,10 @@
 // runs scan_tiles (mode 0), one block per tile in index order (so each tile finds the tiles
 // before it finished), or (mode 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
 // a warp per group, scan_chain on one block and scan_apply over the tiles, or (mode 2,
-// LookAhead, where its plan has stages) scan_ahead on a grid of three blocks in order (the first takes every tile from the
-// counter: its look-back warp waits for its own threads' aggregates), and appends to argv[2]
+// LookAhead, where its plan has stages) scan_ahead on a grid of three blocks in order (the first
+// takes every tile from the counter: its look-back warp waits for its own threads' aggregates;
+// with R_AHEAD_MAX_TILES, as many blocks as the tiles need, each looking back over the blocks
+// before it), and appends to argv[2]
 // per case
 //   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
 #include <cstdint>
@@ -48,15 +50,22 @@ int main(int argc, char** argv) {
 #endif
         if (ahead) {
 #if R_PIPE
-            for (unsigned int b = 0; b < 3 && ok; ++b) {
+#if defined(R_AHEAD_MAX_TILES)
+            // each block takes at most R_AHEAD_MAX_TILES tiles: enough blocks for all, and one
+            const unsigned int grid = (unsigned int)(tiles / R_AHEAD_MAX_TILES + 2);
+#else
+            const unsigned int grid = 3;
+#endif
+            for (unsigned int b = 0; b < grid && ok; ++b) {
                 emu_dynamic_smem(kAheadBytes);
-                ok = emu::run_block(b, 3, R_AHEAD_THREADS, [&] {
+                ok = emu::run_block(b, grid, R_AHEAD_THREADS, [&] {
                     scan_ahead(items.data(), n, out.data(), exclusive, index.data(), segments,
                                reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
                 });
             }
-            // every tile taken, and one ticket past the end per block
-            ok = ok && words[0].lo == tiles + 3;
+            // every tile taken, and one ticket past the end per block that found none (all but the
+            // first without R_AHEAD_MAX_TILES)
+            ok = ok && words[0].lo >= tiles + 1 && words[0].lo <= tiles + grid;
 #endif
         } else if (mode == 1) {
             // a flag and a value per tile and per group, poisoned: each is written before it is read

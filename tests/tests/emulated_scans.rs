@@ -17,7 +17,9 @@
 
 use reduce_core::{portable, scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex, Sum};
 use reduce_cuda::{ScanAlgorithm, ScanConfig};
-use reduce_tests::emu::{bytes_of, compiler, scan_kernel, values_from, Order, ScanCase};
+use reduce_tests::emu::{
+    bytes_of, compiler, scan_kernel, scan_kernel_with, values_from, Order, ScanCase,
+};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
 use reduce_tests::monoids::small::{AffCount, Nib8, Tri8};
 use reduce_tests::{Affine, Mat2, Mat3, Random, TestRng};
@@ -153,6 +155,55 @@ fn plain_scans_are_the_reference() {
     // 3 and 12 bytes: staged in chunks of three vectors (12 bytes: in dynamic shared memory)
     check_plain::<Tri8>(&cxx);
     check_plain::<AffCount>(&cxx);
+}
+
+/// LookAhead's look-back over many rows: each block takes at most 37 tiles
+/// (`R_AHEAD_MAX_TILES`), so that the blocks, run one after another, each look back over the
+/// entries of the blocks before (a block that takes every tile reads one row a tile), in chunks
+/// of one or two rows (`R_AHEAD_ROWS`) and batches of one (`R_AHEAD_BATCH`).
+#[test]
+fn look_ahead_over_other_blocks_rows() {
+    let Some(cxx) = compiler() else { return };
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
+    for (config, rows) in [
+        (ahead.block(32).items_per_thread(1), 1),
+        (ahead.block(32).items_per_thread(1), 2),
+        (ahead.block(64).items_per_thread(4), 2),
+    ] {
+        let defines = [
+            ("R_AHEAD_ROWS", rows),
+            ("R_AHEAD_BATCH", 1),
+            ("R_AHEAD_MAX_TILES", 37),
+        ];
+        let kernel = scan_kernel_with::<Affine, u32>(&cxx, config, None, &defines);
+        let t = kernel.tile as usize;
+        let mut cases = Vec::new();
+        let mut expected = Vec::new();
+        for (k, n) in [t + 1, 37 * t, 70 * t + 5, 33 * 32 * t + 3]
+            .into_iter()
+            .enumerate()
+        {
+            let items = Affine::random_vec(n, 40 + k as u64);
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                expected.push((n, kind, scan(&items, kind)));
+                cases.push(ScanCase {
+                    n: n as u64,
+                    exclusive: kind == Scan::Exclusive,
+                    items: bytes_of(&items),
+                    index: Vec::new(),
+                });
+            }
+        }
+        for order in Order::ALL {
+            for ((n, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
+                let got: Vec<Affine> = values_from(&got);
+                assert!(
+                    got == *want,
+                    "rows of {rows}: n = {n} {kind:?} {config:?} fibers {order:?}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

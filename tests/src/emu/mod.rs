@@ -17,7 +17,7 @@ mod segmented;
 
 pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};
-pub use scan::{scan_kernel, EmulatedScan, ScanCase};
+pub use scan::{scan_kernel, scan_kernel_with, EmulatedScan, ScanCase};
 pub use segmented::{
     check_layouts, seg_portable_kernel, seg_shuffle_kernel, Case, Emulated, EmulatedSegPortable,
     SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,

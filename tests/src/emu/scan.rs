@@ -35,23 +35,35 @@ pub fn scan_kernel<M: CudaMonoid, I: SegIndex>(
     config: reduce_cuda::ScanConfig,
     offsets: Option<bool>,
 ) -> EmulatedScan {
+    scan_kernel_with::<M, I>(cxx, config, offsets, &[])
+}
+
+/// [`scan_kernel`] with `defines` set before the kernel's text (the parameters a kernel lets
+/// tests set, such as LookAhead's `R_AHEAD_ROWS`).
+pub fn scan_kernel_with<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: reduce_cuda::ScanConfig,
+    offsets: Option<bool>,
+    defines: &[(&str, u32)],
+) -> EmulatedScan {
     let (source, (threads, items)) = scan_kernel_source::<M, I>(config, offsets).unwrap();
+    let mut text: String = defines
+        .iter()
+        .map(|(name, value)| format!("#define {name} {value}\n"))
+        .collect();
+    text.push_str(&emulated_text(&source));
     let form = match offsets {
         None => "plain",
         Some(true) => "offsets",
         Some(false) => "keys",
     };
+    let set: String = defines.iter().map(|(n, v)| format!("_{n}{v}")).collect();
     let tag = format!(
-        "scan_{}_b{threads}_k{items}_{form}_{}",
+        "scan_{}_b{threads}_k{items}_{form}_{}{set}",
         M::CUDA_NAME,
         I::WIDE as u8
     );
-    let build = Build::compile(
-        cxx,
-        &emulated_text(&source),
-        ("scan_main.cpp", SCAN_MAIN_CPP),
-        &tag,
-    );
+    let build = Build::compile(cxx, &text, ("scan_main.cpp", SCAN_MAIN_CPP), &tag);
     EmulatedScan {
         build,
         tile: threads as u64 * items as u64,
