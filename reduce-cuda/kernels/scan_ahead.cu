@@ -26,7 +26,8 @@
 //     groups' A in lane 0, and hands p(t) over.
 // Only tiles' aggregates are waited for, and an aggregate waits for nothing but its own tile's
 // items: unlike scan_tiles, no block waits for another's prefix or holds its SM slot doing so
-// (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md).
+// (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md; the measurements,
+// and why a wait polls every missing entry at once: 0070-scan-look-ahead.md).
 // PROGRESS. The compute threads reduce tile k after writing tile k - R_LEAD - 1 and once stage k
 // is free (tile k - R_PIPE written, R_LEAD < R_PIPE); writing a tile needs its prefix, which
 // needs the aggregates of the tiles taken before it: every wait is for an earlier tile, held by a
