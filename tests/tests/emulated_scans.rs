@@ -18,7 +18,7 @@
 use reduce_core::{portable, scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex, Sum};
 use reduce_cuda::{ScanAlgorithm, ScanConfig};
 use reduce_tests::emu::{
-    bytes_of, compiler, scan_kernel, scan_kernel_with, values_from, Order, ScanCase,
+    bytes_of, compiler, scan_kernel, scan_kernel_with, values_from, EmulatedScan, Order, ScanCase,
 };
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
 use reduce_tests::monoids::small::{AffCount, Nib8, Tri8};
@@ -61,29 +61,37 @@ fn check_plain<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
             // more groups than ReduceThenScan's chain takes at a time (32 for 32 threads)
             sizes.push(33 * 32 * t + 3);
         }
-        let mut cases = Vec::new();
-        let mut expected = Vec::new();
-        for (k, &n) in sizes.iter().enumerate() {
-            let items = M::random_vec(n, k as u64);
-            for kind in [Scan::Inclusive, Scan::Exclusive] {
-                expected.push((n, kind, scan(&items, kind)));
-                cases.push(ScanCase {
-                    n: n as u64,
-                    exclusive: kind == Scan::Exclusive,
-                    items: bytes_of(&items),
-                    index: Vec::new(),
-                });
-            }
+        let what = format!("{} plain {config:?}", M::CUDA_NAME);
+        check_sizes::<M>(&kernel, &sizes, 0, &what);
+    }
+}
+
+/// Plain scans by `kernel` of random `M` items at each of `sizes` (the k-th seeded `seed + k`),
+/// both kinds, fibers in every order, against the sequential scan; `what` names the kernel.
+fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
+    kernel: &EmulatedScan,
+    sizes: &[usize],
+    seed: u64,
+    what: &str,
+) {
+    let mut cases = Vec::new();
+    let mut expected = Vec::new();
+    for (k, &n) in sizes.iter().enumerate() {
+        let items = M::random_vec(n, seed + k as u64);
+        for kind in [Scan::Inclusive, Scan::Exclusive] {
+            expected.push((n, kind, scan(&items, kind)));
+            cases.push(ScanCase {
+                n: n as u64,
+                exclusive: kind == Scan::Exclusive,
+                items: bytes_of(&items),
+                index: Vec::new(),
+            });
         }
-        for order in Order::ALL {
-            for ((n, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
-                let got: Vec<M> = values_from(&got);
-                assert!(
-                    got == *want,
-                    "{} plain n = {n} {kind:?} {config:?} fibers {order:?}",
-                    M::CUDA_NAME
-                );
-            }
+    }
+    for order in Order::ALL {
+        for ((n, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
+            let got: Vec<M> = values_from(&got);
+            assert!(got == *want, "{what}: n = {n} {kind:?} fibers {order:?}");
         }
     }
 }
@@ -177,32 +185,8 @@ fn look_ahead_over_other_blocks_rows() {
         ];
         let kernel = scan_kernel_with::<Affine, u32>(&cxx, config, None, &defines);
         let t = kernel.tile as usize;
-        let mut cases = Vec::new();
-        let mut expected = Vec::new();
-        for (k, n) in [t + 1, 37 * t, 70 * t + 5, 33 * 32 * t + 3]
-            .into_iter()
-            .enumerate()
-        {
-            let items = Affine::random_vec(n, 40 + k as u64);
-            for kind in [Scan::Inclusive, Scan::Exclusive] {
-                expected.push((n, kind, scan(&items, kind)));
-                cases.push(ScanCase {
-                    n: n as u64,
-                    exclusive: kind == Scan::Exclusive,
-                    items: bytes_of(&items),
-                    index: Vec::new(),
-                });
-            }
-        }
-        for order in Order::ALL {
-            for ((n, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
-                let got: Vec<Affine> = values_from(&got);
-                assert!(
-                    got == *want,
-                    "rows of {rows}: n = {n} {kind:?} {config:?} fibers {order:?}"
-                );
-            }
-        }
+        let sizes = [t + 1, 37 * t, 70 * t + 5, 33 * 32 * t + 3];
+        check_sizes::<Affine>(&kernel, &sizes, 40, &format!("rows of {rows}: {config:?}"));
     }
 }
 

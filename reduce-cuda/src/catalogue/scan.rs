@@ -91,10 +91,11 @@ pub(crate) struct ScanPlan {
     m_size: usize,
 }
 
-/// A LookAhead stage of a tile of `block` threads of `items` input items of `in_size` bytes:
-/// the tile's bytes rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`).
-fn ahead_stage_bytes(block: u32, items: u32, in_size: usize) -> usize {
-    (block as usize * items as usize * in_size).div_ceil(128) * 128
+/// The dynamic shared memory a LookAhead stage takes, for a tile of `block` threads of `items`
+/// input items of `in_size` bytes and values of `m_size`: the tile's bytes rounded to 128
+/// (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`), and a value per thread (kernels/scan_ahead.cu).
+fn ahead_stage_smem(block: u32, items: u32, in_size: usize, m_size: usize) -> usize {
+    (block as usize * items as usize * in_size).div_ceil(128) * 128 + block as usize * m_size
 }
 
 /// LookAhead's stages for a plain scan of such tiles with values of `m_size` bytes: as many as
@@ -104,8 +105,7 @@ fn ahead_stage_bytes(block: u32, items: u32, in_size: usize) -> usize {
 /// ([`word_parts`]), where the block and its two warps would pass 1024 threads, or the scan is
 /// segmented: those run as LookBack.
 fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> u32 {
-    let per_stage =
-        ahead_stage_bytes(block, items, items_of.in_size) + block as usize * items_of.m_size;
+    let per_stage = ahead_stage_smem(block, items, items_of.in_size, items_of.m_size);
     let fit = (SCAN_AHEAD_SMEM / per_stage).min(SCAN_AHEAD_STAGES as usize) as u32;
     if segments != Segments::None
         || word_parts(items_of.m_size) == 0
@@ -238,9 +238,7 @@ impl ScanPlan {
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
         if self.ahead > 0 {
-            // LookAhead: its stages, then a value per thread and stage (kernels/scan_ahead.cu)
-            let per_stage = ahead_stage_bytes(self.block, self.items, self.in_size)
-                + self.block as usize * self.m_size;
+            let per_stage = ahead_stage_smem(self.block, self.items, self.in_size, self.m_size);
             return self.ahead as usize * per_stage;
         }
         match self.stage {
