@@ -1,9 +1,8 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
 //! `ScanAlgorithm::Auto`, which is LookAhead for plain scans of the monoid's own values, and
-//! `LookBack` beside it) of f32
-//! sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte
-//! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive
-//! and exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
+//! `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32
+//! linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive and
+//! exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
 //! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes
 //! in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each
 //! byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
@@ -150,9 +149,10 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
             "exclusive"
         };
         // the anchors beside the default's rows only
-        let [cub, torch] = anchors.map(|a| match (a, label) {
-            ("", _) | (_, ", LookBack") => String::new(),
-            (a, _) => format!("{a}_{kind_name}"),
+        let [cub, torch] = anchors.map(|a| match a {
+            "" => String::new(),
+            _ if algorithm != ScanAlgorithm::Auto => String::new(),
+            a => format!("{a}_{kind_name}"),
         });
         table.row(Row {
             case: &format!("{name} {kind_name}{label}"),
