@@ -1,5 +1,5 @@
-// LookAhead (ScanAlgorithm::LookAhead, sm_90+, plain scans): scan_tiles' tiles, grouping and
-// bits, computed by warps of which none waits for another block's prefix.
+// LookAhead (ScanAlgorithm::LookAhead, sm_90+, plain scans and scans by key): scan_tiles' tiles,
+// grouping and bits, computed by warps of which none waits for another block's prefix.
 //
 // ORDER INVARIANT. As scan_tiles' (kernels/scan.cu): tiles of R_TILE consecutive items numbered
 // in the order a counter hands them out (every tile before a block's own is held by a block that
@@ -11,15 +11,20 @@
 // lanes before), and its outputs continue from it item by item. These are r_tile_prefix's values
 // by the same combines in the same order, so the outputs equal scan_tiles' bit for bit for the
 // same (R_BLOCK, R_ITEMS), and every combine is (earlier items) ⊕ (later items).
+// By key (R_SEG_KEYS), every value above is a pair (head, value) combined by r_scan_op, as in
+// scan_tiles: a tile's entry carries whether a segment starts in it (R_ST_HEAD), and the
+// look-back chains every group where scan_tiles stops at the nearest one holding a start —
+// the same value, since a pair whose head is set combines to its own value.
 //
 // THE BLOCK: R_BLOCK compute threads, a producer warp and a look-back warp; R_PIPE stages.
 //   - The producer takes the block's k-th tile from the counter, leaves its number in
-//     s_tile[k % R_PIPE] and bulk-copies its items into stage k % R_PIPE (pipe.cuh: `full`)
-//     once the stage's tile before is written (`empty`). Past the last tile it hands out
-//     R_NO_TILE and stops.
+//     s_tile[k % R_PIPE] and bulk-copies its items (by key: and its keys, with the key before
+//     the tile in s_key_before) into stage k % R_PIPE (pipe.cuh: `full`) once the stage's tile
+//     before is written (`empty`). Past the last tile it hands out R_NO_TILE and stops.
 //   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
-//     warps' inclusive values and each thread's lanes before it kept for later), then write the
-//     outputs of tile k - R_LEAD, whose prefix the look-back warp hands over (`ready`).
+//     warps' inclusive values, each thread's lanes before it and its heads kept for later),
+//     then write the outputs of tile k - R_LEAD, whose prefix the look-back warp hands over
+//     (`ready`).
 //   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
 //     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
 //     group), folds each whole group in a lane of its own and w(t) in another, chains the
@@ -33,17 +38,24 @@
 // needs the aggregates of the tiles taken before it: every wait is for an earlier tile, held by a
 // block that runs.
 //
-// Parameters (beside scan.cu's; R_SEG = 0, R_WORD_PARTS > 0): R_PIPE stages, R_LEAD rounds
-// between a tile's reduction and its outputs, R_VECS (a thread's items as whole 16-byte vectors;
-// 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items). The dynamic shared
-// memory: R_PIPE stages, then R_PIPE * R_BLOCK values (each thread's lanes before it).
+// Parameters (beside scan.cu's; R_SEG 0 or R_SEG_KEYS, R_WORD_PARTS > 0): R_PIPE stages,
+// R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
+// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items and
+// keys). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items, by key
+// R_PIPE of keys, R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE *
+// R_BLOCK words (each thread's heads).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 
 #define R_AHEAD_THREADS (R_BLOCK + 2 * R_WARP)
 #define R_NO_TILE (~(r_size)0)
-static_assert(R_SEG == 0 && R_FUSED, "LookAhead scans are plain, with one-word entries");
+static_assert(R_SEG != R_SEG_OFFSETS && R_FUSED, "LookAhead scans are plain or by key, with one-word entries");
+#define R_AHEAD_KEYS (R_SEG == R_SEG_KEYS)
+// A stage of keys (by key), rounded to 128 bytes; the dynamic shared memory a stage takes.
+#define R_AHEAD_KEY_BYTES (R_AHEAD_KEYS ? ((R_TILE * sizeof(r_idx)) + 127) / 128 * 128 : 0)
+#define R_AHEAD_STAGE_SMEM \
+    (R_PIPE_STAGE_BYTES + R_AHEAD_KEY_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_BLOCK * 4 : 0))
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
@@ -71,16 +83,16 @@ __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
 
 #if R_VECS > 0
 // The inverse of pipe.cuh's r_stage_vectors: in[] (vector k of the run in in[k]) to the run at
-// p, each lane storing its vectors rotated by r_rot(lane), so that the lanes of a quarter warp
-// touch distinct bank groups.
+// p, each lane storing its vectors rotated by r_rot<R_VECS>(lane), so that the lanes of a
+// quarter warp touch distinct bank groups.
 __device__ __forceinline__ void r_stage_vectors_store(uint4* p, const uint4 (&in)[R_VECS]) {
-    const unsigned int rot = r_rot(threadIdx.x & (R_WARP - 1));
+    const unsigned int rot = r_rot<R_VECS>(threadIdx.x & (R_WARP - 1));
     uint4 r[R_VECS];
 #pragma unroll
     for (int k = 0; k < R_VECS; ++k) r[k] = in[k];
     // r[k] must hold vector (k + rot) % R_VECS: rotate by rot, one bit of it per stage.
 #pragma unroll
-    for (int bit = 1; bit < R_ROTATIONS; bit *= 2) {
+    for (int bit = 1; bit < r_rotations(R_VECS); bit *= 2) {
         const bool on = (rot & bit) != 0;
         uint4 t[R_VECS];
 #pragma unroll
@@ -118,11 +130,57 @@ __device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size
         if (j < count) f(j, m_lift(run[j], first + j));
 }
 
-// The producer warp: tiles from the counter into the stages until they run out.
-__device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* counter, unsigned char* stages,
-                                r_size* s_tile, unsigned long long* full, unsigned long long* empty) {
+#if R_AHEAD_KEYS
+// Where the block's k-th tile's key 0 lies in its stage of keys (after the stages of items).
+__device__ __forceinline__ r_idx* r_stage_keys_at(unsigned char* stages, unsigned int k) {
+    return reinterpret_cast<r_idx*>(stages + R_PIPE * R_PIPE_STAGE_BYTES + (size_t)(k % R_PIPE) * R_AHEAD_KEY_BYTES);
+}
+
+// A thread's heads (bit j: a segment starts at its item j, of `count` from global index
+// `first`) from its keys in the tile's stage `keys` and `before`, the key before the tile: item
+// i starts one where i = 0 or key[i] != key[i - 1]. Every thread of the block calls it. A whole
+// run of keys that is whole 16-byte vectors is read as vectors (r_stage_vectors: no bank
+// conflicts); a lane's key before its first is the last of the lane before, by a shuffle.
+__device__ __forceinline__ unsigned int r_ahead_heads(const r_idx* keys, r_idx before, r_size first, int count) {
+    constexpr int kKeyVecs = R_ITEMS * sizeof(r_idx) % 16 == 0 ? (int)(R_ITEMS * sizeof(r_idx) / 16) : 0;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_idx* run = keys + threadIdx.x * R_ITEMS;
+    union {
+        uint4 v[kKeyVecs > 0 ? kKeyVecs : 1];
+        r_idx k[R_ITEMS];
+    } u;
+    bool vectors = false;
+    if constexpr (kKeyVecs > 0) {
+        vectors = count == R_ITEMS;
+        if (vectors) r_stage_vectors(reinterpret_cast<const uint4*>(run), u.v);
+    }
+    if (!vectors) {
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) u.k[j] = j < count ? run[j] : 0;
+    }
+    // The key before item 0: the lane before's last (a lane with items follows a whole run),
+    // or for lane 0 the key before the warp's items.
+    r_idx prev = __shfl_up_sync(R_FULL_MASK, u.k[R_ITEMS - 1], 1);
+    if (lane == 0) prev = threadIdx.x == 0 ? before : run[-1];
+    unsigned int heads = 0;
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; ++j) {
+        if (j < count && (first + j == 0 || u.k[j] != prev)) heads |= 1u << j;
+        prev = u.k[j];
+    }
+    return heads;
+}
+#endif
+
+// The producer warp: tiles from the counter into the stages until they run out (by key, with
+// their keys, and the key before each tile in s_key_before).
+__device__ void r_ahead_produce(const r_in* in, r_size n, const r_idx* keys, unsigned long long* counter,
+                                unsigned char* stages, r_size* s_tile, r_idx* s_key_before, unsigned long long* full,
+                                unsigned long long* empty) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    (void)keys;
+    (void)s_key_before;
     for (unsigned int k = 0;; ++k) {
         r_stage_free_wait(empty, k);
         r_size t = tiles;  // the end, unless the counter hands out a tile
@@ -143,25 +201,42 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
             }
             return;
         }
-        if (lane == 0) s_tile[k % R_PIPE] = t;  // before lane 0's arrival, which releases it
-        r_produce_tile(in, n, t, k, stages, full);
+        // Plain stores before the lanes' arrivals, which release them.
+        if (lane == 0) s_tile[k % R_PIPE] = t;
+#if R_AHEAD_KEYS
+        if (lane == R_WARP - 1) s_key_before[k % R_PIPE] = t > 0 ? keys[t * R_TILE - 1] : 0;
+        const unsigned long long lo = (unsigned long long)keys;
+        const r_tile_copy copies[2] = {
+            r_items_copy(in, n, t, k, stages),
+            r_tile_copy_of(lo + t * R_TILE * sizeof(r_idx), (unsigned long long)R_TILE * sizeof(r_idx),
+                           lo + n * sizeof(r_idx), (lo & 15u) == 0, reinterpret_cast<unsigned char*>(r_stage_keys_at(stages, k)))};
+#else
+        const r_tile_copy copies[1] = {r_items_copy(in, n, t, k, stages)};
+#endif
+        r_produce_copies(copies, k, full);
     }
 }
 
 // The look-back warp: for the block's tiles in turn, p(t) into s_prefix and `ready` (see THE
-// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values.
+// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values, and by key `row_heads`, a word of their heads
+// (bit j: entry j's R_ST_HEAD) a row.
 __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsigned long long* full,
-                                  unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP]) {
+                                  unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP], unsigned int* row_heads) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_size gc = 0;  // the groups folded into inc
-    M inc = m_identity();  // lane 0: I(gc - 1), once gc > 0
+    r_seg inc;  // lane 0: I(gc - 1), once gc > 0
+    inc.flag = 0;
+    inc.v = m_identity();
+    (void)row_heads;
     for (unsigned int k = 0;; ++k) {
         r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);  // the tile's number has landed
         const r_size t = s_tile[k % R_PIPE];
         if (t == R_NO_TILE) return;
         const r_size g = t / R_WARP;
         const unsigned int i = (unsigned int)(t % R_WARP);
-        M w = m_identity();  // lane 0: w(t), where i > 0
+        r_seg w;  // lane 0: w(t), where i > 0
+        w.flag = 0;
+        w.v = m_identity();
         // Groups gc … g, R_AHEAD_ROWS at a time: the whole ones before g and the part of g
         // before t.
         for (r_size h0 = gc; h0 <= g; h0 += R_AHEAD_ROWS) {
@@ -173,14 +248,14 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
             // look-back that falls behind the tiles' pace never catches up).
             for (unsigned int r0 = 0; r0 < count; r0 += R_AHEAD_BATCH) {
                 r_entry e[R_AHEAD_BATCH];
-                unsigned int pending = 0;
+                unsigned int wanted = 0;
 #pragma unroll
                 for (int b = 0; b < R_AHEAD_BATCH; ++b) {
                     const r_size j = (h0 + r0 + b) * R_WARP + lane;
-                    if (r0 + b < count && j < t) pending |= 1u << b;
+                    if (r0 + b < count && j < t) wanted |= 1u << b;
                 }
                 unsigned int pause = 32;
-                for (bool first = true; pending != 0; first = false) {
+                for (unsigned int pending = wanted, first = 1; pending != 0; first = 0) {
                     if (!first) r_ahead_pause(pause);
 #pragma unroll
                     for (int b = 0; b < R_AHEAD_BATCH; ++b)
@@ -193,49 +268,72 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
                         }
                     }
                 }
+                if constexpr (R_AHEAD_KEYS) {
+#pragma unroll
+                    for (int b = 0; b < R_AHEAD_BATCH; ++b) {
+                        const bool head = ((wanted >> b) & 1u) && (e[b].state & R_ST_HEAD);
+                        const unsigned int heads = __ballot_sync(R_FULL_MASK, head);
+                        if (lane == 0 && r0 + b < count) row_heads[r0 + b] = heads;
+                    }
+                }
             }
             __syncwarp();
             // Lane r folds row r: a whole group's A, or (group g) w(t) from its i values.
-            M a = m_identity();
+            r_seg a;
+            a.flag = 0;
+            a.v = m_identity();
             const unsigned int len = h0 + lane < g ? R_WARP : i;
             if (lane < count && len > 0) {
-                a = rows[lane][0];
-                for (unsigned int j = 1; j < len; ++j) a = m_combine(a, rows[lane][j]);
+                const unsigned int heads = R_AHEAD_KEYS ? row_heads[lane] : 0u;
+                a.flag = heads & 1u;
+                a.v = rows[lane][0];
+                for (unsigned int j = 1; j < len; ++j) {
+                    r_seg x;
+                    x.flag = (heads >> j) & 1u;
+                    x.v = rows[lane][j];
+                    a = r_scan_op(a, x);
+                }
             }
             // Lane 0 chains the whole groups: I(h) = I(h - 1) ⊕ A(h), I(0) = A(0).
             for (unsigned int r = 0; r < count; ++r) {
-                const M ar = r_shfl(a, r);
-                if (h0 + r < g) inc = h0 + r == 0 ? ar : m_combine(inc, ar);
+                const r_seg ar = r_seg_shfl(a, (int)r);
+                if (h0 + r < g) inc = h0 + r == 0 ? ar : r_scan_op(inc, ar);
                 else w = ar;  // group g: w(t) (the identity, unused, where i = 0)
             }
             __syncwarp();  // the rows are read before the next batch writes them
         }
         gc = g;
         if (lane == 0) {
-            // p(t) = I(g - 1) ⊕ w(t); I(g - 1) where i = 0; group 0: w(t). (t = 0: unused.)
-            s_prefix[k % R_PIPE] = g == 0 ? w : i > 0 ? m_combine(inc, w) : inc;
+            // p(t) = I(g - 1) ⊕ w(t); I(g - 1) where i = 0; group 0: w(t). (t = 0: unused.) Its
+            // head flag is never read: a pair's value does not depend on the flag before it.
+            s_prefix[k % R_PIPE] = (g == 0 ? w : i > 0 ? r_scan_op(inc, w) : inc).v;
             r_mbar_arrive(&ready[k % R_PIPE]);
         }
     }
 }
 
 // The scan of the n items at `in` into `out` (which may be `in`): a persistent grid of blocks
-// of R_AHEAD_THREADS threads (THE BLOCK). `states`, `aggregates`, `inclusives` as scan_tiles'
-// (only the counter and the tiles' entries are used).
+// of R_AHEAD_THREADS threads (THE BLOCK). `layout`: by key, the n keys. `states`, `aggregates`,
+// `inclusives` as scan_tiles' (only the counter and the tiles' entries are used).
 extern "C" __global__ void __launch_bounds__(R_AHEAD_THREADS, 1)
 scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout, r_size segments,
            unsigned int* states, M* aggregates, M* inclusives) {
-    (void)layout;
     (void)segments;
     extern __shared__ uint4 s_dynamic[];
     __shared__ unsigned long long s_full[R_PIPE], s_empty[R_PIPE], s_ready[R_PIPE];
     __shared__ r_size s_tile[R_PIPE];
     __shared__ M s_prefix[R_PIPE];
-    __shared__ M s_warps[R_PIPE][R_WARPS];
+    __shared__ r_seg s_warps[R_PIPE][R_WARPS];
     __shared__ M s_rows[R_AHEAD_ROWS][R_WARP];
+    // By key: the key before each stage's tile, the look-back's rows' heads, and each stage's
+    // warps' lanes-before heads (bit l: lane l's).
+    __shared__ r_idx s_key_before[R_PIPE];
+    __shared__ unsigned int s_row_heads[R_AHEAD_ROWS];
+    __shared__ unsigned int s_lane_heads[R_PIPE][R_WARPS];
     unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
-    M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * R_PIPE_STAGE_BYTES);  // [R_PIPE][R_BLOCK]
-    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    // [R_PIPE][R_BLOCK] each, after the stages
+    M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * (R_PIPE_STAGE_BYTES + R_AHEAD_KEY_BYTES));
+    unsigned int* s_heads = reinterpret_cast<unsigned int*>(s_lanes + R_PIPE * R_BLOCK);
     const r_chain chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
     if (threadIdx.x == 0) {
         for (int k = 0; k < R_PIPE; ++k) {
@@ -247,14 +345,14 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     }
     __syncthreads();
     if (threadIdx.x >= R_BLOCK + R_WARP) {
-        r_ahead_look_back(chain, s_tile, s_full, s_ready, s_prefix, s_rows);
+        r_ahead_look_back(chain, s_tile, s_full, s_ready, s_prefix, s_rows, s_row_heads);
         return;
     }
     if (threadIdx.x >= R_BLOCK) {
-        r_ahead_produce(in, n, reinterpret_cast<unsigned long long*>(states), stages, s_tile, s_full, s_empty);
+        r_ahead_produce(in, n, layout, reinterpret_cast<unsigned long long*>(states), stages, s_tile, s_key_before,
+                        s_full, s_empty);
         return;
     }
-    (void)tiles;
 
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
@@ -263,36 +361,45 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     for (unsigned int k = 0;; ++k) {
         // Round k: reduce tile k.
         if (k < end) {
-            r_mbar_wait(&s_full[k % R_PIPE], (k / R_PIPE) & 1u);
-            const r_size t = s_tile[k % R_PIPE];
+            const unsigned int s = k % R_PIPE;
+            r_mbar_wait(&s_full[s], (k / R_PIPE) & 1u);
+            const r_size t = s_tile[s];
             if (t == R_NO_TILE) {
                 end = k;
             } else {
                 const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
+                unsigned int heads = 0;  // bit j: a segment starts at item j
+#if R_AHEAD_KEYS
+                heads = r_ahead_heads(r_stage_keys_at(stages, k), s_key_before[s], first, count);
+                s_heads[s * R_BLOCK + threadIdx.x] = heads;
+#endif
                 r_seg agg;
-                agg.flag = 0;
+                agg.flag = heads & 1u;
                 agg.v = m_identity();
                 r_ahead_items(r_stage_items_at(stages, k), t0, count, [&](int j, const M& x) {
                     r_seg item;
-                    item.flag = 0;
+                    item.flag = (heads >> j) & 1u;
                     item.v = x;
                     if (j == 0) agg.v = x;
                     else agg = r_scan_op(agg, item);
                 });
                 const r_seg inc = r_scan_warp(agg);
-                s_lanes[(k % R_PIPE) * R_BLOCK + threadIdx.x] = r_seg_shfl_up(inc, 1).v;
-                if (lane == R_WARP - 1) s_warps[k % R_PIPE][warp] = inc.v;
+                const r_seg lanes_before = r_seg_shfl_up(inc, 1);
+                s_lanes[s * R_BLOCK + threadIdx.x] = lanes_before.v;
+#if R_AHEAD_KEYS
+                const unsigned int lane_heads = __ballot_sync(R_FULL_MASK, lanes_before.flag);
+                if (lane == 0) s_lane_heads[s][warp] = lane_heads;
+#endif
+                if (lane == R_WARP - 1) s_warps[s][warp] = inc;
                 r_sync();
                 if (warp == 0) {
-                    r_seg wv;
-                    wv.flag = 0;
-                    wv.v = s_warps[k % R_PIPE][lane < R_WARPS ? lane : 0];
+                    r_seg wv = s_warps[s][lane < R_WARPS ? lane : 0];
                     __syncwarp();  // every lane has read before any writes
                     wv = r_scan_warp(wv);  // lanes past R_WARPS hold garbage no lane before them reads
-                    if (lane < R_WARPS) s_warps[k % R_PIPE][lane] = wv.v;
-                    const M tile = r_shfl(wv.v, R_WARPS - 1);
-                    if (lane == 0) r_entry_publish(chain, t, R_ST_AGG, tile, false);
+                    if (lane < R_WARPS) s_warps[s][lane] = wv;
+                    const r_seg tile = r_seg_shfl(wv, R_WARPS - 1);
+                    if (lane == 0) r_entry_publish(chain, t, R_ST_AGG | (tile.flag ? R_ST_HEAD : 0u), tile.v, false);
                 }
                 r_sync();  // the warps' inclusive values are in place for the round that writes
             }
@@ -304,22 +411,29 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
             r_mbar_wait(&s_ready[s], (kw / R_PIPE) & 1u);
             const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
             const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
-            // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before.
+            // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before (none for the very
+            // first). By key, each of those pairs carries whether a segment starts in it.
             bool has = t > 0;
-            M pre = s_prefix[s];
+            r_seg pre;
+            pre.flag = 0;
+            pre.v = s_prefix[s];
             if (warp > 0) {
-                const M wb = s_warps[s][warp - 1];
-                pre = has ? m_combine(pre, wb) : wb;
+                const r_seg wb = s_warps[s][warp - 1];
+                pre = has ? r_scan_op(pre, wb) : wb;
                 has = true;
             }
             if (lane > 0) {
-                const M lb = s_lanes[s * R_BLOCK + threadIdx.x];
-                pre = has ? m_combine(pre, lb) : lb;
+                r_seg lb;
+                lb.flag = R_AHEAD_KEYS ? (s_lane_heads[s][warp] >> lane) & 1u : 0u;
+                lb.v = s_lanes[s * R_BLOCK + threadIdx.x];
+                pre = has ? r_scan_op(pre, lb) : lb;
                 has = true;
             }
-            M acc = has ? pre : m_identity();
-            auto step = [&](const M& x) {
-                const M before = acc;
+            const unsigned int heads = R_AHEAD_KEYS ? s_heads[s * R_BLOCK + threadIdx.x] : 0u;
+            M acc = has ? pre.v : m_identity();
+            // Item j's output: (head ? identity : prefix) ⊕ x, or (exclusive) the prefix before it.
+            auto step = [&](int j, const M& x) {
+                const M before = (heads >> j) & 1u ? m_identity() : acc;
                 acc = m_combine(before, x);
                 return exclusive ? before : acc;
             };
@@ -332,7 +446,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 uint4* run = reinterpret_cast<uint4*>(stage) + threadIdx.x * R_VECS;
                 r_stage_vectors(run, u.v);
 #pragma unroll
-                for (int j = 0; j < R_ITEMS; ++j) u.m[j] = step(m_lift(u.x[j], first + j));
+                for (int j = 0; j < R_ITEMS; ++j) u.m[j] = step(j, m_lift(u.x[j], first + j));
                 r_stage_vectors_store(run, u.v);
                 __syncwarp();
                 const uint4* src = reinterpret_cast<const uint4*>(stage) + warp * R_WARP * R_VECS;
@@ -344,7 +458,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
             {
                 (void)out_staged;
                 (void)warp_whole;
-                r_ahead_items(stage, t0, count, [&](int j, const M& x) { out[first + j] = step(x); });
+                r_ahead_items(stage, t0, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
             }
             r_stage_release(s_empty, kw);
         }

@@ -19,8 +19,8 @@
 // Each tile's dynamic shared memory (its stages), refilled with 0xA5 before every block.
 constexpr unsigned long long kStageBytes = R_STAGE_BYTES > 0 ? R_STAGE_BYTES : 16;
 #if R_PIPE
-// LookAhead's: its stages, then a value per thread and stage.
-constexpr unsigned long long kAheadBytes = R_PIPE * (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M));
+// LookAhead's (kernels/scan_ahead.cu).
+constexpr unsigned long long kAheadBytes = R_PIPE * R_AHEAD_STAGE_SMEM;
 #endif
 
 int main(int argc, char** argv) {

@@ -40,8 +40,8 @@ fn configs() -> [ScanConfig; 5] {
     ]
 }
 
-/// LookAhead (plain scans only: segmented ones run as LookBack) at the smallest tile (items one
-/// by one), at 64 threads of four items (a vector of f32 a thread) and the default.
+/// LookAhead (plain scans and by key: by offsets it runs as LookBack) at the smallest tile (items
+/// one by one), at 64 threads of four items (a vector of f32 a thread) and the default.
 fn ahead_configs() -> [ScanConfig; 3] {
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     [
@@ -97,11 +97,13 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
 }
 
 /// Segmented scans of `M` by offsets and by keys (`I` entries) on every layout shape scaled to
-/// the tile, both kinds, fibers in every order.
+/// the tile, both kinds, fibers in every order; by key, LookAhead's too.
 fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
     let mut rng = TestRng::new(77);
-    for config in configs() {
-        for offsets_form in [true, false] {
+    let ahead = ahead_configs().map(|config| (config, false));
+    let every = configs().into_iter().flat_map(|c| [(c, true), (c, false)]);
+    for (config, offsets_form) in every.chain(ahead) {
+        {
             let kernel = scan_kernel::<M, I>(cxx, config, Some(offsets_form));
             let (mut cases, mut expected) = (Vec::new(), Vec::new());
             // and one layout over 40 tiles: the groups' look-back

@@ -404,11 +404,24 @@ fn mixed_floats(n: usize, rng: &mut TestRng) -> Vec<Sum<f32>> {
         .collect()
 }
 
+/// Float scans, plain and by key (u32 keys in runs of up to 600,000 items: segments over many
+/// tiles and groups of 32 tiles), by every algorithm at four tile shapes, three times each: the
+/// bits of the CPU model of the grouping each time.
 #[test]
 fn float_scans_repeat_and_follow_the_grouping() {
     let Some(gpu) = gpu() else { return };
-    let xs = mixed_floats((1 << 20) + 333, &mut TestRng::new(99));
+    let mut rng = TestRng::new(99);
+    let xs = mixed_floats((1 << 20) + 333, &mut rng);
     let dxs = gpu.upload(&xs).unwrap();
+    let mut keys: Vec<u32> = Vec::with_capacity(xs.len());
+    while keys.len() < xs.len() {
+        let (label, run) = (rng.range(0, 3) as u32, rng.range(1, 600_000) as usize);
+        keys.extend(std::iter::repeat_n(label, run.min(xs.len() - keys.len())));
+    }
+    let heads: Vec<bool> = (0..keys.len())
+        .map(|i| i == 0 || keys[i] != keys[i - 1])
+        .collect();
+    let dkeys = gpu.upload(&keys).unwrap();
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     let shapes = [(256, 32), (128, 16), (32, 1), (1024, 3)];
     for (algorithm, (block, per)) in ScanAlgorithm::ALL
@@ -426,11 +439,23 @@ fn float_scans_repeat_and_follow_the_grouping() {
                 per as usize,
                 kind,
             ));
+            let want_keys = bits(&portable::scan_grouped(
+                &xs,
+                &heads,
+                block as usize,
+                per as usize,
+                kind,
+            ));
             for _ in 0..3 {
                 let got = gpu.scan(&dxs, kind, config).unwrap();
                 assert!(
                     bits(&gpu.download(&got).unwrap()) == want,
                     "{config:?} {kind:?}"
+                );
+                let got = gpu.scan_by_key(&dxs, &dkeys, kind, config).unwrap();
+                assert!(
+                    bits(&gpu.download(&got).unwrap()) == want_keys,
+                    "by key {config:?} {kind:?}"
                 );
             }
         }

@@ -1,15 +1,15 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans of the monoid's own values, and
-//! `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32
-//! linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive and
-//! exclusive, and the segmented scans (CSR offsets, and keys: each item's segment id) of
-//! `bench segmented`'s distributions at 2^26, against the copy roof measured on the same bytes
-//! in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel, each
-//! byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
-//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum`
-//! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
-//! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
-//! 2^26).
+//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans and scans by key of the monoid's
+//! own values, and `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices
+//! (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
+//! items, inclusive and exclusive, and the segmented scans (CSR offsets, and keys: each item's
+//! segment id, also by LookBack) of `bench segmented`'s distributions at 2^26, against the copy
+//! roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
+//! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time ×
+//! (bytes moved / bytes the roof moves) / time — and against CUB's `DeviceScan`
+//! (`anchors/cub_scan.cu`) and `torch.cumsum` (`anchors/torch_scan.py`) from the same command
+//! (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against the sequential scan
+//! up to 2^24 items (and the segmented ones at 2^26).
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
@@ -332,10 +332,14 @@ fn segmented(
         let offsets = distribution(dist, n as u64, 7).expect("a known distribution");
         let d_offsets = gpu.upload(&to_u32(&offsets))?;
         let d_keys = gpu.upload(&owners(&offsets))?;
-        for (form, layout) in [("offsets", &d_offsets), ("keys", &d_keys)] {
+        let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
+            .expect("a valid layout");
+        for (form, layout) in [
+            ("offsets", &d_offsets),
+            ("keys", &d_keys),
+            ("keys, LookBack", &d_keys),
+        ] {
             sums.time(gpu, table, dist, form, layout, None)?;
-            let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
-                .expect("a valid layout");
             affine.time(gpu, table, dist, form, layout, Some(&want))?;
         }
         eprintln!("scan: segmented {dist} done");
@@ -368,8 +372,8 @@ impl<M: CudaMonoid + PartialEq> Segmented<M> {
         })
     }
 
-    /// Times the inclusive scan with segments from `layout` (offsets, or keys), trusted, and
-    /// checks it against `want` where given.
+    /// Times the inclusive scan with segments from `layout` (`form`: offsets, keys, or keys
+    /// by LookBack), trusted, and checks it against `want` where given.
     fn time(
         &mut self,
         gpu: &Gpu,
@@ -379,7 +383,11 @@ impl<M: CudaMonoid + PartialEq> Segmented<M> {
         layout: &reduce_cuda::DeviceVec<u32>,
         want: Option<&[M]>,
     ) -> reduce_cuda::Result<()> {
-        let trusted = ScanConfig::new(ScanAlgorithm::Auto).trusted();
+        let algorithm = match form {
+            "keys, LookBack" => ScanAlgorithm::LookBack,
+            _ => ScanAlgorithm::Auto,
+        };
+        let trusted = ScanConfig::new(algorithm).trusted();
         let (xs, out) = (self.xs.items(), &mut self.out);
         let ms = median_ms(gpu, REPS, || match form {
             "offsets" => gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted),
