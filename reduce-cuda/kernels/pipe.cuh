@@ -83,85 +83,42 @@ __device__ __forceinline__ void r_bulk_copy(void* dst, const void* src, unsigned
 __device__ __forceinline__ void r_async_fence() {}
 #endif
 
-// The producer warp's copy of bytes [a, e) of an array that ends at `hi` into shared memory at
-// `dst` (which holds byte a): the bytes that whole 16-byte blocks of global memory hold inside
-// the array, [b0, b1), go by one bulk copy; the few before and after them (only at the array's
-// own ends, or everywhere where `aligned` is false: an array whose bytes do not sit where the
-// stage expects them past a 16-byte boundary, which the runtime never passes) by the lanes,
-// byte by byte, so that nothing outside the array is read.
-struct r_tile_copy {
-    unsigned char* dst;
-    unsigned long long a, e, b0, b1;
-};
-__device__ __forceinline__ r_tile_copy r_tile_copy_of(unsigned long long a, unsigned long long bytes,
-                                                      unsigned long long hi, bool aligned, unsigned char* dst) {
-    r_tile_copy c;
-    c.dst = dst;
-    c.a = a;
-    c.e = min(a + bytes, hi);
-    c.b0 = aligned ? (a + 15u) & ~15ull : c.e;
-    c.b1 = aligned ? c.e & ~15ull : c.e;
-    if (c.b1 < c.b0) c.b1 = c.b0;
-    return c;
-}
-// The bulk copy's bytes.
-__device__ __forceinline__ unsigned int r_tile_copy_bulk_bytes(const r_tile_copy& c) {
-    return (unsigned int)(c.b1 - c.b0);
-}
-// Every lane: the bytes outside [b0, b1): [a, b0) and [b1, e).
-__device__ __forceinline__ void r_tile_copy_lanes(const r_tile_copy& c) {
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const unsigned int head = (unsigned int)(c.b0 - c.a), tail = (unsigned int)(c.e - c.b1);
-    for (unsigned int j = lane; j < head + tail; j += R_WARP) {
-        const unsigned long long at = j < head ? c.a + j : c.b1 + (j - head);
-        c.dst[at - c.a] = *reinterpret_cast<const unsigned char*>(at);
-    }
-}
-// Lane 0, after announcing the bytes on `bar` (r_mbar_arrive_expect): the bulk copy.
-__device__ __forceinline__ void r_tile_copy_bulk(const r_tile_copy& c, unsigned long long* bar) {
-    if (c.b1 > c.b0)
-        r_bulk_copy(c.dst + (c.b0 - c.a), reinterpret_cast<const void*>(c.b0), (unsigned int)(c.b1 - c.b0), bar);
-}
-
-// The producer warp: the copy of tile `tile` of the n items at `in` into the block's k-th stage
-// (the items R_ITEM_SHIFT bytes past a 16-byte boundary, as the stage holds them).
-__device__ __forceinline__ r_tile_copy r_items_copy(const r_in* __restrict__ in, r_size n, r_size tile,
-                                                    unsigned int k, unsigned char* stages) {
-    const unsigned long long lo = (unsigned long long)in;
-    return r_tile_copy_of(lo + tile * R_TILE * sizeof(r_in), (unsigned long long)R_TILE * sizeof(r_in),
-                          lo + n * sizeof(r_in), (lo & 15u) == R_ITEM_SHIFT, r_stage_items_at(stages, k));
-}
-
-// The producer warp: fills the block's k-th stage by the copies `c` (the stage's tile before it,
-// k - R_PIPE, must have been read: r_stage_free_wait). A lane's plain stores into the stage's
-// shared memory before this call are seen by the threads that wait for `full`.
-template <int C>
-__device__ __forceinline__ void r_produce_copies(const r_tile_copy (&c)[C], unsigned int k, unsigned long long* full) {
-    unsigned int bulk = 0;
-#pragma unroll
-    for (int j = 0; j < C; ++j) {
-        r_tile_copy_lanes(c[j]);
-        bulk += r_tile_copy_bulk_bytes(c[j]);
-    }
-    if ((threadIdx.x & (R_WARP - 1)) == 0) {
-        // The threads' reads of the stage's last tile (ordered before this by the `empty`
-        // barrier) and any plain stores into it (the lanes' bytes) come before the bulk
-        // copies, in the async proxy, write it.
-        r_async_fence();
-        r_mbar_arrive_expect(&full[k % R_PIPE], bulk);
-#pragma unroll
-        for (int j = 0; j < C; ++j) r_tile_copy_bulk(c[j], &full[k % R_PIPE]);
-    } else {
-        r_mbar_arrive(&full[k % R_PIPE]);
-    }
-}
-
 // The producer warp: fills stage k % R_PIPE with tile `tile` of the n items at `in`, the
-// block's k-th.
+// block's k-th (the stage's tile before it, k - R_PIPE, must have been read: r_produce waits for
+// that). The bytes of the tile that whole 16-byte blocks of global memory hold inside the
+// caller's items go by one bulk copy; the few before the first and after the last such block
+// (only at the items' own ends, or everywhere for an `in` that is not R_ITEM_SHIFT bytes past a
+// boundary, which the runtime never passes) by the lanes, byte by byte, so that nothing outside
+// the items is read.
 __device__ __forceinline__ void r_produce_tile(const r_in* __restrict__ in, r_size n, r_size tile, unsigned int k,
                                                unsigned char* stages, unsigned long long* full) {
-    const r_tile_copy items[1] = {r_items_copy(in, n, tile, k, stages)};
-    r_produce_copies(items, k, full);
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned long long lo = (unsigned long long)in, hi = lo + n * sizeof(r_in);
+    const bool aligned = (lo & 15u) == R_ITEM_SHIFT;
+    const unsigned int stage = k % R_PIPE;
+    const unsigned long long a = lo + tile * R_TILE * sizeof(r_in);
+    const unsigned long long e = min(a + (unsigned long long)R_TILE * sizeof(r_in), hi);
+    // dst holds byte a (R_ITEM_SHIFT bytes past the stage's 128-byte aligned start).
+    unsigned char* dst = r_stage_items_at(stages, k);
+    unsigned long long b0 = aligned ? (a + 15u) & ~15ull : e, b1 = aligned ? e & ~15ull : e;
+    if (b1 < b0) b1 = b0;
+    // The bytes outside [b0, b1): [a, b0) and [b1, e).
+    const unsigned int head = (unsigned int)(b0 - a), tail = (unsigned int)(e - b1);
+    for (unsigned int j = lane; j < head + tail; j += R_WARP) {
+        const unsigned long long at = j < head ? a + j : b1 + (j - head);
+        dst[at - a] = *reinterpret_cast<const unsigned char*>(at);
+    }
+    if (lane == 0) {
+        // The threads' reads of the stage's last tile (ordered before this by the `empty`
+        // barrier) and any plain stores into it (the lanes' bytes) come before the bulk
+        // copy, in the async proxy, writes it.
+        r_async_fence();
+        r_mbar_arrive_expect(&full[stage], (unsigned int)(b1 - b0));
+        if (b1 > b0)
+            r_bulk_copy(dst + (b0 - a), reinterpret_cast<const void*>(b0), (unsigned int)(b1 - b0), &full[stage]);
+    } else {
+        r_mbar_arrive(&full[stage]);
+    }
 }
 
 // The producer warp: waits until stage k % R_PIPE is free for the block's k-th tile (every
@@ -195,34 +152,32 @@ __device__ __forceinline__ void r_stage_release(unsigned long long* empty, unsig
     r_mbar_arrive(&empty[k % R_PIPE]);
 }
 
-// The bank groups of shared memory: 8 of 16 bytes. Lanes whose runs (N vectors each) start a
-// multiple of 8 vectors apart read the same group when they read their runs' vectors in the same
-// order: with 4 vectors a run, a quarter warp's 8 lanes fall in 2 groups (4-way conflicts,
+#if R_VECS > 0
+// The bank groups of shared memory: 8 of 16 bytes. Lanes whose runs (R_VECS vectors each) start
+// a multiple of 8 vectors apart read the same group when they read their runs' vectors in the
+// same order: with 4 vectors a run, a quarter warp's 8 lanes fall in 2 groups (4-way conflicts,
 // measured as 3x the shared-load wavefronts of SegShuffle). Lane l therefore reads its vectors
-// rotated by r_rot<N>(l) (the lanes of one group get different rotations), and the rotation is
-// undone in registers, by log2(r_rotations(N)) stages of selects.
-__device__ constexpr int r_rotations(int n) { return n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1; }
-template <int N>
-__device__ __forceinline__ unsigned int r_rot(unsigned int lane) {
-    return (lane / (8 / r_rotations(N))) % r_rotations(N);
-}
+// rotated by r_rot(l) (the lanes of one group get different rotations), and the rotation is
+// undone in registers, by log2(R_ROTATIONS) stages of selects.
+#define R_ROTATIONS (R_VECS % 8 == 0 ? 8 : R_VECS % 4 == 0 ? 4 : R_VECS % 2 == 0 ? 2 : 1)
+__device__ __forceinline__ unsigned int r_rot(unsigned int lane) { return (lane / (8 / R_ROTATIONS)) % R_ROTATIONS; }
 
-// The N vectors of an aligned run at p into out[], without bank conflicts (see r_rot).
-template <int N>
-__device__ __forceinline__ void r_stage_vectors(const uint4* p, uint4 (&out)[N]) {
-    const unsigned int rot = r_rot<N>(threadIdx.x & (R_WARP - 1));
+// The R_VECS vectors of an aligned run at p into out[], without bank conflicts (see r_rot).
+__device__ __forceinline__ void r_stage_vectors(const uint4* p, uint4 (&out)[R_VECS]) {
+    const unsigned int rot = r_rot(threadIdx.x & (R_WARP - 1));
 #pragma unroll
-    for (int k = 0; k < N; ++k) out[k] = p[(k + rot) % N];
-    // out[k] holds vector (k + rot) % N: rotate back by rot, one bit of it per stage.
+    for (int k = 0; k < R_VECS; ++k) out[k] = p[(k + rot) % R_VECS];
+    // out[k] holds vector (k + rot) % R_VECS: rotate back by rot, one bit of it per stage.
 #pragma unroll
-    for (int bit = 1; bit < r_rotations(N); bit *= 2) {
+    for (int bit = 1; bit < R_ROTATIONS; bit *= 2) {
         const bool on = (rot & bit) != 0;  // differs between lanes: selects, no branch
-        uint4 t[N];
+        uint4 t[R_VECS];
 #pragma unroll
-        for (int k = 0; k < N; ++k) t[k] = out[(k + N - bit) % N];
+        for (int k = 0; k < R_VECS; ++k) t[k] = out[(k + R_VECS - bit) % R_VECS];
 #pragma unroll
-        for (int k = 0; k < N; ++k) out[k] = on ? t[k] : out[k];
+        for (int k = 0; k < R_VECS; ++k) out[k] = on ? t[k] : out[k];
     }
 }
+#endif
 
 #endif  // R_PIPE

@@ -18,13 +18,15 @@
 //
 // THE BLOCK: R_BLOCK compute threads, a producer warp and a look-back warp; R_PIPE stages.
 //   - The producer takes the block's k-th tile from the counter, leaves its number in
-//     s_tile[k % R_PIPE] and bulk-copies its items (by key: and its keys, with the key before
-//     the tile in s_key_before) into stage k % R_PIPE (pipe.cuh: `full`) once the stage's tile
-//     before is written (`empty`). Past the last tile it hands out R_NO_TILE and stops.
+//     s_tile[k % R_PIPE] (by key, announced by `ticket`) and bulk-copies its items into stage
+//     k % R_PIPE (pipe.cuh: `full`) once the stage's tile before is written (`empty`). Past the
+//     last tile it hands out R_NO_TILE and stops.
 //   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
 //     warps' inclusive values, each thread's lanes before it and its heads kept for later),
 //     then write the outputs of tile k - R_LEAD, whose prefix the look-back warp hands over
-//     (`ready`).
+//     (`ready`). By key, each thread marks its heads from its keys, which it loaded in the
+//     round before (the tile's number from `ticket`), and leaves the next tile's keys loading
+//     through this round: a tile's keys in shared memory would halve the stages.
 //   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
 //     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
 //     group), folds each whole group in a lane of its own and w(t) in another, chains the
@@ -41,9 +43,9 @@
 // Parameters (beside scan.cu's; R_SEG 0 or R_SEG_KEYS, R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items and
-// keys). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items, by key
-// R_PIPE of keys, R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE *
-// R_BLOCK words (each thread's heads).
+// keys). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items,
+// R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE * R_BLOCK words (each
+// thread's heads).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
@@ -52,10 +54,8 @@
 #define R_NO_TILE (~(r_size)0)
 static_assert(R_SEG != R_SEG_OFFSETS && R_FUSED, "LookAhead scans are plain or by key, with one-word entries");
 #define R_AHEAD_KEYS (R_SEG == R_SEG_KEYS)
-// A stage of keys (by key), rounded to 128 bytes; the dynamic shared memory a stage takes.
-#define R_AHEAD_KEY_BYTES (R_AHEAD_KEYS ? ((R_TILE * sizeof(r_idx)) + 127) / 128 * 128 : 0)
-#define R_AHEAD_STAGE_SMEM \
-    (R_PIPE_STAGE_BYTES + R_AHEAD_KEY_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_BLOCK * 4 : 0))
+// The dynamic shared memory a stage takes.
+#define R_AHEAD_STAGE_SMEM (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_BLOCK * 4 : 0))
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
@@ -83,16 +83,16 @@ __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
 
 #if R_VECS > 0
 // The inverse of pipe.cuh's r_stage_vectors: in[] (vector k of the run in in[k]) to the run at
-// p, each lane storing its vectors rotated by r_rot<R_VECS>(lane), so that the lanes of a
-// quarter warp touch distinct bank groups.
+// p, each lane storing its vectors rotated by r_rot(lane), so that the lanes of a quarter warp
+// touch distinct bank groups.
 __device__ __forceinline__ void r_stage_vectors_store(uint4* p, const uint4 (&in)[R_VECS]) {
-    const unsigned int rot = r_rot<R_VECS>(threadIdx.x & (R_WARP - 1));
+    const unsigned int rot = r_rot(threadIdx.x & (R_WARP - 1));
     uint4 r[R_VECS];
 #pragma unroll
     for (int k = 0; k < R_VECS; ++k) r[k] = in[k];
     // r[k] must hold vector (k + rot) % R_VECS: rotate by rot, one bit of it per stage.
 #pragma unroll
-    for (int bit = 1; bit < r_rotations(R_VECS); bit *= 2) {
+    for (int bit = 1; bit < R_ROTATIONS; bit *= 2) {
         const bool on = (rot & bit) != 0;
         uint4 t[R_VECS];
 #pragma unroll
@@ -131,56 +131,64 @@ __device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size
 }
 
 #if R_AHEAD_KEYS
-// Where the block's k-th tile's key 0 lies in its stage of keys (after the stages of items).
-__device__ __forceinline__ r_idx* r_stage_keys_at(unsigned char* stages, unsigned int k) {
-    return reinterpret_cast<r_idx*>(stages + R_PIPE * R_PIPE_STAGE_BYTES + (size_t)(k % R_PIPE) * R_AHEAD_KEY_BYTES);
+// A thread's keys of a tile (in flight from the round before the one that marks them), and lane
+// 0's key before its first.
+struct r_ahead_keys {
+    r_idx k[R_ITEMS];
+    r_idx before;
+};
+
+// Starts the loads of this thread's keys of tile t (from `keys`, the n keys at a 16-byte
+// boundary): a whole run of keys that is whole 16-byte vectors as vectors, else key by key.
+__device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys, r_size n, r_size t,
+                                                  r_ahead_keys& out) {
+    constexpr int kPerVec = (int)(16 / sizeof(r_idx));
+    const r_size first = t * R_TILE + (r_size)threadIdx.x * R_ITEMS;
+    const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
+    if (R_ITEMS % kPerVec == 0 && count == R_ITEMS) {
+#pragma unroll
+        for (int v = 0; v < R_ITEMS / kPerVec; ++v) {
+            union {
+                uint4 q;
+                r_idx k[kPerVec];
+            } u;
+            u.q = __ldcs(reinterpret_cast<const uint4*>(keys + first) + v);
+#pragma unroll
+            for (int e = 0; e < kPerVec; ++e) out.k[v * kPerVec + e] = u.k[e];
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < R_ITEMS; ++j) out.k[j] = j < count ? keys[first + j] : 0;
+    }
+    const bool lane0 = (threadIdx.x & (R_WARP - 1)) == 0;
+    out.before = lane0 && count > 0 && first > 0 ? keys[first - 1] : 0;
 }
 
-// A thread's heads (bit j: a segment starts at its item j, of `count` from global index
-// `first`) from its keys in the tile's stage `keys` and `before`, the key before the tile: item
-// i starts one where i = 0 or key[i] != key[i - 1]. Every thread of the block calls it. A whole
-// run of keys that is whole 16-byte vectors is read as vectors (r_stage_vectors: no bank
-// conflicts); a lane's key before its first is the last of the lane before, by a shuffle.
-__device__ __forceinline__ unsigned int r_ahead_heads(const r_idx* keys, r_idx before, r_size first, int count) {
-    constexpr int kKeyVecs = R_ITEMS * sizeof(r_idx) % 16 == 0 ? (int)(R_ITEMS * sizeof(r_idx) / 16) : 0;
-    const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const r_idx* run = keys + threadIdx.x * R_ITEMS;
-    union {
-        uint4 v[kKeyVecs > 0 ? kKeyVecs : 1];
-        r_idx k[R_ITEMS];
-    } u;
-    bool vectors = false;
-    if constexpr (kKeyVecs > 0) {
-        vectors = count == R_ITEMS;
-        if (vectors) r_stage_vectors(reinterpret_cast<const uint4*>(run), u.v);
-    }
-    if (!vectors) {
-#pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) u.k[j] = j < count ? run[j] : 0;
-    }
-    // The key before item 0: the lane before's last (a lane with items follows a whole run),
-    // or for lane 0 the key before the warp's items.
-    r_idx prev = __shfl_up_sync(R_FULL_MASK, u.k[R_ITEMS - 1], 1);
-    if (lane == 0) prev = threadIdx.x == 0 ? before : run[-1];
+// The thread's heads (bit j: a segment starts at its item j, of `count` from global index
+// `first`): item i starts one where i = 0 or key[i] != key[i - 1]. Every thread of the block
+// calls it; a lane's key before its first is the last of the lane before (a lane with items
+// follows a whole run), lane 0's its own load.
+__device__ __forceinline__ unsigned int r_ahead_heads(const r_ahead_keys& keys, r_size first, int count) {
+    r_idx prev = __shfl_up_sync(R_FULL_MASK, keys.k[R_ITEMS - 1], 1);
+    if ((threadIdx.x & (R_WARP - 1)) == 0) prev = keys.before;
     unsigned int heads = 0;
 #pragma unroll
     for (int j = 0; j < R_ITEMS; ++j) {
-        if (j < count && (first + j == 0 || u.k[j] != prev)) heads |= 1u << j;
-        prev = u.k[j];
+        if (j < count && (first + j == 0 || keys.k[j] != prev)) heads |= 1u << j;
+        prev = keys.k[j];
     }
     return heads;
 }
 #endif
 
-// The producer warp: tiles from the counter into the stages until they run out (by key, with
-// their keys, and the key before each tile in s_key_before).
-__device__ void r_ahead_produce(const r_in* in, r_size n, const r_idx* keys, unsigned long long* counter,
-                                unsigned char* stages, r_size* s_tile, r_idx* s_key_before, unsigned long long* full,
+// The producer warp: tiles from the counter into the stages until they run out (by key, each
+// tile's number announced on `ticket` as soon as it is taken).
+__device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* counter, unsigned char* stages,
+                                r_size* s_tile, unsigned long long* ticket, unsigned long long* full,
                                 unsigned long long* empty) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
-    (void)keys;
-    (void)s_key_before;
+    (void)ticket;
     for (unsigned int k = 0;; ++k) {
         r_stage_free_wait(empty, k);
         r_size t = tiles;  // the end, unless the counter hands out a tile
@@ -191,29 +199,18 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, const r_idx* keys, uns
             if (lane == 0) t = atomicAdd(counter, 1ull);
             t = __shfl_sync(R_FULL_MASK, t, 0);
         }
-        if (t >= tiles) {
+        const bool more = t < tiles;
+        if (lane == 0) {
+            s_tile[k % R_PIPE] = more ? t : R_NO_TILE;  // before lane 0's arrivals, which release it
+            if constexpr (R_AHEAD_KEYS) r_mbar_arrive(&ticket[k % R_PIPE]);
+        }
+        if (!more) {
             // The end: a stage without bytes whose number says so.
-            if (lane == 0) {
-                s_tile[k % R_PIPE] = R_NO_TILE;
-                r_mbar_arrive_expect(&full[k % R_PIPE], 0);
-            } else {
-                r_mbar_arrive(&full[k % R_PIPE]);
-            }
+            if (lane == 0) r_mbar_arrive_expect(&full[k % R_PIPE], 0);
+            else r_mbar_arrive(&full[k % R_PIPE]);
             return;
         }
-        // Plain stores before the lanes' arrivals, which release them.
-        if (lane == 0) s_tile[k % R_PIPE] = t;
-#if R_AHEAD_KEYS
-        if (lane == R_WARP - 1) s_key_before[k % R_PIPE] = t > 0 ? keys[t * R_TILE - 1] : 0;
-        const unsigned long long lo = (unsigned long long)keys;
-        const r_tile_copy copies[2] = {
-            r_items_copy(in, n, t, k, stages),
-            r_tile_copy_of(lo + t * R_TILE * sizeof(r_idx), (unsigned long long)R_TILE * sizeof(r_idx),
-                           lo + n * sizeof(r_idx), (lo & 15u) == 0, reinterpret_cast<unsigned char*>(r_stage_keys_at(stages, k)))};
-#else
-        const r_tile_copy copies[1] = {r_items_copy(in, n, t, k, stages)};
-#endif
-        r_produce_copies(copies, k, full);
+        r_produce_tile(in, n, t, k, stages, full);
     }
 }
 
@@ -320,19 +317,18 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
            unsigned int* states, M* aggregates, M* inclusives) {
     (void)segments;
     extern __shared__ uint4 s_dynamic[];
-    __shared__ unsigned long long s_full[R_PIPE], s_empty[R_PIPE], s_ready[R_PIPE];
+    __shared__ unsigned long long s_full[R_PIPE], s_empty[R_PIPE], s_ready[R_PIPE], s_ticket[R_PIPE];
     __shared__ r_size s_tile[R_PIPE];
     __shared__ M s_prefix[R_PIPE];
     __shared__ r_seg s_warps[R_PIPE][R_WARPS];
     __shared__ M s_rows[R_AHEAD_ROWS][R_WARP];
-    // By key: the key before each stage's tile, the look-back's rows' heads, and each stage's
-    // warps' lanes-before heads (bit l: lane l's).
-    __shared__ r_idx s_key_before[R_PIPE];
+    // By key: the look-back's rows' heads, and each stage's warps' lanes-before heads (bit l:
+    // lane l's).
     __shared__ unsigned int s_row_heads[R_AHEAD_ROWS];
     __shared__ unsigned int s_lane_heads[R_PIPE][R_WARPS];
     unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
     // [R_PIPE][R_BLOCK] each, after the stages
-    M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * (R_PIPE_STAGE_BYTES + R_AHEAD_KEY_BYTES));
+    M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * R_PIPE_STAGE_BYTES);
     unsigned int* s_heads = reinterpret_cast<unsigned int*>(s_lanes + R_PIPE * R_BLOCK);
     const r_chain chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
     if (threadIdx.x == 0) {
@@ -340,6 +336,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
             r_mbar_init(&s_full[k], R_WARP);
             r_mbar_init(&s_empty[k], R_BLOCK);
             r_mbar_init(&s_ready[k], 1);
+            r_mbar_init(&s_ticket[k], 1);
         }
         r_mbar_init_fence();
     }
@@ -349,8 +346,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         return;
     }
     if (threadIdx.x >= R_BLOCK) {
-        r_ahead_produce(in, n, layout, reinterpret_cast<unsigned long long*>(states), stages, s_tile, s_key_before,
-                        s_full, s_empty);
+        r_ahead_produce(in, n, reinterpret_cast<unsigned long long*>(states), stages, s_tile, s_ticket, s_full,
+                        s_empty);
         return;
     }
 
@@ -358,6 +355,14 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     const unsigned int warp = threadIdx.x / R_WARP;
     const bool out_staged = R_VECS > 0 && sizeof(M) == sizeof(r_in) && ((unsigned long long)out & 15u) == 0;
     unsigned int end = ~0u;  // the round whose stage said R_NO_TILE
+#if R_AHEAD_KEYS
+    // The keys of the round's tile, loaded in the round before (round 0's here).
+    r_ahead_keys keys;
+    r_mbar_wait(&s_ticket[0], 0);
+    if (s_tile[0] != R_NO_TILE) r_ahead_load_keys(layout, n, s_tile[0], keys);
+#else
+    (void)layout;
+#endif
     for (unsigned int k = 0;; ++k) {
         // Round k: reduce tile k.
         if (k < end) {
@@ -371,8 +376,14 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
                 unsigned int heads = 0;  // bit j: a segment starts at item j
 #if R_AHEAD_KEYS
-                heads = r_ahead_heads(r_stage_keys_at(stages, k), s_key_before[s], first, count);
+                heads = r_ahead_heads(keys, first, count);
                 s_heads[s * R_BLOCK + threadIdx.x] = heads;
+                // The next tile's keys, in flight through this round (its number is taken
+                // before its stage fills: the producer runs R_PIPE - R_LEAD - 1 tiles ahead).
+                const unsigned int kn = k + 1;
+                r_mbar_wait(&s_ticket[kn % R_PIPE], (kn / R_PIPE) & 1u);
+                const r_size tn = s_tile[kn % R_PIPE];
+                if (tn != R_NO_TILE) r_ahead_load_keys(layout, n, tn, keys);
 #endif
                 r_seg agg;
                 agg.flag = heads & 1u;

@@ -170,7 +170,8 @@ fn plain_scans_are_the_reference() {
 /// LookAhead's look-back over many rows: each block takes at most 37 tiles
 /// (`R_AHEAD_MAX_TILES`), so that the blocks, run one after another, each look back over the
 /// entries of the blocks before (a block that takes every tile reads one row a tile), in chunks
-/// of one or two rows (`R_AHEAD_ROWS`) and batches of one (`R_AHEAD_BATCH`).
+/// of one or two rows (`R_AHEAD_ROWS`) and batches of one (`R_AHEAD_BATCH`); plain, and by key
+/// with runs from one item to 40 tiles (groups with and without a segment start).
 #[test]
 fn look_ahead_over_other_blocks_rows() {
     let Some(cxx) = compiler() else { return };
@@ -189,6 +190,32 @@ fn look_ahead_over_other_blocks_rows() {
         let t = kernel.tile as usize;
         let sizes = [t + 1, 37 * t, 70 * t + 5, 33 * 32 * t + 3];
         check_sizes::<Affine>(&kernel, &sizes, 40, &format!("rows of {rows}: {config:?}"));
+        let by_key = scan_kernel_with::<Affine, u32>(&cxx, config, Some(false), &defines);
+        let mut rng = TestRng::new(rows as u64);
+        let n = 33 * 32 * t + 3;
+        let mut keys: Vec<u32> = Vec::with_capacity(n);
+        while keys.len() < n {
+            let run = match rng.range(0, 4) {
+                0 => rng.range(1, 40 * t as u64),
+                _ => rng.range(1, 3 * t as u64),
+            } as usize;
+            keys.extend(std::iter::repeat_n(
+                rng.range(0, 3) as u32,
+                run.min(n - keys.len()),
+            ));
+        }
+        let items = Affine::random_vec(n, 41);
+        for kind in [Scan::Inclusive, Scan::Exclusive] {
+            let case = ScanCase {
+                n: n as u64,
+                exclusive: kind == Scan::Exclusive,
+                items: bytes_of(&items),
+                index: keys.iter().map(|&k| k as u64).collect(),
+            };
+            let got: Vec<Affine> = values_from(&by_key.run(&[case], Order::Increasing)[0]);
+            let want = scan_by_key(&items, &keys, kind).unwrap();
+            assert!(got == want, "by key, rows of {rows}: {kind:?} {config:?}");
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
-use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_MIN_STAGES, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
+use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
@@ -92,57 +92,33 @@ pub(crate) struct ScanPlan {
 }
 
 /// The dynamic shared memory a LookAhead stage takes, for a tile of `block` threads of `items`
-/// input items of `in_size` bytes, values of `m_size` and keys of `key_size` (0: a plain scan):
-/// the tile's items and its keys, each rounded to 128 bytes (kernels/pipe.cuh's
-/// `R_PIPE_STAGE_BYTES`), a value per thread, and by key a word of heads per thread
-/// (kernels/scan_ahead.cu's `R_AHEAD_STAGE_SMEM`).
-fn ahead_stage_smem(
-    block: u32,
-    items: u32,
-    in_size: usize,
-    m_size: usize,
-    key_size: usize,
-) -> usize {
-    let tile = block as usize * items as usize;
-    let heads = if key_size > 0 { 4 } else { 0 };
-    (tile * in_size).div_ceil(128) * 128
-        + (tile * key_size).div_ceil(128) * 128
+/// input items of `in_size` bytes and values of `m_size`, plain or `by_key`: the tile's bytes
+/// rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`), a value per thread, and by key a
+/// word of heads per thread (kernels/scan_ahead.cu's `R_AHEAD_STAGE_SMEM`).
+fn ahead_stage_smem(block: u32, items: u32, in_size: usize, m_size: usize, by_key: bool) -> usize {
+    let heads = if by_key { 4 } else { 0 };
+    (block as usize * items as usize * in_size).div_ceil(128) * 128
         + block as usize * (m_size + heads)
 }
 
-/// The bytes of a key, for the keys form (else 0).
-fn key_size(segments: Segments, wide: bool) -> usize {
-    match (segments, wide) {
-        (Segments::Keys, true) => 8,
-        (Segments::Keys, false) => 4,
-        _ => 0,
-    }
-}
-
-/// LookAhead's stages for a plain scan or a scan by key of such tiles (`u64` keys if `wide`): as
-/// many as fit [`SCAN_AHEAD_SMEM`] (with the keys, a value and a word per thread and stage), at
-/// most [`SCAN_AHEAD_STAGES`]; 0 where fewer than [`SCAN_AHEAD_MIN_STAGES`] fit, where the
-/// entries are not one word ([`word_parts`]), where the block and its two warps would pass 1024
-/// threads, or for offsets: those run as LookBack.
-fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments, wide: bool) -> u32 {
-    let keys = key_size(segments, wide);
-    let per_stage = ahead_stage_smem(block, items, items_of.in_size, items_of.m_size, keys);
+/// LookAhead's stages for a plain scan or a scan by key of such tiles: as many as fit
+/// [`SCAN_AHEAD_SMEM`] (with a value, and by key a word, per thread and stage), at most
+/// [`SCAN_AHEAD_STAGES`]; 0 where fewer than [`SCAN_AHEAD_LEAD`] + 2 fit (a tile loading while
+/// the lead's are written), where the entries are not one word ([`word_parts`]), where the block
+/// and its two warps would pass 1024 threads, or for offsets: those run as LookBack.
+fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> u32 {
+    let by_key = segments == Segments::Keys;
+    let per_stage = ahead_stage_smem(block, items, items_of.in_size, items_of.m_size, by_key);
     let fit = (SCAN_AHEAD_SMEM / per_stage).min(SCAN_AHEAD_STAGES as usize) as u32;
     if segments == Segments::Offsets
         || word_parts(items_of.m_size) == 0
         || block + 64 > 1024
-        || fit < SCAN_AHEAD_MIN_STAGES
+        || fit < SCAN_AHEAD_LEAD + 2
     {
         0
     } else {
         fit
     }
-}
-
-/// LookAhead's lead (kernels/scan_ahead.cu's `R_LEAD`) with `stages` stages: [`SCAN_AHEAD_LEAD`],
-/// or fewer where two stages would not be left for the tile being reduced and one loading.
-fn ahead_lead(stages: u32) -> u32 {
-    SCAN_AHEAD_LEAD.min(stages.saturating_sub(2))
 }
 
 /// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
@@ -197,7 +173,7 @@ pub(crate) fn scan_plan(
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
     let ahead = |block, per_thread| {
         if algorithm == ScanAlgorithm::LookAhead {
-            ahead_stages(block, per_thread, items, segments, wide)
+            ahead_stages(block, per_thread, items, segments)
         } else {
             0
         }
@@ -265,9 +241,9 @@ impl ScanPlan {
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
         if self.ahead > 0 {
-            let keys = key_size(self.segments, self.wide);
+            let by_key = self.segments == Segments::Keys;
             let per_stage =
-                ahead_stage_smem(self.block, self.items, self.in_size, self.m_size, keys);
+                ahead_stage_smem(self.block, self.items, self.in_size, self.m_size, by_key);
             return self.ahead as usize * per_stage;
         }
         match self.stage {
@@ -365,7 +341,7 @@ impl ScanPlan {
                 ("R_STAGE_BYTES", self.stage.0),
                 ("R_STAGE_DYNAMIC", self.stage.1 as u32),
                 ("R_PIPE", self.ahead),
-                ("R_LEAD", ahead_lead(self.ahead)),
+                ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
                 ("R_VECS", self.ahead_vecs()),
                 ("R_ITEM_SHIFT", 0),
             ],
@@ -652,10 +628,10 @@ mod tests {
     }
 
     /// `Auto`'s plain scans and scans by key are LookAhead's: six stages of the default tile and
-    /// a value per thread each (by key: three, with their keys and a word of heads per thread,
-    /// lead 1), no register cap; where fewer than three fit (u64 keys beside f32), for lifted
-    /// items (`Auto`), where the block and its two warps pass 1024 threads, for values of more
-    /// than 48 bytes and by offsets, no stages (LookBack's kernel).
+    /// a value per thread each (by key five, with a word of heads per thread), no register cap;
+    /// where fewer than the lead and two more fit, for lifted items (`Auto`), where the block and
+    /// its two warps pass 1024 threads, for values of more than 48 bytes and by offsets, no
+    /// stages (LookBack's kernel).
     #[test]
     fn look_ahead_stages() {
         let ahead = |items: Items, config: ScanConfig, segments: Segments, wide: bool| {
@@ -666,11 +642,10 @@ mod tests {
         let auto = ScanConfig::default();
         assert_eq!(plain(F32, auto), (6, 6 * (32 * 1024 + 256 * 4), false));
         assert_eq!(ahead(F32, auto, Segments::Offsets, false).0, 0);
-        assert_eq!(
-            ahead(F32, auto, Segments::Keys, false),
-            (3, 3 * (2 * 32 * 1024 + 256 * 8), false)
-        );
-        assert_eq!(ahead(F32, auto, Segments::Keys, true).0, 0);
+        for wide in [false, true] {
+            let by_key = (5, 5 * (32 * 1024 + 256 * 8), false);
+            assert_eq!(ahead(F32, auto, Segments::Keys, wide), by_key);
+        }
         let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
         let two = explicit.items_per_thread(2);
         assert_eq!(plain(F32, two.block(1024)).0, 0);
@@ -683,13 +658,13 @@ mod tests {
             ..F32
         };
         assert_eq!(plain(large, auto).0, 0);
-        // 48 KiB tiles of 12-byte items: three stages fit, lead 1
+        // 48 KiB tiles of 12-byte items: three stages fit, too few
         let twelve = Items {
             m_size: 12,
             in_size: 12,
             ..F32
         };
-        assert_eq!(plain(twelve, auto).0, 3);
+        assert_eq!(plain(twelve, auto).0, 0);
         // 32 KiB tiles of 16-byte values: five fit
         let sixteen = Items {
             m_size: 16,
@@ -701,15 +676,12 @@ mod tests {
         let lifted = Items { in_size: 8, ..F32 };
         assert_eq!(plain(lifted, auto).0, 0);
         assert_eq!(plain(lifted, explicit).0, 6);
-        let lead = |items: Items, segments: Segments| {
-            let spec = scan_plan(auto, items, segments, false).unwrap().kernels();
-            let get = |name| spec.defines.iter().find(|d| d.0 == name).unwrap().1;
-            (get("R_PIPE"), get("R_LEAD"), get("R_VECS"))
-        };
-        assert_eq!(lead(F32, Segments::None), (6, SCAN_AHEAD_LEAD, 8));
-        assert_eq!(lead(F32, Segments::Keys), (3, 1, 8));
-        assert_eq!(lead(twelve, Segments::None), (3, 1, 12));
-        assert_eq!(lead(F32, Segments::Offsets), (0, 0, 0));
+        let spec = scan_plan(auto, F32, Segments::None, false)
+            .unwrap()
+            .kernels();
+        for define in [("R_PIPE", 6), ("R_LEAD", SCAN_AHEAD_LEAD), ("R_VECS", 8)] {
+            assert!(spec.defines.contains(&define), "{define:?}");
+        }
     }
 
     #[test]

@@ -304,7 +304,7 @@ pub(crate) const SCAN_STAGE_MAX: usize = 48 * 1024;
 pub(crate) const SCAN_STATIC_STAGE_MAX: usize = 32 * 1024;
 
 /// LookAhead's shared-memory stages (kernels/scan_ahead.cu): at most this many tiles of items a
-/// block holds at once; a plan with fewer than [`SCAN_AHEAD_MIN_STAGES`] runs LookBack. Six tiles
+/// block holds at once; a plan with fewer than [`SCAN_AHEAD_LEAD`] + 2 runs LookBack. Six tiles
 /// of f32 (32 KiB each, with a value per thread) fill an SM: one block of 320 threads. At 2^28
 /// on an H200, lead 2: f32 scans read 0.838 of the copy roof with four stages, 0.882 with six;
 /// affine ones 0.849 with four, 0.837 with five (docs/decisions/0070-scan-look-ahead.md).
@@ -316,10 +316,6 @@ pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
 /// scans at 0.888 / 0.857 of the copy roof, lead 2 at 0.882 / 0.837 (and 128 x 32 f32 tiles at
 /// 0.57 against 0.82), lead 4 at 0.858 / 0.516 (affine: no stage left to load ahead).
 pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
-
-/// The fewest stages LookAhead runs with: a tile written, one reduced and one loading (the lead
-/// then 1). Tiles that fill fewer stages run LookBack.
-pub(crate) const SCAN_AHEAD_MIN_STAGES: u32 = 3;
 
 /// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage):
 /// six 32 KiB tiles of f32, five of 8- and 16-byte values, three of 12-byte ones (too few: they
