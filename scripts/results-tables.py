@@ -428,18 +428,21 @@ def scan_plain(data):
 
 
 def scan_segmented(data):
-    """Segmented scans of 2^26 items per distribution: ×copy roof on the bytes moved, on both cards."""
+    """Segmented scans of 2^26 items per distribution: ×copy roof on the bytes moved, on both cards
+    (on the H200 also LookBack's scans by key, `keys, LookBack` rows of the same command)."""
     cards = [{r["case"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
+    forms = [("offsets", "keys", "keys, LookBack"), ("offsets", "keys")]
     body = []
     for dist in DISTRIBUTIONS:
         row = [dist]
-        for card in cards:
+        for card, card_forms in zip(cards, forms):
             for monoid in ("f32", "affine"):
-                for form in ("offsets", "keys"):
+                for form in card_forms:
                     r = card.get(f"segmented {monoid} {form} {dist}")
                     row.append(r3(r["ratio_to_copy_roof"]) if r else "–")
         body.append(row)
-    head = [f"{card} {m} {f}" for card in ("H200", "H100") for m in ("f32", "affine") for f in ("offsets", "keys")]
+    head = [f"{card} {m} {f}" for card, card_forms in zip(("H200", "H100"), forms)
+            for m in ("f32", "affine") for f in card_forms]
     return table(["distribution"] + head, body)
 
 

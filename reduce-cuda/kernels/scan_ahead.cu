@@ -24,9 +24,11 @@
 //   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
 //     warps' inclusive values, each thread's lanes before it and its heads kept for later),
 //     then write the outputs of tile k - R_LEAD, whose prefix the look-back warp hands over
-//     (`ready`). By key, each thread marks its heads from its keys, which it loaded in the
-//     round before (the tile's number from `ticket`), and leaves the next tile's keys loading
-//     through this round: a tile's keys in shared memory would halve the stages.
+//     (`ready`). By key, each warp marks its items' heads (a bitmap kept in shared memory for
+//     the writes) from the keys its lanes loaded in the round before (the tile's number from
+//     `ticket`, coalesced), and leaves the next tile's keys loading through this round: a
+//     tile's keys in shared memory would halve the stages
+//     (docs/decisions/0071-scan-look-ahead-by-key.md).
 //   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
 //     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
 //     group), folds each whole group in a lane of its own and w(t) in another, chains the
@@ -44,8 +46,8 @@
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items and
 // keys). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items,
-// R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE * R_BLOCK words (each
-// thread's heads).
+// R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE bitmaps of a tile's
+// heads (s_marks: R_TILE / 32 words each, a warp's R_ITEMS together).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
@@ -55,7 +57,7 @@
 static_assert(R_SEG != R_SEG_OFFSETS && R_FUSED, "LookAhead scans are plain or by key, with one-word entries");
 #define R_AHEAD_KEYS (R_SEG == R_SEG_KEYS)
 // The dynamic shared memory a stage takes.
-#define R_AHEAD_STAGE_SMEM (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_BLOCK * 4 : 0))
+#define R_AHEAD_STAGE_SMEM (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_TILE / 8 : 0))
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
@@ -131,53 +133,53 @@ __device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size
 }
 
 #if R_AHEAD_KEYS
-// A thread's keys of a tile (in flight from the round before the one that marks them), and lane
-// 0's key before its first.
+// A thread's keys of a tile (in flight from the round before the one that marks them): its
+// warp's 32 * R_ITEMS keys a row of 32 at a time (key j of lane l: the warp's item 32 j + l, so
+// that each load is coalesced), and lane 0's key before the warp's first.
 struct r_ahead_keys {
     r_idx k[R_ITEMS];
     r_idx before;
 };
 
-// Starts the loads of this thread's keys of tile t (from `keys`, the n keys at a 16-byte
-// boundary): a whole run of keys that is whole 16-byte vectors as vectors, else key by key.
+// Starts the loads of this thread's keys of tile t (from `keys`, the n keys).
 __device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys, r_size n, r_size t,
                                                   r_ahead_keys& out) {
-    constexpr int kPerVec = (int)(16 / sizeof(r_idx));
-    const r_size first = t * R_TILE + (r_size)threadIdx.x * R_ITEMS;
-    const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
-    if (R_ITEMS % kPerVec == 0 && count == R_ITEMS) {
-#pragma unroll
-        for (int v = 0; v < R_ITEMS / kPerVec; ++v) {
-            union {
-                uint4 q;
-                r_idx k[kPerVec];
-            } u;
-            u.q = __ldcs(reinterpret_cast<const uint4*>(keys + first) + v);
-#pragma unroll
-            for (int e = 0; e < kPerVec; ++e) out.k[v * kPerVec + e] = u.k[e];
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < R_ITEMS; ++j) out.k[j] = j < count ? keys[first + j] : 0;
-    }
-    const bool lane0 = (threadIdx.x & (R_WARP - 1)) == 0;
-    out.before = lane0 && count > 0 && first > 0 ? keys[first - 1] : 0;
-}
-
-// The thread's heads (bit j: a segment starts at its item j, of `count` from global index
-// `first`): item i starts one where i = 0 or key[i] != key[i - 1]. Every thread of the block
-// calls it; a lane's key before its first is the last of the lane before (a lane with items
-// follows a whole run), lane 0's its own load.
-__device__ __forceinline__ unsigned int r_ahead_heads(const r_ahead_keys& keys, r_size first, int count) {
-    r_idx prev = __shfl_up_sync(R_FULL_MASK, keys.k[R_ITEMS - 1], 1);
-    if ((threadIdx.x & (R_WARP - 1)) == 0) prev = keys.before;
-    unsigned int heads = 0;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size base = t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;  // the warp's first
 #pragma unroll
     for (int j = 0; j < R_ITEMS; ++j) {
-        if (j < count && (first + j == 0 || keys.k[j] != prev)) heads |= 1u << j;
-        prev = keys.k[j];
+        const r_size i = base + (r_size)j * R_WARP + lane;
+        out.k[j] = i < n ? __ldcs(keys + i) : 0;
     }
-    return heads;
+    out.before = lane == 0 && base > 0 && base < n ? keys[base - 1] : 0;
+}
+
+// The heads of the warp's items (item i starts a segment where i = 0 or key[i] != key[i - 1])
+// from its keys, into `words`: R_ITEMS words, word j's bit l for the warp's item 32 j + l (the
+// warp's part of its stage's bitmap, s_marks). The whole warp calls it.
+__device__ __forceinline__ void r_ahead_mark(const r_ahead_keys& keys, r_size n, r_size t, unsigned int* words) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size base = t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;
+    r_idx last = __shfl_sync(R_FULL_MASK, keys.before, 0);  // the key before row j's first
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; ++j) {
+        const r_size i = base + (r_size)j * R_WARP + lane;
+        r_idx prev = __shfl_up_sync(R_FULL_MASK, keys.k[j], 1);
+        if (lane == 0) prev = last;
+        const unsigned int heads = __ballot_sync(R_FULL_MASK, i < n && (i == 0 || keys.k[j] != prev));
+        if (lane == 0) words[j] = heads;
+        last = __shfl_sync(R_FULL_MASK, keys.k[j], R_WARP - 1);
+    }
+    __syncwarp();
+}
+
+// This thread's heads (bit j: its item j) from its warp's words (r_ahead_mark).
+__device__ __forceinline__ unsigned int r_ahead_heads(const unsigned int* words) {
+    const unsigned int q = (threadIdx.x & (R_WARP - 1)) * R_ITEMS;
+    const unsigned long long lo = words[q / 32];
+    const unsigned long long hi = q % 32 + R_ITEMS > 32 ? words[q / 32 + 1] : 0u;
+    const unsigned int heads = (unsigned int)((hi << 32 | lo) >> (q % 32));
+    return R_ITEMS >= 32 ? heads : heads & ((1u << (R_ITEMS % 32)) - 1u);
 }
 #endif
 
@@ -329,7 +331,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
     // [R_PIPE][R_BLOCK] each, after the stages
     M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * R_PIPE_STAGE_BYTES);
-    unsigned int* s_heads = reinterpret_cast<unsigned int*>(s_lanes + R_PIPE * R_BLOCK);
+    unsigned int* s_marks = reinterpret_cast<unsigned int*>(s_lanes + R_PIPE * R_BLOCK);  // by key
+    (void)s_marks;
     const r_chain chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
     if (threadIdx.x == 0) {
         for (int k = 0; k < R_PIPE; ++k) {
@@ -376,8 +379,9 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
                 unsigned int heads = 0;  // bit j: a segment starts at item j
 #if R_AHEAD_KEYS
-                heads = r_ahead_heads(keys, first, count);
-                s_heads[s * R_BLOCK + threadIdx.x] = heads;
+                unsigned int* words = s_marks + s * (R_TILE / 32) + warp * R_ITEMS;
+                r_ahead_mark(keys, n, t, words);
+                heads = r_ahead_heads(words);
                 // The next tile's keys, in flight through this round (its number is taken
                 // before its stage fills: the producer runs R_PIPE - R_LEAD - 1 tiles ahead).
                 const unsigned int kn = k + 1;
@@ -440,7 +444,11 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 pre = has ? r_scan_op(pre, lb) : lb;
                 has = true;
             }
-            const unsigned int heads = R_AHEAD_KEYS ? s_heads[s * R_BLOCK + threadIdx.x] : 0u;
+#if R_AHEAD_KEYS
+            const unsigned int heads = r_ahead_heads(s_marks + s * (R_TILE / 32) + warp * R_ITEMS);
+#else
+            const unsigned int heads = 0;
+#endif
             M acc = has ? pre.v : m_identity();
             // Item j's output: (head ? identity : prefix) ⊕ x, or (exclusive) the prefix before it.
             auto step = [&](int j, const M& x) {

@@ -94,15 +94,15 @@ pub(crate) struct ScanPlan {
 /// The dynamic shared memory a LookAhead stage takes, for a tile of `block` threads of `items`
 /// input items of `in_size` bytes and values of `m_size`, plain or `by_key`: the tile's bytes
 /// rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`), a value per thread, and by key a
-/// word of heads per thread (kernels/scan_ahead.cu's `R_AHEAD_STAGE_SMEM`).
+/// bit of heads per item (kernels/scan_ahead.cu's `R_AHEAD_STAGE_SMEM`).
 fn ahead_stage_smem(block: u32, items: u32, in_size: usize, m_size: usize, by_key: bool) -> usize {
-    let heads = if by_key { 4 } else { 0 };
-    (block as usize * items as usize * in_size).div_ceil(128) * 128
-        + block as usize * (m_size + heads)
+    let tile = block as usize * items as usize;
+    let heads = if by_key { tile / 8 } else { 0 };
+    (tile * in_size).div_ceil(128) * 128 + block as usize * m_size + heads
 }
 
 /// LookAhead's stages for a plain scan or a scan by key of such tiles: as many as fit
-/// [`SCAN_AHEAD_SMEM`] (with a value, and by key a word, per thread and stage), at most
+/// [`SCAN_AHEAD_SMEM`] (with a value per thread and by key a bit per item, a stage), at most
 /// [`SCAN_AHEAD_STAGES`]; 0 where fewer than [`SCAN_AHEAD_LEAD`] + 2 fit (a tile loading while
 /// the lead's are written), where the entries are not one word ([`word_parts`]), where the block
 /// and its two warps would pass 1024 threads, or for offsets: those run as LookBack.
@@ -628,7 +628,7 @@ mod tests {
     }
 
     /// `Auto`'s plain scans and scans by key are LookAhead's: six stages of the default tile and
-    /// a value per thread each (by key five, with a word of heads per thread), no register cap;
+    /// a value per thread each (by key five, with a bit of heads per item), no register cap;
     /// where fewer than the lead and two more fit, for lifted items (`Auto`), where the block and
     /// its two warps pass 1024 threads, for values of more than 48 bytes and by offsets, no
     /// stages (LookBack's kernel).

@@ -317,10 +317,13 @@ pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
 /// 0.57 against 0.82), lead 4 at 0.858 / 0.516 (affine: no stage left to load ahead).
 pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 
-/// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage):
-/// six 32 KiB tiles of f32, five of 8- and 16-byte values, three of 12-byte ones (too few: they
-/// run LookBack). Six of 8-byte values (216 KiB) read 0.829 of the copy roof for affine scans
-/// where five read 0.852, and 2x2 matrices 0.722 where five read 0.707 (H200, two commands).
+/// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage, by
+/// key a bit per item): six 32 KiB tiles of f32, five of f32 by key and of 8- and 16-byte
+/// values, three of 12-byte ones (too few: they run LookBack; three with a lead of 1 read
+/// 12-byte scans at 0.65 of the copy roof where LookBack read 0.72,
+/// docs/decisions/0071-scan-look-ahead-by-key.md). Six of 8-byte values (216 KiB) read 0.829
+/// for affine scans where five read 0.852, and 2x2 matrices 0.722 where five read 0.707 (H200,
+/// two commands).
 /// A device whose blocks may not take the stages beside the kernel's static shared memory runs
 /// LookBack.
 pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;
