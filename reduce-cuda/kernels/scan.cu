@@ -422,6 +422,15 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
     return i > 0 ? r_scan_op(p, w) : p;
 }
 
+// A thread's R_ITEMS head bits (bit j: its item j) from a bitmap of marks (bit i: item i), its
+// first at bit q: from the one or two words they span.
+__device__ __forceinline__ unsigned int r_mark_bits(const unsigned int* marks, unsigned int q) {
+    const unsigned long long lo = marks[q / 32];
+    const unsigned long long hi = q % 32 + R_ITEMS > 32 ? marks[q / 32 + 1] : 0u;
+    const unsigned int bits = (unsigned int)((hi << 32 | lo) >> (q % 32));
+    return R_ITEMS >= 32 ? bits : bits & ((1u << (R_ITEMS % 32)) - 1u);
+}
+
 // The head marks of tile [t0, t0 + R_TILE) from CSR offsets, one bit per item in marks[]:
 // the offsets from the last one at or before t0 on, read a round of R_MARK_ROUND at a time
 // (R_MARK_PER per thread, coalesced) until a round's last one passes the tile. A bad (trusted)
@@ -625,11 +634,7 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
 #if R_SEG == R_SEG_OFFSETS
     r_mark_heads(layout, segments, t0, s_marks, &s_first);
     {
-        // The thread's R_ITEMS bits, from the one or two mark words they span.
-        const unsigned int q = threadIdx.x * R_ITEMS;
-        const unsigned long long lo = s_marks[q / 32];
-        const unsigned long long hi = q % 32 + R_ITEMS > 32 ? s_marks[q / 32 + 1] : 0u;
-        heads = (unsigned int)((hi << 32 | lo) >> (q % 32));
+        heads = r_mark_bits(s_marks, threadIdx.x * R_ITEMS);
         const int mine = count < R_ITEMS ? count : R_ITEMS;  // the bits of items before n
         heads &= mine >= 32 ? ~0u : (1u << mine) - 1u;
     }

@@ -38,14 +38,14 @@
 // (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md; the measurements,
 // and why a wait polls every missing entry at once: 0070-scan-look-ahead.md).
 // PROGRESS. The compute threads reduce tile k after writing tile k - R_LEAD - 1 and once stage k
-// is free (tile k - R_PIPE written, R_LEAD < R_PIPE); writing a tile needs its prefix, which
-// needs the aggregates of the tiles taken before it: every wait is for an earlier tile, held by a
-// block that runs.
+// is free (tile k - R_PIPE written, R_LEAD < R_PIPE); by key, in round k they also wait for tile
+// k + 1's number, taken once tile k + 1 - R_PIPE is written, in round k + 1 - R_PIPE + R_LEAD <
+// k (R_PIPE >= R_LEAD + 2). Writing a tile needs its prefix, which needs the aggregates of the
+// tiles taken before it: every wait is for an earlier tile, held by a block that runs.
 //
 // Parameters (beside scan.cu's; R_SEG 0 or R_SEG_KEYS, R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
-// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items and
-// keys). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items,
+// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items,
 // R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE bitmaps of a tile's
 // heads (s_marks: R_TILE / 32 words each, a warp's R_ITEMS together).
 
@@ -59,6 +59,7 @@ static_assert(R_SEG != R_SEG_OFFSETS && R_FUSED, "LookAhead scans are plain or b
 // The dynamic shared memory a stage takes.
 #define R_AHEAD_STAGE_SMEM (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_TILE / 8 : 0))
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
+static_assert(!R_AHEAD_KEYS || R_PIPE >= R_LEAD + 2, "by key, a tile's number is taken before the round before it");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
@@ -141,11 +142,16 @@ struct r_ahead_keys {
     r_idx before;
 };
 
+// The warp's first item in tile t.
+__device__ __forceinline__ r_size r_ahead_warp_first(r_size t) {
+    return t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;
+}
+
 // Starts the loads of this thread's keys of tile t (from `keys`, the n keys).
 __device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys, r_size n, r_size t,
                                                   r_ahead_keys& out) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const r_size base = t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;  // the warp's first
+    const r_size base = r_ahead_warp_first(t);
 #pragma unroll
     for (int j = 0; j < R_ITEMS; ++j) {
         const r_size i = base + (r_size)j * R_WARP + lane;
@@ -159,7 +165,7 @@ __device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys
 // warp's part of its stage's bitmap, s_marks). The whole warp calls it.
 __device__ __forceinline__ void r_ahead_mark(const r_ahead_keys& keys, r_size n, r_size t, unsigned int* words) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    const r_size base = t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;
+    const r_size base = r_ahead_warp_first(t);
     r_idx last = __shfl_sync(R_FULL_MASK, keys.before, 0);  // the key before row j's first
 #pragma unroll
     for (int j = 0; j < R_ITEMS; ++j) {
@@ -173,14 +179,6 @@ __device__ __forceinline__ void r_ahead_mark(const r_ahead_keys& keys, r_size n,
     __syncwarp();
 }
 
-// This thread's heads (bit j: its item j) from its warp's words (r_ahead_mark).
-__device__ __forceinline__ unsigned int r_ahead_heads(const unsigned int* words) {
-    const unsigned int q = (threadIdx.x & (R_WARP - 1)) * R_ITEMS;
-    const unsigned long long lo = words[q / 32];
-    const unsigned long long hi = q % 32 + R_ITEMS > 32 ? words[q / 32 + 1] : 0u;
-    const unsigned int heads = (unsigned int)((hi << 32 | lo) >> (q % 32));
-    return R_ITEMS >= 32 ? heads : heads & ((1u << (R_ITEMS % 32)) - 1u);
-}
 #endif
 
 // The producer warp: tiles from the counter into the stages until they run out (by key, each
@@ -190,7 +188,6 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
                                 unsigned long long* empty) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
-    (void)ticket;
     for (unsigned int k = 0;; ++k) {
         r_stage_free_wait(empty, k);
         r_size t = tiles;  // the end, unless the counter hands out a tile
@@ -226,7 +223,6 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
     r_seg inc;  // lane 0: I(gc - 1), once gc > 0
     inc.flag = 0;
     inc.v = m_identity();
-    (void)row_heads;
     for (unsigned int k = 0;; ++k) {
         r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);  // the tile's number has landed
         const r_size t = s_tile[k % R_PIPE];
@@ -381,7 +377,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
 #if R_AHEAD_KEYS
                 unsigned int* words = s_marks + s * (R_TILE / 32) + warp * R_ITEMS;
                 r_ahead_mark(keys, n, t, words);
-                heads = r_ahead_heads(words);
+                heads = r_mark_bits(words, lane * R_ITEMS);
                 // The next tile's keys, in flight through this round (its number is taken
                 // before its stage fills: the producer runs R_PIPE - R_LEAD - 1 tiles ahead).
                 const unsigned int kn = k + 1;
@@ -445,7 +441,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 has = true;
             }
 #if R_AHEAD_KEYS
-            const unsigned int heads = r_ahead_heads(s_marks + s * (R_TILE / 32) + warp * R_ITEMS);
+            const unsigned int heads = r_mark_bits(s_marks + s * (R_TILE / 32) + warp * R_ITEMS, lane * R_ITEMS);
 #else
             const unsigned int heads = 0;
 #endif

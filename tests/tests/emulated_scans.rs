@@ -97,58 +97,63 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
 }
 
 /// Segmented scans of `M` by offsets and by keys (`I` entries) on every layout shape scaled to
-/// the tile, both kinds, fibers in every order; by key, LookAhead's too.
+/// the tile, both kinds, fibers in every order; by key, LookAhead's too (and at 64 threads of
+/// five items: a thread's heads across two words of its warp's bitmap).
 fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
     let mut rng = TestRng::new(77);
-    let ahead = ahead_configs().map(|config| (config, false));
+    let five = ScanConfig::new(ScanAlgorithm::LookAhead)
+        .block(64)
+        .items_per_thread(5);
+    let ahead = ahead_configs()
+        .into_iter()
+        .chain([five])
+        .map(|c| (c, false));
     let every = configs().into_iter().flat_map(|c| [(c, true), (c, false)]);
     for (config, offsets_form) in every.chain(ahead) {
-        {
-            let kernel = scan_kernel::<M, I>(cxx, config, Some(offsets_form));
-            let (mut cases, mut expected) = (Vec::new(), Vec::new());
-            // and one layout over 40 tiles: the groups' look-back
-            let long: Vec<u64> = (0..40 * kernel.tile / 8)
-                .map(|_| rng.range(0, 16))
+        let kernel = scan_kernel::<M, I>(cxx, config, Some(offsets_form));
+        let (mut cases, mut expected) = (Vec::new(), Vec::new());
+        // and one layout over 40 tiles: the groups' look-back
+        let long: Vec<u64> = (0..40 * kernel.tile / 8)
+            .map(|_| rng.range(0, 16))
+            .collect();
+        let shapes = every_shape_in_tiles(kernel.tile, 5);
+        for (name, lengths) in shapes.into_iter().chain([("40 tiles".to_string(), long)]) {
+            let offsets: Vec<u64> = offsets_of(&lengths);
+            let n = *offsets.last().unwrap();
+            let items = M::random_vec(n as usize, rng.next_u64());
+            // keys: three labels, so that neighbouring segments may merge and keys come back
+            let keys: Vec<u64> = lengths
+                .iter()
+                .flat_map(|&l| std::iter::repeat_n(rng.range(0, 3), l as usize))
                 .collect();
-            let shapes = every_shape_in_tiles(kernel.tile, 5);
-            for (name, lengths) in shapes.into_iter().chain([("40 tiles".to_string(), long)]) {
-                let offsets: Vec<u64> = offsets_of(&lengths);
-                let n = *offsets.last().unwrap();
-                let items = M::random_vec(n as usize, rng.next_u64());
-                // keys: three labels, so that neighbouring segments may merge and keys come back
-                let keys: Vec<u64> = lengths
-                    .iter()
-                    .flat_map(|&l| std::iter::repeat_n(rng.range(0, 3), l as usize))
-                    .collect();
-                let typed = |v: &[u64]| v.iter().map(|&x| I::from_u64(x)).collect::<Vec<I>>();
-                for kind in [Scan::Inclusive, Scan::Exclusive] {
-                    let want = match offsets_form {
-                        true => scan_segments(&items, &typed(&offsets), kind).unwrap(),
-                        false => scan_by_key(&items, &typed(&keys), kind).unwrap(),
-                    };
-                    expected.push((name.clone(), kind, want));
-                    cases.push(ScanCase {
-                        n,
-                        exclusive: kind == Scan::Exclusive,
-                        items: bytes_of(&items),
-                        index: if offsets_form {
-                            offsets.clone()
-                        } else {
-                            keys.clone()
-                        },
-                    });
-                }
+            let typed = |v: &[u64]| v.iter().map(|&x| I::from_u64(x)).collect::<Vec<I>>();
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                let want = match offsets_form {
+                    true => scan_segments(&items, &typed(&offsets), kind).unwrap(),
+                    false => scan_by_key(&items, &typed(&keys), kind).unwrap(),
+                };
+                expected.push((name.clone(), kind, want));
+                cases.push(ScanCase {
+                    n,
+                    exclusive: kind == Scan::Exclusive,
+                    items: bytes_of(&items),
+                    index: if offsets_form {
+                        offsets.clone()
+                    } else {
+                        keys.clone()
+                    },
+                });
             }
-            for order in Order::ALL {
-                for ((name, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
-                    let got: Vec<M> = values_from(&got);
-                    assert!(
-                        got == *want,
-                        "{} {} {name} {kind:?} {config:?} fibers {order:?}",
-                        M::CUDA_NAME,
-                        if offsets_form { "offsets" } else { "keys" }
-                    );
-                }
+        }
+        for order in Order::ALL {
+            for ((name, kind, want), got) in expected.iter().zip(kernel.run(&cases, order)) {
+                let got: Vec<M> = values_from(&got);
+                assert!(
+                    got == *want,
+                    "{} {} {name} {kind:?} {config:?} fibers {order:?}",
+                    M::CUDA_NAME,
+                    if offsets_form { "offsets" } else { "keys" }
+                );
             }
         }
     }

@@ -211,7 +211,7 @@ pub enum ScanAlgorithm {
     /// each tile as soon as it lands and write its outputs a few tiles later, and a look-back
     /// warp folds each tile's prefix from the aggregates published before it, so that no block
     /// waits for another's prefix. Plain scans and scans by key on sm_90 (Hopper) or newer;
-    /// elsewhere, by CSR offsets, for items, keys or outputs not at a 16-byte boundary, values
+    /// elsewhere, by CSR offsets, for items or outputs not at a 16-byte boundary, values
     /// past 48 bytes and tiles of which fewer than five fit in shared memory (12-byte items at
     /// the default tile), it runs as `LookBack` (the same bits).
     LookAhead,

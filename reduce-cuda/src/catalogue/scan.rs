@@ -4,9 +4,9 @@
 //! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
 //! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits.
 //! `ScanAlgorithm::LookAhead` (kernels/scan_ahead.cu): the same tiles, grouping and bits in a
-//! persistent grid of warp-specialised blocks (plain scans, sm_90, items at a 16-byte boundary;
-//! else it runs as LookBack). Plain scans, and segmented ones whose segment starts come from CSR
-//! offsets or from keys.
+//! persistent grid of warp-specialised blocks (plain scans and scans by key, sm_90, items and
+//! outputs at a 16-byte boundary; else it runs as LookBack). Plain scans, and segmented ones
+//! whose segment starts come from CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
@@ -383,10 +383,9 @@ impl ScanPlan {
         if self.ahead > 0
             && (info.compute_capability.0 < 9
                 || !input.is_multiple_of(16)
-                || !out.is_multiple_of(16)
-                || !layout.0.is_multiple_of(16))
+                || !out.is_multiple_of(16))
         {
-            // No bulk copies here, or items, keys or outputs off a 16-byte boundary (the outputs
+            // No bulk copies here, or items or outputs off a 16-byte boundary (the outputs
             // would go one by one): LookBack's kernel, the same tiles and bits.
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
