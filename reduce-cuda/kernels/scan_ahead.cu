@@ -45,9 +45,10 @@
 //
 // Parameters (beside scan.cu's; R_SEG 0 or R_SEG_KEYS, R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
-// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items). The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items,
-// R_PIPE * R_BLOCK values (each thread's lanes before it), by key R_PIPE bitmaps of a tile's
-// heads (s_marks: R_TILE / 32 words each, a warp's R_ITEMS together).
+// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items).
+// The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items, R_PIPE *
+// R_BLOCK values (each thread's lanes before it), by key R_PIPE bitmaps of a tile's heads
+// (s_marks: R_TILE / 32 words each, a warp's R_ITEMS together).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
@@ -355,6 +356,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     const bool out_staged = R_VECS > 0 && sizeof(M) == sizeof(r_in) && ((unsigned long long)out & 15u) == 0;
     unsigned int end = ~0u;  // the round whose stage said R_NO_TILE
 #if R_AHEAD_KEYS
+    // This warp's part of stage s's bitmap of heads.
+    const auto warp_marks = [&](unsigned int s) { return s_marks + s * (R_TILE / 32) + warp * R_ITEMS; };
     // The keys of the round's tile, loaded in the round before (round 0's here).
     r_ahead_keys keys;
     r_mbar_wait(&s_ticket[0], 0);
@@ -375,9 +378,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
                 unsigned int heads = 0;  // bit j: a segment starts at item j
 #if R_AHEAD_KEYS
-                unsigned int* words = s_marks + s * (R_TILE / 32) + warp * R_ITEMS;
-                r_ahead_mark(keys, n, t, words);
-                heads = r_mark_bits(words, lane * R_ITEMS);
+                r_ahead_mark(keys, n, t, warp_marks(s));
+                heads = r_mark_bits(warp_marks(s), lane * R_ITEMS);
                 // The next tile's keys, in flight through this round (its number is taken
                 // before its stage fills: the producer runs R_PIPE - R_LEAD - 1 tiles ahead).
                 const unsigned int kn = k + 1;
@@ -441,7 +443,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 has = true;
             }
 #if R_AHEAD_KEYS
-            const unsigned int heads = r_mark_bits(s_marks + s * (R_TILE / 32) + warp * R_ITEMS, lane * R_ITEMS);
+            const unsigned int heads = r_mark_bits(warp_marks(s), lane * R_ITEMS);
 #else
             const unsigned int heads = 0;
 #endif
