@@ -429,9 +429,9 @@ def scan_plain(data):
 
 def scan_segmented(data):
     """Segmented scans of 2^26 items per distribution: ×copy roof on the bytes moved, on both cards
-    (on the H200 also LookBack's scans by key, `keys, LookBack` rows of the same command)."""
+    (on the H200 also LookBack's, the `..., LookBack` rows of the same command)."""
     cards = [{r["case"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
-    forms = [("offsets", "keys", "keys, LookBack"), ("offsets", "keys")]
+    forms = [("offsets", "offsets, LookBack", "keys", "keys, LookBack"), ("offsets", "keys")]
     body = []
     for dist in DISTRIBUTIONS:
         row = [dist]

@@ -1,4 +1,4 @@
-// LookAhead (ScanAlgorithm::LookAhead, sm_90+, plain scans and scans by key): scan_tiles' tiles,
+// LookAhead (ScanAlgorithm::LookAhead, sm_90+, plain and segmented scans): scan_tiles' tiles,
 // grouping and bits, computed by warps of which none waits for another block's prefix.
 //
 // ORDER INVARIANT. As scan_tiles' (kernels/scan.cu): tiles of R_TILE consecutive items numbered
@@ -11,23 +11,25 @@
 // lanes before), and its outputs continue from it item by item. These are r_tile_prefix's values
 // by the same combines in the same order, so the outputs equal scan_tiles' bit for bit for the
 // same (R_BLOCK, R_ITEMS), and every combine is (earlier items) ⊕ (later items).
-// By key (R_SEG_KEYS), every value above is a pair (head, value) combined by r_scan_op, as in
+// Segmented (R_SEG), every value above is a pair (head, value) combined by r_scan_op, as in
 // scan_tiles: a tile's entry carries whether a segment starts in it (R_ST_HEAD), and the
 // look-back chains every group where scan_tiles stops at the nearest one holding a start —
-// the same value, since a pair whose head is set combines to its own value.
+// the same value, since a pair whose head is set combines to its own value. The heads are
+// scan_tiles' too: by key from the keys; by CSR offsets from a bitmap of them (bit i: some offset
+// equals i < n) that scan_marks writes first, a launch of its own over the offsets.
 //
 // THE BLOCK: R_BLOCK compute threads, a producer warp and a look-back warp; R_PIPE stages.
 //   - The producer takes the block's k-th tile from the counter, leaves its number in
-//     s_tile[k % R_PIPE] (by key, announced by `ticket`) and bulk-copies its items into stage
+//     s_tile[k % R_PIPE] (segmented, announced by `ticket`) and bulk-copies its items into stage
 //     k % R_PIPE (pipe.cuh: `full`) once the stage's tile before is written (`empty`). Past the
 //     last tile it hands out R_NO_TILE and stops.
 //   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
 //     warps' inclusive values, each thread's lanes before it and its heads kept for later),
 //     then write the outputs of tile k - R_LEAD, whose prefix the look-back warp hands over
-//     (`ready`). By key, each warp marks its items' heads (a bitmap kept in shared memory for
-//     the writes) from the keys its lanes loaded in the round before (the tile's number from
-//     `ticket`, coalesced), and leaves the next tile's keys loading through this round: a
-//     tile's keys in shared memory would halve the stages
+//     (`ready`). Segmented, each warp marks its items' heads (a bitmap kept in shared memory
+//     for the writes) from what its lanes loaded in the round before (the tile's number from
+//     `ticket`, coalesced): its keys, or its words of scan_marks' bitmap; and leaves the next
+//     tile's loading through this round: a tile's keys in shared memory would halve the stages
 //     (docs/decisions/0071-scan-look-ahead-by-key.md).
 //   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
 //     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
@@ -38,29 +40,33 @@
 // (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md; the measurements,
 // and why a wait polls every missing entry at once: 0070-scan-look-ahead.md).
 // PROGRESS. The compute threads reduce tile k after writing tile k - R_LEAD - 1 and once stage k
-// is free (tile k - R_PIPE written, R_LEAD < R_PIPE); by key, in round k they also wait for tile
+// is free (tile k - R_PIPE written, R_LEAD < R_PIPE); segmented, in round k they also wait for tile
 // k + 1's number, taken once tile k + 1 - R_PIPE is written, in round k + 1 - R_PIPE + R_LEAD <
 // k (R_PIPE >= R_LEAD + 2). Writing a tile needs its prefix, which needs the aggregates of the
 // tiles taken before it: every wait is for an earlier tile, held by a block that runs.
 //
-// Parameters (beside scan.cu's; R_SEG 0 or R_SEG_KEYS, R_WORD_PARTS > 0): R_PIPE stages,
+// Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items).
-// The dynamic shared memory, R_AHEAD_STAGE_SMEM a stage: R_PIPE stages of items, R_PIPE *
-// R_BLOCK values (each thread's lanes before it), by key R_PIPE bitmaps of a tile's heads
-// (s_marks: R_TILE / 32 words each, a warp's R_ITEMS together).
+// The dynamic shared memory, R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the
+// R_AHEAD_HELD tiles between their reduction and their outputs (a slot each, round k's in slot
+// k % R_AHEAD_HELD), R_BLOCK values (s_lanes: each thread's lanes before it) and segmented a
+// bitmap of the tile's heads (s_marks: R_TILE / 32 words, a warp's R_ITEMS together).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 
 #define R_AHEAD_THREADS (R_BLOCK + 2 * R_WARP)
 #define R_NO_TILE (~(r_size)0)
-static_assert(R_SEG != R_SEG_OFFSETS && R_FUSED, "LookAhead scans are plain or by key, with one-word entries");
-#define R_AHEAD_KEYS (R_SEG == R_SEG_KEYS)
-// The dynamic shared memory a stage takes.
-#define R_AHEAD_STAGE_SMEM (R_PIPE_STAGE_BYTES + R_BLOCK * sizeof(M) + (R_AHEAD_KEYS ? R_TILE / 8 : 0))
+static_assert(R_FUSED, "LookAhead's entries are one word");
+#define R_AHEAD_HEADS (R_SEG != 0)
+// The tiles reduced and not yet written (round k writes tile k - R_LEAD after reducing tile k),
+// and the dynamic shared memory.
+#define R_AHEAD_HELD (R_LEAD + 1)
+#define R_AHEAD_SMEM \
+    (R_PIPE * R_PIPE_STAGE_BYTES + R_AHEAD_HELD * (R_BLOCK * sizeof(M) + (R_AHEAD_HEADS ? R_TILE / 8 : 0)))
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
-static_assert(!R_AHEAD_KEYS || R_PIPE >= R_LEAD + 2, "by key, a tile's number is taken before the round before it");
+static_assert(!R_AHEAD_HEADS || R_PIPE >= R_LEAD + 2, "segmented, a tile's number is taken before the round before it");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
 
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
@@ -134,23 +140,27 @@ __device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size
         if (j < count) f(j, m_lift(run[j], first + j));
 }
 
-#if R_AHEAD_KEYS
-// A thread's keys of a tile (in flight from the round before the one that marks them): its
-// warp's 32 * R_ITEMS keys a row of 32 at a time (key j of lane l: the warp's item 32 j + l, so
-// that each load is coalesced), and lane 0's key before the warp's first.
-struct r_ahead_keys {
-    r_idx k[R_ITEMS];
-    r_idx before;
-};
-
+#if R_AHEAD_HEADS
 // The warp's first item in tile t.
 __device__ __forceinline__ r_size r_ahead_warp_first(r_size t) {
     return t * R_TILE + (r_size)(threadIdx.x / R_WARP) * R_WARP * R_ITEMS;
 }
+#endif
+
+#if R_SEG == R_SEG_KEYS
+// What `layout` points to: the n keys.
+typedef r_idx r_ahead_layout;
+
+// A thread's keys of a tile (in flight from the round before the one that marks them): its
+// warp's 32 * R_ITEMS keys a row of 32 at a time (key j of lane l: the warp's item 32 j + l, so
+// that each load is coalesced), and lane 0's key before the warp's first.
+struct r_ahead_heads {
+    r_idx k[R_ITEMS];
+    r_idx before;
+};
 
 // Starts the loads of this thread's keys of tile t (from `keys`, the n keys).
-__device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys, r_size n, r_size t,
-                                                  r_ahead_keys& out) {
+__device__ __forceinline__ void r_ahead_load(const r_idx* __restrict__ keys, r_size n, r_size t, r_ahead_heads& out) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size base = r_ahead_warp_first(t);
 #pragma unroll
@@ -163,8 +173,9 @@ __device__ __forceinline__ void r_ahead_load_keys(const r_idx* __restrict__ keys
 
 // The heads of the warp's items (item i starts a segment where i = 0 or key[i] != key[i - 1])
 // from its keys, into `words`: R_ITEMS words, word j's bit l for the warp's item 32 j + l (the
-// warp's part of its stage's bitmap, s_marks). The whole warp calls it.
-__device__ __forceinline__ void r_ahead_mark(const r_ahead_keys& keys, r_size n, r_size t, unsigned int* words) {
+// warp's part of its slot's bitmap, s_marks; lane 0 writes after the warp's first ballot, so
+// after every lane has read the slot's tile before). The whole warp calls it.
+__device__ __forceinline__ void r_ahead_mark(const r_ahead_heads& keys, r_size n, r_size t, unsigned int* words) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size base = r_ahead_warp_first(t);
     r_idx last = __shfl_sync(R_FULL_MASK, keys.before, 0);  // the key before row j's first
@@ -180,9 +191,38 @@ __device__ __forceinline__ void r_ahead_mark(const r_ahead_keys& keys, r_size n,
     __syncwarp();
 }
 
+#elif R_SEG == R_SEG_OFFSETS
+// What `layout` points to: scan_marks' bitmap of heads, a bit an item (bit i % 32 of word i / 32).
+typedef unsigned int r_ahead_layout;
+static_assert(R_ITEMS <= R_WARP, "a lane loads at most one word of a warp's bitmap");
+
+// A lane's word of the bitmap for a tile (in flight from the round before the one that marks
+// it): lane j < R_ITEMS holds the warp's items 32 j … 32 j + 31, as s_marks lays them out.
+struct r_ahead_heads {
+    unsigned int word;
+};
+
+// Starts the load of this lane's word of tile t's heads (from `marks`, the bitmap of n items).
+__device__ __forceinline__ void r_ahead_load(const unsigned int* __restrict__ marks, r_size n, r_size t,
+                                             r_ahead_heads& out) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size w = r_ahead_warp_first(t) / 32 + lane;
+    out.word = lane < R_ITEMS && w < (n + 31) / 32 ? __ldcs(marks + w) : 0u;
+}
+
+// The warp's words of its slot's bitmap (s_marks) from the words its lanes loaded, once every
+// lane has read the slot's tile before. The whole warp calls it.
+__device__ __forceinline__ void r_ahead_mark(const r_ahead_heads& heads, r_size n, r_size t, unsigned int* words) {
+    (void)n;
+    (void)t;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    __syncwarp();
+    if (lane < R_ITEMS) words[lane] = heads.word;
+    __syncwarp();
+}
 #endif
 
-// The producer warp: tiles from the counter into the stages until they run out (by key, each
+// The producer warp: tiles from the counter into the stages until they run out (segmented, each
 // tile's number announced on `ticket` as soon as it is taken).
 __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* counter, unsigned char* stages,
                                 r_size* s_tile, unsigned long long* ticket, unsigned long long* full,
@@ -202,7 +242,7 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
         const bool more = t < tiles;
         if (lane == 0) {
             s_tile[k % R_PIPE] = more ? t : R_NO_TILE;  // before lane 0's arrivals, which release it
-            if constexpr (R_AHEAD_KEYS) r_mbar_arrive(&ticket[k % R_PIPE]);
+            if constexpr (R_AHEAD_HEADS) r_mbar_arrive(&ticket[k % R_PIPE]);
         }
         if (!more) {
             // The end: a stage without bytes whose number says so.
@@ -215,7 +255,7 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
 }
 
 // The look-back warp: for the block's tiles in turn, p(t) into s_prefix and `ready` (see THE
-// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values, and by key `row_heads`, a word of their heads
+// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values, and segmented `row_heads`, a word of their heads
 // (bit j: entry j's R_ST_HEAD) a row.
 __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsigned long long* full,
                                   unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP], unsigned int* row_heads) {
@@ -264,7 +304,7 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
                         }
                     }
                 }
-                if constexpr (R_AHEAD_KEYS) {
+                if constexpr (R_AHEAD_HEADS) {
 #pragma unroll
                     for (int b = 0; b < R_AHEAD_BATCH; ++b) {
                         const bool head = ((wanted >> b) & 1u) && (e[b].state & R_ST_HEAD);
@@ -280,7 +320,7 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
             a.v = m_identity();
             const unsigned int len = h0 + lane < g ? R_WARP : i;
             if (lane < count && len > 0) {
-                const unsigned int heads = R_AHEAD_KEYS ? row_heads[lane] : 0u;
+                const unsigned int heads = R_AHEAD_HEADS ? row_heads[lane] : 0u;
                 a.flag = heads & 1u;
                 a.v = rows[lane][0];
                 for (unsigned int j = 1; j < len; ++j) {
@@ -309,10 +349,11 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
 }
 
 // The scan of the n items at `in` into `out` (which may be `in`): a persistent grid of blocks
-// of R_AHEAD_THREADS threads (THE BLOCK). `layout`: by key, the n keys. `states`, `aggregates`,
+// of R_AHEAD_THREADS threads (THE BLOCK). `layout`: by key, the n keys; by offsets, scan_marks'
+// bitmap of heads (r_ahead_layout). `states`, `aggregates`,
 // `inclusives` as scan_tiles' (only the counter and the tiles' entries are used).
 extern "C" __global__ void __launch_bounds__(R_AHEAD_THREADS, 1)
-scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __restrict__ layout, r_size segments,
+scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __restrict__ layout, r_size segments,
            unsigned int* states, M* aggregates, M* inclusives) {
     (void)segments;
     extern __shared__ uint4 s_dynamic[];
@@ -321,14 +362,14 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     __shared__ M s_prefix[R_PIPE];
     __shared__ r_seg s_warps[R_PIPE][R_WARPS];
     __shared__ M s_rows[R_AHEAD_ROWS][R_WARP];
-    // By key: the look-back's rows' heads, and each stage's warps' lanes-before heads (bit l:
+    // Segmented: the look-back's rows' heads, and each stage's warps' lanes-before heads (bit l:
     // lane l's).
     __shared__ unsigned int s_row_heads[R_AHEAD_ROWS];
     __shared__ unsigned int s_lane_heads[R_PIPE][R_WARPS];
     unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
-    // [R_PIPE][R_BLOCK] each, after the stages
+    // [R_AHEAD_HELD][R_BLOCK] each, after the stages
     M* s_lanes = reinterpret_cast<M*>(stages + R_PIPE * R_PIPE_STAGE_BYTES);
-    unsigned int* s_marks = reinterpret_cast<unsigned int*>(s_lanes + R_PIPE * R_BLOCK);  // by key
+    unsigned int* s_marks = reinterpret_cast<unsigned int*>(s_lanes + R_AHEAD_HELD * R_BLOCK);  // segmented
     (void)s_marks;
     const r_chain chain = {states + 4, reinterpret_cast<r_word*>(states + 4), aggregates, inclusives};
     if (threadIdx.x == 0) {
@@ -355,13 +396,14 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
     const unsigned int warp = threadIdx.x / R_WARP;
     const bool out_staged = R_VECS > 0 && sizeof(M) == sizeof(r_in) && ((unsigned long long)out & 15u) == 0;
     unsigned int end = ~0u;  // the round whose stage said R_NO_TILE
-#if R_AHEAD_KEYS
-    // This warp's part of stage s's bitmap of heads.
-    const auto warp_marks = [&](unsigned int s) { return s_marks + s * (R_TILE / 32) + warp * R_ITEMS; };
-    // The keys of the round's tile, loaded in the round before (round 0's here).
-    r_ahead_keys keys;
+#if R_AHEAD_HEADS
+    // This warp's part of slot h's bitmap of heads.
+    const auto warp_marks = [&](unsigned int h) { return s_marks + h * (R_TILE / 32) + warp * R_ITEMS; };
+    // The keys or bitmap words of the round's tile, loaded in the round before (round 0's here).
+    const r_ahead_layout* heads_at = static_cast<const r_ahead_layout*>(layout);
+    r_ahead_heads loaded;
     r_mbar_wait(&s_ticket[0], 0);
-    if (s_tile[0] != R_NO_TILE) r_ahead_load_keys(layout, n, s_tile[0], keys);
+    if (s_tile[0] != R_NO_TILE) r_ahead_load(heads_at, n, s_tile[0], loaded);
 #else
     (void)layout;
 #endif
@@ -377,15 +419,15 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
                 unsigned int heads = 0;  // bit j: a segment starts at item j
-#if R_AHEAD_KEYS
-                r_ahead_mark(keys, n, t, warp_marks(s));
-                heads = r_mark_bits(warp_marks(s), lane * R_ITEMS);
-                // The next tile's keys, in flight through this round (its number is taken
+#if R_AHEAD_HEADS
+                r_ahead_mark(loaded, n, t, warp_marks(k % R_AHEAD_HELD));
+                heads = r_mark_bits(warp_marks(k % R_AHEAD_HELD), lane * R_ITEMS);
+                // The next tile's keys or words, in flight through this round (its number is taken
                 // before its stage fills: the producer runs R_PIPE - R_LEAD - 1 tiles ahead).
                 const unsigned int kn = k + 1;
                 r_mbar_wait(&s_ticket[kn % R_PIPE], (kn / R_PIPE) & 1u);
                 const r_size tn = s_tile[kn % R_PIPE];
-                if (tn != R_NO_TILE) r_ahead_load_keys(layout, n, tn, keys);
+                if (tn != R_NO_TILE) r_ahead_load(heads_at, n, tn, loaded);
 #endif
                 r_seg agg;
                 agg.flag = heads & 1u;
@@ -399,8 +441,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
                 });
                 const r_seg inc = r_scan_warp(agg);
                 const r_seg lanes_before = r_seg_shfl_up(inc, 1);
-                s_lanes[s * R_BLOCK + threadIdx.x] = lanes_before.v;
-#if R_AHEAD_KEYS
+                s_lanes[k % R_AHEAD_HELD * R_BLOCK + threadIdx.x] = lanes_before.v;
+#if R_AHEAD_HEADS
                 const unsigned int lane_heads = __ballot_sync(R_FULL_MASK, lanes_before.flag);
                 if (lane == 0) s_lane_heads[s][warp] = lane_heads;
 #endif
@@ -425,7 +467,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
             const r_size t0 = t * R_TILE, first = t0 + (r_size)threadIdx.x * R_ITEMS;
             const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
             // The thread's prefix: p(t) ⊕ the warps before ⊕ the lanes before (none for the very
-            // first). By key, each of those pairs carries whether a segment starts in it.
+            // first). Segmented, each of those pairs carries whether a segment starts in it.
             bool has = t > 0;
             r_seg pre;
             pre.flag = 0;
@@ -437,13 +479,13 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
             }
             if (lane > 0) {
                 r_seg lb;
-                lb.flag = R_AHEAD_KEYS ? (s_lane_heads[s][warp] >> lane) & 1u : 0u;
-                lb.v = s_lanes[s * R_BLOCK + threadIdx.x];
+                lb.flag = R_AHEAD_HEADS ? (s_lane_heads[s][warp] >> lane) & 1u : 0u;
+                lb.v = s_lanes[kw % R_AHEAD_HELD * R_BLOCK + threadIdx.x];
                 pre = has ? r_scan_op(pre, lb) : lb;
                 has = true;
             }
-#if R_AHEAD_KEYS
-            const unsigned int heads = r_mark_bits(warp_marks(s), lane * R_ITEMS);
+#if R_AHEAD_HEADS
+            const unsigned int heads = r_mark_bits(warp_marks(kw % R_AHEAD_HELD), lane * R_ITEMS);
 #else
             const unsigned int heads = 0;
 #endif
@@ -482,5 +524,34 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const r_idx* __re
         if (end != ~0u && k + 1 >= end + R_LEAD) break;
     }
 }
+
+#if R_SEG == R_SEG_OFFSETS
+// THE MARKS (by offsets, a launch before scan_ahead): for each of the segments + 1 offsets that
+// is some i < n, bit i % 32 of marks[i / 32] (the bitmap zeroed before; an offset of n or more
+// marks nothing, so a bad trusted layout writes inside the bitmap). Each thread takes
+// R_MARKS_RUN consecutive offsets and sets the bits that fall in one word with one atomicOr: a
+// run of short segments costs an atomic a word, not an offset.
+#define R_MARKS_RUN 8
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+scan_marks(const r_idx* __restrict__ offsets, r_size segments, r_size n, unsigned int* marks) {
+    const r_size e0 = ((r_size)blockIdx.x * R_BLOCK + threadIdx.x) * R_MARKS_RUN;
+    r_size at[R_MARKS_RUN];
+#pragma unroll
+    for (int k = 0; k < R_MARKS_RUN; ++k) at[k] = e0 + k <= segments ? (r_size)offsets[e0 + k] : n;
+    r_size word = 0;
+    unsigned int bits = 0;
+#pragma unroll
+    for (int k = 0; k < R_MARKS_RUN; ++k) {
+        if (at[k] >= n) continue;
+        if (bits != 0 && at[k] / 32 != word) {
+            atomicOr(&marks[word], bits);
+            bits = 0;
+        }
+        word = at[k] / 32;
+        bits |= 1u << (at[k] % 32);
+    }
+    if (bits != 0) atomicOr(&marks[word], bits);
+}
+#endif
 
 #endif  // R_PIPE, sm_90

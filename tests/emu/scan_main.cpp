@@ -6,12 +6,15 @@
 // runs scan_tiles (mode 0), one block per tile in index order (so each tile finds the tiles
 // before it finished), or (mode 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
 // a warp per group, scan_chain on one block and scan_apply over the tiles, or (mode 2,
-// LookAhead, where its plan has stages) scan_ahead on a grid of three blocks in order (the first
+// LookAhead, where its plan has stages) by offsets scan_marks over them into a bitmap of heads
+// (poisoned past n's words), then scan_ahead on a grid of three blocks in order (the first
 // takes every tile from the counter: its look-back warp waits for its own threads' aggregates;
 // with R_AHEAD_MAX_TILES, as many blocks as the tiles need, each looking back over the blocks
 // before it), and appends to argv[2]
 // per case
-//   u64 ok (1, or 0 when the tile counter does not end at the tile count); n M outputs.
+//   u64 ok (1, or 0 when the tile counter does not end at the tile count or scan_marks wrote
+//   past the bitmap); n M outputs.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -20,7 +23,7 @@
 constexpr unsigned long long kStageBytes = R_STAGE_BYTES > 0 ? R_STAGE_BYTES : 16;
 #if R_PIPE
 // LookAhead's (kernels/scan_ahead.cu).
-constexpr unsigned long long kAheadBytes = R_PIPE * R_AHEAD_STAGE_SMEM;
+constexpr unsigned long long kAheadBytes = R_AHEAD_SMEM;
 #endif
 
 int main(int argc, char** argv) {
@@ -56,10 +59,23 @@ int main(int argc, char** argv) {
 #else
             const unsigned int grid = 3;
 #endif
+            const void* layout = index.data();
+#if R_SEG == R_SEG_OFFSETS
+            const unsigned long long mark_words = (n + 31) / 32;
+            std::vector<unsigned int> marks(mark_words + 4, 0xA5A5A5A5u);
+            std::fill(marks.begin(), marks.begin() + mark_words, 0u);
+            const unsigned long long per_block = (unsigned long long)R_BLOCK * R_MARKS_RUN;
+            const unsigned int mark_blocks = (unsigned int)((segments + per_block) / per_block);
+            for (unsigned int b = 0; b < mark_blocks && ok; ++b)
+                ok = emu::run_block(b, mark_blocks, R_BLOCK,
+                                    [&] { scan_marks(index.data(), segments, n, marks.data()); });
+            for (unsigned long long w = mark_words; w < marks.size(); ++w) ok = ok && marks[w] == 0xA5A5A5A5u;
+            layout = marks.data();
+#endif
             for (unsigned int b = 0; b < grid && ok; ++b) {
                 emu_dynamic_smem(kAheadBytes);
                 ok = emu::run_block(b, grid, R_AHEAD_THREADS, [&] {
-                    scan_ahead(items.data(), n, out.data(), exclusive, index.data(), segments,
+                    scan_ahead(items.data(), n, out.data(), exclusive, layout, segments,
                                reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
                 });
             }

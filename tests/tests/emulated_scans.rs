@@ -40,8 +40,8 @@ fn configs() -> [ScanConfig; 5] {
     ]
 }
 
-/// LookAhead (plain scans and by key: by offsets it runs as LookBack) at the smallest tile (items
-/// one by one), at 64 threads of four items (a vector of f32 a thread) and the default.
+/// LookAhead at the smallest tile (items one by one), at 64 threads of four items (a vector of
+/// f32 a thread) and the default.
 fn ahead_configs() -> [ScanConfig; 3] {
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     [
@@ -97,17 +97,18 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
 }
 
 /// Segmented scans of `M` by offsets and by keys (`I` entries) on every layout shape scaled to
-/// the tile, both kinds, fibers in every order; by key, LookAhead's too, at the smallest tile
-/// (many tiles and groups) and at 64 threads of five items (a thread's heads across two words
-/// of its warp's bitmap); its default tile by key runs in the GPU tests (CI's time).
+/// the tile, both kinds, fibers in every order; LookAhead's too: by key at the smallest tile
+/// (many tiles and groups), both forms at 64 threads of five items (a thread's heads across two
+/// words of its warp's bitmap; by offsets, scan_marks' runs of eight offsets across words);
+/// its default tile runs in the GPU tests and, by offsets, in the portable test here (CI's time).
 fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
     let mut rng = TestRng::new(77);
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     let ahead = [
-        ahead.block(32).items_per_thread(1),
-        ahead.block(64).items_per_thread(5),
-    ]
-    .map(|c| (c, false));
+        (ahead.block(32).items_per_thread(1), false),
+        (ahead.block(64).items_per_thread(5), false),
+        (ahead.block(64).items_per_thread(5), true),
+    ];
     let every = configs().into_iter().flat_map(|c| [(c, true), (c, false)]);
     for (config, offsets_form) in every.chain(ahead) {
         let kernel = scan_kernel::<M, I>(cxx, config, Some(offsets_form));

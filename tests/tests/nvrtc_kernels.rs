@@ -346,10 +346,10 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     }
 }
 
-/// LookAhead's kernel (`Auto`'s plain scans and scans by key, one block of 320 threads per SM)
-/// at the default tile keeps out of local memory for 4-, 8- and 16-byte values, and by key
-/// (each thread holding its next tile's keys) for f32 sums with u32 and u64 keys and the affine
-/// monoid with u64 keys.
+/// LookAhead's kernel (`Auto`'s scans, one block of 320 threads per SM) at the default tile
+/// keeps out of local memory for 4-, 8- and 16-byte values, by key (each thread holding its
+/// next tile's keys) for f32 sums with u32 and u64 keys and the affine monoid with u64 keys, and
+/// by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine monoid.
 #[test]
 fn look_ahead_keeps_out_of_local_memory() {
     if !counts_hold() {
@@ -359,9 +359,8 @@ fn look_ahead_keeps_out_of_local_memory() {
         let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
         cubin::frame_size(&cubin, "scan_ahead").expect("the CUBIN's facts of scan_ahead")
     }
-    fn own<M: CudaMonoid, I: SegIndex>(by_key: bool) -> u32 {
+    fn own<M: CudaMonoid, I: SegIndex>(form: Option<bool>) -> u32 {
         let config = reduce_cuda::ScanConfig::default();
-        let form = by_key.then_some(false);
         frame(
             reduce_cuda::testing::scan_kernel_source::<M, I>(config, form)
                 .unwrap()
@@ -369,17 +368,22 @@ fn look_ahead_keeps_out_of_local_memory() {
         )
     }
     let frames = [
-        own::<Sum<f32>, u32>(false),
-        own::<Affine, u32>(false),
-        own::<Mat2, u32>(false),
+        own::<Sum<f32>, u32>(None),
+        own::<Affine, u32>(None),
+        own::<Mat2, u32>(None),
     ];
     assert_eq!(frames, [0, 0, 0], "f32, affine, 2x2");
     let by_key = [
-        own::<Sum<f32>, u32>(true),
-        own::<Sum<f32>, u64>(true),
-        own::<Affine, u64>(true),
+        own::<Sum<f32>, u32>(Some(false)),
+        own::<Sum<f32>, u64>(Some(false)),
+        own::<Affine, u64>(Some(false)),
     ];
     assert_eq!(by_key, [0, 0, 0], "by key: f32 u32, f32 u64, affine u64");
+    let by_offsets = [
+        own::<Sum<f32>, u32>(Some(true)),
+        own::<Affine, u64>(Some(true)),
+    ];
+    assert_eq!(by_offsets, [0, 0], "by offsets: f32 u32, affine u64");
 }
 
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding

@@ -336,6 +336,7 @@ fn segmented(
             .expect("a valid layout");
         for (form, layout) in [
             ("offsets", &d_offsets),
+            ("offsets, LookBack", &d_offsets),
             ("keys", &d_keys),
             ("keys, LookBack", &d_keys),
         ] {
@@ -372,8 +373,8 @@ impl<M: CudaMonoid + PartialEq> Segmented<M> {
         })
     }
 
-    /// Times the inclusive scan with segments from `layout` (`form`: offsets, keys, or keys
-    /// by LookBack), trusted, and checks it against `want` where given.
+    /// Times the inclusive scan with segments from `layout` (`form`: offsets or keys, by `Auto`
+    /// or, where it says so, by LookBack), trusted, and checks it against `want` where given.
     fn time(
         &mut self,
         gpu: &Gpu,
@@ -383,15 +384,15 @@ impl<M: CudaMonoid + PartialEq> Segmented<M> {
         layout: &reduce_cuda::DeviceVec<u32>,
         want: Option<&[M]>,
     ) -> reduce_cuda::Result<()> {
-        let algorithm = match form {
-            "keys, LookBack" => ScanAlgorithm::LookBack,
-            _ => ScanAlgorithm::Auto,
+        let algorithm = match form.ends_with(", LookBack") {
+            true => ScanAlgorithm::LookBack,
+            false => ScanAlgorithm::Auto,
         };
         let trusted = ScanConfig::new(algorithm).trusted();
         let (xs, out) = (self.xs.items(), &mut self.out);
-        let ms = median_ms(gpu, REPS, || match form {
-            "offsets" => gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted),
-            _ => gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted),
+        let ms = median_ms(gpu, REPS, || match form.starts_with("offsets") {
+            true => gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted),
+            false => gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted),
         })?;
         let correct = match want {
             Some(want) if gpu.download(&*out)? == want => "yes",

@@ -4,9 +4,10 @@
 //! `ScanAlgorithm::ReduceThenScan`: the same tiles and grouping in four launches (the tiles'
 //! aggregates, the groups' folds, the chain of the groups, the outputs), the same bits.
 //! `ScanAlgorithm::LookAhead` (kernels/scan_ahead.cu): the same tiles, grouping and bits in a
-//! persistent grid of warp-specialised blocks (plain scans and scans by key, sm_90, items and
-//! outputs at a 16-byte boundary; else it runs as LookBack). Plain scans, and segmented ones
-//! whose segment starts come from CSR offsets or from keys.
+//! persistent grid of warp-specialised blocks (sm_90, items and
+//! outputs at a 16-byte boundary; else it runs as LookBack; by offsets, after a launch that
+//! marks the heads in a bitmap). Plain scans, and segmented ones whose segment starts come from
+//! CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
@@ -34,6 +35,12 @@ kernel_signature! {
 }
 
 kernel_signature! {
+    /// LookAhead by offsets, before `scan_ahead`: the bit of every item that one of the
+    /// `segments + 1` offsets names, in `marks` (zeroed, a bit an item of the `n`).
+    pub(crate) struct ScanMarksArgs { offsets, segments, n, marks }
+}
+
+kernel_signature! {
     /// ReduceThenScan's first pass: each tile's aggregate (segmented: whether a segment starts
     /// in it) into `values` (`flags`).
     pub(crate) struct ScanReduceArgs { r#in, n, layout, segments, flags, values }
@@ -55,6 +62,9 @@ const SCAN_GROUPS: Entry<ScanGroupsArgs> = Entry::new("scan_groups");
 const SCAN_CHAIN: Entry<ScanGroupsArgs> = Entry::new("scan_chain");
 const SCAN_APPLY: Entry<ScanApplyArgs> = Entry::new("scan_apply");
 const SCAN_AHEAD: Entry<ScanArgs> = Entry::new("scan_ahead");
+const SCAN_MARKS: Entry<ScanMarksArgs> = Entry::new("scan_marks");
+/// The offsets a thread of `scan_marks` takes (kernels/scan_ahead.cu's `R_MARKS_RUN`).
+const SCAN_MARKS_RUN: u64 = 8;
 
 /// Where a segmented scan's segments start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,30 +101,58 @@ pub(crate) struct ScanPlan {
     m_size: usize,
 }
 
-/// The dynamic shared memory a LookAhead stage takes, for a tile of `block` threads of `items`
-/// input items of `in_size` bytes and values of `m_size`, plain or `by_key`: the tile's bytes
-/// rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`), a value per thread, and by key a
-/// bit of heads per item (kernels/scan_ahead.cu's `R_AHEAD_STAGE_SMEM`).
-fn ahead_stage_smem(block: u32, items: u32, in_size: usize, m_size: usize, by_key: bool) -> usize {
+/// LookAhead's dynamic shared memory for `stages` stages of tiles of `block` threads of `items`
+/// input items and values of `sizes` bytes (`in_size`, `m_size`), plain or `segmented`: a stage the
+/// tile's bytes rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`); and for each of the
+/// [`SCAN_AHEAD_LEAD`] + 1 tiles between their reduction and their outputs, a value per thread
+/// and segmented a bit of heads per item (kernels/scan_ahead.cu's `R_AHEAD_SMEM`).
+fn ahead_smem(
+    stages: u32,
+    block: u32,
+    items: u32,
+    sizes: (usize, usize),
+    segmented: bool,
+) -> usize {
+    let (in_size, m_size) = sizes;
     let tile = block as usize * items as usize;
-    let heads = if by_key { tile / 8 } else { 0 };
-    (tile * in_size).div_ceil(128) * 128 + block as usize * m_size + heads
+    let heads = if segmented { tile / 8 } else { 0 };
+    let stage = (tile * in_size).div_ceil(128) * 128;
+    let held = block as usize * m_size + heads;
+    stages as usize * stage + (SCAN_AHEAD_LEAD as usize + 1) * held
 }
 
-/// LookAhead's stages for a plain scan or a scan by key of such tiles: as many as fit
-/// [`SCAN_AHEAD_SMEM`] (with a value per thread and by key a bit per item, a stage), at most
-/// [`SCAN_AHEAD_STAGES`]; 0 where fewer than [`SCAN_AHEAD_LEAD`] + 2 fit (a tile loading while
-/// the lead's are written), where the entries are not one word ([`word_parts`]), where the block
-/// and its two warps would pass 1024 threads, or for offsets: those run as LookBack.
-fn ahead_stages(block: u32, items: u32, items_of: Items, segments: Segments) -> u32 {
-    let by_key = segments == Segments::Keys;
-    let per_stage = ahead_stage_smem(block, items, items_of.in_size, items_of.m_size, by_key);
-    let fit = (SCAN_AHEAD_SMEM / per_stage).min(SCAN_AHEAD_STAGES as usize) as u32;
-    if segments == Segments::Offsets
-        || word_parts(items_of.m_size) == 0
-        || block + 64 > 1024
-        || fit < SCAN_AHEAD_LEAD + 2
-    {
+/// LookAhead's stages for a scan of such tiles (by key with keys of `key_bytes`): as many as fit
+/// [`SCAN_AHEAD_SMEM`] with what the tiles between reduction and outputs hold ([`ahead_smem`]),
+/// at most [`SCAN_AHEAD_STAGES`]; by key, with room for a tile's keys beside them, down to
+/// [`SCAN_AHEAD_LEAD`] + 2 stages: the keys the compute warps load through the round land in
+/// L1, which the shared memory's carveout takes from (f32 sums by u32 key on an H200: 0.81–0.83
+/// of the copy roof with five stages, 0.76–0.77 with six). 0 where fewer than the lead and two
+/// more fit (a tile loading while the lead's are written), where the entries are not one word
+/// ([`word_parts`]) or where the block and its two warps would pass 1024 threads: those run as
+/// LookBack.
+fn ahead_stages(
+    block: u32,
+    items: u32,
+    items_of: Items,
+    segments: Segments,
+    key_bytes: usize,
+) -> u32 {
+    let segmented = segments != Segments::None;
+    let sizes = (items_of.in_size, items_of.m_size);
+    let fits = |room: usize| {
+        (0..=SCAN_AHEAD_STAGES)
+            .take_while(|&k| {
+                ahead_smem(k, block, items, sizes, segmented) + room <= SCAN_AHEAD_SMEM
+            })
+            .last()
+            .unwrap_or(0)
+    };
+    let keys = match segments {
+        Segments::Keys => block as usize * items as usize * key_bytes,
+        _ => 0,
+    };
+    let fit = fits(keys).max(fits(0).min(SCAN_AHEAD_LEAD + 2));
+    if word_parts(items_of.m_size) == 0 || block + 64 > 1024 || fit < SCAN_AHEAD_LEAD + 2 {
         0
     } else {
         fit
@@ -159,21 +197,19 @@ pub(crate) fn scan_plan(
     segments: Segments,
     wide: bool,
 ) -> Result<ScanPlan> {
-    let algorithm = match (config.algorithm, segments) {
-        // LookAhead where it runs and is measured: plain scans and scans by key of the
-        // monoid's own values (its plan runs LookBack's kernel where it does not run; the same
-        // bits either way). Lifted items write their outputs one by one there.
-        (ScanAlgorithm::Auto, Segments::None | Segments::Keys) if items.in_size == items.m_size => {
-            ScanAlgorithm::LookAhead
-        }
-        (ScanAlgorithm::Auto, _) => ScanAlgorithm::LookBack,
-        (other, _) => other,
+    let algorithm = match config.algorithm {
+        // LookAhead where it runs and is measured: scans of the monoid's own values (its plan
+        // runs LookBack's kernel where it does not run; the same bits either way). Lifted items
+        // write their outputs one by one there.
+        ScanAlgorithm::Auto if items.in_size == items.m_size => ScanAlgorithm::LookAhead,
+        ScanAlgorithm::Auto => ScanAlgorithm::LookBack,
+        other => other,
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
     let ahead = |block, per_thread| {
         if algorithm == ScanAlgorithm::LookAhead {
-            ahead_stages(block, per_thread, items, segments)
+            ahead_stages(block, per_thread, items, segments, if wide { 8 } else { 4 })
         } else {
             0
         }
@@ -241,10 +277,9 @@ impl ScanPlan {
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
         if self.ahead > 0 {
-            let by_key = self.segments == Segments::Keys;
-            let per_stage =
-                ahead_stage_smem(self.block, self.items, self.in_size, self.m_size, by_key);
-            return self.ahead as usize * per_stage;
+            let sizes = (self.in_size, self.m_size);
+            let segmented = self.segments != Segments::None;
+            return ahead_smem(self.ahead, self.block, self.items, sizes, segmented);
         }
         match self.stage {
             (bytes, true) => bytes as usize,
@@ -442,10 +477,20 @@ impl ScanPlan {
         // The tile counter (16 bytes), then an entry per tile and per group of 32 tiles (a word
         // of 16-byte parts, or a 4-byte state); the tiles' and the groups' aggregates; the
         // groups' inclusive values (kernels/scan.cu, r_tile_prefix).
+        // LookAhead by offsets: a bitmap of heads, a bit an item.
         let (tiles, groups) = (tiles as usize, tiles.div_ceil(32) as usize);
         let entry_bytes = (16 * self.word_parts as usize).max(4);
         let state_bytes = 16 + (tiles + groups) * entry_bytes;
-        let regions = d.carve(&[state_bytes, (tiles + groups) * m_size, groups * m_size])?;
+        let marks_bytes = match (self.ahead > 0, self.segments) {
+            (true, Segments::Offsets) => n.div_ceil(32) as usize * 4,
+            _ => 0,
+        };
+        let regions = d.carve(&[
+            state_bytes,
+            (tiles + groups) * m_size,
+            groups * m_size,
+            marks_bytes,
+        ])?;
         // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
         unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
         let module = self.module(d.loader())?.0;
@@ -456,6 +501,24 @@ impl ScanPlan {
             // Its stages do not fit a block here: LookBack's kernel.
             return look_back.launch(d, input, n, out, exclusive, (layout, segments));
         }
+        let layout = if marks_bytes > 0 {
+            // SAFETY: regions[3] is a scratch region of `marks_bytes` bytes.
+            unsafe { d.device.fill(regions[3], 0, marks_bytes) }?;
+            let marks = d
+                .device
+                .kernel(&module, SCAN_MARKS, self.block, 0, self.name)?;
+            let runs = (segments + 1).div_ceil(self.block as u64 * SCAN_MARKS_RUN);
+            let args = ScanMarksArgs {
+                offsets: layout,
+                segments,
+                n,
+                marks: regions[3],
+            };
+            d.launch(&marks, runs, args)?;
+            regions[3]
+        } else {
+            layout
+        };
         let (entry, threads) = if self.ahead > 0 {
             (SCAN_AHEAD, self.block + 64)
         } else {
@@ -496,6 +559,7 @@ pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SCAN_CHAIN.name, ScanGroupsArgs::PARAMS),
         (SCAN_APPLY.name, ScanApplyArgs::PARAMS),
         (SCAN_AHEAD.name, ScanArgs::PARAMS),
+        (SCAN_MARKS.name, ScanMarksArgs::PARAMS),
     ]
 }
 
@@ -626,11 +690,11 @@ mod tests {
         assert!(!plan.may_cap());
     }
 
-    /// `Auto`'s plain scans and scans by key are LookAhead's: six stages of the default tile and
-    /// a value per thread each (by key five, with a bit of heads per item), no register cap;
-    /// where fewer than the lead and two more fit, for lifted items (`Auto`), where the block and
-    /// its two warps pass 1024 threads, for values of more than 48 bytes and by offsets, no
-    /// stages (LookBack's kernel).
+    /// `Auto`'s scans are LookAhead's: six stages of the default tile, and a value per thread
+    /// (segmented, and a bit of heads per item) for each of the lead's tiles and one more, no
+    /// register cap; where fewer than the lead and two more fit, for lifted items (`Auto`),
+    /// where the block and its two warps pass 1024 threads and for values of more than 48 bytes,
+    /// no stages (LookBack's kernel).
     #[test]
     fn look_ahead_stages() {
         let ahead = |items: Items, config: ScanConfig, segments: Segments, wide: bool| {
@@ -639,12 +703,25 @@ mod tests {
         };
         let plain = |items: Items, config: ScanConfig| ahead(items, config, Segments::None, false);
         let auto = ScanConfig::default();
-        assert_eq!(plain(F32, auto), (6, 6 * (32 * 1024 + 256 * 4), false));
-        assert_eq!(ahead(F32, auto, Segments::Offsets, false).0, 0);
+        assert_eq!(plain(F32, auto), (6, 6 * 32 * 1024 + 4 * 256 * 4, false));
+        let held = 4 * (256 * 4 + 1024); // values and heads of the lead's tiles and one more
         for wide in [false, true] {
-            let by_key = (5, 5 * (32 * 1024 + 256 * 8), false);
+            // 200 KiB: the most that fits
+            let by_offsets = (6, 6 * 32 * 1024 + held, false);
+            assert_eq!(ahead(F32, auto, Segments::Offsets, wide), by_offsets);
+            // five stages and 32 KiB of u32 keys fit; 64 KiB of u64 keys leave four, too
+            // few: five all the same
+            let by_key = (5, 5 * 32 * 1024 + held, false);
             assert_eq!(ahead(F32, auto, Segments::Keys, wide), by_key);
         }
+        let eight = Items {
+            m_size: 8,
+            in_size: 8,
+            ..F32
+        };
+        // 8-byte values: six stages plain, five segmented (a tile's heads and values past 200 KiB)
+        assert_eq!(plain(eight, auto).0, 6);
+        assert_eq!(ahead(eight, auto, Segments::Offsets, false).0, 5);
         let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
         let two = explicit.items_per_thread(2);
         assert_eq!(plain(F32, two.block(1024)).0, 0);

@@ -305,7 +305,7 @@ pub(crate) const SCAN_STATIC_STAGE_MAX: usize = 32 * 1024;
 
 /// LookAhead's shared-memory stages (kernels/scan_ahead.cu): at most this many tiles of items a
 /// block holds at once; a plan with fewer than [`SCAN_AHEAD_LEAD`] + 2 runs LookBack. Six tiles
-/// of f32 (32 KiB each, with a value per thread) fill an SM: one block of 320 threads. At 2^28
+/// of f32 (32 KiB each) fill an SM: one block of 320 threads. At 2^28
 /// on an H200, lead 2: f32 scans read 0.838 of the copy roof with four stages, 0.882 with six;
 /// affine ones 0.849 with four, 0.837 with five (docs/decisions/0070-scan-look-ahead.md).
 pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
@@ -317,13 +317,16 @@ pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
 /// 0.57 against 0.82), lead 4 at 0.858 / 0.516 (affine: no stage left to load ahead).
 pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 
-/// The dynamic shared memory LookAhead's stages may take (and each thread's value per stage, by
-/// key a bit per item): six 32 KiB tiles of f32, five of f32 by key and of 8- and 16-byte
-/// values, three of 12-byte ones (too few: they run LookBack; three with a lead of 1 read
-/// 12-byte scans at 0.65 of the copy roof where LookBack read 0.72,
-/// docs/decisions/0071-scan-look-ahead-by-key.md). Six of 8-byte values (216 KiB) read 0.829
-/// for affine scans where five read 0.852, and 2x2 matrices 0.722 where five read 0.707 (H200,
-/// two commands).
+/// The dynamic shared memory LookAhead's stages may take, with a value per thread (segmented,
+/// and a bit per item) for each of the lead's tiles and one more (catalogue/scan.rs's
+/// `ahead_smem`): six 32 KiB tiles of f32 and of 8-byte values, f32 by offsets; five of f32 by
+/// key (room for a tile's keys), of 8-byte values segmented and of 16-byte values; three of
+/// 12-byte ones (too few: they run LookBack; three with a lead of 1 read 12-byte scans at 0.65
+/// of the copy roof where LookBack read 0.72, docs/decisions/0071-scan-look-ahead-by-key.md).
+/// On an H200 at 2^24 / 2^26 items, six stages against five read affine scans at 0.788 / 0.832
+/// of the copy roof against 0.733 / 0.826, f32 sums by offsets 0.65–0.73 against 0.59–0.70
+/// (docs/decisions/0072-scan-look-ahead-by-offsets.md); a value per stage instead, six of
+/// 8-byte values took 216 KiB and read 0.829 where five read 0.852.
 /// A device whose blocks may not take the stages beside the kernel's static shared memory runs
 /// LookBack.
 pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;

@@ -70,8 +70,7 @@ pub fn scan_kernel_with<M: CudaMonoid, I: SegIndex>(
         wide: I::WIDE,
         mode: match config.algorithm {
             reduce_cuda::ScanAlgorithm::ReduceThenScan => 1,
-            // plain scans and by key: by offsets it runs as LookBack
-            reduce_cuda::ScanAlgorithm::LookAhead if offsets != Some(true) => 2,
+            reduce_cuda::ScanAlgorithm::LookAhead => 2,
             _ => 0,
         },
         m_size: std::mem::size_of::<M>(),
