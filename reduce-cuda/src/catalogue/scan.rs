@@ -96,6 +96,9 @@ pub(crate) struct ScanPlan {
     stage: (u32, bool),
     /// LookAhead's stages ([`ahead_stages`]; 0: LookBack's or ReduceThenScan's kernels).
     ahead: u32,
+    /// `Auto`'s LookAhead by offsets: LookBack's kernel where a tile holds less than one offset
+    /// on average ([`ScanPlan::launch`]).
+    sparse_look_back: bool,
     /// The sizes of an input item and of a value.
     in_size: usize,
     m_size: usize,
@@ -207,6 +210,7 @@ pub(crate) fn scan_plan(
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
+    let sparse_look_back = config.algorithm == ScanAlgorithm::Auto && segments == Segments::Offsets;
     let ahead = |block, per_thread| {
         if algorithm == ScanAlgorithm::LookAhead {
             ahead_stages(block, per_thread, items, segments, if wide { 8 } else { 4 })
@@ -238,6 +242,7 @@ pub(crate) fn scan_plan(
             word_parts: word_parts(items.m_size),
             stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
             ahead: ahead(block, per_thread),
+            sparse_look_back,
             in_size: items.in_size,
             m_size: items.m_size,
         });
@@ -262,6 +267,7 @@ pub(crate) fn scan_plan(
         word_parts: word_parts(items.m_size),
         stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
         ahead: ahead(block, per_thread),
+        sparse_look_back,
         in_size: items.in_size,
         m_size: items.m_size,
     })
@@ -422,6 +428,14 @@ impl ScanPlan {
         {
             // No bulk copies here, or items or outputs off a 16-byte boundary (the outputs
             // would go one by one): LookBack's kernel, the same tiles and bits.
+            return look_back.launch(d, input, n, out, exclusive, layout);
+        }
+        if self.ahead > 0 && self.sparse_look_back && layout.1 < n / self.tile() {
+            // Fewer offsets than tiles: LookBack walks each tile's few offsets itself, cheaper
+            // than LookAhead's pass that marks them (the same tiles and bits; H200, 2^26 items:
+            // LookAhead reads 0.65-0.70 of the copy roof for segments of 67,000 items and more
+            // where LookBack reads 0.68-0.72, and 0.65-0.74 against 0.52-0.65 for 30 items and
+            // fewer, docs/decisions/0072-scan-look-ahead-by-offsets.md).
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
         let (layout, segments) = layout;
@@ -722,6 +736,19 @@ mod tests {
         // 8-byte values: six stages plain, five segmented (a tile's heads and values past 200 KiB)
         assert_eq!(plain(eight, auto).0, 6);
         assert_eq!(ahead(eight, auto, Segments::Offsets, false).0, 5);
+        // Auto by offsets runs LookBack's kernel for fewer offsets than tiles; LookAhead asked
+        // for by name never does
+        let sparse = |config: ScanConfig, segments: Segments| {
+            scan_plan(config, F32, segments, false)
+                .unwrap()
+                .sparse_look_back
+        };
+        assert!(sparse(auto, Segments::Offsets));
+        assert!(!sparse(auto, Segments::Keys));
+        assert!(!sparse(
+            ScanConfig::new(ScanAlgorithm::LookAhead),
+            Segments::Offsets
+        ));
         let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
         let two = explicit.items_per_thread(2);
         assert_eq!(plain(F32, two.block(1024)).0, 0);
