@@ -210,16 +210,18 @@ pub enum ScanAlgorithm {
     /// producer warp bulk-copies tiles into shared-memory stages, the block's threads reduce
     /// each tile as soon as it lands and write its outputs a few tiles later, and a look-back
     /// warp folds each tile's prefix from the aggregates published before it, so that no block
-    /// waits for another's prefix. Plain scans and scans by key on sm_90 (Hopper) or newer;
-    /// elsewhere, by CSR offsets, for items or outputs not at a 16-byte boundary, values
-    /// past 48 bytes and tiles of which fewer than five fit in shared memory (12-byte items at
-    /// the default tile), it runs as `LookBack` (the same bits).
+    /// waits for another's prefix. Segmented scans mark their heads in a bitmap: by key as the
+    /// keys arrive, by CSR offsets in a launch of its own before. On sm_90 (Hopper) or newer;
+    /// elsewhere, for items or outputs not at a 16-byte boundary, values past 48 bytes and
+    /// tiles of which fewer than five fit in shared memory (12-byte items at the default tile),
+    /// it runs as `LookBack` (the same bits).
     LookAhead,
-    /// LookAhead for plain scans and scans by key of the monoid's own values (on an H200 at
-    /// 2^28, 0.84-0.88 of the copy roof for f32 sums, affine maps and the f32 recurrence where
-    /// LookBack reads 0.76-0.78, level with it for 2x2 matrices; by key at 2^26, 0.77-0.86
-    /// where LookBack reads 0.71-0.76), LookBack by CSR offsets and for lifted items. Both give
-    /// the same bits.
+    /// LookAhead for scans of the monoid's own values (on an H200 at 2^28, 0.83-0.88 of the
+    /// copy roof for f32 sums, affine maps and the f32 recurrence where LookBack reads
+    /// 0.76-0.77, level with it for 2x2 matrices; at 2^26 by key 0.77-0.86 where LookBack
+    /// reads 0.71-0.76, by offsets 0.64-0.74 where LookBack reads 0.52-0.65), but by CSR offsets
+    /// fewer than the tiles (long segments: LookBack's walk of a tile's offsets is cheaper
+    /// there) and for lifted items: LookBack. Both give the same bits.
     #[default]
     Auto,
 }

@@ -434,8 +434,8 @@ impl ScanPlan {
             // Fewer offsets than tiles: LookBack walks each tile's few offsets itself, cheaper
             // than LookAhead's pass that marks them (the same tiles and bits; H200, 2^26 items:
             // LookAhead reads 0.65-0.70 of the copy roof for segments of 67,000 items and more
-            // where LookBack reads 0.68-0.72, and 0.65-0.74 against 0.52-0.65 for 30 items and
-            // fewer, docs/decisions/0072-scan-look-ahead-by-offsets.md).
+            // where LookBack reads 0.68-0.72; for 30 items and fewer 0.64-0.74 against
+            // 0.52-0.65, docs/decisions/0072-scan-look-ahead-by-offsets.md).
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
         let (layout, segments) = layout;
