@@ -47,8 +47,8 @@
 //
 // Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
-// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items).
-// The dynamic shared memory, R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the
+// 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items),
+// R_MARKS_RUN (the offsets a thread of scan_marks takes). The dynamic shared memory, R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the
 // R_AHEAD_HELD tiles between their reduction and their outputs (a slot each, round k's in slot
 // k % R_AHEAD_HELD), R_BLOCK values (s_lanes: each thread's lanes before it) and segmented a
 // bitmap of the tile's heads (s_marks: R_TILE / 32 words, a warp's R_ITEMS together).
@@ -173,8 +173,7 @@ __device__ __forceinline__ void r_ahead_load(const r_idx* __restrict__ keys, r_s
 
 // The heads of the warp's items (item i starts a segment where i = 0 or key[i] != key[i - 1])
 // from its keys, into `words`: R_ITEMS words, word j's bit l for the warp's item 32 j + l (the
-// warp's part of its slot's bitmap, s_marks; lane 0 writes after the warp's first ballot, so
-// after every lane has read the slot's tile before). The whole warp calls it.
+// warp's part of its slot's bitmap, s_marks). The whole warp calls it.
 __device__ __forceinline__ void r_ahead_mark(const r_ahead_heads& keys, r_size n, r_size t, unsigned int* words) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const r_size base = r_ahead_warp_first(t);
@@ -210,13 +209,12 @@ __device__ __forceinline__ void r_ahead_load(const unsigned int* __restrict__ ma
     out.word = lane < R_ITEMS && w < (n + 31) / 32 ? __ldcs(marks + w) : 0u;
 }
 
-// The warp's words of its slot's bitmap (s_marks) from the words its lanes loaded, once every
-// lane has read the slot's tile before. The whole warp calls it.
+// The warp's words of its slot's bitmap (s_marks) from the words its lanes loaded. The whole
+// warp calls it.
 __device__ __forceinline__ void r_ahead_mark(const r_ahead_heads& heads, r_size n, r_size t, unsigned int* words) {
     (void)n;
     (void)t;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
-    __syncwarp();
     if (lane < R_ITEMS) words[lane] = heads.word;
     __syncwarp();
 }
@@ -420,6 +418,9 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
                 const int count = first >= n ? 0 : (int)(n - first < R_ITEMS ? n - first : R_ITEMS);
                 unsigned int heads = 0;  // bit j: a segment starts at item j
 #if R_AHEAD_HEADS
+                // The slot's words were last read in the write round just before this one
+                // (tile k - R_AHEAD_HELD's): every lane of the warp has read them.
+                __syncwarp();
                 r_ahead_mark(loaded, n, t, warp_marks(k % R_AHEAD_HELD));
                 heads = r_mark_bits(warp_marks(k % R_AHEAD_HELD), lane * R_ITEMS);
                 // The next tile's keys or words, in flight through this round (its number is taken
@@ -441,7 +442,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
                 });
                 const r_seg inc = r_scan_warp(agg);
                 const r_seg lanes_before = r_seg_shfl_up(inc, 1);
-                s_lanes[k % R_AHEAD_HELD * R_BLOCK + threadIdx.x] = lanes_before.v;
+                s_lanes[(k % R_AHEAD_HELD) * R_BLOCK + threadIdx.x] = lanes_before.v;
 #if R_AHEAD_HEADS
                 const unsigned int lane_heads = __ballot_sync(R_FULL_MASK, lanes_before.flag);
                 if (lane == 0) s_lane_heads[s][warp] = lane_heads;
@@ -480,7 +481,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
             if (lane > 0) {
                 r_seg lb;
                 lb.flag = R_AHEAD_HEADS ? (s_lane_heads[s][warp] >> lane) & 1u : 0u;
-                lb.v = s_lanes[kw % R_AHEAD_HELD * R_BLOCK + threadIdx.x];
+                lb.v = s_lanes[(kw % R_AHEAD_HELD) * R_BLOCK + threadIdx.x];
                 pre = has ? r_scan_op(pre, lb) : lb;
                 has = true;
             }
@@ -529,9 +530,9 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
 // THE MARKS (by offsets, a launch before scan_ahead): for each of the segments + 1 offsets that
 // is some i < n, bit i % 32 of marks[i / 32] (the bitmap zeroed before; an offset of n or more
 // marks nothing, so a bad trusted layout writes inside the bitmap). Each thread takes
-// R_MARKS_RUN consecutive offsets and sets the bits that fall in one word with one atomicOr: a
-// run of short segments costs an atomic a word, not an offset.
-#define R_MARKS_RUN 8
+// R_MARKS_RUN consecutive offsets (the host's SCAN_MARKS_RUN) and sets the bits that fall in one
+// word with one atomicOr: a run of short segments costs an atomic a word, not an offset.
+static_assert(R_MARKS_RUN >= 1, "a thread takes at least one offset");
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 scan_marks(const r_idx* __restrict__ offsets, r_size segments, r_size n, unsigned int* marks) {
     const r_size e0 = ((r_size)blockIdx.x * R_BLOCK + threadIdx.x) * R_MARKS_RUN;

@@ -1,9 +1,9 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
-//! `ScanAlgorithm::Auto`, which is LookAhead for plain scans and scans by key of the monoid's
-//! own values, and `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices
+//! `ScanAlgorithm::Auto`, which is LookAhead for scans of the monoid's own values but by CSR
+//! segments fewer than the tiles, and `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices
 //! (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
 //! items, inclusive and exclusive, and the segmented scans (CSR offsets, and keys: each item's
-//! segment id, also by LookBack) of `bench segmented`'s distributions at 2^26, against the copy
+//! segment id; both also by LookBack) of `bench segmented`'s distributions at 2^26, against the copy
 //! roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
 //! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time ×
 //! (bytes moved / bytes the roof moves) / time — and against CUB's `DeviceScan`
@@ -384,15 +384,19 @@ impl<M: CudaMonoid + PartialEq> Segmented<M> {
         layout: &reduce_cuda::DeviceVec<u32>,
         want: Option<&[M]>,
     ) -> reduce_cuda::Result<()> {
-        let algorithm = match form.ends_with(", LookBack") {
-            true => ScanAlgorithm::LookBack,
-            false => ScanAlgorithm::Auto,
+        let algorithm = if form.ends_with(", LookBack") {
+            ScanAlgorithm::LookBack
+        } else {
+            ScanAlgorithm::Auto
         };
         let trusted = ScanConfig::new(algorithm).trusted();
         let (xs, out) = (self.xs.items(), &mut self.out);
-        let ms = median_ms(gpu, REPS, || match form.starts_with("offsets") {
-            true => gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted),
-            false => gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted),
+        let ms = median_ms(gpu, REPS, || {
+            if form.starts_with("offsets") {
+                gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted)
+            } else {
+                gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted)
+            }
         })?;
         let correct = match want {
             Some(want) if gpu.download(&*out)? == want => "yes",

@@ -219,8 +219,8 @@ pub enum ScanAlgorithm {
     /// LookAhead for scans of the monoid's own values (on an H200 at 2^28, 0.83-0.88 of the
     /// copy roof for f32 sums, affine maps and the f32 recurrence where LookBack reads
     /// 0.76-0.77, level with it for 2x2 matrices; at 2^26 by key 0.77-0.86 where LookBack
-    /// reads 0.71-0.76, by offsets 0.64-0.74 where LookBack reads 0.52-0.65), but by CSR offsets
-    /// fewer than the tiles (long segments: LookBack's walk of a tile's offsets is cheaper
+    /// reads 0.72-0.77, by offsets 0.64-0.74 where LookBack reads 0.52-0.65), but by CSR offsets
+    /// of fewer segments than tiles (long segments: LookBack's walk of a tile's offsets is cheaper
     /// there) and for lifted items: LookBack. Both give the same bits.
     #[default]
     Auto,

@@ -11,8 +11,9 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::{scan_items, scan_may_cap, SCAN_BLOCK, SCAN_WORD_PARTS};
+use super::tuning::{scan_items, scan_may_cap, scan_offsets_look_back};
 use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
+use super::tuning::{SCAN_BLOCK, SCAN_WORD_PARTS};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
 use crate::device::Module;
 use crate::device::{kernel_signature, Entry};
@@ -63,7 +64,7 @@ const SCAN_CHAIN: Entry<ScanGroupsArgs> = Entry::new("scan_chain");
 const SCAN_APPLY: Entry<ScanApplyArgs> = Entry::new("scan_apply");
 const SCAN_AHEAD: Entry<ScanArgs> = Entry::new("scan_ahead");
 const SCAN_MARKS: Entry<ScanMarksArgs> = Entry::new("scan_marks");
-/// The offsets a thread of `scan_marks` takes (kernels/scan_ahead.cu's `R_MARKS_RUN`).
+/// The offsets a thread of `scan_marks` takes (the kernels' `R_MARKS_RUN`).
 const SCAN_MARKS_RUN: u64 = 8;
 
 /// Where a segmented scan's segments start.
@@ -96,8 +97,8 @@ pub(crate) struct ScanPlan {
     stage: (u32, bool),
     /// LookAhead's stages ([`ahead_stages`]; 0: LookBack's or ReduceThenScan's kernels).
     ahead: u32,
-    /// `Auto`'s LookAhead by offsets: LookBack's kernel where a tile holds less than one offset
-    /// on average ([`ScanPlan::launch`]).
+    /// `Auto`'s LookAhead by offsets: LookBack's kernel where the segments are fewer than the
+    /// whole tiles ([`scan_offsets_look_back`]).
     sparse_look_back: bool,
     /// The sizes of an input item and of a value.
     in_size: usize,
@@ -105,7 +106,7 @@ pub(crate) struct ScanPlan {
 }
 
 /// LookAhead's dynamic shared memory for `stages` stages of tiles of `block` threads of `items`
-/// input items and values of `sizes` bytes (`in_size`, `m_size`), plain or `segmented`: a stage the
+/// input items of `in_size` bytes and values of `m_size`, plain or `segmented`: a stage the
 /// tile's bytes rounded to 128 (kernels/pipe.cuh's `R_PIPE_STAGE_BYTES`); and for each of the
 /// [`SCAN_AHEAD_LEAD`] + 1 tiles between their reduction and their outputs, a value per thread
 /// and segmented a bit of heads per item (kernels/scan_ahead.cu's `R_AHEAD_SMEM`).
@@ -113,10 +114,10 @@ fn ahead_smem(
     stages: u32,
     block: u32,
     items: u32,
-    sizes: (usize, usize),
+    in_size: usize,
+    m_size: usize,
     segmented: bool,
 ) -> usize {
-    let (in_size, m_size) = sizes;
     let tile = block as usize * items as usize;
     let heads = if segmented { tile / 8 } else { 0 };
     let stage = (tile * in_size).div_ceil(128) * 128;
@@ -128,9 +129,10 @@ fn ahead_smem(
 /// [`SCAN_AHEAD_SMEM`] with what the tiles between reduction and outputs hold ([`ahead_smem`]),
 /// at most [`SCAN_AHEAD_STAGES`]; by key, with room for a tile's keys beside them, down to
 /// [`SCAN_AHEAD_LEAD`] + 2 stages: the keys the compute warps load through the round land in
-/// L1, which the shared memory's carveout takes from (f32 sums by u32 key on an H200: 0.81–0.83
-/// of the copy roof with five stages, 0.76–0.77 with six). 0 where fewer than the lead and two
-/// more fit (a tile loading while the lead's are written), where the entries are not one word
+/// L1, which the shared memory's carveout takes from (f32 sums by u32 key on an H200, one
+/// measurement build capped at either: 0.81–0.83 of the copy roof with five stages, 0.76–0.77
+/// with six, docs/decisions/0072-scan-look-ahead-by-offsets.md). 0 where fewer than the lead
+/// and two more fit (a tile loading while the lead's are written), where the entries are not one word
 /// ([`word_parts`]) or where the block and its two warps would pass 1024 threads: those run as
 /// LookBack.
 fn ahead_stages(
@@ -141,11 +143,11 @@ fn ahead_stages(
     key_bytes: usize,
 ) -> u32 {
     let segmented = segments != Segments::None;
-    let sizes = (items_of.in_size, items_of.m_size);
+    let (in_size, m_size) = (items_of.in_size, items_of.m_size);
     let fits = |room: usize| {
         (0..=SCAN_AHEAD_STAGES)
             .take_while(|&k| {
-                ahead_smem(k, block, items, sizes, segmented) + room <= SCAN_AHEAD_SMEM
+                ahead_smem(k, block, items, in_size, m_size, segmented) + room <= SCAN_AHEAD_SMEM
             })
             .last()
             .unwrap_or(0)
@@ -283,9 +285,16 @@ impl ScanPlan {
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
         if self.ahead > 0 {
-            let sizes = (self.in_size, self.m_size);
+            let (block, items) = (self.block, self.items);
             let segmented = self.segments != Segments::None;
-            return ahead_smem(self.ahead, self.block, self.items, sizes, segmented);
+            return ahead_smem(
+                self.ahead,
+                block,
+                items,
+                self.in_size,
+                self.m_size,
+                segmented,
+            );
         }
         match self.stage {
             (bytes, true) => bytes as usize,
@@ -385,6 +394,7 @@ impl ScanPlan {
                 ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
                 ("R_VECS", self.ahead_vecs()),
                 ("R_ITEM_SHIFT", 0),
+                ("R_MARKS_RUN", SCAN_MARKS_RUN as u32),
             ],
         )
     }
@@ -430,12 +440,11 @@ impl ScanPlan {
             // would go one by one): LookBack's kernel, the same tiles and bits.
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
-        if self.ahead > 0 && self.sparse_look_back && layout.1 < n / self.tile() {
-            // Fewer offsets than tiles: LookBack walks each tile's few offsets itself, cheaper
-            // than LookAhead's pass that marks them (the same tiles and bits; H200, 2^26 items:
-            // LookAhead reads 0.65-0.70 of the copy roof for segments of 67,000 items and more
-            // where LookBack reads 0.68-0.72; for 30 items and fewer 0.64-0.74 against
-            // 0.52-0.65, docs/decisions/0072-scan-look-ahead-by-offsets.md).
+        if self.ahead > 0
+            && self.sparse_look_back
+            && scan_offsets_look_back(layout.1, n, self.tile())
+        {
+            // Fewer segments than tiles: LookBack's kernel, the same tiles and bits.
             return look_back.launch(d, input, n, out, exclusive, layout);
         }
         let (layout, segments) = layout;
@@ -749,6 +758,10 @@ mod tests {
             ScanConfig::new(ScanAlgorithm::LookAhead),
             Segments::Offsets
         ));
+        // fewer segments than whole tiles; under one tile, never
+        assert!(scan_offsets_look_back(1, 2 * 8192, 8192));
+        assert!(!scan_offsets_look_back(2, 2 * 8192, 8192));
+        assert!(!scan_offsets_look_back(0, 8191, 8192));
         let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
         let two = explicit.items_per_thread(2);
         assert_eq!(plain(F32, two.block(1024)).0, 0);

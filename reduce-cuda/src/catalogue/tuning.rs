@@ -331,6 +331,17 @@ pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 /// LookBack.
 pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;
 
+/// Whether `Auto`'s scan of `n` items by `segments` CSR segments runs LookBack's kernel rather
+/// than LookAhead (the same tiles of `tile` items, the same bits): where the segments are fewer
+/// than the whole tiles, LookBack walks each tile's few offsets itself, which costs less than
+/// LookAhead's pass that marks them in a bitmap and its segmented kernel. On an H200 at 2^26
+/// items, f32 / affine: LookAhead 0.67-0.70 / 0.65-0.66 of the copy roof on segments of 67,000
+/// items and more, LookBack 0.68-0.69 / 0.72; LookAhead ahead on segments of 30 items and fewer
+/// (docs/decisions/0072-scan-look-ahead-by-offsets.md).
+pub(crate) fn scan_offsets_look_back(segments: u64, n: u64, tile: u64) -> bool {
+    segments < n / tile
+}
+
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
 /// SM (`ScanPlan::module`): tiles resident per SM hide the look-back's wait, but not where a
 /// thread's keys (`items` of `key_bytes`, read as 16-byte vectors and compared in registers)
