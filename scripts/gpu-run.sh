@@ -103,19 +103,23 @@ for phase in "$@"; do
       grep -E "Throughput|Duration" "$OUT/ncu-roof.txt" | head -10 | tee -a "$SUMMARY"
       ;;
     scanncu)
-      # the inclusive scan of 2^28 f32 (the second of two calls): throughput, occupancy, stalls
-      # (SCANNCU_KERNEL: the kernel, default scan_tiles; SCANNCU_BENCH: the bench binary whose
-      # `Auto` runs it, default .gpu/bin/bench)
-      k=${SCANNCU_KERNEL:-scan_tiles} b=${SCANNCU_BENCH:-.gpu/bin/bench}
-      ncu --clock-control none -k regex:"$k" -s 1 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
-        --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats \
-        "$b" ncu > "$OUT/ncu-scan.txt" 2>&1
-      grep -E "Throughput|Duration|Occupancy|Stall|Registers|Block Limit|Shared Memory|Eligible|Issued" "$OUT/ncu-scan.txt" | head -60 | tee -a "$SUMMARY"
-      # per-instruction stall samples of the same launch
-      REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:"$k" -s 1 -c 1 --section SourceCounters -f -o "$OUT/scansrc" \
-        "$b" ncu > "$OUT/scansrc.log" 2>&1
-      ncu -i "$OUT/scansrc.ncu-rep" --page source --csv --print-source sass > "$OUT/scansrc-sass.csv" 2>&1
-      rm -f "$OUT/scansrc.ncu-rep"
+      # scans of `bench ncu`: throughput, occupancy, stalls and per-instruction stall samples of
+      # one launch each (SCANNCU_KERNEL: the kernel, default scan_ahead; SCANNCU_SKIPS: the
+      # launches among that kernel's, default 1, the second inclusive scan of 2^28 f32; "3 5 7":
+      # 2^26 f32 plain, by CSR offsets and by keys of segments of 3 items; SCANNCU_BENCH: the
+      # bench binary, default .gpu/bin/bench)
+      k=${SCANNCU_KERNEL:-scan_ahead} b=${SCANNCU_BENCH:-.gpu/bin/bench}
+      for skip in ${SCANNCU_SKIPS:-1}; do
+        ncu --clock-control none -k regex:"$k" -s "$skip" -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+          --section Occupancy --section WarpStateStats --section LaunchStats --section SchedulerStats --section InstructionStats \
+          "$b" ncu > "$OUT/ncu-scan-$skip.txt" 2>&1
+        note "scanncu launch $skip:"
+        grep -E "Throughput|Duration|Occupancy|Stall|Registers|Block Limit|Shared Memory|Eligible|Issued|Executed Instructions  " "$OUT/ncu-scan-$skip.txt" | head -60 | tee -a "$SUMMARY"
+        REDUCE_CUDA_LINEINFO=1 ncu --clock-control none -k regex:"$k" -s "$skip" -c 1 --section SourceCounters -f -o "$OUT/scansrc" \
+          "$b" ncu > "$OUT/scansrc-$skip.log" 2>&1
+        ncu -i "$OUT/scansrc.ncu-rep" --page source --csv --print-source sass > "$OUT/scansrc-sass-$skip.csv" 2>&1
+        rm -f "$OUT/scansrc.ncu-rep"
+      done
       ;;
     seglayouts)
       .gpu/bin/bench seglayouts --layouts "$LAYOUTS" 2>&1 | tee -a "$SUMMARY"
