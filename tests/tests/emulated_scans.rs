@@ -99,8 +99,9 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
 /// Segmented scans of `M` by offsets and by keys (`I` entries) on every layout shape scaled to
 /// the tile, both kinds, fibers in every order; LookAhead's too: by key at the smallest tile
 /// (many tiles and groups), both forms at 64 threads of five items (a thread's heads across two
-/// words of its warp's bitmap; by offsets, scan_marks' runs of eight offsets across words);
-/// its default tile runs in the GPU tests and, by offsets, in the portable test here (CI's time).
+/// words of its warp's bitmap; by offsets, scan_marks' runs of eight offsets across words), and
+/// by key at 32 threads of its default run; its default tile runs in the GPU tests and, by
+/// offsets, in the portable test here (CI's time).
 fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
     let mut rng = TestRng::new(77);
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
@@ -108,6 +109,9 @@ fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx:
         (ahead.block(32).items_per_thread(1), false),
         (ahead.block(64).items_per_thread(5), false),
         (ahead.block(64).items_per_thread(5), true),
+        // by key, the runs of an odd number of vectors it takes by default (8-byte values:
+        // 14 a thread, seven vectors read in order)
+        (ahead.block(32), false),
     ];
     let every = configs().into_iter().flat_map(|c| [(c, true), (c, false)]);
     for (config, offsets_form) in every.chain(ahead) {

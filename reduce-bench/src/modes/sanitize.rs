@@ -326,9 +326,9 @@ fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usiz
 
 /// The scans: plain, by CSR offsets (with empty segments) and by keys, both kinds, in the
 /// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), LookBack
-/// and ReduceThenScan, at sizes around the tiles; and plain scans of 12-byte items (staged in
-/// chunks of three vectors, in dynamic shared memory), into a buffer and in place. Returns the
-/// number of mismatches.
+/// and ReduceThenScan, at sizes around the tiles (by keys, `Auto`'s runs of seven vectors); and
+/// plain scans of 12-byte items (LookAhead's runs of nine vectors), into a buffer and in place.
+/// Returns the number of mismatches.
 fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
     let mut failures = 0;
     for n in [1usize, 33, 8193, 70_001] {

@@ -11,7 +11,7 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::{scan_items, scan_may_cap, scan_offsets_look_back};
+use super::tuning::{scan_ahead_items, scan_items, scan_may_cap, scan_offsets_look_back};
 use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_BLOCK, SCAN_WORD_PARTS};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
@@ -250,9 +250,21 @@ pub(crate) fn scan_plan(
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
-    let per_thread = config
-        .items_per_thread
-        .unwrap_or_else(|| scan_items(items.in_size, items.m_size));
+    let per_thread = config.items_per_thread.unwrap_or_else(|| {
+        // LookAhead's run of an odd number of vectors by key, and where the default run leaves
+        // too few stages (a plan's tile never depends on the device: where LookAhead does not
+        // run, its plan runs LookBack's kernel on the same tile).
+        let default = scan_items(items.in_size, items.m_size);
+        match scan_ahead_items(items.in_size) {
+            Some(odd)
+                if (segments == Segments::Keys || ahead(block, default) == 0)
+                    && ahead(block, odd) > 0 =>
+            {
+                odd
+            }
+            _ => default,
+        }
+    });
     if !(1..=32).contains(&per_thread) {
         return Err(invalid(
             name,
@@ -732,9 +744,10 @@ mod tests {
             // 200 KiB: the most that fits
             let by_offsets = (6, 6 * 32 * 1024 + held, false);
             assert_eq!(ahead(F32, auto, Segments::Offsets, wide), by_offsets);
-            // five stages and 32 KiB of u32 keys fit; 64 KiB of u64 keys leave four, too
-            // few: five all the same
-            let by_key = (5, 5 * 32 * 1024 + held, false);
+            // by key, tiles of 28 f32 a thread (seven vectors): five stages and 28 KiB of u32
+            // keys fit; 56 KiB of u64 keys leave four, too few: five all the same
+            let held = 4 * (256 * 4 + 256 * 28 / 8);
+            let by_key = (5, 5 * 28 * 1024 + held, false);
             assert_eq!(ahead(F32, auto, Segments::Keys, wide), by_key);
         }
         let eight = Items {
@@ -774,13 +787,16 @@ mod tests {
             ..F32
         };
         assert_eq!(plain(large, auto).0, 0);
-        // 48 KiB tiles of 12-byte items: three stages fit, too few
+        // 48 KiB tiles of 16 12-byte items a thread: three stages fit, too few; runs of 12
+        // (nine vectors) take five
         let twelve = Items {
             m_size: 12,
             in_size: 12,
             ..F32
         };
-        assert_eq!(plain(twelve, auto).0, 0);
+        assert_eq!(plain(twelve, explicit.items_per_thread(16)).0, 0);
+        let plan = scan_plan(auto, twelve, Segments::None, false).unwrap();
+        assert_eq!((plan.items, plan.ahead), (12, 5));
         // 32 KiB tiles of 16-byte values: five fit
         let sixteen = Items {
             m_size: 16,
@@ -798,6 +814,39 @@ mod tests {
         for define in [("R_PIPE", 6), ("R_LEAD", SCAN_AHEAD_LEAD), ("R_VECS", 8)] {
             assert!(spec.defines.contains(&define), "{define:?}");
         }
+    }
+
+    /// LookAhead's runs of an odd number of vectors: by key, and where the default run leaves
+    /// too few stages; never for LookBack, the portable tile or items asked for.
+    #[test]
+    fn look_ahead_odd_vector_runs() {
+        let odd: Vec<Option<u32>> = [1, 2, 4, 8, 12, 16, 20, 24, 32, 36]
+            .map(scan_ahead_items)
+            .to_vec();
+        let want = [16, 24, 28, 14, 12, 7, 4, 6].map(Some);
+        assert_eq!(odd[..8], want);
+        assert_eq!(odd[8..], [None, Some(4)]);
+        let items = |config: ScanConfig, segments: Segments| {
+            scan_plan(config, F32, segments, false).unwrap().items
+        };
+        let auto = ScanConfig::default();
+        assert_eq!(items(auto, Segments::Keys), 28);
+        assert_eq!(
+            items(ScanConfig::new(ScanAlgorithm::LookAhead), Segments::Keys),
+            28
+        );
+        assert_eq!(items(auto, Segments::None), 32);
+        assert_eq!(items(auto, Segments::Offsets), 32);
+        assert_eq!(
+            items(ScanConfig::new(ScanAlgorithm::LookBack), Segments::Keys),
+            32
+        );
+        assert_eq!(items(auto.items_per_thread(32), Segments::Keys), 32);
+        assert_eq!(items(auto.portable(), Segments::Keys), 32);
+        let spec = scan_plan(auto, F32, Segments::Keys, false)
+            .unwrap()
+            .kernels();
+        assert!(spec.defines.contains(&("R_VECS", 7)));
     }
 
     #[test]

@@ -361,3 +361,27 @@ pub(crate) fn scan_may_cap(keys: bool, items: u32, key_bytes: usize) -> bool {
 pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
     reduce_core::portable::scan_items(in_size.max(m_size)) as u32
 }
+
+/// LookAhead's other run: items per thread making an odd number of 16-byte vectors, the one
+/// nearest 8 (128 bytes) with at most 32 items of `in_size` bytes (f32 28, 8-byte values 14,
+/// 12-byte 12, 16-byte 7); `None` where there is none (e.g. 32-byte items). With an odd number
+/// of vectors the runs of a quarter warp's lanes start in distinct bank groups, so a lane reads
+/// its run in order, without the rotation and the selects that undo it (kernels/pipe.cuh's
+/// `r_stage_vectors`: a third of the plain kernel's instructions at 8 vectors). `catalogue/scan.rs`
+/// takes it by key and where the default run leaves LookAhead too few stages. On an H200, by u32
+/// key at 2^26 (eleven distributions, one command): f32 0.89-0.92 of the copy roof against
+/// 0.83-0.85 with 32 items, affine 0.82-0.85 against 0.76-0.77 with 16; 12-byte values, plain,
+/// 0.85 at 2^28 with 12 items (LookAhead, five stages) against 0.78 with 16 (too few stages:
+/// LookBack). Plain f32 and affine scans read 0.853 / 0.832 with it against 0.870-0.882 / 0.849
+/// with the default, and by CSR offsets f32 0.61-0.69 against 0.64-0.73
+/// (docs/decisions/0073-scan-odd-vector-runs.md).
+pub(crate) fn scan_ahead_items(in_size: usize) -> Option<u32> {
+    [7, 9, 5, 11, 3, 13, 1, 15]
+        .into_iter()
+        .find_map(|vectors: usize| {
+            let bytes = 16 * vectors;
+            let items = bytes / in_size.max(1);
+            (bytes.is_multiple_of(in_size.max(1)) && (1..=32).contains(&items))
+                .then_some(items as u32)
+        })
+}
