@@ -276,7 +276,9 @@ pub struct ScanConfig {
     /// Threads per block (a multiple of 32 up to 1024; default 256).
     pub block: Option<u32>,
     /// Items each thread scans per tile (1 to 32; default: 128 bytes' worth of the larger of
-    /// the input item and the monoid value).
+    /// the input item and the monoid value; LookAhead's, `Auto`'s included, by key and where
+    /// that run leaves it too few stages: an odd number of 16-byte vectors, e.g. 28 f32 or 14
+    /// 8-byte values by key, 12 12-byte items).
     pub items_per_thread: Option<u32>,
     /// Skip the check of CSR offsets (monotone from 0 to N). With bad offsets the result is
     /// then unspecified (but memory-safe). Keys need no check.
