@@ -1,6 +1,7 @@
-//! `bench ncu`: a short run for a profiler (`ncu -k regex:reduce_shuffle -c 2`, then
-//! `-k regex:read_roof -c 1`, `-k regex:scan_ahead -c 2`): the roof kernel (three warm-up runs and
-//! one timed), Shuffle twice, and the inclusive scan (`Auto`) twice, on 2^28 f32; then, for
+//! `bench ncu`: a short run for a profiler (`gpu-run.sh ncu`: `ncu -k regex:reduce_shuffle -c 2`,
+//! then `-k regex:read_roof -c 1`; `gpu-run.sh scanncu`: `-k regex:scan_ahead -s 1 -c 1`): the
+//! roof kernel (three warm-up runs and one timed), Shuffle twice, and the inclusive scan
+//! (`Auto`) twice, on 2^28 f32; then, for
 //! `gpu-run.sh scanncu` with `SCANNCU_SKIPS="3 5 7"`, the inclusive scan of 2^26 f32 twice each
 //! plain, by CSR offsets and by keys of segments of 3 items (`Auto`, trusted: the same bytes of
 //! items, three segmented forms of one kernel); then, for `gpu-run.sh plainportncu`

@@ -206,22 +206,25 @@ pub enum ScanAlgorithm {
     /// (floats too); no tile ever waits for another. A research algorithm: `LookBack` moves a
     /// third fewer bytes.
     ReduceThenScan,
-    /// LookBack's tiles, grouping and bits in a persistent grid of warp-specialised blocks: a
+    /// LookBack's tiles, grouping and bits (for the same tile: by key and for 12-byte items its
+    /// default runs are an odd number of 16-byte vectors, 28 f32 where LookBack's are 32, so its
+    /// float bits differ from LookBack's default there) in a persistent grid of warp-specialised blocks: a
     /// producer warp bulk-copies tiles into shared-memory stages, the block's threads reduce
     /// each tile as soon as it lands and write its outputs a few tiles later, and a look-back
     /// warp folds each tile's prefix from the aggregates published before it, so that no block
     /// waits for another's prefix. Segmented scans mark their heads in a bitmap: by key as the
     /// keys arrive, by CSR offsets in a launch of its own before. On sm_90 (Hopper) or newer;
     /// elsewhere, for items or outputs not at a 16-byte boundary, values past 48 bytes and
-    /// tiles of which fewer than five fit in shared memory (12-byte items at the default tile),
-    /// it runs as `LookBack` (the same bits).
+    /// tiles of which fewer than five fit in shared memory, it runs LookBack's kernel on its own
+    /// tile (its bits).
     LookAhead,
     /// LookAhead for scans of the monoid's own values (on an H200 at 2^28, 0.83-0.88 of the
     /// copy roof for f32 sums, affine maps and the f32 recurrence where LookBack reads
-    /// 0.76-0.77, level with it for 2x2 matrices; at 2^26 by key 0.77-0.86 where LookBack
-    /// reads 0.72-0.77, by offsets 0.64-0.74 where LookBack reads 0.52-0.65), but by CSR offsets
-    /// of fewer segments than tiles (long segments: LookBack's walk of a tile's offsets is cheaper
-    /// there) and for lifted items: LookBack. Both give the same bits.
+    /// 0.76-0.78, 0.85 for 12-byte values where it reads 0.78, level with it for 2x2 matrices;
+    /// at 2^26 by key 0.82-0.94 where LookBack reads 0.72-0.78, by offsets 0.63-0.74 where
+    /// LookBack reads 0.52-0.65), but by CSR offsets of fewer segments than tiles (long
+    /// segments: LookBack's kernel on the same tile, whose walk of a tile's offsets is cheaper
+    /// there; the same bits) and for lifted items: LookBack.
     #[default]
     Auto,
 }

@@ -251,13 +251,14 @@ pub(crate) fn scan_plan(
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
     let per_thread = config.items_per_thread.unwrap_or_else(|| {
-        // LookAhead's run of an odd number of vectors by key, and where the default run leaves
-        // too few stages (a plan's tile never depends on the device: where LookAhead does not
-        // run, its plan runs LookBack's kernel on the same tile).
+        // LookAhead's run of an odd number of vectors for the monoid's own values, by key and
+        // where the default run leaves too few stages (a plan's tile never depends on the
+        // device: where LookAhead does not run, its plan runs LookBack's kernel on the same tile).
         let default = scan_items(items.in_size, items.m_size);
         match scan_ahead_items(items.in_size) {
             Some(odd)
-                if (segments == Segments::Keys || ahead(block, default) == 0)
+                if items.in_size == items.m_size
+                    && (segments == Segments::Keys || ahead(block, default) == 0)
                     && ahead(block, odd) > 0 =>
             {
                 odd
@@ -820,12 +821,11 @@ mod tests {
     /// too few stages; never for LookBack, the portable tile or items asked for.
     #[test]
     fn look_ahead_odd_vector_runs() {
-        let odd: Vec<Option<u32>> = [1, 2, 4, 8, 12, 16, 20, 24, 32, 36]
+        let odd: Vec<Option<u32>> = [4, 8, 12, 16, 24, 36, 1, 2, 3, 20, 32]
             .map(scan_ahead_items)
             .to_vec();
-        let want = [16, 24, 28, 14, 12, 7, 4, 6].map(Some);
-        assert_eq!(odd[..8], want);
-        assert_eq!(odd[8..], [None, Some(4)]);
+        assert_eq!(odd[..6], [28, 14, 12, 7, 6, 4].map(Some));
+        assert_eq!(odd[6..], [None; 5]);
         let items = |config: ScanConfig, segments: Segments| {
             scan_plan(config, F32, segments, false).unwrap().items
         };
@@ -843,10 +843,39 @@ mod tests {
         );
         assert_eq!(items(auto.items_per_thread(32), Segments::Keys), 32);
         assert_eq!(items(auto.portable(), Segments::Keys), 32);
+        // where the odd run's stages do not fit either: the default (LookBack's kernel)
+        assert_eq!(items(auto.block(960), Segments::Keys), 32);
         let spec = scan_plan(auto, F32, Segments::Keys, false)
             .unwrap()
             .kernels();
         assert!(spec.defines.contains(&("R_VECS", 7)));
+        // 8- and 16-byte values by u32 key: 14 and 7 a thread, six stages of 28 KiB
+        let plan = |m_size: usize, segments: Segments| {
+            let values = Items {
+                m_size,
+                in_size: m_size,
+                ..F32
+            };
+            let plan = scan_plan(auto, values, segments, false).unwrap();
+            (plan.items, plan.ahead)
+        };
+        assert_eq!(plan(8, Segments::Keys), (14, 6));
+        assert_eq!(plan(16, Segments::Keys), (7, 6));
+        assert_eq!(plan(8, Segments::Offsets), (16, 5));
+        // 1-byte values have no such run; lifted items keep the default (16 f32 lifted into
+        // 8-byte values)
+        assert_eq!(plan(1, Segments::Keys).0, 32);
+        let lifted = Items {
+            in_size: 4,
+            ..Items { m_size: 8, ..F32 }
+        };
+        let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
+        assert_eq!(
+            scan_plan(explicit, lifted, Segments::Keys, false)
+                .unwrap()
+                .items,
+            16
+        );
     }
 
     #[test]

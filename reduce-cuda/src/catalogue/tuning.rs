@@ -320,8 +320,8 @@ pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 /// The dynamic shared memory LookAhead's stages may take, with a value per thread (segmented,
 /// and a bit per item) for each of the lead's tiles and one more (catalogue/scan.rs's
 /// `ahead_smem`): six 32 KiB tiles of f32 and of 8-byte values, f32 by offsets, six 28 KiB tiles
-/// of 8-byte values by u32 key ([`scan_ahead_items`]'s runs); five of f32 by key (room for a
-/// tile's keys, in tiles of 28 KiB), of 8-byte values by offsets and of 16-byte values; three of
+/// of 8- and 16-byte values by u32 key ([`scan_ahead_items`]'s runs); five of f32 by key (room
+/// for a tile's keys, in tiles of 28 KiB), of 8-byte values by offsets and of 16-byte values; three of
 /// 12-byte ones at their default run (too few: three with a lead of 1 read 12-byte scans at 0.65
 /// of the copy roof where LookBack read 0.72, docs/decisions/0071-scan-look-ahead-by-key.md),
 /// five at runs of 12.
@@ -364,26 +364,22 @@ pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
     reduce_core::portable::scan_items(in_size.max(m_size)) as u32
 }
 
-/// LookAhead's other run: items per thread making an odd number of 16-byte vectors, the one
-/// nearest 8 (128 bytes) with at most 32 items of `in_size` bytes (f32 28, 8-byte values 14,
-/// 12-byte 12, 16-byte 7); `None` where there is none (e.g. 32-byte items). With an odd number
-/// of vectors the runs of a quarter warp's lanes start in distinct bank groups, so a lane reads
-/// its run in order, without the rotation and the selects that undo it (kernels/pipe.cuh's
-/// `r_stage_vectors`: a third of the plain kernel's instructions at 8 vectors). `catalogue/scan.rs`
-/// takes it by key and where the default run leaves LookAhead too few stages. On an H200, by u32
-/// key at 2^26 (eleven distributions, one command): f32 0.90-0.94x the time of 32 items (0.89-0.92
-/// of the copy roof against 0.83-0.85), affine 0.90-0.94x that of 16 (0.82-0.85 against
-/// 0.76-0.77); 12-byte values, plain, 0.85 at 2^28 with 12 items (LookAhead, five stages) against
-/// 0.78 with 16 (too few stages: LookBack). Plain f32 and affine scans read 0.853 / 0.832 with it
-/// against 0.870-0.882 / 0.849 with the default, and by CSR offsets f32 0.61-0.71 against
-/// 0.64-0.73 (docs/decisions/0073-scan-odd-vector-runs.md).
+/// LookAhead's other run: items per thread of `in_size` bytes making 7 or 9 16-byte vectors (112
+/// or 144 bytes, beside the default's 128; at most 32 items): f32 28, 8-byte values 14, 12-byte
+/// 12, 16-byte 7, 24-byte 6; `None` where no such run exists (1-, 2-, 20- or 32-byte items).
+/// With an odd number of vectors the runs of a quarter warp's lanes start in distinct bank
+/// groups, so a lane reads its run in order, without the rotation and the selects that undo it
+/// (kernels/pipe.cuh's `r_stage_vectors`: 40% of the plain f32 kernel's instructions at 8
+/// vectors). `catalogue/scan.rs` takes it by key and where the default run leaves LookAhead too
+/// few stages. On an H200, by u32 key at 2^26 (eleven distributions): f32 0.90-0.94x the time of
+/// 32 items, affine 0.90-0.94x that of 16; 12-byte values, plain, 0.85 of the copy roof at 2^28
+/// with 12 items (LookAhead, five stages) against 0.78 with 16 (too few stages: LookBack). Plain
+/// f32 and affine scans take 1.02-1.05x the time with it, by CSR offsets f32 1.00-1.06x, and
+/// LookBack's kernel 0.99-1.22x (docs/decisions/0073-scan-odd-vector-runs.md).
 pub(crate) fn scan_ahead_items(in_size: usize) -> Option<u32> {
-    [7, 9, 5, 11, 3, 13, 1, 15]
-        .into_iter()
-        .find_map(|vectors: usize| {
-            let bytes = 16 * vectors;
-            let items = bytes / in_size.max(1);
-            (bytes.is_multiple_of(in_size.max(1)) && (1..=32).contains(&items))
-                .then_some(items as u32)
-        })
+    [7, 9].into_iter().find_map(|vectors: usize| {
+        let bytes = 16 * vectors;
+        let items = bytes / in_size.max(1);
+        (bytes.is_multiple_of(in_size.max(1)) && (1..=32).contains(&items)).then_some(items as u32)
+    })
 }
