@@ -319,8 +319,9 @@ impl ScanConfig {
     /// The portable mode: the tile is fixed by the monoid's size alone (256 threads ×
     /// `reduce_core::portable::scan_items`), so a float scan has the bits of
     /// `reduce_core::portable::{scan, scan_segments, scan_by_key}` on any GPU and on the CPU
-    /// backend ([`crate::Backend`]). The other settings' tile is the same for the monoid's own
-    /// values; `block` and `items_per_thread` are refused in this mode ([`Error::InvalidConfig`]).
+    /// backend ([`crate::Backend`]). The default settings' tile is the same for the monoid's own
+    /// values but LookAhead's by key and for 12-byte items (runs of an odd number of vectors);
+    /// `block` and `items_per_thread` are refused in this mode ([`Error::InvalidConfig`]).
     ///
     /// ```
     /// use reduce_cuda::ScanConfig;
