@@ -3,7 +3,8 @@
 //! segments fewer than the tiles, and `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices
 //! (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
 //! items, inclusive and exclusive, and the segmented scans (CSR offsets, and keys: each item's
-//! segment id; both also by LookBack) of `bench segmented`'s distributions at 2^26, against the copy
+//! segment id; both also by LookBack; 2x2 matrices by `Auto` only) of `bench segmented`'s
+//! distributions at 2^26, against the copy
 //! roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
 //! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time ×
 //! (bytes moved / bytes the roof moves) / time — and against CUB's `DeviceScan`
@@ -302,7 +303,8 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
 }
 
 /// The segmented scans of the distributions at 2^26 items, f32 sums and the affine monoid
-/// (checked), offsets and keys, inclusive, trusted offsets (the check is a pass of its own).
+/// (checked), offsets and keys, inclusive, trusted offsets (the check is a pass of its own); 2x2
+/// matrices (checked) by `Auto` only.
 fn segmented(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -322,7 +324,15 @@ fn segmented(
         "affine",
         kernels.fill_random(n, 13, &masks_affine())?,
     )?;
+    // 2x2 matrices (16 bytes) by `Auto` only: LookAhead's runs of seven vectors by key
+    let mut mat2 = Segmented::<Mat2>::new(
+        gpu,
+        kernels,
+        "mat2",
+        kernels.fill_random(n, 14, &masks_mat2())?,
+    )?;
     let host_affine = gpu.download(affine.xs.items())?;
+    let host_mat2 = gpu.download(mat2.xs.items())?;
     let dists: &[&str] = if quick {
         &["size_1", "size_3", "random_10_50", "equal_1000", "empty_90"]
     } else {
@@ -334,6 +344,8 @@ fn segmented(
         let d_keys = gpu.upload(&owners(&offsets))?;
         let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
             .expect("a valid layout");
+        let want_mat2 = reduce_cuda::scan_segments(&host_mat2, &offsets, Scan::Inclusive)
+            .expect("a valid layout");
         for (form, layout) in [
             ("offsets", &d_offsets),
             ("offsets, LookBack", &d_offsets),
@@ -342,6 +354,9 @@ fn segmented(
         ] {
             sums.time(gpu, table, dist, form, layout, None)?;
             affine.time(gpu, table, dist, form, layout, Some(&want))?;
+            if !form.ends_with(", LookBack") {
+                mat2.time(gpu, table, dist, form, layout, Some(&want_mat2))?;
+            }
         }
         eprintln!("scan: segmented {dist} done");
     }
