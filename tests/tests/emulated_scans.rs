@@ -10,7 +10,8 @@
 //! of one and two 16-byte parts, and states and values apart). A read that a
 //! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
 //! but for the waits between blocks: every earlier tile has finished, so a look-back stops at
-//! the nearest group and never waits (the GPU tests and racecheck cover those paths).
+//! the nearest group and never waits (the GPU tests and racecheck cover those paths). Trusted
+//! garbage offsets finish and stay in bounds, in LookAhead and LookBack.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -298,6 +299,48 @@ fn portable_float_scans(cxx: &str, config: ScanConfig) {
             };
             let got: Vec<Sum<f32>> = values_from(&got);
             assert!(bits(&got) == bits(&want), "{form:?} {kind:?} {config:?}");
+        }
+    }
+}
+
+/// Trusted garbage offsets (unsorted with some past n, all zero, all at `u32::MAX`, decreasing)
+/// finish and stay in bounds (AddressSanitizer; the poison past scan_marks' bitmap) in
+/// LookAhead's marks and scan and in LookBack's walk of a tile's offsets, in every fiber order;
+/// their outputs are unspecified.
+#[test]
+fn garbage_offsets_stay_in_bounds() {
+    let Some(cxx) = compiler() else { return };
+    let mut rng = TestRng::new(99);
+    let shape = |algorithm| ScanConfig::new(algorithm).block(64).items_per_thread(5);
+    for algorithm in [ScanAlgorithm::LookAhead, ScanAlgorithm::LookBack] {
+        let kernel = scan_kernel::<Affine, u32>(&cxx, shape(algorithm), Some(true));
+        let n = 40 * kernel.tile + 7;
+        let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
+        let layouts: [Vec<u64>; 4] = [
+            (0..n / 3).map(|_| rng.range(0, 2 * n)).collect(),
+            vec![0; 200],
+            vec![u32::MAX as u64; 200],
+            (0..300).rev().map(|i| i * n / 300).collect(),
+        ];
+        let cases: Vec<ScanCase> = layouts
+            .iter()
+            .flat_map(|index| {
+                [false, true].map(|exclusive| ScanCase {
+                    n,
+                    exclusive,
+                    items: items.clone(),
+                    index: index.clone(),
+                })
+            })
+            .collect();
+        for order in Order::ALL {
+            // `run` asserts that every case finished (no deadlock) and that the bitmap's poison
+            // is intact
+            assert_eq!(
+                kernel.run(&cases, order).len(),
+                cases.len(),
+                "{algorithm:?}"
+            );
         }
     }
 }
