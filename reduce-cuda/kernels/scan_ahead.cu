@@ -48,10 +48,11 @@
 // Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items),
-// R_MARKS_RUN (the offsets a thread of scan_marks takes). The dynamic shared memory, R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the
-// R_AHEAD_HELD tiles between their reduction and their outputs (a slot each, round k's in slot
-// k % R_AHEAD_HELD), R_BLOCK values (s_lanes: each thread's lanes before it) and segmented a
-// bitmap of the tile's heads (s_marks: R_TILE / 32 words, a warp's R_ITEMS together).
+// R_MARKS_RUN (the offsets a thread of scan_marks takes). The dynamic shared memory,
+// R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the R_AHEAD_HELD tiles between their
+// reduction and their outputs (a slot each, round k's in slot k % R_AHEAD_HELD), R_BLOCK values
+// (s_lanes: each thread's lanes before it) and segmented a bitmap of the tile's heads (s_marks:
+// R_TILE / 32 words, a warp's R_ITEMS together).
 
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)

@@ -312,10 +312,10 @@ fn segmented(
     quick: bool,
 ) -> reduce_cuda::Result<()> {
     let n = 1usize << 26;
-    let mut sums = Segmented::<Sum<f32>>::new(gpu, kernels, "f32", (n, 12, &masks_f32()))?;
-    let mut affine = Segmented::<Affine>::new(gpu, kernels, "affine", (n, 13, &masks_affine()))?;
+    let mut sums = Segmented::<Sum<f32>>::new(gpu, kernels, "f32", n, 12, &masks_f32())?;
+    let mut affine = Segmented::<Affine>::new(gpu, kernels, "affine", n, 13, &masks_affine())?;
     // 2x2 matrices (16 bytes) by `Auto` only: LookAhead's runs of seven vectors by key
-    let mut mat2 = Segmented::<Mat2>::new(gpu, kernels, "mat2", (n, 14, &masks_mat2()))?;
+    let mut mat2 = Segmented::<Mat2>::new(gpu, kernels, "mat2", n, 14, &masks_mat2())?;
     let host_affine = gpu.download(affine.xs.items())?;
     let host_mat2 = gpu.download(mat2.xs.items())?;
     let dists: &[&str] = if quick {
@@ -357,14 +357,16 @@ struct Segmented<M: CudaMonoid> {
 }
 
 impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
-    /// `fill`: the items' count, the seed and the masks of their random words.
+    /// `n` random items (`BenchKernels::fill_random`'s `seed` and `masks`).
     fn new(
         gpu: &Gpu,
         kernels: &BenchKernels,
         name: &'static str,
-        fill: (usize, u64, &FillMasks),
+        n: usize,
+        seed: u64,
+        masks: &FillMasks,
     ) -> reduce_cuda::Result<Self> {
-        let xs = kernels.fill_random(fill.0, fill.1, fill.2)?;
+        let xs = kernels.fill_random(n, seed, masks)?;
         let roof = kernels.copy_roof_ms(&xs, REPS)?;
         let out = gpu.identities::<M>(xs.items().len())?;
         Ok(Segmented {

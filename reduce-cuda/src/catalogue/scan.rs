@@ -298,16 +298,9 @@ impl ScanPlan {
     /// ([`stage_bytes`]), else 0.
     pub fn dynamic_smem(&self) -> usize {
         if self.ahead > 0 {
-            let (block, items) = (self.block, self.items);
             let segmented = self.segments != Segments::None;
-            return ahead_smem(
-                self.ahead,
-                block,
-                items,
-                self.in_size,
-                self.m_size,
-                segmented,
-            );
+            let (block, items, in_size) = (self.block, self.items, self.in_size);
+            return ahead_smem(self.ahead, block, items, in_size, self.m_size, segmented);
         }
         match self.stage {
             (bytes, true) => bytes as usize,
@@ -867,7 +860,8 @@ mod tests {
         assert_eq!(plan(1, Segments::Keys).0, 32);
         let lifted = Items {
             in_size: 4,
-            ..Items { m_size: 8, ..F32 }
+            m_size: 8,
+            ..F32
         };
         let explicit = ScanConfig::new(ScanAlgorithm::LookAhead);
         assert_eq!(

@@ -319,12 +319,12 @@ pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 
 /// The dynamic shared memory LookAhead's stages may take, with a value per thread (segmented,
 /// and a bit per item) for each of the lead's tiles and one more (catalogue/scan.rs's
-/// `ahead_smem`): six 32 KiB tiles of f32 and of 8-byte values, f32 by offsets, six 28 KiB tiles
-/// of 8- and 16-byte values by u32 key ([`scan_ahead_items`]'s runs); five of f32 by key (room
-/// for a tile's keys, in tiles of 28 KiB), of 8-byte values by offsets and of 16-byte values; three of
-/// 12-byte ones at their default run (too few: three with a lead of 1 read 12-byte scans at 0.65
-/// of the copy roof where LookBack read 0.72, docs/decisions/0071-scan-look-ahead-by-key.md),
-/// five at runs of 12.
+/// `ahead_smem`): six 32 KiB tiles of f32 and of 8-byte values, f32 by offsets, six 28 KiB
+/// tiles of 8- and 16-byte values by u32 key ([`scan_ahead_items`]'s runs); five of f32 by key
+/// (room for a tile's keys, in tiles of 28 KiB), of 8-byte values by offsets and of 16-byte
+/// values; three of 12-byte ones at their default run (too few: three with a lead of 1 read
+/// 12-byte scans at 0.65 of the copy roof where LookBack read 0.72,
+/// docs/decisions/0071-scan-look-ahead-by-key.md), five at runs of 12.
 /// On an H200 at 2^24 / 2^26 items, six stages against five read affine scans at 0.788 / 0.832
 /// of the copy roof against 0.733 / 0.826, f32 sums by offsets 0.65–0.73 against 0.59–0.70
 /// (docs/decisions/0072-scan-look-ahead-by-offsets.md); a value per stage instead, six of
@@ -377,9 +377,10 @@ pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
 /// f32 and affine scans take 1.02-1.05x the time with it, by CSR offsets f32 1.00-1.06x, and
 /// LookBack's kernel 0.99-1.22x (docs/decisions/0073-scan-odd-vector-runs.md).
 pub(crate) fn scan_ahead_items(in_size: usize) -> Option<u32> {
+    let size = in_size.max(1);
     [7, 9].into_iter().find_map(|vectors: usize| {
         let bytes = 16 * vectors;
-        let items = bytes / in_size.max(1);
-        (bytes.is_multiple_of(in_size.max(1)) && (1..=32).contains(&items)).then_some(items as u32)
+        (bytes.is_multiple_of(size) && (1..=32).contains(&(bytes / size)))
+            .then_some((bytes / size) as u32)
     })
 }
