@@ -93,27 +93,69 @@ __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
 }
 
 #if R_VECS > 0
-// The inverse of pipe.cuh's r_stage_vectors: in[] (vector k of the run in in[k]) to the run at
-// p, each lane storing its vectors rotated by r_rot(lane), so that the lanes of a quarter warp
-// touch distinct bank groups.
-__device__ __forceinline__ void r_stage_vectors_store(uint4* p, const uint4 (&in)[R_VECS]) {
-    const unsigned int rot = r_rot(threadIdx.x & (R_WARP - 1));
-    uint4 r[R_VECS];
-#pragma unroll
-    for (int k = 0; k < R_VECS; ++k) r[k] = in[k];
-    // r[k] must hold vector (k + rot) % R_VECS: rotate by rot, one bit of it per stage.
-#pragma unroll
-    for (int bit = 1; bit < R_ROTATIONS; bit *= 2) {
-        const bool on = (rot & bit) != 0;
+// A whole run of R_VECS 16-byte vectors in the stage, read three times (round k's reduction,
+// then round k + R_LEAD's outputs: read, stored in place and copied out by the warp). The bulk
+// copy lays vector k of every lane's run at k: lanes whose runs start in the same bank group
+// (pipe.cuh's r_rot classes) would all read vector k from one group. Round k's read therefore
+// leaves the run swizzled in place, vector k at k ^ r_ahead_swz(lane), a different position for
+// each lane of a class; from then on every read and store names its registers statically and
+// only the addresses differ between lanes: no bank conflicts, and no selects to undo a rotation.
+// (Odd runs, R_ROTATIONS = 1: the runs already start in distinct groups, and nothing moves.)
+//
+// The first read itself: lane of class s reads step k from k ^ s and stores it at its swizzled
+// place, k ^ s ^ r_ahead_swz; both are one-to-one over the classes for every k (r_ahead_swz(s)
+// is s times x in GF(2^m), m = log2 R_ROTATIONS, and s ^ that is s times x + 1; neither is zero
+// for s != 0), so neither the reads nor the stores conflict. Then it reads the run back in order.
+// With two classes no such pair exists (GF(2) has no x): the rotation and its one stage of
+// selects, as pipe.cuh's r_stage_vectors.
+__device__ __forceinline__ unsigned int r_ahead_swz(unsigned int lane) {
+    const unsigned int s = r_rot(lane);
+    if (R_ROTATIONS >= 4) return ((s << 1) & (R_ROTATIONS - 1)) ^ ((s & (R_ROTATIONS / 2)) ? 3u : 0u);
+    return s;
+}
+
+// Round k's read of this thread's whole run at p, as the bulk copy left it: into out[] in order,
+// leaving it swizzled in place.
+__device__ __forceinline__ void r_ahead_first_read(uint4* p, uint4 (&out)[R_VECS]) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1), m = r_ahead_swz(lane);
+    if constexpr (R_ROTATIONS >= 4) {
+        const unsigned int s = r_rot(lane);
         uint4 t[R_VECS];
 #pragma unroll
-        for (int k = 0; k < R_VECS; ++k) t[k] = r[(k + bit) % R_VECS];
+        for (int k = 0; k < R_VECS; ++k) t[k] = p[k ^ s];
 #pragma unroll
-        for (int k = 0; k < R_VECS; ++k) r[k] = on ? t[k] : r[k];
+        for (int k = 0; k < R_VECS; ++k) p[k ^ s ^ m] = t[k];
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) out[k] = p[k ^ m];
+    } else {
+        r_stage_vectors(p, out);
+        if constexpr (R_ROTATIONS == 2) {
+#pragma unroll
+            for (int k = 0; k < R_VECS; ++k) p[k ^ m] = out[k];
+        }
     }
-#pragma unroll
-    for (int k = 0; k < R_VECS; ++k) p[(k + rot) % R_VECS] = r[k];
 }
+
+// This thread's whole run at p, swizzled (after round k's read), into out[] in order.
+__device__ __forceinline__ void r_ahead_read(const uint4* p, uint4 (&out)[R_VECS]) {
+    const unsigned int m = r_ahead_swz(threadIdx.x & (R_WARP - 1));
+#pragma unroll
+    for (int k = 0; k < R_VECS; ++k) out[k] = p[k ^ m];
+}
+
+// in[] (vector k of the run in in[k]) into this thread's run at p, swizzled.
+__device__ __forceinline__ void r_ahead_store(uint4* p, const uint4 (&in)[R_VECS]) {
+    const unsigned int m = r_ahead_swz(threadIdx.x & (R_WARP - 1));
+#pragma unroll
+    for (int k = 0; k < R_VECS; ++k) p[k ^ m] = in[k];
+}
+
+// Where vector g of a warp's 32 swizzled runs lies (vector g % R_VECS of lane g / R_VECS's run).
+__device__ __forceinline__ unsigned int r_ahead_swz_at(unsigned int g) {
+    const unsigned int run = g / R_VECS;
+    return run * R_VECS + ((g % R_VECS) ^ r_ahead_swz(run));
+}
+
 union r_ahead_run {
     uint4 v[R_VECS];
     r_in x[R_ITEMS];
@@ -122,15 +164,17 @@ union r_ahead_run {
 #endif
 
 // Calls f(j, item j lifted) for this thread's `count` items in order, from its run in `stage`
-// (the tile's first item at `t0`).
-template <typename F>
-__device__ __forceinline__ void r_ahead_items(const unsigned char* stage, r_size t0, int count, F f) {
+// (the tile's first item at `t0`). Round k's read (`First`) of a whole run leaves it swizzled,
+// which every later read expects; a run cut short by the items' end stays as copied.
+template <bool First, typename F>
+__device__ __forceinline__ void r_ahead_items(unsigned char* stage, r_size t0, int count, F f) {
     const r_size first = t0 + (r_size)threadIdx.x * R_ITEMS;
-    const r_in* run = reinterpret_cast<const r_in*>(stage) + threadIdx.x * R_ITEMS;
+    r_in* run = reinterpret_cast<r_in*>(stage) + threadIdx.x * R_ITEMS;
 #if R_VECS > 0
     if (count == R_ITEMS) {
         r_ahead_run u;
-        r_stage_vectors(reinterpret_cast<const uint4*>(run), u.v);
+        if constexpr (First) r_ahead_first_read(reinterpret_cast<uint4*>(run), u.v);
+        else r_ahead_read(reinterpret_cast<const uint4*>(run), u.v);
 #pragma unroll
         for (int j = 0; j < R_ITEMS; ++j) f(j, m_lift(u.x[j], first + j));
         return;
@@ -434,7 +478,7 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
                 r_seg agg;
                 agg.flag = heads & 1u;
                 agg.v = m_identity();
-                r_ahead_items(r_stage_items_at(stages, k), t0, count, [&](int j, const M& x) {
+                r_ahead_items<true>(r_stage_items_at(stages, k), t0, count, [&](int j, const M& x) {
                     r_seg item;
                     item.flag = (heads >> j) & 1u;
                     item.v = x;
@@ -505,21 +549,22 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
                 // Into the run's place in the stage, then out coalesced, a vector a lane at a time.
                 r_ahead_run u;
                 uint4* run = reinterpret_cast<uint4*>(stage) + threadIdx.x * R_VECS;
-                r_stage_vectors(run, u.v);
+                r_ahead_read(run, u.v);
 #pragma unroll
                 for (int j = 0; j < R_ITEMS; ++j) u.m[j] = step(j, m_lift(u.x[j], first + j));
-                r_stage_vectors_store(run, u.v);
+                r_ahead_store(run, u.v);
                 __syncwarp();
                 const uint4* src = reinterpret_cast<const uint4*>(stage) + warp * R_WARP * R_VECS;
                 uint4* dst = reinterpret_cast<uint4*>(out + t0) + warp * R_WARP * R_VECS;
 #pragma unroll
-                for (int v = 0; v < R_VECS; ++v) __stcs(dst + v * R_WARP + lane, src[v * R_WARP + lane]);
+                for (int v = 0; v < R_VECS; ++v)
+                    __stcs(dst + v * R_WARP + lane, src[r_ahead_swz_at(v * R_WARP + lane)]);
             } else
 #endif
             {
                 (void)out_staged;
                 (void)warp_whole;
-                r_ahead_items(stage, t0, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
+                r_ahead_items<false>(stage, t0, count, [&](int j, const M& x) { out[first + j] = step(j, x); });
             }
             r_stage_release(s_empty, kw);
         }
