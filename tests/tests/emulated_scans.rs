@@ -42,7 +42,9 @@ fn configs() -> [ScanConfig; 5] {
 }
 
 /// LookAhead at the smallest tile (items one by one), at 64 threads of four items (a vector of
-/// f32 a thread) and the default.
+/// f32 a thread; runs of two and four vectors of 8- and 16-byte values: the swizzle's fallback of
+/// two bank classes and its form for four) and the default (runs of eight vectors: eight
+/// classes).
 fn ahead_configs() -> [ScanConfig; 3] {
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     [

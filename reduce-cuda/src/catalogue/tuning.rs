@@ -368,11 +368,12 @@ pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
 /// or 144 bytes, beside the default's 128; at most 32 items): f32 28, 8-byte values 14, 12-byte
 /// 12, 16-byte 7, 24-byte 6; `None` where no such run exists (1-, 2-, 20- or 32-byte items).
 /// With an odd number of vectors the runs of a quarter warp's lanes start in distinct bank
-/// groups, so a lane reads its run in order, without the rotation and the selects that undo it
-/// (kernels/pipe.cuh's `r_stage_vectors`: 40% of the plain f32 kernel's instructions at 8
-/// vectors). `catalogue/scan.rs` takes it by key and where the default run leaves LookAhead too
-/// few stages. On an H200, by u32 key at 2^26 (eleven distributions): f32 0.90-0.94x the time of
-/// 32 items, affine 0.90-0.94x that of 16; 12-byte values, plain, 0.85 of the copy roof at 2^28
+/// groups, so a lane reads its run in order as copied, where an even run is swizzled in place by
+/// its first read (kernels/scan_ahead.cu's `r_ahead_first_read`). `catalogue/scan.rs` takes it
+/// by key and where the default run leaves LookAhead too few stages. On an H200, by u32 key at
+/// 2^26 (eleven distributions): f32 0.90-0.94x the time of 32 items, affine 0.90-0.94x that of
+/// 16 (against even runs read rotated, with selects to undo it, before
+/// docs/decisions/0074-scan-swizzled-runs.md; by key the two were not measured again after); 12-byte values, plain, 0.85 of the copy roof at 2^28
 /// with 12 items (LookAhead, five stages) against 0.78 with 16 (too few stages: LookBack). Plain
 /// f32 and affine scans take 1.02-1.05x the time with it, by CSR offsets f32 1.00-1.06x, and
 /// LookBack's kernel 0.99-1.22x (docs/decisions/0073-scan-odd-vector-runs.md).
