@@ -257,6 +257,58 @@ fn in_place_into_and_lifted() {
     }
 }
 
+/// LookAhead's runs in every form of their swizzle (kernels/scan_ahead.cu's
+/// `r_ahead_first_read`): 64 threads of 4, 8 and 12 items are runs of 2, 4 and 6 vectors of
+/// 8-byte values (two bank classes: one stage of selects, then the swizzle; four: GF(4); two)
+/// and of 4, 8 and 12 vectors of 16-byte ones (GF(4), GF(8), GF(4)); plain (the outputs through
+/// the stage), by CSR offsets of short segments, and lifted from f32 runs of 2, 4, 6 and 8
+/// vectors (the outputs item by item from the swizzled runs); sizes around tiles and warps.
+#[test]
+fn look_ahead_swizzled_runs() {
+    let Some(gpu) = gpu() else { return };
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead).block(64);
+    fn check<M: CudaMonoidTest>(gpu: &Gpu, config: ScanConfig) {
+        let mut rng = TestRng::new(9);
+        for n in [1, 255, 256, 257, 2049, 100_003] {
+            let xs = M::random_vec(n, n as u64);
+            let lengths: Vec<u32> = (0..n).map(|_| rng.range(0, 9) as u32).collect();
+            let mut offsets = offsets_of(&lengths);
+            offsets.retain(|&o| o as usize <= n);
+            offsets.push(n as u32);
+            let (dxs, doff) = (gpu.upload(&xs).unwrap(), gpu.upload(&offsets).unwrap());
+            for kind in KINDS {
+                let got = gpu.scan(&dxs, kind, config).unwrap();
+                let what = format!("{} n = {n} {kind:?} {config:?}", M::CUDA_NAME);
+                assert_eq!(gpu.download(&got).unwrap(), scan(&xs, kind), "{what}");
+                let got = gpu.scan_segments(&dxs, &doff, kind, config).unwrap();
+                let want = scan_segments(&xs, &offsets, kind).unwrap();
+                assert_eq!(gpu.download(&got).unwrap(), want, "offsets: {what}");
+            }
+        }
+    }
+    for items in [4, 8, 12] {
+        check::<Affine>(&gpu, ahead.items_per_thread(items));
+        check::<Mat2>(&gpu, ahead.items_per_thread(items));
+    }
+    let mut rng = TestRng::new(8);
+    let fl: Vec<f32> = (0..100_003)
+        .map(|_| (rng.next_u32() % 5000) as f32)
+        .collect();
+    let dfl = gpu.upload(&fl).unwrap();
+    for items in [8, 16, 24, 32] {
+        let config = ahead.items_per_thread(items);
+        for kind in KINDS {
+            let got = gpu.scan_lifted::<ArgMax, f32>(&dfl, kind, config).unwrap();
+            let want = scan(&lifted(&fl), kind);
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                want,
+                "lifted {kind:?} {config:?}"
+            );
+        }
+    }
+}
+
 /// Keys of segments with these lengths, drawn from 3 labels: neighbouring segments may share
 /// one (then they are one run), and a label comes back later.
 fn keys_of<I: SegIndex>(lengths: &[u64], rng: &mut TestRng) -> Vec<I> {
