@@ -109,9 +109,10 @@ __device__ __forceinline__ void r_produce_tile(const r_in* __restrict__ in, r_si
         dst[at - a] = *reinterpret_cast<const unsigned char*>(at);
     }
     if (lane == 0) {
-        // The threads' reads of the stage's last tile (ordered before this by the `empty`
-        // barrier) and any plain stores into it (the lanes' bytes) come before the bulk
-        // copy, in the async proxy, writes it.
+        // The threads' reads of the stage's last tile and their plain stores into it (the
+        // scans write their outputs through the stage and swizzle runs in place), both
+        // ordered before this by the `empty` barrier, and the lanes' bytes here come before
+        // the bulk copy, in the async proxy, writes it.
         r_async_fence();
         r_mbar_arrive_expect(&full[stage], (unsigned int)(b1 - b0));
         if (b1 > b0)
@@ -146,8 +147,9 @@ __device__ __forceinline__ const unsigned char* r_stage_wait(unsigned char* stag
     return r_stage_items_at(stages, k);
 }
 
-// The threads' side: this thread has read the block's k-th tile's stage (each thread arrives
-// after its own last read: its reads are ordered before the refill by its own release).
+// The threads' side: this thread is done with the block's k-th tile's stage (each thread
+// arrives after its own last read or store there: they are ordered before the refill by its
+// own release).
 __device__ __forceinline__ void r_stage_release(unsigned long long* empty, unsigned int k) {
     r_mbar_arrive(&empty[k % R_PIPE]);
 }

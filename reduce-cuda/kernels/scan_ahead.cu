@@ -93,24 +93,25 @@ __device__ __forceinline__ void r_ahead_pause(unsigned int& pause) {
 }
 
 #if R_VECS > 0
-// A whole run of R_VECS 16-byte vectors in the stage, read three times (round k's reduction,
-// then round k + R_LEAD's outputs: read, stored in place and copied out by the warp). The bulk
-// copy lays vector k of every lane's run at k: lanes whose runs start in the same bank group
-// (pipe.cuh's r_rot classes) would all read vector k from one group. Round k's read therefore
+// A whole run of R_VECS 16-byte vectors in the stage is read in round k (the reduction) and
+// again in round k + R_LEAD (the outputs: read, then, where the warp writes through the stage,
+// stored in place and copied out by the warp). The bulk copy lays vector k of every lane's run
+// at k, so lanes whose runs start in the same bank group would all read vector k from one group;
+// pipe.cuh's r_rot gives such lanes different rotation classes s. Round k's read therefore
 // leaves the run swizzled in place, vector k at k ^ r_ahead_swz(lane), a different position for
-// each lane of a class; from then on every read and store names its registers statically and
-// only the addresses differ between lanes: no bank conflicts, and no selects to undo a rotation.
-// (Odd runs, R_ROTATIONS = 1: the runs already start in distinct groups, and nothing moves.)
+// each class; from then on every read and store names its registers statically and only the
+// addresses differ between lanes: no bank conflicts, and no selects to undo a rotation. (Odd
+// runs, R_ROTATIONS = 1: the runs already start in distinct groups, and nothing moves.)
 //
-// The first read itself: lane of class s reads step k from k ^ s and stores it at its swizzled
-// place, k ^ s ^ r_ahead_swz; both are one-to-one over the classes for every k (r_ahead_swz(s)
-// is s times x in GF(2^m), m = log2 R_ROTATIONS, and s ^ that is s times x + 1; neither is zero
-// for s != 0), so neither the reads nor the stores conflict. Then it reads the run back in order.
-// With two classes no such pair exists (GF(2) has no x): the rotation and its one stage of
-// selects, as pipe.cuh's r_stage_vectors.
+// The first read itself: a lane of class s reads step k from k ^ s and stores it at its swizzled
+// place, k ^ s ^ h(s), with h(s) = r_ahead_swz(lane) = s times x in GF(2^m), m = log2
+// R_ROTATIONS; s ^ h(s) is s times x + 1. Neither x nor x + 1 is zero, so both maps are one-to-one
+// over the classes for every k: neither the reads nor the stores conflict. Then it reads the run
+// back in order. With two classes (runs of 2 mod 4 vectors) no such pair exists (GF(2) has no
+// x): the rotation and its one stage of selects, as pipe.cuh's r_stage_vectors, then h(s) = s.
 __device__ __forceinline__ unsigned int r_ahead_swz(unsigned int lane) {
     const unsigned int s = r_rot(lane);
-    if (R_ROTATIONS >= 4) return ((s << 1) & (R_ROTATIONS - 1)) ^ ((s & (R_ROTATIONS / 2)) ? 3u : 0u);
+    if constexpr (R_ROTATIONS >= 4) return ((s << 1) & (R_ROTATIONS - 1)) ^ ((s & (R_ROTATIONS / 2)) ? 3u : 0u);
     return s;
 }
 

@@ -41,10 +41,10 @@ fn configs() -> [ScanConfig; 5] {
     ]
 }
 
-/// LookAhead at the smallest tile (items one by one), at 64 threads of four items (a vector of
-/// f32 a thread; runs of two and four vectors of 8- and 16-byte values: the swizzle's fallback of
-/// two bank classes and its form for four) and the default (runs of eight vectors: eight
-/// classes).
+/// LookAhead at the smallest tile (items one by one), at 64 threads of four items (runs of two
+/// and four vectors of 8- and 16-byte values: the swizzle's fallback of two rotation classes and
+/// its form for four) and the default (runs of eight vectors of 8- and 16-byte values: eight
+/// classes; of 2, 6 and 18 of 1-, 3- and 72-byte ones: two).
 fn ahead_configs() -> [ScanConfig; 3] {
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     [
@@ -103,8 +103,8 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
 /// the tile, both kinds, fibers in every order; LookAhead's too: by key at the smallest tile
 /// (many tiles and groups), both forms at 64 threads of five items (a thread's heads across two
 /// words of its warp's bitmap; by offsets, scan_marks' runs of eight offsets across words), and
-/// by key at 32 threads of its default run; its default tile runs in the GPU tests and, by
-/// offsets, in the portable test here (CI's time).
+/// by key at 32 threads of its default run and of 16 items (runs swizzled in place); its default
+/// tile runs in the GPU tests and, by offsets, in the portable test here (CI's time).
 fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx: &str) {
     let mut rng = TestRng::new(77);
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
@@ -115,6 +115,9 @@ fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx:
         // by key, the runs of an odd number of vectors it takes by default (8-byte values:
         // 14 a thread, seven vectors read in order)
         (ahead.block(32), false),
+        // by key, runs swizzled in place: 8-byte values 8 vectors a thread (eight rotation
+        // classes), 12-byte values 12 (four)
+        (ahead.block(32).items_per_thread(16), false),
     ];
     let every = configs().into_iter().flat_map(|c| [(c, true), (c, false)]);
     for (config, offsets_form) in every.chain(ahead) {

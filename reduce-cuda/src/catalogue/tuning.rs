@@ -373,10 +373,11 @@ pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
 /// by key and where the default run leaves LookAhead too few stages. On an H200, by u32 key at
 /// 2^26 (eleven distributions): f32 0.90-0.94x the time of 32 items, affine 0.90-0.94x that of
 /// 16 (against even runs read rotated, with selects to undo it, before
-/// docs/decisions/0074-scan-swizzled-runs.md; by key the two were not measured again after); 12-byte values, plain, 0.85 of the copy roof at 2^28
-/// with 12 items (LookAhead, five stages) against 0.78 with 16 (too few stages: LookBack). Plain
-/// f32 and affine scans take 1.02-1.05x the time with it, by CSR offsets f32 1.00-1.06x, and
-/// LookBack's kernel 0.99-1.22x (docs/decisions/0073-scan-odd-vector-runs.md).
+/// docs/decisions/0074-scan-swizzled-runs.md; by key the two were not measured again after);
+/// 12-byte values, plain, 0.85 of the copy roof at 2^28 with 12 items (LookAhead, five stages)
+/// against 0.78 with 16 (too few stages: LookBack). Plain f32 and affine scans take 1.02-1.05x
+/// the time with it, by CSR offsets f32 1.00-1.06x, and LookBack's kernel 0.99-1.22x
+/// (docs/decisions/0073-scan-odd-vector-runs.md).
 pub(crate) fn scan_ahead_items(in_size: usize) -> Option<u32> {
     let size = in_size.max(1);
     [7, 9].into_iter().find_map(|vectors: usize| {
