@@ -69,17 +69,26 @@ fn the_family_compiles() {
     if !require_nvrtc() {
         return;
     }
-    for config in configs() {
-        compile_scan_kernels::<Affine>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Mat2>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Mat3>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Nib8>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Tri8>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<AffCount>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Grid16>(config, CI_ARCH).unwrap();
-        compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
-        compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
-    }
+    // A few hundred NVRTC compilations: the configurations side by side, a thread per core.
+    let configs = configs();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for chunk in configs.chunks(configs.len().div_ceil(threads)) {
+            scope.spawn(move || {
+                for &config in chunk {
+                    compile_scan_kernels::<Affine>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Mat2>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Mat3>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Nib8>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Tri8>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<AffCount>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Grid16>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels::<Sum<f32>>(config, CI_ARCH).unwrap();
+                    compile_scan_kernels_lifted::<ArgMax, f32>(config, CI_ARCH).unwrap();
+                }
+            });
+        }
+    });
     // Before sm_80 a warp's marks are ORed by shuffles (no redux.sync).
     for arch in ["sm_75", "sm_80"] {
         compile_scan_kernels::<Sum<f32>>(ScanConfig::default(), arch)
