@@ -115,28 +115,6 @@ __device__ __forceinline__ unsigned int r_ahead_swz(unsigned int lane) {
     return s;
 }
 
-// Round k's read of this thread's whole run at p, as the bulk copy left it: into out[] in order,
-// leaving it swizzled in place.
-__device__ __forceinline__ void r_ahead_first_read(uint4* p, uint4 (&out)[R_VECS]) {
-    const unsigned int lane = threadIdx.x & (R_WARP - 1), m = r_ahead_swz(lane);
-    if constexpr (R_ROTATIONS >= 4) {
-        const unsigned int s = r_rot(lane);
-        uint4 t[R_VECS];
-#pragma unroll
-        for (int k = 0; k < R_VECS; ++k) t[k] = p[k ^ s];
-#pragma unroll
-        for (int k = 0; k < R_VECS; ++k) p[k ^ s ^ m] = t[k];
-#pragma unroll
-        for (int k = 0; k < R_VECS; ++k) out[k] = p[k ^ m];
-    } else {
-        r_stage_vectors(p, out);
-        if constexpr (R_ROTATIONS == 2) {
-#pragma unroll
-            for (int k = 0; k < R_VECS; ++k) p[k ^ m] = out[k];
-        }
-    }
-}
-
 // This thread's whole run at p, swizzled (after round k's read), into out[] in order.
 __device__ __forceinline__ void r_ahead_read(const uint4* p, uint4 (&out)[R_VECS]) {
     const unsigned int m = r_ahead_swz(threadIdx.x & (R_WARP - 1));
@@ -149,6 +127,23 @@ __device__ __forceinline__ void r_ahead_store(uint4* p, const uint4 (&in)[R_VECS
     const unsigned int m = r_ahead_swz(threadIdx.x & (R_WARP - 1));
 #pragma unroll
     for (int k = 0; k < R_VECS; ++k) p[k ^ m] = in[k];
+}
+
+// Round k's read of this thread's whole run at p, as the bulk copy left it: into out[] in order,
+// leaving it swizzled in place.
+__device__ __forceinline__ void r_ahead_first_read(uint4* p, uint4 (&out)[R_VECS]) {
+    if constexpr (R_ROTATIONS >= 4) {
+        const unsigned int lane = threadIdx.x & (R_WARP - 1), s = r_rot(lane), m = r_ahead_swz(lane);
+        uint4 t[R_VECS];
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) t[k] = p[k ^ s];
+#pragma unroll
+        for (int k = 0; k < R_VECS; ++k) p[k ^ s ^ m] = t[k];
+        r_ahead_read(p, out);
+    } else {
+        r_stage_vectors(p, out);
+        if constexpr (R_ROTATIONS == 2) r_ahead_store(p, out);
+    }
 }
 
 // Where vector g of a warp's 32 swizzled runs lies (vector g % R_VECS of lane g / R_VECS's run).
