@@ -252,23 +252,32 @@ fn in_place_into_and_lifted() {
     );
     assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
     // lifted: ArgMax of f32 with the global index
-    let mut rng = TestRng::new(3);
-    let fl: Vec<f32> = (0..300_001)
-        .map(|_| (rng.next_u32() % 5000) as f32)
-        .collect();
+    check_lifted(&gpu, 300_001, 3, &configs());
+}
+
+/// Lifted scans (ArgMax of `n` random f32 with the global index, from `seed`) by each of
+/// `configs`, both kinds, against the sequential scan of the lifted items.
+fn check_lifted(gpu: &Gpu, n: usize, seed: u64, configs: &[ScanConfig]) {
+    let mut rng = TestRng::new(seed);
+    let fl: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 5000) as f32).collect();
     let dfl = gpu.upload(&fl).unwrap();
     let items: Vec<ArgMax> = lifted(&fl);
     for kind in KINDS {
-        for config in configs() {
+        let want = scan(&items, kind);
+        for &config in configs {
             let got = gpu.scan_lifted::<ArgMax, f32>(&dfl, kind, config).unwrap();
-            assert_eq!(gpu.download(&got).unwrap(), scan(&items, kind), "{kind:?}");
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                want,
+                "lifted {kind:?} {config:?}"
+            );
         }
     }
 }
 
 /// LookAhead's runs in every form of their swizzle (kernels/scan_ahead.cu's
 /// `r_ahead_first_read`): 64 threads of 4, 8 and 12 items are runs of 2, 4 and 6 vectors of
-/// 8-byte values (two bank classes: one stage of selects, then the swizzle; four: GF(4); two)
+/// 8-byte values (two rotation classes: one stage of selects, then the swizzle; four: GF(4); two)
 /// and of 4, 8 and 12 vectors of 16-byte ones (GF(4), GF(8), GF(4)); plain (the outputs through
 /// the stage), by CSR offsets of short segments, and lifted from f32 runs of 2, 4, 6 and 8
 /// vectors (the outputs item by item from the swizzled runs); sizes around tiles and warps.
@@ -299,23 +308,8 @@ fn look_ahead_swizzled_runs() {
         check::<Affine>(&gpu, ahead.items_per_thread(items));
         check::<Mat2>(&gpu, ahead.items_per_thread(items));
     }
-    let mut rng = TestRng::new(8);
-    let fl: Vec<f32> = (0..100_003)
-        .map(|_| (rng.next_u32() % 5000) as f32)
-        .collect();
-    let dfl = gpu.upload(&fl).unwrap();
-    for items in [8, 16, 24, 32] {
-        let config = ahead.items_per_thread(items);
-        for kind in KINDS {
-            let got = gpu.scan_lifted::<ArgMax, f32>(&dfl, kind, config).unwrap();
-            let want = scan(&lifted(&fl), kind);
-            assert_eq!(
-                gpu.download(&got).unwrap(),
-                want,
-                "lifted {kind:?} {config:?}"
-            );
-        }
-    }
+    let lifted_runs = [8, 16, 24, 32].map(|items| ahead.items_per_thread(items));
+    check_lifted(&gpu, 100_003, 8, &lifted_runs);
 }
 
 /// Keys of segments with these lengths, drawn from 3 labels: neighbouring segments may share
