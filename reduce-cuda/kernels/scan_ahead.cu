@@ -18,23 +18,30 @@
 // scan_tiles' too: by key from the keys; by CSR offsets from a bitmap of them (bit i: some offset
 // equals i < n) that scan_marks writes first, a launch of its own over the offsets.
 //
-// THE BLOCK: R_BLOCK compute threads, a producer warp and a look-back warp; R_PIPE stages.
+// THE BLOCK: R_BLOCK compute threads, a producer warp and R_AHEAD_LOOKERS look-back warps; R_PIPE
+// stages.
 //   - The producer takes the block's k-th tile from the counter, leaves its number in
 //     s_tile[k % R_PIPE] (segmented, announced by `ticket`) and bulk-copies its items into stage
 //     k % R_PIPE (pipe.cuh: `full`) once the stage's tile before is written (`empty`). Past the
-//     last tile it hands out R_NO_TILE and stops.
+//     last tile it hands out R_NO_TILE (on R_AHEAD_LOOKERS rounds, one for each look-back warp)
+//     and stops.
 //   - The compute threads, in round k, reduce tile k (its aggregate a(t) published at once; the
 //     warps' inclusive values, each thread's lanes before it and its heads kept for later),
-//     then write the outputs of tile k - R_LEAD, whose prefix the look-back warp hands over
+//     then write the outputs of tile k - R_LEAD, whose prefix a look-back warp hands over
 //     (`ready`). Segmented, each warp marks its items' heads (a bitmap kept in shared memory
 //     for the writes) from what its lanes loaded in the round before (the tile's number from
 //     `ticket`, coalesced): its keys, or its words of scan_marks' bitmap; and leaves the next
 //     tile's loading through this round: a tile's keys in shared memory would halve the stages
 //     (docs/decisions/0071-scan-look-ahead-by-key.md).
-//   - The look-back warp carries I(gc - 1), the groups it has folded. For each of the block's
-//     tiles in turn it reads the entries of tiles 32 gc … t - 1 (issued together, a row of 32 a
-//     group), folds each whole group in a lane of its own and w(t) in another, chains the
-//     groups' A in lane 0, and hands p(t) over.
+//   - Look-back warp j takes the block's rounds k = j, j + R_AHEAD_LOOKERS, … and carries
+//     I(gc - 1), the groups it has folded. For each of its tiles in turn it reads the entries of
+//     tiles 32 gc … t - 1 (issued together, a row of 32 a group), folds each whole group in a
+//     lane of its own and w(t) in another, chains the groups' A in lane 0, and hands p(t) over.
+//     Every warp builds each I(g) by the same chain, I(g - 1) ⊕ A(g) from I(0), so p(t) does not
+//     depend on which warp folds it. A warp spends most of a tile's look-back waiting for entries
+//     (the tiles just before it land about when it does); a second warp, folding every other
+//     tile from its own previous one, doubles the tiles in look-back at once
+//     (docs/decisions/0075-scan-two-look-back-warps.md).
 // Only tiles' aggregates are waited for, and an aggregate waits for nothing but its own tile's
 // items: unlike scan_tiles, no block waits for another's prefix or holds its SM slot doing so
 // (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md; the measurements,
@@ -43,10 +50,11 @@
 // is free (tile k - R_PIPE written, R_LEAD < R_PIPE); segmented, in round k they also wait for tile
 // k + 1's number, taken once tile k + 1 - R_PIPE is written, in round k + 1 - R_PIPE + R_LEAD <
 // k (R_PIPE >= R_LEAD + 2). Writing a tile needs its prefix, which needs the aggregates of the
-// tiles taken before it: every wait is for an earlier tile, held by a block that runs.
+// tiles taken before it: every wait is for an earlier tile, held by a block that runs. A look-back
+// warp's round k waits for stage k's number only, which comes once tile k - R_PIPE is written.
 //
 // Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
-// R_LEAD rounds between a tile's reduction and its outputs, R_VECS (a thread's items as whole
+// R_LEAD rounds between a tile's reduction and its outputs, R_AHEAD_LOOKERS look-back warps, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items),
 // R_MARKS_RUN (the offsets a thread of scan_marks takes). The dynamic shared memory,
 // R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the R_AHEAD_HELD tiles between their
@@ -57,7 +65,7 @@
 // Only sm_90 and newer (and the emulator) have the entry: the runtime runs LookBack elsewhere.
 #if R_PIPE && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 
-#define R_AHEAD_THREADS (R_BLOCK + 2 * R_WARP)
+#define R_AHEAD_THREADS (R_BLOCK + R_WARP + R_AHEAD_LOOKERS * R_WARP)
 #define R_NO_TILE (~(r_size)0)
 static_assert(R_FUSED, "LookAhead's entries are one word");
 #define R_AHEAD_HEADS (R_SEG != 0)
@@ -69,6 +77,7 @@ static_assert(R_FUSED, "LookAhead's entries are one word");
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
 static_assert(!R_AHEAD_HEADS || R_PIPE >= R_LEAD + 2, "segmented, a tile's number is taken before the round before it");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
+static_assert(R_AHEAD_LOOKERS >= 1 && R_AHEAD_LOOKERS <= R_PIPE, "each look-back warp's end is on a stage of its own");
 
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
 // lane loads before it looks at any (one round trip for all). The emulator's tests set them
@@ -284,27 +293,45 @@ __device__ void r_ahead_produce(const r_in* in, r_size n, unsigned long long* co
             if constexpr (R_AHEAD_HEADS) r_mbar_arrive(&ticket[k % R_PIPE]);
         }
         if (!more) {
-            // The end: a stage without bytes whose number says so.
-            if (lane == 0) r_mbar_arrive_expect(&full[k % R_PIPE], 0);
-            else r_mbar_arrive(&full[k % R_PIPE]);
+            // The end: a stage without bytes whose number says so, on R_AHEAD_LOOKERS rounds in
+            // turn (each look-back warp ends on a round of its own; the threads on the first).
+            for (unsigned int e = k; e < k + R_AHEAD_LOOKERS; ++e) {
+                if (e > k) {
+                    r_stage_free_wait(empty, e);
+                    if (lane == 0) {
+                        s_tile[e % R_PIPE] = R_NO_TILE;
+                        if constexpr (R_AHEAD_HEADS) r_mbar_arrive(&ticket[e % R_PIPE]);
+                    }
+                }
+                if (lane == 0) r_mbar_arrive_expect(&full[e % R_PIPE], 0);
+                else r_mbar_arrive(&full[e % R_PIPE]);
+            }
             return;
         }
         r_produce_tile(in, n, t, k, stages, full);
     }
 }
 
-// The look-back warp: for the block's tiles in turn, p(t) into s_prefix and `ready` (see THE
-// BLOCK). `rows`: R_AHEAD_ROWS rows of 32 values, and segmented `row_heads`, a word of their heads
-// (bit j: entry j's R_ST_HEAD) a row.
+// Look-back warp `looker`: for its rounds of the block's tiles in turn, p(t) into s_prefix and
+// `ready` (see THE BLOCK). `rows`: its R_AHEAD_ROWS rows of 32 values, and segmented `row_heads`,
+// a word of their heads (bit j: entry j's R_ST_HEAD) a row.
 __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsigned long long* full,
-                                  unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP], unsigned int* row_heads) {
+                                  unsigned long long* ready, M* s_prefix, M (*rows)[R_WARP], unsigned int* row_heads,
+                                  unsigned int looker) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_size gc = 0;  // the groups folded into inc
     r_seg inc;  // lane 0: I(gc - 1), once gc > 0
     inc.flag = 0;
     inc.v = m_identity();
-    for (unsigned int k = 0;; ++k) {
-        r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);  // the tile's number has landed
+    for (unsigned int k = looker;; k += R_AHEAD_LOOKERS) {
+        // The tile's number has landed. A parity wait tells a phase only from the one before it,
+        // and the stage's rounds k - R_PIPE, … may be other look-back warps' (where R_PIPE is
+        // not a multiple of R_AHEAD_LOOKERS): this warp first waits for those rounds' prefixes,
+        // oldest first (round k - R_AHEAD_LOOKERS R_PIPE was its own; `ready`'s phase of round k
+        // needs this warp), and then `full` of round k - R_PIPE has completed.
+        for (unsigned int q = R_AHEAD_LOOKERS - 1; q > 0; --q)
+            if (k >= q * R_PIPE) r_mbar_wait(&ready[k % R_PIPE], ((k - q * R_PIPE) / R_PIPE) & 1u);
+        r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);
         const r_size t = s_tile[k % R_PIPE];
         if (t == R_NO_TILE) return;
         const r_size g = t / R_WARP;
@@ -400,10 +427,10 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
     __shared__ r_size s_tile[R_PIPE];
     __shared__ M s_prefix[R_PIPE];
     __shared__ r_seg s_warps[R_PIPE][R_WARPS];
-    __shared__ M s_rows[R_AHEAD_ROWS][R_WARP];
+    __shared__ M s_rows[R_AHEAD_LOOKERS][R_AHEAD_ROWS][R_WARP];
     // Segmented: the look-back's rows' heads, and each stage's warps' lanes-before heads (bit l:
     // lane l's).
-    __shared__ unsigned int s_row_heads[R_AHEAD_ROWS];
+    __shared__ unsigned int s_row_heads[R_AHEAD_LOOKERS][R_AHEAD_ROWS];
     __shared__ unsigned int s_lane_heads[R_PIPE][R_WARPS];
     unsigned char* stages = reinterpret_cast<unsigned char*>(s_dynamic);
     // [R_AHEAD_HELD][R_BLOCK] each, after the stages
@@ -422,7 +449,8 @@ scan_ahead(const r_in* in, r_size n, M* out, r_size exclusive, const void* __res
     }
     __syncthreads();
     if (threadIdx.x >= R_BLOCK + R_WARP) {
-        r_ahead_look_back(chain, s_tile, s_full, s_ready, s_prefix, s_rows, s_row_heads);
+        const unsigned int looker = (threadIdx.x - R_BLOCK - R_WARP) / R_WARP;
+        r_ahead_look_back(chain, s_tile, s_full, s_ready, s_prefix, s_rows[looker], s_row_heads[looker], looker);
         return;
     }
     if (threadIdx.x >= R_BLOCK) {

@@ -218,11 +218,10 @@ pub enum ScanAlgorithm {
     /// tiles of which fewer than five fit in shared memory, it runs LookBack's kernel on its own
     /// tile (its bits).
     LookAhead,
-    /// LookAhead for scans of the monoid's own values (on an H200 at 2^28, 0.83-0.88 of the
-    /// copy roof for f32 sums, affine maps and the f32 recurrence where LookBack reads
-    /// 0.76-0.78, 0.85 for 12-byte values where it reads 0.78, level with it for 2x2 matrices;
-    /// at 2^26 by key 0.82-0.94 where LookBack reads 0.72-0.78, by offsets 0.63-0.74 where
-    /// LookBack reads 0.52-0.65), but by CSR offsets of fewer segments than tiles (long
+    /// LookAhead for scans of the monoid's own values (on an H200 at 2^28, 0.885-0.90 of the
+    /// copy roof for f32 sums, affine maps, the f32 recurrence and 12-byte values where LookBack
+    /// reads 0.76-0.78, 0.81 for 2x2 matrices where it reads 0.71; at 2^26 by key 0.89-0.95
+    /// where LookBack reads 0.75-0.77, by offsets 0.70-0.82 where LookBack reads 0.53-0.67), but by CSR offsets of fewer segments than tiles (long
     /// segments: LookBack's kernel on the same tile, whose walk of a tile's offsets is cheaper
     /// there; the same bits) and for lifted items: LookBack.
     #[default]

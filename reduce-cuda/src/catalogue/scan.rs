@@ -11,7 +11,8 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::{scan_ahead_items, scan_items, scan_may_cap, scan_offsets_look_back};
+use super::tuning::scan_offsets_look_back;
+use super::tuning::{scan_ahead_items, scan_ahead_look_backs, scan_items, scan_may_cap};
 use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_BLOCK, SCAN_WORD_PARTS};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
@@ -157,11 +158,18 @@ fn ahead_stages(
         _ => 0,
     };
     let fit = fits(keys).max(fits(0).min(SCAN_AHEAD_LEAD + 2));
-    if word_parts(items_of.m_size) == 0 || block + 64 > 1024 || fit < SCAN_AHEAD_LEAD + 2 {
+    let threads = ahead_threads(block, items_of.m_size, segments);
+    if word_parts(items_of.m_size) == 0 || threads > 1024 || fit < SCAN_AHEAD_LEAD + 2 {
         0
     } else {
         fit
     }
+}
+
+/// LookAhead's threads a block: the tile's `block`, the producer warp and the look-back warps
+/// ([`scan_ahead_look_backs`]) for values of `m_size` bytes.
+fn ahead_threads(block: u32, m_size: usize, segments: Segments) -> u32 {
+    block + 32 * (1 + scan_ahead_look_backs(m_size, segments == Segments::Offsets))
 }
 
 /// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
@@ -398,6 +406,10 @@ impl ScanPlan {
                 ("R_STAGE_DYNAMIC", self.stage.1 as u32),
                 ("R_PIPE", self.ahead),
                 ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
+                (
+                    "R_AHEAD_LOOKERS",
+                    scan_ahead_look_backs(self.m_size, self.segments == Segments::Offsets),
+                ),
                 ("R_VECS", self.ahead_vecs()),
                 ("R_ITEM_SHIFT", 0),
                 ("R_MARKS_RUN", SCAN_MARKS_RUN as u32),
@@ -549,7 +561,10 @@ impl ScanPlan {
             layout
         };
         let (entry, threads) = if self.ahead > 0 {
-            (SCAN_AHEAD, self.block + 64)
+            (
+                SCAN_AHEAD,
+                ahead_threads(self.block, self.m_size, self.segments),
+            )
         } else {
             (SCAN_TILES, self.block)
         };
@@ -722,7 +737,7 @@ mod tests {
     /// `Auto`'s scans are LookAhead's: six stages of the default tile, and a value per thread
     /// (segmented, and a bit of heads per item) for each of the lead's tiles and one more, no
     /// register cap; where fewer than the lead and two more fit, for lifted items (`Auto`),
-    /// where the block and its two warps pass 1024 threads and for values of more than 48 bytes,
+    /// where the block and its warps pass 1024 threads and for values of more than 48 bytes,
     /// no stages (LookBack's kernel).
     #[test]
     fn look_ahead_stages() {
@@ -808,6 +823,45 @@ mod tests {
         for define in [("R_PIPE", 6), ("R_LEAD", SCAN_AHEAD_LEAD), ("R_VECS", 8)] {
             assert!(spec.defines.contains(&define), "{define:?}");
         }
+    }
+
+    /// LookAhead's look-back warps: one for 4-byte values plain and by key, two for larger values
+    /// and by offsets; the block's threads count them, and past 1024 the plan runs LookBack.
+    #[test]
+    fn look_ahead_look_backs() {
+        let plan = |m_size: usize, config: ScanConfig, segments: Segments| {
+            let values = Items {
+                m_size,
+                in_size: m_size,
+                ..F32
+            };
+            let plan = scan_plan(config, values, segments, false).unwrap();
+            let spec = plan.kernels();
+            let lookers = spec
+                .defines
+                .iter()
+                .find(|(name, _)| *name == "R_AHEAD_LOOKERS")
+                .map(|&(_, v)| v);
+            (plan.ahead > 0, lookers)
+        };
+        let auto = ScanConfig::default();
+        assert_eq!(plan(4, auto, Segments::None), (true, Some(1)));
+        assert_eq!(plan(4, auto, Segments::Keys), (true, Some(1)));
+        assert_eq!(plan(4, auto, Segments::Offsets), (true, Some(2)));
+        for m_size in [8, 12, 16] {
+            for segments in [Segments::None, Segments::Keys, Segments::Offsets] {
+                assert_eq!(plan(m_size, auto, segments), (true, Some(2)), "{m_size}");
+            }
+        }
+        assert_eq!(ahead_threads(256, 4, Segments::None), 320);
+        assert_eq!(ahead_threads(256, 8, Segments::None), 352);
+        assert_eq!(ahead_threads(256, 4, Segments::Offsets), 352);
+        // 960 threads of one 8-byte value: one stage of 7.5 KiB would fit, but 960 + 96 threads
+        // do not; f32 with its one look-back warp does (1024)
+        let one = ScanConfig::new(ScanAlgorithm::LookAhead).items_per_thread(1);
+        assert!(!plan(8, one.block(960), Segments::None).0);
+        assert!(plan(4, one.block(960), Segments::None).0);
+        assert!(plan(8, one.block(928), Segments::None).0);
     }
 
     /// LookAhead's runs of an odd number of vectors: by key, and where the default run leaves
