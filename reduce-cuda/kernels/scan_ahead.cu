@@ -51,7 +51,8 @@
 // k + 1's number, taken once tile k + 1 - R_PIPE is written, in round k + 1 - R_PIPE + R_LEAD <
 // k (R_PIPE >= R_LEAD + 2). Writing a tile needs its prefix, which needs the aggregates of the
 // tiles taken before it: every wait is for an earlier tile, held by a block that runs. A look-back
-// warp's round k waits for stage k's number only, which comes once tile k - R_PIPE is written.
+// warp's round k waits for stage k's number, which comes once tile k - R_PIPE is written, and
+// (with two or more warps) for round k - R_PIPE's prefix, an earlier tile's.
 //
 // Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
 // R_LEAD rounds between a tile's reduction and its outputs, R_AHEAD_LOOKERS look-back warps, R_VECS (a thread's items as whole
@@ -77,7 +78,7 @@ static_assert(R_FUSED, "LookAhead's entries are one word");
 static_assert(R_LEAD >= 1 && R_LEAD < R_PIPE, "a tile is written before its stage is refilled");
 static_assert(!R_AHEAD_HEADS || R_PIPE >= R_LEAD + 2, "segmented, a tile's number is taken before the round before it");
 static_assert(R_ITEM_SHIFT == 0, "LookAhead's items are 16-byte aligned");
-static_assert(R_AHEAD_LOOKERS >= 1 && R_AHEAD_LOOKERS <= R_PIPE, "each look-back warp's end is on a stage of its own");
+static_assert(R_AHEAD_LOOKERS >= 1 && R_AHEAD_LOOKERS <= R_PIPE, "at most a look-back warp a stage: the end and the look-back warps' waits");
 
 // The look-back's rows of 32 tile values (a group each), about 4 KiB of them; and the entries a
 // lane loads before it looks at any (one round trip for all). The emulator's tests set them
@@ -325,12 +326,12 @@ __device__ void r_ahead_look_back(const r_chain& c, const r_size* s_tile, unsign
     inc.v = m_identity();
     for (unsigned int k = looker;; k += R_AHEAD_LOOKERS) {
         // The tile's number has landed. A parity wait tells a phase only from the one before it,
-        // and the stage's rounds k - R_PIPE, … may be other look-back warps' (where R_PIPE is
-        // not a multiple of R_AHEAD_LOOKERS): this warp first waits for those rounds' prefixes,
-        // oldest first (round k - R_AHEAD_LOOKERS R_PIPE was its own; `ready`'s phase of round k
-        // needs this warp), and then `full` of round k - R_PIPE has completed.
-        for (unsigned int q = R_AHEAD_LOOKERS - 1; q > 0; --q)
-            if (k >= q * R_PIPE) r_mbar_wait(&ready[k % R_PIPE], ((k - q * R_PIPE) / R_PIPE) & 1u);
+        // and the stage's round k - R_PIPE may be another look-back warp's (R_PIPE not a multiple
+        // of R_AHEAD_LOOKERS): this warp first waits for that round's prefix, whose `full` came
+        // before it. That wait is exact: `ready`'s phase of round k needs this warp, and round
+        // k - 2 R_PIPE's tile was written before this warp's round k - R_AHEAD_LOOKERS could
+        // fill its stage (R_AHEAD_LOOKERS <= R_PIPE).
+        if (R_AHEAD_LOOKERS > 1 && k >= R_PIPE) r_mbar_wait(&ready[k % R_PIPE], ((k - R_PIPE) / R_PIPE) & 1u);
         r_mbar_wait(&full[k % R_PIPE], (k / R_PIPE) & 1u);
         const r_size t = s_tile[k % R_PIPE];
         if (t == R_NO_TILE) return;

@@ -8,7 +8,7 @@
 // a warp per group, scan_chain on one block and scan_apply over the tiles, or (mode 2,
 // LookAhead, where its plan has stages) by offsets scan_marks over them into a bitmap of heads
 // (poisoned past n's words), then scan_ahead on a grid of three blocks in order (the first
-// takes every tile from the counter: its look-back warp waits for its own threads' aggregates;
+// takes every tile from the counter: its look-back warps wait for its own threads' aggregates;
 // with R_AHEAD_MAX_TILES, as many blocks as the tiles need, each looking back over the blocks
 // before it), and appends to argv[2]
 // per case

@@ -3,7 +3,7 @@
 //! as real rendezvous, AddressSanitizer on every access, the fibers of a block in three orders),
 //! one block per tile in order — so each tile's look-back finds the tiles before it finished,
 //! through the group values, the groups' look-back and its ring; LookAhead's persistent blocks
-//! in turn, the first taking every tile, its look-back warp waiting for its own threads'
+//! in turn, the first taking every tile, its look-back warps waiting for its own threads'
 //! aggregates and its stages refilled behind its writes — and must equal the sequential
 //! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds, sizes around
 //! tiles and groups of 32 tiles, several tile shapes, 1-, 8-, 16- and 72-byte monoids (entries

@@ -346,8 +346,8 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     }
 }
 
-/// LookAhead's kernel (`Auto`'s scans, one block of 320 threads per SM) at the default tile
-/// keeps out of local memory for 4-, 8- and 16-byte values, by key (each thread holding its
+/// LookAhead's kernel (`Auto`'s scans, one block of 320 or 352 threads per SM) at the default tile
+/// keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each thread holding its
 /// next tile's keys) for f32 sums with u32 and u64 keys and the affine monoid with u64 keys, and
 /// by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine monoid.
 #[test]
@@ -370,9 +370,10 @@ fn look_ahead_keeps_out_of_local_memory() {
     let frames = [
         own::<Sum<f32>, u32>(None),
         own::<Affine, u32>(None),
+        own::<AffCount, u32>(None),
         own::<Mat2, u32>(None),
     ];
-    assert_eq!(frames, [0, 0, 0], "f32, affine, 2x2");
+    assert_eq!(frames, [0, 0, 0, 0], "f32, affine, 12-byte, 2x2");
     let by_key = [
         own::<Sum<f32>, u32>(Some(false)),
         own::<Sum<f32>, u64>(Some(false)),

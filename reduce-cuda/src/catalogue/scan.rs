@@ -134,7 +134,8 @@ fn ahead_smem(
 /// measurement build capped at either: 0.81–0.83 of the copy roof with five stages, 0.76–0.77
 /// with six, docs/decisions/0072-scan-look-ahead-by-offsets.md). 0 where fewer than the lead
 /// and two more fit (a tile loading while the lead's are written), where the entries are not one word
-/// ([`word_parts`]) or where the block and its two warps would pass 1024 threads: those run as
+/// ([`word_parts`]) or where the block with its producer and look-back warps ([`ahead_threads`])
+/// would pass 1024 threads: those run as
 /// LookBack.
 fn ahead_stages(
     block: u32,
@@ -408,7 +409,11 @@ impl ScanPlan {
                 ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
                 (
                     "R_AHEAD_LOOKERS",
-                    scan_ahead_look_backs(self.m_size, self.segments == Segments::Offsets),
+                    if self.ahead > 0 {
+                        scan_ahead_look_backs(self.m_size, self.segments == Segments::Offsets)
+                    } else {
+                        0
+                    },
                 ),
                 ("R_VECS", self.ahead_vecs()),
                 ("R_ITEM_SHIFT", 0),
