@@ -54,8 +54,8 @@
 // warp's round k waits for stage k's number, which comes once tile k - R_PIPE is written, and
 // (with two or more warps) for round k - R_PIPE's prefix, an earlier tile's.
 //
-// Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages,
-// R_LEAD rounds between a tile's reduction and its outputs, R_AHEAD_LOOKERS look-back warps, R_VECS (a thread's items as whole
+// Parameters (beside scan.cu's; R_WORD_PARTS > 0): R_PIPE stages, R_LEAD rounds between a tile's
+// reduction and its outputs, R_AHEAD_LOOKERS look-back warps, R_VECS (a thread's items as whole
 // 16-byte vectors; 0: item by item), R_ITEM_SHIFT = 0 (the host passes 16-byte aligned items),
 // R_MARKS_RUN (the offsets a thread of scan_marks takes). The dynamic shared memory,
 // R_AHEAD_SMEM: R_PIPE stages of items; then, for each of the R_AHEAD_HELD tiles between their

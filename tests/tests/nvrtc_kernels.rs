@@ -346,10 +346,11 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     }
 }
 
-/// LookAhead's kernel (`Auto`'s scans, one block of 320 or 352 threads per SM) at the default tile
-/// keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each thread holding its
-/// next tile's keys) for f32 sums with u32 and u64 keys and the affine monoid with u64 keys, and
-/// by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine monoid.
+/// LookAhead's kernel (`Auto`'s scans, one block of 320 or 352 threads per SM) at the default
+/// tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each thread
+/// holding its next tile's keys) for f32 sums with u32 and u64 keys and the affine monoid with
+/// u64 keys, and by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine
+/// monoid.
 #[test]
 fn look_ahead_keeps_out_of_local_memory() {
     if !counts_hold() {

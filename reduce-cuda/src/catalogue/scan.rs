@@ -135,8 +135,7 @@ fn ahead_smem(
 /// with six, docs/decisions/0072-scan-look-ahead-by-offsets.md). 0 where fewer than the lead
 /// and two more fit (a tile loading while the lead's are written), where the entries are not one word
 /// ([`word_parts`]) or where the block with its producer and look-back warps ([`ahead_threads`])
-/// would pass 1024 threads: those run as
-/// LookBack.
+/// would pass 1024 threads: those run as LookBack.
 fn ahead_stages(
     block: u32,
     items: u32,
