@@ -222,8 +222,9 @@ pub enum ScanAlgorithm {
     /// copy roof for f32 sums, affine maps, the f32 recurrence and 12-byte values where LookBack
     /// reads 0.76-0.78, 0.81 for 2x2 matrices where it reads 0.71; at 2^26 by key 0.89-0.95
     /// where LookBack reads 0.75-0.77, by offsets 0.70-0.82 where LookBack reads 0.53-0.67),
-    /// but by CSR offsets of fewer segments than tiles (long segments: LookBack's kernel on the same tile, whose walk of a tile's offsets is cheaper
-    /// there; the same bits) and for lifted items: LookBack.
+    /// but by CSR offsets of fewer segments than tiles (long segments: LookBack's kernel on the
+    /// same tile, whose walk of a tile's offsets is cheaper there; the same bits) and for lifted
+    /// items: LookBack.
     #[default]
     Auto,
 }

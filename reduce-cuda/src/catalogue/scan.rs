@@ -166,10 +166,16 @@ fn ahead_stages(
     }
 }
 
+/// LookAhead's look-back warps for values of `m_size` bytes and `segments`
+/// ([`scan_ahead_look_backs`]).
+fn ahead_look_backs(m_size: usize, segments: Segments) -> u32 {
+    scan_ahead_look_backs(m_size, segments == Segments::Offsets)
+}
+
 /// LookAhead's threads a block: the tile's `block`, the producer warp and the look-back warps
-/// ([`scan_ahead_look_backs`]) for values of `m_size` bytes.
+/// ([`ahead_look_backs`]).
 fn ahead_threads(block: u32, m_size: usize, segments: Segments) -> u32 {
-    block + 32 * (1 + scan_ahead_look_backs(m_size, segments == Segments::Offsets))
+    block + 32 * (1 + ahead_look_backs(m_size, segments))
 }
 
 /// The stage of a tile of `block` threads of `items` input items of `in_size` bytes (values of
@@ -409,7 +415,7 @@ impl ScanPlan {
                 (
                     "R_AHEAD_LOOKERS",
                     if self.ahead > 0 {
-                        scan_ahead_look_backs(self.m_size, self.segments == Segments::Offsets)
+                        ahead_look_backs(self.m_size, self.segments)
                     } else {
                         0
                     },
