@@ -346,10 +346,10 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     }
 }
 
-/// LookAhead's kernel (`Auto`'s scans, one block of 320 or 352 threads per SM) at the default
-/// tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each thread
-/// holding its next tile's keys) for f32 sums with u32 and u64 keys and the affine monoid with
-/// u64 keys, and by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine
+/// LookAhead's kernel (`Auto`'s scans, one block of 320, 352 or 384 threads per SM) at the
+/// default tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each
+/// thread holding its next tile's keys) for f32 sums with u32 and u64 keys, the affine monoid
+/// with u64 keys and 2x2 matrices with u32 keys, and by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine
 /// monoid.
 #[test]
 fn look_ahead_keeps_out_of_local_memory() {
@@ -379,8 +379,13 @@ fn look_ahead_keeps_out_of_local_memory() {
         own::<Sum<f32>, u32>(Some(false)),
         own::<Sum<f32>, u64>(Some(false)),
         own::<Affine, u64>(Some(false)),
+        own::<Mat2, u32>(Some(false)),
     ];
-    assert_eq!(by_key, [0, 0, 0], "by key: f32 u32, f32 u64, affine u64");
+    assert_eq!(
+        by_key,
+        [0, 0, 0, 0],
+        "by key: f32 u32, f32 u64, affine u64, 2x2 u32"
+    );
     let by_offsets = [
         own::<Sum<f32>, u32>(Some(true)),
         own::<Affine, u64>(Some(true)),

@@ -835,8 +835,9 @@ mod tests {
         }
     }
 
-    /// LookAhead's look-back warps: one for 4-byte values plain and by key, two for larger values
-    /// and by offsets; the block's threads count them, and past 1024 the plan runs LookBack.
+    /// LookAhead's look-back warps: one for 4-byte values plain and by key, two for 8- and 12-byte
+    /// values and by offsets, three for 16 bytes and more; the block's threads count them, and
+    /// past 1024 the plan runs LookBack.
     #[test]
     fn look_ahead_look_backs() {
         let plan = |m_size: usize, config: ScanConfig, segments: Segments| {
@@ -858,20 +859,25 @@ mod tests {
         assert_eq!(plan(4, auto, Segments::None), (true, Some(1)));
         assert_eq!(plan(4, auto, Segments::Keys), (true, Some(1)));
         assert_eq!(plan(4, auto, Segments::Offsets), (true, Some(2)));
-        for m_size in [8, 12, 16] {
+        for (m_size, lookers) in [(8, 2), (12, 2), (16, 3)] {
             for segments in [Segments::None, Segments::Keys, Segments::Offsets] {
-                assert_eq!(plan(m_size, auto, segments), (true, Some(2)), "{m_size}");
+                let want = (true, Some(lookers));
+                assert_eq!(plan(m_size, auto, segments), want, "{m_size}");
             }
         }
         assert_eq!(ahead_threads(256, 4, Segments::None), 320);
         assert_eq!(ahead_threads(256, 8, Segments::None), 352);
         assert_eq!(ahead_threads(256, 4, Segments::Offsets), 352);
+        assert_eq!(ahead_threads(256, 16, Segments::Keys), 384);
         // 960 threads of one 8-byte value: one stage of 7.5 KiB would fit, but 960 + 96 threads
         // do not; f32 with its one look-back warp does (1024)
         let one = ScanConfig::new(ScanAlgorithm::LookAhead).items_per_thread(1);
         assert!(!plan(8, one.block(960), Segments::None).0);
         assert!(plan(4, one.block(960), Segments::None).0);
         assert!(plan(8, one.block(928), Segments::None).0);
+        // 16-byte values: three look-back warps, 896 + 128 threads
+        assert!(plan(16, one.block(896), Segments::None).0);
+        assert!(!plan(16, one.block(928), Segments::None).0);
     }
 
     /// LookAhead's runs of an odd number of vectors: by key, and where the default run leaves

@@ -334,15 +334,20 @@ pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 pub(crate) const SCAN_AHEAD_SMEM: usize = 200 * 1024;
 
 /// LookAhead's look-back warps (kernels/scan_ahead.cu's `R_AHEAD_LOOKERS`) for values of
-/// `value_bytes`, by CSR offsets or not: two (each takes every other tile of the block) where a
-/// warp's look-back cannot keep up with the tiles, one where it can. On an H200 at 2^28, two
-/// against one read plain scans of 8- and 12-byte values at 0.89–0.90 of the copy roof against
-/// 0.85–0.86, of 2×2 matrices at 0.81 against 0.73; f32 sums by offsets at 0.73–0.86 against
-/// 0.69–0.81 (2^26); f32 sums plain and by key at 0.87 / 0.92–0.95 against 0.89 / 0.96–0.99:
-/// the second warp's reads of the entries and its 4 KiB of rows cost more there than it waits
-/// (docs/decisions/0075-scan-two-look-back-warps.md).
+/// `value_bytes`, by CSR offsets or not: as many as keep up with the tiles (warp j of L takes the
+/// block's tiles j, j + L, …), no more: each warp reads the entries since its own previous tile,
+/// so more warps read more of them. On an H200 at 2^28, two against one read plain scans of 8-
+/// and 12-byte values at 0.89–0.90 of the copy roof against 0.85–0.86, of 2×2 matrices at 0.81
+/// against 0.73; f32 sums by offsets at 0.73–0.86 against 0.69–0.81 (2^26); f32 sums plain and
+/// by key at 0.87 / 0.92–0.95 against 0.89 / 0.96–0.99: the second warp's reads of the entries
+/// and its 4 KiB of rows cost more there than it waits
+/// (docs/decisions/0075-scan-two-look-back-warps.md). Three against two: 2×2 matrices 0.84
+/// against 0.81 (plain), 0.69–0.71 against 0.65–0.66 (by key); 8- and 12-byte values 0.83–0.89
+/// against 0.89–0.91 (docs/decisions/0076-scan-three-look-back-warps.md).
 pub(crate) fn scan_ahead_look_backs(value_bytes: usize, by_offsets: bool) -> u32 {
-    if value_bytes > 4 || by_offsets {
+    if value_bytes >= 16 {
+        3
+    } else if value_bytes > 4 || by_offsets {
         2
     } else {
         1
