@@ -11,8 +11,8 @@
 
 use super::algorithm::ScanAlgorithm;
 use super::config::{check_block, invalid, ScanConfig};
-use super::tuning::scan_offsets_look_back;
 use super::tuning::{scan_ahead_items, scan_ahead_look_backs, scan_items, scan_may_cap};
+use super::tuning::{scan_offsets_few_by_look_back, scan_offsets_look_back};
 use super::tuning::{SCAN_AHEAD_LEAD, SCAN_AHEAD_SMEM, SCAN_AHEAD_STAGES};
 use super::tuning::{SCAN_BLOCK, SCAN_WORD_PARTS};
 use super::tuning::{SCAN_STAGE_MAX, SCAN_STATIC_STAGE_MAX};
@@ -98,8 +98,9 @@ pub(crate) struct ScanPlan {
     stage: (u32, bool),
     /// LookAhead's stages ([`ahead_stages`]; 0: LookBack's or ReduceThenScan's kernels).
     ahead: u32,
-    /// `Auto`'s LookAhead by offsets: LookBack's kernel where the segments are fewer than the
-    /// whole tiles ([`scan_offsets_look_back`]).
+    /// `Auto`'s LookAhead by offsets of values of more than 8 bytes
+    /// ([`scan_offsets_few_by_look_back`]): LookBack's kernel where the segments are fewer than
+    /// the whole tiles ([`scan_offsets_look_back`]).
     sparse_look_back: bool,
     /// The sizes of an input item and of a value.
     in_size: usize,
@@ -226,7 +227,9 @@ pub(crate) fn scan_plan(
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
-    let sparse_look_back = config.algorithm == ScanAlgorithm::Auto && segments == Segments::Offsets;
+    let sparse_look_back = config.algorithm == ScanAlgorithm::Auto
+        && segments == Segments::Offsets
+        && scan_offsets_few_by_look_back(items.m_size);
     let ahead = |block, per_thread| {
         if algorithm == ScanAlgorithm::LookAhead {
             ahead_stages(block, per_thread, items, segments, if wide { 8 } else { 4 })
@@ -777,17 +780,25 @@ mod tests {
         // 8-byte values: six stages plain, five segmented (a tile's heads and values past 200 KiB)
         assert_eq!(plain(eight, auto).0, 6);
         assert_eq!(ahead(eight, auto, Segments::Offsets, false).0, 5);
-        // Auto by offsets runs LookBack's kernel for fewer offsets than tiles; LookAhead asked
-        // for by name never does
-        let sparse = |config: ScanConfig, segments: Segments| {
-            scan_plan(config, F32, segments, false)
+        // Auto by offsets runs LookBack's kernel for fewer offsets than tiles where the values
+        // are larger than 8 bytes; LookAhead asked for by name never does
+        let sparse = |config: ScanConfig, items: Items, segments: Segments| {
+            scan_plan(config, items, segments, false)
                 .unwrap()
                 .sparse_look_back
         };
-        assert!(sparse(auto, Segments::Offsets));
-        assert!(!sparse(auto, Segments::Keys));
+        let sixteen = Items {
+            m_size: 16,
+            in_size: 16,
+            ..F32
+        };
+        assert!(sparse(auto, sixteen, Segments::Offsets));
+        assert!(!sparse(auto, F32, Segments::Offsets));
+        assert!(!sparse(auto, eight, Segments::Offsets));
+        assert!(!sparse(auto, sixteen, Segments::Keys));
         assert!(!sparse(
             ScanConfig::new(ScanAlgorithm::LookAhead),
+            sixteen,
             Segments::Offsets
         ));
         // fewer segments than whole tiles; under one tile, never

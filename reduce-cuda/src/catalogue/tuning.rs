@@ -355,14 +355,26 @@ pub(crate) fn scan_ahead_look_backs(value_bytes: usize, by_offsets: bool) -> u32
 }
 
 /// Whether `Auto`'s scan of `n` items by `segments` CSR segments runs LookBack's kernel rather
-/// than LookAhead (the same tiles of `tile` items, the same bits): where the segments are fewer
-/// than the whole tiles, LookBack walks each tile's few offsets itself, which costs less than
-/// LookAhead's pass that marks them in a bitmap and its segmented kernel. On an H200 at 2^26
-/// items, f32 / affine: LookAhead 0.67-0.70 / 0.65-0.66 of the copy roof on segments of 67,000
-/// items and more, LookBack 0.68-0.69 / 0.72; LookAhead ahead on segments of 30 items and fewer
-/// (docs/decisions/0072-scan-look-ahead-by-offsets.md).
+/// than LookAhead (the same tiles of `tile` items, the same bits), for the values for which
+/// [`scan_offsets_few_by_look_back`] says so: where the segments are fewer than the whole tiles,
+/// LookBack walks each tile's few offsets itself, which can cost less than LookAhead's pass that
+/// marks them in a bitmap and its segmented kernel (on an H200 at 2^26 items with one look-back
+/// warp, f32 / affine: LookAhead 0.67-0.70 / 0.65-0.66 of the copy roof on segments of 67,000
+/// items and more, LookBack 0.68-0.69 / 0.72; LookAhead ahead on segments of 30 items and fewer:
+/// docs/decisions/0072-scan-look-ahead-by-offsets.md).
 pub(crate) fn scan_offsets_look_back(segments: u64, n: u64, tile: u64) -> bool {
     segments < n / tile
+}
+
+/// Whether `Auto`'s scans by CSR offsets of values of `value_bytes` take LookBack's kernel where
+/// the segments are few ([`scan_offsets_look_back`]): values of more than 8 bytes. Since LookAhead
+/// by offsets has two look-back warps (docs/decisions/0075-scan-two-look-back-warps.md), on an
+/// H200 at 2^26 items on segments of 67,000 items and more it takes 0.90-0.94x LookBack's time
+/// for f32 sums and 0.96-1.00x for affine maps, but 1.05-1.09x for 2x2 matrices
+/// (docs/decisions/0078-scan-few-offsets-look-ahead.md); 12-byte values, not measured, keep
+/// LookBack as before.
+pub(crate) fn scan_offsets_few_by_look_back(value_bytes: usize) -> bool {
+    value_bytes > 8
 }
 
 /// Whether LookBack's `scan_tiles` may have its registers capped for more resident blocks per
