@@ -39,9 +39,10 @@
 //     lane of its own and w(t) in another, chains the groups' A in lane 0, and hands p(t) over.
 //     Every warp builds each I(g) by the same chain, I(g - 1) ⊕ A(g) from I(0), so p(t) does not
 //     depend on which warp folds it. A warp spends most of a tile's look-back waiting for entries
-//     (the tiles just before it land about when it does); a second warp, folding every other
-//     tile from its own previous one, doubles the tiles in look-back at once
-//     (docs/decisions/0075-scan-two-look-back-warps.md).
+//     (the tiles just before it land about when it does); L warps, each folding every L-th tile
+//     from its own previous one, put L tiles in look-back at once (the host's count,
+//     tuning::scan_ahead_look_backs: docs/decisions/0075-scan-two-look-back-warps.md,
+//     0076-scan-three-look-back-warps.md).
 // Only tiles' aggregates are waited for, and an aggregate waits for nothing but its own tile's
 // items: unlike scan_tiles, no block waits for another's prefix or holds its SM slot doing so
 // (docs/decisions/0068-cub-lookahead-scan.md, 0069-scan-persistent-carry.md; the measurements,

@@ -349,8 +349,8 @@ fn scan_kernels_keep_their_blocks_per_sm() {
 /// LookAhead's kernel (`Auto`'s scans, one block of 320, 352 or 384 threads per SM) at the
 /// default tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each
 /// thread holding its next tile's keys) for f32 sums with u32 and u64 keys, the affine monoid
-/// with u64 keys and 2x2 matrices with u32 keys, and by offsets (a word of the heads' bitmap a lane) for f32 sums and the affine
-/// monoid.
+/// with u64 keys and 2x2 matrices with u32 keys, and by offsets (a word of the heads' bitmap a
+/// lane) for f32 sums, the affine monoid and 2x2 matrices.
 #[test]
 fn look_ahead_keeps_out_of_local_memory() {
     if !counts_hold() {
@@ -389,8 +389,13 @@ fn look_ahead_keeps_out_of_local_memory() {
     let by_offsets = [
         own::<Sum<f32>, u32>(Some(true)),
         own::<Affine, u64>(Some(true)),
+        own::<Mat2, u32>(Some(true)),
     ];
-    assert_eq!(by_offsets, [0, 0], "by offsets: f32 u32, affine u64");
+    assert_eq!(
+        by_offsets,
+        [0, 0, 0],
+        "by offsets: f32 u32, affine u64, 2x2 u32"
+    );
 }
 
 /// SegShuffle's shapes that change its shared-memory layout: odd items per thread (no padding

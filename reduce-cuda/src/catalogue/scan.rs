@@ -792,7 +792,13 @@ mod tests {
             in_size: 16,
             ..F32
         };
+        let twelve = Items {
+            m_size: 12,
+            in_size: 12,
+            ..F32
+        };
         assert!(sparse(auto, sixteen, Segments::Offsets));
+        assert!(sparse(auto, twelve, Segments::Offsets));
         assert!(!sparse(auto, F32, Segments::Offsets));
         assert!(!sparse(auto, eight, Segments::Offsets));
         assert!(!sparse(auto, sixteen, Segments::Keys));

@@ -368,9 +368,10 @@ pub(crate) fn scan_offsets_look_back(segments: u64, n: u64, tile: u64) -> bool {
 
 /// Whether `Auto`'s scans by CSR offsets of values of `value_bytes` take LookBack's kernel where
 /// the segments are few ([`scan_offsets_look_back`]): values of more than 8 bytes. Since LookAhead
-/// by offsets has two look-back warps (docs/decisions/0075-scan-two-look-back-warps.md), on an
-/// H200 at 2^26 items on segments of 67,000 items and more it takes 0.90-0.94x LookBack's time
-/// for f32 sums and 0.96-1.00x for affine maps, but 1.05-1.09x for 2x2 matrices
+/// by offsets has two look-back warps, three for 2x2 matrices
+/// (docs/decisions/0075-scan-two-look-back-warps.md, 0076-scan-three-look-back-warps.md), on an
+/// H200 at 2^26 items on segments of 67,000 items and more it takes 0.90-0.95x LookBack's time
+/// for f32 sums and 0.96-1.02x for affine maps, but 1.05-1.09x for 2x2 matrices
 /// (docs/decisions/0078-scan-few-offsets-look-ahead.md); 12-byte values, not measured, keep
 /// LookBack as before.
 pub(crate) fn scan_offsets_few_by_look_back(value_bytes: usize) -> bool {
