@@ -631,6 +631,15 @@ mod tests {
         commutative: false,
     };
 
+    /// The monoid's own values of `bytes` bytes, ordered.
+    fn values(bytes: usize) -> Items {
+        Items {
+            m_size: bytes,
+            in_size: bytes,
+            ..F32
+        }
+    }
+
     #[test]
     fn defaults_and_checks() {
         let plan = scan_plan(ScanConfig::default(), F32, Segments::None, false).unwrap();
@@ -640,11 +649,7 @@ mod tests {
         let bad = ScanConfig::default().block(48);
         assert!(scan_plan(bad, F32, Segments::None, false).is_err());
         // a 1-byte monoid: at most 32 items (the segment starts of a thread are one word)
-        let byte = Items {
-            m_size: 1,
-            in_size: 1,
-            ..F32
-        };
+        let byte = values(1);
         let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
         assert_eq!(plan.items, 32);
     }
@@ -659,11 +664,7 @@ mod tests {
             let plan = scan_plan(config, items, Segments::None, false).unwrap();
             (plan.stage.0, plan.dynamic_smem(), plan.capped(0).defines)
         };
-        let twelve = Items {
-            m_size: 12,
-            in_size: 12,
-            ..F32
-        };
+        let twelve = values(12);
         let lifted = Items {
             in_size: 4,
             ..twelve
@@ -722,11 +723,7 @@ mod tests {
         };
         assert_eq!(min_blocks(plan.kernels()), Some(0));
         assert_eq!(min_blocks(plan.capped(6)), Some(6));
-        let eight = Items {
-            m_size: 8,
-            in_size: 8,
-            ..F32
-        };
+        let eight = values(8);
         let may_cap = |items: Items, segments: Segments, wide: bool| {
             scan_plan(
                 ScanConfig::new(ScanAlgorithm::LookBack),
@@ -772,11 +769,7 @@ mod tests {
             let by_key = (5, 5 * 28 * 1024 + held, false);
             assert_eq!(ahead(F32, auto, Segments::Keys, wide), by_key);
         }
-        let eight = Items {
-            m_size: 8,
-            in_size: 8,
-            ..F32
-        };
+        let eight = values(8);
         // 8-byte values: six stages plain, five segmented (a tile's heads and values past 200 KiB)
         assert_eq!(plain(eight, auto).0, 6);
         assert_eq!(ahead(eight, auto, Segments::Offsets, false).0, 5);
@@ -787,16 +780,8 @@ mod tests {
                 .unwrap()
                 .sparse_look_back
         };
-        let sixteen = Items {
-            m_size: 16,
-            in_size: 16,
-            ..F32
-        };
-        let twelve = Items {
-            m_size: 12,
-            in_size: 12,
-            ..F32
-        };
+        let sixteen = values(16);
+        let twelve = values(12);
         assert!(sparse(auto, sixteen, Segments::Offsets));
         assert!(sparse(auto, twelve, Segments::Offsets));
         assert!(!sparse(auto, F32, Segments::Offsets));
@@ -817,28 +802,16 @@ mod tests {
         assert_eq!(plain(F32, two.block(960)).0, 6);
         // 960 threads of 32 f32: 120 KiB a tile, one stage fits
         assert_eq!(plain(F32, explicit.block(960)).0, 0);
-        let large = Items {
-            m_size: 72,
-            in_size: 72,
-            ..F32
-        };
+        let large = values(72);
         assert_eq!(plain(large, auto).0, 0);
         // 48 KiB tiles of 16 12-byte items a thread: three stages fit, too few; runs of 12
         // (nine vectors) take five
-        let twelve = Items {
-            m_size: 12,
-            in_size: 12,
-            ..F32
-        };
+        let twelve = values(12);
         assert_eq!(plain(twelve, explicit.items_per_thread(16)).0, 0);
         let plan = scan_plan(auto, twelve, Segments::None, false).unwrap();
         assert_eq!((plan.items, plan.ahead), (12, 5));
         // 32 KiB tiles of 16-byte values: five fit
-        let sixteen = Items {
-            m_size: 16,
-            in_size: 16,
-            ..F32
-        };
+        let sixteen = values(16);
         assert_eq!(plain(sixteen, auto).0, 5);
         // lifted items: Auto runs LookBack
         let lifted = Items { in_size: 8, ..F32 };
