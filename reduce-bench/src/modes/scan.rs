@@ -1,7 +1,7 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
 //! `ScanAlgorithm::Auto`, which is LookAhead for scans of the monoid's own values but by CSR
-//! segments fewer than the tiles of values larger than 8 bytes, and `LookBack` beside it) of f32 sums, the 8-byte affine monoid, 2x2 matrices
-//! (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
+//! segments fewer than the tiles of values larger than 8 bytes, and `LookBack` beside it) of
+//! f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
 //! items, inclusive and exclusive, and the segmented scans (CSR offsets, and keys: each item's
 //! segment id; both also by LookBack; 2x2 matrices by `Auto` only) of `bench segmented`'s
 //! distributions at 2^26, against the copy
