@@ -1,16 +1,16 @@
 //! `bench scan [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: scans (`Gpu::scan_into`,
 //! `ScanAlgorithm::Auto`, which is LookAhead for scans of the monoid's own values but by CSR
-//! segments fewer than the tiles of values larger than 8 bytes, and `LookBack` beside it) of
-//! f32 sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte Heisenberg matrices at 2^20, 2^24 and 2^28
-//! items, inclusive and exclusive, and the segmented scans (CSR offsets, and keys: each item's
-//! segment id; both also by LookBack; 2x2 matrices by `Auto` only) of `bench segmented`'s
-//! distributions at 2^26, against the copy
-//! roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
-//! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time ×
-//! (bytes moved / bytes the roof moves) / time — and against CUB's `DeviceScan`
-//! (`anchors/cub_scan.cu`) and `torch.cumsum` (`anchors/torch_scan.py`) from the same command
-//! (`scan.csv`, `scan.txt`). The exact monoids' outputs are checked against the sequential scan
-//! up to 2^24 items (and the segmented ones at 2^26).
+//! segments fewer than the tiles of values larger than 8 bytes, and `LookBack` beside it) of f32
+//! sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte
+//! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive and exclusive, and the segmented
+//! scans (CSR offsets, and keys: each item's segment id; both also by LookBack; 2x2 matrices by
+//! `Auto` only) of `bench segmented`'s distributions at 2^26, against the copy roof measured on the
+//! same bytes in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel,
+//! each byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
+//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum`
+//! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
+//! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
+//! 2^26).
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
