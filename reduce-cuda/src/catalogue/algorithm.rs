@@ -222,9 +222,9 @@ pub enum ScanAlgorithm {
     /// copy roof for f32 sums, affine maps, the f32 recurrence and 12-byte values where LookBack
     /// reads 0.76-0.79, 0.84-0.85 for 2x2 matrices where it reads 0.71; at 2^26 by key
     /// 0.86-0.95 (2x2 matrices 0.69-0.71) where LookBack reads 0.73-0.77, by offsets 0.69-0.80
-    /// where LookBack reads 0.52-0.73), but by CSR offsets of fewer segments than tiles for values of more than
-    /// 8 bytes (long segments: LookBack's kernel on the same tile, whose walk of a tile's offsets
-    /// is cheaper there; the same bits) and for lifted items: LookBack.
+    /// where LookBack reads 0.52-0.73), but by CSR offsets of fewer segments than tiles for
+    /// values of more than 8 bytes (long segments: LookBack's kernel on the same tile, whose walk
+    /// of a tile's offsets is cheaper there; the same bits) and for lifted items: LookBack.
     #[default]
     Auto,
 }
