@@ -80,6 +80,7 @@ fn compiles_everywhere<M: CudaMonoid>() {
         for algorithm in [
             SegAlgorithm::SegMerge,
             SegAlgorithm::SegPipeline,
+            SegAlgorithm::SegHeads,
             SegAlgorithm::Auto,
         ] {
             if let Err(e) =

@@ -52,10 +52,11 @@ impl SegRow {
 }
 
 /// The configurations measured, by label.
-fn bench_configs() -> [(&'static str, SegConfig); 8] {
+fn bench_configs() -> [(&'static str, SegConfig); 10] {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
+    let heads = SegConfig::new(SegAlgorithm::SegHeads);
     [
         ("Auto trusted", SegConfig::new(SegAlgorithm::Auto).trusted()),
         ("Auto validated", SegConfig::new(SegAlgorithm::Auto)),
@@ -65,12 +66,14 @@ fn bench_configs() -> [(&'static str, SegConfig); 8] {
         ("SegShuffle validated", shuffle),
         ("SegPipeline trusted", pipeline.trusted()),
         ("SegPipeline validated", pipeline),
+        ("SegHeads trusted", heads.trusted()),
+        ("SegHeads validated", heads),
     ]
 }
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20, SegShuffle and SegPipeline only, and also the mean lengths 1024,
+/// `--quick`: N = 30 * 2^20, SegShuffle, SegPipeline and SegHeads only, and also the mean lengths 1024,
 /// 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -85,7 +88,10 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let configs: Vec<_> = bench_configs()
         .into_iter()
         .filter(|(label, _)| {
-            !args.quick || label.starts_with("SegShuffle") || label.starts_with("SegPipeline")
+            !args.quick
+                || label.starts_with("SegShuffle")
+                || label.starts_with("SegPipeline")
+                || label.starts_with("SegHeads")
         })
         .collect();
     for &n in sizes {
@@ -116,6 +122,10 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
             for form in FORMS {
                 for &(label, config) in &configs {
+                    // SegHeads takes the offsets form only (for owners it runs what Auto runs).
+                    if label.starts_with("SegHeads") && form == "owner" {
+                        continue;
+                    }
                     let ms = layout.time(&gpu, sums.items(), &mut out_f32, form, config)?;
                     rows.push(SegRow {
                         n,

@@ -34,7 +34,14 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             "SegPipeline",
             SegConfig::new(SegAlgorithm::SegPipeline).trusted(),
         ),
+        ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
     ];
+    // SegHeads takes the offsets form only (asked for owners it runs what Auto runs).
+    let forms = |label: &'static str| {
+        FORMS
+            .into_iter()
+            .filter(move |&form| label != "SegHeads" || form == "offsets")
+    };
     let peers = [
         (
             "CUB DeviceSegmentedReduce",
@@ -47,7 +54,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     ];
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (label, _) in ours {
-        for form in FORMS {
+        for form in forms(label) {
             series.push((format!("{label} {form}"), Vec::new()));
         }
     }
@@ -63,7 +70,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         let mut at = 0;
         for (label, config) in ours {
-            for form in FORMS {
+            for form in forms(label) {
                 let ms = layout.time(&gpu, sums.items(), &mut out, form, config)?;
                 let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms as f64 * 1e6);
                 series[at].1.push((k as f64, gbs));

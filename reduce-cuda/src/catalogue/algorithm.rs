@@ -75,11 +75,12 @@ impl std::fmt::Display for Algorithm {
 /// | `SegShuffle` | items split evenly over threads, run-length flush, segmented warp/block scans, block records joined by the last block (ours) | 1 | each segment written once |
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
 /// | `SegPipeline` | SegShuffle's tile fed by a producer warp: bulk copies (`cp.async.bulk`) of each tile's items into a ring of shared-memory stages guarded by mbarriers (ours; sm_90+) | 1 | each segment written once |
+/// | `SegHeads` | CSR offsets only: head bits from a pass over the offsets, then a block per tile folds items and bits, then a join of the tiles' records (ours) | 3 | each segment written once |
 /// | `Auto` | SegShuffle; SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
-/// `SegShuffle`, `SegPipeline` and `SegMerge` take `u32` and `u64` layouts and lifted items, the paper's
+/// `SegShuffle`, `SegPipeline`, `SegHeads` and `SegMerge` take `u32` and `u64` layouts and lifted items, the paper's
 /// algorithms `u32` layouts of monoid values; only `SegMerge` takes 2^32 or more items or
 /// segments.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -103,6 +104,12 @@ pub enum SegAlgorithm {
     /// ring of shared-memory stages (`SegConfig::stages`), so that the threads that fold never
     /// wait on a global load of items. Needs sm_90 (Hopper) or newer; at any item offset.
     SegPipeline,
+    /// Ours, for the CSR form: three launches. A thread per segment sets a head bit where each
+    /// non-empty segment starts (and writes the empty ones); a block per tile folds its items
+    /// with their head bits alone, no offsets read, writing the segments that start and end in
+    /// the tile by their heads' ranks; a join finishes the segments that cross tiles. Asked for
+    /// the owner form, it runs what `Auto` runs there.
+    SegHeads,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts); SegMerge past
     /// 2^32 items or segments, or for values too large for SegShuffle.
     #[default]
@@ -111,7 +118,7 @@ pub enum SegAlgorithm {
 
 impl SegAlgorithm {
     /// Every concrete algorithm (all but `Auto`), for tests and benchmarks.
-    pub const ALL: [SegAlgorithm; 8] = [
+    pub const ALL: [SegAlgorithm; 9] = [
         SegAlgorithm::Tb2Seg,
         SegAlgorithm::Tb4WarpSeg,
         SegAlgorithm::MatrixSeg,
@@ -120,6 +127,7 @@ impl SegAlgorithm {
         SegAlgorithm::SegShuffle,
         SegAlgorithm::SegMerge,
         SegAlgorithm::SegPipeline,
+        SegAlgorithm::SegHeads,
     ];
 
     /// One of the paper's five algorithms, which take `u32` layouts of monoid values only (no
@@ -146,6 +154,7 @@ impl SegAlgorithm {
             SegAlgorithm::SegShuffle => "SegShuffle",
             SegAlgorithm::SegMerge => "SegMerge",
             SegAlgorithm::SegPipeline => "SegPipeline",
+            SegAlgorithm::SegHeads => "SegHeads",
             SegAlgorithm::Auto => "Auto",
         }
     }

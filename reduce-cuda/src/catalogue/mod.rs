@@ -14,6 +14,7 @@
 //! | `shuffle.rs` | `Shuffle` | `SegShuffle`, `SegPipeline` | shuffle.cu (+ lanes.cuh), seg_shuffle.cu (+ seg_tile.cuh, pipe.cuh) |
 //! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | `SegShuffle`, `Auto` with `SegConfig::portable` | portable.cu (+ lanes.cuh), seg_portable.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
+//! | `heads.rs` | | `SegHeads` | seg_heads.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
 //! | `scan.rs` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (`LookBack`, `ReduceThenScan`) | scan.cu, then pipe.cuh and scan_ahead.cu |
@@ -28,6 +29,7 @@ mod algorithm;
 pub(crate) mod axes;
 pub(crate) mod axes_portable;
 mod config;
+mod heads;
 mod matrix;
 mod merge;
 mod paper;
@@ -190,6 +192,14 @@ pub(crate) fn seg_plan(
         }
         return Ok(Box::new(portable::segmented(name, &config.knobs(), shape)?));
     }
+    // SegHeads takes CSR offsets; the owner form runs what Auto runs.
+    let config = match config.algorithm {
+        SegAlgorithm::SegHeads if !shape.offsets_form => SegConfig {
+            algorithm: SegAlgorithm::Auto,
+            ..config
+        },
+        _ => config,
+    };
     let config = resolve(config, shape, n, segments);
     let algorithm = config.algorithm;
     let name = algorithm.name();
@@ -198,7 +208,7 @@ pub(crate) fn seg_plan(
     if shape.items.lifted && paper {
         return Err(invalid(
             name,
-            "lifted items are read by SegShuffle, SegPipeline and SegMerge (and Auto) only",
+            "lifted items are read by SegShuffle, SegPipeline, SegHeads and SegMerge (and Auto) only",
         ));
     }
     if !matches!(
@@ -214,8 +224,8 @@ pub(crate) fn seg_plan(
     if shape.wide && paper {
         return Err(invalid(
             name,
-            "u64 offsets or owners are taken by SegShuffle, SegPipeline and SegMerge (and Auto) \
-             only",
+            "u64 offsets or owners are taken by SegShuffle, SegPipeline, SegHeads and SegMerge \
+             (and Auto) only",
         ));
     }
     Ok(match algorithm {
@@ -229,6 +239,7 @@ pub(crate) fn seg_plan(
             Box::new(shuffle::segmented(algorithm, &knobs, shape)?)
         }
         SegAlgorithm::SegMerge => Box::new(merge::plan(&knobs, shape)?),
+        SegAlgorithm::SegHeads => Box::new(heads::plan(&knobs, shape)?),
         SegAlgorithm::Auto => unreachable!("Auto is resolved above"),
     })
 }
@@ -252,6 +263,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         shuffle::signatures(),
         portable::signatures(),
         merge::signatures(),
+        heads::signatures(),
         axes_portable::signatures(),
         axes::signatures(),
         scan::signatures(),

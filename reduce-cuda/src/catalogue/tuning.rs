@@ -71,6 +71,9 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
     }
     group
 }
+/// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
+pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
+
 /// SegPipeline's stages (tiles of items in its shared-memory ring) and the resident blocks per
 /// SM its registers are capped for (each block: SegShuffle's 256 threads and a producer warp).
 pub(crate) const SEG_PIPE_STAGES: u32 = 2;

@@ -128,6 +128,12 @@ impl<'a> Dispatch<'a> {
         self.scratch.carve(self.device, sizes)
     }
 
+    /// At least `words` u32 that are zero, which the call's kernels must leave zero (those
+    /// that set some clear them behind): their device address.
+    pub fn zeroed(&mut self, words: usize) -> Result<u64> {
+        self.scratch.zeroed(self.device, words)
+    }
+
     /// The completion ticket of single-launch kernels (one u32, zero between launches: the
     /// kernels' last block resets it).
     pub fn ticket(&self) -> u64 {

@@ -1,6 +1,6 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
-//! ticket of single-launch kernels, the segmented kernels' status word, the pinned host word
-//! they report to, and the pinned host memory a reduction to the host writes its value into.
+//! ticket of single-launch kernels, the segmented kernels' status word, words that are zero
+//! between calls (SegHeads' head bits), the pinned host word they report to, and the pinned host memory a reduction to the host writes its value into.
 //! Guarded by a mutex held for a whole call, so host threads sharing a `Gpu` never interleave
 //! their use of it.
 
@@ -18,6 +18,10 @@ pub(crate) struct Scratch {
     /// SegShuffle's and SegMerge's status word: all ones between launches (their last block
     /// reads and resets it).
     pub seg_status: DeviceVec<u64>,
+    /// Words that are all zero between calls: the kernels that set some clear them before the
+    /// call ends (SegHeads' fold clears the bits its marks set). Zero-filled when allocated,
+    /// grown to the largest call's need.
+    zeroed: Option<DeviceVec<u32>>,
     /// Allocated on first use.
     pinned: Option<PinnedWord>,
     /// Where a reduction to the host writes its value (allocated on first use, grown to the
@@ -33,6 +37,7 @@ impl Scratch {
             buffer: None,
             ticket: DeviceVec::filled(device, 1, 0)?,
             seg_status: DeviceVec::filled(device, 1, 0xff)?,
+            zeroed: None,
             pinned: None,
             result: None,
         })
@@ -62,6 +67,20 @@ impl Scratch {
                 here
             })
             .collect())
+    }
+
+    /// At least `words` u32 that are zero now, and that the call must leave zero: their device
+    /// address.
+    pub fn zeroed(&mut self, device: &Device, words: usize) -> Result<u64> {
+        if self.zeroed.as_ref().is_none_or(|z| z.len() < words) {
+            self.zeroed = None; // free first, as for the regions
+            self.zeroed = Some(DeviceVec::filled(
+                device,
+                words.next_power_of_two().max(1024),
+                0,
+            )?);
+        }
+        Ok(self.zeroed.as_ref().map_or(0, DeviceVec::address))
     }
 
     /// Pinned host memory for a value of `bytes` bytes, mapped for the device.

@@ -24,6 +24,8 @@ pub(crate) enum Family {
     /// The portable segmented reduction (`SegConfig::portable`).
     SegPortable,
     SegMerge,
+    /// The CSR form by head bits (`SegHeads`).
+    SegHeads,
     /// Reductions along the axes of arrays.
     Axes,
     /// The portable reductions along axes (`AxisConfig::portable`).
@@ -50,6 +52,7 @@ impl Family {
         Family::SegShuffle,
         Family::SegPortable,
         Family::SegMerge,
+        Family::SegHeads,
         Family::Axes,
         Family::AxesPortable,
         Family::Scan,
@@ -79,6 +82,7 @@ impl Family {
                 include_str!("../../kernels/seg_portable.cu"),
             ),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
+            Family::SegHeads => ("seg_heads", include_str!("../../kernels/seg_heads.cu")),
             Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
             Family::AxesPortable => (
                 "axes_portable",
@@ -98,6 +102,7 @@ impl Family {
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             Family::Shuffle | Family::Portable => &[LANES],
             Family::SegPortable => &[SEG_COMMON, LANES],
+            Family::SegHeads => &[SEG_COMMON, SEG_TILE],
             _ => &[],
         }
     }

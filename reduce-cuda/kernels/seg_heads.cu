@@ -1,0 +1,318 @@
+// SegHeads: the CSR form by head bits (ours), three launches: marks, fold, join.
+//
+// ORDER INVARIANT. Tile T is the R_TILE = R_BLOCK * R_ITEMS consecutive items from T * R_TILE,
+// folded by block T; thread t owns the R_ITEMS consecutive items from t * R_ITEMS of it. A
+// thread folds its items left to right, restarting at every head (an item where a non-empty
+// segment starts); the part before its first head and the run open at its end are joined with
+// the other threads' by an inclusive segmented scan over threads in order (r_block_seg_exclusive:
+// every combine is (earlier, later)). A tile's record holds the part of the segment open at
+// its start that it folds (before its first head) and the value open at its end (from its last
+// head, or the whole tile without a head); the join scans the records in tile order (runs of
+// tiles a thread, the threads in order, rounds of them in order): so a segment that spans
+// tiles is still folded left to right.
+//
+// THE MARKS (reduce_seg_heads_marks, a thread per segment): head bits (bit i % 32 of word
+// i / 32 where item i starts a non-empty segment: runs of lanes that share a word OR their bits
+// together and one atomicOr sets them), each tile's first segment (first_id[T]: the first
+// segment whose offset is at or after the tile's first item, written by that segment's thread
+// where its offset falls in the tile), and the empty segments: written with the identity here,
+// and their tile flagged (flags[T]). The bits and flags are all zero between calls: the fold
+// reads its tile's words and clears them behind it, so that no call fills them first.
+//
+// EXACTLY ONCE. An empty segment is written by the marks. A non-empty segment that ends in the
+// tile where it starts, before the tile's last head, is written by that tile (the fold stages
+// it in shared memory by its head's rank in the tile and copies the tile's segments out
+// coalesced: ids first_id[T] + rank in a tile without empty segments, which are consecutive
+// there; a flagged tile reads its offsets and finds each segment's rank from the bits). The
+// segment of a tile's last head, open at the tile's end, is written by the join: at the next
+// tile with a head, whose entry segment it is, or after the last tile (the marks note which
+// segment ends at item n - 1). A tile's entry segment (open at its start) is first_id[T] - 1:
+// every segment between the one holding the tile's first item and the first that starts in
+// the tile starts inside the tile.
+//
+// Items are r_in values lifted into M by m_lift (the identity unless the monoid lifts another
+// type). Offsets are u32 or u64 (R_IDX64), narrowed as they are read (r_narrow: fewer than
+// 2^32 - 1 items and segments). THE LAYOUT CHECK (check != 0) rides on the marks' reads: every
+// pair of entries, offsets[0] = 0 and offsets[segments] = n; a bad layout sets *status to 0,
+// and the caller runs the exact check for the error. A bad layout (trusted) writes only ids
+// below `segments`, bits and flags of items below n and slots inside the tile.
+
+// R_TILE (items a block folds) and the loads of a thread's items come with seg_tile.cuh.
+// Head-bit words per tile (R_BLOCK is a multiple of 32, so tiles start on whole words).
+#define R_TILE_WORDS (R_BLOCK * R_ITEMS / 32)
+static_assert(R_ITEMS <= 32, "a thread's head bits lie in two words at most");
+static_assert(R_BLOCK % R_WARP == 0, "whole warps");
+
+// The scratch words that are zero between calls (one allocation, `zeroed`), for n items:
+// bits (R_TILE_WORDS a tile), flags and first_id (one a tile), and `last`: 1 + the segment
+// that ends at item n - 1.
+struct r_heads_scratch {
+    unsigned int* bits;
+    unsigned int* flags;
+    unsigned int* first_id;
+    unsigned int* last;
+};
+
+__device__ __forceinline__ r_heads_scratch r_heads_scratch_at(unsigned int* zeroed, r_size n) {
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    r_heads_scratch z;
+    z.bits = zeroed;
+    z.flags = z.bits + tiles * R_TILE_WORDS;
+    z.first_id = z.flags + tiles;
+    z.last = z.first_id + tiles;
+    return z;
+}
+
+// A tile's record in tile_meta: its entry segment, or one of these.
+#define R_HEADS_NONE R_NO_SEG64             // no head in the tile
+#define R_HEADS_NO_ENTRY (R_NO_SEG64 - 1)  // a head at item 0: no segment open before it
+
+// ---------------------------------------------------------------- the marks
+
+// Bits, flags, first segments and `last` from the offsets; the empty segments' values; the
+// layout check when `check`. A warp takes 32 consecutive segments at a time.
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_seg_heads_marks(const r_idx* __restrict__ offsets, r_size segments, r_size n, M* __restrict__ out,
+                       unsigned int* __restrict__ zeroed, unsigned long long* __restrict__ status, r_size check) {
+    const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const r_size stride = (r_size)gridDim.x * R_BLOCK;
+    bool bad = false;
+    // Warp-uniform loop: every lane takes part in the shuffles.
+    for (r_size base = (r_size)blockIdx.x * R_BLOCK + (threadIdx.x - lane); base < segments; base += stride) {
+        const r_size s = base + lane;
+        const bool here = s < segments;
+        // Entry s (segments + 1 of them), its successor from the next lane, its predecessor from
+        // the one before.
+        const unsigned int o = s <= segments ? r_index(offsets + s) : 0xffffffffu;
+        unsigned int o1 = __shfl_down_sync(R_FULL_MASK, o, 1);
+        if (lane == R_WARP - 1 && here) o1 = r_index(offsets + s + 1);
+        unsigned int prev = __shfl_up_sync(R_FULL_MASK, o, 1);
+        if (lane == 0 && s > 0 && here) prev = r_index(offsets + s - 1);
+        if (here) {
+            if (check) {
+                bad |= o > o1;
+                if (s == 0) bad |= __ldg(offsets) != 0;
+                if (s + 1 == segments) bad |= (r_size)__ldg(offsets + segments) != n;
+            }
+            if (o == o1) out[s] = m_identity();
+            if (o < n) {
+                const r_size tile = o / R_TILE;
+                if (o == o1) z.flags[tile] = 1u;
+                if (s == 0 || prev < tile * R_TILE) z.first_id[tile] = (unsigned int)s;
+                if (o < o1 && o1 == n) *z.last = (unsigned int)s + 1;
+            }
+        }
+        // Heads: lanes of one word OR their bits (offsets ascend, so they are consecutive
+        // lanes; after the step at distance d a lane holds the bits of its word's lanes among
+        // the next 2d), and the first lane of each run sets them. A bad layout's scattered
+        // lanes of one word make more atomics, never fewer bits.
+        const bool head = here && o < o1 && o < n;
+        const unsigned int word = head ? o >> 5 : 0xffffffffu;
+        unsigned int v = head ? 1u << (o & 31) : 0u;
+#pragma unroll
+        for (unsigned int d = 1; d < R_WARP; d <<= 1) {
+            const unsigned int y = __shfl_down_sync(R_FULL_MASK, v, d);
+            const unsigned int wy = __shfl_down_sync(R_FULL_MASK, word, d);
+            if (lane + d < R_WARP && wy == word) v |= y;
+        }
+        const unsigned int word_before = __shfl_up_sync(R_FULL_MASK, word, 1);
+        if (head && (lane == 0 || word_before != word)) atomicOr(z.bits + word, v);
+    }
+    if (check && __ballot_sync(R_FULL_MASK, bad) != 0 && lane == 0) atomicMin(status, 0ull);
+}
+
+// ---------------------------------------------------------------- the fold
+
+// The R_ITEMS head bits of the tile's items [p, p + R_ITEMS) from the tile's words.
+__device__ __forceinline__ unsigned int r_heads_at(const unsigned int* s_bits, unsigned int p) {
+    const unsigned int lo = s_bits[p / 32], hi = s_bits[p / 32 + 1];
+    const unsigned int w = __funnelshift_r(lo, hi, p % 32);
+    return R_ITEMS == 32 ? w : w & ((1u << (R_ITEMS % 32)) - 1u);
+}
+
+// Block T folds tile T: complete segments into out, its record into tile_vals (2 per tile:
+// the part of its entry segment before its first head, the value open at its end) and
+// tile_meta (its entry segment, or R_HEADS_NONE or R_HEADS_NO_ENTRY); it
+// clears the tile's words of `zeroed`. Dynamic shared memory: R_TILE M (the tile's segments
+// by their heads' ranks). No fence, ticket or other wait on memory after the tile's loads: a
+// block's thread that waits holds every warp of it at the next barrier.
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ offsets, r_size segments,
+                      M* __restrict__ out, unsigned int* __restrict__ zeroed, M* __restrict__ tile_vals,
+                      r_size* __restrict__ tile_meta) {
+    extern __shared__ uint4 s_dynamic[];
+    M* s_out = reinterpret_cast<M*>(s_dynamic);
+    __shared__ unsigned int s_bits[R_TILE_WORDS + 1];
+    __shared__ unsigned int s_warp_heads[R_WARPS];
+    __shared__ unsigned int s_rank[R_BLOCK];  // each thread's first head's rank (flagged tiles)
+    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ unsigned int s_flag, s_first;
+    const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
+    const r_size tile = blockIdx.x, t0 = tile * R_TILE;
+    const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
+
+    // The items, the tile's bits, flag and first segment at once (every word cleared behind).
+    const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
+    M it[R_ITEMS];
+    r_load_items(in, n, a, r_run_count(a, n), it);
+    for (unsigned int k = threadIdx.x; k < R_TILE_WORDS; k += R_BLOCK) {
+        unsigned int* p = z.bits + tile * R_TILE_WORDS + k;
+        s_bits[k] = *p;
+        *p = 0u;
+    }
+    if (threadIdx.x == R_BLOCK - 1) {
+        s_bits[R_TILE_WORDS] = 0u;
+        s_flag = z.flags[tile];
+        s_first = z.first_id[tile];
+        z.flags[tile] = 0u;
+        z.first_id[tile] = 0u;
+    }
+    __syncthreads();
+
+    // This thread's heads, and their rank in the tile: g heads before its first.
+    const unsigned int hb = r_heads_at(s_bits, threadIdx.x * R_ITEMS);
+    const unsigned int h = __popc(hb);
+    unsigned int inc = h;
+#pragma unroll
+    for (unsigned int o = 1; o < R_WARP; o <<= 1) {
+        const unsigned int y = __shfl_up_sync(R_FULL_MASK, inc, o);
+        if (lane >= o) inc += y;
+    }
+    if (lane == R_WARP - 1) s_warp_heads[warp] = inc;
+    __syncthreads();
+    unsigned int g = inc - h, heads = 0;
+#pragma unroll
+    for (unsigned int k = 0; k < R_WARPS; ++k) {
+        g += k < warp ? s_warp_heads[k] : 0u;
+        heads += s_warp_heads[k];
+    }
+    s_rank[threadIdx.x] = g;
+
+    // The thread's fold: a segment that starts and ends in the run goes to its head's slot;
+    // `before` is the part ahead of the first head, `run` the value open at the end.
+    M run = m_identity(), before = m_identity();
+    unsigned int j = 0;
+#pragma unroll
+    for (int i = 0; i < R_ITEMS; ++i) {
+        if ((hb >> i) & 1u) {
+            if (j == 0) before = run;
+            else s_out[g + j - 1] = run;
+            run = it[i];
+            ++j;
+        } else {
+            run = m_combine(run, it[i]);
+        }
+    }
+    if (h == 0) before = run;
+
+    // Join the threads' runs: the segment open at this thread's start closes at its first head.
+    r_seg element;
+    element.flag = h > 0 ? 1u : 0u;
+    element.v = run;
+    r_seg total;
+    const r_seg ahead = r_block_seg_exclusive(element, [] { return r_seg_identity(); }, s_agg, &total);
+    if (h > 0) {
+        const M closed = m_combine(ahead.v, before);
+        if (g > 0) s_out[g - 1] = closed;
+        else tile_vals[2 * tile] = closed;  // the tile's part of its entry segment
+    }
+    __syncthreads();
+
+    // The segments of heads 0 .. heads - 2 are complete: out, coalesced.
+    const unsigned int first = s_first;
+    if (!s_flag) {
+        for (unsigned int k = threadIdx.x; k + 1 < heads; k += R_BLOCK) {
+            const r_size id = (r_size)first + k;
+            if (id < segments) out[id] = s_out[k];
+        }
+    } else {
+        // Empty segments start in the tile: ids are not consecutive by rank. Read the offsets of
+        // the segments from the tile's first on, while they start in the tile, and give each
+        // non-empty one the value of its head's rank (the empty ones the marks wrote).
+        const r_size end = t0 + R_TILE < n ? t0 + R_TILE : n;
+        for (r_size base = first;; base += R_BLOCK) {
+            const r_size s = base + threadIdx.x;
+            const unsigned int o = s < segments ? r_index(offsets + s) : 0xffffffffu;
+            const bool inside = o >= t0 && o < end;
+            if (inside && r_index(offsets + s + 1) > o) {
+                const unsigned int q = (unsigned int)(o - t0), owner = q / R_ITEMS;
+                const unsigned int below = r_heads_at(s_bits, owner * R_ITEMS) & ((1u << (q % R_ITEMS)) - 1u);
+                const unsigned int rank = s_rank[owner] + __popc(below);
+                if (rank + 1 < heads) out[s] = s_out[rank];
+            }
+            if (!__syncthreads_or(inside)) break;
+        }
+    }
+
+    // The tile's record.
+    if (threadIdx.x == 0) {
+        tile_vals[2 * tile + 1] = total.v;
+        tile_meta[tile] = heads == 0 ? R_HEADS_NONE : tile > 0 && first > 0 ? (r_size)first - 1 : R_HEADS_NO_ENTRY;
+    }
+}
+
+// ---------------------------------------------------------------- the join
+
+// Tiles a join thread takes at once.
+#define R_JOIN_RUN 16
+
+// One block joins the tiles' records in order, R_JOIN_RUN consecutive tiles a thread and
+// blockDim.x threads a round, the rounds in order with the block's carry: the segment open at
+// a tile's start (its entry) closes at its first head, with the fold of every tile since the
+// last tile with a head (the tails) and its own part before its first head. The segment open
+// after the last tile is the one that ends at item n - 1 (*last, which it clears). Hands the
+// layout check's *status to *status_out (when not null) and leaves it R_NO_INDEX.
+extern "C" __global__ void reduce_seg_heads_join(const M* __restrict__ tile_vals, const r_size* __restrict__ tile_meta,
+                                                 r_size n, r_size segments, M* __restrict__ out,
+                                                 unsigned int* __restrict__ zeroed,
+                                                 unsigned long long* __restrict__ status,
+                                                 unsigned long long* __restrict__ status_out) {
+    __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per round (r_block_seg_exclusive)
+    __shared__ r_seg s_carry[2];
+    const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
+    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    if (threadIdx.x == 0) {
+        s_carry[0] = r_seg_identity();
+        if (status_out != nullptr) *status_out = *status;
+        *status = R_NO_INDEX;
+    }
+    __syncthreads();
+    unsigned int parity = 0;
+    for (r_size base = 0; base < tiles; base += (r_size)blockDim.x * R_JOIN_RUN, parity ^= 1) {
+        const r_size lo = base + (r_size)threadIdx.x * R_JOIN_RUN;
+        // The run's element: its tiles' tails, restarting at each tile with a head.
+        r_seg mine = r_seg_identity();
+#pragma unroll
+        for (int i = 0; i < R_JOIN_RUN; ++i) {
+            const r_size k = lo + i;
+            if (k < tiles) {
+                r_seg e;
+                e.flag = tile_meta[k] != R_HEADS_NONE ? 1u : 0u;
+                e.v = tile_vals[2 * k + 1];
+                mine = r_seg_op(mine, e);
+            }
+        }
+        r_seg total;
+        r_seg p = r_block_seg_exclusive(mine, [&] { return s_carry[parity]; }, s_agg[parity], &total);
+        if (threadIdx.x == 0) s_carry[parity ^ 1] = total;
+        // Each tile with a head closes its entry segment: the tails since the last tile with a
+        // head, then its part before its first head.
+        for (int i = 0; i < R_JOIN_RUN; ++i) {
+            const r_size k = lo + i;
+            if (k >= tiles) break;
+            const r_size entry = tile_meta[k];
+            if (entry < segments) out[entry] = m_combine(p.v, tile_vals[2 * k]);
+            r_seg e;
+            e.flag = entry != R_HEADS_NONE ? 1u : 0u;
+            e.v = tile_vals[2 * k + 1];
+            p = r_seg_op(p, e);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned int last = *z.last;
+        *z.last = 0u;
+        if (last > 0 && last - 1 < segments) out[last - 1] = s_carry[parity].v;
+    }
+}

@@ -1,0 +1,186 @@
+//! The head-bits family (ours): `SegHeads`, the CSR form in three launches. The marks (a thread
+//! per segment) set a bit where each non-empty segment starts, note each tile's first segment
+//! and write the empty segments; the fold (a block per tile) reads its items and their bits,
+//! never the offsets unless empty segments start in the tile, and writes the segments that
+//! start and end in it; one block joins the tiles' records in order, for the segments that
+//! cross tiles. The bits live in scratch words that are zero between calls (the fold and the
+//! join clear them).
+//! CSR offsets only: asked for the owner form it runs what `Auto` runs (`catalogue::seg_plan`).
+//! The order invariant is at the head of kernels/seg_heads.cu.
+
+use super::algorithm::SegAlgorithm;
+use super::config::{check_block, invalid, refuse, Knobs};
+use super::plan::{SegPlan, SegShape};
+use super::shuffle::lane_items;
+use super::tuning::{shuffle_items, SEG_HEADS_BLOCK};
+use crate::device::{kernel_signature, Entry};
+use crate::dispatch::segmented::{SegJob, NO_INDEX};
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Family, KernelSpec};
+
+kernel_signature! {
+    /// The head bits, flags, first segment of each tile and the last segment (in `zeroed`)
+    /// from the offsets; the empty segments' values; with `check`, the layout check's failure
+    /// as 0 in `status`.
+    struct MarksArgs { offsets, segments, n, out, zeroed, status, check }
+}
+kernel_signature! {
+    /// Tile `blockIdx.x` of the items, with its bits: the segments complete in it into `out`,
+    /// its record into `tile_vals` and `tile_meta`, its words of `zeroed` cleared.
+    struct FoldArgs { r#in, n, offsets, segments, out, zeroed, tile_vals, tile_meta }
+}
+kernel_signature! {
+    /// One block joins the tiles' records in order; the layout check's status into
+    /// `status_out` (when not null).
+    struct JoinArgs { tile_vals, tile_meta, n, segments, out, zeroed, status, status_out }
+}
+
+const MARKS: Entry<MarksArgs> = Entry::new("reduce_seg_heads_marks");
+const FOLD: Entry<FoldArgs> = Entry::new("reduce_seg_heads_fold");
+const JOIN: Entry<JoinArgs> = Entry::new("reduce_seg_heads_join");
+
+/// The join's threads (one block).
+const JOIN_THREADS: u32 = 1024;
+
+/// `SegHeads` with every parameter fixed (the offsets form).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Heads {
+    shape: SegShape,
+    block: u32,
+    items: u32,
+    vecs: u32,
+}
+
+/// `SegHeads` for `shape` (the offsets form): a thread's run of items sized as Shuffle's (about
+/// 64 bytes of input items, at most 32 items: its head bits lie in two words).
+pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
+    let name = SegAlgorithm::SegHeads.name();
+    debug_assert!(shape.offsets_form);
+    refuse(name, "matrix_width", knobs.matrix_width)?;
+    refuse(name, "producers", knobs.producers)?;
+    refuse(name, "grid (a block per tile)", knobs.grid)?;
+    let requested = knobs
+        .items_per_thread
+        .unwrap_or_else(|| shuffle_items(shape.items.in_size).min(32));
+    let (items, vecs) = lane_items(name, shape.items.in_size, Some(requested))?;
+    if items > 32 {
+        return Err(invalid(
+            name,
+            format!("items_per_thread {items} is past SegHeads' limit of 32"),
+        ));
+    }
+    Ok(Heads {
+        shape,
+        block: check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?,
+        items,
+        vecs,
+    })
+}
+
+impl Heads {
+    /// Items per tile (a block's).
+    fn tile(&self) -> u64 {
+        self.block as u64 * self.items as u64
+    }
+}
+
+impl SegPlan for Heads {
+    fn limited_by(&self) -> &'static str {
+        "SegHeads' 32-bit positions and ids (use SegMerge or Auto)"
+    }
+
+    fn variants(&self) -> Vec<KernelSpec> {
+        let shape = self.shape;
+        vec![KernelSpec::new(
+            Family::SegHeads,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_VECS", self.vecs),
+                (
+                    "R_ITEM_SHIFT",
+                    if self.vecs > 0 { shape.item_shift } else { 0 },
+                ),
+                ("R_IDX64", shape.wide as u32),
+            ],
+        )]
+    }
+
+    /// The fold's: a tile's values, staged by their heads' ranks.
+    fn dynamic_smem(&self) -> usize {
+        self.tile() as usize * self.shape.items.m_size
+    }
+
+    /// Marks, fold and join; with `validate` the join hands the marks' layout check to the
+    /// host's word (the exact check then finds a bad layout's first error).
+    fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
+        let name = SegAlgorithm::SegHeads.name();
+        // Every kernel first: once the marks run, the fold and join must run to clear their
+        // words.
+        let marks = d.device.kernel(&job.module, MARKS, self.block, 0, name)?;
+        let fold = d
+            .device
+            .kernel(&job.module, FOLD, self.block, self.dynamic_smem(), name)?;
+        let join = d.device.kernel(&job.module, JOIN, JOIN_THREADS, 0, name)?;
+        let n = job.n();
+        let segments = job.segments as u64;
+        let tiles = n.div_ceil(self.tile());
+        // kernels/seg_heads.cu's r_heads_scratch: bits, flags, first segments, the last segment.
+        let words = tiles * self.tile() / 32 + 2 * tiles + 1;
+        let zeroed = d.zeroed(words as usize)?;
+        let m = self.shape.items.m_size;
+        let [tile_vals, tile_meta] = d.carve(&[2 * m * tiles as usize, 8 * tiles as usize])?[..]
+        else {
+            unreachable!("two regions")
+        };
+        let status = d.seg_status();
+        let status_out = d.status_out(validate)?;
+        let marks_args = MarksArgs {
+            offsets: job.layout.ptr,
+            segments,
+            n,
+            out: job.out,
+            zeroed,
+            status,
+            check: validate as u64,
+        };
+        d.launch_over(&marks, segments, marks_args)?;
+        let fold_args = FoldArgs {
+            r#in: job.items.0,
+            n,
+            offsets: job.layout.ptr,
+            segments,
+            out: job.out,
+            zeroed,
+            tile_vals,
+            tile_meta,
+        };
+        d.launch(&fold, tiles, fold_args)?;
+        let join_args = JoinArgs {
+            tile_vals,
+            tile_meta,
+            n,
+            segments,
+            out: job.out,
+            zeroed,
+            status,
+            status_out,
+        };
+        d.launch(&join, 1, join_args)?;
+        if validate && d.poll_status()? != NO_INDEX {
+            return d.confirm_bad_layout(job, name);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    use crate::device::KernelArgs;
+    vec![
+        (MARKS.name, MarksArgs::PARAMS),
+        (FOLD.name, FoldArgs::PARAMS),
+        (JOIN.name, JoinArgs::PARAMS),
+    ]
+}

@@ -1,0 +1,76 @@
+// The host side of an emulated SegHeads call (kernels/seg_heads.cu, tests/tests/
+// emulated_seg_heads.rs): included after cuda_emu.hpp and the generated kernel text. argv[3]
+// orders the fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
+//   u64 n, segments, grid (the marks' blocks), validate; n r_in items; segments + 1 r_idx
+//   offsets (u32, or u64 with R_IDX64),
+// runs the marks block by block on `grid` blocks, then the fold's blocks (a block per tile) in
+// a scrambled order (they depend on none of each other), then the join, and appends to argv[2]
+// per case
+//   u64 status (as the join hands it out), u64 ok (1, or 0 after a deadlock, or when the call
+//   did not leave its zeroed words zero and the status word reset); segments M values.
+// The zeroed words persist from case to case, as a Gpu's scratch does between calls. The items
+// lie R_ITEM_SHIFT bytes past a 16-byte boundary, at the end of their allocation, and every
+// buffer is exactly its size: AddressSanitizer reports any access past them.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+// The join's threads (one warp: several rounds on the largest cases).
+#define JOIN_THREADS 32
+
+int main(int argc, char** argv) {
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
+    unsigned long long h[4];
+    std::vector<unsigned int> zeroed;
+    while (std::fread(h, 8, 4, in) == 4) {
+        const unsigned long long n = h[0], segments = h[1], grid = h[2], validate = h[3];
+        std::vector<unsigned char> storage;
+        r_in* items;
+        std::vector<r_idx> offsets(segments + 1);
+        if (!emu::read_items(in, n, R_ITEM_SHIFT, storage, items)) return 3;
+        if (std::fread(offsets.data(), sizeof(r_idx), segments + 1, in) != segments + 1) return 3;
+        std::vector<M> out(segments);
+        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
+        const unsigned long long words = tiles * R_TILE_WORDS + 2 * tiles + 1;
+        if (zeroed.size() < words) zeroed.assign(words, 0u);  // grown zero-filled, as the scratch
+        std::vector<M> tile_vals(2 * tiles);
+        std::vector<r_size> tile_meta(tiles);
+        std::memset(static_cast<void*>(tile_vals.data()), 0xA5, tile_vals.size() * sizeof(M));
+        unsigned long long status = R_NO_INDEX;
+        unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;
+        unsigned long long ok = 1;
+        for (unsigned int b = 0; b < grid && ok; ++b) {
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+                reduce_seg_heads_marks(offsets.data(), segments, n, out.data(), zeroed.data(), &status, validate);
+            });
+        }
+        // Tiles in a scrambled order: odd ones first, then even ones from the last down.
+        std::vector<unsigned int> order;
+        for (unsigned int t = 1; t < tiles; t += 2) order.push_back(t);
+        for (unsigned long long t = (tiles - 1) / 2 * 2 + 2; t >= 2; t -= 2) order.push_back((unsigned int)t - 2);
+        for (unsigned int b : order) {
+            if (!ok) break;
+            emu_dynamic_smem(R_TILE * sizeof(M));  // the tile's staged segments
+            ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
+                reduce_seg_heads_fold(items, n, offsets.data(), segments, out.data(), zeroed.data(), tile_vals.data(),
+                                      tile_meta.data());
+            });
+        }
+        // The join: one block (of a few warps here; 1024 threads on the GPU).
+        if (ok) {
+            ok = emu::run_block(0, 1, JOIN_THREADS, [&] {
+                reduce_seg_heads_join(tile_vals.data(), tile_meta.data(), n, segments, out.data(), zeroed.data(),
+                                      &status, validate ? &status_out : nullptr);
+            });
+        }
+        for (unsigned int w : zeroed) ok = ok && w == 0u;
+        ok = ok && status == R_NO_INDEX;
+        std::fwrite(&status_out, 8, 1, res);
+        std::fwrite(&ok, 8, 1, res);
+        std::fwrite(out.data(), sizeof(M), segments, res);
+    }
+    std::fclose(res);
+    return 0;
+}

@@ -1,0 +1,69 @@
+//! SegHeads' launch (kernels/seg_heads.cu) on the emulator, driven by
+//! `tests/emulated_seg_heads.rs`.
+
+use super::{emulated_text, index_bytes, segmented_results, Build, Order};
+use reduce_cuda::KernelSource;
+
+/// The host side of a SegHeads call (`#include`d after the kernel text).
+const SEG_HEADS_MAIN_CPP: &str = include_str!("../../emu/seg_heads_main.cpp");
+
+/// A SegHeads kernel compiled for the emulator.
+pub struct EmulatedHeads {
+    build: Build,
+    m_size: usize,
+    wide: bool,
+}
+
+/// One call: the items' bytes and count, the offsets (written as the kernel's index type), the
+/// marks' grid and whether the call checks the layout.
+pub struct HeadsCase {
+    pub n: u64,
+    pub items: Vec<u8>,
+    pub offsets: Vec<u64>,
+    pub grid: u64,
+    pub validate: bool,
+}
+
+/// The SegHeads kernel of `source` for offsets of u64 entries when `wide`, values of `m_size`
+/// bytes, tagged `tag`.
+pub fn seg_heads_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+    wide: bool,
+) -> EmulatedHeads {
+    assert!(source.text.contains("reduce_seg_heads_fold("));
+    let main = ("seg_heads_main.cpp", SEG_HEADS_MAIN_CPP);
+    let build = Build::compile(
+        cxx,
+        &emulated_text(source),
+        main,
+        &format!("seg_heads_{tag}"),
+    );
+    EmulatedHeads {
+        build,
+        m_size,
+        wide,
+    }
+}
+
+impl EmulatedHeads {
+    /// Runs the calls in one process, the fibers of each block in `order`; per call the status
+    /// the last joiner handed out (all ones: the layout passed; only meaningful when validated) and the
+    /// segments' bytes.
+    pub fn run(&self, cases: &[HeadsCase], order: Order) -> Vec<(u64, Vec<u8>)> {
+        let mut input = Vec::new();
+        for c in cases {
+            let segments = c.offsets.len() as u64 - 1;
+            for h in [c.n, segments, c.grid, c.validate as u64] {
+                input.extend_from_slice(&h.to_le_bytes());
+            }
+            input.extend_from_slice(&c.items);
+            input.extend_from_slice(&index_bytes(&c.offsets, self.wide));
+        }
+        let bytes = self.build.execute(input, order);
+        let lens = cases.iter().map(|c| (c.offsets.len() - 1) * self.m_size);
+        segmented_results(&bytes, lens)
+    }
+}

@@ -1,0 +1,252 @@
+//! SegHeads' kernels (kernels/seg_heads.cu) without a GPU: the generated CUDA text runs on the
+//! CPU under `tests/emu/cuda_emu.hpp` (every CUDA thread a fiber, warp collectives as real
+//! rendezvous, AddressSanitizer on every access, fibers in three thread orders), the marks and
+//! then the fold's blocks in a scrambled order, with the zeroed words kept from call to call as
+//! a `Gpu`'s scratch keeps them, and must equal the sequential fold bit for bit on every layout
+//! shape at sizes around the tile and the group of tiles — segments inside a tile, across tiles
+//! and groups, starting on their boundaries, empty ones anywhere (flagged tiles) — with u32 and
+//! u64 offsets, items at 16-byte boundaries and past them, lifted items and vector or
+//! item-by-item loads; every call must leave its zeroed words zero. The fused check of a
+//! validated call must flag every broken offsets rule and no valid layout, and a trusted
+//! garbage layout must finish in bounds and leave the words zero.
+//!
+//! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
+//! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
+
+use reduce_core::{fold_segments, CudaMonoid, Lift, Monoid, SegIndex};
+use reduce_cuda::testing::{seg_kernel_variants_at, seg_kernel_variants_lifted_at};
+use reduce_cuda::{SegAlgorithm, SegConfig};
+use reduce_tests::emu::{
+    bytes_of, compiler, seg_heads_kernel, values_from, EmulatedHeads, HeadsCase, Order,
+};
+use reduce_tests::layouts::{filling, offsets_of};
+use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::{Affine, Mat2, Random, TestRng};
+use std::fmt::Debug;
+
+/// SegHeads with `block` threads and `items` per thread.
+fn heads(block: u32, items: u32) -> SegConfig {
+    SegConfig::new(SegAlgorithm::SegHeads)
+        .block(block)
+        .items_per_thread(items)
+}
+
+/// SegHeads' kernels for monoid `M`, offsets of type `I`, items `shift` bytes past a 16-byte
+/// boundary.
+fn kernel<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    block: u32,
+    items: u32,
+    shift: u64,
+) -> EmulatedHeads {
+    let source = seg_kernel_variants_at::<M, I>(heads(block, items), true, shift)
+        .unwrap()
+        .remove(0);
+    let tag = format!(
+        "{}_b{block}_k{items}_at{shift}{}",
+        M::CUDA_NAME,
+        if I::WIDE { "_u64" } else { "" }
+    );
+    seg_heads_kernel(cxx, &source, &tag, std::mem::size_of::<M>(), I::WIDE)
+}
+
+/// Every layout of [`filling`] (at tile scale) at sizes around the tile (`block * items`) and
+/// the group of `block` tiles, the marks on grids of 1, 2 and 5 blocks, validated and trusted
+/// in turn, against the fold of the lifted items, with the fibers in every order.
+fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
+    kernel: &EmulatedHeads,
+    block: u64,
+    items: u64,
+    random_items: impl Fn(usize, u64) -> Vec<X>,
+    lift: impl Fn(X, u64) -> M,
+    seed: u64,
+) {
+    let mut rng = TestRng::new(seed);
+    let tile = block * items;
+    let group = block * tile;
+    let mut layouts: Vec<(String, Vec<u32>)> = Vec::new();
+    for n in [
+        1,
+        2,
+        31,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 7,
+        group + 1,
+        2 * group + 3 * tile + 5,
+    ]
+    .into_iter()
+    // Past 512 tiles on the smallest tiles: the join (one warp here) takes several rounds.
+    .chain((tile == 32).then_some(600 * tile + 3))
+    {
+        for (name, lengths) in filling(n, tile, &mut rng) {
+            layouts.push((format!("{name}, n {n}"), lengths));
+        }
+    }
+    let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, lengths) in layouts {
+        let offsets = offsets_of(&wide(&lengths));
+        let n = *offsets.last().unwrap();
+        let items = random_items(n as usize, rng.next_u64());
+        let lifted: Vec<M> = items
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| lift(x, i as u64))
+            .collect();
+        let want = fold_segments(&lifted, &offsets).unwrap();
+        for grid in [1, 2, 5] {
+            cases.push(HeadsCase {
+                n,
+                items: bytes_of(&items),
+                offsets: offsets.clone(),
+                grid,
+                validate: cases.len() % 2 == 1,
+            });
+            expected.push(want.clone());
+            let check = if cases.len() % 2 == 0 {
+                "validated"
+            } else {
+                "trusted"
+            };
+            names.push(format!("{name}, grid {grid}, {check}"));
+        }
+    }
+    for order in Order::ALL {
+        for ((name, want), (status, bytes)) in
+            names.iter().zip(&expected).zip(kernel.run(&cases, order))
+        {
+            let got: Vec<M> = values_from(&bytes);
+            let first_bad = (0..want.len()).find(|&s| got.get(s) != want.get(s));
+            assert_eq!(
+                first_bad, None,
+                "{name}, fibers {order:?}: segment {first_bad:?} differs from the fold"
+            );
+            if name.ends_with("validated") {
+                assert_eq!(status, u64::MAX, "{name}: a valid layout reported bad");
+            }
+        }
+    }
+    eprintln!(
+        "{} emulated calls equal to the fold, fibers in every order",
+        cases.len()
+    );
+}
+
+/// Lengths as u64 entries.
+fn wide(lengths: &[u32]) -> Vec<u64> {
+    lengths.iter().map(|&l| l as u64).collect()
+}
+
+/// Affine maps (8-byte, exact, not commutative) with vector loads (4 items a thread: two
+/// 16-byte vectors) and item by item (1 and 3 a thread), u32 and u64 offsets, items at 16-byte
+/// boundaries and 4 or 8 bytes past them; blocks of one warp (groups of 32 tiles) and two.
+#[test]
+fn seg_heads_is_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    let k = kernel::<Affine, u32>(&cxx, 64, 4, 0);
+    check_layouts(&k, 64, 4, Affine::random_vec, |x: Affine, _| x, 1);
+    let k = kernel::<Affine, u32>(&cxx, 32, 4, 4);
+    check_layouts(&k, 32, 4, Affine::random_vec, |x: Affine, _| x, 2);
+    let k = kernel::<Affine, u64>(&cxx, 32, 3, 8);
+    check_layouts(&k, 32, 3, Affine::random_vec, |x: Affine, _| x, 3);
+    let k = kernel::<Mat2, u64>(&cxx, 32, 1, 0);
+    check_layouts(&k, 32, 1, Mat2::random_vec, |x: Mat2, _| x, 4);
+}
+
+/// Lifted items: f32 12 bytes past a boundary into 8-byte (value, first index) pairs, 16 a
+/// thread; and 32 a thread (a thread's bits fill a word).
+#[test]
+fn seg_heads_lifted_is_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    let random = |n: usize, seed: u64| -> Vec<f32> {
+        let mut rng = TestRng::new(seed);
+        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
+    };
+    for (items, seed) in [(16, 5), (32, 6)] {
+        let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(heads(32, items), true, 12)
+            .unwrap()
+            .remove(0);
+        let k = seg_heads_kernel(&cxx, &source, &format!("argmax_k{items}_at12"), 8, false);
+        check_layouts(
+            &k,
+            32,
+            items as u64,
+            random,
+            <ArgMax as Lift<f32>>::lift,
+            seed,
+        );
+    }
+}
+
+/// A validated call flags every broken offsets rule (the first offset not 0, offsets that
+/// decrease, the last not n; u64 entries past the u32 range), and a trusted garbage layout
+/// finishes without an access out of bounds, leaving the zeroed words zero.
+#[test]
+fn seg_heads_checks_and_garbage() {
+    let Some(cxx) = compiler() else { return };
+    for wide_index in [false, true] {
+        let k = if wide_index {
+            kernel::<Affine, u64>(&cxx, 32, 4, 0)
+        } else {
+            kernel::<Affine, u32>(&cxx, 32, 4, 0)
+        };
+        let mut rng = TestRng::new(7 + wide_index as u64);
+        let (mut bad, mut garbage) = (Vec::new(), Vec::new());
+        for n in [1u64, 100, 1024, 5000] {
+            let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
+            let good = offsets_of(&wide(&filling(n, 128, &mut rng)[4].1));
+            let last = good.len() - 1;
+            let mut broken = vec![good.clone(), good.clone(), good.clone()];
+            broken[0][0] = 1;
+            broken[1][last] = n + 1;
+            if last >= 2 {
+                broken[2][1] = good[2] + 1;
+                broken[2][2] = good[2];
+                if good[2] + 1 > good[last] {
+                    broken[2][last] = good[2] + 1;
+                }
+            } else {
+                broken[2][last] = n - 1;
+            }
+            if wide_index {
+                broken[1][last] = n + (1 << 32);
+            }
+            for offsets in broken {
+                bad.push(HeadsCase {
+                    n,
+                    items: items.clone(),
+                    offsets,
+                    grid: rng.range(1, 3),
+                    validate: true,
+                });
+            }
+            for _ in 0..6 {
+                let segments = rng.range(1, 2 * n);
+                let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
+                    [rng.range(0, 2 + wide_index as u64) as usize];
+                let mut offsets: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+                if rng.range(0, 1) == 0 {
+                    offsets.sort_unstable();
+                }
+                garbage.push(HeadsCase {
+                    n,
+                    items: items.clone(),
+                    offsets,
+                    grid: rng.range(1, 4),
+                    validate: false,
+                });
+            }
+        }
+        for order in Order::ALL {
+            for (i, (status, _)) in k.run(&bad, order).into_iter().enumerate() {
+                assert_ne!(
+                    status,
+                    u64::MAX,
+                    "broken layout {i} (u64: {wide_index}) passed the check"
+                );
+            }
+            assert_eq!(k.run(&garbage, order).len(), garbage.len());
+        }
+    }
+}
