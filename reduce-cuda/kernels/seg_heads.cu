@@ -37,7 +37,8 @@
 // and the caller runs the exact check for the error. A bad layout (trusted) writes only ids
 // below `segments`, bits and flags of items below n and slots inside the tile.
 
-// R_TILE (items a block folds) and the loads of a thread's items come with seg_tile.cuh.
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_TILE ((r_size)R_BLOCK * R_ITEMS)
 // Head-bit words per tile (R_BLOCK is a multiple of 32, so tiles start on whole words).
 #define R_TILE_WORDS (R_BLOCK * R_ITEMS / 32)
 static_assert(R_ITEMS <= 32, "a thread's head bits lie in two words at most");
@@ -70,7 +71,9 @@ __device__ __forceinline__ r_heads_scratch r_heads_scratch_at(unsigned int* zero
 // ---------------------------------------------------------------- the marks
 
 // Bits, flags, first segments and `last` from the offsets; the empty segments' values; the
-// layout check when `check`. A warp takes 32 consecutive segments at a time.
+// layout check when `check`. A warp takes 32 consecutive segments at a time; launched with a
+// thread per segment (a grid-stride loop of a few blocks an SM waited on each round's loads in
+// turn: 0.7 TB/s at a segment per item on an H200).
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_seg_heads_marks(const r_idx* __restrict__ offsets, r_size segments, r_size n, M* __restrict__ out,
                        unsigned int* __restrict__ zeroed, unsigned long long* __restrict__ status, r_size check) {
@@ -124,54 +127,57 @@ reduce_seg_heads_marks(const r_idx* __restrict__ offsets, r_size segments, r_siz
 
 // ---------------------------------------------------------------- the fold
 
-// The R_ITEMS head bits of the tile's items [p, p + R_ITEMS) from the tile's words.
-__device__ __forceinline__ unsigned int r_heads_at(const unsigned int* s_bits, unsigned int p) {
-    const unsigned int lo = s_bits[p / 32], hi = s_bits[p / 32 + 1];
-    const unsigned int w = __funnelshift_r(lo, hi, p % 32);
+// Item a's R_ITEMS head bits (a run of a thread: never past its tile's last word). Through the
+// read-only path although the fold clears the words later: each word is cleared only after its
+// readers have read it (a barrier between), and read by no other block, so no copy of a line
+// in that cache holds a word that changed since the call began but the block's own, which it
+// has read. A plain load here, behind the items' read-only loads, made the fold 3x slower on
+// an H200 (every warp waited at the first barrier for it).
+__device__ __forceinline__ unsigned int r_heads_of(const unsigned int* bits, r_size a) {
+    const unsigned int lo = __ldg(bits + a / 32);
+    const unsigned int hi = a % 32 + R_ITEMS > 32 ? __ldg(bits + a / 32 + 1) : 0u;
+    const unsigned int w = __funnelshift_r(lo, hi, (unsigned int)(a % 32));
     return R_ITEMS == 32 ? w : w & ((1u << (R_ITEMS % 32)) - 1u);
 }
 
 // Block T folds tile T: complete segments into out, its record into tile_vals (2 per tile:
-// the part of its entry segment before its first head, the value open at its end) and
-// tile_meta (its entry segment, or R_HEADS_NONE or R_HEADS_NO_ENTRY); it
-// clears the tile's words of `zeroed`. Dynamic shared memory: R_TILE M (the tile's segments
-// by their heads' ranks). No fence, ticket or other wait on memory after the tile's loads: a
-// block's thread that waits holds every warp of it at the next barrier.
+// the part of its entry segment before its first head (the identity without a head), the
+// value open at its end) and tile_meta (its entry segment, or R_HEADS_NONE or
+// R_HEADS_NO_ENTRY); it clears the tile's words of `zeroed`. Dynamic shared memory: R_TILE M
+// (the tile's segments by their heads' ranks). No fence, ticket or other wait on memory after
+// the tile's loads: a thread that waits holds every warp of its block at the next barrier.
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ offsets, r_size segments,
                       M* __restrict__ out, unsigned int* __restrict__ zeroed, M* __restrict__ tile_vals,
                       r_size* __restrict__ tile_meta) {
     extern __shared__ uint4 s_dynamic[];
     M* s_out = reinterpret_cast<M*>(s_dynamic);
-    __shared__ unsigned int s_bits[R_TILE_WORDS + 1];
     __shared__ unsigned int s_warp_heads[R_WARPS];
     __shared__ unsigned int s_rank[R_BLOCK];  // each thread's first head's rank (flagged tiles)
+    __shared__ unsigned int s_hb[R_BLOCK];    // each thread's head bits (flagged tiles)
     __shared__ r_seg s_agg[R_WARP + 1];
     __shared__ unsigned int s_flag, s_first;
     const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
     const r_size tile = blockIdx.x, t0 = tile * R_TILE;
     const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
 
-    // The items, the tile's bits, flag and first segment at once (every word cleared behind).
+    // The items, the thread's head bits, the tile's flag and first segment at once.
     const r_size a = t0 + (r_size)threadIdx.x * R_ITEMS;
     M it[R_ITEMS];
-    r_load_items(in, n, a, r_run_count(a, n), it);
-    for (unsigned int k = threadIdx.x; k < R_TILE_WORDS; k += R_BLOCK) {
-        unsigned int* p = z.bits + tile * R_TILE_WORDS + k;
-        s_bits[k] = *p;
-        *p = 0u;
+    if (a + R_ITEMS <= n) {
+        // Streaming loads (lanes.cuh): 7% faster than read-only ones here on an H200.
+        r_lane_items(in, a, n, [&](int i, const r_in& x) { it[i] = m_lift(x, a + i); });
+    } else {
+#pragma unroll
+        for (int i = 0; i < R_ITEMS; ++i) it[i] = a + i < n ? m_lift(in[a + i], a + i) : m_identity();
     }
+    const unsigned int hb = r_heads_of(z.bits, a);
     if (threadIdx.x == R_BLOCK - 1) {
-        s_bits[R_TILE_WORDS] = 0u;
-        s_flag = z.flags[tile];
-        s_first = z.first_id[tile];
-        z.flags[tile] = 0u;
-        z.first_id[tile] = 0u;
+        s_flag = __ldg(z.flags + tile);
+        s_first = __ldg(z.first_id + tile);
     }
-    __syncthreads();
 
     // This thread's heads, and their rank in the tile: g heads before its first.
-    const unsigned int hb = r_heads_at(s_bits, threadIdx.x * R_ITEMS);
     const unsigned int h = __popc(hb);
     unsigned int inc = h;
 #pragma unroll
@@ -181,6 +187,12 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
     }
     if (lane == R_WARP - 1) s_warp_heads[warp] = inc;
     __syncthreads();
+    // Every reader of the tile's words has read them: clear them (and the flag and first).
+    for (unsigned int k = threadIdx.x; k < R_TILE_WORDS; k += R_BLOCK) z.bits[tile * R_TILE_WORDS + k] = 0u;
+    if (threadIdx.x == R_BLOCK - 1) {
+        z.flags[tile] = 0u;
+        z.first_id[tile] = 0u;
+    }
     unsigned int g = inc - h, heads = 0;
 #pragma unroll
     for (unsigned int k = 0; k < R_WARPS; ++k) {
@@ -188,6 +200,7 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
         heads += s_warp_heads[k];
     }
     s_rank[threadIdx.x] = g;
+    s_hb[threadIdx.x] = hb;
 
     // The thread's fold: a segment that starts and ends in the run goes to its head's slot;
     // `before` is the part ahead of the first head, `run` the value open at the end.
@@ -217,6 +230,7 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
         if (g > 0) s_out[g - 1] = closed;
         else tile_vals[2 * tile] = closed;  // the tile's part of its entry segment
     }
+    if (threadIdx.x == 0 && heads == 0) tile_vals[2 * tile] = m_identity();
     __syncthreads();
 
     // The segments of heads 0 .. heads - 2 are complete: out, coalesced.
@@ -237,7 +251,7 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
             const bool inside = o >= t0 && o < end;
             if (inside && r_index(offsets + s + 1) > o) {
                 const unsigned int q = (unsigned int)(o - t0), owner = q / R_ITEMS;
-                const unsigned int below = r_heads_at(s_bits, owner * R_ITEMS) & ((1u << (q % R_ITEMS)) - 1u);
+                const unsigned int below = s_hb[owner] & ((1u << (q % R_ITEMS)) - 1u);
                 const unsigned int rank = s_rank[owner] + __popc(below);
                 if (rank + 1 < heads) out[s] = s_out[rank];
             }
@@ -254,65 +268,62 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
 
 // ---------------------------------------------------------------- the join
 
-// Tiles a join thread takes at once.
-#define R_JOIN_RUN 16
-
-// One block joins the tiles' records in order, R_JOIN_RUN consecutive tiles a thread and
-// blockDim.x threads a round, the rounds in order with the block's carry: the segment open at
-// a tile's start (its entry) closes at its first head, with the fold of every tile since the
-// last tile with a head (the tails) and its own part before its first head. The segment open
-// after the last tile is the one that ends at item n - 1 (*last, which it clears). Hands the
-// layout check's *status to *status_out (when not null) and leaves it R_NO_INDEX.
-extern "C" __global__ void reduce_seg_heads_join(const M* __restrict__ tile_vals, const r_size* __restrict__ tile_meta,
-                                                 r_size n, r_size segments, M* __restrict__ out,
-                                                 unsigned int* __restrict__ zeroed,
-                                                 unsigned long long* __restrict__ status,
-                                                 unsigned long long* __restrict__ status_out) {
-    __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per round (r_block_seg_exclusive)
-    __shared__ r_seg s_carry[2];
+// Block G joins tiles [G * R_BLOCK, + R_BLOCK) in order, a thread each: a tile with a head
+// closes its entry segment with the tails since the last tile with a head and its own part
+// before its first head; a segment closed inside the group is written here. The group's record
+// (r_join_records' format: the part of its entry segment, the value open at its end; entry and
+// exit segments, 1 when no tile of it has a head) goes to rec_vals / rec_meta. The last block to
+// finish joins the groups: the segment open after the last tile is the one that ends at item
+// n - 1 (*last, which it clears). It hands the layout check's *status to *status_out (when not
+// null) and leaves *ticket = 0 and *status = R_NO_INDEX for the next call.
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_seg_heads_join(const M* __restrict__ tile_vals, const r_size* __restrict__ tile_meta, r_size n,
+                      r_size segments, M* __restrict__ out, unsigned int* __restrict__ zeroed, M* __restrict__ rec_vals,
+                      r_size* __restrict__ rec_meta, unsigned int* __restrict__ ticket,
+                      unsigned long long* __restrict__ status, unsigned long long* __restrict__ status_out) {
+    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ bool s_entered;  // the group has a tile with a head
     const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
-    const r_size tiles = (n + R_TILE - 1) / R_TILE;
+    const r_size tiles = (n + R_TILE - 1) / R_TILE, group = blockIdx.x, k = group * R_BLOCK + threadIdx.x;
+    if (threadIdx.x == 0) s_entered = false;
+    const r_size entry = k < tiles ? tile_meta[k] : R_HEADS_NONE;
+    r_seg element;
+    element.flag = entry != R_HEADS_NONE ? 1u : 0u;
+    element.v = k < tiles ? tile_vals[2 * k + 1] : m_identity();
+    r_seg total;
+    const r_seg ahead = r_block_seg_exclusive(element, [] { return r_seg_identity(); }, s_agg, &total);
+    if (element.flag) {
+        const M closed = m_combine(ahead.v, tile_vals[2 * k]);
+        if (ahead.flag) {
+            if (entry < segments) out[entry] = closed;
+        } else {
+            // The group's first tile with a head: its entry segment crosses the group's start.
+            rec_vals[2 * group] = closed;
+            rec_meta[3 * group] = entry < segments ? entry : R_NO_SEG64;
+            s_entered = true;
+        }
+    }
+    __syncthreads();
     if (threadIdx.x == 0) {
-        s_carry[0] = r_seg_identity();
-        if (status_out != nullptr) *status_out = *status;
-        *status = R_NO_INDEX;
-    }
-    __syncthreads();
-    unsigned int parity = 0;
-    for (r_size base = 0; base < tiles; base += (r_size)blockDim.x * R_JOIN_RUN, parity ^= 1) {
-        const r_size lo = base + (r_size)threadIdx.x * R_JOIN_RUN;
-        // The run's element: its tiles' tails, restarting at each tile with a head.
-        r_seg mine = r_seg_identity();
-#pragma unroll
-        for (int i = 0; i < R_JOIN_RUN; ++i) {
-            const r_size k = lo + i;
-            if (k < tiles) {
-                r_seg e;
-                e.flag = tile_meta[k] != R_HEADS_NONE ? 1u : 0u;
-                e.v = tile_vals[2 * k + 1];
-                mine = r_seg_op(mine, e);
-            }
+        rec_vals[2 * group + 1] = total.v;
+        rec_meta[3 * group + 2] = total.flag ? 0u : 1u;
+        if (!s_entered) {
+            rec_vals[2 * group] = m_identity();
+            rec_meta[3 * group] = R_NO_SEG64;
         }
-        r_seg total;
-        r_seg p = r_block_seg_exclusive(mine, [&] { return s_carry[parity]; }, s_agg[parity], &total);
-        if (threadIdx.x == 0) s_carry[parity ^ 1] = total;
-        // Each tile with a head closes its entry segment: the tails since the last tile with a
-        // head, then its part before its first head.
-        for (int i = 0; i < R_JOIN_RUN; ++i) {
-            const r_size k = lo + i;
-            if (k >= tiles) break;
-            const r_size entry = tile_meta[k];
-            if (entry < segments) out[entry] = m_combine(p.v, tile_vals[2 * k]);
-            r_seg e;
-            e.flag = entry != R_HEADS_NONE ? 1u : 0u;
-            e.v = tile_vals[2 * k + 1];
-            p = r_seg_op(p, e);
-        }
+        rec_meta[3 * group + 1] = R_NO_SEG64;  // r_join_records reads the last group's only
     }
-    __syncthreads();
+    if (!r_last_block(ticket)) return;
     if (threadIdx.x == 0) {
         const unsigned int last = *z.last;
         *z.last = 0u;
-        if (last > 0 && last - 1 < segments) out[last - 1] = s_carry[parity].v;
+        rec_meta[3 * (gridDim.x - 1) + 1] = last > 0 ? (r_size)last - 1 : R_NO_SEG64;
+        if (status_out != nullptr) *status_out = __ldcg(status);
+    }
+    __syncthreads();
+    r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg);
+    if (threadIdx.x == 0) {
+        *ticket = 0;
+        *status = R_NO_INDEX;
     }
 }

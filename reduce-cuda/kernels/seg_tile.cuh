@@ -2,8 +2,7 @@
 // the tile's shape, the loads of a thread's items and owners and, in the offsets form
 // (R_OFFSETS), the tile's marks: the offsets that touch the tile read once, coalesced, and turned
 // into head bytes (where segments start) and end positions (where the segments the tile closes
-// end) in shared memory (r_mark_tile), with the layout check riding on those reads. SegHeads
-// (kernels/seg_heads.cu) includes it for the tile's shape and its items' loads.
+// end) in shared memory (r_mark_tile), with the layout check riding on those reads.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)

@@ -4,19 +4,17 @@
 //   u64 n, segments, grid (the marks' blocks), validate; n r_in items; segments + 1 r_idx
 //   offsets (u32, or u64 with R_IDX64),
 // runs the marks block by block on `grid` blocks, then the fold's blocks (a block per tile) in
-// a scrambled order (they depend on none of each other), then the join, and appends to argv[2]
-// per case
+// a scrambled order (they depend on none of each other), then the join's blocks (the last
+// group's first), and appends to argv[2] per case
 //   u64 status (as the join hands it out), u64 ok (1, or 0 after a deadlock, or when the call
-//   did not leave its zeroed words zero and the status word reset); segments M values.
+//   did not leave its zeroed words zero, the ticket 0 and the status word reset); segments M
+//   values.
 // The zeroed words persist from case to case, as a Gpu's scratch does between calls. The items
 // lie R_ITEM_SHIFT bytes past a 16-byte boundary, at the end of their allocation, and every
 // buffer is exactly its size: AddressSanitizer reports any access past them.
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-
-// The join's threads (one warp: several rounds on the largest cases).
-#define JOIN_THREADS 32
 
 int main(int argc, char** argv) {
     std::FILE *in, *res;
@@ -35,9 +33,12 @@ int main(int argc, char** argv) {
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
         const unsigned long long words = tiles * R_TILE_WORDS + 2 * tiles + 1;
         if (zeroed.size() < words) zeroed.assign(words, 0u);  // grown zero-filled, as the scratch
-        std::vector<M> tile_vals(2 * tiles);
-        std::vector<r_size> tile_meta(tiles);
+        const unsigned long long groups = (tiles + R_BLOCK - 1) / R_BLOCK;
+        std::vector<M> tile_vals(2 * tiles), rec_vals(2 * groups);
+        std::vector<r_size> tile_meta(tiles), rec_meta(3 * groups);
         std::memset(static_cast<void*>(tile_vals.data()), 0xA5, tile_vals.size() * sizeof(M));
+        std::memset(static_cast<void*>(rec_vals.data()), 0xA5, rec_vals.size() * sizeof(M));
+        unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;
         unsigned long long ok = 1;
@@ -58,15 +59,17 @@ int main(int argc, char** argv) {
                                       tile_meta.data());
             });
         }
-        // The join: one block (of a few warps here; 1024 threads on the GPU).
-        if (ok) {
-            ok = emu::run_block(0, 1, JOIN_THREADS, [&] {
+        // The join's blocks, the last group first (the last block to finish is another one).
+        for (unsigned long long g = groups; g-- > 0 && ok;) {
+            const unsigned int b = (unsigned int)((g + 1) % groups);
+            ok = emu::run_block(b, (unsigned int)groups, R_BLOCK, [&] {
                 reduce_seg_heads_join(tile_vals.data(), tile_meta.data(), n, segments, out.data(), zeroed.data(),
-                                      &status, validate ? &status_out : nullptr);
+                                      rec_vals.data(), rec_meta.data(), &ticket, &status,
+                                      validate ? &status_out : nullptr);
             });
         }
         for (unsigned int w : zeroed) ok = ok && w == 0u;
-        ok = ok && status == R_NO_INDEX;
+        ok = ok && ticket == 0 && status == R_NO_INDEX;
         std::fwrite(&status_out, 8, 1, res);
         std::fwrite(&ok, 8, 1, res);
         std::fwrite(out.data(), sizeof(M), segments, res);

@@ -77,7 +77,7 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
         2 * group + 3 * tile + 5,
     ]
     .into_iter()
-    // Past 512 tiles on the smallest tiles: the join (one warp here) takes several rounds.
+    // Many groups of tiles on the smallest tiles: the join's last block joins 19 groups.
     .chain((tile == 32).then_some(600 * tile + 3))
     {
         for (name, lengths) in filling(n, tile, &mut rng) {

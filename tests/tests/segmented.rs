@@ -297,6 +297,47 @@ proptest! {
 }
 
 /// Float segmented sums (arbitrary floats) give the same bits on every run, per algorithm.
+/// `Auto` takes SegHeads for u32 offsets of f32 sums at 2^26 items and mean lengths 64 to 4096
+/// (reduce-cuda's `tuning::seg_heads_wins`): its bits are SegHeads', and every segment is the
+/// sum within float rounding.
+#[test]
+fn auto_takes_seg_heads_on_long_f32_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1u32 << 26;
+    let mut rng = TestRng::new(9);
+    let mut lengths = Vec::new();
+    let mut total = 0u32;
+    while total < n {
+        let l = (rng.range(1, 2000) as u32).min(n - total);
+        lengths.push(l);
+        total += l;
+    }
+    let offsets = offsets_of(&lengths);
+    let items: Vec<Sum<f32>> = (0..n)
+        .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
+        .collect();
+    let (xs, d_offsets) = (gpu.upload(&items).unwrap(), gpu.upload(&offsets).unwrap());
+    let run = |config: SegConfig| {
+        let out = gpu.reduce_segments(&xs, &d_offsets, config).unwrap();
+        gpu.download(&out).unwrap()
+    };
+    let auto = run(SegConfig::new(SegAlgorithm::Auto));
+    let heads = run(SegConfig::new(SegAlgorithm::SegHeads));
+    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+    assert!(bits(&auto) == bits(&heads), "Auto did not run SegHeads");
+    for (s, w) in offsets.windows(2).enumerate() {
+        let want: f64 = items[w[0] as usize..w[1] as usize]
+            .iter()
+            .map(|x| x.0 as f64)
+            .sum();
+        let got = auto[s].0 as f64;
+        assert!(
+            (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "segment {s}: {got} against {want}"
+        );
+    }
+}
+
 #[test]
 fn float_segment_sums_are_deterministic() {
     let Some(gpu) = gpu() else { return };

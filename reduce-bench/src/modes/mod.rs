@@ -42,7 +42,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "fig5" => fig5::fig5(args),
         "segvariants" => segvariants::segvariants(args),
         "segncu" => segncu::segncu(),
-        "sanitize" => sanitize::sanitize(),
+        "sanitize" => sanitize::sanitize(args),
         "interop" => interop::interop(args),
         "views" => views::views(args),
         "argmax" => argmax::argmax(args),

@@ -5,8 +5,10 @@
 //! and grids of SegMerge and SegShuffle, lifted ArgMax, the scans (plain, CSR offsets, keys;
 //! small and default tiles), and reductions along axes (rows of whole vector runs and the
 //! strips' ends, short rows, few columns, columns, a middle axis; items at offsets); every
-//! result is checked against the CPU reference (exit code 1 on a mismatch).
+//! result is checked against the CPU reference (exit code 1 on a mismatch). `--quick`: the
+//! segmented part only (after a change to a segmented kernel).
 
+use crate::cli::Args;
 use crate::driver::driver;
 use crate::layouts;
 use crate::monoids::{Affine, ArgMax, Heis, Mat2};
@@ -17,8 +19,9 @@ use reduce_cuda::{
     Config, Gpu, Lift, Scan, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
 };
 
-/// Runs the workload; prints the number of mismatches and exits with 1 if there is one.
-pub fn sanitize() -> reduce_cuda::Result<()> {
+/// Runs the workload (`--quick`: its segmented part); prints the number of mismatches and
+/// exits with 1 if there is one.
+pub fn sanitize(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let mut state = 1u64;
     let mut next = move || {
@@ -27,11 +30,13 @@ pub fn sanitize() -> reduce_cuda::Result<()> {
             .wrapping_add(1442695040888963407);
         (state >> 33) as u32
     };
-    let mut failures = plain(&gpu, &mut next)?;
-    failures += segmented(&gpu, &mut next)?;
-    failures += lifted(&gpu, &mut next)?;
-    failures += scans(&gpu, &mut next)?;
-    failures += axes(&gpu, &mut next)?;
+    let mut failures = segmented(&gpu, &mut next)?;
+    if !args.quick {
+        failures += plain(&gpu, &mut next)?;
+        failures += lifted(&gpu, &mut next)?;
+        failures += scans(&gpu, &mut next)?;
+        failures += axes(&gpu, &mut next)?;
+    }
     println!("sanitize workload: {failures} mismatches");
     if failures > 0 {
         std::process::exit(1);
@@ -125,6 +130,15 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
             layout.run(gpu, &xs, &mut out, form, alg.into())?;
             check(format!("{alg} {form}"), gpu.download(&out)? == expected);
         }
+    }
+    // SegHeads on tiles of 32 items: tiles with empty segments, and groups of tiles for its join.
+    let heads = SegConfig::new(SegAlgorithm::SegHeads)
+        .block(32)
+        .items_per_thread(1);
+    for config in [heads, heads.trusted()] {
+        let mut out = gpu.zeroed::<Affine>(layout.segments)?;
+        layout.run(gpu, &xs, &mut out, "offsets", config)?;
+        check(format!("{config:?}"), gpu.download(&out)? == expected);
     }
     // The portable mode (an exact monoid: the sequential fold): its default, and one-warp
     // tiles on a few blocks (many nodes for its last block), validated and trusted.

@@ -1,5 +1,5 @@
-//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE]`: throughput against mean segment
-//! length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`.
+//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K]`: throughput against mean
+//! segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`.
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
@@ -21,7 +21,8 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         .into_iter()
         .chain(read_refs(&args.torch))
         .collect::<HashMap<_, _>>();
-    let n = SWEEP_N;
+    // `--log2 K`: 2^K items instead (the CUB and PyTorch anchors hold 2^26 only).
+    let n = args.log2.map_or(SWEEP_N, |k| 1u64 << k);
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 21, &masks_f32())?;
     let plain = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
     let ours = [
@@ -35,6 +36,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             SegConfig::new(SegAlgorithm::SegPipeline).trusted(),
         ),
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
+        ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
     // SegHeads takes the offsets form only (asked for owners it runs what Auto runs).
     let forms = |label: &'static str| {

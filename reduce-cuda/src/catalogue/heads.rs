@@ -2,8 +2,8 @@
 //! per segment) set a bit where each non-empty segment starts, note each tile's first segment
 //! and write the empty segments; the fold (a block per tile) reads its items and their bits,
 //! never the offsets unless empty segments start in the tile, and writes the segments that
-//! start and end in it; one block joins the tiles' records in order, for the segments that
-//! cross tiles. The bits live in scratch words that are zero between calls (the fold and the
+//! start and end in it; the join scans the tiles' records in order (a block per group of
+//! tiles, then the last block over the groups), for the segments that cross tiles. The bits live in scratch words that are zero between calls (the fold and the
 //! join clear them).
 //! CSR offsets only: asked for the owner form it runs what `Auto` runs (`catalogue::seg_plan`).
 //! The order invariant is at the head of kernels/seg_heads.cu.
@@ -31,17 +31,18 @@ kernel_signature! {
     struct FoldArgs { r#in, n, offsets, segments, out, zeroed, tile_vals, tile_meta }
 }
 kernel_signature! {
-    /// One block joins the tiles' records in order; the layout check's status into
-    /// `status_out` (when not null).
-    struct JoinArgs { tile_vals, tile_meta, n, segments, out, zeroed, status, status_out }
+    /// The tiles' records joined in order, by groups (records in `rec_vals`, `rec_meta`) and
+    /// then by the last block over the groups; the layout check's status into `status_out`
+    /// (when not null).
+    struct JoinArgs {
+        tile_vals, tile_meta, n, segments, out, zeroed, rec_vals, rec_meta, ticket, status,
+        status_out,
+    }
 }
 
 const MARKS: Entry<MarksArgs> = Entry::new("reduce_seg_heads_marks");
 const FOLD: Entry<FoldArgs> = Entry::new("reduce_seg_heads_fold");
 const JOIN: Entry<JoinArgs> = Entry::new("reduce_seg_heads_join");
-
-/// The join's threads (one block).
-const JOIN_THREADS: u32 = 1024;
 
 /// `SegHeads` with every parameter fixed (the offsets form).
 #[derive(Clone, Copy, Debug)]
@@ -122,17 +123,22 @@ impl SegPlan for Heads {
         let fold = d
             .device
             .kernel(&job.module, FOLD, self.block, self.dynamic_smem(), name)?;
-        let join = d.device.kernel(&job.module, JOIN, JOIN_THREADS, 0, name)?;
+        let join = d.device.kernel(&job.module, JOIN, self.block, 0, name)?;
         let n = job.n();
         let segments = job.segments as u64;
         let tiles = n.div_ceil(self.tile());
+        let groups = tiles.div_ceil(self.block as u64);
         // kernels/seg_heads.cu's r_heads_scratch: bits, flags, first segments, the last segment.
         let words = tiles * self.tile() / 32 + 2 * tiles + 1;
         let zeroed = d.zeroed(words as usize)?;
         let m = self.shape.items.m_size;
-        let [tile_vals, tile_meta] = d.carve(&[2 * m * tiles as usize, 8 * tiles as usize])?[..]
-        else {
-            unreachable!("two regions")
+        let [tile_vals, tile_meta, rec_vals, rec_meta] = d.carve(&[
+            2 * m * tiles as usize,
+            8 * tiles as usize,
+            2 * m * groups as usize,
+            24 * groups as usize,
+        ])?[..] else {
+            unreachable!("four regions")
         };
         let status = d.seg_status();
         let status_out = d.status_out(validate)?;
@@ -145,7 +151,9 @@ impl SegPlan for Heads {
             status,
             check: validate as u64,
         };
-        d.launch_over(&marks, segments, marks_args)?;
+        // A thread per segment (kernels/seg_heads.cu says why), within the grid's limit.
+        let marks_grid = segments.div_ceil(self.block as u64).min(i32::MAX as u64);
+        d.launch(&marks, marks_grid, marks_args)?;
         let fold_args = FoldArgs {
             r#in: job.items.0,
             n,
@@ -164,10 +172,13 @@ impl SegPlan for Heads {
             segments,
             out: job.out,
             zeroed,
+            rec_vals,
+            rec_meta,
+            ticket: d.ticket(),
             status,
             status_out,
         };
-        d.launch(&join, 1, join_args)?;
+        d.launch(&join, groups, join_args)?;
         if validate && d.poll_status()? != NO_INDEX {
             return d.confirm_bad_layout(job, name);
         }

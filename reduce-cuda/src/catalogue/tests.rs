@@ -173,6 +173,41 @@ fn auto_picks_from_cheap_statistics() {
     assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
+    // SegHeads: u32 offsets of 4-byte values at 2^26 items or more, mean lengths 64 to 4096,
+    // with no knob set; SegShuffle otherwise.
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    let heads = |shape, n: usize, s: usize| resolve(auto, shape, n, s).algorithm;
+    assert_eq!(heads(f32_offsets, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 22), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 16), SegAlgorithm::SegHeads);
+    assert_eq!(
+        heads(f32_offsets, 1 << 28, 1 << 15),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(f32_offsets, 1 << 28, 1 << 23),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(f32_offsets, (1 << 26) - 1, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(sized(shape(false, false, false), 4, 4), 1 << 26, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(sized(shape(true, true, false), 4, 4), 1 << 26, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(shape(false, true, false), 1 << 26, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        resolve(auto.block(128), f32_offsets, 1 << 26, 1 << 16).algorithm,
+        SegAlgorithm::SegShuffle
+    );
     // A concrete choice is kept.
     let tb2 = SegConfig::new(SegAlgorithm::Tb2Seg);
     assert_eq!(

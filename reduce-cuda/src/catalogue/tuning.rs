@@ -175,6 +175,8 @@ pub(crate) struct SegShuffleFacts {
 ///   0.67-0.96 of 16's time, and no layout slower
 ///   (docs/decisions/0053-lifted-segshuffle-registers.md).
 ///
+/// SegHeads instead of SegShuffle where it measured faster ([`seg_heads_wins`]).
+///
 /// A concrete algorithm is kept as it is.
 pub(crate) fn resolve_segmented(
     config: SegConfig,
@@ -191,6 +193,11 @@ pub(crate) fn resolve_segmented(
     let beyond_u32 = n as u64 > max_items || segments as u64 > max_segments;
     let algorithm = if beyond_u32 || !shuffle.fits {
         SegAlgorithm::SegMerge
+    } else if seg_heads_wins(&config, shape, n, segments) {
+        return SegConfig {
+            algorithm: SegAlgorithm::SegHeads,
+            ..config
+        };
     } else {
         SegAlgorithm::SegShuffle
     };
@@ -235,6 +242,41 @@ pub(crate) fn resolve_segmented(
         ..config
     }
 }
+
+/// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
+/// to it. On an H200 (`bench segsweep`, f32 sums, u32 offsets, trusted), SegHeads read 1.05-1.20x
+/// SegShuffle's bytes a second at mean lengths 64-4096 at 2^26 and 2^28 items, and was even or
+/// slower at 2^24 items and outside those lengths (its three launches, and its marks at short
+/// segments; docs/decisions/0080-seg-heads.md). Other item sizes, u64 offsets and lifted items
+/// are not measured yet and stay on SegShuffle.
+pub(crate) fn seg_heads_wins(
+    config: &SegConfig,
+    shape: SegShape,
+    n: usize,
+    segments: usize,
+) -> bool {
+    let knobs_free = config.block.is_none()
+        && config.matrix_width.is_none()
+        && config.producers.is_none()
+        && config.items_per_thread.is_none()
+        && config.stages.is_none()
+        && config.grid.is_none();
+    let items = shape.items;
+    knobs_free
+        && shape.offsets_form
+        && !shape.wide
+        && !items.lifted
+        && items.in_size == 4
+        && items.m_size == 4
+        && n >= SEG_HEADS_MIN_ITEMS
+        && segments > 0
+        && (SEG_HEADS_MEAN_LENGTHS).contains(&(n / segments))
+}
+
+/// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
+pub(crate) const SEG_HEADS_MIN_ITEMS: usize = 1 << 26;
+/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads.
+pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 64..=4096;
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
 /// loads in flight to cover memory latency.

@@ -101,8 +101,7 @@ impl Family {
             Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             Family::Shuffle | Family::Portable => &[LANES],
-            Family::SegPortable => &[SEG_COMMON, LANES],
-            Family::SegHeads => &[SEG_COMMON, SEG_TILE],
+            Family::SegPortable | Family::SegHeads => &[SEG_COMMON, LANES],
             _ => &[],
         }
     }
