@@ -2,7 +2,8 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize, fig5, fig5quick, torch, anchor,
+# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
+# sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
@@ -244,6 +245,13 @@ for phase in "$@"; do
       for tool in memcheck racecheck synccheck initcheck; do
         compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/bin/bench sanitize > "$OUT/sanitize-$tool.txt" 2>&1
         note "compute-sanitizer $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1) $(grep -E 'mismatches' "$OUT/sanitize-$tool.txt")"
+      done
+      ;;
+    sanitizequick)
+      # the segmented part of the workload only (after a change to a segmented kernel)
+      for tool in memcheck racecheck synccheck initcheck; do
+        compute-sanitizer --tool "$tool" --error-exitcode 3 .gpu/bin/bench sanitize --quick > "$OUT/sanitize-$tool.txt" 2>&1
+        note "compute-sanitizer $tool (segmented part) rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.txt" | tail -1) $(grep -E 'mismatches' "$OUT/sanitize-$tool.txt")"
       done
       ;;
     fig5)

@@ -153,7 +153,8 @@ pub(crate) struct SegShuffleFacts {
 }
 
 /// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
-/// every distribution of `bench segmented` in both forms and with u32 or u64 layouts; SegMerge
+/// every distribution of `bench segmented` in both forms and with u32 or u64 layouts (but
+/// SegHeads where [`seg_heads_wins`]); SegMerge
 /// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
 /// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md). Then the items
 /// per thread the caller left open, by three rules:
@@ -174,8 +175,6 @@ pub(crate) struct SegShuffleFacts {
 ///   H200; docs/decisions/0014-u64-layouts.md); lifted ArgMax from f32: 12 items take
 ///   0.67-0.96 of 16's time, and no layout slower
 ///   (docs/decisions/0053-lifted-segshuffle-registers.md).
-///
-/// SegHeads instead of SegShuffle where it measured faster ([`seg_heads_wins`]).
 ///
 /// A concrete algorithm is kept as it is.
 pub(crate) fn resolve_segmented(
@@ -244,9 +243,9 @@ pub(crate) fn resolve_segmented(
 }
 
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
-/// to it. On an H200 (`bench segsweep`, f32 sums, u32 offsets, trusted), SegHeads read 1.05-1.20x
-/// SegShuffle's bytes a second at mean lengths 64-4096 at 2^26 and 2^28 items, and was even or
-/// slower at 2^24 items and outside those lengths (its three launches, and its marks at short
+/// to it. On an H200 (`bench segsweep`, f32 sums, u32 offsets, trusted), SegHeads read 1.03-1.19x
+/// SegShuffle's bytes a second at mean lengths 64-4096 at 2^26 and 2^28 items, and was 0.94-1.03x
+/// at 2^24 items and slower outside those lengths (its three launches, and its marks at short
 /// segments; docs/decisions/0080-seg-heads.md). Other item sizes, u64 offsets and lifted items
 /// are not measured yet and stay on SegShuffle.
 pub(crate) fn seg_heads_wins(
