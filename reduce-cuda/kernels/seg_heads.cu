@@ -26,9 +26,12 @@
 // there; a flagged tile reads its offsets and finds each segment's rank from the bits). The
 // segment of a tile's last head, open at the tile's end, is written by the join: at the next
 // tile with a head, whose entry segment it is, or after the last tile (the marks note which
-// segment ends at item n - 1). A tile's entry segment (open at its start) is first_id[T] - 1:
-// every segment between the one holding the tile's first item and the first that starts in
-// the tile starts inside the tile.
+// segment ends at item n - 1). A tile's entry segment is first_id[T] - 1, the segment
+// before the first that starts at or after the tile's first item: the non-empty segment that
+// holds the item before the tile (the empty segments that start where a segment does come
+// before it in id order, so none lies between). It
+// is open at the tile's start, or, where the tile's first item is a head, ended just before
+// it; then the tile's part of it is the identity and the join closes it all the same.
 //
 // Items are r_in values lifted into M by m_lift (the identity unless the monoid lifts another
 // type). Offsets are u32 or u64 (R_IDX64), narrowed as they are read (r_narrow: fewer than
@@ -157,6 +160,8 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
     __shared__ unsigned int s_hb[R_BLOCK];    // each thread's head bits (flagged tiles)
     __shared__ r_seg s_agg[R_WARP + 1];
     __shared__ unsigned int s_flag, s_first;
+    __shared__ unsigned int s_jump;  // flagged tiles: where a round's last segment is empty
+    __shared__ r_size s_next;        // flagged tiles: the next round's first segment
     const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
     const r_size tile = blockIdx.x, t0 = tile * R_TILE;
     const unsigned int lane = threadIdx.x & (R_WARP - 1), warp = threadIdx.x / R_WARP;
@@ -242,20 +247,38 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
         }
     } else {
         // Empty segments start in the tile: ids are not consecutive by rank. Read the offsets of
-        // the segments from the tile's first on, while they start in the tile, and give each
-        // non-empty one the value of its head's rank (the empty ones the marks wrote).
+        // the segments from the tile's first on, R_BLOCK a round, while they start in the tile,
+        // and give each non-empty one the value of its head's rank (the empty ones the marks
+        // wrote). A round whose last segment is an empty one inside the tile jumps past the
+        // empty segments at its position (a warp's search for the last segment that starts
+        // there: the non-empty one, if any), so that a run of many empty segments costs one
+        // search, not a round per R_BLOCK of them.
         const r_size end = t0 + R_TILE < n ? t0 + R_TILE : n;
-        for (r_size base = first;; base += R_BLOCK) {
+        for (r_size base = first;;) {
             const r_size s = base + threadIdx.x;
             const unsigned int o = s < segments ? r_index(offsets + s) : 0xffffffffu;
             const bool inside = o >= t0 && o < end;
-            if (inside && r_index(offsets + s + 1) > o) {
+            const unsigned int o1 = inside ? r_index(offsets + s + 1) : 0u;
+            if (inside && o1 > o) {
                 const unsigned int q = (unsigned int)(o - t0), owner = q / R_ITEMS;
                 const unsigned int below = s_hb[owner] & ((1u << (q % R_ITEMS)) - 1u);
                 const unsigned int rank = s_rank[owner] + __popc(below);
                 if (rank + 1 < heads) out[s] = s_out[rank];
             }
+            if (threadIdx.x == R_BLOCK - 1) s_jump = inside && o1 == o ? o : 0xffffffffu;
             if (!__syncthreads_or(inside)) break;
+            r_size next = base + R_BLOCK;
+            const unsigned int at = s_jump;  // uniform
+            if (at != 0xffffffffu) {
+                if (warp == 0) {
+                    const r_size last = r_warp_find_segment(offsets, segments, at);
+                    if (lane == 0) s_next = last > next ? last : next;  // always forward
+                }
+                __syncthreads();
+                next = s_next;
+            }
+            __syncthreads();  // s_jump and s_next are rewritten next round
+            base = next;
         }
     }
 

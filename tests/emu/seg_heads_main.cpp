@@ -4,8 +4,8 @@
 //   u64 n, segments, grid (the marks' blocks), validate; n r_in items; segments + 1 r_idx
 //   offsets (u32, or u64 with R_IDX64),
 // runs the marks block by block on `grid` blocks, then the fold's blocks (a block per tile) in
-// a scrambled order (they depend on none of each other), then the join's blocks (the last
-// group's first), and appends to argv[2] per case
+// a scrambled order (they depend on none of each other), then the join's blocks (0, then
+// the last group down to 1), and appends to argv[2] per case
 //   u64 status (as the join hands it out), u64 ok (1, or 0 after a deadlock, or when the call
 //   did not leave its zeroed words zero, the ticket 0 and the status word reset); segments M
 //   values.
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
                                       tile_meta.data());
             });
         }
-        // The join's blocks, the last group first (the last block to finish is another one).
+        // The join's blocks: 0, then the last group down to 1 (the last block to finish is neither
+        // the first nor the last group).
         for (unsigned long long g = groups; g-- > 0 && ok;) {
             const unsigned int b = (unsigned int)((g + 1) % groups);
             ok = emu::run_block(b, (unsigned int)groups, R_BLOCK, [&] {

@@ -84,6 +84,33 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
             layouts.push((format!("{name}, n {n}"), lengths));
         }
     }
+    // Runs of many more empty segments than a block has threads: inside a tile, at a tile's
+    // first item, and after the last item (a flagged tile jumps past each run).
+    let empties = |k: u64| vec![0u32; (k * block) as usize + 3];
+    let t = tile as u32;
+    layouts.push((
+        "clustered empty segments".into(),
+        [
+            vec![3],
+            empties(7),
+            vec![t + 5],
+            empties(4),
+            vec![7],
+            empties(9),
+        ]
+        .concat(),
+    ));
+    layouts.push((
+        "empty segments at a tile's start".into(),
+        [
+            vec![t],
+            empties(5),
+            vec![4, 0, 1],
+            empties(3),
+            vec![2 * t - 1],
+        ]
+        .concat(),
+    ));
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
         let offsets = offsets_of(&wide(&lengths));

@@ -296,7 +296,6 @@ proptest! {
     }
 }
 
-/// Float segmented sums (arbitrary floats) give the same bits on every run, per algorithm.
 /// `Auto` takes SegHeads for u32 offsets of f32 sums at 2^26 items and mean lengths 64 to 4096
 /// (reduce-cuda's `tuning::seg_heads_wins`): its bits are SegHeads', and every segment is the
 /// sum within float rounding.
@@ -338,6 +337,7 @@ fn auto_takes_seg_heads_on_long_f32_layouts() {
     }
 }
 
+/// Float segmented sums (arbitrary floats) give the same bits on every run, per algorithm.
 #[test]
 fn float_segment_sums_are_deterministic() {
     let Some(gpu) = gpu() else { return };

@@ -3,16 +3,16 @@
 //! and write the empty segments; the fold (a block per tile) reads its items and their bits,
 //! never the offsets unless empty segments start in the tile, and writes the segments that
 //! start and end in it; the join scans the tiles' records in order (a block per group of
-//! tiles, then the last block over the groups), for the segments that cross tiles. The bits live in scratch words that are zero between calls (the fold and the
-//! join clear them).
-//! CSR offsets only: asked for the owner form it runs what `Auto` runs (`catalogue::seg_plan`).
-//! The order invariant is at the head of kernels/seg_heads.cu.
+//! tiles, then the last block over the groups), for the segments that cross tiles. The bits
+//! live in scratch words that are zero between calls (the fold and the join clear them). CSR
+//! offsets only: asked for the owner form it runs what `Auto` runs (`catalogue::seg_plan`). The
+//! order invariant is at the head of kernels/seg_heads.cu.
 
 use super::algorithm::SegAlgorithm;
 use super::config::{check_block, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
-use super::shuffle::lane_items;
-use super::tuning::{shuffle_items, SEG_HEADS_BLOCK};
+use super::shuffle::{lane_items, seg_limits};
+use super::tuning::{shuffle_items, SEG_HEADS_BLOCK, SEG_HEADS_TILE_BYTES};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
@@ -54,16 +54,22 @@ pub(super) struct Heads {
 }
 
 /// `SegHeads` for `shape` (the offsets form): a thread's run of items sized as Shuffle's (about
-/// 64 bytes of input items, at most 32 items: its head bits lie in two words).
+/// 64 bytes of input items, at most 32 items: its head bits lie in two words), and by default
+/// no more than a tile's values within [`SEG_HEADS_TILE_BYTES`] (lifted items narrower than
+/// their values).
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     let name = SegAlgorithm::SegHeads.name();
     debug_assert!(shape.offsets_form);
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
-    let requested = knobs
-        .items_per_thread
-        .unwrap_or_else(|| shuffle_items(shape.items.in_size).min(32));
+    let block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
+    let fitting = SEG_HEADS_TILE_BYTES / (block as usize * shape.items.m_size.max(1));
+    let requested = knobs.items_per_thread.unwrap_or_else(|| {
+        shuffle_items(shape.items.in_size)
+            .min(32)
+            .min(fitting.max(1) as u32)
+    });
     let (items, vecs) = lane_items(name, shape.items.in_size, Some(requested))?;
     if items > 32 {
         return Err(invalid(
@@ -73,7 +79,7 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     }
     Ok(Heads {
         shape,
-        block: check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?,
+        block,
         items,
         vecs,
     })
@@ -87,6 +93,12 @@ impl Heads {
 }
 
 impl SegPlan for Heads {
+    /// SegShuffle's: positions and ids in 32 bits, and with u64 offsets fewer than 2^32 - 1
+    /// items, so that an entry past 2^32 - 1, read as 0xffffffff, is never a valid offset.
+    fn limits(&self) -> Option<(u64, u64)> {
+        Some(seg_limits(self.shape))
+    }
+
     fn limited_by(&self) -> &'static str {
         "SegHeads' 32-bit positions and ids (use SegMerge or Auto)"
     }
@@ -151,9 +163,9 @@ impl SegPlan for Heads {
             status,
             check: validate as u64,
         };
-        // A thread per segment (kernels/seg_heads.cu says why), within the grid's limit.
-        let marks_grid = segments.div_ceil(self.block as u64).min(i32::MAX as u64);
-        d.launch(&marks, marks_grid, marks_args)?;
+        // A thread per segment (kernels/seg_heads.cu says why): at most 2^27 blocks (segments
+        // below 2^32, blocks of 32 threads or more).
+        let marks_grid = segments.div_ceil(self.block as u64);
         let fold_args = FoldArgs {
             r#in: job.items.0,
             n,
@@ -164,7 +176,6 @@ impl SegPlan for Heads {
             tile_vals,
             tile_meta,
         };
-        d.launch(&fold, tiles, fold_args)?;
         let join_args = JoinArgs {
             tile_vals,
             tile_meta,
@@ -178,7 +189,17 @@ impl SegPlan for Heads {
             status,
             status_out,
         };
-        d.launch(&join, groups, join_args)?;
+        d.launch(&marks, marks_grid, marks_args)?;
+        // Once the marks ran, the fold and the join clear the words; should either fail to
+        // launch, the words are cleared here instead, or every later call would read them.
+        let folded = d
+            .launch(&fold, tiles, fold_args)
+            .and_then(|()| d.launch(&join, groups, join_args));
+        if let Err(e) = folded {
+            // SAFETY: `zeroed` holds `words` u32 of the scratch (Dispatch::zeroed).
+            let _ = unsafe { d.device.fill(zeroed, 0, words as usize * 4) };
+            return Err(e);
+        }
         if validate && d.poll_status()? != NO_INDEX {
             return d.confirm_bad_layout(job, name);
         }

@@ -594,3 +594,34 @@ fn portable_segmented_plans_fit_and_refuse() {
     assert_eq!(tuning::seg_portable_group(16_384, 396), 8);
     assert_eq!(tuning::seg_portable_group(1000, 396), 1);
 }
+
+#[test]
+fn seg_heads_defaults_and_checks() {
+    let heads = SegConfig::new(SegAlgorithm::SegHeads);
+    let plan = |config: SegConfig, shape| seg_plan(config, shape, 0, 0);
+    let items_of =
+        |config: SegConfig, shape| define(&plan(config, shape).unwrap().variants()[0], "R_ITEMS");
+    // Shuffle's 64 bytes of input items a thread, at most 32 (a thread's bits in two words).
+    let f32s = sized(shape(false, true, false), 4, 4);
+    assert_eq!(items_of(heads, f32s), 16);
+    assert_eq!(plan(heads, f32s).unwrap().dynamic_smem(), 256 * 16 * 4);
+    assert_eq!(items_of(heads, sized(shape(false, true, false), 1, 1)), 32);
+    // Lifted bytes into 32-byte values: the tile's values within 96 KiB.
+    let bytes_to_32 = sized(shape(false, true, true), 1, 32);
+    assert_eq!(items_of(heads, bytes_to_32), 12);
+    assert_eq!(items_of(heads.block(64), bytes_to_32), 32);
+    // Knobs: items per thread up to 32, no grid (a block per tile).
+    assert_eq!(items_of(heads.items_per_thread(5), f32s), 5);
+    assert!(plan(heads.items_per_thread(33), f32s).is_err());
+    assert!(plan(heads.grid(4), f32s).is_err());
+    assert!(plan(heads.stages(2), f32s).is_err());
+    // Asked for owners, Auto's plan (SegShuffle's kernel).
+    let owners = plan(heads, sized(shape(false, false, false), 4, 4)).unwrap();
+    assert_eq!(owners.variants()[0].family, Family::SegShuffle);
+    // SegShuffle's limits: with u64 offsets fewer than 2^32 - 1 items.
+    let wide = sized(shape(true, true, false), 4, 4);
+    assert_eq!(
+        plan(heads, wide).unwrap().limits(),
+        Some((u32::MAX as u64 - 1, u32::MAX as u64))
+    );
+}

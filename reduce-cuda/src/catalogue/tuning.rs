@@ -73,6 +73,10 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
 }
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
+/// The most shared memory SegHeads' default tile stages its values in (a value an item): two
+/// blocks an SM at least. f32 and 8-byte values take 16 KiB; lifted u8 items into 32-byte
+/// values would take 256 KiB at Shuffle's 32 items a thread, and take 12 instead.
+pub(crate) const SEG_HEADS_TILE_BYTES: usize = 96 * 1024;
 
 /// SegPipeline's stages (tiles of items in its shared-memory ring) and the resident blocks per
 /// SM its registers are capped for (each block: SegShuffle's 256 threads and a producer warp).
@@ -247,7 +251,8 @@ pub(crate) fn resolve_segmented(
 /// SegShuffle's bytes a second at mean lengths 64-4096 at 2^26 and 2^28 items, and was 0.94-1.03x
 /// at 2^24 items and slower outside those lengths (its three launches, and its marks at short
 /// segments; docs/decisions/0080-seg-heads.md). Other item sizes, u64 offsets and lifted items
-/// are not measured yet and stay on SegShuffle.
+/// are not measured yet and stay on SegShuffle. A known risk in the band: thousands of runs of
+/// empty segments crowded into one tile cost that tile's block a search a run (0080).
 pub(crate) fn seg_heads_wins(
     config: &SegConfig,
     shape: SegShape,

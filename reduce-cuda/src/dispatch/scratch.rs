@@ -1,6 +1,7 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
 //! ticket of single-launch kernels, the segmented kernels' status word, words that are zero
-//! between calls (SegHeads' head bits), the pinned host word they report to, and the pinned host memory a reduction to the host writes its value into.
+//! between calls (SegHeads' head bits), the pinned host word they report to, and the pinned
+//! host memory a reduction to the host writes its value into.
 //! Guarded by a mutex held for a whole call, so host threads sharing a `Gpu` never interleave
 //! their use of it.
 
