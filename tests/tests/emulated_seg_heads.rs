@@ -207,7 +207,8 @@ fn seg_heads_lifted_is_the_fold() {
 }
 
 /// A validated call flags every broken offsets rule (the first offset not 0, offsets that
-/// decrease, the last not n; u64 entries past the u32 range), and a trusted garbage layout
+/// decrease, the last not n; u64 entries past the u32 range, last or in the middle), and a
+/// trusted garbage layout
 /// finishes without an access out of bounds, leaving the zeroed words zero.
 #[test]
 fn seg_heads_checks_and_garbage() {
@@ -238,6 +239,12 @@ fn seg_heads_checks_and_garbage() {
             }
             if wide_index {
                 broken[1][last] = n + (1 << 32);
+                // An entry past the u32 range in the middle (read as 0xffffffff).
+                if last >= 2 {
+                    let mut past = good.clone();
+                    past[1] = 1 << 40;
+                    broken.push(past);
+                }
             }
             for offsets in broken {
                 bad.push(HeadsCase {
