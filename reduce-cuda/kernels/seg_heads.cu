@@ -7,17 +7,18 @@
 // the other threads' by an inclusive segmented scan over threads in order (r_block_seg_exclusive:
 // every combine is (earlier, later)). A tile's record holds the part of the segment open at
 // its start that it folds (before its first head) and the value open at its end (from its last
-// head, or the whole tile without a head); the join scans the records in tile order (runs of
-// tiles a thread, the threads in order, rounds of them in order): so a segment that spans
-// tiles is still folded left to right.
+// head, or the whole tile without a head); the join scans the records in tile order (a block
+// per group of R_BLOCK tiles, a thread a tile, then the groups' records in order by the last
+// block, r_join_records): so a segment that spans tiles is still folded left to right.
 //
 // THE MARKS (reduce_seg_heads_marks, a thread per segment): head bits (bit i % 32 of word
 // i / 32 where item i starts a non-empty segment: runs of lanes that share a word OR their bits
 // together and one atomicOr sets them), each tile's first segment (first_id[T]: the first
 // segment whose offset is at or after the tile's first item, written by that segment's thread
 // where its offset falls in the tile), and the empty segments: written with the identity here,
-// and their tile flagged (flags[T]). The bits and flags are all zero between calls: the fold
-// reads its tile's words and clears them behind it, so that no call fills them first.
+// and their tile flagged (flags[T]). These words are all zero between calls (r_heads_scratch):
+// the fold clears its tile's bits, flag and first segment behind it, the join `last`, so that
+// no call fills them first.
 //
 // EXACTLY ONCE. An empty segment is written by the marks. A non-empty segment that ends in the
 // tile where it starts, before the tile's last head, is written by that tile (the fold stages
