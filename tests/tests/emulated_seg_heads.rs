@@ -84,8 +84,8 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
             layouts.push((format!("{name}, n {n}"), lengths));
         }
     }
-    // Runs of many more empty segments than a block has threads: inside a tile, at a tile's
-    // first item, and after the last item (a flagged tile jumps past each run).
+    // Runs of many more empty segments than a block has threads: inside a tile and at a tile's
+    // first item (a flagged tile jumps past each), and after the last item (no tile's).
     let empties = |k: u64| vec![0u32; (k * block) as usize + 3];
     let t = tile as u32;
     layouts.push((

@@ -189,15 +189,18 @@ impl SegPlan for Heads {
             status,
             status_out,
         };
-        d.launch(&marks, marks_grid, marks_args)?;
-        // Once the marks ran, the fold and the join clear the words; should either fail to
-        // launch, the words are cleared here instead, or every later call would read them.
-        let folded = d
-            .launch(&fold, tiles, fold_args)
+        // Once the marks ran, the fold and the join clear the words and the join resets the
+        // status word; should a launch fail (a launch can fail after its kernel was queued),
+        // both are reset here instead, or every later call would read them.
+        let launched = d
+            .launch(&marks, marks_grid, marks_args)
+            .and_then(|()| d.launch(&fold, tiles, fold_args))
             .and_then(|()| d.launch(&join, groups, join_args));
-        if let Err(e) = folded {
-            // SAFETY: `zeroed` holds `words` u32 of the scratch (Dispatch::zeroed).
+        if let Err(e) = launched {
+            // SAFETY: `zeroed` holds `words` u32 of the scratch (Dispatch::zeroed), `status` one
+            // u64 (all ones: no bad index).
             let _ = unsafe { d.device.fill(zeroed, 0, words as usize * 4) };
+            let _ = unsafe { d.device.fill(status, 0xff, 8) };
             return Err(e);
         }
         if validate && d.poll_status()? != NO_INDEX {
