@@ -4,11 +4,20 @@
 use crate::layouts;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{
-    Algorithm, Config, CudaMonoid, DeviceInput, DeviceOutput, DeviceVec, Gpu, SegConfig,
+    Algorithm, Config, CudaMonoid, DeviceInput, DeviceOutput, DeviceVec, Gpu, SegAlgorithm,
+    SegConfig,
 };
 
 /// The two forms of a layout, as the modes name them.
 pub const FORMS: [&str; 2] = ["owner", "offsets"];
+
+/// The forms `config`'s algorithm is measured in: SegHeads takes the offsets form only (asked
+/// for owners it runs what `Auto` runs, which has its own rows).
+pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
+    FORMS
+        .into_iter()
+        .filter(move |&form| config.algorithm != SegAlgorithm::SegHeads || form == "offsets")
+}
 
 /// A layout on the device in both forms.
 pub struct DeviceLayout {

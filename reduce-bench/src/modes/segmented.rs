@@ -7,7 +7,7 @@ use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::layouts::{distribution, key, mean_length, DISTRIBUTIONS, SIZES};
 use crate::monoids::{masks_affine, masks_f32, Affine};
-use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
+use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
@@ -122,8 +122,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
             for form in FORMS {
                 for &(label, config) in &configs {
-                    // SegHeads takes the offsets form only (for owners it runs what Auto runs).
-                    if label.starts_with("SegHeads") && form == "owner" {
+                    if !forms_of(config).any(|f| f == form) {
                         continue;
                     }
                     let ms = layout.time(&gpu, sums.items(), &mut out_f32, form, config)?;

@@ -7,7 +7,7 @@ use crate::kernels::BenchKernels;
 use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
 use crate::monoids::masks_f32;
 use crate::output::svg_plot;
-use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
+use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -38,12 +38,6 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
         ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
-    // SegHeads takes the offsets form only (asked for owners it runs what Auto runs).
-    let forms = |label: &'static str| {
-        FORMS
-            .into_iter()
-            .filter(move |&form| label != "SegHeads" || form == "offsets")
-    };
     let peers = [
         (
             "CUB DeviceSegmentedReduce",
@@ -55,8 +49,8 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("torch index_add_", "torch_index_add_owner", "owner"),
     ];
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for (label, _) in ours {
-        for form in forms(label) {
+    for (label, config) in ours {
+        for form in forms_of(config) {
             series.push((format!("{label} {form}"), Vec::new()));
         }
     }
@@ -72,7 +66,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         let mut at = 0;
         for (label, config) in ours {
-            for form in forms(label) {
+            for form in forms_of(config) {
                 let ms = layout.time(&gpu, sums.items(), &mut out, form, config)?;
                 let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms as f64 * 1e6);
                 series[at].1.push((k as f64, gbs));
