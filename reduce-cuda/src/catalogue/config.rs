@@ -333,8 +333,9 @@ impl ScanConfig {
     }
 }
 
-/// The parameters of either configuration, for the families that serve both.
-#[derive(Clone, Copy, Debug, Default)]
+/// The parameters of either configuration, for the families that serve both (the default:
+/// none set).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Knobs {
     pub block: Option<u32>,
     pub matrix_width: Option<u32>,

@@ -3,7 +3,7 @@
 //! what a caller sets and take what a caller leaves open from here; nothing here launches.
 
 use super::algorithm::SegAlgorithm;
-use super::config::{gcd, SegConfig};
+use super::config::{gcd, Knobs, SegConfig};
 use super::plan::SegShape;
 
 /// Threads per block of the tree algorithms (Tb2, Tb4Warp and their segmented forms) and of the
@@ -71,6 +71,7 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
     }
     group
 }
+
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
 /// The most shared memory SegHeads' default tile stages its values in (a value an item): two
@@ -259,14 +260,8 @@ pub(crate) fn seg_heads_wins(
     n: usize,
     segments: usize,
 ) -> bool {
-    let knobs_free = config.block.is_none()
-        && config.matrix_width.is_none()
-        && config.producers.is_none()
-        && config.items_per_thread.is_none()
-        && config.stages.is_none()
-        && config.grid.is_none();
     let items = shape.items;
-    knobs_free
+    config.knobs() == Knobs::default()
         && shape.offsets_form
         && !shape.wide
         && !items.lifted
@@ -274,7 +269,7 @@ pub(crate) fn seg_heads_wins(
         && items.m_size == 4
         && n >= SEG_HEADS_MIN_ITEMS
         && segments > 0
-        && (SEG_HEADS_MEAN_LENGTHS).contains(&(n / segments))
+        && SEG_HEADS_MEAN_LENGTHS.contains(&(n / segments))
 }
 
 /// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
