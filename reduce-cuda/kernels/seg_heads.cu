@@ -150,7 +150,14 @@ __device__ __forceinline__ unsigned int r_heads_of(const unsigned int* bits, r_s
 // R_HEADS_NO_ENTRY); it clears the tile's words of `zeroed`. Dynamic shared memory: R_TILE M
 // (the tile's segments by their heads' ranks). No fence, ticket or other wait on memory after
 // the tile's loads: a thread that waits holds every warp of its block at the next barrier.
-extern "C" __global__ void __launch_bounds__(R_BLOCK)
+// Its loads in flight are the resident blocks' tiles: with R_MIN_BLOCKS > 0 (the host's
+// register cap, catalogue/caps.rs) at least that many blocks per SM.
+#if R_MIN_BLOCKS > 0
+#define R_HEADS_FOLD_BOUNDS __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
+#else
+#define R_HEADS_FOLD_BOUNDS __launch_bounds__(R_BLOCK)
+#endif
+extern "C" __global__ void R_HEADS_FOLD_BOUNDS
 reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ offsets, r_size segments,
                       M* __restrict__ out, unsigned int* __restrict__ zeroed, M* __restrict__ tile_vals,
                       r_size* __restrict__ tile_meta) {

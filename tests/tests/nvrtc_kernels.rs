@@ -347,6 +347,50 @@ fn scan_kernels_keep_their_blocks_per_sm() {
     }
 }
 
+/// SegHeads' fold takes 39 registers uncapped for f32 sums (6 blocks of 256 threads an SM); the
+/// runtime caps it (`R_MIN_BLOCKS`, catalogue/caps.rs) for the 8 blocks the threads allow, 5-7%
+/// faster on an H200 (decision record 0081). Under that cap the fold must keep out of local
+/// memory for f32 and f64 sums and the affine monoid (else the runtime runs it uncapped), and 2x2
+/// matrices spill (8 bytes), the case the fallback is for. The counts hold for NVRTC 13.0.
+#[test]
+fn seg_heads_fold_fits_every_thread_slot() {
+    if !counts_hold() {
+        return;
+    }
+    fn facts<M: CudaMonoid>(cap: u32) -> (u32, u32) {
+        let config = SegConfig::new(SegAlgorithm::SegHeads);
+        let mut source =
+            reduce_cuda::testing::seg_kernel_source_for::<M, u32>(config, true).unwrap();
+        let uncapped = "#define R_MIN_BLOCKS 0\n";
+        assert!(source.text.contains(uncapped), "the uncapped fold's define");
+        source.text = source
+            .text
+            .replace(uncapped, &format!("#define R_MIN_BLOCKS {cap}\n"));
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        let read = "the CUBIN's facts of reduce_seg_heads_fold";
+        (
+            cubin::registers(&cubin, "reduce_seg_heads_fold").expect(read),
+            cubin::frame_size(&cubin, "reduce_seg_heads_fold").expect(read),
+        )
+    }
+    let (registers, frame) = facts::<Sum<f32>>(0);
+    assert!(
+        frame == 0 && registers > 32,
+        "uncapped f32: {registers} registers, frame {frame}"
+    );
+    for (monoid, (registers, frame)) in [
+        ("f32 sum", facts::<Sum<f32>>(8)),
+        ("f64 sum", facts::<Sum<f64>>(8)),
+        ("affine", facts::<Affine>(8)),
+    ] {
+        assert!(
+            frame == 0 && registers <= 32,
+            "{monoid} capped for 8 blocks: {registers} registers, frame {frame}"
+        );
+    }
+    assert!(facts::<Mat2>(8).1 > 0, "2x2 matrices spill under the cap");
+}
+
 /// LookAhead's kernel (`Auto`'s scans, one block of 320, 352 or 384 threads per SM) at the
 /// default tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each
 /// thread holding its next tile's keys) for f32 sums with u32 and u64 keys, the affine monoid

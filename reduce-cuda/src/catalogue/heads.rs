@@ -9,15 +9,17 @@
 //! order invariant is at the head of kernels/seg_heads.cu.
 
 use super::algorithm::SegAlgorithm;
+use super::caps::capped_module;
 use super::config::{check_block, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
 use super::tuning::{shuffle_items, SEG_HEADS_BLOCK, SEG_HEADS_TILE_BYTES};
-use crate::device::{kernel_signature, Entry};
+use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
-use crate::jit::{Family, KernelSpec};
+use crate::jit::{Family, JitReport, KernelSpec};
+use std::sync::Arc;
 
 kernel_signature! {
     /// The head bits, flags, first segment of each tile and the last segment (in `zeroed`)
@@ -90,6 +92,26 @@ impl Heads {
     fn tile(&self) -> u64 {
         self.block as u64 * self.items as u64
     }
+
+    /// The kernels, the fold's registers capped for `min_blocks` resident blocks per SM (0:
+    /// uncapped).
+    fn spec(&self, min_blocks: u32) -> KernelSpec {
+        let shape = self.shape;
+        KernelSpec::new(
+            Family::SegHeads,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_VECS", self.vecs),
+                (
+                    "R_ITEM_SHIFT",
+                    if self.vecs > 0 { shape.item_shift } else { 0 },
+                ),
+                ("R_IDX64", shape.wide as u32),
+                ("R_MIN_BLOCKS", min_blocks),
+            ],
+        )
+    }
 }
 
 impl SegPlan for Heads {
@@ -103,21 +125,23 @@ impl SegPlan for Heads {
         "SegHeads' 32-bit positions and ids (use SegMerge or Auto)"
     }
 
+    /// The uncapped kernels; [`Heads::module`] may compile the fold capped.
     fn variants(&self) -> Vec<KernelSpec> {
-        let shape = self.shape;
-        vec![KernelSpec::new(
-            Family::SegHeads,
-            &[
-                ("R_BLOCK", self.block),
-                ("R_ITEMS", self.items),
-                ("R_VECS", self.vecs),
-                (
-                    "R_ITEM_SHIFT",
-                    if self.vecs > 0 { shape.item_shift } else { 0 },
-                ),
-                ("R_IDX64", shape.wide as u32),
-            ],
-        )]
+        vec![self.spec(0)]
+    }
+
+    /// The fold's registers capped by [`capped_module`]'s rule: ptxas gives the f32 fold 39
+    /// registers (6 blocks of 256 threads an SM) where the threads allow 8, which it reaches
+    /// at 32 without local memory, 5–7% faster (docs/decisions/0081-seg-heads-register-cap.md).
+    fn module(&self, loader: &Loader) -> Result<(Arc<Module>, JitReport)> {
+        capped_module(
+            loader,
+            FOLD,
+            self.block,
+            self.dynamic_smem(),
+            SegAlgorithm::SegHeads.name(),
+            |cap| self.spec(cap),
+        )
     }
 
     /// The fold's: a tile's values, staged by their heads' ranks.

@@ -28,6 +28,7 @@
 mod algorithm;
 pub(crate) mod axes;
 pub(crate) mod axes_portable;
+mod caps;
 mod config;
 mod heads;
 mod matrix;

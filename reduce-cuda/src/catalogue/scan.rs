@@ -10,6 +10,7 @@
 //! CSR offsets or from keys.
 
 use super::algorithm::ScanAlgorithm;
+use super::caps::capped_module;
 use super::config::{check_block, invalid, ScanConfig};
 use super::tuning::{scan_ahead_items, scan_ahead_look_backs, scan_items, scan_may_cap};
 use super::tuning::{scan_offsets_few_by_look_back, scan_offsets_look_back};
@@ -337,53 +338,20 @@ impl ScanPlan {
 
     /// The module of the plan's kernels for `loader`'s program. A LookBack tile holds its SM
     /// slot while it waits for the tiles before it, so the tiles resident per SM are what hides
-    /// the wait (docs/decisions/0063-scan-register-caps.md). ptxas, left alone, may take more
-    /// registers than the SM's shared memory needs: then, where [`scan_may_cap`] allows,
-    /// `scan_tiles` is capped (`R_MIN_BLOCKS`) for the most blocks the shared memory, threads
-    /// and blocks per SM allow, or for one fewer: the first that compiles without local memory
-    /// and holds more blocks than the uncapped kernel (the occupancy API's word, carveout
-    /// included). Else, or where a capped kernel does not compile, the uncapped kernel. At most
-    /// two compilations more, once per program and plan.
+    /// the wait (docs/decisions/0063-scan-register-caps.md): where [`scan_may_cap`] allows,
+    /// `scan_tiles`' registers are capped by [`capped_module`]'s rule.
     pub fn module(&self, loader: &Loader) -> Result<(Arc<Module>, JitReport)> {
-        let uncapped = loader.module(&self.kernels())?;
         if !self.may_cap() {
-            return Ok(uncapped);
+            return loader.module(&self.kernels());
         }
-        let device = loader.device;
-        let info = &device.info;
-        let per_sm = |module: &Arc<Module>| -> Result<u64> {
-            let kernel = device.kernel(
-                module,
-                SCAN_TILES,
-                self.block,
-                self.dynamic_smem(),
-                self.name,
-            )?;
-            Ok(device.resident_blocks(&kernel)? / info.multiprocessors.max(1) as u64)
-        };
-        let have = per_sm(&uncapped.0)?;
-        let per_block = uncapped.0.entry(SCAN_TILES.name)?.static_smem
-            + self.dynamic_smem()
-            + info.reserved_shared_per_block;
-        let room = [
-            info.threads_per_sm / self.block,
-            info.blocks_per_sm,
-            (info.shared_per_sm / per_block.max(1)) as u32,
-        ]
-        .into_iter()
-        .min()
-        .unwrap_or(0) as u64;
-        let mut report = uncapped.1;
-        for cap in (have + 1..=room).rev().take(2) {
-            let Ok((module, compiled)) = loader.module(&self.capped(cap as u32)) else {
-                break;
-            };
-            report = report.then(compiled);
-            if !module.uses_local_memory(SCAN_TILES.name)? && per_sm(&module)? > have {
-                return Ok((module, report));
-            }
-        }
-        Ok((uncapped.0, report))
+        capped_module(
+            loader,
+            SCAN_TILES,
+            self.block,
+            self.dynamic_smem(),
+            self.name,
+            |cap| self.capped(cap),
+        )
     }
 
     /// Whether `scan_tiles` may be capped (LookBack; in the keys form, by [`scan_may_cap`]).
