@@ -19,10 +19,14 @@ pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
         .filter(move |&form| config.algorithm != SegAlgorithm::SegHeads || form == "offsets")
 }
 
-/// A layout on the device in both forms.
+/// The form of u64 CSR offsets ([`DeviceLayout::with_u64`]), beside [`FORMS`].
+pub const OFFSETS_U64: &str = "offsets u64";
+
+/// A layout on the device in both forms (and, from [`DeviceLayout::with_u64`], as u64 offsets).
 pub struct DeviceLayout {
     offsets: DeviceVec<u32>,
     owner: DeviceVec<u32>,
+    offsets64: Option<DeviceVec<u64>>,
     /// The number of segments.
     pub segments: usize,
 }
@@ -33,18 +37,27 @@ impl DeviceLayout {
         Ok(DeviceLayout {
             offsets: gpu.upload(&layouts::to_u32(offsets))?,
             owner: gpu.upload(&layouts::owners(offsets))?,
+            offsets64: None,
             segments: offsets.len() - 1,
+        })
+    }
+
+    /// [`DeviceLayout::new`], and the offsets as u64 too (the form [`OFFSETS_U64`]).
+    pub fn with_u64(gpu: &Gpu, offsets: &[u64]) -> reduce_cuda::Result<Self> {
+        Ok(DeviceLayout {
+            offsets64: Some(gpu.upload(offsets)?),
+            ..DeviceLayout::new(gpu, offsets)?
         })
     }
 
     /// Bytes a segmented reduction must move: items, the layout, one result per segment.
     pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
-        let index = if form == "owner" {
-            n
-        } else {
-            self.segments + 1
+        let index = match form {
+            "owner" => 4 * n,
+            OFFSETS_U64 => 8 * (self.segments + 1),
+            _ => 4 * (self.segments + 1),
         };
-        (n * std::mem::size_of::<M>() + 4 * index + self.segments * std::mem::size_of::<M>()) as f64
+        (n * std::mem::size_of::<M>() + index + self.segments * std::mem::size_of::<M>()) as f64
     }
 
     /// One reduction into `out` (no allocation).
@@ -56,10 +69,13 @@ impl DeviceLayout {
         form: &str,
         config: SegConfig,
     ) -> reduce_cuda::Result<()> {
-        if form == "owner" {
-            gpu.reduce_by_owner_into(items, &self.owner, self.segments, out, config)
-        } else {
-            gpu.reduce_segments_into(items, &self.offsets, out, config)
+        match (form, &self.offsets64) {
+            ("owner", _) => {
+                gpu.reduce_by_owner_into(items, &self.owner, self.segments, out, config)
+            }
+            (OFFSETS_U64, Some(wide)) => gpu.reduce_segments_into(items, wide, out, config),
+            (OFFSETS_U64, None) => panic!("a layout without u64 offsets (DeviceLayout::with_u64)"),
+            _ => gpu.reduce_segments_into(items, &self.offsets, out, config),
         }
     }
 

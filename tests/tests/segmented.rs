@@ -296,9 +296,9 @@ proptest! {
     }
 }
 
-/// `Auto` takes SegHeads for u32 offsets of f32 sums at 2^26 items and mean lengths 64 to 4096
-/// (reduce-cuda's `tuning::seg_heads_wins`): its bits are SegHeads', and every segment is the
-/// sum within float rounding.
+/// `Auto` takes SegHeads for u32 and u64 offsets of f32 sums at 2^26 items and a mean length of
+/// about 1000 (reduce-cuda's `tuning::seg_heads_wins`): its bits are SegHeads', the same for both
+/// offset widths, and every segment is the sum within float rounding.
 #[test]
 fn auto_takes_seg_heads_on_long_f32_layouts() {
     let Some(gpu) = gpu() else { return };
@@ -315,15 +315,35 @@ fn auto_takes_seg_heads_on_long_f32_layouts() {
     let items: Vec<Sum<f32>> = (0..n)
         .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
         .collect();
-    let (xs, d_offsets) = (gpu.upload(&items).unwrap(), gpu.upload(&offsets).unwrap());
-    let run = |config: SegConfig| {
-        let out = gpu.reduce_segments(&xs, &d_offsets, config).unwrap();
-        gpu.download(&out).unwrap()
+    let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+    let xs = gpu.upload(&items).unwrap();
+    let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
+    let run = |algorithm: SegAlgorithm, wide: bool| {
+        let config = SegConfig::new(algorithm);
+        let out = if wide {
+            gpu.reduce_segments(&xs, &d_wide, config)
+        } else {
+            gpu.reduce_segments(&xs, &d_offsets, config)
+        };
+        gpu.download(&out.unwrap()).unwrap()
     };
-    let auto = run(SegConfig::new(SegAlgorithm::Auto));
-    let heads = run(SegConfig::new(SegAlgorithm::SegHeads));
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
-    assert!(bits(&auto) == bits(&heads), "Auto did not run SegHeads");
+    let heads = bits(&run(SegAlgorithm::SegHeads, false));
+    assert!(
+        bits(&run(SegAlgorithm::SegShuffle, false)) != heads,
+        "SegShuffle's bits equal SegHeads' here: the test cannot tell them apart"
+    );
+    assert!(
+        bits(&run(SegAlgorithm::SegHeads, true)) == heads,
+        "u64 offsets: other bits"
+    );
+    for wide in [false, true] {
+        assert!(
+            bits(&run(SegAlgorithm::Auto, wide)) == heads,
+            "Auto did not run SegHeads (u64 offsets: {wide})"
+        );
+    }
+    let auto = run(SegAlgorithm::Auto, false);
     for (s, w) in offsets.windows(2).enumerate() {
         let want: f64 = items[w[0] as usize..w[1] as usize]
             .iter()

@@ -1,5 +1,6 @@
 //! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K]`: throughput against mean
-//! segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`.
+//! segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`;
+//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`).
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
@@ -7,7 +8,7 @@ use crate::kernels::BenchKernels;
 use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
 use crate::monoids::masks_f32;
 use crate::output::svg_plot;
-use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout};
+use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout, OFFSETS_U64};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -38,6 +39,11 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
         ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
+    // The algorithms that take u64 offsets as they take u32 ones (SegShuffle narrows them).
+    let wide = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "Auto");
+    let forms = |label: &'static str, config: SegConfig| {
+        forms_of(config).chain(wide(label).then_some(OFFSETS_U64))
+    };
     let peers = [
         (
             "CUB DeviceSegmentedReduce",
@@ -50,7 +56,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     ];
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (label, config) in ours {
-        for form in forms_of(config) {
+        for form in forms(label, config) {
             series.push((format!("{label} {form}"), Vec::new()));
         }
     }
@@ -62,11 +68,11 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     for k in 0..=SWEEP_LOG2_MAX {
         let mean = 1u64 << k;
         let offsets = mean_length(mean, n, 7);
-        let layout = DeviceLayout::new(&gpu, &offsets)?;
+        let layout = DeviceLayout::with_u64(&gpu, &offsets)?;
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         let mut at = 0;
         for (label, config) in ours {
-            for form in forms_of(config) {
+            for form in forms(label, config) {
                 let ms = layout.time(&gpu, sums.items(), &mut out, form, config)?;
                 let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms as f64 * 1e6);
                 series[at].1.push((k as f64, gbs));

@@ -2,7 +2,8 @@
 //! them) on every distribution of `bench segmented`, f32 sum and affine, in one run:
 //! `Auto` with u64 layouts (SegShuffle, which reads the entries narrowed to 32 bits), trusted and
 //! validated; `SegMerge` with u64 layouts (Auto's choice for them before SegShuffle took them);
-//! and `Auto` on the same layout as u32. Each row: ms, GB/s moved (items, the layout at its own
+//! `SegHeads` with u64 offsets, trusted and validated, and with u32 ones; and `Auto` on the same
+//! layout as u32. `--log2 K`: 2^K items instead of 30·2^20. Each row: ms, GB/s moved (items, the layout at its own
 //! width, one result per segment), the fraction of plain `Shuffle` on the same items, and for
 //! f32 sum in the offsets form the ratio to `torch.segment_reduce` (int64 lengths) from the same
 //! device command (`--torch`).
@@ -68,31 +69,36 @@ impl WideLayout {
     }
 }
 
-/// The configurations of a row: label, u64 layout, configuration, owner form only. The owner
-/// form's SegShuffle at 12 and 8 items per thread: u64 owners double the bytes a thread has in
-/// flight, and at f32's default 16 items the kernel spills under its register cap.
-fn configs() -> [(&'static str, bool, SegConfig, bool); 7] {
+/// The configurations of a row: label, u64 layout, configuration, and the one form it runs in
+/// (`Some(true)`: owners only; `Some(false)`: offsets only). The owner form's SegShuffle at 12
+/// and 8 items per thread: u64 owners double the bytes a thread has in flight, and at f32's
+/// default 16 items the kernel spills under its register cap. SegHeads takes offsets only.
+fn configs() -> [(&'static str, bool, SegConfig, Option<bool>); 10] {
     let auto = SegConfig::new(SegAlgorithm::Auto);
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).trusted();
+    let heads = SegConfig::new(SegAlgorithm::SegHeads);
     [
-        ("u32 Auto trusted", false, auto.trusted(), false),
-        ("u64 Auto trusted", true, auto.trusted(), false),
-        ("u64 Auto validated", true, auto, false),
-        ("u64 SegMerge trusted", true, merge.trusted(), false),
-        ("u64 SegMerge validated", true, merge, false),
+        ("u32 Auto trusted", false, auto.trusted(), None),
+        ("u64 Auto trusted", true, auto.trusted(), None),
+        ("u64 Auto validated", true, auto, None),
+        ("u64 SegMerge trusted", true, merge.trusted(), None),
+        ("u64 SegMerge validated", true, merge, None),
         (
             "u64 SegShuffle k12 trusted",
             true,
             shuffle.items_per_thread(12),
-            true,
+            Some(true),
         ),
         (
             "u64 SegShuffle k8 trusted",
             true,
             shuffle.items_per_thread(8),
-            true,
+            Some(true),
         ),
+        ("u32 SegHeads trusted", false, heads.trusted(), Some(false)),
+        ("u64 SegHeads trusted", true, heads.trusted(), Some(false)),
+        ("u64 SegHeads validated", true, heads, Some(false)),
     ]
 }
 
@@ -101,7 +107,8 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let torch = read_refs(&args.torch);
-    let n = 30u64 << 20;
+    // `--log2 K`: 2^K items instead (the PyTorch anchor holds 30·2^20 only).
+    let n = args.log2.map_or(30u64 << 20, |k| 1u64 << k);
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
     let affine = kernels.fill_random::<Affine>(n as usize, 13, &masks_affine())?;
     let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
@@ -124,8 +131,8 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
         let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
         for owner_form in [true, false] {
             let form = if owner_form { "owner" } else { "offsets" };
-            for (label, wide, config, owner_only) in configs() {
-                if owner_only && !owner_form {
+            for (label, wide, config, only) in configs() {
+                if only.is_some_and(|owners| owners != owner_form) {
                     continue;
                 }
                 let ms_f32 = median_ms(&gpu, REPS, || {

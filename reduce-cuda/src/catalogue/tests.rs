@@ -173,8 +173,8 @@ fn auto_picks_from_cheap_statistics() {
     assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
-    // SegHeads: u32 offsets of 4-byte values at 2^26 items or more, mean lengths 64 to 4096,
-    // with no knob set; SegShuffle otherwise.
+    // SegHeads: offsets of 4-byte values at 2^26 items or more, u32 ones at mean lengths 32 to
+    // 4096, with no knob set; SegShuffle otherwise.
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let heads = |shape, n: usize, s: usize| resolve(auto, shape, n, s).algorithm;
     assert_eq!(heads(f32_offsets, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
@@ -184,8 +184,9 @@ fn auto_picks_from_cheap_statistics() {
         heads(f32_offsets, 1 << 28, 1 << 15),
         SegAlgorithm::SegShuffle
     );
+    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 23), SegAlgorithm::SegHeads);
     assert_eq!(
-        heads(f32_offsets, 1 << 28, 1 << 23),
+        heads(f32_offsets, 1 << 28, 1 << 24),
         SegAlgorithm::SegShuffle
     );
     assert_eq!(
@@ -196,8 +197,15 @@ fn auto_picks_from_cheap_statistics() {
         heads(sized(shape(false, false, false), 4, 4), 1 << 26, 1 << 16),
         SegAlgorithm::SegShuffle
     );
+    // u64 offsets: mean lengths 32 to 8192.
+    let f32_wide = sized(shape(true, true, false), 4, 4);
+    assert_eq!(heads(f32_wide, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 26, 1 << 21), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 26, 1 << 13), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 26, 1 << 22), SegAlgorithm::SegShuffle);
+    assert_eq!(heads(f32_wide, 1 << 26, 1 << 12), SegAlgorithm::SegShuffle);
     assert_eq!(
-        heads(sized(shape(true, true, false), 4, 4), 1 << 26, 1 << 16),
+        heads(f32_wide, (1 << 26) - 1, 1 << 16),
         SegAlgorithm::SegShuffle
     );
     assert_eq!(

@@ -248,12 +248,15 @@ pub(crate) fn resolve_segmented(
 }
 
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
-/// to it. On an H200 (`bench segsweep`, f32 sums, u32 offsets, trusted), SegHeads read 1.03-1.19x
-/// SegShuffle's bytes a second at mean lengths 64-4096 at 2^26 and 2^28 items, and was 0.94-1.03x
-/// at 2^24 items and slower outside those lengths (its three launches, and its marks at short
-/// segments; docs/decisions/0080-seg-heads.md). Other item sizes, u64 offsets and lifted items
-/// are not measured yet and stay on SegShuffle. A known risk in the band: thousands of runs of
-/// empty segments crowded into one tile cost that tile's block a search a run (0080).
+/// to it. On an H200 (`bench segsweep`, f32 sums, trusted), SegHeads read 1.04-1.24x
+/// SegShuffle's bytes a second with u32 offsets at mean lengths 32-4096 at 2^26 and 2^28 items
+/// (about even at 8192), and 1.10-1.35x with u64 offsets (which cost SegHeads 0-2% more than u32
+/// ones, and SegShuffle 5-10% more) at mean lengths 32-8192; it was 0.94-1.03x at 2^24 items
+/// with u32 offsets, and slower outside those lengths (its three launches, and its marks at short segments;
+/// docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md). Other item sizes and
+/// lifted items are not measured in the band and stay on SegShuffle. A known risk in the band:
+/// thousands of runs of empty segments crowded into one tile cost that tile's block a search a
+/// run (0080).
 pub(crate) fn seg_heads_wins(
     config: &SegConfig,
     shape: SegShape,
@@ -261,21 +264,27 @@ pub(crate) fn seg_heads_wins(
     segments: usize,
 ) -> bool {
     let items = shape.items;
+    let lengths = if shape.wide {
+        SEG_HEADS_MEAN_LENGTHS_U64
+    } else {
+        SEG_HEADS_MEAN_LENGTHS
+    };
     config.knobs() == Knobs::default()
         && shape.offsets_form
-        && !shape.wide
         && !items.lifted
         && items.in_size == 4
         && items.m_size == 4
         && n >= SEG_HEADS_MIN_ITEMS
         && segments > 0
-        && SEG_HEADS_MEAN_LENGTHS.contains(&(n / segments))
+        && lengths.contains(&(n / segments))
 }
 
 /// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
 pub(crate) const SEG_HEADS_MIN_ITEMS: usize = 1 << 26;
-/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads.
-pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 64..=4096;
+/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads, u32 offsets.
+pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 32..=4096;
+/// The same for u64 offsets.
+pub(crate) const SEG_HEADS_MEAN_LENGTHS_U64: std::ops::RangeInclusive<usize> = 32..=8192;
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
 /// loads in flight to cover memory latency.
