@@ -19,8 +19,10 @@
 //! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
 //! | `scan.rs` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (`LookBack`, `ReduceThenScan`) | scan.cu, then pipe.cuh and scan_ahead.cu |
 //!
-//! `paper.rs` is the procedure the paper's five segmented algorithms share (identity-filled
-//! output, owners, passes of (value, owner) pairs). To add an algorithm: a variant in
+//! `caps.rs` is the rule by which a kernel is compiled with its registers capped for more resident
+//! blocks (the scans' `scan_tiles`, SegHeads' fold). `paper.rs` is the procedure the paper's
+//! five segmented algorithms share (identity-filled output, owners, passes of (value, owner)
+//! pairs). To add an algorithm: a variant in
 //! [`Algorithm`] or [`SegAlgorithm`] (and its `ALL` and `name`), its family module (a plan
 //! implementing [`PlainPlan`] or [`SegPlan`], and [`signatures`] of its kernels), and one arm in
 //! [`plain_plan`] or [`seg_plan`].
