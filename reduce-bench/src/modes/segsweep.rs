@@ -1,12 +1,14 @@
 //! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K]`: throughput against mean
 //! segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`;
-//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`).
+//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), and on
+//! the 8-byte affine monoid with u32 offsets (rows `affine ...`, in the CSV and the printed
+//! table, against plain `Shuffle` on the same items; not in the figure).
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
-use crate::monoids::masks_f32;
+use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::output::svg_plot;
 use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout, OFFSETS_U64};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
@@ -26,6 +28,8 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     let n = args.log2.map_or(SWEEP_N, |k| 1u64 << k);
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 21, &masks_f32())?;
     let plain = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
+    let affine = kernels.fill_random::<Affine>(n as usize, 22, &masks_affine())?;
+    let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, affine.items())? as f64 * 1e6);
     let ours = [
         ("SegMerge", SegConfig::new(SegAlgorithm::SegMerge).trusted()),
         (
@@ -39,10 +43,11 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
         ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
-    // The algorithms that take u64 offsets as they take u32 ones (SegShuffle narrows them).
-    let wide = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "Auto");
+    // The CSR algorithms `Auto` chooses between: measured with u64 offsets and on 8-byte values
+    // too.
+    let chosen = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "Auto");
     let forms = |label: &'static str, config: SegConfig| {
-        forms_of(config).chain(wide(label).then_some(OFFSETS_U64))
+        forms_of(config).chain(chosen(label).then_some(OFFSETS_U64))
     };
     let peers = [
         (
@@ -64,6 +69,13 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         series.push((label.to_string(), Vec::new()));
     }
     series.push(("plain Shuffle (no segments)".into(), Vec::new()));
+    // The affine rows: 8-byte values, u32 offsets.
+    let affine_ours: Vec<_> = ours.iter().filter(|(label, _)| chosen(label)).collect();
+    let mut affine_series: Vec<(String, Vec<(f64, f64)>)> = affine_ours
+        .iter()
+        .map(|(label, _)| (format!("affine {label} offsets"), Vec::new()))
+        .collect();
+    affine_series.push(("affine plain Shuffle".into(), Vec::new()));
     let mut csv = String::from("mean_length,segments,series,median_ms,gbs_moved\n");
     for k in 0..=SWEEP_LOG2_MAX {
         let mean = 1u64 << k;
@@ -93,6 +105,20 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             at += 1;
         }
         series[at].1.push((k as f64, plain));
+        let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
+        for (i, &&(label, config)) in affine_ours.iter().enumerate() {
+            let ms = layout.time(&gpu, affine.items(), &mut out_affine, "offsets", config)?;
+            let gbs = layout.bytes::<Affine>(n as usize, "offsets") / (ms as f64 * 1e6);
+            affine_series[i].1.push((k as f64, gbs));
+            let _ = writeln!(
+                csv,
+                "{mean},{},affine {label} offsets,{ms:.5},{gbs:.1}",
+                layout.segments
+            );
+        }
+        affine_series[affine_ours.len()]
+            .1
+            .push((k as f64, plain_affine));
         eprint!("\rsegsweep: mean 2^{k}   ");
     }
     eprintln!();
@@ -107,7 +133,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         &series,
     );
     std::fs::write(args.out.join("segsweep.svg"), svg).expect("writing segsweep.svg");
-    for (label, pts) in &series {
+    for (label, pts) in series.iter().chain(&affine_series) {
         let cells: Vec<String> = pts.iter().map(|p| format!("{:.0}", p.1)).collect();
         println!("{label:<28} {}", cells.join(" "));
     }

@@ -173,8 +173,9 @@ fn auto_picks_from_cheap_statistics() {
     assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
-    // SegHeads: offsets of 4-byte values at 2^26 items or more, u32 ones at mean lengths 32 to
-    // 4096, with no knob set; SegShuffle otherwise.
+    // SegHeads: CSR offsets of 4- and 8-byte values at 2^26 items or more, in the bands of
+    // tuning::seg_heads_wins, with no knob set; SegShuffle otherwise. 4-byte values, u32
+    // offsets: mean lengths 32 to 4096.
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let heads = |shape, n: usize, s: usize| resolve(auto, shape, n, s).algorithm;
     assert_eq!(heads(f32_offsets, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
@@ -208,8 +209,35 @@ fn auto_picks_from_cheap_statistics() {
         heads(f32_wide, (1 << 26) - 1, 1 << 16),
         SegAlgorithm::SegShuffle
     );
+    // 8-byte values, u32 offsets: mean lengths 16 to 2048; u64 offsets, lifted items and other
+    // sizes: SegShuffle.
+    let affine_offsets = sized(shape(false, true, false), 8, 8);
+    assert_eq!(
+        heads(affine_offsets, 1 << 26, 1 << 22),
+        SegAlgorithm::SegHeads
+    );
+    assert_eq!(
+        heads(affine_offsets, 1 << 26, 1 << 15),
+        SegAlgorithm::SegHeads
+    );
+    assert_eq!(
+        heads(affine_offsets, 1 << 26, 1 << 14),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(affine_offsets, 1 << 26, 1 << 23),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(sized(shape(true, true, false), 8, 8), 1 << 26, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
     assert_eq!(
         heads(shape(false, true, false), 1 << 26, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    assert_eq!(
+        heads(sized(shape(false, true, true), 8, 8), 1 << 26, 1 << 16),
         SegAlgorithm::SegShuffle
     );
     assert_eq!(

@@ -248,13 +248,15 @@ pub(crate) fn resolve_segmented(
 }
 
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
-/// to it. On an H200 (`bench segsweep`, f32 sums, trusted), SegHeads read 1.04-1.24x
-/// SegShuffle's bytes a second with u32 offsets at mean lengths 32-4096 at 2^26 and 2^28 items
-/// (about even at 8192), and 1.10-1.35x with u64 offsets (which cost SegHeads 0-2% more than u32
-/// ones, and SegShuffle 5-10% more) at mean lengths 32-8192; it was 0.94-1.03x at 2^24 items
-/// with u32 offsets, and slower outside those lengths (its three launches, and its marks at short segments;
-/// docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md). Other item sizes and
-/// lifted items are not measured in the band and stay on SegShuffle. A known risk in the band:
+/// to it. On an H200 (`bench segsweep`, trusted, 2^26 and 2^28 items), SegHeads read
+/// 1.04-1.24x SegShuffle's bytes a second for f32 sums with u32 offsets at mean lengths 32-4096
+/// (about even at 8192), 1.10-1.35x with u64 offsets (which cost SegHeads 0-2% more than u32
+/// ones, and SegShuffle 5-10% more) at 32-8192, and 1.07-1.27x for the 8-byte affine monoid with
+/// u32 offsets at 16-2048 (1.02-1.03x at 4096); it was 0.94-1.03x at 2^24 items, and slower
+/// outside those lengths (its three launches, and its marks at short segments;
+/// docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
+/// 0082-seg-heads-u64-offsets.md). Other item sizes, 8-byte values with u64 offsets and lifted
+/// items are not measured in the band and stay on SegShuffle. A known risk in the band:
 /// thousands of runs of empty segments crowded into one tile cost that tile's block a search a
 /// run (0080).
 pub(crate) fn seg_heads_wins(
@@ -264,27 +266,29 @@ pub(crate) fn seg_heads_wins(
     segments: usize,
 ) -> bool {
     let items = shape.items;
-    let lengths = if shape.wide {
-        SEG_HEADS_MEAN_LENGTHS_U64
-    } else {
-        SEG_HEADS_MEAN_LENGTHS
+    let band = match (items.in_size, items.m_size, shape.wide) {
+        (4, 4, false) => SEG_HEADS_MEAN_LENGTHS,
+        (4, 4, true) => SEG_HEADS_MEAN_LENGTHS_U64,
+        (8, 8, false) => SEG_HEADS_MEAN_LENGTHS_8_BYTES,
+        _ => return false,
     };
     config.knobs() == Knobs::default()
         && shape.offsets_form
         && !items.lifted
-        && items.in_size == 4
-        && items.m_size == 4
         && n >= SEG_HEADS_MIN_ITEMS
         && segments > 0
-        && lengths.contains(&(n / segments))
+        && band.contains(&(n / segments))
 }
 
 /// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
 pub(crate) const SEG_HEADS_MIN_ITEMS: usize = 1 << 26;
-/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads, u32 offsets.
+/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads: 4-byte values,
+/// u32 offsets.
 pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 32..=4096;
-/// The same for u64 offsets.
+/// The same for 4-byte values and u64 offsets.
 pub(crate) const SEG_HEADS_MEAN_LENGTHS_U64: std::ops::RangeInclusive<usize> = 32..=8192;
+/// The same for 8-byte values and u32 offsets.
+pub(crate) const SEG_HEADS_MEAN_LENGTHS_8_BYTES: std::ops::RangeInclusive<usize> = 16..=2048;
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
 /// loads in flight to cover memory latency.
