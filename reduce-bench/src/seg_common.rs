@@ -54,8 +54,9 @@ impl DeviceLayout {
     pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
         let index = match form {
             "owner" => 4 * n,
+            "offsets" => 4 * (self.segments + 1),
             OFFSETS_U64 => 8 * (self.segments + 1),
-            _ => 4 * (self.segments + 1),
+            other => panic!("no layout form {other}"),
         };
         (n * std::mem::size_of::<M>() + index + self.segments * std::mem::size_of::<M>()) as f64
     }
@@ -75,7 +76,8 @@ impl DeviceLayout {
             }
             (OFFSETS_U64, Some(wide)) => gpu.reduce_segments_into(items, wide, out, config),
             (OFFSETS_U64, None) => panic!("a layout without u64 offsets (DeviceLayout::with_u64)"),
-            _ => gpu.reduce_segments_into(items, &self.offsets, out, config),
+            ("offsets", _) => gpu.reduce_segments_into(items, &self.offsets, out, config),
+            (other, _) => panic!("no layout form {other}"),
         }
     }
 
@@ -88,11 +90,14 @@ impl DeviceLayout {
         form: &str,
         config: SegConfig,
     ) -> reduce_cuda::Result<()> {
-        if form == "owner" {
-            gpu.reduce_by_owner(items, &self.owner, self.segments, config)
-                .map(drop)
-        } else {
-            gpu.reduce_segments(items, &self.offsets, config).map(drop)
+        match (form, &self.offsets64) {
+            ("owner", _) => gpu
+                .reduce_by_owner(items, &self.owner, self.segments, config)
+                .map(drop),
+            (OFFSETS_U64, Some(wide)) => gpu.reduce_segments(items, wide, config).map(drop),
+            (OFFSETS_U64, None) => panic!("a layout without u64 offsets (DeviceLayout::with_u64)"),
+            ("offsets", _) => gpu.reduce_segments(items, &self.offsets, config).map(drop),
+            (other, _) => panic!("no layout form {other}"),
         }
     }
 

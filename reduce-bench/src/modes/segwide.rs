@@ -1,6 +1,7 @@
 //! `bench segwide`: u64 layouts (offsets and owners, as PyTorch and most graph libraries hold
 //! them) on every distribution of `bench segmented`, f32 sum and affine, in one run:
-//! `Auto` with u64 layouts (SegShuffle, which reads the entries narrowed to 32 bits), trusted and
+//! `Auto` with u64 layouts (SegShuffle, which reads the entries narrowed to 32 bits, but SegHeads
+//! in its band: `tuning::seg_heads_wins`, from 2^26 items), trusted and
 //! validated; `SegMerge` with u64 layouts (Auto's choice for them before SegShuffle took them);
 //! `SegHeads` with u64 offsets, trusted and validated, and with u32 ones; and `Auto` on the same
 //! layout as u32. `--log2 K`: 2^K items instead of 30·2^20. Each row: ms, GB/s moved (items, the layout at its own
@@ -197,7 +198,7 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
     std::fs::write(args.out.join("segwide.csv"), &csv).expect("writing segwide.csv");
     report(&args.out, "segwide.txt", &lines);
     if wrong {
-        eprintln!("ERROR: some u64 segmented results were wrong");
+        eprintln!("ERROR: some segmented results were wrong");
         std::process::exit(1);
     }
     Ok(())

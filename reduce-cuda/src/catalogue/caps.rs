@@ -17,8 +17,9 @@ use std::sync::Arc;
 /// allow (`room`, the carveout's reserve included): then `entry` capped for `room`, then for
 /// `room - 1` — the first that compiles without local memory and holds more blocks than the
 /// uncapped one (the occupancy API's word). At most two compilations more, cached like any
-/// other kernel. A cap of 1 (`__launch_bounds__(block, 1)`) is never asked for: it is no cap,
-/// and ptxas takes more registers under it than under none.
+/// other kernel. A cap of 1 (`__launch_bounds__(block, 1)`) is never asked for (the uncapped
+/// kernel holds at least one block): it is no cap, and ptxas takes more registers under it than
+/// under none.
 pub(super) fn capped_module<A>(
     loader: &Loader,
     entry: Entry<A>,
@@ -46,7 +47,7 @@ pub(super) fn capped_module<A>(
     .min()
     .unwrap_or(0) as u64;
     let mut report = uncapped.1;
-    for cap in (have.max(1) + 1..=room).rev().take(2) {
+    for cap in (have + 1..=room).rev().take(2) {
         let Ok((module, compiled)) = loader.module(&spec(cap as u32)) else {
             break;
         };

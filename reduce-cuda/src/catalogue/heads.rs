@@ -132,7 +132,8 @@ impl SegPlan for Heads {
 
     /// The fold's registers capped by [`capped_module`]'s rule: ptxas gives the f32 fold 39
     /// registers (6 blocks of 256 threads an SM) where the threads allow 8, which it reaches
-    /// at 32 without local memory, 5–7% faster (docs/decisions/0081-seg-heads-register-cap.md).
+    /// at 32 without local memory: 4–5% less GPU time a call on an H200
+    /// (docs/decisions/0081-seg-heads-register-cap.md).
     fn module(&self, loader: &Loader) -> Result<(Arc<Module>, JitReport)> {
         capped_module(
             loader,

@@ -22,10 +22,9 @@
 //! `caps.rs` is the rule by which a kernel is compiled with its registers capped for more resident
 //! blocks (the scans' `scan_tiles`, SegHeads' fold). `paper.rs` is the procedure the paper's
 //! five segmented algorithms share (identity-filled output, owners, passes of (value, owner)
-//! pairs). To add an algorithm: a variant in
-//! [`Algorithm`] or [`SegAlgorithm`] (and its `ALL` and `name`), its family module (a plan
-//! implementing [`PlainPlan`] or [`SegPlan`], and [`signatures`] of its kernels), and one arm in
-//! [`plain_plan`] or [`seg_plan`].
+//! pairs). To add an algorithm: a variant in [`Algorithm`] or [`SegAlgorithm`] (and its `ALL`
+//! and `name`), its family module (a plan implementing [`PlainPlan`] or [`SegPlan`], and
+//! [`signatures`] of its kernels), and one arm in [`plain_plan`] or [`seg_plan`].
 
 mod algorithm;
 pub(crate) mod axes;

@@ -61,7 +61,8 @@ pub(crate) trait SegPlan {
         "the paper's algorithms and SegShuffle (use SegMerge or Auto)"
     }
     /// Every kernel the main launch may run, the preferred one first ([`SegPlan::module`]
-    /// says when another runs).
+    /// says when another runs), before any register cap: `module` may compile a copy of one
+    /// with its registers capped (`catalogue/caps.rs`).
     fn variants(&self) -> Vec<KernelSpec>;
     /// The main launch's dynamic shared memory per block.
     fn dynamic_smem(&self) -> usize;

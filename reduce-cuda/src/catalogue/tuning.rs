@@ -250,8 +250,8 @@ pub(crate) fn resolve_segmented(
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
 /// to it. On an H200 (`bench segsweep`, trusted, 2^26 and 2^28 items), SegHeads read
 /// 1.04-1.24x SegShuffle's bytes a second for f32 sums with u32 offsets at mean lengths 32-4096
-/// (about even at 8192), 1.10-1.35x with u64 offsets (which cost SegHeads 0-2% more than u32
-/// ones, and SegShuffle 5-10% more) at 32-8192, and 1.07-1.27x for the 8-byte affine monoid with
+/// (about even at 8192), 1.10-1.35x with u64 offsets (which cost SegHeads within 2% of u32
+/// ones, and SegShuffle 6-12% more) at 32-8192, and 1.07-1.27x for the 8-byte affine monoid with
 /// u32 offsets at 16-2048 (1.02-1.03x at 4096); it was 0.94-1.03x at 2^24 items, and slower
 /// outside those lengths (its three launches, and its marks at short segments;
 /// docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
@@ -282,8 +282,8 @@ pub(crate) fn seg_heads_wins(
 
 /// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
 pub(crate) const SEG_HEADS_MIN_ITEMS: usize = 1 << 26;
-/// The mean segment lengths (items / segments) at which `Auto` takes SegHeads: 4-byte values,
-/// u32 offsets.
+/// The mean segment lengths at which `Auto` takes SegHeads: 4-byte values, u32 offsets. N / S
+/// rounds down: a sweep's "mean 32" layout (N / S about 32.01) is in, one at 31.9 is not.
 pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 32..=4096;
 /// The same for 4-byte values and u64 offsets.
 pub(crate) const SEG_HEADS_MEAN_LENGTHS_U64: std::ops::RangeInclusive<usize> = 32..=8192;
