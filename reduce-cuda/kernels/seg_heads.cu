@@ -258,11 +258,12 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
         // the segments from the tile's first on, R_BLOCK a round (each one's successor from the
         // next lane: one load a round), while they start in the tile, and give each non-empty
         // one the value of its head's rank (the empty ones the marks wrote). A round whose last
-        // segment is an empty one inside the tile, in a run of empty segments that goes on past
-        // the next round (the probe: the offset R_BLOCK past the round's last, loaded with the
-        // round), jumps past that run (a warp's search for the last segment that starts there:
-        // the non-empty one, if any), so that a run of many empty segments costs one search,
-        // not a round per R_BLOCK of them, and short runs none. More segments a thread a round
+        // segment is an empty one inside the tile, in a run of empty segments that covers the
+        // next round up to its last segment (the probe, the offset R_BLOCK past the round's
+        // last, loaded with the round, equals it), jumps past that run (a warp's search for the
+        // last segment that starts there: the non-empty one, if any), so that a run of many
+        // empty segments costs one search, not a round per R_BLOCK of them, and short runs
+        // none. More segments a thread a round
         // would cover dense runs of short and empty segments in fewer rounds, but spill under
         // the fold's register cap (docs/decisions/0083-seg-heads-flagged-rounds.md).
         const r_size end = t0 + R_TILE < n ? t0 + R_TILE : n;
@@ -272,7 +273,10 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
             const r_size probe_at = base + 2 * R_BLOCK - 1;
             const unsigned int probe =
                 threadIdx.x == R_BLOCK - 1 && probe_at <= segments ? r_index(offsets + probe_at) : 0xffffffffu;
-            // The successor's offset: the next lane's, the warp's last lane's own.
+            // The successor's offset: the next lane's, the warp's last lane's own. Where s + 1 is
+            // `segments` the next lane holds 0xffffffff, not n (no entry read, so that s =
+            // segments is never inside): o1 > o all the same, and that segment, the array's last
+            // head's, is the join's.
             const unsigned int after = lane == R_WARP - 1 && s < segments ? r_index(offsets + s + 1) : 0u;
             const unsigned int next_o = __shfl_down_sync(R_FULL_MASK, o, 1);
             const unsigned int o1 = lane == R_WARP - 1 ? after : next_o;

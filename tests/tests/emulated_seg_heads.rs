@@ -111,6 +111,24 @@ fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
         ]
         .concat(),
     ));
+    // Runs of empty segments around a flagged tile's round (a block's segments): one short of a
+    // round to two rounds and one, each after 0 to 3 one-item segments (so that a round ends
+    // at every place in them), for the probe that decides whether a run is searched past; the
+    // last segments (one item each) end a flagged tile at several lanes.
+    let r = block as usize;
+    let mut around = Vec::new();
+    for lead in 0..4 {
+        for run in [r - 1, r, r + 1, 2 * r - 2, 2 * r - 1, 2 * r, 2 * r + 1] {
+            around.extend(std::iter::repeat_n(1u32, lead));
+            around.extend(std::iter::repeat_n(0u32, run));
+            around.push(1);
+        }
+    }
+    for tail in [30, 31, 33] {
+        let mut lengths = around.clone();
+        lengths.extend(std::iter::repeat_n(1u32, tail));
+        layouts.push((format!("runs around a round, {tail} more"), lengths));
+    }
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
         let offsets = offsets_of(&wide(&lengths));

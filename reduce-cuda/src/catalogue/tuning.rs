@@ -258,8 +258,8 @@ pub(crate) fn resolve_segmented(
 /// 0082-seg-heads-u64-offsets.md). Other item sizes, 8-byte values with u64 offsets and lifted
 /// items are not measured in the band and stay on SegShuffle. A known risk in the band: tens of
 /// thousands of short and empty segments crowded into a few tiles cost those tiles a round of
-/// offsets per 256 segments (about twice a normal layout's time where 1/400 of the items are
-/// such: 0083).
+/// offsets per block's worth of segments (about twice a normal layout's time where 1/400 of the
+/// items are such: docs/decisions/0083-seg-heads-flagged-rounds.md).
 pub(crate) fn seg_heads_wins(
     config: &SegConfig,
     shape: SegShape,
