@@ -296,11 +296,12 @@ proptest! {
     }
 }
 
-/// `Auto` takes SegHeads for u32 and u64 offsets of f32 sums at 2^26 items and a mean length of
-/// about 1000 (reduce-cuda's `tuning::seg_heads_wins`): its bits are SegHeads', the same for both
-/// offset widths, and every segment is the sum within float rounding.
+/// `Auto` takes SegHeads for u32 and u64 offsets of f32 sums, and u32 offsets of f64 sums, at
+/// 2^26 items and a mean length of about 1000 (reduce-cuda's `tuning::seg_heads_wins`): its bits
+/// are SegHeads', the same for both offset widths, and every f32 segment is the sum within float
+/// rounding.
 #[test]
-fn auto_takes_seg_heads_on_long_f32_layouts() {
+fn auto_takes_seg_heads_on_long_float_layouts() {
     let Some(gpu) = gpu() else { return };
     let n = 1u32 << 26;
     let mut rng = TestRng::new(9);
@@ -343,6 +344,26 @@ fn auto_takes_seg_heads_on_long_f32_layouts() {
             "Auto did not run SegHeads (u64 offsets: {wide})"
         );
     }
+    // 8-byte values: f64 items with full mantissas (f32 values summed in f64 would be exact in
+    // any order).
+    let items64: Vec<Sum<f64>> = (0..n)
+        .map(|i| Sum(((i % 1000) as f64 / 7.0).sin() * (1.0 + (i % 7) as f64 / 3.0)))
+        .collect();
+    let xs64 = gpu.upload(&items64).unwrap();
+    let run64 = |algorithm: SegAlgorithm| {
+        let out = gpu.reduce_segments(&xs64, &d_offsets, SegConfig::new(algorithm));
+        let out = gpu.download(&out.unwrap()).unwrap();
+        out.iter().map(|s| s.0.to_bits()).collect::<Vec<u64>>()
+    };
+    let heads64 = run64(SegAlgorithm::SegHeads);
+    assert!(
+        run64(SegAlgorithm::SegShuffle) != heads64,
+        "f64: SegShuffle's bits equal SegHeads' here"
+    );
+    assert!(
+        run64(SegAlgorithm::Auto) == heads64,
+        "Auto did not run SegHeads for f64"
+    );
     let auto = run(SegAlgorithm::Auto, false);
     for (s, w) in offsets.windows(2).enumerate() {
         let want: f64 = items[w[0] as usize..w[1] as usize]
