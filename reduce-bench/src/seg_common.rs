@@ -22,6 +22,13 @@ pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
 /// The form of u64 CSR offsets ([`DeviceLayout::with_u64`]), beside [`FORMS`].
 pub const OFFSETS_U64: &str = "offsets u64";
 
+/// A layout's entries in one form.
+enum Form<'a> {
+    Owner(&'a DeviceVec<u32>),
+    Offsets(&'a DeviceVec<u32>),
+    Offsets64(&'a DeviceVec<u64>),
+}
+
 /// A layout on the device in both forms (and, from [`DeviceLayout::with_u64`], as u64 offsets).
 pub struct DeviceLayout {
     offsets: DeviceVec<u32>,
@@ -50,13 +57,25 @@ impl DeviceLayout {
         })
     }
 
+    /// The layout's entries in `form` ("owner", "offsets" or [`OFFSETS_U64`]; a bench's own
+    /// error, not a measurement, where it has none).
+    fn layout(&self, form: &str) -> Form<'_> {
+        match (form, &self.offsets64) {
+            ("owner", _) => Form::Owner(&self.owner),
+            ("offsets", _) => Form::Offsets(&self.offsets),
+            (OFFSETS_U64, Some(wide)) => Form::Offsets64(wide),
+            (other, _) => {
+                panic!("no layout form {other} here (u64 offsets: DeviceLayout::with_u64)")
+            }
+        }
+    }
+
     /// Bytes a segmented reduction must move: items, the layout, one result per segment.
     pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
-        let index = match form {
-            "owner" => 4 * n,
-            "offsets" => 4 * (self.segments + 1),
-            OFFSETS_U64 => 8 * (self.segments + 1),
-            other => panic!("no layout form {other}"),
+        let index = match self.layout(form) {
+            Form::Owner(_) => 4 * n,
+            Form::Offsets(_) => 4 * (self.segments + 1),
+            Form::Offsets64(_) => 8 * (self.segments + 1),
         };
         (n * std::mem::size_of::<M>() + index + self.segments * std::mem::size_of::<M>()) as f64
     }
@@ -70,14 +89,12 @@ impl DeviceLayout {
         form: &str,
         config: SegConfig,
     ) -> reduce_cuda::Result<()> {
-        match (form, &self.offsets64) {
-            ("owner", _) => {
-                gpu.reduce_by_owner_into(items, &self.owner, self.segments, out, config)
+        match self.layout(form) {
+            Form::Owner(owner) => {
+                gpu.reduce_by_owner_into(items, owner, self.segments, out, config)
             }
-            (OFFSETS_U64, Some(wide)) => gpu.reduce_segments_into(items, wide, out, config),
-            (OFFSETS_U64, None) => panic!("a layout without u64 offsets (DeviceLayout::with_u64)"),
-            ("offsets", _) => gpu.reduce_segments_into(items, &self.offsets, out, config),
-            (other, _) => panic!("no layout form {other}"),
+            Form::Offsets(offsets) => gpu.reduce_segments_into(items, offsets, out, config),
+            Form::Offsets64(offsets) => gpu.reduce_segments_into(items, offsets, out, config),
         }
     }
 
@@ -90,14 +107,12 @@ impl DeviceLayout {
         form: &str,
         config: SegConfig,
     ) -> reduce_cuda::Result<()> {
-        match (form, &self.offsets64) {
-            ("owner", _) => gpu
-                .reduce_by_owner(items, &self.owner, self.segments, config)
+        match self.layout(form) {
+            Form::Owner(owner) => gpu
+                .reduce_by_owner(items, owner, self.segments, config)
                 .map(drop),
-            (OFFSETS_U64, Some(wide)) => gpu.reduce_segments(items, wide, config).map(drop),
-            (OFFSETS_U64, None) => panic!("a layout without u64 offsets (DeviceLayout::with_u64)"),
-            ("offsets", _) => gpu.reduce_segments(items, &self.offsets, config).map(drop),
-            (other, _) => panic!("no layout form {other}"),
+            Form::Offsets(offsets) => gpu.reduce_segments(items, offsets, config).map(drop),
+            Form::Offsets64(offsets) => gpu.reduce_segments(items, offsets, config).map(drop),
         }
     }
 

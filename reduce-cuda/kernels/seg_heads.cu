@@ -263,9 +263,9 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
         // last, loaded with the round, equals it), jumps past that run (a warp's search for the
         // last segment that starts there: the non-empty one, if any), so that a run of many
         // empty segments costs one search, not a round per R_BLOCK of them, and short runs
-        // none. More segments a thread a round
-        // would cover dense runs of short and empty segments in fewer rounds, but spill under
-        // the fold's register cap (docs/decisions/0083-seg-heads-flagged-rounds.md).
+        // none. More segments a thread a round would cover dense runs of short and empty
+        // segments in fewer rounds, but spill under the fold's register cap
+        // (docs/decisions/0083-seg-heads-flagged-rounds.md).
         const r_size end = t0 + R_TILE < n ? t0 + R_TILE : n;
         for (r_size base = first;;) {
             const r_size s = base + threadIdx.x;
