@@ -211,6 +211,17 @@ bool read_items(std::FILE* in, unsigned long long n, size_t shift, std::vector<u
            std::fread(items, sizeof(T), n, in) == n;
 }
 
+// One case's results of a segmented launch, as tests/src/emu/mod.rs's segmented_results reads
+// them: the status the launch handed out, whether it ended well (1, else 0), the segments'
+// values.
+template <typename T>
+void write_segmented_result(std::FILE* res, unsigned long long status, unsigned long long ok,
+                            const std::vector<T>& out) {
+    std::fwrite(&status, 8, 1, res);
+    std::fwrite(&ok, 8, 1, res);
+    std::fwrite(out.data(), sizeof(T), out.size(), res);
+}
+
 inline Block*& block() {
     static Block* b = nullptr;
     return b;

@@ -42,9 +42,7 @@ int main(int argc, char** argv) {
             });
         }
         ok = ok && ticket == 0 && status == R_NO_INDEX;
-        std::fwrite(&status_out, 8, 1, res);
-        std::fwrite(&ok, 8, 1, res);
-        std::fwrite(out.data(), sizeof(M), segments, res);
+        emu::write_segmented_result(res, status_out, ok, out);
     }
     std::fclose(res);
     return 0;
