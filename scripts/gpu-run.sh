@@ -8,7 +8,7 @@
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
 # portable-axes, portable-seg (its sections along axes and segmented alone),
-# fuzz, api (every public call as users call it),
+# fuzz, api (every public call as users call it), overhead (what each call's host work adds to it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
@@ -202,6 +202,10 @@ for phase in "$@"; do
       # both: the instructions are the same, one for one)
       # shellcheck disable=SC2086
       ncu_source reduce_seg_portable portsrc ${PORTSRC_SKIPS:-1}
+      ;;
+    overhead)
+      # each call alone, queued back to back and by the host clock around its launches
+      .gpu/bin/bench overhead --out "$OUT" 2>"$OUT/bench-overhead.err" | tee -a "$SUMMARY"
       ;;
     api)
       # every public call as users call it, with the kernels' time beside it; CUB's best case

@@ -125,6 +125,16 @@ impl BenchKernels {
         bytes: usize,
         reps: usize,
     ) -> Result<f32> {
+        median_ms(&self.gpu, reps, self.read_roof_launch(buffer, bytes)?)
+    }
+
+    /// One launch of the read roof's kernel over the first `bytes` of `buffer` (at most all of
+    /// them), as a closure that owns the word the kernel may write.
+    pub fn read_roof_launch<'a, T>(
+        &'a self,
+        buffer: &'a Filled<T>,
+        bytes: usize,
+    ) -> Result<impl FnMut() -> Result<()> + 'a> {
         let bytes = bytes.min(buffer.items.len() * std::mem::size_of::<T>());
         let n4 = (bytes / 16) as u64;
         let stream = self.gpu.stream();
@@ -132,7 +142,7 @@ impl BenchKernels {
             .alloc_zeros::<u32>(1)
             .map_err(driver("allocating the roof's sink"))?;
         let grid = self.gpu.info().multiprocessors * 8;
-        let run = || {
+        Ok(move || {
             let mut launch = stream.launch_builder(&self.roof);
             launch.arg(&buffer.memory).arg(&n4).arg(&mut sink);
             // SAFETY: read_roof(const uint4*, r_size, unsigned int*) reads n4 16-byte vectors
@@ -140,8 +150,7 @@ impl BenchKernels {
             unsafe { launch.launch(config(grid, 512)) }
                 .map(|_| ())
                 .map_err(driver("launching read_roof"))
-        };
-        median_ms(&self.gpu, reps, run)
+        })
     }
 
     /// The copy roof of `buffer`'s bytes: the faster median (ms, over `reps` runs) of

@@ -18,6 +18,7 @@
 //! bench argmax [--quick] [--out DIR] [--cub F] [--torch F]  lifted f32 -> (max, index)
 //! bench segargmax [--out DIR] [--cub F]             the same per segment, every distribution
 //! bench lse [--quick] [--out DIR]                    log-sum-exp of f32 logits (exp per item), all and per row
+//! bench overhead [--out DIR]                        each call alone, queued back to back, and its host work
 //! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
 //! ```
 //!

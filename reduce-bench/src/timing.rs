@@ -57,3 +57,39 @@ pub fn median_ms(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>
     times.sort_by(f32::total_cmp);
     Ok(times[times.len() / 2])
 }
+
+/// The device time per call of `calls` calls queued back to back between two events, in
+/// milliseconds: the host's work for a call hides behind the calls queued before it where it
+/// is shorter than their kernels. Warm-up 3, then the median of 5 such batches.
+pub fn queued_ms(gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f32> {
+    let calls = calls.max(1);
+    for _ in 0..3 {
+        enqueue()?;
+    }
+    gpu.synchronize()?;
+    let mut times = Vec::with_capacity(5);
+    for _ in 0..5 {
+        let batch = time_ms(gpu, || (0..calls).try_for_each(|_| enqueue()))?;
+        times.push(batch / calls as f32);
+    }
+    times.sort_by(f32::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// The host clock around `enqueue` alone (the call's host work and launches, not its kernels),
+/// each call waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
+pub fn enqueue_us(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f64> {
+    for _ in 0..3 {
+        enqueue()?;
+    }
+    gpu.synchronize()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let start = std::time::Instant::now();
+        enqueue()?;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+        gpu.synchronize()?;
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}

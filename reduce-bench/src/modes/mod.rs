@@ -11,6 +11,7 @@ mod interop;
 mod jit;
 mod lse;
 mod ncu;
+mod overhead;
 mod plain;
 mod portable;
 mod portable_axes;
@@ -35,6 +36,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "jit" => jit::jit(args),
         "variants" => variants::variants(args),
         "ncu" => ncu::ncu(),
+        "overhead" => overhead::overhead(args),
         "seglayouts" => seglayouts::seglayouts(args),
         "segmented" => segmented::segmented(args),
         "segsweep" => segsweep::segsweep(args),
@@ -54,7 +56,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "portable-axes" => portable_axes::portable_axes(args),
         "portable-seg" => portable::portable_seg(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes or portable-seg");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, overhead, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes or portable-seg");
             std::process::exit(2);
         }
     }
