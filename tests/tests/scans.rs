@@ -7,14 +7,15 @@
 //! Float scans repeat bit for bit and equal the CPU model of LookBack's grouping
 //! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
 //! stream of the device runs scans beside them (other timing); portable scans
-//! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits.
+//! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits;
+//! scans and SegHeads taking turns on the scratch words both keep zero between calls.
 //! NVRTC compiles the family's kernels (CI too).
 
 use reduce_core::{
     portable, scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum,
 };
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
-use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig};
+use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig};
 use reduce_tests::monoids::lang::{lifted, ArgMax};
 use reduce_tests::monoids::small::{Aff16n, AffCount, Grid16, Nib8, Tri8};
 use reduce_tests::*;
@@ -366,6 +367,42 @@ fn segmented_scans_are_the_reference_on_every_layout_shape() {
     check_segmented::<Mat2, u64>(&gpu, &shapes[..12]);
     // 12 bytes: staged in chunks of three vectors, in dynamic shared memory
     check_segmented::<AffCount, u32>(&gpu, &shapes[..12]);
+}
+
+/// The scans' tile states and heads' bitmap lie in the scratch words that are zero between
+/// calls, beside SegHeads' bits, and are zeroed behind each scan: calls of both families taking
+/// turns on one `Gpu` stay exact (a call that left a word set would corrupt the next one).
+#[test]
+fn scans_and_seg_heads_take_turns_on_the_zeroed_words() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(0x5ca7);
+    let lengths: Vec<u32> = (0..20_000).map(|_| rng.range(0, 40) as u32).collect();
+    let offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap() as usize;
+    let xs = Affine::random_vec(n, 0x5ca8);
+    let (dxs, doff) = (gpu.upload(&xs).unwrap(), gpu.upload(&offsets).unwrap());
+    let heads = SegConfig::new(SegAlgorithm::SegHeads).trusted();
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
+    for round in 0..3 {
+        for kind in KINDS {
+            let got = gpu.scan_segments(&dxs, &doff, kind, ahead).unwrap();
+            let want = scan_segments(&xs, &offsets, kind).unwrap();
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                want,
+                "round {round}: {kind:?} by offsets"
+            );
+            let got = gpu.reduce_segments(&dxs, &doff, heads).unwrap();
+            let want = reduce_core::fold_segments(&xs, &offsets).unwrap();
+            assert_eq!(gpu.download(&got).unwrap(), want, "round {round}: SegHeads");
+            let got = gpu.scan(&dxs, kind, ahead).unwrap();
+            assert_eq!(
+                gpu.download(&got).unwrap(),
+                scan(&xs, kind),
+                "round {round}: {kind:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -507,14 +507,6 @@ impl ScanPlan {
             (true, Segments::Offsets) => n.div_ceil(32) as usize * 4,
             _ => 0,
         };
-        let regions = d.carve(&[
-            state_bytes,
-            (tiles + groups) * m_size,
-            groups * m_size,
-            marks_bytes,
-        ])?;
-        // SAFETY: regions[0] is a scratch region of `state_bytes` bytes.
-        unsafe { d.device.fill(regions[0], 0, state_bytes) }?;
         let module = self.module(d.loader())?.0;
         if self.ahead > 0
             && module.entry(SCAN_AHEAD.name)?.static_smem + self.dynamic_smem()
@@ -523,24 +515,61 @@ impl ScanPlan {
             // Its stages do not fit a block here: LookBack's kernel.
             return look_back.launch(d, input, n, out, exclusive, (layout, segments));
         }
-        let layout = if marks_bytes > 0 {
-            // SAFETY: regions[3] is a scratch region of `marks_bytes` bytes.
-            unsafe { d.device.fill(regions[3], 0, marks_bytes) }?;
-            let marks = d
-                .device
-                .kernel(&module, SCAN_MARKS, self.block, 0, self.name)?;
-            let runs = (segments + 1).div_ceil(self.block as u64 * SCAN_MARKS_RUN);
-            let args = ScanMarksArgs {
-                offsets: layout,
-                segments,
+        // The states and the bitmap must start at zero: they lie in the scratch's words that
+        // are zero between calls, and are zeroed again behind the kernels — a fill queued after
+        // the launches runs while the host returns, where one queued before them would hold the
+        // first kernel back by a launch's host time.
+        let marks_at = state_bytes.next_multiple_of(256);
+        let zero_bytes = marks_at + marks_bytes;
+        let zeroed = d.zeroed(zero_bytes.div_ceil(4))?;
+        let regions = d.carve(&[(tiles + groups) * m_size, groups * m_size])?;
+        let launched = self.launch_tiles(
+            d,
+            &module,
+            ScanArgs {
+                r#in: input,
                 n,
-                marks: regions[3],
+                out,
+                exclusive: exclusive as u64,
+                layout,
+                segments,
+                states: zeroed,
+                aggregates: regions[0],
+                inclusives: regions[1],
+            },
+            tiles as u64,
+            (marks_bytes > 0).then_some(zeroed + marks_at as u64),
+        );
+        // SAFETY: `zeroed` holds at least `zero_bytes` bytes of the scratch (Dispatch::zeroed).
+        let cleared = unsafe { d.device.fill(zeroed, 0, zero_bytes) };
+        launched.and(cleared)
+    }
+
+    /// The single-pass kernel over `tiles` tiles with `args` (`states` zero); by offsets with
+    /// LookAhead, first the heads' bitmap at `marks` (zero) from the offsets in `args.layout`,
+    /// which the kernel then reads instead.
+    fn launch_tiles(
+        &self,
+        d: &mut Dispatch,
+        module: &Arc<Module>,
+        mut args: ScanArgs,
+        tiles: u64,
+        marks: Option<u64>,
+    ) -> Result<()> {
+        if let Some(marks) = marks {
+            let kernel = d
+                .device
+                .kernel(module, SCAN_MARKS, self.block, 0, self.name)?;
+            let runs = (args.segments + 1).div_ceil(self.block as u64 * SCAN_MARKS_RUN);
+            let marks_args = ScanMarksArgs {
+                offsets: args.layout,
+                segments: args.segments,
+                n: args.n,
+                marks,
             };
-            d.launch(&marks, runs, args)?;
-            regions[3]
-        } else {
-            layout
-        };
+            d.launch(&kernel, runs, marks_args)?;
+            args.layout = marks;
+        }
         let (entry, threads) = if self.ahead > 0 {
             (
                 SCAN_AHEAD,
@@ -551,24 +580,13 @@ impl ScanPlan {
         };
         let kernel = d
             .device
-            .kernel(&module, entry, threads, self.dynamic_smem(), self.name)?;
+            .kernel(module, entry, threads, self.dynamic_smem(), self.name)?;
         // LookAhead: a persistent grid, as many blocks as are resident at once (fewer where
         // there are fewer tiles); its blocks take their tiles from the counter.
         let grid = if self.ahead > 0 {
-            d.device.resident_blocks(&kernel)?.clamp(1, tiles as u64)
+            d.device.resident_blocks(&kernel)?.clamp(1, tiles)
         } else {
-            tiles as u64
-        };
-        let args = ScanArgs {
-            r#in: input,
-            n,
-            out,
-            exclusive: exclusive as u64,
-            layout,
-            segments,
-            states: regions[0],
-            aggregates: regions[1],
-            inclusives: regions[2],
+            tiles
         };
         d.launch(&kernel, grid, args)
     }
