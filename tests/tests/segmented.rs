@@ -296,14 +296,20 @@ proptest! {
     }
 }
 
-/// `Auto` takes SegHeads for u32 and u64 offsets of f32 sums, and u32 offsets of f64 sums, at
-/// 2^26 items and a mean length of about 1000 (reduce-cuda's `tuning::seg_heads_wins`): its bits
-/// are SegHeads', the same for both offset widths, and every f32 segment is the sum within float
-/// rounding.
+/// `Auto` takes SegHeads at a mean length of about 1000 (reduce-cuda's
+/// `tuning::SEG_HEADS_BANDS`) for u32 and u64 offsets of f32 sums and u32 offsets of f64 sums at
+/// 2^26 items, and at 2^24 for all but u32 offsets of f32 sums (SegShuffle's there): its bits
+/// are the algorithm's it chose, the same for both offset widths, and every f32 segment is the
+/// sum within float rounding.
 #[test]
 fn auto_takes_seg_heads_on_long_float_layouts() {
     let Some(gpu) = gpu() else { return };
-    let n = 1u32 << 26;
+    for log2 in [24, 26] {
+        check_auto_on_long_float_layouts(&gpu, 1 << log2);
+    }
+}
+
+fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
     let mut rng = TestRng::new(9);
     let mut lengths = Vec::new();
     let mut total = 0u32;
@@ -330,20 +336,29 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
     };
     let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
     let heads = bits(&run(SegAlgorithm::SegHeads, false));
+    let shuffle = bits(&run(SegAlgorithm::SegShuffle, false));
     assert!(
-        bits(&run(SegAlgorithm::SegShuffle, false)) != heads,
-        "SegShuffle's bits equal SegHeads' here: the test cannot tell them apart"
+        shuffle != heads,
+        "n = {n}: SegShuffle's bits equal SegHeads' here: the test cannot tell them apart"
     );
     assert!(
         bits(&run(SegAlgorithm::SegHeads, true)) == heads,
-        "u64 offsets: other bits"
+        "n = {n}: u64 offsets: other bits"
     );
-    for wide in [false, true] {
-        assert!(
-            bits(&run(SegAlgorithm::Auto, wide)) == heads,
-            "Auto did not run SegHeads (u64 offsets: {wide})"
-        );
-    }
+    let narrow = if n >= 1 << 25 { &heads } else { &shuffle };
+    assert!(
+        bits(&run(SegAlgorithm::Auto, false)) == *narrow,
+        "n = {n}: Auto did not run {} (u32 offsets)",
+        if n >= 1 << 25 {
+            "SegHeads"
+        } else {
+            "SegShuffle"
+        }
+    );
+    assert!(
+        bits(&run(SegAlgorithm::Auto, true)) == heads,
+        "n = {n}: Auto did not run SegHeads (u64 offsets)"
+    );
     // 8-byte values: f64 items with full mantissas (f32 values summed in f64 would be exact in
     // any order).
     let items64: Vec<Sum<f64>> = (0..n)
@@ -358,11 +373,11 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
     let heads64 = run64(SegAlgorithm::SegHeads);
     assert!(
         run64(SegAlgorithm::SegShuffle) != heads64,
-        "f64: SegShuffle's bits equal SegHeads' here"
+        "n = {n}: f64: SegShuffle's bits equal SegHeads' here"
     );
     assert!(
         run64(SegAlgorithm::Auto) == heads64,
-        "Auto did not run SegHeads for f64"
+        "n = {n}: Auto did not run SegHeads for f64"
     );
     let auto = run(SegAlgorithm::Auto, false);
     for (s, w) in offsets.windows(2).enumerate() {

@@ -111,10 +111,11 @@ pub enum SegAlgorithm {
     /// the owner form, it runs what `Auto` runs there.
     SegHeads,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts), but SegHeads
-    /// for CSR offsets at 2^26 items or more: 4-byte values with segments of 32 to 4096 items
-    /// on average (u32 offsets) or 32 to 8192 (u64), 8-byte values with u32 offsets at 16 to
-    /// 2048, where it measured 1.04-1.35x SegShuffle's speed on an H200; SegMerge past 2^32
-    /// items or segments, or for values too large for SegShuffle.
+    /// for CSR offsets of 4-byte values at 2^25 items or more with segments of 32 to 4096
+    /// items on average (u32 offsets) or 32 to 8192 (u64; 32 to 1024 from 2^24 items), and of
+    /// 8-byte values with u32 offsets from 2^24 items at 16 to 2048, where it measured
+    /// 1.01-1.35x SegShuffle's speed on an H200; SegMerge past 2^32 items or segments, or for
+    /// values too large for SegShuffle.
     #[default]
     Auto,
 }

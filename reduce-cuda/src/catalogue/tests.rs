@@ -173,12 +173,13 @@ fn auto_picks_from_cheap_statistics() {
     assert_eq!(pick(false, true, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, false, 1 << 20, 100), SegAlgorithm::SegShuffle);
     assert_eq!(pick(false, true, 1 << 20, 1000), SegAlgorithm::SegShuffle);
-    // SegHeads: CSR offsets of 4- and 8-byte values at 2^26 items or more, in the bands of
-    // tuning::seg_heads_wins, with no knob set; SegShuffle otherwise. 4-byte values, u32
-    // offsets: mean lengths 32 to 4096.
+    // SegHeads: CSR offsets of 4- and 8-byte values in the bands of tuning::SEG_HEADS_BANDS,
+    // with no knob set; SegShuffle otherwise. 4-byte values, u32 offsets: mean lengths 32 to
+    // 4096 from 2^25 items.
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let heads = |shape, n: usize, s: usize| resolve(auto, shape, n, s).algorithm;
     assert_eq!(heads(f32_offsets, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_offsets, 1 << 25, 1 << 15), SegAlgorithm::SegHeads);
     assert_eq!(heads(f32_offsets, 1 << 28, 1 << 22), SegAlgorithm::SegHeads);
     assert_eq!(heads(f32_offsets, 1 << 28, 1 << 16), SegAlgorithm::SegHeads);
     assert_eq!(
@@ -191,26 +192,34 @@ fn auto_picks_from_cheap_statistics() {
         SegAlgorithm::SegShuffle
     );
     assert_eq!(
-        heads(f32_offsets, (1 << 26) - 1, 1 << 16),
+        heads(f32_offsets, (1 << 25) - 1, 1 << 15),
         SegAlgorithm::SegShuffle
     );
     assert_eq!(
         heads(sized(shape(false, false, false), 4, 4), 1 << 26, 1 << 16),
         SegAlgorithm::SegShuffle
     );
-    // u64 offsets: mean lengths 32 to 8192.
+    // u64 offsets: mean lengths 32 to 1024 from 2^24 items, to 8192 from 2^25.
     let f32_wide = sized(shape(true, true, false), 4, 4);
     assert_eq!(heads(f32_wide, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
     assert_eq!(heads(f32_wide, 1 << 26, 1 << 21), SegAlgorithm::SegHeads);
     assert_eq!(heads(f32_wide, 1 << 26, 1 << 13), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 25, 1 << 12), SegAlgorithm::SegHeads);
     assert_eq!(heads(f32_wide, 1 << 26, 1 << 22), SegAlgorithm::SegShuffle);
     assert_eq!(heads(f32_wide, 1 << 26, 1 << 12), SegAlgorithm::SegShuffle);
+    assert_eq!(heads(f32_wide, 1 << 24, 1 << 19), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 24, 1 << 14), SegAlgorithm::SegHeads);
+    assert_eq!(heads(f32_wide, 1 << 24, 1 << 13), SegAlgorithm::SegShuffle);
     assert_eq!(
-        heads(f32_wide, (1 << 26) - 1, 1 << 16),
+        heads(f32_wide, (1 << 25) - 1, 1 << 13),
         SegAlgorithm::SegShuffle
     );
-    // 8-byte values, u32 offsets: mean lengths 16 to 2048; u64 offsets, lifted items and other
-    // sizes: SegShuffle.
+    assert_eq!(
+        heads(f32_wide, (1 << 24) - 1, 1 << 16),
+        SegAlgorithm::SegShuffle
+    );
+    // 8-byte values, u32 offsets: mean lengths 16 to 2048 from 2^24 items; u64 offsets, lifted
+    // items and other sizes: SegShuffle.
     let affine_offsets = sized(shape(false, true, false), 8, 8);
     assert_eq!(
         heads(affine_offsets, 1 << 26, 1 << 22),
@@ -219,6 +228,14 @@ fn auto_picks_from_cheap_statistics() {
     assert_eq!(
         heads(affine_offsets, 1 << 26, 1 << 15),
         SegAlgorithm::SegHeads
+    );
+    assert_eq!(
+        heads(affine_offsets, 1 << 24, 1 << 13),
+        SegAlgorithm::SegHeads
+    );
+    assert_eq!(
+        heads(affine_offsets, (1 << 24) - 1, 1 << 13),
+        SegAlgorithm::SegShuffle
     );
     assert_eq!(
         heads(affine_offsets, 1 << 26, 1 << 14),

@@ -248,18 +248,12 @@ pub(crate) fn resolve_segmented(
 }
 
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
-/// to it. On an H200 (`bench segsweep`, trusted, 2^26 and 2^28 items), SegHeads read
-/// 1.04-1.24x SegShuffle's bytes a second for f32 sums with u32 offsets at mean lengths 32-4096
-/// (about even at 8192), 1.10-1.35x with u64 offsets (which cost SegHeads within 2% of u32
-/// ones, and SegShuffle 6-12% more) at 32-8192, and 1.07-1.27x for the 8-byte affine monoid with
-/// u32 offsets at 16-2048 (1.02-1.03x at 4096); it was 0.94-1.03x at 2^24 items, and slower
-/// outside those lengths (its three launches, and its marks at short segments;
-/// docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
-/// 0082-seg-heads-u64-offsets.md). Other item sizes, 8-byte values with u64 offsets and lifted
-/// items are not measured in the band and stay on SegShuffle. A known risk in the band: tens of
-/// thousands of short and empty segments crowded into a few tiles cost those tiles a round of
-/// offsets per block's worth of segments (about twice a normal layout's time where 1/400 of the
-/// items are such: docs/decisions/0083-seg-heads-flagged-rounds.md).
+/// to it — CSR offsets of the value sizes, offset widths, sizes and mean lengths N / S of
+/// [`SEG_HEADS_BANDS`]. Other item sizes, 8-byte values with u64 offsets and lifted items are
+/// not measured in a band and stay on SegShuffle. A known risk in the bands: tens of thousands
+/// of short and empty segments crowded into a few tiles cost those tiles a round of offsets per
+/// block's worth of segments (about twice a normal layout's time where 1/400 of the items are
+/// such: docs/decisions/0083-seg-heads-flagged-rounds.md).
 pub(crate) fn seg_heads_wins(
     config: &SegConfig,
     shape: SegShape,
@@ -267,29 +261,65 @@ pub(crate) fn seg_heads_wins(
     segments: usize,
 ) -> bool {
     let items = shape.items;
-    let band = match (items.in_size, items.m_size, shape.wide) {
-        (4, 4, false) => SEG_HEADS_MEAN_LENGTHS,
-        (4, 4, true) => SEG_HEADS_MEAN_LENGTHS_U64,
-        (8, 8, false) => SEG_HEADS_MEAN_LENGTHS_8_BYTES,
-        _ => return false,
-    };
     config.knobs() == Knobs::default()
         && shape.offsets_form
         && !items.lifted
-        && n >= SEG_HEADS_MIN_ITEMS
+        && items.in_size == items.m_size
         && segments > 0
-        && band.contains(&(n / segments))
+        && SEG_HEADS_BANDS.iter().any(|band| {
+            band.value_bytes == items.m_size
+                && band.u64_offsets == shape.wide
+                && n >= band.min_items
+                && band.mean_lengths.contains(&(n / segments))
+        })
 }
 
-/// The fewest items for which `Auto` takes SegHeads ([`seg_heads_wins`]).
-pub(crate) const SEG_HEADS_MIN_ITEMS: usize = 1 << 26;
-/// The mean segment lengths at which `Auto` takes SegHeads: 4-byte values, u32 offsets. N / S
-/// rounds down: a sweep's "mean 32" layout (N / S about 32.01) is in, one at 31.9 is not.
-pub(crate) const SEG_HEADS_MEAN_LENGTHS: std::ops::RangeInclusive<usize> = 32..=4096;
-/// The same for 4-byte values and u64 offsets.
-pub(crate) const SEG_HEADS_MEAN_LENGTHS_U64: std::ops::RangeInclusive<usize> = 32..=8192;
-/// The same for 8-byte values and u32 offsets.
-pub(crate) const SEG_HEADS_MEAN_LENGTHS_8_BYTES: std::ops::RangeInclusive<usize> = 16..=2048;
+/// Values of `value_bytes` bytes with `u64_offsets` or u32 ones, at `min_items` items or more,
+/// whose mean segment length N / S (rounded down: a sweep's "mean 32" layout, N / S about
+/// 32.01, is in; one at 31.9 is not) lies in `mean_lengths`: `Auto` takes SegHeads there.
+pub(crate) struct SegHeadsBand {
+    pub value_bytes: usize,
+    pub u64_offsets: bool,
+    pub min_items: usize,
+    pub mean_lengths: std::ops::RangeInclusive<usize>,
+}
+
+/// Where SegHeads read more bytes a second than SegShuffle on an H200 (`bench segsweep`, f32
+/// sums and the 8-byte affine monoid, trusted, `--log2` 24, 25, 26 and 28; docs/results.md,
+/// "Head bits"): 4-byte values with u32 offsets 1.01-1.15x at 2^25 items (1.04-1.24x at 2^26
+/// and more) from mean length 32 to 4096, but at most 1.04x at 2^24; with u64 offsets (which
+/// cost SegHeads within 2% of u32 ones, and SegShuffle 6-12% more) 1.04-1.12x at 2^24 from 32
+/// to 1024, 1.05-1.20x at 2^25 from 32 to 8192 (1.10-1.35x at 2^26 and more); 8-byte values
+/// with u32 offsets 1.04-1.17x at 2^24 and 1.10-1.25x at 2^25 from 16 to 2048 (1.07-1.27x at
+/// 2^26 and more). Fewer items, and lengths outside the bands, were slower or even: its three
+/// launches, and its marks at short segments (docs/decisions/0080-seg-heads.md,
+/// 0081-seg-heads-register-cap.md, 0082-seg-heads-u64-offsets.md).
+pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 4] = [
+    SegHeadsBand {
+        value_bytes: 4,
+        u64_offsets: false,
+        min_items: 1 << 25,
+        mean_lengths: 32..=4096,
+    },
+    SegHeadsBand {
+        value_bytes: 4,
+        u64_offsets: true,
+        min_items: 1 << 24,
+        mean_lengths: 32..=1024,
+    },
+    SegHeadsBand {
+        value_bytes: 4,
+        u64_offsets: true,
+        min_items: 1 << 25,
+        mean_lengths: 32..=8192,
+    },
+    SegHeadsBand {
+        value_bytes: 8,
+        u64_offsets: false,
+        min_items: 1 << 24,
+        mean_lengths: 16..=2048,
+    },
+];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
 /// loads in flight to cover memory latency.
