@@ -73,8 +73,8 @@ fn bench_configs() -> [(&'static str, SegConfig); 10] {
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20, SegShuffle, SegPipeline and SegHeads only, and also the mean lengths 1024,
-/// 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
+/// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline and SegHeads only, and also the mean
+/// lengths 1024, 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -89,6 +89,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         .into_iter()
         .filter(|(label, _)| {
             !args.quick
+                || label.starts_with("Auto")
                 || label.starts_with("SegShuffle")
                 || label.starts_with("SegPipeline")
                 || label.starts_with("SegHeads")
