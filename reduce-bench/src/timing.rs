@@ -28,7 +28,24 @@ fn time_ms(gpu: &Gpu, enqueue: impl FnOnce() -> Result<()>) -> Result<f32> {
 
 /// The time of a call as its caller sees it: the host clock around `call` and a synchronisation
 /// of `gpu`'s stream. Warm-up 3, then the median of `reps` calls, in microseconds.
-pub fn host_median_us(gpu: &Gpu, reps: usize, mut call: impl FnMut() -> Result<()>) -> Result<f64> {
+pub fn host_median_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
+    host_clock_us(gpu, reps, call, true)
+}
+
+/// The host clock around `call` alone (its host work and launches, not its kernels), each call
+/// waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
+pub fn enqueue_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
+    host_clock_us(gpu, reps, call, false)
+}
+
+/// Warm-up 3, then the median of `reps` host-clock times (µs) of `call`, each followed by a
+/// synchronisation of `gpu`'s stream, timed with the call when `with_sync`.
+fn host_clock_us(
+    gpu: &Gpu,
+    reps: usize,
+    mut call: impl FnMut() -> Result<()>,
+    with_sync: bool,
+) -> Result<f64> {
     for _ in 0..3 {
         call()?;
     }
@@ -37,8 +54,11 @@ pub fn host_median_us(gpu: &Gpu, reps: usize, mut call: impl FnMut() -> Result<(
     for _ in 0..reps.max(1) {
         let start = std::time::Instant::now();
         call()?;
-        gpu.synchronize()?;
+        if with_sync {
+            gpu.synchronize()?;
+        }
         times.push(start.elapsed().as_secs_f64() * 1e6);
+        gpu.synchronize()?;
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
@@ -73,23 +93,5 @@ pub fn queued_ms(gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> Result<()
         times.push(batch / calls as f32);
     }
     times.sort_by(f32::total_cmp);
-    Ok(times[times.len() / 2])
-}
-
-/// The host clock around `enqueue` alone (the call's host work and launches, not its kernels),
-/// each call waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
-pub fn enqueue_us(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f64> {
-    for _ in 0..3 {
-        enqueue()?;
-    }
-    gpu.synchronize()?;
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let start = std::time::Instant::now();
-        enqueue()?;
-        times.push(start.elapsed().as_secs_f64() * 1e6);
-        gpu.synchronize()?;
-    }
-    times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
 }

@@ -284,6 +284,22 @@ pub(crate) struct SegHeadsBand {
     pub mean_lengths: std::ops::RangeInclusive<usize>,
 }
 
+impl SegHeadsBand {
+    const fn new(
+        value_bytes: usize,
+        u64_offsets: bool,
+        min_items: usize,
+        mean_lengths: std::ops::RangeInclusive<usize>,
+    ) -> Self {
+        SegHeadsBand {
+            value_bytes,
+            u64_offsets,
+            min_items,
+            mean_lengths,
+        }
+    }
+}
+
 /// Where SegHeads read more bytes a second than SegShuffle on an H200 (`bench segsweep`, f32
 /// sums and the 8-byte affine monoid, trusted, `--log2` 24, 25, 26 and 28; docs/results.md,
 /// "Head bits"): 4-byte values with u32 offsets 1.01-1.15x at 2^25 items (1.04-1.24x at 2^26
@@ -295,30 +311,10 @@ pub(crate) struct SegHeadsBand {
 /// launches, and its marks at short segments (docs/decisions/0080-seg-heads.md,
 /// 0081-seg-heads-register-cap.md, 0082-seg-heads-u64-offsets.md).
 pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 4] = [
-    SegHeadsBand {
-        value_bytes: 4,
-        u64_offsets: false,
-        min_items: 1 << 25,
-        mean_lengths: 32..=4096,
-    },
-    SegHeadsBand {
-        value_bytes: 4,
-        u64_offsets: true,
-        min_items: 1 << 24,
-        mean_lengths: 32..=1024,
-    },
-    SegHeadsBand {
-        value_bytes: 4,
-        u64_offsets: true,
-        min_items: 1 << 25,
-        mean_lengths: 32..=8192,
-    },
-    SegHeadsBand {
-        value_bytes: 8,
-        u64_offsets: false,
-        min_items: 1 << 24,
-        mean_lengths: 16..=2048,
-    },
+    SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
+    SegHeadsBand::new(4, true, 1 << 24, 32..=1024),
+    SegHeadsBand::new(4, true, 1 << 25, 32..=8192),
+    SegHeadsBand::new(8, false, 1 << 24, 16..=2048),
 ];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
