@@ -32,8 +32,9 @@ pub fn host_median_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) 
     host_clock_us(gpu, reps, call, true)
 }
 
-/// The host clock around `call` alone (its host work and launches, not its kernels), each call
-/// waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
+/// The host clock around `call` alone (its host work and launches, not its kernels, where the
+/// call does not wait for them itself: a trusted `_into` call of a monoid that cannot fault),
+/// each call waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
 pub fn enqueue_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
     host_clock_us(gpu, reps, call, false)
 }
@@ -80,7 +81,8 @@ pub fn median_ms(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>
 
 /// The device time per call of `calls` calls queued back to back between two events, in
 /// milliseconds: the host's work for a call hides behind the calls queued before it where it
-/// is shorter than their kernels. Warm-up 3, then the median of 5 such batches.
+/// is shorter than their kernels (one call is queued before the first event, so that the first
+/// timed one's hides too). Warm-up 3, then the median of 5 such batches.
 pub fn queued_ms(gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f32> {
     let calls = calls.max(1);
     for _ in 0..3 {
@@ -89,6 +91,7 @@ pub fn queued_ms(gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> Result<()
     gpu.synchronize()?;
     let mut times = Vec::with_capacity(5);
     for _ in 0..5 {
+        enqueue()?;
         let batch = time_ms(gpu, || (0..calls).try_for_each(|_| enqueue()))?;
         times.push(batch / calls as f32);
     }

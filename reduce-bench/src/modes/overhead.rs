@@ -6,7 +6,9 @@
 //! `alone - queued` is what the host adds to a call that is waited for. The read roof's own
 //! kernel (one raw launch) is the floor. Plain (f32 sum, `Auto`, `Shuffle`, portable), scans
 //! (f32, inclusive) and segmented reductions (f32 sums over segments of mean length 16 and
-//! 1024, u32 offsets, trusted) at 2^24 and 2^26 items. Writes `overhead.csv`.
+//! 1024, trusted: SegShuffle, SegHeads and `Auto` by u32 offsets, SegShuffle by owners) at 2^24
+//! and 2^26 items, every call `_into` a buffer (none waits for its kernels itself). Writes
+//! `overhead.csv`.
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;

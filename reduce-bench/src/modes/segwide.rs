@@ -1,7 +1,7 @@
 //! `bench segwide`: u64 layouts (offsets and owners, as PyTorch and most graph libraries hold
 //! them) on every distribution of `bench segmented`, f32 sum and affine, in one run: `Auto` with
 //! u64 layouts (SegShuffle, which reads the entries narrowed to 32 bits, but SegHeads in its
-//! band: `tuning::seg_heads_wins`, from 2^26 items), trusted and validated; `SegMerge` with u64
+//! bands: `tuning::SEG_HEADS_BANDS`), trusted and validated; `SegMerge` with u64
 //! layouts (Auto's choice for them before SegShuffle took them); `SegHeads` with u64 offsets,
 //! trusted and validated, and with u32 ones; and `Auto` on the same layout as u32. `--log2 K`:
 //! 2^K items instead of 30·2^20. Each row: ms, GB/s moved (items, the layout at its own width,

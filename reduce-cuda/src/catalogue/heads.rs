@@ -222,9 +222,8 @@ impl SegPlan for Heads {
             .and_then(|()| d.launch(&fold, tiles, fold_args))
             .and_then(|()| d.launch(&join, groups, join_args));
         if let Err(e) = launched {
-            // SAFETY: `zeroed` holds `words` u32 of the scratch (Dispatch::zeroed), `status` one
-            // u64 (all ones: no bad index).
-            let _ = unsafe { d.device.fill(zeroed, 0, words as usize * 4) };
+            let _ = d.clear_zeroed(words as usize * 4);
+            // SAFETY: `status` is one u64 of the scratch (all ones: no bad index).
             let _ = unsafe { d.device.fill(status, 0xff, 8) };
             return Err(e);
         }

@@ -519,6 +519,7 @@ impl ScanPlan {
         // are zero between calls, and are zeroed again behind the kernels — a fill queued after
         // the launches runs while the host returns, where one queued before them would hold the
         // first kernel back by a launch's host time.
+        // The bitmap on a 256-byte boundary of its own, as the carve's regions lie.
         let marks_at = state_bytes.next_multiple_of(256);
         let zero_bytes = marks_at + marks_bytes;
         let zeroed = d.zeroed(zero_bytes.div_ceil(4))?;
@@ -540,8 +541,7 @@ impl ScanPlan {
             tiles as u64,
             (marks_bytes > 0).then_some(zeroed + marks_at as u64),
         );
-        // SAFETY: `zeroed` holds at least `zero_bytes` bytes of the scratch (Dispatch::zeroed).
-        let cleared = unsafe { d.device.fill(zeroed, 0, zero_bytes) };
+        let cleared = d.clear_zeroed(zero_bytes);
         launched.and(cleared)
     }
 

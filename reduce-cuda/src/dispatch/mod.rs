@@ -128,10 +128,17 @@ impl<'a> Dispatch<'a> {
         self.scratch.carve(self.device, sizes)
     }
 
-    /// At least `words` u32 that are zero, which the call's kernels must leave zero (those
-    /// that set some clear them behind): their device address.
+    /// At least `words` u32 that are zero, which the call must leave zero (its kernels clear
+    /// what they set, or [`Dispatch::clear_zeroed`] behind them): their device address.
     pub fn zeroed(&mut self, words: usize) -> Result<u64> {
         self.scratch.zeroed(self.device, words)
+    }
+
+    /// Queues a fill of the first `bytes` bytes of the zeroed words ([`Dispatch::zeroed`]) with
+    /// zeros, behind the call's kernels. Should it fail to queue, the words are dropped, so that
+    /// the next call gets new zero-filled ones instead of what this call's kernels set.
+    pub fn clear_zeroed(&mut self, bytes: usize) -> Result<()> {
+        self.scratch.clear_zeroed(self.device, bytes)
     }
 
     /// The completion ticket of single-launch kernels (one u32, zero between launches: the

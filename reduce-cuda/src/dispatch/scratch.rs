@@ -1,6 +1,7 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
 //! ticket of single-launch kernels, the segmented kernels' status word, words that are zero
-//! between calls (SegHeads' head bits), the pinned host word they report to, and the pinned
+//! between calls (SegHeads' head bits, the scans' tile states and heads' bitmap), the pinned
+//! host word they report to, and the pinned
 //! host memory a reduction to the host writes its value into.
 //! Guarded by a mutex held for a whole call, so host threads sharing a `Gpu` never interleave
 //! their use of it.
@@ -19,9 +20,11 @@ pub(crate) struct Scratch {
     /// SegShuffle's and SegMerge's status word: all ones between launches (their last block
     /// reads and resets it).
     pub seg_status: DeviceVec<u64>,
-    /// Words that are all zero between calls: the kernels that set some clear them before the
-    /// call ends (SegHeads' fold clears the bits its marks set). Zero-filled when allocated,
-    /// grown to the largest call's need.
+    /// Words that are all zero between calls: a call that sets some clears them before it ends
+    /// (SegHeads' fold clears the bits its marks set; a fill queued behind a scan's kernels
+    /// clears their states and bitmap). Zero-filled when allocated, grown to the largest call's
+    /// need (a power of two; kept apart from `buffer`, and as long as the `Gpu`), dropped when a
+    /// clearing fill fails to queue.
     zeroed: Option<DeviceVec<u32>>,
     /// Allocated on first use.
     pinned: Option<PinnedWord>,
@@ -82,6 +85,22 @@ impl Scratch {
             )?);
         }
         Ok(self.zeroed.as_ref().map_or(0, DeviceVec::address))
+    }
+
+    /// Queues a fill of the first `bytes` bytes of the zeroed words (at most all of them) with
+    /// zeros; should it fail to queue, forgets the words, so that the next call allocates them
+    /// zero-filled again.
+    pub fn clear_zeroed(&mut self, device: &Device, bytes: usize) -> Result<()> {
+        let Some(words) = &self.zeroed else {
+            return Ok(());
+        };
+        let bytes = bytes.min(words.len() * 4);
+        // SAFETY: the first `bytes` bytes of the live allocation `words`.
+        let cleared = unsafe { device.fill(words.address(), 0, bytes) };
+        if cleared.is_err() {
+            self.zeroed = None;
+        }
+        cleared
     }
 
     /// Pinned host memory for a value of `bytes` bytes, mapped for the device.
