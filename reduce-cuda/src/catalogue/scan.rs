@@ -515,11 +515,11 @@ impl ScanPlan {
             // Its stages do not fit a block here: LookBack's kernel.
             return look_back.launch(d, input, n, out, exclusive, (layout, segments));
         }
-        // The states and the bitmap must start at zero: they lie in the scratch's words that
-        // are zero between calls, and are zeroed again behind the kernels — a fill queued after
-        // the launches runs while the host returns, where one queued before them would hold the
-        // first kernel back by a launch's host time.
-        // The bitmap on a 256-byte boundary of its own, as the carve's regions lie.
+        // The states and the bitmap (on a 256-byte boundary of its own, as the carve's regions
+        // lie) must start at zero: they lie in the scratch's words that are zero between calls,
+        // and are zeroed again behind the kernels — a fill queued after the launches runs while
+        // the host returns, where one queued before them would hold the first kernel back by a
+        // launch's host time.
         let marks_at = state_bytes.next_multiple_of(256);
         let zero_bytes = marks_at + marks_bytes;
         let zeroed = d.zeroed(zero_bytes.div_ceil(4))?;
