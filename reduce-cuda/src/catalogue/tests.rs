@@ -177,86 +177,75 @@ fn auto_picks_from_cheap_statistics() {
     // with no knob set; SegShuffle otherwise. 4-byte values, u32 offsets: mean lengths 32 to
     // 4096 from 2^25 items.
     let f32_offsets = sized(shape(false, true, false), 4, 4);
-    let heads = |shape, n: usize, s: usize| resolve(auto, shape, n, s).algorithm;
-    assert_eq!(heads(f32_offsets, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_offsets, 1 << 25, 1 << 15), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 22), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 16), SegAlgorithm::SegHeads);
-    assert_eq!(
-        heads(f32_offsets, 1 << 28, 1 << 15),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(heads(f32_offsets, 1 << 28, 1 << 23), SegAlgorithm::SegHeads);
-    assert_eq!(
-        heads(f32_offsets, 1 << 28, 1 << 24),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(f32_offsets, (1 << 25) - 1, 1 << 15),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(sized(shape(false, false, false), 4, 4), 1 << 26, 1 << 16),
-        SegAlgorithm::SegShuffle
-    );
-    // u64 offsets: mean lengths 32 to 1024 from 2^24 items, to 8192 from 2^25.
     let f32_wide = sized(shape(true, true, false), 4, 4);
-    assert_eq!(heads(f32_wide, 1 << 26, 1 << 16), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 26, 1 << 21), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 26, 1 << 13), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 25, 1 << 12), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 26, 1 << 22), SegAlgorithm::SegShuffle);
-    assert_eq!(heads(f32_wide, 1 << 26, 1 << 12), SegAlgorithm::SegShuffle);
-    assert_eq!(heads(f32_wide, 1 << 24, 1 << 19), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 24, 1 << 14), SegAlgorithm::SegHeads);
-    assert_eq!(heads(f32_wide, 1 << 24, 1 << 13), SegAlgorithm::SegShuffle);
-    assert_eq!(
-        heads(f32_wide, (1 << 25) - 1, 1 << 13),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(f32_wide, (1 << 24) - 1, 1 << 16),
-        SegAlgorithm::SegShuffle
-    );
-    // 8-byte values, u32 offsets: mean lengths 16 to 2048 from 2^24 items; u64 offsets, lifted
-    // items and other sizes: SegShuffle.
     let affine_offsets = sized(shape(false, true, false), 8, 8);
-    assert_eq!(
-        heads(affine_offsets, 1 << 26, 1 << 22),
-        SegAlgorithm::SegHeads
-    );
-    assert_eq!(
-        heads(affine_offsets, 1 << 26, 1 << 15),
-        SegAlgorithm::SegHeads
-    );
-    assert_eq!(
-        heads(affine_offsets, 1 << 24, 1 << 13),
-        SegAlgorithm::SegHeads
-    );
-    assert_eq!(
-        heads(affine_offsets, (1 << 24) - 1, 1 << 13),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(affine_offsets, 1 << 26, 1 << 14),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(affine_offsets, 1 << 26, 1 << 23),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(sized(shape(true, true, false), 8, 8), 1 << 26, 1 << 16),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(shape(false, true, false), 1 << 26, 1 << 16),
-        SegAlgorithm::SegShuffle
-    );
-    assert_eq!(
-        heads(sized(shape(false, true, true), 8, 8), 1 << 26, 1 << 16),
-        SegAlgorithm::SegShuffle
-    );
+    let (heads, shuffle) = (SegAlgorithm::SegHeads, SegAlgorithm::SegShuffle);
+    // (values and layout, n, segments, Auto's choice)
+    let cases = [
+        ("f32 u32", f32_offsets, 1 << 26, 1 << 16, heads),
+        ("f32 u32", f32_offsets, 1 << 25, 1 << 15, heads),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 22, heads),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 16, heads),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 15, shuffle),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 23, heads),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 24, shuffle),
+        ("f32 u32", f32_offsets, (1 << 25) - 1, 1 << 15, shuffle),
+        (
+            "f32 owners",
+            sized(shape(false, false, false), 4, 4),
+            1 << 26,
+            1 << 16,
+            shuffle,
+        ),
+        // u64 offsets: mean lengths 32 to 1024 from 2^24 items, to 8192 from 2^25.
+        ("f32 u64", f32_wide, 1 << 26, 1 << 16, heads),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 21, heads),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 13, heads),
+        ("f32 u64", f32_wide, 1 << 25, 1 << 12, heads),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 22, shuffle),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 12, shuffle),
+        ("f32 u64", f32_wide, 1 << 24, 1 << 19, heads),
+        ("f32 u64", f32_wide, 1 << 24, 1 << 14, heads),
+        ("f32 u64", f32_wide, 1 << 24, 1 << 13, shuffle),
+        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 13, shuffle),
+        ("f32 u64", f32_wide, (1 << 24) - 1, 1 << 16, shuffle),
+        // 8-byte values, u32 offsets: mean lengths 16 to 2048 from 2^24 items; u64 offsets,
+        // lifted items and other sizes: SegShuffle.
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 22, heads),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 15, heads),
+        ("8 B u32", affine_offsets, 1 << 24, 1 << 13, heads),
+        ("8 B u32", affine_offsets, (1 << 24) - 1, 1 << 13, shuffle),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, shuffle),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 23, shuffle),
+        (
+            "8 B u64",
+            sized(shape(true, true, false), 8, 8),
+            1 << 26,
+            1 << 16,
+            shuffle,
+        ),
+        (
+            "default items",
+            shape(false, true, false),
+            1 << 26,
+            1 << 16,
+            shuffle,
+        ),
+        (
+            "8 B lifted",
+            sized(shape(false, true, true), 8, 8),
+            1 << 26,
+            1 << 16,
+            shuffle,
+        ),
+    ];
+    for (what, shape, n, s, want) in cases {
+        assert_eq!(
+            resolve(auto, shape, n, s).algorithm,
+            want,
+            "{what}: n = {n}, S = {s}"
+        );
+    }
     assert_eq!(
         resolve(auto.block(128), f32_offsets, 1 << 26, 1 << 16).algorithm,
         SegAlgorithm::SegShuffle
