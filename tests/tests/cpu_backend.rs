@@ -245,7 +245,8 @@ fn test_monoids_are_lawful() {
 /// same errors.
 mod backend {
     use super::*;
-    use reduce_cuda::{Algorithm, Backend, Config, Error, SegAlgorithm, SegConfig};
+    use reduce_core::Scan;
+    use reduce_cuda::{Algorithm, Backend, Config, Error, ScanConfig, SegAlgorithm, SegConfig};
     use reduce_tests::monoids::lang::{lifted, ArgMax};
 
     #[test]
@@ -330,7 +331,8 @@ mod backend {
     }
 
     /// An index out of bounds in translated code is the GPU's error on `Backend`'s CPU, in
-    /// every form: the same variant, monoid and length.
+    /// every form (reductions and scans, in both modes of the scans): the same variant, monoid
+    /// and length.
     #[test]
     fn an_index_fault_is_the_gpus_error() {
         let items = faulty_automata();
@@ -350,6 +352,17 @@ mod backend {
         let owner: Vec<u32> = (0..items.len() as u32).map(|i| i / 1000).collect();
         let e = cpu.reduce_by_owner(&items, &owner, 50, SegAlgorithm::Auto);
         assert_eq!(fault(e.unwrap_err()), want);
+        // the scans, in both modes: plain, by offsets and by key
+        for config in [ScanConfig::default(), ScanConfig::default().portable()] {
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                let e = cpu.scan(&items, kind, config);
+                assert_eq!(fault(e.unwrap_err()), want, "{kind:?} {config:?}");
+                let e = cpu.scan_segments(&items, &offsets, kind, config);
+                assert_eq!(fault(e.unwrap_err()), want, "{kind:?} {config:?}");
+                let e = cpu.scan_by_key(&items, &owner, kind, config);
+                assert_eq!(fault(e.unwrap_err()), want, "{kind:?} {config:?}");
+            }
+        }
         // a bad layout is still a layout error
         let e = cpu.reduce_segments(&items, &[0u32, 7], SegAlgorithm::Auto);
         assert!(matches!(e, Err(Error::Layout(_))), "{e:?}");

@@ -7,7 +7,8 @@
 //! between and after the items, tiles inside one segment — for 8- and 16-byte monoids and for
 //! lifted items, with u32 and u64 layouts. The offsets check fused into a validated launch must
 //! report the CPU check's first error (u64 entries past the u32 range included), and bad
-//! layouts (a trusted call's garbage) must finish without touching memory out of bounds. The
+//! layouts (a trusted call's garbage) must finish without touching memory out of bounds, and
+//! SegPipeline with one of its waits taken out must fail in every order. The
 //! monoids of unusual shapes (`reduce_tests::monoids::small`, `wide`) run on every layout shape
 //! scaled to a tile. Timing and the memory model stay the GPU tests' to check.
 //!
@@ -607,12 +608,25 @@ fn pipeline_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
     offsets_form: bool,
     shift: u64,
 ) -> Emulated {
-    let source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
+    pipeline_kernel_edited::<M, I>(cxx, config, offsets_form, shift, "", |_| {})
+}
+
+/// [`pipeline_kernel`] with its text changed by `edit` first (`tag` names the change).
+fn pipeline_kernel_edited<M: reduce_core::CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: SegConfig,
+    offsets_form: bool,
+    shift: u64,
+    tag: &str,
+    edit: impl FnOnce(&mut String),
+) -> Emulated {
+    let mut source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
         .unwrap()
         .remove(0);
     assert!(source.text.contains("#define R_PIPE "));
+    edit(&mut source.text);
     let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
-    let tag = format!("pipe_{}_at{shift}", M::CUDA_NAME);
+    let tag = format!("pipe{tag}_{}_at{shift}", M::CUDA_NAME);
     let size = std::mem::size_of::<M>();
     Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
 }
@@ -671,6 +685,90 @@ fn seg_pipeline_is_the_fold() {
     let config = seg_pipeline(64, 4, 2);
     let kernel = pipeline_kernel::<Tri8, u32>(&cxx, config, true, 0);
     emu::check_layouts::<Tri8>(&kernel, &every_shape_in_tiles(kernel.tile, 5), 49);
+}
+
+/// The emulator catches a pipeline that does not wait: SegPipeline's kernel with the threads
+/// reading a stage before they wait for its bulk copy (they read the poison the copy left), or
+/// with the producer not waiting for a stage to be free (it refills a stage the threads may
+/// still read), gives wrong segments or fails (the emulator's report), in every fiber order,
+/// where the kernel as it is gives the fold. This is what makes `seg_pipeline_is_the_fold` a
+/// test of the waits and not only of the fold.
+#[test]
+fn seg_pipeline_without_its_waits_fails() {
+    let Some(cxx) = compiler() else { return };
+    let wait = "const unsigned char* base = r_stage_wait(s_stages, s_full, k);";
+    let release = "r_stage_release(s_empty, k);";
+    let free_wait = "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);";
+    let edits: [(&str, &str, &[(&str, &str)]); 2] = [
+        (
+            "_read_first",
+            "the threads read a stage before they wait for it",
+            &[
+                (
+                    wait,
+                    "const unsigned char* base = r_stage_items_at(s_stages, k);",
+                ),
+                (
+                    release,
+                    "r_stage_wait(s_stages, s_full, k); r_stage_release(s_empty, k);",
+                ),
+            ],
+        ),
+        (
+            "_refill_early",
+            "the producer refills a stage before the threads release it",
+            &[(free_wait, ";")],
+        ),
+    ];
+    let config = seg_pipeline(64, 4, 2);
+    let mut rng = TestRng::new(50);
+    // Segments of 1 to 40 items over 9 tiles of 256: a block of the grid of 1 or 2 takes
+    // several tiles through each of the two stages.
+    let mut lengths = Vec::new();
+    while lengths.iter().sum::<u64>() < 9 * 256 {
+        lengths.push(rng.range(1, 40));
+    }
+    let offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap();
+    let items = Affine::random_vec(n as usize, 51);
+    let want = fold_segments(&items, &offsets).unwrap();
+    let cases: Vec<Case> = [1, 2]
+        .into_iter()
+        .map(|grid| Case {
+            n,
+            items: bytes_of(&items),
+            index: offsets.clone(),
+            segments: lengths.len() as u64,
+            grid,
+            check: CHECK_NONE,
+        })
+        .collect();
+    let right = |results: &[(u64, Vec<u8>)]| {
+        results
+            .iter()
+            .all(|(_, bytes)| values_from::<Affine>(bytes) == want)
+    };
+    let kernel = pipeline_kernel::<Affine, u64>(&cxx, config, true, 0);
+    for order in Order::ALL {
+        assert!(right(&kernel.run(&cases, order)), "fibers {order:?}");
+    }
+    for (tag, what, replacements) in edits {
+        let kernel = pipeline_kernel_edited::<Affine, u64>(&cxx, config, true, 0, tag, |text| {
+            for (from, to) in replacements {
+                assert_eq!(text.matches(from).count(), 1, "the kernel changed: {from}");
+                *text = text.replace(from, to);
+            }
+        });
+        for order in Order::ALL {
+            let outcome = kernel.try_run(&cases, order);
+            if let Ok(results) = outcome {
+                assert!(
+                    !right(&results),
+                    "{what}: every segment right, fibers {order:?}"
+                );
+            }
+        }
+    }
 }
 
 /// SegPipeline with a trusted garbage layout finishes and stays in bounds.

@@ -11,7 +11,9 @@
 //! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
 //! but for the waits between blocks: every earlier tile has finished, so a look-back stops at
 //! the nearest group and never waits (the GPU tests and racecheck cover those paths). Trusted
-//! garbage offsets finish and stay in bounds, in LookAhead and LookBack.
+//! garbage offsets finish and stay in bounds, in LookAhead and LookBack. LookAhead with one of
+//! its pipeline's waits taken out fails in every order (the bulk copies land only when waited
+//! for).
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -19,7 +21,8 @@
 use reduce_core::{portable, scan, scan_by_key, scan_segments, CudaMonoid, Scan, SegIndex, Sum};
 use reduce_cuda::{ScanAlgorithm, ScanConfig};
 use reduce_tests::emu::{
-    bytes_of, compiler, scan_kernel, scan_kernel_with, values_from, EmulatedScan, Order, ScanCase,
+    bytes_of, compiler, scan_kernel, scan_kernel_edited, scan_kernel_with, values_from,
+    EmulatedScan, Order, ScanCase,
 };
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
 use reduce_tests::monoids::small::{AffCount, Nib8, Tri8};
@@ -231,6 +234,60 @@ fn look_ahead_over_other_blocks_rows() {
             let got: Vec<Affine> = values_from(&by_key.run(&[case], Order::Increasing)[0]);
             let want = scan_by_key(&items, &keys, kind).unwrap();
             assert!(got == want, "by key, rows of {rows}: {kind:?} {config:?}");
+        }
+    }
+}
+
+/// The emulator catches LookAhead's pipeline when it does not wait: without the threads' wait
+/// for a stage's bulk copy (they read the tile's number and items before they land), or the
+/// producer's wait for a stage to be free (it refills a stage the threads may still read), the
+/// kernel gives wrong outputs or fails (the emulator's report), in every fiber order, where the
+/// kernel as it is gives the scan.
+#[test]
+fn look_ahead_without_its_waits_fails() {
+    let Some(cxx) = compiler() else { return };
+    let edits = [
+        (
+            "_no_full_wait",
+            "the threads read a stage before its copy lands",
+            "r_mbar_wait(&s_full[s], (k / R_PIPE) & 1u);",
+        ),
+        (
+            "_refill_early",
+            "the producer refills a stage before the threads release it",
+            "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);",
+        ),
+    ];
+    let config = ScanConfig::new(ScanAlgorithm::LookAhead)
+        .block(64)
+        .items_per_thread(4);
+    let n = 9 * 256 + 5;
+    let items = Affine::random_vec(n, 52);
+    let want = scan(&items, Scan::Inclusive);
+    let case = || ScanCase {
+        n: n as u64,
+        exclusive: false,
+        items: bytes_of(&items),
+        index: Vec::new(),
+    };
+    let right = |outputs: &[Vec<u8>]| values_from::<Affine>(&outputs[0]) == want;
+    let kernel = scan_kernel::<Affine, u32>(&cxx, config, None);
+    for order in Order::ALL {
+        assert!(right(&kernel.run(&[case()], order)), "fibers {order:?}");
+    }
+    for (tag, what, wait) in edits {
+        let kernel = scan_kernel_edited::<Affine, u32>(&cxx, config, None, tag, |text| {
+            assert_eq!(text.matches(wait).count(), 1, "the kernel changed: {wait}");
+            *text = text.replace(wait, ";");
+        });
+        for order in Order::ALL {
+            let outcome = kernel.try_run(&[case()], order);
+            if let Ok(outputs) = outcome {
+                assert!(
+                    !right(&outputs),
+                    "{what}: every output right, fibers {order:?}"
+                );
+            }
         }
     }
 }

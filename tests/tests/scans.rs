@@ -8,7 +8,8 @@
 //! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
 //! stream of the device runs scans beside them (other timing); portable scans
 //! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits;
-//! scans and SegHeads taking turns on the scratch words both keep zero between calls.
+//! scans and SegHeads taking turns on the scratch words both keep zero between calls; an index
+//! out of bounds in the monoid's code is a device fault in every scan.
 //! NVRTC compiles the family's kernels (CI too).
 
 use reduce_core::{
@@ -16,7 +17,7 @@ use reduce_core::{
 };
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
 use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig};
-use reduce_tests::monoids::lang::{lifted, ArgMax};
+use reduce_tests::monoids::lang::{lifted, ArgMax, Automaton};
 use reduce_tests::monoids::small::{Aff16n, AffCount, Grid16, Nib8, Tri8};
 use reduce_tests::*;
 
@@ -95,7 +96,10 @@ fn the_family_compiles() {
         compile_scan_kernels::<Sum<f32>>(ScanConfig::default(), arch)
             .unwrap_or_else(|e| panic!("{arch}: {e}"));
     }
+    // A monoid whose code can fault (an index into its table), in both modes.
+    compile_scan_kernels::<Automaton>(ScanConfig::default(), CI_ARCH).unwrap();
     let portable = ScanConfig::default().portable();
+    compile_scan_kernels::<Automaton>(portable, CI_ARCH).unwrap();
     compile_scan_kernels::<Sum<f64>>(portable, CI_ARCH).unwrap();
     compile_scan_kernels::<Mat3>(portable, CI_ARCH).unwrap();
     compile_scan_kernels_lifted::<ArgMax, f32>(portable, CI_ARCH).unwrap();
@@ -254,6 +258,48 @@ fn in_place_into_and_lifted() {
     assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
     // lifted: ArgMax of f32 with the global index
     check_lifted(&gpu, 300_001, 3, &configs());
+}
+
+/// An index out of bounds in the monoid's code is `Error::DeviceFault` in every scan (each
+/// algorithm and the portable mode; plain, by offsets and by key), and the next good scan on the
+/// same `Gpu` gives the reference.
+#[test]
+fn an_index_out_of_bounds_is_a_device_fault() {
+    let Some(gpu) = gpu() else { return };
+    // Every entry out of bounds: whatever the grouping, a later item looks it up.
+    let mut items = Automaton::random_vec(50_000, 5);
+    items[31_337].t = [200; 8];
+    let xs = gpu.upload(&items).unwrap();
+    let offsets = gpu.upload(&[0u32, 10, 31_000, 40_000, 50_000]).unwrap();
+    let keys: Vec<u64> = (0..items.len() as u64).map(|i| i / 1000).collect();
+    let keys = gpu.upload(&keys).unwrap();
+    let good = &items[..31_000];
+    let good_xs = gpu.upload(good).unwrap();
+    let configs = ScanAlgorithm::ALL
+        .map(ScanConfig::new)
+        .into_iter()
+        .chain([ScanConfig::default().portable()]);
+    for config in configs {
+        for kind in KINDS {
+            let calls = [
+                ("plain", gpu.scan(&xs, kind, config)),
+                ("by offsets", gpu.scan_segments(&xs, &offsets, kind, config)),
+                ("by key", gpu.scan_by_key(&xs, &keys, kind, config)),
+            ];
+            for (form, result) in calls {
+                match result {
+                    Err(Error::DeviceFault { monoid, index, len }) => {
+                        assert_eq!((monoid, index, len), ("Automaton", 200, 8), "{form}");
+                    }
+                    other => {
+                        panic!("{form} {kind:?} {config:?}: expected a device fault, got {other:?}")
+                    }
+                }
+            }
+            let got = gpu.scan(&good_xs, kind, config).unwrap();
+            assert_eq!(gpu.download(&got).unwrap(), scan(good, kind), "{config:?}");
+        }
+    }
 }
 
 /// Lifted scans (ArgMax of `n` random f32 with the global index, from `seed`) by each of

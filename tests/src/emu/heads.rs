@@ -64,6 +64,6 @@ impl EmulatedHeads {
         }
         let bytes = self.build.execute(input, order);
         let lens = cases.iter().map(|c| (c.offsets.len() - 1) * self.m_size);
-        segmented_results(&bytes, lens)
+        segmented_results(&bytes, lens).unwrap_or_else(|e| panic!("{e}"))
     }
 }

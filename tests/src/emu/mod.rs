@@ -19,7 +19,7 @@ mod segmented;
 pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
 pub use heads::{seg_heads_kernel, EmulatedHeads, HeadsCase};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};
-pub use scan::{scan_kernel, scan_kernel_with, EmulatedScan, ScanCase};
+pub use scan::{scan_kernel, scan_kernel_edited, scan_kernel_with, EmulatedScan, ScanCase};
 pub use segmented::{
     check_layouts, seg_portable_kernel, seg_shuffle_kernel, Case, Emulated, EmulatedSegPortable,
     SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
@@ -237,8 +237,15 @@ impl Build {
     }
 
     /// Runs the kernel on the cases `input` (written into its directory), the fibers of each
-    /// block in `order`; the results' bytes.
+    /// block in `order`; the results' bytes. Panics if the kernel fails.
     fn execute(&self, input: Vec<u8>, order: Order) -> Vec<u8> {
+        self.try_execute(input, order)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Build::execute`], or how the kernel failed (the emulator's or AddressSanitizer's
+    /// report).
+    fn try_execute(&self, input: Vec<u8>, order: Order) -> Result<Vec<u8>, String> {
         let (cases_path, results_path) = (self.dir.join("cases"), self.dir.join("results"));
         std::fs::write(&cases_path, input).unwrap();
         let out = Command::new(&self.exe)
@@ -251,13 +258,14 @@ impl Build {
             )
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "the emulated kernel failed ({}):\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-        std::fs::read(&results_path).unwrap()
+        if !out.status.success() {
+            return Err(format!(
+                "the emulated kernel failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(std::fs::read(&results_path).unwrap())
     }
 }
 
@@ -301,19 +309,25 @@ fn index_bytes(index: &[u64], wide: bool) -> Vec<u8> {
 }
 
 /// A segmented launch's results, as its host side writes them per case: the status it handed
-/// out, whether it ended well (a deadlock, or the ticket or status word not reset, fail here),
+/// out, whether it ended well (a deadlock, or the ticket or status word not reset, are errors),
 /// and the segments' bytes (`len` of them per case).
-fn segmented_results(bytes: &[u8], lens: impl Iterator<Item = usize>) -> Vec<(u64, Vec<u8>)> {
+fn segmented_results(
+    bytes: &[u8],
+    lens: impl Iterator<Item = usize>,
+) -> Result<Vec<(u64, Vec<u8>)>, String> {
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
     let mut at = 0;
     lens.map(|len| {
         let (status, ok) = (word(at), word(at + 8));
-        assert_eq!(
-            ok, 1,
-            "a deadlock, the ticket not reset, or the status handed out differs from the status word"
-        );
+        if ok != 1 {
+            return Err(
+                "a deadlock, the ticket not reset, or the status handed out differs \
+                        from the status word"
+                    .to_string(),
+            );
+        }
         at += 16 + len;
-        (status, bytes[at - len..at].to_vec())
+        Ok((status, bytes[at - len..at].to_vec()))
     })
     .collect()
 }

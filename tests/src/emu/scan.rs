@@ -46,18 +46,32 @@ pub fn scan_kernel_with<M: CudaMonoid, I: SegIndex>(
     offsets: Option<bool>,
     defines: &[(&str, u32)],
 ) -> EmulatedScan {
+    let set: String = defines.iter().map(|(n, v)| format!("_{n}{v}")).collect();
+    scan_kernel_edited::<M, I>(cxx, config, offsets, &set, |text| {
+        let defined: String = defines
+            .iter()
+            .map(|(name, value)| format!("#define {name} {value}\n"))
+            .collect();
+        text.insert_str(0, &defined);
+    })
+}
+
+/// [`scan_kernel`] with its text changed by `edit` first (`tag` names the change).
+pub fn scan_kernel_edited<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: reduce_cuda::ScanConfig,
+    offsets: Option<bool>,
+    set: &str,
+    edit: impl FnOnce(&mut String),
+) -> EmulatedScan {
     let (source, (threads, items)) = scan_kernel_source::<M, I>(config, offsets).unwrap();
-    let mut text: String = defines
-        .iter()
-        .map(|(name, value)| format!("#define {name} {value}\n"))
-        .collect();
-    text.push_str(&emulated_text(&source));
+    let mut text = emulated_text(&source);
+    edit(&mut text);
     let form = match offsets {
         None => "plain",
         Some(true) => "offsets",
         Some(false) => "keys",
     };
-    let set: String = defines.iter().map(|(n, v)| format!("_{n}{v}")).collect();
     let tag = format!(
         "scan_{}_b{threads}_k{items}_{form}_{}{set}",
         M::CUDA_NAME,
@@ -79,8 +93,14 @@ pub fn scan_kernel_with<M: CudaMonoid, I: SegIndex>(
 
 impl EmulatedScan {
     /// Runs the cases in one process, the fibers of each block in `order`; per case the
-    /// outputs' bytes.
+    /// outputs' bytes. Panics if the kernel fails.
     pub fn run(&self, cases: &[ScanCase], order: Order) -> Vec<Vec<u8>> {
+        self.try_run(cases, order).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`EmulatedScan::run`], or how the kernel failed (the emulator's or AddressSanitizer's
+    /// report, a deadlock, or a tile count not reached).
+    pub fn try_run(&self, cases: &[ScanCase], order: Order) -> Result<Vec<Vec<u8>>, String> {
         let mut input = Vec::new();
         for c in cases {
             for h in [c.n, c.exclusive as u64, c.index.len() as u64, self.mode] {
@@ -89,20 +109,21 @@ impl EmulatedScan {
             input.extend_from_slice(&c.items);
             input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
-        let bytes = self.build.execute(input, order);
+        let bytes = self.build.try_execute(input, order)?;
         let mut at = 0;
         cases
             .iter()
             .map(|c| {
                 let ok = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-                assert_eq!(
-                    ok, 1,
-                    "a deadlock, or the tile counter did not reach the tile count"
-                );
+                if ok != 1 {
+                    return Err(
+                        "a deadlock, or the tile counter did not reach the tile count".into(),
+                    );
+                }
                 at += 8;
                 let len = c.n as usize * self.m_size;
                 at += len;
-                bytes[at - len..at].to_vec()
+                Ok(bytes[at - len..at].to_vec())
             })
             .collect()
     }

@@ -83,8 +83,13 @@ impl Emulated {
     }
 
     /// Runs the cases in one process, the fibers of each block in `order`; per case (status,
-    /// the segments' bytes).
+    /// the segments' bytes). Panics if the kernel fails.
     pub fn run(&self, cases: &[Case], order: Order) -> Vec<(u64, Vec<u8>)> {
+        self.try_run(cases, order).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Emulated::run`], or how the kernel failed (the emulator's or AddressSanitizer's report).
+    pub fn try_run(&self, cases: &[Case], order: Order) -> Result<Vec<(u64, Vec<u8>)>, String> {
         let mut input = Vec::new();
         for c in cases {
             let estimate = (c.segments * self.tile).div_ceil(c.n.max(1));
@@ -102,7 +107,7 @@ impl Emulated {
             input.extend_from_slice(&c.items);
             input.extend_from_slice(&index_bytes(&c.index, self.wide));
         }
-        let bytes = self.build.execute(input, order);
+        let bytes = self.build.try_execute(input, order)?;
         let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
         segmented_results(&bytes, lens)
     }
@@ -280,6 +285,6 @@ impl EmulatedSegPortable {
         }
         let bytes = self.build.execute(input, order);
         let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
-        segmented_results(&bytes, lens)
+        segmented_results(&bytes, lens).unwrap_or_else(|e| panic!("{e}"))
     }
 }
