@@ -699,11 +699,11 @@ fn seg_pipeline_without_its_waits_fails() {
     let wait = "const unsigned char* base = r_stage_wait(s_stages, s_full, k);";
     let release = "r_stage_release(s_empty, k);";
     let free_wait = "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);";
-    let edits: [(&str, &str, &[(&str, &str)]); 2] = [
+    let edits = [
         (
             "_read_first",
             "the threads read a stage before they wait for it",
-            &[
+            vec![
                 (
                     wait,
                     "const unsigned char* base = r_stage_items_at(s_stages, k);",
@@ -717,7 +717,7 @@ fn seg_pipeline_without_its_waits_fails() {
         (
             "_refill_early",
             "the producer refills a stage before the threads release it",
-            &[(free_wait, ";")],
+            vec![(free_wait, ";")],
         ),
     ];
     let config = seg_pipeline(64, 4, 2);
@@ -754,7 +754,7 @@ fn seg_pipeline_without_its_waits_fails() {
     }
     for (tag, what, replacements) in edits {
         let kernel = pipeline_kernel_edited::<Affine, u64>(&cxx, config, true, 0, tag, |text| {
-            for (from, to) in replacements {
+            for (from, to) in &replacements {
                 assert_eq!(text.matches(from).count(), 1, "the kernel changed: {from}");
                 *text = text.replace(from, to);
             }
