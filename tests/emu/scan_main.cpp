@@ -1,8 +1,8 @@
 // The host side of an emulated scan launch (tests/tests/emulated_kernels.rs): included after
 // cuda_emu.hpp and the generated kernel text (kernels/scan.cu). argv[3] orders the fibers as in
 // seg_shuffle_main.cpp. Reads cases from argv[1], each
-//   u64 n, exclusive, index_len, mode; n r_in items; index_len r_idx (offsets or keys, as the
-//   kernel's R_SEG reads them);
+//   u64 n, exclusive, index_len, mode, in_place; n r_in items; index_len r_idx (offsets or keys,
+//   as the kernel's R_SEG reads them);
 // runs scan_tiles (mode 0), one block per tile in index order (so each tile finds the tiles
 // before it finished), or (mode 1, ReduceThenScan) scan_reduce over the tiles, scan_groups over
 // a warp per group, scan_chain on one block and scan_apply over the tiles, or (mode 2,
@@ -10,7 +10,8 @@
 // (poisoned past n's words), then scan_ahead on a grid of three blocks in order (the first
 // takes every tile from the counter: its look-back warps wait for its own threads' aggregates;
 // with R_AHEAD_MAX_TILES, as many blocks as the tiles need, each looking back over the blocks
-// before it), and appends to argv[2]
+// before it); in place, the kernels read the items from the outputs' buffer (r_in is M). Appends
+// to argv[2]
 // per case
 //   u64 ok (1, or 0 when the tile counter does not end at the tile count or scan_marks wrote
 //   past the bitmap); n M outputs.
@@ -29,9 +30,9 @@ constexpr unsigned long long kAheadBytes = R_AHEAD_SMEM;
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
-    unsigned long long h[4];
-    while (std::fread(h, 8, 4, in) == 4) {
-        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], mode = h[3];
+    unsigned long long h[5];
+    while (std::fread(h, 8, 5, in) == 5) {
+        const unsigned long long n = h[0], exclusive = h[1], index_len = h[2], mode = h[3], in_place = h[4];
         std::vector<r_in> items(n);
         std::vector<r_idx> index(index_len + 1);  // never empty: a plain scan passes none
         if (std::fread(items.data(), sizeof(r_in), n, in) != n) return 3;
@@ -44,6 +45,12 @@ int main(int argc, char** argv) {
         std::vector<Entry> words(1 + (tiles + groups) * (R_FUSED ? sizeof(r_word) / 16 : 1), Entry{0, 0});
         std::vector<M> aggregates(tiles + groups), inclusives(groups), out(n);
         std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
+        const r_in* src = items.data();
+        if (in_place) {
+            static_assert(sizeof(r_in) == sizeof(M) || R_LIFTED, "in place: the items are values");
+            std::memcpy(static_cast<void*>(out.data()), items.data(), n * sizeof(M));
+            src = reinterpret_cast<const r_in*>(out.data());
+        }
         const unsigned long long segments = index_len > 0 ? index_len - 1 : 0;  // offsets' count
         unsigned long long ok = 1;
 #if R_PIPE
@@ -75,7 +82,7 @@ int main(int argc, char** argv) {
             for (unsigned int b = 0; b < grid && ok; ++b) {
                 emu_dynamic_smem(kAheadBytes);
                 ok = emu::run_block(b, grid, R_AHEAD_THREADS, [&] {
-                    scan_ahead(items.data(), n, out.data(), exclusive, layout, segments,
+                    scan_ahead(src, n, out.data(), exclusive, layout, segments,
                                reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
                 });
             }
@@ -89,7 +96,7 @@ int main(int argc, char** argv) {
             for (unsigned int b = 0; b < tiles && ok; ++b) {
                 emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
-                    scan_reduce(items.data(), n, index.data(), segments, flags.data(), aggregates.data());
+                    scan_reduce(src, n, index.data(), segments, flags.data(), aggregates.data());
                 });
             }
             const unsigned int group_blocks = (unsigned int)((groups + R_WARPS - 1) / R_WARPS);
@@ -99,7 +106,7 @@ int main(int argc, char** argv) {
             for (unsigned int b = 0; b < tiles && ok; ++b) {
                 emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
-                    scan_apply(items.data(), n, out.data(), exclusive, index.data(), segments, flags.data(),
+                    scan_apply(src, n, out.data(), exclusive, index.data(), segments, flags.data(),
                                aggregates.data());
                 });
             }
@@ -107,7 +114,7 @@ int main(int argc, char** argv) {
             for (unsigned int b = 0; b < tiles && ok; ++b) {
                 emu_dynamic_smem(kStageBytes);
                 ok = emu::run_block(b, (unsigned int)tiles, R_BLOCK, [&] {
-                    scan_tiles(items.data(), n, out.data(), exclusive, index.data(), segments,
+                    scan_tiles(src, n, out.data(), exclusive, index.data(), segments,
                                reinterpret_cast<unsigned int*>(words.data()), aggregates.data(), inclusives.data());
                 });
             }

@@ -5,7 +5,8 @@
 //! through the group values, the groups' look-back and its ring; LookAhead's persistent blocks
 //! in turn, the first taking every tile, its look-back warps waiting for its own threads'
 //! aggregates and its stages refilled behind its writes — and must equal the sequential
-//! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds, sizes around
+//! scan bit for bit: plain, by CSR offsets and by keys (u32 and u64), both kinds (the exclusive
+//! ones in place, reading the items from the outputs' buffer), sizes around
 //! tiles and groups of 32 tiles, several tile shapes, 1-, 8-, 16- and 72-byte monoids (entries
 //! of one and two 16-byte parts, and states and values apart). A read that a
 //! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
@@ -91,6 +92,7 @@ fn check_sizes<M: CudaMonoid + Random + PartialEq + Debug>(
                 exclusive: kind == Scan::Exclusive,
                 items: bytes_of(&items),
                 index: Vec::new(),
+                in_place: kind == Scan::Exclusive,
             });
         }
     }
@@ -156,6 +158,7 @@ fn check_segmented<M: CudaMonoid + Random + PartialEq + Debug, I: SegIndex>(cxx:
                     } else {
                         keys.clone()
                     },
+                    in_place: kind == Scan::Exclusive,
                 });
             }
         }
@@ -230,6 +233,7 @@ fn look_ahead_over_other_blocks_rows() {
                 exclusive: kind == Scan::Exclusive,
                 items: bytes_of(&items),
                 index: keys.iter().map(|&k| k as u64).collect(),
+                in_place: kind == Scan::Exclusive,
             };
             let got: Vec<Affine> = values_from(&by_key.run(&[case], Order::Increasing)[0]);
             let want = scan_by_key(&items, &keys, kind).unwrap();
@@ -269,6 +273,7 @@ fn look_ahead_without_its_waits_fails() {
         exclusive: false,
         items: bytes_of(&items),
         index: Vec::new(),
+        in_place: false,
     };
     let right = |outputs: &[Vec<u8>]| values_from::<Affine>(&outputs[0]) == want;
     let kernel = scan_kernel::<Affine, u32>(&cxx, config, None);
@@ -348,6 +353,7 @@ fn portable_float_scans(cxx: &str, config: ScanConfig) {
                 exclusive: kind == Scan::Exclusive,
                 items: bytes_of(&items),
                 index: index.clone(),
+                in_place: kind == Scan::Exclusive,
             })
             .collect();
         for (kind, got) in [Scan::Inclusive, Scan::Exclusive]
@@ -392,6 +398,7 @@ fn garbage_offsets_stay_in_bounds() {
                     exclusive,
                     items: items.clone(),
                     index: index.clone(),
+                    in_place: false,
                 })
             })
             .collect();

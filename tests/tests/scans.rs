@@ -260,6 +260,64 @@ fn in_place_into_and_lifted() {
     check_lifted(&gpu, 300_001, 3, &configs());
 }
 
+/// Segmented scans in place, by CSR offsets (`u32`) and by key (`u64`), by each algorithm and
+/// the portable mode, both kinds: the reference's values (the portable ones its bits); and bad
+/// offsets in place are still the layout's error.
+#[test]
+fn segmented_scans_in_place() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(12);
+    let lengths: Vec<u32> = (0..3000).map(|_| rng.range(0, 90) as u32).collect();
+    let offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap() as usize;
+    let keys: Vec<u64> = (0..n as u64).map(|i| (i / 37) % 3).collect();
+    let xs = Affine::random_vec(n, 13);
+    let (d_offsets, d_keys) = (gpu.upload(&offsets).unwrap(), gpu.upload(&keys).unwrap());
+    let configs = ScanAlgorithm::ALL
+        .map(ScanConfig::new)
+        .into_iter()
+        .chain([ScanConfig::default().portable()]);
+    for config in configs {
+        for kind in KINDS {
+            let (by_offsets, by_key) = match config.portable {
+                false => (
+                    scan_segments(&xs, &offsets, kind),
+                    scan_by_key(&xs, &keys, kind),
+                ),
+                true => (
+                    portable::scan_segments(&xs, &offsets, kind),
+                    portable::scan_by_key(&xs, &keys, kind),
+                ),
+            };
+            let mut d = gpu.upload(&xs).unwrap();
+            gpu.scan_segments_in_place(&mut d, &d_offsets, kind, config)
+                .unwrap();
+            let got = gpu.download(&d).unwrap();
+            assert_eq!(got, by_offsets.unwrap(), "by offsets {kind:?} {config:?}");
+            let mut d = gpu.upload(&xs).unwrap();
+            gpu.scan_by_key_in_place(&mut d, &d_keys, kind, config)
+                .unwrap();
+            let got = gpu.download(&d).unwrap();
+            assert_eq!(got, by_key.unwrap(), "by key {kind:?} {config:?}");
+        }
+    }
+    let mut bad = offsets.clone();
+    bad[9] = bad[10] + 1;
+    let d_bad = gpu.upload(&bad).unwrap();
+    let mut d = gpu.upload(&xs).unwrap();
+    let e = gpu.scan_segments_in_place(&mut d, &d_bad, Scan::Inclusive, ScanAlgorithm::Auto);
+    assert!(
+        matches!(
+            e,
+            Err(Error::Layout(LayoutError::OffsetsDecreasing {
+                index: 10,
+                ..
+            }))
+        ),
+        "{e:?}"
+    );
+}
+
 /// An index out of bounds in the monoid's code is `Error::DeviceFault` in every scan (each
 /// algorithm and the portable mode; plain, by offsets and by key), and the next good scan on the
 /// same `Gpu` gives the reference.

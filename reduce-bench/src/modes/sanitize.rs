@@ -340,8 +340,9 @@ fn lifted(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usiz
 
 /// The scans: plain, by CSR offsets (with empty segments) and by keys, both kinds, in the
 /// default tiles and in tiles of 32 threads of one item (many tiles, long look-backs), LookBack
-/// and ReduceThenScan, at sizes around the tiles (by keys, `Auto`'s runs of seven vectors); and
-/// plain scans of 12-byte items (LookAhead's runs of nine vectors), into a buffer and in place.
+/// and ReduceThenScan, at sizes around the tiles (by keys, `Auto`'s runs of seven vectors), the
+/// exclusive segmented ones also in place; and plain scans of 12-byte items (LookAhead's runs of
+/// nine vectors), into a buffer and in place.
 /// Returns the number of mismatches.
 fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize> {
     let mut failures = 0;
@@ -377,12 +378,29 @@ fn scans(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<usize
                 let by_offsets =
                     gpu.download(&gpu.scan_segments(&xs, &d_offsets, kind, config)?)?;
                 let by_keys = gpu.download(&gpu.scan_by_key(&xs, &d_keys, kind, config)?)?;
-                let wrong = [
+                let want_offsets = scan_segments(&items, &offsets, kind).expect("valid offsets");
+                let want_keys = scan_by_key(&items, &keys, kind).expect("one key per item");
+                let mut wrong = vec![
                     plain != scan(&items, kind),
-                    by_offsets != scan_segments(&items, &offsets, kind).expect("valid offsets"),
-                    by_keys != scan_by_key(&items, &keys, kind).expect("one key per item"),
+                    by_offsets != want_offsets,
+                    by_keys != want_keys,
                 ];
-                for (what, wrong) in ["plain", "offsets", "keys"].iter().zip(wrong) {
+                if kind == Scan::Exclusive {
+                    let mut d = gpu.upload(&items)?;
+                    gpu.scan_segments_in_place(&mut d, &d_offsets, kind, config)?;
+                    wrong.push(gpu.download(&d)? != want_offsets);
+                    let mut d = gpu.upload(&items)?;
+                    gpu.scan_by_key_in_place(&mut d, &d_keys, kind, config)?;
+                    wrong.push(gpu.download(&d)? != want_keys);
+                }
+                let forms = [
+                    "plain",
+                    "offsets",
+                    "keys",
+                    "offsets in place",
+                    "keys in place",
+                ];
+                for (what, wrong) in forms.iter().zip(wrong) {
                     if wrong {
                         eprintln!("scan {what} n = {n} {kind:?} {config:?}: MISMATCH");
                         failures += 1;

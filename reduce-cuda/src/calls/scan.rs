@@ -127,6 +127,20 @@ impl Gpu {
         self.scanned(&Own::<M>::new(), source, layout, kind, out, config.into())
     }
 
+    /// [`Gpu::scan_segments`] of `xs` into `xs` itself. The offsets are checked after the scan
+    /// (unless trusted): on a layout error the values in `xs` are unspecified.
+    pub fn scan_segments_in_place<M: CudaMonoid, L: SegLayout>(
+        &self,
+        xs: &mut impl DeviceOutput<M>,
+        offsets: &L,
+        kind: Scan,
+        config: impl Into<ScanConfig>,
+    ) -> Result<()> {
+        let layout = ScanLayout::Offsets(offsets);
+        let source = Source::<DeviceVec<M>>::InPlace;
+        self.scanned(&Own::<M>::new(), source, layout, kind, xs, config.into())
+    }
+
     /// [`Gpu::scan_segments`] of `lift(x, i)` (`i` the item's global index).
     pub fn scan_segments_lifted<M: Lift<X>, X: DeviceCopy, L: SegLayout>(
         &self,
@@ -190,6 +204,19 @@ impl Gpu {
         let layout = ScanLayout::Keys(keys);
         let source = Source::Input(xs);
         self.scanned(&Own::<M>::new(), source, layout, kind, out, config.into())
+    }
+
+    /// [`Gpu::scan_by_key`] of `xs` into `xs` itself.
+    pub fn scan_by_key_in_place<M: CudaMonoid, L: SegLayout>(
+        &self,
+        xs: &mut impl DeviceOutput<M>,
+        keys: &L,
+        kind: Scan,
+        config: impl Into<ScanConfig>,
+    ) -> Result<()> {
+        let layout = ScanLayout::Keys(keys);
+        let source = Source::<DeviceVec<M>>::InPlace;
+        self.scanned(&Own::<M>::new(), source, layout, kind, xs, config.into())
     }
 
     /// [`Gpu::scan_by_key`] of `lift(x, i)` (`i` the item's global index).

@@ -20,12 +20,14 @@ pub struct EmulatedScan {
     m_size: usize,
 }
 
-/// One scan launch: the items' bytes, whether exclusive, the offsets or keys (none: plain).
+/// One scan launch: the items' bytes, whether exclusive, the offsets or keys (none: plain), and
+/// whether in place (the kernels read the items from the outputs' buffer; not for lifted items).
 pub struct ScanCase {
     pub n: u64,
     pub exclusive: bool,
     pub items: Vec<u8>,
     pub index: Vec<u64>,
+    pub in_place: bool,
 }
 
 /// The scan kernel of `config` for `M` over `I` layouts: plain (`None`), by offsets
@@ -103,7 +105,14 @@ impl EmulatedScan {
     pub fn try_run(&self, cases: &[ScanCase], order: Order) -> Result<Vec<Vec<u8>>, String> {
         let mut input = Vec::new();
         for c in cases {
-            for h in [c.n, c.exclusive as u64, c.index.len() as u64, self.mode] {
+            let header = [
+                c.n,
+                c.exclusive as u64,
+                c.index.len() as u64,
+                self.mode,
+                c.in_place as u64,
+            ];
+            for h in header {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
