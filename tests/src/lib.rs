@@ -1,6 +1,7 @@
 //! Shared fixtures of the integration tests: the test monoids ([`monoids`]: exactly
 //! associative, NOT commutative, of every item size and shape the runtime must handle), segment
-//! layouts ([`layouts`]), configurations ([`configs`]), random data, the laws, the GPU sweeps
+//! layouts ([`layouts`]), configurations ([`configs`]), random data (floats for the portable
+//! mode: [`floats`]), the laws, the GPU sweeps
 //! that report every failing call ([`sweep`]), the CPU emulator of SegShuffle's kernel
 //! ([`emu`]), and the gates below.
 //!
@@ -13,6 +14,7 @@
 pub mod configs;
 pub mod cubin;
 pub mod emu;
+pub mod floats;
 pub mod layouts;
 pub mod monoids;
 pub mod sweep;

@@ -13,8 +13,8 @@
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, Lift};
 use reduce_cuda::{Algorithm, Backend, Config, CudaMonoid, Error, Gpu, Sum};
+use reduce_tests::floats::SameBits;
 use reduce_tests::{bits_hash, gpu, placed, TestRng};
-use std::fmt::Debug;
 
 /// Item counts around runs (16 f32), lanes, tiles (512 f32), block tiles (8192) and nodes, and
 /// large ones (many nodes: the last block's tree takes several steps).
@@ -66,9 +66,9 @@ fn configs_for(run: u32) -> Vec<Config> {
     c
 }
 
-/// Runs every configuration on `items` and compares with the reference bits (`same` lets any
-/// NaN match any NaN).
-fn check<M: CudaMonoid + Debug>(gpu: &Gpu, name: &str, items: &[M], same: impl Fn(&M, &M) -> bool) {
+/// Runs every configuration on `items` and compares with the reference bits (any NaN matching
+/// any NaN).
+fn check<M: CudaMonoid + SameBits>(gpu: &Gpu, name: &str, items: &[M]) {
     let want = portable::fold(items);
     println!(
         "portable-hash {name} n={} {:016x}",
@@ -82,24 +82,11 @@ fn check<M: CudaMonoid + Debug>(gpu: &Gpu, name: &str, items: &[M], same: impl F
             .reduce(&xs, config)
             .unwrap_or_else(|e| panic!("{name} n={} {config:?}: {e}", items.len()));
         assert!(
-            same(&got, &want),
+            got.same_bits(&want),
             "{name} n={} {config:?}: {got:?} != {want:?}",
             items.len()
         );
     }
-}
-
-fn f32_same(a: &Sum<f32>, b: &Sum<f32>) -> bool {
-    a.0.to_bits() == b.0.to_bits() || (a.0.is_nan() && b.0.is_nan())
-}
-
-fn f64_same(a: &Sum<f64>, b: &Sum<f64>) -> bool {
-    a.0.to_bits() == b.0.to_bits() || (a.0.is_nan() && b.0.is_nan())
-}
-
-fn lse_same(a: &LogSumExp, b: &LogSumExp) -> bool {
-    let one = |x: f32, y: f32| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan());
-    one(a.m, b.m) && one(a.s, b.s)
 }
 
 /// Random f32 of magnitudes 2^-10 to 2^14, both signs: a sum rounds at every step.
@@ -157,7 +144,7 @@ fn f32_sums_equal_the_reference_with_every_knob() {
     for (k, &n) in SIZES.iter().enumerate() {
         for (what, xs) in f32_inputs(n, k as u64) {
             let items: Vec<Sum<f32>> = xs.into_iter().map(Sum).collect();
-            check(&gpu, &format!("f32-{what}"), &items, f32_same);
+            check(&gpu, &format!("f32-{what}"), &items);
         }
     }
 }
@@ -171,7 +158,7 @@ fn f64_sums_equal_the_reference_with_every_knob() {
                 .into_iter()
                 .map(|x| Sum(x as f64 * (1.0 + 1e-12)))
                 .collect();
-            check(&gpu, &format!("f64-{what}"), &items, f64_same);
+            check(&gpu, &format!("f64-{what}"), &items);
         }
     }
 }
@@ -191,13 +178,13 @@ fn log_sum_exp_equals_the_reference_as_values_and_lifted() {
             .enumerate()
             .map(|(i, &x)| <LogSumExp as Lift<f32>>::lift(x, i as u64))
             .collect();
-        check(&gpu, "lse", &lifted, lse_same);
+        check(&gpu, "lse", &lifted);
         let want = portable::fold(&lifted);
         let device = gpu.upload(&xs).unwrap();
         for config in configs_for(portable::run_len::<LogSumExp>() as u32) {
             let got: LogSumExp = gpu.reduce_lifted(&device, config).unwrap();
             assert!(
-                lse_same(&got, &want),
+                got.same_bits(&want),
                 "lifted n={n} {config:?}: {got:?} != {want:?}"
             );
         }
@@ -216,7 +203,7 @@ fn views_at_any_offset_give_the_same_bits() {
             let (_buffer, view) = placed(&gpu, &xs, skip);
             for config in [Config::default().portable(), configs()[7]] {
                 let got = gpu.reduce(&view, config).unwrap();
-                assert!(f32_same(&got, &want), "n={n} skip {skip} {config:?}");
+                assert!(got.same_bits(&want), "n={n} skip {skip} {config:?}");
             }
         }
     }
@@ -242,12 +229,12 @@ fn the_backends_give_the_reference_bits() {
         let want_lse = portable::fold(&lifted);
         for backend in &backends {
             let got = backend.reduce(&xs, Config::default().portable()).unwrap();
-            assert!(f32_same(&got, &want), "{} n={n}", backend.describe());
+            assert!(got.same_bits(&want), "{} n={n}", backend.describe());
             let got: LogSumExp = backend
                 .reduce_lifted(&scaled, Config::default().portable())
                 .unwrap();
             assert!(
-                lse_same(&got, &want_lse),
+                got.same_bits(&want_lse),
                 "{} lifted n={n}",
                 backend.describe()
             );

@@ -14,9 +14,9 @@
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{fold_axes, portable};
 use reduce_cuda::{AxisAlgorithm, AxisConfig, Backend, CudaMonoid, Error, Gpu, Sum};
+use reduce_tests::floats::{assert_same_bits, SameBits};
 use reduce_tests::monoids::lang::lifted;
 use reduce_tests::{bits_hash, gpu, placed, Affine, Random, TestRng};
-use std::fmt::Debug;
 
 /// (shape, axes): rows, columns and middle axes of several lengths, several reduced axes, and
 /// the edge shapes.
@@ -81,30 +81,9 @@ fn hard_f32(n: usize, seed: u64, special: bool) -> Vec<f32> {
     xs
 }
 
-fn same_f32(a: &Sum<f32>, b: &Sum<f32>) -> bool {
-    a.0.to_bits() == b.0.to_bits() || (a.0.is_nan() && b.0.is_nan())
-}
-
-fn same_f64(a: &Sum<f64>, b: &Sum<f64>) -> bool {
-    a.0.to_bits() == b.0.to_bits() || (a.0.is_nan() && b.0.is_nan())
-}
-
-/// `got` equals `want` value for value under `same`.
-fn assert_same<M: Debug>(got: &[M], want: &[M], same: impl Fn(&M, &M) -> bool, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    if let Some(i) = (0..got.len()).find(|&i| !same(&got[i], &want[i])) {
-        panic!("{what}: result {i}: {:?} != {:?}", got[i], want[i]);
-    }
-}
-
 /// Every shape of `items(n)` on the GPU (and, below 2^20 items, through `Backend::cpu()`)
 /// against the reference bits.
-fn check<M: CudaMonoid + Debug>(
-    gpu: &Gpu,
-    name: &str,
-    items: impl Fn(usize, u64) -> Vec<M>,
-    same: impl Fn(&M, &M) -> bool + Copy,
-) {
+fn check<M: CudaMonoid + SameBits>(gpu: &Gpu, name: &str, items: impl Fn(usize, u64) -> Vec<M>) {
     let config = AxisConfig::default().portable();
     for (k, (shape, axes)) in shapes().into_iter().enumerate() {
         let n: usize = shape.iter().product();
@@ -117,15 +96,15 @@ fn check<M: CudaMonoid + Debug>(
         let what = format!("{name} {shape:?} along {axes:?}");
         let dxs = gpu.upload(&xs).unwrap();
         let got = gpu.reduce_axes(&dxs, &shape, &axes, config).unwrap();
-        assert_same(&gpu.download(&got).unwrap(), &want, same, &what);
+        assert_same_bits(&gpu.download(&got).unwrap(), &want, &what);
         let strips = AxisConfig::new(AxisAlgorithm::Strips).portable();
         let got = gpu.reduce_axes(&dxs, &shape, &axes, strips).unwrap();
-        assert_same(&gpu.download(&got).unwrap(), &want, same, &what);
+        assert_same_bits(&gpu.download(&got).unwrap(), &want, &what);
         if n < 1 << 20 {
             let cpu = Backend::cpu()
                 .reduce_axes(&xs, &shape, &axes, config)
                 .unwrap();
-            assert_same(&cpu, &want, same, &format!("CPU backend, {what}"));
+            assert_same_bits(&cpu, &want, &format!("CPU backend, {what}"));
         }
     }
 }
@@ -133,28 +112,20 @@ fn check<M: CudaMonoid + Debug>(
 #[test]
 fn f32_sums_have_the_reference_bits() {
     let Some(gpu) = gpu() else { return };
-    check(
-        &gpu,
-        "f32",
-        |n, seed| hard_f32(n, seed, true).into_iter().map(Sum).collect(),
-        same_f32,
-    );
+    check(&gpu, "f32", |n, seed| {
+        hard_f32(n, seed, true).into_iter().map(Sum).collect()
+    });
 }
 
 #[test]
 fn f64_sums_have_the_reference_bits() {
     let Some(gpu) = gpu() else { return };
-    check(
-        &gpu,
-        "f64",
-        |n, seed| {
-            let xs = hard_f32(n, seed, false);
-            xs.into_iter()
-                .map(|x| Sum(x as f64 * 1.000_000_1))
-                .collect()
-        },
-        same_f64,
-    );
+    check(&gpu, "f64", |n, seed| {
+        let xs = hard_f32(n, seed, false);
+        xs.into_iter()
+            .map(|x| Sum(x as f64 * 1.000_000_1))
+            .collect()
+    });
 }
 
 #[test]
@@ -176,10 +147,6 @@ fn an_exact_monoid_gets_the_fold_in_order() {
 #[test]
 fn lifted_log_sum_exp_from_views_at_any_offset() {
     let Some(gpu) = gpu() else { return };
-    let same = |a: &LogSumExp, b: &LogSumExp| {
-        (a.m.to_bits() == b.m.to_bits() || a.m.is_nan() && b.m.is_nan())
-            && (a.s.to_bits() == b.s.to_bits() || a.s.is_nan() && b.s.is_nan())
-    };
     for (shape, axes) in [
         (vec![300usize, 1001], vec![1usize]),
         (vec![300, 1001], vec![0]),
@@ -204,10 +171,9 @@ fn lifted_log_sum_exp_from_views_at_any_offset() {
             )
             .unwrap();
             let got = gpu.download(&out).unwrap();
-            assert_same(
+            assert_same_bits(
                 &got[..want.len()],
                 &want,
-                same,
                 &format!("{shape:?} {axes:?} +{skip}"),
             );
         }

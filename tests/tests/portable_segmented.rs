@@ -15,9 +15,9 @@
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, LayoutError, Lift};
 use reduce_cuda::{Backend, CudaMonoid, Error, Gpu, SegAlgorithm, SegConfig, Sum};
+use reduce_tests::floats::{assert_same_bits, hard_f32, SameBits};
 use reduce_tests::layouts::{convert, every_shape, mixture, offsets_of, owners_of};
 use reduce_tests::{bits_hash, gpu, placed, TestRng};
-use std::fmt::Debug;
 
 /// The knobs that must not change a bit.
 fn configs() -> Vec<SegConfig> {
@@ -34,61 +34,6 @@ fn configs() -> Vec<SegConfig> {
         shuffle.block(1024).trusted(),
         portable.trusted(),
     ]
-}
-
-/// Float bits equal, any NaN matching any NaN (payloads differ between CPU and GPU).
-fn same_f32(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-trait Bits: Copy + Debug {
-    fn same(&self, other: &Self) -> bool;
-}
-impl Bits for Sum<f32> {
-    fn same(&self, other: &Self) -> bool {
-        same_f32(self.0, other.0)
-    }
-}
-impl Bits for Sum<f64> {
-    fn same(&self, other: &Self) -> bool {
-        self.0.to_bits() == other.0.to_bits() || (self.0.is_nan() && other.0.is_nan())
-    }
-}
-impl Bits for LogSumExp {
-    fn same(&self, other: &Self) -> bool {
-        same_f32(self.m, other.m) && same_f32(self.s, other.s)
-    }
-}
-
-fn assert_same<M: Bits>(got: &[M], want: &[M], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: segment count");
-    if let Some(s) = (0..got.len()).find(|&s| !got[s].same(&want[s])) {
-        panic!("{what}: segment {s}: {:?} != {:?}", got[s], want[s]);
-    }
-}
-
-/// Random f32 of magnitudes 2^-10 to 2^14, both signs, with cancelling pairs, zeros of both
-/// signs, subnormals and (when `special`) infinities and NaN sprinkled in.
-fn floats(n: usize, seed: u64, special: bool) -> Vec<f32> {
-    let mut rng = TestRng::new(seed);
-    let mut last = 1.0f32;
-    (0..n)
-        .map(|i| {
-            let e = rng.range(117, 141) as u32;
-            let x = f32::from_bits((rng.next_u64() as u32 & 0x807f_ffff) | (e << 23));
-            let x = match i % 97 {
-                3 => -last * 1.000_000_1,
-                10 => -0.0,
-                11 => 0.0,
-                12 => f32::from_bits(rng.range(1, 0x80_0000) as u32),
-                50 if special && i % 4099 == 50 => f32::INFINITY,
-                60 if special && i % 3001 == 60 => f32::NAN,
-                _ => x,
-            };
-            last = x;
-            x
-        })
-        .collect()
 }
 
 /// The layouts: every shape of the segmented tests, and large ones (2^22 + 3 items: many tiles,
@@ -117,7 +62,7 @@ fn layouts() -> Vec<(String, Vec<u64>)> {
 
 /// Both forms and both index widths of `lengths` on the GPU, every configuration, against the
 /// reference.
-fn check_layout<M: CudaMonoid + Bits>(gpu: &Gpu, name: &str, items: &[M], lengths: &[u64]) {
+fn check_layout<M: CudaMonoid + SameBits>(gpu: &Gpu, name: &str, items: &[M], lengths: &[u64]) {
     let offsets = offsets_of(lengths);
     let want = portable::fold_segments(items, &offsets).unwrap();
     println!(
@@ -143,9 +88,9 @@ fn check_layout<M: CudaMonoid + Bits>(gpu: &Gpu, name: &str, items: &[M], length
         for config in configs() {
             let what = format!("{} {name} u64 {wide} {config:?}", M::CUDA_NAME);
             let got = offsets_dev.reduce_segments(gpu, &xs, config);
-            assert_same(&got.unwrap_or_else(|e| panic!("{what}: {e}")), &want, &what);
+            assert_same_bits(&got.unwrap_or_else(|e| panic!("{what}: {e}")), &want, &what);
             let got = owner_dev.reduce_by_owner(gpu, &xs, lengths.len(), config);
-            assert_same(
+            assert_same_bits(
                 &got.unwrap_or_else(|e| panic!("{what} owners: {e}")),
                 &want,
                 &what,
@@ -159,7 +104,7 @@ fn f32_segments_equal_the_reference_in_every_layout_and_knob() {
     let Some(gpu) = gpu() else { return };
     for (k, (name, lengths)) in layouts().iter().enumerate() {
         let n = lengths.iter().sum::<u64>() as usize;
-        let items: Vec<Sum<f32>> = floats(n, k as u64, k % 3 == 0)
+        let items: Vec<Sum<f32>> = hard_f32(n, k as u64, k % 3 == 0)
             .into_iter()
             .map(Sum)
             .collect();
@@ -172,7 +117,7 @@ fn f64_segments_equal_the_reference() {
     let Some(gpu) = gpu() else { return };
     for (k, (name, lengths)) in layouts().iter().enumerate().step_by(3) {
         let n = lengths.iter().sum::<u64>() as usize;
-        let items: Vec<Sum<f64>> = floats(n, 100 + k as u64, true)
+        let items: Vec<Sum<f64>> = hard_f32(n, 100 + k as u64, true)
             .into_iter()
             .enumerate()
             .map(|(i, x)| Sum(x as f64 * (1.0 + i as f64 * 1e-9)))
@@ -188,7 +133,7 @@ fn lifted_log_sum_exp_equals_the_reference() {
     let Some(gpu) = gpu() else { return };
     for (k, (name, lengths)) in layouts().iter().enumerate().step_by(4) {
         let n = lengths.iter().sum::<u64>() as usize;
-        let raw: Vec<f32> = floats(n, 200 + k as u64, false)
+        let raw: Vec<f32> = hard_f32(n, 200 + k as u64, false)
             .iter()
             .map(|x| x * 1e-3)
             .collect();
@@ -210,14 +155,14 @@ fn lifted_log_sum_exp_equals_the_reference() {
                         .unwrap(),
                 )
                 .unwrap();
-            assert_same(&got, &want, &what);
+            assert_same_bits(&got, &want, &what);
             let got: Vec<LogSumExp> = gpu
                 .download(
                     &gpu.reduce_by_owner_lifted(&xs, &owner_dev, lengths.len(), config)
                         .unwrap(),
                 )
                 .unwrap();
-            assert_same(&got, &want, &format!("{what} owners"));
+            assert_same_bits(&got, &want, &format!("{what} owners"));
         }
     }
 }
@@ -230,7 +175,7 @@ fn items_at_any_offset_give_the_same_bits() {
     let mut rng = TestRng::new(77);
     let lengths = mixture(&mut rng, 300_000);
     let n = lengths.iter().sum::<u64>() as usize;
-    let items: Vec<Sum<f32>> = floats(n, 5, true).into_iter().map(Sum).collect();
+    let items: Vec<Sum<f32>> = hard_f32(n, 5, true).into_iter().map(Sum).collect();
     let offsets = offsets_of(&lengths);
     let want = portable::fold_segments(&items, &offsets).unwrap();
     let offsets_dev = gpu.upload(&convert::<u32>(&offsets)).unwrap();
@@ -241,14 +186,14 @@ fn items_at_any_offset_give_the_same_bits() {
             let got = gpu
                 .download(&gpu.reduce_segments(&view, &offsets_dev, config).unwrap())
                 .unwrap();
-            assert_same(&got, &want, &format!("skip {skip} {config:?}"));
+            assert_same_bits(&got, &want, &format!("skip {skip} {config:?}"));
             let got = gpu
                 .download(
                     &gpu.reduce_by_owner(&view, &owner_dev, lengths.len(), config)
                         .unwrap(),
                 )
                 .unwrap();
-            assert_same(&got, &want, &format!("owners skip {skip} {config:?}"));
+            assert_same_bits(&got, &want, &format!("owners skip {skip} {config:?}"));
         }
     }
 }
@@ -258,7 +203,7 @@ fn items_at_any_offset_give_the_same_bits() {
 #[test]
 fn bad_layouts_are_typed_errors_and_trusted_garbage_is_safe() {
     let Some(gpu) = gpu() else { return };
-    let items: Vec<Sum<f32>> = floats(100_000, 1, false).into_iter().map(Sum).collect();
+    let items: Vec<Sum<f32>> = hard_f32(100_000, 1, false).into_iter().map(Sum).collect();
     let xs = gpu.upload(&items).unwrap();
     let portable = SegConfig::default().portable();
     let bad_offsets: [Vec<u32>; 3] = [
@@ -308,7 +253,7 @@ fn bad_layouts_are_typed_errors_and_trusted_garbage_is_safe() {
     let got = gpu
         .download(&gpu.reduce_segments(&xs, &dev, portable).unwrap())
         .unwrap();
-    assert_same(&got, &want, "after garbage");
+    assert_same_bits(&got, &want, "after garbage");
 }
 
 /// The backends: the CPU gives the reference bits (in parallel over segments), and so does the
@@ -326,7 +271,7 @@ fn the_backends_give_the_reference_bits() {
         vec![3_000_017],
     ] {
         let n = lengths.iter().sum::<u64>() as usize;
-        let items: Vec<Sum<f32>> = floats(n, 8, true).into_iter().map(Sum).collect();
+        let items: Vec<Sum<f32>> = hard_f32(n, 8, true).into_iter().map(Sum).collect();
         let offsets: Vec<u64> = offsets_of(&lengths);
         let want = portable::fold_segments(&items, &offsets).unwrap();
         let owner: Vec<u32> = convert(&owners_of(&lengths));
@@ -334,11 +279,11 @@ fn the_backends_give_the_reference_bits() {
             let what = backend.describe();
             let config = SegConfig::default().portable();
             let got = backend.reduce_segments(&items, &offsets, config).unwrap();
-            assert_same(&got, &want, &what);
+            assert_same_bits(&got, &want, &what);
             let got = backend
                 .reduce_by_owner(&items, &owner, lengths.len(), config)
                 .unwrap();
-            assert_same(&got, &want, &format!("{what} owners"));
+            assert_same_bits(&got, &want, &format!("{what} owners"));
         }
     }
 }

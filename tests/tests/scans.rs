@@ -6,8 +6,8 @@
 //! (LookAhead also in place and on views off a 16-byte boundary, where it runs as LookBack).
 //! Float scans repeat bit for bit and equal the CPU model of LookBack's grouping
 //! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
-//! stream of the device runs scans beside them (other timing); portable scans
-//! (`ScanConfig::portable`), plain, segmented and lifted, equal `reduce_core::portable`'s bits;
+//! stream of the device runs scans beside them (other timing) (the portable scans:
+//! `portable_scans.rs`);
 //! scans and SegHeads taking turns on the scratch words both keep zero between calls; an index
 //! out of bounds in the monoid's code is a device fault in every scan.
 //! NVRTC compiles the family's kernels (CI too).
@@ -691,77 +691,6 @@ fn float_scans_keep_their_bits_beside_other_work() {
             }
             other.synchronize().unwrap();
         }
-    }
-}
-
-/// The portable scans: f32 sums of mixed magnitudes (their bits follow the grouping) over
-/// sizes past several groups of tiles, plain, by offsets and by keys (u32 and u64), lifted,
-/// both kinds, equal `reduce_core::portable`'s scans bit for bit on the GPU and on the CPU
-/// backend; setting the tile is refused.
-#[test]
-fn portable_scans_equal_the_reference() {
-    let mut rng = TestRng::new(1234);
-    let portable_config = ScanConfig::default().portable();
-    let mut backends = vec![Backend::cpu()];
-    if let Some(gpu) = gpu() {
-        backends.push(Backend::Gpu(gpu));
-    }
-    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
-    for n in [0usize, 1, 8191, 8193, 40 * 8192 + 77, (1 << 20) + 333] {
-        let xs = mixed_floats(n, &mut rng);
-        let mut offsets = vec![0u64];
-        while *offsets.last().unwrap() < n as u64 {
-            let next = offsets.last().unwrap() + rng.range(0, 3000);
-            offsets.push(next.min(n as u64));
-        }
-        let keys: Vec<u64> = (0..n as u64).map(|i| (i / 977) % 4).collect();
-        for kind in KINDS {
-            let plain = bits(&portable::scan(&xs, kind));
-            let by_offsets = bits(&portable::scan_segments(&xs, &offsets, kind).unwrap());
-            let by_keys = bits(&portable::scan_by_key(&xs, &keys, kind).unwrap());
-            let offsets32 = convert::<u32>(&offsets);
-            let keys32 = convert::<u32>(&keys);
-            for b in &backends {
-                let what = |form: &str| format!("{} {form} n={n} {kind:?}", b.describe());
-                assert!(
-                    bits(&b.scan(&xs, kind, portable_config).unwrap()) == plain,
-                    "{}",
-                    what("plain")
-                );
-                let got = b
-                    .scan_segments(&xs, &offsets, kind, portable_config)
-                    .unwrap();
-                assert!(bits(&got) == by_offsets, "{}", what("offsets u64"));
-                let got = b
-                    .scan_segments(&xs, &offsets32, kind, portable_config)
-                    .unwrap();
-                assert!(bits(&got) == by_offsets, "{}", what("offsets u32"));
-                let got = b.scan_by_key(&xs, &keys, kind, portable_config).unwrap();
-                assert!(bits(&got) == by_keys, "{}", what("keys u64"));
-                let got = b.scan_by_key(&xs, &keys32, kind, portable_config).unwrap();
-                assert!(bits(&got) == by_keys, "{}", what("keys u32"));
-            }
-        }
-        // Lifted: grouped as the lifted values (8-byte ArgMax from f32 items).
-        if let Some(Backend::Gpu(gpu)) = backends.get(1) {
-            let raw: Vec<f32> = xs.iter().map(|x| x.0).collect();
-            let want = portable::scan(&lifted::<ArgMax, f32>(&raw), Scan::Inclusive);
-            let d = gpu.upload(&raw).unwrap();
-            let got = gpu
-                .scan_lifted::<ArgMax, f32>(&d, Scan::Inclusive, portable_config)
-                .unwrap();
-            assert_eq!(gpu.download(&got).unwrap(), want, "lifted n={n}");
-        }
-    }
-    let xs = vec![Sum(1.0f32); 10];
-    for config in [
-        portable_config.block(128),
-        portable_config.items_per_thread(4),
-    ] {
-        assert!(matches!(
-            Backend::cpu().scan(&xs, Scan::Inclusive, config),
-            Err(Error::InvalidConfig { .. })
-        ));
     }
 }
 
