@@ -120,7 +120,7 @@ fn check_plain<M: CudaMonoid + Random>(cluster: &Cluster, lens: &[usize], seed: 
 /// magnitudes and signs (whose bits depend on the grouping) with the bits of
 /// `reduce_core::portable::fold` — one GPU's and the CPU's — whatever the boundaries (inside
 /// runs, empty shards, shards inside one run), and an exact non-commutative monoid equal to the
-/// fold; `reduce_into` over several ranks still refuses it.
+/// fold; by `reduce` and by `reduce_into` (the value on every local rank's GPU).
 fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
     let shards = Shards::from_lens(lens).unwrap();
     let mut rng = TestRng::new(seed);
@@ -133,24 +133,32 @@ fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
     let portable = reduce_cuda::Config::default().portable();
     let xs = cluster.scatter_with(&items, &shards).unwrap();
     let want = reduce_core::portable::fold(&items).0.to_bits();
+    let mut out = cluster.replicated::<reduce_cuda::Sum<f32>>().unwrap();
     for config in [portable, portable.grid(7)] {
         let got = cluster.reduce(&xs, config).unwrap().0.to_bits();
         assert_eq!(
             got, want,
             "portable f32 over shards {lens:?}: {got:08x} != {want:08x}"
         );
+        cluster.reduce_into(&xs, &mut out, config).unwrap();
+        let got = cluster.read(&out).unwrap().0.to_bits();
+        assert_eq!(
+            got, want,
+            "portable f32 reduce_into over shards {lens:?}: {got:08x} != {want:08x}"
+        );
+        for rank in cluster.local_ranks() {
+            let value = out.value(rank).unwrap();
+            let on_rank = cluster.gpu(rank).unwrap().download(value).unwrap();
+            assert_eq!(on_rank[0].0.to_bits(), want, "rank {rank}");
+        }
     }
     println!("portable-cluster-hash shards {lens:?} {want:08x}");
     let affine = Affine::random_vec(shards.items(), seed + 1);
     let xa = cluster.scatter_with(&affine, &shards).unwrap();
     assert_eq!(cluster.reduce(&xa, portable).unwrap(), fold(&affine));
-    if cluster.world_size() > 1 {
-        let mut out = cluster.replicated::<Affine>().unwrap();
-        assert!(matches!(
-            cluster.reduce_into(&xa, &mut out, portable),
-            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
-        ));
-    }
+    let mut out = cluster.replicated::<Affine>().unwrap();
+    cluster.reduce_into(&xa, &mut out, portable).unwrap();
+    assert_eq!(cluster.read(&out).unwrap(), fold(&affine));
 }
 
 /// Shard lengths whose boundaries fall inside runs of 16 f32 and on them, for `world` ranks.
@@ -504,7 +512,7 @@ fn float_sums_are_deterministic() {
 }
 
 /// Buffers of another cluster or another shape are errors, not UB; so is the portable grouping
-/// of `reduce_into` and of the segmented reductions over several GPUs (not built).
+/// of the segmented reductions over several GPUs (not built).
 #[test]
 fn foreign_and_mismatched_data_are_errors() {
     if child().is_some() {
@@ -539,17 +547,15 @@ fn foreign_and_mismatched_data_are_errors() {
         Err(ClusterError::Mismatch { .. })
     ));
     assert_eq!(a.reduce(&xs, Algorithm::Auto).unwrap(), fold(&items));
-    // The portable grouping: one rank's is one GPU's; over several ranks `reduce` gives it,
-    // `reduce_into` refuses it (not built).
+    // The portable grouping: one rank's is one GPU's; over several ranks `reduce` and
+    // `reduce_into` give it.
     let portable = reduce_cuda::Config::default().portable();
     assert_eq!(a.reduce(&xs, portable).unwrap(), fold(&items));
     let spread = pair.scatter(&items).unwrap();
     assert_eq!(pair.reduce(&spread, portable).unwrap(), fold(&items));
     let mut out = pair.replicated::<Affine>().unwrap();
-    assert!(matches!(
-        pair.reduce_into(&spread, &mut out, portable),
-        Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
-    ));
+    pair.reduce_into(&spread, &mut out, portable).unwrap();
+    assert_eq!(pair.read(&out).unwrap(), fold(&items));
     // So do the segmented reductions over several ranks (each shard's segments would be
     // grouped from the shard's own start); one rank's are one GPU's.
     let seg_portable = SegConfig::default().portable();

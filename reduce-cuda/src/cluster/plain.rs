@@ -62,20 +62,6 @@ impl Cluster {
         result
     }
 
-    /// [`Cluster::reduce_into`] keeps the portable grouping (`Config::portable`) to one rank:
-    /// over several, each shard would be grouped on its own and the partials folded in rank
-    /// order — other bits than one GPU's. [`Cluster::reduce`] gives the portable bits over any
-    /// number of ranks.
-    fn check_portable(&self, config: Config) -> Result<()> {
-        super::error::refuse_portable(
-            "Cluster::reduce_into",
-            config.algorithm.name(),
-            config.portable,
-            self.world,
-            "Cluster::reduce gives its bits",
-        )
-    }
-
     /// [`Cluster::reduce`] with every rank in this process: each rank's thread reduces its shard
     /// into pinned host memory and waits for it (`Gpu::reduce`), and the host folds the
     /// partials.
@@ -242,6 +228,10 @@ impl Cluster {
     /// rank order on its own GPU (one thread, left to right: the same bits as the host fold of
     /// [`Cluster::reduce`]). Collective. The values are equal on every rank; [`Cluster::read`]
     /// waits and reads one (and reports a failure of any rank).
+    ///
+    /// With `Config::portable` over several ranks the call waits: the value, with
+    /// `reduce_core::portable::fold`'s bits, is [`Cluster::reduce`]'s (joined on the host) and
+    /// is then copied to every local rank's GPU.
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -249,10 +239,14 @@ impl Cluster {
         config: impl Into<Config>,
     ) -> Result<()> {
         let config = config.into();
-        self.check_portable(config)?;
         self.check_sharded(xs, "the items")?;
         self.check_replicated(out)?;
         let mut state = self.lock()?;
+        if config.portable && self.world > 1 {
+            let result = self.reduce_portable(&mut state, xs, config);
+            let value = self.abort_on_failure(&mut state, result)?;
+            return self.replicate(out, value);
+        }
         if matches!(state.transport, Transport::Peer(_)) {
             return self.reduce_into_here(&mut state, xs, out, config);
         }
@@ -362,6 +356,19 @@ impl Cluster {
         }
         out.calls += 1;
         launched.map(drop)
+    }
+
+    /// `value` into every local rank's copy of `out`, with no failure recorded.
+    fn replicate<M: CudaMonoid>(&self, out: &mut Replicated<M>, value: M) -> Result<()> {
+        for (m, part) in self.members.iter().zip(&mut out.parts) {
+            bind(&m.gpu)?;
+            m.gpu.upload_into(&mut part.value, &[value])?;
+            if !self.all_local() {
+                m.gpu
+                    .upload_into(&mut part.statuses, &vec![0u64; self.world])?;
+            }
+        }
+        Ok(())
     }
 
     /// Waits (at most [`Cluster::timeout`]) for the queued reductions and returns the result;
