@@ -382,10 +382,13 @@ for phase in "$@"; do
       ;;
     scan)
       # plain scans of four monoids at 2^20..2^28 and segmented scans of every distribution at
-      # 2^26, against the copy roof, CUB's DeviceScan (checked against the sequential scan) and
-      # torch.cumsum, all in this command
+      # 2^26, against the copy roof, CUB's DeviceScan and InclusiveScanByKey (checked against
+      # the sequential scan) and torch.cumsum, all in this command
+      # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes)
+      [ -d "$LAYOUTS" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
-          && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+          && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
+          && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
       .gpu/bin/bench scan --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"

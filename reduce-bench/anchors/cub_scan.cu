@@ -6,6 +6,11 @@
 // h -> a h + b. The exact monoids' outputs are checked against the sequential scan on the host
 // at 2^20 and 2^24 (a wrong output is reported, not timed as a win; 2^28 repeats the verdict of
 // 2^24). Prints "<case>_<inclusive|exclusive> n=<N> ms <median ms> correct <yes|NO|unchecked>".
+// With `segmented DIR`: CUB's segmented scan, DeviceScan::InclusiveScanByKey (a segment is a run
+// of equal keys: each item's segment id, from the u32 CSR offsets `bench seglayouts` wrote in
+// DIR, so the segments are bench scan's) of f32 sums and the affine monoid (checked against the
+// sequential segmented scan) over every layout of 2^26 items: "cub_segscan_<f32|affine>_<layout>
+// n=<N> ms <median ms> correct <yes|NO|unchecked>".
 #include <cub/cub.cuh>
 #include <algorithm>
 #include <cstdint>
@@ -120,10 +125,105 @@ void run(const char* name, uint64_t n, uint4 orm, uint4 andm, T id, Op op, bool 
   CK(cudaFree(out));
 }
 
-int main() {
+// Each item's segment id from CSR offsets (a block per segment).
+__global__ void keys_of(const uint32_t* off, uint64_t segs, uint32_t* keys) {
+  for (uint64_t s = blockIdx.x; s < segs; s += gridDim.x)
+    for (uint64_t i = off[s] + threadIdx.x; i < off[s + 1]; i += blockDim.x) keys[i] = (uint32_t)s;
+}
+
+// Times the inclusive scan by key of the n items `in` under op, keys `keys`; checks exact monoids
+// against the host's sequential scan restarting at every key change.
+template <class T, class Op>
+void run_by_key(const char* name, const std::string& layout, const T* in, const uint32_t* keys, uint64_t n, T id, Op op,
+                bool exact) {
+  T* out;
+  CK(cudaMalloc(&out, n * sizeof(T)));
+  size_t temp_bytes = 0;
+  void* temp = nullptr;
+  auto call = [&]() {
+    CK(cub::DeviceScan::InclusiveScanByKey(temp, temp_bytes, keys, in, out, op, (int64_t)n));
+  };
+  call();
+  CK(cudaMalloc(&temp, temp_bytes));
+  const float ms = median_ms(call);
+  const char* verdict = "unchecked";
+  if (exact) {
+    std::vector<T> h_in(n), h_out(n);
+    std::vector<uint32_t> h_keys(n);
+    CK(cudaMemcpy(h_in.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h_out.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h_keys.data(), keys, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    T acc = id;
+    bool ok = true;
+    for (uint64_t i = 0; i < n && ok; ++i) {
+      acc = op(i > 0 && h_keys[i] == h_keys[i - 1] ? acc : id, h_in[i]);
+      ok = same(h_out[i], acc);
+    }
+    verdict = ok ? "yes" : "NO";
+  }
+  printf("cub_segscan_%s_%s n=%llu ms %.4f correct %s\n", name, layout.c_str(), (unsigned long long)n, ms, verdict);
+  fflush(stdout);
+  CK(cudaFree(temp));
+  CK(cudaFree(out));
+}
+
+// Every layout of 2^26 items in `dir` (files `<layout>@67108864.u32` of u32 offsets).
+void segmented(const char* dir) {
+  const uint64_t n = 1ull << 26;
+  const std::string suffix = "@" + std::to_string(n) + ".u32";
+  std::vector<std::string> files;
+  const std::string cmd = std::string("ls ") + dir + " 2>/dev/null";
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+      std::string f(line);
+      while (!f.empty() && (f.back() == '\n' || f.back() == '\r')) f.pop_back();
+      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+          f.rfind("sweep", 0) != 0)
+        files.push_back(f);
+    }
+    pclose(p);
+  }
+  float* f32;
+  Affine* affine;
+  uint32_t *keys, *d_off;
+  CK(cudaMalloc(&f32, n * sizeof(float)));
+  CK(cudaMalloc(&affine, n * sizeof(Affine)));
+  CK(cudaMalloc(&keys, n * sizeof(uint32_t)));
+  const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
+  fill<<<1024, 256>>>((uint32_t*)f32, n, 1, make_uint4(0x3f800000u, 0, 0, 0), make_uint4(0x3fffffffu, ~0u, ~0u, ~0u));
+  fill<<<1024, 256>>>((uint32_t*)affine, 2 * n, 2, make_uint4(1, 0, 0, 0), all);
+  for (const std::string& file : files) {
+    std::vector<uint32_t> offs;
+    if (FILE* in = fopen((std::string(dir) + "/" + file).c_str(), "rb")) {
+      uint32_t v;
+      while (fread(&v, 4, 1, in) == 1) offs.push_back(v);
+      fclose(in);
+    }
+    if (offs.size() < 2 || offs.back() != n) continue;
+    const uint64_t segs = offs.size() - 1;
+    CK(cudaMalloc(&d_off, offs.size() * 4));
+    CK(cudaMemcpy(d_off, offs.data(), offs.size() * 4, cudaMemcpyHostToDevice));
+    keys_of<<<4096, 256>>>(d_off, segs, keys);
+    CK(cudaGetLastError());
+    const std::string layout = file.substr(0, file.size() - suffix.size());
+    run_by_key("f32", layout, f32, keys, n, 0.0f, SumOp(), false);
+    run_by_key("affine", layout, affine, keys, n, Affine{1, 0}, AffineOp(), true);
+    CK(cudaFree(d_off));
+  }
+  CK(cudaFree(f32));
+  CK(cudaFree(affine));
+  CK(cudaFree(keys));
+}
+
+int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s\n", prop.name);
+  if (argc > 2 && std::string(argv[1]) == "segmented") {
+    segmented(argv[2]);
+    return 0;
+  }
   const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
   for (int lg : {20, 24, 28}) {
     const uint64_t n = 1ull << lg;

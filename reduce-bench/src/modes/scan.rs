@@ -7,10 +7,11 @@
 //! `Auto` only) of `bench segmented`'s distributions at 2^26, against the copy roof measured on the
 //! same bytes in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel,
 //! each byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
-//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`) and `torch.cumsum`
+//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`; the segmented scans against its
+//! `InclusiveScanByKey` over the same segments, f32 and affine) and `torch.cumsum`
 //! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
 //! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
-//! 2^26).
+//! 2^26; CUB's by key too).
 
 use crate::anchors::read_cub;
 use crate::cli::Args;
@@ -409,13 +410,15 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
         };
         let n = xs.len();
         let bytes = (2 * n * std::mem::size_of::<M>()) as f64;
+        // CUB's scan by key of the same segments (its keys: each item's segment id).
+        let cub = format!("cub_segscan_{}_{dist}", self.name);
         table.row(Row {
             case: &format!("segmented {} {form} {dist}", self.name),
             n,
             ms,
             moved: bytes + (4 * layout.len()) as f64,
             roof: (self.roof, bytes),
-            peers: ["", ""],
+            peers: [&cub, ""],
             correct,
         });
         Ok(())
