@@ -2,8 +2,10 @@
 //! past a 16-byte boundary (4-, 8-, 12- and 16-byte items; lifts from 4-, 8- and 12-byte
 //! items) and end where their allocation ends, so that a read past the view is a read past
 //! the allocation (`compute-sanitizer --tool memcheck` reports it), at sizes around the tiles.
-//! The kernels read every whole run of a lane with 16-byte vectors at any alignment; the
-//! grouping does not depend on the address: bit for bit against the sequential fold.
+//! The kernels read every whole run of a lane with 16-byte vectors at any alignment (SegPipeline
+//! bulk-copies the whole 16-byte blocks of a tile and has its lanes copy the bytes before and
+//! after them); the grouping does not depend on the address: bit for bit against the
+//! sequential fold.
 //!
 //! GPU tests: they skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
@@ -43,7 +45,11 @@ fn plain_and_segmented<M: CudaMonoid + PartialEq + Debug>(random: impl Fn(&mut T
                 let got = gpu.reduce(&view, algorithm).unwrap();
                 assert_eq!(got, want, "{ctx} {algorithm}");
             }
-            for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegShuffle] {
+            for algorithm in [
+                SegAlgorithm::Auto,
+                SegAlgorithm::SegShuffle,
+                SegAlgorithm::SegPipeline,
+            ] {
                 let got = gpu
                     .reduce_segments(&view, &offsets, SegConfig::new(algorithm))
                     .unwrap();
@@ -77,10 +83,17 @@ fn lifted<M: Lift<X> + PartialEq + Debug, X: DeviceCopy>(random: impl Fn(&mut Te
             );
             let got = gpu.reduce_lifted::<M, X>(&view, Algorithm::Auto).unwrap();
             assert_eq!(got, want, "{ctx}");
-            let got = gpu
-                .reduce_segments_lifted::<M, X>(&view, &offsets, SegConfig::new(SegAlgorithm::Auto))
-                .unwrap();
-            same(&ctx, &gpu.download(&got).unwrap(), &segments);
+            for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegPipeline] {
+                let config = SegConfig::new(algorithm);
+                let got = gpu
+                    .reduce_segments_lifted::<M, X>(&view, &offsets, config)
+                    .unwrap();
+                same(
+                    &format!("{ctx} {algorithm}"),
+                    &gpu.download(&got).unwrap(),
+                    &segments,
+                );
+            }
         }
     }
 }
