@@ -6,8 +6,8 @@
 //! (LookAhead also in place and on views off a 16-byte boundary, where it runs as LookBack).
 //! Float scans repeat bit for bit and equal the CPU model of LookBack's grouping
 //! (`reduce_core::portable::scan_grouped`), which the other two share, also while another
-//! stream of the device runs scans beside them (other timing) (the portable scans:
-//! `portable_scans.rs`);
+//! stream of the device runs scans beside them (other timing) and on LookAhead grids of 1 to
+//! 1000 blocks (the portable scans: `portable_scans.rs`, and here on those grids);
 //! scans and SegHeads taking turns on the scratch words both keep zero between calls; an index
 //! out of bounds in the monoid's code is a device fault in every scan.
 //! NVRTC compiles the family's kernels (CI too).
@@ -690,6 +690,52 @@ fn float_scans_keep_their_bits_beside_other_work() {
                 );
             }
             other.synchronize().unwrap();
+        }
+    }
+}
+
+/// LookAhead's persistent grid forced to 1, 7, 132 and 1000 blocks (fewer and more than are
+/// resident): the same bits as the CPU model of the grouping, plain and by key (portable: the
+/// portable reference's), both kinds.
+#[test]
+fn float_scans_keep_their_bits_on_any_grid() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(77);
+    let xs = mixed_floats((1 << 21) + 77, &mut rng);
+    let keys: Vec<u32> = (0..xs.len() as u32).map(|i| (i / 3001) % 3).collect();
+    let (dxs, dkeys) = (gpu.upload(&xs).unwrap(), gpu.upload(&keys).unwrap());
+    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
+    let ahead = ScanConfig::new(ScanAlgorithm::LookAhead)
+        .block(256)
+        .items_per_thread(32);
+    for kind in KINDS {
+        let heads = |keys: &[u32]| -> Vec<bool> {
+            (0..keys.len())
+                .map(|i| i == 0 || keys[i] != keys[i - 1])
+                .collect()
+        };
+        let cases = [
+            (
+                ahead,
+                bits(&portable::scan_grouped(&xs, &[], 256, 32, kind)),
+                bits(&portable::scan_grouped(&xs, &heads(&keys), 256, 32, kind)),
+            ),
+            (
+                ScanConfig::default().portable(),
+                bits(&portable::scan(&xs, kind)),
+                bits(&portable::scan_by_key(&xs, &keys, kind).unwrap()),
+            ),
+        ];
+        for (config, want, want_keys) in cases {
+            for grid in [1, 7, 132, 1000] {
+                let config = config.grid(grid);
+                let got = gpu.scan(&dxs, kind, config).unwrap();
+                let got = bits(&gpu.download(&got).unwrap());
+                assert!(got == want, "{config:?} {kind:?}");
+                let got = gpu.scan_by_key(&dxs, &dkeys, kind, config).unwrap();
+                let got = bits(&gpu.download(&got).unwrap());
+                assert!(got == want_keys, "by key {config:?} {kind:?}");
+            }
         }
     }
 }

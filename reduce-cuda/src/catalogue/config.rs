@@ -285,6 +285,11 @@ pub struct ScanConfig {
     pub trusted: bool,
     /// The portable grouping (see [`ScanConfig::portable`]).
     pub portable: bool,
+    /// LookAhead's persistent grid: the blocks that take the tiles in turn (default: as many
+    /// as are resident at once; never more than the tiles). The grouping does not depend on it:
+    /// it changes the speed, never the bits. Only for LookAhead (and `Auto`, where it runs
+    /// LookAhead's kernel): LookBack and ReduceThenScan launch a block per tile.
+    pub grid: Option<u32>,
 }
 
 impl From<ScanAlgorithm> for ScanConfig {
@@ -314,6 +319,11 @@ impl ScanConfig {
     /// Skips the check of CSR offsets: for offsets already known to be valid.
     pub fn trusted(mut self) -> Self {
         self.trusted = true;
+        self
+    }
+    /// Sets LookAhead's persistent grid (see [`ScanConfig::grid`](#structfield.grid)).
+    pub fn grid(mut self, blocks: u32) -> Self {
+        self.grid = Some(blocks);
         self
     }
     /// The portable mode: the tile is fixed by the monoid's size alone (256 threads ×

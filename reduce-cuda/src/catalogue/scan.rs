@@ -106,6 +106,8 @@ pub(crate) struct ScanPlan {
     /// The sizes of an input item and of a value.
     in_size: usize,
     m_size: usize,
+    /// LookAhead's persistent grid, where the configuration sets it.
+    grid: Option<u32>,
 }
 
 /// LookAhead's dynamic shared memory for `stages` stages of tiles of `block` threads of `items`
@@ -228,6 +230,22 @@ pub(crate) fn scan_plan(
     };
     let name = algorithm.name();
     let passes = algorithm == ScanAlgorithm::ReduceThenScan;
+    match config.grid {
+        Some(0) => return Err(invalid(name, "a grid of 0 blocks")),
+        Some(_)
+            if matches!(
+                config.algorithm,
+                ScanAlgorithm::LookBack | ScanAlgorithm::ReduceThenScan
+            ) =>
+        {
+            return Err(invalid(
+                name,
+                "grid sets LookAhead's persistent grid; LookBack and ReduceThenScan launch a \
+                 block per tile",
+            ))
+        }
+        _ => {}
+    }
     let sparse_look_back = config.algorithm == ScanAlgorithm::Auto
         && segments == Segments::Offsets
         && scan_offsets_few_by_look_back(items.m_size);
@@ -265,6 +283,7 @@ pub(crate) fn scan_plan(
             sparse_look_back,
             in_size: items.in_size,
             m_size: items.m_size,
+            grid: config.grid,
         });
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
@@ -303,6 +322,7 @@ pub(crate) fn scan_plan(
         sparse_look_back,
         in_size: items.in_size,
         m_size: items.m_size,
+        grid: config.grid,
     })
 }
 
@@ -581,10 +601,16 @@ impl ScanPlan {
         let kernel = d
             .device
             .kernel(module, entry, threads, self.dynamic_smem(), self.name)?;
-        // LookAhead: a persistent grid, as many blocks as are resident at once (fewer where
-        // there are fewer tiles); its blocks take their tiles from the counter.
+        // LookAhead: a persistent grid, as many blocks as are resident at once or as the
+        // configuration asks (never more than the tiles); its blocks take their tiles from the
+        // counter in order, so a block waits only on tiles that running blocks hold: any grid
+        // finishes, with the same bits.
         let grid = if self.ahead > 0 {
-            d.device.resident_blocks(&kernel)?.clamp(1, tiles)
+            let blocks = match self.grid {
+                Some(blocks) => blocks as u64,
+                None => d.device.resident_blocks(&kernel)?,
+            };
+            blocks.clamp(1, tiles)
         } else {
             tiles
         };
@@ -638,6 +664,23 @@ mod tests {
         let byte = values(1);
         let plan = scan_plan(ScanConfig::default(), byte, Segments::None, false).unwrap();
         assert_eq!(plan.items, 32);
+        // the grid: LookAhead's (and Auto's, in either mode), never 0, not for a block per tile
+        for config in [
+            ScanConfig::new(ScanAlgorithm::LookAhead),
+            ScanConfig::default(),
+            ScanConfig::default().portable(),
+        ] {
+            let plan = scan_plan(config.grid(7), F32, Segments::Keys, false).unwrap();
+            assert_eq!(plan.grid, Some(7));
+            assert!(scan_plan(config.grid(0), F32, Segments::None, false).is_err());
+        }
+        let lifted = Items { in_size: 2, ..F32 };
+        let plan = scan_plan(ScanConfig::default().grid(7), lifted, Segments::None, false);
+        assert_eq!(plan.unwrap().ahead, 0); // Auto runs LookBack there: the grid is not used
+        for algorithm in [ScanAlgorithm::LookBack, ScanAlgorithm::ReduceThenScan] {
+            let config = ScanConfig::new(algorithm).grid(7);
+            assert!(scan_plan(config, F32, Segments::None, false).is_err());
+        }
     }
 
     /// LookBack's default tiles' items are staged: 32 KiB of f32 statically; 48 KiB of 12-byte items
