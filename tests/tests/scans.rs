@@ -741,8 +741,9 @@ fn float_scans_keep_their_bits_on_any_grid() {
 }
 
 /// Past the u32 index range: the inclusive scan, in place, of 2^32 + 3 one-byte items (a
-/// non-commutative S4 permutation each), every output checked against the running fold. Needs
-/// about 4.3 GB of device memory and 8.6 GB of host memory.
+/// non-commutative S4 permutation each), and the exclusive scan by u64 CSR offsets with
+/// segments on both sides of 2^31 and 2^32, every output checked against the running fold.
+/// Needs about 4.3 GB of device memory and 8.6 GB of host memory.
 #[test]
 fn more_than_u32_max_items() {
     let Some(gpu) = gpu() else { return };
@@ -764,5 +765,32 @@ fn more_than_u32_max_items() {
     for (i, y) in got.iter().enumerate() {
         acc = Perm4::combine(acc, block[i % block.len()]);
         assert!(*y == acc, "output {i} of 2^32 + 3");
+    }
+    drop(got);
+    // Exclusive, by u64 CSR offsets whose segments start and end on both sides of 2^31 and
+    // 2^32, in place.
+    let offsets: [u64; 7] = [
+        0,
+        5,
+        (1 << 31) + 7,
+        (1 << 32) - 1,
+        1 << 32,
+        (1 << 32) + 2,
+        n as u64,
+    ];
+    let items: Vec<Perm4> = (0..n).map(|i| block[i % block.len()]).collect();
+    gpu.upload_into(&mut xs, &items).unwrap();
+    drop(items);
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    gpu.scan_segments_in_place(&mut xs, &d_offsets, Scan::Exclusive, ScanAlgorithm::Auto)
+        .unwrap();
+    let got = gpu.download(&xs).unwrap();
+    let (mut acc, mut next) = (Perm4::identity(), 1);
+    for (i, y) in got.iter().enumerate() {
+        if offsets[next] == i as u64 {
+            (acc, next) = (Perm4::identity(), next + 1);
+        }
+        assert!(*y == acc, "exclusive output {i} by offsets {offsets:?}");
+        acc = Perm4::combine(acc, block[i % block.len()]);
     }
 }
