@@ -6,8 +6,8 @@
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
-# portable (the portable mode, plain, segmented and along axes, against the default and CUB's gpu_to_gpu determinism),
-# portable-axes, portable-seg (its sections along axes and segmented alone),
+# portable (the portable mode, plain, segmented, along axes and scans, against the default and CUB's gpu_to_gpu
+# determinism), portable-axes, portable-seg, portable-scan (its sections along axes, segmented and of scans alone),
 # fuzz, api (every public call as users call it), overhead (what each call's host work adds to it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -370,6 +370,12 @@ for phase in "$@"; do
       # AxisConfig::portable against the default on bench axes' shapes alone (portable-axes.csv)
       .gpu/bin/bench portable-axes --out "$OUT" 2>"$OUT/bench-portable-axes.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-portable-axes.err" >> "$SUMMARY"
+      ;;
+    portable-scan)
+      # ScanConfig::portable against the default: f32, f64 and lifted log-sum-exp scans, plain,
+      # by key and by offsets, at 2^24 and 2^28 (PORTABLE_SCAN_QUICK=1: 2^24) (portable-scan.csv)
+      .gpu/bin/bench portable-scan ${PORTABLE_SCAN_QUICK:+--quick} --out "$OUT" 2>"$OUT/bench-portable-scan.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-portable-scan.err" >> "$SUMMARY"
       ;;
     axes)
       # rows, columns and middle axes of 2^26 f32 (AXES_LOG2=28: 2^28), logits per row (ArgMax, log-sum-exp), against the read roof,

@@ -19,6 +19,10 @@
 //! bench segargmax [--out DIR] [--cub F]             the same per segment, every distribution
 //! bench lse [--quick] [--out DIR]                    log-sum-exp of f32 logits (exp per item), all and per row
 //! bench overhead [--out DIR]                        each call alone, queued back to back, and its host work
+//! bench axes [--log2 K] [--out DIR] [--cub F] [--torch F]  reductions along the axes of arrays
+//! bench scan [--quick] [--out DIR] [--cub F] [--torch F]   scans, plain and segmented, vs the copy roof
+//! bench portable [--quick] [--out DIR] [--cub F]    the portable mode against the default, every family
+//! bench portable-seg | portable-axes | portable-scan [--quick] [--out DIR]  one of its sections
 //! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
 //! ```
 //!

@@ -11,8 +11,10 @@
 //! `bench segmented` at 2^26 items, both forms, trusted and validated, portable against the
 //! default (`Auto`) in the same command, each portable output checked against the CPU's
 //! (`Cpu::reduce_segments_portable`) and hashed (`bits`: FNV-1a of the output's bytes).
-//! Then the reductions along axes (`AxisConfig::portable`, `portable_axes.rs`).
-//! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv` and `portable.txt`.
+//! Then the reductions along axes (`AxisConfig::portable`, `portable_axes.rs`) and the scans
+//! (`ScanConfig::portable`, `portable_scans.rs`).
+//! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv`, `portable-scan.csv` and
+//! `portable.txt`.
 //! `bench portable-seg` runs the segmented section alone (`portable_seg`).
 
 use crate::anchors::read_cub;
@@ -193,6 +195,9 @@ pub fn portable(args: &Args) -> Result<()> {
     let axes_csv = super::portable_axes::along_axes(&gpu, &kernels, &mut lines)?;
     std::fs::write(args.out.join("portable-axes.csv"), axes_csv)
         .expect("writing portable-axes.csv");
+    let scan_csv = super::portable_scans::scans(&gpu, &kernels, &mut lines, args.quick)?;
+    std::fs::write(args.out.join("portable-scan.csv"), scan_csv)
+        .expect("writing portable-scan.csv");
     report(&args.out, "portable.txt", &lines);
     Ok(())
 }
