@@ -60,7 +60,7 @@
 // Parameters: R_BLOCK threads, R_ITEMS items per thread, R_SEG (0 none, R_SEG_OFFSETS,
 // R_SEG_KEYS), R_IDX64 (u64 offsets or keys), R_WORD_PARTS (an entry's 16-byte parts, 0 for
 // states and values apart: THE ENTRIES), R_MIN_BLOCKS (scan_tiles' resident blocks per SM its
-// registers are capped for; 0: no cap, catalogue/scan.rs picks it), R_STAGE_BYTES (the warps'
+// registers are capped for; 0: no cap, catalogue/scan/mod.rs picks it), R_STAGE_BYTES (the warps'
 // stages: R_BLOCK * R_ITEMS input items; 0: no stage) and R_STAGE_DYNAMIC (1: the stages are the
 // launch's dynamic shared memory).
 

@@ -406,7 +406,7 @@ pub(crate) const SCAN_AHEAD_STAGES: u32 = 6;
 pub(crate) const SCAN_AHEAD_LEAD: u32 = 3;
 
 /// The dynamic shared memory LookAhead's stages may take, with a value per thread (segmented,
-/// and a bit per item) for each of the lead's tiles and one more (catalogue/scan.rs's
+/// and a bit per item) for each of the lead's tiles and one more (catalogue/scan/mod.rs's
 /// `ahead_smem`): six 32 KiB tiles of f32 and of 8-byte values, f32 by offsets, six 28 KiB
 /// tiles of 8- and 16-byte values by u32 key ([`scan_ahead_items`]'s runs); five of f32 by key
 /// (room for a tile's keys, in tiles of 28 KiB), of 8-byte values by offsets and of 16-byte
@@ -491,7 +491,7 @@ pub(crate) fn scan_items(in_size: usize, m_size: usize) -> u32 {
 /// 12, 16-byte 7, 24-byte 6; `None` where no such run exists (1-, 2-, 20- or 32-byte items).
 /// With an odd number of vectors the runs of a quarter warp's lanes start in distinct bank
 /// groups, so a lane reads its run in order as copied, where an even run is swizzled in place by
-/// its first read (kernels/scan_ahead.cu's `r_ahead_first_read`). `catalogue/scan.rs` takes it
+/// its first read (kernels/scan_ahead.cu's `r_ahead_first_read`). `catalogue/scan/mod.rs` takes it
 /// by key and where the default run leaves LookAhead too few stages. On an H200, by u32 key at
 /// 2^26 (eleven distributions): f32 0.90-0.94x the time of 32 items, affine 0.90-0.94x that of
 /// 16 (against even runs read rotated, with selects to undo it, before
