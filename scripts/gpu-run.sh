@@ -350,8 +350,9 @@ for phase in "$@"; do
     portable)
       # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered
       # Shuffle and CUB DeviceReduce::Sum (run_to_run, and gpu_to_gpu where the toolkit's CCCL has it);
-      # then SegConfig::portable against the default on every segmented distribution (portable-seg.csv),
-      # then AxisConfig::portable against the default on bench axes' shapes (portable-axes.csv)
+      # then SegConfig::portable against the default on every segmented distribution, f32, f64 and
+      # lifted log-sum-exp (portable-seg.csv), then AxisConfig::portable against the default on bench
+      # axes' shapes (portable-axes.csv), then ScanConfig::portable (portable-scan.csv)
       # with the newer CCCL headers staged in .gpu/cccl.tgz (gpu_to_gpu), else the toolkit's
       cccl=""
       if [ -f .gpu/cccl.tgz ]; then mkdir -p /tmp/cccl && tar xzf .gpu/cccl.tgz -C /tmp/cccl && cccl="-I/tmp/cccl/include"; fi

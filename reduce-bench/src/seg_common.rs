@@ -4,8 +4,8 @@
 use crate::layouts;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::{
-    Algorithm, Config, CudaMonoid, DeviceInput, DeviceOutput, DeviceVec, Gpu, SegAlgorithm,
-    SegConfig,
+    Algorithm, Config, CudaMonoid, DeviceCopy, DeviceInput, DeviceOutput, DeviceVec, Gpu, Lift,
+    SegAlgorithm, SegConfig,
 };
 
 /// The two forms of a layout, as the modes name them.
@@ -72,12 +72,17 @@ impl DeviceLayout {
 
     /// Bytes a segmented reduction must move: items, the layout, one result per segment.
     pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
-        let index = match self.layout(form) {
+        let size = std::mem::size_of::<M>();
+        (n * size + self.index_bytes(n, form) + self.segments * size) as f64
+    }
+
+    /// The bytes of the layout in `form` over `n` items.
+    pub fn index_bytes(&self, n: usize, form: &str) -> usize {
+        match self.layout(form) {
             Form::Owner(_) => 4 * n,
             Form::Offsets(_) => 4 * (self.segments + 1),
             Form::Offsets64(_) => 8 * (self.segments + 1),
-        };
-        (n * std::mem::size_of::<M>() + index + self.segments * std::mem::size_of::<M>()) as f64
+        }
     }
 
     /// One reduction into `out` (no allocation).
@@ -95,6 +100,26 @@ impl DeviceLayout {
             }
             Form::Offsets(offsets) => gpu.reduce_segments_into(items, offsets, out, config),
             Form::Offsets64(offsets) => gpu.reduce_segments_into(items, offsets, out, config),
+        }
+    }
+
+    /// One reduction of `lift(x, i)` for the items `x` of `items` into `out`.
+    pub fn run_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        gpu: &Gpu,
+        items: &impl DeviceInput<X>,
+        out: &mut impl DeviceOutput<M>,
+        form: &str,
+        config: SegConfig,
+    ) -> reduce_cuda::Result<()> {
+        match self.layout(form) {
+            Form::Owner(owner) => {
+                gpu.reduce_by_owner_lifted_into(items, owner, self.segments, out, config)
+            }
+            Form::Offsets(offsets) => gpu.reduce_segments_lifted_into(items, offsets, out, config),
+            Form::Offsets64(offsets) => {
+                gpu.reduce_segments_lifted_into(items, offsets, out, config)
+            }
         }
     }
 

@@ -7,10 +7,11 @@
 //! Each portable result is checked against `reduce_core::portable::fold` on the CPU (up to 2^26
 //! items: `cpu bits` yes/NO) and against itself over the timed runs (`repeat bits`); its bytes
 //! (`bits`, hex) are the same on every device, whose data is the same.
-//! Then the segmented reductions (`SegConfig::portable`): f32 sums over every distribution of
-//! `bench segmented` at 2^26 items, both forms, trusted and validated, portable against the
-//! default (`Auto`) in the same command, each portable output checked against the CPU's
-//! (`Cpu::reduce_segments_portable`) and hashed (`bits`: FNV-1a of the output's bytes).
+//! Then the segmented reductions (`SegConfig::portable`): f32 sums (trusted and validated), f64
+//! sums and log-sum-exp lifted from f32 logits (trusted) over every distribution of `bench
+//! segmented` at 2^26 items, both forms, portable against the default (`Auto`) in the same
+//! command, each portable output checked against the CPU's (`Cpu::reduce_segments_portable`)
+//! and hashed (`bits`: FNV-1a of the output's bytes; the CSV's last column names the case).
 //! Then the reductions along axes (`AxisConfig::portable`, `portable_axes.rs`) and the scans
 //! (`ScanConfig::portable`, `portable_scans.rs`).
 //! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv`, `portable-scan.csv` and
@@ -235,7 +236,8 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
 }
 
 /// `bench portable-seg [--quick] [--out DIR]`: the segmented section alone
-/// (`portable-seg.csv`, `portable-seg.txt`); `--quick` times trusted calls only.
+/// (`portable-seg.csv`, `portable-seg.txt`); `--quick` times trusted calls only (f64 sums and
+/// log-sum-exp are timed trusted only either way).
 pub fn portable_seg(args: &Args) -> Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -247,9 +249,11 @@ pub fn portable_seg(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// The segmented portable mode: f32 sums over every `bench segmented` distribution at 2^26
-/// items, both forms, trusted and/or validated (`passes`: whether each is trusted), against the
-/// default mode (`Auto`); returns the CSV.
+/// The segmented portable mode over every `bench segmented` distribution at 2^26 items, both
+/// forms, against the default mode (`Auto`): f32 sums trusted and/or validated (`passes`:
+/// whether each is trusted), f64 sums and log-sum-exp lifted from f32 logits trusted; each
+/// portable output checked against the CPU's (`Cpu::reduce_segments_portable`) and against
+/// itself, and hashed. Returns the CSV.
 fn segmented(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -257,41 +261,112 @@ fn segmented(
     passes: &[bool],
 ) -> Result<String> {
     let n = 1u64 << 26;
-    let xs = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
-    let plain_gbs = (n * 4) as f64 / (plain_shuffle_ms(gpu, xs.items())? as f64 * 1e6);
-    let host = gpu.download(xs.items())?;
     let mut csv = String::from(
         "layout,form,trust,n,segments,default_ms,portable_ms,portable_cost,default_of_plain,\
-         portable_of_plain,cpu_bits,repeat_bits,bits\n",
+         portable_of_plain,cpu_bits,repeat_bits,bits,case\n",
     );
+    let f32s = kernels.fill_random::<Sum<f32>>(n as usize, 12, &masks_f32())?;
+    let f64s = kernels.fill_random::<Sum<f64>>(n as usize, 13, &masks_f64())?;
+    let logits = kernels.fill_random::<f32>(n as usize, 14, &masks_f32())?;
+    let lift = <LogSumExp as Lift<f32>>::lift;
+    let host_f32 = gpu.download(f32s.items())?;
+    let host_f64 = gpu.download(f64s.items())?;
+    let host_lse: Vec<LogSumExp> = (gpu.download(logits.items())?.into_iter().enumerate())
+        .map(|(i, x)| lift(x, i as u64))
+        .collect();
+    // plain Shuffle's GB/s on each case's values (log-sum-exp: on its f32 logits, lifted)
+    let plain_f32 = (n * 4) as f64 / (plain_shuffle_ms(gpu, f32s.items())? as f64 * 1e6);
+    let plain_f64 = (n * 8) as f64 / (plain_shuffle_ms(gpu, f64s.items())? as f64 * 1e6);
+    let mut lse_out = gpu.identities::<LogSumExp>(1)?;
+    let config = Config::new(Algorithm::Shuffle);
+    let lse_ms = median_ms(gpu, REPS, || {
+        gpu.reduce_lifted_into(logits.items(), &mut lse_out, config)
+    })?;
+    let plain_lse = (n * 4) as f64 / (lse_ms as f64 * 1e6);
     lines.push(format!(
-        "segmented f32 sums, 2^26 items (plain Shuffle {plain_gbs:.0} GB/s): layout form trust: \
-         default / portable ms, cost, ×plain default / portable, cpu bits, repeat, bits"
+        "segmented, 2^26 items (plain Shuffle f32 {plain_f32:.0}, f64 {plain_f64:.0}, lse \
+         {plain_lse:.0} GB/s): case layout form trust: default / portable ms, cost, ×plain \
+         default / portable, cpu bits, repeat, bits"
     ));
+    let cpu = Cpu::new();
     for dist in DISTRIBUTIONS {
         let offsets = distribution(dist, n, 7).expect("a known distribution");
         let layout = DeviceLayout::new(gpu, &offsets)?;
-        let want = Cpu::new()
-            .reduce_segments_portable(&host, &offsets)
-            .expect("a valid layout");
-        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        let mut rows = Rows {
+            gpu,
+            lines: &mut *lines,
+            csv: &mut csv,
+            layout: &layout,
+            dist,
+            n: n as usize,
+        };
+        let want = cpu
+            .reduce_segments_portable(&host_f32, &offsets)
+            .expect("valid");
+        let xs = f32s.items();
+        rows.case("f32 sum", passes, 4, plain_f32, &want, |form, c, out| {
+            layout.run(gpu, xs, out, form, c)
+        })?;
+        let want = cpu
+            .reduce_segments_portable(&host_f64, &offsets)
+            .expect("valid");
+        let xs = f64s.items();
+        rows.case("f64 sum", &[true], 8, plain_f64, &want, |form, c, out| {
+            layout.run(gpu, xs, out, form, c)
+        })?;
+        let want = cpu
+            .reduce_segments_portable(&host_lse, &offsets)
+            .expect("valid");
+        let xs = logits.items();
+        rows.case("lse f32", &[true], 4, plain_lse, &want, |form, c, out| {
+            layout.run_lifted(gpu, xs, out, form, c)
+        })?;
+        eprintln!("portable: segmented {dist} done");
+    }
+    Ok(csv)
+}
+
+/// Where the segmented rows of one layout go.
+struct Rows<'a> {
+    gpu: &'a Gpu,
+    lines: &'a mut Vec<String>,
+    csv: &'a mut String,
+    layout: &'a DeviceLayout,
+    dist: &'a str,
+    n: usize,
+}
+
+impl Rows<'_> {
+    /// One case (`run`: a reduction in a form and a configuration into an output) in both
+    /// forms and each of `passes`, default and portable, items of `in_size` bytes; `plain_gbs`:
+    /// plain Shuffle's on the same items; `want`: the CPU's portable values.
+    #[allow(clippy::too_many_arguments)]
+    fn case<M: CudaMonoid>(
+        &mut self,
+        case: &str,
+        passes: &[bool],
+        in_size: usize,
+        plain_gbs: f64,
+        want: &[M],
+        run: impl Fn(&str, SegConfig, &mut DeviceVec<M>) -> Result<()>,
+    ) -> Result<()> {
+        let gpu = self.gpu;
+        let mut out = gpu.identities::<M>(self.layout.segments)?;
         for form in FORMS {
             for &trusted in passes {
                 let trust = |c: SegConfig| if trusted { c.trusted() } else { c };
                 let default = trust(SegConfig::default());
                 let portable = trust(SegConfig::default().portable());
-                let default_ms = layout.time(gpu, xs.items(), &mut out, form, default)?;
-                let portable_ms = layout.time(gpu, xs.items(), &mut out, form, portable)?;
+                let default_ms = median_ms(gpu, REPS, || run(form, default, &mut out))?;
+                let portable_ms = median_ms(gpu, REPS, || run(form, portable, &mut out))?;
                 let first = gpu.download(&out)?;
-                layout.run(gpu, xs.items(), &mut out, form, portable)?;
+                run(form, portable, &mut out)?;
                 let again = gpu.download(&out)?;
-                let same = |a: &[Sum<f32>], b: &[Sum<f32>]| {
-                    a.iter().zip(b).all(|(x, y)| {
-                        x.0.to_bits() == y.0.to_bits() || (x.0.is_nan() && y.0.is_nan())
-                    })
-                };
                 let verdict = |ok: bool| if ok { "yes" } else { "NO" };
-                let bytes = layout.bytes::<Sum<f32>>(n as usize, form);
+                // moved: the items, the layout, one value per segment
+                let index = self.layout.index_bytes(self.n, form);
+                let size = std::mem::size_of::<M>();
+                let bytes = (self.n * in_size + index + self.layout.segments * size) as f64;
                 let of_plain = |ms: f32| bytes / (ms as f64 * 1e6) / plain_gbs;
                 let trust = if trusted { "trusted" } else { "validated" };
                 let cells = [
@@ -300,23 +375,24 @@ fn segmented(
                     format!("{:.3}", portable_ms / default_ms),
                     format!("{:.3}", of_plain(default_ms)),
                     format!("{:.3}", of_plain(portable_ms)),
-                    verdict(same(&first, &want)).to_string(),
-                    verdict(same(&first, &again)).to_string(),
+                    verdict(hash_of(&first) == hash_of(want)).to_string(),
+                    verdict(hash_of(&first) == hash_of(&again)).to_string(),
                     hash_of(&first),
                 ];
-                lines.push(format!(
-                    "{dist:<13} {form:<7} {trust:<9}: {} / {} ms  cost {}  ×plain {} / {}  cpu bits {} repeat {} bits {}",
+                let dist = self.dist;
+                self.lines.push(format!(
+                    "{case:<8} {dist:<13} {form:<7} {trust:<9}: {} / {} ms  cost {}  ×plain {} / {}  cpu bits {} repeat {} bits {}",
                     cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]
                 ));
                 let _ = writeln!(
-                    csv,
-                    "{dist},{form},{trust},{n},{},{}",
-                    layout.segments,
+                    self.csv,
+                    "{dist},{form},{trust},{},{},{},{case}",
+                    self.n,
+                    self.layout.segments,
                     cells.join(",")
                 );
             }
         }
-        eprintln!("portable: segmented {dist} done");
+        Ok(())
     }
-    Ok(csv)
 }
