@@ -12,6 +12,7 @@
 // sequential segmented scan) over every layout of 2^26 items: "cub_segscan_<f32|affine>_<layout>
 // n=<N> ms <median ms> correct <yes|NO|unchecked>".
 #include <cub/cub.cuh>
+#include "layouts.cuh"
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -171,19 +172,7 @@ void run_by_key(const char* name, const std::string& layout, const T* in, const 
 void segmented(const char* dir) {
   const uint64_t n = 1ull << 26;
   const std::string suffix = "@" + std::to_string(n) + ".u32";
-  std::vector<std::string> files;
-  const std::string cmd = std::string("ls ") + dir + " 2>/dev/null";
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char line[512];
-    while (fgets(line, sizeof line, p)) {
-      std::string f(line);
-      while (!f.empty() && (f.back() == '\n' || f.back() == '\r')) f.pop_back();
-      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-          f.rfind("sweep", 0) != 0)
-        files.push_back(f);
-    }
-    pclose(p);
-  }
+  const std::vector<std::string> files = layout_files(dir, suffix, false);
   float* f32;
   Affine* affine;
   uint32_t *keys, *d_off;
@@ -194,12 +183,7 @@ void segmented(const char* dir) {
   fill<<<1024, 256>>>((uint32_t*)f32, n, 1, make_uint4(0x3f800000u, 0, 0, 0), make_uint4(0x3fffffffu, ~0u, ~0u, ~0u));
   fill<<<1024, 256>>>((uint32_t*)affine, 2 * n, 2, make_uint4(1, 0, 0, 0), all);
   for (const std::string& file : files) {
-    std::vector<uint32_t> offs;
-    if (FILE* in = fopen((std::string(dir) + "/" + file).c_str(), "rb")) {
-      uint32_t v;
-      while (fread(&v, 4, 1, in) == 1) offs.push_back(v);
-      fclose(in);
-    }
+    const std::vector<uint32_t> offs = read_offsets<uint32_t>(std::string(dir) + "/" + file);
     if (offs.size() < 2 || offs.back() != n) continue;
     const uint64_t segs = offs.size() - 1;
     CK(cudaMalloc(&d_off, offs.size() * 4));

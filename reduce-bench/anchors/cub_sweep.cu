@@ -6,6 +6,7 @@
 // Prints "<case> n=<N> ms <median ms> [correct yes|NO]"; correctness is checked against a host
 // fold for N <= 2^22 (DeviceReduce::Reduce on a non-commutative monoid is expected to be WRONG).
 #include <cub/cub.cuh>
+#include "layouts.cuh"
 #include <cstdio>
 #include <cstdint>
 #include <vector>
@@ -126,35 +127,23 @@ __global__ void keys_of(const int* off, int segs, int* keys) {
     for (int i = off[s] + threadIdx.x; i < off[s + 1]; i += blockDim.x) keys[i] = s;
 }
 void segmented(const char* dir) {
-  std::vector<std::string> files;
-  std::string cmd = std::string("ls ") + dir + " 2>/dev/null";
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char line[512];
-    while (fgets(line, sizeof line, p)) {
-      std::string f(line);
-      while (!f.empty() && (f.back() == '\n' || f.back() == '\r')) f.pop_back();
-      if (f.size() > 4 && f.substr(f.size() - 4) == ".u32") files.push_back(f);
-    }
-    pclose(p);
-  }
+  const std::vector<std::string> files = layout_files(dir, ".u32", true);
   size_t max_n = 0;
-  std::vector<std::vector<int>> all;
+  std::vector<std::vector<int>> all;  // the offsets of each layout read, and its name
+  std::vector<std::string> names;
   for (auto& f : files) {
-    FILE* in = fopen((std::string(dir) + "/" + f).c_str(), "rb");
-    if (!in) continue;
-    std::vector<int> offs;
-    int v;
-    while (fread(&v, 4, 1, in) == 1) offs.push_back(v);
-    fclose(in);
+    std::vector<int> offs = read_offsets<int>(std::string(dir) + "/" + f);
+    if (offs.empty()) continue;
     max_n = std::max(max_n, (size_t)offs.back());
     all.push_back(std::move(offs));
+    names.push_back(f.substr(0, f.size() - 4));
   }
   float* f; CK(cudaMalloc(&f, max_n * 4)); fill<<<1024, 256>>>((uint32_t*)f, max_n, 5, 0);
   Affine* af; CK(cudaMalloc(&af, max_n * 8)); fill<<<1024, 256>>>((uint32_t*)af, max_n * 2, 6, 1);
   int* d_keys; CK(cudaMalloc(&d_keys, max_n * 4));
-  for (size_t k = 0; k < files.size(); ++k) {
+  for (size_t k = 0; k < all.size(); ++k) {
     const std::vector<int>& offs = all[k];
-    const std::string layout = files[k].substr(0, files[k].size() - 4);
+    const std::string& layout = names[k];
     int segs = (int)offs.size() - 1;
     size_t n = (size_t)offs.back();
     int* d_off; CK(cudaMalloc(&d_off, offs.size() * 4));

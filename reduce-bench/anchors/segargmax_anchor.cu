@@ -6,6 +6,7 @@
 // "cubseg segmented_argmax_f32 <layout>@<N> segs <S> ms <median ms>" (the format `bench` reads).
 // CUB's index is relative to the segment's start; ours is the global one: timing only.
 #include <cub/cub.cuh>
+#include "layouts.cuh"
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -47,28 +48,12 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1], suffix = std::string("@") + argv[2] + ".u32";
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s\n", prop.name);
-  std::vector<std::string> files;
-  if (FILE* p = popen(("ls " + dir + " 2>/dev/null").c_str(), "r")) {
-    char line[512];
-    while (fgets(line, sizeof line, p)) {
-      std::string f(line);
-      while (!f.empty() && (f.back() == '\n' || f.back() == '\r')) f.pop_back();
-      if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-          f.rfind("sweep", 0) != 0)
-        files.push_back(f);
-    }
-    pclose(p);
-  }
+  const std::vector<std::string> files = layout_files(dir, suffix, false);
   const uint64_t n = strtoull(argv[2], nullptr, 10);
   float* d_in; CK(cudaMalloc(&d_in, n * 4));
   fill<<<1024, 256>>>((uint32_t*)d_in, n, 21);
   for (const std::string& f : files) {
-    FILE* in = fopen((dir + "/" + f).c_str(), "rb");
-    if (!in) continue;
-    std::vector<int> offs;
-    int v;
-    while (fread(&v, 4, 1, in) == 1) offs.push_back(v);
-    fclose(in);
+    const std::vector<int> offs = read_offsets<int>(dir + "/" + f);
     if (offs.empty() || (uint64_t)offs.back() != n) continue;
     const int segs = (int)offs.size() - 1;
     int* d_off; CK(cudaMalloc(&d_off, offs.size() * 4));

@@ -258,6 +258,22 @@ pub(crate) fn scan_plan(
             0
         }
     };
+    // The plan of a tile of `block` threads of `per_thread` items.
+    let plan = |block, per_thread| ScanPlan {
+        name,
+        passes,
+        block,
+        items: per_thread,
+        segments,
+        wide,
+        word_parts: word_parts(items.m_size),
+        stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
+        ahead: ahead(block, per_thread),
+        sparse_look_back,
+        in_size: items.in_size,
+        m_size: items.m_size,
+        grid: config.grid,
+    };
     if config.portable {
         // The tile decides the bits: the portable scans fix it by the monoid's size alone
         // (reduce_core::portable::scan's grouping), whatever the input type.
@@ -268,25 +284,10 @@ pub(crate) fn scan_plan(
                  leave block and items_per_thread unset",
             ));
         }
-        let (block, per_thread) = (
+        return Ok(plan(
             portable::SCAN_BLOCK as u32,
             portable::scan_items(items.m_size) as u32,
-        );
-        return Ok(ScanPlan {
-            name,
-            passes,
-            block,
-            items: per_thread,
-            segments,
-            wide,
-            word_parts: word_parts(items.m_size),
-            stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
-            ahead: ahead(block, per_thread),
-            sparse_look_back,
-            in_size: items.in_size,
-            m_size: items.m_size,
-            grid: config.grid,
-        });
+        ));
     }
     let block = check_block(name, config.block.unwrap_or(SCAN_BLOCK))?;
     let per_thread = config.items_per_thread.unwrap_or_else(|| {
@@ -311,21 +312,7 @@ pub(crate) fn scan_plan(
             format!("items_per_thread {per_thread} must be between 1 and 32"),
         ));
     }
-    Ok(ScanPlan {
-        name,
-        passes,
-        block,
-        items: per_thread,
-        segments,
-        wide,
-        word_parts: word_parts(items.m_size),
-        stage: stage_bytes(block, per_thread, items.in_size, items.m_size),
-        ahead: ahead(block, per_thread),
-        sparse_look_back,
-        in_size: items.in_size,
-        m_size: items.m_size,
-        grid: config.grid,
-    })
+    Ok(plan(block, per_thread))
 }
 
 impl ScanPlan {
