@@ -239,13 +239,25 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
 /// (`portable-seg.csv`, `portable-seg.txt`); `--quick` times trusted calls only (f64 sums and
 /// log-sum-exp are timed trusted only either way).
 pub fn portable_seg(args: &Args) -> Result<()> {
+    let passes: &[bool] = if args.quick { &[true] } else { &[true, false] };
+    section(args, "portable-seg", |gpu, kernels, lines| {
+        segmented(gpu, kernels, lines, passes)
+    })
+}
+
+/// One section of `bench portable` alone, as `bench <name>`: `run` writes its lines and returns
+/// its CSV (`<name>.csv`; the lines in `<name>.txt`).
+pub(super) fn section(
+    args: &Args,
+    name: &str,
+    run: impl FnOnce(&Gpu, &BenchKernels, &mut Vec<String>) -> Result<String>,
+) -> Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let mut lines = vec![format!("device {}", gpu.info().name)];
-    let passes: &[bool] = if args.quick { &[true] } else { &[true, false] };
-    let csv = segmented(&gpu, &kernels, &mut lines, passes)?;
-    std::fs::write(args.out.join("portable-seg.csv"), csv).expect("writing portable-seg.csv");
-    report(&args.out, "portable-seg.txt", &lines);
+    let csv = run(&gpu, &kernels, &mut lines)?;
+    std::fs::write(args.out.join(format!("{name}.csv")), csv).expect("writing the section's CSV");
+    report(&args.out, &format!("{name}.txt"), &lines);
     Ok(())
 }
 

@@ -10,20 +10,14 @@ use super::axes::{cases, results_of};
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::monoids::masks_f32;
-use crate::output::{hash_of, report};
+use crate::output::hash_of;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{AxisConfig, Gpu, Result, Sum};
 use std::fmt::Write as _;
 
 pub fn portable_axes(args: &Args) -> Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let mut lines = vec![format!("device {}", gpu.info().name)];
-    let csv = along_axes(&gpu, &kernels, &mut lines)?;
-    std::fs::write(args.out.join("portable-axes.csv"), csv).expect("writing portable-axes.csv");
-    report(&args.out, "portable-axes.txt", &lines);
-    Ok(())
+    super::portable::section(args, "portable-axes", along_axes)
 }
 
 /// The section's lines into `lines`; returns its CSV.

@@ -11,7 +11,7 @@ use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels};
 use crate::layouts::{distribution, owners, to_u32};
 use crate::monoids::{masks_f32, masks_f64, LogSumExp};
-use crate::output::{hash_of, report};
+use crate::output::hash_of;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::reduce_core::{portable, Lift};
 use reduce_cuda::{
@@ -23,13 +23,9 @@ use std::fmt::Write as _;
 const CPU_CHECK_MAX: usize = 1 << 24;
 
 pub fn portable_scan(args: &Args) -> Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let mut lines = vec![format!("device {}", gpu.info().name)];
-    let csv = scans(&gpu, &kernels, &mut lines, args.quick)?;
-    std::fs::write(args.out.join("portable-scan.csv"), csv).expect("writing portable-scan.csv");
-    report(&args.out, "portable-scan.txt", &lines);
-    Ok(())
+    super::portable::section(args, "portable-scan", |gpu, kernels, lines| {
+        scans(gpu, kernels, lines, args.quick)
+    })
 }
 
 /// The section's lines into `lines`; returns its CSV.
