@@ -392,7 +392,7 @@ for phase in "$@"; do
       # 2^26, against the copy roof, CUB's DeviceScan and InclusiveScanByKey (checked against
       # the sequential scan) and torch.cumsum, all in this command
       # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes)
-      [ -d "$LAYOUTS" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
+      [ -f "$LAYOUTS/size_1@67108864.u32" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
           && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"

@@ -57,7 +57,7 @@ fn shapes() -> Vec<(Vec<usize>, Vec<usize>)> {
 
 /// f32 items of every kind a sum's bits can tell apart: mixed magnitudes, cancelling pairs,
 /// zeros of both signs, subnormals, and (`special`) infinities and NaN.
-fn hard_f32(n: usize, seed: u64, special: bool) -> Vec<f32> {
+fn axes_f32(n: usize, seed: u64, special: bool) -> Vec<f32> {
     let mut rng = TestRng::new(seed);
     let mut xs: Vec<f32> = (0..n)
         .map(|_| match rng.range(0, 16) {
@@ -113,7 +113,7 @@ fn check<M: CudaMonoid + SameBits>(gpu: &Gpu, name: &str, items: impl Fn(usize, 
 fn f32_sums_have_the_reference_bits() {
     let Some(gpu) = gpu() else { return };
     check(&gpu, "f32", |n, seed| {
-        hard_f32(n, seed, true).into_iter().map(Sum).collect()
+        axes_f32(n, seed, true).into_iter().map(Sum).collect()
     });
 }
 
@@ -121,7 +121,7 @@ fn f32_sums_have_the_reference_bits() {
 fn f64_sums_have_the_reference_bits() {
     let Some(gpu) = gpu() else { return };
     check(&gpu, "f64", |n, seed| {
-        let xs = hard_f32(n, seed, false);
+        let xs = axes_f32(n, seed, false);
         xs.into_iter()
             .map(|x| Sum(x as f64 * 1.000_000_1))
             .collect()
@@ -153,7 +153,7 @@ fn lifted_log_sum_exp_from_views_at_any_offset() {
         (vec![7, 33, 65], vec![0, 2]),
     ] {
         let n: usize = shape.iter().product();
-        let logits: Vec<f32> = hard_f32(n, 3, false)
+        let logits: Vec<f32> = axes_f32(n, 3, false)
             .iter()
             .map(|x| x.clamp(-80.0, 80.0))
             .collect();

@@ -5,8 +5,9 @@
 //! signs, subnormals, infinities and NaN), at sizes around the portable tile and past groups of
 //! 32 tiles; plain, by CSR offsets and by keys (`u32` and `u64`), both kinds; by every scan
 //! algorithm (the algorithm changes the speed, never the bits); on the GPU and on the CPU
-//! backend; setting the tile (the grouping) is refused. Any NaN matches any NaN (payloads differ between CPU and GPU). Each case prints a
-//! hash of its bits (`portable-scan-hash`), to compare devices.
+//! backend; setting the tile (the grouping) is refused. Any NaN matches any NaN (payloads differ
+//! between CPU and GPU). Each case prints a hash of its bits (`portable-scan-hash`), to compare
+//! devices.
 //!
 //! GPU cases skip without a device and fail under `REDUCE_REQUIRE_GPU=1`; the CPU backend's run
 //! everywhere (CI too).

@@ -287,8 +287,10 @@ pub struct ScanConfig {
     pub portable: bool,
     /// LookAhead's persistent grid: the blocks that take the tiles in turn (default: as many
     /// as are resident at once; never more than the tiles). The grouping does not depend on it:
-    /// it changes the speed, never the bits. Only for LookAhead (and `Auto`, where it runs
-    /// LookAhead's kernel): LookBack and ReduceThenScan launch a block per tile.
+    /// it changes the speed, never the bits. For LookAhead and `Auto` only (asked of LookBack or
+    /// ReduceThenScan, which launch a block per tile, it is [`Error::InvalidConfig`]); unused
+    /// where they run LookBack's kernel instead (before sm_90, items or outputs off a 16-byte
+    /// boundary, `Auto`'s lifted scans and scans by few CSR offsets of values over 8 bytes).
     pub grid: Option<u32>,
 }
 

@@ -78,8 +78,8 @@ pub enum ClusterError {
 /// The result type of the cluster.
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
 
-/// The error of a call that keeps the portable grouping to one rank (`reduce_into`, the
-/// segmented reductions), asked for it (`portable`) over `world` > 1 ranks: there each shard
+/// The error of a call that keeps the portable grouping to one rank (the segmented
+/// reductions), asked for it (`portable`) over `world` > 1 ranks: there each shard
 /// would be grouped from its own start and the parts joined in rank order — other bits than one
 /// GPU's, with no error to say so. `instead` names what gives the bits.
 pub(super) fn refuse_portable(

@@ -58,7 +58,8 @@ pub fn scan_kernel_with<M: CudaMonoid, I: SegIndex>(
     })
 }
 
-/// [`scan_kernel`] with its text changed by `edit` first (`tag` names the change).
+/// [`scan_kernel`] with its text changed by `edit` first (`set` names the change in the
+/// kernel's directory).
 pub fn scan_kernel_edited<M: CudaMonoid, I: SegIndex>(
     cxx: &str,
     config: reduce_cuda::ScanConfig,
