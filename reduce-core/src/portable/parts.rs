@@ -8,7 +8,8 @@
 //! its runs cut where the global ones are — so each part can compute its blocks on its own
 //! device, and [`combine`] joins the parts' summaries, in order, into [`super::fold`]'s bits
 //! for the whole sequence, whatever the boundaries (inside a run, empty parts, parts inside
-//! one run).
+//! one run) — or, for parts that begin at another item, into the bits of the segment they
+//! cover.
 
 use crate::Monoid;
 use std::ops::Range;
@@ -108,19 +109,25 @@ impl<M: Monoid> Summary<M> {
 }
 
 /// The tree's nodes as they complete, left to right: a node merges with the one before it
-/// where they are siblings; what is left at the end lies on the right edge.
+/// where they are siblings, and rises alone where its left sibling lies wholly before the
+/// sequence's first run (`first`: absent); what is left at the end lies on the right edge.
 struct Nodes<M> {
+    first: u64,
     stack: Vec<(u32, u64, M)>,
 }
 
 impl<M: Monoid> Nodes<M> {
     fn push(&mut self, mut level: u32, mut index: u64, mut value: M) {
-        while let Some(&(l, i, left)) = self.stack.last() {
-            if l != level || index.is_multiple_of(2) || i + 1 != index {
-                break;
+        while index % 2 == 1 {
+            match self.stack.last() {
+                Some(&(l, i, left)) if l == level && i + 1 == index => {
+                    self.stack.pop();
+                    value = M::combine(left, value);
+                }
+                // The left sibling covers runs (index - 1) << level .. index << level.
+                _ if (index << level) <= self.first => {}
+                _ => break,
             }
-            self.stack.pop();
-            value = M::combine(left, value);
             (level, index) = (level + 1, index / 2);
         }
         self.stack.push((level, index, value));
@@ -139,11 +146,17 @@ impl<M: Monoid> Nodes<M> {
     }
 }
 
-/// [`super::fold`]'s value for the whole sequence from its parts' summaries, in order (they
-/// cover it contiguously from item 0), for runs of `run` items.
+/// The portable value of the items the parts' summaries cover, in order and contiguously, for
+/// runs of `run` items: [`super::fold`]'s for a sequence from item 0, and for one from any other
+/// item the value [`super::fold_segments`] gives the segment they cover (its runs and tree at
+/// their global positions).
 pub fn combine<M: Monoid>(parts: &[Summary<M>], run: usize) -> M {
     let run = run.max(1);
-    let mut nodes = Nodes { stack: Vec::new() };
+    let first = parts.first().map_or(0, |p| (p.lo / run) as u64);
+    let mut nodes = Nodes {
+        first,
+        stack: Vec::new(),
+    };
     // The run being folded from raw items: (its index, the fold of its items so far).
     let mut pending: Option<(u64, M)> = None;
     let feed = |nodes: &mut Nodes<M>, pending: &mut Option<(u64, M)>, at: usize, xs: &[M]| {
@@ -228,6 +241,38 @@ mod tests {
                     assert_eq!(got, want, "n = {n}, bounds {bounds:?}");
                 }
             }
+        }
+    }
+
+    /// Parts that begin anywhere: the segment they cover, as `fold_segments` gives it.
+    #[test]
+    fn parts_combine_to_a_segment_from_any_item() {
+        let run = 16;
+        let xs = floats(5000, 11);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state as usize) % bound
+        };
+        for _ in 0..400 {
+            let (a, b) = (next(5001), next(5001));
+            let (lo, hi) = (a.min(b), a.max(b));
+            let want = crate::portable::fold_segments(&xs, &[0, lo as u64, hi as u64, 5000])
+                .unwrap()[1]
+                .0
+                .to_bits();
+            let parts = 1 + next(5);
+            let mut cuts: Vec<usize> = (0..parts - 1).map(|_| lo + next(hi - lo + 1)).collect();
+            cuts.sort_unstable();
+            let bounds: Vec<usize> = std::iter::once(lo).chain(cuts).chain([hi]).collect();
+            let summaries: Vec<_> = bounds
+                .windows(2)
+                .map(|w| Summary::of(&xs, w[0], w[1], run))
+                .collect();
+            let got = combine(&summaries, run).0.to_bits();
+            assert_eq!(got, want, "items {lo}..{hi}, bounds {bounds:?}");
         }
     }
 
