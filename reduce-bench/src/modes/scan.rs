@@ -3,8 +3,9 @@
 //! segments fewer than the tiles of values larger than 8 bytes, and `LookBack` beside it) of f32
 //! sums, the 8-byte affine monoid, 2x2 matrices (16 bytes), the f32 linear recurrence and 12-byte
 //! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive and exclusive, and the segmented
-//! scans (CSR offsets, and keys: each item's segment id; both also by LookBack; 2x2 matrices by
-//! `Auto` only) of `bench segmented`'s distributions at 2^26, against the copy roof measured on the
+//! scans (CSR offsets, and keys: each item's segment id; both also by LookBack and exclusive; 2x2
+//! matrices inclusive by `Auto` only) of `bench segmented`'s distributions at 2^26, against the
+//! copy roof measured on the
 //! same bytes in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel,
 //! each byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
 //! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`; the segmented scans against its
@@ -304,8 +305,9 @@ fn tile_shapes<M: CudaMonoid + AnyBits>(
 }
 
 /// The segmented scans of the distributions at 2^26 items, f32 sums and the affine monoid
-/// (checked), offsets and keys, inclusive, trusted offsets (the check is a pass of its own); 2x2
-/// matrices (checked) by `Auto` only.
+/// (checked), offsets and keys, inclusive by `Auto` and by LookBack and exclusive by `Auto`,
+/// trusted offsets (the check is a pass of its own); 2x2 matrices (checked) inclusive by `Auto`
+/// only.
 fn segmented(
     gpu: &Gpu,
     kernels: &BenchKernels,
@@ -330,6 +332,8 @@ fn segmented(
         let d_keys = gpu.upload(&owners(&offsets))?;
         let want = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Inclusive)
             .expect("a valid layout");
+        let want_exclusive = reduce_cuda::scan_segments(&host_affine, &offsets, Scan::Exclusive)
+            .expect("a valid layout");
         let want_mat2 = reduce_cuda::scan_segments(&host_mat2, &offsets, Scan::Inclusive)
             .expect("a valid layout");
         for (form, layout) in [
@@ -337,10 +341,14 @@ fn segmented(
             ("offsets, LookBack", &d_offsets),
             ("keys", &d_keys),
             ("keys, LookBack", &d_keys),
+            ("offsets, exclusive", &d_offsets),
+            ("keys, exclusive", &d_keys),
         ] {
+            let exclusive = form.ends_with(", exclusive");
             sums.time(gpu, table, dist, form, layout, None)?;
-            affine.time(gpu, table, dist, form, layout, Some(&want))?;
-            if !form.ends_with(", LookBack") {
+            let want = if exclusive { &want_exclusive } else { &want };
+            affine.time(gpu, table, dist, form, layout, Some(want))?;
+            if !form.ends_with(", LookBack") && !exclusive {
                 mat2.time(gpu, table, dist, form, layout, Some(&want_mat2))?;
             }
         }
@@ -378,8 +386,9 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
         })
     }
 
-    /// Times the inclusive scan with segments from `layout` (`form`: offsets or keys, by `Auto`
-    /// or, where it says so, by LookBack), trusted, and checks it against `want` where given.
+    /// Times the scan with segments from `layout` (`form`: offsets or keys, inclusive by `Auto`
+    /// or, where it says so, by LookBack or exclusive), trusted, and checks it against `want`
+    /// where given.
     fn time(
         &mut self,
         gpu: &Gpu,
@@ -395,12 +404,16 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
             ScanAlgorithm::Auto
         };
         let trusted = ScanConfig::new(algorithm).trusted();
+        let kind = match form.ends_with(", exclusive") {
+            true => Scan::Exclusive,
+            false => Scan::Inclusive,
+        };
         let (xs, out) = (self.xs.items(), &mut self.out);
         let ms = median_ms(gpu, REPS, || {
             if form.starts_with("offsets") {
-                gpu.scan_segments_into(xs, layout, Scan::Inclusive, out, trusted)
+                gpu.scan_segments_into(xs, layout, kind, out, trusted)
             } else {
-                gpu.scan_by_key_into(xs, layout, Scan::Inclusive, out, trusted)
+                gpu.scan_by_key_into(xs, layout, kind, out, trusted)
             }
         })?;
         let correct = match want {
@@ -410,8 +423,11 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
         };
         let n = xs.len();
         let bytes = (2 * n * std::mem::size_of::<M>()) as f64;
-        // CUB's scan by key of the same segments (its keys: each item's segment id).
-        let cub = format!("cub_segscan_{}_{dist}", self.name);
+        // CUB's inclusive scan by key of the same segments (its keys: each item's segment id).
+        let cub = match kind {
+            Scan::Inclusive => format!("cub_segscan_{}_{dist}", self.name),
+            Scan::Exclusive => String::new(),
+        };
         table.row(Row {
             case: &format!("segmented {} {form} {dist}", self.name),
             n,
