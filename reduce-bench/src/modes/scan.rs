@@ -5,10 +5,9 @@
 //! Heisenberg matrices at 2^20, 2^24 and 2^28 items, inclusive and exclusive, and the segmented
 //! scans (CSR offsets, and keys: each item's segment id; both also by LookBack and exclusive; 2x2
 //! matrices inclusive by `Auto` only) of `bench segmented`'s distributions at 2^26, against the
-//! copy roof measured on the
-//! same bytes in the same command — the faster of `cuMemcpyDtoD` and a 16-byte-vector copy kernel,
-//! each byte read once and written once: ×roof = roof time × (bytes moved / bytes the roof moves) /
-//! time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`; the segmented scans against its
+//! copy roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
+//! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time × (bytes
+//! moved / bytes the roof moves) / time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`; the segmented scans against its
 //! `InclusiveScanByKey` over the same segments, f32 and affine) and `torch.cumsum`
 //! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
 //! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
