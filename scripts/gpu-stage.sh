@@ -2,7 +2,9 @@
 # Builds, here (no GPU needed), every binary the GPU machine runs and stages it in .gpu/
 # (ignored by git), with the device-side script and the CUB/PyTorch anchors (.gpu/anchors/).
 # Then, with the device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
-# (REDUCE_STAGE_FUZZ=0: without the derive fuzzer's shards, for runs without the fuzz phase.)
+# (REDUCE_STAGE_FUZZ=0: without the derive fuzzer's shards, for runs without the fuzz phase;
+# REDUCE_STAGE_TESTS="scans views": only those test binaries; REDUCE_STAGE_CLUSTER=0: without the
+# several-GPU binaries. The device tool carries at most 64 MiB, and everything staged is ~100 MB.)
 # Honours CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,9 @@ while read -r name exe; do
   # trybuild needs cargo, and the proc-macro crate's own tests link the compiler's libraries:
   # neither is on the GPU machine, and neither touches a GPU. Both run in CI.
   case "$name" in derive_ui|reduce_macros) continue ;; esac
+  if [ -n "${REDUCE_STAGE_TESTS:-}" ]; then
+    case " $REDUCE_STAGE_TESTS " in *" $name "*) ;; *) continue ;; esac
+  fi
   cp "$exe" ".gpu/tests/$name"
 done < .gpu/test-list
 cargo build --release -p reduce-bench --bin bench
@@ -34,7 +39,7 @@ cp "$release/examples/quickstart" "$release/examples/interop" .gpu/bin/
 # More than one GPU (feature nccl; libnccl is loaded at run time, so it builds here): the
 # cluster tests, reduce-cuda's library tests with the feature, the bench and the example.
 mkdir -p .gpu/cluster
-for target in "-p reduce-tests --features nccl --test cluster" "-p reduce-cuda --features nccl --lib"; do
+[ "${REDUCE_STAGE_CLUSTER:-1}" = 0 ] || for target in "-p reduce-tests --features nccl --test cluster" "-p reduce-cuda --features nccl --lib"; do
   # shellcheck disable=SC2086
   cargo test --release $target --no-run --message-format=json 2>>.gpu/build.log | python3 -c '
 import json, sys
@@ -44,14 +49,16 @@ for line in sys.stdin:
         print(m["target"]["name"], m["executable"])
 ' >> .gpu/cluster-test-list || { grep -E '^(error|warning)' -A8 .gpu/build.log; exit 1; }
 done
-while read -r name exe; do
-  cp "$exe" ".gpu/cluster/$name"
-done < .gpu/cluster-test-list
-cargo build --release -p reduce-bench --features nccl --bin bench_cluster
-cargo build --release -p reduce-cuda --features nccl --example multi_gpu
-cp "$release/bench_cluster" "$release/examples/multi_gpu" .gpu/cluster/
+if [ "${REDUCE_STAGE_CLUSTER:-1}" != 0 ]; then
+  while read -r name exe; do
+    cp "$exe" ".gpu/cluster/$name"
+  done < .gpu/cluster-test-list
+  cargo build --release -p reduce-bench --features nccl --bin bench_cluster
+  cargo build --release -p reduce-cuda --features nccl --example multi_gpu
+  cp "$release/bench_cluster" "$release/examples/multi_gpu" .gpu/cluster/
+fi
 
-strip .gpu/tests/* .gpu/bin/* .gpu/cluster/*
+find .gpu/tests .gpu/bin .gpu/cluster -type f -exec strip {} +
 cp scripts/gpu-run.sh .gpu/
 mkdir -p .gpu/anchors
 cp reduce-bench/anchors/* .gpu/anchors/
@@ -98,3 +105,5 @@ PY
   fi
 fi
 du -sh .gpu
+[ "$(du -sm .gpu | cut -f1)" -le 64 ] \
+  || echo "warning: .gpu is over the 64 MiB the device tool carries: REDUCE_STAGE_TESTS, REDUCE_STAGE_FUZZ=0, REDUCE_STAGE_CLUSTER=0"
