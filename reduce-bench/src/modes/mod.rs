@@ -18,6 +18,7 @@ mod portable_axes;
 mod portable_scans;
 mod sanitize;
 mod scan;
+mod section;
 mod segargmax;
 mod seglayouts;
 mod segmented;

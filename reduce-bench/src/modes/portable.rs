@@ -18,6 +18,7 @@
 //! `portable.txt`.
 //! `bench portable-seg` runs the segmented section alone (`portable_seg`).
 
+use super::section::{compared, verdict};
 use crate::anchors::read_cub;
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels, FillMasks};
@@ -74,7 +75,6 @@ fn measure<M: CudaMonoid + std::fmt::Debug>(
             .collect::<String>()
     };
     let (first, again) = (hex(&first), hex(&again));
-    let verdict = |same: bool| if same { "yes" } else { "NO" };
     Ok(Row {
         default,
         shuffle,
@@ -240,25 +240,9 @@ fn sweep(gpu: &Gpu, kernels: &BenchKernels, lines: &mut Vec<String>) -> Result<(
 /// log-sum-exp are timed trusted only either way).
 pub fn portable_seg(args: &Args) -> Result<()> {
     let passes: &[bool] = if args.quick { &[true] } else { &[true, false] };
-    section(args, "portable-seg", |gpu, kernels, lines| {
+    super::section::section(args, "portable-seg", |gpu, kernels, lines| {
         segmented(gpu, kernels, lines, passes)
     })
-}
-
-/// One section of `bench portable` alone, as `bench <name>`: `run` writes its lines and returns
-/// its CSV (`<name>.csv`; the lines in `<name>.txt`).
-pub(super) fn section(
-    args: &Args,
-    name: &str,
-    run: impl FnOnce(&Gpu, &BenchKernels, &mut Vec<String>) -> Result<String>,
-) -> Result<()> {
-    let gpu = Gpu::new(0)?;
-    let kernels = BenchKernels::new(&gpu)?;
-    let mut lines = vec![format!("device {}", gpu.info().name)];
-    let csv = run(&gpu, &kernels, &mut lines)?;
-    std::fs::write(args.out.join(format!("{name}.csv")), csv).expect("writing the section's CSV");
-    report(&args.out, &format!("{name}.txt"), &lines);
-    Ok(())
 }
 
 /// The segmented portable mode over every `bench segmented` distribution at 2^26 items, both
@@ -374,34 +358,27 @@ impl Rows<'_> {
                 let first = gpu.download(&out)?;
                 run(form, portable, &mut out)?;
                 let again = gpu.download(&out)?;
-                let verdict = |ok: bool| if ok { "yes" } else { "NO" };
                 // moved: the items, the layout, one value per segment
                 let index = self.layout.index_bytes(self.n, form);
                 let size = std::mem::size_of::<M>();
                 let bytes = (self.n * in_size + index + self.layout.segments * size) as f64;
                 let of_plain = |ms: f32| bytes / (ms as f64 * 1e6) / plain_gbs;
                 let trust = if trusted { "trusted" } else { "validated" };
-                let cells = [
-                    format!("{default_ms:.6}"),
-                    format!("{portable_ms:.6}"),
-                    format!("{:.3}", portable_ms / default_ms),
-                    format!("{:.3}", of_plain(default_ms)),
-                    format!("{:.3}", of_plain(portable_ms)),
-                    verdict(hash_of(&first) == hash_of(want)).to_string(),
-                    verdict(hash_of(&first) == hash_of(&again)).to_string(),
-                    hash_of(&first),
-                ];
+                let bits = hash_of(&first);
+                let (cells, line) = compared(
+                    (default_ms, portable_ms),
+                    ("×plain", of_plain),
+                    verdict(hash_of(want) == bits),
+                    hash_of(&again) == bits,
+                    &bits,
+                );
                 let dist = self.dist;
-                self.lines.push(format!(
-                    "{case:<8} {dist:<13} {form:<7} {trust:<9}: {} / {} ms  cost {}  ×plain {} / {}  cpu bits {} repeat {} bits {}",
-                    cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]
-                ));
+                self.lines
+                    .push(format!("{case:<8} {dist:<13} {form:<7} {trust:<9}: {line}"));
                 let _ = writeln!(
                     self.csv,
-                    "{dist},{form},{trust},{},{},{},{case}",
-                    self.n,
-                    self.layout.segments,
-                    cells.join(",")
+                    "{dist},{form},{trust},{},{},{cells},{case}",
+                    self.n, self.layout.segments,
                 );
             }
         }

@@ -7,6 +7,7 @@
 //! `portable-axes.txt`).
 
 use super::axes::{cases, results_of};
+use super::section::{compared, verdict};
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::monoids::masks_f32;
@@ -17,7 +18,7 @@ use reduce_cuda::{AxisConfig, Gpu, Result, Sum};
 use std::fmt::Write as _;
 
 pub fn portable_axes(args: &Args) -> Result<()> {
-    super::portable::section(args, "portable-axes", along_axes)
+    super::section::section(args, "portable-axes", along_axes)
 }
 
 /// The section's lines into `lines`; returns its CSV.
@@ -57,24 +58,17 @@ pub(super) fn along_axes(
             .reduce_axes_portable(&host, &shape, &axes)
             .expect("a valid shape");
         let bits = |v: &[Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<_>>();
-        let verdict = |ok: bool| if ok { "yes" } else { "NO" };
         // ×roof: the roof's time scaled to the bytes moved (items read, results written).
         let moved = (n + results) as f64 * 4.0;
         let x_roof = |ms: f32| roof * (moved / (n as f64 * 4.0)) / ms as f64;
-        let cells = [
-            format!("{default_ms:.6}"),
-            format!("{portable_ms:.6}"),
-            format!("{:.3}", portable_ms / default_ms),
-            format!("{:.3}", x_roof(default_ms)),
-            format!("{:.3}", x_roof(portable_ms)),
-            verdict(bits(&first) == bits(&want)).to_string(),
-            verdict(bits(&first) == bits(&again)).to_string(),
-            hash_of(&first),
-        ];
-        lines.push(format!(
-            "{label:<40}: {} / {} ms  cost {}  ×roof {} / {}  cpu bits {} repeat {} bits {}",
-            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]
-        ));
+        let (cells, line) = compared(
+            (default_ms, portable_ms),
+            ("×roof", x_roof),
+            verdict(bits(&first) == bits(&want)),
+            bits(&first) == bits(&again),
+            &hash_of(&first),
+        );
+        lines.push(format!("{label:<40}: {line}"));
         let join = |v: &[usize], sep: &str| {
             v.iter()
                 .map(|e| e.to_string())
@@ -83,10 +77,9 @@ pub(super) fn along_axes(
         };
         let _ = writeln!(
             csv,
-            "{label},{},{},{}",
+            "{label},{},{},{cells}",
             join(&shape, "x"),
             join(&axes, " "),
-            cells.join(",")
         );
         eprintln!("portable: axes {label} done");
     }

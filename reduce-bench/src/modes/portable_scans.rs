@@ -7,6 +7,7 @@
 //! hashed (`bits`). `bench portable-scan [--quick] [--out DIR]` runs this section alone
 //! (`portable-scan.csv`, `portable-scan.txt`).
 
+use super::section::{compared, verdict};
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels};
 use crate::layouts::{distribution, owners, to_u32};
@@ -23,7 +24,7 @@ use std::fmt::Write as _;
 const CPU_CHECK_MAX: usize = 1 << 24;
 
 pub fn portable_scan(args: &Args) -> Result<()> {
-    super::portable::section(args, "portable-scan", |gpu, kernels, lines| {
+    super::section::section(args, "portable-scan", |gpu, kernels, lines| {
         scans(gpu, kernels, lines, args.quick)
     })
 }
@@ -203,7 +204,6 @@ impl Table<'_> {
                     portable::scan_segments(h, &layout.host_offsets, kind).expect("valid offsets")
                 }
             });
-            let verdict = |ok: bool| if ok { "yes" } else { "NO" };
             let bits = hash_of(&first);
             let cpu_bits = want.map_or("unchecked", |w| verdict(hash_of(&w) == bits));
             // ×roof: the items read, the layout read and the outputs written, at the copy
@@ -216,22 +216,16 @@ impl Table<'_> {
             };
             let moved = (n * (in_size + size) + layout_bytes) as f64;
             let x_roof = |ms: f32| roof as f64 * (moved / (2 * n * size) as f64) / ms as f64;
-            let cells = [
-                format!("{default_ms:.6}"),
-                format!("{portable_ms:.6}"),
-                format!("{:.3}", portable_ms / default_ms),
-                format!("{:.3}", x_roof(default_ms)),
-                format!("{:.3}", x_roof(portable_ms)),
-                cpu_bits.to_string(),
-                verdict(hash_of(&again) == bits).to_string(),
-                bits,
-            ];
-            self.lines.push(format!(
-                "{case:<8} {name:<10} n={n}: {} / {} ms  cost {}  ×roof {} / {}  cpu bits {} \
-                 repeat {} bits {}",
-                cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]
-            ));
-            let _ = writeln!(self.csv, "{case},{name},{n},{}", cells.join(","));
+            let (cells, line) = compared(
+                (default_ms, portable_ms),
+                ("×roof", x_roof),
+                cpu_bits,
+                hash_of(&again) == bits,
+                &bits,
+            );
+            self.lines
+                .push(format!("{case:<8} {name:<10} n={n}: {line}"));
+            let _ = writeln!(self.csv, "{case},{name},{n},{cells}");
         }
         Ok(())
     }
