@@ -94,6 +94,53 @@ proptest! {
             cpu.reduce_segments(&items, &bad).unwrap_err()
         );
     }
+
+    /// The scans, plain, by CSR offsets and by keys (labels that come back), both kinds: the
+    /// parallel CPU backend's, the sequential references' and each output's own definition —
+    /// the fold of its segment's items up to it (inclusive) or before it (exclusive) — agree.
+    #[test]
+    fn scans_match_their_definition(lengths in lengths(), labels in 1u64..4, seed: u64) {
+        use reduce_core::{scan, scan_by_key, scan_segments, Scan};
+        let offsets = offsets_of(&lengths);
+        let n = *offsets.last().unwrap() as usize;
+        let items = Mat2::random_vec(n, seed);
+        // keys: each segment's label, so that neighbouring segments may share one (and merge)
+        let keys: Vec<u64> = lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(s, &l)| std::iter::repeat_n(s as u64 % labels, l as usize))
+            .collect();
+        let cpu = Cpu::new();
+        for kind in [Scan::Inclusive, Scan::Exclusive] {
+            // output i from the start of its run (`start(i)`: the first item of its segment)
+            let defined = |start: &dyn Fn(usize) -> usize| -> Vec<Mat2> {
+                (0..n)
+                    .map(|i| {
+                        let end = if kind == Scan::Inclusive { i + 1 } else { i };
+                        fold(&items[start(i)..end])
+                    })
+                    .collect()
+            };
+            let plain = scan(&items, kind);
+            prop_assert_eq!(&plain, &cpu.scan(&items, kind));
+            if n <= 2000 {
+                prop_assert_eq!(&plain, &defined(&|_| 0));
+            }
+            let by_offsets = scan_segments(&items, &offsets, kind).unwrap();
+            prop_assert_eq!(&by_offsets, &cpu.scan_segments(&items, &offsets, kind).unwrap());
+            let by_keys = scan_by_key(&items, &keys, kind).unwrap();
+            prop_assert_eq!(&by_keys, &cpu.scan_by_key(&items, &keys, kind).unwrap());
+            if n <= 2000 {
+                let segment_start = |i: usize| {
+                    offsets.partition_point(|&o| o as usize <= i).saturating_sub(1)
+                };
+                let from_offsets = |i: usize| offsets[segment_start(i)] as usize;
+                prop_assert_eq!(&by_offsets, &defined(&from_offsets));
+                let from_keys = |i: usize| (0..=i).rev().take_while(|&j| keys[j] == keys[i]).last().unwrap_or(i);
+                prop_assert_eq!(&by_keys, &defined(&from_keys));
+            }
+        }
+    }
 }
 
 #[test]
