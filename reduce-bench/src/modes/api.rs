@@ -4,20 +4,22 @@
 //! calls after a warm-up), beside the time of the kernels behind it (CUDA events around the
 //! `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and 2^28 items (f32 sum, affine maps, lifted
 //! f32 ArgMax); segmented on every distribution of `bench segmented` at both its sizes
-//! (30 x 2^20 and 2^26 f32 items, both forms); a loop of allocating calls whose sizes change from call to call (the pool must serve
-//! mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a synchronisation,
+//! (30 x 2^20 and 2^26 f32 items, both forms); the scans (plain: into a buffer, allocating, in
+//! place; by the offsets of each distribution: into a buffer and allocating); a loop of
+//! allocating calls whose sizes change from call to call (the pool must serve mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a synchronisation,
 //! `anchors/cub_latency.cu`) and PyTorch (`anchors/torch_api.py`) from the same device command,
 //! by the same host clock. Writes `api.csv`.
 
 use crate::anchors::read_api_refs;
 use crate::cli::Args;
 use crate::kernels::{BenchKernels, Filled};
-use crate::layouts::{distribution, key, DISTRIBUTIONS};
+use crate::layouts::{distribution, key, to_u32, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::seg_common::DeviceLayout;
 use crate::timing::{host_median_us, median_ms, REPS};
 use reduce_cuda::{
-    Algorithm, Config, CudaMonoid, DeviceInput, DeviceSlice, Gpu, SegAlgorithm, Sum,
+    Algorithm, Config, CudaMonoid, DeviceInput, DeviceSlice, Gpu, Scan, ScanAlgorithm,
+    SegAlgorithm, Sum,
 };
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -102,6 +104,38 @@ fn plain_rows<M: CudaMonoid>(
     Ok(())
 }
 
+/// The scans of `items` (n items) as users call them: into a buffer, allocating, in place; the
+/// kernels' time of the `_into` form beside them.
+fn scan_rows<M: CudaMonoid>(
+    gpu: &Gpu,
+    monoid: &'static str,
+    items: &impl DeviceInput<M>,
+    rows: &mut Vec<Row>,
+) -> reduce_cuda::Result<()> {
+    let (n, kind, auto) = (items.len(), Scan::Inclusive, ScanAlgorithm::Auto);
+    let mut out = gpu.identities::<M>(n)?;
+    let kernel_us =
+        median_ms(gpu, REPS, || gpu.scan_into(items, kind, &mut out, auto))? as f64 * 1e3;
+    let into_us = host_median_us(gpu, CALLS, || gpu.scan_into(items, kind, &mut out, auto))?;
+    let alloc_us = host_median_us(gpu, CALLS, || gpu.scan(items, kind, auto).map(drop))?;
+    let in_place_us = host_median_us(gpu, CALLS, || gpu.scan_in_place(&mut out, kind, auto))?;
+    for (call, host_us) in [
+        ("scan_into", into_us),
+        ("scan", alloc_us),
+        ("scan_in_place", in_place_us),
+    ] {
+        rows.push(Row {
+            call,
+            monoid,
+            n: n as u64,
+            layout: "plain".into(),
+            host_us,
+            kernel_us,
+        });
+    }
+    Ok(())
+}
+
 /// The segmented calls on `sums` (n items) over distribution `dist`, both forms: the kernels,
 /// the `_into` form and the allocating form. Returns the layout.
 fn segmented_rows(
@@ -115,6 +149,28 @@ fn segmented_rows(
     let offsets = distribution(dist, n, 7).unwrap();
     let layout = DeviceLayout::new(gpu, &offsets)?;
     let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+    // The scan by the same offsets, validated (the default): into a buffer and allocating.
+    let offsets_dev = gpu.upload(&to_u32(&offsets))?;
+    let (kind, scan_auto) = (Scan::Inclusive, ScanAlgorithm::Auto);
+    let mut scanned = gpu.identities::<Sum<f32>>(n as usize)?;
+    let mut scan_into =
+        || gpu.scan_segments_into(sums.items(), &offsets_dev, kind, &mut scanned, scan_auto);
+    let kernel_us = median_ms(gpu, REPS, &mut scan_into)? as f64 * 1e3;
+    let into_us = host_median_us(gpu, CALLS, scan_into)?;
+    let alloc_us = host_median_us(gpu, CALLS, || {
+        gpu.scan_segments(sums.items(), &offsets_dev, kind, scan_auto)
+            .map(drop)
+    })?;
+    for (call, host_us) in [("scan_segments_into", into_us), ("scan_segments", alloc_us)] {
+        rows.push(Row {
+            call,
+            monoid: "f32_sum",
+            n,
+            layout: dist.into(),
+            host_us,
+            kernel_us,
+        });
+    }
     for form in ["offsets", "owner"] {
         let kernel_us = layout.time(gpu, sums.items(), &mut out, form, auto.into())? as f64 * 1e3;
         let into_us = host_median_us(gpu, CALLS, || {
@@ -161,9 +217,11 @@ pub fn api(args: &Args) -> reduce_cuda::Result<()> {
         let sums = kernels.fill_random::<Sum<f32>>(n, 3, &masks_f32())?;
         let host_sums = gpu.download(sums.items())?;
         plain_rows(&gpu, "f32_sum", sums.items(), &host_sums, &mut rows)?;
+        scan_rows(&gpu, "f32_sum", sums.items(), &mut rows)?;
         let affine = kernels.fill_random::<Affine>(n, 4, &masks_affine())?;
         let host_affine = gpu.download(affine.items())?;
         plain_rows(&gpu, "affine", affine.items(), &host_affine, &mut rows)?;
+        scan_rows(&gpu, "affine", affine.items(), &mut rows)?;
         // Lifted: f32 items, (max, index) values.
         let floats = kernels.fill_random::<f32>(n, 5, &masks_f32())?;
         let mut out = gpu.identities::<ArgMax>(1)?;
