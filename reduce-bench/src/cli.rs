@@ -1,5 +1,5 @@
 //! The command line of `bench`: `bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE]
-//! [--layouts DIR] [--log2 N]`.
+//! [--layouts DIR] [--log2 N] [--items N]`.
 
 use std::path::PathBuf;
 
@@ -19,6 +19,9 @@ pub struct Args {
     pub layouts: PathBuf,
     /// The items, as a power of two, of the modes that take one size (`axes`: default 26).
     pub log2: Option<u32>,
+    /// The items, any count, of the modes that take one size and say so (`segsweep`), before
+    /// `log2`.
+    pub items: Option<u64>,
 }
 
 /// Parses the process's arguments; exits with 2 on an unknown one.
@@ -33,6 +36,7 @@ pub fn parse_args() -> Args {
         torch: None,
         layouts: PathBuf::from("/tmp/reduce-layouts"),
         log2: None,
+        items: None,
     };
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -48,8 +52,15 @@ pub fn parse_args() -> Args {
                         .expect("--log2 N, 10 to 31"),
                 );
             }
+            "--items" => {
+                let n = args.next().and_then(|v| v.parse().ok());
+                parsed.items = Some(
+                    n.filter(|&n| (1024..=1u64 << 31).contains(&n))
+                        .expect("--items N, 1024 to 2^31"),
+                );
+            }
             other => {
-                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR] [--log2 N]");
+                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR] [--log2 N] [--items N]");
                 std::process::exit(2);
             }
         }

@@ -1,5 +1,6 @@
-//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K]`: throughput against mean
-//! segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`, `segsweep.svg`;
+//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]`: throughput
+//! against mean segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`,
+//! `segsweep.svg`;
 //! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), and on
 //! the 8-byte affine monoid with u32 offsets (rows `affine ...`, in the CSV and the printed
 //! table, against plain `Shuffle` on the same items; not in the figure).
@@ -24,8 +25,12 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         .into_iter()
         .chain(read_refs(&args.torch))
         .collect::<HashMap<_, _>>();
-    // `--log2 K`: 2^K items instead (the CUB and PyTorch anchors hold 2^26 only).
-    let n = args.log2.map_or(SWEEP_N, |k| 1u64 << k);
+    // `--items N` or `--log2 K`: N or 2^K items instead (the CUB and PyTorch anchors hold 2^26
+    // only).
+    let n = args
+        .items
+        .or(args.log2.map(|k| 1u64 << k))
+        .unwrap_or(SWEEP_N);
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 21, &masks_f32())?;
     let plain = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
     let affine = kernels.fill_random::<Affine>(n as usize, 22, &masks_affine())?;
