@@ -31,6 +31,9 @@ while read -r name exe; do
   fi
   cp "$exe" ".gpu/tests/$name"
 done < .gpu/test-list
+for name in ${REDUCE_STAGE_TESTS:-}; do
+  [ -f ".gpu/tests/$name" ] || echo "warning: REDUCE_STAGE_TESTS names $name, which is no test binary"
+done
 cargo build --release -p reduce-bench --bin bench
 cargo build --release -p reduce-cuda --example quickstart --example interop
 cp "$release/bench" .gpu/bin/
@@ -105,5 +108,6 @@ PY
   fi
 fi
 du -sh .gpu
-[ "$(du -sm .gpu | cut -f1)" -le 64 ] \
-  || echo "warning: .gpu is over the 64 MiB the device tool carries: REDUCE_STAGE_TESTS, REDUCE_STAGE_FUZZ=0, REDUCE_STAGE_CLUSTER=0"
+# The device tool carries at most 64 MiB with the tracked files (a few MB): warn from 58.
+[ "$(du -sm .gpu | cut -f1)" -le 58 ] \
+  || echo "warning: .gpu is near or over the 64 MiB the device tool carries with the tree: REDUCE_STAGE_TESTS, REDUCE_STAGE_FUZZ=0, REDUCE_STAGE_CLUSTER=0"

@@ -19,8 +19,7 @@ pub struct Args {
     pub layouts: PathBuf,
     /// The items, as a power of two, of the modes that take one size (`axes`: default 26).
     pub log2: Option<u32>,
-    /// The items, any count, of the modes that take one size and say so (`segsweep`), before
-    /// `log2`.
+    /// The items, any count, of `segsweep` (the other modes do not read it), before `log2`.
     pub items: Option<u64>,
 }
 

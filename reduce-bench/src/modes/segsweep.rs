@@ -130,7 +130,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     std::fs::write(args.out.join("segsweep.csv"), &csv).expect("writing segsweep.csv");
     let svg = svg_plot(
         &format!(
-            "Segmented f32 sum, N = 2^26, on {}: throughput against mean segment length",
+            "Segmented f32 sum, N = {n}, on {}: throughput against mean segment length",
             gpu.info().name
         ),
         "log2 of the mean segment length",
