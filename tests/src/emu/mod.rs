@@ -21,8 +21,8 @@ pub use heads::{seg_heads_kernel, EmulatedHeads, HeadsCase};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};
 pub use scan::{scan_kernel, scan_kernel_edited, scan_kernel_with, EmulatedScan, ScanCase};
 pub use segmented::{
-    check_layouts, seg_portable_kernel, seg_shuffle_kernel, Case, Emulated, EmulatedSegPortable,
-    SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
+    check_filling, check_garbage_offsets, check_layouts, seg_portable_kernel, seg_shuffle_kernel,
+    Case, Emulated, EmulatedSegPortable, SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
 };
 
 use crate::env_flag;

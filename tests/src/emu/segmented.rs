@@ -1,15 +1,18 @@
 //! SegShuffle's kernel (and SegPipeline's, the same kernel fed by a producer warp's bulk copies:
 //! kernels/seg_shuffle.cu) and the portable segmented one (kernels/seg_portable.cu) on the
-//! emulator. `tests/emulated_kernels.rs` drives [`Emulated`] case by case (the layout checks,
-//! garbage layouts, lifted items); [`seg_shuffle_kernel`] and [`check_layouts`] run any
-//! padding-free monoid over a list of segment lengths against the sequential fold.
+//! emulator. `tests/emulated_kernels.rs` and `tests/emulated_seg_pipeline.rs` drive [`Emulated`]
+//! case by case (the layout checks, lifted items); [`check_filling`] runs the layouts of
+//! `filling` around a tile (lifted items too), [`check_garbage_offsets`] trusted garbage, and
+//! [`seg_shuffle_kernel`] with [`check_layouts`] any padding-free monoid over a list of segment
+//! lengths, against the sequential fold.
 
 use super::{bytes_of, emulated_text, index_bytes, segmented_results, values_from, Build, Order};
-use crate::layouts::{offsets_of, owners_of};
-use crate::{Random, TestRng};
-use reduce_core::{fold_segments, CudaMonoid, SegIndex};
+use crate::layouts::{filling, offsets_of, owners_of};
+use crate::{Affine, Random, TestRng};
+use reduce_core::{fold_by_owner, fold_segments, CudaMonoid, Monoid, SegIndex};
 use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
+use std::fmt::Debug;
 
 /// The host side of a SegShuffle launch (`#include`d after the kernel text).
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../../emu/seg_shuffle_main.cpp");
@@ -212,6 +215,125 @@ pub fn check_layouts<M: CudaMonoid + Random>(
         M::CUDA_NAME,
         cases.len()
     );
+}
+
+/// Every layout of [`filling`] at sizes around the tile, several grids, against the fold of the
+/// lifted items (`lift`: `|x, _| x` for the monoid's own values), the layout checks in turn,
+/// with the fibers in every order.
+pub fn check_filling<X: Copy, M: Monoid + PartialEq + Debug>(
+    kernel: &Emulated,
+    random_items: impl Fn(usize, u64) -> Vec<X>,
+    lift: impl Fn(X, u64) -> M,
+    seed: u64,
+) {
+    let tile = kernel.tile;
+    let mut rng = TestRng::new(seed);
+    let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
+    for n in [
+        1,
+        2,
+        31,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 7,
+        9 * tile + 13,
+    ] {
+        for (name, lengths) in filling(n, tile, &mut rng) {
+            let items = random_items(n as usize, rng.next_u64());
+            let lifted: Vec<M> = items
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| lift(x, i as u64))
+                .collect();
+            let tiles = n.div_ceil(tile);
+            for grid in [1, 2, 3, tiles] {
+                if grid > tiles || (grid > 1 && rng.range(0, 1) == 0) {
+                    continue;
+                }
+                let (index, want) = if kernel.offsets_form {
+                    let offsets = offsets_of(&lengths);
+                    let want = fold_segments(&lifted, &offsets).unwrap();
+                    (offsets, want)
+                } else {
+                    let owners = owners_of(&lengths);
+                    let want = fold_by_owner(&lifted, &owners, lengths.len()).unwrap();
+                    (owners, want)
+                };
+                let index = index.into_iter().map(u64::from).collect();
+                cases.push(Case {
+                    n,
+                    items: bytes_of(&items),
+                    index,
+                    segments: lengths.len() as u64,
+                    grid,
+                    // Trusted, fused check and (offsets form) early check in turn: a valid
+                    // layout is never reported.
+                    check: cases.len() as u64 % if kernel.offsets_form { 3 } else { 2 },
+                });
+                expected.push(want);
+                names.push(format!("{name}, n = {n}, grid = {grid}"));
+            }
+        }
+    }
+    let (threads, per_thread) = (kernel.threads, kernel.tile / kernel.threads);
+    for order in Order::ALL {
+        let results = kernel.run(&cases, order);
+        for ((name, want), (status, bytes)) in names.iter().zip(&expected).zip(&results) {
+            let got: Vec<M> = values_from(bytes);
+            if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
+                panic!(
+                    "{name} (block {threads}, {per_thread} items per thread, fibers {order:?}): \
+                     segment {s} of {} is {:?}, the fold is {:?}",
+                    want.len(),
+                    got[s],
+                    want[s]
+                );
+            }
+            assert_eq!(*status, u64::MAX, "{name}: a valid layout reported bad");
+        }
+    }
+    eprintln!(
+        "SegShuffle ({}, {}, {} bytes, block {threads}, {per_thread} items per thread): {} launches \
+         equal to the fold, fibers in every order",
+        if kernel.offsets_form { "offsets" } else { "owners" },
+        if kernel.wide { "u64" } else { "u32" },
+        kernel.m_size,
+        cases.len()
+    );
+}
+
+/// Runs `kernel` (Affine, offsets form) on trusted garbage layouts, the fibers in every order:
+/// any result, but every launch finishes and stays in bounds (AddressSanitizer aborts the
+/// process on an out-of-bounds access). Entries spread up to a quarter of the items, the items,
+/// u32::MAX, and with `far` (u64 layouts) past the u32 range; half of them sorted (but not from
+/// 0 to n).
+pub fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
+    let spreads = if far { 4 } else { 3 };
+    let mut rng = TestRng::new(seed);
+    let mut cases = Vec::new();
+    for n in [1u64, 100, 1024, 5000] {
+        for _ in 0..6 {
+            let segments = rng.range(1, 2 * n);
+            let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
+                [rng.range(0, spreads - 1) as usize];
+            let mut index: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+            if rng.range(0, 1) == 0 {
+                index.sort_unstable();
+            }
+            cases.push(Case {
+                n,
+                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                index,
+                segments,
+                grid: rng.range(1, n.div_ceil(kernel.tile).min(4)),
+                check: CHECK_NONE,
+            });
+        }
+    }
+    for order in Order::ALL {
+        assert_eq!(kernel.run(&cases, order).len(), cases.len());
+    }
 }
 
 /// A portable segmented reduction (kernels/seg_portable.cu) compiled for the emulator.
