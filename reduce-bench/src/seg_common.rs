@@ -49,6 +49,16 @@ impl DeviceLayout {
         })
     }
 
+    /// The u32 CSR offsets on the device.
+    pub fn offsets(&self) -> &DeviceVec<u32> {
+        &self.offsets
+    }
+
+    /// Each item's segment id on the device (the owner form; as keys, one run per segment).
+    pub fn owner(&self) -> &DeviceVec<u32> {
+        &self.owner
+    }
+
     /// [`DeviceLayout::new`], and the offsets as u64 too (the form [`OFFSETS_U64`]).
     pub fn with_u64(gpu: &Gpu, offsets: &[u64]) -> reduce_cuda::Result<Self> {
         Ok(DeviceLayout {

@@ -1,19 +1,20 @@
 //! `bench api [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: every public call timed as a
 //! user calls it — allocating forms, `_into` forms, `reduce` returning its value to the host
-//! (also in the portable mode: `reduce (portable)`), upload + reduce — by the host clock around the call and a synchronisation (median of many
-//! calls after a warm-up), beside the time of the kernels behind it (CUDA events around the
-//! `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and 2^28 items (f32 sum, affine maps, lifted
-//! f32 ArgMax); segmented on every distribution of `bench segmented` at both its sizes
-//! (30 x 2^20 and 2^26 f32 items, both forms); the scans (plain: into a buffer, allocating, in
-//! place; by the offsets of each distribution: into a buffer and allocating); a loop of
-//! allocating calls whose sizes change from call to call (the pool must serve mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a synchronisation,
-//! `anchors/cub_latency.cu`) and PyTorch (`anchors/torch_api.py`) from the same device command,
-//! by the same host clock. Writes `api.csv`.
+//! (also in the portable mode: `reduce (portable)`), upload + reduce — by the host clock around
+//! the call and a synchronisation (median of many calls after a warm-up), beside the time of the
+//! kernels behind it (CUDA events around the `_into` form). Plain at 2^10, 2^16, 2^20, 2^24 and
+//! 2^28 items (f32 sum, affine maps, lifted f32 ArgMax); segmented on every distribution of
+//! `bench segmented` at both its sizes (30 x 2^20 and 2^26 f32 items, both forms); the scans
+//! (plain: into a buffer, allocating, in place; by the offsets of each distribution: into a
+//! buffer and allocating); a loop of allocating calls whose sizes change from call to call (the
+//! pool must serve mixed sizes). CUB (`DeviceReduce` + a copy into pinned memory + a
+//! synchronisation, `anchors/cub_latency.cu`) and PyTorch (`anchors/torch_api.py`) from the same
+//! device command, by the same host clock. Writes `api.csv`.
 
 use crate::anchors::read_api_refs;
 use crate::cli::Args;
 use crate::kernels::{BenchKernels, Filled};
-use crate::layouts::{distribution, key, to_u32, DISTRIBUTIONS};
+use crate::layouts::{distribution, key, DISTRIBUTIONS};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::seg_common::DeviceLayout;
 use crate::timing::{host_median_us, median_ms, REPS};
@@ -151,15 +152,21 @@ fn segmented_rows(
     let layout = DeviceLayout::new(gpu, &offsets)?;
     let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
     // The scan by the same offsets, validated (the default): into a buffer and allocating.
-    let offsets_dev = gpu.upload(&to_u32(&offsets))?;
     let (kind, scan_auto) = (Scan::Inclusive, ScanAlgorithm::Auto);
     let mut scanned = gpu.identities::<Sum<f32>>(n as usize)?;
-    let mut scan_into =
-        || gpu.scan_segments_into(sums.items(), &offsets_dev, kind, &mut scanned, scan_auto);
+    let mut scan_into = || {
+        gpu.scan_segments_into(
+            sums.items(),
+            layout.offsets(),
+            kind,
+            &mut scanned,
+            scan_auto,
+        )
+    };
     let kernel_us = median_ms(gpu, REPS, &mut scan_into)? as f64 * 1e3;
     let into_us = host_median_us(gpu, CALLS, scan_into)?;
     let alloc_us = host_median_us(gpu, CALLS, || {
-        gpu.scan_segments(sums.items(), &offsets_dev, kind, scan_auto)
+        gpu.scan_segments(sums.items(), layout.offsets(), kind, scan_auto)
             .map(drop)
     })?;
     for (call, host_us) in [("scan_segments_into", into_us), ("scan_segments", alloc_us)] {

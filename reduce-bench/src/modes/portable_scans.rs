@@ -10,9 +10,10 @@
 use super::section::{compared, verdict};
 use crate::cli::Args;
 use crate::kernels::{AnyBits, BenchKernels};
-use crate::layouts::{distribution, owners, to_u32};
+use crate::layouts::{distribution, owners};
 use crate::monoids::{masks_f32, masks_f64, LogSumExp};
 use crate::output::hash_of;
+use crate::seg_common::DeviceLayout;
 use crate::timing::{median_ms, REPS};
 use reduce_cuda::reduce_core::{portable, Lift};
 use reduce_cuda::{
@@ -50,8 +51,7 @@ pub(super) fn scans(
         let n = 1usize << log2;
         let offsets = distribution("random_10_50", n as u64, 7).expect("a known distribution");
         let layout = Layout {
-            offsets: gpu.upload(&to_u32(&offsets))?,
-            keys: gpu.upload(&owners(&offsets))?,
+            device: DeviceLayout::new(gpu, &offsets)?,
             host_keys: owners(&offsets),
             host_offsets: offsets,
         };
@@ -84,8 +84,10 @@ pub(super) fn scans(
             host,
             |form, c, out| match form {
                 Form::Plain => gpu.scan_lifted_into(xs, kind, out, c),
-                Form::Keys => gpu.scan_by_key_lifted_into(xs, &layout.keys, kind, out, c),
-                Form::Offsets => gpu.scan_segments_lifted_into(xs, &layout.offsets, kind, out, c),
+                Form::Keys => gpu.scan_by_key_lifted_into(xs, layout.device.owner(), kind, out, c),
+                Form::Offsets => {
+                    gpu.scan_segments_lifted_into(xs, layout.device.offsets(), kind, out, c)
+                }
             },
         )?;
         eprintln!("portable: scans at 2^{log2} done");
@@ -116,8 +118,8 @@ fn own<M: CudaMonoid + AnyBits>(
         host,
         |form, c, out| match form {
             Form::Plain => gpu.scan_into(xs, kind, out, c),
-            Form::Keys => gpu.scan_by_key_into(xs, &layout.keys, kind, out, c),
-            Form::Offsets => gpu.scan_segments_into(xs, &layout.offsets, kind, out, c),
+            Form::Keys => gpu.scan_by_key_into(xs, layout.device.owner(), kind, out, c),
+            Form::Offsets => gpu.scan_segments_into(xs, layout.device.offsets(), kind, out, c),
         },
     )
 }
@@ -153,8 +155,8 @@ enum Form {
 struct Layout {
     host_offsets: Vec<u64>,
     host_keys: Vec<u32>,
-    offsets: DeviceVec<u32>,
-    keys: DeviceVec<u32>,
+    /// The offsets and the keys (each item's segment id) on the device.
+    device: DeviceLayout,
 }
 
 /// Where the rows go.
