@@ -6,9 +6,12 @@
 
 use proptest::prelude::*;
 use reduce_core::shard::{
-    fold_sharded, fold_sharded_by_owner, fold_sharded_segments, SegmentPlan, ShardError, Shards,
+    fold_sharded, fold_sharded_by_owner, fold_sharded_by_owner_portable, fold_sharded_segments,
+    fold_sharded_segments_portable, SegmentPlan, ShardError, Shards,
 };
+use reduce_core::Sum;
 use reduce_core::{fold, fold_by_owner, fold_segments, LayoutError};
+use reduce_tests::floats::{assert_same_bits, hard_f32, SameBits};
 use reduce_tests::*;
 
 /// Random segment lengths; empty segments and segments longer than a shard are common.
@@ -42,6 +45,25 @@ fn shard_lens(n: usize) -> impl Strategy<Value = Vec<usize>> {
 /// A segment layout and shards over its items.
 fn layout() -> impl Strategy<Value = (Vec<u32>, Vec<usize>)> {
     lengths().prop_flat_map(|lengths| {
+        let n = lengths.iter().map(|&l| l as usize).sum();
+        (Just(lengths), shard_lens(n))
+    })
+}
+
+/// Segment lengths for the portable grouping over shards: besides [`lengths`], segments of many
+/// runs (so that shards hold blocks of several levels and segments cross them), and runs of
+/// empty segments.
+fn portable_lengths() -> impl Strategy<Value = Vec<u32>> {
+    prop_oneof![
+        lengths(),
+        proptest::collection::vec(prop_oneof![0u32..3, 1u32..40, 100u32..2500], 1..12),
+        (1u32..6000).prop_map(|n| vec![0, n, 0]),
+    ]
+}
+
+/// A portable segment layout and shards over its items.
+fn portable_layout() -> impl Strategy<Value = (Vec<u32>, Vec<usize>)> {
+    portable_lengths().prop_flat_map(|lengths| {
         let n = lengths.iter().map(|&l| l as usize).sum();
         (Just(lengths), shard_lens(n))
     })
@@ -145,6 +167,46 @@ proptest! {
         }
         prop_assert_eq!(next, segments);
         prop_assert_eq!(n, *offsets.last().unwrap() as usize);
+    }
+
+    /// The portable grouping over shards, both forms: the owned values of all ranks, in rank
+    /// order, have `portable::fold_segments`' bits — f32 and f64 sums whose bits depend on the
+    /// grouping, whatever the shard boundaries (inside runs, inside segments, empty shards) —
+    /// and an exactly associative monoid gets the sequential fold.
+    #[test]
+    fn portable_segments_over_shards_have_the_portable_bits(
+        (lengths, lens) in portable_layout(),
+        seed: u64,
+    ) {
+        let shards = Shards::from_lens(&lens).unwrap();
+        let offsets = offsets_of(&lengths);
+        let owner = owners_of(&lengths);
+        let segments = lengths.len();
+        let n = shards.items();
+
+        fn check<M: reduce_core::Monoid + SameBits>(
+            shards: &Shards,
+            items: &[M],
+            offsets: &[u32],
+            owner: &[u32],
+            segments: usize,
+        ) {
+            let want = reduce_core::portable::fold_segments(items, offsets).unwrap();
+            let by_offsets = fold_sharded_segments_portable(shards, items, offsets).unwrap();
+            assert_same_bits(&by_offsets.concat(), &want, "offsets form");
+            let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+            let wide = fold_sharded_segments_portable(shards, items, &wide).unwrap();
+            assert_same_bits(&wide.concat(), &want, "u64 offsets");
+            let by_owner = fold_sharded_by_owner_portable(shards, items, owner, segments).unwrap();
+            assert_same_bits(&by_owner.concat(), &want, "owner form");
+        }
+        let f32s: Vec<Sum<f32>> = hard_f32(n, seed, true).into_iter().map(Sum).collect();
+        check(&shards, &f32s, &offsets, &owner, segments);
+        let f64s: Vec<Sum<f64>> = f32s.iter().map(|x| Sum(x.0 as f64 * 1e-3 + 1.0)).collect();
+        check(&shards, &f64s, &offsets, &owner, segments);
+        let affine = Affine::random_vec(n, seed);
+        let by_offsets = fold_sharded_segments_portable(&shards, &affine, &offsets).unwrap();
+        prop_assert_eq!(by_offsets.concat(), fold_segments(&affine, &offsets).unwrap());
     }
 
     /// Arbitrary (mostly invalid) owners over arbitrary shards: never a panic, and the sharded

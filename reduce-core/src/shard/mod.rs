@@ -25,10 +25,16 @@
 //! first partial of every following rank that continues it, combined left to right in rank
 //! order ([`SegmentPlan::join`]). Ranks exchange one [`Carry`] each (their first and last local
 //! partial) to do this: a fixed amount of data per rank, whatever the layout.
+//!
+//! **The portable grouping** ([`portable`]): each shard is cut where the global tree splits,
+//! each piece reduced alone, and the segments that cross pieces or shards joined from their
+//! raw items and tree nodes, so that every segment gets [`crate::portable::fold_segments`]'s
+//! bits ([`fold_sharded_segments_portable`], [`fold_sharded_by_owner_portable`]).
 
 mod check;
 mod error;
 mod plan;
+pub mod portable;
 mod reference;
 mod shards;
 #[cfg(test)]
@@ -37,5 +43,8 @@ mod tests;
 pub use check::{check_offsets, check_shard_owner};
 pub use error::ShardError;
 pub use plan::{Assembly, Joined, SegmentPlan};
-pub use reference::{fold_sharded, fold_sharded_by_owner, fold_sharded_segments};
+pub use reference::{
+    fold_sharded, fold_sharded_by_owner, fold_sharded_by_owner_portable, fold_sharded_segments,
+    fold_sharded_segments_portable,
+};
 pub use shards::{Carry, Shards, Touch};

@@ -20,6 +20,12 @@ pub struct Joined<M> {
     pub value: M,
 }
 
+/// The global segment of item `i` under validated CSR `offsets`: the last segment that starts
+/// at or before it.
+pub(super) fn segment_of<O: Copy + Into<u64>>(offsets: &[O], i: usize) -> usize {
+    offsets[..offsets.len() - 1].partition_point(|&o| o.into() <= i as u64) - 1
+}
+
 /// How a rank's owned output is made from its local segment values: `leading` identities
 /// (empty segments it owns before its first item), then `local[local]`, then `trailing`
 /// identities (empty segments at the very end).
@@ -71,9 +77,7 @@ impl SegmentPlan {
     ) -> Result<SegmentPlan, ShardError> {
         check_offsets(offsets, shards.items())?;
         let segments = offsets.len() - 1;
-        // The segment of item i: the last s < segments with offsets[s] <= i.
-        let segment_of =
-            |i: usize| offsets[..segments].partition_point(|&o| o.into() <= i as u64) - 1;
+        let segment_of = |i: usize| segment_of(offsets, i);
         let touch = (0..shards.ranks())
             .map(|r| {
                 let range = shards.range(r);
@@ -262,30 +266,43 @@ impl SegmentPlan {
     /// the first partial of each continuing rank, left to right. `carries[r]` is rank r's carry
     /// (`None` for empty shards). `None` when there is nothing to join.
     pub fn join<M: Monoid>(&self, rank: usize, carries: &[Option<Carry<M>>]) -> Option<Joined<M>> {
+        self.join_by(rank, carries, |own, next| {
+            (next.iter()).fold(own.last, |value, c| M::combine(value, c.first))
+        })
+    }
+
+    /// The join of [`SegmentPlan::join`] for any kind of carry: `join(own, next)` makes the
+    /// segment's value from rank `rank`'s carry and those of the ranks that continue its last
+    /// segment, in rank order (at least one).
+    pub fn join_by<C, M>(
+        &self,
+        rank: usize,
+        carries: &[Option<C>],
+        join: impl FnOnce(&C, &[&C]) -> M,
+    ) -> Option<Joined<M>> {
         let t = self.touch[rank]?;
         let owned = self.owned(rank);
         if !owned.contains(&t.last) {
             return None;
         }
-        let mut value = carries.get(rank)?.as_ref()?.last;
-        let mut joined = false;
+        let own = carries.get(rank)?.as_ref()?;
+        let mut next = Vec::new();
         for r in rank + 1..self.shards.ranks() {
-            let Some(next) = self.touch[r] else {
+            let Some(touch) = self.touch[r] else {
                 continue; // an empty shard in the middle
             };
-            if next.first != t.last {
+            if touch.first != t.last {
                 break;
             }
-            value = M::combine(value, carries.get(r)?.as_ref()?.first);
-            joined = true;
-            if next.last != t.last {
+            next.push(carries.get(r)?.as_ref()?);
+            if touch.last != t.last {
                 break;
             }
         }
-        joined.then_some(Joined {
+        (!next.is_empty()).then(|| Joined {
             segment: t.last,
             index: t.last - owned.start,
-            value,
+            value: join(own, &next),
         })
     }
 
@@ -297,12 +314,23 @@ impl SegmentPlan {
         local: &[M],
         carries: &[Option<Carry<M>>],
     ) -> Vec<M> {
+        self.assemble_joined(rank, local, self.join(rank, carries))
+    }
+
+    /// [`SegmentPlan::assemble`] with the join already made (`joined`, from
+    /// [`SegmentPlan::join_by`]).
+    pub fn assemble_joined<M: Monoid>(
+        &self,
+        rank: usize,
+        local: &[M],
+        joined: Option<Joined<M>>,
+    ) -> Vec<M> {
         let a = self.assembly(rank);
         let mut out = Vec::with_capacity(a.len());
         out.extend(std::iter::repeat_n(M::identity(), a.leading));
         out.extend_from_slice(&local[a.local.clone()]);
         out.extend(std::iter::repeat_n(M::identity(), a.trailing));
-        if let Some(j) = self.join(rank, carries) {
+        if let Some(j) = joined {
             out[j.index] = j.value;
         }
         out

@@ -3,10 +3,11 @@
 
 use super::check::check_shard_owner;
 use super::error::ShardError;
-use super::plan::SegmentPlan;
+use super::plan::{segment_of, SegmentPlan};
+use super::portable::{finish_portable, piece_offsets, shard_on_cpu};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
-use crate::Monoid;
+use crate::{portable, Monoid};
 
 /// The plain reduction the way a cluster does it: each shard folds its items, then the
 /// partials are folded in rank order. Equal to [`fold`] of the whole sequence.
@@ -49,6 +50,33 @@ pub fn fold_sharded_by_owner<M: Monoid>(
     owner: &[u32],
     num_segments: usize,
 ) -> Result<Vec<Vec<M>>, ShardError> {
+    let (parts, owners, plan) = owner_plan(shards, items, owner, num_segments)?;
+    let mut locals = Vec::with_capacity(parts.len());
+    for (rank, (part, shard_owner)) in parts.iter().zip(&owners).enumerate() {
+        plan.check_local_limits(rank)?;
+        locals.push(match plan.touch(rank) {
+            None => Vec::new(),
+            Some(t) => {
+                let local_owner: Vec<u32> =
+                    shard_owner.iter().map(|&o| o - t.first as u32).collect();
+                fold_by_owner(part, &local_owner, t.segments().len())
+                    .expect("rebased owners of a checked shard are valid")
+            }
+        });
+    }
+    Ok(finish(&plan, &locals))
+}
+
+/// The shards of the items and of the owners, each shard's owners checked, and the plan of
+/// their touches.
+type OwnerPlan<'a, M> = (Vec<&'a [M]>, Vec<&'a [u32]>, SegmentPlan);
+
+fn owner_plan<'a, M>(
+    shards: &Shards,
+    items: &'a [M],
+    owner: &'a [u32],
+    num_segments: usize,
+) -> Result<OwnerPlan<'a, M>, ShardError> {
     let parts = shards.split(items)?;
     let owners = shards
         .split(owner)
@@ -77,20 +105,91 @@ pub fn fold_sharded_by_owner<M: Monoid>(
         });
     }
     let plan = SegmentPlan::from_touches(shards, touch, num_segments)?;
+    Ok((parts, owners, plan))
+}
+
+/// [`fold_sharded_segments`] in the portable grouping, the way a cluster does it
+/// ([`super::portable`]): each shard's pieces reduced alone (a block by
+/// [`portable::fold_segments`] of its items and its own offsets, as its device's portable kernel
+/// does), the segments that cross pieces or shards joined on the host. Concatenated in rank order
+/// the owned values equal [`portable::fold_segments`] of the whole sequence, bit for bit.
+pub fn fold_sharded_segments_portable<M: Monoid, O: Copy + Into<u64>>(
+    shards: &Shards,
+    items: &[M],
+    offsets: &[O],
+) -> Result<Vec<Vec<M>>, ShardError> {
+    let parts = shards.split(items)?;
+    let plan = SegmentPlan::from_offsets(shards, offsets)?;
+    let run = portable::run_len::<M>();
     let mut locals = Vec::with_capacity(parts.len());
-    for (rank, (part, shard_owner)) in parts.iter().zip(&owners).enumerate() {
+    let mut carries = Vec::with_capacity(parts.len());
+    for (rank, part) in parts.iter().enumerate() {
         plan.check_local_limits(rank)?;
-        locals.push(match plan.touch(rank) {
-            None => Vec::new(),
-            Some(t) => {
-                let local_owner: Vec<u32> =
-                    shard_owner.iter().map(|&o| o - t.first as u32).collect();
-                fold_by_owner(part, &local_owner, t.segments().len())
-                    .expect("rebased owners of a checked shard are valid")
-            }
-        });
+        let Some(t) = plan.touch(rank) else {
+            locals.push(Vec::new());
+            carries.push(None);
+            continue;
+        };
+        let (local, carry) = shard_on_cpu(
+            part,
+            shards.range(rank).start,
+            t.segments().len(),
+            run,
+            |i| segment_of(offsets, i) - t.first,
+            |piece, segments| {
+                let block = &items[piece.items.clone()];
+                let local = piece_offsets(offsets, t.first, segments, piece.items.clone());
+                portable::fold_segments(block, &local).expect("a piece's offsets are valid")
+            },
+        );
+        locals.push(local);
+        carries.push(Some(carry));
     }
-    Ok(finish(&plan, &locals))
+    Ok(finish_portable(&plan, &locals, &carries, run))
+}
+
+/// [`fold_sharded_by_owner`] in the portable grouping, the way a cluster does it (a block by
+/// [`portable::fold_by_owner`] of its items and its owners minus its first segment).
+/// Concatenated in rank order the owned values equal [`portable::fold_by_owner`] of the whole
+/// sequence, bit for bit.
+pub fn fold_sharded_by_owner_portable<M: Monoid>(
+    shards: &Shards,
+    items: &[M],
+    owner: &[u32],
+    num_segments: usize,
+) -> Result<Vec<Vec<M>>, ShardError> {
+    let (parts, owners, plan) = owner_plan(shards, items, owner, num_segments)?;
+    let run = portable::run_len::<M>();
+    let mut locals = Vec::with_capacity(parts.len());
+    let mut carries = Vec::with_capacity(parts.len());
+    for (rank, part) in parts.iter().enumerate() {
+        plan.check_local_limits(rank)?;
+        let Some(t) = plan.touch(rank) else {
+            locals.push(Vec::new());
+            carries.push(None);
+            continue;
+        };
+        let lo = shards.range(rank).start;
+        let local_of = |i: usize| owners[rank][i - lo] as usize - t.first;
+        let (local, carry) = shard_on_cpu(
+            part,
+            lo,
+            t.segments().len(),
+            run,
+            local_of,
+            |piece, segments| {
+                let block = &items[piece.items.clone()];
+                let rebased: Vec<u32> = (piece.items.clone())
+                    .map(|i| (local_of(i) - segments.start) as u32)
+                    .collect();
+                portable::fold_by_owner(block, &rebased, segments.len())
+                    .expect("a piece's owners are valid")
+            },
+        );
+        locals.push(local);
+        carries.push(Some(carry));
+    }
+    Ok(finish_portable(&plan, &locals, &carries, run))
 }
 
 /// Every rank's owned values from every rank's local values.

@@ -135,3 +135,31 @@ fn local_offsets_are_rebased_and_clamped() {
         Err(ShardError::LengthMismatch { .. })
     ));
 }
+
+#[test]
+fn a_shard_is_cut_where_the_tree_splits() {
+    use portable::{piece_segments, pieces, Piece};
+    let raw = |items| Piece { items, node: None };
+    let node = |items, level, index| Piece {
+        items,
+        node: Some((level, index)),
+    };
+    assert_eq!(
+        pieces(5, 100, 16),
+        [
+            raw(5..16),
+            node(16..32, 0, 1),
+            node(32..64, 1, 1),
+            node(64..96, 1, 2),
+            raw(96..100)
+        ]
+    );
+    assert_eq!(pieces(32, 64, 16), [node(32..64, 1, 1)]);
+    assert_eq!(pieces(17, 30, 16), [raw(17..30)]);
+    // Piece 0 ends inside segment 0, which piece 1 goes on with; piece 1 ends in segment 2,
+    // and segment 3, empty, lies on its boundary with piece 2, which starts segment 4.
+    assert_eq!(
+        piece_segments(&[(0, 0), (0, 2), (4, 4)], 6),
+        [0..1, 0..4, 4..6]
+    );
+}
