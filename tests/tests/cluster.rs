@@ -283,6 +283,107 @@ fn check_segments<M: CudaMonoid + Random>(
     }
 }
 
+/// The portable grouping of the segmented reductions (`SegConfig::portable`) over the shards
+/// `lens`: f32 sums whose bits depend on the grouping (cancellation, mixed magnitudes, ±0,
+/// subnormals, infinities, NaN) with `reduce_core::portable::fold_segments`' bits — one GPU's
+/// and the CPU's — in both forms (u32 and u64 offsets; validated and trusted owners), both
+/// placements; and an exact non-commutative monoid equal to the sequential fold.
+fn check_portable_segments(cluster: &Cluster, name: &str, lengths: &[u32], lens: &[usize]) {
+    use reduce_tests::floats::{assert_same_bits, hard_f32};
+    let offsets = offsets_of(lengths);
+    let owner = owners_of(lengths);
+    let shards = Shards::from_lens(lens).unwrap();
+    let items: Vec<reduce_cuda::Sum<f32>> = hard_f32(shards.items(), 17, true)
+        .into_iter()
+        .map(reduce_cuda::Sum)
+        .collect();
+    let xs = cluster.scatter_with(&items, &shards).unwrap();
+    let owners = cluster.scatter_with(&owner, &shards).unwrap();
+    let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+    let want = reduce_core::portable::fold_segments(&items, &offsets).unwrap();
+    let portable = SegConfig::default().portable();
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for placement in [Placement::Owned, Placement::All] {
+        let results = [
+            (
+                "u32 offsets",
+                cluster.reduce_segments(&xs, &offsets, portable, placement),
+            ),
+            (
+                "u64 offsets",
+                cluster.reduce_segments(&xs, &wide, portable, placement),
+            ),
+            (
+                "owners",
+                cluster.reduce_by_owner(&xs, &owners, lengths.len(), portable, placement),
+            ),
+            (
+                "trusted owners",
+                cluster.reduce_by_owner(&xs, &owners, lengths.len(), portable.trusted(), placement),
+            ),
+        ];
+        for (form, result) in results {
+            let result = result.unwrap();
+            for part in result.parts() {
+                let gpu = cluster.gpu(part.rank).unwrap();
+                let values = gpu.download(&part.values).unwrap();
+                let what = format!(
+                    "portable f32 {name}, {form}, shards {lens:?}, {placement:?}, rank {}",
+                    part.rank
+                );
+                assert_same_bits(&values, &want[part.segments.clone()], &what);
+                for v in &values {
+                    hash = (hash ^ v.0.to_bits() as u64).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+    }
+    println!("portable-cluster-segments-hash {name} shards {lens:?} {hash:016x}");
+    let affine = Affine::random_vec(shards.items(), 19);
+    let xa = cluster.scatter_with(&affine, &shards).unwrap();
+    let all = reduce_core::fold_segments(&affine, &offsets).unwrap();
+    let result = cluster
+        .reduce_segments(&xa, &offsets, portable, Placement::All)
+        .unwrap();
+    for part in result.parts() {
+        let values = cluster
+            .gpu(part.rank)
+            .unwrap()
+            .download(&part.values)
+            .unwrap();
+        assert_eq!(
+            values, all,
+            "portable affine {name}, shards {lens:?}, rank {}",
+            part.rank
+        );
+    }
+}
+
+/// Layouts for the portable segmented reductions over `world` ranks: [`segment_cases`], and
+/// segments of many runs with shards whose boundaries fall inside runs, on aligned blocks and
+/// inside one run.
+fn portable_segment_cases(world: usize) -> Vec<(&'static str, Vec<u32>, Vec<usize>)> {
+    let mut cases = segment_cases(world);
+    let mut rng = TestRng::new(91 + world as u64);
+    let lengths: Vec<u32> = (0..300)
+        .map(|i| match i % 7 {
+            0 => 0,
+            1 => rng.range(1, 40) as u32,
+            _ => rng.range(100, 5000) as u32,
+        })
+        .collect();
+    let n: usize = lengths.iter().map(|&l| l as usize).sum();
+    for lens in portable_patterns(world, 7 + world as u64) {
+        let used: usize = lens.iter().sum();
+        if used <= n {
+            let mut lens = lens;
+            *lens.last_mut().unwrap() += n - used;
+            cases.push(("long segments", lengths.clone(), lens));
+        }
+    }
+    cases
+}
+
 /// Bad layouts over shards: the same typed error as the CPU plan, naming global indices.
 fn check_bad_layouts(cluster: &Cluster) {
     let world = cluster.world_size();
@@ -391,6 +492,9 @@ fn one_process_many_gpus() {
             .enumerate()
         {
             check_portable(&cluster, lens, i as u64);
+        }
+        for (name, lengths, lens) in portable_segment_cases(world) {
+            check_portable_segments(&cluster, name, &lengths, &lens);
         }
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
@@ -511,8 +615,8 @@ fn float_sums_are_deterministic() {
     }
 }
 
-/// Buffers of another cluster or another shape are errors, not UB; so is the portable grouping
-/// of the segmented reductions over several GPUs (not built).
+/// Buffers of another cluster or another shape are errors, not UB; the portable grouping over
+/// two ranks gives one rank's bits.
 #[test]
 fn foreign_and_mismatched_data_are_errors() {
     if child().is_some() {
@@ -556,24 +660,29 @@ fn foreign_and_mismatched_data_are_errors() {
     let mut out = pair.replicated::<Affine>().unwrap();
     pair.reduce_into(&spread, &mut out, portable).unwrap();
     assert_eq!(pair.read(&out).unwrap(), fold(&items));
-    // So do the segmented reductions over several ranks (each shard's segments would be
-    // grouped from the shard's own start); one rank's are one GPU's.
+    // So do the segmented reductions.
     let seg_portable = SegConfig::default().portable();
     let offsets = [0u32, 300, 300, 1000];
     let owners = pair.scatter(&owners_of(&[300, 0, 700])).unwrap();
+    let want = reduce_core::fold_segments(&items, &offsets).unwrap();
     for placement in [Placement::Owned, Placement::All] {
-        assert!(matches!(
-            pair.reduce_segments(&spread, &offsets, seg_portable, placement),
-            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
-        ));
-        assert!(matches!(
-            pair.reduce_by_owner(&spread, &owners, 3, seg_portable, placement),
-            Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
-        ));
+        let by_offsets = pair.reduce_segments(&spread, &offsets, seg_portable, placement);
+        let by_owner = pair.reduce_by_owner(&spread, &owners, 3, seg_portable, placement);
+        for result in [by_offsets.unwrap(), by_owner.unwrap()] {
+            for part in result.parts() {
+                let values = pair.gpu(part.rank).unwrap().download(&part.values).unwrap();
+                assert_eq!(values, want[part.segments.clone()]);
+            }
+        }
     }
-    assert!(a
-        .reduce_segments(&xs, &offsets, seg_portable, Placement::All)
-        .is_ok());
+    let one = a.reduce_segments(&xs, &offsets, seg_portable, Placement::All);
+    assert_eq!(
+        a.gpu(0)
+            .unwrap()
+            .download(&one.unwrap().parts()[0].values)
+            .unwrap(),
+        want
+    );
 }
 
 // ------------------------------------------------------------- one process per GPU
@@ -780,6 +889,9 @@ fn run_child(role: Role) {
                 .enumerate()
             {
                 check_portable(&cluster, lens, i as u64);
+            }
+            for (name, lengths, lens) in portable_segment_cases(world) {
+                check_portable_segments(&cluster, name, &lengths, &lens);
             }
             let items = KeepLast::random_vec(200_003, 8);
             let shards = Shards::even(items.len(), world).unwrap();

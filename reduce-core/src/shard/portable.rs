@@ -60,34 +60,36 @@ pub fn piece_segments(ends: &[(usize, usize)], count: usize) -> Vec<Range<usize>
         .collect()
 }
 
-/// The local CSR offsets of a piece (rebased to its first item, clipped to its items) for the
-/// local `segments` of the shard whose first segment is global `first_segment`, from the
-/// global `offsets`: what its device reduces it with.
-pub fn piece_offsets<O: Copy + Into<u64>>(
-    offsets: &[O],
-    first_segment: usize,
+/// The CSR offsets a piece is reduced with — its local `segments`, rebased to its first item
+/// and clipped to its items — from the shard's local offsets (`local`, from
+/// [`SegmentPlan::local_offsets`]: relative to the shard's first item, global `lo`).
+pub fn piece_offsets(
+    local: &[u32],
+    lo: usize,
     segments: Range<usize>,
     items: Range<usize>,
 ) -> Vec<u32> {
-    let (a, e) = (items.start as u64, items.end as u64);
-    offsets[first_segment + segments.start..=first_segment + segments.end]
+    let (a, e) = ((items.start - lo) as u32, (items.end - lo) as u32);
+    local[segments.start..=segments.end]
         .iter()
-        .map(|&o| (o.into().clamp(a, e) - a) as u32)
+        .map(|&o| o.clamp(a, e) - a)
         .collect()
 }
 
-/// The local segment of each piece's first and last item, for the shard whose first segment
-/// is global `first_segment`, from global CSR `offsets` (validated).
-pub fn piece_ends<O: Copy + Into<u64>>(
-    offsets: &[O],
-    first_segment: usize,
-    pieces: &[Piece],
-) -> Vec<(usize, usize)> {
-    let local = |i: usize| segment_of(offsets, i) - first_segment;
+/// The local segment of each piece's first and last item, from the shard's local offsets
+/// (`local`, relative to its first item, global `lo`).
+pub fn piece_ends(local: &[u32], lo: usize, pieces: &[Piece]) -> Vec<(usize, usize)> {
+    let of = |i: usize| segment_of(local, i - lo);
     pieces
         .iter()
-        .map(|p| (local(p.items.start), local(p.items.end - 1)))
+        .map(|p| (of(p.items.start), of(p.items.end - 1)))
         .collect()
+}
+
+/// The local segment of each of the global `items`, from the shard's local offsets (`local`,
+/// relative to its first item, global `lo`).
+pub fn item_segments(local: &[u32], lo: usize, items: Range<usize>) -> Vec<usize> {
+    items.map(|i| segment_of(local, i - lo)).collect()
 }
 
 /// What a piece's reduction gives the host.

@@ -3,8 +3,8 @@
 
 use super::check::check_shard_owner;
 use super::error::ShardError;
-use super::plan::{segment_of, SegmentPlan};
-use super::portable::{finish_portable, piece_offsets, shard_on_cpu};
+use super::plan::SegmentPlan;
+use super::portable::{finish_portable, item_segments, piece_offsets, shard_on_cpu};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
 use crate::{portable, Monoid};
@@ -130,16 +130,18 @@ pub fn fold_sharded_segments_portable<M: Monoid, O: Copy + Into<u64>>(
             carries.push(None);
             continue;
         };
+        let lo = shards.range(rank).start;
+        let local = plan.local_offsets(offsets, rank)?;
         let (local, carry) = shard_on_cpu(
             part,
-            shards.range(rank).start,
+            lo,
             t.segments().len(),
             run,
-            |i| segment_of(offsets, i) - t.first,
+            |i| item_segments(&local, lo, i..i + 1)[0],
             |piece, segments| {
                 let block = &items[piece.items.clone()];
-                let local = piece_offsets(offsets, t.first, segments, piece.items.clone());
-                portable::fold_segments(block, &local).expect("a piece's offsets are valid")
+                let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
+                portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
             },
         );
         locals.push(local);

@@ -54,6 +54,7 @@ pub(crate) use kernels::signatures;
 mod peer;
 mod plain;
 mod portable;
+mod seg_portable;
 mod segmented;
 
 pub use data::Sharded;

@@ -176,7 +176,7 @@ fn summary<M: CudaMonoid>(
 // index) words and their values (MAX_BLOCKS of each).
 const WORDS: usize = 8;
 
-fn record_bytes<M>(run: usize) -> usize {
+pub(super) fn record_bytes<M>(run: usize) -> usize {
     let size = std::mem::size_of::<M>();
     WORDS * 8 + 2 * run * size + MAX_BLOCKS * (16 + size)
 }
@@ -192,7 +192,7 @@ fn failed_record<M>(run: usize) -> Vec<u8> {
 }
 
 /// The bytes of `values`.
-fn bytes_of<M: CudaMonoid>(values: &[M]) -> &[u8] {
+pub(super) fn bytes_of<M: CudaMonoid>(values: &[M]) -> &[u8] {
     // SAFETY: `CudaMonoid` values are plain data copied to and from devices byte for byte.
     unsafe {
         std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
@@ -207,7 +207,7 @@ fn values_at<M: CudaMonoid>(record: &[u8], at: usize, n: usize) -> Vec<M> {
         .collect()
 }
 
-fn encode<M: CudaMonoid>(s: &Summary<M>, run: usize) -> Vec<u8> {
+pub(super) fn encode<M: CudaMonoid>(s: &Summary<M>, run: usize) -> Vec<u8> {
     assert!(s.head.len() <= run && s.tail.len() <= run && s.blocks.len() <= MAX_BLOCKS);
     let size = std::mem::size_of::<M>();
     let mut r = vec![0u8; record_bytes::<M>(run)];
@@ -238,7 +238,7 @@ fn encode<M: CudaMonoid>(s: &Summary<M>, run: usize) -> Vec<u8> {
     r
 }
 
-fn decode<M: CudaMonoid>(r: &[u8], run: usize) -> Summary<M> {
+pub(super) fn decode<M: CudaMonoid>(r: &[u8], run: usize) -> Summary<M> {
     let size = std::mem::size_of::<M>();
     let (head_len, tail_len) = (word(r, 2) as usize, word(r, 4) as usize);
     let blocks = word(r, 5) as usize;

@@ -15,16 +15,27 @@
 //! Order: a segment's value is its owner's local partial followed by the first partials of the
 //! ranks that continue it, in rank order; each partial is a left-to-right fold of contiguous
 //! items. So every segment is the fold of its items left to right, for any associative monoid.
+//!
+//! The portable grouping (`SegConfig::portable`) over several ranks gives every segment
+//! `reduce_core::portable::fold_segments`' bits, whatever the shard boundaries: each rank
+//! reduces its shard in pieces where the global tree splits (`seg_portable.rs`), and the carries
+//! are the summaries of the shard's parts of its first and last segment (raw items and tree
+//! nodes), joined by `reduce_core::portable::parts::combine`.
 
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::kernels::{launch_shard, RebaseArgs, SHARD_REBASE_OWNER};
+use super::plain::value_from_device_bytes;
+use super::portable::{bytes_of, decode, encode, record_bytes};
+use super::seg_portable;
 use super::{Cluster, Member};
 use crate::catalogue::SegConfig;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
-use reduce_core::shard::{check_shard_owner, Carry, SegmentPlan, ShardError, Touch};
+use reduce_core::portable::run_len;
+use reduce_core::shard::portable::PortableCarry;
+use reduce_core::shard::{check_shard_owner, Carry, Joined, SegmentPlan, ShardError, Touch};
 use reduce_core::{CudaMonoid, DeviceCopy, Sum};
 use std::ops::Range;
 
@@ -94,11 +105,81 @@ enum Layout<'a> {
     },
 }
 
-/// A local rank's own reduction: the segments it touches and their values (none for an
-/// empty shard).
+/// A local rank's own reduction: the segments it touches, their values and, in the portable
+/// grouping, its carry (none for an empty shard).
 struct Local<M> {
     touch: Option<Touch>,
     values: Option<DeviceVec<M>>,
+    carry: Option<PortableCarry<M>>,
+}
+
+impl<M> Local<M> {
+    /// An empty shard's (or a failed rank's).
+    fn none() -> Local<M> {
+        Local {
+            touch: None,
+            values: None,
+            carry: None,
+        }
+    }
+}
+
+/// Every rank's carry, as the join needs it.
+enum Carries<M> {
+    /// First and last local partials.
+    Partials(Vec<Option<Carry<M>>>),
+    /// The portable grouping's summaries, for runs of the given length.
+    Summaries(Vec<Option<PortableCarry<M>>>, usize),
+}
+
+impl<M: CudaMonoid> Carries<M> {
+    /// The bytes of one rank's carry in the exchange.
+    fn bytes(portable: bool) -> usize {
+        match portable {
+            true => 2 * record_bytes::<M>(run_len::<M>()),
+            false => 2 * std::mem::size_of::<M>(),
+        }
+    }
+
+    /// The carries from the gathered records (`touches[r]` says whether rank r sent one).
+    fn decode(portable: bool, records: &[u8], touches: &[Option<Touch>]) -> Carries<M> {
+        let bytes = Carries::<M>::bytes(portable);
+        let records = touches.iter().zip(records.chunks(bytes));
+        match portable {
+            false => Carries::Partials(
+                records
+                    .map(|(t, r)| {
+                        let (first, last) = r.split_at(bytes / 2);
+                        t.map(|_| Carry {
+                            first: value_from_device_bytes(first),
+                            last: value_from_device_bytes(last),
+                        })
+                    })
+                    .collect(),
+            ),
+            true => {
+                let run = run_len::<M>();
+                let carries = records.map(|(t, r)| {
+                    let (first, last) = r.split_at(bytes / 2);
+                    t.map(|_| PortableCarry {
+                        first: decode(first, run),
+                        last: decode(last, run),
+                    })
+                });
+                Carries::Summaries(carries.collect(), run)
+            }
+        }
+    }
+
+    /// [`SegmentPlan::join`] of rank `rank`.
+    fn join(&self, plan: &SegmentPlan, rank: usize) -> Option<Joined<M>> {
+        match self {
+            Carries::Partials(c) => plan.join(rank, c),
+            Carries::Summaries(c, run) => {
+                plan.join_by(rank, c, |own, next| PortableCarry::join(own, next, *run))
+            }
+        }
+    }
 }
 
 /// Words of a record's header: status, non-empty, first segment, last segment.
@@ -112,9 +193,11 @@ impl Cluster {
     ///
     /// The offsets are validated on the host (a bad one is [`ShardError`] naming the first bad
     /// index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
-    /// and touches at most `u32::MAX` segments (one device's limit). The portable grouping
-    /// (`SegConfig::portable`) is one rank's only: over several it is
-    /// [`crate::Error::InvalidConfig`].
+    /// and touches at most `u32::MAX` segments (one device's limit). With
+    /// `SegConfig::portable` every segment has one GPU's portable bits
+    /// (`reduce_core::portable::fold_segments`) whatever the shards, at the price of a launch
+    /// per aligned block of a shard (O(log) per rank) and a host join of the segments that cross
+    /// them.
     pub fn reduce_segments<M: CudaMonoid, O: Copy + Into<u64>>(
         &self,
         xs: &Sharded<M>,
@@ -146,8 +229,8 @@ impl Cluster {
     ///
     /// Each rank validates its owners on its device (unless `config` is trusted) and the ranks
     /// check the order across shards; a bad layout is [`ShardError`] naming a bad global index.
-    /// The portable grouping (`SegConfig::portable`) is one rank's only: over several it is
-    /// [`crate::Error::InvalidConfig`].
+    /// `SegConfig::portable` gives one GPU's portable bits whatever the shards, as
+    /// [`Cluster::reduce_segments`] says.
     pub fn reduce_by_owner<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -182,27 +265,17 @@ impl Cluster {
         config: SegConfig,
         placement: Placement,
     ) -> Result<Segments<M>> {
-        let call = match layout {
-            Layout::Offsets { .. } => "Cluster::reduce_segments",
-            Layout::Owner { .. } => "Cluster::reduce_by_owner",
-        };
-        super::error::refuse_portable(
-            call,
-            config.algorithm.name(),
-            config.portable,
-            self.world,
-            "one GPU gives its bits (SegConfig::portable on Gpu::reduce_segments or \
-             Gpu::reduce_by_owner)",
-        )?;
+        // One rank's shard starts at item 0: its own portable reduction has the global bits.
+        let pieces = config.portable && self.world > 1;
         let mut state = self.lock()?;
         // 1. Local reductions, one host thread per local rank (a single-GPU segmented call
         //    waits for its validation).
         let locals: Vec<Result<Local<M>>> = self.crew.run(self.members.len(), |i| {
-            local_segments(i, &self.members[i], xs, &layout, config)
+            local_segments(i, &self.members[i], xs, &layout, config, pieces)
         });
 
         // 2. Every rank's record: [status, non-empty, first, last] and its carry.
-        let size = std::mem::size_of::<M>();
+        let carry_bytes = Carries::<M>::bytes(pieces);
         let mut errors = Vec::with_capacity(locals.len());
         let mut mine = Vec::with_capacity(locals.len());
         let mut sends = Vec::with_capacity(locals.len());
@@ -212,23 +285,20 @@ impl Cluster {
                 Err(e) if self.all_local() => return Err(e),
                 Err(e) => {
                     errors.push(Some(e));
-                    mine.push(Local {
-                        touch: None,
-                        values: None,
-                    });
-                    sends.push(record(&m.gpu, 1, None, None)?);
+                    mine.push(Local::none());
+                    sends.push(record(&m.gpu, 1, &Local::<M>::none(), pieces)?);
                     continue;
                 }
             };
             errors.push(None);
-            sends.push(record(&m.gpu, 0, local.touch, local.values.as_ref())?);
+            sends.push(record(&m.gpu, 0, &local, pieces)?);
             mine.push(local);
         }
         let mut recvs = Vec::with_capacity(self.members.len());
         for m in &self.members {
             recvs.push((
                 DeviceVec::<u64>::alloc(m.gpu.device(), HEADER * self.world)?,
-                DeviceVec::<M>::alloc(m.gpu.device(), 2 * self.world)?,
+                DeviceVec::<u8>::alloc(m.gpu.device(), carry_bytes * self.world)?,
             ));
         }
         let ops: Vec<Vec<Op>> = sends
@@ -244,7 +314,7 @@ impl Cluster {
                     Op::AllGather {
                         send: carry.address(),
                         recv: all_carries.address(),
-                        bytes: 2 * size,
+                        bytes: carry_bytes,
                     },
                 ]
             })
@@ -269,16 +339,7 @@ impl Cluster {
                 })
             })
             .collect();
-        let carries: Vec<Option<Carry<M>>> = touches
-            .iter()
-            .zip(carries.chunks(2))
-            .map(|(t, c)| {
-                t.map(|_| Carry {
-                    first: c[0],
-                    last: c[1],
-                })
-            })
-            .collect();
+        let carries = Carries::<M>::decode(pieces, &carries, &touches);
 
         // 3. The plan (the same on every rank), then each local rank's owned values.
         let plan = match layout {
@@ -303,7 +364,13 @@ impl Cluster {
             parts.push(SegmentPart {
                 rank: m.rank,
                 segments: plan.owned(m.rank),
-                values: owned_values(&m.gpu, &plan, m.rank, local.values, &carries)?,
+                values: owned_values(
+                    &m.gpu,
+                    &plan,
+                    m.rank,
+                    local.values,
+                    carries.join(&plan, m.rank),
+                )?,
             });
         }
         if placement == Placement::All {
@@ -364,33 +431,52 @@ impl Cluster {
     }
 }
 
-/// Local rank `i`'s reduction of the segments its shard touches.
+/// Local rank `i`'s reduction of the segments its shard touches: with one launch, or in
+/// `pieces` (the portable grouping over several ranks: `seg_portable.rs`).
 fn local_segments<M: CudaMonoid>(
     i: usize,
     m: &Member,
     xs: &Sharded<M>,
     layout: &Layout<'_>,
     config: SegConfig,
+    pieces: bool,
 ) -> Result<Local<M>> {
     bind(&m.gpu)?;
     let items = xs.local(i);
     if items.is_empty() {
-        return Ok(Local {
-            touch: None,
-            values: None,
-        });
+        return Ok(Local::none());
     }
+    let start = xs.shards().range(m.rank).start;
     match layout {
+        Layout::Offsets { plan, local } if pieces => {
+            let (values, carry) =
+                seg_portable::by_offsets(&m.gpu, items, start, &local[i], config)?;
+            Ok(Local {
+                touch: plan.touch(m.rank),
+                values: Some(values),
+                carry: Some(carry),
+            })
+        }
+        Layout::Owner { owner, segments } if pieces => {
+            let owners = owner.local(i);
+            let (touch, (values, carry)) =
+                seg_portable::by_owner(&m.gpu, m.rank, items, owners, start, *segments, config)?;
+            Ok(Local {
+                touch: Some(touch),
+                values: Some(values),
+                carry: Some(carry),
+            })
+        }
         Layout::Offsets { plan, local } => {
             let offsets = m.gpu.upload(&local[i])?;
             Ok(Local {
                 touch: plan.touch(m.rank),
                 values: Some(m.gpu.reduce_segments(items, &offsets, config)?),
+                carry: None,
             })
         }
         Layout::Owner { owner, segments } => {
             let owners = owner.local(i);
-            let start = xs.shards().range(m.rank).start;
             let device = m.gpu.device();
             let (first, last) = (
                 owners.read_at(device, 0)?,
@@ -415,6 +501,7 @@ fn local_segments<M: CudaMonoid>(
                         last: last as usize,
                     }),
                     values: Some(values),
+                    carry: None,
                 }),
                 Err(e @ crate::Error::Layout(_)) => {
                     Err(diagnose(&m.gpu, owners, start, *segments).unwrap_or(e.into()))
@@ -427,7 +514,7 @@ fn local_segments<M: CudaMonoid>(
 
 /// The first bad owner of a shard, with its global index, checked on the host (error paths
 /// only: the shard's owners are copied back).
-fn diagnose(
+pub(super) fn diagnose(
     gpu: &Gpu,
     owners: &DeviceVec<u32>,
     start: usize,
@@ -443,34 +530,62 @@ fn diagnose(
 
 /// `owner[i] - base` for every item of a shard, on its device (`kernels/shard.cu`).
 fn rebase_owner(gpu: &Gpu, owner: &DeviceVec<u32>, base: u32) -> Result<DeviceVec<u32>> {
-    let n = owner.len();
-    let out = DeviceVec::<u32>::alloc(gpu.device(), n)?;
-    let args = RebaseArgs {
-        owner: owner.address(),
-        n: n as u64,
-        base: base as u64,
-        out: out.address(),
-    };
-    // The kernel does not use the monoid: one module per device, keyed by a fixed type.
-    launch_shard::<Sum<u32>, _>(gpu, SHARD_REBASE_OWNER, 256, Some(n as u64), args)?;
+    let out = DeviceVec::<u32>::alloc(gpu.device(), owner.len())?;
+    rebase_owner_into(
+        gpu,
+        owner.address(),
+        owner.len(),
+        base as u64,
+        out.address(),
+    )?;
     Ok(out)
 }
 
-/// A rank's record: the header `[status, non-empty, first, last]` and its carry (the first
-/// and last of its local values; identities when it has none).
+/// `out[i] = owner[i] - base` for the `n` owners at device address `owner` into `out`
+/// (stream-ordered; both ranges live buffers of `gpu`'s device).
+pub(super) fn rebase_owner_into(
+    gpu: &Gpu,
+    owner: u64,
+    n: usize,
+    base: u64,
+    out: u64,
+) -> Result<()> {
+    let args = RebaseArgs {
+        owner,
+        n: n as u64,
+        base,
+        out,
+    };
+    // The kernel does not use the monoid: one module per device, keyed by a fixed type.
+    launch_shard::<Sum<u32>, _>(gpu, SHARD_REBASE_OWNER, 256, Some(n as u64), args)
+}
+
+/// A rank's record: the header `[status, non-empty, first, last]` and its carry's bytes: the
+/// first and last of its local values (identities when it has none), or in `pieces` (the
+/// portable grouping) the two summaries of its carry (zeros when it has none).
 fn record<M: CudaMonoid>(
     gpu: &Gpu,
     status: u64,
-    touch: Option<Touch>,
-    values: Option<&DeviceVec<M>>,
-) -> Result<(DeviceVec<u64>, DeviceVec<M>)> {
-    let header = match touch {
+    local: &Local<M>,
+    pieces: bool,
+) -> Result<(DeviceVec<u64>, DeviceVec<u8>)> {
+    let header = match local.touch {
         Some(t) => [status, 1, t.first as u64, t.last as u64],
         None => [status, 0, 0, 0],
     };
     let header = gpu.upload(&header)?;
-    let carry = gpu.identities::<M>(2)?;
-    if let Some(values) = values.filter(|v| !v.is_empty()) {
+    if pieces {
+        let mut bytes = vec![0u8; Carries::<M>::bytes(true)];
+        if let Some(c) = &local.carry {
+            let run = run_len::<M>();
+            let (first, last) = bytes.split_at_mut(record_bytes::<M>(run));
+            first.copy_from_slice(&encode(&c.first, run));
+            last.copy_from_slice(&encode(&c.last, run));
+        }
+        return Ok((header, gpu.upload(&bytes)?));
+    }
+    let carry = gpu.upload(bytes_of(&[M::identity(); 2]))?;
+    if let Some(values) = local.values.as_ref().filter(|v| !v.is_empty()) {
         let size = std::mem::size_of::<M>();
         let (src, dst) = (values.address(), carry.address());
         copy_device(gpu, dst, src, size)?;
@@ -486,13 +601,13 @@ fn record<M: CudaMonoid>(
 
 /// A local rank's owned values from its local values: identities for the empty segments it
 /// owns before its first item and after the last item of all, its local values in between,
-/// and the joined value of its last segment when later shards continue it.
+/// and the joined value of its last segment when later shards continue it (`joined`).
 fn owned_values<M: CudaMonoid>(
     gpu: &Gpu,
     plan: &SegmentPlan,
     rank: usize,
     local: Option<DeviceVec<M>>,
-    carries: &[Option<Carry<M>>],
+    joined: Option<Joined<M>>,
 ) -> Result<DeviceVec<M>> {
     let size = std::mem::size_of::<M>();
     let assembly = plan.assembly(rank);
@@ -516,7 +631,7 @@ fn owned_values<M: CudaMonoid>(
             out
         }
     };
-    if let Some(joined) = plan.join(rank, carries) {
+    if let Some(joined) = joined {
         let dst = out.address() + (joined.index * size) as u64;
         write_values(gpu, dst, &[joined.value])?;
     }
@@ -524,14 +639,14 @@ fn owned_values<M: CudaMonoid>(
 }
 
 /// Stream-ordered device-to-device copy of `bytes` bytes.
-fn copy_device(gpu: &Gpu, dst: u64, src: u64, bytes: usize) -> Result<()> {
+pub(super) fn copy_device(gpu: &Gpu, dst: u64, src: u64, bytes: usize) -> Result<()> {
     bind(gpu)?;
     // SAFETY: both ranges lie in live buffers of this device (the callers' offsets and sizes).
     Ok(unsafe { gpu.device().copy_on_device(src, dst, bytes) }?)
 }
 
 /// Copies host values to device address `dst` (stream-ordered; done when this returns).
-fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> {
+pub(super) fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> {
     bind(gpu)?;
     // SAFETY: `dst` starts `values.len()` writable values of a live buffer of this device.
     Ok(unsafe { gpu.device().copy_from_host(dst, values) }?)
