@@ -22,6 +22,9 @@
 //! * every row also times the synchronous `Cluster::reduce` with `Config::portable` (one GPU's
 //!   bits over any shards), interleaved with the others: `portable_sync_ms`, `portable_cost`
 //!   (÷ the default's `sync`).
+//! * segmented (`cluster_segmented.rs`): `Cluster::reduce_segments` in the default and the
+//!   portable grouping, f32 sums over shards that cut segments anywhere, 2^26 items per GPU
+//!   (`--quick`: 2^24), mean segment lengths 30 and 3000; `cluster-segmented.csv`.
 //! * `--rank R --world W --id-file PATH`: one process per GPU (start W of them; rank 0 writes the
 //!   NCCL id to PATH, the others read it), the NCCL exchange: the combine latency at small N and
 //!   the synchronous efficiency at 2^28 items per GPU, as above; rank 0 prints them and writes
@@ -39,7 +42,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+pub(crate) type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
 struct Args {
     quick: bool,
@@ -147,6 +150,7 @@ fn run(args: &Args) -> Result<()> {
     };
     let small = [1usize << 10, 1 << 16, 1 << 20];
     let mut rows = Vec::new();
+    let mut seg_rows = Vec::new();
     for (&g, exchange) in counts
         .iter()
         .flat_map(|g| [(g, Exchange::PeerAccess), (g, Exchange::Nccl)])
@@ -211,8 +215,19 @@ fn run(args: &Args) -> Result<()> {
                 200,
             )?);
         }
+        let seg_n = if args.quick { 1 << 24 } else { 1 << 26 };
+        seg_rows.extend(crate::cluster_segmented::measure(&cluster, seg_n, 10)?);
     }
-    report(&rows, &torch, &args.out)
+    report(&rows, &torch, &args.out)?;
+    crate::cluster_segmented::report(&seg_rows, &args.out)
+}
+
+/// The short name of a cluster's exchange, as the reports print it.
+pub(crate) fn exchange_name(cluster: &Cluster) -> &'static str {
+    match cluster.exchange() {
+        Exchange::PeerAccess => "peer",
+        _ => "nccl",
+    }
 }
 
 /// Times one configuration: the cluster (sync and pipelined) and GPU 0 alone on its shard.
@@ -281,10 +296,7 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
     })? / QUEUED as f64;
     let row = Row {
         section,
-        exchange: match cluster.exchange() {
-            Exchange::PeerAccess => "peer",
-            _ => "nccl",
-        },
+        exchange: exchange_name(cluster),
         monoid,
         item_bytes: std::mem::size_of::<M>(),
         gpus: cluster.world_size(),
@@ -411,7 +423,7 @@ fn rank_row<M: CudaMonoid + AnyBits + PartialEq>(
 
 /// Warm-up 3 rounds, then `reps` rounds of every call in turn: the median wall time (ms) of
 /// each. Interleaving makes a drift of the clocks during the run weigh on all of them alike.
-fn interleaved_medians(
+pub(crate) fn interleaved_medians(
     reps: usize,
     calls: &mut [Box<dyn FnMut() -> Result<()> + '_>],
 ) -> Result<Vec<f64>> {

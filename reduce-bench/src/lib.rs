@@ -43,6 +43,8 @@ mod anchors;
 mod cli;
 #[cfg(feature = "nccl")]
 mod cluster;
+#[cfg(feature = "nccl")]
+mod cluster_segmented;
 mod driver;
 mod kernels;
 pub mod layouts;
