@@ -387,13 +387,16 @@ fn portable_segment_cases(world: usize) -> Vec<(&'static str, Vec<u32>, Vec<usiz
 /// Bad layouts over shards: the same typed error as the CPU plan, naming global indices.
 fn check_bad_layouts(cluster: &Cluster) {
     let world = cluster.world_size();
-    let lens = vec![1000usize; world];
+    // Shards that start and end inside runs (8 Affine items): the portable grouping cuts each
+    // into raw items at its ends and aligned blocks between.
+    let lens = vec![1003usize; world];
     let shards = Shards::from_lens(&lens).unwrap();
     let n = shards.items();
     let items = Affine::random_vec(n, 5);
     let xs = cluster.scatter_with(&items, &shards).unwrap();
     let segments = n / 10;
     let good: Vec<u32> = (0..n as u32).map(|i| i / 10).collect();
+    let last = shards.range(world - 1);
     let mut cases: Vec<(&str, Vec<u32>)> = Vec::new();
     let mut inside = good.clone();
     inside[n - 500] = 0; // unsorted inside the last shard
@@ -401,16 +404,31 @@ fn check_bad_layouts(cluster: &Cluster) {
     let mut out_of_range = good.clone();
     out_of_range[n - 1] = segments as u32 + 3;
     cases.push(("out of range at the end", out_of_range));
+    // Where the portable grouping's pieces meet: the last shard's first run boundary, an item
+    // of its head (before that boundary) and of its tail (after its last boundary).
+    let boundary = last.start.next_multiple_of(8);
+    for (name, at) in [
+        ("unsorted at a piece boundary", boundary),
+        ("unsorted in a shard's head", boundary.saturating_sub(2)),
+        ("unsorted in a shard's tail", last.end / 8 * 8 + 1),
+    ] {
+        if last.contains(&at) && at > last.start {
+            let mut bad = good.clone();
+            bad[at] = 0;
+            cases.push((name, bad));
+        }
+    }
     if world > 1 {
         let mut across = good.clone();
-        for o in &mut across[1000..2000] {
+        for o in &mut across[shards.range(1)] {
             *o = 0; // shard 1 starts below shard 0's last owner, sorted inside
         }
-        for o in &mut across[2000..] {
+        for o in &mut across[shards.range(1).end..] {
             *o = (*o).max(99);
         }
         cases.push(("unsorted across shards", across));
     }
+    let portable = SegConfig::new(SegAlgorithm::Auto).portable();
     for (name, owner) in cases {
         let expected = fold_sharded_by_owner(&shards, &items, &owner, segments).unwrap_err();
         let owners = cluster.scatter_with(&owner, &shards).unwrap();
@@ -420,20 +438,23 @@ fn check_bad_layouts(cluster: &Cluster) {
             ref other => panic!("{name}: {other:?}"),
         };
         let culprit = (0..world).find(|&r| shards.range(r).contains(&index));
-        match cluster.reduce_by_owner(&xs, &owners, segments, SegAlgorithm::Auto, Placement::Owned)
-        {
-            Err(ClusterError::Shard(e)) => assert_eq!(e, expected, "{name}"),
-            // One process per GPU: the other ranks learn that the culprit's shard is bad.
-            Err(ClusterError::PeerFailed { rank, .. })
-                if Some(rank) == culprit && !cluster.local_ranks().contains(&rank) => {}
-            other => panic!("{name}: expected {expected:?}, got {other:?}"),
+        for config in [SegConfig::new(SegAlgorithm::Auto), portable] {
+            match cluster.reduce_by_owner(&xs, &owners, segments, config, Placement::Owned) {
+                Err(ClusterError::Shard(e)) => assert_eq!(e, expected, "{name}, {config:?}"),
+                // One process per GPU: the other ranks learn that the culprit's shard is bad.
+                Err(ClusterError::PeerFailed { rank, .. })
+                    if Some(rank) == culprit && !cluster.local_ranks().contains(&rank) => {}
+                other => panic!("{name}, {config:?}: expected {expected:?}, got {other:?}"),
+            }
         }
     }
     let mut offsets: Vec<u64> = (0..=segments as u64).map(|s| s * 10).collect();
     offsets[7] = 5;
-    match cluster.reduce_segments(&xs, &offsets, SegAlgorithm::Auto, Placement::Owned) {
-        Err(ClusterError::Shard(ShardError::OffsetsDecreasing { index: 7, .. })) => {}
-        other => panic!("decreasing offsets: {other:?}"),
+    for config in [SegConfig::new(SegAlgorithm::Auto), portable] {
+        match cluster.reduce_segments(&xs, &offsets, config, Placement::Owned) {
+            Err(ClusterError::Shard(ShardError::OffsetsDecreasing { index: 7, .. })) => {}
+            other => panic!("decreasing offsets, {config:?}: {other:?}"),
+        }
     }
     let short: Vec<u64> = vec![0, 10];
     assert!(matches!(
@@ -673,6 +694,23 @@ fn foreign_and_mismatched_data_are_errors() {
                 let values = pair.gpu(part.rank).unwrap().download(&part.values).unwrap();
                 assert_eq!(values, want[part.segments.clone()]);
             }
+        }
+    }
+    // An algorithm without the portable grouping is refused on every rank, even where no
+    // shard holds a whole aligned block (shards of 3 items: no launch to check it).
+    let tiny = pair.scatter(&items[..6]).unwrap();
+    let merge = SegConfig::new(SegAlgorithm::SegMerge).portable();
+    for (lengths, offsets) in [(vec![6u32], vec![0u32, 6]), (vec![2, 4], vec![0, 2, 6])] {
+        let owners = pair.scatter(&owners_of(&lengths)).unwrap();
+        for result in [
+            pair.reduce_segments(&tiny, &offsets, merge, Placement::Owned),
+            pair.reduce_by_owner(&tiny, &owners, lengths.len(), merge, Placement::Owned),
+            pair.reduce_segments(&spread, &[0u32, 1000], merge, Placement::Owned),
+        ] {
+            assert!(matches!(
+                result,
+                Err(ClusterError::Gpu(reduce_cuda::Error::InvalidConfig { .. }))
+            ));
         }
     }
     let one = a.reduce_segments(&xs, &offsets, seg_portable, Placement::All);

@@ -205,8 +205,11 @@ proptest! {
         let f64s: Vec<Sum<f64>> = f32s.iter().map(|x| Sum(x.0 as f64 * 1e-3 + 1.0)).collect();
         check(&shards, &f64s, &offsets, &owner, segments);
         let affine = Affine::random_vec(n, seed);
+        let want = fold_segments(&affine, &offsets).unwrap();
         let by_offsets = fold_sharded_segments_portable(&shards, &affine, &offsets).unwrap();
-        prop_assert_eq!(by_offsets.concat(), fold_segments(&affine, &offsets).unwrap());
+        prop_assert_eq!(&by_offsets.concat(), &want);
+        let by_owner = fold_sharded_by_owner_portable(&shards, &affine, &owner, segments).unwrap();
+        prop_assert_eq!(&by_owner.concat(), &want);
     }
 
     /// Arbitrary (mostly invalid) owners over arbitrary shards: never a panic, and the sharded

@@ -18,6 +18,7 @@ use super::{Cluster, State};
 use crate::catalogue::Config;
 use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
+use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{combine, plan, Summary};
 use reduce_core::portable::run_len;
 use reduce_core::CudaMonoid;
@@ -33,6 +34,9 @@ impl Cluster {
         xs: &Sharded<M>,
         config: Config,
     ) -> Result<M> {
+        // The configuration is checked here, the same on every rank: a rank whose shard has no
+        // aligned block would never plan a launch.
+        crate::catalogue::plain_plan(config, Own::<M>::new().items(), 0)?;
         let run = run_len::<M>();
         // With one process per GPU, the records' buffers first, each holding a failure until
         // its rank's summary replaces it: a rank whose summary fails still joins the exchange.

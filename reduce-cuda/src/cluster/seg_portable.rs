@@ -60,7 +60,7 @@ pub(super) fn by_offsets<M: CudaMonoid>(
         lo,
         &pieces,
         &ends,
-        count,
+        &ranges,
         raw_segments,
         |k, input, out| {
             // SAFETY: block k's offsets lie inside `all`, which outlives the call.
@@ -139,7 +139,7 @@ pub(super) fn by_owner<M: CudaMonoid>(
         lo,
         &pieces,
         &ends,
-        count,
+        &ranges,
         raw_segments,
         |k, input, out| {
             let at = 4 * (pieces[k].items.start - lo) as u64;
@@ -157,9 +157,9 @@ pub(super) fn by_owner<M: CudaMonoid>(
 }
 
 /// The shard's local values: each block reduced by `reduce_block(k, items, out)` into its slots
-/// (`piece_segments`), its first and last values staged before a later block writes over a
-/// segment they share; then the host's join (`join_shard`, with the raw pieces' items and
-/// their local segments from `raw_segments`), written back.
+/// (`ranges`, from `piece_segments`), its first and last values staged before a later block
+/// writes over a segment they share; then the host's join (`join_shard`, with the raw pieces'
+/// items and their local segments from `raw_segments`), written back.
 #[allow(clippy::too_many_arguments)]
 fn run_pieces<M: CudaMonoid>(
     gpu: &Gpu,
@@ -167,15 +167,18 @@ fn run_pieces<M: CudaMonoid>(
     lo: usize,
     pieces: &[Piece],
     ends: &[(usize, usize)],
-    count: usize,
+    ranges: &[Range<usize>],
     raw_segments: impl Fn(&Piece) -> Result<Vec<usize>>,
     mut reduce_block: impl FnMut(usize, &DeviceSlice<M>, &mut DeviceSliceMut<M>) -> Result<()>,
 ) -> Result<PortableLocal<M>> {
     let size = std::mem::size_of::<M>();
-    let ranges = piece_segments(ends, count);
+    let count = ranges.last().map_or(0, |r| r.end);
     let values = DeviceVec::<M>::alloc(gpu.device(), count)?;
     let blocks = pieces.iter().filter(|p| p.node.is_some()).count();
-    let staged = DeviceVec::<M>::alloc(gpu.device(), 2 * blocks.max(1))?;
+    let staged = match blocks {
+        0 => None,
+        _ => Some(DeviceVec::<M>::alloc(gpu.device(), 2 * blocks)?),
+    };
     let mut j = 0;
     for (k, piece) in pieces.iter().enumerate() {
         if piece.node.is_none() {
@@ -187,12 +190,16 @@ fn run_pieces<M: CudaMonoid>(
         let mut out = unsafe { DeviceSliceMut::<M>::from_raw(at, ranges[k].len(), gpu) }?;
         reduce_block(k, &input, &mut out)?;
         for (slot, s) in [ends[k].0, ends[k].1].into_iter().enumerate() {
+            let staged = staged.as_ref().expect("allocated for the blocks");
             let dst = staged.address() + ((2 * j + slot) * size) as u64;
             copy_device(gpu, dst, values.address() + (s * size) as u64, size)?;
         }
         j += 1;
     }
-    let staged = gpu.download(&staged)?;
+    let staged = match &staged {
+        Some(staged) => gpu.download(staged)?,
+        None => Vec::new(),
+    };
     let mut parts = Vec::with_capacity(pieces.len());
     let mut j = 0;
     for piece in pieces {

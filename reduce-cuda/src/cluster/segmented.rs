@@ -30,9 +30,10 @@ use super::plain::value_from_device_bytes;
 use super::portable::{bytes_of, decode, encode, record_bytes};
 use super::seg_portable;
 use super::{Cluster, Member};
-use crate::catalogue::SegConfig;
+use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
+use crate::jit::{Own, Program};
 use reduce_core::portable::run_len;
 use reduce_core::shard::portable::PortableCarry;
 use reduce_core::shard::{check_shard_owner, Carry, Joined, SegmentPlan, ShardError, Touch};
@@ -133,23 +134,22 @@ enum Carries<M> {
 }
 
 impl<M: CudaMonoid> Carries<M> {
-    /// The bytes of one rank's carry in the exchange.
-    fn bytes(portable: bool) -> usize {
-        match portable {
-            true => 2 * record_bytes::<M>(run_len::<M>()),
-            false => 2 * std::mem::size_of::<M>(),
-        }
+    /// The bytes of one rank's carry in the exchange: two summaries' records in both modes (the
+    /// partials use the first `2 · size_of::<M>()`), so that ranks that disagree on the mode
+    /// still exchange the same sizes (and fail on the plan's check, not in the transport).
+    fn bytes() -> usize {
+        2 * record_bytes::<M>(run_len::<M>())
     }
 
     /// The carries from the gathered records (`touches[r]` says whether rank r sent one).
     fn decode(portable: bool, records: &[u8], touches: &[Option<Touch>]) -> Carries<M> {
-        let bytes = Carries::<M>::bytes(portable);
-        let records = touches.iter().zip(records.chunks(bytes));
+        let records = touches.iter().zip(records.chunks(Carries::<M>::bytes()));
+        let size = std::mem::size_of::<M>();
         match portable {
             false => Carries::Partials(
                 records
                     .map(|(t, r)| {
-                        let (first, last) = r.split_at(bytes / 2);
+                        let (first, last) = (&r[..size], &r[size..2 * size]);
                         t.map(|_| Carry {
                             first: value_from_device_bytes(first),
                             last: value_from_device_bytes(last),
@@ -160,7 +160,7 @@ impl<M: CudaMonoid> Carries<M> {
             true => {
                 let run = run_len::<M>();
                 let carries = records.map(|(t, r)| {
-                    let (first, last) = r.split_at(bytes / 2);
+                    let (first, last) = r.split_at(record_bytes::<M>(run));
                     t.map(|_| PortableCarry {
                         first: decode(first, run),
                         last: decode(last, run),
@@ -267,6 +267,18 @@ impl Cluster {
     ) -> Result<Segments<M>> {
         // One rank's shard starts at item 0: its own portable reduction has the global bits.
         let pieces = config.portable && self.world > 1;
+        if pieces {
+            // Checked here, the same on every rank: a rank whose shard has no aligned block
+            // would never plan a launch.
+            let offsets_form = matches!(layout, Layout::Offsets { .. });
+            let items = Own::<M>::new().items();
+            seg_plan(
+                config,
+                SegShape::new(items, offsets_form, false, 0, 0),
+                0,
+                0,
+            )?;
+        }
         let mut state = self.lock()?;
         // 1. Local reductions, one host thread per local rank (a single-GPU segmented call
         //    waits for its validation).
@@ -275,7 +287,7 @@ impl Cluster {
         });
 
         // 2. Every rank's record: [status, non-empty, first, last] and its carry.
-        let carry_bytes = Carries::<M>::bytes(pieces);
+        let carry_bytes = Carries::<M>::bytes();
         let mut errors = Vec::with_capacity(locals.len());
         let mut mine = Vec::with_capacity(locals.len());
         let mut sends = Vec::with_capacity(locals.len());
@@ -574,8 +586,8 @@ fn record<M: CudaMonoid>(
         None => [status, 0, 0, 0],
     };
     let header = gpu.upload(&header)?;
+    let mut bytes = vec![0u8; Carries::<M>::bytes()];
     if pieces {
-        let mut bytes = vec![0u8; Carries::<M>::bytes(true)];
         if let Some(c) = &local.carry {
             let run = run_len::<M>();
             let (first, last) = bytes.split_at_mut(record_bytes::<M>(run));
@@ -584,9 +596,10 @@ fn record<M: CudaMonoid>(
         }
         return Ok((header, gpu.upload(&bytes)?));
     }
-    let carry = gpu.upload(bytes_of(&[M::identity(); 2]))?;
+    let size = std::mem::size_of::<M>();
+    bytes[..2 * size].copy_from_slice(bytes_of(&[M::identity(); 2]));
+    let carry = gpu.upload(&bytes)?;
     if let Some(values) = local.values.as_ref().filter(|v| !v.is_empty()) {
-        let size = std::mem::size_of::<M>();
         let (src, dst) = (values.address(), carry.address());
         copy_device(gpu, dst, src, size)?;
         copy_device(
