@@ -6,7 +6,7 @@
 //! portable results are checked bit for bit against `reduce_core::portable::fold_segments`.
 //! Writes `cluster-segmented.csv`.
 
-use crate::cluster::{interleaved_medians, Result};
+use crate::cluster_timing::{exchange_name, interleaved_medians, Result};
 use reduce_cuda::cluster::Shards;
 use reduce_cuda::cluster::{Cluster, Placement};
 use reduce_cuda::{Gpu, SegConfig, Sum};
@@ -108,7 +108,7 @@ pub(crate) fn measure(cluster: &Cluster, n: usize, reps: usize) -> Result<Vec<Se
         ];
         let medians = interleaved_medians(reps, &mut calls)?;
         let row = SegRow {
-            exchange: crate::cluster::exchange_name(cluster),
+            exchange: exchange_name(cluster),
             gpus,
             n_per_gpu: n,
             mean_len: mean,

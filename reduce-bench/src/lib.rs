@@ -45,6 +45,8 @@ mod cli;
 mod cluster;
 #[cfg(feature = "nccl")]
 mod cluster_segmented;
+#[cfg(feature = "nccl")]
+mod cluster_timing;
 mod driver;
 mod kernels;
 pub mod layouts;

@@ -73,3 +73,34 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SHARD_EXCHANGE.name, ExchangeArgs::PARAMS),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::codegen::assemble;
+    use reduce_core::Sum;
+
+    /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
+    #[test]
+    fn the_shard_kernel_compiles() {
+        if !crate::jit::compile::nvrtc_available() {
+            assert!(
+                std::env::var("REDUCE_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
+                "REDUCE_REQUIRE_NVRTC=1 but libnvrtc could not be loaded"
+            );
+            eprintln!("skipped: no NVRTC");
+            return;
+        }
+        fn compile<M: CudaMonoid>() {
+            let source = assemble(&KernelSpec::new(Family::Shard, &[]), &Own::<M>::new());
+            assert!(source.text.contains("shard_rebase_owner"));
+            assert!(source.text.contains("shard_fold"));
+            assert!(source.text.contains("shard_exchange"));
+            let cubin =
+                crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
+            assert!(!cubin.is_empty());
+        }
+        compile::<Sum<u32>>();
+        compile::<reduce_core::Min<f64>>();
+    }
+}

@@ -56,6 +56,7 @@ mod plain;
 mod portable;
 mod seg_portable;
 mod segmented;
+mod shard_ops;
 
 pub use data::Sharded;
 pub use error::{ClusterError, Result};

@@ -9,7 +9,7 @@
 
 use super::comm::bind;
 use super::error::{ClusterError, Result};
-use super::segmented::{copy_device, diagnose, rebase_owner_into, write_values};
+use super::shard_ops::{copy_device, diagnose, rebase_owner_into, write_values};
 use crate::catalogue::SegConfig;
 use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;

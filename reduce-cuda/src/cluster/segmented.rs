@@ -25,10 +25,10 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::kernels::{launch_shard, RebaseArgs, SHARD_REBASE_OWNER};
 use super::plain::value_from_device_bytes;
 use super::portable::{bytes_of, decode, encode, record_bytes};
 use super::seg_portable;
+use super::shard_ops::{copy_device, diagnose, rebase_owner, write_values};
 use super::{Cluster, Member};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
@@ -36,8 +36,8 @@ use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
 use reduce_core::portable::run_len;
 use reduce_core::shard::portable::PortableCarry;
-use reduce_core::shard::{check_shard_owner, Carry, Joined, SegmentPlan, ShardError, Touch};
-use reduce_core::{CudaMonoid, DeviceCopy, Sum};
+use reduce_core::shard::{Carry, Joined, SegmentPlan, ShardError, Touch};
+use reduce_core::CudaMonoid;
 use std::ops::Range;
 
 /// Where the segment values end up.
@@ -524,54 +524,6 @@ fn local_segments<M: CudaMonoid>(
     }
 }
 
-/// The first bad owner of a shard, with its global index, checked on the host (error paths
-/// only: the shard's owners are copied back).
-pub(super) fn diagnose(
-    gpu: &Gpu,
-    owners: &DeviceVec<u32>,
-    start: usize,
-    segments: usize,
-) -> Option<ClusterError> {
-    match gpu.download(owners) {
-        Ok(host) => check_shard_owner(&host, start, None, segments)
-            .err()
-            .map(ClusterError::from),
-        Err(e) => Some(e.into()),
-    }
-}
-
-/// `owner[i] - base` for every item of a shard, on its device (`kernels/shard.cu`).
-fn rebase_owner(gpu: &Gpu, owner: &DeviceVec<u32>, base: u32) -> Result<DeviceVec<u32>> {
-    let out = DeviceVec::<u32>::alloc(gpu.device(), owner.len())?;
-    rebase_owner_into(
-        gpu,
-        owner.address(),
-        owner.len(),
-        base as u64,
-        out.address(),
-    )?;
-    Ok(out)
-}
-
-/// `out[i] = owner[i] - base` for the `n` owners at device address `owner` into `out`
-/// (stream-ordered; both ranges live buffers of `gpu`'s device).
-pub(super) fn rebase_owner_into(
-    gpu: &Gpu,
-    owner: u64,
-    n: usize,
-    base: u64,
-    out: u64,
-) -> Result<()> {
-    let args = RebaseArgs {
-        owner,
-        n: n as u64,
-        base,
-        out,
-    };
-    // The kernel does not use the monoid: one module per device, keyed by a fixed type.
-    launch_shard::<Sum<u32>, _>(gpu, SHARD_REBASE_OWNER, 256, Some(n as u64), args)
-}
-
 /// A rank's record: the header `[status, non-empty, first, last]` and its carry's bytes: the
 /// first and last of its local values (identities when it has none), or in `pieces` (the
 /// portable grouping) the two summaries of its carry (zeros when it has none).
@@ -649,48 +601,4 @@ fn owned_values<M: CudaMonoid>(
         write_values(gpu, dst, &[joined.value])?;
     }
     Ok(out)
-}
-
-/// Stream-ordered device-to-device copy of `bytes` bytes.
-pub(super) fn copy_device(gpu: &Gpu, dst: u64, src: u64, bytes: usize) -> Result<()> {
-    bind(gpu)?;
-    // SAFETY: both ranges lie in live buffers of this device (the callers' offsets and sizes).
-    Ok(unsafe { gpu.device().copy_on_device(src, dst, bytes) }?)
-}
-
-/// Copies host values to device address `dst` (stream-ordered; done when this returns).
-pub(super) fn write_values<M: DeviceCopy>(gpu: &Gpu, dst: u64, values: &[M]) -> Result<()> {
-    bind(gpu)?;
-    // SAFETY: `dst` starts `values.len()` writable values of a live buffer of this device.
-    Ok(unsafe { gpu.device().copy_from_host(dst, values) }?)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::jit::{codegen::assemble, Family, KernelSpec, Own};
-
-    /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
-    #[test]
-    fn the_shard_kernel_compiles() {
-        if !crate::jit::compile::nvrtc_available() {
-            assert!(
-                std::env::var("REDUCE_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
-                "REDUCE_REQUIRE_NVRTC=1 but libnvrtc could not be loaded"
-            );
-            eprintln!("skipped: no NVRTC");
-            return;
-        }
-        fn compile<M: CudaMonoid>() {
-            let source = assemble(&KernelSpec::new(Family::Shard, &[]), &Own::<M>::new());
-            assert!(source.text.contains("shard_rebase_owner"));
-            assert!(source.text.contains("shard_fold"));
-            assert!(source.text.contains("shard_exchange"));
-            let cubin =
-                crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
-            assert!(!cubin.is_empty());
-        }
-        compile::<Sum<u32>>();
-        compile::<reduce_core::Min<f64>>();
-    }
 }
