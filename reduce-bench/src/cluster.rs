@@ -215,7 +215,9 @@ fn run(args: &Args) -> Result<()> {
             )?);
         }
         let seg_n = if args.quick { 1 << 24 } else { 1 << 26 };
-        seg_rows.extend(crate::cluster_segmented::measure(&cluster, seg_n, 10)?);
+        seg_rows.extend(crate::cluster_segmented::measure(
+            &cluster, &kernels, seg_n, 10,
+        )?);
     }
     report(&rows, &torch, &args.out)?;
     crate::cluster_segmented::report(&seg_rows, &args.out)

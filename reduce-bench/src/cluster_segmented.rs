@@ -7,7 +7,9 @@
 //! Writes `cluster-segmented.csv`.
 
 use crate::cluster_timing::{exchange_name, interleaved_medians, Result};
-use reduce_cuda::cluster::Shards;
+use crate::kernels::BenchKernels;
+use crate::layouts::{mean_length, to_u32};
+use crate::monoids::masks_f32;
 use reduce_cuda::cluster::{Cluster, Placement};
 use reduce_cuda::{Gpu, SegConfig, Sum};
 use std::fmt::Write as _;
@@ -24,52 +26,35 @@ pub(crate) struct SegRow {
     correct: bool,
 }
 
-/// Random f32 of wide magnitudes and both signs (xorshift from `seed`): sums whose bits depend
-/// on the grouping.
-fn floats(n: usize, seed: u64) -> Vec<Sum<f32>> {
-    let mut state = seed | 1;
-    (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let e = 110 + (state >> 40) as u32 % 30;
-            Sum(f32::from_bits((state as u32 & 0x807f_ffff) | (e << 23)))
-        })
-        .collect()
-}
-
-/// CSR offsets over `n` items: lengths uniform in `1 ..= 2 * mean - 1`.
-fn offsets(n: usize, mean: usize, seed: u64) -> Vec<u32> {
-    let mut state = seed | 1;
-    let mut offsets = vec![0u32];
-    let mut at = 0usize;
-    while at < n {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        at = (at + 1 + (state as usize) % (2 * mean - 1)).min(n);
-        offsets.push(at as u32);
-    }
-    offsets
-}
-
-/// The section for one cluster: `n` items per GPU at each mean length.
-pub(crate) fn measure(cluster: &Cluster, n: usize, reps: usize) -> Result<Vec<SegRow>> {
+/// The section for one cluster: about `n` f32 in [1, 2) per GPU (random, filled on each GPU by
+/// its `kernels`) at each mean length.
+pub(crate) fn measure(
+    cluster: &Cluster,
+    kernels: &[BenchKernels],
+    n: usize,
+    reps: usize,
+) -> Result<Vec<SegRow>> {
     let gpus = cluster.world_size();
     let total = n * gpus;
-    let items = floats(total, 0x5eed + total as u64);
     // Shards of n items, with the first boundary a few items off a run boundary.
     let mut lens = vec![n; gpus];
     if gpus > 1 {
         lens[0] += 5;
         lens[gpus - 1] -= 5;
     }
-    let shards = Shards::from_lens(&lens)?;
-    let xs = cluster.scatter_with(&items, &shards)?;
+    let mut parts = Vec::with_capacity(gpus);
+    let mut items = Vec::with_capacity(total);
+    for (r, (k, &len)) in kernels.iter().zip(&lens).enumerate() {
+        let gpu = cluster.gpu(r).expect("local rank");
+        let filled = k.fill_random::<Sum<f32>>(len, 0x5eed + r as u64, &masks_f32())?;
+        let part = gpu.copy(filled.items())?;
+        items.extend(gpu.download(&part)?);
+        parts.push(part);
+    }
+    let xs = cluster.shard(parts)?;
     let mut rows = Vec::new();
     for mean in [30usize, 3000] {
-        let offsets = offsets(total, mean, mean as u64);
+        let offsets = to_u32(&mean_length(mean as u64, total as u64, 7));
         let want = reduce_cuda::reduce_core::portable::fold_segments(&items, &offsets)?;
         let portable = SegConfig::default().portable();
         let result = cluster.reduce_segments(&xs, &offsets, portable, Placement::Owned)?;
@@ -137,7 +122,6 @@ pub(crate) fn report(rows: &[SegRow], out: &std::path::Path) -> Result<()> {
     let mut csv = String::from(
         "exchange,gpus,n_per_gpu,mean_len,default_ms,portable_ms,single_ms,portable_cost,correct\n",
     );
-    println!("\n== segmented (reduce_segments, f32 sum, owned): portable against default");
     for r in rows {
         let _ = writeln!(
             csv,
@@ -152,19 +136,8 @@ pub(crate) fn report(rows: &[SegRow], out: &std::path::Path) -> Result<()> {
             r.portable_ms / r.default_ms,
             r.correct
         );
-        println!(
-            "{:5} GPUs {} n/GPU {:>9} mean {:>4}: default {:.4} ms, portable {:.4} ms ({:.2}x), one GPU's shard alone {:.4} ms, portable bits {}",
-            r.exchange,
-            r.gpus,
-            r.n_per_gpu,
-            r.mean_len,
-            r.default_ms,
-            r.portable_ms,
-            r.portable_ms / r.default_ms,
-            r.single_ms,
-            if r.correct { "yes" } else { "NO" }
-        );
     }
+    println!("\n== segmented (reduce_segments, f32 sum, owned): portable against default\n{csv}");
     std::fs::write(out.join("cluster-segmented.csv"), csv)?;
     if rows.iter().any(|r| !r.correct) {
         return Err("the portable segmented results differ from portable::fold_segments".into());

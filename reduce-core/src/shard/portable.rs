@@ -13,7 +13,7 @@
 //! ([`join_shard`], by [`parts::combine`]). The same join, over the ranks that continue a
 //! segment, completes the segments that cross shards ([`PortableCarry::join`]).
 
-use super::plan::{segment_of, SegmentPlan};
+use super::plan::segment_of;
 use crate::portable::parts::{self, combine, Summary};
 use crate::Monoid;
 use std::ops::Range;
@@ -280,12 +280,11 @@ pub(super) fn shard_on_cpu<M: Monoid>(
     items: &[M],
     lo: usize,
     count: usize,
-    run: usize,
     segment_of: impl Fn(usize) -> usize,
     reduce_block: impl Fn(&Piece, Range<usize>) -> Vec<M>,
 ) -> (Vec<M>, PortableCarry<M>) {
-    let hi = lo + items.len();
-    let pieces = pieces(lo, hi, run);
+    let run = crate::portable::run_len::<M>();
+    let pieces = pieces(lo, lo + items.len(), run);
     let ends: Vec<(usize, usize)> = (pieces.iter())
         .map(|p| (segment_of(p.items.start), segment_of(p.items.end - 1)))
         .collect();
@@ -322,22 +321,4 @@ pub(super) fn shard_on_cpu<M: Monoid>(
         .map(|v| v.expect("every local segment is written"))
         .collect();
     (local, join.carry)
-}
-
-/// Every rank's owned values from its local values and every rank's portable carry: the
-/// segments that cross shards joined by [`PortableCarry::join`].
-pub(super) fn finish_portable<M: Monoid>(
-    plan: &SegmentPlan,
-    locals: &[Vec<M>],
-    carries: &[Option<PortableCarry<M>>],
-    run: usize,
-) -> Vec<Vec<M>> {
-    (0..locals.len())
-        .map(|rank| {
-            let joined = plan.join_by(rank, carries, |own, next| {
-                PortableCarry::join(own, next, run)
-            });
-            plan.assemble_joined(rank, &locals[rank], joined)
-        })
-        .collect()
 }

@@ -4,7 +4,7 @@
 use super::check::check_shard_owner;
 use super::error::ShardError;
 use super::plan::SegmentPlan;
-use super::portable::{finish_portable, item_segments, piece_offsets, shard_on_cpu};
+use super::portable::{item_segments, piece_offsets, shard_on_cpu, PortableCarry};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
 use crate::{portable, Monoid};
@@ -120,34 +120,21 @@ pub fn fold_sharded_segments_portable<M: Monoid, O: Copy + Into<u64>>(
 ) -> Result<Vec<Vec<M>>, ShardError> {
     let parts = shards.split(items)?;
     let plan = SegmentPlan::from_offsets(shards, offsets)?;
-    let run = portable::run_len::<M>();
-    let mut locals = Vec::with_capacity(parts.len());
-    let mut carries = Vec::with_capacity(parts.len());
-    for (rank, part) in parts.iter().enumerate() {
-        plan.check_local_limits(rank)?;
-        let Some(t) = plan.touch(rank) else {
-            locals.push(Vec::new());
-            carries.push(None);
-            continue;
-        };
+    portable_ranks(&plan, &parts, |rank, t, part| {
         let lo = shards.range(rank).start;
         let local = plan.local_offsets(offsets, rank)?;
-        let (local, carry) = shard_on_cpu(
+        Ok(shard_on_cpu(
             part,
             lo,
             t.segments().len(),
-            run,
             |i| item_segments(&local, lo, i..i + 1)[0],
             |piece, segments| {
                 let block = &items[piece.items.clone()];
                 let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
                 portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
             },
-        );
-        locals.push(local);
-        carries.push(Some(carry));
-    }
-    Ok(finish_portable(&plan, &locals, &carries, run))
+        ))
+    })
 }
 
 /// [`fold_sharded_by_owner`] in the portable grouping, the way a cluster does it (a block by
@@ -161,23 +148,13 @@ pub fn fold_sharded_by_owner_portable<M: Monoid>(
     num_segments: usize,
 ) -> Result<Vec<Vec<M>>, ShardError> {
     let (parts, owners, plan) = owner_plan(shards, items, owner, num_segments)?;
-    let run = portable::run_len::<M>();
-    let mut locals = Vec::with_capacity(parts.len());
-    let mut carries = Vec::with_capacity(parts.len());
-    for (rank, part) in parts.iter().enumerate() {
-        plan.check_local_limits(rank)?;
-        let Some(t) = plan.touch(rank) else {
-            locals.push(Vec::new());
-            carries.push(None);
-            continue;
-        };
+    portable_ranks(&plan, &parts, |rank, t, part| {
         let lo = shards.range(rank).start;
         let local_of = |i: usize| owners[rank][i - lo] as usize - t.first;
-        let (local, carry) = shard_on_cpu(
+        Ok(shard_on_cpu(
             part,
             lo,
             t.segments().len(),
-            run,
             local_of,
             |piece, segments| {
                 let block = &items[piece.items.clone()];
@@ -187,11 +164,41 @@ pub fn fold_sharded_by_owner_portable<M: Monoid>(
                 portable::fold_by_owner(block, &rebased, segments.len())
                     .expect("a piece's owners are valid")
             },
-        );
+        ))
+    })
+}
+
+/// Every rank's owned values in the portable grouping: `shard(rank, touch, items)` gives a
+/// non-empty shard's local values and carry ([`shard_on_cpu`]), and the segments that cross
+/// shards are joined from the carries.
+fn portable_ranks<M: Monoid>(
+    plan: &SegmentPlan,
+    parts: &[&[M]],
+    mut shard: impl FnMut(usize, Touch, &[M]) -> Result<(Vec<M>, PortableCarry<M>), ShardError>,
+) -> Result<Vec<Vec<M>>, ShardError> {
+    let mut locals = Vec::with_capacity(parts.len());
+    let mut carries = Vec::with_capacity(parts.len());
+    for (rank, part) in parts.iter().enumerate() {
+        plan.check_local_limits(rank)?;
+        let (local, carry) = match plan.touch(rank) {
+            Some(t) => {
+                let (local, carry) = shard(rank, t, part)?;
+                (local, Some(carry))
+            }
+            None => (Vec::new(), None),
+        };
         locals.push(local);
-        carries.push(Some(carry));
+        carries.push(carry);
     }
-    Ok(finish_portable(&plan, &locals, &carries, run))
+    let run = portable::run_len::<M>();
+    Ok((0..locals.len())
+        .map(|rank| {
+            let joined = plan.join_by(rank, &carries, |own, next| {
+                PortableCarry::join(own, next, run)
+            });
+            plan.assemble_joined(rank, &locals[rank], joined)
+        })
+        .collect())
 }
 
 /// Every rank's owned values from every rank's local values.
