@@ -23,8 +23,8 @@
 //!   bits over any shards), interleaved with the others: `portable_sync_ms`, `portable_cost`
 //!   (÷ the default's `sync`).
 //! * segmented (`cluster_segmented.rs`): `Cluster::reduce_segments` in the default and the
-//!   portable grouping, f32 sums over shards that cut segments anywhere, 2^26 items per GPU
-//!   (`--quick`: 2^24), mean segment lengths 30 and 3000; `cluster-segmented.csv`.
+//!   portable grouping, f32 sums over shards that cut segments anywhere, 2^24 items per GPU
+//!   (`--quick`: 2^22), mean segment lengths 30 and 3000; `cluster-segmented.csv`.
 //! * `--rank R --world W --id-file PATH`: one process per GPU (start W of them; rank 0 writes the
 //!   NCCL id to PATH, the others read it), the NCCL exchange: the combine latency at small N and
 //!   the synchronous efficiency at 2^28 items per GPU, as above; rank 0 prints them and writes
@@ -214,7 +214,7 @@ fn run(args: &Args) -> Result<()> {
                 200,
             )?);
         }
-        let seg_n = if args.quick { 1 << 24 } else { 1 << 26 };
+        let seg_n = if args.quick { 1 << 22 } else { 1 << 24 };
         seg_rows.extend(crate::cluster_segmented::measure(
             &cluster, &kernels, seg_n, 10,
         )?);
