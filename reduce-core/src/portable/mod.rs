@@ -189,7 +189,7 @@ fn tree<M: Monoid>(mut first: usize, mut nodes: Vec<M>) -> M {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::test_monoids::Affine;
     use crate::Sum;
@@ -200,7 +200,7 @@ mod tests {
 
     /// `n` f32 of wide exponents and both signs (xorshift from `seed`): sums whose bits depend
     /// on the grouping.
-    pub(super) fn floats_seeded(n: usize, seed: u64) -> Vec<Sum<f32>> {
+    pub(crate) fn floats_seeded(n: usize, seed: u64) -> Vec<Sum<f32>> {
         let mut state = seed | 1;
         (0..n)
             .map(|_| {

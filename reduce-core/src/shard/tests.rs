@@ -163,3 +163,38 @@ fn a_shard_is_cut_where_the_tree_splits() {
         [0..1, 0..4, 4..6]
     );
 }
+
+/// The portable grouping over shards where its pieces meet, f32 sums (whose bits depend on the
+/// grouping) against `portable::fold_segments`: a shard inside one run, a shard of only its
+/// head and tail items, a segment that starts inside a block and goes on into the next shard,
+/// empty segments on piece boundaries and inside raw pieces, and one segment over every shard.
+#[test]
+fn portable_segments_where_the_pieces_meet() {
+    let xs = crate::portable::tests::floats_seeded(300, 5);
+    let bits = |v: &[Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<_>>();
+    // Runs of 16: shard 1 = 5..20 is a head (5..16) and a tail (16..20); shard 2 = 20..23 lies
+    // inside run 1; shard 3 = 23..223 holds blocks from run 2 on; shard 4 = 223..300.
+    let shards = Shards::from_lens(&[5, 15, 3, 200, 77]).unwrap();
+    let layouts: [&[u32]; 5] = [
+        &[0, 300],                                   // one segment over every shard
+        &[0, 3, 3, 18, 18, 18, 21, 40, 40, 300],     // empties in raw pieces and on a boundary
+        &[0, 2, 37, 250, 300],                       // starts inside a block, crosses out
+        &[0, 32, 32, 64, 96, 96, 97, 128, 256, 300], // on block boundaries
+        &[0, 23, 300],                               // a shard boundary on a segment start
+    ];
+    for offsets in layouts {
+        let want = crate::portable::fold_segments(&xs, offsets).unwrap();
+        let got = fold_sharded_segments_portable(&shards, &xs, offsets).unwrap();
+        assert_eq!(bits(&got.concat()), bits(&want), "offsets {offsets:?}");
+        let owner: Vec<u32> = (0..offsets.len() - 1)
+            .flat_map(|s| std::iter::repeat_n(s as u32, (offsets[s + 1] - offsets[s]) as usize))
+            .collect();
+        let by_owner =
+            fold_sharded_by_owner_portable(&shards, &xs, &owner, offsets.len() - 1).unwrap();
+        assert_eq!(
+            bits(&by_owner.concat()),
+            bits(&want),
+            "owners of {offsets:?}"
+        );
+    }
+}
