@@ -394,7 +394,7 @@ fn check_bad_layouts(cluster: &Cluster) {
     let n = shards.items();
     let items = Affine::random_vec(n, 5);
     let xs = cluster.scatter_with(&items, &shards).unwrap();
-    let segments = n / 10;
+    let segments = n.div_ceil(10);
     let good: Vec<u32> = (0..n as u32).map(|i| i / 10).collect();
     let last = shards.range(world - 1);
     let mut cases: Vec<(&str, Vec<u32>)> = Vec::new();
@@ -409,8 +409,8 @@ fn check_bad_layouts(cluster: &Cluster) {
     let boundary = last.start.next_multiple_of(8);
     for (name, at) in [
         ("unsorted at a piece boundary", boundary),
-        ("unsorted in a shard's head", boundary.saturating_sub(2)),
-        ("unsorted in a shard's tail", last.end / 8 * 8 + 1),
+        ("unsorted in a shard's head", boundary.saturating_sub(1)),
+        ("unsorted in a shard's tail", last.end - 1),
     ] {
         if last.contains(&at) && at > last.start {
             let mut bad = good.clone();

@@ -225,6 +225,9 @@ proptest! {
         let items = Affine::random_vec(shards.items(), seed);
         let global = fold_by_owner(&items, &owner, num_segments);
         let sharded = fold_sharded_by_owner(&shards, &items, &owner, num_segments);
+        // The portable plan checks the owners the same way, and never panics.
+        let portable = fold_sharded_by_owner_portable(&shards, &items, &owner, num_segments);
+        prop_assert_eq!(portable.as_ref().err(), sharded.as_ref().err());
         match (global, sharded) {
             (Ok(expected), Ok(owned)) => prop_assert_eq!(owned.concat(), expected),
             // Both find a bad owner: the same one.

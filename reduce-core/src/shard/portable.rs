@@ -10,8 +10,11 @@
 //! the block. So a device reduces each block with the portable kernel and its output is final
 //! for every segment inside one block; the segments that cross pieces, or lie in the head or
 //! tail, are joined on the host from the blocks' first and last values and the raw items
-//! ([`join_shard`], by [`parts::combine`]). The same join, over the ranks that continue a
+//! ([`ShardCut::join`], by [`parts::combine`]). The same join, over the ranks that continue a
 //! segment, completes the segments that cross shards ([`PortableCarry::join`]).
+//!
+//! These are the host side of `reduce-cuda`'s cluster: they take what [`pieces`],
+//! [`ShardCut`] and [`super::SegmentPlan`] make, and panic on other arguments (each says how).
 
 use super::plan::segment_of;
 use crate::portable::parts::{self, combine, Summary};
@@ -42,27 +45,163 @@ pub fn pieces(lo: usize, hi: usize, run: usize) -> Vec<Piece> {
         .collect()
 }
 
-/// The local segments each piece reduces, from the local segment of each piece's first and
-/// last item (`ends[k]`, ids from the shard's first segment, non-decreasing) and the shard's
-/// local segment count: piece k's segments run from its first item's to the later of its last
+/// A non-empty shard cut into pieces, with the local segment (counted from the shard's first)
+/// of each piece's first and last item (`ends`, non-decreasing) and the local segments each
+/// piece reduces (`ranges`): piece k's run from its first item's to the later of its last
 /// item's and the one before the next piece's first (the empty segments on their boundary are
-/// the earlier piece's); the last piece's run to `count`. Consecutive ranges share a segment
-/// exactly where it crosses their boundary.
-pub fn piece_segments(ends: &[(usize, usize)], count: usize) -> Vec<Range<usize>> {
-    (0..ends.len())
-        .map(|k| {
-            let end = match ends.get(k + 1) {
-                Some(&(next, _)) => (ends[k].1 + 1).max(next),
-                None => count,
-            };
-            ends[k].0..end
-        })
-        .collect()
+/// the earlier piece's), the last piece's to the shard's segment count. Consecutive ranges
+/// share a segment exactly where it crosses their boundary. A device reduces each block into
+/// its range of the shard's local values, then [`ShardCut::join`] gives the host's part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardCut {
+    /// The pieces, in order (from [`pieces`]).
+    pub pieces: Vec<Piece>,
+    /// The local segments of each piece's first and last item.
+    pub ends: Vec<(usize, usize)>,
+    /// The local segments each piece reduces.
+    pub ranges: Vec<Range<usize>>,
+    /// The shard's local segment count.
+    pub count: usize,
+}
+
+impl ShardCut {
+    /// The cut of a shard of `count` local segments into `pieces`, whose first and last items
+    /// lie in the local segments `ends`.
+    ///
+    /// # Panics
+    /// When `ends` is not one pair per piece, or not non-decreasing below `count`.
+    pub fn new(pieces: Vec<Piece>, ends: Vec<(usize, usize)>, count: usize) -> ShardCut {
+        assert_eq!(pieces.len(), ends.len(), "one pair of ends per piece");
+        let flat = ends.iter().flat_map(|&(a, b)| [a, b]);
+        assert!(
+            flat.clone().zip(flat.skip(1)).all(|(a, b)| a <= b) && ends.iter().all(|e| e.1 < count),
+            "the pieces' ends are non-decreasing local segments"
+        );
+        let ranges = (0..ends.len())
+            .map(|k| {
+                let end = match ends.get(k + 1) {
+                    Some(&(next, _)) => (ends[k].1 + 1).max(next),
+                    None => count,
+                };
+                ends[k].0..end
+            })
+            .collect();
+        ShardCut {
+            pieces,
+            ends,
+            ranges,
+            count,
+        }
+    }
+
+    /// The block pieces, with their indices among the pieces, in order.
+    pub fn blocks(&self) -> impl Iterator<Item = (usize, &Piece)> {
+        (self.pieces.iter().enumerate()).filter(|(_, p)| p.node.is_some())
+    }
+
+    /// The raw pieces, in order.
+    pub fn raw(&self) -> impl Iterator<Item = &Piece> {
+        self.pieces.iter().filter(|p| p.node.is_none())
+    }
+
+    /// The host's part, from what the device gave: each block's values of the segments of its
+    /// first and last item (`staged`: two per block, in block order — what its slots `ends[k]`
+    /// held after the block's own reduction), and each raw piece's items with the local segment
+    /// of each (`raw`, in raw-piece order). Each segment's parts are, in order, its raw head
+    /// items, its nodes at the blocks it touches and its raw tail items: a [`Summary`] of them
+    /// is its portion of the shard, and [`parts::combine`] of it its value when the shard holds
+    /// all of it.
+    ///
+    /// # Panics
+    /// When `staged` or `raw` does not match the pieces.
+    pub fn join<M: Monoid>(
+        &self,
+        staged: &[M],
+        raw: Vec<(Vec<M>, Vec<usize>)>,
+        run: usize,
+    ) -> ShardJoin<M> {
+        assert_eq!(
+            staged.len(),
+            2 * self.blocks().count(),
+            "two values per block"
+        );
+        assert_eq!(raw.len(), self.raw().count(), "one entry per raw piece");
+        let mut join = Joining {
+            run,
+            writes: Vec::new(),
+            first: None,
+            open: None,
+        };
+        let (mut staged, mut raw) = (staged.chunks(2), raw.into_iter());
+        for (k, piece) in self.pieces.iter().enumerate() {
+            match piece.node {
+                None => {
+                    let (items, segments) = raw.next().expect("counted");
+                    assert_eq!(items.len(), piece.items.len(), "a raw piece's items");
+                    assert_eq!(segments.len(), items.len(), "a segment per item");
+                    // Its empty segments are the host's too.
+                    let mut with_items = segments.iter().copied().peekable();
+                    for s in self.ranges[k].clone() {
+                        while with_items.next_if(|&x| x < s).is_some() {}
+                        if with_items.peek() != Some(&s) {
+                            join.writes.push((s, M::identity()));
+                        }
+                    }
+                    let mut at = 0;
+                    while at < items.len() {
+                        let s = segments[at];
+                        let len = segments[at..].iter().take_while(|&&x| x == s).count();
+                        let part = Part::Items {
+                            at: piece.items.start + at,
+                            items: items[at..at + len].to_vec(),
+                        };
+                        join.add(s, part);
+                        at += len;
+                    }
+                }
+                Some((level, index)) => {
+                    let pair = staged.next().expect("counted");
+                    let node = |value| Part::Node {
+                        at: piece.items.start,
+                        level,
+                        index,
+                        value,
+                    };
+                    let (first, last) = self.ends[k];
+                    join.add(first, node(pair[0]));
+                    if last != first {
+                        join.add(last, node(pair[1]));
+                    }
+                }
+            }
+        }
+        join.finish()
+    }
+}
+
+/// The pieces of the shard `lo..hi` for runs of `run` items, cut with `local_segment(i)` (the
+/// local segment of global item `i`) and `count` local segments: the cut of a shard whose
+/// layout the host has.
+pub fn cut_on_host(
+    lo: usize,
+    hi: usize,
+    run: usize,
+    count: usize,
+    local_segment: impl Fn(usize) -> usize,
+) -> ShardCut {
+    let pieces = pieces(lo, hi, run);
+    let ends = (pieces.iter())
+        .map(|p| (local_segment(p.items.start), local_segment(p.items.end - 1)))
+        .collect();
+    ShardCut::new(pieces, ends, count)
 }
 
 /// The CSR offsets a piece is reduced with — its local `segments`, rebased to its first item
 /// and clipped to its items — from the shard's local offsets (`local`, from
-/// [`SegmentPlan::local_offsets`]: relative to the shard's first item, global `lo`).
+/// [`super::SegmentPlan::local_offsets`]: relative to the shard's first item, global `lo`).
+///
+/// # Panics
+/// When `segments` or `items` lie outside the shard.
 pub fn piece_offsets(
     local: &[u32],
     lo: usize,
@@ -76,40 +215,13 @@ pub fn piece_offsets(
         .collect()
 }
 
-/// The local segment of each piece's first and last item, from the shard's local offsets
-/// (`local`, relative to its first item, global `lo`).
-pub fn piece_ends(local: &[u32], lo: usize, pieces: &[Piece]) -> Vec<(usize, usize)> {
-    let of = |i: usize| segment_of(local, i - lo);
-    pieces
-        .iter()
-        .map(|p| (of(p.items.start), of(p.items.end - 1)))
-        .collect()
-}
-
-/// The local segment of each of the global `items`, from the shard's local offsets (`local`,
+/// The local segment of the shard's global item `i`, from the shard's local offsets (`local`,
 /// relative to its first item, global `lo`).
-pub fn item_segments(local: &[u32], lo: usize, items: Range<usize>) -> Vec<usize> {
-    items.map(|i| segment_of(local, i - lo)).collect()
-}
-
-/// What a piece's reduction gives the host.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PieceValues<M> {
-    /// A raw piece's items and the local segment of each.
-    Items {
-        /// The items, in order.
-        items: Vec<M>,
-        /// The local segment of each item.
-        segments: Vec<usize>,
-    },
-    /// A block's values of the segments of its first and last item (the same segment or not):
-    /// each that segment's node at the block.
-    Block {
-        /// The value of the segment of its first item.
-        first: M,
-        /// The value of the segment of its last item.
-        last: M,
-    },
+///
+/// # Panics
+/// When `i` lies before the shard or `local` is empty.
+pub fn local_segment(local: &[u32], lo: usize, i: usize) -> usize {
+    segment_of(local, i - lo)
 }
 
 /// A non-empty shard's portion of its first and last segment, as summaries for
@@ -133,7 +245,7 @@ impl<M: Monoid> PortableCarry<M> {
     }
 }
 
-/// The host's part of a shard's portable segmented reduction ([`join_shard`]).
+/// The host's part of a shard's portable segmented reduction ([`ShardCut::join`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShardJoin<M> {
     /// The local segments whose values the host makes, ascending, with their values: those of
@@ -143,97 +255,33 @@ pub struct ShardJoin<M> {
     pub carry: PortableCarry<M>,
 }
 
-/// The joins of a non-empty shard: `pieces` (from [`pieces`]), the local segments of each
-/// one's first and last item (`ends`), what each piece's reduction gave (`values`), the shard's
-/// local segment count and the run length. Each segment's parts are, in order, its raw head
-/// items, its nodes at the blocks it touches and its raw tail items: a [`Summary`] of them is its
-/// portion of the shard, and [`parts::combine`] of it its value when the shard holds all of it.
-pub fn join_shard<M: Monoid>(
-    pieces: &[Piece],
-    ends: &[(usize, usize)],
-    values: &[PieceValues<M>],
-    count: usize,
-    run: usize,
-) -> ShardJoin<M> {
-    let ranges = piece_segments(ends, count);
-    let mut writes = Vec::new();
-    let mut first = None;
-    // The segment whose parts are being gathered, its summary, and whether the host makes
-    // its value (it lies in a raw piece or crosses pieces).
-    let mut open: Option<(usize, Summary<M>, bool)> = None;
-    let mut close = |(s, summary, hosted): (usize, Summary<M>, bool),
-                     writes: &mut Vec<(usize, M)>| {
-        if hosted {
-            writes.push((s, combine(std::slice::from_ref(&summary), run)));
-        }
-        if s == 0 {
-            first = Some(summary.clone());
-        }
-        summary
-    };
-    for (k, piece) in pieces.iter().enumerate() {
-        // This piece's parts: (segment, part), in order.
-        let mut contributions: Vec<(usize, Part<M>)> = Vec::new();
-        match &values[k] {
-            PieceValues::Items { items, segments } => {
-                let mut at = 0;
-                while at < items.len() {
-                    let s = segments[at];
-                    let len = segments[at..].iter().take_while(|&&x| x == s).count();
-                    let part = Part::Items(piece.items.start + at, items[at..at + len].to_vec());
-                    contributions.push((s, part));
-                    at += len;
-                }
-                // The empty segments of a raw piece are the host's too.
-                let mut with_items = segments.iter().copied().peekable();
-                for s in ranges[k].clone() {
-                    while with_items.next_if(|&x| x < s).is_some() {}
-                    if with_items.peek() != Some(&s) {
-                        writes.push((s, M::identity()));
-                    }
-                }
-            }
-            PieceValues::Block { first, last } => {
-                let (level, index) = piece.node.expect("a block piece is a node");
-                let node = |value| Part::Node(piece.items.start, level, index, value);
-                contributions.push((ends[k].0, node(*first)));
-                if ends[k].1 != ends[k].0 {
-                    contributions.push((ends[k].1, node(*last)));
-                }
+impl<M: Copy> ShardJoin<M> {
+    /// The writes as runs of consecutive segments: (first segment, values).
+    pub fn runs(&self) -> Vec<(usize, Vec<M>)> {
+        let mut runs: Vec<(usize, Vec<M>)> = Vec::new();
+        for &(s, v) in &self.writes {
+            match runs.last_mut() {
+                Some((start, values)) if *start + values.len() == s => values.push(v),
+                _ => runs.push((s, vec![v])),
             }
         }
-        for (s, part) in contributions {
-            open = match open.take() {
-                Some((o, mut summary, _)) if o == s => {
-                    part.append_to(&mut summary);
-                    Some((o, summary, true))
-                }
-                previous => {
-                    if let Some(previous) = previous {
-                        close(previous, &mut writes);
-                    }
-                    let hosted = matches!(part, Part::Items(..));
-                    Some((s, part.start(), hosted))
-                }
-            };
-        }
-    }
-    let last = close(open.expect("a non-empty shard has parts"), &mut writes);
-    writes.sort_by_key(|&(s, _)| s);
-    ShardJoin {
-        writes,
-        carry: PortableCarry {
-            first: first.expect("segment 0 holds the shard's first item"),
-            last,
-        },
+        runs
     }
 }
 
-/// A segment's part in one piece: raw items at a global index, or its node at a block (the
-/// block's first item, level, index, value).
+/// A segment's part in one piece: raw items at a global index, or its node at a block (whose
+/// first item is `at`).
 enum Part<M> {
-    Items(usize, Vec<M>),
-    Node(usize, u32, u64, M),
+    Items {
+        at: usize,
+        items: Vec<M>,
+    },
+    Node {
+        at: usize,
+        level: u32,
+        index: u64,
+        value: M,
+    },
 }
 
 impl<M: Monoid> Part<M> {
@@ -241,14 +289,19 @@ impl<M: Monoid> Part<M> {
     /// where in the block the segment starts does not change the tree above the block.
     fn start(self) -> Summary<M> {
         match self {
-            Part::Items(at, items) => Summary {
+            Part::Items { at, items } => Summary {
                 lo: at,
                 tail_at: at + items.len(),
                 head: items,
                 blocks: Vec::new(),
                 tail: Vec::new(),
             },
-            Part::Node(at, level, index, value) => Summary {
+            Part::Node {
+                at,
+                level,
+                index,
+                value,
+            } => Summary {
                 lo: at,
                 head: Vec::new(),
                 blocks: vec![(level, index, value)],
@@ -262,60 +315,119 @@ impl<M: Monoid> Part<M> {
     /// the head are the tail: a shard has one tail piece).
     fn append_to(self, summary: &mut Summary<M>) {
         match self {
-            Part::Items(at, items) => {
+            Part::Items { at, items } => {
                 debug_assert!(summary.tail.is_empty());
                 summary.tail_at = at;
                 summary.tail = items;
             }
-            Part::Node(_, level, index, value) => summary.blocks.push((level, index, value)),
+            Part::Node {
+                level,
+                index,
+                value,
+                ..
+            } => summary.blocks.push((level, index, value)),
         }
     }
 }
 
-/// The portable segmented plan of one non-empty shard on the CPU, given the local segment of
-/// each of its items (`segment_of`, local ids) and a reduction of a block's items with its local
-/// layout (`reduce_block(piece, segments)`: one value per local segment of `segments`, what the
-/// device's portable kernel gives): the shard's local values and its carry.
+/// The segment whose parts are being gathered: its summary, and whether the host makes its
+/// value (it lies in a raw piece or crosses pieces).
+struct Open<M> {
+    segment: usize,
+    summary: Summary<M>,
+    hosted: bool,
+}
+
+/// [`ShardCut::join`] as it goes: the segments' parts in order.
+struct Joining<M> {
+    run: usize,
+    writes: Vec<(usize, M)>,
+    first: Option<Summary<M>>,
+    open: Option<Open<M>>,
+}
+
+impl<M: Monoid> Joining<M> {
+    /// Segment `s`'s next part: it continues the open segment or starts the next one.
+    fn add(&mut self, s: usize, part: Part<M>) {
+        match &mut self.open {
+            Some(open) if open.segment == s => {
+                part.append_to(&mut open.summary);
+                open.hosted = true;
+            }
+            _ => {
+                self.close();
+                let hosted = matches!(part, Part::Items { .. });
+                self.open = Some(Open {
+                    segment: s,
+                    summary: part.start(),
+                    hosted,
+                });
+            }
+        }
+    }
+
+    /// Ends the open segment: its value where the host makes it, its summary where it is the
+    /// shard's first; returns the summary.
+    fn close(&mut self) -> Option<Summary<M>> {
+        let open = self.open.take()?;
+        if open.hosted {
+            let value = combine(std::slice::from_ref(&open.summary), self.run);
+            self.writes.push((open.segment, value));
+        }
+        if open.segment == 0 {
+            self.first = Some(open.summary.clone());
+        }
+        Some(open.summary)
+    }
+
+    fn finish(mut self) -> ShardJoin<M> {
+        let last = self.close().expect("a non-empty shard has parts");
+        self.writes.sort_by_key(|&(s, _)| s);
+        ShardJoin {
+            writes: self.writes,
+            carry: PortableCarry {
+                first: self.first.expect("segment 0 holds the shard's first item"),
+                last,
+            },
+        }
+    }
+}
+
+/// The portable segmented plan of one non-empty shard `items` (global items from `lo`) on the
+/// CPU, as a device runs it: `cut`, then each block reduced by `reduce_block(piece, segments)`
+/// (one value per local segment of `segments`, what the device's portable kernel gives) into its
+/// range of the local values, then the host's join written over them. Returns the shard's local
+/// values and its carry.
 pub(super) fn shard_on_cpu<M: Monoid>(
     items: &[M],
     lo: usize,
-    count: usize,
-    segment_of: impl Fn(usize) -> usize,
+    cut: &ShardCut,
+    local_segment: impl Fn(usize) -> usize,
     reduce_block: impl Fn(&Piece, Range<usize>) -> Vec<M>,
 ) -> (Vec<M>, PortableCarry<M>) {
-    let run = crate::portable::run_len::<M>();
-    let pieces = pieces(lo, lo + items.len(), run);
-    let ends: Vec<(usize, usize)> = (pieces.iter())
-        .map(|p| (segment_of(p.items.start), segment_of(p.items.end - 1)))
-        .collect();
-    let ranges = piece_segments(&ends, count);
     // The device's output; every slot must be written, by a block or by the host.
-    let mut local: Vec<Option<M>> = vec![None; count];
-    let mut values = Vec::with_capacity(pieces.len());
-    for (k, piece) in pieces.iter().enumerate() {
-        let at = piece.items.start - lo..piece.items.end - lo;
-        values.push(match piece.node {
-            None => PieceValues::Items {
-                items: items[at].to_vec(),
-                segments: piece.items.clone().map(&segment_of).collect(),
-            },
-            Some(_) => {
-                let block = reduce_block(piece, ranges[k].clone());
-                // The device's output: later blocks write over a segment they share.
-                for (slot, &v) in local[ranges[k].clone()].iter_mut().zip(&block) {
-                    *slot = Some(v);
-                }
-                let base = ranges[k].start;
-                PieceValues::Block {
-                    first: block[ends[k].0 - base],
-                    last: block[ends[k].1 - base],
-                }
-            }
-        });
+    let mut local: Vec<Option<M>> = vec![None; cut.count];
+    let mut staged = Vec::new();
+    for (k, piece) in cut.blocks() {
+        let block = reduce_block(piece, cut.ranges[k].clone());
+        // Later blocks write over a segment they share.
+        for (slot, &v) in local[cut.ranges[k].clone()].iter_mut().zip(&block) {
+            *slot = Some(v);
+        }
+        let base = cut.ranges[k].start;
+        staged.extend([block[cut.ends[k].0 - base], block[cut.ends[k].1 - base]]);
     }
-    let join = join_shard(&pieces, &ends, &values, count, run);
-    for (s, v) in join.writes {
-        local[s] = Some(v);
+    let raw = (cut.raw())
+        .map(|p| {
+            let items = items[p.items.start - lo..p.items.end - lo].to_vec();
+            (items, p.items.clone().map(&local_segment).collect())
+        })
+        .collect();
+    let join = cut.join(&staged, raw, crate::portable::run_len::<M>());
+    for (start, values) in join.runs() {
+        for (slot, v) in local[start..].iter_mut().zip(values) {
+            *slot = Some(v);
+        }
     }
     let local = (local.into_iter())
         .map(|v| v.expect("every local segment is written"))

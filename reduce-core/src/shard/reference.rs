@@ -4,10 +4,11 @@
 use super::check::check_shard_owner;
 use super::error::ShardError;
 use super::plan::SegmentPlan;
-use super::portable::{item_segments, piece_offsets, shard_on_cpu, PortableCarry};
+use super::portable::{cut_on_host, local_segment, piece_offsets, shard_on_cpu, PortableCarry};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
-use crate::{portable, Monoid};
+use crate::portable::{self, run_len};
+use crate::Monoid;
 
 /// The plain reduction the way a cluster does it: each shard folds its items, then the
 /// partials are folded in rank order. Equal to [`fold`] of the whole sequence.
@@ -123,17 +124,19 @@ pub fn fold_sharded_segments_portable<M: Monoid, O: Copy + Into<u64>>(
     portable_ranks(&plan, &parts, |rank, t, part| {
         let lo = shards.range(rank).start;
         let local = plan.local_offsets(offsets, rank)?;
-        Ok(shard_on_cpu(
-            part,
+        let local_of = |i: usize| local_segment(&local, lo, i);
+        let cut = cut_on_host(
             lo,
+            lo + part.len(),
+            run_len::<M>(),
             t.segments().len(),
-            |i| item_segments(&local, lo, i..i + 1)[0],
-            |piece, segments| {
-                let block = &items[piece.items.clone()];
-                let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
-                portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
-            },
-        ))
+            local_of,
+        );
+        Ok(shard_on_cpu(part, lo, &cut, local_of, |piece, segments| {
+            let block = &items[piece.items.clone()];
+            let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
+            portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
+        }))
     })
 }
 
@@ -151,20 +154,21 @@ pub fn fold_sharded_by_owner_portable<M: Monoid>(
     portable_ranks(&plan, &parts, |rank, t, part| {
         let lo = shards.range(rank).start;
         let local_of = |i: usize| owners[rank][i - lo] as usize - t.first;
-        Ok(shard_on_cpu(
-            part,
+        let cut = cut_on_host(
             lo,
+            lo + part.len(),
+            run_len::<M>(),
             t.segments().len(),
             local_of,
-            |piece, segments| {
-                let block = &items[piece.items.clone()];
-                let rebased: Vec<u32> = (piece.items.clone())
-                    .map(|i| (local_of(i) - segments.start) as u32)
-                    .collect();
-                portable::fold_by_owner(block, &rebased, segments.len())
-                    .expect("a piece's owners are valid")
-            },
-        ))
+        );
+        Ok(shard_on_cpu(part, lo, &cut, local_of, |piece, segments| {
+            let block = &items[piece.items.clone()];
+            let rebased: Vec<u32> = (piece.items.clone())
+                .map(|i| (local_of(i) - segments.start) as u32)
+                .collect();
+            portable::fold_by_owner(block, &rebased, segments.len())
+                .expect("a piece's owners are valid")
+        }))
     })
 }
 
@@ -190,7 +194,7 @@ fn portable_ranks<M: Monoid>(
         locals.push(local);
         carries.push(carry);
     }
-    let run = portable::run_len::<M>();
+    let run = run_len::<M>();
     Ok((0..locals.len())
         .map(|rank| {
             let joined = plan.join_by(rank, &carries, |own, next| {

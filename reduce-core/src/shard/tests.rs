@@ -138,7 +138,7 @@ fn local_offsets_are_rebased_and_clamped() {
 
 #[test]
 fn a_shard_is_cut_where_the_tree_splits() {
-    use portable::{piece_segments, pieces, Piece};
+    use portable::{pieces, Piece, ShardCut};
     let raw = |items| Piece { items, node: None };
     let node = |items, level, index| Piece {
         items,
@@ -158,10 +158,9 @@ fn a_shard_is_cut_where_the_tree_splits() {
     assert_eq!(pieces(17, 30, 16), [raw(17..30)]);
     // Piece 0 ends inside segment 0, which piece 1 goes on with; piece 1 ends in segment 2,
     // and segment 3, empty, lies on its boundary with piece 2, which starts segment 4.
-    assert_eq!(
-        piece_segments(&[(0, 0), (0, 2), (4, 4)], 6),
-        [0..1, 0..4, 4..6]
-    );
+    let three = pieces(5, 100, 16)[..3].to_vec();
+    let cut = ShardCut::new(three, vec![(0, 0), (0, 2), (4, 4)], 6);
+    assert_eq!(cut.ranges, [0..1, 0..4, 4..6]);
 }
 
 /// The portable grouping over shards where its pieces meet, f32 sums (whose bits depend on the

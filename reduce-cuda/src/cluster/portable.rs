@@ -14,9 +14,10 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
 use super::plain::value_from_device_bytes;
+use super::shard_ops::shard_view;
 use super::{Cluster, State};
 use crate::catalogue::Config;
-use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
+use crate::device::{DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{combine, plan, Summary};
@@ -143,13 +144,8 @@ fn summary<M: CudaMonoid>(
     bind(gpu)?;
     let p = plan(lo, hi, run);
     let size = std::mem::size_of::<M>() as u64;
-    // A view of the shard's items `range` (global indices).
-    let view = |range: std::ops::Range<usize>| -> Result<DeviceSlice<M>> {
-        let at = shard.address() + (range.start - lo) as u64 * size;
-        // SAFETY: `range` lies inside the shard (`plan` keeps every piece within lo..hi), whose
-        // buffer outlives the view (both live for this call).
-        Ok(unsafe { DeviceSlice::from_raw(at, range.len(), gpu) }?)
-    };
+    // SAFETY: `plan` keeps every piece within lo..hi, and the shard outlives this call.
+    let view = |range| unsafe { shard_view(shard, lo, range, gpu) };
     let read = |range: std::ops::Range<usize>| -> Result<Vec<M>> {
         match range.is_empty() {
             true => Ok(Vec::new()),
@@ -278,6 +274,16 @@ mod tests {
             let back = decode::<Sum<f32>>(&encode(&s, 16), 16);
             assert_eq!(back, s);
         }
+        // A segment's part that starts with a node (its block's first item, no head), as the
+        // segmented reductions' carries hold them.
+        let s = Summary {
+            lo: 64,
+            head: Vec::new(),
+            blocks: vec![(2, 1, Sum(1.5f32)), (1, 4, Sum(-2.0))],
+            tail_at: 64,
+            tail: Vec::new(),
+        };
+        assert_eq!(decode::<Sum<f32>>(&encode(&s, 16), 16), s);
         assert_eq!(word(&failed_record::<Sum<f32>>(16), 0), 1);
     }
 }

@@ -28,7 +28,7 @@ use super::error::{ClusterError, Result};
 use super::plain::value_from_device_bytes;
 use super::portable::{bytes_of, decode, encode, record_bytes};
 use super::seg_portable;
-use super::shard_ops::{copy_device, diagnose, rebase_owner, write_values};
+use super::shard_ops::{bad_owner, copy_device, diagnose, rebase_owner, write_values};
 use super::{Cluster, Member};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
@@ -36,7 +36,7 @@ use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
 use reduce_core::portable::run_len;
 use reduce_core::shard::portable::PortableCarry;
-use reduce_core::shard::{Carry, Joined, SegmentPlan, ShardError, Touch};
+use reduce_core::shard::{Carry, Joined, SegmentPlan, Touch};
 use reduce_core::CudaMonoid;
 use std::ops::Range;
 
@@ -136,7 +136,7 @@ enum Carries<M> {
 impl<M: CudaMonoid> Carries<M> {
     /// The bytes of one rank's carry in the exchange: two summaries' records in both modes (the
     /// partials use the first `2 · size_of::<M>()`), so that ranks that disagree on the mode
-    /// still exchange the same sizes (and fail on the plan's check, not in the transport).
+    /// still exchange the same sizes, and then fail on their headers' `PORTABLE` flags.
     fn bytes() -> usize {
         2 * record_bytes::<M>(run_len::<M>())
     }
@@ -182,8 +182,13 @@ impl<M: CudaMonoid> Carries<M> {
     }
 }
 
-/// Words of a record's header: status, non-empty, first segment, last segment.
+/// Words of a record's header: status, flags (`NON_EMPTY`, `PORTABLE`), first segment, last
+/// segment.
 const HEADER: usize = 4;
+/// The rank's shard touches segments.
+const NON_EMPTY: u64 = 1;
+/// The rank reduced in the portable grouping's pieces (its carry is two summaries).
+const PORTABLE: u64 = 2;
 
 impl Cluster {
     /// One value per segment of global CSR `offsets` (`segments + 1` entries from 0 to the
@@ -191,7 +196,7 @@ impl Cluster {
     /// segments may cross any number of shard boundaries. Every rank passes the same offsets.
     /// Collective; waits for the result.
     ///
-    /// The offsets are validated on the host (a bad one is [`ShardError`] naming the first bad
+    /// The offsets are validated on the host (a bad one is [`ShardError`](reduce_core::shard::ShardError) naming the first bad
     /// index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
     /// and touches at most `u32::MAX` segments (one device's limit). With
     /// `SegConfig::portable` every segment has one GPU's portable bits
@@ -228,7 +233,7 @@ impl Cluster {
     /// that own no item get the identity. Collective; waits for the result.
     ///
     /// Each rank validates its owners on its device (unless `config` is trusted) and the ranks
-    /// check the order across shards; a bad layout is [`ShardError`] naming a bad global index.
+    /// check the order across shards; a bad layout is [`ShardError`](reduce_core::shard::ShardError) naming a bad global index.
     /// `SegConfig::portable` gives one GPU's portable bits whatever the shards, as
     /// [`Cluster::reduce_segments`] says.
     pub fn reduce_by_owner<M: CudaMonoid>(
@@ -342,10 +347,21 @@ impl Cluster {
             &mut errors,
             "a segmented reduction",
         )?;
+        // With one process per GPU the ranks' configurations may differ: their carries could
+        // not be read as one kind.
+        if headers
+            .chunks(HEADER)
+            .any(|h| (h[1] & PORTABLE != 0) != pieces)
+        {
+            return Err(ClusterError::Mismatch {
+                what: "the configuration",
+                reason: "the ranks disagree on SegConfig::portable".into(),
+            });
+        }
         let touches: Vec<Option<Touch>> = headers
             .chunks(HEADER)
             .map(|h| {
-                (h[1] != 0).then_some(Touch {
+                (h[1] & NON_EMPTY != 0).then_some(Touch {
                     first: h[2] as usize,
                     last: h[3] as usize,
                 })
@@ -495,14 +511,7 @@ fn local_segments<M: CudaMonoid>(
                 owners.read_at(device, items.len() - 1)?,
             );
             if first > last || last as usize >= *segments {
-                return Err(diagnose(&m.gpu, owners, start, *segments).unwrap_or(
-                    ShardError::ShardUnsorted {
-                        rank: m.rank,
-                        first: first as u64,
-                        last: last as u64,
-                    }
-                    .into(),
-                ));
+                return Err(bad_owner(&m.gpu, m.rank, owners, start, *segments));
             }
             let local_owner = rebase_owner(&m.gpu, owners, first)?;
             let count = (last - first) as usize + 1;
@@ -533,9 +542,10 @@ fn record<M: CudaMonoid>(
     local: &Local<M>,
     pieces: bool,
 ) -> Result<(DeviceVec<u64>, DeviceVec<u8>)> {
+    let mode = if pieces { PORTABLE } else { 0 };
     let header = match local.touch {
-        Some(t) => [status, 1, t.first as u64, t.last as u64],
-        None => [status, 0, 0, 0],
+        Some(t) => [status, NON_EMPTY | mode, t.first as u64, t.last as u64],
+        None => [status, mode, 0, 0],
     };
     let header = gpu.upload(&header)?;
     let mut bytes = vec![0u8; Carries::<M>::bytes()];

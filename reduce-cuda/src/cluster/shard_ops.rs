@@ -1,14 +1,16 @@
 //! The device operations on a rank's shard that both segmented paths (`segmented.rs`,
-//! `seg_portable.rs`) use: stream-ordered copies between its buffers and from the host, and the
-//! owner form's rebase (on the device) and diagnosis of a bad owner (on the host).
+//! `seg_portable.rs`) use: views of its items, stream-ordered copies between its buffers and
+//! from the host, and the owner form's rebase (on the device) and diagnosis of a bad owner (on
+//! the host).
 
 use super::comm::bind;
 use super::error::{ClusterError, Result};
 use super::kernels::{launch_shard, RebaseArgs, SHARD_REBASE_OWNER};
-use crate::device::DeviceVec;
+use crate::device::{DeviceSlice, DeviceVec};
 use crate::gpu::Gpu;
-use reduce_core::shard::check_shard_owner;
+use reduce_core::shard::{check_shard_owner, ShardError};
 use reduce_core::{DeviceCopy, Sum};
+use std::ops::Range;
 
 /// The first bad owner of a shard, with its global index, checked on the host (error paths
 /// only: the shard's owners are copied back).
@@ -24,6 +26,43 @@ pub(super) fn diagnose(
             .map(ClusterError::from),
         Err(e) => Some(e.into()),
     }
+}
+
+/// A shard's bad owner as an error: the first bad owner the host's check names, or, where it
+/// finds none (the device read another layout), `ShardUnsorted` with the shard's first and
+/// last owner. Error paths only.
+pub(super) fn bad_owner(
+    gpu: &Gpu,
+    rank: usize,
+    owners: &DeviceVec<u32>,
+    start: usize,
+    segments: usize,
+) -> ClusterError {
+    diagnose(gpu, owners, start, segments).unwrap_or_else(|| {
+        let read = |i| owners.read_at(gpu.device(), i).map_or(0, u64::from);
+        ShardError::ShardUnsorted {
+            rank,
+            first: read(0),
+            last: read(owners.len().saturating_sub(1)),
+        }
+        .into()
+    })
+}
+
+/// A view of the global items `range` of a shard buffer whose first item is global `lo`.
+///
+/// # Safety
+/// `range` lies inside `lo .. lo + buffer.len()`; the view is used while the buffer lives.
+pub(super) unsafe fn shard_view<T: DeviceCopy>(
+    buffer: &DeviceVec<T>,
+    lo: usize,
+    range: Range<usize>,
+    gpu: &Gpu,
+) -> Result<DeviceSlice<T>> {
+    debug_assert!(range.start >= lo && range.end <= lo + buffer.len());
+    let at = buffer.address() + ((range.start - lo) * std::mem::size_of::<T>()) as u64;
+    // SAFETY: the caller's contract: the range lies inside the live buffer.
+    Ok(unsafe { DeviceSlice::from_raw(at, range.len(), gpu) }?)
 }
 
 /// `owner[i] - base` for every item of a shard, on its device (`kernels/shard.cu`).
