@@ -393,18 +393,21 @@ impl<M: Monoid> Joining<M> {
     }
 }
 
-/// The portable segmented plan of one non-empty shard `items` (global items from `lo`) on the
-/// CPU, as a device runs it: `cut`, then each block reduced by `reduce_block(piece, segments)`
-/// (one value per local segment of `segments`, what the device's portable kernel gives) into its
+/// The portable segmented plan of one non-empty shard `items` (global items from `lo`) of
+/// `count` local segments on the CPU, as a device runs it: cut with `local_segment(i)` (the
+/// local segment of global item `i`), each block reduced by `reduce_block(piece, segments)` (one
+/// value per local segment of `segments`, what the device's portable kernel gives) into its
 /// range of the local values, then the host's join written over them. Returns the shard's local
 /// values and its carry.
 pub(super) fn shard_on_cpu<M: Monoid>(
     items: &[M],
     lo: usize,
-    cut: &ShardCut,
+    count: usize,
     local_segment: impl Fn(usize) -> usize,
     reduce_block: impl Fn(&Piece, Range<usize>) -> Vec<M>,
 ) -> (Vec<M>, PortableCarry<M>) {
+    let run = crate::portable::run_len::<M>();
+    let cut = &cut_on_host(lo, lo + items.len(), run, count, &local_segment);
     // The device's output; every slot must be written, by a block or by the host.
     let mut local: Vec<Option<M>> = vec![None; cut.count];
     let mut staged = Vec::new();
@@ -423,7 +426,7 @@ pub(super) fn shard_on_cpu<M: Monoid>(
             (items, p.items.clone().map(&local_segment).collect())
         })
         .collect();
-    let join = cut.join(&staged, raw, crate::portable::run_len::<M>());
+    let join = cut.join(&staged, raw, run);
     for (start, values) in join.runs() {
         for (slot, v) in local[start..].iter_mut().zip(values) {
             *slot = Some(v);

@@ -4,7 +4,7 @@
 use super::check::check_shard_owner;
 use super::error::ShardError;
 use super::plan::SegmentPlan;
-use super::portable::{cut_on_host, local_segment, piece_offsets, shard_on_cpu, PortableCarry};
+use super::portable::{local_segment, piece_offsets, shard_on_cpu, PortableCarry};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
 use crate::portable::{self, run_len};
@@ -125,18 +125,17 @@ pub fn fold_sharded_segments_portable<M: Monoid, O: Copy + Into<u64>>(
         let lo = shards.range(rank).start;
         let local = plan.local_offsets(offsets, rank)?;
         let local_of = |i: usize| local_segment(&local, lo, i);
-        let cut = cut_on_host(
+        Ok(shard_on_cpu(
+            part,
             lo,
-            lo + part.len(),
-            run_len::<M>(),
             t.segments().len(),
             local_of,
-        );
-        Ok(shard_on_cpu(part, lo, &cut, local_of, |piece, segments| {
-            let block = &items[piece.items.clone()];
-            let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
-            portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
-        }))
+            |piece, segments| {
+                let block = &items[piece.items.clone()];
+                let offsets = piece_offsets(&local, lo, segments, piece.items.clone());
+                portable::fold_segments(block, &offsets).expect("a piece's offsets are valid")
+            },
+        ))
     })
 }
 
@@ -154,21 +153,20 @@ pub fn fold_sharded_by_owner_portable<M: Monoid>(
     portable_ranks(&plan, &parts, |rank, t, part| {
         let lo = shards.range(rank).start;
         let local_of = |i: usize| owners[rank][i - lo] as usize - t.first;
-        let cut = cut_on_host(
+        Ok(shard_on_cpu(
+            part,
             lo,
-            lo + part.len(),
-            run_len::<M>(),
             t.segments().len(),
             local_of,
-        );
-        Ok(shard_on_cpu(part, lo, &cut, local_of, |piece, segments| {
-            let block = &items[piece.items.clone()];
-            let rebased: Vec<u32> = (piece.items.clone())
-                .map(|i| (local_of(i) - segments.start) as u32)
-                .collect();
-            portable::fold_by_owner(block, &rebased, segments.len())
-                .expect("a piece's owners are valid")
-        }))
+            |piece, segments| {
+                let block = &items[piece.items.clone()];
+                let rebased: Vec<u32> = (piece.items.clone())
+                    .map(|i| (local_of(i) - segments.start) as u32)
+                    .collect();
+                portable::fold_by_owner(block, &rebased, segments.len())
+                    .expect("a piece's owners are valid")
+            },
+        ))
     })
 }
 
