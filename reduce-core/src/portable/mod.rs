@@ -32,6 +32,7 @@
 //! the one of the lifted values (the run length follows the monoid, not the input type).
 
 pub mod parts;
+pub mod record;
 mod scan;
 pub use scan::{scan, scan_by_key, scan_grouped, scan_items, scan_segments, SCAN_BLOCK};
 

@@ -414,8 +414,7 @@ fn read_bytes(gpu: &Gpu, ptr: u64, len: usize) -> Result<Vec<u8>> {
 
 /// A value from bytes a device wrote for an `M`.
 pub(super) fn value_from_device_bytes<M: DeviceCopy>(bytes: &[u8]) -> M {
-    assert_eq!(bytes.len(), std::mem::size_of::<M>());
     // SAFETY: the bytes are those of an `M` produced on a device (a reduction's partial), and
-    // `DeviceCopy` promises that every such byte pattern is a valid `M`; the read is unaligned.
-    unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<M>()) }
+    // `DeviceCopy` promises that every such byte pattern is a valid `M`.
+    unsafe { reduce_core::portable::record::value_from_bytes(bytes) }
 }

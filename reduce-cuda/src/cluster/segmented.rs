@@ -26,7 +26,6 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::plain::value_from_device_bytes;
-use super::portable::{bytes_of, decode, encode, record_bytes};
 use super::seg_portable;
 use super::shard_ops::{bad_owner, copy_device, diagnose, rebase_owner, write_values};
 use super::{Cluster, Member};
@@ -34,6 +33,8 @@ use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
+use reduce_core::portable::parts::Summary;
+use reduce_core::portable::record::{bytes_of, record_bytes};
 use reduce_core::portable::run_len;
 use reduce_core::shard::portable::PortableCarry;
 use reduce_core::shard::{Carry, Joined, SegmentPlan, Touch};
@@ -161,9 +162,13 @@ impl<M: CudaMonoid> Carries<M> {
                 let run = run_len::<M>();
                 let carries = records.map(|(t, r)| {
                     let (first, last) = r.split_at(record_bytes::<M>(run));
-                    t.map(|_| PortableCarry {
-                        first: decode(first, run),
-                        last: decode(last, run),
+                    // SAFETY: the ranks wrote their carries with `to_record` for this `M` and
+                    // `run` (their headers agree on the mode).
+                    t.map(|_| unsafe {
+                        PortableCarry {
+                            first: Summary::from_record(first, run),
+                            last: Summary::from_record(last, run),
+                        }
                     })
                 });
                 Carries::Summaries(carries.collect(), run)
@@ -553,8 +558,8 @@ fn record<M: CudaMonoid>(
         if let Some(c) = &local.carry {
             let run = run_len::<M>();
             let (first, last) = bytes.split_at_mut(record_bytes::<M>(run));
-            first.copy_from_slice(&encode(&c.first, run));
-            last.copy_from_slice(&encode(&c.last, run));
+            first.copy_from_slice(&c.first.to_record(run));
+            last.copy_from_slice(&c.last.to_record(run));
         }
         return Ok((header, gpu.upload(&bytes)?));
     }
