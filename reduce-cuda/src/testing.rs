@@ -469,3 +469,10 @@ pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
     let program = Own::<M>::new();
     Ok((assemble(&plan.capped(min_blocks), &program), plan.shape()))
 }
+
+/// The cluster's portable join of the ranks' summaries (`kernels/shard_join.cu`) for monoid `M`.
+#[cfg(feature = "nccl")]
+pub fn shard_join_source<M: CudaMonoid>() -> KernelSource {
+    use crate::jit::{Family, KernelSpec};
+    assemble(&KernelSpec::new(Family::ShardJoin, &[]), &Own::<M>::new())
+}

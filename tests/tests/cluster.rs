@@ -161,6 +161,34 @@ fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
     assert_eq!(cluster.read(&out).unwrap(), fold(&affine));
 }
 
+/// `reduce_into` with `Config::portable` queued several times into one output, over two shard
+/// layouts in turn (the records' headers rewritten when the layout changes): every read has
+/// `portable::fold`'s bits.
+fn check_portable_pipeline(cluster: &Cluster) {
+    let world = cluster.world_size();
+    let items: Vec<reduce_cuda::Sum<f32>> = reduce_tests::floats::hard_f32(100_003, 5, false)
+        .into_iter()
+        .map(reduce_cuda::Sum)
+        .collect();
+    let want = reduce_core::portable::fold(&items).0.to_bits();
+    let portable = reduce_cuda::Config::default().portable();
+    let mut out = cluster.replicated::<reduce_cuda::Sum<f32>>().unwrap();
+    let mut uneven: Vec<usize> = (0..world).map(|r| 16 * r + 3).collect();
+    uneven[world - 1] += 100_003 - uneven.iter().sum::<usize>();
+    for lens in [Shards::even(100_003, world).unwrap().lens(), uneven] {
+        let shards = Shards::from_lens(&lens).unwrap();
+        let xs = cluster.scatter_with(&items, &shards).unwrap();
+        for _ in 0..3 {
+            cluster.reduce_into(&xs, &mut out, portable).unwrap();
+        }
+        let got = cluster.read(&out).unwrap().0.to_bits();
+        assert_eq!(
+            got, want,
+            "queued portable reduce_into over shards {lens:?}"
+        );
+    }
+}
+
 /// Shard lengths whose boundaries fall inside runs of 16 f32 and on them, for `world` ranks.
 fn portable_patterns(world: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut patterns = shard_patterns(world, 300_007, seed);
@@ -517,6 +545,7 @@ fn one_process_many_gpus() {
         for (name, lengths, lens) in portable_segment_cases(world) {
             check_portable_segments(&cluster, name, &lengths, &lens);
         }
+        check_portable_pipeline(&cluster);
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
         let shards = Shards::even(items.len(), world).unwrap();
@@ -931,6 +960,7 @@ fn run_child(role: Role) {
             for (name, lengths, lens) in portable_segment_cases(world) {
                 check_portable_segments(&cluster, name, &lengths, &lens);
             }
+            check_portable_pipeline(&cluster);
             let items = KeepLast::random_vec(200_003, 8);
             let shards = Shards::even(items.len(), world).unwrap();
             let own = cluster

@@ -38,6 +38,28 @@ fn offsets<M>(run: usize) -> [usize; 4] {
     [head, tail, keys, keys + MAX_BLOCKS * 16]
 }
 
+/// A part of a record that holds values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordPart {
+    /// The head's items.
+    Head,
+    /// The tail's items.
+    Tail,
+    /// The blocks' values.
+    Block,
+}
+
+/// The byte offset of value `k` of `part` in a record for runs of `run` values of `M`.
+pub fn value_offset<M>(run: usize, part: RecordPart, k: usize) -> usize {
+    let [head, tail, _, values] = offsets::<M>(run);
+    let start = match part {
+        RecordPart::Head => head,
+        RecordPart::Tail => tail,
+        RecordPart::Block => values,
+    };
+    start + k * std::mem::size_of::<M>()
+}
+
 /// Word `k` of a record's header.
 pub fn word(record: &[u8], k: usize) -> u64 {
     u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("8 bytes"))

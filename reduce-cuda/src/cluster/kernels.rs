@@ -23,24 +23,53 @@ kernel_signature! {
     }
 }
 
-pub(super) const SHARD_REBASE_OWNER: Entry<RebaseArgs> = Entry::new("shard_rebase_owner");
-pub(super) const SHARD_FOLD: Entry<ShardFoldArgs> = Entry::new("shard_fold");
-pub(super) const SHARD_EXCHANGE: Entry<ExchangeArgs> = Entry::new("shard_exchange");
+kernel_signature! {
+    /// `out[0]` = the portable join of the `world` gathered records of `record_bytes` bytes
+    /// (runs of `run` values); each record's status into `statuses` (`kernels/shard_join.cu`).
+    pub(super) struct PortableJoinArgs { records, world, record_bytes, run, out, statuses }
+}
 
-/// Queues entry `entry` of `kernels/shard.cu`, compiled for monoid `M` (cached like every
-/// kernel), on `gpu`: a grid-stride launch over `count` elements, or one block. No fault check
-/// follows (the launch stays queued): an index fault in `shard_fold`'s combines is not reported
-/// (the ranks' own reductions, which combine the same kind of values, are checked).
+/// An entry point of the cluster's kernels and the file it is in.
+#[derive(Clone, Copy)]
+pub(super) struct ShardEntry<A> {
+    family: Family,
+    entry: Entry<A>,
+}
+
+impl<A> ShardEntry<A> {
+    const fn new(family: Family, name: &'static str) -> Self {
+        ShardEntry {
+            family,
+            entry: Entry::new(name),
+        }
+    }
+}
+
+pub(super) const SHARD_REBASE_OWNER: ShardEntry<RebaseArgs> =
+    ShardEntry::new(Family::Shard, "shard_rebase_owner");
+pub(super) const SHARD_FOLD: ShardEntry<ShardFoldArgs> =
+    ShardEntry::new(Family::Shard, "shard_fold");
+pub(super) const SHARD_EXCHANGE: ShardEntry<ExchangeArgs> =
+    ShardEntry::new(Family::Shard, "shard_exchange");
+pub(super) const SHARD_PORTABLE_JOIN: ShardEntry<PortableJoinArgs> =
+    ShardEntry::new(Family::ShardJoin, "shard_portable_join");
+
+/// Queues entry `entry` of `kernels/shard.cu` or `shard_join.cu`, compiled for monoid `M`
+/// (cached like every kernel), on `gpu`: a grid-stride launch over `count` elements, or one
+/// block. No fault check follows (the launch stays queued): an index fault in the combines of
+/// `shard_fold` or `shard_portable_join` is not reported (the ranks' own reductions, which
+/// combine the same kind of values, are checked).
 pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     gpu: &Gpu,
-    entry: Entry<A>,
+    shard_entry: ShardEntry<A>,
     block: u32,
     count: Option<u64>,
     args: A,
 ) -> Result<()> {
+    let ShardEntry { family, entry } = shard_entry;
     let program = Own::<M>::new();
     let mut d = gpu.dispatch(&program)?;
-    let (module, _) = d.module(&KernelSpec::new(Family::Shard, &[]))?;
+    let (module, _) = d.module(&KernelSpec::new(family, &[]))?;
     let kernel = gpu.device().kernel(&module, entry, block, 0, entry.name)?;
     match count {
         Some(count) => d.launch_over(&kernel, count, args)?,
@@ -49,18 +78,21 @@ pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     Ok(())
 }
 
-/// Loads entry `entry` of `kernels/shard.cu` for monoid `M` on `gpu` without launching it.
+/// Loads entry `entry` of the cluster's kernels for monoid `M` on `gpu` without launching it.
 ///
 /// The exchange kernels of ranks in one process wait for each other, and the driver may load a
 /// kernel lazily at its first launch — which can wait for the context's running kernels, among
 /// them an exchange still waiting for another rank's part. The rule: between queuing the first
 /// rank's part of an exchange and the last rank's, no host call may wait on a context (a lazy
 /// load among them); so each kernel launched in that window is loaded beforehand.
-pub(super) fn load_shard<M: CudaMonoid, A>(gpu: &Gpu, entry: Entry<A>, block: u32) -> Result<()> {
+pub(super) fn load_shard<M: CudaMonoid, A>(
+    gpu: &Gpu,
+    shard_entry: ShardEntry<A>,
+    block: u32,
+) -> Result<()> {
+    let ShardEntry { family, entry } = shard_entry;
     let program = Own::<M>::new();
-    let (module, _) = gpu
-        .loader(&program)
-        .module(&KernelSpec::new(Family::Shard, &[]))?;
+    let (module, _) = gpu.loader(&program).module(&KernelSpec::new(family, &[]))?;
     gpu.device().kernel(&module, entry, block, 0, entry.name)?;
     Ok(())
 }
@@ -68,9 +100,10 @@ pub(super) fn load_shard<M: CudaMonoid, A>(gpu: &Gpu, entry: Entry<A>, block: u3
 #[cfg(test)]
 pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
     vec![
-        (SHARD_REBASE_OWNER.name, RebaseArgs::PARAMS),
-        (SHARD_FOLD.name, ShardFoldArgs::PARAMS),
-        (SHARD_EXCHANGE.name, ExchangeArgs::PARAMS),
+        (SHARD_REBASE_OWNER.entry.name, RebaseArgs::PARAMS),
+        (SHARD_FOLD.entry.name, ShardFoldArgs::PARAMS),
+        (SHARD_EXCHANGE.entry.name, ExchangeArgs::PARAMS),
+        (SHARD_PORTABLE_JOIN.entry.name, PortableJoinArgs::PARAMS),
     ]
 }
 
@@ -80,9 +113,10 @@ mod tests {
     use crate::jit::codegen::assemble;
     use reduce_core::Sum;
 
-    /// NVRTC compiles the shard kernel (fails without NVRTC when `REDUCE_REQUIRE_NVRTC=1`).
+    /// NVRTC compiles the cluster's kernels (fails without NVRTC when
+    /// `REDUCE_REQUIRE_NVRTC=1`).
     #[test]
-    fn the_shard_kernel_compiles() {
+    fn the_shard_kernels_compile() {
         if !crate::jit::compile::nvrtc_available() {
             assert!(
                 std::env::var("REDUCE_REQUIRE_NVRTC").map_or(true, |v| v != "1"),
@@ -92,13 +126,19 @@ mod tests {
             return;
         }
         fn compile<M: CudaMonoid>() {
-            let source = assemble(&KernelSpec::new(Family::Shard, &[]), &Own::<M>::new());
-            assert!(source.text.contains("shard_rebase_owner"));
-            assert!(source.text.contains("shard_fold"));
-            assert!(source.text.contains("shard_exchange"));
-            let cubin =
-                crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
-            assert!(!cubin.is_empty());
+            for (family, entries) in [
+                (
+                    Family::Shard,
+                    &["shard_rebase_owner", "shard_fold", "shard_exchange"][..],
+                ),
+                (Family::ShardJoin, &["shard_portable_join"][..]),
+            ] {
+                let source = assemble(&KernelSpec::new(family, &[]), &Own::<M>::new());
+                assert!(entries.iter().all(|e| source.text.contains(e)));
+                let cubin =
+                    crate::jit::compile::compile_cubin(&source, "sm_90").expect("NVRTC compiles");
+                assert!(!cubin.is_empty());
+            }
         }
         compile::<Sum<u32>>();
         compile::<reduce_core::Min<f64>>();

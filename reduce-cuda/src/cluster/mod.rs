@@ -54,14 +54,16 @@ pub(crate) use kernels::signatures;
 mod peer;
 mod plain;
 mod portable;
+mod portable_into;
+mod replicated;
 mod seg_portable;
 mod segmented;
 mod shard_ops;
 
 pub use data::Sharded;
 pub use error::{ClusterError, Result};
-pub use plain::Replicated;
 pub use reduce_core::shard::{SegmentPlan, ShardError, Shards};
+pub use replicated::Replicated;
 pub use segmented::{Placement, SegmentPart, Segments};
 
 use crate::device::DeviceVec;

@@ -13,7 +13,8 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::kernels::{launch_shard, load_shard, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD};
-use super::{check_owned, Cluster, State, Transport};
+use super::replicated::Replicated;
+use super::{Cluster, State, Transport};
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
@@ -160,78 +161,17 @@ impl Cluster {
     }
 }
 
-/// Results that stay on the devices: the reduced value on every local rank's GPU, for
-/// pipelines of [`Cluster::reduce_into`] calls that do not wait. Made by
-/// [`Cluster::replicated`]; read back with [`Cluster::read`].
-pub struct Replicated<M> {
-    world: usize,
-    parts: Vec<ReplicatedPart<M>>,
-    /// The reductions queued into it (which of the two partials the next one writes).
-    calls: u64,
-}
-
-struct ReplicatedPart<M> {
-    rank: usize,
-    /// The result (one value).
-    value: DeviceVec<M>,
-    /// The fold of this rank's shard, one value in each: the calls use them in turn (an
-    /// exchange over peer access reads a rank's partial until the next exchange).
-    partials: [DeviceVec<M>; 2],
-    /// Every rank's partial, in rank order.
-    gathered: DeviceVec<M>,
-    /// Every rank's status (with more than one process).
-    statuses: DeviceVec<u64>,
-}
-
-impl<M> std::fmt::Debug for Replicated<M> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Replicated")
-            .field("type", &std::any::type_name::<M>())
-            .field(
-                "local",
-                &self.parts.iter().map(|p| p.rank).collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl<M> Replicated<M> {
-    /// Local rank `rank`'s copy of the result (one value, on its GPU).
-    pub fn value(&self, rank: usize) -> Option<&DeviceVec<M>> {
-        self.parts.iter().find(|p| p.rank == rank).map(|p| &p.value)
-    }
-}
-
 impl Cluster {
-    /// Device buffers for [`Cluster::reduce_into`] results of monoid `M` (the identity until
-    /// the first reduction).
-    pub fn replicated<M: CudaMonoid>(&self) -> Result<Replicated<M>> {
-        let mut parts = Vec::with_capacity(self.members.len());
-        for m in &self.members {
-            parts.push(ReplicatedPart {
-                rank: m.rank,
-                value: m.gpu.identities::<M>(1)?,
-                partials: [m.gpu.identities::<M>(1)?, m.gpu.identities::<M>(1)?],
-                gathered: m.gpu.identities::<M>(self.world)?,
-                statuses: m.gpu.zeroed::<u64>(self.world)?,
-            });
-        }
-        Ok(Replicated {
-            world: self.world,
-            parts,
-            calls: 0,
-        })
-    }
-
     /// Queues the reduction of `xs` into `out` on every local rank and returns without waiting:
     /// each rank reduces its shard, the partials are all-gathered, and each rank folds them in
     /// rank order on its own GPU (one thread, left to right: the same bits as the host fold of
     /// [`Cluster::reduce`]). Collective. The values are equal on every rank; [`Cluster::read`]
     /// waits and reads one (and reports a failure of any rank).
     ///
-    /// With `Config::portable` over several ranks the call waits: the value, with
-    /// `reduce_core::portable::fold`'s bits, is [`Cluster::reduce`]'s (joined on the host) and
-    /// is then copied to every local rank's GPU.
+    /// With `Config::portable` over several ranks every copy has `reduce_core::portable::fold`'s
+    /// bits (each rank's summary of its shard written on its GPU, gathered, joined on every GPU:
+    /// `portable_into.rs`); the first call for a shard layout waits to write the summaries'
+    /// headers.
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -243,9 +183,8 @@ impl Cluster {
         self.check_replicated(out)?;
         let mut state = self.lock()?;
         if config.portable && self.world > 1 {
-            let result = self.reduce_portable(&mut state, xs, config);
-            let value = self.abort_on_failure(&mut state, result)?;
-            return self.replicate(out, value);
+            let result = self.reduce_into_portable(&mut state, xs, out, config);
+            return self.abort_on_failure(&mut state, result);
         }
         if matches!(state.transport, Transport::Peer(_)) {
             return self.reduce_into_here(&mut state, xs, out, config);
@@ -358,19 +297,6 @@ impl Cluster {
         launched.map(drop)
     }
 
-    /// `value` into every local rank's copy of `out`, with no failure recorded.
-    fn replicate<M: CudaMonoid>(&self, out: &mut Replicated<M>, value: M) -> Result<()> {
-        for (m, part) in self.members.iter().zip(&mut out.parts) {
-            bind(&m.gpu)?;
-            m.gpu.upload_into(&mut part.value, &[value])?;
-            if !self.all_local() {
-                m.gpu
-                    .upload_into(&mut part.statuses, &vec![0u64; self.world])?;
-            }
-        }
-        Ok(())
-    }
-
     /// Waits (at most [`Cluster::timeout`]) for the queued reductions and returns the result;
     /// [`ClusterError::PeerFailed`] when a rank failed in the last [`Cluster::reduce_into`].
     pub fn read<M: CudaMonoid>(&self, out: &Replicated<M>) -> Result<M> {
@@ -385,23 +311,6 @@ impl Cluster {
             self.first_failure(statuses, &mut none, "reduce_into")?;
         }
         Ok(first.download(&out.parts[0].value)?[0])
-    }
-
-    fn check_replicated<M>(&self, out: &Replicated<M>) -> Result<()> {
-        let fits = out.world == self.world
-            && out.parts.len() == self.members.len()
-            && self
-                .members
-                .iter()
-                .zip(&out.parts)
-                .all(|(m, p)| p.rank == m.rank && check_owned(&m.gpu, &p.value).is_ok());
-        if !fits {
-            return Err(ClusterError::Mismatch {
-                what: "the output",
-                reason: "it was made by another cluster".into(),
-            });
-        }
-        Ok(())
     }
 }
 

@@ -35,6 +35,9 @@ pub(crate) enum Family {
     /// The multi-GPU helpers (`cluster`).
     #[cfg(feature = "nccl")]
     Shard,
+    /// The portable grouping's join of the ranks' summaries on the device (`cluster`).
+    #[cfg(feature = "nccl")]
+    ShardJoin,
 }
 
 impl Family {
@@ -58,6 +61,8 @@ impl Family {
         Family::Scan,
         #[cfg(feature = "nccl")]
         Family::Shard,
+        #[cfg(feature = "nccl")]
+        Family::ShardJoin,
     ];
 
     /// The file name without its extension; the program is named `reduce_<name>.cu`.
@@ -91,6 +96,8 @@ impl Family {
             Family::Scan => ("scan", include_str!("../../kernels/scan.cu")),
             #[cfg(feature = "nccl")]
             Family::Shard => ("shard", include_str!("../../kernels/shard.cu")),
+            #[cfg(feature = "nccl")]
+            Family::ShardJoin => ("shard_join", include_str!("../../kernels/shard_join.cu")),
         }
     }
 

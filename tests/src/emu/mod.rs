@@ -12,12 +12,16 @@
 
 mod axes;
 mod heads;
+#[cfg(feature = "nccl")]
+mod join;
 mod plain;
 mod scan;
 mod segmented;
 
 pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
 pub use heads::{seg_heads_kernel, EmulatedHeads, HeadsCase};
+#[cfg(feature = "nccl")]
+pub use join::{join_kernel, EmulatedJoin, Joined};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};
 pub use scan::{scan_kernel, scan_kernel_edited, scan_kernel_with, EmulatedScan, ScanCase};
 pub use segmented::{

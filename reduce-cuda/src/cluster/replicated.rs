@@ -1,0 +1,104 @@
+//! [`Replicated`]: the result of [`Cluster::reduce_into`] on every local rank's GPU, and the
+//! buffers each rank's calls reuse (the default mode's partials, the portable grouping's
+//! records).
+
+use super::error::{ClusterError, Result};
+use super::{check_owned, Cluster};
+use crate::device::DeviceVec;
+use reduce_core::CudaMonoid;
+
+/// Results that stay on the devices: the reduced value on every local rank's GPU, for
+/// pipelines of [`Cluster::reduce_into`] calls that do not wait. Made by
+/// [`Cluster::replicated`]; read back with [`Cluster::read`].
+pub struct Replicated<M> {
+    pub(super) world: usize,
+    pub(super) parts: Vec<ReplicatedPart<M>>,
+    /// The reductions queued into it (which of the two partials or records the next one
+    /// writes).
+    pub(super) calls: u64,
+}
+
+pub(super) struct ReplicatedPart<M> {
+    pub(super) rank: usize,
+    /// The result (one value).
+    pub(super) value: DeviceVec<M>,
+    /// The fold of this rank's shard, one value in each: the calls use them in turn (an
+    /// exchange over peer access reads a rank's partial until the next exchange).
+    pub(super) partials: [DeviceVec<M>; 2],
+    /// Every rank's partial, in rank order.
+    pub(super) gathered: DeviceVec<M>,
+    /// Every rank's status (with more than one process).
+    pub(super) statuses: DeviceVec<u64>,
+    /// The portable grouping's records, from its first use (`portable_into.rs`).
+    pub(super) portable: Option<PortableRecords>,
+}
+
+impl<M> std::fmt::Debug for Replicated<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replicated")
+            .field("type", &std::any::type_name::<M>())
+            .field(
+                "local",
+                &self.parts.iter().map(|p| p.rank).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl<M> Replicated<M> {
+    /// Local rank `rank`'s copy of the result (one value, on its GPU).
+    pub fn value(&self, rank: usize) -> Option<&DeviceVec<M>> {
+        self.parts.iter().find(|p| p.rank == rank).map(|p| &p.value)
+    }
+}
+
+/// What a local rank's copy of a [`Replicated`] keeps for the portable grouping
+/// (`portable_into.rs`).
+pub(super) struct PortableRecords {
+    /// The shard lengths its records' headers were written for.
+    pub(super) lens: Vec<usize>,
+    /// Its record, twice: the calls use them in turn.
+    pub(super) records: [DeviceVec<u8>; 2],
+    /// Every rank's record, in rank order.
+    pub(super) gathered: DeviceVec<u8>,
+}
+
+impl Cluster {
+    /// Device buffers for [`Cluster::reduce_into`] results of monoid `M` (the identity until
+    /// the first reduction).
+    pub fn replicated<M: CudaMonoid>(&self) -> Result<Replicated<M>> {
+        let mut parts = Vec::with_capacity(self.members.len());
+        for m in &self.members {
+            parts.push(ReplicatedPart {
+                rank: m.rank,
+                value: m.gpu.identities::<M>(1)?,
+                partials: [m.gpu.identities::<M>(1)?, m.gpu.identities::<M>(1)?],
+                gathered: m.gpu.identities::<M>(self.world)?,
+                statuses: m.gpu.zeroed::<u64>(self.world)?,
+                portable: None,
+            });
+        }
+        Ok(Replicated {
+            world: self.world,
+            parts,
+            calls: 0,
+        })
+    }
+
+    pub(super) fn check_replicated<M>(&self, out: &Replicated<M>) -> Result<()> {
+        let fits = out.world == self.world
+            && out.parts.len() == self.members.len()
+            && self
+                .members
+                .iter()
+                .zip(&out.parts)
+                .all(|(m, p)| p.rank == m.rank && check_owned(&m.gpu, &p.value).is_ok());
+        if !fits {
+            return Err(ClusterError::Mismatch {
+                what: "the output",
+                reason: "it was made by another cluster".into(),
+            });
+        }
+        Ok(())
+    }
+}
