@@ -14,14 +14,13 @@
 //
 // Records (reduce_core::portable::record, whose layout this follows): eight little-endian u64
 // words (status, lo, head length, tail_at, tail length, block count, two spare), `run` head
-// values, `run` tail values, R_JOIN_MAX_BLOCKS keys {level, index}, R_JOIN_MAX_BLOCKS block
-// values; values unaligned. Lengths are clamped to their slots, so a bad record gives a wrong
-// value, never a read out of bounds. A rank's status (0 = good) is copied to statuses[rank];
-// where any is not 0 the value is not written (the host reports the failure).
-
-#define R_JOIN_MAX_BLOCKS 128
-// The nodes waiting for their right sibling: at most two per level.
-#define R_JOIN_STACK 136
+// values, `run` tail values, `max_blocks` keys {level, index}, `max_blocks` block values; values
+// unaligned. Lengths are clamped to their slots, so a bad record gives a wrong value, never a
+// read out of bounds. Every rank's status (0 = good) is copied to statuses[rank] first; where
+// any is not 0 nothing is joined and the value is not written (the host reports the failure).
+// The nodes waiting for their right sibling (at most two per level) live in `scratch`, global
+// memory of `capacity` of them (values, then indices, then levels), not in the thread's local
+// memory, which the driver would reserve for every thread the device can hold.
 
 __device__ __forceinline__ unsigned long long r_join_word(const unsigned char* p, unsigned int k) {
     unsigned long long w;
@@ -35,17 +34,18 @@ __device__ __forceinline__ M r_join_value(const unsigned char* p) {
     return v;
 }
 
-// The tree's nodes as they complete (parts.rs, Nodes).
+// The tree's nodes as they complete (parts.rs, Nodes), in scratch memory.
 struct r_join_nodes {
-    M value[R_JOIN_STACK];
-    unsigned int level[R_JOIN_STACK];
-    unsigned long long index[R_JOIN_STACK];
-    int depth;
+    M* value;
+    unsigned long long* index;
+    unsigned int* level;
+    r_size capacity;
+    r_size depth;
     unsigned long long first;  // the first run
 };
 
 __device__ void r_join_push(r_join_nodes& t, unsigned int level, unsigned long long index, M value) {
-    while (index % 2 == 1) {
+    while (index % 2 == 1 && level < 64) {
         if (t.depth > 0 && t.level[t.depth - 1] == level && t.index[t.depth - 1] + 1 == index) {
             --t.depth;
             value = m_combine(t.value[t.depth], value);
@@ -57,7 +57,7 @@ __device__ void r_join_push(r_join_nodes& t, unsigned int level, unsigned long l
         ++level;
         index /= 2;
     }
-    if (t.depth < R_JOIN_STACK) {
+    if (t.depth < t.capacity) {
         t.value[t.depth] = value;
         t.level[t.depth] = level;
         t.index[t.depth] = index;
@@ -66,29 +66,38 @@ __device__ void r_join_push(r_join_nodes& t, unsigned int level, unsigned long l
 }
 
 extern "C" __global__ void shard_portable_join(const unsigned char* __restrict__ records, r_size world,
-                                               r_size record_bytes, r_size run, M* __restrict__ out,
-                                               unsigned long long* __restrict__ statuses) {
+                                               r_size record_bytes, r_size run, r_size max_blocks,
+                                               unsigned char* __restrict__ scratch, r_size capacity,
+                                               M* __restrict__ out, unsigned long long* __restrict__ statuses) {
     if (blockIdx.x != 0 || threadIdx.x != 0 || world == 0 || run == 0) return;
+    bool failed = false;
+    for (r_size r = 0; r < world; ++r) {
+        statuses[r] = r_join_word(records + r * record_bytes, 0);
+        failed = failed || statuses[r] != 0;
+    }
+    if (failed) return;
     const r_size size = sizeof(M);
     const r_size head_at = 64, tail_at = head_at + run * size, keys_at = tail_at + run * size;
-    const r_size values_at = keys_at + R_JOIN_MAX_BLOCKS * 16;
-    r_join_nodes t;  // local memory of the one thread
+    const r_size values_at = keys_at + max_blocks * 16;
+    // Scratch: capacity values, then (16-byte aligned) capacity indices, then capacity levels.
+    const r_size indices_at = (capacity * size + 15) / 16 * 16;
+    r_join_nodes t;
+    t.value = reinterpret_cast<M*>(scratch);
+    t.index = reinterpret_cast<unsigned long long*>(scratch + indices_at);
+    t.level = reinterpret_cast<unsigned int*>(scratch + indices_at + 8 * capacity);
+    t.capacity = capacity;
     t.depth = 0;
     t.first = r_join_word(records, 1) / run;
     // The run being folded from raw items.
     bool pending = false;
     unsigned long long pending_run = 0;
     M acc = m_identity();
-    bool failed = false;
     for (r_size r = 0; r < world; ++r) {
         const unsigned char* rec = records + r * record_bytes;
-        const unsigned long long status = r_join_word(rec, 0);
-        statuses[r] = status;
-        failed = failed || status != 0;
         const unsigned long long lo = r_join_word(rec, 1), tail_first = r_join_word(rec, 3);
         const unsigned long long head = min(r_join_word(rec, 2), (unsigned long long)run);
         const unsigned long long tail = min(r_join_word(rec, 4), (unsigned long long)run);
-        const unsigned long long blocks = min(r_join_word(rec, 5), (unsigned long long)R_JOIN_MAX_BLOCKS);
+        const unsigned long long blocks = min(r_join_word(rec, 5), (unsigned long long)max_blocks);
         // The raw items `n` at `from` (values at `p`), folded into their runs.
         auto feed = [&](unsigned long long from, const unsigned char* p, unsigned long long n) {
             for (unsigned long long k = 0; k < n; ++k) {
@@ -118,7 +127,6 @@ extern "C" __global__ void shard_portable_join(const unsigned char* __restrict__
         feed(tail_first, rec + tail_at, tail);
     }
     if (pending) r_join_push(t, 0, pending_run, acc);
-    if (failed) return;
     M root = m_identity();
     if (t.depth > 0) {
         root = t.value[--t.depth];

@@ -470,9 +470,11 @@ pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
     Ok((assemble(&plan.capped(min_blocks), &program), plan.shape()))
 }
 
-/// The cluster's portable join of the ranks' summaries (`kernels/shard_join.cu`) for monoid `M`.
+/// The cluster's portable join of the ranks' summaries (`kernels/shard_join.cu`) for monoid `M`,
+/// and the nodes its scratch holds.
 #[cfg(feature = "nccl")]
-pub fn shard_join_source<M: CudaMonoid>() -> KernelSource {
+pub fn shard_join_source<M: CudaMonoid>() -> (KernelSource, usize) {
     use crate::jit::{Family, KernelSpec};
-    assemble(&KernelSpec::new(Family::ShardJoin, &[]), &Own::<M>::new())
+    let source = assemble(&KernelSpec::new(Family::ShardJoin, &[]), &Own::<M>::new());
+    (source, crate::cluster::JOIN_NODES)
 }

@@ -161,31 +161,46 @@ fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
     assert_eq!(cluster.read(&out).unwrap(), fold(&affine));
 }
 
-/// `reduce_into` with `Config::portable` queued several times into one output, over two shard
-/// layouts in turn (the records' headers rewritten when the layout changes): every read has
-/// `portable::fold`'s bits.
+/// `reduce_into` with `Config::portable` queued several times into one output, other items each
+/// time, over two shard layouts in turn with no wait between them (the records' headers are
+/// rewritten while the first layout's calls may still run): the value read at the end, and
+/// every rank's copy, has the last items' `portable::fold` bits.
 fn check_portable_pipeline(cluster: &Cluster) {
     let world = cluster.world_size();
-    let items: Vec<reduce_cuda::Sum<f32>> = reduce_tests::floats::hard_f32(100_003, 5, false)
-        .into_iter()
-        .map(reduce_cuda::Sum)
-        .collect();
-    let want = reduce_core::portable::fold(&items).0.to_bits();
+    let n = 100_003;
     let portable = reduce_cuda::Config::default().portable();
     let mut out = cluster.replicated::<reduce_cuda::Sum<f32>>().unwrap();
     let mut uneven: Vec<usize> = (0..world).map(|r| 16 * r + 3).collect();
-    uneven[world - 1] += 100_003 - uneven.iter().sum::<usize>();
-    for lens in [Shards::even(100_003, world).unwrap().lens(), uneven] {
+    uneven[world - 1] += n - uneven.iter().sum::<usize>();
+    let mut want = 0;
+    for (layout, lens) in [Shards::even(n, world).unwrap().lens(), uneven]
+        .into_iter()
+        .enumerate()
+    {
         let shards = Shards::from_lens(&lens).unwrap();
-        let xs = cluster.scatter_with(&items, &shards).unwrap();
-        for _ in 0..3 {
+        for call in 0..3 {
+            let seed = 10 * layout as u64 + call;
+            let items: Vec<reduce_cuda::Sum<f32>> = reduce_tests::floats::hard_f32(n, seed, false)
+                .into_iter()
+                .map(reduce_cuda::Sum)
+                .collect();
+            let xs = cluster.scatter_with(&items, &shards).unwrap();
             cluster.reduce_into(&xs, &mut out, portable).unwrap();
+            want = reduce_core::portable::fold(&items).0.to_bits();
         }
-        let got = cluster.read(&out).unwrap().0.to_bits();
-        assert_eq!(
-            got, want,
-            "queued portable reduce_into over shards {lens:?}"
-        );
+    }
+    let got = cluster.read(&out).unwrap().0.to_bits();
+    assert_eq!(
+        got, want,
+        "queued portable reduce_into: {got:08x} != {want:08x}"
+    );
+    for rank in cluster.local_ranks() {
+        let on_rank = cluster
+            .gpu(rank)
+            .unwrap()
+            .download(out.value(rank).unwrap())
+            .unwrap();
+        assert_eq!(on_rank[0].0.to_bits(), want, "rank {rank}'s copy");
     }
 }
 

@@ -28,7 +28,8 @@ fn the_device_join_is_the_host_join() {
     let Some(cxx) = compiler() else { return };
     let run = run_len::<Sum<f32>>();
     let bytes = record_bytes::<Sum<f32>>(run);
-    let kernel = join_kernel(&cxx, &shard_join_source::<Sum<f32>>(), "f32", 4);
+    let (source, nodes) = shard_join_source::<Sum<f32>>();
+    let kernel = join_kernel(&cxx, &source, "f32", 4);
     let mut rng = TestRng::new(7);
     let mut cases = Vec::new();
     let mut want = Vec::new();
@@ -54,7 +55,7 @@ fn the_device_join_is_the_host_join() {
             }
         }
     }
-    for (got, (bounds, fold)) in kernel.run(&cases, bytes).into_iter().zip(want) {
+    for (got, (bounds, fold)) in kernel.run(&cases, bytes, nodes).into_iter().zip(want) {
         assert!(got.statuses.iter().all(|&s| s == 0), "{bounds:?}");
         let value: Sum<f32> = values_from(&got.value.expect("written"))[0];
         assert!(
@@ -66,33 +67,63 @@ fn the_device_join_is_the_host_join() {
     }
 }
 
+/// Exact non-commutative monoids of 8 and 36 bytes (runs of 8 and of 1) get the sequential fold.
 #[test]
-fn an_exact_monoid_gets_the_fold_and_a_failed_rank_is_reported() {
+fn exact_monoids_get_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    fn check<M: reduce_cuda::CudaMonoid + Random + PartialEq + std::fmt::Debug>(
+        cxx: &str,
+        tag: &str,
+    ) {
+        let run = run_len::<M>();
+        let bytes = record_bytes::<M>(run);
+        let (source, nodes) = shard_join_source::<M>();
+        let kernel = join_kernel(cxx, &source, tag, std::mem::size_of::<M>());
+        let xs = M::random_vec(5000, 3);
+        let mut rng = TestRng::new(11);
+        let cases: Vec<(Vec<Vec<u8>>, usize)> = [1usize, 2, 4, 7]
+            .into_iter()
+            .map(|parts| {
+                let bounds = cuts(xs.len(), parts, &mut rng);
+                let records = (bounds.windows(2))
+                    .map(|w| Summary::of(&xs, w[0], w[1], run).to_record(run))
+                    .collect();
+                (records, run)
+            })
+            .collect();
+        for got in kernel.run(&cases, bytes, nodes) {
+            let value: M = values_from(got.value.as_ref().expect("written"))[0];
+            assert_eq!(value, reduce_core::fold(&xs), "{tag}");
+        }
+    }
+    check::<Affine>(&cxx, "affine");
+    check::<Mat3>(&cxx, "mat3");
+}
+
+/// A failed rank: every status copied, no value written. A record whose lengths are garbage
+/// reads nothing past the records (AddressSanitizer would say so).
+#[test]
+fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     let run = run_len::<Affine>();
     let bytes = record_bytes::<Affine>(run);
-    let size = std::mem::size_of::<Affine>();
-    let kernel = join_kernel(&cxx, &shard_join_source::<Affine>(), "affine", size);
-    let xs = Affine::random_vec(5000, 3);
-    let mut rng = TestRng::new(11);
-    let mut cases = Vec::new();
-    for parts in [1usize, 2, 4, 7] {
-        let bounds = cuts(xs.len(), parts, &mut rng);
-        let records: Vec<Vec<u8>> = (bounds.windows(2))
-            .map(|w| Summary::of(&xs, w[0], w[1], run).to_record(run))
-            .collect();
-        cases.push((records, run));
+    let (source, nodes) = shard_join_source::<Affine>();
+    let kernel = join_kernel(&cxx, &source, "affine_bad", std::mem::size_of::<Affine>());
+    let xs = Affine::random_vec(3000, 5);
+    let good = |lo, hi| Summary::of(&xs, lo, hi, run).to_record(run);
+    let failed = vec![
+        good(0, 1000),
+        failed_record::<Affine>(run),
+        good(2000, 3000),
+    ];
+    let mut garbage = good(1000, 2000);
+    for k in 1..8 {
+        garbage[8 * k..8 * k + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     }
-    // Rank 1 of 3 failed: its status is copied, the value not written.
-    let mut failed: Vec<Vec<u8>> = (cases[0].0.iter().take(1).cloned()).collect();
-    failed.push(failed_record::<Affine>(run));
-    failed.push(Summary::of(&xs, 5000, 5000, run).to_record(run));
-    cases.push((failed, run));
-    let results = kernel.run(&cases, bytes);
-    for got in &results[..4] {
-        let value: Affine = values_from(got.value.as_ref().expect("written"))[0];
-        assert_eq!(value, reduce_core::fold(&xs));
-    }
-    assert_eq!(results[4].statuses, [0, 1, 0]);
-    assert!(results[4].value.is_none());
+    let bad = vec![good(0, 1000), garbage, good(2000, 3000)];
+    let results = kernel.run(&[(failed, run), (bad, run)], bytes, nodes);
+    assert_eq!(results[0].statuses, [0, 1, 0]);
+    assert!(results[0].value.is_none());
+    assert_eq!(results[1].statuses, [0, 0, 0]);
+    assert!(results[1].value.is_some());
 }

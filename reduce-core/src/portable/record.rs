@@ -14,8 +14,8 @@
 //!
 //! Values are stored byte for byte, unaligned.
 
-use super::parts::Summary;
-use crate::DeviceCopy;
+use super::parts::{PartPlan, Summary};
+use crate::{DeviceCopy, Monoid};
 
 /// The most blocks a summary holds: two per level of a 64-bit run index.
 pub const MAX_BLOCKS: usize = 128;
@@ -58,6 +58,21 @@ pub fn value_offset<M>(run: usize, part: RecordPart, k: usize) -> usize {
         RecordPart::Block => values,
     };
     start + k * std::mem::size_of::<M>()
+}
+
+/// The record of the part of `plan` with identities for its values: its header (the places and
+/// sizes of its pieces), which a device then fills by writing the values at [`value_offset`].
+pub fn header_record<M: Monoid + DeviceCopy>(plan: &PartPlan, run: usize) -> Vec<u8> {
+    Summary {
+        lo: plan.head.start,
+        head: vec![M::identity(); plan.head.len()],
+        blocks: (plan.blocks.iter())
+            .map(|b| (b.level, b.index, M::identity()))
+            .collect(),
+        tail_at: plan.tail.start,
+        tail: vec![M::identity(); plan.tail.len()],
+    }
+    .to_record(run)
 }
 
 /// Word `k` of a record's header.
@@ -184,5 +199,39 @@ mod tests {
         // SAFETY: made by to_record.
         assert_eq!(unsafe { Summary::from_record(&s.to_record(16), 16) }, s);
         assert_eq!(word(&failed_record::<Sum<f32>>(16), 0), 1);
+    }
+
+    /// What a device does: the header of a part's plan, then its values written at their
+    /// offsets, gives the record of its summary, byte for byte.
+    #[test]
+    fn a_header_filled_at_the_offsets_is_the_summary_s_record() {
+        let items: Vec<Sum<f32>> = (0..5000).map(|i| Sum(i as f32 * 0.37 - 9.0)).collect();
+        let run = 16;
+        for (lo, hi) in [
+            (0, 5000),
+            (5, 4321),
+            (17, 30),
+            (999, 1000),
+            (40, 40),
+            (32, 64),
+        ] {
+            let p = crate::portable::parts::plan(lo, hi, run);
+            let mut record = header_record::<Sum<f32>>(&p, run);
+            let mut put = |part, values: &[Sum<f32>]| {
+                let at = value_offset::<Sum<f32>>(run, part, 0);
+                record[at..at + 4 * values.len()].copy_from_slice(bytes_of(values));
+            };
+            put(RecordPart::Head, &items[p.head.clone()]);
+            put(RecordPart::Tail, &items[p.tail.clone()]);
+            let blocks: Vec<Sum<f32>> = (p.blocks.iter())
+                .map(|b| crate::portable::fold(&items[b.items.clone()]))
+                .collect();
+            put(RecordPart::Block, &blocks);
+            assert_eq!(
+                record,
+                Summary::of(&items, lo, hi, run).to_record(run),
+                "{lo}..{hi}"
+            );
+        }
     }
 }

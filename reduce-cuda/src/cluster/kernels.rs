@@ -25,8 +25,22 @@ kernel_signature! {
 
 kernel_signature! {
     /// `out[0]` = the portable join of the `world` gathered records of `record_bytes` bytes
-    /// (runs of `run` values); each record's status into `statuses` (`kernels/shard_join.cu`).
-    pub(super) struct PortableJoinArgs { records, world, record_bytes, run, out, statuses }
+    /// (runs of `run` values, `max_blocks` block slots), its nodes in `scratch` (`capacity` of
+    /// them); each record's status into `statuses` (`kernels/shard_join.cu`).
+    pub(super) struct PortableJoinArgs {
+        records, world, record_bytes, run, max_blocks, scratch, capacity, out, statuses,
+    }
+}
+
+/// The nodes the portable join keeps waiting for their right siblings: at most two per level
+/// of a 64-bit run index, and a few more.
+pub(crate) const JOIN_NODES: usize = 136;
+
+/// The bytes of the portable join's scratch for monoid `M`: `JOIN_NODES` values, then
+/// (16-byte aligned) as many u64 indices and u32 levels.
+pub(super) fn join_scratch_bytes<M>() -> usize {
+    let values = (JOIN_NODES * std::mem::size_of::<M>()).next_multiple_of(16);
+    values + JOIN_NODES * (8 + 4)
 }
 
 /// An entry point of the cluster's kernels and the file it is in.

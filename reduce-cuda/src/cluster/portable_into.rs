@@ -7,14 +7,17 @@
 //! `reduce_core::portable::fold`'s bits.
 //!
 //! A record's header (its pieces' places and sizes) depends on the shards only: it is written
-//! once per layout (that call waits for the upload); later calls only rewrite the values and the
-//! status word. Each rank keeps two records and uses them in turn, as the peer-access exchange
-//! requires of a send buffer (`kernels/shard.cu`).
+//! once per layout (that call waits for the upload, and first for the exchanges in flight, which
+//! may still read the old records); later calls only rewrite the values and the status word.
+//! Each rank keeps two records and uses them in turn, as the peer-access exchange requires of a
+//! send buffer (`kernels/shard.cu`). Every buffer is allocated with the [`Replicated`], so that a
+//! rank that fails still takes part in the exchange, with a record of status 1: every rank's
+//! join then copies the statuses, writes no value, and [`Cluster::read`] reports the failure.
 
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
-use super::kernels::{launch_shard, load_shard, PortableJoinArgs, SHARD_PORTABLE_JOIN};
+use super::kernels::{launch_shard, load_shard, PortableJoinArgs, JOIN_NODES, SHARD_PORTABLE_JOIN};
 use super::replicated::{PortableRecords, Replicated};
 use super::shard_ops::{copy_device, shard_view};
 use super::{Cluster, State};
@@ -22,8 +25,10 @@ use crate::catalogue::Config;
 use crate::device::{DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
-use reduce_core::portable::parts::{plan, PartPlan, Summary};
-use reduce_core::portable::record::{record_bytes, value_offset, RecordPart};
+use reduce_core::portable::parts::{plan, PartPlan};
+use reduce_core::portable::record::{
+    header_record, record_bytes, value_offset, RecordPart, MAX_BLOCKS,
+};
 use reduce_core::portable::run_len;
 use reduce_core::CudaMonoid;
 
@@ -40,7 +45,10 @@ impl Cluster {
         crate::catalogue::plain_plan(config, Own::<M>::new().items(), 0)?;
         let run = run_len::<M>();
         let bytes = record_bytes::<M>(run);
-        self.prepare_records(state, xs, out, run)?;
+        let lens = xs.shards().lens();
+        if out.parts.iter().any(|p| p.portable.lens != lens) && out.calls > 0 {
+            self.wait(state, "rewriting the portable records")?;
+        }
         let which = (out.calls % 2) as usize;
         // 1. Each rank's record. A failure here has queued no exchange; with one process per
         //    GPU the rank still takes part, sending status 1.
@@ -48,10 +56,17 @@ impl Cluster {
         let mut failure = None;
         for (i, m) in self.members.iter().enumerate() {
             let range = xs.shards().range(m.rank);
-            let record = &out.parts[i].portable.as_ref().expect("prepared").records[which];
+            let records = &mut out.parts[i].portable;
             let written = bind(&m.gpu).and_then(|()| {
                 let p = plan(range.start, range.end, run);
-                write_record(&m.gpu, xs.local(i), range.start, &p, record, run, config)?;
+                if records.lens != lens {
+                    let header = header_record::<M>(&p, run);
+                    for record in &mut records.records {
+                        m.gpu.upload_into(record, &header)?;
+                    }
+                    records.lens = lens.clone();
+                }
+                write_record(&m.gpu, xs.local(i), range.start, &p, records, which, config)?;
                 // Loaded before the exchange is queued (see `load_shard`).
                 load_shard::<M, _>(&m.gpu, SHARD_PORTABLE_JOIN, 32)
             });
@@ -60,113 +75,72 @@ impl Cluster {
                 Err(e) if !with_status => return Err(e),
                 Err(e) => {
                     failure.get_or_insert(e);
+                    records.lens.clear(); // its header may be half written
                     1
                 }
             };
-            copy_device(
-                &m.gpu,
-                record.address(),
-                state.statuses[i].address() + 8 * status,
-                8,
-            )?;
+            let record = records.records[which].address();
+            copy_device(&m.gpu, record, state.statuses[i].address() + 8 * status, 8)?;
         }
-        // 2. The all-gather of the records, then each rank's join.
+        // 2. The all-gather of the records, then every rank's join (a failed rank's too: its
+        //    statuses say so to `read`).
         let ops: Vec<Vec<Op>> = (out.parts.iter())
             .map(|part| {
-                let p = part.portable.as_ref().expect("prepared");
                 vec![Op::AllGather {
-                    send: p.records[which].address(),
-                    recv: p.gathered.address(),
+                    send: part.portable.records[which].address(),
+                    recv: part.portable.gathered.address(),
                     bytes,
                 }]
             })
             .collect();
         self.collective(state, &ops, "the all-gather of the portable records", false)?;
         out.calls += 1;
-        if let Some(e) = failure {
-            return Err(e);
-        }
         for (m, part) in self.members.iter().zip(&out.parts) {
             bind(&m.gpu)?;
             let args = PortableJoinArgs {
-                records: part.portable.as_ref().expect("prepared").gathered.address(),
+                records: part.portable.gathered.address(),
                 world: self.world as u64,
                 record_bytes: bytes as u64,
                 run: run as u64,
+                max_blocks: MAX_BLOCKS as u64,
+                scratch: part.portable.scratch.address(),
+                capacity: JOIN_NODES as u64,
                 out: part.value.address(),
                 statuses: part.statuses.address(),
             };
             launch_shard::<M, _>(&m.gpu, SHARD_PORTABLE_JOIN, 32, None, args)?;
         }
-        Ok(())
-    }
-
-    /// Gives every local part of `out` its records for the shards of `xs`, their headers written
-    /// (once per layout: the upload waits). Records of another layout are replaced once every
-    /// queued exchange has ended: a peer may read a rank's record until then.
-    fn prepare_records<M: CudaMonoid>(
-        &self,
-        state: &mut State,
-        xs: &Sharded<M>,
-        out: &mut Replicated<M>,
-        run: usize,
-    ) -> Result<()> {
-        let lens = xs.shards().lens();
-        let bytes = record_bytes::<M>(run);
-        let stale = |p: &Option<PortableRecords>| p.as_ref().is_some_and(|p| p.lens != lens);
-        if out.parts.iter().any(|part| stale(&part.portable)) {
-            self.wait(state, "replacing the portable records")?;
-        }
-        for (m, part) in self.members.iter().zip(&mut out.parts) {
-            if part.portable.as_ref().is_some_and(|p| p.lens == lens) {
-                continue;
-            }
-            bind(&m.gpu)?;
-            let range = xs.shards().range(m.rank);
-            let header = header::<M>(&plan(range.start, range.end, run)).to_record(run);
-            part.portable = Some(PortableRecords {
-                lens: lens.clone(),
-                records: [m.gpu.upload(&header)?, m.gpu.upload(&header)?],
-                gathered: m.gpu.zeroed::<u8>(bytes * self.world)?,
-            });
-        }
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 }
 
-/// A summary with the places and sizes of `p`'s pieces and identities for their values: what a
-/// record's header needs.
-fn header<M: CudaMonoid>(p: &PartPlan) -> Summary<M> {
-    Summary {
-        lo: p.head.start,
-        head: vec![M::identity(); p.head.len()],
-        blocks: (p.blocks.iter())
-            .map(|b| (b.level, b.index, M::identity()))
-            .collect(),
-        tail_at: p.tail.start,
-        tail: vec![M::identity(); p.tail.len()],
-    }
-}
-
-/// Queues the values of the shard `shard` (global items from `lo`, pieces `p`) into `record`:
-/// each block's portable reduction into its slot, the head's and the tail's items copied.
+/// Queues the values of the shard `shard` (global items from `lo`, pieces `p`) into record
+/// `which` of `records`: each block's portable reduction into the blocks' buffer, then copied
+/// into the record's block slots; the head's and the tail's items copied into theirs.
 fn write_record<M: CudaMonoid>(
     gpu: &Gpu,
     shard: &DeviceVec<M>,
     lo: usize,
     p: &PartPlan,
-    record: &DeviceVec<u8>,
-    run: usize,
+    records: &PortableRecords<M>,
+    which: usize,
     config: Config,
 ) -> Result<()> {
     let size = std::mem::size_of::<M>();
-    let at = |part: RecordPart, k: usize| record.address() + value_offset::<M>(run, part, k) as u64;
+    let record = &records.records[which];
+    let at =
+        |part: RecordPart| record.address() + value_offset::<M>(run_len::<M>(), part, 0) as u64;
     for (k, block) in p.blocks.iter().enumerate() {
         // SAFETY: the block lies inside the shard, which outlives the call.
         let items = unsafe { shard_view(shard, lo, block.items.clone(), gpu) }?;
-        // SAFETY: block slot k of the record, inside it (`plan` makes at most MAX_BLOCKS).
-        let mut slot = unsafe { DeviceSliceMut::<M>::from_raw(at(RecordPart::Block, k), 1, gpu) }?;
+        let slot = records.blocks.address() + (k * size) as u64;
+        // SAFETY: slot k of the blocks' buffer (`plan` makes at most MAX_BLOCKS blocks).
+        let mut slot = unsafe { DeviceSliceMut::<M>::from_raw(slot, 1, gpu) }?;
         gpu.reduce_into(&items, &mut slot, config)?;
+    }
+    if !p.blocks.is_empty() {
+        let src = records.blocks.address();
+        copy_device(gpu, at(RecordPart::Block), src, p.blocks.len() * size)?;
     }
     for (part, range) in [
         (RecordPart::Head, p.head.clone()),
@@ -174,7 +148,7 @@ fn write_record<M: CudaMonoid>(
     ] {
         if !range.is_empty() {
             let src = shard.address() + ((range.start - lo) * size) as u64;
-            copy_device(gpu, at(part, 0), src, range.len() * size)?;
+            copy_device(gpu, at(part), src, range.len() * size)?;
         }
     }
     Ok(())

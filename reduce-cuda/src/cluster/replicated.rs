@@ -3,8 +3,12 @@
 //! records).
 
 use super::error::{ClusterError, Result};
+use super::kernels::join_scratch_bytes;
 use super::{check_owned, Cluster};
 use crate::device::DeviceVec;
+use crate::gpu::Gpu;
+use reduce_core::portable::record::{record_bytes, MAX_BLOCKS};
+use reduce_core::portable::run_len;
 use reduce_core::CudaMonoid;
 
 /// Results that stay on the devices: the reduced value on every local rank's GPU, for
@@ -29,8 +33,8 @@ pub(super) struct ReplicatedPart<M> {
     pub(super) gathered: DeviceVec<M>,
     /// Every rank's status (with more than one process).
     pub(super) statuses: DeviceVec<u64>,
-    /// The portable grouping's records, from its first use (`portable_into.rs`).
-    pub(super) portable: Option<PortableRecords>,
+    /// The portable grouping's records and buffers (`portable_into.rs`).
+    pub(super) portable: PortableRecords<M>,
 }
 
 impl<M> std::fmt::Debug for Replicated<M> {
@@ -53,14 +57,33 @@ impl<M> Replicated<M> {
 }
 
 /// What a local rank's copy of a [`Replicated`] keeps for the portable grouping
-/// (`portable_into.rs`).
-pub(super) struct PortableRecords {
-    /// The shard lengths its records' headers were written for.
+/// (`portable_into.rs`), allocated with it, so that a call never fails to take part in the
+/// exchange for want of memory.
+pub(super) struct PortableRecords<M> {
+    /// The shard lengths its records' headers were written for (none yet: empty).
     pub(super) lens: Vec<usize>,
     /// Its record, twice: the calls use them in turn.
     pub(super) records: [DeviceVec<u8>; 2],
     /// Every rank's record, in rank order.
     pub(super) gathered: DeviceVec<u8>,
+    /// The blocks' values, reduced here (aligned for `M`) and then copied into the record.
+    pub(super) blocks: DeviceVec<M>,
+    /// The join's nodes (`kernels/shard_join.cu`).
+    pub(super) scratch: DeviceVec<u8>,
+}
+
+impl<M: CudaMonoid> PortableRecords<M> {
+    /// The buffers of a cluster of `world` ranks on `gpu` (no header written yet).
+    fn alloc(gpu: &Gpu, world: usize) -> Result<Self> {
+        let bytes = record_bytes::<M>(run_len::<M>());
+        Ok(PortableRecords {
+            lens: Vec::new(),
+            records: [gpu.zeroed::<u8>(bytes)?, gpu.zeroed::<u8>(bytes)?],
+            gathered: gpu.zeroed::<u8>(bytes * world)?,
+            blocks: gpu.identities::<M>(MAX_BLOCKS)?,
+            scratch: gpu.zeroed::<u8>(join_scratch_bytes::<M>())?,
+        })
+    }
 }
 
 impl Cluster {
@@ -75,7 +98,7 @@ impl Cluster {
                 partials: [m.gpu.identities::<M>(1)?, m.gpu.identities::<M>(1)?],
                 gathered: m.gpu.identities::<M>(self.world)?,
                 statuses: m.gpu.zeroed::<u64>(self.world)?,
-                portable: None,
+                portable: PortableRecords::alloc(&m.gpu, self.world)?,
             });
         }
         Ok(Replicated {

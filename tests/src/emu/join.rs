@@ -30,11 +30,17 @@ pub fn join_kernel(cxx: &str, source: &KernelSource, tag: &str, m_size: usize) -
 
 impl EmulatedJoin {
     /// Joins each case's records (every rank's, in rank order, each `record_bytes` long, for
-    /// runs of `run` values) in one process.
-    pub fn run(&self, cases: &[(Vec<Vec<u8>>, usize)], record_bytes: usize) -> Vec<Joined> {
+    /// runs of `run` values) in one process, with `capacity` nodes of scratch.
+    pub fn run(
+        &self,
+        cases: &[(Vec<Vec<u8>>, usize)],
+        record_bytes: usize,
+        capacity: usize,
+    ) -> Vec<Joined> {
         let mut input = Vec::new();
         for (records, run) in cases {
-            for word in [records.len(), record_bytes, *run] {
+            let max_blocks = reduce_core::portable::record::MAX_BLOCKS;
+            for word in [records.len(), record_bytes, *run, max_blocks, capacity] {
                 input.extend_from_slice(&(word as u64).to_le_bytes());
             }
             for r in records {
