@@ -21,7 +21,8 @@
 //!   of one GPU's shard alone = what the cross-GPU combine adds.
 //! * every row also times the synchronous `Cluster::reduce` with `Config::portable` (one GPU's
 //!   bits over any shards), interleaved with the others: `portable_sync_ms`, `portable_cost`
-//!   (÷ the default's `sync`).
+//!   (÷ the default's `sync`); and 20 queued `Cluster::reduce_into` with it and one `read`:
+//!   `portable_pipe_ms`, `portable_pipe_cost` (÷ the default's `pipe`).
 //! * segmented (`cluster_segmented.rs`): `Cluster::reduce_segments` in the default and the
 //!   portable grouping, f32 sums over shards that cut segments anywhere, 2^24 items per GPU
 //!   (`--quick`: 2^22), mean segment lengths 30 and 3000; `cluster-segmented.csv`.
@@ -128,6 +129,8 @@ struct Row {
     single_pipe_ms: f64,
     /// The synchronous `Cluster::reduce` with `Config::portable` (one GPU's bits).
     portable_sync_ms: f64,
+    /// `pipe_ms` of `Cluster::reduce_into` with `Config::portable`.
+    portable_pipe_ms: f64,
     correct: bool,
 }
 
@@ -287,6 +290,15 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         }
         gpu.synchronize()
     })? / QUEUED as f64;
+    // The portable grouping queued: its value is the synchronous call's.
+    cluster.reduce_into(&xs, &mut out, portable)?;
+    let correct = correct && cluster.read(&out)? == cluster.reduce(&xs, portable)?;
+    let portable_pipe_ms = median_wall_ms(5, || {
+        for _ in 0..QUEUED {
+            cluster.reduce_into(&xs, &mut out, portable)?;
+        }
+        cluster.read(&out).map(|_| ())
+    })? / QUEUED as f64;
     let row = Row {
         section,
         exchange: exchange_name(cluster),
@@ -300,10 +312,11 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         slowest_sync_ms,
         single_pipe_ms,
         portable_sync_ms,
+        portable_pipe_ms,
         correct,
     };
     eprintln!(
-        "  {section:7} {:5} {monoid:8} n/GPU=2^{:<2} sync {:.4} ms pipe {:.4} ms | 1 GPU alone: sync {:.4} pipe {:.4} | portable sync {:.4} ms | correct {}",
+        "  {section:7} {:5} {monoid:8} n/GPU=2^{:<2} sync {:.4} ms pipe {:.4} ms | 1 GPU alone: sync {:.4} pipe {:.4} | portable sync {:.4} pipe {:.4} ms | correct {}",
         row.exchange,
         n.trailing_zeros(),
         row.sync_ms,
@@ -311,6 +324,7 @@ fn measure<M: CudaMonoid + AnyBits + PartialEq>(
         row.single_sync_ms,
         row.single_pipe_ms,
         row.portable_sync_ms,
+        row.portable_pipe_ms,
         if correct { "yes" } else { "NO" }
     );
     Ok(row)
@@ -456,7 +470,7 @@ fn report(
             .unwrap_or((f64::NAN, f64::NAN))
     };
     let mut csv = String::from(
-        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,slowest_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct,portable_sync_ms,portable_cost\n",
+        "section,exchange,monoid,item_bytes,gpus,n_per_gpu,sync_ms,pipe_ms,single_sync_ms,slowest_sync_ms,single_pipe_ms,e_sync,e_pipe,combine_us,torch_sync_ms,torch_pipe_ms,correct,portable_sync_ms,portable_cost,portable_pipe_ms,portable_pipe_cost\n",
     );
     println!("\n== weak scaling (one process; E = one GPU's own call on rank 0's shard / the cluster's call)");
     println!(
@@ -480,7 +494,7 @@ fn report(
         let (t_sync, t_pipe) = torch_of(r);
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{},{:.5},{:.4}",
+            "{},{},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{:.5},{:.4},{:.4},{:.2},{:.5},{:.5},{},{:.5},{:.4},{:.5},{:.4}",
             r.section,
             r.exchange,
             r.monoid,
@@ -499,7 +513,9 @@ fn report(
             t_pipe,
             r.correct,
             r.portable_sync_ms,
-            r.portable_sync_ms / r.sync_ms
+            r.portable_sync_ms / r.sync_ms,
+            r.portable_pipe_ms,
+            r.portable_pipe_ms / r.pipe_ms
         );
         if r.section == "weak" {
             let gbs = (r.gpus * r.n_per_gpu * r.item_bytes) as f64 / (r.pipe_ms * 1e6);
