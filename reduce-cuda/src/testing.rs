@@ -470,11 +470,19 @@ pub fn scan_kernel_source_capped<M: CudaMonoid, I: SegIndex>(
     Ok((assemble(&plan.capped(min_blocks), &program), plan.shape()))
 }
 
-/// The cluster's portable join of the ranks' summaries (`kernels/shard_join.cu`) for monoid `M`,
-/// and the nodes its scratch holds.
+/// The cluster's portable join of the ranks' summaries (`kernels/shard_join.cu`) for monoid `M`.
 #[cfg(feature = "nccl")]
-pub fn shard_join_source<M: CudaMonoid>() -> (KernelSource, usize) {
+pub fn shard_join_source<M: CudaMonoid>() -> KernelSource {
     use crate::jit::{Family, KernelSpec};
-    let source = assemble(&KernelSpec::new(Family::ShardJoin, &[]), &Own::<M>::new());
-    (source, crate::cluster::JOIN_NODES)
+    assemble(&KernelSpec::new(Family::ShardJoin, &[]), &Own::<M>::new())
+}
+
+/// The nodes the cluster gives the portable join's scratch.
+#[cfg(feature = "nccl")]
+pub const SHARD_JOIN_NODES: usize = crate::cluster::JOIN_NODES;
+
+/// The bytes the cluster allocates for a portable join's scratch of `nodes` nodes of `M`.
+#[cfg(feature = "nccl")]
+pub fn shard_join_scratch_bytes<M>(nodes: usize) -> usize {
+    crate::cluster::join_scratch_bytes::<M>(nodes)
 }

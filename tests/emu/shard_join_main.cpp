@@ -1,9 +1,10 @@
 // The host side of an emulated portable join (kernels/shard_join.cu,
 // tests/tests/emulated_shard_join.rs): included after cuda_emu.hpp and the generated kernel
 // text. Reads cases from argv[1], each
-//   u64 world, record_bytes, run, max_blocks, capacity; world records of record_bytes bytes;
-// runs shard_portable_join on one thread (its scratch of `capacity` nodes at the end of its
-// allocation, poisoned), and appends to argv[2] per case
+//   u64 world, record_bytes, run, max_blocks, capacity, scratch_bytes; world records of
+//   record_bytes bytes;
+// runs shard_portable_join on one thread (its scratch of `capacity` nodes in scratch_bytes bytes,
+// as the cluster allocates it, poisoned), and appends to argv[2] per case
 //   world u64 statuses; u64 written (1 when the kernel wrote the value); one M.
 #include <cstdint>
 #include <cstdio>
@@ -12,10 +13,10 @@
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
-    unsigned long long h[5];
-    while (std::fread(h, 8, 5, in) == 5) {
+    unsigned long long h[6];
+    while (std::fread(h, 8, 6, in) == 6) {
         const unsigned long long world = h[0], record_bytes = h[1], run = h[2], max_blocks = h[3];
-        const unsigned long long capacity = h[4];
+        const unsigned long long capacity = h[4], scratch_bytes = h[5];
         // The records at the end of their allocation: AddressSanitizer reports a read past them.
         std::vector<unsigned char> records(world * record_bytes);
         if (std::fread(records.data(), 1, records.size(), in) != records.size()) return 3;
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
         std::vector<M> out(1);
         std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
         const M before = out[0];
-        std::vector<unsigned char> scratch((capacity * sizeof(M) + 15) / 16 * 16 + capacity * 12, 0xA5);
+        std::vector<unsigned char> scratch(scratch_bytes, 0xA5);
         const bool ok = emu::run_block(0, 1, 1, [&] {
             shard_portable_join(records.data(), world, record_bytes, run, max_blocks, scratch.data(), capacity,
                                 out.data(), statuses.data());

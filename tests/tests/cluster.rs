@@ -162,8 +162,9 @@ fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
 }
 
 /// `reduce_into` with `Config::portable` queued several times into one output, other items each
-/// time, over two shard layouts in turn with no wait between them (the records' headers are
-/// rewritten while the first layout's calls may still run): the value read at the end, and
+/// time, over two shard layouts in turn with no `read` between them (the change of layout waits
+/// for the first layout's calls before rewriting the records' headers): the value read at the
+/// end, and
 /// every rank's copy, has the last items' `portable::fold` bits.
 fn check_portable_pipeline(cluster: &Cluster) {
     let world = cluster.world_size();

@@ -6,13 +6,18 @@
 //! status copied and the value left unwritten.
 
 use reduce_core::portable::parts::{combine, Summary};
-use reduce_core::portable::record::{failed_record, record_bytes};
+use reduce_core::portable::record::{failed_record, record_bytes, RecordPart};
 use reduce_core::portable::run_len;
 use reduce_core::Sum;
-use reduce_cuda::testing::shard_join_source;
+use reduce_cuda::testing::{shard_join_scratch_bytes, shard_join_source, SHARD_JOIN_NODES};
 use reduce_tests::emu::{compiler, join_kernel, values_from};
 use reduce_tests::floats::hard_f32;
 use reduce_tests::*;
+
+/// The scratch the cluster gives a join of `nodes` nodes: (nodes, bytes).
+fn scratch<M>(nodes: usize) -> (usize, usize) {
+    (nodes, shard_join_scratch_bytes::<M>(nodes))
+}
 
 /// Random cuts of `n` items into `parts` shards (sorted, some equal: empty shards).
 fn cuts(n: usize, parts: usize, rng: &mut TestRng) -> Vec<usize> {
@@ -28,8 +33,8 @@ fn the_device_join_is_the_host_join() {
     let Some(cxx) = compiler() else { return };
     let run = run_len::<Sum<f32>>();
     let bytes = record_bytes::<Sum<f32>>(run);
-    let (source, nodes) = shard_join_source::<Sum<f32>>();
-    let kernel = join_kernel(&cxx, &source, "f32", 4);
+    let kernel = join_kernel(&cxx, &shard_join_source::<Sum<f32>>(), "f32", 4);
+    let nodes = scratch::<Sum<f32>>(SHARD_JOIN_NODES);
     let mut rng = TestRng::new(7);
     let mut cases = Vec::new();
     let mut want = Vec::new();
@@ -77,8 +82,13 @@ fn exact_monoids_get_the_fold() {
     ) {
         let run = run_len::<M>();
         let bytes = record_bytes::<M>(run);
-        let (source, nodes) = shard_join_source::<M>();
-        let kernel = join_kernel(cxx, &source, tag, std::mem::size_of::<M>());
+        let kernel = join_kernel(
+            cxx,
+            &shard_join_source::<M>(),
+            tag,
+            std::mem::size_of::<M>(),
+        );
+        let nodes = scratch::<M>(SHARD_JOIN_NODES);
         let xs = M::random_vec(5000, 3);
         let mut rng = TestRng::new(11);
         let cases: Vec<(Vec<Vec<u8>>, usize)> = [1usize, 2, 4, 7]
@@ -107,8 +117,9 @@ fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
     let run = run_len::<Affine>();
     let bytes = record_bytes::<Affine>(run);
-    let (source, nodes) = shard_join_source::<Affine>();
+    let source = shard_join_source::<Affine>();
     let kernel = join_kernel(&cxx, &source, "affine_bad", std::mem::size_of::<Affine>());
+    let nodes = scratch::<Affine>(SHARD_JOIN_NODES);
     let xs = Affine::random_vec(3000, 5);
     let good = |lo, hi| Summary::of(&xs, lo, hi, run).to_record(run);
     let failed = vec![
@@ -121,9 +132,27 @@ fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
         garbage[8 * k..8 * k + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     }
     let bad = vec![good(0, 1000), garbage, good(2000, 3000)];
-    let results = kernel.run(&[(failed, run), (bad, run)], bytes, nodes);
+    // Keys of levels past 63 and odd indices.
+    let mut keys = good(1000, 2000);
+    let keys_at = reduce_core::portable::record::value_offset::<Affine>(run, RecordPart::Tail, run);
+    for k in 0..reduce_core::portable::record::MAX_BLOCKS {
+        let at = keys_at + 16 * k;
+        keys[at..at + 8].copy_from_slice(&(64 + k as u64).to_le_bytes());
+        keys[at + 8..at + 16].copy_from_slice(&(2 * k as u64 + 1).to_le_bytes());
+    }
+    keys[40..48].copy_from_slice(&128u64.to_le_bytes()); // every block slot counted
+    let bad_keys = vec![good(0, 1000), keys, good(2000, 3000)];
+    let cases = [(failed, run), (bad, run), (bad_keys, run)];
+    let results = kernel.run(&cases, bytes, nodes);
     assert_eq!(results[0].statuses, [0, 1, 0]);
     assert!(results[0].value.is_none());
-    assert_eq!(results[1].statuses, [0, 0, 0]);
-    assert!(results[1].value.is_some());
+    for got in &results[1..] {
+        assert_eq!(got.statuses, [0, 0, 0]);
+        assert!(got.value.is_some());
+    }
+    // A scratch of two nodes for a join that keeps more: nothing written past it.
+    let xs = Affine::random_vec(70_001, 9);
+    let many = vec![Summary::of(&xs, 0, 70_001, run).to_record(run)];
+    let small = kernel.run(&[(many, run)], bytes, scratch::<Affine>(2));
+    assert!(small[0].value.is_some());
 }

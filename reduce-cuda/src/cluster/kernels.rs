@@ -36,11 +36,11 @@ kernel_signature! {
 /// of a 64-bit run index, and a few more.
 pub(crate) const JOIN_NODES: usize = 136;
 
-/// The bytes of the portable join's scratch for monoid `M`: `JOIN_NODES` values, then
-/// (16-byte aligned) as many u64 indices and u32 levels.
-pub(super) fn join_scratch_bytes<M>() -> usize {
-    let values = (JOIN_NODES * std::mem::size_of::<M>()).next_multiple_of(16);
-    values + JOIN_NODES * (8 + 4)
+/// The bytes of the portable join's scratch of `nodes` nodes of monoid `M`: the values, then
+/// (16-byte aligned) as many u64 indices and u32 levels (`kernels/shard_join.cu`).
+pub(crate) fn join_scratch_bytes<M>(nodes: usize) -> usize {
+    let values = (nodes * std::mem::size_of::<M>()).next_multiple_of(16);
+    values + nodes * (8 + 4)
 }
 
 /// An entry point of the cluster's kernels and the file it is in.

@@ -51,7 +51,7 @@ mod error;
 mod kernels;
 #[cfg(test)]
 pub(crate) use kernels::signatures;
-pub(crate) use kernels::JOIN_NODES;
+pub(crate) use kernels::{join_scratch_bytes, JOIN_NODES};
 mod peer;
 mod plain;
 mod portable;

@@ -170,8 +170,8 @@ impl Cluster {
     ///
     /// With `Config::portable` over several ranks every copy has `reduce_core::portable::fold`'s
     /// bits (each rank's summary of its shard written on its GPU, gathered, joined on every GPU:
-    /// `portable_into.rs`); the first call for a shard layout waits to write the summaries'
-    /// headers.
+    /// `portable_into.rs`); a call whose shard layout differs from the last one into `out`
+    /// waits (for the calls in flight, then to write the summaries' headers).
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,

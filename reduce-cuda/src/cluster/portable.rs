@@ -19,7 +19,7 @@ use crate::catalogue::Config;
 use crate::device::{DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
-use reduce_core::portable::parts::{combine, plan, Summary};
+use reduce_core::portable::parts::{combine, plan, Block, Summary};
 use reduce_core::portable::record::{failed_record, record_bytes, word};
 use reduce_core::portable::run_len;
 use reduce_core::CudaMonoid;
@@ -144,22 +144,15 @@ fn summary<M: CudaMonoid>(
 ) -> Result<Summary<M>> {
     bind(gpu)?;
     let p = plan(lo, hi, run);
-    let size = std::mem::size_of::<M>() as u64;
-    // SAFETY: `plan` keeps every piece within lo..hi, and the shard outlives this call.
-    let view = |range| unsafe { shard_view(shard, lo, range, gpu) };
     let read = |range: std::ops::Range<usize>| -> Result<Vec<M>> {
         match range.is_empty() {
             true => Ok(Vec::new()),
-            false => Ok(gpu.download(&view(range)?)?),
+            // SAFETY: `plan` keeps every piece within lo..hi; the shard outlives this call.
+            false => Ok(gpu.download(&unsafe { shard_view(shard, lo, range, gpu) }?)?),
         }
     };
-    let values = gpu.identities::<M>(p.blocks.len().max(1))?;
-    for (k, block) in p.blocks.iter().enumerate() {
-        // SAFETY: value k of `values`, which lives until the download below.
-        let mut out =
-            unsafe { DeviceSliceMut::<M>::from_raw(values.address() + k as u64 * size, 1, gpu) }?;
-        gpu.reduce_into(&view(block.items.clone())?, &mut out, config)?;
-    }
+    let values = DeviceVec::<M>::alloc(gpu.device(), p.blocks.len())?;
+    reduce_blocks(gpu, shard, lo, &p.blocks, &values, config)?;
     let values = gpu.download(&values)?;
     Ok(Summary {
         lo,
@@ -170,4 +163,29 @@ fn summary<M: CudaMonoid>(
         tail_at: p.tail.start,
         tail: read(p.tail)?,
     })
+}
+
+/// Each of `blocks` (aligned blocks of whole runs of the shard `shard`, whose first item is
+/// global `lo`) reduced with `config` (portable: an aligned block's value is its node of the
+/// tree) into value k of `values`, which holds at least as many.
+pub(super) fn reduce_blocks<M: CudaMonoid>(
+    gpu: &Gpu,
+    shard: &DeviceVec<M>,
+    lo: usize,
+    blocks: &[Block],
+    values: &DeviceVec<M>,
+    config: Config,
+) -> Result<()> {
+    assert!(blocks.len() <= values.len(), "a value per block");
+    let size = std::mem::size_of::<M>() as u64;
+    for (k, block) in blocks.iter().enumerate() {
+        // SAFETY: the block lies inside the shard (`plan` keeps it there), which outlives the
+        // call.
+        let items = unsafe { shard_view(shard, lo, block.items.clone(), gpu) }?;
+        // SAFETY: value k of `values`, which outlives the call.
+        let at = values.address() + k as u64 * size;
+        let mut out = unsafe { DeviceSliceMut::<M>::from_raw(at, 1, gpu) }?;
+        gpu.reduce_into(&items, &mut out, config)?;
+    }
+    Ok(())
 }

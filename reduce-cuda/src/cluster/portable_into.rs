@@ -18,11 +18,12 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
 use super::kernels::{launch_shard, load_shard, PortableJoinArgs, JOIN_NODES, SHARD_PORTABLE_JOIN};
-use super::replicated::{PortableRecords, Replicated};
-use super::shard_ops::{copy_device, shard_view};
+use super::portable::reduce_blocks;
+use super::replicated::{PortableRecords, Replicated, ReplicatedPart};
+use super::shard_ops::copy_device;
 use super::{Cluster, State};
 use crate::catalogue::Config;
-use crate::device::{DeviceSliceMut, DeviceVec};
+use crate::device::DeviceVec;
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{plan, PartPlan};
@@ -46,7 +47,7 @@ impl Cluster {
         let run = run_len::<M>();
         let bytes = record_bytes::<M>(run);
         let lens = xs.shards().lens();
-        if out.parts.iter().any(|p| p.portable.lens != lens) && out.calls > 0 {
+        if out.parts.iter().any(|p| records_of(p).lens != lens) && out.calls > 0 {
             self.wait(state, "rewriting the portable records")?;
         }
         let which = (out.calls % 2) as usize;
@@ -56,10 +57,12 @@ impl Cluster {
         let mut failure = None;
         for (i, m) in self.members.iter().enumerate() {
             let range = xs.shards().range(m.rank);
-            let records = &mut out.parts[i].portable;
+            let records =
+                (out.parts[i].portable.as_mut()).expect("allocated for more than one rank");
             let written = bind(&m.gpu).and_then(|()| {
                 let p = plan(range.start, range.end, run);
                 if records.lens != lens {
+                    records.lens.clear(); // until both headers are written
                     let header = header_record::<M>(&p, run);
                     for record in &mut records.records {
                         m.gpu.upload_into(record, &header)?;
@@ -75,7 +78,6 @@ impl Cluster {
                 Err(e) if !with_status => return Err(e),
                 Err(e) => {
                     failure.get_or_insert(e);
-                    records.lens.clear(); // its header may be half written
                     1
                 }
             };
@@ -87,8 +89,8 @@ impl Cluster {
         let ops: Vec<Vec<Op>> = (out.parts.iter())
             .map(|part| {
                 vec![Op::AllGather {
-                    send: part.portable.records[which].address(),
-                    recv: part.portable.gathered.address(),
+                    send: records_of(part).records[which].address(),
+                    recv: records_of(part).gathered.address(),
                     bytes,
                 }]
             })
@@ -98,12 +100,12 @@ impl Cluster {
         for (m, part) in self.members.iter().zip(&out.parts) {
             bind(&m.gpu)?;
             let args = PortableJoinArgs {
-                records: part.portable.gathered.address(),
+                records: records_of(part).gathered.address(),
                 world: self.world as u64,
                 record_bytes: bytes as u64,
                 run: run as u64,
                 max_blocks: MAX_BLOCKS as u64,
-                scratch: part.portable.scratch.address(),
+                scratch: records_of(part).scratch.address(),
                 capacity: JOIN_NODES as u64,
                 out: part.value.address(),
                 statuses: part.statuses.address(),
@@ -112,6 +114,14 @@ impl Cluster {
         }
         failure.map_or(Ok(()), Err)
     }
+}
+
+/// A part's portable records (allocated where there is more than one rank, the only case this
+/// path runs).
+fn records_of<M>(part: &ReplicatedPart<M>) -> &PortableRecords<M> {
+    part.portable
+        .as_ref()
+        .expect("allocated for more than one rank")
 }
 
 /// Queues the values of the shard `shard` (global items from `lo`, pieces `p`) into record
@@ -130,14 +140,7 @@ fn write_record<M: CudaMonoid>(
     let record = &records.records[which];
     let at =
         |part: RecordPart| record.address() + value_offset::<M>(run_len::<M>(), part, 0) as u64;
-    for (k, block) in p.blocks.iter().enumerate() {
-        // SAFETY: the block lies inside the shard, which outlives the call.
-        let items = unsafe { shard_view(shard, lo, block.items.clone(), gpu) }?;
-        let slot = records.blocks.address() + (k * size) as u64;
-        // SAFETY: slot k of the blocks' buffer (`plan` makes at most MAX_BLOCKS blocks).
-        let mut slot = unsafe { DeviceSliceMut::<M>::from_raw(slot, 1, gpu) }?;
-        gpu.reduce_into(&items, &mut slot, config)?;
-    }
+    reduce_blocks(gpu, shard, lo, &p.blocks, &records.blocks, config)?;
     if !p.blocks.is_empty() {
         let src = records.blocks.address();
         copy_device(gpu, at(RecordPart::Block), src, p.blocks.len() * size)?;

@@ -30,17 +30,26 @@ pub fn join_kernel(cxx: &str, source: &KernelSource, tag: &str, m_size: usize) -
 
 impl EmulatedJoin {
     /// Joins each case's records (every rank's, in rank order, each `record_bytes` long, for
-    /// runs of `run` values) in one process, with `capacity` nodes of scratch.
+    /// runs of `run` values) in one process, with `capacity` nodes of scratch in
+    /// `scratch_bytes` bytes.
     pub fn run(
         &self,
         cases: &[(Vec<Vec<u8>>, usize)],
         record_bytes: usize,
-        capacity: usize,
+        (capacity, scratch_bytes): (usize, usize),
     ) -> Vec<Joined> {
         let mut input = Vec::new();
         for (records, run) in cases {
             let max_blocks = reduce_core::portable::record::MAX_BLOCKS;
-            for word in [records.len(), record_bytes, *run, max_blocks, capacity] {
+            let header = [
+                records.len(),
+                record_bytes,
+                *run,
+                max_blocks,
+                capacity,
+                scratch_bytes,
+            ];
+            for word in header {
                 input.extend_from_slice(&(word as u64).to_le_bytes());
             }
             for r in records {
