@@ -1,8 +1,8 @@
 //! [`Cluster::reduce_into`] in the portable grouping over several ranks, queued without
 //! waiting: each rank writes its shard's summary (`reduce_core::portable::parts`) as a record
 //! (`reduce_core::portable::record`) on its own GPU — the aligned blocks' values by the portable
-//! reduction of each block straight into the record, the raw items at the shard's two ends
-//! copied in — the records are all-gathered, and every rank joins them on its GPU
+//! reduction of each block, the raw items at the shard's two ends, copied in — the records are
+//! all-gathered, and every rank joins them on its GPU
 //! (`kernels/shard_join.cu`: `parts::combine`, step for step), so every copy of the value has
 //! `reduce_core::portable::fold`'s bits.
 //!
