@@ -19,8 +19,6 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 mod portable;
-use portable::{check_portable, check_portable_pipeline, check_portable_segments};
-use portable::{portable_patterns, portable_segment_cases};
 
 /// The environment variable that makes this binary a rank: `scenario:rank:world:ordinal:id`.
 const CHILD: &str = "REDUCE_CLUSTER_TEST_CHILD";
@@ -357,16 +355,7 @@ fn one_process_many_gpus() {
             13,
         );
         check_bad_layouts(&cluster);
-        for (i, lens) in portable_patterns(world, 60 + world as u64)
-            .iter()
-            .enumerate()
-        {
-            check_portable(&cluster, lens, i as u64);
-        }
-        for (name, lengths, lens) in portable_segment_cases(world) {
-            check_portable_segments(&cluster, name, &lengths, &lens);
-        }
-        check_portable_pipeline(&cluster);
+        portable::check_all(&cluster);
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
         let shards = Shards::even(items.len(), world).unwrap();
@@ -772,16 +761,7 @@ fn run_child(role: Role) {
                 check_segments::<Affine>(&cluster, name, &lengths, &lens, 21);
             }
             check_bad_layouts(&cluster);
-            for (i, lens) in portable_patterns(world, 60 + world as u64)
-                .iter()
-                .enumerate()
-            {
-                check_portable(&cluster, lens, i as u64);
-            }
-            for (name, lengths, lens) in portable_segment_cases(world) {
-                check_portable_segments(&cluster, name, &lengths, &lens);
-            }
-            check_portable_pipeline(&cluster);
+            portable::check_all(&cluster);
             let items = KeepLast::random_vec(200_003, 8);
             let shards = Shards::even(items.len(), world).unwrap();
             let own = cluster

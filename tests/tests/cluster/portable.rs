@@ -8,12 +8,28 @@ use reduce_cuda::cluster::{Cluster, Placement};
 use reduce_cuda::{fold, SegConfig};
 use reduce_tests::*;
 
+/// Every portable check over `cluster`: the plain reductions over shard patterns whose boundaries
+/// fall inside runs, the segmented ones over many layouts, and queued `reduce_into` calls.
+pub(crate) fn check_all(cluster: &Cluster) {
+    let world = cluster.world_size();
+    for (i, lens) in portable_patterns(world, 60 + world as u64)
+        .iter()
+        .enumerate()
+    {
+        check_portable(cluster, lens, i as u64);
+    }
+    for (name, lengths, lens) in portable_segment_cases(world) {
+        check_portable_segments(cluster, name, &lengths, &lens);
+    }
+    check_portable_pipeline(cluster);
+}
+
 /// The portable grouping (`Config::portable`) over the shards `lens`: f32 sums of mixed
 /// magnitudes and signs (whose bits depend on the grouping) with the bits of
 /// `reduce_core::portable::fold` — one GPU's and the CPU's — whatever the boundaries (inside
 /// runs, empty shards, shards inside one run), and an exact non-commutative monoid equal to the
 /// fold; by `reduce` and by `reduce_into` (the value on every local rank's GPU).
-pub(crate) fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
+fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
     let shards = Shards::from_lens(lens).unwrap();
     let mut rng = TestRng::new(seed);
     let items: Vec<reduce_cuda::Sum<f32>> = (0..shards.items())
@@ -58,7 +74,7 @@ pub(crate) fn check_portable(cluster: &Cluster, lens: &[usize], seed: u64) {
 /// for the first layout's calls before rewriting the records' headers): the value read at the
 /// end, and
 /// every rank's copy, has the last items' `portable::fold` bits.
-pub(crate) fn check_portable_pipeline(cluster: &Cluster) {
+fn check_portable_pipeline(cluster: &Cluster) {
     let world = cluster.world_size();
     let n = 100_003;
     let portable = reduce_cuda::Config::default().portable();
@@ -98,7 +114,7 @@ pub(crate) fn check_portable_pipeline(cluster: &Cluster) {
 }
 
 /// Shard lengths whose boundaries fall inside runs of 16 f32 and on them, for `world` ranks.
-pub(crate) fn portable_patterns(world: usize, seed: u64) -> Vec<Vec<usize>> {
+fn portable_patterns(world: usize, seed: u64) -> Vec<Vec<usize>> {
     let mut patterns = shard_patterns(world, 300_007, seed);
     patterns.push((0..world).map(|r| 16 * (r + 1) + r).collect()); // boundaries inside runs
     patterns.push((0..world).map(|_| 4096).collect()); // on aligned blocks
@@ -111,12 +127,7 @@ pub(crate) fn portable_patterns(world: usize, seed: u64) -> Vec<Vec<usize>> {
 /// subnormals, infinities, NaN) with `reduce_core::portable::fold_segments`' bits — one GPU's
 /// and the CPU's — in both forms (u32 and u64 offsets; validated and trusted owners), both
 /// placements; and an exact non-commutative monoid equal to the sequential fold.
-pub(crate) fn check_portable_segments(
-    cluster: &Cluster,
-    name: &str,
-    lengths: &[u32],
-    lens: &[usize],
-) {
+fn check_portable_segments(cluster: &Cluster, name: &str, lengths: &[u32], lens: &[usize]) {
     use reduce_tests::floats::{assert_same_bits, hard_f32};
     let offsets = offsets_of(lengths);
     let owner = owners_of(lengths);
@@ -190,7 +201,7 @@ pub(crate) fn check_portable_segments(
 /// Layouts for the portable segmented reductions over `world` ranks: [`segment_cases`], and
 /// segments of many runs with shards whose boundaries fall inside runs, on aligned blocks and
 /// inside one run.
-pub(crate) fn portable_segment_cases(world: usize) -> Vec<(&'static str, Vec<u32>, Vec<usize>)> {
+fn portable_segment_cases(world: usize) -> Vec<(&'static str, Vec<u32>, Vec<usize>)> {
     let mut cases = segment_cases(world);
     let mut rng = TestRng::new(91 + world as u64);
     let lengths: Vec<u32> = (0..300)
