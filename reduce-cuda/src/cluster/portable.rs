@@ -32,9 +32,7 @@ impl Cluster {
         xs: &Sharded<M>,
         config: Config,
     ) -> Result<M> {
-        // The configuration is checked here, the same on every rank: a rank whose shard has no
-        // aligned block would never plan a launch.
-        crate::catalogue::plain_plan(config, Own::<M>::new().items(), 0)?;
+        check_config::<M>(config)?;
         let run = run_len::<M>();
         // With one process per GPU, the records' buffers first, each holding a failure until
         // its rank's summary replaces it: a rank whose summary fails still joins the exchange.
@@ -130,6 +128,13 @@ impl Cluster {
             .map(|r| unsafe { Summary::from_record(r, run) })
             .collect())
     }
+}
+
+/// Checks a portable configuration the same way on every rank, before any launch: a rank whose
+/// shard holds no aligned block would never plan one.
+pub(super) fn check_config<M: CudaMonoid>(config: Config) -> Result<()> {
+    crate::catalogue::plain_plan(config, Own::<M>::new().items(), 0)?;
+    Ok(())
 }
 
 /// The summary of the shard `shard` (the global items `lo..hi`) on `gpu`: its head and tail

@@ -18,14 +18,13 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
 use super::kernels::{launch_shard, load_shard, PortableJoinArgs, JOIN_NODES, SHARD_PORTABLE_JOIN};
-use super::portable::reduce_blocks;
+use super::portable::{check_config, reduce_blocks};
 use super::replicated::{PortableRecords, Replicated, ReplicatedPart};
 use super::shard_ops::copy_device;
 use super::{Cluster, State};
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
-use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{plan, PartPlan};
 use reduce_core::portable::record::{
     header_record, record_bytes, value_offset, RecordPart, MAX_BLOCKS,
@@ -42,8 +41,7 @@ impl Cluster {
         out: &mut Replicated<M>,
         config: Config,
     ) -> Result<()> {
-        // Checked here, the same on every rank (a rank without blocks plans no launch).
-        crate::catalogue::plain_plan(config, Own::<M>::new().items(), 0)?;
+        check_config::<M>(config)?;
         let run = run_len::<M>();
         let bytes = record_bytes::<M>(run);
         let lens = xs.shards().lens();

@@ -201,8 +201,8 @@ impl Cluster {
     /// segments may cross any number of shard boundaries. Every rank passes the same offsets.
     /// Collective; waits for the result.
     ///
-    /// The offsets are validated on the host (a bad one is [`ShardError`](reduce_core::shard::ShardError) naming the first bad
-    /// index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
+    /// The offsets are validated on the host (a bad one is
+    /// [`ShardError`](reduce_core::shard::ShardError) naming the first bad index), so the local reductions run trusted. Each shard holds at most `u32::MAX` items
     /// and touches at most `u32::MAX` segments (one device's limit). With
     /// `SegConfig::portable` every segment has one GPU's portable bits
     /// (`reduce_core::portable::fold_segments`) whatever the shards, at the price of a launch
@@ -238,7 +238,8 @@ impl Cluster {
     /// that own no item get the identity. Collective; waits for the result.
     ///
     /// Each rank validates its owners on its device (unless `config` is trusted) and the ranks
-    /// check the order across shards; a bad layout is [`ShardError`](reduce_core::shard::ShardError) naming a bad global index.
+    /// check the order across shards; a bad layout is
+    /// [`ShardError`](reduce_core::shard::ShardError) naming a bad global index.
     /// `SegConfig::portable` gives one GPU's portable bits whatever the shards, as
     /// [`Cluster::reduce_segments`] says.
     pub fn reduce_by_owner<M: CudaMonoid>(
