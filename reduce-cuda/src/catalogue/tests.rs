@@ -197,7 +197,7 @@ fn auto_picks_from_cheap_statistics() {
             1 << 16,
             shuffle,
         ),
-        // u64 offsets: mean lengths 32 to 1024 from 2^24 items, to 8192 from 2^25.
+        // u64 offsets: mean lengths 32 to 4096 from 2^24 items, to 8192 from 2^25.
         ("f32 u64", f32_wide, 1 << 26, 1 << 16, heads),
         ("f32 u64", f32_wide, 1 << 26, 1 << 21, heads),
         ("f32 u64", f32_wide, 1 << 26, 1 << 13, heads),
@@ -206,16 +206,20 @@ fn auto_picks_from_cheap_statistics() {
         ("f32 u64", f32_wide, 1 << 26, 1 << 12, shuffle),
         ("f32 u64", f32_wide, 1 << 24, 1 << 19, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 14, heads),
-        ("f32 u64", f32_wide, 1 << 24, 1 << 13, shuffle),
-        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 13, shuffle),
+        ("f32 u64", f32_wide, 1 << 24, 1 << 13, heads),
+        ("f32 u64", f32_wide, 1 << 24, 1 << 12, heads),
+        ("f32 u64", f32_wide, 1 << 24, (1 << 12) - 1, shuffle),
+        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, shuffle),
         ("f32 u64", f32_wide, (1 << 24) - 1, 1 << 16, shuffle),
-        // 8-byte values, u32 offsets: mean lengths 16 to 2048 from 2^24 items; u64 offsets,
+        // 8-byte values, u32 offsets: mean lengths 16 to 4096 from 2^24 items; u64 offsets,
         // lifted items and other sizes: SegShuffle.
         ("8 B u32", affine_offsets, 1 << 26, 1 << 22, heads),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 15, heads),
         ("8 B u32", affine_offsets, 1 << 24, 1 << 13, heads),
         ("8 B u32", affine_offsets, (1 << 24) - 1, 1 << 13, shuffle),
-        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, shuffle),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, heads),
+        ("8 B u32", affine_offsets, 1 << 26, (1 << 14) - 4, shuffle),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 13, shuffle),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 23, shuffle),
         (
             "8 B u64",

@@ -277,8 +277,7 @@ pub(crate) fn seg_heads_wins(
 /// Values of `value_bytes` bytes with `u64_offsets` or u32 ones, at `min_items` items or more,
 /// whose mean segment length N / S, rounded down, lies in `mean_lengths`: `Auto` takes SegHeads
 /// there. (A layout of N / S = 31.99 is below a band from 32: at 2^24 items `bench segsweep`'s
-/// "mean 32" and "mean 16" layouts were, and its "mean 1024" one past 1024, so `Auto` kept
-/// SegShuffle on those band edges there.)
+/// "mean 32" and "mean 16" layouts were, so `Auto` kept SegShuffle on those band edges there.)
 pub(crate) struct SegHeadsBand {
     value_bytes: usize,
     u64_offsets: bool,
@@ -304,21 +303,23 @@ impl SegHeadsBand {
 }
 
 /// Where SegHeads read more bytes a second than SegShuffle on an H200 (`bench segsweep`, f32
-/// sums and the 8-byte affine monoid, trusted, `--log2` 24, 25, 26 and 28; docs/results.md,
-/// "Head bits"; at 2^24 and 2^25 the range of two commands): 4-byte values with u32 offsets
-/// 1.01-1.15x at 2^25 items (1.04-1.24x at 2^26 and more) from mean length 32 to 4096, but
-/// 0.95-1.08x at 2^24; with u64 offsets (which cost SegHeads within 2% of u32 ones, and
-/// SegShuffle 6-12% more) 1.04-1.14x at 2^24 from 32 to 1024, 1.05-1.21x at 2^25 from 32 to
-/// 8192 (1.10-1.35x at 2^26 and more); 8-byte values with u32 offsets 1.04-1.19x at 2^24 and
-/// 1.10-1.26x at 2^25 from 16 to 2048 (1.07-1.27x at 2^26 and more). Fewer items, and lengths
-/// outside the bands, were slower or even: its three
-/// launches, and its marks at short segments (docs/decisions/0080-seg-heads.md,
-/// 0081-seg-heads-register-cap.md, 0082-seg-heads-u64-offsets.md).
+/// sums and the 8-byte affine monoid, trusted, 2^24, 20·2^20, 24·2^20, 28·2^20, 2^25, 2^26 and
+/// 2^28 items; docs/results.md, "Head bits"): 4-byte values with u32 offsets 1.01-1.15x at 2^25
+/// items (1.04-1.24x at 2^26 and more) from mean length 32 to 4096, but 0.95-1.08x at 2^24;
+/// with u64 offsets (which cost SegHeads within 2% of u32 ones, and SegShuffle 6-12% more)
+/// 1.04-1.19x at 2^24 to 2^25 from 32 to 2048 and 0.98-1.09x at 4096, 1.05-1.21x at 2^25 from
+/// 32 to 8192 (1.10-1.35x at 2^26 and more); 8-byte values with u32 offsets 1.04-1.19x at 2^24
+/// and 1.10-1.26x at 2^25 from 16 to 2048, 1.00-1.04x at 4096 and 0.95-0.97x at 8192 (1.07-1.27x
+/// at 2^26 and more from 16 to 2048). The bands end at a power of two past which SegShuffle
+/// measured even or faster: the sweep's layouts of mean length L have N / S a little above L.
+/// Fewer items, and lengths outside the bands, were slower or even: its three launches, and its
+/// marks at short segments (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
+/// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md).
 pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 4] = [
     SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
-    SegHeadsBand::new(4, true, 1 << 24, 32..=1024),
+    SegHeadsBand::new(4, true, 1 << 24, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 25, 32..=8192),
-    SegHeadsBand::new(8, false, 1 << 24, 16..=2048),
+    SegHeadsBand::new(8, false, 1 << 24, 16..=4096),
 ];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
