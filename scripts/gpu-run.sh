@@ -33,6 +33,14 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 date -u +"run %Y-%m-%dT%H:%M:%SZ" | tee -a "$SUMMARY"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee -a "$SUMMARY"
 
+# The newer CCCL headers staged in .gpu/cccl.tgz (CUB's gpu_to_gpu determinism, its
+# DeviceSegmentedScan): prints the nvcc flag that puts them first, nothing where none are staged.
+staged_cccl() {
+  [ -f .gpu/cccl.tgz ] || return 0
+  [ -d /tmp/cccl/include ] || { mkdir -p /tmp/cccl && tar xzf .gpu/cccl.tgz -C /tmp/cccl; }
+  echo "-I/tmp/cccl/include"
+}
+
 build_cub() {  # in the background while the GPU is busy with other phases
   if [ ! -x /tmp/cub_sweep ]; then
     nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_sweep.cu -o /tmp/cub_sweep > "$OUT/nvcc.log" 2>&1
@@ -354,8 +362,7 @@ for phase in "$@"; do
       # lifted log-sum-exp (portable-seg.csv), then AxisConfig::portable against the default on bench
       # axes' shapes (portable-axes.csv), then ScanConfig::portable (portable-scan.csv)
       # with the newer CCCL headers staged in .gpu/cccl.tgz (gpu_to_gpu), else the toolkit's
-      cccl=""
-      if [ -f .gpu/cccl.tgz ]; then mkdir -p /tmp/cccl && tar xzf .gpu/cccl.tgz -C /tmp/cccl && cccl="-I/tmp/cccl/include"; fi
+      cccl=$(staged_cccl)
       { nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_portable.cu -o /tmp/cub_portable > "$OUT/nvcc-portable.log" 2>&1 \
           && /tmp/cub_portable > "$OUT/cub-portable.txt" 2>&1; } || note "CUB portable anchor failed: $(tail -3 "$OUT/nvcc-portable.log" "$OUT/cub-portable.txt" 2>/dev/null)"
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
@@ -391,13 +398,19 @@ for phase in "$@"; do
       # plain scans of four monoids at 2^20..2^28 and segmented scans of every distribution at
       # 2^26, against the copy roof, CUB's DeviceScan and InclusiveScanByKey (checked against
       # the sequential scan) and torch.cumsum, all in this command
-      # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes)
+      # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes, and its
+      # DeviceSegmentedScan by the same CSR offsets, built with the staged CCCL headers: the
+      # toolkit's CCCL has none before 3.3). SCAN_QUICK=1: bench scan --quick beside the anchors.
       [ -f "$LAYOUTS/size_1@67108864.u32" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
+      cccl=$(staged_cccl)
+      nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_scan.cu -o /tmp/cub_scan_csr > "$OUT/nvcc-scan-csr.log" 2>&1 & CSR_BUILD=$!
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
           && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+      { wait $CSR_BUILD && /tmp/cub_scan_csr csr "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
+        || note "CUB segmented scan by offsets failed: $(tail -3 "$OUT/nvcc-scan-csr.log" "$OUT/cub-scan.txt" 2>/dev/null)"
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
-      .gpu/bin/bench scan --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
+      .gpu/bin/bench scan ${SCAN_QUICK:+--quick} --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"
       ;;
     scanquick)

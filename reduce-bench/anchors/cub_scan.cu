@@ -11,7 +11,15 @@
 // DIR, so the segments are bench scan's) of f32 sums and the affine monoid (checked against the
 // sequential segmented scan) over every layout of 2^26 items: "cub_segscan_<f32|affine>_<layout>
 // n=<N> ms <median ms> correct <yes|NO|unchecked>".
+// With `csr DIR` (built with CCCL 3.3 or later: the toolkit's may be older, so the device script
+// builds this mode with the newer headers it stages): CUB's segmented scan by CSR offsets,
+// DeviceSegmentedScan::InclusiveSegmentedScan, on the same items and layouts, checked the same
+// way: "cub_segscan_csr_<f32|affine>_<layout> n=<N> ms <median ms> correct <yes|NO|unchecked>".
 #include <cub/cub.cuh>
+#if CCCL_VERSION >= 3003000
+#include <cub/device/device_segmented_scan.cuh>
+#define CUB_SCAN_CSR 1
+#endif
 #include "layouts.cuh"
 #include <algorithm>
 #include <cstdint>
@@ -132,18 +140,17 @@ __global__ void keys_of(const uint32_t* off, uint64_t segs, uint32_t* keys) {
     for (uint64_t i = off[s] + threadIdx.x; i < off[s + 1]; i += blockDim.x) keys[i] = (uint32_t)s;
 }
 
-// Times the inclusive scan by key of the n items `in` under op, keys `keys`; checks exact monoids
-// against the host's sequential scan restarting at every key change.
-template <class T, class Op>
-void run_by_key(const char* name, const std::string& layout, const T* in, const uint32_t* keys, uint64_t n, T id, Op op,
-                bool exact) {
+// Times `scan(temp, temp_bytes, out)`, an inclusive segmented scan of the n items `in` under op
+// into out (`kind`: "" by key, "csr_" by offsets); checks exact monoids against the host's
+// sequential scan restarting wherever the segment id in `keys` changes.
+template <class T, class Op, class Scan>
+void run_segmented(const char* kind, const char* name, const std::string& layout, const T* in, const uint32_t* keys,
+                   uint64_t n, T id, Op op, bool exact, Scan scan) {
   T* out;
   CK(cudaMalloc(&out, n * sizeof(T)));
   size_t temp_bytes = 0;
   void* temp = nullptr;
-  auto call = [&]() {
-    CK(cub::DeviceScan::InclusiveScanByKey(temp, temp_bytes, keys, in, out, op, (int64_t)n));
-  };
+  auto call = [&]() { CK(scan(temp, temp_bytes, out)); };
   call();
   CK(cudaMalloc(&temp, temp_bytes));
   const float ms = median_ms(call);
@@ -162,14 +169,34 @@ void run_by_key(const char* name, const std::string& layout, const T* in, const 
     }
     verdict = ok ? "yes" : "NO";
   }
-  printf("cub_segscan_%s_%s n=%llu ms %.4f correct %s\n", name, layout.c_str(), (unsigned long long)n, ms, verdict);
+  printf("cub_segscan_%s%s_%s n=%llu ms %.4f correct %s\n", kind, name, layout.c_str(), (unsigned long long)n, ms,
+         verdict);
   fflush(stdout);
   CK(cudaFree(temp));
   CK(cudaFree(out));
 }
 
-// Every layout of 2^26 items in `dir` (files `<layout>@67108864.u32` of u32 offsets).
-void segmented(const char* dir) {
+// The scans by key of the n items `in` under op (keys: each item's segment id from the u32 CSR
+// offsets `off`, `segs` segments), or with `csr` by the offsets themselves.
+template <class T, class Op>
+void run_layout(bool csr, const char* name, const std::string& layout, const T* in, const uint32_t* keys,
+                const uint32_t* off, uint64_t segs, uint64_t n, T id, Op op, bool exact) {
+  if (!csr) {
+    run_segmented("", name, layout, in, keys, n, id, op, exact, [&](void* temp, size_t& bytes, T* out) {
+      return cub::DeviceScan::InclusiveScanByKey(temp, bytes, keys, in, out, op, (int64_t)n);
+    });
+    return;
+  }
+#ifdef CUB_SCAN_CSR
+  run_segmented("csr_", name, layout, in, keys, n, id, op, exact, [&](void* temp, size_t& bytes, T* out) {
+    return cub::DeviceSegmentedScan::InclusiveSegmentedScan(temp, bytes, in, out, off, off + 1, (int64_t)segs, op);
+  });
+#endif
+}
+
+// Every layout of 2^26 items in `dir` (files `<layout>@67108864.u32` of u32 offsets), by key or
+// (`csr`) by CSR offsets.
+void segmented(const char* dir, bool csr) {
   const uint64_t n = 1ull << 26;
   const std::string suffix = "@" + std::to_string(n) + ".u32";
   const std::vector<std::string> files = layout_files(dir, suffix, false);
@@ -191,8 +218,8 @@ void segmented(const char* dir) {
     keys_of<<<4096, 256>>>(d_off, segs, keys);
     CK(cudaGetLastError());
     const std::string layout = file.substr(0, file.size() - suffix.size());
-    run_by_key("f32", layout, f32, keys, n, 0.0f, SumOp(), false);
-    run_by_key("affine", layout, affine, keys, n, Affine{1, 0}, AffineOp(), true);
+    run_layout(csr, "f32", layout, f32, keys, d_off, segs, n, 0.0f, SumOp(), false);
+    run_layout(csr, "affine", layout, affine, keys, d_off, segs, n, Affine{1, 0}, AffineOp(), true);
     CK(cudaFree(d_off));
   }
   CK(cudaFree(f32));
@@ -205,8 +232,17 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("device %s\n", prop.name);
   if (argc > 2 && std::string(argv[1]) == "segmented") {
-    segmented(argv[2]);
+    segmented(argv[2], false);
     return 0;
+  }
+  if (argc > 2 && std::string(argv[1]) == "csr") {
+#ifdef CUB_SCAN_CSR
+    segmented(argv[2], true);
+    return 0;
+#else
+    printf("csr: CUB's DeviceSegmentedScan needs CCCL 3.3 or later (these headers: %d)\n", CCCL_VERSION);
+    return 1;
+#endif
   }
   const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
   for (int lg : {20, 24, 28}) {

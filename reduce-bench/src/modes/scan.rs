@@ -7,8 +7,10 @@
 //! matrices inclusive by `Auto` only) of `bench segmented`'s distributions at 2^26, against the
 //! copy roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
 //! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time × (bytes
-//! moved / bytes the roof moves) / time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`; the segmented scans against its
-//! `InclusiveScanByKey` over the same segments, f32 and affine) and `torch.cumsum`
+//! moved / bytes the roof moves) / time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`;
+//! the segmented scans against its `InclusiveScanByKey` over the same segments, f32 and affine,
+//! and those by offsets also against its `DeviceSegmentedScan` where the anchor was built with
+//! CCCL 3.3 or later: the `cub_csr` columns) and `torch.cumsum`
 //! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
 //! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
 //! 2^26; CUB's by key too).
@@ -41,8 +43,9 @@ struct Row<'a> {
     moved: f64,
     /// The copy roof's time, and the bytes it moved.
     roof: (f32, f64),
-    /// The CUB and torch anchors' keys (empty: none).
-    peers: [&'a str; 2],
+    /// The anchors' keys (empty: none): CUB's (`DeviceScan`, or by key), torch's, and CUB's
+    /// segmented scan by CSR offsets.
+    peers: [&'a str; 3],
     /// The check of the output against the sequential scan ("yes", "NO", or empty: none).
     correct: &'a str,
 }
@@ -56,7 +59,7 @@ impl<'a> Row<'a> {
             ms,
             moved,
             roof,
-            peers: ["", ""],
+            peers: ["", "", ""],
             correct: "",
         }
     }
@@ -162,7 +165,7 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
             ms,
             moved: bytes,
             roof: (roof, bytes),
-            peers: [&cub, &torch],
+            peers: [&cub, &torch, ""],
             correct,
         });
     }
@@ -191,7 +194,8 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
     let mut table = Table {
         lines: vec![format!("device {}", gpu.info().name)],
         csv: String::from(
-            "case,n,median_ms,gbs_moved,ratio_to_copy_roof,cub_ms,cub_correct,torch_ms,torch_correct,correct\n",
+            "case,n,median_ms,gbs_moved,ratio_to_copy_roof,cub_ms,cub_correct,torch_ms,torch_correct,\
+             cub_csr_ms,cub_csr_correct,correct\n",
         ),
         anchors,
     };
@@ -422,10 +426,19 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
         };
         let n = xs.len();
         let bytes = (2 * n * std::mem::size_of::<M>()) as f64;
-        // CUB's inclusive scan by key of the same segments (its keys: each item's segment id).
-        let cub = match kind {
-            Scan::Inclusive => format!("cub_segscan_{}_{dist}", self.name),
-            Scan::Exclusive => String::new(),
+        // CUB's inclusive scans of the same segments: by key (its keys: each item's segment
+        // id), and by the CSR offsets beside ours by offsets.
+        let (cub, csr) = match kind {
+            Scan::Inclusive => (
+                format!("cub_segscan_{}_{dist}", self.name),
+                format!("cub_segscan_csr_{}_{dist}", self.name),
+            ),
+            Scan::Exclusive => (String::new(), String::new()),
+        };
+        let csr = if form.starts_with("offsets") {
+            csr
+        } else {
+            String::new()
         };
         table.row(Row {
             case: &format!("segmented {} {form} {dist}", self.name),
@@ -433,7 +446,7 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
             ms,
             moved: bytes + (4 * layout.len()) as f64,
             roof: (self.roof, bytes),
-            peers: [&cub, ""],
+            peers: [&cub, "", &csr],
             correct,
         });
         Ok(())
