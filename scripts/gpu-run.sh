@@ -398,17 +398,18 @@ for phase in "$@"; do
       # plain scans of four monoids at 2^20..2^28 and segmented scans of every distribution at
       # 2^26, against the copy roof, CUB's DeviceScan and InclusiveScanByKey (checked against
       # the sequential scan) and torch.cumsum, all in this command
-      # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes, and its
-      # DeviceSegmentedScan by the same CSR offsets, built with the staged CCCL headers: the
-      # toolkit's CCCL has none before 3.3). SCAN_QUICK=1: bench scan --quick beside the anchors.
+      # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes; then,
+      # built with the staged CCCL headers, the newer CUB's plain scans and its
+      # DeviceSegmentedScan by the same CSR offsets, which the toolkit's CCCL has not before 3.3).
+      # SCAN_QUICK=1: bench scan --quick beside the anchors.
       [ -f "$LAYOUTS/size_1@67108864.u32" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
       cccl=$(staged_cccl)
-      nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_scan.cu -o /tmp/cub_scan_csr > "$OUT/nvcc-scan-csr.log" 2>&1 & CSR_BUILD=$!
+      nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_scan.cu -o /tmp/cub_scan_newer > "$OUT/nvcc-scan-newer.log" 2>&1 & NEWER_BUILD=$!
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
           && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
-      { wait $CSR_BUILD && /tmp/cub_scan_csr csr "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
-        || note "CUB segmented scan by offsets failed: $(tail -3 "$OUT/nvcc-scan-csr.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+      { wait $NEWER_BUILD && /tmp/cub_scan_newer newer "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
+        || note "the newer CUB's scans failed: $(tail -3 "$OUT/nvcc-scan-newer.log" "$OUT/cub-scan.txt" 2>/dev/null)"
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
       .gpu/bin/bench scan ${SCAN_QUICK:+--quick} --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"

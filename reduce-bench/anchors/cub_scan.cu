@@ -1,7 +1,8 @@
 // CUB's DeviceScan on the monoids and sizes of `bench scan`, built and run in the same device
 // command so that the ratios come from one run:
 //   nvcc -O3 -std=c++17 -arch=sm_90 reduce-bench/anchors/cub_scan.cu -o cub_scan && ./cub_scan
-// f32 sums (InclusiveSum / ExclusiveSum), the 8-byte affine monoid and 2x2 matrices over u32
+// f32 sums (the scans with cuda::std::plus, which CUB recognises as a sum and may give its
+// specialised kernels), the 8-byte affine monoid and 2x2 matrices over u32
 // (InclusiveScan / ExclusiveScan with the operator, not commutative), and the f32 recurrence
 // h -> a h + b. The exact monoids' outputs are checked against the sequential scan on the host
 // at 2^20 and 2^24 (a wrong output is reported, not timed as a win; 2^28 repeats the verdict of
@@ -11,10 +12,11 @@
 // DIR, so the segments are bench scan's) of f32 sums and the affine monoid (checked against the
 // sequential segmented scan) over every layout of 2^26 items: "cub_segscan_<f32|affine>_<layout>
 // n=<N> ms <median ms> correct <yes|NO|unchecked>".
-// With `csr DIR` (built with CCCL 3.3 or later: the toolkit's may be older, so the device script
-// builds this mode with the newer headers it stages): CUB's segmented scan by CSR offsets,
-// DeviceSegmentedScan::InclusiveSegmentedScan, on the same items and layouts, checked the same
-// way: "cub_segscan_csr_<f32|affine>_<layout> n=<N> ms <median ms> correct <yes|NO|unchecked>".
+// With `newer DIR` (built with CCCL 3.3 or later: the toolkit's may be older, so the device
+// script builds this mode with the newer headers it stages): the plain scans again, named
+// "newer_<case>", and CUB's segmented scan by CSR offsets, DeviceSegmentedScan::
+// InclusiveSegmentedScan, on the same items and layouts as `segmented`, checked the same way:
+// "cub_segscan_csr_<f32|affine>_<layout> n=<N> ms <median ms> correct <yes|NO|unchecked>".
 #include <cub/cub.cuh>
 #if CCCL_VERSION >= 3003000
 #include <cub/device/device_segmented_scan.cuh>
@@ -35,9 +37,6 @@ struct Affine { uint32_t a, b; };
 struct Mat2 { uint32_t m[4]; };
 struct AffineF32 { float a, b; };
 
-struct SumOp {
-  __host__ __device__ float operator()(float l, float r) const { return l + r; }
-};
 struct AffineOp {
   __host__ __device__ Affine operator()(const Affine& l, const Affine& r) const {
     return Affine{l.a * r.a, l.b * r.a + r.b};
@@ -218,13 +217,29 @@ void segmented(const char* dir, bool csr) {
     keys_of<<<4096, 256>>>(d_off, segs, keys);
     CK(cudaGetLastError());
     const std::string layout = file.substr(0, file.size() - suffix.size());
-    run_layout(csr, "f32", layout, f32, keys, d_off, segs, n, 0.0f, SumOp(), false);
+    run_layout(csr, "f32", layout, f32, keys, d_off, segs, n, 0.0f, ::cuda::std::plus<float>(), false);
     run_layout(csr, "affine", layout, affine, keys, d_off, segs, n, Affine{1, 0}, AffineOp(), true);
     CK(cudaFree(d_off));
   }
   CK(cudaFree(f32));
   CK(cudaFree(affine));
   CK(cudaFree(keys));
+}
+
+// The plain scans of every monoid at 2^20, 2^24 and 2^28 items, each case named `prefix` + its name.
+void plain(const std::string& prefix) {
+  const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
+  for (int lg : {20, 24, 28}) {
+    const uint64_t n = 1ull << lg;
+    // f32 sums: the same [1, 2) data as bench's
+    run<float>((prefix + "cub_sum_f32").c_str(), n, make_uint4(0x3f800000u, 0, 0, 0),
+               make_uint4(0x3fffffffu, ~0u, ~0u, ~0u), 0.0f, ::cuda::std::plus<float>(), false);
+    run<Affine>((prefix + "cub_affine").c_str(), n, make_uint4(1, 0, 0, 0), all, Affine{1, 0}, AffineOp(), true);
+    run<Mat2>((prefix + "cub_mat2").c_str(), n, make_uint4(1, 0, 0, 1), make_uint4(~0u, ~1u, ~0u, ~0u),
+              Mat2{{1, 0, 0, 1}}, Mat2Op(), true);
+    run<AffineF32>((prefix + "cub_affine_f32").c_str(), n, make_uint4(0x3f000000u, 0x3f800000u, 0, 0),
+                   make_uint4(0x3f7fffffu, 0x3fffffffu, ~0u, ~0u), AffineF32{1.0f, 0.0f}, AffineF32Op(), false);
+  }
 }
 
 int main(int argc, char** argv) {
@@ -235,25 +250,16 @@ int main(int argc, char** argv) {
     segmented(argv[2], false);
     return 0;
   }
-  if (argc > 2 && std::string(argv[1]) == "csr") {
+  if (argc > 2 && std::string(argv[1]) == "newer") {
 #ifdef CUB_SCAN_CSR
+    plain("newer_");
     segmented(argv[2], true);
     return 0;
 #else
-    printf("csr: CUB's DeviceSegmentedScan needs CCCL 3.3 or later (these headers: %d)\n", CCCL_VERSION);
+    printf("newer: CUB's DeviceSegmentedScan needs CCCL 3.3 or later (these headers: %d)\n", CCCL_VERSION);
     return 1;
 #endif
   }
-  const uint4 all = make_uint4(~0u, ~0u, ~0u, ~0u);
-  for (int lg : {20, 24, 28}) {
-    const uint64_t n = 1ull << lg;
-    // f32 sums: the same [1, 2) data as bench's
-    run<float>("cub_sum_f32", n, make_uint4(0x3f800000u, 0, 0, 0), make_uint4(0x3fffffffu, ~0u, ~0u, ~0u), 0.0f,
-               SumOp(), false);
-    run<Affine>("cub_affine", n, make_uint4(1, 0, 0, 0), all, Affine{1, 0}, AffineOp(), true);
-    run<Mat2>("cub_mat2", n, make_uint4(1, 0, 0, 1), make_uint4(~0u, ~1u, ~0u, ~0u), Mat2{{1, 0, 0, 1}}, Mat2Op(), true);
-    run<AffineF32>("cub_affine_f32", n, make_uint4(0x3f000000u, 0x3f800000u, 0, 0),
-                   make_uint4(0x3f7fffffu, 0x3fffffffu, ~0u, ~0u), AffineF32{1.0f, 0.0f}, AffineF32Op(), false);
-  }
+  plain("");
   return 0;
 }

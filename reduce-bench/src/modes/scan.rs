@@ -8,9 +8,10 @@
 //! copy roof measured on the same bytes in the same command — the faster of `cuMemcpyDtoD` and a
 //! 16-byte-vector copy kernel, each byte read once and written once: ×roof = roof time × (bytes
 //! moved / bytes the roof moves) / time — and against CUB's `DeviceScan` (`anchors/cub_scan.cu`;
-//! the segmented scans against its `InclusiveScanByKey` over the same segments, f32 and affine,
-//! and those by offsets also against its `DeviceSegmentedScan` where the anchor was built with
-//! CCCL 3.3 or later: the `cub_csr` columns) and `torch.cumsum`
+//! the segmented scans against its `InclusiveScanByKey` over the same segments, f32 and affine)
+//! and against the newer CUB the device script builds from the CCCL headers it stages where
+//! they are 3.3 or later (the `newer_cub` columns: its `DeviceScan`, and for the scans by
+//! offsets its `DeviceSegmentedScan`) and `torch.cumsum`
 //! (`anchors/torch_scan.py`) from the same command (`scan.csv`, `scan.txt`). The exact monoids'
 //! outputs are checked against the sequential scan up to 2^24 items (and the segmented ones at
 //! 2^26; CUB's by key too).
@@ -43,8 +44,8 @@ struct Row<'a> {
     moved: f64,
     /// The copy roof's time, and the bytes it moved.
     roof: (f32, f64),
-    /// The anchors' keys (empty: none): CUB's (`DeviceScan`, or by key), torch's, and CUB's
-    /// segmented scan by CSR offsets.
+    /// The anchors' keys (empty: none): CUB's (`DeviceScan`, or by key), torch's, and the newer
+    /// CUB's (`DeviceScan`, or `DeviceSegmentedScan` by CSR offsets).
     peers: [&'a str; 3],
     /// The check of the output against the sequential scan ("yes", "NO", or empty: none).
     correct: &'a str,
@@ -159,13 +160,17 @@ fn plain<M: CudaMonoid + AnyBits + PartialEq>(
             _ if algorithm != ScanAlgorithm::Auto => String::new(),
             a => format!("{a}_{kind_name}"),
         });
+        let newer = match cub.as_str() {
+            "" => String::new(),
+            cub => format!("newer_{cub}"),
+        };
         table.row(Row {
             case: &format!("{name} {kind_name}{label}"),
             n,
             ms,
             moved: bytes,
             roof: (roof, bytes),
-            peers: [&cub, &torch, ""],
+            peers: [&cub, &torch, &newer],
             correct,
         });
     }
@@ -195,7 +200,7 @@ pub fn scan(args: &Args) -> reduce_cuda::Result<()> {
         lines: vec![format!("device {}", gpu.info().name)],
         csv: String::from(
             "case,n,median_ms,gbs_moved,ratio_to_copy_roof,cub_ms,cub_correct,torch_ms,torch_correct,\
-             cub_csr_ms,cub_csr_correct,correct\n",
+             newer_cub_ms,newer_cub_correct,correct\n",
         ),
         anchors,
     };
