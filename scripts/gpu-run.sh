@@ -37,7 +37,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 # DeviceSegmentedScan): prints the nvcc flag that puts them first, nothing where none are staged.
 staged_cccl() {
   [ -f .gpu/cccl.tgz ] || return 0
-  [ -d /tmp/cccl/include ] || { mkdir -p /tmp/cccl && tar xzf .gpu/cccl.tgz -C /tmp/cccl; }
+  [ -f /tmp/cccl/.extracted ] || { rm -rf /tmp/cccl && mkdir -p /tmp/cccl \
+    && tar xzf .gpu/cccl.tgz -C /tmp/cccl && touch /tmp/cccl/.extracted; } || return 0
   echo "-I/tmp/cccl/include"
 }
 
@@ -404,12 +405,17 @@ for phase in "$@"; do
       # SCAN_QUICK=1: bench scan --quick beside the anchors.
       [ -f "$LAYOUTS/size_1@67108864.u32" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
       cccl=$(staged_cccl)
-      nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_scan.cu -o /tmp/cub_scan_newer > "$OUT/nvcc-scan-newer.log" 2>&1 & NEWER_BUILD=$!
+      NEWER_BUILD=""
+      [ -n "$cccl" ] && { nvcc -O3 -std=c++17 -arch=sm_90 $cccl .gpu/anchors/cub_scan.cu -o /tmp/cub_scan_newer > "$OUT/nvcc-scan-newer.log" 2>&1 & NEWER_BUILD=$!; }
       { nvcc -O3 -std=c++17 -arch=sm_90 .gpu/anchors/cub_scan.cu -o /tmp/cub_scan > "$OUT/nvcc-scan.log" 2>&1 \
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
           && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
-      { wait $NEWER_BUILD && /tmp/cub_scan_newer newer "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
-        || note "the newer CUB's scans failed: $(tail -3 "$OUT/nvcc-scan-newer.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+      if [ -z "$NEWER_BUILD" ]; then
+        note "no CCCL headers staged (.gpu/cccl.tgz): no newer CUB in this command"
+      else
+        { wait $NEWER_BUILD && /tmp/cub_scan_newer newer "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
+          || note "the newer CUB's scans failed: $(tail -3 "$OUT/nvcc-scan-newer.log" "$OUT/cub-scan.txt" 2>/dev/null)"
+      fi
       PYTHONUNBUFFERED=1 python3 .gpu/anchors/torch_scan.py > "$OUT/torch-scan.txt" 2>&1 || note "torch scan failed: $(tail -2 "$OUT/torch-scan.txt")"
       .gpu/bin/bench scan ${SCAN_QUICK:+--quick} --out "$OUT" --cub "$OUT/cub-scan.txt" --torch "$OUT/torch-scan.txt" 2>"$OUT/bench-scan.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-scan.err" >> "$SUMMARY"

@@ -256,7 +256,11 @@ int main(int argc, char** argv) {
     segmented(argv[2], true);
     return 0;
 #else
+#ifdef CCCL_VERSION
     printf("newer: CUB's DeviceSegmentedScan needs CCCL 3.3 or later (these headers: %d)\n", CCCL_VERSION);
+#else
+    printf("newer: CUB's DeviceSegmentedScan needs CCCL 3.3 or later\n");
+#endif
     return 1;
 #endif
   }
