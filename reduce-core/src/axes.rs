@@ -88,6 +88,23 @@ impl Axes {
         })
     }
 
+    /// [`Axes::new`] for the items `xs`, whose results — values of `M`, one per position of
+    /// the kept axes — must fit one allocation (`isize::MAX` bytes): an empty array with a
+    /// reduced extent of 0 has as many as its kept extents say.
+    pub fn of<M>(xs: &[M], shape: &[usize], axes: &[usize]) -> Result<Axes, LayoutError> {
+        let a = Axes::new(xs.len(), shape, axes)?;
+        let limit = isize::MAX as usize / std::mem::size_of::<M>().max(1);
+        if a.results > limit {
+            return Err(LayoutError::TooLarge {
+                what: "result count",
+                value: a.results,
+                limit: limit as u64,
+                why: "one allocation of the results",
+            });
+        }
+        Ok(a)
+    }
+
     /// The fold of reduced positions `run` (not empty: the identity) of the result whose first
     /// item is at `base`, from its first item on: one item is itself, a copy.
     pub fn fold_run<M: Monoid>(&self, xs: &[M], base: usize, run: std::ops::Range<usize>) -> M {
@@ -142,7 +159,8 @@ fn flat(dims: &[(usize, usize)], mut i: usize) -> usize {
 /// coordinates taken row-major (the last reduced axis fastest), from its first item on (one
 /// item is its own result, a copy). A reduced extent of 0 gives the identity, a kept extent of
 /// 0 no result; no axes copies the items; `shape = []` is one item. THE reference for
-/// reductions along axes.
+/// reductions along axes. More results than one allocation holds (an empty array's) are
+/// [`LayoutError::TooLarge`].
 ///
 /// ```
 /// use reduce_core::{fold_axes, Sum};
@@ -158,7 +176,7 @@ pub fn fold_axes<M: Monoid>(
     shape: &[usize],
     axes: &[usize],
 ) -> Result<Vec<M>, LayoutError> {
-    let a = Axes::new(xs.len(), shape, axes)?;
+    let a = Axes::of(xs, shape, axes)?;
     Ok((0..a.results)
         .map(|o| a.fold_run(xs, a.base(o), 0..a.reduced_len))
         .collect())

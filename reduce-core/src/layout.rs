@@ -208,14 +208,27 @@ pub fn check_offsets<I: SegIndex>(offsets: &[I], items: usize) -> Result<usize, 
     Ok(offsets.len() - 1)
 }
 
+/// The most segments an owner array may declare: the reductions by owner make its
+/// `num_segments + 1` CSR offsets (u64), which must fit one allocation (`isize::MAX` bytes).
+pub const MAX_OWNER_SEGMENTS: usize = isize::MAX as usize / std::mem::size_of::<u64>() - 1;
+
 /// Checks an owner array for `items` items and `num_segments` segments: one owner per item,
-/// non-decreasing, each below `num_segments`.
+/// non-decreasing, each below `num_segments`; `num_segments` fits the index type and is at most
+/// [`MAX_OWNER_SEGMENTS`].
 pub fn check_owner<I: SegIndex>(
     owner: &[I],
     items: usize,
     num_segments: usize,
 ) -> Result<(), LayoutError> {
     check_fits::<I>("segment count", num_segments)?;
+    if num_segments > MAX_OWNER_SEGMENTS {
+        return Err(LayoutError::TooLarge {
+            what: "segment count",
+            value: num_segments,
+            limit: MAX_OWNER_SEGMENTS as u64,
+            why: "the CSR offsets (segment count + 1 u64 values) of one allocation",
+        });
+    }
     if owner.len() != items {
         return Err(LayoutError::OwnerLengthMismatch {
             items,
@@ -352,6 +365,15 @@ mod tests {
             })
         );
         assert_eq!(check_owner::<u64>(&[], 0, past), Ok(()));
+        // u64 owners stop where their CSR offsets could not be allocated.
+        assert_eq!(check_owner::<u64>(&[], 0, MAX_OWNER_SEGMENTS), Ok(()));
+        assert!(matches!(
+            check_owner::<u64>(&[], 0, MAX_OWNER_SEGMENTS + 1),
+            Err(LayoutError::TooLarge {
+                what: "segment count",
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -281,7 +281,7 @@ impl Cpu {
         shape: &[usize],
         axes: &[usize],
     ) -> Result<Vec<M>, LayoutError> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::of(xs, shape, axes)?;
         Ok(unchecked(self.along(false, xs, &a)))
     }
 
@@ -293,7 +293,7 @@ impl Cpu {
         shape: &[usize],
         axes: &[usize],
     ) -> Result<Vec<M>, CpuError> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::of(xs, shape, axes)?;
         Ok(self.along(true, xs, &a)?)
     }
 
@@ -305,7 +305,7 @@ impl Cpu {
         shape: &[usize],
         axes: &[usize],
     ) -> Result<Vec<M>, LayoutError> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::of(xs, shape, axes)?;
         Ok(unchecked(self.along_portable(false, xs, &a)))
     }
 
@@ -317,7 +317,7 @@ impl Cpu {
         shape: &[usize],
         axes: &[usize],
     ) -> Result<Vec<M>, CpuError> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::of(xs, shape, axes)?;
         Ok(self.along_portable(true, xs, &a)?)
     }
 

@@ -112,7 +112,7 @@ pub fn fold_axes<M: Monoid>(
     shape: &[usize],
     axes: &[usize],
 ) -> Result<Vec<M>, LayoutError> {
-    let a = Axes::new(xs.len(), shape, axes)?;
+    let a = Axes::of(xs, shape, axes)?;
     Ok((0..a.results)
         .map(|o| fold(&a.gather(xs, a.base(o), 0..a.reduced_len)))
         .collect())

@@ -1,0 +1,93 @@
+//! Bad input to the CPU side of reduce-core is a typed error, never a panic: sizes at the edges
+//! of the index types. Runs everywhere.
+
+use reduce_core::layout::check_owner;
+use reduce_core::{fold_axes, fold_by_owner, portable, Cpu, CpuError, LayoutError, Sum};
+
+/// A segment count whose `num_segments + 1` CSR offsets no allocation holds is `TooLarge`, for
+/// u64 owners too (u32 owners stop at `u32::MAX` already), in every form of the reduction by
+/// owner.
+#[test]
+fn a_segment_count_past_any_allocation_is_too_large() {
+    let items = [Sum(1u32), Sum(2), Sum(3)];
+    let owner = [0u64, 0, 1];
+    let cpu = Cpu::new();
+    for num_segments in [usize::MAX, usize::MAX - 1, 1 << 62] {
+        let too_large = |e: &LayoutError| {
+            matches!(e, LayoutError::TooLarge { what: "segment count", value, .. }
+                if *value == num_segments)
+        };
+        let e = check_owner(&owner, items.len(), num_segments).unwrap_err();
+        assert!(too_large(&e), "{e:?}");
+        assert!(!e.to_string().is_empty());
+        for result in [
+            fold_by_owner(&items, &owner, num_segments),
+            portable::fold_by_owner(&items, &owner, num_segments),
+            cpu.reduce_by_owner(&items, &owner, num_segments),
+            cpu.reduce_by_owner_portable(&items, &owner, num_segments),
+            fold_by_owner::<Sum<u32>, u64>(&[], &[], num_segments),
+        ] {
+            assert!(too_large(&result.as_ref().unwrap_err()), "{result:?}");
+        }
+        for result in [
+            cpu.try_reduce_by_owner(&items, &owner, num_segments),
+            cpu.try_reduce_by_owner_portable(&items, &owner, num_segments),
+        ] {
+            match result {
+                Err(CpuError::Layout(e)) => assert!(too_large(&e), "{e:?}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    // Up to the limit a count is taken.
+    assert_eq!(
+        fold_by_owner(&items, &owner, 3).unwrap(),
+        [Sum(3), Sum(3), Sum(0)]
+    );
+}
+
+/// An empty array with a reduced extent of 0 has one identity per position of its kept axes:
+/// more results than one allocation of them holds is `TooLarge`, in every form of the reduction
+/// along axes; a count whose product overflows `usize` stays `ShapeOverflow`.
+#[test]
+fn more_results_than_any_allocation_holds_are_too_large() {
+    let cpu = Cpu::new();
+    let limit = isize::MAX as usize / std::mem::size_of::<Sum<u64>>();
+    for (shape, results) in [
+        (vec![1usize << 62, 0], 1usize << 62),
+        (vec![limit + 1, 0], limit + 1),
+        (vec![usize::MAX, 0, 1], usize::MAX),
+    ] {
+        let too_large = |e: &LayoutError| {
+            matches!(e, LayoutError::TooLarge { what: "result count", value, .. }
+                if *value == results)
+        };
+        let xs: [Sum<u64>; 0] = [];
+        for result in [
+            fold_axes(&xs, &shape, &[1]),
+            portable::fold_axes(&xs, &shape, &[1]),
+            cpu.reduce_axes(&xs, &shape, &[1]),
+            cpu.reduce_axes_portable(&xs, &shape, &[1]),
+        ] {
+            let e = result.unwrap_err();
+            assert!(too_large(&e), "{shape:?}: {e:?}");
+            assert!(!e.to_string().is_empty());
+        }
+        for result in [
+            cpu.try_reduce_axes(&xs, &shape, &[1]),
+            cpu.try_reduce_axes_portable(&xs, &shape, &[1]),
+        ] {
+            match result {
+                Err(CpuError::Layout(e)) => assert!(too_large(&e), "{e:?}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let xs: [Sum<u64>; 0] = [];
+    assert_eq!(
+        fold_axes(&xs, &[usize::MAX, 2, 0], &[2]),
+        Err(LayoutError::ShapeOverflow)
+    );
+    // A count that fits is taken.
+    assert_eq!(fold_axes(&xs, &[3, 0], &[1]).unwrap(), [Sum(0); 3]);
+}
