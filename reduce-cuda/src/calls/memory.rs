@@ -76,7 +76,11 @@ impl Gpu {
 
     /// A device buffer of `len` values, every one the monoid's identity.
     pub fn identities<M: CudaMonoid>(&self, len: usize) -> Result<DeviceVec<M>> {
-        self.upload(&vec![M::identity(); len])
+        // The device buffer first: a length past the address space is an error, not the host
+        // vector's capacity overflow.
+        let mut buffer = DeviceVec::alloc(self.device(), len)?;
+        self.upload_into(&mut buffer, &vec![M::identity(); len])?;
+        Ok(buffer)
     }
 
     /// What the memory pool holds. Every buffer the library allocates (the allocating calls'

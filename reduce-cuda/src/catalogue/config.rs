@@ -132,7 +132,8 @@ shared_setters!(Config);
 pub struct SegConfig {
     /// The algorithm.
     pub algorithm: SegAlgorithm,
-    /// Threads per block (a multiple of 32; Tb2Seg: a power of two; Tb4WarpSeg: <= 256).
+    /// Threads per block (a multiple of 32; Tb2Seg: a power of two; Tb4WarpSeg: <= 256;
+    /// SegPipeline: <= 992, its producer warp beside them).
     pub block: Option<u32>,
     /// W of the 32 x W matrix (MatrixSeg, PersistentMatrixSeg: 32; DiffWarps16Seg: 16).
     pub matrix_width: Option<u32>,

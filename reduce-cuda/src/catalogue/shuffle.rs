@@ -316,6 +316,16 @@ pub(super) fn segmented(
         (SegAlgorithm::SegPipeline, s) => s.unwrap_or(SEG_PIPE_STAGES),
         _ => 0,
     };
+    if stages > 0 && block > 1024 - 32 {
+        return Err(invalid(
+            name,
+            format!(
+                "block size {block} with the producer warp is {} threads, past 1024: use at \
+                 most 992",
+                block + 32
+            ),
+        ));
+    }
     let mut plan = SegShuffle {
         algorithm,
         stages,

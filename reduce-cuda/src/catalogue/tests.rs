@@ -596,6 +596,19 @@ fn seg_pipeline_is_seg_shuffle_with_stages() {
         let e = plan(pipeline.stages(stages), offsets).err().unwrap();
         assert!(e.to_string().contains("between 1 and 8"), "{e}");
     }
+    // The producer warp rides beside the block: at most 992 threads of it.
+    let p = plan(pipeline.block(992), offsets).unwrap();
+    assert_eq!(define(&p.variants()[0], "R_BLOCK"), 992);
+    for form in [offsets, shape(false, false, false)] {
+        let e = plan(pipeline.block(1024), form).err().unwrap();
+        assert!(e.to_string().contains("1056 threads"), "{e}");
+    }
+    assert!(plan(SegAlgorithm::SegShuffle.into(), offsets).is_ok());
+    assert!(plan(
+        SegConfig::new(SegAlgorithm::SegShuffle).block(1024),
+        offsets
+    )
+    .is_ok());
     let e = plan(SegConfig::new(SegAlgorithm::SegShuffle).stages(2), offsets)
         .err()
         .unwrap();

@@ -128,7 +128,7 @@ impl Device {
             return Err(Error::InvalidConfig {
                 algorithm,
                 reason: format!(
-                    "needs {} bytes of shared memory per block ({smem} for the data, {static_smem} static); the device allows {max}: use a smaller matrix or block",
+                    "needs {} bytes of shared memory per block ({smem} for the data, {static_smem} static); the device allows {max}: a smaller block, matrix width, items per thread or fewer stages need less",
                     smem + static_smem
                 ),
             });
