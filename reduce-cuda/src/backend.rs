@@ -300,7 +300,8 @@ fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
     plain_plan(config, program.items(), 0).map(drop)
 }
 
-/// The checks a GPU applies to a segmented configuration and the sizes of its layout.
+/// The checks a GPU applies to a segmented configuration and the sizes of its layout (the
+/// counts its kernels index too: the same `TooLarge` on both backends).
 fn check_segmented<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,
@@ -308,7 +309,7 @@ fn check_segmented<M: CudaMonoid, I: SegIndex>(
     segments: usize,
 ) -> Result<()> {
     let shape = SegShape::new(Own::<M>::new().items(), offsets_form, I::WIDE, 0, 0);
-    seg_plan(config, shape, n, segments).map(drop)
+    Ok(seg_plan(config, shape, n, segments)?.check_sizes(n, segments)?)
 }
 
 fn rayon_threads() -> usize {

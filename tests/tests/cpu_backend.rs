@@ -375,6 +375,19 @@ mod backend {
             matches!(e, Error::Layout(LayoutError::LastOffsetNotLen { .. })),
             "{e:?}"
         );
+        // Counts past what the algorithm's kernels index: SegShuffle's u32 segment ids.
+        let segments = u32::MAX as usize + 1;
+        let e = cpu
+            .reduce_by_owner::<Affine, u64>(&[], &[], segments, SegAlgorithm::SegShuffle)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Layout(LayoutError::TooLarge { what: "segment count", value, .. })
+                    if value == segments
+            ),
+            "{e:?}"
+        );
     }
 
     /// An index out of bounds in translated code is the GPU's error on `Backend`'s CPU, in

@@ -249,22 +249,7 @@ impl Gpu {
             layout_access.address,
         );
         let plan = seg_plan(config, shape, n, segments)?;
-        if let Some((max_items, max_segments)) = plan.limits() {
-            for (what, value, limit) in [
-                ("item count", n, max_items),
-                ("segment count", segments, max_segments),
-            ] {
-                if value as u64 > limit {
-                    return Err(LayoutError::TooLarge {
-                        what,
-                        value,
-                        limit,
-                        why: plan.limited_by(),
-                    }
-                    .into());
-                }
-            }
-        }
+        plan.check_sizes(n, segments)?;
         plan.check_device(&device.info)?;
         let mut d = self.dispatch(program)?;
         let (module, _) = plan.module(d.loader())?;

@@ -7,6 +7,7 @@ use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Items, JitReport, KernelSpec};
+use reduce_core::LayoutError;
 use std::sync::Arc;
 
 /// A plain reduction with every parameter fixed.
@@ -59,6 +60,26 @@ pub(crate) trait SegPlan {
     /// What sets [`SegPlan::limits`], for the error past them.
     fn limited_by(&self) -> &'static str {
         "the paper's algorithms and SegShuffle (use SegMerge or Auto)"
+    }
+    /// `n` items in `segments` segments within [`SegPlan::limits`], or the count past them.
+    fn check_sizes(&self, n: usize, segments: usize) -> std::result::Result<(), LayoutError> {
+        let Some((max_items, max_segments)) = self.limits() else {
+            return Ok(());
+        };
+        for (what, value, limit) in [
+            ("item count", n, max_items),
+            ("segment count", segments, max_segments),
+        ] {
+            if value as u64 > limit {
+                return Err(LayoutError::TooLarge {
+                    what,
+                    value,
+                    limit,
+                    why: self.limited_by(),
+                });
+            }
+        }
+        Ok(())
     }
     /// Every kernel the main launch may run, the preferred one first ([`SegPlan::module`]
     /// says when another runs), before any register cap: `module` may compile a copy of one
