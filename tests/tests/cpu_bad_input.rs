@@ -27,7 +27,7 @@ fn a_segment_count_past_any_allocation_is_too_large() {
             cpu.reduce_by_owner_portable(&items, &owner, num_segments),
             fold_by_owner::<Sum<u32>, u64>(&[], &[], num_segments),
         ] {
-            assert!(too_large(&result.as_ref().unwrap_err()), "{result:?}");
+            assert!(too_large(result.as_ref().unwrap_err()), "{result:?}");
         }
         for result in [
             cpu.try_reduce_by_owner(&items, &owner, num_segments),
