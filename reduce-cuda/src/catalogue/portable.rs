@@ -65,17 +65,17 @@ pub(super) fn plain(
     refuse(name, "producers", knobs.producers)?;
     let size = items.m_size.max(1);
     let run = run_len_for_size(size) as u32;
+    // A lane holds at most Shuffle's 256 items.
+    let max_runs = MAX_LANE_RUNS.min(256 / run);
     let lane_runs = match knobs.items_per_thread {
         None => tuning::portable_lane_runs(run, items.in_size),
-        Some(k) if k % run == 0 && (k / run).is_power_of_two() && k / run <= MAX_LANE_RUNS => {
-            k / run
-        }
+        Some(k) if k % run == 0 && (k / run).is_power_of_two() && k / run <= max_runs => k / run,
         Some(k) => {
             return Err(invalid(
                 name,
                 format!(
                     "in portable mode items_per_thread must be the run length ({run} items of \
-                     {size} bytes) times a power of two up to {MAX_LANE_RUNS}, not {k}"
+                     {size} bytes) times a power of two up to {max_runs}, not {k}"
                 ),
             ))
         }

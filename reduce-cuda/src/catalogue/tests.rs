@@ -30,6 +30,25 @@ fn plain_spec(config: impl Into<Config>, size: usize) -> Result<KernelSpec> {
         .remove(0))
 }
 
+/// The portable lane holds whole runs, a power of two of them, at most 256 items: one message
+/// says so for every item size.
+#[test]
+fn portable_items_per_thread_are_whole_runs() {
+    let portable = Config::default().portable();
+    // 1-byte values: runs of 64, so 64, 128 and 256 items a lane.
+    for k in [64, 128, 256] {
+        assert!(plain_spec(portable.items_per_thread(k), 1).is_ok(), "{k}");
+    }
+    for k in [32, 96, 512, 1024] {
+        let e = plain_spec(portable.items_per_thread(k), 1).unwrap_err();
+        assert!(e.to_string().contains("power of two up to 4"), "{k}: {e}");
+    }
+    // 4-byte values: runs of 16, up to 16 of them.
+    assert!(plain_spec(portable.items_per_thread(256), 4).is_ok());
+    let e = plain_spec(portable.items_per_thread(512), 4).unwrap_err();
+    assert!(e.to_string().contains("power of two up to 16"), "{e}");
+}
+
 /// Shuffle's static rings shrink for large items (the tile group, then the block) where the
 /// caller left the defaults; explicit parameters that do not fit are an error.
 #[test]
