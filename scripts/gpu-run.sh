@@ -34,11 +34,13 @@ date -u +"run %Y-%m-%dT%H:%M:%SZ" | tee -a "$SUMMARY"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee -a "$SUMMARY"
 
 # The newer CCCL headers staged in .gpu/cccl.tgz (CUB's gpu_to_gpu determinism, its
-# DeviceSegmentedScan): prints the nvcc flag that puts them first, nothing where none are staged.
+# DeviceSegmentedScan): prints the nvcc flag that puts them first, nothing where none are staged
+# or they do not extract. Extracted once per staged archive (a warm machine keeps /tmp).
 staged_cccl() {
   [ -f .gpu/cccl.tgz ] || return 0
-  [ -f /tmp/cccl/.extracted ] || { rm -rf /tmp/cccl && mkdir -p /tmp/cccl \
-    && tar xzf .gpu/cccl.tgz -C /tmp/cccl && touch /tmp/cccl/.extracted; } || return 0
+  [ /tmp/cccl/.extracted -nt .gpu/cccl.tgz ] || { rm -rf /tmp/cccl && mkdir -p /tmp/cccl \
+    && tar xzf .gpu/cccl.tgz -C /tmp/cccl && touch /tmp/cccl/.extracted; } \
+    || { echo "staged_cccl: .gpu/cccl.tgz did not extract" >&2; return 0; }
   echo "-I/tmp/cccl/include"
 }
 
@@ -401,7 +403,7 @@ for phase in "$@"; do
       # the sequential scan) and torch.cumsum, all in this command
       # (CUB's InclusiveScanByKey over the layouts of 2^26 items that seglayouts writes; then,
       # built with the staged CCCL headers, the newer CUB's plain scans and its
-      # DeviceSegmentedScan by the same CSR offsets, which the toolkit's CCCL has not before 3.3).
+      # DeviceSegmentedScan by the same CSR offsets, which CCCL has only from 3.3: the toolkit's is 3.0).
       # SCAN_QUICK=1: bench scan --quick beside the anchors.
       [ -f "$LAYOUTS/size_1@67108864.u32" ] || .gpu/bin/bench seglayouts --layouts "$LAYOUTS" > /dev/null
       cccl=$(staged_cccl)
@@ -411,7 +413,7 @@ for phase in "$@"; do
           && /tmp/cub_scan > "$OUT/cub-scan.txt" 2>&1 \
           && /tmp/cub_scan segmented "$LAYOUTS" >> "$OUT/cub-scan.txt" 2>&1; } || note "CUB scan anchor failed: $(tail -3 "$OUT/nvcc-scan.log" "$OUT/cub-scan.txt" 2>/dev/null)"
       if [ -z "$NEWER_BUILD" ]; then
-        note "no CCCL headers staged (.gpu/cccl.tgz): no newer CUB in this command"
+        note "no CCCL headers staged or extracted (.gpu/cccl.tgz): no newer CUB in this command"
       else
         { wait $NEWER_BUILD && /tmp/cub_scan_newer newer "$LAYOUTS" | grep -v '^device' >> "$OUT/cub-scan.txt"; } \
           || note "the newer CUB's scans failed: $(tail -3 "$OUT/nvcc-scan-newer.log" "$OUT/cub-scan.txt" 2>/dev/null)"

@@ -3,7 +3,8 @@
 //! `segsweep.svg`;
 //! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), and on
 //! the 8-byte affine monoid with u32 offsets (rows `affine ...`, in the CSV and the printed
-//! table, against plain `Shuffle` on the same items; not in the figure).
+//! table, not in the figure); plain `Shuffle` on the same items, measured once, is each mean
+//! length's rows `plain Shuffle (no segments)` and `affine plain Shuffle`.
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
@@ -32,9 +33,11 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         .or(args.log2.map(|k| 1u64 << k))
         .unwrap_or(SWEEP_N);
     let sums = kernels.fill_random::<Sum<f32>>(n as usize, 21, &masks_f32())?;
-    let plain = (n * 4) as f64 / (plain_shuffle_ms(&gpu, sums.items())? as f64 * 1e6);
+    let plain_ms = plain_shuffle_ms(&gpu, sums.items())?;
+    let plain = (n * 4) as f64 / (plain_ms as f64 * 1e6);
     let affine = kernels.fill_random::<Affine>(n as usize, 22, &masks_affine())?;
-    let plain_affine = (n * 8) as f64 / (plain_shuffle_ms(&gpu, affine.items())? as f64 * 1e6);
+    let plain_affine_ms = plain_shuffle_ms(&gpu, affine.items())?;
+    let plain_affine = (n * 8) as f64 / (plain_affine_ms as f64 * 1e6);
     let ours = [
         ("SegMerge", SegConfig::new(SegAlgorithm::SegMerge).trusted()),
         (
@@ -110,6 +113,12 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             at += 1;
         }
         series[at].1.push((k as f64, plain));
+        // The roofs the ratios are taken to, on every mean length's rows (measured once).
+        let _ = writeln!(
+            csv,
+            "{mean},{},{},{plain_ms:.5},{plain:.1}",
+            layout.segments, series[at].0
+        );
         let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
         for (i, &&(label, config)) in affine_ours.iter().enumerate() {
             let ms = layout.time(&gpu, affine.items(), &mut out_affine, "offsets", config)?;
@@ -124,6 +133,12 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         affine_series[affine_ours.len()]
             .1
             .push((k as f64, plain_affine));
+        let _ = writeln!(
+            csv,
+            "{mean},{},{},{plain_affine_ms:.5},{plain_affine:.1}",
+            layout.segments,
+            affine_series[affine_ours.len()].0
+        );
         eprint!("\rsegsweep: mean 2^{k}   ");
     }
     eprintln!();

@@ -307,13 +307,14 @@ impl SegHeadsBand {
 /// 2^28 items; docs/results.md, "Head bits"): 4-byte values with u32 offsets 1.01-1.15x at 2^25
 /// items (1.04-1.24x at 2^26 and more) from mean length 32 to 4096, but 0.95-1.08x at 2^24;
 /// with u64 offsets (which cost SegHeads within 2% of u32 ones, and SegShuffle 6-12% more)
-/// 1.02-1.24x at 2^24 to 2^25 from 32 to 2048 and 0.98-1.09x at 4096, 1.05-1.21x at 2^25 from
-/// 32 to 8192 (1.10-1.35x at 2^26 and more); 8-byte values with u32 offsets 1.04-1.19x at 2^24
-/// and 1.10-1.26x at 2^25 from 16 to 2048, 1.00-1.04x at 4096 and 0.93-0.97x at 8192 (1.07-1.27x
-/// at 2^26 and more from 16 to 2048). The bands end at 4096 there: they take the sweep's layouts
-/// of mean 1024 and 2048 (N / S a little above 1024 and 2048 at most sizes, which the earlier
-/// edges left out) and of mean 4096 (N / S 4061-4093), where SegHeads was even or a little
-/// faster; from mean 8192 SegShuffle was as fast or faster. Fewer items, and lengths outside
+/// 1.01-1.24x from 2^24 to below 2^25 items from 32 to 2048, 0.98-1.09x at 4096 and 0.96-1.04x
+/// at 8192, 1.05-1.21x at 2^25 from 32 to 8192 (1.10-1.35x at 2^26 and more); 8-byte values
+/// with u32 offsets 1.04-1.19x at 2^24 and 1.10-1.26x at 2^25 from 16 to 2048, 0.99-1.04x at
+/// 4096 and 0.93-0.97x at 8192 (1.07-1.27x at 2^26 and more from 16 to 2048). The bands end at
+/// 4096 there: they take the sweep's layouts of mean 1024 and 2048 (N / S a little above 1024
+/// and 2048 at most sizes, which the earlier edges left out) and of mean 4096 (N / S
+/// 4061-4093), where SegHeads was even or a little faster; at mean 8192 SegShuffle was as fast
+/// or faster, or within 4%. Fewer items, and lengths outside
 /// the bands, were slower or even: its three launches, and its marks at short segments
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
 /// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md).
