@@ -12,7 +12,7 @@
 
 use super::comm::{bind, Op};
 use super::data::Sharded;
-use super::error::Result;
+use super::error::{ClusterError, Result};
 use super::shard_ops::shard_view;
 use super::{Cluster, State};
 use crate::catalogue::Config;
@@ -22,6 +22,7 @@ use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{combine, plan, Block, Summary};
 use reduce_core::portable::record::{failed_record, record_bytes, word};
 use reduce_core::portable::run_len;
+use reduce_core::shard::Shards;
 use reduce_core::CudaMonoid;
 
 impl Cluster {
@@ -58,7 +59,7 @@ impl Cluster {
             let summaries = summaries.into_iter().collect::<Result<Vec<_>>>()?;
             return Ok(combine(&summaries, run));
         }
-        let gathered = self.gather_summaries(state, summaries, run, buffers)?;
+        let gathered = self.gather_summaries(state, summaries, run, buffers, xs.shards())?;
         Ok(combine(&gathered, run))
     }
 
@@ -84,13 +85,15 @@ impl Cluster {
     /// Every rank's summary, in rank order, through an NCCL all-gather of fixed-size records
     /// (one process per GPU) in `buffers` (from `record_buffers`); a rank whose summary failed,
     /// or whose record could not be written, sends the failed record, and every rank returns
-    /// the first failure.
+    /// the first failure; a record that is not the summary of its rank's shard under `shards`
+    /// (a peer given another `Sharded`) is [`ClusterError::Mismatch`].
     fn gather_summaries<M: CudaMonoid>(
         &self,
         state: &mut State,
         local: Vec<Result<Summary<M>>>,
         run: usize,
         mut buffers: Vec<(DeviceVec<u8>, DeviceVec<u8>)>,
+        shards: &Shards,
     ) -> Result<Vec<Summary<M>>> {
         let bytes = record_bytes::<M>(run);
         let mut errors = Vec::with_capacity(local.len());
@@ -122,12 +125,50 @@ impl Cluster {
         let records: Vec<&[u8]> = all.chunks(bytes).collect();
         let statuses = records.iter().map(|r| word(r, 0));
         self.first_failure(statuses, &mut errors, "the portable reduction")?;
+        check_headers(&records, shards, run)?;
         // SAFETY: every rank wrote its record with `to_record` for this `M` and `run` (a failed
         // one was reported above).
         Ok((records.iter())
             .map(|r| unsafe { Summary::from_record(r, run) })
             .collect())
     }
+}
+
+/// Checks that every gathered record's header (words 1 to 5: `lo`, head length, `tail_at`,
+/// tail length, block count, which fix the rank's items `lo..hi`) is that of the plan of its
+/// rank's shard under `shards`, this rank's view: a peer given another `Sharded` (other
+/// lengths) would otherwise be joined into a value of no sequence.
+fn check_headers(records: &[&[u8]], shards: &Shards, run: usize) -> Result<()> {
+    if records.len() != shards.ranks() {
+        return Err(ClusterError::Mismatch {
+            what: "the items",
+            reason: format!(
+                "{} record(s) gathered for {} shard(s)",
+                records.len(),
+                shards.ranks()
+            ),
+        });
+    }
+    for (rank, record) in records.iter().enumerate() {
+        let range = shards.range(rank);
+        let p = plan(range.start, range.end, run);
+        let expected = [
+            range.start as u64,
+            p.head.len() as u64,
+            p.tail.start as u64,
+            p.tail.len() as u64,
+            p.blocks.len() as u64,
+        ];
+        if !(1..=5).map(|k| word(record, k)).eq(expected) {
+            return Err(ClusterError::Mismatch {
+                what: "the items",
+                reason: format!(
+                    "rank {rank} did not reduce items {range:?}: the ranks were given different shards"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks a portable configuration the same way on every rank, before any launch: a rank whose
@@ -193,4 +234,45 @@ pub(super) fn reduce_blocks<M: CudaMonoid>(
         gpu.reduce_into(&items, &mut out, config)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reduce_core::Sum;
+
+    /// The records of the ranks' own shards pass; a peer whose record is the summary of other
+    /// shards (another `Sharded`, other lengths) is a mismatch, not a wrong value.
+    #[test]
+    fn records_of_other_shards_are_a_mismatch() {
+        let items: Vec<Sum<f32>> = (0..300).map(|i| Sum(i as f32 * 0.37)).collect();
+        let run = run_len::<Sum<f32>>();
+        let records_of = |lens: &[usize]| -> Vec<Vec<u8>> {
+            let shards = Shards::from_lens(lens).unwrap();
+            (0..shards.ranks())
+                .map(|r| {
+                    let range = shards.range(r);
+                    Summary::of(&items, range.start, range.end, run).to_record(run)
+                })
+                .collect()
+        };
+        let mine = Shards::from_lens(&[10, 0, 150, 140]).unwrap();
+        let good = records_of(&mine.lens());
+        let view: Vec<&[u8]> = good.iter().map(Vec::as_slice).collect();
+        check_headers(&view, &mine, run).unwrap();
+        // Rank 2 was given other shards: its record covers items 10..170.
+        let theirs = records_of(&[10, 0, 160, 130]);
+        let mut mixed = view.clone();
+        mixed[2] = &theirs[2];
+        assert!(matches!(
+            check_headers(&mixed, &mine, run),
+            Err(ClusterError::Mismatch { .. })
+        ));
+        // Shards that end on the same item but start elsewhere.
+        let shifted = records_of(&[10, 0, 0, 290]);
+        mixed[2] = view[2];
+        mixed[3] = &shifted[3];
+        assert!(check_headers(&mixed, &mine, run).is_err());
+        assert!(check_headers(&view[..3], &mine, run).is_err());
+    }
 }
