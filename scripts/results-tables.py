@@ -402,10 +402,26 @@ SCAN_MONOIDS = [("f32 sum", "f32 sum"), ("affine", "affine u32 (8 B)"), ("mat2",
                 ("f32 recurrence", "f32 recurrence (8 B)"), ("heis 12 B", "Heisenberg u32 (12 B)")]
 
 
+def newer_cub(rs):
+    """Whether a run of `bench scan` measured the newer CUB (its `newer_cub_ms` column, written
+    where the device command staged CCCL 3.3 or later): its columns appear only then."""
+    return any(r.get("newer_cub_ms") not in (None, "", "NaN") for r in rs)
+
+
+def peer(r, prefix):
+    """A CUB column's cell: its time over ours, or `wrong` where it failed the anchor's check."""
+    if r.get(f"{prefix}_correct") == "NO":
+        return "wrong"
+    return rx2(r.get(f"{prefix}_ms"), r["median_ms"])
+
+
 def scan_plain(data):
     """Plain scans by monoid, size and kind: `Auto` ×copy roof, CUB and torch (their time over
-    ours), LookBack's ×copy roof where the run has it (`..., LookBack` rows), on both cards."""
-    cards = [{r["case"] + "@" + r["n"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
+    ours), LookBack's ×copy roof where the run has it (`..., LookBack` rows), on both cards; the
+    newer CUB's time over ours where the H200 run has it."""
+    runs = [rows(name, data) for name in ("scan.csv", "scan-h100.csv")]
+    cards = [{r["case"] + "@" + r["n"]: r for r in rs} for rs in runs]
+    newer = newer_cub(runs[0])
     body = []
     for n in (1 << 20, 1 << 24, 1 << 28):
         for key, name in SCAN_MONOIDS:
@@ -415,22 +431,25 @@ def scan_plain(data):
                 for i, card in enumerate(cards):
                     r = card.get(case)
                     if not r:
-                        row += ["–"] * (4 if i == 0 else 3)
+                        row += ["–"] * (4 + newer if i == 0 else 3)
                         continue
-                    cub = "wrong" if r["cub_correct"] == "NO" else rx2(r["cub_ms"], r["median_ms"])
-                    row += [r3(r["ratio_to_copy_roof"]), cub, rx2(r["torch_ms"], r["median_ms"])]
+                    row += [r3(r["ratio_to_copy_roof"]), peer(r, "cub"), rx2(r["torch_ms"], r["median_ms"])]
                     if i == 0:
                         lb = card.get(f"{key} {kind}, LookBack@{n}")
                         row.append(r3(lb["ratio_to_copy_roof"]) if lb else "–")
+                        row += [peer(r, "newer_cub")] if newer else []
                 body.append(row)
-    return table(["N", "monoid", "kind", "H200 ×copy roof", "×CUB", "×torch", "H200 LookBack ×copy roof",
-                  "H100 ×copy roof", "×CUB", "×torch"], body)
+    return table(["N", "monoid", "kind", "H200 ×copy roof", "×CUB", "×torch", "H200 LookBack ×copy roof"]
+                 + (["×newer CUB"] if newer else []) + ["H100 ×copy roof", "×CUB", "×torch"], body)
 
 
 def scan_segmented(data):
     """Segmented scans of 2^26 items per distribution: ×copy roof on the bytes moved, on both cards
-    (on the H200 also LookBack's, the `..., LookBack` rows of the same command)."""
-    cards = [{r["case"]: r for r in rows(name, data)} for name in ("scan.csv", "scan-h100.csv")]
+    (on the H200 also LookBack's, the `..., LookBack` rows of the same command); where the H200
+    run measured the newer CUB, its `DeviceSegmentedScan` by the same offsets (time over ours)."""
+    runs = [rows(name, data) for name in ("scan.csv", "scan-h100.csv")]
+    cards = [{r["case"]: r for r in rs} for rs in runs]
+    newer = newer_cub(runs[0])
     forms = [("offsets", "offsets, LookBack", "keys", "keys, LookBack"), ("offsets", "keys")]
     body = []
     for dist in DISTRIBUTIONS:
@@ -440,9 +459,13 @@ def scan_segmented(data):
                 for form in card_forms:
                     r = card.get(f"segmented {monoid} {form} {dist}")
                     row.append(r3(r["ratio_to_copy_roof"]) if r else "–")
+        for monoid in ("f32", "affine") if newer else ():
+            r = cards[0].get(f"segmented {monoid} offsets {dist}")
+            row.append(peer(r, "newer_cub") if r else "–")
         body.append(row)
     head = [f"{card} {m} {f}" for card, card_forms in zip(("H200", "H100"), forms)
             for m in ("f32", "affine") for f in card_forms]
+    head += [f"H200 {m} offsets ×newer CUB" for m in ("f32", "affine")] if newer else []
     return table(["distribution"] + head, body)
 
 
