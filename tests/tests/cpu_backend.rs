@@ -390,6 +390,120 @@ mod backend {
         );
     }
 
+    /// Every lifted call of `Backend` (segmented, by owner, along axes, the three scans) gives
+    /// the call of the same items lifted first, with their global indices — in the default and
+    /// the portable mode (log-sum-exp: float bits), and across the CPU's parallel chunks; a
+    /// fault in the lift is the GPU's error; a configuration the GPU refuses for lifted items
+    /// is refused.
+    #[test]
+    fn lifted_calls_are_the_calls_of_the_lifted_items() {
+        use reduce_cuda::{AxisAlgorithm, AxisConfig};
+        use reduce_tests::monoids::lang::{LogSumExp, Shift};
+        let cpu = Backend::cpu();
+        let n = 70_001; // past the CPU's chunks
+        let mut rng = TestRng::new(77);
+        let symbols: Vec<u32> = (0..n).map(|_| rng.next_u32() % 3).collect();
+        let logits: Vec<f32> = (0..n)
+            .map(|_| (rng.next_u32() % 1000) as f32 / 97.0)
+            .collect();
+        let lengths: Vec<u32> = (0..3_000).map(|i| (i * 53 % 47) as u32).collect();
+        let total = lengths.iter().sum::<u32>() as usize;
+        let offsets = offsets_of(&lengths);
+        let owner: Vec<u64> = (0..total).map(|i| (i / 31) as u64).collect();
+        let segments = total.div_ceil(31);
+        let (symbols, logits) = (&symbols[..total], &logits[..total]);
+        let (shape, axes) = ([total / 7, 7], [1usize]);
+        let square = &symbols[..total / 7 * 7];
+
+        fn both<M: PartialEq + std::fmt::Debug>(got: reduce_cuda::Result<Vec<M>>, want: Vec<M>) {
+            assert_eq!(got.unwrap(), want);
+        }
+        let shifts: Vec<Shift> = lifted(symbols);
+        let lse: Vec<LogSumExp> = lifted(logits);
+        let maxima: Vec<ArgMax> = lifted(logits); // the lift that reads the index
+        for portable in [false, true] {
+            let seg = SegConfig::default();
+            let seg = if portable { seg.portable() } else { seg };
+            let scan = ScanConfig::default();
+            let scan = if portable { scan.portable() } else { scan };
+            let axis = AxisConfig::from(AxisAlgorithm::Auto);
+            let axis = if portable { axis.portable() } else { axis };
+            both(
+                cpu.reduce_segments_lifted::<Shift, u32, u32>(symbols, &offsets, seg),
+                cpu.reduce_segments(&shifts, &offsets, seg).unwrap(),
+            );
+            both(
+                cpu.reduce_segments_lifted::<LogSumExp, f32, u32>(logits, &offsets, seg),
+                cpu.reduce_segments(&lse, &offsets, seg).unwrap(),
+            );
+            both(
+                cpu.reduce_segments_lifted::<ArgMax, f32, u32>(logits, &offsets, seg),
+                cpu.reduce_segments(&maxima, &offsets, seg).unwrap(),
+            );
+            both(
+                cpu.reduce_by_owner_lifted::<Shift, u32, u64>(symbols, &owner, segments, seg),
+                cpu.reduce_by_owner(&shifts, &owner, segments, seg).unwrap(),
+            );
+            both(
+                cpu.reduce_by_owner_lifted::<ArgMax, f32, u64>(logits, &owner, segments, seg),
+                cpu.reduce_by_owner(&maxima, &owner, segments, seg).unwrap(),
+            );
+            both(
+                cpu.reduce_axes_lifted::<ArgMax, f32>(&logits[..square.len()], &shape, &axes, axis),
+                cpu.reduce_axes(&maxima[..square.len()], &shape, &axes, axis)
+                    .unwrap(),
+            );
+            both(
+                cpu.reduce_axes_lifted::<Shift, u32>(square, &shape, &axes, axis),
+                cpu.reduce_axes(&shifts[..square.len()], &shape, &axes, axis)
+                    .unwrap(),
+            );
+            for kind in [Scan::Inclusive, Scan::Exclusive] {
+                both(
+                    cpu.scan_lifted::<LogSumExp, f32>(logits, kind, scan),
+                    cpu.scan(&lse, kind, scan).unwrap(),
+                );
+                both(
+                    cpu.scan_segments_lifted::<Shift, u32, u32>(symbols, &offsets, kind, scan),
+                    cpu.scan_segments(&shifts, &offsets, kind, scan).unwrap(),
+                );
+                both(
+                    cpu.scan_by_key_lifted::<LogSumExp, f32, u64>(logits, &owner, kind, scan),
+                    cpu.scan_by_key(&lse, &owner, kind, scan).unwrap(),
+                );
+                both(
+                    cpu.scan_lifted::<ArgMax, f32>(logits, kind, scan),
+                    cpu.scan(&maxima, kind, scan).unwrap(),
+                );
+            }
+        }
+        // The default mode of an exact monoid is the sequential reference.
+        let want = reduce_core::fold_segments(&shifts, &offsets).unwrap();
+        both(
+            cpu.reduce_segments_lifted::<Shift, u32, u32>(symbols, &offsets, SegAlgorithm::Auto),
+            want,
+        );
+        // A symbol past the lift's table (3 entries) faults in every lifted call.
+        let mut bad = symbols.to_vec();
+        bad[total - 5] = 7;
+        let fault = |e: Error| match e {
+            Error::DeviceFault { index, len, .. } => (index, len),
+            other => panic!("expected a device fault, got {other:?}"),
+        };
+        let seg = SegConfig::default();
+        let e = cpu.reduce_segments_lifted::<Shift, u32, u32>(&bad, &offsets, seg);
+        assert_eq!(fault(e.unwrap_err()), (7, 3));
+        let e = cpu.reduce_by_owner_lifted::<Shift, u32, u64>(&bad, &owner, segments, seg);
+        assert_eq!(fault(e.unwrap_err()), (7, 3));
+        let e = cpu.scan_lifted::<Shift, u32>(&bad, Scan::Inclusive, ScanConfig::default());
+        assert_eq!(fault(e.unwrap_err()), (7, 3));
+        // Lifted items are read by SegShuffle, SegMerge and SegHeads only, as on the GPU.
+        let e = cpu
+            .reduce_segments_lifted::<Shift, u32, u32>(symbols, &offsets, SegAlgorithm::Tb2Seg)
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidConfig { .. }), "{e:?}");
+    }
+
     /// An index out of bounds in translated code is the GPU's error on `Backend`'s CPU, in
     /// every form (reductions and scans, in both modes of the scans): the same variant, monoid
     /// and length.

@@ -100,6 +100,40 @@ impl Cpu {
         guarded::<M, _>(checked, || fold(&partials))
     }
 
+    /// `lift(x, i)` of every item `x` (`i` its index), in parallel: the lifted values
+    /// themselves. A lifted input's segmented reduction, reduction along axes or scan is that
+    /// of these values (its portable one too: the items lifted first).
+    pub fn lift<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> Vec<M> {
+        unchecked(self.lift_all(false, items))
+    }
+
+    /// [`Cpu::lift`], with an index out of bounds in the lift's translated code an error
+    /// instead of a panic.
+    pub fn try_lift<M: Lift<X>, X: DeviceCopy>(&self, items: &[X]) -> Result<Vec<M>, IndexFault> {
+        self.lift_all(true, items)
+    }
+
+    fn lift_all<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        checked: bool,
+        items: &[X],
+    ) -> Result<Vec<M>, IndexFault> {
+        let chunk = self.chunk_len(items.len());
+        let parts = items
+            .par_chunks(chunk.max(1))
+            .enumerate()
+            .map(|(c, xs)| {
+                guarded::<M, _>(checked, || {
+                    let start = c * chunk;
+                    (xs.iter().enumerate())
+                        .map(|(i, &x)| M::lift(x, (start + i) as u64))
+                        .collect::<Vec<M>>()
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(parts.concat())
+    }
+
     /// The fold of all items in the portable grouping, in parallel: the bits of
     /// [`crate::portable::fold`] (for floats too), which a GPU's portable mode
     /// (`Config::portable` in reduce-cuda) gives as well.

@@ -1,0 +1,197 @@
+//! `Backend`: the GPU when one can be used, else the order-keeping CPU backend — the same calls
+//! and the same errors on both (an index out of bounds in translated code included: the CPU
+//! runs the fallible calls, `Cpu::try_reduce`, ...).
+
+mod scan;
+mod segmented;
+
+use crate::catalogue::{axis_plan, plain_plan, AxisConfig, Config};
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::jit::{Lifted, Own, Program};
+use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift};
+
+/// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
+/// Both give the same values (the sequential fold, bit for bit, for exactly associative
+/// monoids) and the same errors: a configuration the GPU would refuse is refused on the CPU.
+#[derive(Debug)]
+pub enum Backend {
+    /// A CUDA device.
+    Gpu(Gpu),
+    /// The rayon CPU backend, with the reason no GPU is used (`None`: chosen with
+    /// [`Backend::cpu`]).
+    Cpu {
+        /// Why the GPU backend was not available.
+        reason: Option<Error>,
+    },
+}
+
+impl Backend {
+    /// Device 0 if it can be opened (driver, NVRTC and a device present), else the CPU. A
+    /// device whose context an earlier fault lost is opened again as [`Gpu::new`] does once
+    /// nothing holds the lost context; while something does, the CPU, and
+    /// [`Backend::describe`] says why.
+    pub fn auto() -> Backend {
+        match Gpu::new(0) {
+            Ok(gpu) => Backend::Gpu(gpu),
+            Err(reason) => Backend::Cpu {
+                reason: Some(reason),
+            },
+        }
+    }
+
+    /// The CPU, whatever the machine has.
+    pub fn cpu() -> Backend {
+        Backend::Cpu { reason: None }
+    }
+
+    /// A one-line description: the device's name, or "CPU" and why.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Gpu(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
+            Backend::Cpu { reason: None } => format!("CPU ({} rayon threads)", rayon_threads()),
+            Backend::Cpu {
+                reason: Some(reason),
+            } => {
+                format!("CPU ({} rayon threads) — no GPU: {reason}", rayon_threads())
+            }
+        }
+    }
+
+    /// The left-to-right fold of `items` (uploads them when on the GPU). With
+    /// [`Config::portable`] both backends give the portable grouping's bits
+    /// (`reduce_core::portable::fold`), floats included.
+    pub fn reduce<M: CudaMonoid>(&self, items: &[M], config: impl Into<Config>) -> Result<M> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
+            Backend::Cpu { .. } => {
+                check_plain(&Own::<M>::new(), config)?;
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_portable(items)
+                } else {
+                    cpu.try_reduce(items)
+                }
+                .map_err(fault::<M>)
+            }
+        }
+    }
+
+    /// The left-to-right fold of `lift(x, i)` over the items `x` (`i` the item's index): see
+    /// [`Gpu::reduce_lifted`].
+    pub fn reduce_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        items: &[X],
+        config: impl Into<Config>,
+    ) -> Result<M> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => gpu.reduce_lifted(&gpu.upload(items)?, config),
+            Backend::Cpu { .. } => {
+                check_plain(&Lifted::<M, X>::new(), config)?;
+                let cpu = Cpu::new();
+                if config.portable {
+                    cpu.try_reduce_lifted_portable(items)
+                } else {
+                    cpu.try_reduce_lifted(items)
+                }
+                .map_err(fault::<M>)
+            }
+        }
+    }
+}
+
+impl Backend {
+    /// `items`, a row-major array of `shape`, reduced along `axes` (see [`Gpu::reduce_axes`] /
+    /// `reduce_core::fold_axes`). With [`AxisConfig::portable`] both backends give
+    /// `reduce_core::portable::fold_axes`' bits.
+    pub fn reduce_axes<M: CudaMonoid>(
+        &self,
+        items: &[M],
+        shape: &[usize],
+        axes: &[usize],
+        config: impl Into<AxisConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out = gpu.reduce_axes(&gpu.upload(items)?, shape, axes, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                axis_plan(config, Own::<M>::new().items())?;
+                cpu_axes(items, shape, axes, config)
+            }
+        }
+    }
+
+    /// [`Backend::reduce_axes`] of `lift(x, i)` over the items `x` (`i` the item's index):
+    /// see [`Gpu::reduce_axes_lifted`].
+    pub fn reduce_axes_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        items: &[X],
+        shape: &[usize],
+        axes: &[usize],
+        config: impl Into<AxisConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out = gpu.reduce_axes_lifted(&gpu.upload(items)?, shape, axes, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                axis_plan(config, Lifted::<M, X>::new().items())?;
+                cpu_axes(&lifted_on_cpu::<M, X>(items)?, shape, axes, config)
+            }
+        }
+    }
+}
+
+/// The CPU's reduction of `items` along `axes`, in the mode `config` asks for (checked).
+fn cpu_axes<M: CudaMonoid>(
+    items: &[M],
+    shape: &[usize],
+    axes: &[usize],
+    config: AxisConfig,
+) -> Result<Vec<M>> {
+    let cpu = Cpu::new();
+    match config.portable {
+        true => cpu.try_reduce_axes_portable(items, shape, axes),
+        false => cpu.try_reduce_axes(items, shape, axes),
+    }
+    .map_err(cpu_error::<M>)
+}
+
+/// The items lifted on the CPU, in parallel (a fault in the lift's code is the GPU's error):
+/// the values the CPU's lifted calls then reduce or scan.
+fn lifted_on_cpu<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> Result<Vec<M>> {
+    Cpu::new().try_lift(items).map_err(fault::<M>)
+}
+
+/// The GPU's error for an index fault the CPU found in `M`'s code.
+fn fault<M: CudaMonoid>(fault: IndexFault) -> Error {
+    Error::DeviceFault {
+        monoid: M::CUDA_NAME,
+        index: fault.index,
+        len: fault.len,
+    }
+}
+
+fn cpu_error<M: CudaMonoid>(error: CpuError) -> Error {
+    match error {
+        CpuError::Fault(f) => fault::<M>(f),
+        CpuError::Layout(e) => Error::Layout(e),
+        other => Error::Internal(format!("an unknown CPU error: {other}")),
+    }
+}
+
+/// The checks a GPU applies to a plain configuration, without a device.
+fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
+    plain_plan(config, program.items(), 0).map(drop)
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

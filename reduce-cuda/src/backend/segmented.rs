@@ -1,0 +1,153 @@
+//! `Backend`'s segmented reductions, both forms, of values and of lifted inputs: the GPU's
+//! calls, or the same checks and then the CPU's (lifted inputs lifted first, in parallel).
+
+use super::{cpu_error, lifted_on_cpu, Backend};
+use crate::catalogue::{seg_plan, SegConfig, SegShape};
+use crate::error::Result;
+use crate::jit::{Lifted, Own, Program};
+use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, SegIndex};
+
+impl Backend {
+    /// One value per CSR segment, `u32` or `u64` offsets (see [`crate::Gpu::reduce_segments`]
+    /// / `Cpu::reduce_segments`). With [`SegConfig::portable`] both backends give
+    /// `reduce_core::portable::fold_segments`' bits (and `fold_by_owner`'s below).
+    pub fn reduce_segments<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        offsets: &[I],
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let out =
+                    gpu.reduce_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, config)?;
+                gpu.download(&out)
+            }
+            Backend::Cpu { .. } => {
+                check::<I>(&Own::<M>::new(), config, true, items.len(), csr(offsets))?;
+                cpu_segments(items, offsets, config)
+            }
+        }
+    }
+
+    /// [`Backend::reduce_segments`] of `lift(x, i)` over the items `x` (`i` the item's global
+    /// index): see [`crate::Gpu::reduce_segments_lifted`].
+    pub fn reduce_segments_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+        &self,
+        items: &[X],
+        offsets: &[I],
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let (xs, offsets) = (gpu.upload(items)?, gpu.upload(offsets)?);
+                gpu.download(&gpu.reduce_segments_lifted(&xs, &offsets, config)?)
+            }
+            Backend::Cpu { .. } => {
+                check::<I>(
+                    &Lifted::<M, X>::new(),
+                    config,
+                    true,
+                    items.len(),
+                    csr(offsets),
+                )?;
+                cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
+            }
+        }
+    }
+
+    /// One value per owner, `u32` or `u64` owners (see [`crate::Gpu::reduce_by_owner`] /
+    /// `Cpu::reduce_by_owner`).
+    pub fn reduce_by_owner<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        owner: &[I],
+        num_segments: usize,
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let (xs, owner) = (gpu.upload(items)?, gpu.upload(owner)?);
+                gpu.download(&gpu.reduce_by_owner(&xs, &owner, num_segments, config)?)
+            }
+            Backend::Cpu { .. } => {
+                check::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
+                cpu_by_owner(items, owner, num_segments, config)
+            }
+        }
+    }
+
+    /// [`Backend::reduce_by_owner`] of `lift(x, i)` over the items `x` (`i` the item's global
+    /// index): see [`crate::Gpu::reduce_by_owner_lifted`].
+    pub fn reduce_by_owner_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+        &self,
+        items: &[X],
+        owner: &[I],
+        num_segments: usize,
+        config: impl Into<SegConfig>,
+    ) -> Result<Vec<M>> {
+        let config = config.into();
+        match self {
+            Backend::Gpu(gpu) => {
+                let (xs, owner) = (gpu.upload(items)?, gpu.upload(owner)?);
+                gpu.download(&gpu.reduce_by_owner_lifted(&xs, &owner, num_segments, config)?)
+            }
+            Backend::Cpu { .. } => {
+                let program = Lifted::<M, X>::new();
+                check::<I>(&program, config, false, items.len(), num_segments)?;
+                cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
+            }
+        }
+    }
+}
+
+/// The segments of a CSR layout as the GPU's call counts them before checking it (an empty
+/// one is the CPU reference's error).
+fn csr<I>(offsets: &[I]) -> usize {
+    offsets.len().max(1) - 1
+}
+
+/// The checks a GPU applies to a segmented configuration for `program`'s items and the sizes
+/// of its layout (the counts its kernels index too: the same `TooLarge` on both backends).
+fn check<I: SegIndex>(
+    program: &dyn Program,
+    config: SegConfig,
+    offsets_form: bool,
+    n: usize,
+    segments: usize,
+) -> Result<()> {
+    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
+    Ok(seg_plan(config, shape, n, segments)?.check_sizes(n, segments)?)
+}
+
+/// The CPU's reduction of each CSR segment, in the mode `config` asks for (checked).
+fn cpu_segments<M: CudaMonoid, I: SegIndex>(
+    items: &[M],
+    offsets: &[I],
+    config: SegConfig,
+) -> Result<Vec<M>> {
+    let cpu = Cpu::new();
+    match config.portable {
+        true => cpu.try_reduce_segments_portable(items, offsets),
+        false => cpu.try_reduce_segments(items, offsets),
+    }
+    .map_err(cpu_error::<M>)
+}
+
+/// The CPU's reduction by owner, in the mode `config` asks for (checked).
+fn cpu_by_owner<M: CudaMonoid, I: SegIndex>(
+    items: &[M],
+    owner: &[I],
+    num_segments: usize,
+    config: SegConfig,
+) -> Result<Vec<M>> {
+    let cpu = Cpu::new();
+    match config.portable {
+        true => cpu.try_reduce_by_owner_portable(items, owner, num_segments),
+        false => cpu.try_reduce_by_owner(items, owner, num_segments),
+    }
+    .map_err(cpu_error::<M>)
+}
