@@ -285,6 +285,27 @@ fn the_backends_give_the_reference_bits() {
                 .unwrap();
             assert_same_bits(&got, &want, &format!("{what} owners"));
         }
+        // Lifted from f32 logits: the bits of the items lifted first.
+        let logits: Vec<f32> = (0..n).map(|i| (i % 997) as f32 / 31.0).collect();
+        let lse: Vec<LogSumExp> = logits
+            .iter()
+            .map(|&x| <LogSumExp as Lift<f32>>::lift(x, 0))
+            .collect();
+        let want = portable::fold_segments(&lse, &offsets).unwrap();
+        for backend in &backends {
+            let what = format!("{} lifted", backend.describe());
+            let config = SegConfig::default().portable();
+            let got =
+                backend.reduce_segments_lifted::<LogSumExp, f32, u64>(&logits, &offsets, config);
+            assert_same_bits(&got.unwrap(), &want, &what);
+            let got = backend.reduce_by_owner_lifted::<LogSumExp, f32, u32>(
+                &logits,
+                &owner,
+                lengths.len(),
+                config,
+            );
+            assert_same_bits(&got.unwrap(), &want, &what);
+        }
     }
 }
 

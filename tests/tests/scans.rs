@@ -152,6 +152,34 @@ fn the_backends_are_the_reference() {
             backend.describe()
         );
     }
+    // Lifted inputs (ArgMax reads each item's global index): the scans of the lifted items.
+    let mut rng = TestRng::new(5);
+    let logits: Vec<f32> = (0..n).map(|_| (rng.next_u32() % 50) as f32).collect();
+    let maxima: Vec<ArgMax> = lifted(&logits);
+    offsets[10] = offsets[9];
+    for backend in &backends {
+        for kind in KINDS {
+            let what = backend.describe();
+            let got = backend.scan_lifted::<ArgMax, f32>(&logits, kind, ScanAlgorithm::Auto);
+            assert_eq!(got.unwrap(), scan(&maxima, kind), "{what}");
+            let got = backend.scan_segments_lifted::<ArgMax, f32, u32>(
+                &logits,
+                &offsets,
+                kind,
+                ScanAlgorithm::Auto,
+            );
+            let want = scan_segments(&maxima, &offsets, kind).unwrap();
+            assert_eq!(got.unwrap(), want, "{what}");
+            let got = backend.scan_by_key_lifted::<ArgMax, f32, u64>(
+                &logits,
+                &keys,
+                kind,
+                ScanAlgorithm::Auto,
+            );
+            let want = scan_by_key(&maxima, &keys, kind).unwrap();
+            assert_eq!(got.unwrap(), want, "{what}");
+        }
+    }
 }
 
 fn check_plain<M: CudaMonoidTest>(gpu: &Gpu, sizes: &[usize]) {
