@@ -232,7 +232,9 @@ typedef unsigned int r_tile;
 typedef r_size r_tile;
 #endif
 
-// One launch. rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
+// One launch of at most as many blocks as tiles (every block owns at least one: a block without
+// one would read the owner before its empty range and leave the fused check's cover short).
+// rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
 // 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
 // index (owner form, always) or, offsets form with check = R_CHECK_FUSED, 0 if the offsets are

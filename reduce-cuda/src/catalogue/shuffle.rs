@@ -454,6 +454,7 @@ impl SegShuffle {
                 .kernel(&job.module, REDUCE_SEG_SHUFFLE, self.threads(), smem, name)?;
         let n = job.n();
         let tiles = n.div_ceil(self.tile()).max(1);
+        // Every block owns a tile (the kernel's launch contract).
         let grid = d.persistent_grid(&kernel, self.grid)?.min(tiles).max(1);
         let m_size = self.shape.items.m_size;
         let regions = d.carve(&[2 * grid as usize * m_size, 3 * grid as usize * 8])?;
