@@ -6,7 +6,7 @@
 //!
 //! | bytes | what |
 //! |---|---|
-//! | `0 .. 64` | eight little-endian u64 words: status (0 = good), `lo`, head length, `tail_at`, tail length, block count, two spare |
+//! | `0 .. 64` | eight little-endian u64 words: status (0 = good), `lo`, head length, `tail_at`, tail length, block count, two spare (free for an exchange's own use: reduce-cuda's cluster sends the monoid's fingerprint in word 6) |
 //! | `64 ..` | the head's values (`run` slots) |
 //! | then | the tail's values (`run` slots) |
 //! | then | [`MAX_BLOCKS`] keys of two u64 words: level, index |

@@ -44,6 +44,7 @@
 //! # Ok(()) }
 //! ```
 
+mod agreement;
 mod comm;
 mod crew;
 mod data;

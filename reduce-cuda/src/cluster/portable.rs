@@ -10,6 +10,7 @@
 //! process the summaries are read directly; with one process per GPU they are all-gathered
 //! through NCCL as fixed-size records.
 
+use super::agreement;
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
@@ -96,11 +97,14 @@ impl Cluster {
         shards: &Shards,
     ) -> Result<Vec<Summary<M>>> {
         let bytes = record_bytes::<M>(run);
+        let monoid = agreement::monoid_fingerprint::<M>();
         let mut errors = Vec::with_capacity(local.len());
         for ((m, summary), (send, _)) in self.members.iter().zip(local).zip(&mut buffers) {
             let written = summary.and_then(|s| {
                 bind(&m.gpu)?;
-                Ok(m.gpu.upload_into(send, &s.to_record(run))?)
+                let mut record = s.to_record(run);
+                record[8 * MONOID_WORD..8 * MONOID_WORD + 8].copy_from_slice(&monoid.to_le_bytes());
+                Ok(m.gpu.upload_into(send, &record)?)
             });
             errors.push(written.err());
         }
@@ -125,14 +129,19 @@ impl Cluster {
         let records: Vec<&[u8]> = all.chunks(bytes).collect();
         let statuses = records.iter().map(|r| word(r, 0));
         self.first_failure(statuses, &mut errors, "the portable reduction")?;
+        agreement::check_monoid(records.iter().map(|r| word(r, MONOID_WORD)), monoid)?;
         check_headers(&records, shards, run)?;
-        // SAFETY: every rank wrote its record with `to_record` for this `M` and `run` (a failed
-        // one was reported above).
+        // SAFETY: every rank wrote its record with `to_record` for this `M` (the fingerprints
+        // agree) and `run` (a failed one was reported above).
         Ok((records.iter())
             .map(|r| unsafe { Summary::from_record(r, run) })
             .collect())
     }
 }
+
+/// The record's spare header word that carries the monoid's fingerprint between the ranks
+/// (`reduce_core::portable::record`: words 6 and 7 are spare).
+const MONOID_WORD: usize = 6;
 
 /// Checks that every gathered record's header (words 1 to 5: `lo`, head length, `tail_at`,
 /// tail length, block count, which fix the rank's items `lo..hi`) is that of the plan of its

@@ -26,8 +26,8 @@ use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::plain::value_from_device_bytes;
-use super::seg_portable;
 use super::shard_ops::{bad_owner, copy_device, diagnose, rebase_owner, write_values};
+use super::{agreement, seg_portable};
 use super::{Cluster, Member};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
@@ -95,10 +95,12 @@ impl<M> Segments<M> {
 
 /// The layout, as each rank needs it.
 enum Layout<'a> {
-    /// Validated global offsets: the plan, and each local rank's rebased offsets.
+    /// Validated global offsets: the plan, each local rank's rebased offsets, and every
+    /// rank's edges (`agreement::edges`) as these offsets give them.
     Offsets {
         plan: SegmentPlan,
         local: Vec<Vec<u32>>,
+        edges: Vec<[u64; 2]>,
     },
     /// Owners sharded like the items, and the global segment count.
     Owner {
@@ -163,7 +165,7 @@ impl<M: CudaMonoid> Carries<M> {
                 let carries = records.map(|(t, r)| {
                     let (first, last) = r.split_at(record_bytes::<M>(run));
                     // SAFETY: the ranks wrote their carries with `to_record` for this `M` and
-                    // `run` (their headers agree on the mode).
+                    // `run` (their headers agree on the mode and the monoid's fingerprint).
                     t.map(|_| unsafe {
                         PortableCarry {
                             first: Summary::from_record(first, run),
@@ -188,8 +190,9 @@ impl<M: CudaMonoid> Carries<M> {
 }
 
 /// Words of a record's header: status, flags (`NON_EMPTY`, `PORTABLE`), first segment, last
-/// segment.
-const HEADER: usize = 4;
+/// segment, the monoid's fingerprint, and (CSR offsets) where the first segment's part ends
+/// and the last one's starts (`agreement::edges`).
+const HEADER: usize = 7;
 /// The rank's shard touches segments.
 const NON_EMPTY: u64 = 1;
 /// The rank reduced in the portable grouping's pieces (its carry is two summaries).
@@ -226,11 +229,15 @@ impl Cluster {
             .iter()
             .map(|m| plan.local_offsets(offsets, m.rank))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        let edges = (0..self.world)
+            .map(|r| agreement::edges(offsets, xs.shards().range(r), plan.touch(r)))
+            .collect();
         let config = SegConfig {
             trusted: true,
             ..config.into()
         };
-        self.segmented(xs, Layout::Offsets { plan, local }, config, placement)
+        let layout = Layout::Offsets { plan, local, edges };
+        self.segmented(xs, layout, config, placement)
     }
 
     /// One value per segment, where `owner` (sharded like `xs`) holds each item's global
@@ -297,8 +304,13 @@ impl Cluster {
             local_segments(i, &self.members[i], xs, &layout, config, pieces)
         });
 
-        // 2. Every rank's record: [status, non-empty, first, last] and its carry.
+        // 2. Every rank's record (its header: `HEADER`) and its carry.
         let carry_bytes = Carries::<M>::bytes();
+        let monoid = agreement::monoid_fingerprint::<M>();
+        let sent_edges = |rank: usize| match &layout {
+            Layout::Offsets { edges, .. } => edges[rank],
+            Layout::Owner { .. } => [0, 0],
+        };
         let mut errors = Vec::with_capacity(locals.len());
         let mut mine = Vec::with_capacity(locals.len());
         let mut sends = Vec::with_capacity(locals.len());
@@ -309,12 +321,14 @@ impl Cluster {
                 Err(e) => {
                     errors.push(Some(e));
                     mine.push(Local::none());
-                    sends.push(record(&m.gpu, 1, &Local::<M>::none(), pieces)?);
+                    let header = [monoid, 0, 0];
+                    sends.push(record(&m.gpu, 1, &Local::<M>::none(), pieces, header)?);
                     continue;
                 }
             };
             errors.push(None);
-            sends.push(record(&m.gpu, 0, &local, pieces)?);
+            let [end, start] = sent_edges(m.rank);
+            sends.push(record(&m.gpu, 0, &local, pieces, [monoid, end, start])?);
             mine.push(local);
         }
         let mut recvs = Vec::with_capacity(self.members.len());
@@ -363,6 +377,12 @@ impl Cluster {
                 what: "the configuration",
                 reason: "the ranks disagree on SegConfig::portable".into(),
             });
+        }
+        // Before any carry is read as an `M`: the same monoid, and partials of the same items.
+        agreement::check_monoid(headers.chunks(HEADER).map(|h| h[4]), monoid)?;
+        if let Layout::Offsets { edges, .. } = &layout {
+            let sent: Vec<[u64; 2]> = headers.chunks(HEADER).map(|h| [h[5], h[6]]).collect();
+            agreement::check_edges(&sent, edges)?;
         }
         let touches: Vec<Option<Touch>> = headers
             .chunks(HEADER)
@@ -482,7 +502,7 @@ fn local_segments<M: CudaMonoid>(
     }
     let start = xs.shards().range(m.rank).start;
     match layout {
-        Layout::Offsets { plan, local } if pieces => {
+        Layout::Offsets { plan, local, .. } if pieces => {
             let (values, carry) =
                 seg_portable::by_offsets(&m.gpu, items, start, &local[i], config)?;
             Ok(Local {
@@ -501,7 +521,7 @@ fn local_segments<M: CudaMonoid>(
                 carry: Some(carry),
             })
         }
-        Layout::Offsets { plan, local } => {
+        Layout::Offsets { plan, local, .. } => {
             let offsets = m.gpu.upload(&local[i])?;
             Ok(Local {
                 touch: plan.touch(m.rank),
@@ -539,19 +559,30 @@ fn local_segments<M: CudaMonoid>(
     }
 }
 
-/// A rank's record: the header `[status, non-empty, first, last]` and its carry's bytes: the
-/// first and last of its local values (identities when it has none), or in `pieces` (the
-/// portable grouping) the two summaries of its carry (zeros when it has none).
+/// A rank's record: the header (`HEADER`: status, flags, first and last segment, then `tail`:
+/// the monoid's fingerprint and the edges) and its carry's bytes: the first and last of its
+/// local values (identities when it has none), or in `pieces` (the portable grouping) the two
+/// summaries of its carry (zeros when it has none).
 fn record<M: CudaMonoid>(
     gpu: &Gpu,
     status: u64,
     local: &Local<M>,
     pieces: bool,
+    tail: [u64; 3],
 ) -> Result<(DeviceVec<u64>, DeviceVec<u8>)> {
     let mode = if pieces { PORTABLE } else { 0 };
-    let header = match local.touch {
-        Some(t) => [status, NON_EMPTY | mode, t.first as u64, t.last as u64],
-        None => [status, mode, 0, 0],
+    let [monoid, end, start] = tail;
+    let header: [u64; HEADER] = match local.touch {
+        Some(t) => [
+            status,
+            NON_EMPTY | mode,
+            t.first as u64,
+            t.last as u64,
+            monoid,
+            end,
+            start,
+        ],
+        None => [status, mode, 0, 0, monoid, 0, 0],
     };
     let header = gpu.upload(&header)?;
     let mut bytes = vec![0u8; Carries::<M>::bytes()];

@@ -35,7 +35,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// 64-bit FNV-1a, seeded: stable across processes, builds and platforms.
-fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a(seed: u64, parts: &[&[u8]]) -> u64 {
     let mut h = seed;
     for part in parts {
         for &b in *part {

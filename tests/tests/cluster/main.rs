@@ -717,6 +717,26 @@ fn a_missing_rank_or_a_wrong_world_is_a_timeout() {
     expect_success("a wrong world size", children, Duration::from_secs(60));
 }
 
+/// Ranks in two processes given different inputs: offsets that move a partial another rank
+/// joins, another monoid of the same size, other shards in the portable grouping. Each is
+/// `Mismatch` on every rank whose view differs, never a value of other items or other types.
+#[test]
+fn ranks_given_different_inputs_are_a_mismatch() {
+    if let Some(role) = child() {
+        return run_child(role);
+    }
+    let _serial = serial();
+    let Some(_) = gpus() else { return };
+    let id = ClusterId::new().unwrap();
+    let children = spawn(
+        "ranks_given_different_inputs_are_a_mismatch",
+        "disagree",
+        &[(0, 2, 0), (1, 2, 1)],
+        &id,
+    );
+    expect_success("ranks that disagree", children, Duration::from_secs(100));
+}
+
 #[test]
 fn a_peer_that_leaves_is_an_error() {
     if let Some(role) = child() {
@@ -732,6 +752,64 @@ fn a_peer_that_leaves_is_an_error() {
         &id,
     );
     expect_success("a peer that leaves", children, Duration::from_secs(60));
+}
+
+/// The `disagree` scenario's calls on rank `rank` of two (every collective call made by both
+/// ranks in the same order).
+fn disagree(cluster: &Cluster, rank: usize) {
+    use reduce_cuda::{Config, Sum};
+    let gpu = cluster.gpu(rank).unwrap();
+    let mismatch = |result: Result<(), ClusterError>, what: &str| match result {
+        Err(ClusterError::Mismatch { what: w, .. }) if w == what => {}
+        other => panic!("rank {rank}: expected a mismatch of {what}, got {other:?}"),
+    };
+    let shard = |lens: [usize; 2]| {
+        let items: Vec<Sum<u32>> = (0..10).map(Sum).collect();
+        let range = Shards::from_lens(&lens).unwrap().range(rank);
+        cluster
+            .shard(vec![gpu.upload(&items[range]).unwrap()])
+            .unwrap()
+    };
+    let xs = shard([5, 5]);
+    let theirs = shard([6, 4]);
+    let floats: Vec<Sum<f32>> = (0..10).map(|i| Sum(i as f32)).collect();
+    let range = Shards::from_lens(&[5, 5]).unwrap().range(rank);
+    let ys = cluster
+        .shard(vec![gpu.upload(&floats[range]).unwrap()])
+        .unwrap();
+    let owned = Placement::Owned;
+    // Rank 1's offsets end segment 1 at 7, rank 0's at 8: the partial of items 5.. that rank 0
+    // joins into segment 1 covers other items. Rank 0 sees it; rank 1's view is consistent.
+    let offsets: [u32; 4] = if rank == 0 {
+        [0, 2, 8, 10]
+    } else {
+        [0, 2, 7, 10]
+    };
+    let result = cluster.reduce_segments(&xs, &offsets, SegConfig::default(), owned);
+    if rank == 0 {
+        mismatch(result.map(drop), "the offsets");
+    }
+    // Another monoid of the same size (u32 sums on rank 0, f32 sums on rank 1): both ranks
+    // refuse before reading the other's bytes.
+    let offsets = [0u32, 3, 10];
+    let result = match rank {
+        0 => cluster
+            .reduce_segments(&xs, &offsets, SegConfig::default(), owned)
+            .map(drop),
+        _ => cluster
+            .reduce_segments(&ys, &offsets, SegConfig::default(), owned)
+            .map(drop),
+    };
+    mismatch(result, "the monoid");
+    // Portable: other shards on rank 1 (both made collectively), then another monoid.
+    let portable = Config::default().portable();
+    let mine = if rank == 0 { &xs } else { &theirs };
+    mismatch(cluster.reduce(mine, portable).map(drop), "the items");
+    let result = match rank {
+        0 => cluster.reduce(&xs, portable).map(drop),
+        _ => cluster.reduce(&ys, portable).map(drop),
+    };
+    mismatch(result, "the monoid");
 }
 
 /// What a child rank does; a panic fails it (exit code 101).
@@ -775,6 +853,13 @@ fn run_child(role: Role) {
                 "rank {rank} of {world}: ok (NCCL {})",
                 cluster.nccl_version()
             );
+        }
+        "disagree" => {
+            let cluster =
+                Cluster::join_with_timeout(&id, rank, world, ordinal, Duration::from_secs(60))
+                    .unwrap();
+            disagree(&cluster, rank);
+            println!("rank {rank}: every disagreement was a mismatch");
         }
         "alone" => {
             let start = Instant::now();
