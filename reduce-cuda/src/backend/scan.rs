@@ -57,17 +57,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
-        match self {
-            Backend::Gpu(gpu) => {
-                let (xs, offsets) = (gpu.upload(items)?, gpu.upload(offsets)?);
-                gpu.download(&gpu.scan_segments(&xs, &offsets, kind, config)?)
-            }
-            Backend::Cpu { .. } => {
-                check(&Own::<M>::new(), config, Segments::Offsets, I::WIDE)?;
-                cpu_restarting(items, offsets, Segments::Offsets, kind, config)
-            }
-        }
+        self.restarting(items, offsets, Segments::Offsets, kind, config.into())
     }
 
     /// [`Backend::scan_segments`] of `lift(x, i)` over the items `x` (`i` the item's global
@@ -79,18 +69,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
-        match self {
-            Backend::Gpu(gpu) => {
-                let (xs, offsets) = (gpu.upload(items)?, gpu.upload(offsets)?);
-                gpu.download(&gpu.scan_segments_lifted(&xs, &offsets, kind, config)?)
-            }
-            Backend::Cpu { .. } => {
-                check(&Lifted::<M, X>::new(), config, Segments::Offsets, I::WIDE)?;
-                let values = lifted_on_cpu::<M, X>(items)?;
-                cpu_restarting(&values, offsets, Segments::Offsets, kind, config)
-            }
-        }
+        self.restarting_lifted(items, offsets, Segments::Offsets, kind, config.into())
     }
 
     /// The scan of each run of equal keys, `u32` or `u64` keys (see [`crate::Gpu::scan_by_key`]
@@ -102,17 +81,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
-        match self {
-            Backend::Gpu(gpu) => {
-                let (xs, keys) = (gpu.upload(items)?, gpu.upload(keys)?);
-                gpu.download(&gpu.scan_by_key(&xs, &keys, kind, config)?)
-            }
-            Backend::Cpu { .. } => {
-                check(&Own::<M>::new(), config, Segments::Keys, I::WIDE)?;
-                cpu_restarting(items, keys, Segments::Keys, kind, config)
-            }
-        }
+        self.restarting(items, keys, Segments::Keys, kind, config.into())
     }
 
     /// [`Backend::scan_by_key`] of `lift(x, i)` over the items `x` (`i` the item's global
@@ -124,16 +93,54 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        let config = config.into();
+        self.restarting_lifted(items, keys, Segments::Keys, kind, config.into())
+    }
+
+    /// A segmented scan whose segments start where `layout` (offsets or keys) says.
+    fn restarting<M: CudaMonoid, I: SegIndex>(
+        &self,
+        items: &[M],
+        layout: &[I],
+        segments: Segments,
+        kind: Scan,
+        config: ScanConfig,
+    ) -> Result<Vec<M>> {
         match self {
             Backend::Gpu(gpu) => {
-                let (xs, keys) = (gpu.upload(items)?, gpu.upload(keys)?);
-                gpu.download(&gpu.scan_by_key_lifted(&xs, &keys, kind, config)?)
+                let (xs, layout) = (gpu.upload(items)?, gpu.upload(layout)?);
+                gpu.download(&match segments {
+                    Segments::Offsets => gpu.scan_segments(&xs, &layout, kind, config)?,
+                    _ => gpu.scan_by_key(&xs, &layout, kind, config)?,
+                })
             }
             Backend::Cpu { .. } => {
-                check(&Lifted::<M, X>::new(), config, Segments::Keys, I::WIDE)?;
+                check(&Own::<M>::new(), config, segments, I::WIDE)?;
+                cpu_restarting(items, layout, segments, kind, config)
+            }
+        }
+    }
+
+    /// [`Backend::restarting`] of lifted items.
+    fn restarting_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
+        &self,
+        items: &[X],
+        layout: &[I],
+        segments: Segments,
+        kind: Scan,
+        config: ScanConfig,
+    ) -> Result<Vec<M>> {
+        match self {
+            Backend::Gpu(gpu) => {
+                let (xs, layout) = (gpu.upload(items)?, gpu.upload(layout)?);
+                gpu.download(&match segments {
+                    Segments::Offsets => gpu.scan_segments_lifted(&xs, &layout, kind, config)?,
+                    _ => gpu.scan_by_key_lifted(&xs, &layout, kind, config)?,
+                })
+            }
+            Backend::Cpu { .. } => {
+                check(&Lifted::<M, X>::new(), config, segments, I::WIDE)?;
                 let values = lifted_on_cpu::<M, X>(items)?;
-                cpu_restarting(&values, keys, Segments::Keys, kind, config)
+                cpu_restarting(&values, layout, segments, kind, config)
             }
         }
     }

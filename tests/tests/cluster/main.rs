@@ -727,14 +727,13 @@ fn ranks_given_different_inputs_are_a_mismatch() {
     }
     let _serial = serial();
     let Some(_) = gpus() else { return };
-    let id = ClusterId::new().unwrap();
-    let children = spawn(
-        "ranks_given_different_inputs_are_a_mismatch",
+    let test = "ranks_given_different_inputs_are_a_mismatch";
+    two_ranks(
+        test,
         "disagree",
-        &[(0, 2, 0), (1, 2, 1)],
-        &id,
+        "ranks that disagree",
+        Duration::from_secs(100),
     );
-    expect_success("ranks that disagree", children, Duration::from_secs(100));
 }
 
 #[test]
@@ -744,14 +743,16 @@ fn a_peer_that_leaves_is_an_error() {
     }
     let _serial = serial();
     let Some(_) = gpus() else { return };
+    let test = "a_peer_that_leaves_is_an_error";
+    two_ranks(test, "leave", "a peer that leaves", Duration::from_secs(60));
+}
+
+/// Ranks 0 and 1 of two processes on GPUs 0 and 1, running `scenario` as test `test`; each
+/// must pass within `limit`.
+fn two_ranks(test: &str, scenario: &str, what: &str, limit: Duration) {
     let id = ClusterId::new().unwrap();
-    let children = spawn(
-        "a_peer_that_leaves_is_an_error",
-        "leave",
-        &[(0, 2, 0), (1, 2, 1)],
-        &id,
-    );
-    expect_success("a peer that leaves", children, Duration::from_secs(60));
+    let children = spawn(test, scenario, &[(0, 2, 0), (1, 2, 1)], &id);
+    expect_success(what, children, limit);
 }
 
 /// The `disagree` scenario's calls on rank `rank` of two (every collective call made by both
