@@ -497,6 +497,28 @@ mod backend {
         assert_eq!(fault(e.unwrap_err()), (7, 3));
         let e = cpu.scan_lifted::<Shift, u32>(&bad, Scan::Inclusive, ScanConfig::default());
         assert_eq!(fault(e.unwrap_err()), (7, 3));
+        // A bad layout or shape is its own error, found before any item is lifted (as the
+        // GPU's calls check them on the host before launching).
+        let layout = |e: reduce_cuda::Result<Vec<Shift>>| match e {
+            Err(Error::Layout(e)) => e,
+            other => panic!("expected a layout error, got {other:?}"),
+        };
+        let short = &offsets[..offsets.len() - 1];
+        let e = layout(cpu.reduce_segments_lifted::<Shift, u32, u32>(&bad, short, seg));
+        assert!(matches!(e, LayoutError::LastOffsetNotLen { .. }), "{e:?}");
+        let e = cpu.reduce_by_owner_lifted::<Shift, u32, u64>(&bad, &owner[1..], segments, seg);
+        assert!(matches!(layout(e), LayoutError::OwnerLengthMismatch { .. }));
+        let inclusive = (Scan::Inclusive, ScanConfig::default());
+        let e = cpu.scan_segments_lifted::<Shift, u32, u32>(&bad, short, inclusive.0, inclusive.1);
+        assert!(matches!(layout(e), LayoutError::LastOffsetNotLen { .. }));
+        let e =
+            cpu.scan_by_key_lifted::<Shift, u32, u64>(&bad, &owner[1..], inclusive.0, inclusive.1);
+        assert!(matches!(layout(e), LayoutError::KeysLengthMismatch { .. }));
+        let axis = AxisConfig::from(AxisAlgorithm::Auto);
+        let e = cpu.reduce_axes_lifted::<Shift, u32>(&bad, &[total + 1], &[0], axis);
+        layout(e);
+        // `Cpu::lift` gives the values every lifted call reduces.
+        assert_eq!(Cpu::new().lift::<ArgMax, f32>(logits), maxima);
         // Lifted items are read by SegShuffle, SegMerge and SegHeads only, as on the GPU.
         let e = cpu
             .reduce_segments_lifted::<Shift, u32, u32>(symbols, &offsets, SegAlgorithm::Tb2Seg)

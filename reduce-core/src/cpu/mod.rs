@@ -119,19 +119,17 @@ impl Cpu {
         items: &[X],
     ) -> Result<Vec<M>, IndexFault> {
         let chunk = self.chunk_len(items.len());
-        let parts = items
-            .par_chunks(chunk.max(1))
+        let mut out = vec![M::identity(); items.len()];
+        (out.par_chunks_mut(chunk).zip(items.par_chunks(chunk)))
             .enumerate()
-            .map(|(c, xs)| {
+            .try_for_each(|(c, (out, xs))| {
                 guarded::<M, _>(checked, || {
-                    let start = c * chunk;
-                    (xs.iter().enumerate())
-                        .map(|(i, &x)| M::lift(x, (start + i) as u64))
-                        .collect::<Vec<M>>()
+                    for (i, (o, &x)) in out.iter_mut().zip(xs).enumerate() {
+                        *o = M::lift(x, (c * chunk + i) as u64);
+                    }
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(parts.concat())
+            })?;
+        Ok(out)
     }
 
     /// The fold of all items in the portable grouping, in parallel: the bits of

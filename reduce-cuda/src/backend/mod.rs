@@ -9,6 +9,7 @@ use crate::catalogue::{axis_plan, plain_plan, AxisConfig, Config};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
+use reduce_core::axes::Axes;
 use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift};
 
 /// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
@@ -143,6 +144,7 @@ impl Backend {
             }
             Backend::Cpu { .. } => {
                 axis_plan(config, Lifted::<M, X>::new().items())?;
+                Axes::new(items.len(), shape, axes)?;
                 cpu_axes(&lifted_on_cpu::<M, X>(items)?, shape, axes, config)
             }
         }

@@ -1,11 +1,12 @@
 //! `Backend`'s scans — plain, by CSR offsets and by keys, of values and of lifted inputs: the
 //! GPU's calls, or the same checks and then the CPU's (lifted inputs lifted first, in
-//! parallel).
+//! parallel, once their layout has passed its checks).
 
 use super::{cpu_error, fault, lifted_on_cpu, Backend};
 use crate::catalogue::{scan_plan, ScanConfig, Segments};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
+use reduce_core::layout::{check_keys, check_offsets};
 use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, Scan, SegIndex};
 
 impl Backend {
@@ -57,7 +58,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        self.restarting(items, offsets, Segments::Offsets, kind, config.into())
+        self.restarting(items, offsets, true, kind, config.into())
     }
 
     /// [`Backend::scan_segments`] of `lift(x, i)` over the items `x` (`i` the item's global
@@ -69,7 +70,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        self.restarting_lifted(items, offsets, Segments::Offsets, kind, config.into())
+        self.restarting_lifted(items, offsets, true, kind, config.into())
     }
 
     /// The scan of each run of equal keys, `u32` or `u64` keys (see [`crate::Gpu::scan_by_key`]
@@ -81,7 +82,7 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        self.restarting(items, keys, Segments::Keys, kind, config.into())
+        self.restarting(items, keys, false, kind, config.into())
     }
 
     /// [`Backend::scan_by_key`] of `lift(x, i)` over the items `x` (`i` the item's global
@@ -93,29 +94,29 @@ impl Backend {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<Vec<M>> {
-        self.restarting_lifted(items, keys, Segments::Keys, kind, config.into())
+        self.restarting_lifted(items, keys, false, kind, config.into())
     }
 
-    /// A segmented scan whose segments start where `layout` (offsets or keys) says.
+    /// A segmented scan whose segments start where `layout` (CSR offsets, or keys) says.
     fn restarting<M: CudaMonoid, I: SegIndex>(
         &self,
         items: &[M],
         layout: &[I],
-        segments: Segments,
+        by_offsets: bool,
         kind: Scan,
         config: ScanConfig,
     ) -> Result<Vec<M>> {
         match self {
             Backend::Gpu(gpu) => {
                 let (xs, layout) = (gpu.upload(items)?, gpu.upload(layout)?);
-                gpu.download(&match segments {
-                    Segments::Offsets => gpu.scan_segments(&xs, &layout, kind, config)?,
-                    _ => gpu.scan_by_key(&xs, &layout, kind, config)?,
+                gpu.download(&match by_offsets {
+                    true => gpu.scan_segments(&xs, &layout, kind, config)?,
+                    false => gpu.scan_by_key(&xs, &layout, kind, config)?,
                 })
             }
             Backend::Cpu { .. } => {
-                check(&Own::<M>::new(), config, segments, I::WIDE)?;
-                cpu_restarting(items, layout, segments, kind, config)
+                check(&Own::<M>::new(), config, restarting(by_offsets), I::WIDE)?;
+                cpu_restarting(items, layout, by_offsets, kind, config)
             }
         }
     }
@@ -125,22 +126,31 @@ impl Backend {
         &self,
         items: &[X],
         layout: &[I],
-        segments: Segments,
+        by_offsets: bool,
         kind: Scan,
         config: ScanConfig,
     ) -> Result<Vec<M>> {
         match self {
             Backend::Gpu(gpu) => {
                 let (xs, layout) = (gpu.upload(items)?, gpu.upload(layout)?);
-                gpu.download(&match segments {
-                    Segments::Offsets => gpu.scan_segments_lifted(&xs, &layout, kind, config)?,
-                    _ => gpu.scan_by_key_lifted(&xs, &layout, kind, config)?,
+                gpu.download(&match by_offsets {
+                    true => gpu.scan_segments_lifted(&xs, &layout, kind, config)?,
+                    false => gpu.scan_by_key_lifted(&xs, &layout, kind, config)?,
                 })
             }
             Backend::Cpu { .. } => {
-                check(&Lifted::<M, X>::new(), config, segments, I::WIDE)?;
+                check(
+                    &Lifted::<M, X>::new(),
+                    config,
+                    restarting(by_offsets),
+                    I::WIDE,
+                )?;
+                match by_offsets {
+                    true => drop(check_offsets(layout, items.len())?),
+                    false => check_keys(items.len(), layout.len())?,
+                }
                 let values = lifted_on_cpu::<M, X>(items)?;
-                cpu_restarting(&values, layout, segments, kind, config)
+                cpu_restarting(&values, layout, by_offsets, kind, config)
             }
         }
     }
@@ -161,17 +171,25 @@ fn cpu_scan<M: CudaMonoid>(items: &[M], kind: Scan, config: ScanConfig) -> Resul
     .map_err(fault::<M>)
 }
 
-/// The CPU's segmented scan whose segments start where `layout` (offsets or keys) says, in the
-/// mode `config` asks for (checked).
+/// The segments of a restarting scan, by CSR offsets or by keys.
+fn restarting(by_offsets: bool) -> Segments {
+    match by_offsets {
+        true => Segments::Offsets,
+        false => Segments::Keys,
+    }
+}
+
+/// The CPU's segmented scan whose segments start where `layout` (CSR offsets, or keys) says, in
+/// the mode `config` asks for (checked).
 fn cpu_restarting<M: CudaMonoid, I: SegIndex>(
     items: &[M],
     layout: &[I],
-    segments: Segments,
+    by_offsets: bool,
     kind: Scan,
     config: ScanConfig,
 ) -> Result<Vec<M>> {
     let cpu = Cpu::new();
-    match (segments == Segments::Offsets, config.portable) {
+    match (by_offsets, config.portable) {
         (true, false) => cpu.try_scan_segments(items, layout, kind),
         (false, false) => cpu.try_scan_by_key(items, layout, kind),
         (true, true) => cpu.try_scan_segments_portable(items, layout, kind),

@@ -1,10 +1,12 @@
 //! `Backend`'s segmented reductions, both forms, of values and of lifted inputs: the GPU's
-//! calls, or the same checks and then the CPU's (lifted inputs lifted first, in parallel).
+//! calls, or the same checks and then the CPU's (lifted inputs lifted first, in parallel, once
+//! their layout has passed its checks).
 
 use super::{cpu_error, lifted_on_cpu, Backend};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
+use reduce_core::layout::{check_offsets, check_owner};
 use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, SegIndex};
 
 impl Backend {
@@ -53,6 +55,7 @@ impl Backend {
                     items.len(),
                     csr(offsets),
                 )?;
+                check_offsets(offsets, items.len())?;
                 cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
             }
         }
@@ -98,14 +101,15 @@ impl Backend {
             Backend::Cpu { .. } => {
                 let program = Lifted::<M, X>::new();
                 check::<I>(&program, config, false, items.len(), num_segments)?;
+                check_owner(owner, items.len(), num_segments)?;
                 cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
             }
         }
     }
 }
 
-/// The segments of a CSR layout as the GPU's call counts them before checking it (an empty
-/// one is the CPU reference's error).
+/// The segments of a CSR layout for the plan's checks (an empty one is the CPU reference's
+/// error, found after them).
 fn csr<I>(offsets: &[I]) -> usize {
     offsets.len().max(1) - 1
 }

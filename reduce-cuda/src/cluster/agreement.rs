@@ -53,19 +53,38 @@ pub(super) fn edges<O: Copy + Into<u64>>(
     }
 }
 
-/// Each rank's `sent` edges (in rank order) against those this rank's offsets give (`mine`):
-/// a difference is [`ClusterError::Mismatch`], since the partials joined across the shards
-/// would cover other items than this rank's offsets say.
-pub(super) fn check_edges(sent: &[[u64; 2]], mine: &[[u64; 2]]) -> Result<()> {
-    match (sent.iter().zip(mine)).position(|(s, m)| s != m) {
-        None if sent.len() == mine.len() => Ok(()),
-        rank => Err(ClusterError::Mismatch {
-            what: "the offsets",
-            reason: format!(
-                "rank {}'s first or last segment covers other items: the ranks were given \
-                 different offsets",
-                rank.unwrap_or(sent.len().min(mine.len()))
-            ),
+/// A fingerprint of a rank's view of the layout, which every rank must share: for CSR offsets
+/// each shard's touched segments and [`edges`] (what the partials joined across shards cover),
+/// for owners the segment count. Its `words`, hashed.
+pub(super) fn layout_fingerprint(words: impl IntoIterator<Item = u64>) -> u64 {
+    let bytes: Vec<u8> = words.into_iter().flat_map(u64::to_le_bytes).collect();
+    fnv1a(0x51_7cc1_b727_220a, &[&bytes])
+}
+
+/// The words of a CSR layout's view for [`layout_fingerprint`]: each shard's touch (a presence
+/// word, first and last segment) and edges, in rank order.
+pub(super) fn offsets_view(touches: &[Option<Touch>], edges: &[[u64; 2]]) -> Vec<u64> {
+    (touches.iter().zip(edges))
+        .flat_map(|(t, e)| match t {
+            Some(t) => [1, t.first as u64, t.last as u64, e[0], e[1]],
+            None => [0; 5],
+        })
+        .collect()
+}
+
+/// A layout fingerprint that differs from this rank's is [`ClusterError::Mismatch`] of `what`
+/// (the offsets, the segment count). Every rank compares every fingerprint, so every rank whose
+/// view differs from another's fails, and none goes on to a later exchange alone.
+pub(super) fn check_layout(
+    fingerprints: impl IntoIterator<Item = u64>,
+    mine: u64,
+    what: &'static str,
+) -> Result<()> {
+    match fingerprints.into_iter().position(|f| f != mine) {
+        None => Ok(()),
+        Some(rank) => Err(ClusterError::Mismatch {
+            what,
+            reason: format!("rank {rank}'s view of {what} differs: every rank must pass the same"),
         }),
     }
 }
@@ -88,8 +107,8 @@ mod tests {
     }
 
     /// Two ranks of 5 items each: offsets that differ inside rank 1's shard move where its
-    /// first partial ends, which rank 0 joins into segment 1: a mismatch, not a value of other
-    /// items.
+    /// first partial ends, which rank 0 joins into segment 1: both ranks' fingerprints of the
+    /// view differ, so both fail.
     #[test]
     fn offsets_that_move_a_joined_partial_are_a_mismatch() {
         let shards = [0..5, 5..10];
@@ -97,23 +116,28 @@ mod tests {
             Some(Touch { first: 0, last: 1 }),
             Some(Touch { first: 1, last: 2 }),
         ];
-        let view = |offsets: &[u32]| -> Vec<[u64; 2]> {
-            (shards.iter().zip(touches))
+        let view = |offsets: &[u32]| -> u64 {
+            let edges: Vec<[u64; 2]> = (shards.iter().zip(touches))
                 .map(|(s, t)| edges(offsets, s.clone(), t))
-                .collect()
+                .collect();
+            assert_eq!(edges[0], [2, 2]);
+            layout_fingerprint(offsets_view(&touches, &edges))
         };
         let (mine, theirs) = (view(&[0, 2, 8, 10]), view(&[0, 2, 7, 10]));
-        assert_eq!(mine, [[2, 2], [8, 8]]);
-        assert!(check_edges(&mine, &mine).is_ok());
-        let e = check_edges(&[mine[0], theirs[1]], &mine).unwrap_err();
-        assert!(e.to_string().contains("rank 1"), "{e}");
-        assert!(check_edges(&mine[..1], &mine).is_err());
+        assert_eq!(mine, view(&[0, 2, 8, 10]));
+        assert!(check_layout([mine, mine], mine, "the offsets").is_ok());
+        for me in [mine, theirs] {
+            let e = check_layout([mine, theirs], me, "the offsets").unwrap_err();
+            assert!(e.to_string().contains("view of the offsets"), "{e}");
+        }
         // A shard that touches no segment sends zeros.
         assert_eq!(edges(&[0u64, 10], 10..10, None), [0, 0]);
         // One segment over both shards: each partial is its whole shard.
-        let whole = [Some(Touch { first: 0, last: 0 }); 2];
-        let one = [0u64, 10];
-        assert_eq!(edges(&one, 0..5, whole[0]), [5, 0]);
-        assert_eq!(edges(&one, 5..10, whole[1]), [10, 5]);
+        let whole = Some(Touch { first: 0, last: 0 });
+        assert_eq!(edges(&[0u64, 10], 0..5, whole), [5, 0]);
+        assert_eq!(edges(&[0u64, 10], 5..10, whole), [10, 5]);
+        // Owners: the segment count.
+        let count = |s: u64| layout_fingerprint([s]);
+        assert!(check_layout([count(7), count(8)], count(7), "the segment count").is_err());
     }
 }

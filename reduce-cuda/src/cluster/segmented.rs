@@ -95,12 +95,12 @@ impl<M> Segments<M> {
 
 /// The layout, as each rank needs it.
 enum Layout<'a> {
-    /// Validated global offsets: the plan, each local rank's rebased offsets, and every
-    /// rank's edges (`agreement::edges`) as these offsets give them.
+    /// Validated global offsets: the plan, each local rank's rebased offsets, and the
+    /// fingerprint of this rank's view of them (`agreement::offsets_view`).
     Offsets {
         plan: SegmentPlan,
         local: Vec<Vec<u32>>,
-        edges: Vec<[u64; 2]>,
+        view: u64,
     },
     /// Owners sharded like the items, and the global segment count.
     Owner {
@@ -190,9 +190,8 @@ impl<M: CudaMonoid> Carries<M> {
 }
 
 /// Words of a record's header: status, flags (`NON_EMPTY`, `PORTABLE`), first segment, last
-/// segment, the monoid's fingerprint, and (CSR offsets) where the first segment's part ends
-/// and the last one's starts (`agreement::edges`).
-const HEADER: usize = 7;
+/// segment, the fingerprints of the monoid and of the rank's view of the layout (`agreement`).
+const HEADER: usize = 6;
 /// The rank's shard touches segments.
 const NON_EMPTY: u64 = 1;
 /// The rank reduced in the portable grouping's pieces (its carry is two summaries).
@@ -229,14 +228,16 @@ impl Cluster {
             .iter()
             .map(|m| plan.local_offsets(offsets, m.rank))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let edges = (0..self.world)
-            .map(|r| agreement::edges(offsets, xs.shards().range(r), plan.touch(r)))
+        let touches: Vec<_> = (0..self.world).map(|r| plan.touch(r)).collect();
+        let edges: Vec<_> = (0..self.world)
+            .map(|r| agreement::edges(offsets, xs.shards().range(r), touches[r]))
             .collect();
+        let view = agreement::layout_fingerprint(agreement::offsets_view(&touches, &edges));
         let config = SegConfig {
             trusted: true,
             ..config.into()
         };
-        let layout = Layout::Offsets { plan, local, edges };
+        let layout = Layout::Offsets { plan, local, view };
         self.segmented(xs, layout, config, placement)
     }
 
@@ -307,9 +308,12 @@ impl Cluster {
         // 2. Every rank's record (its header: `HEADER`) and its carry.
         let carry_bytes = Carries::<M>::bytes();
         let monoid = agreement::monoid_fingerprint::<M>();
-        let sent_edges = |rank: usize| match &layout {
-            Layout::Offsets { edges, .. } => edges[rank],
-            Layout::Owner { .. } => [0, 0],
+        let (view, what) = match &layout {
+            Layout::Offsets { view, .. } => (*view, "the offsets"),
+            Layout::Owner { segments, .. } => (
+                agreement::layout_fingerprint([*segments as u64]),
+                "the segment count",
+            ),
         };
         let mut errors = Vec::with_capacity(locals.len());
         let mut mine = Vec::with_capacity(locals.len());
@@ -321,14 +325,13 @@ impl Cluster {
                 Err(e) => {
                     errors.push(Some(e));
                     mine.push(Local::none());
-                    let header = [monoid, 0, 0];
-                    sends.push(record(&m.gpu, 1, &Local::<M>::none(), pieces, header)?);
+                    let none = Local::<M>::none();
+                    sends.push(record(&m.gpu, 1, &none, pieces, [monoid, view])?);
                     continue;
                 }
             };
             errors.push(None);
-            let [end, start] = sent_edges(m.rank);
-            sends.push(record(&m.gpu, 0, &local, pieces, [monoid, end, start])?);
+            sends.push(record(&m.gpu, 0, &local, pieces, [monoid, view])?);
             mine.push(local);
         }
         let mut recvs = Vec::with_capacity(self.members.len());
@@ -378,12 +381,10 @@ impl Cluster {
                 reason: "the ranks disagree on SegConfig::portable".into(),
             });
         }
-        // Before any carry is read as an `M`: the same monoid, and partials of the same items.
+        // Before any carry is read as an `M`: the same monoid, and one view of the layout (so
+        // partials of the same items), on every rank alike.
         agreement::check_monoid(headers.chunks(HEADER).map(|h| h[4]), monoid)?;
-        if let Layout::Offsets { edges, .. } = &layout {
-            let sent: Vec<[u64; 2]> = headers.chunks(HEADER).map(|h| [h[5], h[6]]).collect();
-            agreement::check_edges(&sent, edges)?;
-        }
+        agreement::check_layout(headers.chunks(HEADER).map(|h| h[5]), view, what)?;
         let touches: Vec<Option<Touch>> = headers
             .chunks(HEADER)
             .map(|h| {
@@ -559,19 +560,19 @@ fn local_segments<M: CudaMonoid>(
     }
 }
 
-/// A rank's record: the header (`HEADER`: status, flags, first and last segment, then `tail`:
-/// the monoid's fingerprint and the edges) and its carry's bytes: the first and last of its
-/// local values (identities when it has none), or in `pieces` (the portable grouping) the two
-/// summaries of its carry (zeros when it has none).
+/// A rank's record: the header (`HEADER`: status, flags, first and last segment, then
+/// `fingerprints`: the monoid's and the layout view's) and its carry's bytes: the first and last
+/// of its local values (identities when it has none), or in `pieces` (the portable grouping)
+/// the two summaries of its carry (zeros when it has none).
 fn record<M: CudaMonoid>(
     gpu: &Gpu,
     status: u64,
     local: &Local<M>,
     pieces: bool,
-    tail: [u64; 3],
+    fingerprints: [u64; 2],
 ) -> Result<(DeviceVec<u64>, DeviceVec<u8>)> {
     let mode = if pieces { PORTABLE } else { 0 };
-    let [monoid, end, start] = tail;
+    let [monoid, view] = fingerprints;
     let header: [u64; HEADER] = match local.touch {
         Some(t) => [
             status,
@@ -579,10 +580,9 @@ fn record<M: CudaMonoid>(
             t.first as u64,
             t.last as u64,
             monoid,
-            end,
-            start,
+            view,
         ],
-        None => [status, mode, 0, 0, monoid, 0, 0],
+        None => [status, mode, 0, 0, monoid, view],
     };
     let header = gpu.upload(&header)?;
     let mut bytes = vec![0u8; Carries::<M>::bytes()];

@@ -719,7 +719,7 @@ fn a_missing_rank_or_a_wrong_world_is_a_timeout() {
 
 /// Ranks in two processes given different inputs: offsets that move a partial another rank
 /// joins, another monoid of the same size, other shards in the portable grouping. Each is
-/// `Mismatch` on every rank whose view differs, never a value of other items or other types.
+/// `Mismatch` on both ranks, never a value of other items or other types, nor a hang.
 #[test]
 fn ranks_given_different_inputs_are_a_mismatch() {
     if let Some(role) = child() {
@@ -780,14 +780,15 @@ fn disagree(cluster: &Cluster, rank: usize) {
         .unwrap();
     let owned = Placement::Owned;
     // Rank 1's offsets end segment 1 at 7, rank 0's at 8: the partial of items 5.. that rank 0
-    // joins into segment 1 covers other items. Rank 0 sees it; rank 1's view is consistent.
+    // joins into segment 1 covers other items. Both ranks see it, so neither goes on alone to
+    // the broadcast of `Placement::All`.
     let offsets: [u32; 4] = if rank == 0 {
         [0, 2, 8, 10]
     } else {
         [0, 2, 7, 10]
     };
-    let result = cluster.reduce_segments(&xs, &offsets, SegConfig::default(), owned);
-    if rank == 0 {
+    for placement in [owned, Placement::All] {
+        let result = cluster.reduce_segments(&xs, &offsets, SegConfig::default(), placement);
         mismatch(result.map(drop), "the offsets");
     }
     // Another monoid of the same size (u32 sums on rank 0, f32 sums on rank 1): both ranks
