@@ -35,11 +35,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 
 # The newer CCCL headers staged in .gpu/cccl.tgz (CUB's gpu_to_gpu determinism, its
 # DeviceSegmentedScan): prints the nvcc flag that puts them first, nothing where none are staged
-# or they do not extract. Extracted once per staged archive (a warm machine keeps /tmp).
+# or they do not extract. Extracted once per staged archive (a warm machine keeps /tmp; the
+# marker holds the archive's checksum).
 staged_cccl() {
   [ -f .gpu/cccl.tgz ] || return 0
-  [ /tmp/cccl/.extracted -nt .gpu/cccl.tgz ] || { rm -rf /tmp/cccl && mkdir -p /tmp/cccl \
-    && tar xzf .gpu/cccl.tgz -C /tmp/cccl && touch /tmp/cccl/.extracted; } \
+  local sum
+  sum=$(cksum < .gpu/cccl.tgz)
+  [ "$(cat /tmp/cccl/.extracted 2>/dev/null)" = "$sum" ] || { rm -rf /tmp/cccl && mkdir -p /tmp/cccl \
+    && tar xzf .gpu/cccl.tgz -C /tmp/cccl && echo "$sum" > /tmp/cccl/.extracted; } \
     || { echo "staged_cccl: .gpu/cccl.tgz did not extract" >&2; return 0; }
   echo "-I/tmp/cccl/include"
 }

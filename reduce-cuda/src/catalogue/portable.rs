@@ -65,8 +65,8 @@ pub(super) fn plain(
     refuse(name, "producers", knobs.producers)?;
     let size = items.m_size.max(1);
     let run = run_len_for_size(size) as u32;
-    // A lane holds at most Shuffle's 256 items.
-    let max_runs = MAX_LANE_RUNS.min(256 / run);
+    // A lane holds at most Shuffle's 256 items: the largest power of two of runs within them.
+    let max_runs = 1 << MAX_LANE_RUNS.min(256 / run).ilog2();
     let lane_runs = match knobs.items_per_thread {
         None => tuning::portable_lane_runs(run, items.in_size),
         Some(k) if k % run == 0 && (k / run).is_power_of_two() && k / run <= max_runs => k / run,

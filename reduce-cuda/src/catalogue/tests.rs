@@ -47,6 +47,10 @@ fn portable_items_per_thread_are_whole_runs() {
     assert!(plain_spec(portable.items_per_thread(256), 4).is_ok());
     let e = plain_spec(portable.items_per_thread(512), 4).unwrap_err();
     assert!(e.to_string().contains("power of two up to 16"), "{e}");
+    // 3-byte values: runs of 21, at most 12 in 256 items, so 8.
+    assert!(plain_spec(portable.items_per_thread(168), 3).is_ok());
+    let e = plain_spec(portable.items_per_thread(252), 3).unwrap_err();
+    assert!(e.to_string().contains("power of two up to 8"), "{e}");
 }
 
 /// Shuffle's static rings shrink for large items (the tile group, then the block) where the
