@@ -21,21 +21,6 @@ pub(super) fn monoid_fingerprint<M: CudaMonoid>() -> u64 {
     fnv1a(0x9e37_79b9_7f4a_7c15, &parts)
 }
 
-/// A fingerprint that differs from this rank's is [`ClusterError::Mismatch`]: the peer's bytes
-/// would be read as another type. `fingerprints` in rank order.
-pub(super) fn check_monoid(fingerprints: impl IntoIterator<Item = u64>, mine: u64) -> Result<()> {
-    match fingerprints.into_iter().position(|f| f != mine) {
-        None => Ok(()),
-        Some(rank) => Err(ClusterError::Mismatch {
-            what: "the monoid",
-            reason: format!(
-                "rank {rank} reduces another monoid (its name, size or code differs): every \
-                 rank must make the same call"
-            ),
-        }),
-    }
-}
-
 /// Where the first segment a shard touches ends and where its last one starts, clipped to the
 /// shard (global item indices), as the validated global CSR `offsets` say: the items of the
 /// shard's first and last partial. `[0, 0]` for a shard that touches none.
@@ -72,10 +57,12 @@ pub(super) fn offsets_view(touches: &[Option<Touch>], edges: &[[u64; 2]]) -> Vec
         .collect()
 }
 
-/// A layout fingerprint that differs from this rank's is [`ClusterError::Mismatch`] of `what`
-/// (the offsets, the segment count). Every rank compares every fingerprint, so every rank whose
-/// view differs from another's fails, and none goes on to a later exchange alone.
-pub(super) fn check_layout(
+/// A fingerprint (`fingerprints` in rank order) that differs from this rank's is
+/// [`ClusterError::Mismatch`] of `what`: the monoid (its bytes would be read as another type),
+/// the offsets or the segment count (partials of other items would be joined). Every rank
+/// compares every fingerprint, so every rank whose fingerprint differs from another's fails,
+/// and none goes on to a later exchange alone.
+pub(super) fn check(
     fingerprints: impl IntoIterator<Item = u64>,
     mine: u64,
     what: &'static str,
@@ -84,7 +71,10 @@ pub(super) fn check_layout(
         None => Ok(()),
         Some(rank) => Err(ClusterError::Mismatch {
             what,
-            reason: format!("rank {rank}'s view of {what} differs: every rank must pass the same"),
+            reason: format!(
+                "rank {rank}'s fingerprint of {what} differs from this rank's: every rank must \
+                 make the same call"
+            ),
         }),
     }
 }
@@ -100,9 +90,9 @@ mod tests {
         assert_eq!(f32_sum, monoid_fingerprint::<Sum<f32>>());
         assert_ne!(f32_sum, monoid_fingerprint::<Sum<u32>>());
         assert_ne!(f32_sum, monoid_fingerprint::<Sum<f64>>());
-        assert!(check_monoid([f32_sum, f32_sum], f32_sum).is_ok());
+        assert!(check([f32_sum, f32_sum], f32_sum, "the monoid").is_ok());
         let other = monoid_fingerprint::<Sum<i32>>();
-        let e = check_monoid([f32_sum, other, f32_sum], f32_sum).unwrap_err();
+        let e = check([f32_sum, other, f32_sum], f32_sum, "the monoid").unwrap_err();
         assert!(e.to_string().contains("rank 1"), "{e}");
     }
 
@@ -125,10 +115,10 @@ mod tests {
         };
         let (mine, theirs) = (view(&[0, 2, 8, 10]), view(&[0, 2, 7, 10]));
         assert_eq!(mine, view(&[0, 2, 8, 10]));
-        assert!(check_layout([mine, mine], mine, "the offsets").is_ok());
+        assert!(check([mine, mine], mine, "the offsets").is_ok());
         for me in [mine, theirs] {
-            let e = check_layout([mine, theirs], me, "the offsets").unwrap_err();
-            assert!(e.to_string().contains("view of the offsets"), "{e}");
+            let e = check([mine, theirs], me, "the offsets").unwrap_err();
+            assert!(e.to_string().contains("fingerprint of the offsets"), "{e}");
         }
         // A shard that touches no segment sends zeros.
         assert_eq!(edges(&[0u64, 10], 10..10, None), [0, 0]);
@@ -138,6 +128,6 @@ mod tests {
         assert_eq!(edges(&[0u64, 10], 5..10, whole), [10, 5]);
         // Owners: the segment count.
         let count = |s: u64| layout_fingerprint([s]);
-        assert!(check_layout([count(7), count(8)], count(7), "the segment count").is_err());
+        assert!(check([count(7), count(8)], count(7), "the segment count").is_err());
     }
 }

@@ -129,7 +129,8 @@ impl Cluster {
         let records: Vec<&[u8]> = all.chunks(bytes).collect();
         let statuses = records.iter().map(|r| word(r, 0));
         self.first_failure(statuses, &mut errors, "the portable reduction")?;
-        agreement::check_monoid(records.iter().map(|r| word(r, MONOID_WORD)), monoid)?;
+        let fingerprints = records.iter().map(|r| word(r, MONOID_WORD));
+        agreement::check(fingerprints, monoid, "the monoid")?;
         check_headers(&records, shards, run)?;
         // SAFETY: every rank wrote its record with `to_record` for this `M` (the fingerprints
         // agree) and `run` (a failed one was reported above).

@@ -383,8 +383,8 @@ impl Cluster {
         }
         // Before any carry is read as an `M`: the same monoid, and one view of the layout (so
         // partials of the same items), on every rank alike.
-        agreement::check_monoid(headers.chunks(HEADER).map(|h| h[4]), monoid)?;
-        agreement::check_layout(headers.chunks(HEADER).map(|h| h[5]), view, what)?;
+        agreement::check(headers.chunks(HEADER).map(|h| h[4]), monoid, "the monoid")?;
+        agreement::check(headers.chunks(HEADER).map(|h| h[5]), view, what)?;
         let touches: Vec<Option<Touch>> = headers
             .chunks(HEADER)
             .map(|h| {
@@ -398,15 +398,8 @@ impl Cluster {
 
         // 3. The plan (the same on every rank), then each local rank's owned values.
         let plan = match layout {
-            Layout::Offsets { plan, .. } => {
-                if (0..self.world).any(|r| plan.touch(r) != touches[r]) {
-                    return Err(ClusterError::Mismatch {
-                        what: "the offsets",
-                        reason: "the ranks were given different offsets".into(),
-                    });
-                }
-                plan
-            }
+            // The views' check above holds every rank's touches to this rank's plan.
+            Layout::Offsets { plan, .. } => plan,
             Layout::Owner { segments, .. } => {
                 SegmentPlan::from_touches(xs.shards(), touches, segments)?
             }
