@@ -316,16 +316,6 @@ pub(super) fn segmented(
         (SegAlgorithm::SegPipeline, s) => s.unwrap_or(SEG_PIPE_STAGES),
         _ => 0,
     };
-    if stages > 0 && block > 1024 - 32 {
-        return Err(invalid(
-            name,
-            format!(
-                "block size {block} with the producer warp is {} threads, past 1024: use at \
-                 most 992",
-                block + 32
-            ),
-        ));
-    }
     let mut plan = SegShuffle {
         algorithm,
         stages,
@@ -335,6 +325,18 @@ pub(super) fn segmented(
         vecs,
         grid: check_grid(name, knobs.grid)?,
     };
+    // SegPipeline's producer warp launches beside the block.
+    let launched = plan.threads();
+    if launched > 1024 {
+        return Err(invalid(
+            name,
+            format!(
+                "block size {block} with the producer warp is {launched} threads, past 1024: \
+                 use at most {}",
+                1024 - (launched - block)
+            ),
+        ));
+    }
     // SegPipeline's defaults shrink for large items: first the stages, then the block, until a
     // block's shared memory fits the budget (what the caller set stays).
     while stages > 0
