@@ -116,6 +116,17 @@ impl Scalar {
         )
     }
 
+    /// The unsigned integer type of the same width (`abs_diff`, `unsigned_abs`).
+    pub fn unsigned(self) -> Scalar {
+        match self {
+            Scalar::I8 => Scalar::U8,
+            Scalar::I16 => Scalar::U16,
+            Scalar::I32 => Scalar::U32,
+            Scalar::I64 => Scalar::U64,
+            s => s,
+        }
+    }
+
     /// Integers narrower than `int`: C promotes them, so every result is cast back.
     pub fn is_narrow(self) -> bool {
         matches!(self, Scalar::U8 | Scalar::I8 | Scalar::U16 | Scalar::I16)

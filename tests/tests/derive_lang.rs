@@ -303,6 +303,8 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_lifted::<MathFns, f32>();
     compiles_lifted::<LogSumExp, f32>();
     compiles_segmented_lifted::<MathFns, f32, u32>();
+    compiles_lifted::<Methods, u64>();
+    compiles_segmented_lifted::<Methods, u64, u64>();
     compiles_every_algorithm::<LogSumExp>();
 }
 
@@ -354,7 +356,7 @@ fn elementary_functions_call_reduce_core_math_on_both_sides() {
             assert_eq!(got.to_bits(), want.to_bits(), "f64 at {x}");
         }
         let bits = (x * 1000.0) as i32;
-        assert_eq!(m.n[0], bits.wrapping_pow(k as u32 % 5));
+        assert_eq!(m.n[0], (bits % 100).pow(k as u32 % 5));
         assert_eq!(m.n[3], bits.saturating_mul(bits));
     }
     let text = <MathFns as Lift<f32>>::cuda_source_lifted();

@@ -16,7 +16,7 @@ use reduce_core::{fold, Lift};
 use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, KernelSource, Sum};
 use reduce_tests::emu::{check_plain, compiler};
-use reduce_tests::monoids::lang::ArgMax;
+use reduce_tests::monoids::lang::{lifted, method_inputs, ArgMax, Methods};
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
 
@@ -128,6 +128,21 @@ fn lifted_items_fold_with_their_indices() {
             .collect();
         check(&cxx, &source, &format!("argmax_{k}"), &inputs, lifted);
     }
+}
+
+/// The derive's exact float methods and integer bit methods (`Methods`, lifted from `u64`: the
+/// prelude's helpers, compiled on the host) give Rust's bits: every special input as items 0 and
+/// 1 (both paths of the lift), and thousands of random ones, summed field by field.
+#[test]
+fn exact_methods_are_rusts_through_the_kernel() {
+    let Some(cxx) = compiler() else { return };
+    let source = kernel_source_lifted::<Methods, u64>(Config::default()).unwrap();
+    let xs = method_inputs(3000, 5);
+    let mut inputs: Vec<Vec<u64>> = xs.iter().take(27).map(|&x| vec![x, x]).collect();
+    inputs.push(xs);
+    check(&cxx, &source, "methods", &inputs, |xs: &[u64]| {
+        fold(&lifted::<Methods, u64>(xs))
+    });
 }
 
 /// Inputs 4, 8 and 12 bytes past a 16-byte boundary (the kernel specialised for each, whole

@@ -310,3 +310,31 @@ fn elementary_functions_give_the_cpu_bits_on_the_device() {
         );
     }
 }
+
+/// The exact float methods and the integer bit methods give the CPU's bits on the device
+/// (`Methods`: floor, ceil, trunc, round, round_ties_even, fract, signum, copysign, recip, clamp,
+/// the class tests and to_bits/from_bits on f32 and f64; abs_diff, unsigned_abs, signum,
+/// leading/trailing ones, count_zeros, reverse_bits, swap_bytes, clamp, is_power_of_two and the
+/// saturating and wrapping powers on every integer width): every input of 10^6 (special values,
+/// random bit patterns, values with halves) in its own segment of one item, compared bit for
+/// bit with its lift, and the sum of all of them with every lifted configuration.
+#[test]
+fn exact_methods_give_the_cpu_bits_on_the_device() {
+    use reduce_cuda::SegAlgorithm;
+    let Some(gpu) = gpu() else { return };
+    let xs = method_inputs(1_000_000, 47);
+    let d_xs = gpu.upload(&xs).unwrap();
+    let offsets: Vec<u64> = (0..=xs.len() as u64).collect();
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    let want = lifted::<Methods, u64>(&xs);
+    for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegMerge] {
+        let got = gpu
+            .reduce_segments_lifted::<Methods, u64>(&d_xs, &d_offsets, algorithm)
+            .unwrap();
+        let got = gpu.download(&got).unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "{algorithm:?}: item {i} ({:#x})", xs[i]);
+        }
+    }
+    check_lifted::<Methods, u64>(&gpu, &xs);
+}

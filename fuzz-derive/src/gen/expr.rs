@@ -4,12 +4,15 @@
 use super::{GTy, Gen, Place, Rng, Sc, FIELD_SCALARS};
 
 const INT_BINOPS: [&str; 10] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"];
-const INT_METHODS: [&str; 7] = [
+const INT_METHODS: [&str; 10] = [
     "wrapping_add",
     "wrapping_sub",
     "wrapping_mul",
     "wrapping_div",
     "wrapping_rem",
+    "saturating_add",
+    "saturating_sub",
+    "saturating_mul",
     "min",
     "max",
 ];
@@ -472,77 +475,198 @@ impl Gen<'_> {
 
     pub(super) fn method(&mut self, s: Sc, d: usize) -> String {
         match s {
-            Sc::Bool => {
-                let f = *self.rng.pick(&[Sc::F32, Sc::F64]);
-                format!("({}).is_nan()", self.expr(f, d))
+            Sc::Bool => self.test_method(d),
+            _ if s.is_float() => self.float_method(s, d),
+            _ => self.int_method(s, d),
+        }
+    }
+
+    /// A `bool` from a float's class or sign, or an unsigned integer's `is_power_of_two`. A
+    /// NaN's sign differs between CPU and GPU, so the sign tests see NaN as neither.
+    fn test_method(&mut self, d: usize) -> String {
+        let f = *self.rng.pick(&[Sc::F32, Sc::F64]);
+        let x = self.expr(f, d);
+        match self.rng.below(4) {
+            0 => {
+                let m = *self.rng.pick(&["is_nan", "is_finite", "is_infinite"]);
+                format!("({x}).{m}()")
             }
-            _ if s.is_float() => {
-                let a = self.expr(s, d);
-                match self.rng.below(6) {
-                    0 => format!("({a}).sqrt()"),
-                    1 => format!("({a}).abs()"),
-                    2 => {
-                        let b = self.expr(s, d);
-                        let c = self.expr(s, d);
-                        format!("({a}).mul_add({b}, {c})")
-                    }
-                    // reduce_core::math's functions (the prelude's on the device)
-                    3 => {
-                        let f = *self
-                            .rng
-                            .pick(&["exp", "exp2", "ln", "log2", "log10", "tanh"]);
-                        format!("({a}).{f}()")
-                    }
-                    4 => {
-                        let b = self.expr(s, d);
-                        format!("({a}).powf({b})")
-                    }
-                    _ => {
-                        let n = self.expr(Sc::I32, d);
-                        format!("({a}).powi({n})")
-                    }
-                }
+            1 => {
+                let m = *self.rng.pick(&["is_sign_positive", "is_sign_negative"]);
+                format!("{{ let t: {} = {x}; !t.is_nan() && t.{m}() }}", f.rust())
+            }
+            2 => {
+                let u = *self.rng.pick(&[Sc::U8, Sc::U16, Sc::U32, Sc::U64]);
+                format!("({}).is_power_of_two()", self.expr(u, d))
+            }
+            _ => format!("({x}).is_nan()"),
+        }
+    }
+
+    fn float_method(&mut self, s: Sc, d: usize) -> String {
+        let t = s.rust();
+        let a = self.expr(s, d);
+        match self.rng.below(10) {
+            0 => format!("({a}).sqrt()"),
+            1 => format!("({a}).abs()"),
+            2 => {
+                let b = self.expr(s, d);
+                let c = self.expr(s, d);
+                format!("({a}).mul_add({b}, {c})")
+            }
+            // reduce_core::math's functions (the prelude's on the device)
+            3 => {
+                let f = *self
+                    .rng
+                    .pick(&["exp", "exp2", "ln", "log2", "log10", "tanh"]);
+                format!("({a}).{f}()")
+            }
+            4 => {
+                let b = self.expr(s, d);
+                format!("({a}).powf({b})")
+            }
+            5 => {
+                let n = self.expr(Sc::I32, d);
+                format!("({a}).powi({n})")
+            }
+            // the exact methods
+            6 => {
+                let m = *self.rng.pick(&[
+                    "floor",
+                    "ceil",
+                    "trunc",
+                    "round",
+                    "round_ties_even",
+                    "fract",
+                    "signum",
+                    "recip",
+                ]);
+                format!("({a}).{m}()")
+            }
+            // the sign of a NaN differs between CPU and GPU: never copied from one
+            7 => {
+                let b = self.expr(s, d);
+                format!(
+                    "({a}).copysign({{ let t: {t} = {b}; if t.is_nan() {{ 1.0 }} else {{ t }} }})"
+                )
+            }
+            8 => {
+                let (lo, hi) = self.float_bounds();
+                format!("({a}).clamp({lo}{t}, {hi}{t})")
             }
             _ => {
-                if s == Sc::U32 && self.rng.chance(15) {
-                    // Bit counts of any integer type, as u32.
-                    let ints: Vec<Sc> = FIELD_SCALARS.into_iter().filter(|s| s.is_int()).collect();
-                    let t = *self.rng.pick(&ints);
-                    let x = self.expr(t, d);
-                    let m = *self
-                        .rng
-                        .pick(&["count_ones", "leading_zeros", "trailing_zeros"]);
-                    return format!("({x}).{m}()");
-                }
-                let a = self.expr(s, d);
-                match self.rng.below(6) {
-                    0 | 1 => {
-                        let m = *self.rng.pick(&INT_METHODS);
-                        let b = self.expr(s, d);
-                        let b = if m.ends_with("div") || m.ends_with("rem") {
-                            format!("({b} | 1)")
-                        } else {
-                            b
-                        };
-                        format!("({a}).{m}({b})")
-                    }
-                    2 => {
-                        let m = *self.rng.pick(&[
-                            "rotate_left",
-                            "rotate_right",
-                            "wrapping_shl",
-                            "wrapping_shr",
-                        ]);
-                        let b = self.expr(Sc::U32, d);
-                        format!("({a}).{m}({b})")
-                    }
-                    3 => format!("({a}).wrapping_neg()"),
-                    4 if s.is_signed() => format!("({a}).abs()"),
-                    _ => {
-                        let b = self.expr(s, d);
-                        format!("{}::max({a}, {b})", s.rust())
-                    }
-                }
+                let u = if s == Sc::F32 { Sc::U32 } else { Sc::U64 };
+                format!("{t}::from_bits({})", self.expr(u, d))
+            }
+        }
+    }
+
+    /// Two float literals in order (`clamp` takes literal bounds only).
+    fn float_bounds(&mut self) -> (String, String) {
+        let v = |rng: &mut Rng| (rng.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0;
+        let (a, b) = (v(self.rng), v(self.rng));
+        let (lo, hi) = (a.min(b), a.max(b));
+        (format!("{lo:?}"), format!("{hi:?}"))
+    }
+
+    fn int_method(&mut self, s: Sc, d: usize) -> String {
+        let t = s.rust();
+        if s == Sc::U32 && self.rng.chance(15) {
+            // Bit counts of any integer type, as u32.
+            let ints: Vec<Sc> = FIELD_SCALARS.into_iter().filter(|s| s.is_int()).collect();
+            let t = *self.rng.pick(&ints);
+            let x = self.expr(t, d);
+            let m = *self.rng.pick(&[
+                "count_ones",
+                "count_zeros",
+                "leading_zeros",
+                "leading_ones",
+                "trailing_zeros",
+                "trailing_ones",
+            ]);
+            return format!("({x}).{m}()");
+        }
+        // The signed type of an unsigned one's width: abs_diff and unsigned_abs give `s` from it.
+        let signed = match s {
+            Sc::U8 => Some(Sc::I8),
+            Sc::U16 => Some(Sc::I16),
+            Sc::U32 => Some(Sc::I32),
+            Sc::U64 => Some(Sc::I64),
+            _ => None,
+        };
+        if let Some(w) = signed.filter(|_| self.rng.chance(10)) {
+            let x = self.expr(w, d);
+            return match self.rng.below(3) {
+                0 => format!("({x}).abs_diff({})", self.expr(w, d)),
+                1 => format!("({x}).unsigned_abs()"),
+                _ => format!("({}).abs_diff({})", self.expr(s, d), self.expr(s, d)),
+            };
+        }
+        if matches!(s, Sc::U32 | Sc::U64) && self.rng.chance(8) {
+            // to_bits of a float of the width; a NaN's bits differ between CPU and GPU
+            let f = if s == Sc::U32 { Sc::F32 } else { Sc::F64 };
+            let x = self.expr(f, d);
+            return format!(
+                "{{ let t: {} = {x}; if t.is_nan() {{ 0 }} else {{ t.to_bits() }} }}",
+                f.rust()
+            );
+        }
+        let a = self.expr(s, d);
+        match self.rng.below(9) {
+            0 | 1 => {
+                let m = *self.rng.pick(&INT_METHODS);
+                let b = self.expr(s, d);
+                let b = if m.ends_with("div") || m.ends_with("rem") {
+                    format!("({b} | 1)")
+                } else {
+                    b
+                };
+                format!("({a}).{m}({b})")
+            }
+            2 => {
+                let m = *self.rng.pick(&[
+                    "rotate_left",
+                    "rotate_right",
+                    "wrapping_shl",
+                    "wrapping_shr",
+                    "pow",
+                    "wrapping_pow",
+                    "saturating_pow",
+                ]);
+                let b = self.expr(Sc::U32, d);
+                format!("({a}).{m}({b})")
+            }
+            3 => format!("({a}).wrapping_neg()"),
+            4 if s.is_signed() => {
+                let m = *self.rng.pick(&[
+                    "abs",
+                    "wrapping_abs",
+                    "saturating_abs",
+                    "saturating_neg",
+                    "signum",
+                ]);
+                format!("({a}).{m}()")
+            }
+            5 => {
+                let m = *self.rng.pick(&["reverse_bits", "swap_bytes"]);
+                format!("({a}).{m}()")
+            }
+            6 => {
+                let (lo, hi) = if s.is_signed() {
+                    let (x, y) = (
+                        self.rng.below(200) as i64 - 100,
+                        self.rng.below(200) as i64 - 100,
+                    );
+                    (x.min(y), x.max(y))
+                } else {
+                    let (x, y) = (self.rng.below(200) as i64, self.rng.below(200) as i64);
+                    (x.min(y), x.max(y))
+                };
+                format!("({a}).clamp({lo}{t}, {hi}{t})")
+            }
+            _ => {
+                let b = self.expr(s, d);
+                format!("{t}::max({a}, {b})")
             }
         }
     }

@@ -249,6 +249,97 @@ R_SATURATING_SIGNED(int, unsigned int, i32)
 R_SATURATING_UNSIGNED(unsigned long long, u64)
 R_SATURATING_SIGNED(long long, unsigned long long, i64)
 
+// --- bit order of 64-bit words: reverse_bits and swap_bytes of any width are these, shifted ---
+__device__ __forceinline__ unsigned long long r_bswap64(unsigned long long x) {
+    x = ((x & 0x00ff00ff00ff00ffull) << 8) | ((x >> 8) & 0x00ff00ff00ff00ffull);
+    x = ((x & 0x0000ffff0000ffffull) << 16) | ((x >> 16) & 0x0000ffff0000ffffull);
+    return (x << 32) | (x >> 32);
+}
+__device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
+#ifdef __CUDA_ARCH__
+    return __brevll(x);
+#else
+    x = ((x & 0x5555555555555555ull) << 1) | ((x >> 1) & 0x5555555555555555ull);
+    x = ((x & 0x3333333333333333ull) << 2) | ((x >> 2) & 0x3333333333333333ull);
+    x = ((x & 0x0f0f0f0f0f0f0f0full) << 4) | ((x >> 4) & 0x0f0f0f0f0f0f0f0full);
+    return r_bswap64(x);
+#endif
+}
+
+// abs_diff (the unsigned type of the same width), count_zeros, leading_ones, trailing_ones,
+// reverse_bits, swap_bytes, clamp (bounds in order: the translation takes only literals) and
+// saturating_pow (Rust's: checked_pow, else MIN for a negative base to an odd power, else MAX)
+// for any integer type; T, UT and BITS as in R_INT_HELPERS, SIGNED 1 for the signed types.
+#define R_INT_METHODS(T, UT, S, BITS, SIGNED)                                                   \
+    __device__ __forceinline__ UT r_abs_diff_##S(T a, T b) {                                    \
+        return r_pin(a < b ? (UT)((UT)b - (UT)a) : (UT)((UT)a - (UT)b));                        \
+    }                                                                                           \
+    __device__ __forceinline__ unsigned int r_count_zeros_##S(T a) { return BITS - r_popc_##S(a); } \
+    __device__ __forceinline__ unsigned int r_leading_ones_##S(T a) { return r_clz_##S((T)~a); } \
+    __device__ __forceinline__ unsigned int r_trailing_ones_##S(T a) { return r_ctz_##S((T)~a); } \
+    __device__ __forceinline__ T r_reverse_bits_##S(T a) {                                      \
+        return r_pin((T)(UT)(r_brev64((UT)a) >> (64 - BITS)));                                  \
+    }                                                                                           \
+    __device__ __forceinline__ T r_swap_bytes_##S(T a) {                                        \
+        return r_pin((T)(UT)(r_bswap64((UT)a) >> (64 - BITS)));                                 \
+    }                                                                                           \
+    __device__ __forceinline__ T r_clamp_##S(T a, T lo, T hi) { return r_pin(a < lo ? lo : a > hi ? hi : a); } \
+    __device__ __forceinline__ T r_saturating_pow_##S(T a, unsigned int e) {                    \
+        const UT max = (UT)((UT)~(UT)0 >> SIGNED);                                              \
+        const bool neg = a < 0 && (e & 1u);                                                     \
+        const UT limit = neg ? (UT)(max + 1) : max;                                             \
+        UT base = a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a, acc = 1;                                 \
+        bool base_over = false, over = false;                                                   \
+        for (; e != 0; e >>= 1) {                                                               \
+            if (e & 1u) {                                                                       \
+                if (base_over || (base != 0 && acc > (UT)(limit / base))) over = true;          \
+                else acc = (UT)(acc * base);                                                    \
+            }                                                                                   \
+            if (e > 1u && !base_over) {                                                         \
+                if (base != 0 && base > (UT)(limit / base)) base_over = true;                   \
+                else base = (UT)(base * base);                                                  \
+            }                                                                                   \
+        }                                                                                       \
+        if (over) return neg ? (T)(UT)(max + 1) : (T)max;                                       \
+        return r_pin(neg ? (T)(UT)((UT)0 - acc) : (T)acc);                                      \
+    }
+// unsigned_abs, signum, saturating_neg, saturating_abs: the signed types'.
+#define R_SIGNED_METHODS(T, UT, S)                                                              \
+    __device__ __forceinline__ UT r_unsigned_abs_##S(T a) {                                     \
+        return r_pin(a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a);                                      \
+    }                                                                                           \
+    __device__ __forceinline__ T r_signum_##S(T a) { return (T)((a > 0) - (a < 0)); }           \
+    __device__ __forceinline__ T r_saturating_neg_##S(T a) {                                    \
+        const T max = (T)((UT)~(UT)0 >> 1);                                                     \
+        return a == (T)(-max - 1) ? max : r_neg_##S(a);                                         \
+    }                                                                                           \
+    __device__ __forceinline__ T r_saturating_abs_##S(T a) {                                    \
+        const T max = (T)((UT)~(UT)0 >> 1);                                                     \
+        return a == (T)(-max - 1) ? max : r_abs_##S(a);                                         \
+    }
+// is_power_of_two: the unsigned types'.
+#define R_UNSIGNED_METHODS(T, S)                                                                \
+    __device__ __forceinline__ bool r_is_power_of_two_##S(T a) {                                \
+        return a != 0 && (T)(a & (T)(a - 1)) == 0;                                              \
+    }
+
+R_INT_METHODS(unsigned char, unsigned char, u8, 8, 0)
+R_INT_METHODS(signed char, unsigned char, i8, 8, 1)
+R_INT_METHODS(unsigned short, unsigned short, u16, 16, 0)
+R_INT_METHODS(short, unsigned short, i16, 16, 1)
+R_INT_METHODS(unsigned int, unsigned int, u32, 32, 0)
+R_INT_METHODS(int, unsigned int, i32, 32, 1)
+R_INT_METHODS(unsigned long long, unsigned long long, u64, 64, 0)
+R_INT_METHODS(long long, unsigned long long, i64, 64, 1)
+R_UNSIGNED_METHODS(unsigned char, u8)
+R_SIGNED_METHODS(signed char, unsigned char, i8)
+R_UNSIGNED_METHODS(unsigned short, u16)
+R_SIGNED_METHODS(short, unsigned short, i16)
+R_UNSIGNED_METHODS(unsigned int, u32)
+R_SIGNED_METHODS(int, unsigned int, i32)
+R_UNSIGNED_METHODS(unsigned long long, u64)
+R_SIGNED_METHODS(long long, unsigned long long, i64)
+
 // --- float -> int `as`: truncate toward zero, saturate, NaN -> 0 -------------------------------
 // LO and HI are powers of two (exact in float and double): x <= LO gives MIN, x >= HI gives MAX,
 // anything strictly between truncates to a representable value.
@@ -324,6 +415,39 @@ __device__ __forceinline__ float r_fma32(float a, float b, float c) {
 }
 __device__ __forceinline__ float r_fmax32(float a, float b) { return R_MATH(fmaxf, __builtin_fmaxf)(a, b); }
 __device__ __forceinline__ float r_fmin32(float a, float b) { return R_MATH(fminf, __builtin_fminf)(a, b); }
+
+// The f32 and f64 methods of Rust that are exact in IEEE arithmetic: floor, ceil, trunc, round
+// (halves away from zero), round_ties_even, fract (x - trunc(x)), copysign, signum (NaN for NaN,
+// else 1 with x's sign), clamp (bounds in order: the translation takes only literals), to_bits,
+// and the class tests on the bit pattern (no float comparison for NVVM to fold). SUF: the C
+// functions' suffix (f or none); U, SIGN: the bits' type and the sign bit; NAN: Rust's NaN.
+#define R_FLOAT_METHODS(F, S, SUF, U, SIGN, INF, NAN)                                           \
+    __device__ __forceinline__ F r_floor_##S(F x) { return R_MATH(floor##SUF, __builtin_floor##SUF)(x); } \
+    __device__ __forceinline__ F r_ceil_##S(F x) { return R_MATH(ceil##SUF, __builtin_ceil##SUF)(x); } \
+    __device__ __forceinline__ F r_trunc_##S(F x) { return R_MATH(trunc##SUF, __builtin_trunc##SUF)(x); } \
+    __device__ __forceinline__ F r_round_##S(F x) { return R_MATH(round##SUF, __builtin_round##SUF)(x); } \
+    __device__ __forceinline__ F r_round_ties_even_##S(F x) {                                   \
+        return R_MATH(rint##SUF, __builtin_rint##SUF)(x);                                       \
+    }                                                                                           \
+    __device__ __forceinline__ F r_fract_##S(F x) { return x - r_trunc_##S(x); }               \
+    __device__ __forceinline__ F r_copysign_##S(F x, F y) {                                     \
+        return R_MATH(copysign##SUF, __builtin_copysign##SUF)(x, y);                            \
+    }                                                                                           \
+    __device__ __forceinline__ F r_signum_##S(F x) {                                            \
+        return r_isnan(x) ? r_##S##_from_bits(NAN) : r_copysign_##S((F)1, x);                   \
+    }                                                                                           \
+    __device__ __forceinline__ F r_clamp_##S(F x, F lo, F hi) {                                 \
+        return r_flt(x, lo) ? lo : r_fgt(x, hi) ? hi : x;                                       \
+    }                                                                                           \
+    __device__ __forceinline__ U r_to_bits_##S(F x) { return r_##S##_bits(x); }                 \
+    __device__ __forceinline__ bool r_is_finite_##S(F x) { return (r_##S##_bits(x) & ~SIGN) < INF; } \
+    __device__ __forceinline__ bool r_is_infinite_##S(F x) { return (r_##S##_bits(x) & ~SIGN) == INF; } \
+    __device__ __forceinline__ bool r_is_sign_negative_##S(F x) { return (r_##S##_bits(x) & SIGN) != 0; } \
+    __device__ __forceinline__ bool r_is_sign_positive_##S(F x) { return (r_##S##_bits(x) & SIGN) == 0; }
+R_FLOAT_METHODS(float, f32, f, unsigned int, 0x80000000u, 0x7f800000u, 0x7fc00000u)
+R_FLOAT_METHODS(double, f64, , unsigned long long, 0x8000000000000000ull, 0x7ff0000000000000ull,
+                0x7ff8000000000000ull)
+#undef R_FLOAT_METHODS
 #undef R_MATH
 __device__ __forceinline__ double r_abs64(double x) { return r_f64_from_bits(r_f64_bits(x) & 0x7fffffffffffffffull); }
 #define R_INF64 r_f64_from_bits(0x7ff0000000000000ull)

@@ -2,7 +2,7 @@
 //! tuple-struct constructors (`Pair(a, b)`), `#[device_fn]` calls, and methods called through
 //! their type (`f32::max(a, b)`).
 
-use super::tree::{lookup_method, project_field, Kind, TExpr, T};
+use super::tree::{lookup_method, project_field, Kind, Method, TExpr, T};
 use super::{err, Checker, Uses, SUBSET};
 use crate::tokens::{strip_parens, tokens_to_string, unraw};
 use crate::types::{Scalar, Style, Ty};
@@ -98,6 +98,29 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// `f32::from_bits(u)` (`u: u32`), `f64::from_bits(u)` (`u: u64`): the float of that bit
+    /// pattern.
+    fn from_bits(&mut self, s: Scalar, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
+        let bits = if s == Scalar::F32 {
+            Scalar::U32
+        } else {
+            Scalar::U64
+        };
+        let [arg] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(
+                e,
+                format!("`from_bits` takes 1 argument(s), {} given", c.args.len()),
+            ));
+        };
+        let v = self.check(arg, Some(&Ty::Scalar(bits)))?;
+        let v = self.coerce(v, &Ty::Scalar(bits))?;
+        Ok(TExpr {
+            kind: Kind::Method(Method::FromBits, Box::new(v), vec![]),
+            ty: T::Known(Ty::Scalar(s)),
+            src: e,
+        })
+    }
+
     pub(super) fn call(&mut self, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
         let Expr::Path(p) = strip_parens(&c.func) else {
             return Err(err(&c.func, "only named functions can be called"));
@@ -109,6 +132,9 @@ impl<'a> Checker<'a> {
         // `f32::max(a, b)`: a method called through its type.
         if segs.len() == 2 && p.path.leading_colon.is_none() {
             if let Some(s) = Scalar::from_rust(&segs[0].ident.to_string()) {
+                if segs[1].ident == "from_bits" && s.is_float() {
+                    return self.from_bits(s, c, e);
+                }
                 if let Some(m) = lookup_method(&segs[1].ident) {
                     let mut args = c.args.iter();
                     let Some(receiver) = args.next() else {

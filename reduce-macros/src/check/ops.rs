@@ -299,53 +299,11 @@ impl<'a> Checker<'a> {
                 ))
             }
         };
-        use Method::*;
-        let for_floats = matches!(
-            method,
-            Sqrt | MulAdd | IsNan | Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh
-        );
-        let for_ints = matches!(
-            method,
-            WrappingAdd
-                | WrappingSub
-                | WrappingMul
-                | WrappingNeg
-                | WrappingDiv
-                | WrappingRem
-                | WrappingShl
-                | WrappingShr
-                | RotateLeft
-                | RotateRight
-                | CountOnes
-                | LeadingZeros
-                | TrailingZeros
-                | Pow
-                | SaturatingAdd
-                | SaturatingSub
-                | SaturatingMul
-        );
-        if (for_floats && !s.is_float())
-            || (for_ints && !s.is_int())
-            || (method == Abs && s.is_int() && !s.is_signed())
-        {
+        let Some((arg_tys, result)) = signature(method, s) else {
             return Err(err(
                 name,
                 format!("`{name}` is not a method of `{}`", s.rust()),
             ));
-        }
-        let (arg_tys, result) = match method {
-            Abs | Sqrt | WrappingNeg => (vec![], s),
-            Exp | Exp2 | Ln | Log2 | Log10 | Tanh => (vec![], s),
-            Powf | SaturatingAdd | SaturatingSub | SaturatingMul => (vec![s], s),
-            Powi => (vec![Scalar::I32], s),
-            Pow => (vec![Scalar::U32], s),
-            IsNan => (vec![], Scalar::Bool),
-            Min | Max | WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem => {
-                (vec![s], s)
-            }
-            MulAdd => (vec![s, s], s),
-            WrappingShl | WrappingShr | RotateLeft | RotateRight => (vec![Scalar::U32], s),
-            CountOnes | LeadingZeros | TrailingZeros => (vec![], Scalar::U32),
         };
         if args.len() != arg_tys.len() {
             return Err(err(
@@ -362,11 +320,101 @@ impl<'a> Checker<'a> {
             let v = self.check(a, Some(&Ty::Scalar(t)))?;
             targs.push(self.coerce(v, &Ty::Scalar(t))?);
         }
+        if method == Method::Clamp {
+            check_clamp_bounds(name, &targs)?;
+        }
         Ok(TExpr {
             kind: Kind::Method(method, Box::new(recv), targs),
             ty: T::Known(Ty::Scalar(result)),
             src: e,
         })
+    }
+}
+
+/// The argument types and the result type of `method` called on a `s`, or `None` where `s` has
+/// no such method (Rust's: `abs` and `signum` only on signed types, `is_power_of_two` only on
+/// unsigned ones, `abs_diff` and `unsigned_abs` give the unsigned type of the same width).
+fn signature(method: Method, s: Scalar) -> Option<(Vec<Scalar>, Scalar)> {
+    use Method::*;
+    let (float, int, signed) = (s.is_float(), s.is_int(), s.is_int() && s.is_signed());
+    let bits = if s == Scalar::F32 {
+        Scalar::U32
+    } else {
+        Scalar::U64
+    };
+    let sig = |args: &[Scalar], result: Scalar| Some((args.to_vec(), result));
+    match method {
+        Min | Max => sig(&[s], s),
+        Clamp => sig(&[s, s], s),
+        Abs | Signum if float || signed => sig(&[], s),
+        Sqrt | Exp | Exp2 | Ln | Log2 | Log10 | Tanh | Floor | Ceil | Trunc | Round
+        | RoundTiesEven | Fract | Recip
+            if float =>
+        {
+            sig(&[], s)
+        }
+        Powf | Copysign if float => sig(&[s], s),
+        Powi if float => sig(&[Scalar::I32], s),
+        MulAdd if float => sig(&[s, s], s),
+        IsNan | IsFinite | IsInfinite | IsSignPositive | IsSignNegative if float => {
+            sig(&[], Scalar::Bool)
+        }
+        ToBits if float => sig(&[], bits),
+        WrappingAdd | WrappingSub | WrappingMul | WrappingDiv | WrappingRem | SaturatingAdd
+        | SaturatingSub | SaturatingMul
+            if int =>
+        {
+            sig(&[s], s)
+        }
+        WrappingNeg | ReverseBits | SwapBytes if int => sig(&[], s),
+        WrappingShl | WrappingShr | RotateLeft | RotateRight | Pow | WrappingPow
+        | SaturatingPow
+            if int =>
+        {
+            sig(&[Scalar::U32], s)
+        }
+        CountOnes | CountZeros | LeadingZeros | LeadingOnes | TrailingZeros | TrailingOnes
+            if int =>
+        {
+            sig(&[], Scalar::U32)
+        }
+        AbsDiff if int => sig(&[s], s.unsigned()),
+        UnsignedAbs if signed => sig(&[], s.unsigned()),
+        WrappingAbs | SaturatingNeg | SaturatingAbs if signed => sig(&[], s),
+        IsPowerOfTwo if int && !signed => sig(&[], Scalar::Bool),
+        _ => None,
+    }
+}
+
+/// `clamp`'s bounds: Rust panics where `min > max` (or either is NaN), which the device cannot,
+/// so both must be literals (or constants such as `f32::MAX`) in order.
+fn check_clamp_bounds(name: &syn::Ident, args: &[TExpr<'_>]) -> Result<()> {
+    let value = |t: &TExpr| -> Option<f64> {
+        match &t.kind {
+            Kind::Int(v) => Some(*v as f64),
+            Kind::Float(FloatVal::F32(v)) => Some(f64::from(*v)),
+            Kind::Float(FloatVal::F64(v)) => Some(*v),
+            Kind::Float(FloatVal::Digits(d)) => d.replace('_', "").parse().ok(),
+            _ => None,
+        }
+    };
+    let literal = |t: &TExpr| match &t.kind {
+        Kind::Neg(inner) => value(inner).map(|v| -v),
+        _ => value(t),
+    };
+    match (literal(&args[0]), literal(&args[1])) {
+        (Some(lo), Some(hi)) if lo <= hi => Ok(()),
+        (Some(_), Some(_)) => Err(err(
+            name,
+            format!("`{name}`'s bounds are out of order (or NaN): Rust panics on them"),
+        )),
+        _ => Err(err(
+            name,
+            format!(
+                "`{name}` needs literal bounds (Rust panics where min > max, which the device \
+                 cannot): write `if x < lo {{ lo }} else if x > hi {{ hi }} else {{ x }}`"
+            ),
+        )),
     }
 }
 

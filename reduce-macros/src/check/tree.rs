@@ -280,6 +280,37 @@ pub enum Method {
     SaturatingAdd,
     SaturatingSub,
     SaturatingMul,
+    Clamp,
+    Floor,
+    Ceil,
+    Trunc,
+    Round,
+    RoundTiesEven,
+    Fract,
+    Signum,
+    Copysign,
+    Recip,
+    IsFinite,
+    IsInfinite,
+    IsSignPositive,
+    IsSignNegative,
+    ToBits,
+    /// `f32::from_bits(u)`, `f64::from_bits(u)`: called through the float type only; the
+    /// receiver is the integer.
+    FromBits,
+    AbsDiff,
+    UnsignedAbs,
+    WrappingAbs,
+    WrappingPow,
+    IsPowerOfTwo,
+    CountZeros,
+    LeadingOnes,
+    TrailingOnes,
+    ReverseBits,
+    SwapBytes,
+    SaturatingPow,
+    SaturatingNeg,
+    SaturatingAbs,
 }
 
 /// The methods by Rust name (also callable through their type: `f32::max(a, b)`).
@@ -315,7 +346,45 @@ pub const METHODS: &[(&str, Method)] = &[
     ("saturating_add", Method::SaturatingAdd),
     ("saturating_sub", Method::SaturatingSub),
     ("saturating_mul", Method::SaturatingMul),
+    ("clamp", Method::Clamp),
+    ("floor", Method::Floor),
+    ("ceil", Method::Ceil),
+    ("trunc", Method::Trunc),
+    ("round", Method::Round),
+    ("round_ties_even", Method::RoundTiesEven),
+    ("fract", Method::Fract),
+    ("signum", Method::Signum),
+    ("copysign", Method::Copysign),
+    ("recip", Method::Recip),
+    ("is_finite", Method::IsFinite),
+    ("is_infinite", Method::IsInfinite),
+    ("is_sign_positive", Method::IsSignPositive),
+    ("is_sign_negative", Method::IsSignNegative),
+    ("to_bits", Method::ToBits),
+    ("abs_diff", Method::AbsDiff),
+    ("unsigned_abs", Method::UnsignedAbs),
+    ("wrapping_abs", Method::WrappingAbs),
+    ("wrapping_pow", Method::WrappingPow),
+    ("is_power_of_two", Method::IsPowerOfTwo),
+    ("count_zeros", Method::CountZeros),
+    ("leading_ones", Method::LeadingOnes),
+    ("trailing_ones", Method::TrailingOnes),
+    ("reverse_bits", Method::ReverseBits),
+    ("swap_bytes", Method::SwapBytes),
+    ("saturating_pow", Method::SaturatingPow),
+    ("saturating_neg", Method::SaturatingNeg),
+    ("saturating_abs", Method::SaturatingAbs),
 ];
+
+impl Method {
+    /// The Rust name (`from_bits`, called only through its type, has none in [`METHODS`]).
+    pub fn rust_name(self) -> &'static str {
+        METHODS
+            .iter()
+            .find(|(_, m)| *m == self)
+            .map_or("from_bits", |(name, _)| name)
+    }
+}
 
 /// The method of this name, if the language knows it.
 pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {

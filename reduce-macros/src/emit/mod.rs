@@ -445,6 +445,28 @@ impl<'w> Emitter<'w> {
             SaturatingAdd => call(&format!("r_sat_add_{}", s.helper())),
             SaturatingSub => call(&format!("r_sat_sub_{}", s.helper())),
             SaturatingMul => call(&format!("r_sat_mul_{}", s.helper())),
+            // `1.0 / x`, through the division's IEEE intrinsic (see `binary`)
+            Recip => format!(
+                "{}({}, {})",
+                if f32 { "__fdiv_rn" } else { "__ddiv_rn" },
+                if f32 { "1.0f" } else { "1.0" },
+                all[0]
+            ),
+            FromBits => call(if s == Scalar::U32 {
+                "r_f32_from_bits"
+            } else {
+                "r_f64_from_bits"
+            }),
+            WrappingAbs => call(&format!("r_abs_{}", s.helper())),
+            WrappingPow => call(&format!("r_pow_{}", s.helper())),
+            // The rest are the prelude's helpers named after the method: r_floor_f32,
+            // r_abs_diff_i8, r_reverse_bits_u64, ...
+            Clamp | Floor | Ceil | Trunc | Round | RoundTiesEven | Fract | Signum | Copysign
+            | IsFinite | IsInfinite | IsSignPositive | IsSignNegative | ToBits | AbsDiff
+            | UnsignedAbs | IsPowerOfTwo | CountZeros | LeadingOnes | TrailingOnes
+            | ReverseBits | SwapBytes | SaturatingPow | SaturatingNeg | SaturatingAbs => {
+                call(&format!("r_{}_{}", m.rust_name(), s.helper()))
+            }
         }
     }
 }

@@ -116,3 +116,97 @@ fn casts() {
     assert_eq!(cuda(parse_quote!(1.5 as u32), "u32"), "r_f64_as_u32(1.5)");
     assert_eq!(cuda(parse_quote!(0.1 as f32), "f32"), "0.1f");
 }
+
+#[test]
+fn exact_float_methods() {
+    assert_eq!(cuda(parse_quote!(l.x.floor()), "f32"), "r_floor_f32(l.x)");
+    assert_eq!(
+        cuda(parse_quote!(f64::round_ties_even(l.y)), "f64"),
+        "r_round_ties_even_f64(l.y)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.x.copysign(r.x)), "f32"),
+        "r_copysign_f32(l.x, r.x)"
+    );
+    // `recip` is the division `1.0 / x`, through the same IEEE intrinsic as `/`.
+    assert_eq!(
+        cuda(parse_quote!(l.y.recip()), "f64"),
+        "__ddiv_rn(1.0, l.y)"
+    );
+    assert_eq!(
+        cuda(
+            parse_quote!(l.x.is_finite() && !l.y.is_sign_negative()),
+            "bool"
+        ),
+        "r_is_finite_f32(l.x) && (!r_is_sign_negative_f64(l.y))"
+    );
+    // to_bits gives the unsigned type of the float's width; from_bits takes it back.
+    assert_eq!(
+        cuda(parse_quote!(l.x.to_bits()), "u32"),
+        "r_to_bits_f32(l.x)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(f64::from_bits(l.w ^ 1)), "f64"),
+        "r_f64_from_bits(l.w ^ 1ull)"
+    );
+    assert!(error(parse_quote!(l.x.to_bits()), "u64").contains("expected `u64`"));
+    assert!(error(parse_quote!(f32::from_bits(l.w)), "f32").contains("expected `u32`"));
+    assert!(error(parse_quote!(l.a.floor()), "u32").contains("not a method of `u32`"));
+}
+
+#[test]
+fn more_integer_methods() {
+    // abs_diff and unsigned_abs give the unsigned type of the same width.
+    assert_eq!(
+        cuda(parse_quote!(l.h.abs_diff(r.h)), "u16"),
+        "r_abs_diff_i16(l.h, r.h)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.q.unsigned_abs()), "u64"),
+        "r_unsigned_abs_i64(l.q)"
+    );
+    assert!(error(parse_quote!(l.b.abs_diff(r.b)), "i32").contains("expected `i32`"));
+    assert_eq!(
+        cuda(parse_quote!(l.c.reverse_bits() ^ l.c.swap_bytes()), "u8"),
+        "(unsigned char)(r_reverse_bits_u8(l.c) ^ r_swap_bytes_u8(l.c))"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.w.leading_ones() + l.b.count_zeros()), "u32"),
+        "r_leading_ones_u64(l.w) + r_count_zeros_i32(l.b)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.b.wrapping_abs().saturating_pow(3)), "i32"),
+        "r_saturating_pow_i32(r_abs_i32(l.b), 3u)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.a.wrapping_pow(r.a)), "u32"),
+        "r_pow_u32(l.a, r.a)"
+    );
+    // Rust has them only on signed (signum, saturating_neg) or unsigned (is_power_of_two) types.
+    assert_eq!(cuda(parse_quote!(l.h.signum()), "i16"), "r_signum_i16(l.h)");
+    assert!(error(parse_quote!(l.a.signum()), "u32").contains("not a method of `u32`"));
+    assert!(error(parse_quote!(l.a.saturating_neg()), "u32").contains("not a method"));
+    assert!(error(parse_quote!(l.b.is_power_of_two()), "bool").contains("not a method of `i32`"));
+    assert_eq!(
+        cuda(parse_quote!(l.w.is_power_of_two()), "bool"),
+        "r_is_power_of_two_u64(l.w)"
+    );
+}
+
+#[test]
+fn clamp_takes_literal_bounds_in_order() {
+    assert_eq!(
+        cuda(parse_quote!(l.x.clamp(-1.0, f32::INFINITY)), "f32"),
+        "r_clamp_f32(l.x, (-1.0f), r_f32_from_bits(0x7f800000u))"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.b.clamp(-5, 5)), "i32"),
+        "r_clamp_i32(l.b, (-5), 5)"
+    );
+    let e = error(parse_quote!(l.b.clamp(r.b, 5)), "i32");
+    assert!(e.contains("needs literal bounds"), "{e}");
+    let e = error(parse_quote!(l.x.clamp(1.0, -1.0)), "f32");
+    assert!(e.contains("out of order"), "{e}");
+    let e = error(parse_quote!(l.y.clamp(0.0, f64::NAN)), "f64");
+    assert!(e.contains("out of order (or NaN)"), "{e}");
+}

@@ -150,8 +150,8 @@ fn subset_errors() {
     let cases: Vec<(Expr, &str)> = vec![
         (parse_quote!(l.q2), "no field `q2` on `S`"),
         (
-            parse_quote!(l.a.swap_bytes()),
-            "method `swap_bytes` cannot be translated",
+            parse_quote!(l.a.checked_add(1)),
+            "method `checked_add` cannot be translated",
         ),
         (parse_quote!(f32::consts::PI), "unsupported path"),
         (parse_quote!(f32::PI), "unsupported constant `f32::PI`"),
