@@ -14,6 +14,19 @@ pub enum Error {
     /// `libnvrtc` could not be loaded, so kernels cannot be compiled.
     #[error("the NVRTC library (libnvrtc.so) was not found: install the CUDA toolkit or the `nvidia-cuda-nvrtc` wheel and put its lib folder on LD_LIBRARY_PATH")]
     NvrtcMissing,
+    /// The driver or NVRTC library loaded but lacks entry points this library calls: it is
+    /// older than the library supports (the driver of CUDA 11.7, NVRTC 11.2).
+    #[error(
+        "the {library} library is too old ({version}): it lacks {missing}; install a newer one"
+    )]
+    LibraryTooOld {
+        /// `"CUDA driver"` or `"NVRTC"`.
+        library: &'static str,
+        /// The version it reports.
+        version: String,
+        /// The entry points it lacks.
+        missing: String,
+    },
     /// The driver loaded but reports no usable device with this ordinal.
     #[error("no CUDA device {ordinal}: {reason}")]
     NoDevice {
@@ -42,6 +55,15 @@ pub enum Error {
         pool_in_use: usize,
         /// The pool's cap, if one is set.
         cap: Option<usize>,
+    },
+    /// A host buffer of `requested` bytes (a download, the identities of
+    /// [`crate::Gpu::identities`]) could not be allocated.
+    #[error("host out of memory: could not allocate {requested} bytes for {what}")]
+    HostOutOfMemory {
+        /// Bytes requested.
+        requested: usize,
+        /// What the buffer was for.
+        what: &'static str,
     },
     /// The device's context was lost to a fault inside a kernel (an illegal or misaligned
     /// address, an illegal instruction, a trap, a failed device `assert`) or a device that

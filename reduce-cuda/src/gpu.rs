@@ -1,7 +1,7 @@
 //! `Gpu`: one device and stream, its kernels and its scratch memory — opening one, and what it
 //! can tell of its device. The reductions and transfers are in `calls/`.
 
-use crate::device::{driver_available, Device, DeviceInfo};
+use crate::device::{check_driver, driver_available, Device, DeviceInfo};
 use crate::dispatch::{Dispatch, Loader, Scratch};
 use crate::error::{Error, Result};
 use crate::jit::{compile, KernelCache, Program};
@@ -50,6 +50,7 @@ impl Gpu {
         if !driver_available() {
             return Err(Error::DriverMissing);
         }
+        check_driver()?;
         compile::nvrtc_version()?;
         Gpu::open(Device::new_stream(ordinal)?)
     }
@@ -63,6 +64,7 @@ impl Gpu {
     /// when NVRTC is missing or the driver fails. Queues no synchronisation: the ticket and
     /// status words it allocates are set on the stream.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
+        check_driver()?;
         Gpu::open(stream)
     }
 

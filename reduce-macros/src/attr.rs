@@ -44,6 +44,14 @@ pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
                 }
                 "cuda" => {
                     let value: LitStr = meta.value()?.parse()?;
+                    if value.value().contains('\0') {
+                        // NVRTC takes the text as a C string.
+                        errors.push(Error::new_spanned(
+                            &value,
+                            "the CUDA text holds a NUL byte, which NVRTC cannot take: write \
+                             `\\\\0` in the Rust string (C++ then reads the escape `\\0`)",
+                        ));
+                    }
                     set(&mut out.cuda, value, &meta, errors);
                 }
                 "lift" if meta.input.peek(syn::token::Paren) => {

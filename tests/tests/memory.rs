@@ -142,6 +142,54 @@ fn a_cap_bounds_the_pool_and_is_reported_when_reached() {
     }
 }
 
+/// A cap at the memory in use lets nothing more be allocated (a cap of 0 too: it is a cap, not
+/// "none"), and threads allocating at once never pass it together.
+#[test]
+fn a_cap_holds_at_zero_and_under_concurrent_allocations() {
+    let _serial = serial();
+    let Some(gpu) = gpu() else { return };
+    gpu.synchronize().unwrap();
+    let in_use = gpu.pool_usage().unwrap().in_use;
+    let result = std::panic::catch_unwind(|| {
+        gpu.set_pool_cap(Some(0)).unwrap();
+        assert_eq!(gpu.pool_usage().unwrap().cap, Some(0));
+        if in_use == 0 {
+            let e = gpu.zeroed::<u8>(16).unwrap_err();
+            assert!(
+                matches!(e, Error::OutOfMemory { cap: Some(0), .. }),
+                "{e:?}"
+            );
+        }
+        // Room for 8 blocks; 16 threads ask for 4 each at once: at most 8 succeed.
+        gpu.set_pool_cap(Some(in_use + 8 * MIB)).unwrap();
+        let held: Vec<_> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..16)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..4)
+                            .filter_map(|_| gpu.zeroed::<u8>(MIB).ok())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .flat_map(|t| t.join().unwrap())
+                .collect()
+        });
+        assert!(
+            held.len() <= 8,
+            "{} blocks of 1 MiB under a cap of 8",
+            held.len()
+        );
+        assert!(gpu.pool_usage().unwrap().in_use <= in_use + 8 * MIB);
+    });
+    gpu.set_pool_cap(None).unwrap();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// A device past its memory: the pool hands back what it keeps, tries once more, and reports.
 #[test]
 fn out_of_memory_reports_the_device_and_the_pool() {

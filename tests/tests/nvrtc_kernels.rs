@@ -578,3 +578,23 @@ fn seg_shuffle_lifted_variants_compile() {
     let wide = seg_kernel_variants_lifted::<monoids::lang::ArgMax, f32, u64>(config, true).unwrap();
     assert_eq!(wide.len(), 1);
 }
+
+/// A kernel text with a NUL byte (only a hand-written `CudaMonoid` can make one: the derive
+/// refuses it) is a compile error naming it, not a panic.
+#[test]
+fn a_nul_byte_in_the_text_is_a_compile_error() {
+    if !require_nvrtc() {
+        return;
+    }
+    let source = reduce_cuda::KernelSource {
+        family: "nul".into(),
+        text: "extern \"C\" __global__ void k() { char z = '\0'; }".into(),
+        sections: Vec::new(),
+    };
+    match reduce_cuda::testing::check_compiles(&source, CI_ARCH) {
+        Err(reduce_cuda::Error::Compile(failure)) => {
+            assert!(failure.log.contains("NUL byte"), "{}", failure.log)
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}

@@ -2,7 +2,9 @@
 //! memory pool every buffer comes from, and borrowing another library's device memory by its
 //! raw address.
 
-use crate::device::{DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, DeviceVec, PoolUsage};
+use crate::device::{
+    host_vec, DeviceInput, DeviceOutput, DeviceSlice, DeviceSliceMut, DeviceVec, PoolUsage,
+};
 use crate::error::{Error, Result};
 use crate::Gpu;
 use reduce_core::{CudaMonoid, DeviceCopy};
@@ -79,7 +81,9 @@ impl Gpu {
         // The device buffer first: a length past the address space is an error, not the host
         // vector's capacity overflow.
         let mut buffer = DeviceVec::alloc(self.device(), len)?;
-        self.upload_into(&mut buffer, &vec![M::identity(); len])?;
+        let mut identities = host_vec(len, "the identities")?;
+        identities.resize(len, M::identity());
+        self.upload_into(&mut buffer, &identities)?;
         Ok(buffer)
     }
 

@@ -155,7 +155,7 @@ impl Device {
     /// # Safety
     /// As for [`Device::queue_copy_to_host`].
     pub unsafe fn copy_to_host<T: DeviceCopy>(&self, src: u64, len: usize) -> Result<Vec<T>> {
-        let mut host: Vec<std::mem::MaybeUninit<T>> = Vec::with_capacity(len);
+        let mut host: Vec<std::mem::MaybeUninit<T>> = host_vec(len, "a copy to the host")?;
         // SAFETY: MaybeUninit needs no initialisation.
         unsafe { host.set_len(len) };
         if len > 0 {
@@ -198,4 +198,16 @@ impl Device {
         unsafe { result::memset_d8_async(dst, byte, bytes, self.stream.cu_stream()) }
             .during("filling device memory")
     }
+}
+
+/// An empty host vector with room for `len` values: an error where the host cannot give it (the
+/// allocator's failure would abort the process).
+pub(crate) fn host_vec<T>(len: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| Error::HostOutOfMemory {
+            requested: len.saturating_mul(std::mem::size_of::<T>()),
+            what,
+        })?;
+    Ok(v)
 }

@@ -29,6 +29,7 @@ pub(crate) use health::DriverContext;
 use health::Health;
 pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
 use launches::LaunchLog;
+pub(crate) use memory::host_vec;
 pub use memory::DeviceVec;
 pub(crate) use module::Module;
 pub use monoid_view::{MonoidOf, MonoidView, MonoidViewMut};
@@ -85,6 +86,44 @@ impl DeviceInfo {
 pub fn driver_available() -> bool {
     // SAFETY: only tries to dlopen the library.
     unsafe { sys::is_culib_present() }
+}
+
+/// Driver entry points the library (or cudarc for it) calls that old drivers lack; the newest,
+/// `cuStreamWriteValue32_v2`, came with CUDA 11.7. cudarc panics on a missing one at its first
+/// call, so [`check_driver`] looks them up first.
+const NEWER_DRIVER_SYMBOLS: [&str; 8] = [
+    "cuStreamWriteValue32_v2",
+    "cuMemPoolCreate",
+    "cuMemAllocFromPoolAsync",
+    "cuMemFreeAsync",
+    "cuMemPoolTrimTo",
+    "cuMemPoolSetAccess",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuPointerGetAttributes",
+];
+
+/// [`Error::LibraryTooOld`] where the driver (present: [`driver_available`]) lacks an entry
+/// point of [`NEWER_DRIVER_SYMBOLS`].
+pub(crate) fn check_driver() -> Result<()> {
+    // SAFETY: the library is present; symbols are only looked up, never called.
+    let lib = unsafe { sys::culib() };
+    let missing: Vec<&str> = (NEWER_DRIVER_SYMBOLS.iter().copied())
+        .filter(|name| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_err())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut version = 0;
+    // SAFETY: cuDriverGetVersion is in every driver; the pointer is valid for the call.
+    let version = match unsafe { sys::cuDriverGetVersion(&mut version) }.result() {
+        Ok(()) => format!("CUDA {}.{}", version / 1000, version % 1000 / 10),
+        Err(_) => "of unknown version".into(),
+    };
+    Err(Error::LibraryTooOld {
+        library: "CUDA driver",
+        version,
+        missing: missing.join(", "),
+    })
 }
 
 /// One CUDA context and the stream all of a `Gpu`'s work is queued on, in call order, with the

@@ -45,6 +45,9 @@ pub struct PoolUsage {
 }
 
 /// A stream-ordered pool of one context.
+/// The stored cap that means none (a cap of 0 is a cap: nothing may be allocated).
+const NO_CAP: usize = usize::MAX;
+
 pub(crate) struct Pool {
     raw: sys::CUmemoryPool,
     ctx: Arc<CudaContext>,
@@ -52,7 +55,7 @@ pub(crate) struct Pool {
     _health: Arc<Health>,
     /// Bytes of live buffers.
     in_use: AtomicUsize,
-    /// The cap in bytes, 0 for none.
+    /// The cap in bytes, [`NO_CAP`] for none.
     cap: AtomicUsize,
     /// The device's memory in bytes: a larger request fails at once.
     total: usize,
@@ -97,7 +100,7 @@ impl Pool {
             ctx: ctx.clone(),
             _health: health.clone(),
             in_use: AtomicUsize::new(0),
-            cap: AtomicUsize::new(0),
+            cap: AtomicUsize::new(NO_CAP),
             cache: Mutex::new(Vec::new()),
         });
         // Keep freed memory (the default threshold, 0, returns it at every synchronisation).
@@ -155,12 +158,13 @@ impl Pool {
     }
 
     fn cap(&self) -> Option<usize> {
-        Some(self.cap.load(Ordering::Relaxed)).filter(|&c| c > 0)
+        Some(self.cap.load(Ordering::Relaxed)).filter(|&c| c != NO_CAP)
     }
 
-    /// Sets the cap on the memory the pool holds, and trims to it.
+    /// Sets the cap on the memory the pool holds, and trims to it (a cap of 0 lets nothing be
+    /// allocated).
     pub fn set_cap(&self, cap: Option<usize>) -> Result<()> {
-        self.cap.store(cap.unwrap_or(0), Ordering::Relaxed);
+        self.cap.store(cap.unwrap_or(NO_CAP), Ordering::Relaxed);
         match cap {
             Some(cap) => self.trim(cap),
             None => Ok(()),
@@ -189,19 +193,32 @@ impl Pool {
         if bytes > self.total {
             return Err(self.out_of_memory(bytes));
         }
-        if let Some(cap) = self.cap() {
-            let in_use = self.in_use.load(Ordering::Relaxed);
-            if in_use + bytes > cap {
-                return Err(self.out_of_memory(bytes));
-            }
+        // The bytes count as in use from here: reserved against the cap in one step, so that
+        // allocations on several threads cannot pass it together.
+        let cap = self.cap();
+        let reserved = self
+            .in_use
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |in_use| {
+                let total = in_use.checked_add(bytes)?;
+                cap.is_none_or(|cap| total <= cap).then_some(total)
+            });
+        if reserved.is_err() {
+            return Err(self.out_of_memory(bytes));
         }
+        let address = self.reserved_alloc(bytes, stream);
+        if address.is_err() {
+            self.in_use.fetch_sub(bytes, Ordering::Relaxed);
+        }
+        address
+    }
+
+    /// [`Pool::alloc`] once its bytes are reserved: a cached block, else the driver's.
+    fn reserved_alloc(&self, bytes: usize, stream: &CudaStream) -> Result<u64> {
         {
             let mut cache = self.cache();
             let same = |c: &Cached| c.bytes == bytes && c.stream.cu_stream() == stream.cu_stream();
             if let Some(k) = cache.iter().rposition(same) {
-                let block = cache.remove(k);
-                self.in_use.fetch_add(bytes, Ordering::Relaxed);
-                return Ok(block.address);
+                return Ok(cache.remove(k).address);
             }
         }
         let attempt = || {
@@ -223,7 +240,6 @@ impl Pool {
                 source: e,
             },
         })?;
-        self.in_use.fetch_add(bytes, Ordering::Relaxed);
         if let Some(cap) = self.cap() {
             if self.usage().is_ok_and(|u| u.held > cap) {
                 self.trim(cap)?;

@@ -106,7 +106,7 @@ fn try_store(dir: &Path, key: CacheKey, cubin: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         std::thread::current().id()
     ));
-    {
+    let write = || -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(MAGIC)?;
         for word in [
@@ -120,8 +120,10 @@ fn try_store(dir: &Path, key: CacheKey, cubin: &[u8]) -> std::io::Result<()> {
         f.write_all(&[0u8; 8])?; // reserved
         f.write_all(cubin)?;
         f.sync_all()?;
-    }
-    std::fs::rename(&tmp, entry_path(dir, key)).inspect_err(|_| {
+        std::fs::rename(&tmp, entry_path(dir, key))
+    };
+    // No partial file is left behind (a full disk would collect one per compile).
+    write().inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
 }

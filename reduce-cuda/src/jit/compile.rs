@@ -14,7 +14,12 @@ pub fn nvrtc_available() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// The NVRTC version as (major, minor), or [`Error::NvrtcMissing`].
+/// NVRTC entry points that old versions lack (CUBIN output came with NVRTC 11.1): cudarc
+/// panics on a missing one at its first call, so [`nvrtc_version`] looks them up first.
+const NEWER_NVRTC_SYMBOLS: [&str; 2] = ["nvrtcGetCUBINSize", "nvrtcGetCUBIN"];
+
+/// The NVRTC version as (major, minor), or [`Error::NvrtcMissing`], or
+/// [`Error::LibraryTooOld`] where it lacks an entry point the library calls.
 pub fn nvrtc_version() -> Result<(i32, i32)> {
     if !nvrtc_available() {
         return Err(Error::NvrtcMissing);
@@ -24,6 +29,18 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
         .result()
         .map_err(|e| nvrtc_failure("nvrtcVersion", e))?;
+    // SAFETY: as above; symbols are only looked up, never called.
+    let lib = unsafe { sys::culib() };
+    let missing: Vec<&str> = (NEWER_NVRTC_SYMBOLS.iter().copied())
+        .filter(|name| unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_err())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::LibraryTooOld {
+            library: "NVRTC",
+            version: format!("{major}.{minor}"),
+            missing: missing.join(", "),
+        });
+    }
     Ok((major, minor))
 }
 
@@ -67,8 +84,18 @@ pub(crate) fn try_compile_with(
     if !nvrtc_available() {
         return Err(Error::NvrtcMissing);
     }
-    let text = CString::new(source.text.as_str()).expect("generated source has no NUL byte");
-    let name = CString::new(source.program_name()).expect("program name has no NUL byte");
+    // A NUL byte can come only from a hand-written `cuda = "..."` body that bypassed the
+    // derive (which refuses one): a compile error, not a panic.
+    let c_string = |what: &str, s: String| {
+        CString::new(s).map_err(|e| {
+            nvrtc_failure_text(
+                what,
+                format!("{what} holds a NUL byte at {}", e.nul_position()),
+            )
+        })
+    };
+    let text = c_string("the kernel text", source.text.clone())?;
+    let name = c_string("the program name", source.program_name())?;
     let program = nvrtc::create_program(&text, Some(&name))
         .map_err(|e| nvrtc_failure("nvrtcCreateProgram", e))?;
     // SAFETY: `program` is valid until destroyed below; `text` and `name` outlive it.
@@ -120,9 +147,13 @@ fn c_chars_to_string(chars: &[std::ffi::c_char]) -> String {
 }
 
 fn nvrtc_failure(call: &str, e: nvrtc::NvrtcError) -> Error {
+    nvrtc_failure_text(call, format!("{call} failed: {:?}", e.0))
+}
+
+fn nvrtc_failure_text(call: &str, log: String) -> Error {
     Error::Compile(Box::new(CompileFailure {
         program: call.to_string(),
-        log: format!("{call} failed: {:?}", e.0),
+        log,
         line: None,
         source_line: None,
         section: None,
@@ -133,7 +164,10 @@ fn nvrtc_failure(call: &str, e: nvrtc::NvrtcError) -> Error {
 /// Why a compilation failed, pointing at the first line the log blames.
 fn compile_failure(source: &KernelSource, log: String, options: Vec<String>) -> CompileFailure {
     let line = first_error_line(&log, &source.program_name());
-    let source_line = line.and_then(|l| source.text.lines().nth(l - 1).map(str::to_string));
+    let source_line = line.and_then(|l| {
+        let index = l.checked_sub(1)?;
+        source.text.lines().nth(index).map(str::to_string)
+    });
     let section = line.and_then(|l| source.section_of(l).map(str::to_string));
     CompileFailure {
         program: source.program_name(),

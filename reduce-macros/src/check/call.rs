@@ -100,7 +100,7 @@ impl<'a> Checker<'a> {
 
     /// `f32::from_bits(u)` (`u: u32`), `f64::from_bits(u)` (`u: u64`): the float of that bit
     /// pattern.
-    fn from_bits(&mut self, s: Scalar, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
+    fn float_of_bits(&mut self, s: Scalar, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
         let bits = if s == Scalar::F32 {
             Scalar::U32
         } else {
@@ -133,7 +133,7 @@ impl<'a> Checker<'a> {
         if segs.len() == 2 && p.path.leading_colon.is_none() {
             if let Some(s) = Scalar::from_rust(&segs[0].ident.to_string()) {
                 if segs[1].ident == "from_bits" && s.is_float() {
-                    return self.from_bits(s, c, e);
+                    return self.float_of_bits(s, c, e);
                 }
                 if let Some(m) = lookup_method(&segs[1].ident) {
                     let mut args = c.args.iter();

@@ -451,12 +451,12 @@ fn bits64(x: f64) -> u64 {
     },
     commutative,
     lift(u64) = |b, i| {
-        let x = if i % 2 == 0 {
+        let x = if i & 1 == 0 {
             f32::from_bits(b as u32)
         } else {
             (b % 40_000) as f32 / 64.0 - 300.0
         };
-        let y = if i % 2 == 0 {
+        let y = if i & 1 == 0 {
             f64::from_bits(b.rotate_left(29))
         } else {
             (b % 90_000) as f64 / 128.0 - 350.0
