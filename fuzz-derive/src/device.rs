@@ -17,7 +17,7 @@ fn head() -> String {
     format!(
         "// fuzz-derive batch (device)\n\
          __device__ unsigned int r_fuzz_faults[{}];\n\
-         #define R_ON_FAULT(i, n) (r_fuzz_faults[blockIdx.x * blockDim.x + threadIdx.x] = 1u)\n",
+         #define R_ON_FAULT(kind, i, n) (r_fuzz_faults[blockIdx.x * blockDim.x + threadIdx.x] = 1u)\n",
         MAX_INPUTS + 1
     )
 }

@@ -23,7 +23,7 @@ inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
 static unsigned int r_fuzz_fault;
-#define R_ON_FAULT(i, n) (r_fuzz_fault = 1u)
+#define R_ON_FAULT(kind, i, n) (r_fuzz_fault = 1u)
 "#;
 
 fn entry(name: &str) -> String {

@@ -83,9 +83,10 @@ impl Program {
 pub enum Outcome {
     /// The leaf bytes of the result.
     Value(Vec<u8>),
-    /// `index out of bounds`: the other side must record a fault.
-    OutOfBounds,
-    /// Another panic (division by zero, `MIN / -1`): undefined on the device, not compared.
+    /// A panic the translation records as a fault (an index out of bounds, an integer
+    /// division by zero, the operators' `MIN / -1`): the other side must record one.
+    Fault,
+    /// Another panic (an overflow of a debug build): not compared.
     Panic,
 }
 
@@ -126,8 +127,15 @@ pub fn combine_bytes<M: Monoid>(leaves: &[Leaf], a: &[u8], b: &[u8]) -> Outcome 
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("");
-            if msg.contains("index out of bounds") {
-                Outcome::OutOfBounds
+            // The panics the translation turns into a recorded fault: an index out of bounds,
+            // an integer division by zero and the operators' MIN / -1.
+            if msg.contains("index out of bounds")
+                || msg == "attempt to divide by zero"
+                || msg == "attempt to calculate the remainder with a divisor of zero"
+                || msg == "attempt to divide with overflow"
+                || msg == "attempt to calculate the remainder with overflow"
+            {
+                Outcome::Fault
             } else {
                 Outcome::Panic
             }
@@ -380,11 +388,11 @@ pub fn compare(p: &Program, a: &[u8], b: &[u8], other: &[Other]) -> Summary {
         };
         match (&rust, o.fault) {
             (Outcome::Panic, _) => s.skipped += 1,
-            (Outcome::OutOfBounds, true) => s.faults += 1,
-            (Outcome::OutOfBounds, false) => report(
+            (Outcome::Fault, true) => s.faults += 1,
+            (Outcome::Fault, false) => report(
                 &mut s,
                 format!(
-                    "{}: {inputs}\n  Rust: index out of bounds; translation: no fault, value {}",
+                    "{}: {inputs}\n  Rust: a fault (an index out of bounds or a division); translation: no fault, value {}",
                     p.name,
                     describe(p, o.value)
                 ),

@@ -59,8 +59,10 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 pub unsafe trait CudaMonoid: Monoid + DeviceCopy {
     /// A short name for diagnostics and kernel names (the Rust type's name).
     const CUDA_NAME: &'static str;
-    /// Whether the device code indexes arrays with run-time indices. Every such index is
-    /// checked on the device; one out of bounds records a fault (see
+    /// Whether the device code can fault where Rust panics: it indexes arrays with run-time
+    /// indices, or divides integers by values other than literals (a literal 0 or -1
+    /// included). Every such index and division is checked on the device; an index out of
+    /// bounds or a division by zero (or the operators' MIN / -1) records a fault (see
     /// [`crate::CUDA_PRELUDE`]'s `r_fault_info`) that the runtime reports as an error after the
     /// launch, which costs a synchronization, so it checks only monoids that can fault.
     const CAN_FAULT: bool = false;
@@ -91,7 +93,7 @@ pub unsafe trait CudaStruct: DeviceCopy {
 pub unsafe trait Lift<X: DeviceCopy>: CudaMonoid {
     /// The monoid value of the input item `x` at global index `index`.
     fn lift(x: X, index: u64) -> Self;
-    /// Whether `m_lift` indexes arrays with run-time indices (see [`CudaMonoid::CAN_FAULT`]).
+    /// Whether `m_lift` can fault (see [`CudaMonoid::CAN_FAULT`]).
     const LIFT_CAN_FAULT: bool = false;
     /// The monoid's CUDA text (as [`CudaMonoid::cuda_source`]) followed by `r_in` and `m_lift`.
     fn cuda_source_lifted() -> String;
@@ -100,7 +102,7 @@ pub unsafe trait Lift<X: DeviceCopy>: CudaMonoid {
 /// A `#[device_fn]` function's CUDA side, implemented on a hidden marker type named like it.
 #[doc(hidden)]
 pub trait DeviceFn {
-    /// Whether the function (or one it calls) indexes arrays with run-time indices.
+    /// Whether the function (or one it calls) can fault (see [`CudaMonoid::CAN_FAULT`]).
     const CAN_FAULT: bool;
     /// Adds the function's definition, after those of the structs and functions it uses.
     fn cuda_define(defs: &mut CudaDefs);

@@ -15,7 +15,7 @@ pub enum Error {
     #[error("the NVRTC library (libnvrtc.so) was not found: install the CUDA toolkit or the `nvidia-cuda-nvrtc` wheel and put its lib folder on LD_LIBRARY_PATH")]
     NvrtcMissing,
     /// The driver or NVRTC library loaded but lacks entry points this library calls: it is
-    /// older than the library supports (the driver of CUDA 11.7, NVRTC 11.2).
+    /// older than the library supports (the driver of CUDA 11.7, NVRTC 11.1).
     #[error(
         "the {library} library is too old ({version}): it lacks {missing}; install a newer one"
     )]
@@ -138,6 +138,18 @@ pub enum Error {
         index: u64,
         /// The length of the array it indexed.
         len: u64,
+    },
+    /// An integer division or remainder in the monoid's device code by zero, or (`overflow`)
+    /// `MIN / -1` or `MIN % -1` by the operators, where Rust would have panicked. The device
+    /// went on with 0 (the wrapped value for `MIN / -1`); the result is discarded. Reported for
+    /// monoids with `CudaMonoid::CAN_FAULT` (a division by a value that is not a literal other
+    /// than 0 and -1 makes a monoid one); the CPU backend reports the same error.
+    #[error("{} in the device code of monoid `{monoid}` (Rust would panic here; the result was discarded)", if *overflow { "integer division overflow (MIN / -1)" } else { "integer division by zero" })]
+    DivisionFault {
+        /// The monoid's name.
+        monoid: &'static str,
+        /// `MIN / -1` or `MIN % -1`, not a division by zero.
+        overflow: bool,
     },
     /// Memory of another CUDA context or device was passed: a buffer of a `Gpu` on another
     /// device or context, a cudarc slice of another context, a raw address on another device.

@@ -566,6 +566,35 @@ mod backend {
         let good = &items[..31_000];
         assert_eq!(cpu.reduce(good, Algorithm::Auto).unwrap(), fold(good));
     }
+
+    /// An integer division by zero (or `i32::MIN / -1`) in translated code, where Rust panics,
+    /// is the GPU's `DivisionFault` on `Backend`'s CPU, in reductions, segmented reductions
+    /// and scans; good items still reduce.
+    #[test]
+    fn a_division_fault_is_the_gpus_error() {
+        use reduce_tests::monoids::lang::{quotient_inputs, Quotients};
+        let cpu = Backend::cpu();
+        let mut xs = quotient_inputs(40_000, 3);
+        let want = fold(&lifted::<Quotients, u64>(&xs));
+        let got: Quotients = cpu.reduce_lifted(&xs, Algorithm::Auto).unwrap();
+        assert_eq!(got, want);
+        let division = |e: Error| match e {
+            Error::DivisionFault { monoid, overflow } => (monoid, overflow),
+            other => panic!("expected a division fault, got {other:?}"),
+        };
+        xs[12_345] = 77 << 32; // 77 / 0
+        let e = cpu.reduce_lifted::<Quotients, u64>(&xs, Algorithm::Auto);
+        assert_eq!(division(e.unwrap_err()), ("Quotients", false));
+        let offsets = [0u32, 10_000, 40_000];
+        let e =
+            cpu.reduce_segments_lifted::<Quotients, u64, u32>(&xs, &offsets, SegConfig::default());
+        assert_eq!(division(e.unwrap_err()), ("Quotients", false));
+        let e = cpu.scan_lifted::<Quotients, u64>(&xs, Scan::Inclusive, ScanConfig::default());
+        assert_eq!(division(e.unwrap_err()), ("Quotients", false));
+        xs[12_345] = (0x8000_0000 << 32) | 0xffff_ffff; // i32::MIN / -1
+        let e = cpu.reduce_lifted::<Quotients, u64>(&xs, Config::default().portable());
+        assert_eq!(division(e.unwrap_err()), ("Quotients", true));
+    }
 }
 
 /// Automata with one whose table points past its 8 states: every composition that reaches it

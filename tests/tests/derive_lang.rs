@@ -304,6 +304,7 @@ fn every_kernel_compiles_with_nvrtc() {
     compiles_lifted::<LogSumExp, f32>();
     compiles_segmented_lifted::<MathFns, f32, u32>();
     compiles_lifted::<Methods, u64>();
+    compiles_lifted::<Quotients, u64>();
     compiles_segmented_lifted::<Methods, u64, u64>();
     compiles_every_algorithm::<LogSumExp>();
 }
@@ -597,4 +598,26 @@ fn lifted_kernels_are_read_by_shuffle_only() {
         &source.text,
         "// r_in and m_lift are defined with the monoid",
     );
+}
+
+/// An integer division by a run-time value can fault (a lift that divides is `LIFT_CAN_FAULT`
+/// and its CUDA text calls the prelude's checked division); by literals other than 0 and -1 it
+/// cannot (`Methods` divides only by such literals), and the text is C's division.
+#[test]
+fn divisions_by_run_time_values_can_fault() {
+    const { assert!(<Quotients as Lift<u64>>::LIFT_CAN_FAULT) };
+    const { assert!(!<Methods as Lift<u64>>::LIFT_CAN_FAULT) };
+    let text = <Quotients as Lift<u64>>::cuda_source_lifted();
+    for call in ["r_div_i32(", "r_wrem_u64("] {
+        assert!(text.contains(call), "{call} in:\n{text}");
+    }
+    let text = <Methods as Lift<u64>>::cuda_source_lifted();
+    assert!(
+        !text.contains("r_div_") && !text.contains("r_rem_"),
+        "{text}"
+    );
+    // The Rust side divides as Rust does.
+    // 100_000 / 7, and (x >> 40) = 100_000 >> 8 = 390, 390 % 7 = 5
+    let q = <Quotients as Lift<u64>>::lift((100_000 << 32) | 7, 0);
+    assert_eq!((q.q, q.r), (14_285, 5));
 }

@@ -338,3 +338,45 @@ fn exact_methods_give_the_cpu_bits_on_the_device() {
     }
     check_lifted::<Methods, u64>(&gpu, &xs);
 }
+
+/// An integer division by zero or `i32::MIN / -1` in a lift, where Rust panics, records a fault
+/// on the device: `Error::DivisionFault` from plain, segmented and scan calls, whatever the
+/// configuration; the record is cleared for the next call, and items without one reduce to the
+/// CPU's value.
+#[test]
+fn a_division_by_zero_on_the_device_is_an_error() {
+    use reduce_cuda::{Scan, ScanConfig, SegConfig};
+    let Some(gpu) = gpu() else { return };
+    let mut xs = quotient_inputs(1_000_000, 53);
+    check_lifted::<Quotients, u64>(&gpu, &xs);
+    for (bad, overflow) in [
+        (77u64 << 32, false),
+        ((0x8000_0000 << 32) | 0xffff_ffff, true),
+    ] {
+        let keep = xs[654_321];
+        xs[654_321] = bad;
+        let d_xs = gpu.upload(&xs).unwrap();
+        let division = |e: Error| match e {
+            Error::DivisionFault { monoid, overflow } => (monoid, overflow),
+            other => panic!("expected a division fault, got {other:?}"),
+        };
+        for config in lifted_configs() {
+            let e = gpu
+                .reduce_lifted::<Quotients, u64>(&d_xs, config)
+                .unwrap_err();
+            assert_eq!(division(e), ("Quotients", overflow), "{config:?}");
+        }
+        let offsets = gpu.upload(&[0u64, 1000, 700_000, xs.len() as u64]).unwrap();
+        let e = gpu
+            .reduce_segments_lifted::<Quotients, u64>(&d_xs, &offsets, SegConfig::default())
+            .unwrap_err();
+        assert_eq!(division(e), ("Quotients", overflow));
+        let e = gpu
+            .scan_lifted::<Quotients, u64>(&d_xs, Scan::Inclusive, ScanConfig::default())
+            .unwrap_err();
+        assert_eq!(division(e), ("Quotients", overflow));
+        xs[654_321] = keep;
+        // cleared: the next call is clean
+        check_lifted::<Quotients, u64>(&gpu, &xs);
+    }
+}

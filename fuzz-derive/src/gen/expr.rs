@@ -436,9 +436,14 @@ impl Gen<'_> {
                 let a = self.expr(s, d);
                 match op {
                     "/" | "%" => {
-                        // never zero; MIN / -1 panics in Rust (skipped by the comparison)
+                        // mostly never zero; else any divisor: zero and MIN / -1 are faults on
+                        // both sides
                         let b = self.expr(s, d);
-                        format!("({a} {op} ({b} | 1))")
+                        if self.rng.chance(30) {
+                            format!("({a} {op} {b})")
+                        } else {
+                            format!("({a} {op} ({b} | 1))")
+                        }
                     }
                     "<<" | ">>" => {
                         // any integer type, any value: the amount is masked
@@ -616,7 +621,7 @@ impl Gen<'_> {
             0 | 1 => {
                 let m = *self.rng.pick(&INT_METHODS);
                 let b = self.expr(s, d);
-                let b = if m.ends_with("div") || m.ends_with("rem") {
+                let b = if (m.ends_with("div") || m.ends_with("rem")) && !self.rng.chance(30) {
                     format!("({b} | 1)")
                 } else {
                     b

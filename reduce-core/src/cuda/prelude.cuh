@@ -137,6 +137,38 @@ __device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
 #endif
 }
 
+// --- faults: where Rust panics -----------------------------------------------------------------
+// Rust panics on an index out of bounds and on an integer division by zero (and on MIN / -1 and
+// MIN % -1 by the operators). Translated code records a fault instead: an index out of bounds
+// (r_ix) reads or writes element 0, a division gives 0 (MIN / -1 its wrapped value), never
+// memory out of bounds or undefined behaviour. The runtime reads r_fault_info after the launch of
+// a monoid that can fault, resets it, and returns an error.
+// [0]: 0 until a fault, then its kind (R_FAULT_*); for an index, [1] the first faulting index
+// and [2] the array's length.
+#define R_FAULT_INDEX 1ull
+#define R_FAULT_DIV_ZERO 2ull
+#define R_FAULT_DIV_OVERFLOW 3ull
+__device__ unsigned long long r_fault_info[3];
+
+__device__ __noinline__ void r_record_fault(unsigned long long kind, unsigned long long i,
+                                            unsigned long long n) {
+    if (atomicCAS(&r_fault_info[0], 0ull, kind) == 0ull) {
+        r_fault_info[1] = i;
+        r_fault_info[2] = n;
+    }
+}
+
+// A test harness may define R_ON_FAULT before the prelude to record faults its own way.
+#ifndef R_ON_FAULT
+#define R_ON_FAULT(kind, i, n) r_record_fault(kind, i, n)
+#endif
+
+__device__ __forceinline__ unsigned long long r_ix(unsigned long long i, unsigned long long n) {
+    if (i < n) return i;
+    R_ON_FAULT(R_FAULT_INDEX, i, n);
+    return 0;
+}
+
 // --- integers ----------------------------------------------------------------------------------
 // T: the type; UT: the unsigned type of the same width; W: the unsigned type the arithmetic is
 // done in (unsigned int for types up to 32 bits, where C would promote to a signed int);
@@ -179,17 +211,51 @@ __device__ __forceinline__ unsigned int r_ctz64(unsigned long long x) {
         return r_pin((T)acc);                                                                   \
     }
 
-// Division by zero is undefined here (Rust panics); MIN / -1 wraps to MIN, MIN % -1 is 0.
+// Division (see "faults"): by zero a fault and 0; by -1 the wrapped negation, MIN / -1 and
+// MIN % -1 a fault by the operators (r_div, r_rem), Rust's wrapped values by wrapping_div and
+// wrapping_rem (r_wdiv, r_wrem). MIN is the one a != 0 with -a == a.
 #define R_SIGNED_HELPERS(T, S)                                                                  \
-    __device__ __forceinline__ T r_div_##S(T a, T b) {                                          \
-        return b == (T)-1 ? r_neg_##S(a) : r_pin((T)(a / b));                                          \
+    __device__ __forceinline__ T r_wdiv_##S(T a, T b) {                                         \
+        if (b == 0) {                                                                           \
+            R_ON_FAULT(R_FAULT_DIV_ZERO, 0, 0);                                                 \
+            return 0;                                                                           \
+        }                                                                                       \
+        return b == (T)-1 ? r_neg_##S(a) : r_pin((T)(a / b));                                   \
     }                                                                                           \
-    __device__ __forceinline__ T r_rem_##S(T a, T b) { return b == (T)-1 ? (T)0 : r_pin((T)(a % b)); } \
+    __device__ __forceinline__ T r_div_##S(T a, T b) {                                          \
+        if (b == (T)-1 && a != 0 && r_neg_##S(a) == a) R_ON_FAULT(R_FAULT_DIV_OVERFLOW, 0, 0);  \
+        return r_wdiv_##S(a, b);                                                                \
+    }                                                                                           \
+    __device__ __forceinline__ T r_wrem_##S(T a, T b) {                                         \
+        if (b == 0) {                                                                           \
+            R_ON_FAULT(R_FAULT_DIV_ZERO, 0, 0);                                                 \
+            return 0;                                                                           \
+        }                                                                                       \
+        return b == (T)-1 ? (T)0 : r_pin((T)(a % b));                                          \
+    }                                                                                           \
+    __device__ __forceinline__ T r_rem_##S(T a, T b) {                                          \
+        if (b == (T)-1 && a != 0 && r_neg_##S(a) == a) R_ON_FAULT(R_FAULT_DIV_OVERFLOW, 0, 0);  \
+        return r_wrem_##S(a, b);                                                                \
+    }                                                                                           \
     __device__ __forceinline__ T r_abs_##S(T a) { return a < 0 ? r_neg_##S(a) : a; }
 
 #define R_UNSIGNED_HELPERS(T, S)                                                                \
-    __device__ __forceinline__ T r_div_##S(T a, T b) { return (T)(a / b); }                     \
-    __device__ __forceinline__ T r_rem_##S(T a, T b) { return (T)(a % b); }
+    __device__ __forceinline__ T r_div_##S(T a, T b) {                                          \
+        if (b == 0) {                                                                           \
+            R_ON_FAULT(R_FAULT_DIV_ZERO, 0, 0);                                                 \
+            return 0;                                                                           \
+        }                                                                                       \
+        return (T)(a / b);                                                                      \
+    }                                                                                           \
+    __device__ __forceinline__ T r_rem_##S(T a, T b) {                                          \
+        if (b == 0) {                                                                           \
+            R_ON_FAULT(R_FAULT_DIV_ZERO, 0, 0);                                                 \
+            return 0;                                                                           \
+        }                                                                                       \
+        return (T)(a % b);                                                                      \
+    }                                                                                           \
+    __device__ __forceinline__ T r_wdiv_##S(T a, T b) { return r_div_##S(a, b); }              \
+    __device__ __forceinline__ T r_wrem_##S(T a, T b) { return r_rem_##S(a, b); }
 
 // saturating_add, saturating_sub, saturating_mul: the result clamped to [MIN, MAX] of T (UT: the
 // unsigned type of the same width, in which the wrapped results and magnitudes are computed).
@@ -880,32 +946,6 @@ __device__ __forceinline__ bool r_eq(const r_array<T, N>& a, const r_array<T, N>
         if (!r_eq(a.v[i], b.v[i])) return false;
     }
     return true;
-}
-
-// --- run-time indices --------------------------------------------------------------------------
-// Rust panics on an index out of bounds. Translated code checks every run-time index with r_ix:
-// an index out of bounds records a fault (the first one's index and the array's length) and
-// reads or writes element 0 instead, never memory out of bounds. The runtime reads r_fault_info
-// after the launch of a monoid that can fault, resets it, and returns an error.
-// [0]: 1 once a fault happened; [1]: the first faulting index; [2]: the array's length.
-__device__ unsigned long long r_fault_info[3];
-
-__device__ __noinline__ void r_record_fault(unsigned long long i, unsigned long long n) {
-    if (atomicCAS(&r_fault_info[0], 0ull, 1ull) == 0ull) {
-        r_fault_info[1] = i;
-        r_fault_info[2] = n;
-    }
-}
-
-// A test harness may define R_ON_FAULT before the prelude to record faults its own way.
-#ifndef R_ON_FAULT
-#define R_ON_FAULT(i, n) r_record_fault(i, n)
-#endif
-
-__device__ __forceinline__ unsigned long long r_ix(unsigned long long i, unsigned long long n) {
-    if (i < n) return i;
-    R_ON_FAULT(i, n);
-    return 0;
 }
 
 #undef R_INT_HELPERS

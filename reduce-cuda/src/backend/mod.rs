@@ -66,7 +66,7 @@ impl Backend {
         let config = config.into();
         match self {
             Backend::Gpu(gpu) => gpu.reduce(&gpu.upload(items)?, config),
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check_plain(&Own::<M>::new(), config)?;
                 let cpu = Cpu::new();
                 if config.portable {
@@ -75,7 +75,7 @@ impl Backend {
                     cpu.try_reduce(items)
                 }
                 .map_err(fault::<M>)
-            }
+            }),
         }
     }
 
@@ -89,7 +89,7 @@ impl Backend {
         let config = config.into();
         match self {
             Backend::Gpu(gpu) => gpu.reduce_lifted(&gpu.upload(items)?, config),
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check_plain(&Lifted::<M, X>::new(), config)?;
                 let cpu = Cpu::new();
                 if config.portable {
@@ -98,7 +98,7 @@ impl Backend {
                     cpu.try_reduce_lifted(items)
                 }
                 .map_err(fault::<M>)
-            }
+            }),
         }
     }
 }
@@ -120,10 +120,10 @@ impl Backend {
                 let out = gpu.reduce_axes(&gpu.upload(items)?, shape, axes, config)?;
                 gpu.download(&out)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 axis_plan(config, Own::<M>::new().items())?;
                 cpu_axes(items, shape, axes, config)
-            }
+            }),
         }
     }
 
@@ -142,11 +142,11 @@ impl Backend {
                 let out = gpu.reduce_axes_lifted(&gpu.upload(items)?, shape, axes, config)?;
                 gpu.download(&out)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 axis_plan(config, Lifted::<M, X>::new().items())?;
                 Axes::new(items.len(), shape, axes)?;
                 cpu_axes(&lifted_on_cpu::<M, X>(items)?, shape, axes, config)
-            }
+            }),
         }
     }
 }
@@ -170,6 +170,29 @@ fn cpu_axes<M: CudaMonoid>(
 /// the values the CPU's lifted calls then reduce or scan.
 fn lifted_on_cpu<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> Result<Vec<M>> {
     Cpu::new().try_lift(items).map_err(fault::<M>)
+}
+
+/// `task` on the CPU. The monoid's Rust code panics on an integer division by zero (or the
+/// operators' MIN / -1), as Rust does: that panic becomes the GPU's [`Error::DivisionFault`]
+/// (the default panic hook has printed its message); any other panic goes on.
+pub(super) fn on_cpu<M: CudaMonoid, R>(task: impl FnOnce() -> Result<R>) -> Result<R> {
+    let panic = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(task)) {
+        Ok(result) => return result,
+        Err(panic) => panic,
+    };
+    let message = (panic.downcast_ref::<&str>().copied())
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+    let overflow = match message {
+        Some("attempt to divide by zero")
+        | Some("attempt to calculate the remainder with a divisor of zero") => false,
+        Some("attempt to divide with overflow")
+        | Some("attempt to calculate the remainder with overflow") => true,
+        _ => std::panic::resume_unwind(panic),
+    };
+    Err(Error::DivisionFault {
+        monoid: M::CUDA_NAME,
+        overflow,
+    })
 }
 
 /// The GPU's error for an index fault the CPU found in `M`'s code.

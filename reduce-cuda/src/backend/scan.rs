@@ -2,7 +2,7 @@
 //! GPU's calls, or the same checks and then the CPU's (lifted inputs lifted first, in
 //! parallel, once their layout has passed its checks).
 
-use super::{cpu_error, fault, lifted_on_cpu, Backend};
+use super::{cpu_error, fault, lifted_on_cpu, on_cpu, Backend};
 use crate::catalogue::{scan_plan, ScanConfig, Segments};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
@@ -22,10 +22,10 @@ impl Backend {
         let config = config.into();
         match self {
             Backend::Gpu(gpu) => gpu.download(&gpu.scan(&gpu.upload(items)?, kind, config)?),
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check(&Own::<M>::new(), config, Segments::None, false)?;
                 cpu_scan(items, kind, config)
-            }
+            }),
         }
     }
 
@@ -42,10 +42,10 @@ impl Backend {
             Backend::Gpu(gpu) => {
                 gpu.download(&gpu.scan_lifted(&gpu.upload(items)?, kind, config)?)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check(&Lifted::<M, X>::new(), config, Segments::None, false)?;
                 cpu_scan(&lifted_on_cpu::<M, X>(items)?, kind, config)
-            }
+            }),
         }
     }
 
@@ -114,10 +114,10 @@ impl Backend {
                     false => gpu.scan_by_key(&xs, &layout, kind, config)?,
                 })
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check(&Own::<M>::new(), config, restarting(by_offsets), I::WIDE)?;
                 cpu_restarting(items, layout, by_offsets, kind, config)
-            }
+            }),
         }
     }
 
@@ -138,7 +138,7 @@ impl Backend {
                     false => gpu.scan_by_key_lifted(&xs, &layout, kind, config)?,
                 })
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check(
                     &Lifted::<M, X>::new(),
                     config,
@@ -151,7 +151,7 @@ impl Backend {
                 }
                 let values = lifted_on_cpu::<M, X>(items)?;
                 cpu_restarting(&values, layout, by_offsets, kind, config)
-            }
+            }),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! calls, or the same checks and then the CPU's (lifted inputs lifted first, in parallel, once
 //! their layout has passed its checks).
 
-use super::{cpu_error, lifted_on_cpu, Backend};
+use super::{cpu_error, lifted_on_cpu, on_cpu, Backend};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
@@ -26,10 +26,10 @@ impl Backend {
                     gpu.reduce_segments(&gpu.upload(items)?, &gpu.upload(offsets)?, config)?;
                 gpu.download(&out)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check::<I>(&Own::<M>::new(), config, true, items.len(), csr(offsets))?;
                 cpu_segments(items, offsets, config)
-            }
+            }),
         }
     }
 
@@ -47,7 +47,7 @@ impl Backend {
                 let (xs, offsets) = (gpu.upload(items)?, gpu.upload(offsets)?);
                 gpu.download(&gpu.reduce_segments_lifted(&xs, &offsets, config)?)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check::<I>(
                     &Lifted::<M, X>::new(),
                     config,
@@ -57,7 +57,7 @@ impl Backend {
                 )?;
                 check_offsets(offsets, items.len())?;
                 cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
-            }
+            }),
         }
     }
 
@@ -76,10 +76,10 @@ impl Backend {
                 let (xs, owner) = (gpu.upload(items)?, gpu.upload(owner)?);
                 gpu.download(&gpu.reduce_by_owner(&xs, &owner, num_segments, config)?)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
                 cpu_by_owner(items, owner, num_segments, config)
-            }
+            }),
         }
     }
 
@@ -98,12 +98,12 @@ impl Backend {
                 let (xs, owner) = (gpu.upload(items)?, gpu.upload(owner)?);
                 gpu.download(&gpu.reduce_by_owner_lifted(&xs, &owner, num_segments, config)?)
             }
-            Backend::Cpu { .. } => {
+            Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 let program = Lifted::<M, X>::new();
                 check::<I>(&program, config, false, items.len(), num_segments)?;
                 check_owner(owner, items.len(), num_segments)?;
                 cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
-            }
+            }),
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) use launch::{kernel_signature, Entry, Kernel, KernelArgs};
 use launches::LaunchLog;
 pub(crate) use memory::host_vec;
 pub use memory::DeviceVec;
-pub(crate) use module::Module;
+pub(crate) use module::{Fault, Module};
 pub use monoid_view::{MonoidOf, MonoidView, MonoidViewMut};
 pub(crate) use pinned::{Pinned, PinnedWord};
 pub use pool::PoolUsage;

@@ -15,7 +15,7 @@ use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The module global the prelude records faults in: [flag, first index, length], u64 each.
+/// The module global the prelude records faults in: [kind, first index, length], u64 each.
 const FAULT_GLOBAL: &str = "r_fault_info";
 
 /// A module loaded into a device's context.
@@ -97,10 +97,10 @@ impl Module {
         Ok(self.entry(name)?.local_bytes > 0)
     }
 
-    /// Reads the module's fault record and clears it: `Some((index, len))` of the first index
-    /// out of bounds since the last read. Waits for the work queued on `device` (which must be
-    /// the context the module is loaded in).
-    pub fn take_fault(&self, device: &Device) -> Result<Option<(u64, u64)>> {
+    /// Reads the module's fault record and clears it: the first fault since the last read.
+    /// Waits for the work queued on `device` (which must be the context the module is loaded
+    /// in).
+    pub fn take_fault(&self, device: &Device) -> Result<Option<Fault>> {
         let stream = &device.stream;
         // A module whose code never records a fault may have dropped the global.
         let Ok(global) = self.module.get_global(FAULT_GLOBAL, stream) else {
@@ -114,6 +114,26 @@ impl Module {
         }
         // SAFETY: as above; 24 bytes.
         unsafe { device.fill(address, 0, 24) }?;
-        Ok(Some((info[1], info[2])))
+        Ok(Some(match info[0] {
+            FAULT_DIV_ZERO => Fault::Division { overflow: false },
+            FAULT_DIV_OVERFLOW => Fault::Division { overflow: true },
+            _ => Fault::Index {
+                index: info[1],
+                len: info[2],
+            },
+        }))
     }
 }
+
+/// A fault the device code of a monoid recorded where Rust would have panicked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// A run-time index out of bounds: the first one, and the length of its array.
+    Index { index: u64, len: u64 },
+    /// An integer division by zero, or (`overflow`) the operators' MIN / -1 or MIN % -1.
+    Division { overflow: bool },
+}
+
+/// The prelude's fault kinds (`R_FAULT_DIV_ZERO`, `R_FAULT_DIV_OVERFLOW`; 1 is an index).
+const FAULT_DIV_ZERO: u64 = 2;
+const FAULT_DIV_OVERFLOW: u64 = 3;

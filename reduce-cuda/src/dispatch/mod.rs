@@ -16,7 +16,7 @@ pub(crate) mod segmented;
 pub(crate) use passes::{pass_regions, PassArgs};
 pub(crate) use scratch::Scratch;
 
-use crate::device::{Device, Entry, Kernel, KernelArgs, Module};
+use crate::device::{Device, Entry, Fault, Kernel, KernelArgs, Module};
 use crate::error::{Error, Result};
 use crate::jit::{Items, JitReport, KernelCache, KernelSpec, Program};
 use reduce_core::DeviceCopy;
@@ -223,12 +223,10 @@ impl<'a> Dispatch<'a> {
             }
         }
         self.device.synchronize()?;
+        let monoid = self.loader.program.monoid_name();
         match first {
-            Some((index, len)) => Err(Error::DeviceFault {
-                monoid: self.loader.program.monoid_name(),
-                index,
-                len,
-            }),
+            Some(Fault::Index { index, len }) => Err(Error::DeviceFault { monoid, index, len }),
+            Some(Fault::Division { overflow }) => Err(Error::DivisionFault { monoid, overflow }),
             None => Ok(()),
         }
     }

@@ -26,7 +26,9 @@ use syn::{Error, Expr, Result};
 
 #[cfg(test)]
 pub use tree::METHODS;
-pub use tree::{may_fault, Arm, FloatVal, Kind, Method, Op, PatTest, TExpr, TStmt, T};
+pub use tree::{
+    may_fault, safe_divisor, Arm, FloatVal, Kind, Method, Op, PatTest, TExpr, TStmt, T,
+};
 
 /// What a translated body needs besides its text: whether it indexes at run time, the helpers
 /// it calls and the structs and constants it names (as the user spelled them, for the generated

@@ -1,7 +1,9 @@
 //! Checking operators, `as` casts and methods: the typing rules of Rust's primitive operations
 //! (literal inference through operands, shift amounts, which methods exist on which types).
 
-use super::tree::{lookup_method, FloatVal, Kind, Method, Op, TExpr, METHODS, T};
+use super::tree::{
+    division_may_fault, lookup_method, safe_divisor, FloatVal, Kind, Method, Op, TExpr, METHODS, T,
+};
 use super::{err, resolve, Checker};
 use crate::types::{Scalar, Ty};
 use syn::spanned::Spanned;
@@ -74,13 +76,15 @@ impl<'a> Checker<'a> {
 
     /// Types `l op r` (also used for `place op= value`).
     pub(super) fn operation(
-        &self,
+        &mut self,
         op: Op,
         l: TExpr<'a>,
         r: TExpr<'a>,
         op_span: proc_macro2::Span,
         e: &'a Expr,
     ) -> Result<TExpr<'a>> {
+        // An integer division by a value that may be 0 (or -1) records a fault where Rust panics.
+        self.uses.faults |= division_may_fault(op, &l, &r);
         let bool_ty = Ty::Scalar(Scalar::Bool);
         let mk = |kind, ty| Ok(TExpr { kind, ty, src: e });
         match op {
@@ -322,6 +326,9 @@ impl<'a> Checker<'a> {
         }
         if method == Method::Clamp {
             check_clamp_bounds(name, &targs)?;
+        }
+        if matches!(method, Method::WrappingDiv | Method::WrappingRem) {
+            self.uses.faults |= !safe_divisor(&targs[0]);
         }
         Ok(TExpr {
             kind: Kind::Method(method, Box::new(recv), targs),

@@ -392,10 +392,36 @@ pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {
     METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
 }
 
-/// Whether evaluating `e` may record a fault (a run-time index, or a helper call, which may
-/// index): such an expression is never dropped by a simplification.
+/// Whether `divisor` is a literal other than 0 and -1, so that an integer division by it never
+/// faults (by zero, or MIN / -1).
+pub fn safe_divisor(divisor: &TExpr) -> bool {
+    match &divisor.kind {
+        Kind::Int(v) => *v != 0 && *v != -1,
+        Kind::Neg(inner) => matches!(inner.kind, Kind::Int(v) if v != 0 && v != 1),
+        _ => false,
+    }
+}
+
+/// Whether `a op b` (or `a.wrapping_op(b)`) is an integer division or remainder that may fault.
+pub fn division_may_fault(op: Op, a: &TExpr, b: &TExpr) -> bool {
+    let float = |t: &TExpr| {
+        matches!(
+            t.ty,
+            T::Float | T::Known(Ty::Scalar(Scalar::F32 | Scalar::F64))
+        )
+    };
+    matches!(op, Op::Div | Op::Rem) && !float(a) && !float(b) && !safe_divisor(b)
+}
+
+/// Whether evaluating `e` may record a fault (a run-time index, an integer division by a value
+/// that may be 0 or -1, or a helper call, which may index): such an expression is never dropped
+/// by a simplification.
 pub fn may_fault(e: &TExpr) -> bool {
     match &e.kind {
+        Kind::Binary(op, a, b) if division_may_fault(*op, a, b) => true,
+        Kind::Method(Method::WrappingDiv | Method::WrappingRem, _, b) if !safe_divisor(&b[0]) => {
+            true
+        }
         Kind::Int(_) | Kind::Float(_) | Kind::Bool(_) | Kind::Sym(_) | Kind::Var(_) => false,
         Kind::DynIndex(b, i, _, checked) => *checked || may_fault(b) || may_fault(i),
         Kind::Call(..) => true,

@@ -12,7 +12,7 @@
 mod lit;
 mod stmt;
 
-use crate::check::{Kind, Method, Op, TExpr, T};
+use crate::check::{safe_divisor, Kind, Method, Op, TExpr, T};
 use crate::types::{Len, Scalar, Ty, World};
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -332,9 +332,10 @@ impl<'w> Emitter<'w> {
                     } else {
                         call(if s == Scalar::F32 { "fmodf" } else { "fmod" })
                     }
-                } else if native {
+                } else if native && safe_divisor(r) {
                     plain(op.c())
                 } else {
+                    // the prelude's checked division (a fault by zero, and by the operators' MIN / -1)
                     call(&format!("r_{}_{}", helper_name(op), s.helper()))
                 }
             }
@@ -416,8 +417,14 @@ impl<'w> Emitter<'w> {
             WrappingAdd => self.binary(Op::Add, recv, &args[0], top),
             WrappingSub => self.binary(Op::Sub, recv, &args[0], top),
             WrappingMul => self.binary(Op::Mul, recv, &args[0], top),
-            WrappingDiv => self.binary(Op::Div, recv, &args[0], top),
-            WrappingRem => self.binary(Op::Rem, recv, &args[0], top),
+            // By a literal other than 0 and -1, the operator; else wrapping (MIN / -1 is MIN, a
+            // fault only by zero).
+            WrappingDiv | WrappingRem if safe_divisor(&args[0]) => {
+                let op = if m == WrappingDiv { Op::Div } else { Op::Rem };
+                self.binary(op, recv, &args[0], top)
+            }
+            WrappingDiv => call(&format!("r_wdiv_{}", s.helper())),
+            WrappingRem => call(&format!("r_wrem_{}", s.helper())),
             WrappingShl => self.shift(Op::Shl, recv, &args[0], s, top),
             WrappingShr => self.shift(Op::Shr, recv, &args[0], s, top),
             WrappingNeg => call(&format!("r_neg_{}", s.helper())),

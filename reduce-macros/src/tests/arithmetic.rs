@@ -20,7 +20,21 @@ fn integer_arithmetic_wraps() {
         "r_neg_i16(l.h)"
     );
     assert_eq!(cuda(parse_quote!(-l.b), "i32"), "r_neg_i32(l.b)");
-    assert_eq!(cuda(parse_quote!(l.a / r.a % 3), "u32"), "(l.a / r.a) % 3u");
+    // A division by a value that may be 0 is the prelude's checked one (a fault where Rust
+    // panics); by a literal other than 0 and -1 it is C's.
+    assert_eq!(
+        cuda(parse_quote!(l.a / r.a % 3), "u32"),
+        "r_div_u32(l.a, r.a) % 3u"
+    );
+    assert_eq!(cuda(parse_quote!(l.a / 7), "u32"), "l.a / 7u");
+    assert_eq!(
+        cuda(parse_quote!(l.w.wrapping_rem(r.w)), "u64"),
+        "r_wrem_u64(l.w, r.w)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.b.wrapping_div(-1)), "i32"),
+        "r_wdiv_i32(l.b, (-1))"
+    );
     assert_eq!(cuda(parse_quote!(l.b / r.b), "i32"), "r_div_i32(l.b, r.b)");
     // float division through the IEEE intrinsics (NVRTC folds `(c / c) != (c / c)` otherwise)
     assert_eq!(cuda(parse_quote!(l.x / r.x), "f32"), "__fdiv_rn(l.x, r.x)");

@@ -410,6 +410,46 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
     xs
 }
 
+/// Integer divisions by run-time values in a lift: `i32` `/` (a fault by zero and for
+/// `i32::MIN / -1`, where Rust panics) and `u64` `wrapping_rem` (a fault by zero only), summed
+/// with wrapping adds. The high and low halves of the item are the numerator and the divisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Quotients { q: 0, r: 0 },
+    combine = |a, b| Quotients {
+        q: a.q.wrapping_add(b.q),
+        r: a.r.wrapping_add(b.r),
+    },
+    commutative,
+    lift(u64) = |x, _i| Quotients {
+        q: (x >> 32) as i32 / x as i32,
+        r: (x >> 40).wrapping_rem(x & 0xffff),
+    }
+)]
+pub struct Quotients {
+    pub q: i32,
+    pub r: u64,
+}
+
+/// Items of [`Quotients`] whose divisors are never 0 and never divide `i32::MIN` by -1.
+pub fn quotient_inputs(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = TestRng::new(seed);
+    (0..n)
+        .map(|_| {
+            let x = (u64::from(rng.next_u32()) << 32) | u64::from(rng.next_u32());
+            // a divisor of 0 or -1 becomes 7 (low half), and the low 16 bits are never 0
+            let low = x as u32;
+            let low = if low == 0 || low == u32::MAX || low & 0xffff == 0 {
+                7
+            } else {
+                low
+            };
+            (x & !0xffff_ffff) | u64::from(low)
+        })
+        .collect()
+}
+
 /// A float's bits as a `u64`, every NaN as 1 (NaN payloads may differ between CPU and GPU).
 #[reduce_core::device_fn]
 fn bits32(x: f32) -> u64 {
