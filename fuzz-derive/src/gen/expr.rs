@@ -504,6 +504,11 @@ impl Gen<'_> {
                 let u = *self.rng.pick(&[Sc::U8, Sc::U16, Sc::U32, Sc::U64]);
                 format!("({}).is_power_of_two()", self.expr(u, d))
             }
+            3 if self.rng.chance(50) => {
+                let i = *self.rng.pick(&[Sc::I8, Sc::I16, Sc::I32, Sc::I64]);
+                let m = *self.rng.pick(&["is_positive", "is_negative"]);
+                format!("({}).{m}()", self.expr(i, d))
+            }
             _ => format!("({x}).is_nan()"),
         }
     }
@@ -511,7 +516,7 @@ impl Gen<'_> {
     fn float_method(&mut self, s: Sc, d: usize) -> String {
         let t = s.rust();
         let a = self.expr(s, d);
-        match self.rng.below(10) {
+        match self.rng.below(11) {
             0 => format!("({a}).sqrt()"),
             1 => format!("({a}).abs()"),
             2 => {
@@ -558,6 +563,26 @@ impl Gen<'_> {
             8 => {
                 let (lo, hi) = self.float_bounds();
                 format!("({a}).clamp({lo}{t}, {hi}{t})")
+            }
+            9 if self.rng.chance(50) => {
+                let m = *self.rng.pick(&["rem_euclid", "div_euclid"]);
+                let b = self.expr(s, d);
+                format!("({a}).{m}({b})")
+            }
+            9 => {
+                // a lossless conversion, or std's constants
+                let c = *self.rng.pick(&["PI", "E", "LN_2", "FRAC_1_SQRT_2"]);
+                let from = if s == Sc::F64 {
+                    *self
+                        .rng
+                        .pick(&[Sc::F32, Sc::I32, Sc::U32, Sc::U16, Sc::I8, Sc::Bool])
+                } else {
+                    *self.rng.pick(&[Sc::I16, Sc::U16, Sc::U8, Sc::Bool])
+                };
+                format!(
+                    "(({t}::from({}) * std::{t}::consts::{c}) + {a})",
+                    self.expr(from, d)
+                )
             }
             _ => {
                 let u = if s == Sc::F32 { Sc::U32 } else { Sc::U64 };
@@ -651,6 +676,11 @@ impl Gen<'_> {
                     "signum",
                 ]);
                 format!("({a}).{m}()")
+            }
+            4 => {
+                // any divisor: zero and MIN by -1 are faults on both sides
+                let m = *self.rng.pick(&["rem_euclid", "div_euclid"]);
+                format!("({a}).{m}({})", self.expr(s, d))
             }
             5 => {
                 let m = *self.rng.pick(&["reverse_bits", "swap_bytes"]);

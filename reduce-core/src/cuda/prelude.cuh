@@ -383,6 +383,24 @@ __device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
         const T max = (T)((UT)~(UT)0 >> 1);                                                     \
         return a == (T)(-max - 1) ? max : r_abs_##S(a);                                         \
     }
+// is_positive, is_negative, rem_euclid and div_euclid (Rust's: through the operators' checked
+// r_rem / r_div, so a divisor of 0 and MIN by -1 are faults) of the signed types.
+#define R_SIGNED_EUCLID(T, S)                                                                   \
+    __device__ __forceinline__ bool r_is_positive_##S(T a) { return a > 0; }                    \
+    __device__ __forceinline__ bool r_is_negative_##S(T a) { return a < 0; }                    \
+    __device__ __forceinline__ T r_rem_euclid_##S(T a, T b) {                                   \
+        const T r = r_rem_##S(a, b);                                                            \
+        return r < 0 ? r_add_##S(r, r_abs_##S(b)) : r;                                          \
+    }                                                                                           \
+    __device__ __forceinline__ T r_div_euclid_##S(T a, T b) {                                   \
+        const T q = r_div_##S(a, b);                                                            \
+        if (b != 0 && b != (T)-1 && r_pin((T)(a % b)) < 0) return b > 0 ? r_sub_##S(q, 1) : r_add_##S(q, 1); \
+        return q;                                                                               \
+    }
+// rem_euclid and div_euclid of the unsigned types: the operators'.
+#define R_UNSIGNED_EUCLID(T, S)                                                                 \
+    __device__ __forceinline__ T r_rem_euclid_##S(T a, T b) { return r_rem_##S(a, b); }         \
+    __device__ __forceinline__ T r_div_euclid_##S(T a, T b) { return r_div_##S(a, b); }
 // is_power_of_two: the unsigned types'.
 #define R_UNSIGNED_METHODS(T, S)                                                                \
     __device__ __forceinline__ bool r_is_power_of_two_##S(T a) {                                \
@@ -397,6 +415,14 @@ R_INT_METHODS(unsigned int, unsigned int, u32, 32, 0)
 R_INT_METHODS(int, unsigned int, i32, 32, 1)
 R_INT_METHODS(unsigned long long, unsigned long long, u64, 64, 0)
 R_INT_METHODS(long long, unsigned long long, i64, 64, 1)
+R_UNSIGNED_EUCLID(unsigned char, u8)
+R_SIGNED_EUCLID(signed char, i8)
+R_UNSIGNED_EUCLID(unsigned short, u16)
+R_SIGNED_EUCLID(short, i16)
+R_UNSIGNED_EUCLID(unsigned int, u32)
+R_SIGNED_EUCLID(int, i32)
+R_UNSIGNED_EUCLID(unsigned long long, u64)
+R_SIGNED_EUCLID(long long, i64)
 R_UNSIGNED_METHODS(unsigned char, u8)
 R_SIGNED_METHODS(signed char, unsigned char, i8)
 R_UNSIGNED_METHODS(unsigned short, u16)
@@ -482,12 +508,21 @@ __device__ __forceinline__ float r_fma32(float a, float b, float c) {
 __device__ __forceinline__ float r_fmax32(float a, float b) { return R_MATH(fmaxf, __builtin_fmaxf)(a, b); }
 __device__ __forceinline__ float r_fmin32(float a, float b) { return R_MATH(fminf, __builtin_fminf)(a, b); }
 
+#if !defined(__CUDA_ARCH__)
+// The host's division (what `__fdiv_rn` / `__ddiv_rn` compute on the device).
+template <typename F>
+__device__ __forceinline__ F r_host_div(F a, F b) {
+    return a / b;
+}
+#endif
 // The f32 and f64 methods of Rust that are exact in IEEE arithmetic: floor, ceil, trunc, round
 // (halves away from zero), round_ties_even, fract (x - trunc(x)), copysign, signum (NaN for NaN,
 // else 1 with x's sign), clamp (bounds in order: the translation takes only literals), to_bits,
-// and the class tests on the bit pattern (no float comparison for NVVM to fold). SUF: the C
-// functions' suffix (f or none); U, SIGN: the bits' type and the sign bit; NAN: Rust's NaN.
-#define R_FLOAT_METHODS(F, S, SUF, U, SIGN, INF, NAN)                                           \
+// and the class tests on the bit pattern (no float comparison for NVVM to fold); rem_euclid
+// and div_euclid as Rust's std computes them (fmod, IEEE division, trunc). SUF: the C
+// functions' suffix (f or none); DIV: the device's IEEE division; U, SIGN: the bits' type and
+// the sign bit; NAN: Rust's NaN.
+#define R_FLOAT_METHODS(F, S, SUF, DIV, U, SIGN, INF, NAN)                                           \
     __device__ __forceinline__ F r_floor_##S(F x) { return R_MATH(floor##SUF, __builtin_floor##SUF)(x); } \
     __device__ __forceinline__ F r_ceil_##S(F x) { return R_MATH(ceil##SUF, __builtin_ceil##SUF)(x); } \
     __device__ __forceinline__ F r_trunc_##S(F x) { return R_MATH(trunc##SUF, __builtin_trunc##SUF)(x); } \
@@ -509,9 +544,19 @@ __device__ __forceinline__ float r_fmin32(float a, float b) { return R_MATH(fmin
     __device__ __forceinline__ bool r_is_finite_##S(F x) { return (r_##S##_bits(x) & ~SIGN) < INF; } \
     __device__ __forceinline__ bool r_is_infinite_##S(F x) { return (r_##S##_bits(x) & ~SIGN) == INF; } \
     __device__ __forceinline__ bool r_is_sign_negative_##S(F x) { return (r_##S##_bits(x) & SIGN) != 0; } \
-    __device__ __forceinline__ bool r_is_sign_positive_##S(F x) { return (r_##S##_bits(x) & SIGN) == 0; }
-R_FLOAT_METHODS(float, f32, f, unsigned int, 0x80000000u, 0x7f800000u, 0x7fc00000u)
-R_FLOAT_METHODS(double, f64, , unsigned long long, 0x8000000000000000ull, 0x7ff0000000000000ull,
+    __device__ __forceinline__ bool r_is_sign_positive_##S(F x) { return (r_##S##_bits(x) & SIGN) == 0; } \
+    __device__ __forceinline__ F r_fmod_##S(F x, F y) { return R_MATH(fmod##SUF, __builtin_fmod##SUF)(x, y); } \
+    __device__ __forceinline__ F r_rem_euclid_##S(F x, F y) {                                   \
+        const F r = r_fmod_##S(x, y);                                                           \
+        return r_flt(r, (F)0) ? r + R_MATH(fabs##SUF, __builtin_fabs##SUF)(y) : r;              \
+    }                                                                                           \
+    __device__ __forceinline__ F r_div_euclid_##S(F x, F y) {                                   \
+        const F q = r_trunc_##S(R_MATH(DIV, r_host_div)(x, y));                                 \
+        if (r_flt(r_fmod_##S(x, y), (F)0)) return r_fgt(y, (F)0) ? q - (F)1 : q + (F)1;         \
+        return q;                                                                               \
+    }
+R_FLOAT_METHODS(float, f32, f, __fdiv_rn, unsigned int, 0x80000000u, 0x7f800000u, 0x7fc00000u)
+R_FLOAT_METHODS(double, f64, , __ddiv_rn, unsigned long long, 0x8000000000000000ull, 0x7ff0000000000000ull,
                 0x7ff8000000000000ull)
 #undef R_FLOAT_METHODS
 #undef R_MATH

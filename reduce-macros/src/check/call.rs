@@ -121,6 +121,52 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// `u64::from(x)`, `f64::from(x)`, ...: Rust's lossless conversions between primitives
+    /// (`From`), which are the `as` casts that keep every value.
+    fn lossless(&mut self, to: Scalar, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
+        let [arg] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(err(
+                e,
+                format!("`from` takes 1 argument(s), {} given", c.args.len()),
+            ));
+        };
+        let v = self.check(arg, None)?;
+        let T::Known(Ty::Scalar(from)) = v.ty else {
+            return Err(err(
+                arg,
+                match v.ty {
+                    T::Int | T::Float => {
+                        "the literal's type is ambiguous here: add a suffix (`2u32`, `2.0f32`)"
+                            .to_string()
+                    }
+                    other => format!("`{}::from` of {}", to.rust(), self.ty_name(&other)),
+                },
+            ));
+        };
+        if !is_lossless(from, to) {
+            return Err(err(
+                e,
+                format!(
+                    "Rust has no `From<{}>` for `{}` (it would lose values): write `as {}`",
+                    from.rust(),
+                    to.rust(),
+                    to.rust()
+                ),
+            ));
+        }
+        let cast = |inner: TExpr<'a>, s: Scalar| TExpr {
+            kind: Kind::Cast(Box::new(inner)),
+            ty: T::Known(Ty::Scalar(s)),
+            src: e,
+        };
+        Ok(match (from, to.is_float()) {
+            (a, _) if a == to => v,
+            // `bool as f32` is not a cast Rust has: through u8
+            (Scalar::Bool, true) => cast(cast(v, Scalar::U8), to),
+            _ => cast(v, to),
+        })
+    }
+
     pub(super) fn call(&mut self, c: &'a syn::ExprCall, e: &'a Expr) -> Result<TExpr<'a>> {
         let Expr::Path(p) = strip_parens(&c.func) else {
             return Err(err(&c.func, "only named functions can be called"));
@@ -134,6 +180,9 @@ impl<'a> Checker<'a> {
             if let Some(s) = Scalar::from_rust(&segs[0].ident.to_string()) {
                 if segs[1].ident == "from_bits" && s.is_float() {
                     return self.float_of_bits(s, c, e);
+                }
+                if segs[1].ident == "from" {
+                    return self.lossless(s, c, e);
                 }
                 if let Some(m) = lookup_method(&segs[1].ident) {
                     let mut args = c.args.iter();
@@ -214,5 +263,26 @@ impl<'a> Checker<'a> {
             ty: T::Known(sig.ret),
             src: e,
         })
+    }
+}
+
+/// Whether Rust implements `From<from>` for `to` (the lossless conversions between the
+/// language's primitives; `usize` from `u8`, `u16` and `bool`, as Rust's).
+fn is_lossless(from: Scalar, to: Scalar) -> bool {
+    use Scalar::*;
+    if from == to {
+        return true;
+    }
+    match from {
+        Bool => to != Bool,
+        U8 => !matches!(to, I8 | Bool),
+        U16 => matches!(to, U32 | U64 | Usize | I32 | I64 | F32 | F64),
+        U32 => matches!(to, U64 | I64 | F64),
+        U64 => false,
+        I8 => matches!(to, I16 | I32 | I64 | F32 | F64),
+        I16 => matches!(to, I32 | I64 | F32 | F64),
+        I32 => matches!(to, I64 | F64),
+        F32 => to == F64,
+        I64 | Usize | F64 => false,
     }
 }

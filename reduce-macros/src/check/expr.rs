@@ -273,6 +273,23 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
+        // `std::f32::consts::PI` (or `core::`): the value of Rust's constant.
+        if segs.len() == 4
+            && matches!(segs[0].ident.to_string().as_str(), "std" | "core")
+            && segs[2].ident == "consts"
+        {
+            if let Some(s) = Scalar::from_rust(&segs[1].ident.to_string()).filter(|s| s.is_float())
+            {
+                let name = segs[3].ident.to_string();
+                let Some(kind) = float_constant(s, &name) else {
+                    return Err(err(
+                        &segs[3].ident,
+                        format!("unknown constant `{name}` of `{}::consts`", s.rust()),
+                    ));
+                };
+                return mk(kind, T::Known(Ty::Scalar(s)));
+            }
+        }
         if segs.len() == 2 && p.path.leading_colon.is_none() {
             let ty = segs[0].ident.to_string();
             let konst = segs[1].ident.to_string();
@@ -454,4 +471,41 @@ pub fn unsupported(e: &Expr) -> Error {
         }
     };
     err(tokens, msg)
+}
+
+/// A constant of `std::f32::consts` or `std::f64::consts` (`s` a float type), as the literal of
+/// its value.
+fn float_constant<'a>(s: Scalar, name: &str) -> Option<Kind<'a>> {
+    macro_rules! consts {
+        ($t:ident, $v:ident) => {{
+            use std::$t::consts::*;
+            let value = match name {
+                "PI" => PI,
+                "TAU" => TAU,
+                "E" => E,
+                "SQRT_2" => SQRT_2,
+                "FRAC_1_SQRT_2" => FRAC_1_SQRT_2,
+                "LN_2" => LN_2,
+                "LN_10" => LN_10,
+                "LOG2_E" => LOG2_E,
+                "LOG10_E" => LOG10_E,
+                "LOG2_10" => LOG2_10,
+                "LOG10_2" => LOG10_2,
+                "FRAC_PI_2" => FRAC_PI_2,
+                "FRAC_PI_3" => FRAC_PI_3,
+                "FRAC_PI_4" => FRAC_PI_4,
+                "FRAC_PI_6" => FRAC_PI_6,
+                "FRAC_PI_8" => FRAC_PI_8,
+                "FRAC_1_PI" => FRAC_1_PI,
+                "FRAC_2_PI" => FRAC_2_PI,
+                "FRAC_2_SQRT_PI" => FRAC_2_SQRT_PI,
+                _ => return None,
+            };
+            Some(Kind::Float(FloatVal::$v(value)))
+        }};
+    }
+    match s {
+        Scalar::F32 => consts!(f32, F32),
+        _ => consts!(f64, F64),
+    }
 }

@@ -327,7 +327,11 @@ impl<'a> Checker<'a> {
         if method == Method::Clamp {
             check_clamp_bounds(name, &targs)?;
         }
-        if matches!(method, Method::WrappingDiv | Method::WrappingRem) {
+        let divides = matches!(
+            method,
+            Method::WrappingDiv | Method::WrappingRem | Method::RemEuclid | Method::DivEuclid
+        );
+        if divides && s.is_int() {
             self.uses.faults |= !safe_divisor(&targs[0]);
         }
         Ok(TExpr {
@@ -361,6 +365,8 @@ fn signature(method: Method, s: Scalar) -> Option<(Vec<Scalar>, Scalar)> {
             sig(&[], s)
         }
         Powf | Copysign if float => sig(&[s], s),
+        RemEuclid | DivEuclid => sig(&[s], s),
+        IsPositive | IsNegative if signed => sig(&[], Scalar::Bool),
         Powi if float => sig(&[Scalar::I32], s),
         MulAdd if float => sig(&[s, s], s),
         IsNan | IsFinite | IsInfinite | IsSignPositive | IsSignNegative if float => {

@@ -311,6 +311,10 @@ pub enum Method {
     SaturatingPow,
     SaturatingNeg,
     SaturatingAbs,
+    IsPositive,
+    IsNegative,
+    RemEuclid,
+    DivEuclid,
 }
 
 /// The methods by Rust name (also callable through their type: `f32::max(a, b)`).
@@ -374,6 +378,10 @@ pub const METHODS: &[(&str, Method)] = &[
     ("saturating_pow", Method::SaturatingPow),
     ("saturating_neg", Method::SaturatingNeg),
     ("saturating_abs", Method::SaturatingAbs),
+    ("is_positive", Method::IsPositive),
+    ("is_negative", Method::IsNegative),
+    ("rem_euclid", Method::RemEuclid),
+    ("div_euclid", Method::DivEuclid),
 ];
 
 impl Method {
@@ -419,9 +427,11 @@ pub fn division_may_fault(op: Op, a: &TExpr, b: &TExpr) -> bool {
 pub fn may_fault(e: &TExpr) -> bool {
     match &e.kind {
         Kind::Binary(op, a, b) if division_may_fault(*op, a, b) => true,
-        Kind::Method(Method::WrappingDiv | Method::WrappingRem, _, b) if !safe_divisor(&b[0]) => {
-            true
-        }
+        Kind::Method(
+            Method::WrappingDiv | Method::WrappingRem | Method::RemEuclid | Method::DivEuclid,
+            a,
+            b,
+        ) if a.scalar().is_int() && !safe_divisor(&b[0]) => true,
         Kind::Int(_) | Kind::Float(_) | Kind::Bool(_) | Kind::Sym(_) | Kind::Var(_) => false,
         Kind::DynIndex(b, i, _, checked) => *checked || may_fault(b) || may_fault(i),
         Kind::Call(..) => true,

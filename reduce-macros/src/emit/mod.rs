@@ -471,7 +471,8 @@ impl<'w> Emitter<'w> {
             Clamp | Floor | Ceil | Trunc | Round | RoundTiesEven | Fract | Signum | Copysign
             | IsFinite | IsInfinite | IsSignPositive | IsSignNegative | ToBits | AbsDiff
             | UnsignedAbs | IsPowerOfTwo | CountZeros | LeadingOnes | TrailingOnes
-            | ReverseBits | SwapBytes | SaturatingPow | SaturatingNeg | SaturatingAbs => {
+            | ReverseBits | SwapBytes | SaturatingPow | SaturatingNeg | SaturatingAbs
+            | IsPositive | IsNegative | RemEuclid | DivEuclid => {
                 call(&format!("r_{}_{}", m.rust_name(), s.helper()))
             }
         }

@@ -224,3 +224,41 @@ fn clamp_takes_literal_bounds_in_order() {
     let e = error(parse_quote!(l.y.clamp(0.0, f64::NAN)), "f64");
     assert!(e.contains("out of order (or NaN)"), "{e}");
 }
+
+#[test]
+fn euclid_sign_tests_conversions_and_float_constants() {
+    assert_eq!(
+        cuda(parse_quote!(l.b.rem_euclid(r.b)), "i32"),
+        "r_rem_euclid_i32(l.b, r.b)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.x.div_euclid(2.5)), "f32"),
+        "r_div_euclid_f32(l.x, 2.5f)"
+    );
+    assert_eq!(
+        cuda(parse_quote!(l.q.is_negative()), "bool"),
+        "r_is_negative_i64(l.q)"
+    );
+    assert!(error(parse_quote!(l.a.is_positive()), "bool").contains("not a method of `u32`"));
+    // Rust's lossless `From` conversions are casts; a lossy one is Rust's error too.
+    assert_eq!(
+        cuda(parse_quote!(u64::from(l.a)), "u64"),
+        "(unsigned long long)l.a"
+    );
+    assert_eq!(
+        cuda(parse_quote!(f64::from(l.flag)), "f64"),
+        "(double)((unsigned char)l.flag)"
+    );
+    assert_eq!(cuda(parse_quote!(i32::from(l.b)), "i32"), "l.b");
+    let e = error(parse_quote!(u32::from(l.w)), "u32");
+    assert!(e.contains("no `From<u64>` for `u32`"), "{e}");
+    let e = error(parse_quote!(u64::from(7)), "u64");
+    assert!(e.contains("add a suffix"), "{e}");
+    // std's float constants are their values.
+    assert_eq!(
+        cuda(parse_quote!(l.x * std::f32::consts::PI), "f32"),
+        "l.x * 3.1415927f"
+    );
+    let e = error(parse_quote!(core::f64::consts::PIE), "f64");
+    assert!(e.contains("unknown constant `PIE`"), "{e}");
+}

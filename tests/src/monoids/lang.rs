@@ -416,20 +416,23 @@ pub fn probe_inputs(n: usize, seed: u64) -> Vec<u64> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
-    identity = Quotients { q: 0, r: 0 },
+    identity = Quotients { q: 0, r: 0, e: 0 },
     combine = |a, b| Quotients {
         q: a.q.wrapping_add(b.q),
         r: a.r.wrapping_add(b.r),
+        e: a.e.wrapping_add(b.e),
     },
     commutative,
     lift(u64) = |x, _i| Quotients {
         q: (x >> 32) as i32 / x as i32,
         r: (x >> 40).wrapping_rem(x & 0xffff),
+        e: ((x >> 32) as i32).rem_euclid(x as i32),
     }
 )]
 pub struct Quotients {
     pub q: i32,
     pub r: u64,
+    pub e: i32,
 }
 
 /// Items of [`Quotients`] whose divisors are never 0 and never divide `i32::MIN` by -1.
@@ -478,13 +481,13 @@ fn bits64(x: f64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
-    identity = Methods { f: [0; 20], n: [0; 24] },
+    identity = Methods { f: [0; 24], n: [0; 26] },
     combine = |a, b| {
         let mut m = a;
-        for k in 0..20 {
+        for k in 0..24 {
             m.f[k] = a.f[k].wrapping_add(b.f[k]);
         }
-        for k in 0..24 {
+        for k in 0..26 {
             m.n[k] = a.n[k].wrapping_add(b.n[k]);
         }
         m
@@ -540,6 +543,10 @@ fn bits64(x: f64) -> u64 {
                 bits64(y.copysign(f64::from_bits(b.rotate_left(3)))),
                 bits64(y.recip()),
                 bits64(y.clamp(f64::NEG_INFINITY, 1e10)) ^ class,
+                bits32(x.rem_euclid(2.5)),
+                bits32(x.div_euclid(-1.5)),
+                bits64(y.rem_euclid(0.75)) ^ bits64(y.div_euclid(3.0)),
+                bits64(f64::from(x) * std::f64::consts::PI),
             ],
             n: [
                 w8.abs_diff((b >> 56) as i8) as u64,
@@ -567,13 +574,16 @@ fn bits64(x: f64) -> u64 {
                 b.reverse_bits() ^ b.swap_bytes().rotate_left(5) ^ (b.is_power_of_two() as u64),
                 (b.leading_ones() | (b.trailing_ones() << 8) | (b.count_zeros() << 16)) as u64
                     ^ b.saturating_pow(e % 20).wrapping_pow(3),
+                w32.rem_euclid(7) as u32 as u64 | ((w16.div_euclid(-3) as u16 as u64) << 32),
+                (i64::from(w32) as u64 ^ u64::from(u32v))
+                    .wrapping_add(u64::from(w8.is_positive()) | (u64::from(w64.is_negative()) << 1)),
             ],
         }
     }
 )]
 pub struct Methods {
-    pub f: [u64; 20],
-    pub n: [u64; 24],
+    pub f: [u64; 24],
+    pub n: [u64; 26],
 }
 
 /// Inputs of [`Methods`]' lift: the special floats' bits (in the low 32 bits and, rotated, as
