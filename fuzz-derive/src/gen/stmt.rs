@@ -19,7 +19,7 @@ impl Gen<'_> {
         let pad = "    ".repeat(indent);
         let r = self.rng.below(100);
         match r {
-            0..=29 => {
+            0..=24 => {
                 let t = *self.rng.pick(&FIELD_SCALARS);
                 let v = self.fresh();
                 let mutable = self.rng.chance(60);
@@ -32,6 +32,30 @@ impl Gen<'_> {
                     mutable,
                     range: None,
                 });
+            }
+            25..=29 => {
+                // a tuple let of two fresh names
+                let (t, u) = (
+                    *self.rng.pick(&FIELD_SCALARS),
+                    *self.rng.pick(&FIELD_SCALARS),
+                );
+                let (x, y) = (self.expr(t, 3), self.expr(u, 3));
+                let (v, w) = (self.fresh(), self.fresh());
+                let m = if self.rng.chance(50) { "mut " } else { "" };
+                let _ = writeln!(
+                    out,
+                    "{pad}let ({m}{v}, {w}): ({}, {}) = ({x}, {y});",
+                    t.rust(),
+                    u.rust()
+                );
+                for (path, ty, mutable) in [(v, t, !m.is_empty()), (w, u, false)] {
+                    self.scope.push(Place {
+                        path,
+                        ty: GTy::S(ty),
+                        mutable,
+                        range: None,
+                    });
+                }
             }
             30..=59 => self.assign(out, &pad),
             60..=71 if depth > 0 => {

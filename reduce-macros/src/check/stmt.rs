@@ -164,6 +164,7 @@ impl<'a> Checker<'a> {
         let mut out = Vec::new();
         for (i, stmt) in stmts.iter().enumerate() {
             match stmt {
+                Stmt::Local(local) if is_tuple_let(local) => out.extend(self.tuple_let(local)?),
                 Stmt::Local(local) => out.push(self.local(local, &stmts[i + 1..])?),
                 Stmt::Expr(x, semi) => {
                     if !is_unit(x) {
@@ -249,6 +250,84 @@ impl<'a> Checker<'a> {
             mutable,
             value: Some(value),
         })
+    }
+
+    /// `let (a, mut b, _) = (x, y, z);` (optionally `: (T, U, V)`): one `let` per name, every
+    /// value computed before any name is bound, as Rust's tuple is (`let (a, b) = (b, a);`
+    /// swaps). Tuples are not values in the language: the right side must be a tuple of the
+    /// same length, written out.
+    fn tuple_let(&mut self, local: &'a syn::Local) -> Result<Vec<TStmt<'a>>> {
+        let (pat, annot) = match &local.pat {
+            Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+            pat => (pat, None),
+        };
+        let Pat::Tuple(pat) = pat else {
+            unreachable!("is_tuple_let")
+        };
+        let annots: Vec<Option<Ty>> = match annot {
+            None => vec![None; pat.elems.len()],
+            Some(syn::Type::Tuple(t)) if t.elems.len() == pat.elems.len() => (t.elems.iter())
+                .map(|t| self.world.ty(t, false).map(Some))
+                .collect::<Result<_>>()?,
+            Some(other) => {
+                return Err(err(
+                    other,
+                    "a tuple pattern's type must be a tuple of as many types",
+                ))
+            }
+        };
+        let values = match local.init.as_ref().map(|i| (&*i.expr, &i.diverge)) {
+            Some((Expr::Tuple(t), None)) if t.elems.len() == pat.elems.len() => &t.elems,
+            _ => {
+                return Err(err(
+                    local,
+                    format!(
+                        "a tuple pattern needs a tuple of {} values written out: `let (a, b) = \
+                         (x, y);` (tuples are not values in the translated language)",
+                        pat.elems.len()
+                    ),
+                ))
+            }
+        };
+        let mut typed = Vec::new();
+        for (value, annot) in values.iter().zip(&annots) {
+            let v = self.check(value, annot.as_ref())?;
+            let v = match annot {
+                Some(t) => self.coerce(v, t)?,
+                None if matches!(v.ty, T::Known(_)) => v,
+                None => {
+                    return Err(err(
+                        value,
+                        "cannot infer the type of this value: add a suffix to the literal \
+                         (`1u32`, `1.0f32`) or annotate the tuple (`let (a, b): (u32, f32) = \
+                         ...`)",
+                    ))
+                }
+            };
+            typed.push(v);
+        }
+        let mut out = Vec::new();
+        for (elem, value) in pat.elems.iter().zip(typed) {
+            let ty = value.known().clone();
+            let (cuda, mutable) = match elem {
+                // evaluated (it may fault), never named
+                Pat::Wild(_) => (self.fresh("discarded"), false),
+                other => {
+                    let (name, mutable, annot) = self.let_pattern(other)?;
+                    if annot.is_some() {
+                        return Err(err(other, "annotate the tuple, not its elements"));
+                    }
+                    (self.bind(name, ty.clone(), mutable), mutable)
+                }
+            };
+            out.push(TStmt::Let {
+                cuda,
+                ty,
+                mutable,
+                value: Some(value),
+            });
+        }
+        Ok(out)
     }
 
     fn let_pattern(&self, pat: &Pat) -> Result<(String, bool, Option<Ty>)> {
@@ -516,5 +595,14 @@ impl<'a> Checker<'a> {
             c.loops -= 1;
             Ok((cuda, body?))
         })
+    }
+}
+
+/// Whether `local` binds a tuple pattern (`let (a, b) = ...`).
+fn is_tuple_let(local: &syn::Local) -> bool {
+    match &local.pat {
+        Pat::Tuple(_) => true,
+        Pat::Type(t) => matches!(&*t.pat, Pat::Tuple(_)),
+        _ => false,
     }
 }

@@ -159,7 +159,7 @@ fn subset_errors() {
         (parse_quote!(foo), "cannot find `foo`"),
         (
             parse_quote!({
-                let (p, q) = (l.a, r.a);
+                let [p, q] = l.m;
                 p
             }),
             "`let` patterns are not supported",

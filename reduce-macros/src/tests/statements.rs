@@ -241,3 +241,57 @@ fn match_on_integers_and_bools() {
     );
     assert!(e.contains("out of the range of `u8`"), "{e}");
 }
+
+#[test]
+fn tuple_lets_bind_every_value_computed_first() {
+    // `let (a, b) = (b, a + b)` reads the old names: fresh C++ names for the new ones.
+    assert_eq!(
+        body(
+            parse_quote!({
+                let (mut a, mut b) = (l.a, r.a);
+                for _k in 0..3 {
+                    let (x, y, _) = (b, a.wrapping_add(b), l.m[0]);
+                    a = x;
+                    b = y;
+                }
+                a ^ b
+            }),
+            "u32"
+        ),
+        "    unsigned int v_a = l.a;
+    unsigned int v_b = r.a;
+    for (int v__k = 0; v__k < 3; ++v__k) {
+        const unsigned int v_x = v_b;
+        const unsigned int v_y = v_a + v_b;
+        const unsigned int v_discarded = l.m[0];
+        v_a = v_x;
+        v_b = v_y;
+    }
+    return v_a ^ v_b;
+"
+    );
+    let typed = body(
+        parse_quote!({
+            let (p, q): (u64, f32) = (1, 2.5);
+            p as f32 + q
+        }),
+        "f32",
+    );
+    assert!(typed.contains("unsigned long long v_p = 1ull;"), "{typed}");
+    let e = body_error(
+        parse_quote!({
+            let (a, b) = l.p;
+            a
+        }),
+        "f32",
+    );
+    assert!(e.contains("tuple of 2 values written out"), "{e}");
+    let e = body_error(
+        parse_quote!({
+            let (a, b) = (1, 2);
+            a
+        }),
+        "u32",
+    );
+    assert!(e.contains("cannot infer the type"), "{e}");
+}

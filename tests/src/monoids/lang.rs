@@ -513,10 +513,8 @@ fn bits64(x: f64) -> u64 {
             | ((y.is_infinite() as u64) << 5)
             | ((y.is_sign_positive() as u64) << 6)
             | ((y.is_sign_negative() as u64) << 7);
-        let w8 = b as i8;
-        let u8v = (b >> 8) as u8;
-        let w16 = (b >> 16) as i16;
-        let u16v = (b >> 24) as u16;
+        let (w8, u8v) = (b as i8, (b >> 8) as u8);
+        let (w16, u16v): (i16, u16) = ((b >> 16) as i16, (b >> 24) as u16);
         let w32 = b as i32;
         let u32v = (b >> 32) as u32;
         let w64 = b as i64;
