@@ -1,10 +1,15 @@
-//! The CUDA prelude's integer helpers behind the derive's methods and operators give Rust's
-//! values, and record a fault exactly where Rust panics: the prelude compiled by the host C++
-//! compiler runs every helper on every pair of 8-bit operands (and on random and extreme ones of
-//! 16, 32 and 64 bits), and each answer — the value and the fault's kind — is compared with
-//! Rust's method, a panic of which is the fault (a division by zero: kind 2; the operators'
-//! `MIN / -1`: kind 3). The GPU runs the same text (`lang_plain`'s `Methods` and `Quotients`).
-//! Needs the emulator's host compiler.
+//! The CUDA prelude's helpers behind the derive's methods and operators give Rust's values:
+//! the prelude compiled by the host C++ compiler (IEEE arithmetic, no contraction into FMAs, as
+//! NVRTC compiles it with `--fmad=false`) runs
+//! - every integer helper on every pair of 8-bit operands (and on random and extreme ones of 16,
+//!   32 and 64 bits), each answer — the value and the fault's kind — compared with Rust's
+//!   method, a panic of which is the fault (a division by zero: kind 2; the operators'
+//!   `MIN / -1`: kind 3);
+//! - every exact float helper on random bit patterns of every exponent, values with halves and
+//!   the special values, compared bit for bit (any NaN equal to any NaN).
+//!
+//! The GPU runs the same text (`lang_plain`'s `Methods` and `Quotients`). Needs the emulator's
+//! host compiler.
 
 use reduce_tests::emu::compiler;
 use reduce_tests::TestRng;
@@ -298,16 +303,15 @@ fn operands(bits: u32, rng: &mut TestRng) -> Vec<(i64, i64)> {
     v
 }
 
-#[test]
-fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
-    let Some(cxx) = compiler() else { return };
-    let dir = std::env::temp_dir().join(format!("reduce-int-bits-{}", std::process::id()));
+/// `source` compiled with the prelude beside it, run on `input`: its output.
+fn run_driver(cxx: &str, tag: &str, source: &str, input: String) -> String {
+    let dir = std::env::temp_dir().join(format!("reduce-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("prelude.cuh"), reduce_core::CUDA_PRELUDE).unwrap();
-    std::fs::write(dir.join("driver.cpp"), driver()).unwrap();
+    std::fs::write(dir.join("driver.cpp"), source).unwrap();
     let exe = dir.join("driver");
-    let built = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-w", "-fwrapv"])
+    let built = Command::new(cxx)
+        .args(["-std=c++17", "-O1", "-w", "-fwrapv", "-ffp-contract=off"])
         .arg(dir.join("driver.cpp"))
         .arg("-o")
         .arg(&exe)
@@ -318,6 +322,25 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
+    let mut child = Command::new(&exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
+    let Some(cxx) = compiler() else { return };
     let mut rng = TestRng::new(0x1_0b17);
     // The driver's input, and Rust's answers in the same order (kept small: millions of cases).
     let (mut input, mut want) = (String::new(), Vec::new());
@@ -339,21 +362,8 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
         }
     }
     let lines: Vec<String> = input.lines().map(str::to_string).collect();
-    let mut child = Command::new(&exe)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).unwrap();
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let got: Vec<(i64, u64)> = std::str::from_utf8(&output.stdout)
-        .unwrap()
+    let output = run_driver(&cxx, "int-bits", &driver(), input);
+    let got: Vec<(i64, u64)> = output
         .lines()
         .map(|l| {
             let (v, k) = l.split_once(' ').unwrap();
@@ -365,6 +375,178 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
         .filter(|&i| got[i] != want[i])
         .take(10)
         .map(|i| format!("{}: prelude {:?}, Rust {:?}", lines[i], got[i], want[i]))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} cases:\n{}",
+        want.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The float driver: lines "<helper> <f32|f64> <bits of x> <bits of y>", answers the result's
+/// bits (a bool as 0 or 1).
+const FLOAT_DRIVER: &str = r#"
+#include <cstdio>
+#include <cstring>
+#define __device__
+#define __forceinline__ inline
+#define __noinline__
+template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+#include "prelude.cuh"
+#define R_FLOAT_CASES(F, S)                                                          \
+    if (!std::strcmp(name, "floor")) r = r_##S##_bits(r_floor_##S(x));              \
+    if (!std::strcmp(name, "ceil")) r = r_##S##_bits(r_ceil_##S(x));                \
+    if (!std::strcmp(name, "trunc")) r = r_##S##_bits(r_trunc_##S(x));              \
+    if (!std::strcmp(name, "round")) r = r_##S##_bits(r_round_##S(x));              \
+    if (!std::strcmp(name, "round_ties_even")) r = r_##S##_bits(r_round_ties_even_##S(x)); \
+    if (!std::strcmp(name, "fract")) r = r_##S##_bits(r_fract_##S(x));              \
+    if (!std::strcmp(name, "signum")) r = r_##S##_bits(r_signum_##S(x));            \
+    if (!std::strcmp(name, "copysign")) r = r_##S##_bits(r_copysign_##S(x, y));     \
+    if (!std::strcmp(name, "clamp")) r = r_##S##_bits(r_clamp_##S(x, (F)-2.5, (F)100)); \
+    if (!std::strcmp(name, "rem_euclid")) r = r_##S##_bits(r_rem_euclid_##S(x, y)); \
+    if (!std::strcmp(name, "div_euclid")) r = r_##S##_bits(r_div_euclid_##S(x, y)); \
+    if (!std::strcmp(name, "is_finite")) r = r_is_finite_##S(x);                    \
+    if (!std::strcmp(name, "is_infinite")) r = r_is_infinite_##S(x);                \
+    if (!std::strcmp(name, "is_sign_negative")) r = r_is_sign_negative_##S(x);      \
+    if (!std::strcmp(name, "is_sign_positive")) r = r_is_sign_positive_##S(x);
+int main() {
+    char name[32], ty[8];
+    unsigned long long a, b;
+    while (std::scanf("%31s %7s %llx %llx", name, ty, &a, &b) == 4) {
+        unsigned long long r = 0;
+        if (!std::strcmp(ty, "f32")) {
+            const float x = r_f32_from_bits((unsigned int)a), y = r_f32_from_bits((unsigned int)b);
+            R_FLOAT_CASES(float, f32)
+        } else {
+            const double x = r_f64_from_bits(a), y = r_f64_from_bits(b);
+            R_FLOAT_CASES(double, f64)
+        }
+        std::printf("%llx\n", r);
+    }
+    return 0;
+}
+"#;
+
+const FLOAT_HELPERS: [&str; 15] = [
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "round_ties_even",
+    "fract",
+    "signum",
+    "copysign",
+    "clamp",
+    "rem_euclid",
+    "div_euclid",
+    "is_finite",
+    "is_infinite",
+    "is_sign_negative",
+    "is_sign_positive",
+];
+
+/// Rust's answer for a float helper on `x` and `y` of type `$t`: the result's bits, NaN as
+/// `None` (any NaN matches).
+macro_rules! float_answer {
+    ($t:ty, $name:expr, $x:expr, $y:expr) => {{
+        let (x, y): ($t, $t) = ($x, $y);
+        let float = |v: $t| (!v.is_nan()).then(|| v.to_bits() as u64);
+        let flag = |b: bool| Some(b as u64);
+        match $name {
+            "floor" => float(x.floor()),
+            "ceil" => float(x.ceil()),
+            "trunc" => float(x.trunc()),
+            "round" => float(x.round()),
+            "round_ties_even" => float(x.round_ties_even()),
+            "fract" => float(x.fract()),
+            "signum" => float(x.signum()),
+            "copysign" => float(x.copysign(y)),
+            "clamp" => float(x.clamp(-2.5, 100.0)),
+            "rem_euclid" => float(x.rem_euclid(y)),
+            "div_euclid" => float(x.div_euclid(y)),
+            "is_finite" => flag(x.is_finite()),
+            "is_infinite" => flag(x.is_infinite()),
+            "is_sign_negative" => flag(x.is_sign_negative()),
+            _ => flag(x.is_sign_positive()),
+        }
+    }};
+}
+
+#[test]
+fn float_helpers_are_rusts_bit_for_bit() {
+    let Some(cxx) = compiler() else { return };
+    let mut rng = TestRng::new(0xf10a7);
+    let f32s: Vec<f32> = (0..40_000)
+        .map(|i| match i % 3 {
+            0 => f32::from_bits(rng.next_u32()),
+            // halves, quarters and small integers
+            1 => (rng.next_u32() % 4000) as f32 / 4.0 - 500.0,
+            _ => (rng.next_u32() % 2_000_000) as f32 / 1000.0 - 1000.0,
+        })
+        .chain([
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ])
+        .chain([f32::MIN_POSITIVE, f32::MAX, f32::from_bits(1), 8388609.0])
+        .collect();
+    let f64s: Vec<f64> = (0..40_000)
+        .map(|i| match i % 3 {
+            0 => f64::from_bits(rng.next_u64()),
+            1 => (rng.next_u64() % 4000) as f64 / 4.0 - 500.0,
+            _ => (rng.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0,
+        })
+        .chain([
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            2.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+        ])
+        .chain([f64::from_bits(1), 4503599627370497.0])
+        .collect();
+    let (mut input, mut want) = (String::new(), Vec::new());
+    for name in FLOAT_HELPERS {
+        for (k, &x) in f32s.iter().enumerate() {
+            let y = f32s[(k * 7919 + 13) % f32s.len()];
+            let _ = writeln!(input, "{name} f32 {:x} {:x}", x.to_bits(), y.to_bits());
+            want.push(float_answer!(f32, name, x, y));
+        }
+        for (k, &x) in f64s.iter().enumerate() {
+            let y = f64s[(k * 7919 + 13) % f64s.len()];
+            let _ = writeln!(input, "{name} f64 {:x} {:x}", x.to_bits(), y.to_bits());
+            want.push(float_answer!(f64, name, x, y));
+        }
+    }
+    let lines: Vec<String> = input.lines().map(str::to_string).collect();
+    let output = run_driver(&cxx, "float-bits", FLOAT_DRIVER, input);
+    let got: Vec<u64> = (output.lines())
+        .map(|l| u64::from_str_radix(l, 16).unwrap())
+        .collect();
+    assert_eq!(got.len(), want.len(), "the driver answered every case");
+    let nan = |ty: &str, bits: u64| match ty {
+        "f32" => f32::from_bits(bits as u32).is_nan(),
+        _ => f64::from_bits(bits).is_nan(),
+    };
+    let wrong: Vec<String> = (0..want.len())
+        .filter(|&i| match want[i] {
+            Some(w) => got[i] != w,
+            None => !nan(lines[i].split(' ').nth(1).unwrap(), got[i]),
+        })
+        .take(10)
+        .map(|i| format!("{}: prelude {:x}, Rust {:x?}", lines[i], got[i], want[i]))
         .collect();
     assert!(
         wrong.is_empty(),
