@@ -34,7 +34,7 @@ for name, cs in sorted(cases.items()):
     num = str(int(name[1:]))
     src = open(f'p{num}.cu').read()
     size = int(re.search(r'static_assert\(sizeof\(S\) == (\d+)', src).group(1))
-    head = '__device__ unsigned int r_fuzz_faults[64];\n#define R_ON_FAULT(i, n) (r_fuzz_faults[threadIdx.x] = 1u)\n'
+    head = '__device__ unsigned int r_fuzz_faults[64];\n#define R_ON_FAULT(kind, i, n) (r_fuzz_faults[threadIdx.x] = 1u)\n'
     text = head + prelude + f'namespace {name} {{\n{src}}}\n' + \
         f'extern "C" __global__ void k(const {name}::M* a, const {name}::M* b, {name}::M* out, unsigned int n) {{ unsigned t = blockIdx.x * 32 + threadIdx.x; if (t < n) out[t] = {name}::m_combine(a[t], b[t]); }}\n'
     mod = cp.RawModule(code=text, options=('--fmad=false', '-arch=sm_90', '-std=c++17') + tuple(o for o in os.environ.get('NVX_OPTS', '').split() if o), name_expressions=None)

@@ -60,8 +60,8 @@ pub unsafe trait CudaMonoid: Monoid + DeviceCopy {
     /// A short name for diagnostics and kernel names (the Rust type's name).
     const CUDA_NAME: &'static str;
     /// Whether the device code can fault where Rust panics: it indexes arrays with run-time
-    /// indices, or divides integers by values other than literals (a literal 0 or -1
-    /// included). Every such index and division is checked on the device; an index out of
+    /// indices, or divides integers by something other than a literal that is neither 0 nor
+    /// -1. Every such index and division is checked on the device; an index out of
     /// bounds or a division by zero (or the operators' MIN / -1) records a fault (see
     /// [`crate::CUDA_PRELUDE`]'s `r_fault_info`) that the runtime reports as an error after the
     /// launch, which costs a synchronization, so it checks only monoids that can fault.

@@ -1,7 +1,8 @@
 // reduce prelude: device helpers for the CUDA text that #[derive(Monoid)] generates.
 // Pasted first into every kernel, before the monoid. Each helper computes exactly what the Rust
 // operation computes in a release build: wrapping integer arithmetic, shift amounts masked to the
-// type width, wrapping MIN / -1, saturating float -> int `as` (NaN -> 0).
+// type width, saturating float -> int `as` (NaN -> 0); where Rust panics (an index out of bounds,
+// an integer division by zero, the operators' MIN / -1) a recorded fault (see "faults").
 // Names are r_<op>_<Rust type> (r_add_i32, r_f32_as_u8, ...); Rust types are spelled in C as
 // u8 = unsigned char, i8 = signed char, u16 = unsigned short, i16 = short, u32 = unsigned int,
 // i32 = int, u64 = unsigned long long, i64 = long long.
@@ -374,7 +375,7 @@ __device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
     __device__ __forceinline__ UT r_unsigned_abs_##S(T a) {                                     \
         return r_pin(a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a);                                      \
     }                                                                                           \
-    __device__ __forceinline__ T r_signum_##S(T a) { return (T)((a > 0) - (a < 0)); }           \
+    __device__ __forceinline__ T r_signum_##S(T a) { return r_pin((T)((a > 0) - (a < 0))); }    \
     __device__ __forceinline__ T r_saturating_neg_##S(T a) {                                    \
         const T max = (T)((UT)~(UT)0 >> 1);                                                     \
         return a == (T)(-max - 1) ? max : r_neg_##S(a);                                         \

@@ -3,7 +3,7 @@
 //!
 //! Rust panics on an array index out of bounds. The derive's CUDA translation checks every
 //! run-time index (`r_ix` in `reduce_core::CUDA_PRELUDE`): one out of bounds records a fault in
-//! the module global `r_fault_info` (flag, first index, length) and uses element 0 instead, so
+//! the module global `r_fault_info` (kind, first index, length) and uses element 0 instead, so
 //! the device never touches memory out of bounds. The dispatch layer reads and clears the
 //! record after the launches of a monoid that can fault.
 

@@ -44,10 +44,11 @@ pub struct PoolUsage {
     pub cap: Option<usize>,
 }
 
-/// A stream-ordered pool of one context.
-/// The stored cap that means none (a cap of 0 is a cap: nothing may be allocated).
+/// The stored cap that means none (a cap of 0 is a cap: nothing may be allocated; a cap of
+/// `usize::MAX` is none anyway).
 const NO_CAP: usize = usize::MAX;
 
+/// A stream-ordered pool of one context.
 pub(crate) struct Pool {
     raw: sys::CUmemoryPool,
     ctx: Arc<CudaContext>,
@@ -242,7 +243,12 @@ impl Pool {
         })?;
         if let Some(cap) = self.cap() {
             if self.usage().is_ok_and(|u| u.held > cap) {
-                self.trim(cap)?;
+                if let Err(e) = self.trim(cap) {
+                    // The block goes back before the error does.
+                    // SAFETY: the block was just allocated on `stream` and nothing uses it.
+                    let _ = unsafe { result::free_async(address, stream.cu_stream()) };
+                    return Err(e);
+                }
             }
         }
         Ok(address)

@@ -2,7 +2,8 @@
 //! (literal inference through operands, shift amounts, which methods exist on which types).
 
 use super::tree::{
-    division_may_fault, lookup_method, safe_divisor, FloatVal, Kind, Method, Op, TExpr, METHODS, T,
+    division_may_fault, int_literal, lookup_method, safe_divisor, FloatVal, Kind, Method, Op,
+    TExpr, METHODS, T,
 };
 use super::{err, resolve, Checker};
 use crate::types::{Scalar, Ty};
@@ -400,28 +401,36 @@ fn signature(method: Method, s: Scalar) -> Option<(Vec<Scalar>, Scalar)> {
 }
 
 /// `clamp`'s bounds: Rust panics where `min > max` (or either is NaN), which the device cannot,
-/// so both must be literals (or constants such as `f32::MAX`) in order.
+/// so both must be literals (or constants such as `f32::MAX`) in order: integers compared as
+/// their type holds them, floats as floats.
 fn check_clamp_bounds(name: &syn::Ident, args: &[TExpr<'_>]) -> Result<()> {
-    let value = |t: &TExpr| -> Option<f64> {
-        match &t.kind {
-            Kind::Int(v) => Some(*v as f64),
-            Kind::Float(FloatVal::F32(v)) => Some(f64::from(*v)),
-            Kind::Float(FloatVal::F64(v)) => Some(*v),
-            Kind::Float(FloatVal::Digits(d)) => d.replace('_', "").parse().ok(),
+    let float = |t: &TExpr| -> Option<f64> {
+        let (negated, t) = match &t.kind {
+            Kind::Neg(inner) => (true, &**inner),
+            _ => (false, t),
+        };
+        let v = match &t.kind {
+            Kind::Float(FloatVal::F32(v)) => f64::from(*v),
+            Kind::Float(FloatVal::F64(v)) => *v,
+            Kind::Float(FloatVal::Digits(d)) => d.parse().ok()?,
+            _ => return None,
+        };
+        Some(if negated { -v } else { v })
+    };
+    let in_order = match (int_literal(&args[0]), int_literal(&args[1])) {
+        (Some(lo), Some(hi)) => Some(lo <= hi),
+        _ => match (float(&args[0]), float(&args[1])) {
+            (Some(lo), Some(hi)) => Some(lo <= hi),
             _ => None,
-        }
+        },
     };
-    let literal = |t: &TExpr| match &t.kind {
-        Kind::Neg(inner) => value(inner).map(|v| -v),
-        _ => value(t),
-    };
-    match (literal(&args[0]), literal(&args[1])) {
-        (Some(lo), Some(hi)) if lo <= hi => Ok(()),
-        (Some(_), Some(_)) => Err(err(
+    match in_order {
+        Some(true) => Ok(()),
+        Some(false) => Err(err(
             name,
             format!("`{name}`'s bounds are out of order (or NaN): Rust panics on them"),
         )),
-        _ => Err(err(
+        None => Err(err(
             name,
             format!(
                 "`{name}` needs literal bounds (Rust panics where min > max, which the device \

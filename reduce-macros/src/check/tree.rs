@@ -400,14 +400,48 @@ pub(super) fn lookup_method(name: &syn::Ident) -> Option<Method> {
     METHODS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
 }
 
-/// Whether `divisor` is a literal other than 0 and -1, so that an integer division by it never
-/// faults (by zero, or MIN / -1).
-pub fn safe_divisor(divisor: &TExpr) -> bool {
-    match &divisor.kind {
-        Kind::Int(v) => *v != 0 && *v != -1,
-        Kind::Neg(inner) => matches!(inner.kind, Kind::Int(v) if v != 0 && v != 1),
-        _ => false,
+/// The value of an integer literal (possibly negated) as its type holds it: wrapped to the
+/// type, as rustc does with `overflowing_literals` allowed (`255i8` is -1). `None` for anything
+/// else, and for a literal whose type is not known yet that would not be the same value in
+/// every integer type (outside -128..=127).
+pub fn int_literal(e: &TExpr) -> Option<i128> {
+    int_literal_in(e, None)
+}
+
+/// [`int_literal`], an untyped literal taking the type `context` (the other operand's) if given.
+fn int_literal_in(e: &TExpr, context: Option<Scalar>) -> Option<i128> {
+    let v = match &e.kind {
+        Kind::Int(v) => *v,
+        Kind::Neg(inner) => match inner.kind {
+            Kind::Int(v) => -v,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let ty = match (&e.ty, context) {
+        (T::Int, Some(s)) => Some(s),
+        (T::Known(Ty::Scalar(s)), _) => Some(*s),
+        _ => None,
+    };
+    match (ty, &e.ty) {
+        (Some(s), _) if s.is_int() => {
+            let bits = s.bits();
+            let wrapped = v.rem_euclid(1i128 << bits);
+            Some(if s.is_signed() && wrapped >= 1i128 << (bits - 1) {
+                wrapped - (1i128 << bits)
+            } else {
+                wrapped
+            })
+        }
+        (None, T::Int) if (-128..=127).contains(&v) => Some(v),
+        _ => None,
     }
+}
+
+/// Whether `divisor` is a literal other than 0 and -1 in its type, so that an integer division
+/// by it never faults (by zero, or MIN / -1).
+pub fn safe_divisor(divisor: &TExpr) -> bool {
+    int_literal(divisor).is_some_and(|v| v != 0 && v != -1)
 }
 
 /// Whether `a op b` (or `a.wrapping_op(b)`) is an integer division or remainder that may fault.
@@ -418,7 +452,12 @@ pub fn division_may_fault(op: Op, a: &TExpr, b: &TExpr) -> bool {
             T::Float | T::Known(Ty::Scalar(Scalar::F32 | Scalar::F64))
         )
     };
-    matches!(op, Op::Div | Op::Rem) && !float(a) && !float(b) && !safe_divisor(b)
+    let context = match a.ty {
+        T::Known(Ty::Scalar(s)) => Some(s),
+        _ => None,
+    };
+    let safe = int_literal_in(b, context).is_some_and(|v| v != 0 && v != -1);
+    matches!(op, Op::Div | Op::Rem) && !float(a) && !float(b) && !safe
 }
 
 /// Whether evaluating `e` may record a fault (a run-time index, an integer division by a value

@@ -262,3 +262,22 @@ fn euclid_sign_tests_conversions_and_float_constants() {
     let e = error(parse_quote!(core::f64::consts::PIE), "f64");
     assert!(e.contains("unknown constant `PIE`"), "{e}");
 }
+
+#[test]
+fn literals_are_judged_as_their_type_holds_them() {
+    // An overflowing literal wraps (rustc with `overflowing_literals` allowed): 4294967296u32 is
+    // 0, a division by it the checked one, never C's `/ 0`.
+    assert_eq!(
+        cuda(parse_quote!(l.a / 4294967296u32), "u32"),
+        "r_div_u32(l.a, 0u)"
+    );
+    assert_eq!(cuda(parse_quote!(l.a / 4294967297u32), "u32"), "l.a / 1u");
+    // 64-bit bounds are compared exactly, not as doubles.
+    let e = error(
+        parse_quote!(l.q.clamp(9007199254740993, 9007199254740992)),
+        "i64",
+    );
+    assert!(e.contains("out of order"), "{e}");
+    let e = error(parse_quote!(l.h.clamp(100i16, 65535i16)), "i16");
+    assert!(e.contains("out of order"), "{e}");
+}
