@@ -7,9 +7,8 @@
 //! Rust's `wrapping_pow` and `saturating_*`. Needs the emulator's host compiler.
 
 use reduce_core::math::{self, Math};
-use reduce_tests::emu::compiler;
+use reduce_tests::emu::{compiler, run_prelude_driver};
 use reduce_tests::TestRng;
-use std::process::Command;
 
 const DRIVER: &str = r#"
 #include <cstdio>
@@ -278,49 +277,10 @@ impl PowfExact for f32 {
 #[test]
 fn the_prelude_gives_the_bits_of_reduce_core_math() {
     let Some(cxx) = compiler() else { return };
-    let dir = std::env::temp_dir().join(format!("reduce-math-bits-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("prelude.cuh"), reduce_core::CUDA_PRELUDE).unwrap();
-    std::fs::write(dir.join("driver.cpp"), DRIVER).unwrap();
-    let exe = dir.join("driver");
-    let built = Command::new(&cxx)
-        .args([
-            "-std=c++17",
-            "-O2",
-            "-w",
-            "-ffp-contract=off",
-            "-fno-strict-aliasing",
-            "-fwrapv",
-        ])
-        .arg(dir.join("driver.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
     let cases = cases();
     let input: String = cases.iter().map(|(i, _)| format!("{i}\n")).collect();
-    let mut child = Command::new(&exe)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).unwrap();
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let got: Vec<&str> = std::str::from_utf8(&output.stdout)
-        .unwrap()
-        .lines()
-        .collect();
+    let output = run_prelude_driver(&cxx, "math-bits", DRIVER, input);
+    let got: Vec<&str> = output.lines().collect();
     assert_eq!(got.len(), cases.len(), "the driver answered every case");
     let wrong: Vec<String> = cases
         .iter()

@@ -11,10 +11,9 @@
 //! The GPU runs the same text (`lang_plain`'s `Methods` and `Quotients`). Needs the emulator's
 //! host compiler.
 
-use reduce_tests::emu::compiler;
+use reduce_tests::emu::{compiler, run_prelude_driver};
 use reduce_tests::TestRng;
 use std::fmt::Write as _;
-use std::process::Command;
 
 /// The driver's head: the host shims the prelude needs, and a fault hook that keeps the kind.
 const HEAD: &str = r#"
@@ -303,41 +302,6 @@ fn operands(bits: u32, rng: &mut TestRng) -> Vec<(i64, i64)> {
     v
 }
 
-/// `source` compiled with the prelude beside it, run on `input`: its output.
-fn run_driver(cxx: &str, tag: &str, source: &str, input: String) -> String {
-    let dir = std::env::temp_dir().join(format!("reduce-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("prelude.cuh"), reduce_core::CUDA_PRELUDE).unwrap();
-    std::fs::write(dir.join("driver.cpp"), source).unwrap();
-    let exe = dir.join("driver");
-    let built = Command::new(cxx)
-        .args(["-std=c++17", "-O1", "-w", "-fwrapv", "-ffp-contract=off"])
-        .arg(dir.join("driver.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let mut child = Command::new(&exe)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).unwrap();
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    String::from_utf8(output.stdout).unwrap()
-}
-
 #[test]
 fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
     let Some(cxx) = compiler() else { return };
@@ -362,7 +326,7 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
         }
     }
     let lines: Vec<String> = input.lines().map(str::to_string).collect();
-    let output = run_driver(&cxx, "int-bits", &driver(), input);
+    let output = run_prelude_driver(&cxx, "int-bits", &driver(), input);
     let got: Vec<(i64, u64)> = output
         .lines()
         .map(|l| {
@@ -531,7 +495,7 @@ fn float_helpers_are_rusts_bit_for_bit() {
         }
     }
     let lines: Vec<String> = input.lines().map(str::to_string).collect();
-    let output = run_driver(&cxx, "float-bits", FLOAT_DRIVER, input);
+    let output = run_prelude_driver(&cxx, "float-bits", FLOAT_DRIVER, input);
     let got: Vec<u64> = (output.lines())
         .map(|l| u64::from_str_radix(l, 16).unwrap())
         .collect();

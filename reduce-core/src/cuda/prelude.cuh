@@ -370,7 +370,9 @@ __device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
         if (over) return neg ? (T)(UT)(max + 1) : (T)max;                                       \
         return r_pin(neg ? (T)(UT)((UT)0 - acc) : (T)acc);                                      \
     }
-// unsigned_abs, signum, saturating_neg, saturating_abs: the signed types'.
+// unsigned_abs, signum, saturating_neg, saturating_abs, is_positive, is_negative, rem_euclid and
+// div_euclid of the signed types (Euclid's through the operators' checked r_rem / r_div, so a
+// divisor of 0 and MIN by -1 are faults, as Rust panics).
 #define R_SIGNED_METHODS(T, UT, S)                                                              \
     __device__ __forceinline__ UT r_unsigned_abs_##S(T a) {                                     \
         return r_pin(a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a);                                      \
@@ -383,10 +385,7 @@ __device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
     __device__ __forceinline__ T r_saturating_abs_##S(T a) {                                    \
         const T max = (T)((UT)~(UT)0 >> 1);                                                     \
         return a == (T)(-max - 1) ? max : r_abs_##S(a);                                         \
-    }
-// is_positive, is_negative, rem_euclid and div_euclid (Rust's: through the operators' checked
-// r_rem / r_div, so a divisor of 0 and MIN by -1 are faults) of the signed types.
-#define R_SIGNED_EUCLID(T, S)                                                                   \
+    }                                                                                           \
     __device__ __forceinline__ bool r_is_positive_##S(T a) { return a > 0; }                    \
     __device__ __forceinline__ bool r_is_negative_##S(T a) { return a < 0; }                    \
     __device__ __forceinline__ T r_rem_euclid_##S(T a, T b) {                                   \
@@ -398,15 +397,13 @@ __device__ __forceinline__ unsigned long long r_brev64(unsigned long long x) {
         if (b != 0 && b != (T)-1 && r_pin((T)(a % b)) < 0) return b > 0 ? r_sub_##S(q, 1) : r_add_##S(q, 1); \
         return q;                                                                               \
     }
-// rem_euclid and div_euclid of the unsigned types: the operators'.
-#define R_UNSIGNED_EUCLID(T, S)                                                                 \
-    __device__ __forceinline__ T r_rem_euclid_##S(T a, T b) { return r_rem_##S(a, b); }         \
-    __device__ __forceinline__ T r_div_euclid_##S(T a, T b) { return r_div_##S(a, b); }
-// is_power_of_two: the unsigned types'.
+// is_power_of_two, and rem_euclid and div_euclid (the operators') of the unsigned types.
 #define R_UNSIGNED_METHODS(T, S)                                                                \
     __device__ __forceinline__ bool r_is_power_of_two_##S(T a) {                                \
         return a != 0 && (T)(a & (T)(a - 1)) == 0;                                              \
-    }
+    }                                                                                           \
+    __device__ __forceinline__ T r_rem_euclid_##S(T a, T b) { return r_rem_##S(a, b); }         \
+    __device__ __forceinline__ T r_div_euclid_##S(T a, T b) { return r_div_##S(a, b); }
 
 R_INT_METHODS(unsigned char, unsigned char, u8, 8, 0)
 R_INT_METHODS(signed char, unsigned char, i8, 8, 1)
@@ -416,14 +413,6 @@ R_INT_METHODS(unsigned int, unsigned int, u32, 32, 0)
 R_INT_METHODS(int, unsigned int, i32, 32, 1)
 R_INT_METHODS(unsigned long long, unsigned long long, u64, 64, 0)
 R_INT_METHODS(long long, unsigned long long, i64, 64, 1)
-R_UNSIGNED_EUCLID(unsigned char, u8)
-R_SIGNED_EUCLID(signed char, i8)
-R_UNSIGNED_EUCLID(unsigned short, u16)
-R_SIGNED_EUCLID(short, i16)
-R_UNSIGNED_EUCLID(unsigned int, u32)
-R_SIGNED_EUCLID(int, i32)
-R_UNSIGNED_EUCLID(unsigned long long, u64)
-R_SIGNED_EUCLID(long long, i64)
 R_UNSIGNED_METHODS(unsigned char, u8)
 R_SIGNED_METHODS(signed char, unsigned char, i8)
 R_UNSIGNED_METHODS(unsigned short, u16)
@@ -1001,3 +990,6 @@ __device__ __forceinline__ bool r_eq(const r_array<T, N>& a, const r_array<T, N>
 #undef R_FLOAT_AS_INTS
 #undef R_SATURATING_UNSIGNED
 #undef R_SATURATING_SIGNED
+#undef R_INT_METHODS
+#undef R_SIGNED_METHODS
+#undef R_UNSIGNED_METHODS

@@ -164,6 +164,44 @@ fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
+/// `source`, a C++ program that includes `prelude.cuh` (written beside it: `CUDA_PRELUDE`),
+/// compiled by `cxx` as NVRTC compiles the prelude for the bits (IEEE arithmetic, no
+/// contraction into FMAs) and run on `input` (its stdin): its stdout. For the tests that compare
+/// the prelude's helpers with Rust, case by case.
+pub fn run_prelude_driver(cxx: &str, tag: &str, source: &str, input: String) -> String {
+    let dir = scratch_dir(tag);
+    std::fs::write(dir.join("prelude.cuh"), reduce_core::CUDA_PRELUDE).unwrap();
+    std::fs::write(dir.join("driver.cpp"), source).unwrap();
+    let exe = dir.join("driver");
+    let built = Command::new(cxx)
+        .args(["-std=c++17", "-O2", "-w", "-ffp-contract=off"])
+        .args(["-fno-strict-aliasing", "-fwrapv"])
+        .arg(dir.join("driver.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let mut child = Command::new(&exe)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8(output.stdout).unwrap()
+}
+
 pub use crate::bytes_of;
 
 /// Values of a padding-free `Copy` type from their bytes.
