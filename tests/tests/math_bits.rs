@@ -10,16 +10,8 @@ use reduce_core::math::{self, Math};
 use reduce_tests::emu::{compiler, run_prelude_driver};
 use reduce_tests::TestRng;
 
+/// The driver's `main` (after the prelude).
 const DRIVER: &str = r#"
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
-inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
-inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
-#include "prelude.cuh"
 // stdin: lines "f64 <name> <bits> <bits2>", "f32 <name> <bits> <bits2>", "int <name> <a> <b>"
 // stdout: result bits, one line each.
 int main() {
@@ -279,7 +271,7 @@ fn the_prelude_gives_the_bits_of_reduce_core_math() {
     let Some(cxx) = compiler() else { return };
     let cases = cases();
     let input: String = cases.iter().map(|(i, _)| format!("{i}\n")).collect();
-    let output = run_prelude_driver(&cxx, "math-bits", DRIVER, input);
+    let output = run_prelude_driver(&cxx, "math-bits", "", DRIVER, input);
     let got: Vec<&str> = output.lines().collect();
     assert_eq!(got.len(), cases.len(), "the driver answered every case");
     let wrong: Vec<String> = cases

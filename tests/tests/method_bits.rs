@@ -15,19 +15,12 @@ use reduce_tests::emu::{compiler, run_prelude_driver};
 use reduce_tests::TestRng;
 use std::fmt::Write as _;
 
-/// The driver's head: the host shims the prelude needs, and a fault hook that keeps the kind.
+/// The integer driver's fault hook, which keeps the kind.
+const FAULT_HOOK: &str = "static unsigned long long fault_kind;\n\
+                          #define R_ON_FAULT(kind, i, n) (fault_kind = (kind))";
+
+/// The integer driver's `main` up to its dispatch (after the prelude).
 const HEAD: &str = r#"
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
-inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
-inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
-static unsigned long long fault_kind;
-#define R_ON_FAULT(kind, i, n) (fault_kind = (kind))
-#include "prelude.cuh"
 // stdin: lines "<helper> <type> <a> <b>" (a and b as 64-bit two's complement); stdout: the
 // result's bits (sign-extended for a signed result) and the fault's kind.
 int main() {
@@ -326,7 +319,7 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
         }
     }
     let lines: Vec<String> = input.lines().map(str::to_string).collect();
-    let output = run_prelude_driver(&cxx, "int-bits", &driver(), input);
+    let output = run_prelude_driver(&cxx, "int-bits", FAULT_HOOK, &driver(), input);
     let got: Vec<(i64, u64)> = output
         .lines()
         .map(|l| {
@@ -351,15 +344,6 @@ fn integer_helpers_are_rusts_and_fault_where_rust_panics() {
 /// The float driver: lines "<helper> <f32|f64> <bits of x> <bits of y>", answers the result's
 /// bits (a bool as 0 or 1).
 const FLOAT_DRIVER: &str = r#"
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
-inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
-inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
-#include "prelude.cuh"
 #define R_FLOAT_CASES(F, S)                                                          \
     if (!std::strcmp(name, "floor")) r = r_##S##_bits(r_floor_##S(x));              \
     if (!std::strcmp(name, "ceil")) r = r_##S##_bits(r_ceil_##S(x));                \
@@ -495,7 +479,7 @@ fn float_helpers_are_rusts_bit_for_bit() {
         }
     }
     let lines: Vec<String> = input.lines().map(str::to_string).collect();
-    let output = run_prelude_driver(&cxx, "float-bits", FLOAT_DRIVER, input);
+    let output = run_prelude_driver(&cxx, "float-bits", "", FLOAT_DRIVER, input);
     let got: Vec<u64> = (output.lines())
         .map(|l| u64::from_str_radix(l, 16).unwrap())
         .collect();

@@ -164,13 +164,26 @@ fn scratch_dir(tag: &str) -> PathBuf {
     dir
 }
 
-/// `source`, a C++ program that includes `prelude.cuh` (written beside it: `CUDA_PRELUDE`),
-/// compiled by `cxx` as NVRTC compiles the prelude for the bits (IEEE arithmetic, no
-/// contraction into FMAs) and run on `input` (its stdin): its stdout. For the tests that compare
-/// the prelude's helpers with Rust, case by case.
-pub fn run_prelude_driver(cxx: &str, tag: &str, source: &str, input: String) -> String {
+/// The host shims the prelude needs outside NVRTC (a driver's first lines).
+const PRELUDE_SHIMS: &str = r#"#include <cstdio>
+#include <cstring>
+#define __device__
+#define __forceinline__ inline
+#define __noinline__
+template <typename T> T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+"#;
+
+/// A C++ driver of the prelude's helpers — the host shims, `hook` (defines the prelude reads,
+/// such as `R_ON_FAULT`), `CUDA_PRELUDE`, then `body` (its `main`) — compiled by `cxx` as NVRTC
+/// compiles the prelude for the bits (IEEE arithmetic, no contraction into FMAs) and run on
+/// `input` (its stdin): its stdout. For the tests that compare the helpers with Rust, case by
+/// case.
+pub fn run_prelude_driver(cxx: &str, tag: &str, hook: &str, body: &str, input: String) -> String {
     let dir = scratch_dir(tag);
     std::fs::write(dir.join("prelude.cuh"), reduce_core::CUDA_PRELUDE).unwrap();
+    let source = format!("{PRELUDE_SHIMS}{hook}\n#include \"prelude.cuh\"\n{body}");
     std::fs::write(dir.join("driver.cpp"), source).unwrap();
     let exe = dir.join("driver");
     let built = Command::new(cxx)
