@@ -17,9 +17,12 @@
 //!   fdlibm algorithms, documented there as under 1 ulp); [`pow`] (and `powi`) through ln as a
 //!   double-double; checked against correctly rounded results.
 //! - `f64` [`tanh`]: a series below 0.55, above it `1 - 2/(e^2x + 1)` in double-doubles.
+//! - `f64` [`ln_1p`] and [`exp_m1`]: `1 + x` and `e^x` as double-doubles through the parts of
+//!   `pow` and `tanh` (and exp's reduced form for small `x`), accurate where `x` is small.
 //! - `f32`: `exp` in f32 arithmetic (a degree-7 polynomial in fused multiply-adds, `mul_add` on
 //!   both sides: within 1 ulp for every f32 input, checked exhaustively; cheap on a GPU, where
-//!   f64 arithmetic is slow); `exp2`, `ln`, `log2`, `log10`, `powf`, `powi`, `tanh` computed in
+//!   f64 arithmetic is slow); `exp2`, `ln`, `log2`, `log10`, `powf`, `powi`, `tanh`, `ln_1p`,
+//!   `exp_m1` computed in
 //!   `f64` and rounded once: the `f64` results carry errors far below an `f32` ulp,
 //!   so the `f32` results are within 1 ulp (almost always correctly rounded). NaN inputs come back unchanged; results that are
 //!   NaN for other inputs are `f32::NAN` / `f64::NAN`.
@@ -45,6 +48,10 @@ pub trait Math: Copy {
     fn powi(self, n: i32) -> Self;
     /// The hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// ln(1 + self), accurate where self is small.
+    fn ln_1p(self) -> Self;
+    /// e^self - 1, accurate where self is small.
+    fn exp_m1(self) -> Self;
 }
 
 impl Math for f64 {
@@ -71,6 +78,12 @@ impl Math for f64 {
     }
     fn tanh(self) -> f64 {
         tanh(self)
+    }
+    fn ln_1p(self) -> f64 {
+        ln_1p(self)
+    }
+    fn exp_m1(self) -> f64 {
+        exp_m1(self)
     }
 }
 
@@ -116,6 +129,12 @@ impl Math for f32 {
     }
     fn tanh(self) -> f32 {
         via_f64(self, tanh)
+    }
+    fn ln_1p(self) -> f32 {
+        via_f64(self, ln_1p)
+    }
+    fn exp_m1(self) -> f32 {
+        via_f64(self, exp_m1)
     }
 }
 
@@ -603,6 +622,43 @@ pub fn tanh(x: f64) -> f64 {
     } else {
         t
     }
+}
+
+/// ln(1 + x) (f64): 1 + x as a double-double (exact), ln of its high part as a double-double,
+/// plus the low part's first-order term (its second is below 2^-106 of the result); x itself
+/// for ±0, NaN and +inf.
+pub fn ln_1p(x: f64) -> f64 {
+    if x.is_nan() || x == 0.0 || x == f64::INFINITY {
+        return x;
+    }
+    if x <= -1.0 {
+        return if x == -1.0 {
+            f64::NEG_INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let (h, l) = two_sum(1.0, x);
+    let (lh, ll) = ln_dd(h);
+    lh + (ll + l / h)
+}
+
+/// e^x - 1 (f64): exp's reduced form (fdlibm's e^r - 1, no cancellation) where |x| ≤ ln2/2;
+/// else e^x as a double-double with 1 taken off exactly; e^x - 1 rounded where |x| > 40 (the
+/// 1 or the e^x is below half an ulp of the other there). x itself for ±0 and NaN.
+pub fn exp_m1(x: f64) -> f64 {
+    if x.is_nan() || x == 0.0 {
+        return x;
+    }
+    if x.abs() > 40.0 {
+        return exp(x) - 1.0;
+    }
+    if (x.to_bits() >> 32) as u32 & 0x7fff_ffff <= 0x3fd6_2e42 {
+        return exp_reduced(x, 0.0);
+    }
+    let (h, l) = exp_dd(x);
+    let (s, e) = two_sum(h, -1.0);
+    s + (e + l)
 }
 
 /// Whether `y` is an odd integer (every f64 from 2^53 up is even).

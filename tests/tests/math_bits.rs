@@ -27,6 +27,8 @@ int main() {
             else if (!std::strcmp(name, "log2")) y = r_log2_f64(x);
             else if (!std::strcmp(name, "log10")) y = r_log10_f64(x);
             else if (!std::strcmp(name, "tanh")) y = r_tanh_f64(x);
+            else if (!std::strcmp(name, "ln_1p")) y = r_ln_1p_f64(x);
+            else if (!std::strcmp(name, "exp_m1")) y = r_exp_m1_f64(x);
             else if (!std::strcmp(name, "powf")) y = r_powf_f64(x, z);
             else if (!std::strcmp(name, "powi")) y = r_powi_f64(x, (int)c);
             std::printf("%llx\n", r_f64_bits(y));
@@ -40,6 +42,8 @@ int main() {
             else if (!std::strcmp(name, "log2")) y = r_log2_f32(x);
             else if (!std::strcmp(name, "log10")) y = r_log10_f32(x);
             else if (!std::strcmp(name, "tanh")) y = r_tanh_f32(x);
+            else if (!std::strcmp(name, "ln_1p")) y = r_ln_1p_f32(x);
+            else if (!std::strcmp(name, "exp_m1")) y = r_exp_m1_f32(x);
             else if (!std::strcmp(name, "powf")) y = r_powf_f32(x, z);
             else if (!std::strcmp(name, "powi")) y = r_powi_f32(x, (int)c);
             std::printf("%x\n", r_f32_bits(y));
@@ -74,13 +78,12 @@ type Named<F> = (&'static str, fn(F) -> F);
 fn cases() -> Vec<(String, String)> {
     let mut g = TestRng::new(0x51f1_5eed);
     let mut out = Vec::new();
-    let f64s: Vec<f64> = (0..20_000)
-        .map(|i| {
-            if i % 2 == 0 {
-                f64::from_bits(g.next_u64())
-            } else {
-                (g.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0
-            }
+    let f64s: Vec<f64> = (0..24_000)
+        .map(|i| match i % 6 {
+            0 | 2 | 4 => f64::from_bits(g.next_u64()),
+            // (-1, 1): ln_1p's and exp_m1's own ranges
+            5 => (g.next_u64() % 2_000_000) as f64 / 1_000_000.0 - 0.999_999,
+            _ => (g.next_u64() % 2_000_000) as f64 / 1000.0 - 1000.0,
         })
         .chain([
             0.0,
@@ -92,13 +95,15 @@ fn cases() -> Vec<(String, String)> {
             f64::from_bits(1),
         ])
         .collect();
-    let funcs64: [Named<f64>; 6] = [
+    let funcs64: [Named<f64>; 8] = [
         ("exp", math::exp),
         ("exp2", math::exp2),
         ("ln", math::ln),
         ("log2", math::log2),
         ("log10", math::log10),
         ("tanh", math::tanh),
+        ("ln_1p", math::ln_1p),
+        ("exp_m1", math::exp_m1),
     ];
     for (name, f) in funcs64 {
         for &x in &f64s {
@@ -121,13 +126,11 @@ fn cases() -> Vec<(String, String)> {
             format!("{:x}", Math::powi(x, n).to_bits()),
         ));
     }
-    let f32s: Vec<f32> = (0..20_000)
-        .map(|i| {
-            if i % 2 == 0 {
-                f32::from_bits(g.next_u64() as u32)
-            } else {
-                (g.next_u64() % 200_000) as f32 / 1000.0 - 100.0
-            }
+    let f32s: Vec<f32> = (0..24_000)
+        .map(|i| match i % 6 {
+            0 | 2 | 4 => f32::from_bits(g.next_u64() as u32),
+            5 => (g.next_u64() % 2_000_000) as f32 / 1_000_000.0 - 0.999_999,
+            _ => (g.next_u64() % 200_000) as f32 / 1000.0 - 100.0,
         })
         .chain([
             0.0,
@@ -139,13 +142,15 @@ fn cases() -> Vec<(String, String)> {
             f32::NAN,
         ])
         .collect();
-    let funcs32: [Named<f32>; 6] = [
+    let funcs32: [Named<f32>; 8] = [
         ("exp", Math::exp),
         ("exp2", Math::exp2),
         ("ln", Math::ln),
         ("log2", Math::log2),
         ("log10", Math::log10),
         ("tanh", Math::tanh),
+        ("ln_1p", Math::ln_1p),
+        ("exp_m1", Math::exp_m1),
     ];
     for (name, f) in funcs32 {
         for &x in &f32s {

@@ -526,9 +526,9 @@ impl Gen<'_> {
             }
             // reduce_core::math's functions (the prelude's on the device)
             3 => {
-                let f = *self
-                    .rng
-                    .pick(&["exp", "exp2", "ln", "log2", "log10", "tanh"]);
+                let f = *self.rng.pick(&[
+                    "exp", "exp2", "ln", "log2", "log10", "tanh", "ln_1p", "exp_m1",
+                ]);
                 format!("({a}).{f}()")
             }
             4 => {

@@ -947,6 +947,31 @@ __device__ __noinline__ double r_tanh_f64(double x) {
     return (r_f64_bits(x) >> 63) != 0 ? -t : t;
 }
 __device__ __forceinline__ float r_tanh_f32(float x) { return r_isnan(x) ? x : (float)r_tanh_f64((double)x); }
+
+// ln(1 + x) (f64; reduce_core::math's ln_1p): 1 + x as a double-double, ln of its high part as
+// a double-double plus the low part's first-order term.
+__device__ __noinline__ double r_ln_1p_f64(double x) {
+    if (r_isnan(x) || r_feq(x, 0.0) || r_feq(x, R_INF64)) return x;
+    if (r_fle(x, -1.0)) return r_feq(x, -1.0) ? -R_INF64 : R_NAN64;
+    double h, l, lh, ll;
+    r_two_sum(1.0, x, &h, &l);
+    r_ln_dd(h, &lh, &ll);
+    return lh + (ll + l / h);
+}
+__device__ __forceinline__ float r_ln_1p_f32(float x) { return r_isnan(x) ? x : (float)r_ln_1p_f64((double)x); }
+
+// e^x - 1 (f64; reduce_core::math's exp_m1): exp's reduced form where |x| <= ln2/2, else e^x as
+// a double-double with 1 taken off exactly; e^x - 1 rounded where |x| > 40.
+__device__ __noinline__ double r_exp_m1_f64(double x) {
+    if (r_isnan(x) || r_feq(x, 0.0)) return x;
+    if (r_fgt(r_abs64(x), 40.0)) return r_exp_f64(x) - 1.0;
+    if (((unsigned int)(r_f64_bits(x) >> 32) & 0x7fffffffu) <= 0x3fd62e42u) return r_exp_reduced(x, 0.0);
+    double h, l, sh, sl;
+    r_exp_dd(x, &h, &l);
+    r_two_sum(h, -1.0, &sh, &sl);
+    return sh + (sl + l);
+}
+__device__ __forceinline__ float r_exp_m1_f32(float x) { return r_isnan(x) ? x : (float)r_exp_m1_f64((double)x); }
 #undef R_INF64
 #undef R_NAN64
 #undef R_INF32

@@ -229,6 +229,48 @@ fn f32_functions_are_within_one_ulp() {
     check32("log2", Math::log2, f64::log2);
     check32("log10", Math::log10, f64::log10);
     check32("tanh", Math::tanh, f64::tanh);
+    check32("ln_1p", Math::ln_1p, f64::ln_1p);
+    check32("exp_m1", Math::exp_m1, f64::exp_m1);
+}
+
+/// ln_1p and exp_m1 (f64) against the platform's libm, where x is tiny, small, near -1 and
+/// large; and their special values.
+#[test]
+fn f64_ln_1p_and_exp_m1_are_close_to_libm() {
+    check64("ln_1p", ln_1p, f64::ln_1p, -1.0, 4.0);
+    check64("ln_1p small", ln_1p, f64::ln_1p, -1e-3, 1e-3);
+    check64("ln_1p wide", ln_1p, f64::ln_1p, 0.0, 1e300);
+    check64("exp_m1", exp_m1, f64::exp_m1, -50.0, 50.0);
+    check64("exp_m1 small", exp_m1, f64::exp_m1, -1e-3, 1e-3);
+    check64("exp_m1 wide", exp_m1, f64::exp_m1, -750.0, 710.0);
+    let mut g = Bits(17);
+    for _ in 0..300_000 {
+        // every exponent, near 0 and near -1
+        let x = f64::from_bits(g.next() & 0x7fff_ffff_ffff_ffff)
+            * if g.next() & 1 == 0 { 1.0 } else { -1.0 };
+        let near = -1.0 + f64::from_bits(g.next() % 0x3ff0_0000_0000_0000);
+        for x in [x, near] {
+            assert!(ulps64(ln_1p(x), x.ln_1p()) <= 2, "ln_1p({x:e})");
+            assert!(ulps64(exp_m1(x), x.exp_m1()) <= 2, "exp_m1({x:e})");
+        }
+    }
+    for x in [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -1.0,
+        -2.0,
+        f64::MIN_POSITIVE,
+    ] {
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        assert!(same(ln_1p(x), x.ln_1p()), "ln_1p({x:e}) = {:e}", ln_1p(x));
+        assert!(
+            same(exp_m1(x), x.exp_m1()),
+            "exp_m1({x:e}) = {:e}",
+            exp_m1(x)
+        );
+    }
 }
 
 #[test]

@@ -359,8 +359,8 @@ fn signature(method: Method, s: Scalar) -> Option<(Vec<Scalar>, Scalar)> {
         Min | Max => sig(&[s], s),
         Clamp => sig(&[s, s], s),
         Abs | Signum if float || signed => sig(&[], s),
-        Sqrt | Exp | Exp2 | Ln | Log2 | Log10 | Tanh | Floor | Ceil | Trunc | Round
-        | RoundTiesEven | Fract | Recip
+        Sqrt | Exp | Exp2 | Ln | Log2 | Log10 | Tanh | Ln1p | ExpM1 | Floor | Ceil | Trunc
+        | Round | RoundTiesEven | Fract | Recip
             if float =>
         {
             sig(&[], s)

@@ -315,6 +315,8 @@ pub enum Method {
     IsNegative,
     RemEuclid,
     DivEuclid,
+    Ln1p,
+    ExpM1,
 }
 
 /// The methods by Rust name (also callable through their type: `f32::max(a, b)`).
@@ -382,6 +384,8 @@ pub const METHODS: &[(&str, Method)] = &[
     ("is_negative", Method::IsNegative),
     ("rem_euclid", Method::RemEuclid),
     ("div_euclid", Method::DivEuclid),
+    ("ln_1p", Method::Ln1p),
+    ("exp_m1", Method::ExpM1),
 ];
 
 impl Method {

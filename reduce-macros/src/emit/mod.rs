@@ -435,19 +435,11 @@ impl<'w> Emitter<'w> {
             TrailingZeros => call(&format!("r_ctz_{}", s.helper())),
             // reduce_core::math's routines, written again in the prelude (the Rust side calls
             // them through reduce_core::math::Math, see expand/rust_side.rs)
-            Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh => {
-                let f = match m {
-                    Exp => "exp",
-                    Exp2 => "exp2",
-                    Ln => "ln",
-                    Log2 => "log2",
-                    Log10 => "log10",
-                    Powf => "powf",
-                    Powi => "powi",
-                    _ => "tanh",
-                };
-                call(&format!("r_{f}_{}", if f32 { "f32" } else { "f64" }))
-            }
+            Exp | Exp2 | Ln | Log2 | Log10 | Powf | Powi | Tanh | Ln1p | ExpM1 => call(&format!(
+                "r_{}_{}",
+                m.rust_name(),
+                if f32 { "f32" } else { "f64" }
+            )),
             Pow => call(&format!("r_pow_{}", s.helper())),
             SaturatingAdd => call(&format!("r_sat_add_{}", s.helper())),
             SaturatingSub => call(&format!("r_sat_sub_{}", s.helper())),

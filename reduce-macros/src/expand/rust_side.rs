@@ -17,7 +17,7 @@ use syn::{parse_quote, Expr};
 fn routed(name: &str) -> bool {
     matches!(
         name,
-        "exp" | "exp2" | "ln" | "log2" | "log10" | "powf" | "powi" | "tanh"
+        "exp" | "exp2" | "ln" | "log2" | "log10" | "powf" | "powi" | "tanh" | "ln_1p" | "exp_m1"
     )
 }
 

@@ -473,7 +473,8 @@ fn bits64(x: f64) -> u64 {
     }
 }
 
-/// The derive's exact float methods and its integer bit methods on one `u64` input: its bits as
+/// The derive's exact float methods (and `ln_1p`, `exp_m1`) and its integer bit methods on one
+/// `u64` input: its bits as
 /// an f32 and an f64 (a value with a fraction, halves included, on odd indices), and as every
 /// integer width, each result kept as a bit pattern and the items combined by wrapping adds
 /// (exact in any order). A segment of one item must hold exactly its lift, on the CPU, the
@@ -481,10 +482,10 @@ fn bits64(x: f64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
 #[repr(C)]
 #[monoid(
-    identity = Methods { f: [0; 24], n: [0; 26] },
+    identity = Methods { f: [0; 28], n: [0; 26] },
     combine = |a, b| {
         let mut m = a;
-        for k in 0..24 {
+        for k in 0..28 {
             m.f[k] = a.f[k].wrapping_add(b.f[k]);
         }
         for k in 0..26 {
@@ -545,6 +546,10 @@ fn bits64(x: f64) -> u64 {
                 bits32(x.div_euclid(-1.5)),
                 bits64(y.rem_euclid(0.75)) ^ bits64(y.div_euclid(3.0)),
                 bits64(f64::from(x) * std::f64::consts::PI),
+                bits32(x.ln_1p()),
+                bits32(x.exp_m1()),
+                bits64(y.ln_1p()),
+                bits64(f64::exp_m1(y)),
             ],
             n: [
                 w8.abs_diff((b >> 56) as i8) as u64,
@@ -580,7 +585,7 @@ fn bits64(x: f64) -> u64 {
     }
 )]
 pub struct Methods {
-    pub f: [u64; 24],
+    pub f: [u64; 28],
     pub n: [u64; 26],
 }
 
