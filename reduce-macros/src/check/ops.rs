@@ -262,8 +262,9 @@ impl<'a> Checker<'a> {
             return Err(err(
                 &m.method,
                 format!(
-                    "method `{}` cannot be translated to CUDA; supported methods: {}",
+                    "method `{}` cannot be translated to CUDA{}; supported methods: {}",
                     m.method,
+                    method_hint(&m.method.to_string()),
                     METHODS
                         .iter()
                         .map(|(n, _)| *n)
@@ -340,6 +341,25 @@ impl<'a> Checker<'a> {
             ty: T::Known(Ty::Scalar(result)),
             src: e,
         })
+    }
+}
+
+/// What to write instead of a method the language lacks, where there is a near one.
+fn method_hint(name: &str) -> &'static str {
+    match name {
+        "into" | "try_into" => " (write `u64::from(x)` for a lossless conversion, or `x as u64`)",
+        n if n.starts_with("checked_") || n.starts_with("overflowing_") => {
+            " (the device has no `Option` or tuples: use the `wrapping_` or `saturating_` form)"
+        }
+        "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "atan2" | "sinh" | "cosh" | "asinh"
+        | "acosh" | "atanh" | "cbrt" | "hypot" | "sin_cos" => {
+            " (the elementary functions with the same bits on the CPU and the GPU are exp, exp2, \
+             exp_m1, ln, ln_1p, log2, log10, powf, powi, tanh and sqrt)"
+        }
+        "max_by" | "min_by" | "total_cmp" | "partial_cmp" | "cmp" => {
+            " (compare with `<` or use `min` / `max`)"
+        }
+        _ => "",
     }
 }
 

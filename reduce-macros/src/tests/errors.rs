@@ -151,7 +151,7 @@ fn subset_errors() {
         (parse_quote!(l.q2), "no field `q2` on `S`"),
         (
             parse_quote!(l.a.checked_add(1)),
-            "method `checked_add` cannot be translated",
+            "method `checked_add` cannot be translated to CUDA (the device has no `Option`",
         ),
         (parse_quote!(f32::consts::PI), "unsupported path"),
         (parse_quote!(f32::PI), "unsupported constant `f32::PI`"),
