@@ -58,4 +58,10 @@ pub use reduce_macros::{device_fn, DeviceCopy, Monoid};
 pub use scan::{scan, scan_by_key, scan_segments, Scan};
 
 /// CUDA C++ helpers that translated monoid code relies on; pasted first into every kernel.
-pub const CUDA_PRELUDE: &str = include_str!("cuda/prelude.cuh");
+pub const CUDA_PRELUDE: &str = concat!(
+    include_str!("cuda/prelude/base.cuh"),
+    include_str!("cuda/prelude/integers.cuh"),
+    include_str!("cuda/prelude/floats.cuh"),
+    include_str!("cuda/prelude/math.cuh"),
+    include_str!("cuda/prelude/arrays.cuh"),
+);

@@ -4,7 +4,7 @@
 //! bits differ, and a monoid that called them would break the promise that the CPU backend, the
 //! references and the GPU agree bit for bit. The routines here are written once in Rust and
 //! once, operation for operation, in the CUDA prelude (`r_exp_f64`, ... in
-//! `reduce-core/src/cuda/prelude.cuh`). They use only IEEE-754 `+ - * /`, fused multiply-adds
+//! `reduce-core/src/cuda/prelude/math.cuh`). They use only IEEE-754 `+ - * /`, fused multiply-adds
 //! written as such (`mul_add` here, `fma`/`fmaf` there), exact conversions and integer bit
 //! operations, and the kernels are compiled with `--fmad=false`, so both sides round every step
 //! alike.

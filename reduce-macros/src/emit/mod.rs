@@ -2,7 +2,7 @@
 //! release build. Integer arithmetic wraps (signed arithmetic goes through the unsigned type,
 //! narrow types are cast back after C's promotion), shift amounts are masked to the type width,
 //! float->int `as` saturates, run-time indices are checked (`r_ix`). The helpers it calls are
-//! the `r_*` functions of `reduce-core/src/cuda/prelude.cuh`.
+//! the `r_*` functions of `reduce-core/src/cuda/prelude/`.
 //!
 //! Arrays are `r_array<T, N>` values (a struct around a C array: copyable, returnable, same
 //! layout). Symbolic lengths and `usize` constants are holes, filled in by the user's crate when
@@ -360,7 +360,7 @@ impl<'w> Emitter<'w> {
                 // Not the operator: NVVM (NVRTC 13.0) folds a comparison of two identical
                 // constant operations it cannot evaluate (`inf - inf`, `0 * inf` of constants,
                 // also after inlining) as if they were ordered and equal, NaN or not. The
-                // prelude's r_f<op> hides an operand from the optimizer (see prelude.cuh).
+                // prelude's r_f<op> hides an operand from the optimizer (see the prelude's base.cuh).
                 call(&format!("r_f{}", cmp_name(op)))
             }
             _ => plain(op.c()),

@@ -1,0 +1,32 @@
+// reduce prelude, arrays: Rust arrays as values (r_array), [x; N], array ==. After math.cuh.
+
+// --- arrays ------------------------------------------------------------------------------------
+// A Rust array `[T; N]` is an r_array<T, N>: a struct around a C array (same size, alignment and
+// element offsets), so that it is a value: copied, returned, compared, like the Rust array.
+template <typename T, unsigned long long N>
+struct r_array {
+    T v[N];
+    __device__ __forceinline__ T& operator[](unsigned long long i) { return v[i]; }
+    __device__ __forceinline__ const T& operator[](unsigned long long i) const { return v[i]; }
+};
+
+// [x; N] for a length known only when the text is generated.
+template <typename T, unsigned long long N>
+__device__ __forceinline__ r_array<T, N> r_fill(T x) {
+    r_array<T, N> a;
+    for (unsigned long long i = 0; i < N; ++i) a.v[i] = x;
+    return a;
+}
+
+// Array ==, element by element (floats compare as IEEE values: NaN != NaN, -0.0 == 0.0).
+template <typename T>
+__device__ __forceinline__ bool r_eq(const T& a, const T& b) { return a == b; }
+__device__ __forceinline__ bool r_eq(const float& a, const float& b) { return r_feq(a, b); }
+__device__ __forceinline__ bool r_eq(const double& a, const double& b) { return r_feq(a, b); }
+template <typename T, unsigned long long N>
+__device__ __forceinline__ bool r_eq(const r_array<T, N>& a, const r_array<T, N>& b) {
+    for (unsigned long long i = 0; i < N; ++i) {
+        if (!r_eq(a.v[i], b.v[i])) return false;
+    }
+    return true;
+}
