@@ -91,3 +91,80 @@ fn more_results_than_any_allocation_holds_are_too_large() {
     // A count that fits is taken.
     assert_eq!(fold_axes(&xs, &[3, 0], &[1]).unwrap(), [Sum(0); 3]);
 }
+
+/// Input wrong in two ways — a layout that does not match the items and a configuration the
+/// plan refuses — is the layout's error on `Backend`'s CPU, as on the GPU, whose calls check
+/// the layout on the host before planning: the same variant whichever backend runs.
+#[test]
+fn the_layout_is_checked_before_the_configuration() {
+    use reduce_cuda::{
+        AxisConfig, Backend, Error, Scan, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig,
+    };
+    let cpu = Backend::cpu();
+    let items = [Sum(1u32); 3];
+    let layout = |e: Error| match e {
+        Error::Layout(e) => e,
+        other => panic!("expected a layout error, got {other:?}"),
+    };
+    // Tb2Seg refuses 96 threads (not a power of two).
+    let bad_seg = SegConfig::new(SegAlgorithm::Tb2Seg).block(96);
+    let e = cpu
+        .reduce_by_owner(&items, &[0u32, 0], 1, bad_seg)
+        .unwrap_err();
+    assert!(matches!(layout(e), LayoutError::OwnerLengthMismatch { .. }));
+    let e = cpu
+        .reduce_segments(&items, &[] as &[u32], bad_seg)
+        .unwrap_err();
+    assert!(matches!(layout(e), LayoutError::OffsetsEmpty));
+    let bad_scan = ScanConfig::new(ScanAlgorithm::LookBack).grid(4);
+    let e = cpu
+        .scan_by_key(&items, &[1u32, 1], Scan::Inclusive, bad_scan)
+        .unwrap_err();
+    assert!(matches!(layout(e), LayoutError::KeysLengthMismatch { .. }));
+    let e = cpu
+        .scan_segments(&items, &[] as &[u64], Scan::Exclusive, bad_scan)
+        .unwrap_err();
+    assert!(matches!(layout(e), LayoutError::OffsetsEmpty));
+    let bad_axes = AxisConfig::default().portable().min_strip(4);
+    let e = cpu
+        .reduce_axes(&[Sum(1u32); 6], &[2, 2], &[0], bad_axes)
+        .unwrap_err();
+    assert!(matches!(layout(e), LayoutError::ShapeMismatch { .. }));
+    // And each configuration alone is refused.
+    let refused = |e: Error| assert!(matches!(e, Error::InvalidConfig { .. }), "{e:?}");
+    refused(
+        cpu.reduce_by_owner(&items, &[0u32; 3], 1, bad_seg)
+            .unwrap_err(),
+    );
+    refused(
+        cpu.reduce_segments(&items, &[0u32, 3], bad_seg)
+            .unwrap_err(),
+    );
+    refused(
+        cpu.scan_by_key(&items, &[1u32; 3], Scan::Inclusive, bad_scan)
+            .unwrap_err(),
+    );
+    refused(
+        cpu.reduce_axes(&[Sum(1u32); 4], &[2, 2], &[0], bad_axes)
+            .unwrap_err(),
+    );
+}
+
+/// More results than the host can hold are `HostOutOfMemory` on `Backend`'s CPU (the GPU's
+/// call fails its allocation too), not an abort of the process: owners of 2^59 segments, and
+/// an array whose kept axis has 2^59 positions (and no items: the reduced axis is empty).
+#[test]
+fn results_past_the_host_are_an_error_not_an_abort() {
+    use reduce_cuda::{AxisAlgorithm, Backend, Error, SegAlgorithm};
+    let cpu = Backend::cpu();
+    let host = |e: Error| assert!(matches!(e, Error::HostOutOfMemory { .. }), "{e:?}");
+    let none: [Sum<u64>; 0] = [];
+    host(
+        cpu.reduce_by_owner(&none, &[] as &[u64], 1 << 59, SegAlgorithm::Auto)
+            .unwrap_err(),
+    );
+    host(
+        cpu.reduce_axes(&none, &[0, 1 << 59], &[0], AxisAlgorithm::Auto)
+            .unwrap_err(),
+    );
+}

@@ -6,6 +6,7 @@ mod scan;
 mod segmented;
 
 use crate::catalogue::{axis_plan, plain_plan, AxisConfig, Config};
+use crate::device::host_vec;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::jit::{Lifted, Own, Program};
@@ -14,7 +15,11 @@ use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift};
 
 /// Where reductions of host slices run: a GPU, or the CPU (rayon threads, order kept too).
 /// Both give the same values (the sequential fold, bit for bit, for exactly associative
-/// monoids) and the same errors: a configuration the GPU would refuse is refused on the CPU.
+/// monoids) and the same errors, checked in the same order (the layout on the host, then the
+/// configuration): a configuration the GPU would refuse is refused on the CPU, but for what
+/// only a device can tell (a launch's shared memory past the device's, an architecture an
+/// algorithm needs). The CPU checks every layout, a trusted one too: where the GPU's result of
+/// a trusted bad layout is unspecified, the CPU's is the layout's error.
 #[derive(Debug)]
 pub enum Backend {
     /// A CUDA device.
@@ -121,7 +126,9 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
+                let results = Axes::new(items.len(), shape, axes)?.results;
                 axis_plan(config, Own::<M>::new().items())?;
+                room_for::<M>(results)?;
                 cpu_axes(items, shape, axes, config)
             }),
         }
@@ -143,8 +150,9 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
+                let results = Axes::new(items.len(), shape, axes)?.results;
                 axis_plan(config, Lifted::<M, X>::new().items())?;
-                Axes::new(items.len(), shape, axes)?;
+                room_for::<M>(results)?;
                 cpu_axes(&lifted_on_cpu::<M, X>(items)?, shape, axes, config)
             }),
         }
@@ -170,6 +178,12 @@ fn cpu_axes<M: CudaMonoid>(
 /// the values the CPU's lifted calls then reduce or scan.
 fn lifted_on_cpu<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> Result<Vec<M>> {
     Cpu::new().try_lift(items).map_err(fault::<M>)
+}
+
+/// An error where the host cannot hold `results` values of `M` (a count the GPU's call would
+/// fail to allocate too): the CPU's calls would abort the process allocating them.
+pub(super) fn room_for<M>(results: usize) -> Result<()> {
+    host_vec::<M>(results, "the results").map(drop)
 }
 
 /// `task` on the CPU. The monoid's Rust code panics on an integer division by zero (or the

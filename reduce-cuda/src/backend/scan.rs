@@ -3,6 +3,7 @@
 //! parallel, once their layout has passed its checks).
 
 use super::{cpu_error, fault, lifted_on_cpu, on_cpu, Backend};
+use crate::calls::check_csr_layout;
 use crate::catalogue::{scan_plan, ScanConfig, Segments};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
@@ -115,6 +116,7 @@ impl Backend {
                 })
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
+                check_layout::<I>(items.len(), layout.len(), by_offsets)?;
                 check(&Own::<M>::new(), config, restarting(by_offsets), I::WIDE)?;
                 cpu_restarting(items, layout, by_offsets, kind, config)
             }),
@@ -139,20 +141,25 @@ impl Backend {
                 })
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                check(
-                    &Lifted::<M, X>::new(),
-                    config,
-                    restarting(by_offsets),
-                    I::WIDE,
-                )?;
-                match by_offsets {
-                    true => drop(check_offsets(layout, items.len())?),
-                    false => check_keys(items.len(), layout.len())?,
+                check_layout::<I>(items.len(), layout.len(), by_offsets)?;
+                let program = Lifted::<M, X>::new();
+                check(&program, config, restarting(by_offsets), I::WIDE)?;
+                if by_offsets {
+                    check_offsets(layout, items.len())?;
                 }
                 let values = lifted_on_cpu::<M, X>(items)?;
                 cpu_restarting(&values, layout, by_offsets, kind, config)
             }),
         }
+    }
+}
+
+/// The host-side checks of a restarting scan's layout, made first, as the GPU's call makes
+/// them: CSR offsets' count and index width, or keys' length.
+fn check_layout<I: SegIndex>(items: usize, entries: usize, by_offsets: bool) -> Result<()> {
+    match by_offsets {
+        true => check_csr_layout::<I>(items, entries).map(drop),
+        false => Ok(check_keys(items, entries)?),
     }
 }
 

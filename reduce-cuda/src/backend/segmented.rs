@@ -2,7 +2,8 @@
 //! calls, or the same checks and then the CPU's (lifted inputs lifted first, in parallel, once
 //! their layout has passed its checks).
 
-use super::{cpu_error, lifted_on_cpu, on_cpu, Backend};
+use super::{cpu_error, lifted_on_cpu, on_cpu, room_for, Backend};
+use crate::calls::{check_csr_layout, check_owner_layout};
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
@@ -27,7 +28,8 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                check::<I>(&Own::<M>::new(), config, true, items.len(), csr(offsets))?;
+                let segments = check_csr_layout::<I>(items.len(), offsets.len())?;
+                check::<I>(&Own::<M>::new(), config, true, items.len(), segments)?;
                 cpu_segments(items, offsets, config)
             }),
         }
@@ -48,13 +50,9 @@ impl Backend {
                 gpu.download(&gpu.reduce_segments_lifted(&xs, &offsets, config)?)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                check::<I>(
-                    &Lifted::<M, X>::new(),
-                    config,
-                    true,
-                    items.len(),
-                    csr(offsets),
-                )?;
+                let segments = check_csr_layout::<I>(items.len(), offsets.len())?;
+                let program = Lifted::<M, X>::new();
+                check::<I>(&program, config, true, items.len(), segments)?;
                 check_offsets(offsets, items.len())?;
                 cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
             }),
@@ -77,7 +75,9 @@ impl Backend {
                 gpu.download(&gpu.reduce_by_owner(&xs, &owner, num_segments, config)?)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
+                check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
                 check::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
+                room_for::<M>(num_segments)?;
                 cpu_by_owner(items, owner, num_segments, config)
             }),
         }
@@ -99,19 +99,15 @@ impl Backend {
                 gpu.download(&gpu.reduce_by_owner_lifted(&xs, &owner, num_segments, config)?)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
+                check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
                 let program = Lifted::<M, X>::new();
                 check::<I>(&program, config, false, items.len(), num_segments)?;
+                room_for::<M>(num_segments)?;
                 check_owner(owner, items.len(), num_segments)?;
                 cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
             }),
         }
     }
-}
-
-/// The segments of a CSR layout for the plan's checks (an empty one is the CPU reference's
-/// error, found after them).
-fn csr<I>(offsets: &[I]) -> usize {
-    offsets.len().max(1) - 1
 }
 
 /// The checks a GPU applies to a segmented configuration for `program`'s items and the sizes

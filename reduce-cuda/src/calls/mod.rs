@@ -8,3 +8,5 @@ mod memory;
 mod plain;
 mod scan;
 mod segmented;
+
+pub(crate) use segmented::{check_csr_layout, check_owner_layout};

@@ -290,7 +290,7 @@ impl Gpu {
         let (segments, entries) = match layout {
             ScanLayout::None => (Segments::None, None),
             ScanLayout::Offsets(offsets) => {
-                check_csr_layout(n, offsets)?;
+                check_csr_layout::<L::Index>(n, offsets.len())?;
                 (Segments::Offsets, Some(offsets))
             }
             ScanLayout::Keys(keys) => {

@@ -13,31 +13,30 @@ use crate::jit::{JitReport, Lifted, Own, Program};
 use reduce_core::layout::{check_fits, SegIndex};
 use reduce_core::{CudaMonoid, DeviceCopy, LayoutError, Lift};
 
-/// The segment count of CSR `offsets` (entries - 1; none is a layout error).
-fn csr_segments(offsets: &impl SegLayout) -> Result<usize> {
-    Ok(offsets
-        .len()
-        .checked_sub(1)
-        .ok_or(LayoutError::OffsetsEmpty)?)
+/// The segment count of CSR offsets of `entries` entries (entries - 1; none is a layout error).
+fn csr_segments(entries: usize) -> Result<usize> {
+    Ok(entries.checked_sub(1).ok_or(LayoutError::OffsetsEmpty)?)
 }
 
-/// The host-side checks of a CSR layout over `items` items; returns the segment count.
-pub(super) fn check_csr_layout<L: SegLayout>(items: usize, offsets: &L) -> Result<usize> {
-    let segments = csr_segments(offsets)?;
-    check_fits::<L::Index>("item count", items)?;
+/// The host-side checks of a CSR layout of `entries` offsets of type `I` over `items` items;
+/// returns the segment count. `Backend`'s CPU makes them too, first, as here.
+pub(crate) fn check_csr_layout<I: SegIndex>(items: usize, entries: usize) -> Result<usize> {
+    let segments = csr_segments(entries)?;
+    check_fits::<I>("item count", items)?;
     Ok(segments)
 }
 
-/// The host-side checks of an owner layout over `items` items and `num_segments` segments.
-fn check_owner_layout<L: SegLayout>(items: usize, owner: &L, num_segments: usize) -> Result<()> {
-    if owner.len() != items {
-        return Err(LayoutError::OwnerLengthMismatch {
-            items,
-            owners: owner.len(),
-        }
-        .into());
+/// The host-side checks of an owner layout of `owners` owners of type `I` over `items` items
+/// and `num_segments` segments. `Backend`'s CPU makes them too, first, as here.
+pub(crate) fn check_owner_layout<I: SegIndex>(
+    items: usize,
+    owners: usize,
+    num_segments: usize,
+) -> Result<()> {
+    if owners != items {
+        return Err(LayoutError::OwnerLengthMismatch { items, owners }.into());
     }
-    Ok(check_fits::<L::Index>("segment count", num_segments)?)
+    Ok(check_fits::<I>("segment count", num_segments)?)
 }
 
 impl Gpu {
@@ -70,7 +69,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        check_owner_layout(items.len(), owner, num_segments)?;
+        check_owner_layout::<L::Index>(items.len(), owner.len(), num_segments)?;
         let program = Own::<M>::new();
         self.segmented(
             &program,
@@ -93,7 +92,7 @@ impl Gpu {
         offsets: &impl SegLayout,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
-        let segments = csr_segments(offsets)?;
+        let segments = csr_segments(offsets.len())?;
         let mut out = DeviceVec::alloc(self.device(), segments)?;
         self.reduce_segments_into(items, offsets, &mut out, config)?;
         Ok(out)
@@ -110,7 +109,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        let segments = check_csr_layout(items.len(), offsets)?;
+        let segments = check_csr_layout::<L::Index>(items.len(), offsets.len())?;
         let program = Own::<M>::new();
         self.segmented(&program, items, offsets, true, segments, out, config.into())
     }
@@ -126,7 +125,7 @@ impl Gpu {
         offsets: &impl SegLayout,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
-        let segments = csr_segments(offsets)?;
+        let segments = csr_segments(offsets.len())?;
         let mut out = DeviceVec::alloc(self.device(), segments)?;
         self.reduce_segments_lifted_into(items, offsets, &mut out, config)?;
         Ok(out)
@@ -141,7 +140,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        let segments = check_csr_layout(items.len(), offsets)?;
+        let segments = check_csr_layout::<L::Index>(items.len(), offsets.len())?;
         let program = Lifted::<M, X>::new();
         self.segmented(&program, items, offsets, true, segments, out, config.into())
     }
@@ -170,7 +169,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<SegConfig>,
     ) -> Result<()> {
-        check_owner_layout(items.len(), owner, num_segments)?;
+        check_owner_layout::<L::Index>(items.len(), owner.len(), num_segments)?;
         let program = Lifted::<M, X>::new();
         self.segmented(
             &program,
