@@ -3,11 +3,11 @@
 //! parallel, once their layout has passed its checks).
 
 use super::{cpu_error, fault, lifted_on_cpu, on_cpu, Backend};
-use crate::calls::check_csr_layout;
+use crate::calls::check_scan_layout;
 use crate::catalogue::{scan_plan, ScanConfig, Segments};
 use crate::error::Result;
 use crate::jit::{Lifted, Own, Program};
-use reduce_core::layout::{check_keys, check_offsets};
+use reduce_core::layout::check_offsets;
 use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, Scan, SegIndex};
 
 impl Backend {
@@ -116,7 +116,7 @@ impl Backend {
                 })
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                check_layout::<I>(items.len(), layout.len(), by_offsets)?;
+                check_scan_layout::<I>(items.len(), restarting(by_offsets), layout.len())?;
                 check(&Own::<M>::new(), config, restarting(by_offsets), I::WIDE)?;
                 cpu_restarting(items, layout, by_offsets, kind, config)
             }),
@@ -141,7 +141,7 @@ impl Backend {
                 })
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                check_layout::<I>(items.len(), layout.len(), by_offsets)?;
+                check_scan_layout::<I>(items.len(), restarting(by_offsets), layout.len())?;
                 let program = Lifted::<M, X>::new();
                 check(&program, config, restarting(by_offsets), I::WIDE)?;
                 if by_offsets {
@@ -151,15 +151,6 @@ impl Backend {
                 cpu_restarting(&values, layout, by_offsets, kind, config)
             }),
         }
-    }
-}
-
-/// The host-side checks of a restarting scan's layout, made first, as the GPU's call makes
-/// them: CSR offsets' count and index width, or keys' length.
-fn check_layout<I: SegIndex>(items: usize, entries: usize, by_offsets: bool) -> Result<()> {
-    match by_offsets {
-        true => check_csr_layout::<I>(items, entries).map(drop),
-        false => Ok(check_keys(items, entries)?),
     }
 }
 

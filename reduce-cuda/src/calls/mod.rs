@@ -9,4 +9,5 @@ mod plain;
 mod scan;
 mod segmented;
 
+pub(crate) use scan::check_scan_layout;
 pub(crate) use segmented::{check_csr_layout, check_owner_layout};

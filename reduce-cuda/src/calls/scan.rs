@@ -31,6 +31,21 @@ enum Source<'a, I> {
 /// The layout type of a plain scan (never read).
 type NoLayout = DeviceVec<u32>;
 
+/// The host-side checks of a scan's layout of `entries` entries of type `I` over `items`
+/// items: CSR offsets' count and index width, or the keys' length; none for a plain scan.
+/// `Backend`'s CPU makes them too, first, as here.
+pub(crate) fn check_scan_layout<I: SegIndex>(
+    items: usize,
+    segments: Segments,
+    entries: usize,
+) -> Result<()> {
+    match segments {
+        Segments::None => Ok(()),
+        Segments::Offsets => check_csr_layout::<I>(items, entries).map(drop),
+        Segments::Keys => Ok(check_keys(items, entries)?),
+    }
+}
+
 impl Gpu {
     /// The scan of `xs` (`Scan::Inclusive`: output i is `x_0 ⊕ … ⊕ x_i`; `Scan::Exclusive`: the
     /// fold of the items before i, the identity at 0), equal to `reduce_core::scan` for any
@@ -289,15 +304,10 @@ impl Gpu {
         }
         let (segments, entries) = match layout {
             ScanLayout::None => (Segments::None, None),
-            ScanLayout::Offsets(offsets) => {
-                check_csr_layout::<L::Index>(n, offsets.len())?;
-                (Segments::Offsets, Some(offsets))
-            }
-            ScanLayout::Keys(keys) => {
-                check_keys(n, keys.len())?;
-                (Segments::Keys, Some(keys))
-            }
+            ScanLayout::Offsets(offsets) => (Segments::Offsets, Some(offsets)),
+            ScanLayout::Keys(keys) => (Segments::Keys, Some(keys)),
         };
+        check_scan_layout::<L::Index>(n, segments, entries.map_or(0, |l| l.len()))?;
         let plan = scan_plan(config, program.items(), segments, L::Index::WIDE)?;
         let device = self.device();
         let input = match source {
