@@ -93,6 +93,20 @@ pub(crate) fn recorded<R>(task: impl FnOnce() -> R) -> (R, Option<(u64, u64)>) {
     (value, FIRST.with(Cell::get))
 }
 
+/// `task`'s value, with index faults in translated code recorded instead of panicking: the
+/// first one is the error, as in the fallible calls of [`Cpu`](crate::Cpu). For other host code
+/// that runs a monoid's `combine`, such as a multi-GPU call's join of its ranks' partials.
+///
+/// ```
+/// use reduce_core::fault::{checked, ix};
+/// let table = [1u32, 2, 3];
+/// assert_eq!(checked::<u32, _>(|| table[ix(1, 3)]), Ok(2));
+/// assert_eq!(checked::<u32, _>(|| table[ix(5, 3)]).unwrap_err().index, 5);
+/// ```
+pub fn checked<M, R>(task: impl FnOnce() -> R) -> Result<R, IndexFault> {
+    guarded::<M, R>(true, task)
+}
+
 /// `task`'s value; with `checked`, faults are recorded and the first one is the error (without,
 /// a fault panics inside `task`, as Rust does).
 pub(crate) fn guarded<M, R>(checked: bool, task: impl FnOnce() -> R) -> Result<R, IndexFault> {

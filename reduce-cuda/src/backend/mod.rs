@@ -209,6 +209,13 @@ pub(super) fn on_cpu<M: CudaMonoid, R>(task: impl FnOnce() -> Result<R>) -> Resu
     })
 }
 
+/// `task`, host code that runs `M`'s Rust `combine` (a multi-GPU call's fold or join of its
+/// ranks' partials): a fault in the monoid's code there (an index out of bounds, an integer
+/// division by zero) is the error the GPU gives for it, not a panic.
+pub(crate) fn on_host<M: CudaMonoid, R>(task: impl FnOnce() -> R) -> Result<R> {
+    on_cpu::<M, R>(|| reduce_core::fault::checked::<M, R>(task).map_err(fault::<M>))
+}
+
 /// The GPU's error for an index fault the CPU found in `M`'s code.
 fn fault<M: CudaMonoid>(fault: IndexFault) -> Error {
     Error::DeviceFault {
@@ -233,4 +240,59 @@ fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
 
 fn rayon_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reduce_core::{fold, Monoid};
+
+    /// Wrapping sums whose combine faults where a partial sum is `0x1ead_beef` (a division by
+    /// zero) or at least 2^31 (an index past a table of two).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+    #[repr(C)]
+    #[monoid(
+        identity = Trap { v: 0 },
+        combine = |a, b| {
+            let s = a.v.wrapping_add(b.v);
+            let table = [0u32, 0u32];
+            Trap { v: s + table[(s >> 30) as usize] + 0 * (1 / (s ^ 0x1ead_beef)) }
+        }
+    )]
+    struct Trap {
+        v: u32,
+    }
+
+    #[test]
+    fn faults_in_host_combines_are_the_gpus_errors() {
+        let items = |a, b| [Trap { v: a }, Trap { v: b }];
+        let ok = on_host::<Trap, _>(|| fold(&items(5, 7))).unwrap();
+        assert_eq!(ok, Trap { v: 12 });
+        let division = on_host::<Trap, _>(|| fold(&items(0x1ead_0000, 0xbeef)));
+        assert!(
+            matches!(
+                division,
+                Err(Error::DivisionFault {
+                    overflow: false,
+                    ..
+                })
+            ),
+            "{division:?}"
+        );
+        let index = on_host::<Trap, _>(|| fold(&items(0x4000_0000, 0x4000_0000)));
+        assert!(
+            matches!(
+                index,
+                Err(Error::DeviceFault {
+                    index: 2,
+                    len: 2,
+                    ..
+                })
+            ),
+            "{index:?}"
+        );
+        // the recording ends with the call: the same fault outside it is Rust's panic
+        let outside = std::panic::catch_unwind(|| fold(&items(0x4000_0000, 0x4000_0000)));
+        assert!(outside.is_err());
+    }
 }

@@ -15,6 +15,7 @@ use super::error::{ClusterError, Result};
 use super::kernels::{launch_shard, load_shard, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD};
 use super::replicated::Replicated;
 use super::{Cluster, State, Transport};
+use crate::backend::on_host;
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
@@ -72,7 +73,8 @@ impl Cluster {
             bind(gpu)?;
             Ok(gpu.reduce(xs.local(i), config)?)
         });
-        Ok(fold(&partials.into_iter().collect::<Result<Vec<M>>>()?))
+        let partials = partials.into_iter().collect::<Result<Vec<M>>>()?;
+        Ok(on_host::<M, _>(|| fold(&partials))?)
     }
 
     fn reduce_with<M: CudaMonoid>(
@@ -138,7 +140,7 @@ impl Cluster {
             .chunks(size)
             .map(value_from_device_bytes::<M>)
             .collect();
-        Ok(fold(&partials))
+        Ok(on_host::<M, _>(|| fold(&partials))?)
     }
 
     /// This process's buffers for monoid `M` (taken out of the cache; put them back after use).

@@ -16,6 +16,7 @@ use super::data::Sharded;
 use super::error::{ClusterError, Result};
 use super::shard_ops::shard_view;
 use super::{Cluster, State};
+use crate::backend::on_host;
 use crate::catalogue::Config;
 use crate::device::{DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
@@ -58,10 +59,10 @@ impl Cluster {
             });
         if self.all_local() {
             let summaries = summaries.into_iter().collect::<Result<Vec<_>>>()?;
-            return Ok(combine(&summaries, run));
+            return Ok(on_host::<M, _>(|| combine(&summaries, run))?);
         }
         let gathered = self.gather_summaries(state, summaries, run, buffers, xs.shards())?;
-        Ok(combine(&gathered, run))
+        Ok(on_host::<M, _>(|| combine(&gathered, run))?)
     }
 
     /// Per local rank, the send buffer of its record (holding a failed record) and the receive

@@ -10,6 +10,7 @@
 use super::comm::bind;
 use super::error::Result;
 use super::shard_ops::{bad_owner, copy_device, rebase_owner_into, shard_view, write_values};
+use crate::backend::on_host;
 use crate::catalogue::SegConfig;
 use crate::device::{DeviceSlice, DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
@@ -176,7 +177,7 @@ impl<M: CudaMonoid> Shard<'_, M> {
             let view = unsafe { shard_view(self.items, self.lo, piece.items.clone(), gpu) }?;
             raw.push((gpu.download(&view)?, raw_segments(piece.items.clone())?));
         }
-        let join = cut.join(&staged, raw, run_len::<M>());
+        let join = on_host::<M, _>(|| cut.join(&staged, raw, run_len::<M>()))?;
         for (start, chunk) in join.runs() {
             write_values(gpu, address(&values, start), &chunk)?;
         }

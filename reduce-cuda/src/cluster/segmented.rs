@@ -29,6 +29,7 @@ use super::plain::value_from_device_bytes;
 use super::shard_ops::{bad_owner, copy_device, diagnose, rebase_owner, write_values};
 use super::{agreement, seg_portable};
 use super::{Cluster, Member};
+use crate::backend::on_host;
 use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
@@ -417,7 +418,7 @@ impl Cluster {
                     &plan,
                     m.rank,
                     local.values,
-                    carries.join(&plan, m.rank),
+                    on_host::<M, _>(|| carries.join(&plan, m.rank))?,
                 )?,
             });
         }
