@@ -700,3 +700,25 @@ pub struct MathFns {
 }
 
 pub use reduce_bench::monoids::LogSumExp;
+
+/// Wrapping sums of `u32` whose combine faults where a partial sum is [`Trap::DIVIDES_BY_ZERO`]
+/// (a division by zero) or at least 2^31 (an index past a table of two): a fault that only the
+/// combine of two partials meets, wherever the items are cut (another GPU's, or the host's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Trap { v: 0 },
+    combine = |a, b| {
+        let s = a.v.wrapping_add(b.v);
+        let table = [0u32, 0u32];
+        Trap { v: s + table[(s >> 30) as usize] + ((1 / (s ^ 0x1ead_beef)) >> 1) }
+    }
+)]
+pub struct Trap {
+    pub v: u32,
+}
+
+impl Trap {
+    /// The partial sum whose combine divides by zero.
+    pub const DIVIDES_BY_ZERO: u32 = 0x1ead_beef;
+}

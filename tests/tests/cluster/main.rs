@@ -12,7 +12,7 @@
 
 use reduce_core::shard::{fold_sharded_by_owner, fold_sharded_segments, ShardError, Shards};
 use reduce_cuda::cluster::{Cluster, ClusterError, ClusterId, Exchange, Placement};
-use reduce_cuda::{fold, Algorithm, CudaMonoid, Gpu, SegAlgorithm, SegConfig};
+use reduce_cuda::{fold, Algorithm, Config, CudaMonoid, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::*;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -116,6 +116,53 @@ fn check_plain<M: CudaMonoid + Random>(cluster: &Cluster, lens: &[usize], seed: 
             "rank {rank}'s copy, shards {lens:?}"
         );
     }
+}
+
+/// A fault in the monoid's code that only the fold of the ranks' partials on the host meets
+/// (the first items of ranks 0 and 1 sum to a trap) is the GPU's error for it, not a panic, in
+/// both modes; the cluster then reduces on.
+fn check_host_faults(cluster: &Cluster) {
+    use reduce_tests::monoids::lang::Trap;
+    if cluster.world_size() < 2 {
+        return;
+    }
+    let shards = Shards::even(10_007 * cluster.world_size(), cluster.world_size()).unwrap();
+    let second = shards.range(1).start;
+    let trap = |first: u32, other: u32| {
+        let mut items = vec![Trap { v: 0 }; shards.items()];
+        items[0] = Trap { v: first };
+        items[second] = Trap { v: other };
+        cluster.scatter_with(&items, &shards).unwrap()
+    };
+    let division = trap(Trap::DIVIDES_BY_ZERO - 7, 7);
+    let index = trap(1 << 30, 1 << 30);
+    for config in [Config::default(), Config::default().portable()] {
+        let result = cluster.reduce(&division, config);
+        assert!(
+            matches!(
+                result,
+                Err(ClusterError::Gpu(reduce_cuda::Error::DivisionFault { .. }))
+            ),
+            "{config:?}: {result:?}"
+        );
+        let result = cluster.reduce(&index, config);
+        assert!(
+            matches!(
+                result,
+                Err(ClusterError::Gpu(reduce_cuda::Error::DeviceFault {
+                    index: 2,
+                    len: 2,
+                    ..
+                }))
+            ),
+            "{config:?}: {result:?}"
+        );
+    }
+    let fine = trap(5, 6);
+    assert_eq!(
+        cluster.reduce(&fine, Algorithm::Auto).unwrap(),
+        Trap { v: 11 }
+    );
 }
 
 /// Segment layouts (segment lengths) and shard lengths over their items, for `world` ranks.
@@ -355,6 +402,7 @@ fn one_process_many_gpus() {
             13,
         );
         check_bad_layouts(&cluster);
+        check_host_faults(&cluster);
         portable::check_all(&cluster);
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
