@@ -70,9 +70,8 @@ pub(super) const SHARD_PORTABLE_JOIN: ShardEntry<PortableJoinArgs> =
 
 /// Queues entry `entry` of `kernels/shard.cu` or `shard_join.cu`, compiled for monoid `M`
 /// (cached like every kernel), on `gpu`: a grid-stride launch over `count` elements, or one
-/// block. No fault check follows (the launch stays queued): an index fault in the combines of
-/// `shard_fold` or `shard_portable_join` is not reported (the ranks' own reductions, which
-/// combine the same kind of values, are checked).
+/// block. No fault check follows (the launch stays queued): the caller checks the combines of a
+/// monoid whose code can fault once every rank's launches are queued (`take_shard_faults`).
 pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
     gpu: &Gpu,
     shard_entry: ShardEntry<A>,
@@ -90,6 +89,21 @@ pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
         None => d.launch(&kernel, 1, args)?,
     }
     Ok(())
+}
+
+/// The fault records of the cluster's kernels of `family` for monoid `M` on `gpu` (which
+/// combined the ranks' partials: `shard_fold`, the peer exchange's fold, `shard_portable_join`),
+/// read and cleared once their launches completed: the GPU's error for the first fault. Nothing
+/// to read for a monoid whose code cannot fault.
+pub(super) fn take_shard_faults<M: CudaMonoid>(gpu: &Gpu, family: Family) -> Result<()> {
+    let program = Own::<M>::new();
+    if !M::CAN_FAULT {
+        return Ok(());
+    }
+    let mut d = gpu.dispatch(&program)?;
+    let (module, _) = d.module(&KernelSpec::new(family, &[]))?;
+    d.watch(&module);
+    Ok(d.finish(Ok(()))?)
 }
 
 /// Loads entry `entry` of the cluster's kernels for monoid `M` on `gpu` without launching it.

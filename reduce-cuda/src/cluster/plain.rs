@@ -12,13 +12,16 @@
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::{ClusterError, Result};
-use super::kernels::{launch_shard, load_shard, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD};
+use super::kernels::{
+    launch_shard, load_shard, take_shard_faults, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD,
+};
 use super::replicated::Replicated;
 use super::{Cluster, State, Transport};
 use crate::backend::on_host;
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
+use crate::jit::Family;
 use reduce_core::{fold, CudaMonoid, DeviceCopy};
 use std::any::TypeId;
 use std::sync::Mutex;
@@ -174,6 +177,10 @@ impl Cluster {
     /// bits (each rank's summary of its shard written on its GPU, gathered, joined on every GPU:
     /// `portable_into.rs`); a call whose shard layout differs from the last one into `out`
     /// waits (for the calls in flight, then to write the summaries' headers).
+    ///
+    /// For a monoid whose device code can fault (`CudaMonoid::CAN_FAULT`) the call waits after
+    /// all, as [`Gpu::reduce_into`] does: a fault in the combines of the ranks' partials is the
+    /// GPU's error for it ([`crate::Error::DeviceFault`], [`crate::Error::DivisionFault`]).
     pub fn reduce_into<M: CudaMonoid>(
         &self,
         xs: &Sharded<M>,
@@ -184,13 +191,35 @@ impl Cluster {
         self.check_sharded(xs, "the items")?;
         self.check_replicated(out)?;
         let mut state = self.lock()?;
-        if config.portable && self.world > 1 {
+        let (queued, combines) = if config.portable && self.world > 1 {
             let result = self.reduce_into_portable(&mut state, xs, out, config);
-            return self.abort_on_failure(&mut state, result);
+            (self.abort_on_failure(&mut state, result), Family::ShardJoin)
+        } else if matches!(state.transport, Transport::Peer(_)) {
+            let result = self.reduce_into_here(&mut state, xs, out, config);
+            (result, Family::Shard)
+        } else {
+            let result = self.reduce_into_nccl(&mut state, xs, out, config);
+            (result, Family::Shard)
+        };
+        queued?;
+        if M::CAN_FAULT {
+            self.wait(&mut state, "checking the combines' fault records")?;
+            for m in &self.members {
+                bind(&m.gpu)?;
+                take_shard_faults::<M>(&m.gpu, combines)?;
+            }
         }
-        if matches!(state.transport, Transport::Peer(_)) {
-            return self.reduce_into_here(&mut state, xs, out, config);
-        }
+        Ok(())
+    }
+
+    /// [`Cluster::reduce_into`] through NCCL (several processes, or GPUs without peer access).
+    fn reduce_into_nccl<M: CudaMonoid>(
+        &self,
+        state: &mut State,
+        xs: &Sharded<M>,
+        out: &mut Replicated<M>,
+        config: Config,
+    ) -> Result<()> {
         let with_status = !self.all_local();
         let mut failure = None;
         let mut failed = Vec::with_capacity(self.members.len());
@@ -228,7 +257,7 @@ impl Cluster {
                 ops
             })
             .collect();
-        self.collective(&mut state, &ops, "the all-gather of the partials", false)?;
+        self.collective(state, &ops, "the all-gather of the partials", false)?;
         if let Some(e) = failure {
             return Err(e.into());
         }

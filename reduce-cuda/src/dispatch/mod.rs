@@ -93,10 +93,16 @@ impl<'a> Dispatch<'a> {
 
     /// Queues `kernel` on `grid` blocks.
     pub fn launch<A: KernelArgs>(&mut self, kernel: &Kernel<A>, grid: u64, args: A) -> Result<()> {
-        if !self.launched.iter().any(|m| Arc::ptr_eq(m, &kernel.module)) {
-            self.launched.push(kernel.module.clone());
-        }
+        self.watch(&kernel.module);
         self.device.launch(kernel, grid, args)
+    }
+
+    /// Reads `module`'s fault record at [`Dispatch::finish`] as if this call had launched it
+    /// (for kernels of it that earlier calls queued).
+    pub fn watch(&mut self, module: &Arc<Module>) {
+        if !self.launched.iter().any(|m| Arc::ptr_eq(m, module)) {
+            self.launched.push(module.clone());
+        }
     }
 
     /// A grid-stride launch of `kernel` over `count` elements: 256-thread blocks, at most 16

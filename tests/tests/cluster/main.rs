@@ -118,9 +118,10 @@ fn check_plain<M: CudaMonoid + Random>(cluster: &Cluster, lens: &[usize], seed: 
     }
 }
 
-/// A fault in the monoid's code that only the fold of the ranks' partials on the host meets
-/// (the first items of ranks 0 and 1 sum to a trap) is the GPU's error for it, not a panic, in
-/// both modes; the cluster then reduces on.
+/// A fault in the monoid's code that only the combine of the ranks' partials meets (the first
+/// items of ranks 0 and 1 sum to a trap) is the GPU's error for it, not a panic or a wrong value:
+/// on the host (`reduce`) and on every GPU (`reduce_into`), in both modes; the cluster then
+/// reduces on.
 fn check_host_faults(cluster: &Cluster) {
     use reduce_tests::monoids::lang::Trap;
     if cluster.world_size() < 2 {
@@ -158,11 +159,27 @@ fn check_host_faults(cluster: &Cluster) {
             "{config:?}: {result:?}"
         );
     }
+    // reduce_into combines the partials on every GPU: the same faults, found there
+    let mut out = cluster.replicated::<Trap>().unwrap();
+    for config in [Config::default(), Config::default().portable()] {
+        let result = cluster.reduce_into(&division, &mut out, config);
+        assert!(
+            matches!(
+                result,
+                Err(ClusterError::Gpu(reduce_cuda::Error::DivisionFault { .. }))
+            ),
+            "reduce_into, {config:?}: {result:?}"
+        );
+    }
     let fine = trap(5, 6);
     assert_eq!(
         cluster.reduce(&fine, Algorithm::Auto).unwrap(),
         Trap { v: 11 }
     );
+    cluster
+        .reduce_into(&fine, &mut out, Algorithm::Auto)
+        .unwrap();
+    assert_eq!(cluster.read(&out).unwrap(), Trap { v: 11 });
 }
 
 /// Segment layouts (segment lengths) and shard lengths over their items, for `world` ranks.
