@@ -246,30 +246,25 @@ fn rayon_threads() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reduce_core::{fold, Monoid};
+    use reduce_core::Monoid;
 
-    /// Wrapping sums whose combine faults where a partial sum is `0x1ead_beef` (a division by
-    /// zero) or at least 2^31 (an index past a table of two).
+    /// A combine (not associative: only its faults matter here) that divides by `b` and picks
+    /// one of two by the quotient.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
     #[repr(C)]
     #[monoid(
-        identity = Trap { v: 0 },
-        combine = |a, b| {
-            let s = a.v.wrapping_add(b.v);
-            let table = [0u32, 0u32];
-            Trap { v: s + table[(s >> 30) as usize] + ((1 / (s ^ 0x1ead_beef)) >> 1) }
-        }
+        identity = Picky { v: 1 },
+        combine = |a, b| Picky { v: [a.v, b.v][(a.v / b.v) as usize] }
     )]
-    struct Trap {
+    struct Picky {
         v: u32,
     }
 
     #[test]
     fn faults_in_host_combines_are_the_gpus_errors() {
-        let items = |a, b| [Trap { v: a }, Trap { v: b }];
-        let ok = on_host::<Trap, _>(|| fold(&items(5, 7))).unwrap();
-        assert_eq!(ok, Trap { v: 12 });
-        let division = on_host::<Trap, _>(|| fold(&items(0x1ead_0000, 0xbeef)));
+        let combine = |a, b| on_host::<Picky, _>(|| Picky::combine(Picky { v: a }, Picky { v: b }));
+        assert_eq!(combine(3, 2).unwrap(), Picky { v: 2 });
+        let division = combine(3, 0);
         assert!(
             matches!(
                 division,
@@ -280,12 +275,12 @@ mod tests {
             ),
             "{division:?}"
         );
-        let index = on_host::<Trap, _>(|| fold(&items(0x4000_0000, 0x4000_0000)));
+        let index = combine(6, 2);
         assert!(
             matches!(
                 index,
                 Err(Error::DeviceFault {
-                    index: 2,
+                    index: 3,
                     len: 2,
                     ..
                 })
@@ -293,7 +288,7 @@ mod tests {
             "{index:?}"
         );
         // the recording ends with the call: the same fault outside it is Rust's panic
-        let outside = std::panic::catch_unwind(|| fold(&items(0x4000_0000, 0x4000_0000)));
+        let outside = std::panic::catch_unwind(|| Picky::combine(Picky { v: 6 }, Picky { v: 2 }));
         assert!(outside.is_err());
     }
 }
