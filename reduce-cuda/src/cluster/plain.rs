@@ -201,15 +201,42 @@ impl Cluster {
             let result = self.reduce_into_nccl(&mut state, xs, out, config);
             (result, Family::Shard)
         };
-        queued?;
         if M::CAN_FAULT {
-            self.wait(&mut state, "checking the combines' fault records")?;
-            for m in &self.members {
-                bind(&m.gpu)?;
-                take_shard_faults::<M>(&m.gpu, combines)?;
+            // Read (and cleared) after a failure too: folds it queued must not leave a record
+            // for the next call. The failure comes first.
+            let checked = self.check_combines(&mut state, out, combines);
+            queued?;
+            return checked;
+        }
+        queued
+    }
+
+    /// For a monoid whose code can fault, once a [`Cluster::reduce_into`] is queued: waits
+    /// for it, then reads and clears the fault records of its kernels of `combines` on every
+    /// local rank (each folded the same partials). A rank's failure comes first (with one
+    /// process per GPU, from the gathered statuses: the others folded its stale partial), then
+    /// the first fault.
+    fn check_combines<M: CudaMonoid>(
+        &self,
+        state: &mut State,
+        out: &Replicated<M>,
+        combines: Family,
+    ) -> Result<()> {
+        self.wait(state, "checking the combines' fault records")?;
+        let mut first = Ok(());
+        for m in &self.members {
+            let read = bind(&m.gpu).and_then(|()| take_shard_faults::<M>(&m.gpu, combines));
+            if first.is_ok() {
+                first = read;
             }
         }
-        Ok(())
+        if !self.all_local() {
+            let first_gpu = &self.members[0].gpu;
+            bind(first_gpu)?;
+            let statuses = first_gpu.download(&out.parts[0].statuses)?;
+            self.first_failure(statuses, &mut [], "reduce_into")?;
+        }
+        first
     }
 
     /// [`Cluster::reduce_into`] through NCCL (several processes, or GPUs without peer access).
