@@ -93,13 +93,10 @@ pub(super) fn launch_shard<M: CudaMonoid, A: KernelArgs>(
 
 /// The fault records of the cluster's kernels of `family` for monoid `M` on `gpu` (which
 /// combined the ranks' partials: `shard_fold`, the peer exchange's fold, `shard_portable_join`),
-/// read and cleared once their launches completed: the GPU's error for the first fault. Nothing
-/// to read for a monoid whose code cannot fault.
+/// read and cleared once their launches completed: the GPU's error for the first fault. For a
+/// monoid whose code can fault (`M::CAN_FAULT`; no other records one).
 pub(super) fn take_shard_faults<M: CudaMonoid>(gpu: &Gpu, family: Family) -> Result<()> {
     let program = Own::<M>::new();
-    if !M::CAN_FAULT {
-        return Ok(());
-    }
     let mut d = gpu.dispatch(&program)?;
     let (module, _) = d.module(&KernelSpec::new(family, &[]))?;
     d.watch(&module);
