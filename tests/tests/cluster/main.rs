@@ -122,7 +122,7 @@ fn check_plain<M: CudaMonoid + Random>(cluster: &Cluster, lens: &[usize], seed: 
 /// items of ranks 0 and 1 sum to a trap) is the GPU's error for it, not a panic or a wrong value:
 /// on the host (`reduce`) and on every GPU (`reduce_into`), in both modes; the cluster then
 /// reduces on.
-fn check_host_faults(cluster: &Cluster) {
+fn check_combine_faults(cluster: &Cluster) {
     use reduce_tests::monoids::lang::Trap;
     if cluster.world_size() < 2 {
         return;
@@ -419,7 +419,7 @@ fn one_process_many_gpus() {
             13,
         );
         check_bad_layouts(&cluster);
-        check_host_faults(&cluster);
+        check_combine_faults(&cluster);
         portable::check_all(&cluster);
         // Built from each rank's own buffer.
         let items = Affine::random_vec(123_457, 9);
