@@ -244,20 +244,20 @@ fn rayon_threads() -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use reduce_core::Monoid;
 
     /// A combine (not associative: only its faults matter here) that divides by `b` and picks
-    /// one of two by the quotient.
+    /// one of two by the quotient: `b = 0` is a division fault, a quotient past 1 an index one.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
     #[repr(C)]
     #[monoid(
         identity = Picky { v: 1 },
         combine = |a, b| Picky { v: [a.v, b.v][(a.v / b.v) as usize] }
     )]
-    struct Picky {
-        v: u32,
+    pub(crate) struct Picky {
+        pub(crate) v: u32,
     }
 
     #[test]

@@ -188,6 +188,16 @@ impl<M: CudaMonoid> Carries<M> {
             }
         }
     }
+
+    /// Every rank's join (index: the rank), made on every process with the monoid's `combine`
+    /// on the host: the carries are everyone's, so a fault in user code in any rank's join is
+    /// the same error on every rank — with one process per GPU, a rank that owns no crossing
+    /// segment would otherwise go on to the broadcast and wait there for the faulted one.
+    fn join_all(&self, plan: &SegmentPlan, world: usize) -> Result<Vec<Option<Joined<M>>>> {
+        Ok(on_host::<M, _>(|| {
+            (0..world).map(|rank| self.join(plan, rank)).collect()
+        })?)
+    }
 }
 
 /// Words of a record's header: status, flags (`NON_EMPTY`, `PORTABLE`), first segment, last
@@ -408,18 +418,13 @@ impl Cluster {
         for rank in 0..self.world {
             plan.check_local_limits(rank)?;
         }
+        let mut joins = carries.join_all(&plan, self.world)?;
         let mut parts = Vec::with_capacity(self.members.len());
         for (m, local) in self.members.iter().zip(mine) {
             parts.push(SegmentPart {
                 rank: m.rank,
                 segments: plan.owned(m.rank),
-                values: owned_values(
-                    &m.gpu,
-                    &plan,
-                    m.rank,
-                    local.values,
-                    on_host::<M, _>(|| carries.join(&plan, m.rank))?,
-                )?,
+                values: owned_values(&m.gpu, &plan, m.rank, local.values, joins[m.rank].take())?,
             });
         }
         if placement == Placement::All {
@@ -642,4 +647,45 @@ fn owned_values<M: CudaMonoid>(
         write_values(gpu, dst, &[joined.value])?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::tests::Picky;
+    use crate::Error;
+    use reduce_core::shard::Shards;
+
+    /// Three shards of two items; segment 1 (items 1..5) starts on rank 0 and crosses ranks 1
+    /// and 2. Only rank 0's join combines anything, and it divides by zero: every rank — also
+    /// 1 and 2, whose own joins are empty — gets the fault, so none waits for a broadcast.
+    #[test]
+    fn a_fault_in_any_ranks_join_is_every_ranks_error() {
+        let plan =
+            SegmentPlan::from_offsets(&Shards::even(6, 3).unwrap(), &[0u32, 1, 5, 6]).unwrap();
+        let carry = |first, last| {
+            Some(Carry {
+                first: Picky { v: first },
+                last: Picky { v: last },
+            })
+        };
+        let good = Carries::Partials(vec![carry(1, 3), carry(4, 4), carry(4, 1)]);
+        let joins = good.join_all(&plan, 3).unwrap();
+        assert_eq!(
+            joins.iter().map(Option::is_some).collect::<Vec<_>>(),
+            [true, false, false]
+        );
+        let faulty = Carries::Partials(vec![carry(1, 3), carry(0, 0), carry(4, 1)]);
+        assert!(on_host::<Picky, _>(|| faulty.join(&plan, 1))
+            .unwrap()
+            .is_none());
+        assert!(on_host::<Picky, _>(|| faulty.join(&plan, 2))
+            .unwrap()
+            .is_none());
+        let error = faulty.join_all(&plan, 3);
+        assert!(
+            matches!(error, Err(ClusterError::Gpu(Error::DivisionFault { .. }))),
+            "{error:?}"
+        );
+    }
 }
