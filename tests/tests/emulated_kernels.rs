@@ -27,7 +27,7 @@ use reduce_tests::emu::{
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of, owners_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::monoids::small::{Grid16, Nib8, Tri8};
-use reduce_tests::monoids::wide::UtAff20;
+use reduce_tests::monoids::wide::{Record512, UtAff20};
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 
 /// SegShuffle with `threads` per block and `items` per thread.
@@ -466,4 +466,25 @@ fn emulated_seg_shuffle_u64_layouts() {
     emu::check_layouts::<Grid16>(&kernel, &every_shape_in_tiles(kernel.tile, 3), 13);
     let kernel = seg_shuffle_kernel::<UtAff20, u64>(&cxx, 96, 3, true, 0);
     emu::check_layouts::<UtAff20>(&kernel, &every_shape_in_tiles(kernel.tile, 4), 14);
+}
+
+/// 512-byte values in the offsets form at SegShuffle's defaults, which keep a block's shared
+/// memory within the budget every device from sm_80 on allows: one item a thread and the block
+/// shrunk to 64 threads (at 256 a block would need 177 KiB), on every layout shape.
+#[test]
+fn emulated_seg_shuffle_512_byte_values_at_the_defaults() {
+    let Some(cxx) = compiler() else { return };
+    let text =
+        seg_kernel_variants_for::<Record512, u32>(SegConfig::new(SegAlgorithm::SegShuffle), true)
+            .unwrap()
+            .remove(0)
+            .text;
+    for define in ["#define R_BLOCK 64\n", "#define R_ITEMS 1\n"] {
+        assert!(
+            text.contains(define),
+            "SegShuffle's defaults for 512-byte values: {define}"
+        );
+    }
+    let kernel = seg_shuffle_kernel::<Record512, u32>(&cxx, 64, 1, true, 0);
+    emu::check_layouts::<Record512>(&kernel, &every_shape_in_tiles(kernel.tile, 5), 16);
 }

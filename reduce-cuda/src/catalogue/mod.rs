@@ -248,9 +248,11 @@ pub(crate) fn seg_plan(
 
 /// `config` with `Auto` resolved ([`tuning::resolve_segmented`], told what SegShuffle can take).
 fn resolve(config: SegConfig, shape: SegShape, n: usize, segments: usize) -> SegConfig {
+    let block = config.block.unwrap_or(tuning::SEG_SHUFFLE_BLOCK);
     let facts = tuning::SegShuffleFacts {
-        fits: shuffle::seg_fits(shape, config.block.unwrap_or(tuning::SEG_SHUFFLE_BLOCK)),
+        fits: shuffle::seg_fits(shape, block),
         limits: shuffle::seg_limits(shape),
+        tile_fits: &|items| shuffle::seg_tile_fits(shape, block, items),
     };
     tuning::resolve_segmented(config, shape, n, segments, facts)
 }

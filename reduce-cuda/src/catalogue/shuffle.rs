@@ -10,7 +10,7 @@ use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, invalid, refuse, Knobs};
 use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::tuning::{
-    self, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES, SEG_SHUFFLE_BLOCK,
+    self, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_STAGES, SEG_SHUFFLE_BLOCK, SEG_SHUFFLE_SMEM_BUDGET,
     SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
 };
 use crate::device::DeviceInfo;
@@ -337,11 +337,9 @@ pub(super) fn segmented(
             ),
         ));
     }
-    // SegPipeline's defaults shrink for large items: first the stages, then the block, until a
-    // block's shared memory fits the budget (what the caller set stays).
-    while stages > 0
-        && plan.dynamic_smem() + seg_static_smem(shape, plan.block) > SEG_PIPE_SMEM_BUDGET
-    {
+    // The defaults shrink for large items until a block's shared memory fits the budget:
+    // SegPipeline's stages first, then the block (what the caller set stays).
+    while plan.block_smem() > SEG_SHUFFLE_SMEM_BUDGET {
         if knobs.stages.is_none() && plan.stages > 1 {
             plan.stages -= 1;
         } else if knobs.block.is_none() && plan.block > 32 {
@@ -353,7 +351,28 @@ pub(super) fn segmented(
     Ok(plan)
 }
 
+/// Whether SegShuffle's blocks of `block` threads with `items` items per thread keep their
+/// shared memory within [`SEG_SHUFFLE_SMEM_BUDGET`] for this shape (`Auto` asks before it sizes
+/// a lifted input's items by the item).
+pub(super) fn seg_tile_fits(shape: SegShape, block: u32, items: u32) -> bool {
+    let plan = SegShuffle {
+        algorithm: SegAlgorithm::SegShuffle,
+        stages: 0,
+        shape,
+        block,
+        items,
+        vecs: 0,
+        grid: None,
+    };
+    plan.block_smem() <= SEG_SHUFFLE_SMEM_BUDGET
+}
+
 impl SegShuffle {
+    /// A block's shared memory: the dynamic part and a bound on the static part.
+    fn block_smem(&self) -> usize {
+        self.dynamic_smem() + seg_static_smem(self.shape, self.block)
+    }
+
     /// Items per tile.
     fn tile(&self) -> u64 {
         self.block as u64 * self.items as u64

@@ -611,7 +611,10 @@ fn seg_pipeline_is_seg_shuffle_with_stages() {
             let shape = sized(shape(false, offsets_form, false), size, size);
             let p = plan(pipeline, shape).unwrap();
             let smem = p.dynamic_smem() + seg_static_smem(shape, 256);
-            assert!(smem <= tuning::SEG_PIPE_SMEM_BUDGET, "{size} bytes: {smem}");
+            assert!(
+                smem <= tuning::SEG_SHUFFLE_SMEM_BUDGET,
+                "{size} bytes: {smem}"
+            );
             assert!(define(&p.variants()[0], "R_PIPE") >= 1);
         }
     }
@@ -706,4 +709,51 @@ fn seg_heads_defaults_and_checks() {
         plan(heads, wide).unwrap().limits(),
         Some((u32::MAX as u64 - 1, u32::MAX as u64))
     );
+}
+
+/// `Auto`'s segmented plan keeps a block's shared memory within the budget that every device
+/// from sm_80 on allows, for every value size and lifted input: a lifted input's items are
+/// sized by the item only where that tile fits, and SegShuffle's block shrinks for large
+/// values. (16 f32 items a thread lifted into 112-byte values asked for 500 KiB, and `Auto`'s
+/// launch failed on an H100.)
+#[test]
+fn auto_segmented_plans_fit_every_device() {
+    let budget = tuning::SEG_SHUFFLE_SMEM_BUDGET;
+    for offsets_form in [true, false] {
+        for in_size in [1, 2, 4, 8, 16] {
+            for m_size in [
+                1, 2, 4, 8, 12, 16, 32, 64, 112, 128, 200, 256, 300, 432, 512, 560,
+            ] {
+                if m_size < in_size {
+                    continue;
+                }
+                let s = sized(
+                    shape(false, offsets_form, in_size < m_size),
+                    in_size,
+                    m_size,
+                );
+                for (n, segments) in [(1 << 20, 1 << 20), (1 << 20, 1000), (1 << 26, 1 << 20)] {
+                    let plan = seg_plan(SegConfig::default(), s, n, segments).unwrap();
+                    let spec = plan.variants().remove(0);
+                    let smem = plan.dynamic_smem()
+                        + match spec.family {
+                            Family::SegShuffle => seg_static_smem(s, define(&spec, "R_BLOCK")),
+                            _ => 0,
+                        };
+                    assert!(
+                        smem <= budget,
+                        "{in_size} -> {m_size} bytes, offsets form {offsets_form}, {n} items in \
+                         {segments} segments: {smem} bytes ({spec:?})"
+                    );
+                }
+            }
+        }
+    }
+    // Lifted f32 into small values keeps its items sized by the item (16 a thread).
+    let argmax = sized(shape(false, true, true), 4, 8);
+    let spec = seg_plan(SegConfig::default(), argmax, 1 << 20, 1000)
+        .unwrap()
+        .variants()
+        .remove(0);
+    assert_eq!(define(&spec, "R_ITEMS"), 16);
 }
