@@ -12,7 +12,9 @@
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
 # Logs, CSV and SVG are written to a work folder and packed into $OUT/results.tgz (the device
-# tool brings back at most 8 files); $OUT/summary.txt is also printed last.
+# tool brings back at most 8 files); $OUT/summary.txt is also printed last. Read the summary from
+# the files that come back rather than piping this script's output (through `tail`, a call cut by
+# its limit returns nothing): it is copied after every phase and every test binary.
 set -uo pipefail
 DEST=${OUT:-/tmp/reduce-dest}
 OUT=/tmp/reduce-work
@@ -87,6 +89,9 @@ for phase in "$@"; do
         result=$(grep -E "^test result" "$OUT/test-$name.log" | tail -1)
         note "test $name rc=$rc $(( $(date +%s) - start ))s ${result}"
         [ $rc -ne 0 ] && grep -E "panicked|FAILED|failed" "$OUT/test-$name.log" | head -20 | tee -a "$SUMMARY"
+        # every binary's line comes back even if the call's limit cuts the phase (on an H100 the
+        # whole suite takes past 10 minutes: scans about 5, lang_segmented about 3)
+        cp "$SUMMARY" "$DEST/summary.txt"
       done
       wait $BUILD
       ;;
