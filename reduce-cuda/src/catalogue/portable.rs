@@ -10,7 +10,7 @@
 use super::config::{check_block, check_grid, check_power_of_two, invalid, refuse, Knobs};
 use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::shuffle::{lane_items, launch_plain, plain_grid, ShuffleArgs, STATIC_SMEM_LIMIT};
-use super::tuning::{self, SEG_PORTABLE_BLOCK, SHUFFLE_BLOCK};
+use super::tuning::{self, ANY_DEVICE_BLOCK_SMEM, SEG_PORTABLE_BLOCK, SHUFFLE_BLOCK};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::segmented::SegJob;
 use crate::dispatch::Dispatch;
@@ -186,10 +186,6 @@ pub(super) struct SegPortable {
 /// several blocks must fit an SM.
 const SEG_TILE_ITEMS: u32 = 8192;
 
-/// The most dynamic shared memory a block may ask for (below every sm_80+ device's opt-in
-/// limit).
-const SEG_DYNAMIC_LIMIT: usize = 160 * 1024;
-
 /// The portable segmented plan of `name` (`SegShuffle` or `Auto`, checked by the caller) for
 /// `shape`.
 pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> Result<SegPortable> {
@@ -221,9 +217,10 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
         grid: check_grid(name, knobs.grid)?,
     };
-    // Large values: the default block shrinks until the block's arrays fit.
+    // Large values: the default block shrinks until the block's arrays fit on any device.
     let fits = |p: &SegPortable| {
-        p.static_smem() <= STATIC_SMEM_LIMIT && p.dynamic_smem() <= SEG_DYNAMIC_LIMIT
+        p.static_smem() <= STATIC_SMEM_LIMIT
+            && p.static_smem() + p.dynamic_smem() <= ANY_DEVICE_BLOCK_SMEM
     };
     while knobs.block.is_none() && plan.block > 32 && !fits(&plan) {
         plan.block /= 2;
@@ -233,8 +230,8 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
             name,
             format!(
                 "{} threads need {} bytes of static and {} of dynamic shared memory for \
-                 {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} and \
-                 {SEG_DYNAMIC_LIMIT}: use fewer threads",
+                 {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} \
+                 static and {ANY_DEVICE_BLOCK_SMEM} in all: use fewer threads",
                 plan.block,
                 plan.static_smem(),
                 plan.dynamic_smem()

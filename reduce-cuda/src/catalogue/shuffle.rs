@@ -10,8 +10,8 @@ use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, invalid, refuse, Knobs};
 use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::tuning::{
-    self, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_STAGES, SEG_SHUFFLE_BLOCK, SEG_SHUFFLE_SMEM_BUDGET,
-    SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
+    self, ANY_DEVICE_BLOCK_SMEM, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES,
+    SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
 };
 use crate::device::DeviceInfo;
 use crate::device::{kernel_signature, Entry, Kernel, Module};
@@ -337,11 +337,22 @@ pub(super) fn segmented(
             ),
         ));
     }
-    // The defaults shrink for large items until a block's shared memory fits the budget:
-    // SegPipeline's stages first, then the block (what the caller set stays).
-    while plan.block_smem() > SEG_SHUFFLE_SMEM_BUDGET {
+    // The defaults shrink for large items until a block's shared memory fits its budget:
+    // SegPipeline's stages, SegShuffle's items per thread, then the block (what the caller set
+    // stays).
+    let budget = if stages > 0 {
+        SEG_PIPE_SMEM_BUDGET
+    } else {
+        ANY_DEVICE_BLOCK_SMEM
+    };
+    while plan.block_smem() > budget {
         if knobs.stages.is_none() && plan.stages > 1 {
             plan.stages -= 1;
+        } else if stages == 0 && knobs.items_per_thread.is_none() && plan.items > 1 {
+            plan.items /= 2;
+            plan.vecs = lane_items(name, shape.items.in_size, Some(plan.items))
+                .map_err(bad)?
+                .1;
         } else if knobs.block.is_none() && plan.block > 32 {
             plan.block /= 2;
         } else {
@@ -352,7 +363,7 @@ pub(super) fn segmented(
 }
 
 /// Whether SegShuffle's blocks of `block` threads with `items` items per thread keep their
-/// shared memory within [`SEG_SHUFFLE_SMEM_BUDGET`] for this shape (`Auto` asks before it sizes
+/// shared memory within [`ANY_DEVICE_BLOCK_SMEM`] for this shape (`Auto` asks before it sizes
 /// a lifted input's items by the item).
 pub(super) fn seg_tile_fits(shape: SegShape, block: u32, items: u32) -> bool {
     let plan = SegShuffle {
@@ -364,7 +375,7 @@ pub(super) fn seg_tile_fits(shape: SegShape, block: u32, items: u32) -> bool {
         vecs: 0,
         grid: None,
     };
-    plan.block_smem() <= SEG_SHUFFLE_SMEM_BUDGET
+    plan.block_smem() <= ANY_DEVICE_BLOCK_SMEM
 }
 
 impl SegShuffle {

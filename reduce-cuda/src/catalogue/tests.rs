@@ -611,10 +611,7 @@ fn seg_pipeline_is_seg_shuffle_with_stages() {
             let shape = sized(shape(false, offsets_form, false), size, size);
             let p = plan(pipeline, shape).unwrap();
             let smem = p.dynamic_smem() + seg_static_smem(shape, 256);
-            assert!(
-                smem <= tuning::SEG_SHUFFLE_SMEM_BUDGET,
-                "{size} bytes: {smem}"
-            );
+            assert!(smem <= tuning::SEG_PIPE_SMEM_BUDGET, "{size} bytes: {smem}");
             assert!(define(&p.variants()[0], "R_PIPE") >= 1);
         }
     }
@@ -711,19 +708,21 @@ fn seg_heads_defaults_and_checks() {
     );
 }
 
-/// `Auto`'s segmented plan keeps a block's shared memory within the budget that every device
-/// from sm_80 on allows, for every value size and lifted input: a lifted input's items are
-/// sized by the item only where that tile fits, and SegShuffle's block shrinks for large
-/// values. (16 f32 items a thread lifted into 112-byte values asked for 500 KiB, and `Auto`'s
-/// launch failed on an H100.)
+/// `Auto`'s segmented plans (and the portable mode's) keep a block's shared memory within what
+/// every device from sm_80 on allows, for every value size and lifted input: a lifted input's
+/// items are sized by the item only as far as that tile fits, and SegShuffle's default items
+/// and block halve for large values. (16 f32 items a thread lifted into 112-byte values asked
+/// for 500 KiB, and `Auto`'s launch failed on an H100.) Values of up to 64 bytes keep the
+/// defaults of 256 threads and 64 bytes of items a thread.
 #[test]
 fn auto_segmented_plans_fit_every_device() {
-    let budget = tuning::SEG_SHUFFLE_SMEM_BUDGET;
+    let budget = tuning::ANY_DEVICE_BLOCK_SMEM;
+    let sizes = [
+        1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 68, 112, 128, 132, 200, 244, 256, 288, 300,
+    ];
     for offsets_form in [true, false] {
         for in_size in [1, 2, 4, 8, 16] {
-            for m_size in [
-                1, 2, 4, 8, 12, 16, 32, 64, 112, 128, 200, 256, 300, 432, 512, 560,
-            ] {
+            for m_size in sizes.into_iter().chain([432, 512, 560]) {
                 if m_size < in_size {
                     continue;
                 }
@@ -733,27 +732,44 @@ fn auto_segmented_plans_fit_every_device() {
                     m_size,
                 );
                 for (n, segments) in [(1 << 20, 1 << 20), (1 << 20, 1000), (1 << 26, 1 << 20)] {
-                    let plan = seg_plan(SegConfig::default(), s, n, segments).unwrap();
-                    let spec = plan.variants().remove(0);
-                    let smem = plan.dynamic_smem()
-                        + match spec.family {
-                            Family::SegShuffle => seg_static_smem(s, define(&spec, "R_BLOCK")),
-                            _ => 0,
-                        };
-                    assert!(
-                        smem <= budget,
-                        "{in_size} -> {m_size} bytes, offsets form {offsets_form}, {n} items in \
-                         {segments} segments: {smem} bytes ({spec:?})"
-                    );
+                    for config in [SegConfig::default(), SegConfig::default().portable()] {
+                        let plan = seg_plan(config, s, n, segments).unwrap();
+                        let spec = plan.variants().remove(0);
+                        let smem = plan.dynamic_smem()
+                            + match spec.family {
+                                Family::SegShuffle => seg_static_smem(s, define(&spec, "R_BLOCK")),
+                                _ => 0,
+                            };
+                        assert!(
+                            smem <= budget,
+                            "{in_size} -> {m_size} bytes, offsets form {offsets_form}, {n} \
+                             items in {segments} segments, {config:?}: {smem} bytes ({spec:?})"
+                        );
+                    }
                 }
             }
         }
     }
-    // Lifted f32 into small values keeps its items sized by the item (16 a thread).
-    let argmax = sized(shape(false, true, true), 4, 8);
-    let spec = seg_plan(SegConfig::default(), argmax, 1 << 20, 1000)
-        .unwrap()
-        .variants()
-        .remove(0);
-    assert_eq!(define(&spec, "R_ITEMS"), 16);
+    let auto_spec = |s| {
+        let plan = seg_plan(SegConfig::default(), s, 1 << 20, 1000).unwrap();
+        let spec = plan.variants().remove(0);
+        assert_eq!(spec.family, Family::SegShuffle);
+        (define(&spec, "R_BLOCK"), define(&spec, "R_ITEMS"))
+    };
+    for offsets_form in [true, false] {
+        for size in sizes.into_iter().filter(|&s| s <= 64) {
+            let s = sized(shape(false, offsets_form, false), size, size);
+            assert_eq!(
+                auto_spec(s),
+                (256, tuning::shuffle_items(size)),
+                "{size} bytes"
+            );
+        }
+    }
+    // Lifted f32 into 8 bytes keeps 16 items a thread; lifted bytes into u32, 32 (half the
+    // 64 that the item asks for, twice the monoid's 16).
+    assert_eq!(auto_spec(sized(shape(false, true, true), 4, 8)), (256, 16));
+    assert_eq!(auto_spec(sized(shape(false, true, true), 1, 4)), (256, 32));
+    // 132-byte values: fewer items a thread (whole vectors need 4), not fewer threads.
+    assert_eq!(auto_spec(sized(shape(false, true, false), 132, 132)).0, 256);
 }

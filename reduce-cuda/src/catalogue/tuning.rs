@@ -83,13 +83,17 @@ pub(crate) const SEG_HEADS_TILE_BYTES: usize = 96 * 1024;
 /// SM its registers are capped for (each block: SegShuffle's 256 threads and a producer warp).
 pub(crate) const SEG_PIPE_STAGES: u32 = 2;
 pub(crate) const SEG_PIPE_BLOCKS_PER_SM: u32 = 3;
-/// The shared memory a SegShuffle or SegPipeline block's defaults stay within for large items,
-/// so that `Auto`'s plan fits every device from sm_80 on (sm_86 and sm_89 allow 99 KiB a
-/// block): items sized by a lifted input only where its tile fits ([`resolve_segmented`]), then
-/// SegPipeline's stages, then fewer threads. f32 and 8-byte values keep SegPipeline's 2 stages
-/// of 256 threads (about 70 KiB, 3 blocks per SM) and SegShuffle's 256 threads up to values of
-/// about 280 bytes; 512-byte records fit with 32 threads and one stage.
-pub(crate) const SEG_SHUFFLE_SMEM_BUDGET: usize = 96 * 1024;
+/// The shared memory a SegPipeline block's defaults shrink to for large items (fewer stages,
+/// then fewer threads): f32 and 8-byte values keep 2 stages of 256 threads (about 70 KiB, 3
+/// blocks per SM), 512-byte records fit with 32 threads and one stage.
+pub(crate) const SEG_PIPE_SMEM_BUDGET: usize = 96 * 1024;
+/// The most shared memory a block may take on every device from sm_80 on: 99 KiB on sm_86 and
+/// sm_89 (an A100 allows 163 KiB, an H100 or H200 227 KiB). SegShuffle's defaults and the
+/// portable segmented kernel's block stay within it, so that `Auto`'s segmented plans launch
+/// anywhere: a lifted input's items per thread sized by the input only as far as the tile fits
+/// ([`resolve_segmented`]), then SegShuffle's items per thread and block halved for large
+/// values. Every value of up to 64 bytes keeps SegShuffle's 256 threads and default items.
+pub(crate) const ANY_DEVICE_BLOCK_SMEM: usize = 99 * 1024;
 /// SegShuffle's items per thread at most in the owner form where an item brings more than its
 /// value and a 4-byte owner: u64 owners, or lifted items narrower than the monoid (see
 /// [`resolve_segmented`]).
@@ -155,7 +159,7 @@ pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bo
 
 /// What segmented `Auto` needs to know of SegShuffle for a shape: whether its static shared
 /// memory fits, the most items and segments it indexes, and whether a tile of the given items
-/// per thread keeps a block within [`SEG_SHUFFLE_SMEM_BUDGET`].
+/// per thread keeps a block within [`ANY_DEVICE_BLOCK_SMEM`].
 pub(crate) struct SegShuffleFacts<'a> {
     pub fits: bool,
     pub limits: (u64, u64),
@@ -170,9 +174,10 @@ pub(crate) struct SegShuffleFacts<'a> {
 /// per thread the caller left open, by three rules:
 ///
 /// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
-///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`) where that tile
-///   keeps the block within [`SEG_SHUFFLE_SMEM_BUDGET`] (the offsets form stages a value an
-///   item: 16 f32 items a thread into 112-byte values would need 500 KiB), unless segments
+///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`), halved while the
+///   tile would pass [`ANY_DEVICE_BLOCK_SMEM`] (the offsets form stages a value an item: 16 f32
+///   items a thread into 112-byte values would need 500 KiB) and kept only while more than the
+///   monoid's own default, unless segments
 ///   average under 1.25 items in the owner form, under 1 in the offsets form (then the
 ///   per-segment outputs, sized by the monoid, dominate;
 ///   docs/decisions/0013-lifted-items-per-thread.md; the offsets form at one item per segment
@@ -222,8 +227,12 @@ pub(crate) fn resolve_segmented(
     let on_shuffle = algorithm == SegAlgorithm::SegShuffle;
     let items_per_thread = match config.items_per_thread {
         None if on_shuffle && lifted_narrower && !outputs_dominate => {
-            let sized = shuffle_items(items.in_size);
-            (shuffle.tile_fits)(sized).then_some(sized)
+            let by_monoid = shuffle_items(items.m_size);
+            let mut sized = shuffle_items(items.in_size);
+            while sized > by_monoid && !(shuffle.tile_fits)(sized) {
+                sized /= 2;
+            }
+            (sized > by_monoid).then_some(sized)
         }
         None if on_shuffle
             && !shape.offsets_form

@@ -7,10 +7,10 @@
 //!    owners are).
 //! 2. The ranks all-gather a fixed-size record each: which segments the shard touches and its
 //!    first and last local partial (a [`Carry`]).
-//! 3. Every rank plans the same ownership from those records ([`SegmentPlan`]), joins the pieces
-//!    of the segments it owns that go on into later shards, in rank order, and keeps the
-//!    segments it owns — or, with [`Placement::All`], broadcasts them so that every rank has
-//!    all of them.
+//! 3. Every rank plans the same ownership from those records ([`SegmentPlan`]) and joins, in
+//!    rank order, the pieces of every segment that goes on into later shards — every rank's
+//!    joins, so that a fault in user code there is every rank's error — then keeps the segments
+//!    it owns, or, with [`Placement::All`], broadcasts them so that every rank has all of them.
 //!
 //! Order: a segment's value is its owner's local partial followed by the first partials of the
 //! ranks that continue it, in rank order; each partial is a left-to-right fold of contiguous
