@@ -3,7 +3,8 @@
 
 use reduce_cuda::testing::compile_kernel;
 use reduce_cuda::testing::{
-    compile_seg_kernel, compile_seg_kernel_for, seg_kernel_variants_for, seg_kernel_variants_lifted,
+    compile_seg_kernel, compile_seg_kernel_for, seg_dynamic_smem, seg_dynamic_smem_lifted,
+    seg_kernel_variants_for, seg_kernel_variants_lifted,
 };
 use reduce_cuda::{kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum};
 use reduce_cuda::{SegAlgorithm, SegConfig, SegIndex};
@@ -597,4 +598,48 @@ fn a_nul_byte_in_the_text_is_a_compile_error() {
         }
         other => panic!("expected a compile error, got {other:?}"),
     }
+}
+
+/// Segmented `Auto` by CSR offsets keeps SegShuffle's block within the 99 KiB of shared memory
+/// every device from sm_80 on allows — the kernel's static shared memory as NVRTC compiles it
+/// plus the dynamic part the launch asks for — for the values that passed it before: f32
+/// lifted into 112-byte values and u64 into 432-byte ones (16 and 8 items a thread asked for
+/// 500 KiB and 1 MiB, and the launch failed on an H100), and 256- and 512-byte records.
+#[test]
+fn auto_seg_shuffle_blocks_fit_every_device() {
+    if !require_nvrtc() {
+        return;
+    }
+    const ANY_DEVICE: usize = 99 * 1024;
+    let auto = SegConfig::default();
+    let shared = |source: &reduce_cuda::KernelSource| {
+        let cubin = reduce_cuda::testing::compile_cubin(source, CI_ARCH).unwrap();
+        cubin::shared_bytes(&cubin, "reduce_seg_shuffle").expect("a SegShuffle kernel")
+    };
+    let check = |what: &str, source: reduce_cuda::KernelSource, dynamic: usize| {
+        let smem = shared(&source) + dynamic;
+        assert!(smem <= ANY_DEVICE, "{what}: {smem} bytes");
+    };
+    let lifted = |source: Vec<reduce_cuda::KernelSource>| source.into_iter().next().unwrap();
+    check(
+        "f32 -> MathFns",
+        lifted(seg_kernel_variants_lifted::<monoids::lang::MathFns, f32, u32>(auto, true).unwrap()),
+        seg_dynamic_smem_lifted::<monoids::lang::MathFns, f32, u32>(auto, true).unwrap(),
+    );
+    check(
+        "u64 -> Methods",
+        lifted(seg_kernel_variants_lifted::<monoids::lang::Methods, u64, u32>(auto, true).unwrap()),
+        seg_dynamic_smem_lifted::<monoids::lang::Methods, u64, u32>(auto, true).unwrap(),
+    );
+    fn record<M: CudaMonoid>() -> (reduce_cuda::KernelSource, usize) {
+        let auto = SegConfig::default();
+        let source = seg_kernel_variants_for::<M, u32>(auto, true)
+            .unwrap()
+            .remove(0);
+        (source, seg_dynamic_smem::<M>(auto, true).unwrap())
+    }
+    let (source, dynamic) = record::<monoids::wide::Record256>();
+    check("Record256", source, dynamic);
+    let (source, dynamic) = record::<monoids::wide::Record512>();
+    check("Record512", source, dynamic);
 }
