@@ -17,8 +17,8 @@
 use reduce_core::layout::check_offsets;
 use reduce_core::{LayoutError, Lift, SegIndex};
 use reduce_cuda::testing::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_variants_at, seg_kernel_variants_for,
-    seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
+    seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_at,
+    seg_kernel_variants_for, seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
 };
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
@@ -474,11 +474,10 @@ fn emulated_seg_shuffle_u64_layouts() {
 #[test]
 fn emulated_seg_shuffle_512_byte_values_at_the_defaults() {
     let Some(cxx) = compiler() else { return };
-    let text =
-        seg_kernel_variants_for::<Record512, u32>(SegConfig::new(SegAlgorithm::SegShuffle), true)
-            .unwrap()
-            .remove(0)
-            .text;
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let text = seg_kernel_source_for::<Record512, u32>(shuffle, true)
+        .unwrap()
+        .text;
     for define in ["#define R_BLOCK 64\n", "#define R_ITEMS 1\n"] {
         assert!(
             text.contains(define),

@@ -4,7 +4,8 @@
 use reduce_cuda::testing::compile_kernel;
 use reduce_cuda::testing::{
     compile_seg_kernel, compile_seg_kernel_for, seg_dynamic_smem, seg_dynamic_smem_lifted,
-    seg_kernel_variants_for, seg_kernel_variants_lifted,
+    seg_kernel_source, seg_kernel_source_lifted, seg_kernel_variants_for,
+    seg_kernel_variants_lifted,
 };
 use reduce_cuda::{kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum};
 use reduce_cuda::{SegAlgorithm, SegConfig, SegIndex};
@@ -612,34 +613,36 @@ fn auto_seg_shuffle_blocks_fit_every_device() {
     }
     const ANY_DEVICE: usize = 99 * 1024;
     let auto = SegConfig::default();
-    let shared = |source: &reduce_cuda::KernelSource| {
-        let cubin = reduce_cuda::testing::compile_cubin(source, CI_ARCH).unwrap();
-        cubin::shared_bytes(&cubin, "reduce_seg_shuffle").expect("a SegShuffle kernel")
-    };
     let check = |what: &str, source: reduce_cuda::KernelSource, dynamic: usize| {
-        let smem = shared(&source) + dynamic;
-        assert!(smem <= ANY_DEVICE, "{what}: {smem} bytes");
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        let shared =
+            cubin::shared_bytes(&cubin, "reduce_seg_shuffle").expect("a SegShuffle kernel");
+        assert!(
+            shared + dynamic <= ANY_DEVICE,
+            "{what}: {} bytes",
+            shared + dynamic
+        );
     };
-    let lifted = |source: Vec<reduce_cuda::KernelSource>| source.into_iter().next().unwrap();
+    use monoids::lang::{MathFns, Methods};
+    use monoids::wide::{Record256, Record512};
     check(
         "f32 -> MathFns",
-        lifted(seg_kernel_variants_lifted::<monoids::lang::MathFns, f32, u32>(auto, true).unwrap()),
-        seg_dynamic_smem_lifted::<monoids::lang::MathFns, f32, u32>(auto, true).unwrap(),
+        seg_kernel_source_lifted::<MathFns, f32, u32>(auto, true).unwrap(),
+        seg_dynamic_smem_lifted::<MathFns, f32, u32>(auto, true).unwrap(),
     );
     check(
         "u64 -> Methods",
-        lifted(seg_kernel_variants_lifted::<monoids::lang::Methods, u64, u32>(auto, true).unwrap()),
-        seg_dynamic_smem_lifted::<monoids::lang::Methods, u64, u32>(auto, true).unwrap(),
+        seg_kernel_source_lifted::<Methods, u64, u32>(auto, true).unwrap(),
+        seg_dynamic_smem_lifted::<Methods, u64, u32>(auto, true).unwrap(),
     );
-    fn record<M: CudaMonoid>() -> (reduce_cuda::KernelSource, usize) {
-        let auto = SegConfig::default();
-        let source = seg_kernel_variants_for::<M, u32>(auto, true)
-            .unwrap()
-            .remove(0);
-        (source, seg_dynamic_smem::<M>(auto, true).unwrap())
-    }
-    let (source, dynamic) = record::<monoids::wide::Record256>();
-    check("Record256", source, dynamic);
-    let (source, dynamic) = record::<monoids::wide::Record512>();
-    check("Record512", source, dynamic);
+    check(
+        "Record256",
+        seg_kernel_source::<Record256>(auto, true).unwrap(),
+        seg_dynamic_smem::<Record256>(auto, true).unwrap(),
+    );
+    check(
+        "Record512",
+        seg_kernel_source::<Record512>(auto, true).unwrap(),
+        seg_dynamic_smem::<Record512>(auto, true).unwrap(),
+    );
 }
