@@ -217,24 +217,24 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
         grid: check_grid(name, knobs.grid)?,
     };
-    // Large values: the default block shrinks until the block's arrays fit on any device.
-    let fits = |p: &SegPortable| {
+    // Large values: the default block shrinks until the block fits on any device. A block the
+    // caller set stays: past the static limit it is refused here, and past the device's own
+    // shared memory when it launches (`Device::kernel`), as for SegShuffle.
+    let fits_any_device = |p: &SegPortable| {
         p.static_smem() <= STATIC_SMEM_LIMIT
             && p.static_smem() + p.dynamic_smem() <= ANY_DEVICE_BLOCK_SMEM
     };
-    while knobs.block.is_none() && plan.block > 32 && !fits(&plan) {
+    while knobs.block.is_none() && plan.block > 32 && !fits_any_device(&plan) {
         plan.block /= 2;
     }
-    if !fits(&plan) {
+    if plan.static_smem() > STATIC_SMEM_LIMIT {
         return Err(invalid(
             name,
             format!(
-                "{} threads need {} bytes of static and {} of dynamic shared memory for \
-                 {size}-byte values in portable mode; the limits are {STATIC_SMEM_LIMIT} \
-                 static and {ANY_DEVICE_BLOCK_SMEM} in all: use fewer threads",
+                "{} threads need {} bytes of static shared memory for {size}-byte values in \
+                 portable mode; the limit is {STATIC_SMEM_LIMIT}: use fewer threads",
                 plan.block,
                 plan.static_smem(),
-                plan.dynamic_smem()
             ),
         ));
     }

@@ -639,8 +639,9 @@ fn seg_pipeline_is_seg_shuffle_with_stages() {
 }
 
 /// The portable segmented plan: its tile is the run length times the block (a power of two),
-/// its default block shrinks for large values until its shared memory fits, an explicit block
-/// that does not fit is an error, and the knobs that do not apply are refused.
+/// its default block shrinks for large values until its shared memory fits any device, an
+/// explicit block stays (past the static limit it is an error; past the dynamic, the device
+/// refuses it at launch), and the knobs that do not apply are refused.
 #[test]
 fn portable_segmented_plans_fit_and_refuse() {
     let portable = SegConfig::default().portable();
@@ -655,6 +656,12 @@ fn portable_segmented_plans_fit_and_refuse() {
             assert_eq!(define(&spec, "R_ITEMS"), run);
             assert!(plan.dynamic_smem() <= 160 * 1024, "{size}");
         }
+        // 1024 threads of f32 runs by offsets: 128 KiB of runs and marks, past what every
+        // device allows but not past an H100's: the plan keeps the caller's block.
+        let f32s = sized(shape(false, offsets_form, false), 4, 4);
+        let plan = seg_plan(portable.block(1024), f32s, 1 << 20, 1000).unwrap();
+        assert_eq!(define(&plan.variants().remove(0), "R_BLOCK"), 1024);
+        assert!(!offsets_form || plan.dynamic_smem() > tuning::ANY_DEVICE_BLOCK_SMEM);
         let big = sized(shape(false, offsets_form, false), 1024, 1024);
         assert!(seg_plan(portable.block(1024), big, 1 << 20, 1000).is_err());
     }
