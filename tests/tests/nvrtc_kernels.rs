@@ -646,3 +646,37 @@ fn auto_seg_shuffle_blocks_fit_every_device() {
         seg_dynamic_smem::<Record512>(auto, true).unwrap(),
     );
 }
+
+/// SegMerge's and SegHeads' defaults, which a caller who names the algorithm gets, keep a block
+/// within the 99 KiB every device from sm_80 on allows (NVRTC's static shared memory plus the
+/// launch's dynamic part) for values of up to 256 bytes in SegMerge and 512 in SegHeads. Before,
+/// both budgeted their dynamic part alone: SegMerge took 202 KiB for 512-byte records (past an
+/// A100's 163 KiB) and about 100 KiB for 256-byte ones; SegHeads 150 KiB for 512-byte records.
+/// SegMerge's static arrays leave no room for values past about 430 bytes: there the device's
+/// own limit decides, with `Error::InvalidConfig` at launch where it is smaller.
+#[test]
+fn seg_merge_and_seg_heads_defaults_fit_every_device() {
+    if !require_nvrtc() {
+        return;
+    }
+    const ANY_DEVICE: usize = 99 * 1024;
+    fn check<M: CudaMonoid>(algorithm: SegAlgorithm, entry: &str, offsets_form: bool) {
+        let config = SegConfig::new(algorithm);
+        let source = seg_kernel_source::<M>(config, offsets_form).unwrap();
+        let dynamic = seg_dynamic_smem::<M>(config, offsets_form).unwrap();
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        let shared = cubin::shared_bytes(&cubin, entry).expect("the kernel");
+        assert!(
+            shared + dynamic <= ANY_DEVICE,
+            "{algorithm} {} (offsets form {offsets_form}): {shared} static + {dynamic} dynamic",
+            M::CUDA_NAME
+        );
+    }
+    use monoids::wide::{Record128, Record256, Record512};
+    for offsets_form in [true, false] {
+        check::<Record128>(SegAlgorithm::SegMerge, "reduce_seg_merge", offsets_form);
+        check::<Record256>(SegAlgorithm::SegMerge, "reduce_seg_merge", offsets_form);
+    }
+    check::<Record256>(SegAlgorithm::SegHeads, "reduce_seg_heads_fold", true);
+    check::<Record512>(SegAlgorithm::SegHeads, "reduce_seg_heads_fold", true);
+}

@@ -8,9 +8,12 @@ use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::layouts::basic;
 use reduce_tests::*;
 
-fn configs() -> Vec<SegConfig> {
+/// Every algorithm this device runs (SegPipeline from sm_90 on: [`seg_pipeline_needs_sm_90`]),
+/// and Auto.
+fn configs(gpu: &Gpu) -> Vec<SegConfig> {
     SegAlgorithm::ALL
         .iter()
+        .filter(|&&a| configs::runs_on(gpu, a))
         .map(|&a| SegConfig::new(a))
         .chain([SegConfig::new(SegAlgorithm::Auto)])
         .collect()
@@ -70,7 +73,7 @@ macro_rules! layout_tests {
         fn $name() {
             let Some(gpu) = gpu() else { return };
             for (layout, lengths) in basic() {
-                check_layout::<$m>(&gpu, layout, &lengths, &configs());
+                check_layout::<$m>(&gpu, layout, &lengths, &configs(&gpu));
             }
         }
     )*};
@@ -90,8 +93,8 @@ fn large_items_and_builtins() {
     let Some(gpu) = gpu() else { return };
     let mut rng = TestRng::new(5);
     let lengths: Vec<u32> = (0..3_000).map(|_| rng.range(0, 60) as u32).collect();
-    check_layout::<Mat3>(&gpu, "random 0..60", &lengths, &configs());
-    check_layout::<RollingHash>(&gpu, "random 0..60", &lengths, &configs());
+    check_layout::<Mat3>(&gpu, "random 0..60", &lengths, &configs(&gpu));
+    check_layout::<RollingHash>(&gpu, "random 0..60", &lengths, &configs(&gpu));
     // f32 sum on small integers (exact in any grouping), f32 min with NaNs and signed zeros.
     let offsets = offsets_of(
         &(0..100_000)
@@ -119,7 +122,7 @@ fn large_items_and_builtins() {
         .iter()
         .map(|s| s.0.to_bits())
         .collect();
-    for config in configs() {
+    for config in configs(&gpu) {
         let got: Vec<u32> = gpu
             .download(&gpu.reduce_segments(&d_sums, &d_offsets, config).unwrap())
             .unwrap()
@@ -207,7 +210,7 @@ fn bad_layouts_are_typed_errors() {
     let Some(gpu) = gpu() else { return };
     let items = gpu.upload(&Affine::random_vec(10, 1)).unwrap();
     let owner = |v: &[u32]| gpu.upload(v).unwrap();
-    for config in configs() {
+    for config in configs(&gpu) {
         let err = |r: reduce_cuda::Result<reduce_cuda::DeviceVec<Affine>>| match r {
             Err(Error::Layout(e)) => e,
             other => panic!("{config:?}: expected a layout error, got {other:?}"),
@@ -291,7 +294,7 @@ proptest! {
     #[test]
     fn drawn_layouts(lengths in proptest::collection::vec(prop_oneof![Just(0u32), 1u32..5, 5u32..100, 1000u32..20_000], 0..300)) {
         if let Some(gpu) = gpu() {
-            check_layout::<Mat2>(&gpu, "drawn", &lengths, &configs());
+            check_layout::<Mat2>(&gpu, "drawn", &lengths, &configs(&gpu));
         }
     }
 }
@@ -405,7 +408,7 @@ fn float_segment_sums_are_deterministic() {
         .map(|_| Sum((rng.next_u32() as f32 / 1e5).sin()))
         .collect();
     let (xs, d_offsets) = (gpu.upload(&items).unwrap(), gpu.upload(&offsets).unwrap());
-    for config in configs() {
+    for config in configs(&gpu) {
         let bits = |v: Vec<Sum<f32>>| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
         let first = bits(
             gpu.download(&gpu.reduce_segments(&xs, &d_offsets, config).unwrap())
@@ -478,4 +481,27 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     // Asked again: the choice is remembered, nothing more is loaded.
     gpu.prepare_segmented::<Mat2w, u32>(config, true).unwrap();
     assert_eq!(gpu.loaded_kernels() - before, 7);
+}
+
+/// SegPipeline runs from sm_90 on (bulk copies and mbarriers); below, every call is
+/// `Error::InvalidConfig` naming sm_90, which the other tests' sweeps accept there.
+#[test]
+fn seg_pipeline_needs_sm_90() {
+    let Some(gpu) = gpu() else { return };
+    let lengths = [3u32, 0, 5, 1];
+    let offsets = offsets_of(&lengths);
+    let items = Affine::random_vec(9, 3);
+    let (xs, d_offsets) = (gpu.upload(&items).unwrap(), gpu.upload(&offsets).unwrap());
+    let got = gpu.reduce_segments(&xs, &d_offsets, SegAlgorithm::SegPipeline);
+    if gpu.info().compute_capability.0 >= 9 {
+        let got = gpu.download(&got.unwrap()).unwrap();
+        assert_eq!(got, fold_segments(&items, &offsets).unwrap());
+    } else {
+        match got {
+            Err(Error::InvalidConfig { reason, .. }) => {
+                assert!(reason.contains("sm_90"), "{reason}")
+            }
+            other => panic!("expected SegPipeline's refusal below sm_90, got {other:?}"),
+        }
+    }
 }

@@ -8,7 +8,7 @@ use reduce_bench::layouts::{distribution, mean_length, owners, DISTRIBUTIONS};
 use reduce_core::layout::{check_offsets as cpu_check_offsets, check_owner as cpu_check_owner};
 use reduce_core::{Cpu, LayoutError, SegIndex};
 use reduce_cuda::{CudaMonoid, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
-use reduce_tests::configs::{merge, takes_u64};
+use reduce_tests::configs::{merge, seg_declined, takes_u64};
 use reduce_tests::*;
 
 /// The fast paths, validated and trusted, plus SegMerge at non-default parameters (smaller
@@ -60,7 +60,12 @@ fn check_with<M: CudaMonoid + Random, I: SegIndex>(
             } else {
                 gpu.reduce_segments_into(xs, &d_offsets, &mut out, *config)
             };
-            done.unwrap_or_else(|e| panic!("{ctx} {form}: {e}"));
+            match done {
+                Ok(()) => {}
+                // Tiles sized on an H100 that a smaller device declines.
+                Err(e) if seg_declined(gpu, config, &e) => continue,
+                Err(e) => panic!("{ctx} {form}: {e}"),
+            }
             let got = gpu.download(&out).unwrap();
             if let Some(i) = (0..segments).find(|&i| got[i] != expected[i]) {
                 panic!(

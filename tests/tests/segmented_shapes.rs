@@ -149,7 +149,7 @@ fn check_unaligned<M: CudaMonoid + Random>(gpu: &Gpu, seed: u64) {
         let (_k64, off64) = placed(gpu, &offsets, skip);
         let (_o32, own32) = placed(gpu, &convert::<u32>(&owner), skip);
         let (_o64, own64) = placed(gpu, &owner, skip);
-        for config in seg_configs() {
+        for config in seg_configs(gpu) {
             let ctx = format!("{} skip {skip} {config:?}", M::CUDA_NAME);
             let got = gpu.reduce_segments(&xs, &off32, config).unwrap();
             same(

@@ -5,6 +5,7 @@
 
 use reduce_core::{fold, fold_segments};
 use reduce_cuda::{Algorithm, Gpu, SegAlgorithm};
+use reduce_tests::configs::runs_on;
 use reduce_tests::*;
 
 const THREADS: u64 = 4;
@@ -25,7 +26,10 @@ fn one_call(gpu: &Gpu, rng: &mut TestRng) {
     };
     let seed = rng.next_u64();
     let plain = Algorithm::ALL[rng.range(0, Algorithm::ALL.len() as u64 - 1) as usize];
-    let seg = SegAlgorithm::ALL[rng.range(0, SegAlgorithm::ALL.len() as u64 - 1) as usize];
+    let runs: Vec<SegAlgorithm> = (SegAlgorithm::ALL.into_iter())
+        .filter(|&a| runs_on(gpu, a))
+        .collect();
+    let seg = runs[rng.range(0, runs.len() as u64 - 1) as usize];
     match rng.range(0, 3) {
         0 => {
             let items = Affine::random_vec(n, seed);

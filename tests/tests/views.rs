@@ -12,6 +12,7 @@
 use reduce_bench::monoids::{Heis, Pair, Triple};
 use reduce_core::{fold, fold_segments, Lift};
 use reduce_cuda::{Algorithm, CudaMonoid, DeviceCopy, SegAlgorithm, SegConfig, Sum};
+use reduce_tests::configs::runs_on;
 use reduce_tests::layouts::{mixture, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::sweep::same;
@@ -49,7 +50,10 @@ fn plain_and_segmented<M: CudaMonoid + PartialEq + Debug>(random: impl Fn(&mut T
                 SegAlgorithm::Auto,
                 SegAlgorithm::SegShuffle,
                 SegAlgorithm::SegPipeline,
-            ] {
+            ]
+            .into_iter()
+            .filter(|&a| runs_on(&gpu, a))
+            {
                 let got = gpu
                     .reduce_segments(&view, &offsets, SegConfig::new(algorithm))
                     .unwrap();
@@ -83,7 +87,10 @@ fn lifted<M: Lift<X> + PartialEq + Debug, X: DeviceCopy>(random: impl Fn(&mut Te
             );
             let got = gpu.reduce_lifted::<M, X>(&view, Algorithm::Auto).unwrap();
             assert_eq!(got, want, "{ctx}");
-            for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegPipeline] {
+            for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegPipeline]
+                .into_iter()
+                .filter(|&a| runs_on(&gpu, a))
+            {
                 let config = SegConfig::new(algorithm);
                 let got = gpu
                     .reduce_segments_lifted::<M, X>(&view, &offsets, config)

@@ -13,7 +13,7 @@ use super::caps::capped_module;
 use super::config::{check_block, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
-use super::tuning::{shuffle_items, SEG_HEADS_BLOCK, SEG_HEADS_TILE_BYTES};
+use super::tuning::{shuffle_items, ANY_DEVICE_BLOCK_SMEM, SEG_HEADS_BLOCK, SEG_HEADS_TILE_BYTES};
 use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::{Dispatch, Loader};
@@ -65,12 +65,25 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
-    let block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
-    let fitting = SEG_HEADS_TILE_BYTES / (block as usize * shape.items.m_size.max(1));
+    let mut block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
+    let m = shape.items.m_size.max(1);
+    // The tile's values within the budget, and with the static arrays within what every device
+    // allows a block; the default block halves for values too large for one item a thread.
+    let fitting = |block: u32| {
+        let room = SEG_HEADS_TILE_BYTES.min(ANY_DEVICE_BLOCK_SMEM - static_smem(block, m));
+        room / (block as usize * m)
+    };
+    while knobs.block.is_none()
+        && knobs.items_per_thread.is_none()
+        && block > 32
+        && fitting(block) == 0
+    {
+        block /= 2;
+    }
     let requested = knobs.items_per_thread.unwrap_or_else(|| {
         shuffle_items(shape.items.in_size)
             .min(32)
-            .min(fitting.max(1) as u32)
+            .min(fitting(block).max(1) as u32)
     });
     let (items, vecs) = lane_items(name, shape.items.in_size, Some(requested))?;
     if items > 32 {
@@ -85,6 +98,13 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
         items,
         vecs,
     })
+}
+
+/// A bound on the fold's static shared memory (kernels/seg_heads.cu: each warp's and thread's
+/// head words and ranks, the block scan's `r_seg` values of `m`-byte monoids, a few words).
+fn static_smem(block: u32, m: usize) -> usize {
+    let words = 4 * (block as usize / 32) + 8 * block as usize;
+    words + 33 * (m + 16) + 64
 }
 
 impl Heads {

@@ -9,7 +9,9 @@
 use super::algorithm::SegAlgorithm;
 use super::config::{check_block, check_grid, check_power_of_two, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
-use super::tuning::{merge_steps, MERGE_BLOCK, MERGE_SMEM_BUDGET, MERGE_STAGES};
+use super::tuning::{
+    merge_steps, ANY_DEVICE_BLOCK_SMEM, MERGE_BLOCK, MERGE_SMEM_BUDGET, MERGE_STAGES,
+};
 use crate::device::{kernel_signature, DeviceInfo, Entry};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
@@ -51,8 +53,18 @@ fn smem(block: u32, steps: u32, stages: u32, shape: SegShape) -> usize {
         + 2 * tile * shape.items.m_size
 }
 
+/// A bound on SegMerge's static shared memory (kernels/seg_merge.cu: the rings' barriers, the
+/// block scan's `r_seg` values and the warps' values of two tiles, the coordinates, the entry
+/// value, and a kilobyte for the helpers' own: NVRTC's count for 256-byte values is 19,824
+/// bytes at 64 threads, this 20,560).
+fn static_smem(block: u32, stages: u32, shape: SegShape) -> usize {
+    let m = shape.items.m_size.max(1);
+    16 * stages as usize + 2 * 33 * (m + 16) + 2 * (block as usize / 32) * m + 2 * m + 1024
+}
+
 /// `SegMerge`; for large items the defaults the caller left open shrink until the rings and
-/// stages fit [`MERGE_SMEM_BUDGET`].
+/// stages fit [`MERGE_SMEM_BUDGET`] and the whole block [`ANY_DEVICE_BLOCK_SMEM`] (values past
+/// about 430 bytes cannot: their static arrays alone take a third of it, and the device decides).
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
     let name = SegAlgorithm::SegMerge.name();
     refuse(name, "matrix_width", knobs.matrix_width)?;
@@ -76,10 +88,16 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
             format!("stages {stages} must be between 3 and 8"),
         ));
     }
-    while smem(block, steps, stages, shape) > MERGE_SMEM_BUDGET {
+    // Within the budget, and with the static arrays within what every device allows a block.
+    let fits = |block, steps, stages| {
+        let dynamic = smem(block, steps, stages, shape);
+        dynamic <= MERGE_SMEM_BUDGET
+            && dynamic + static_smem(block, stages, shape) <= ANY_DEVICE_BLOCK_SMEM
+    };
+    while !fits(block, steps, stages) {
         if knobs.items_per_thread.is_none() && steps > 1 {
             steps /= 2;
-        } else if knobs.block.is_none() && block > 64 {
+        } else if knobs.block.is_none() && block > 32 {
             block /= 2;
         } else if knobs.stages.is_none() && stages > 3 {
             stages -= 1;

@@ -695,9 +695,17 @@ fn seg_heads_defaults_and_checks() {
     assert_eq!(items_of(heads, f32s), 16);
     assert_eq!(plan(heads, f32s).unwrap().dynamic_smem(), 256 * 16 * 4);
     assert_eq!(items_of(heads, sized(shape(false, true, false), 1, 1)), 32);
-    // Lifted bytes into 32-byte values: the tile's values within 96 KiB.
+    // Lifted bytes into 32-byte values: the tile's values within 96 KiB, and with the static
+    // arrays within 99 KiB (12 items: 96 KiB and 3.7 KiB).
     let bytes_to_32 = sized(shape(false, true, true), 1, 32);
-    assert_eq!(items_of(heads, bytes_to_32), 12);
+    assert_eq!(items_of(heads, bytes_to_32), 11);
+    // 512-byte values: one item a thread, the default block halved to 128 threads.
+    let records = sized(shape(false, true, false), 512, 512);
+    let spec = plan(heads, records).unwrap().variants().remove(0);
+    assert_eq!(
+        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
+        (1, 128)
+    );
     assert_eq!(items_of(heads.block(64), bytes_to_32), 32);
     // Knobs: items per thread up to 32, no grid (a block per tile).
     assert_eq!(items_of(heads.items_per_thread(5), f32s), 5);
