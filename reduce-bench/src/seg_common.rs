@@ -19,6 +19,23 @@ pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
         .filter(move |&form| config.algorithm != SegAlgorithm::SegHeads || form == "offsets")
 }
 
+/// Whether `gpu` runs `config`'s algorithm: SegPipeline needs sm_90 (bulk copies and
+/// mbarriers). The modes leave its rows out below it, saying so once.
+pub fn runs_here(gpu: &Gpu, config: &SegConfig) -> bool {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let runs =
+        config.algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9;
+    if !runs {
+        SAID.call_once(|| {
+            eprintln!(
+                "SegPipeline left out: it needs sm_90, this device is {}",
+                gpu.info().arch()
+            )
+        });
+    }
+    runs
+}
+
 /// The form of u64 CSR offsets ([`DeviceLayout::with_u64`]), beside [`FORMS`].
 pub const OFFSETS_U64: &str = "offsets u64";
 

@@ -6,7 +6,7 @@ use crate::kernels::BenchKernels;
 use crate::layouts::distribution;
 use crate::monoids::masks_f32;
 use crate::output::svg_plot;
-use crate::seg_common::DeviceLayout;
+use crate::seg_common::{runs_here, DeviceLayout};
 use crate::timing::median_ms;
 use reduce_cuda::{Gpu, Min, SegAlgorithm, SegConfig};
 use std::fmt::Write as _;
@@ -23,6 +23,7 @@ pub fn fig5(args: &Args) -> reduce_cuda::Result<()> {
     let configs: Vec<(String, SegConfig)> = SegAlgorithm::ALL
         .iter()
         .map(|&a| (a.name().to_string(), SegConfig::new(a).trusted()))
+        .filter(|(_, config)| runs_here(&gpu, config))
         .collect();
     let mut csv = String::from("scenario,m,n,algorithm,median_ms,gbs_moved\n");
     let mut summary = Vec::new();

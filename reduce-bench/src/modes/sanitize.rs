@@ -12,7 +12,7 @@ use crate::cli::Args;
 use crate::driver::driver;
 use crate::layouts;
 use crate::monoids::{Affine, ArgMax, Heis, Mat2};
-use crate::seg_common::{DeviceLayout, FORMS};
+use crate::seg_common::{runs_here, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
     fold, fold_axes, fold_segments, scan, scan_by_key, scan_segments, Algorithm, AxisAlgorithm,
@@ -124,7 +124,10 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
     let xs = gpu.upload(&items)?;
     let expected = fold_segments(&items, &mixed).expect("valid layout");
     let layout = DeviceLayout::new(gpu, &mixed)?;
-    for alg in SegAlgorithm::ALL {
+    for alg in SegAlgorithm::ALL
+        .into_iter()
+        .filter(|&a| runs_here(gpu, &a.into()))
+    {
         for form in FORMS {
             let mut out = gpu.zeroed::<Affine>(layout.segments)?;
             layout.run(gpu, &xs, &mut out, form, alg.into())?;
@@ -215,7 +218,7 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
                 small_pipeline.stages(1).grid(3),
                 small_pipeline.stages(2).grid(2).trusted(),
             ];
-            for config in configs {
+            for config in configs.into_iter().filter(|c| runs_here(gpu, c)) {
                 let what = format!("path {path} segments {segments} {config:?}");
                 for form in FORMS {
                     let mut out = gpu.zeroed::<Affine>(layout.segments)?;

@@ -7,7 +7,7 @@ use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::layouts::{distribution, key, mean_length, DISTRIBUTIONS, SIZES};
 use crate::monoids::{masks_affine, masks_f32, Affine};
-use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout, FORMS};
+use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
@@ -87,6 +87,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let sizes: &[u64] = if args.quick { &[30 << 20] } else { &SIZES };
     let configs: Vec<_> = bench_configs()
         .into_iter()
+        .filter(|(_, config)| runs_here(&gpu, config))
         .filter(|(label, _)| {
             !args.quick
                 || label.starts_with("Auto")

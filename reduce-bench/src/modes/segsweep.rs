@@ -12,7 +12,7 @@ use crate::kernels::BenchKernels;
 use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::output::svg_plot;
-use crate::seg_common::{forms_of, plain_shuffle_ms, DeviceLayout, OFFSETS_U64};
+use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, OFFSETS_U64};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -51,6 +51,9 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
         ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
+    let ours: Vec<_> = (ours.into_iter())
+        .filter(|(_, config)| runs_here(&gpu, config))
+        .collect();
     // The CSR algorithms `Auto` chooses between: measured with u64 offsets and on 8-byte values
     // too.
     let chosen = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "Auto");
@@ -68,7 +71,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         ("torch index_add_", "torch_index_add_owner", "owner"),
     ];
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for (label, config) in ours {
+    for &(label, config) in &ours {
         for form in forms(label, config) {
             series.push((format!("{label} {form}"), Vec::new()));
         }
@@ -91,7 +94,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         let layout = DeviceLayout::with_u64(&gpu, &offsets)?;
         let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
         let mut at = 0;
-        for (label, config) in ours {
+        for &(label, config) in &ours {
             for form in forms(label, config) {
                 let ms = layout.time(&gpu, sums.items(), &mut out, form, config)?;
                 let gbs = layout.bytes::<Sum<f32>>(n as usize, form) / (ms as f64 * 1e6);

@@ -7,7 +7,7 @@ use crate::kernels::BenchKernels;
 use crate::layouts::{distribution, mean_length};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::output::report;
-use crate::seg_common::{plain_shuffle_ms, DeviceLayout, FORMS};
+use crate::seg_common::{plain_shuffle_ms, runs_here, DeviceLayout, FORMS};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 
 /// SegShuffle's, SegPipeline's and SegMerge's tuning spaces (trusted layouts): fraction of
@@ -47,6 +47,7 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     for stages in [1, 3, 4] {
         variants.push((format!("SegPipeline s{stages}"), pipeline.stages(stages)));
     }
+    variants.retain(|(_, config)| runs_here(&gpu, config));
     let base = SegConfig::new(SegAlgorithm::SegMerge).trusted();
     variants.push(("SegMerge default".to_string(), base));
     for (block, steps, stages) in [(256, 8, 3), (64, 32, 3)] {
