@@ -64,12 +64,26 @@ const SIZED_ON_SMEM: usize = 227 * 1024;
 /// sweeps sized on an H100 pass on any device from sm_80 on:
 /// - SegPipeline below sm_90 (its bulk copies and mbarriers): `Error::InvalidConfig` naming sm_90;
 /// - where a block holds less shared memory than on an H100 (an A100 163 KiB, sm_86 and sm_89
-///   99 KiB), the launch's refusal of a block's shared memory ("the device allows") for knobs
-///   set by hand or a paper algorithm at its fixed tile.
+///   99 KiB), the launch's refusal of a block's shared memory (`Device::kernel`: "the device
+///   allows") for knobs set by hand or a paper algorithm at its fixed tile.
 ///
 /// Never for the library's own algorithms at their defaults, which fit every device from sm_80 on.
 pub fn seg_declined(gpu: &Gpu, config: &SegConfig, e: &Error) -> bool {
-    let info = gpu.info();
+    seg_declined_on(gpu.info(), config, e)
+}
+
+/// [`seg_declined`] for plain reductions: knobs set by hand or a paper algorithm.
+pub fn plain_declined(gpu: &Gpu, config: &Config, e: &Error) -> bool {
+    plain_declined_on(gpu.info(), config, e)
+}
+
+/// Whether `gpu` runs `algorithm` at all: SegPipeline needs sm_90 (below it the call is the
+/// typed refusal [`seg_declined`] accepts); every other algorithm runs from sm_80 on.
+pub fn runs_on(gpu: &Gpu, algorithm: SegAlgorithm) -> bool {
+    algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9
+}
+
+fn seg_declined_on(info: &DeviceInfo, config: &SegConfig, e: &Error) -> bool {
     if config.algorithm == SegAlgorithm::SegPipeline && info.compute_capability.0 < 9 {
         return matches!(e, Error::InvalidConfig { reason, .. } if reason.contains("sm_90"));
     }
@@ -81,24 +95,91 @@ pub fn seg_declined(gpu: &Gpu, config: &SegConfig, e: &Error) -> bool {
     (by_hand || config.algorithm.is_paper()) && smaller_card_declined(info, e)
 }
 
-/// [`seg_declined`] for plain reductions: knobs set by hand or a paper algorithm.
-pub fn plain_declined(gpu: &Gpu, config: &Config, e: &Error) -> bool {
+fn plain_declined_on(info: &DeviceInfo, config: &Config, e: &Error) -> bool {
     let by_hand = config.block.is_some()
         || config.items_per_thread.is_some()
         || config.matrix_width.is_some()
         || config.producers.is_some()
         || config.tile_group.is_some();
     let paper = !matches!(config.algorithm, Algorithm::Shuffle | Algorithm::Auto);
-    (by_hand || paper) && smaller_card_declined(gpu.info(), e)
-}
-
-/// Whether `gpu` runs `algorithm` at all: SegPipeline needs sm_90 (below it the call is the
-/// typed refusal [`seg_declined`] accepts); every other algorithm runs from sm_80 on.
-pub fn runs_on(gpu: &Gpu, algorithm: SegAlgorithm) -> bool {
-    algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9
+    (by_hand || paper) && smaller_card_declined(info, e)
 }
 
 fn smaller_card_declined(info: &DeviceInfo, e: &Error) -> bool {
     info.max_shared_per_block < SIZED_ON_SMEM
         && matches!(e, Error::InvalidConfig { reason, .. } if reason.contains("the device allows"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card(major: i32, minor: i32, smem_kib: usize) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: format!("sm_{major}{minor}"),
+            compute_capability: (major, minor),
+            multiprocessors: 108,
+            l2_bytes: 40 << 20,
+            max_shared_per_block: smem_kib * 1024,
+            shared_per_sm: (smem_kib + 1) * 1024,
+            reserved_shared_per_block: 1024,
+            threads_per_sm: 2048,
+            blocks_per_sm: 32,
+            total_memory: 40 << 30,
+            nvrtc_version: (13, 0),
+        }
+    }
+
+    fn refusal(reason: &str) -> Error {
+        Error::InvalidConfig {
+            algorithm: "SegMerge",
+            reason: reason.into(),
+        }
+    }
+
+    /// What a smaller or older card may decline, and what it may not: `Device::kernel`'s
+    /// message for a block past the device's shared memory, SegPipeline's below sm_90.
+    #[test]
+    fn what_a_smaller_device_may_decline() {
+        let (h100, a100, sm86) = (card(9, 0, 227), card(8, 0, 163), card(8, 6, 99));
+        let launch = refusal(
+            "needs 131072 bytes of shared memory per block (129000 for the data, 2072 static); \
+             the device allows 101376: a smaller block, matrix width, items per thread or fewer \
+             stages need less",
+        );
+        let planner = refusal("1024 threads need 133672 bytes of shared memory; the limits are");
+        let merge = SegConfig::new(SegAlgorithm::SegMerge);
+        let by_hand = merge.block(512).stages(6);
+        // Knobs set by hand: declined where a block holds less than an H100's, never on it.
+        assert!(seg_declined_on(&sm86, &by_hand, &launch));
+        assert!(seg_declined_on(&a100, &by_hand, &launch));
+        assert!(!seg_declined_on(&h100, &by_hand, &launch));
+        // Defaults never; a planner's own refusal never.
+        assert!(!seg_declined_on(&sm86, &merge, &launch));
+        assert!(!seg_declined_on(&sm86, &by_hand, &planner));
+        // Paper algorithms at their fixed tiles: declined by a smaller card.
+        let paper = SegConfig::new(SegAlgorithm::MatrixSeg);
+        assert!(seg_declined_on(&sm86, &paper, &launch));
+        let diff_warps = Config::new(Algorithm::DiffWarps);
+        assert!(plain_declined_on(&sm86, &diff_warps, &launch));
+        assert!(!plain_declined_on(&h100, &diff_warps, &launch));
+        assert!(!plain_declined_on(
+            &sm86,
+            &Config::new(Algorithm::Auto),
+            &launch
+        ));
+        assert!(plain_declined_on(
+            &sm86,
+            &Config::new(Algorithm::Shuffle).block(1024),
+            &launch
+        ));
+        // SegPipeline below sm_90: its own refusal, at any knobs; nothing else.
+        let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
+        let below =
+            refusal("needs sm_90 or newer (bulk copies and mbarriers); this device is sm_80");
+        assert!(seg_declined_on(&a100, &pipeline, &below));
+        assert!(!seg_declined_on(&a100, &pipeline, &launch));
+        assert!(!seg_declined_on(&h100, &pipeline, &below));
+    }
 }
