@@ -65,11 +65,14 @@ const SIZED_ON_SMEM: usize = 227 * 1024;
 /// - SegPipeline below sm_90 (its bulk copies and mbarriers): `Error::InvalidConfig` naming sm_90;
 /// - where a block holds less shared memory than on an H100 (an A100 163 KiB, sm_86 and sm_89
 ///   99 KiB), the launch's refusal of a block's shared memory (`Device::kernel`: "the device
-///   allows") for knobs set by hand or a paper algorithm at its fixed tile.
+///   allows") for knobs set by hand, a paper algorithm at its fixed tile, or SegMerge at its
+///   defaults for values of `value_bytes` past 420 (its static arrays alone leave no room in
+///   99 KiB).
 ///
-/// Never for the library's own algorithms at their defaults, which fit every device from sm_80 on.
-pub fn seg_declined(gpu: &Gpu, config: &SegConfig, e: &Error) -> bool {
-    seg_declined_on(gpu.info(), config, e)
+/// Never for the library's own algorithms at their defaults otherwise, which fit every device
+/// from sm_80 on.
+pub fn seg_declined(gpu: &Gpu, config: &SegConfig, value_bytes: usize, e: &Error) -> bool {
+    seg_declined_on(gpu.info(), config, value_bytes, e)
 }
 
 /// [`seg_declined`] for plain reductions: knobs set by hand or a paper algorithm.
@@ -83,7 +86,10 @@ pub fn runs_on(gpu: &Gpu, algorithm: SegAlgorithm) -> bool {
     algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9
 }
 
-fn seg_declined_on(info: &DeviceInfo, config: &SegConfig, e: &Error) -> bool {
+/// SegMerge's defaults fit 99 KiB for values of up to this many bytes.
+const MERGE_FITS_ANY_DEVICE: usize = 420;
+
+fn seg_declined_on(info: &DeviceInfo, config: &SegConfig, value_bytes: usize, e: &Error) -> bool {
     if config.algorithm == SegAlgorithm::SegPipeline && info.compute_capability.0 < 9 {
         return matches!(e, Error::InvalidConfig { reason, .. } if reason.contains("sm_90"));
     }
@@ -92,7 +98,9 @@ fn seg_declined_on(info: &DeviceInfo, config: &SegConfig, e: &Error) -> bool {
         || config.stages.is_some()
         || config.matrix_width.is_some()
         || config.producers.is_some();
-    (by_hand || config.algorithm.is_paper()) && smaller_card_declined(info, e)
+    let large_merge =
+        config.algorithm == SegAlgorithm::SegMerge && value_bytes > MERGE_FITS_ANY_DEVICE;
+    (by_hand || config.algorithm.is_paper() || large_merge) && smaller_card_declined(info, e)
 }
 
 fn plain_declined_on(info: &DeviceInfo, config: &Config, e: &Error) -> bool {
@@ -152,15 +160,18 @@ mod tests {
         let merge = SegConfig::new(SegAlgorithm::SegMerge);
         let by_hand = merge.block(512).stages(6);
         // Knobs set by hand: declined where a block holds less than an H100's, never on it.
-        assert!(seg_declined_on(&sm86, &by_hand, &launch));
-        assert!(seg_declined_on(&a100, &by_hand, &launch));
-        assert!(!seg_declined_on(&h100, &by_hand, &launch));
-        // Defaults never; a planner's own refusal never.
-        assert!(!seg_declined_on(&sm86, &merge, &launch));
-        assert!(!seg_declined_on(&sm86, &by_hand, &planner));
+        assert!(seg_declined_on(&sm86, &by_hand, 8, &launch));
+        assert!(seg_declined_on(&a100, &by_hand, 8, &launch));
+        assert!(!seg_declined_on(&h100, &by_hand, 8, &launch));
+        // Defaults never (but SegMerge's past 420-byte values); a planner's own refusal never.
+        assert!(!seg_declined_on(&sm86, &merge, 8, &launch));
+        assert!(!seg_declined_on(&sm86, &merge, 256, &launch));
+        assert!(seg_declined_on(&sm86, &merge, 512, &launch));
+        assert!(!seg_declined_on(&h100, &merge, 512, &launch));
+        assert!(!seg_declined_on(&sm86, &by_hand, 8, &planner));
         // Paper algorithms at their fixed tiles: declined by a smaller card.
         let paper = SegConfig::new(SegAlgorithm::MatrixSeg);
-        assert!(seg_declined_on(&sm86, &paper, &launch));
+        assert!(seg_declined_on(&sm86, &paper, 8, &launch));
         let diff_warps = Config::new(Algorithm::DiffWarps);
         assert!(plain_declined_on(&sm86, &diff_warps, &launch));
         assert!(!plain_declined_on(&h100, &diff_warps, &launch));
@@ -178,8 +189,8 @@ mod tests {
         let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
         let below =
             refusal("needs sm_90 or newer (bulk copies and mbarriers); this device is sm_80");
-        assert!(seg_declined_on(&a100, &pipeline, &below));
-        assert!(!seg_declined_on(&a100, &pipeline, &launch));
-        assert!(!seg_declined_on(&h100, &pipeline, &below));
+        assert!(seg_declined_on(&a100, &pipeline, 8, &below));
+        assert!(!seg_declined_on(&a100, &pipeline, 8, &launch));
+        assert!(!seg_declined_on(&h100, &pipeline, 8, &below));
     }
 }

@@ -143,7 +143,7 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
                 };
                 let outcome = match got {
                     Ok(got) => diff(&gpu.download(&got).unwrap(), case.expected),
-                    Err(e) if seg_declined(gpu, config, &e) => Ok(()),
+                    Err(e) if seg_declined(gpu, config, size_of::<M>(), &e) => Ok(()),
                     Err(e) => refused(e, paper && large::<M>()),
                 };
                 failures.note(
@@ -170,7 +170,7 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
             };
             let outcome = match done {
                 Ok(()) => check_output(),
-                Err(e) if seg_declined(gpu, config, &e) => Ok(()),
+                Err(e) if seg_declined(gpu, config, size_of::<M>(), &e) => Ok(()),
                 Err(e) => refused(e, paper && large::<M>()),
             };
             failures.note(

@@ -652,7 +652,7 @@ fn auto_seg_shuffle_blocks_fit_every_device() {
 /// launch's dynamic part) for values of up to 256 bytes in SegMerge and 512 in SegHeads. Before,
 /// both budgeted their dynamic part alone: SegMerge took 202 KiB for 512-byte records (past an
 /// A100's 163 KiB) and about 100 KiB for 256-byte ones; SegHeads 150 KiB for 512-byte records.
-/// SegMerge's static arrays leave no room for values past about 430 bytes: there the device's
+/// SegMerge's static arrays leave no room for values past about 420 bytes: there the device's
 /// own limit decides, with `Error::InvalidConfig` at launch where it is smaller.
 #[test]
 fn seg_merge_and_seg_heads_defaults_fit_every_device() {

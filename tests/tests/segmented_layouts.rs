@@ -63,7 +63,7 @@ fn check_with<M: CudaMonoid + Random, I: SegIndex>(
             match done {
                 Ok(()) => {}
                 // Tiles sized on an H100 that a smaller device declines.
-                Err(e) if seg_declined(gpu, config, &e) => continue,
+                Err(e) if seg_declined(gpu, config, size_of::<M>(), &e) => continue,
                 Err(e) => panic!("{ctx} {form}: {e}"),
             }
             let got = gpu.download(&out).unwrap();

@@ -400,6 +400,7 @@ mod tests {
     const ITEMS: Items = Items {
         m_size: 8,
         in_size: 8,
+        m_align: 4,
         lifted: false,
         commutative: false,
     };

@@ -389,6 +389,7 @@ mod tests {
         let items = Items {
             m_size,
             in_size: m_size,
+            m_align: 4,
             lifted: false,
             commutative: false,
         };
@@ -459,6 +460,7 @@ mod tests {
         let items = Items {
             m_size: 4,
             in_size: 4,
+            m_align: 4,
             lifted: false,
             commutative: false,
         };

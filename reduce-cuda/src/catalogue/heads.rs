@@ -66,11 +66,12 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
     let mut block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
-    let m = shape.items.m_size.max(1);
+    let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
     // The tile's values within the budget, and with the static arrays within what every device
     // allows a block; the default block halves for values too large for one item a thread.
     let fitting = |block: u32| {
-        let room = SEG_HEADS_TILE_BYTES.min(ANY_DEVICE_BLOCK_SMEM - static_smem(block, m));
+        let room =
+            SEG_HEADS_TILE_BYTES.min(ANY_DEVICE_BLOCK_SMEM.saturating_sub(static_smem(block, seg)));
         room / (block as usize * m)
     };
     while knobs.block.is_none()
@@ -101,10 +102,10 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
 }
 
 /// A bound on the fold's static shared memory (kernels/seg_heads.cu: each warp's and thread's
-/// head words and ranks, the block scan's `r_seg` values of `m`-byte monoids, a few words).
-fn static_smem(block: u32, m: usize) -> usize {
+/// head words and ranks, the block scan's `r_seg` values of `seg` bytes, a few words).
+fn static_smem(block: u32, seg: usize) -> usize {
     let words = 4 * (block as usize / 32) + 8 * block as usize;
-    words + 33 * (m + 16) + 64
+    words + 33 * seg + 64
 }
 
 impl Heads {

@@ -55,16 +55,16 @@ fn smem(block: u32, steps: u32, stages: u32, shape: SegShape) -> usize {
 
 /// A bound on SegMerge's static shared memory (kernels/seg_merge.cu: the rings' barriers, the
 /// block scan's `r_seg` values and the warps' values of two tiles, the coordinates, the entry
-/// value, and a kilobyte for the helpers' own: NVRTC's count for 256-byte values is 19,824
-/// bytes at 64 threads, this 20,560).
+/// value, and two kilobytes for the helpers' own: NVRTC's count for 256-byte values is 19,824
+/// bytes at 64 threads, this 21,584).
 fn static_smem(block: u32, stages: u32, shape: SegShape) -> usize {
-    let m = shape.items.m_size.max(1);
-    16 * stages as usize + 2 * 33 * (m + 16) + 2 * (block as usize / 32) * m + 2 * m + 1024
+    let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
+    16 * stages as usize + 2 * 33 * seg + 2 * (block as usize / 32) * m + 2 * m + 2048
 }
 
 /// `SegMerge`; for large items the defaults the caller left open shrink until the rings and
 /// stages fit [`MERGE_SMEM_BUDGET`] and the whole block [`ANY_DEVICE_BLOCK_SMEM`] (values past
-/// about 430 bytes cannot: their static arrays alone take a third of it, and the device decides).
+/// about 420 bytes cannot: their static arrays alone take a third of it, and the device decides).
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
     let name = SegAlgorithm::SegMerge.name();
     refuse(name, "matrix_width", knobs.matrix_width)?;

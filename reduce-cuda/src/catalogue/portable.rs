@@ -217,9 +217,9 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
         grid: check_grid(name, knobs.grid)?,
     };
-    // Large values: the default block shrinks until the block fits on any device. A block the
-    // caller set stays: past the static limit it is refused here, and past the device's own
-    // shared memory when it launches (`Device::kernel`), as for SegShuffle.
+    // Large values: the default block shrinks, down to 32 threads, until the block fits on any
+    // device. A block the caller set stays. Either, past the static limit, is refused here, and
+    // past the device's own shared memory when it launches (`Device::kernel`), as for SegShuffle.
     let fits_any_device = |p: &SegPortable| {
         p.static_smem() <= STATIC_SMEM_LIMIT
             && p.static_smem() + p.dynamic_smem() <= ANY_DEVICE_BLOCK_SMEM
@@ -251,7 +251,9 @@ impl SegPortable {
     /// and two words, padded), a node's tiles (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the
     /// offsets form the warp edges' stamps.
     fn static_smem(&self) -> usize {
-        let node = 2 * self.shape.items.m_size.max(1) + 24;
+        // `r_node`: two values and two words, padded to the value's alignment.
+        let items = self.shape.items;
+        let node = 2 * items.m_size.max(1) + (items.m_align + 8).max(24);
         let nodes = 2 * (self.block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
         nodes * node + 8 * (self.block as usize / 32 + 3) + 16
     }

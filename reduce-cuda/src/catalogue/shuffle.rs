@@ -233,7 +233,7 @@ const EARLY_PER_THREAD: usize = 16;
 /// form) it leaves no room, and `Auto` takes SegMerge, whose memory is dynamic.
 pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
     let m = shape.items.m_size.max(1);
-    let seg = m + 16;
+    let seg = shape.items.flagged_value_bytes();
     let folds = if shape.offsets_form {
         2 * (block as usize / 32) * m
     } else {

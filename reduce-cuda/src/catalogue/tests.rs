@@ -19,6 +19,7 @@ fn items(size: usize) -> Items {
     Items {
         in_size: size,
         m_size: size,
+        m_align: 4,
         lifted: false,
         commutative: false,
     }
@@ -112,6 +113,7 @@ fn shape(wide: bool, offsets_form: bool, lifted: bool) -> SegShape {
         items: Items {
             in_size: 4,
             m_size: 8,
+            m_align: 4,
             lifted,
             commutative: false,
         },
@@ -705,6 +707,12 @@ fn seg_heads_defaults_and_checks() {
     assert_eq!(
         (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
         (1, 128)
+    );
+    // Values whose static arrays alone pass 99 KiB: planned (the launch decides), no overflow.
+    let huge = sized(shape(false, true, false), 4096, 4096);
+    assert_eq!(
+        define(&plan(heads, huge).unwrap().variants()[0], "R_BLOCK"),
+        32
     );
     assert_eq!(items_of(heads.block(64), bytes_to_32), 32);
     // Knobs: items per thread up to 32, no grid (a block per tile).

@@ -94,7 +94,7 @@ pub(crate) const SEG_PIPE_SMEM_BUDGET: usize = 96 * 1024;
 /// ([`resolve_segmented`]), then SegShuffle's items per thread and block halved for large
 /// values. Every value of up to 64 bytes keeps SegShuffle's 256 threads and default items.
 /// SegHeads' and SegMerge's defaults count their static arrays against it too (SegMerge's alone
-/// pass it for values past about 430 bytes). Knobs a caller sets stay; the launch checks them
+/// pass it for values past about 420 bytes). Knobs a caller sets stay; the launch checks them
 /// against the device's own limit.
 pub(crate) const ANY_DEVICE_BLOCK_SMEM: usize = 99 * 1024;
 /// SegShuffle's items per thread at most in the owner form where an item brings more than its

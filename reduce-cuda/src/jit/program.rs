@@ -15,10 +15,20 @@ pub(crate) struct Items {
     pub in_size: usize,
     /// Bytes of one monoid value.
     pub m_size: usize,
+    /// Alignment of a monoid value, in bytes (`#[repr(align(N))]` may make it past 16).
+    pub m_align: usize,
     /// The items are lifted into monoid values (`m_lift`).
     pub lifted: bool,
     /// The monoid promises commutativity (order-free kernels allowed).
     pub commutative: bool,
+}
+
+impl Items {
+    /// A bound on the bytes of a kernel struct of a 4-byte flag and a monoid value (`r_seg`):
+    /// the value, and the flag padded to the value's alignment.
+    pub fn flagged_value_bytes(&self) -> usize {
+        self.m_size.max(1) + self.m_align.max(16)
+    }
 }
 
 /// A monoid and the items its kernels read.
@@ -83,6 +93,7 @@ impl<M: CudaMonoid> Program for Own<M> {
         Items {
             in_size: std::mem::size_of::<M>(),
             m_size: std::mem::size_of::<M>(),
+            m_align: std::mem::align_of::<M>(),
             lifted: false,
             commutative: M::COMMUTATIVE,
         }
@@ -109,6 +120,7 @@ impl<M: Lift<X>, X: DeviceCopy> Program for Lifted<M, X> {
         Items {
             in_size: std::mem::size_of::<X>(),
             m_size: std::mem::size_of::<M>(),
+            m_align: std::mem::align_of::<M>(),
             lifted: true,
             commutative: M::COMMUTATIVE,
         }

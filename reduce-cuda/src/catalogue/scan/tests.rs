@@ -3,6 +3,7 @@ use super::*;
 const F32: Items = Items {
     m_size: 4,
     in_size: 4,
+    m_align: 4,
     lifted: false,
     commutative: false,
 };
