@@ -19,16 +19,16 @@ pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
         .filter(move |&form| config.algorithm != SegAlgorithm::SegHeads || form == "offsets")
 }
 
-/// Whether `gpu` runs `config`'s algorithm: SegPipeline needs sm_90 (bulk copies and
-/// mbarriers). The modes leave its rows out below it, saying so once.
+/// Whether `gpu` runs `config`'s algorithm (`SegAlgorithm::runs_on`: SegPipeline needs sm_90).
+/// The modes leave the rows of one it does not run out, saying so once.
 pub fn runs_here(gpu: &Gpu, config: &SegConfig) -> bool {
     static SAID: std::sync::Once = std::sync::Once::new();
-    let runs =
-        config.algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9;
+    let runs = config.algorithm.runs_on(gpu.info());
     if !runs {
         SAID.call_once(|| {
             eprintln!(
-                "SegPipeline left out: it needs sm_90, this device is {}",
+                "{} left out: this device ({}) does not run it",
+                config.algorithm,
                 gpu.info().arch()
             )
         });

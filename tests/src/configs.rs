@@ -16,11 +16,11 @@ pub fn merge() -> SegConfig {
     SegConfig::new(SegAlgorithm::SegMerge)
 }
 
-/// Every SegAlgorithm `gpu` runs ([`runs_on`]) and Auto, validated and trusted.
+/// Every SegAlgorithm `gpu` runs (`SegAlgorithm::runs_on`) and Auto, validated and trusted.
 pub fn every_seg_config(gpu: &Gpu) -> impl Iterator<Item = SegConfig> + '_ {
     SegAlgorithm::ALL
         .into_iter()
-        .filter(|&a| runs_on(gpu, a))
+        .filter(|&a| a.runs_on(gpu.info()))
         .chain([SegAlgorithm::Auto])
         .flat_map(|a| [SegConfig::new(a), SegConfig::new(a).trusted()])
 }
@@ -47,7 +47,7 @@ pub fn seg_configs(gpu: &Gpu) -> Vec<SegConfig> {
                 .grid(7)
                 .trusted(),
         ])
-        .filter(|config| runs_on(gpu, config.algorithm))
+        .filter(|config| config.algorithm.runs_on(gpu.info()))
         .collect()
 }
 
@@ -62,7 +62,8 @@ const SIZED_ON_SMEM: usize = 227 * 1024;
 
 /// Whether `e` is what a GPU older or smaller than an H100 rightly answers `config` with, so that
 /// sweeps sized on an H100 pass on any device from sm_80 on:
-/// - SegPipeline below sm_90 (its bulk copies and mbarriers): `Error::InvalidConfig` naming sm_90;
+/// - an algorithm the device does not run (`SegAlgorithm::runs_on`: SegPipeline below sm_90):
+///   `Error::InvalidConfig` naming the compute capability it needs;
 /// - where a block holds less shared memory than on an H100 (an A100 163 KiB, sm_86 and sm_89
 ///   99 KiB), the launch's refusal of a block's shared memory (`Device::kernel`: "the device
 ///   allows") for knobs set by hand, a paper algorithm at its fixed tile, or SegMerge at its
@@ -80,18 +81,12 @@ pub fn plain_declined(gpu: &Gpu, config: &Config, e: &Error) -> bool {
     plain_declined_on(gpu.info(), config, e)
 }
 
-/// Whether `gpu` runs `algorithm` at all: SegPipeline needs sm_90 (below it the call is the
-/// typed refusal [`seg_declined`] accepts); every other algorithm runs from sm_80 on.
-pub fn runs_on(gpu: &Gpu, algorithm: SegAlgorithm) -> bool {
-    algorithm != SegAlgorithm::SegPipeline || gpu.info().compute_capability.0 >= 9
-}
-
 /// SegMerge's defaults fit 99 KiB for values of up to this many bytes.
 const MERGE_FITS_ANY_DEVICE: usize = 420;
 
 fn seg_declined_on(info: &DeviceInfo, config: &SegConfig, value_bytes: usize, e: &Error) -> bool {
-    if config.algorithm == SegAlgorithm::SegPipeline && info.compute_capability.0 < 9 {
-        return matches!(e, Error::InvalidConfig { reason, .. } if reason.contains("sm_90"));
+    if !config.algorithm.runs_on(info) {
+        return matches!(e, Error::InvalidConfig { reason, .. } if reason.contains("or newer"));
     }
     let by_hand = config.block.is_some()
         || config.items_per_thread.is_some()
@@ -185,6 +180,14 @@ mod tests {
             &Config::new(Algorithm::Shuffle).block(1024),
             &launch
         ));
+        // Which card runs which: SegPipeline from sm_90 on, the rest from sm_80 on.
+        assert!(
+            !SegAlgorithm::SegPipeline.runs_on(&a100) && !SegAlgorithm::SegPipeline.runs_on(&sm86)
+        );
+        assert!(SegAlgorithm::SegPipeline.runs_on(&h100));
+        assert!(SegAlgorithm::ALL
+            .iter()
+            .all(|a| *a == SegAlgorithm::SegPipeline || a.runs_on(&a100)));
         // SegPipeline below sm_90: its own refusal, at any knobs; nothing else.
         let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
         let below =

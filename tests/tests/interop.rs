@@ -13,7 +13,7 @@ use reduce_cuda::{
     fold, Algorithm, Config, CudaMonoid, DeviceSlice, DeviceSliceMut, Error, Gpu, Max, Min,
     SegAlgorithm, SegConfig, Sum,
 };
-use reduce_tests::configs::{every_config, runs_on};
+use reduce_tests::configs::every_config;
 use reduce_tests::*;
 use std::sync::Arc;
 
@@ -260,7 +260,7 @@ fn segmented_reductions_on_borrowed_memory() {
     let d_wide: CudaSlice<u64> = stream.clone_htod(&wide).unwrap();
     let d_owner: CudaSlice<u32> = stream.clone_htod(&owner).unwrap();
     let mut configs: Vec<SegConfig> = (SegAlgorithm::ALL.into_iter())
-        .filter(|&a| runs_on(&gpu, a))
+        .filter(|&a| a.runs_on(gpu.info()))
         .map(SegConfig::from)
         .collect();
     configs.push(SegAlgorithm::Auto.into());

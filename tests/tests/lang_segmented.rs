@@ -9,7 +9,7 @@
 use reduce_bench::layouts::{distribution, owners, DISTRIBUTIONS};
 use reduce_core::{fold, fold_by_owner, fold_segments, DeviceCopy, Lift};
 use reduce_cuda::{Algorithm, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
-use reduce_tests::configs::{every_seg_config, merge, runs_on, seg_configs};
+use reduce_tests::configs::{every_seg_config, merge, seg_configs};
 use reduce_tests::layouts::{convert, offsets_of, owners_of};
 use reduce_tests::monoids::lang::*;
 use reduce_tests::monoids::small::Auto7;
@@ -240,7 +240,10 @@ fn lifted_segments_are_read_by_all_but_the_paper_algorithms() {
     let Some(gpu) = gpu() else { return };
     let xs = gpu.upload(&floats(1000, 31)).unwrap();
     let offsets = gpu.upload(&[0u32, 10, 500, 1000]).unwrap();
-    for algorithm in SegAlgorithm::ALL.into_iter().filter(|&a| runs_on(&gpu, a)) {
+    for algorithm in SegAlgorithm::ALL
+        .into_iter()
+        .filter(|&a| a.runs_on(gpu.info()))
+    {
         let result = gpu.reduce_segments_lifted::<ArgMax, f32>(&xs, &offsets, algorithm);
         match algorithm {
             a if !a.is_paper() => assert!(result.is_ok(), "{a:?}: {result:?}"),

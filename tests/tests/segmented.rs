@@ -13,7 +13,7 @@ use reduce_tests::*;
 fn configs(gpu: &Gpu) -> Vec<SegConfig> {
     SegAlgorithm::ALL
         .iter()
-        .filter(|&&a| configs::runs_on(gpu, a))
+        .filter(|&&a| a.runs_on(gpu.info()))
         .map(|&a| SegConfig::new(a))
         .chain([SegConfig::new(SegAlgorithm::Auto)])
         .collect()

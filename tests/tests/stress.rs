@@ -5,7 +5,6 @@
 
 use reduce_core::{fold, fold_segments};
 use reduce_cuda::{Algorithm, Gpu, SegAlgorithm};
-use reduce_tests::configs::runs_on;
 use reduce_tests::*;
 
 const THREADS: u64 = 4;
@@ -27,7 +26,7 @@ fn one_call(gpu: &Gpu, rng: &mut TestRng) {
     let seed = rng.next_u64();
     let plain = Algorithm::ALL[rng.range(0, Algorithm::ALL.len() as u64 - 1) as usize];
     let runs: Vec<SegAlgorithm> = (SegAlgorithm::ALL.into_iter())
-        .filter(|&a| runs_on(gpu, a))
+        .filter(|&a| a.runs_on(gpu.info()))
         .collect();
     let seg = runs[rng.range(0, runs.len() as u64 - 1) as usize];
     match rng.range(0, 3) {

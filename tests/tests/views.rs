@@ -12,7 +12,6 @@
 use reduce_bench::monoids::{Heis, Pair, Triple};
 use reduce_core::{fold, fold_segments, Lift};
 use reduce_cuda::{Algorithm, CudaMonoid, DeviceCopy, SegAlgorithm, SegConfig, Sum};
-use reduce_tests::configs::runs_on;
 use reduce_tests::layouts::{mixture, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::sweep::same;
@@ -52,7 +51,7 @@ fn plain_and_segmented<M: CudaMonoid + PartialEq + Debug>(random: impl Fn(&mut T
                 SegAlgorithm::SegPipeline,
             ]
             .into_iter()
-            .filter(|&a| runs_on(&gpu, a))
+            .filter(|&a| a.runs_on(gpu.info()))
             {
                 let got = gpu
                     .reduce_segments(&view, &offsets, SegConfig::new(algorithm))
@@ -89,7 +88,7 @@ fn lifted<M: Lift<X> + PartialEq + Debug, X: DeviceCopy>(random: impl Fn(&mut Te
             assert_eq!(got, want, "{ctx}");
             for algorithm in [SegAlgorithm::Auto, SegAlgorithm::SegPipeline]
                 .into_iter()
-                .filter(|&a| runs_on(&gpu, a))
+                .filter(|&a| a.runs_on(gpu.info()))
             {
                 let config = SegConfig::new(algorithm);
                 let got = gpu

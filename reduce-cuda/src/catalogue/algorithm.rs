@@ -1,5 +1,7 @@
 //! The algorithms' public names: [`Algorithm`] (plain) and [`SegAlgorithm`] (segmented).
 
+use crate::device::DeviceInfo;
+
 /// A plain (unsegmented) reduction algorithm. All keep the left-to-right order of the items.
 ///
 /// | variant | what | passes |
@@ -145,6 +147,28 @@ impl SegAlgorithm {
                 | SegAlgorithm::PersistentMatrixSeg
                 | SegAlgorithm::DiffWarps16Seg
         )
+    }
+
+    /// What a device needs to run it: the compute capability's major version, what for, and
+    /// what to take instead. SegPipeline's bulk copies and mbarriers need sm_90, SegMerge's
+    /// `cp.async` sm_80; the others run on every device the library does.
+    pub(crate) fn needs(self) -> Option<(i32, &'static str, &'static str)> {
+        match self {
+            SegAlgorithm::SegPipeline => Some((
+                9,
+                "bulk copies and mbarriers",
+                ": use SegShuffle (Auto does)",
+            )),
+            SegAlgorithm::SegMerge => Some((8, "cp.async", "")),
+            _ => None,
+        }
+    }
+
+    /// Whether the device of `info` runs it; where not, its calls are `Error::InvalidConfig`
+    /// (`Auto` never takes such an algorithm there).
+    pub fn runs_on(self, info: &DeviceInfo) -> bool {
+        self.needs()
+            .is_none_or(|(major, ..)| info.compute_capability.0 >= major)
     }
 
     /// The algorithm's name in tables and benchmarks.

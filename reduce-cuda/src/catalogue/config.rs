@@ -2,6 +2,7 @@
 //! share, and the checks every family applies to them.
 
 use super::algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
+use crate::device::DeviceInfo;
 use crate::error::{Error, Result};
 
 /// The setters of the parameters both configurations have (the fields' docs say which
@@ -360,6 +361,20 @@ pub(crate) struct Knobs {
 }
 
 /// The error of a broken rule of `algorithm`'s parameters.
+/// [`SegAlgorithm::runs_on`] as the error of a call on a device that does not run `algorithm`.
+pub(crate) fn check_runs_on(algorithm: SegAlgorithm, info: &DeviceInfo) -> Result<()> {
+    match algorithm.needs() {
+        Some((major, why, instead)) if !algorithm.runs_on(info) => Err(invalid(
+            algorithm.name(),
+            format!(
+                "needs sm_{major}0 or newer ({why}); this device is {}{instead}",
+                info.arch()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn invalid(algorithm: &'static str, reason: impl Into<String>) -> Error {
     Error::InvalidConfig {
         algorithm,

@@ -7,7 +7,9 @@
 //! of kernels/seg_merge.cu.
 
 use super::algorithm::SegAlgorithm;
-use super::config::{check_block, check_grid, check_power_of_two, invalid, refuse, Knobs};
+use super::config::{
+    check_block, check_grid, check_power_of_two, check_runs_on, invalid, refuse, Knobs,
+};
 use super::plan::{SegPlan, SegShape};
 use super::tuning::{
     merge_steps, ANY_DEVICE_BLOCK_SMEM, MERGE_BLOCK, MERGE_SMEM_BUDGET, MERGE_STAGES,
@@ -139,16 +141,7 @@ impl SegPlan for Merge {
     }
 
     fn check_device(&self, info: &DeviceInfo) -> Result<()> {
-        if info.compute_capability.0 < 8 {
-            return Err(invalid(
-                SegAlgorithm::SegMerge.name(),
-                format!(
-                    "needs sm_80 or newer (cp.async); this device is {}",
-                    info.arch()
-                ),
-            ));
-        }
-        Ok(())
+        check_runs_on(SegAlgorithm::SegMerge, info)
     }
 
     /// One launch. Its status word is 0 when the fused layout check failed (meaningful when

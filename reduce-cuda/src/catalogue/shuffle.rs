@@ -7,7 +7,7 @@
 //! kernels/seg_shuffle.cu.
 
 use super::algorithm::{Algorithm, SegAlgorithm};
-use super::config::{check_block, check_grid, invalid, refuse, Knobs};
+use super::config::{check_block, check_grid, check_runs_on, invalid, refuse, Knobs};
 use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::tuning::{
     self, ANY_DEVICE_BLOCK_SMEM, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES,
@@ -547,17 +547,7 @@ impl SegPlan for SegShuffle {
 
     /// SegPipeline's bulk copies and mbarrier waits need sm_90.
     fn check_device(&self, info: &DeviceInfo) -> Result<()> {
-        if self.stages > 0 && info.compute_capability.0 < 9 {
-            return Err(invalid(
-                self.algorithm.name(),
-                format!(
-                    "needs sm_90 or newer (bulk copies and mbarriers); this device is {}: use \
-                     SegShuffle (Auto does)",
-                    info.arch()
-                ),
-            ));
-        }
-        Ok(())
+        check_runs_on(self.algorithm, info)
     }
 
     fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
