@@ -103,7 +103,7 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
 
 /// A bound on the fold's static shared memory (kernels/seg_heads.cu: each warp's and thread's
 /// head words and ranks, the block scan's `r_seg` values of `seg` bytes, a few words).
-fn static_smem(block: u32, seg: usize) -> usize {
+pub(super) fn static_smem(block: u32, seg: usize) -> usize {
     let words = 4 * (block as usize / 32) + 8 * block as usize;
     words + 33 * seg + 64
 }

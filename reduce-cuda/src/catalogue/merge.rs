@@ -59,7 +59,7 @@ fn smem(block: u32, steps: u32, stages: u32, shape: SegShape) -> usize {
 /// block scan's `r_seg` values and the warps' values of two tiles, the coordinates, the entry
 /// value, and two kilobytes for the helpers' own: NVRTC's count for 256-byte values is 19,824
 /// bytes at 64 threads, this 21,584).
-fn static_smem(block: u32, stages: u32, shape: SegShape) -> usize {
+pub(super) fn static_smem(block: u32, stages: u32, shape: SegShape) -> usize {
     let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
     16 * stages as usize + 2 * 33 * seg + 2 * (block as usize / 32) * m + 2 * m + 2048
 }

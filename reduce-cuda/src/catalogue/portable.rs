@@ -241,21 +241,26 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
     Ok(plan)
 }
 
+/// The portable segmented kernel's static shared memory for `block` threads: two rings of a
+/// node summary per warp (two values and two words, padded), a node's tiles
+/// (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the offsets form the warp edges' stamps.
+pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
+    // `r_node`: two values and two words, padded to the value's alignment.
+    let items = shape.items;
+    let node = 2 * items.m_size.max(1) + (items.m_align + 8).max(24);
+    let nodes = 2 * (block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
+    nodes * node + 8 * (block as usize / 32 + 3) + 16
+}
+
 impl SegPortable {
     /// Items per tile (a node of the tree).
     fn tile(&self) -> u64 {
         self.block as u64 * self.run as u64
     }
 
-    /// The kernel's static shared memory: two rings of a node summary per warp (two values
-    /// and two words, padded), a node's tiles (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the
-    /// offsets form the warp edges' stamps.
+    /// The kernel's static shared memory ([`seg_static_smem`]).
     fn static_smem(&self) -> usize {
-        // `r_node`: two values and two words, padded to the value's alignment.
-        let items = self.shape.items;
-        let node = 2 * items.m_size.max(1) + (items.m_align + 8).max(24);
-        let nodes = 2 * (self.block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
-        nodes * node + 8 * (self.block as usize / 32 + 3) + 16
+        seg_static_smem(self.shape, self.block)
     }
 }
 

@@ -731,8 +731,10 @@ fn seg_heads_defaults_and_checks() {
     );
 }
 
-/// `Auto`'s segmented plans (and the portable mode's) keep a block's shared memory within what
-/// every device from sm_80 on allows, for every value size and lifted input: a lifted input's
+/// `Auto`'s segmented plans (and the portable mode's) keep a block's shared memory — the
+/// dynamic part and each family's model of its static arrays — within what every device from
+/// sm_80 on allows, for every value size and lifted input up to SegMerge's values past about
+/// 420 bytes (the smallest block, then the launch decides): a lifted input's
 /// items are sized by the item only as far as that tile fits, and SegShuffle's default items
 /// and block halve for large values. (16 f32 items a thread lifted into 112-byte values asked
 /// for 500 KiB, and `Auto`'s launch failed on an H100.) Values of up to 64 bytes keep the
@@ -740,12 +742,13 @@ fn seg_heads_defaults_and_checks() {
 #[test]
 fn auto_segmented_plans_fit_every_device() {
     let budget = tuning::ANY_DEVICE_BLOCK_SMEM;
+    let mut families = std::collections::BTreeSet::new();
     let sizes = [
         1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 68, 112, 128, 132, 200, 244, 256, 288, 300,
     ];
     for offsets_form in [true, false] {
         for in_size in [1, 2, 4, 8, 16] {
-            for m_size in sizes.into_iter().chain([432, 512, 560]) {
+            for m_size in sizes.into_iter().chain([432, 512, 560, 700]) {
                 if m_size < in_size {
                     continue;
                 }
@@ -758,11 +761,26 @@ fn auto_segmented_plans_fit_every_device() {
                     for config in [SegConfig::default(), SegConfig::default().portable()] {
                         let plan = seg_plan(config, s, n, segments).unwrap();
                         let spec = plan.variants().remove(0);
+                        let block = define(&spec, "R_BLOCK");
                         let smem = plan.dynamic_smem()
                             + match spec.family {
-                                Family::SegShuffle => seg_static_smem(s, define(&spec, "R_BLOCK")),
-                                _ => 0,
+                                Family::SegShuffle => seg_static_smem(s, block),
+                                Family::SegHeads => {
+                                    heads::static_smem(block, s.items.flagged_value_bytes())
+                                }
+                                Family::SegMerge => {
+                                    merge::static_smem(block, define(&spec, "R_RING"), s)
+                                }
+                                Family::SegPortable => portable::seg_static_smem(s, block),
+                                family => panic!("Auto planned {family:?}"),
                             };
+                        families.insert(format!("{:?}", spec.family));
+                        if spec.family == Family::SegMerge && m_size > 420 {
+                            // SegMerge's static arrays alone leave no room for its stages
+                            // here: the block shrank as far as it goes, and the launch decides.
+                            assert_eq!(block, 32, "{m_size} bytes");
+                            continue;
+                        }
                         assert!(
                             smem <= budget,
                             "{in_size} -> {m_size} bytes, offsets form {offsets_form}, {n} \
@@ -773,6 +791,11 @@ fn auto_segmented_plans_fit_every_device() {
             }
         }
     }
+    // Every family Auto and the portable mode plan was counted with its own static model.
+    assert_eq!(
+        families.into_iter().collect::<Vec<_>>(),
+        ["SegHeads", "SegMerge", "SegPortable", "SegShuffle"]
+    );
     let auto_spec = |s| {
         let plan = seg_plan(SegConfig::default(), s, 1 << 20, 1000).unwrap();
         let spec = plan.variants().remove(0);
