@@ -1,18 +1,21 @@
 //! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]`: throughput
 //! against mean segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`,
 //! `segsweep.svg`;
-//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), and on
-//! the 8-byte affine monoid with u32 offsets (rows `affine ...`, in the CSV and the printed
-//! table, not in the figure); plain `Shuffle` on the same items, measured once, is each mean
-//! length's rows `plain Shuffle (no segments)` and `affine plain Shuffle`.
+//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
+//! 8-byte affine monoid with u32 and u64 offsets (rows `affine ... offsets` and `affine ...
+//! offsets u64`), and on ArgMax lifted from the f32 items, 8-byte results (rows `argmax ...
+//! offsets`); these in the CSV and the printed table, not in the figure. Plain `Shuffle` on the
+//! same items, measured once, is each mean length's rows `plain Shuffle (no segments)` (the f32
+//! items, also the argmax rows' roof) and `affine plain Shuffle`.
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
 use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
-use crate::monoids::{masks_affine, masks_f32, Affine};
+use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::output::svg_plot;
 use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, OFFSETS_U64};
+use crate::timing::{median_ms, REPS};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -80,11 +83,22 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         series.push((label.to_string(), Vec::new()));
     }
     series.push(("plain Shuffle (no segments)".into(), Vec::new()));
-    // The affine rows: 8-byte values, u32 offsets.
-    let affine_ours: Vec<_> = ours.iter().filter(|(label, _)| chosen(label)).collect();
-    let mut affine_series: Vec<(String, Vec<(f64, f64)>)> = affine_ours
+    // The rows of 8-byte values: the affine monoid with u32 and u64 offsets, and ArgMax lifted
+    // from the f32 items (the same bits as `sums`) with u32 offsets.
+    let argmax_items = kernels.fill_random::<f32>(n as usize, 21, &masks_f32())?;
+    let eight_ours: Vec<_> = ours.iter().filter(|(label, _)| chosen(label)).collect();
+    let eight_rows: Vec<(&str, &str)> = [
+        ("affine", "offsets"),
+        ("affine", OFFSETS_U64),
+        ("argmax", "offsets"),
+    ]
+    .into_iter()
+    .flat_map(|(monoid, form)| eight_ours.iter().map(move |_| (monoid, form)))
+    .collect();
+    let mut affine_series: Vec<(String, Vec<(f64, f64)>)> = eight_rows
         .iter()
-        .map(|(label, _)| (format!("affine {label} offsets"), Vec::new()))
+        .zip(eight_ours.iter().cycle())
+        .map(|(&(monoid, form), (label, _))| (format!("{monoid} {label} {form}"), Vec::new()))
         .collect();
     affine_series.push(("affine plain Shuffle".into(), Vec::new()));
     let mut csv = String::from("mean_length,segments,series,median_ms,gbs_moved\n");
@@ -123,24 +137,38 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             layout.segments, series[at].0
         );
         let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
-        for (i, &&(label, config)) in affine_ours.iter().enumerate() {
-            let ms = layout.time(&gpu, affine.items(), &mut out_affine, "offsets", config)?;
-            let gbs = layout.bytes::<Affine>(n as usize, "offsets") / (ms as f64 * 1e6);
+        let mut out_argmax = gpu.identities::<ArgMax>(layout.segments)?;
+        for (i, (&(monoid, form), &&(_, config))) in
+            eight_rows.iter().zip(eight_ours.iter().cycle()).enumerate()
+        {
+            let (ms, bytes) = if monoid == "affine" {
+                let ms = layout.time(&gpu, affine.items(), &mut out_affine, form, config)?;
+                (ms, layout.bytes::<Affine>(n as usize, form))
+            } else {
+                let ms = median_ms(&gpu, REPS, || {
+                    let items = argmax_items.items();
+                    layout.run_lifted(&gpu, items, &mut out_argmax, form, config)
+                })?;
+                // Items of 4 bytes, the layout, results of 8.
+                let bytes = layout.bytes::<ArgMax>(n as usize, form) - (4 * n) as f64;
+                (ms, bytes)
+            };
+            let gbs = bytes / (ms as f64 * 1e6);
             affine_series[i].1.push((k as f64, gbs));
             let _ = writeln!(
                 csv,
-                "{mean},{},affine {label} offsets,{ms:.5},{gbs:.1}",
-                layout.segments
+                "{mean},{},{},{ms:.5},{gbs:.1}",
+                layout.segments, affine_series[i].0
             );
         }
-        affine_series[affine_ours.len()]
+        affine_series[eight_rows.len()]
             .1
             .push((k as f64, plain_affine));
         let _ = writeln!(
             csv,
             "{mean},{},{},{plain_affine_ms:.5},{plain_affine:.1}",
             layout.segments,
-            affine_series[affine_ours.len()].0
+            affine_series[eight_rows.len()].0
         );
         eprint!("\rsegsweep: mean 2^{k}   ");
     }
