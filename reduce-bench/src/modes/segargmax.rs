@@ -44,6 +44,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
     let auto = SegConfig::new(SegAlgorithm::Auto);
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let heads = SegConfig::new(SegAlgorithm::SegHeads);
     let mut csv = String::from(
         "layout,segments,variant,median_ms,gbs_moved,ratio_to_roof,speedup_vs_cub,correct\n",
     );
@@ -61,7 +62,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
         let csr = (4 * (segments + 1)) as f64;
         let cub_ms = refs.get(&format!("segmented_argmax_f32 {dist}@{SEG_N}"));
         type Run<'a> = Box<dyn FnMut(&mut DeviceVec<ArgMax>) -> reduce_cuda::Result<()> + 'a>;
-        let variants: [(&str, f64, bool, Run); 6] = [
+        let variants: [(&str, f64, bool, Run); 7] = [
             (
                 "lifted offsets Auto trusted",
                 4.0 * n as f64 + csr + results,
@@ -91,6 +92,14 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
                 Box::new(|out| {
                     let config = shuffle.items_per_thread(16).trusted();
                     gpu.reduce_segments_lifted_into(xs, &dev_offsets, out, config)
+                }),
+            ),
+            (
+                "lifted offsets SegHeads trusted",
+                4.0 * n as f64 + csr + results,
+                true,
+                Box::new(|out| {
+                    gpu.reduce_segments_lifted_into(xs, &dev_offsets, out, heads.trusted())
                 }),
             ),
             (

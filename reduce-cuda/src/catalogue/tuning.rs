@@ -268,9 +268,9 @@ pub(crate) fn resolve_segmented(
 }
 
 /// Whether `Auto` takes SegHeads: where it measured faster than SegShuffle, with every knob left
-/// to it — CSR offsets of the value sizes, offset widths, sizes and mean lengths N / S of
-/// [`SEG_HEADS_BANDS`]. Other item sizes, 8-byte values with u64 offsets and lifted items are
-/// not measured in a band and stay on SegShuffle. A known risk in the bands: tens of thousands
+/// to it — CSR offsets of the item and value sizes, offset widths, sizes and mean lengths N / S
+/// of [`SEG_HEADS_BANDS`]. Other item and value sizes are not measured in a band and stay on
+/// SegShuffle. A known risk in the bands: tens of thousands
 /// of short and empty segments crowded into a few tiles cost those tiles a round of offsets per
 /// block's worth of segments (about twice a normal layout's time where 1/400 of the items are
 /// such: docs/decisions/0083-seg-heads-flagged-rounds.md).
@@ -283,30 +283,34 @@ pub(crate) fn seg_heads_wins(
     let items = shape.items;
     config.knobs() == Knobs::default()
         && shape.offsets_form
-        && !items.lifted
-        && items.in_size == items.m_size
         && segments > 0
         && SEG_HEADS_BANDS.iter().any(|band| {
-            band.value_bytes == items.m_size
+            band.item_bytes == items.in_size
+                && band.value_bytes == items.m_size
+                && band.lifted == items.lifted
                 && band.u64_offsets == shape.wide
                 && n >= band.min_items
                 && band.mean_lengths.contains(&(n / segments))
         })
 }
 
-/// Values of `value_bytes` bytes with `u64_offsets` or u32 ones, at `min_items` items or more,
-/// whose mean segment length N / S, rounded down, lies in `mean_lengths`: `Auto` takes SegHeads
-/// there. (A layout of N / S = 31.99 is below a band from 32: at 2^24 items `bench segsweep`'s
-/// "mean 32" and "mean 16" layouts were, so `Auto` kept SegShuffle on those band edges there.)
+/// Items of `item_bytes` bytes (`lifted` into values of `value_bytes`, else values themselves)
+/// with `u64_offsets` or u32 ones, at `min_items` items or more, whose mean segment length
+/// N / S, rounded down, lies in `mean_lengths`: `Auto` takes SegHeads there. (A layout of
+/// N / S = 31.99 is below a band from 32: at 2^24 items `bench segsweep`'s "mean 32" and "mean
+/// 16" layouts were, so `Auto` kept SegShuffle on those band edges there.)
 pub(crate) struct SegHeadsBand {
+    item_bytes: usize,
     value_bytes: usize,
+    lifted: bool,
     u64_offsets: bool,
     min_items: usize,
     mean_lengths: std::ops::RangeInclusive<usize>,
 }
 
 impl SegHeadsBand {
-    /// A band: (value bytes, u64 offsets, fewest items, mean lengths N / S).
+    /// A band of values read as they are: (value bytes, u64 offsets, fewest items, mean
+    /// lengths N / S).
     const fn new(
         value_bytes: usize,
         u64_offsets: bool,
@@ -314,10 +318,21 @@ impl SegHeadsBand {
         mean_lengths: std::ops::RangeInclusive<usize>,
     ) -> Self {
         SegHeadsBand {
+            item_bytes: value_bytes,
             value_bytes,
+            lifted: false,
             u64_offsets,
             min_items,
             mean_lengths,
+        }
+    }
+
+    /// The same band for items of `item_bytes` bytes lifted into the values.
+    const fn lifted_from(self, item_bytes: usize) -> Self {
+        SegHeadsBand {
+            item_bytes,
+            lifted: true,
+            ..self
         }
     }
 }
@@ -338,11 +353,14 @@ impl SegHeadsBand {
 /// the bands, were slower or even: its three launches, and its marks at short segments
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
 /// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md).
-pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 4] = [
+pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 7] = [
     SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 24, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 25, 32..=8192),
     SegHeadsBand::new(8, false, 1 << 24, 16..=4096),
+    SegHeadsBand::new(8, true, 1 << 24, 32..=1024),
+    SegHeadsBand::new(8, true, 1 << 25, 32..=4096),
+    SegHeadsBand::new(8, false, 1 << 25, 32..=4096).lifted_from(4),
 ];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
