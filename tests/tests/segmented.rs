@@ -303,9 +303,8 @@ proptest! {
 /// `Auto` takes SegHeads at a mean length of about 1000 (reduce-cuda's
 /// `tuning::SEG_HEADS_BANDS`) for u32 and u64 offsets of f32 and f64 sums, and for log-sum-exp
 /// lifted from f32 items (8-byte values) by u32 offsets, at 2^26 items; at 2^24 for all but
-/// u32 offsets of f32 sums and the lifted items (SegShuffle's there): its bits are the
-/// algorithm's it chose, the same for both offset widths, and every f32 segment is the sum
-/// within float rounding.
+/// u32 offsets of f32 sums (SegShuffle's there): its bits are the algorithm's it chose, the
+/// same for both offset widths, and every f32 segment is the sum within float rounding.
 #[test]
 fn auto_takes_seg_heads_on_long_float_layouts() {
     let Some(gpu) = gpu() else { return };
@@ -399,31 +398,23 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         .map(|i| 1.0 + ((i % 997) as f32 / 5.0).sin())
         .collect();
     let d_logits = gpu.upload(&logits).unwrap();
-    let run_lse = |algorithm: SegAlgorithm| {
-        let config = SegConfig::new(algorithm);
+    let run_lse = |config: SegConfig| {
         let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&d_logits, &d_offsets, config);
         let out = gpu.download(&out.unwrap()).unwrap();
         out.iter()
             .map(|v| (v.m.to_bits(), v.s.to_bits()))
             .collect::<Vec<_>>()
     };
-    let (heads_lse, shuffle_lse) = (
-        run_lse(SegAlgorithm::SegHeads),
-        run_lse(SegAlgorithm::SegShuffle),
-    );
+    // SegShuffle as `Auto` sizes it for items narrower than the monoid (16 f32 a thread).
+    let shuffle_lse = run_lse(SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(16));
+    let heads_lse = run_lse(SegConfig::new(SegAlgorithm::SegHeads));
     assert!(
         heads_lse != shuffle_lse,
         "n = {n}: log-sum-exp: SegShuffle's bits equal SegHeads' here"
     );
-    let lifted_band = n >= 1 << 25;
     assert!(
-        run_lse(SegAlgorithm::Auto) == if lifted_band { heads_lse } else { shuffle_lse },
-        "n = {n}: Auto did not run {} for lifted log-sum-exp",
-        if lifted_band {
-            "SegHeads"
-        } else {
-            "SegShuffle"
-        }
+        run_lse(SegConfig::default()) == heads_lse,
+        "n = {n}: Auto did not run SegHeads for lifted log-sum-exp"
     );
     let auto = run(SegAlgorithm::Auto, false);
     for (s, w) in offsets.windows(2).enumerate() {

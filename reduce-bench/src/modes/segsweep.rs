@@ -4,7 +4,8 @@
 //! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
 //! 8-byte affine monoid with u32 and u64 offsets (rows `affine ... offsets` and `affine ...
 //! offsets u64`), and on ArgMax lifted from the f32 items, 8-byte results (rows `argmax ...
-//! offsets`); these in the CSV and the printed table, not in the figure. Plain `Shuffle` on the
+//! offsets`, SegShuffle at `Auto`'s 16 items a thread); these in the CSV and the printed table,
+//! not in the figure. Plain `Shuffle` on the
 //! same items, measured once, is each mean length's rows `plain Shuffle (no segments)` (the f32
 //! items, also the argmax rows' roof) and `affine plain Shuffle`.
 
@@ -145,6 +146,13 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
                 let ms = layout.time(&gpu, affine.items(), &mut out_affine, form, config)?;
                 (ms, layout.bytes::<Affine>(n as usize, form))
             } else {
+                // SegShuffle sized as `Auto` sizes it for items narrower than the monoid (16 f32
+                // a thread; its own default is the monoid's 8).
+                let config = if config.algorithm == SegAlgorithm::SegShuffle {
+                    config.items_per_thread(16)
+                } else {
+                    config
+                };
                 let ms = median_ms(&gpu, REPS, || {
                     let items = argmax_items.items();
                     layout.run_lifted(&gpu, items, &mut out_argmax, form, config)

@@ -239,8 +239,9 @@ fn auto_picks_from_cheap_statistics() {
         ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, shuffle),
         ("f32 u64", f32_wide, (1 << 24) - 1, 1 << 16, shuffle),
         // 8-byte values, u32 offsets: mean lengths 16 to 4096 from 2^24 items; u64 offsets
-        // 32 to 1024 from 2^24 items and to 4096 from 2^25; 4-byte items lifted into 8-byte
-        // values, u32 offsets, 32 to 4096 from 2^25; other sizes and lifts: SegShuffle.
+        // 16 to 4096 from 2^24 items and to 8192 from 2^25; 4-byte items lifted into 8-byte
+        // values, u32 offsets, 32 to 4096 from 2^24 and to 8192 from 2^26; other sizes and
+        // lifts: SegShuffle.
         ("8 B u32", affine_offsets, 1 << 26, 1 << 22, heads),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 15, heads),
         ("8 B u32", affine_offsets, 1 << 24, 1 << 13, heads),
@@ -250,20 +251,36 @@ fn auto_picks_from_cheap_statistics() {
         ("8 B u32", affine_offsets, 1 << 26, 1 << 13, shuffle),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 23, shuffle),
         ("8 B u64", affine_wide, 1 << 26, 1 << 16, heads),
-        ("8 B u64", affine_wide, 1 << 25, 1 << 13, heads),
-        ("8 B u64", affine_wide, 1 << 25, 1 << 12, shuffle),
-        ("8 B u64", affine_wide, 1 << 26, 1 << 22, shuffle),
-        ("8 B u64", affine_wide, 1 << 24, 1 << 14, heads),
-        ("8 B u64", affine_wide, 1 << 24, 1 << 13, shuffle),
+        ("8 B u64", affine_wide, 1 << 26, 1 << 22, heads),
+        ("8 B u64", affine_wide, 1 << 26, (1 << 22) + 1, shuffle),
+        ("8 B u64", affine_wide, 1 << 25, 1 << 12, heads),
+        ("8 B u64", affine_wide, 1 << 25, (1 << 12) - 1, shuffle),
+        ("8 B u64", affine_wide, 1 << 24, 1 << 12, heads),
+        ("8 B u64", affine_wide, 1 << 24, 1 << 11, shuffle),
         ("8 B u64", affine_wide, (1 << 24) - 1, 1 << 16, shuffle),
         ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 16, heads),
-        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 13, heads),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, shuffle),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 22, shuffle),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, heads),
         (
             "4 B lifted to 8",
             lifted_offsets,
-            (1 << 25) - 1,
+            1 << 26,
+            (1 << 13) - 1,
+            shuffle,
+        ),
+        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 12, shuffle),
+        ("4 B lifted to 8", lifted_offsets, 1 << 24, 1 << 12, heads),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 21, heads),
+        (
+            "4 B lifted to 8",
+            lifted_offsets,
+            1 << 26,
+            (1 << 21) + 1,
+            shuffle,
+        ),
+        (
+            "4 B lifted to 8",
+            lifted_offsets,
+            (1 << 24) - 1,
             1 << 15,
             shuffle,
         ),

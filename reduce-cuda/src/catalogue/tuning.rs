@@ -353,14 +353,15 @@ impl SegHeadsBand {
 /// the bands, were slower or even: its three launches, and its marks at short segments
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
 /// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md).
-pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 7] = [
+pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 8] = [
     SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 24, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 25, 32..=8192),
     SegHeadsBand::new(8, false, 1 << 24, 16..=4096),
-    SegHeadsBand::new(8, true, 1 << 24, 32..=1024),
-    SegHeadsBand::new(8, true, 1 << 25, 32..=4096),
-    SegHeadsBand::new(8, false, 1 << 25, 32..=4096).lifted_from(4),
+    SegHeadsBand::new(8, true, 1 << 24, 16..=4096),
+    SegHeadsBand::new(8, true, 1 << 25, 16..=8192),
+    SegHeadsBand::new(8, false, 1 << 24, 32..=4096).lifted_from(4),
+    SegHeadsBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
 ];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
