@@ -215,11 +215,12 @@ def segsweep(data):
 def segargmax(data):
     by = {(r["layout"], r["variant"]): r for r in rows("segargmax.csv", data)}
     cols = [("lifted offsets Auto trusted", "ratio_to_roof", r2), ("lifted offsets Auto trusted", "speedup_vs_cub", rx),
+            ("lifted offsets SegHeads trusted", "ratio_to_roof", r2),
             ("lifted offsets SegMerge trusted", "ratio_to_roof", r2), ("lifted owner Auto trusted", "ratio_to_roof", r2),
             ("materialised offsets Auto trusted", "ratio_to_roof", r2)]
     body = [[d] + [f(by[(d, v)][k]) for v, k, f in cols] for d in DISTRIBUTIONS]
     return table(["distribution", "lifted offsets `Auto` ×roof", "×CUB `DeviceSegmentedReduce::ArgMax`",
-                  "lifted offsets SegMerge ×roof", "lifted owner `Auto` ×roof",
+                  "lifted offsets SegHeads ×roof", "lifted offsets SegMerge ×roof", "lifted owner `Auto` ×roof",
                   "materialised (value, index) offsets ×roof"], body)
 
 

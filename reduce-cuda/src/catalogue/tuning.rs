@@ -349,10 +349,15 @@ impl SegHeadsBand {
 /// 4096 there: they take the sweep's layouts of mean 1024 and 2048 (N / S a little above 1024
 /// and 2048 at most sizes, which the earlier edges left out) and of mean 4096 (N / S
 /// 4061-4093), where SegHeads was even or a little faster; at mean 8192 SegShuffle was as fast
-/// or faster, or within 4%. Fewer items, and lengths outside
-/// the bands, were slower or even: its three launches, and its marks at short segments
+/// or faster, or within 4%. 8-byte values with u64 offsets, and 4-byte items lifted into
+/// 8-byte values (ArgMax, log-sum-exp from f32) with u32 ones, measured the same way on an H200
+/// and an H100: u64 1.06-1.42x at 16-4096 from 2^24 items on the H200 (the H100 0.97-1.25x) and
+/// 1.03-1.08x at 8192 from 2^25; lifted 1.02-1.12x at 32-4096 at 2^24 on the H200 (the H100
+/// even there, 1.04-1.26x from 2^25) and 1.08-1.09x at 8192 from 2^26. Fewer items, and lengths
+/// outside the bands, were slower or even: its three launches, and its marks at short segments
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
-/// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md).
+/// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md,
+/// 0085-seg-heads-lifted-and-u64-values.md).
 pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 8] = [
     SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
     SegHeadsBand::new(4, true, 1 << 24, 32..=4096),
