@@ -53,7 +53,14 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
     }
     let heads = SegConfig::new(SegAlgorithm::SegHeads).trusted();
     variants.push(("SegHeads default".to_string(), heads));
-    for (block, items) in [(256, 8), (256, 32), (128, 16), (512, 8), (512, 16)] {
+    for (block, items) in [
+        (256, 8),
+        (256, 16),
+        (256, 32),
+        (128, 16),
+        (512, 8),
+        (512, 16),
+    ] {
         variants.push((
             format!("SegHeads b{block} k{items}"),
             heads.block(block).items_per_thread(items),

@@ -13,7 +13,10 @@ use super::caps::capped_module;
 use super::config::{check_block, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
-use super::tuning::{shuffle_items, ANY_DEVICE_BLOCK_SMEM, SEG_HEADS_BLOCK, SEG_HEADS_TILE_BYTES};
+use super::tuning::{
+    shuffle_items, ANY_DEVICE_BLOCK_SMEM, SEG_HEADS_BLOCK, SEG_HEADS_LIFTED_BLOCK,
+    SEG_HEADS_TILE_BYTES,
+};
 use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::{Dispatch, Loader};
@@ -65,7 +68,12 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
-    let mut block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
+    let default_block = if shape.items.lifted && shape.items.in_size < shape.items.m_size {
+        SEG_HEADS_LIFTED_BLOCK
+    } else {
+        SEG_HEADS_BLOCK
+    };
+    let mut block = check_block(name, knobs.block.unwrap_or(default_block))?;
     let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
     // The tile's values within the budget, and with the static arrays within what every device
     // allows a block; the default block halves for values too large for one item a thread.

@@ -735,10 +735,18 @@ fn seg_heads_defaults_and_checks() {
     assert_eq!(items_of(heads, f32s), 16);
     assert_eq!(plan(heads, f32s).unwrap().dynamic_smem(), 256 * 16 * 4);
     assert_eq!(items_of(heads, sized(shape(false, true, false), 1, 1)), 32);
+    // Items lifted into wider values: blocks of 128 threads (f32 into 8-byte values: 16 items).
+    let f32_to_8 = sized(shape(false, true, true), 4, 8);
+    let spec = plan(heads, f32_to_8).unwrap().variants().remove(0);
+    assert_eq!(
+        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
+        (16, 128)
+    );
     // Lifted bytes into 32-byte values: the tile's values within 96 KiB, and with the static
-    // arrays within 99 KiB (12 items: 96 KiB and 3.7 KiB).
+    // arrays within 99 KiB (at 256 threads, 12 items would be 96 KiB and 3.7 KiB: 11).
     let bytes_to_32 = sized(shape(false, true, true), 1, 32);
-    assert_eq!(items_of(heads, bytes_to_32), 11);
+    assert_eq!(items_of(heads, bytes_to_32), 24);
+    assert_eq!(items_of(heads.block(256), bytes_to_32), 11);
     // 512-byte values: one item a thread, the default block halved to 128 threads.
     let records = sized(shape(false, true, false), 512, 512);
     let spec = plan(heads, records).unwrap().variants().remove(0);
