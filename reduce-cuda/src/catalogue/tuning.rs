@@ -77,8 +77,8 @@ pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
 /// SegHeads' default block for items lifted into wider values (a thread's run is sized by the
 /// item, so its values take twice the registers and staging of the monoid's own run): half the
 /// tile a block, so that the fold's register cap holds more blocks an SM. ArgMax lifted from f32
-/// read 1.07-1.09x the throughput of 256 threads at mean lengths 256-4096 on an H100, with no
-/// layout slower (docs/decisions/0085-seg-heads-lifted-and-u64-values.md).
+/// read 1.03-1.10x the throughput of 256 threads on every layout of `bench segvariants` on an
+/// H100, in two commands (docs/decisions/0085-seg-heads-lifted-and-u64-values.md).
 pub(crate) const SEG_HEADS_LIFTED_BLOCK: u32 = 128;
 /// The most shared memory SegHeads' default tile stages its values in (a value an item): two
 /// blocks an SM at least. f32 and 8-byte values take 16 KiB; lifted u8 items into 32-byte
