@@ -61,7 +61,8 @@ pub(super) struct Heads {
 /// `SegHeads` for `shape` (the offsets form): a thread's run of items sized as Shuffle's (about
 /// 64 bytes of input items, at most 32 items: its head bits lie in two words), and by default
 /// no more than a tile's values within [`SEG_HEADS_TILE_BYTES`] (lifted items narrower than
-/// their values).
+/// their values); blocks of [`SEG_HEADS_BLOCK`] threads, or [`SEG_HEADS_LIFTED_BLOCK`] for
+/// items lifted into wider values.
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     let name = SegAlgorithm::SegHeads.name();
     debug_assert!(shape.offsets_form);
