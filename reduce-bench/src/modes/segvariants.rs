@@ -1,8 +1,8 @@
 //! `bench segvariants [--out DIR]`: SegShuffle's, SegPipeline's, SegHeads' (CSR offsets) and
 //! SegMerge's tuning spaces (`segvariants.txt`), on seven distributions of `bench segmented` and
-//! four of `bench segsweep`'s mean lengths (256 and 1024, inside SegHeads' bands; 4096 and 16384,
-//! where CUB's block per segment is faster); f32 sums, the affine monoid and ArgMax lifted from
-//! the f32 items.
+//! four of `bench segsweep`'s mean lengths (256, 1024 and 4096, inside or at the edge of
+//! SegHeads' bands; 4096 and 16384, where CUB's block per segment is faster); f32 sums, the
+//! affine monoid and ArgMax lifted from the f32 items.
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;

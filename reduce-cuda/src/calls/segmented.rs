@@ -117,8 +117,9 @@ impl Gpu {
     /// One value per CSR segment of the fold of `lift(x, i)` over the segment's items `x`
     /// (`i` the item's global index), left to right: [`Gpu::reduce_segments`] over items of
     /// type `X` without materialising monoid values (a segmented ArgMax over `f32` rows reads
-    /// 4 bytes per item, not 8). Read by `SegShuffle` and `SegMerge` (and `Auto`, which picks
-    /// between them); the paper's algorithms return [`crate::Error::InvalidConfig`].
+    /// 4 bytes per item, not 8). Read by `SegShuffle`, `SegPipeline`, `SegHeads` and `SegMerge`
+    /// (and `Auto`, which picks among SegShuffle, SegHeads and SegMerge); the paper's algorithms
+    /// return [`crate::Error::InvalidConfig`].
     pub fn reduce_segments_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
         items: &impl DeviceInput<X>,

@@ -61,20 +61,15 @@ pub(super) struct Heads {
 /// `SegHeads` for `shape` (the offsets form): a thread's run of items sized as Shuffle's (about
 /// 64 bytes of input items, at most 32 items: its head bits lie in two words), and by default
 /// no more than a tile's values within [`SEG_HEADS_TILE_BYTES`] (lifted items narrower than
-/// their values); blocks of [`SEG_HEADS_BLOCK`] threads, or [`SEG_HEADS_LIFTED_BLOCK`] for
-/// items lifted into wider values.
+/// their values), in blocks of [`SEG_HEADS_BLOCK`] threads; items lifted into wider values keep
+/// those items a thread in blocks of at most [`SEG_HEADS_LIFTED_BLOCK`].
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     let name = SegAlgorithm::SegHeads.name();
     debug_assert!(shape.offsets_form);
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
-    let default_block = if shape.items.lifted && shape.items.in_size < shape.items.m_size {
-        SEG_HEADS_LIFTED_BLOCK
-    } else {
-        SEG_HEADS_BLOCK
-    };
-    let mut block = check_block(name, knobs.block.unwrap_or(default_block))?;
+    let mut block = check_block(name, knobs.block.unwrap_or(SEG_HEADS_BLOCK))?;
     let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
     // The tile's values within the budget, and with the static arrays within what every device
     // allows a block; the default block halves for values too large for one item a thread.
@@ -95,6 +90,9 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
             .min(32)
             .min(fitting(block).max(1) as u32)
     });
+    if knobs.block.is_none() && shape.items.lifted && shape.items.in_size < shape.items.m_size {
+        block = block.min(SEG_HEADS_LIFTED_BLOCK);
+    }
     let (items, vecs) = lane_items(name, shape.items.in_size, Some(requested))?;
     if items > 32 {
         return Err(invalid(

@@ -74,15 +74,17 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
 
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
-/// SegHeads' default block for items lifted into wider values (a thread's run is sized by the
-/// item, so its values take twice the registers and staging of the monoid's own run): half the
-/// tile a block, so that the fold's register cap holds more blocks an SM. ArgMax lifted from f32
+/// SegHeads' largest default block for items lifted into wider values (a thread's run is sized
+/// by the item, so its values take more registers and staging than the monoid's own run): the
+/// items a thread that 256 threads get, in half the tile a block, so that the fold's register
+/// cap holds more blocks an SM. ArgMax lifted from f32
 /// read 1.03-1.10x the throughput of 256 threads on every layout of `bench segvariants` on an
 /// H100, in two commands (docs/decisions/0085-seg-heads-lifted-and-u64-values.md).
 pub(crate) const SEG_HEADS_LIFTED_BLOCK: u32 = 128;
 /// The most shared memory SegHeads' default tile stages its values in (a value an item): two
 /// blocks an SM at least. f32 and 8-byte values take 16 KiB; lifted u8 items into 32-byte
-/// values would take 256 KiB at Shuffle's 32 items a thread, and take 12 instead.
+/// values would take 256 KiB at Shuffle's 32 items a thread, and take 11 instead (with the
+/// static arrays within `ANY_DEVICE_BLOCK_SMEM`).
 pub(crate) const SEG_HEADS_TILE_BYTES: usize = 96 * 1024;
 
 /// SegPipeline's stages (tiles of items in its shared-memory ring) and the resident blocks per
@@ -356,10 +358,11 @@ impl SegHeadsBand {
 /// and 2048 at most sizes, which the earlier edges left out) and of mean 4096 (N / S
 /// 4061-4093), where SegHeads was even or a little faster; at mean 8192 SegShuffle was as fast
 /// or faster, or within 4%. 8-byte values with u64 offsets, and 4-byte items lifted into
-/// 8-byte values (ArgMax, log-sum-exp from f32) with u32 ones, measured the same way on an H200
-/// and an H100: u64 1.06-1.42x at 16-4096 from 2^24 items on the H200 (the H100 0.97-1.25x) and
-/// 1.03-1.08x at 8192 from 2^25; lifted 1.02-1.12x at 32-4096 at 2^24 on the H200 (the H100
-/// even there, 1.04-1.26x from 2^25) and 1.08-1.09x at 8192 from 2^26. Fewer items, and lengths
+/// 8-byte values with u32 ones, measured the same way on an H200 and an H100 (the lift: ArgMax
+/// from f32; other lifts of these sizes, log-sum-exp of f32 among them, follow by size,
+/// unmeasured): u64 1.06-1.42x at 16-4096 from 2^24 items on the H200 (the H100 0.97-1.25x)
+/// and 1.03-1.08x at 8192 from 2^25; lifted 1.02-1.12x at 32-4096 at 2^24 on the H200 (the
+/// H100 even there, 1.04-1.26x from 2^25) and 1.08-1.09x at 8192 from 2^26. Fewer items, and lengths
 /// outside the bands, were slower or even: its three launches, and its marks at short segments
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
 /// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md,
