@@ -127,9 +127,11 @@ fn floats(n: usize, seed: u64) -> Vec<f32> {
 }
 
 /// Auto; SegShuffle and SegMerge at their defaults (validated and trusted) and at small tiles
-/// (many tiles and blocks even for small inputs; items per thread that are not whole vectors).
-fn lifted_configs() -> [SegConfig; 7] {
+/// (many tiles and blocks even for small inputs; items per thread that are not whole vectors);
+/// SegHeads at its defaults (`Auto`'s choice for lifted items in its bands).
+fn lifted_configs() -> [SegConfig; 9] {
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let heads = SegConfig::new(SegAlgorithm::SegHeads);
     [
         SegConfig::new(SegAlgorithm::Auto),
         shuffle,
@@ -138,6 +140,9 @@ fn lifted_configs() -> [SegConfig; 7] {
         merge(),
         merge().trusted(),
         merge().block(64).items_per_thread(2).stages(3),
+        // CSR offsets (owners: what `Auto` runs), at its lifted default of 128 threads.
+        heads,
+        heads.trusted(),
     ]
 }
 
