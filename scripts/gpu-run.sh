@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
+# torchseg, segmented, segsweep, segsweeps (segsweep at 2^24–2^28), segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
@@ -180,6 +180,17 @@ for phase in "$@"; do
       ;;
     segsweep)
       .gpu/bin/bench segsweep --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segsweep.err" | tee -a "$SUMMARY"
+      ;;
+    segsweeps)
+      # bench segsweep at other sizes (SWEEP_LOG2S, default "24 25 26 28"; no anchors, which hold
+      # 2^26 only): $OUT/segsweep-2pK.csv each, the printed tables in the summary
+      for k in ${SWEEP_LOG2S:-24 25 26 28}; do
+        mkdir -p "$OUT/sweep-2p$k"
+        note "segsweep --log2 $k:"
+        .gpu/bin/bench segsweep --out "$OUT/sweep-2p$k" --log2 "$k" 2>"$OUT/bench-segsweep-2p$k.err" | tee -a "$SUMMARY"
+        mv "$OUT/sweep-2p$k/segsweep.csv" "$OUT/segsweep-2p$k.csv" 2>/dev/null
+        rm -rf "$OUT/sweep-2p$k"
+      done
       ;;
     segwide)
       # u64 layouts: SegShuffle (Auto), SegMerge and u32 alongside; torch from torchseg (same run)
