@@ -4,14 +4,15 @@
 //! (`catalogue::seg_plan`), its index limits and device needs, the launches, the end of the
 //! call.
 
-use crate::catalogue::{seg_plan, SegConfig, SegShape};
+use crate::catalogue::{seg_plan, seg_plans_to_prepare, SegConfig, SegShape};
 use crate::device::{DeviceInput, DeviceOutput, DeviceVec, SegLayout};
 use crate::dispatch::segmented::{Layout, SegJob};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::jit::{JitReport, Lifted, Own, Program};
+use crate::jit::{JitReport, KernelOrigin, Lifted, Own, Program};
 use reduce_core::layout::{check_fits, SegIndex};
 use reduce_core::{CudaMonoid, DeviceCopy, LayoutError, Lift};
+use std::time::Duration;
 
 /// The segment count of CSR offsets of `entries` entries (entries - 1; none is a layout error).
 fn csr_segments(entries: usize) -> Result<usize> {
@@ -183,8 +184,10 @@ impl Gpu {
         )
     }
 
-    /// Compiles (or loads) the kernel of a segmented configuration for `I` layouts; see
-    /// [`Gpu::prepare`].
+    /// Compiles (or loads) the kernels of a segmented configuration for `I` layouts; see
+    /// [`Gpu::prepare`]. For `Auto`, every kernel it may choose for such calls whatever their
+    /// sizes: SegShuffle's (or SegMerge's), and SegHeads' where its bands hold values of this
+    /// size by CSR offsets.
     pub fn prepare_segmented<M: CudaMonoid, I: SegIndex>(
         &self,
         config: impl Into<SegConfig>,
@@ -193,7 +196,8 @@ impl Gpu {
         self.prepare_seg::<I>(&Own::<M>::new(), config.into(), offsets_form)
     }
 
-    /// Compiles (or loads) the kernel of a lifted segmented configuration for `I` layouts.
+    /// Compiles (or loads) the kernels of a lifted segmented configuration for `I` layouts (see
+    /// [`Gpu::prepare_segmented`]).
     pub fn prepare_segmented_lifted<M: Lift<X>, X: DeviceCopy, I: SegIndex>(
         &self,
         config: impl Into<SegConfig>,
@@ -202,7 +206,8 @@ impl Gpu {
         self.prepare_seg::<I>(&Lifted::<M, X>::new(), config.into(), offsets_form)
     }
 
-    /// The main kernel of `config` for `program` and `I` layouts (16-byte-aligned memory).
+    /// The main kernels `config` may run for `program` and `I` layouts (16-byte-aligned
+    /// memory).
     fn prepare_seg<I: SegIndex>(
         &self,
         program: &dyn Program,
@@ -210,8 +215,16 @@ impl Gpu {
         offsets_form: bool,
     ) -> Result<JitReport> {
         let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
-        let plan = seg_plan(config, shape, 0, 0)?;
-        Ok(plan.module(&self.loader(program))?.1)
+        let loader = self.loader(program);
+        let loaded = JitReport {
+            origin: KernelOrigin::Memory,
+            elapsed: Duration::ZERO,
+        };
+        seg_plans_to_prepare(config, shape)?
+            .iter()
+            .try_fold(loaded, |report, plan| {
+                Ok(report.then(plan.module(&loader)?.1))
+            })
     }
 
     /// The driver every segmented call goes through: enters the memory (context, alignment,

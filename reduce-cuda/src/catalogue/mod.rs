@@ -246,6 +246,27 @@ pub(crate) fn seg_plan(
     })
 }
 
+/// The plans whose kernels calls of `config` for `shape` may run, whatever their N and S: the
+/// plan of N = 0, and for `Auto` SegHeads' too where its bands hold calls of this shape
+/// (`Gpu::prepare_segmented` compiles them all, so that no call compiles on first use).
+pub(crate) fn seg_plans_to_prepare(
+    config: SegConfig,
+    shape: SegShape,
+) -> Result<Vec<Box<dyn SegPlan>>> {
+    let mut plans = vec![seg_plan(config, shape, 0, 0)?];
+    if config.algorithm == SegAlgorithm::Auto
+        && !config.portable
+        && tuning::seg_heads_may_win(&config, shape)
+    {
+        let heads = SegConfig {
+            algorithm: SegAlgorithm::SegHeads,
+            ..config
+        };
+        plans.push(seg_plan(heads, shape, 0, 0)?);
+    }
+    Ok(plans)
+}
+
 /// `config` with `Auto` resolved ([`tuning::resolve_segmented`], told what SegShuffle can take).
 fn resolve(config: SegConfig, shape: SegShape, n: usize, segments: usize) -> SegConfig {
     let block = config.block.unwrap_or(tuning::SEG_SHUFFLE_BLOCK);

@@ -724,6 +724,53 @@ fn portable_segmented_plans_fit_and_refuse() {
     assert_eq!(tuning::seg_portable_group(1000, 396), 1);
 }
 
+/// `Gpu::prepare_segmented` compiles what calls of any size may run: for `Auto`, SegHeads' kernels
+/// too where a band holds the shape (CSR offsets, no knob, the sizes of a band), SegShuffle's
+/// alone elsewhere; a concrete algorithm and the portable mode their own.
+#[test]
+fn prepared_plans_cover_every_size() {
+    let families = |config: SegConfig, shape: SegShape| -> Vec<Family> {
+        seg_plans_to_prepare(config, shape)
+            .unwrap()
+            .iter()
+            .map(|plan| plan.variants()[0].family)
+            .collect()
+    };
+    let auto = SegConfig::default();
+    let (shuffle, heads) = (Family::SegShuffle, Family::SegHeads);
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    assert_eq!(families(auto, f32_offsets), [shuffle, heads]);
+    assert_eq!(families(auto.trusted(), f32_offsets), [shuffle, heads]);
+    let f32_wide = sized(shape(true, true, false), 4, 4);
+    assert_eq!(families(auto, f32_wide), [shuffle, heads]);
+    let lifted = sized(shape(false, true, true), 4, 8);
+    assert_eq!(families(auto, lifted), [shuffle, heads]);
+    // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
+    assert_eq!(
+        families(auto, sized(shape(false, false, false), 4, 4)),
+        [shuffle]
+    );
+    assert_eq!(
+        families(auto, sized(shape(false, true, false), 16, 16)),
+        [shuffle]
+    );
+    assert_eq!(
+        families(auto, sized(shape(true, true, true), 4, 8)),
+        [shuffle]
+    );
+    assert_eq!(families(auto.block(128), f32_offsets), [shuffle]);
+    let explicit = SegConfig::new(SegAlgorithm::SegShuffle);
+    assert_eq!(families(explicit, f32_offsets), [shuffle]);
+    assert_eq!(
+        families(SegConfig::new(SegAlgorithm::SegHeads), f32_offsets),
+        [heads]
+    );
+    assert_eq!(
+        families(auto.portable(), f32_offsets),
+        [Family::SegPortable]
+    );
+}
+
 #[test]
 fn seg_heads_defaults_and_checks() {
     let heads = SegConfig::new(SegAlgorithm::SegHeads);

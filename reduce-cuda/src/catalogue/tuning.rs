@@ -288,18 +288,32 @@ pub(crate) fn seg_heads_wins(
     n: usize,
     segments: usize,
 ) -> bool {
+    segments > 0
+        && seg_heads_bands(config, shape)
+            .any(|band| n >= band.min_items && band.mean_lengths.contains(&(n / segments)))
+}
+
+/// Whether `Auto` takes SegHeads for some N and S of calls of `shape` ([`seg_heads_wins`]'s
+/// rule without them): what `Gpu::prepare_segmented` compiles besides N = 0's plan.
+pub(crate) fn seg_heads_may_win(config: &SegConfig, shape: SegShape) -> bool {
+    seg_heads_bands(config, shape).next().is_some()
+}
+
+/// The bands of [`SEG_HEADS_BANDS`] for `shape`'s items and offsets, with every knob left to
+/// `Auto` (none otherwise).
+fn seg_heads_bands(
+    config: &SegConfig,
+    shape: SegShape,
+) -> impl Iterator<Item = &'static SegHeadsBand> {
     let items = shape.items;
-    config.knobs() == Knobs::default()
-        && shape.offsets_form
-        && segments > 0
-        && SEG_HEADS_BANDS.iter().any(|band| {
-            band.item_bytes == items.in_size
-                && band.value_bytes == items.m_size
-                && band.lifted == items.lifted
-                && band.u64_offsets == shape.wide
-                && n >= band.min_items
-                && band.mean_lengths.contains(&(n / segments))
-        })
+    let eligible = config.knobs() == Knobs::default() && shape.offsets_form;
+    SEG_HEADS_BANDS.iter().filter(move |band| {
+        eligible
+            && band.item_bytes == items.in_size
+            && band.value_bytes == items.m_size
+            && band.lifted == items.lifted
+            && band.u64_offsets == shape.wide
+    })
 }
 
 /// Items of `item_bytes` bytes (`lifted` into values of `value_bytes`, else values themselves)
