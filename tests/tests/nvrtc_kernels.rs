@@ -353,7 +353,11 @@ fn scan_kernels_keep_their_blocks_per_sm() {
 /// runtime caps it (`R_MIN_BLOCKS`, catalogue/caps.rs) for the 8 blocks the threads allow, 4-5%
 /// less GPU time on an H200 (decision record 0081). Under that cap the fold must keep out of local
 /// memory for f32 and f64 sums and the affine monoid (else the runtime runs it uncapped), and 2x2
-/// matrices spill (8 bytes) under caps of 8 and 7 blocks, the case the fallback is for. The counts hold for NVRTC 13.0.
+/// matrices spill (8 bytes) under caps of 8 and 7 blocks, the case the fallback is for. ArgMax
+/// lifted from f32 at its default of 128 threads: 48 registers uncapped (10 blocks an SM, the
+/// 40 warps of 256 threads capped for 5 blocks), no local memory; the caps its shared memory
+/// allows (11 and 12 blocks) spill, so the runtime runs it uncapped (decision record 0085). The
+/// counts hold for NVRTC 13.0.
 #[test]
 fn seg_heads_fold_fits_every_thread_slot() {
     if !counts_hold() {
@@ -396,6 +400,34 @@ fn seg_heads_fold_fits_every_thread_slot() {
             "2x2 matrices spill under a cap of {cap}"
         );
     }
+    let lifted = |cap: u32| {
+        let config = SegConfig::new(SegAlgorithm::SegHeads);
+        let mut source =
+            reduce_cuda::testing::seg_kernel_variants_lifted_at::<monoids::lang::ArgMax, f32, u32>(
+                config, true, 0,
+            )
+            .unwrap()
+            .remove(0);
+        assert!(
+            source.text.contains("#define R_BLOCK 128\n"),
+            "the lifted default block"
+        );
+        source.text = source.text.replace(
+            "#define R_MIN_BLOCKS 0\n",
+            &format!("#define R_MIN_BLOCKS {cap}\n"),
+        );
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        let read = "the CUBIN's facts of the lifted fold";
+        (
+            cubin::registers(&cubin, "reduce_seg_heads_fold").expect(read),
+            cubin::frame_size(&cubin, "reduce_seg_heads_fold").expect(read),
+        )
+    };
+    assert_eq!(lifted(0), (48, 0), "lifted ArgMax, uncapped");
+    assert!(
+        lifted(11).1 > 0,
+        "lifted ArgMax spills capped for 11 blocks"
+    );
 }
 
 /// LookAhead's kernel (`Auto`'s scans, one block of 320, 352 or 384 threads per SM) at the

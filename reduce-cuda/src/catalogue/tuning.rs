@@ -76,8 +76,10 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
 /// SegHeads' largest default block for items lifted into wider values (a thread's run is sized
 /// by the item, so its values take more registers and staging than the monoid's own run): the
-/// items a thread that 256 threads get, in half the tile a block, so that the fold's register
-/// cap holds more blocks an SM. ArgMax lifted from f32
+/// items a thread that 256 threads get, in half the tile a block. For ArgMax lifted from f32
+/// the SM holds the same 40 warps either way (NVRTC 13.0: 48 registers and 10 blocks of 128
+/// uncapped; 256 threads take 63, capped to 48 for 5 blocks), in twice the blocks, each block's
+/// barrier-bound phases holding half the warps. ArgMax lifted from f32
 /// read 1.03-1.10x the throughput of 256 threads on every layout of `bench segvariants` on an
 /// H100, in two commands (docs/decisions/0085-seg-heads-lifted-and-u64-values.md).
 pub(crate) const SEG_HEADS_LIFTED_BLOCK: u32 = 128;
