@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use reduce_bench::monoids::LogSumExp;
 use reduce_core::{fold_by_owner, fold_segments, LayoutError};
-use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
+use reduce_cuda::{CudaMonoid, Error, Gpu, Min, Monoid, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::layouts::basic;
 use reduce_tests::*;
 
@@ -515,6 +515,45 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     // Asked again: the choice is remembered, nothing more is loaded.
     gpu.prepare_segmented::<Mat2w, u32>(config, true).unwrap();
     assert_eq!(gpu.loaded_kernels() - before, 7);
+}
+
+/// A 4-byte monoid of this test alone: no other test loads its kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(identity = Tally { n: 0 }, combine = |l, r| Tally { n: l.n.wrapping_add(r.n) })]
+pub struct Tally {
+    pub n: u32,
+}
+
+/// `prepare_segmented` under `Auto` loads what calls of any size may run: by CSR offsets of
+/// 4-byte values SegShuffle's kernel and SegHeads' (a band holds them), so that SegHeads itself
+/// then loads nothing more; by owners SegShuffle's alone.
+#[test]
+fn prepare_loads_what_auto_may_run() {
+    let Some(gpu) = gpu() else { return };
+    let before = gpu.loaded_kernels();
+    gpu.prepare_segmented::<Tally, u32>(SegConfig::default(), true)
+        .unwrap();
+    let prepared = gpu.loaded_kernels();
+    assert!(
+        prepared >= before + 2,
+        "SegShuffle's and SegHeads' kernels: {} loaded",
+        prepared - before
+    );
+    gpu.prepare_segmented::<Tally, u32>(SegConfig::new(SegAlgorithm::SegHeads), true)
+        .unwrap();
+    assert_eq!(
+        gpu.loaded_kernels(),
+        prepared,
+        "SegHeads' kernels were loaded"
+    );
+    gpu.prepare_segmented::<Tally, u32>(SegConfig::new(SegAlgorithm::SegShuffle), true)
+        .unwrap();
+    assert_eq!(
+        gpu.loaded_kernels(),
+        prepared,
+        "SegShuffle's kernel was loaded"
+    );
 }
 
 /// SegPipeline runs from sm_90 on (bulk copies and mbarriers); below, every call is
