@@ -412,6 +412,10 @@ fn seg_heads_fold_fits_every_thread_slot() {
             source.text.contains("#define R_BLOCK 128\n"),
             "the lifted default block"
         );
+        assert!(
+            source.text.contains("#define R_MIN_BLOCKS 0\n"),
+            "the uncapped fold's define"
+        );
         source.text = source.text.replace(
             "#define R_MIN_BLOCKS 0\n",
             &format!("#define R_MIN_BLOCKS {cap}\n"),

@@ -185,9 +185,11 @@ impl Gpu {
     }
 
     /// Compiles (or loads) the kernels of a segmented configuration for `I` layouts; see
-    /// [`Gpu::prepare`]. For `Auto`, every kernel it may choose for such calls whatever their
-    /// sizes: SegShuffle's (or SegMerge's), and SegHeads' where its bands hold values of this
-    /// size by CSR offsets.
+    /// [`Gpu::prepare`]. For `Auto`: the kernel of a call of unknown size (SegShuffle's, or
+    /// SegMerge's), and SegHeads' too where its bands hold values of this size by CSR offsets.
+    /// Calls whose sizes make `Auto` size SegShuffle otherwise (lifted items with more segments
+    /// than items; owners of short segments) or take SegMerge (past 2^32 items) still compile
+    /// their kernel on first use.
     pub fn prepare_segmented<M: CudaMonoid, I: SegIndex>(
         &self,
         config: impl Into<SegConfig>,

@@ -246,9 +246,9 @@ pub(crate) fn seg_plan(
     })
 }
 
-/// The plans whose kernels calls of `config` for `shape` may run, whatever their N and S: the
-/// plan of N = 0, and for `Auto` SegHeads' too where its bands hold calls of this shape
-/// (`Gpu::prepare_segmented` compiles them all, so that no call compiles on first use).
+/// The plans `Gpu::prepare_segmented` compiles for `config` and `shape`: the plan of N = 0, and
+/// for `Auto` SegHeads' too where its bands hold calls of this shape (so that a call inside a
+/// band does not compile on first use).
 pub(crate) fn seg_plans_to_prepare(
     config: SegConfig,
     shape: SegShape,

@@ -724,11 +724,11 @@ fn portable_segmented_plans_fit_and_refuse() {
     assert_eq!(tuning::seg_portable_group(1000, 396), 1);
 }
 
-/// `Gpu::prepare_segmented` compiles what calls of any size may run: for `Auto`, SegHeads' kernels
-/// too where a band holds the shape (CSR offsets, no knob, the sizes of a band), SegShuffle's
-/// alone elsewhere; a concrete algorithm and the portable mode their own.
+/// `Gpu::prepare_segmented` compiles, for `Auto`, SegHeads' kernels too where a band holds the
+/// shape (CSR offsets, no knob, the sizes of a band), SegShuffle's alone elsewhere; a concrete
+/// algorithm and the portable mode their own.
 #[test]
-fn prepared_plans_cover_every_size() {
+fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let families = |config: SegConfig, shape: SegShape| -> Vec<Family> {
         seg_plans_to_prepare(config, shape)
             .unwrap()
