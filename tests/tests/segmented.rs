@@ -524,36 +524,32 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
 #[test]
 fn prepare_loads_seg_heads_where_a_band_holds_the_shape() {
     let Some(gpu) = gpu() else { return };
+    // The kernels loaded after preparing `algorithm` (`Auto` when None) in a form.
+    let loaded = |algorithm: Option<SegAlgorithm>, offsets_form: bool| {
+        let config = algorithm.map_or(SegConfig::default(), SegConfig::new);
+        gpu.prepare_segmented::<Sum<u32>, u32>(config, offsets_form)
+            .unwrap();
+        gpu.loaded_kernels()
+    };
     let before = gpu.loaded_kernels();
-    gpu.prepare_segmented::<Sum<u32>, u32>(SegConfig::default(), true)
-        .unwrap();
-    let prepared = gpu.loaded_kernels();
+    let prepared = loaded(None, true);
     assert!(prepared > before, "nothing loaded");
-    gpu.prepare_segmented::<Sum<u32>, u32>(SegConfig::new(SegAlgorithm::SegHeads), true)
-        .unwrap();
-    assert_eq!(
-        gpu.loaded_kernels(),
-        prepared,
-        "SegHeads' kernels were loaded"
-    );
-    gpu.prepare_segmented::<Sum<u32>, u32>(SegConfig::new(SegAlgorithm::SegShuffle), true)
-        .unwrap();
-    assert_eq!(
-        gpu.loaded_kernels(),
-        prepared,
-        "SegShuffle's kernel was loaded"
-    );
-    gpu.prepare_segmented::<Sum<u32>, u32>(SegConfig::default(), false)
-        .unwrap();
-    let owners = gpu.loaded_kernels();
+    let owners = loaded(None, false);
     assert!(owners > prepared, "the owner form's kernel was not loaded");
-    gpu.prepare_segmented::<Sum<u32>, u32>(SegConfig::new(SegAlgorithm::SegHeads), false)
-        .unwrap();
-    assert_eq!(
-        gpu.loaded_kernels(),
-        owners,
-        "SegHeads by owners loaded more"
-    );
+    // Each again, as `Auto` or as the algorithm it plans: nothing more.
+    for (algorithm, offsets_form) in [
+        (None, true),
+        (Some(SegAlgorithm::SegHeads), true),
+        (Some(SegAlgorithm::SegShuffle), true),
+        (None, false),
+        (Some(SegAlgorithm::SegHeads), false),
+    ] {
+        assert_eq!(
+            loaded(algorithm, offsets_form),
+            owners,
+            "{algorithm:?} (offsets form {offsets_form}) loaded more"
+        );
+    }
 }
 
 /// SegPipeline runs from sm_90 on (bulk copies and mbarriers); below, every call is
