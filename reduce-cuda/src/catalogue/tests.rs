@@ -777,6 +777,10 @@ fn seg_heads_defaults_and_checks() {
     let plan = |config: SegConfig, shape| seg_plan(config, shape, 0, 0);
     let items_of =
         |config: SegConfig, shape| define(&plan(config, shape).unwrap().variants()[0], "R_ITEMS");
+    let items_and_block = |shape| {
+        let spec = plan(heads, shape).unwrap().variants().remove(0);
+        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK"))
+    };
     // Shuffle's 64 bytes of input items a thread, at most 32 (a thread's bits in two words).
     let f32s = sized(shape(false, true, false), 4, 4);
     assert_eq!(items_of(heads, f32s), 16);
@@ -785,26 +789,14 @@ fn seg_heads_defaults_and_checks() {
     // Items lifted into wider values: the items a thread of 256 threads, in blocks of 128 (f32
     // into 8-byte values: 16 items).
     let f32_to_8 = sized(shape(false, true, true), 4, 8);
-    let spec = plan(heads, f32_to_8).unwrap().variants().remove(0);
-    assert_eq!(
-        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
-        (16, 128)
-    );
+    assert_eq!(items_and_block(f32_to_8), (16, 128));
     // Lifted bytes into 32-byte values: the tile's values of 256 threads within 96 KiB, and with
     // the static arrays within 99 KiB (12 items would be 96 KiB and 3.7 KiB), in blocks of 128.
     let bytes_to_32 = sized(shape(false, true, true), 1, 32);
-    let spec = plan(heads, bytes_to_32).unwrap().variants().remove(0);
-    assert_eq!(
-        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
-        (11, 128)
-    );
+    assert_eq!(items_and_block(bytes_to_32), (11, 128));
     // 512-byte values: one item a thread, the default block halved to 128 threads.
     let records = sized(shape(false, true, false), 512, 512);
-    let spec = plan(heads, records).unwrap().variants().remove(0);
-    assert_eq!(
-        (define(&spec, "R_ITEMS"), define(&spec, "R_BLOCK")),
-        (1, 128)
-    );
+    assert_eq!(items_and_block(records), (1, 128));
     // Values whose static arrays alone pass 99 KiB: planned (the launch decides), no overflow.
     let huge = sized(shape(false, true, false), 4096, 4096);
     assert_eq!(
