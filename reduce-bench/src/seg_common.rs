@@ -99,8 +99,14 @@ impl DeviceLayout {
 
     /// Bytes a segmented reduction must move: items, the layout, one result per segment.
     pub fn bytes<M>(&self, n: usize, form: &str) -> f64 {
+        self.lifted_bytes::<M, M>(n, form)
+    }
+
+    /// Bytes a segmented reduction of `n` items of type `X` lifted into `M` must move: the
+    /// items, the layout, one `M` result per segment.
+    pub fn lifted_bytes<X, M>(&self, n: usize, form: &str) -> f64 {
         let size = std::mem::size_of::<M>();
-        (n * size + self.index_bytes(n, form) + self.segments * size) as f64
+        (n * std::mem::size_of::<X>() + self.index_bytes(n, form) + self.segments * size) as f64
     }
 
     /// The bytes of the layout in `form` over `n` items.
@@ -178,6 +184,18 @@ impl DeviceLayout {
         config: SegConfig,
     ) -> reduce_cuda::Result<f32> {
         median_ms(gpu, REPS, || self.run(gpu, items, out, form, config))
+    }
+
+    /// The median time (ms) of [`DeviceLayout::run_lifted`].
+    pub fn time_lifted<M: Lift<X>, X: DeviceCopy>(
+        &self,
+        gpu: &Gpu,
+        items: &impl DeviceInput<X>,
+        out: &mut impl DeviceOutput<M>,
+        form: &str,
+        config: SegConfig,
+    ) -> reduce_cuda::Result<f32> {
+        median_ms(gpu, REPS, || self.run_lifted(gpu, items, out, form, config))
     }
 }
 

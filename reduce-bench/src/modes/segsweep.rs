@@ -16,7 +16,6 @@ use crate::layouts::{key, mean_length, sweep_name, SWEEP_LOG2_MAX, SWEEP_N};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::output::svg_plot;
 use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, OFFSETS_U64};
-use crate::timing::{median_ms, REPS};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -87,19 +86,30 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     // The rows of 8-byte values: the affine monoid with u32 and u64 offsets, and ArgMax lifted
     // from the f32 items (the same bits as `sums`) with u32 offsets.
     let argmax_items = kernels.fill_random::<f32>(n as usize, 21, &masks_f32())?;
-    let eight_ours: Vec<_> = ours.iter().filter(|(label, _)| chosen(label)).collect();
-    let eight_rows: Vec<(&str, &str)> = [
+    // (monoid, form, algorithm, config) of each row; ArgMax's SegShuffle sized as `Auto` sizes
+    // it for items narrower than the monoid (16 f32 a thread; its own default is the monoid's 8).
+    let eight_rows: Vec<(&str, &str, &str, SegConfig)> = [
         ("affine", "offsets"),
         ("affine", OFFSETS_U64),
         ("argmax", "offsets"),
     ]
     .into_iter()
-    .flat_map(|(monoid, form)| eight_ours.iter().map(move |_| (monoid, form)))
+    .flat_map(|(monoid, form)| {
+        ours.iter()
+            .filter(|(label, _)| chosen(label))
+            .map(move |&(label, config)| {
+                let config = if monoid == "argmax" && config.algorithm == SegAlgorithm::SegShuffle {
+                    config.items_per_thread(16)
+                } else {
+                    config
+                };
+                (monoid, form, label, config)
+            })
+    })
     .collect();
     let mut affine_series: Vec<(String, Vec<(f64, f64)>)> = eight_rows
         .iter()
-        .zip(eight_ours.iter().cycle())
-        .map(|(&(monoid, form), (label, _))| (format!("{monoid} {label} {form}"), Vec::new()))
+        .map(|(monoid, form, label, _)| (format!("{monoid} {label} {form}"), Vec::new()))
         .collect();
     affine_series.push(("affine plain Shuffle".into(), Vec::new()));
     let mut csv = String::from("mean_length,segments,series,median_ms,gbs_moved\n");
@@ -139,27 +149,14 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         );
         let mut out_affine = gpu.zeroed::<Affine>(layout.segments)?;
         let mut out_argmax = gpu.identities::<ArgMax>(layout.segments)?;
-        for (i, (&(monoid, form), &&(_, config))) in
-            eight_rows.iter().zip(eight_ours.iter().cycle()).enumerate()
-        {
+        for (i, &(monoid, form, _, config)) in eight_rows.iter().enumerate() {
             let (ms, bytes) = if monoid == "affine" {
                 let ms = layout.time(&gpu, affine.items(), &mut out_affine, form, config)?;
                 (ms, layout.bytes::<Affine>(n as usize, form))
             } else {
-                // SegShuffle sized as `Auto` sizes it for items narrower than the monoid (16 f32
-                // a thread; its own default is the monoid's 8).
-                let config = if config.algorithm == SegAlgorithm::SegShuffle {
-                    config.items_per_thread(16)
-                } else {
-                    config
-                };
-                let ms = median_ms(&gpu, REPS, || {
-                    let items = argmax_items.items();
-                    layout.run_lifted(&gpu, items, &mut out_argmax, form, config)
-                })?;
-                // Items of 4 bytes, the layout, results of 8.
-                let bytes = layout.bytes::<ArgMax>(n as usize, form) - (4 * n) as f64;
-                (ms, bytes)
+                let items = argmax_items.items();
+                let ms = layout.time_lifted(&gpu, items, &mut out_argmax, form, config)?;
+                (ms, layout.lifted_bytes::<f32, ArgMax>(n as usize, form))
             };
             let gbs = bytes / (ms as f64 * 1e6);
             affine_series[i].1.push((k as f64, gbs));

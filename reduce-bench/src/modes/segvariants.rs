@@ -10,7 +10,6 @@ use crate::layouts::{distribution, mean_length};
 use crate::monoids::{masks_affine, masks_f32, Affine, ArgMax};
 use crate::output::report;
 use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, FORMS};
-use crate::timing::{median_ms, REPS};
 use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 
 /// SegShuffle's, SegPipeline's, SegHeads' and SegMerge's tuning spaces (trusted layouts):
@@ -119,13 +118,9 @@ pub fn segvariants(args: &Args) -> reduce_cuda::Result<()> {
                     layout.bytes::<Affine>(n as usize, form),
                     plain_affine,
                 );
-                let argmax = median_ms(&gpu, REPS, || {
-                    layout.run_lifted(&gpu, floats.items(), &mut out_argmax, form, *config)
-                });
-                // Items of 4 bytes, the layout, results of 8.
                 let g = cell(
-                    argmax,
-                    layout.bytes::<ArgMax>(n as usize, form) - (4 * n) as f64,
+                    layout.time_lifted(&gpu, floats.items(), &mut out_argmax, form, *config),
+                    layout.lifted_bytes::<f32, ArgMax>(n as usize, form),
                     plain_f32,
                 );
                 lines.push(format!(

@@ -90,7 +90,7 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
             .min(32)
             .min(fitting(block).max(1) as u32)
     });
-    if knobs.block.is_none() && shape.items.lifted && shape.items.in_size < shape.items.m_size {
+    if knobs.block.is_none() && shape.items.lifted_narrower() {
         block = block.min(SEG_HEADS_LIFTED_BLOCK);
     }
     let (items, vecs) = lane_items(name, shape.items.in_size, Some(requested))?;

@@ -231,7 +231,7 @@ pub(crate) fn resolve_segmented(
         SegAlgorithm::SegShuffle
     };
     let short_segments = 4 * (n as u64) < 5 * segments as u64;
-    let lifted_narrower = items.lifted && items.in_size < items.m_size;
+    let lifted_narrower = items.lifted_narrower();
     let outputs_dominate = if shape.offsets_form {
         segments > n
     } else {

@@ -24,6 +24,13 @@ pub(crate) struct Items {
 }
 
 impl Items {
+    /// Items lifted into wider values (ArgMax's (value, index) from f32): the families size a
+    /// thread's run by the item, so its values take more registers and staging than the
+    /// monoid's own run.
+    pub fn lifted_narrower(&self) -> bool {
+        self.lifted && self.in_size < self.m_size
+    }
+
     /// A bound on the bytes of a kernel struct of a 4-byte flag and a monoid value (`r_seg`):
     /// the value, and the flag padded to the value's alignment.
     pub fn flagged_value_bytes(&self) -> usize {
