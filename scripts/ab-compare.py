@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
-segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv and portable-seg.csv.
+segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv, portable-plain.csv and portable-seg.csv.
 For every measured row (the columns of KEYS; the time is its median_ms, or each column TIME
 names) it takes each build's best round, and sets the difference between the builds against the
 spread between the rounds of the first build (A against itself): a row is flagged SLOWER when
@@ -24,11 +24,13 @@ KEYS = {
     "scan.csv": ("case", "n"),
     "portable-seg.csv": ("layout", "form", "trust"),
     "portable.csv": ("case", "n"),
+    "portable-plain.csv": ("case", "n"),
 }
 # The time columns where it is not median_ms (several: each a row of its own, named by it).
 TIME = {
     "portable-seg.csv": ("portable_ms",),
     "portable.csv": ("default_ms", "shuffle_ms", "portable_ms"),
+    "portable-plain.csv": ("default_ms", "shuffle_ms", "portable_ms"),
 }
 
 

@@ -7,7 +7,7 @@
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented, along axes and scans, against the default and CUB's gpu_to_gpu
-# determinism), portable-axes, portable-seg, portable-scan (its sections along axes, segmented and of scans alone),
+# determinism), portable-plain, portable-axes, portable-seg, portable-scan (its plain section and those along axes, segmented and of scans alone),
 # fuzz, api (every public call as users call it), overhead (what each call's host work adds to it),
 # ab (builds of bench: see the phase).
 # cubseg, torchseg, segmented, segsweep and segwide read the layouts seglayouts writes (same run).
@@ -407,6 +407,11 @@ for phase in "$@"; do
       head -2 "$OUT/cub-portable.txt" | tee -a "$SUMMARY"
       .gpu/bin/bench portable --out "$OUT" --cub "$OUT/cub-portable.txt" 2>"$OUT/bench-portable.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-portable.err" >> "$SUMMARY"
+      ;;
+    portable-plain)
+      # Config::portable against the default and Shuffle, plain sums and log-sum-exp alone (portable-plain.csv)
+      .gpu/bin/bench portable-plain --out "$OUT" 2>"$OUT/bench-portable-plain.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-portable-plain.err" >> "$SUMMARY"
       ;;
     portable-seg)
       # SegConfig::portable against the default on every segmented distribution alone (portable-seg.csv)

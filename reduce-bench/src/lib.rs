@@ -22,7 +22,7 @@
 //! bench axes [--log2 K] [--out DIR] [--cub F] [--torch F]  reductions along the axes of arrays
 //! bench scan [--quick] [--out DIR] [--cub F] [--torch F]   scans, plain and segmented, vs the copy roof
 //! bench portable [--quick] [--out DIR] [--cub F]    the portable mode against the default, every family
-//! bench portable-seg | portable-axes | portable-scan [--quick] [--out DIR]  one of its sections
+//! bench portable-plain | portable-seg | portable-axes | portable-scan [--quick] [--out DIR]  one of its sections
 //! bench_cluster [--quick] [--out DIR] [--torch FILE] [--max-gpus N]
 //! ```
 //!

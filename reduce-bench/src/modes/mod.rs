@@ -56,10 +56,11 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "scan" => scan::scan(args),
         "portable" => portable::portable(args),
         "portable-axes" => portable_axes::portable_axes(args),
+        "portable-plain" => portable::portable_plain(args),
         "portable-scan" => portable_scans::portable_scan(args),
         "portable-seg" => portable::portable_seg(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, overhead, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes, portable-scan or portable-seg");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, overhead, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes, portable-plain, portable-scan or portable-seg");
             std::process::exit(2);
         }
     }

@@ -16,7 +16,8 @@
 //! (`ScanConfig::portable`, `portable_scans.rs`).
 //! Writes `portable.csv`, `portable-seg.csv`, `portable-axes.csv`, `portable-scan.csv` and
 //! `portable.txt`.
-//! `bench portable-seg` runs the segmented section alone (`portable_seg`).
+//! `bench portable-plain` and `bench portable-seg` run the plain and the segmented section
+//! alone (`portable_plain`, `portable_seg`).
 
 use super::section::{compared, verdict};
 use crate::anchors::read_cub;
@@ -125,6 +126,30 @@ fn sums<M: CudaMonoid + AnyBits + std::fmt::Debug>(
 pub fn portable(args: &Args) -> Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
+    let mut lines = vec![format!("device {}", gpu.info().name)];
+    let csv = plain(&gpu, &kernels, &mut lines, args)?;
+    sweep(&gpu, &kernels, &mut lines)?;
+    std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
+    let seg_csv = segmented(&gpu, &kernels, &mut lines, &[true, false])?;
+    std::fs::write(args.out.join("portable-seg.csv"), seg_csv).expect("writing portable-seg.csv");
+    let axes_csv = super::portable_axes::along_axes(&gpu, &kernels, &mut lines)?;
+    std::fs::write(args.out.join("portable-axes.csv"), axes_csv)
+        .expect("writing portable-axes.csv");
+    let scan_csv = super::portable_scans::scans(&gpu, &kernels, &mut lines, args.quick)?;
+    std::fs::write(args.out.join("portable-scan.csv"), scan_csv)
+        .expect("writing portable-scan.csv");
+    report(&args.out, "portable.txt", &lines);
+    Ok(())
+}
+
+/// The plain section: f32 sums, f64 sums and log-sum-exp at 2^20 … 2^30 items (`--quick`: 2^24,
+/// 2^26, 2^28) in the three modes, against CUB where `--cub` gives its times. Returns the CSV.
+fn plain(
+    gpu: &Gpu,
+    kernels: &BenchKernels,
+    lines: &mut Vec<String>,
+    args: &Args,
+) -> Result<String> {
     let cub = read_cub(&args.cub);
     let sizes: &[u32] = if args.quick {
         &[24, 26, 28]
@@ -135,20 +160,17 @@ pub fn portable(args: &Args) -> Result<()> {
         "case,n,default_ms,shuffle_ms,portable_ms,portable_cost,default_x_roof,portable_x_roof,\
          cub_run_to_run_ms,cub_gpu_to_gpu_ms,portable_speedup_over_cub_gpu_to_gpu,cpu_bits,repeat_bits,bits\n",
     );
-    let mut lines = vec![
-        format!("device {}", gpu.info().name),
-        "case n: default / Shuffle / portable ms, portable cost (time ÷ default), ×roof default and portable, CUB run_to_run / gpu_to_gpu ms, bits".into(),
-    ];
+    lines.push("case n: default / Shuffle / portable ms, portable cost (time ÷ default), ×roof default and portable, CUB run_to_run / gpu_to_gpu ms, bits".into());
     for &log2 in sizes {
         let n = 1usize << log2;
         for case in ["f32 sum", "f64 sum", "lse f32"] {
             let (row, roof, key) = match case {
                 "f32 sum" => {
-                    let (row, roof) = sums::<Sum<f32>>(&gpu, &kernels, n, 3 + log2, &masks_f32())?;
+                    let (row, roof) = sums::<Sum<f32>>(gpu, kernels, n, 3 + log2, &masks_f32())?;
                     (row, roof, "cub_sum_f32")
                 }
                 "f64 sum" => {
-                    let (row, roof) = sums::<Sum<f64>>(&gpu, &kernels, n, 4 + log2, &masks_f64())?;
+                    let (row, roof) = sums::<Sum<f64>>(gpu, kernels, n, 4 + log2, &masks_f64())?;
                     (row, roof, "cub_sum_f64")
                 }
                 _ => {
@@ -157,7 +179,7 @@ pub fn portable(args: &Args) -> Result<()> {
                     let xs = xs.items();
                     let into = |c, out: &mut DeviceVec<_>| gpu.reduce_lifted_into(xs, out, c);
                     let lift = <LogSumExp as Lift<f32>>::lift;
-                    let row = measure::<LogSumExp>(&gpu, into, || cpu(&gpu, xs, lift))?;
+                    let row = measure::<LogSumExp>(gpu, into, || cpu(gpu, xs, lift))?;
                     (row, roof, "")
                 }
             };
@@ -189,18 +211,15 @@ pub fn portable(args: &Args) -> Result<()> {
         }
         eprintln!("portable: n = 2^{log2} done");
     }
-    sweep(&gpu, &kernels, &mut lines)?;
-    std::fs::write(args.out.join("portable.csv"), csv).expect("writing portable.csv");
-    let seg_csv = segmented(&gpu, &kernels, &mut lines, &[true, false])?;
-    std::fs::write(args.out.join("portable-seg.csv"), seg_csv).expect("writing portable-seg.csv");
-    let axes_csv = super::portable_axes::along_axes(&gpu, &kernels, &mut lines)?;
-    std::fs::write(args.out.join("portable-axes.csv"), axes_csv)
-        .expect("writing portable-axes.csv");
-    let scan_csv = super::portable_scans::scans(&gpu, &kernels, &mut lines, args.quick)?;
-    std::fs::write(args.out.join("portable-scan.csv"), scan_csv)
-        .expect("writing portable-scan.csv");
-    report(&args.out, "portable.txt", &lines);
-    Ok(())
+    Ok(csv)
+}
+
+/// `bench portable-plain [--quick] [--out DIR] [--cub FILE]`: the plain section alone
+/// (`portable-plain.csv`, `portable-plain.txt`), without the knobs' sweep.
+pub fn portable_plain(args: &Args) -> Result<()> {
+    super::section::section(args, "portable-plain", |gpu, kernels, lines| {
+        plain(gpu, kernels, lines, args)
+    })
 }
 
 /// The knobs that move the portable mode's speed (never its bits), f32 sums at 2^24 and 2^28:
