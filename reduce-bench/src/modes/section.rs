@@ -1,5 +1,6 @@
 //! What the sections of `bench portable` share: running one alone (`bench portable-plain`,
-//! `portable-seg`, `portable-axes`, `portable-scan`), and a row comparing the portable mode with the default.
+//! `portable-seg`, `portable-axes`, `portable-scan`), and a row comparing the portable mode with
+//! the default.
 
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
