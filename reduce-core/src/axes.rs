@@ -125,7 +125,9 @@ impl Axes {
         let mut runs: Vec<(usize, bool)> = Vec::new();
         for &(extent, reduced) in self.dims.iter().filter(|&&(e, _)| e != 1) {
             match runs.last_mut() {
-                Some((e, r)) if *r == reduced => *e *= extent,
+                // Only an empty array (a 0 extent) has a product past usize: saturated, its
+                // runs hold no item.
+                Some((e, r)) if *r == reduced => *e = e.saturating_mul(extent),
                 _ => runs.push((extent, reduced)),
             }
         }
@@ -145,10 +147,12 @@ impl Axes {
 }
 
 /// The offset of the `i`-th position, row-major over `dims` ((extent, stride), last fastest).
+/// Wrapping: only an empty array's strides saturate ([`Axes::new`]), and its offsets index no
+/// item.
 fn flat(dims: &[(usize, usize)], mut i: usize) -> usize {
-    let mut offset = 0;
+    let mut offset = 0usize;
     for &(extent, stride) in dims.iter().rev() {
-        offset += (i % extent) * stride;
+        offset = offset.wrapping_add((i % extent).wrapping_mul(stride));
         i /= extent;
     }
     offset
@@ -324,6 +328,13 @@ mod tests {
         assert!(fold_axes::<Seq>(&[], &[0, usize::MAX, 2], &[1, 2])
             .unwrap()
             .is_empty());
+        // ... with every result the identity, even where a kept axis's stride saturates ...
+        assert_eq!(
+            fold_axes::<Seq>(&[], &[0, 3, 1 << 63], &[0, 2]).unwrap(),
+            vec![Seq::identity(); 3]
+        );
+        let runs = Axes::new(0, &[0, usize::MAX, 2], &[1, 2]).unwrap().runs();
+        assert_eq!(runs, vec![(0, false), (usize::MAX, true)]);
         // ... but not one with more results than a usize counts
         assert_eq!(
             fold_axes::<Seq>(&[], &[usize::MAX, 0, 2], &[1]),

@@ -73,7 +73,7 @@ pub enum LayoutError {
         keys: usize,
     },
     /// `owner[index] < owner[index - 1]`: owners must be non-decreasing.
-    #[error("owner is not sorted: owner[{index}] = {value} is smaller than owner[{}] = {previous}", index - 1)]
+    #[error("owner is not sorted: owner[{index}] = {value} is smaller than owner[{}] = {previous}", index.saturating_sub(1))]
     OwnerNotSorted {
         /// First index whose owner is smaller than its predecessor's.
         index: usize,

@@ -51,7 +51,7 @@ pub enum ShardError {
         items: usize,
     },
     /// `owner[index] < owner[index - 1]` (global item index).
-    #[error("owner is not sorted: owner[{index}] = {value} is smaller than owner[{}] = {previous}", index - 1)]
+    #[error("owner is not sorted: owner[{index}] = {value} is smaller than the owner before it, {previous}")]
     OwnerNotSorted {
         /// A global item index whose owner is smaller than its predecessor's.
         index: usize,

@@ -67,6 +67,17 @@ fn no_items_rank_zero_owns_everything() {
 }
 
 #[test]
+fn an_unsorted_owner_at_index_zero_formats() {
+    // An owner before the first item (inconsistent, but a caller may pass one) still gives a
+    // message, not a panic.
+    let e = crate::shard::check_shard_owner(&[0], 0, Some(5), 10).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "owner is not sorted: owner[0] = 0 is smaller than the owner before it, 5"
+    );
+}
+
+#[test]
 fn bad_layouts_name_global_indices() {
     let shards = Shards::from_lens(&[2, 2]).unwrap();
     let items = [Sum(1u32); 4];
