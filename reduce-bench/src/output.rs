@@ -1,5 +1,7 @@
 //! What the modes write besides their CSV files: text reports and SVG plots.
 
+use reduce_cuda::reduce_core::monoid::bytes_of;
+use reduce_cuda::DeviceCopy;
 use std::fmt::Write as _;
 
 /// Prints the lines (the short table the device run shows last) and writes them to `out/file`.
@@ -81,13 +83,10 @@ pub fn svg_plot(
     s
 }
 
-/// FNV-1a of the bytes of `xs`, in hex: the `bits` column of an output whose bits are compared
-/// across devices (`bench portable`).
-pub fn hash_of<M: Copy>(xs: &[M]) -> String {
-    // SAFETY: the monoids measured here are plain data without padding.
-    let bytes =
-        unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) };
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+/// FNV-1a of the bytes of `xs` (padding bytes as zeros), in hex: the `bits` column of an output
+/// whose bits are compared across devices (`bench portable`).
+pub fn hash_of<M: DeviceCopy>(xs: &[M]) -> String {
+    let h = bytes_of(xs).iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
     format!("{h:016x}")

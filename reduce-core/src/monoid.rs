@@ -28,16 +28,65 @@ pub trait Monoid: Copy + Send + Sync + 'static {
 /// # Safety
 /// The type must have no pointers or references, no interior mutability, all-zero bytes must
 /// be a valid value, and every byte pattern the device code produces for it must be a valid
-/// value. `#[derive(Monoid)]` and `#[derive(DeviceCopy)]` implement it for `#[repr(C)]`
-/// structs whose fields are primitive numbers, `bool`, fixed arrays and other such structs;
-/// this crate implements it for the primitive numbers and the built-in monoids.
-pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+/// value. A type with padding bytes must override [`DeviceCopy::write_bytes`] so that it never
+/// reads them. `#[derive(Monoid)]` and `#[derive(DeviceCopy)]` implement it for `#[repr(C)]`
+/// structs whose fields are primitive numbers, `bool`, fixed arrays and other such structs
+/// (padding allowed: their `write_bytes` goes field by field); this crate implements it for the
+/// primitive numbers and the built-in monoids.
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
+    /// Writes this value's bytes into `out` (`size_of::<Self>()` of them), its padding bytes as
+    /// zeros: the bytes a record or a hash of values holds. A padding byte of a value made on
+    /// the host has no defined value, so it is never read.
+    ///
+    /// The default copies every byte, which is sound only for a type without padding.
+    ///
+    /// # Panics
+    /// When `out` is not `size_of::<Self>()` bytes long.
+    fn write_bytes(&self, out: &mut [u8]) {
+        // SAFETY: the trait's contract: a type that keeps this default has no padding, so every
+        // byte of a value is initialised.
+        let bytes = unsafe {
+            std::slice::from_raw_parts((self as *const Self).cast::<u8>(), size_of::<Self>())
+        };
+        out.copy_from_slice(bytes);
+    }
+}
+
+/// The bytes of `values`, one after another, padding bytes as zeros ([`DeviceCopy::write_bytes`]).
+pub fn bytes_of<M: DeviceCopy>(values: &[M]) -> Vec<u8> {
+    let mut out = vec![0u8; size_of_val(values)];
+    put_bytes(&mut out, values);
+    out
+}
+
+/// Writes the bytes of `values` into `out` (exactly their size), one after another, padding
+/// bytes as zeros.
+///
+/// # Panics
+/// When `out` is not `size_of_val(values)` bytes long.
+pub fn put_bytes<M: DeviceCopy>(out: &mut [u8], values: &[M]) {
+    assert_eq!(
+        out.len(),
+        size_of_val(values),
+        "put_bytes: the output's length"
+    );
+    if size_of::<M>() > 0 {
+        for (v, o) in values.iter().zip(out.chunks_exact_mut(size_of::<M>())) {
+            v.write_bytes(o);
+        }
+    }
+}
 
 macro_rules! device_copy_primitives {
     ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
 }
 device_copy_primitives!(bool, u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
-unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+// SAFETY: an array has no padding of its own; each element writes its bytes.
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
+    fn write_bytes(&self, out: &mut [u8]) {
+        put_bytes(out, self);
+    }
+}
 
 /// A monoid that can run on a CUDA device: it carries its own CUDA C++ text.
 ///

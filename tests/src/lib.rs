@@ -64,18 +64,11 @@ pub trait Random: Monoid + PartialEq + std::fmt::Debug {
     }
 }
 
-/// The bytes of values of a padding-free `Copy` type (every type the tests hash or hand to the
-/// emulator).
-pub fn bytes_of<T: Copy>(xs: &[T]) -> Vec<u8> {
-    // SAFETY: T is Copy and, for the types the tests use, has no padding: every byte is
-    // initialised.
-    unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs)) }
-        .to_vec()
-}
+pub use reduce_cuda::reduce_core::monoid::bytes_of;
 
-/// FNV-1a of the bytes of `xs` (plain data without padding): the hashes the portable tests
-/// print per case, to compare the bits of devices.
-pub fn bits_hash<T: Copy>(xs: &[T]) -> u64 {
+/// FNV-1a of the bytes of `xs` (padding bytes as zeros): the hashes the portable tests print
+/// per case, to compare the bits of devices.
+pub fn bits_hash<T: reduce_cuda::DeviceCopy>(xs: &[T]) -> u64 {
     bytes_of(xs).iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     })

@@ -267,6 +267,59 @@ fn layout_numbers_come_from_rust() {
     assert_contains(&narrow, "r_offsetof(Narrow, d) == 6, ");
 }
 
+/// `DeviceCopy::write_bytes` (what records and hashes of values hold): the fields' bytes at
+/// their offsets, every padding byte zero — never read from the value.
+#[test]
+fn write_bytes_zeroes_padding() {
+    use reduce_core::monoid::bytes_of;
+    assert_eq!(
+        bytes_of(&[KeepFirst(0x0403_0201, true)]),
+        [1, 2, 3, 4, 1, 0, 0, 0]
+    );
+    let narrow = Narrow {
+        a: -1,
+        b: 0x0302,
+        c: 0x0504,
+        d: 6,
+    };
+    assert_eq!(bytes_of(&[narrow]), [0xff, 0, 2, 3, 4, 5, 6, 0]);
+    let hand = HandAffine { a: 7, b: 9 };
+    let mut want = vec![0u8; 16];
+    want[..4].copy_from_slice(&7u32.to_le_bytes());
+    want[4..8].copy_from_slice(&9u32.to_le_bytes());
+    assert_eq!(bytes_of(&[hand, hand]), [want.clone(), want].concat());
+    let zoo = Zoo {
+        f: 1.5,
+        d: -2.25,
+        w: 0x0102_0304_0506_0708,
+        i: -3,
+        u: 0xab,
+        b: true,
+        g: [[1, -2], [3, -4]],
+    };
+    let mut want = vec![0u8; size_of::<Zoo>()];
+    let mut put = |at: usize, bytes: &[u8]| want[at..at + bytes.len()].copy_from_slice(bytes);
+    put(std::mem::offset_of!(Zoo, f), &1.5f32.to_le_bytes());
+    put(std::mem::offset_of!(Zoo, d), &(-2.25f64).to_le_bytes());
+    put(
+        std::mem::offset_of!(Zoo, w),
+        &0x0102_0304_0506_0708u64.to_le_bytes(),
+    );
+    put(std::mem::offset_of!(Zoo, i), &(-3i32).to_le_bytes());
+    put(std::mem::offset_of!(Zoo, u), &[0xab]);
+    put(std::mem::offset_of!(Zoo, b), &[1]);
+    let g: Vec<u8> = [1i16, -2, 3, -4]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    put(std::mem::offset_of!(Zoo, g), &g);
+    assert!(
+        size_of::<Zoo>() > 4 + 8 + 8 + 4 + 1 + 1 + 8,
+        "Zoo has padding"
+    );
+    assert_eq!(bytes_of(&[zoo]), want);
+}
+
 #[test]
 fn matrix_of_u32() {
     let a = Mat2 { m: [1, 2, 3, 4] };

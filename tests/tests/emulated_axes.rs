@@ -73,7 +73,7 @@ const THREADS: u64 = 4096;
 /// which entry points ran (the first eight always do; the few-columns kernels of long runs,
 /// 8 and 9, only with the order kept).
 #[allow(clippy::too_many_arguments)]
-fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
+fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug + PartialEq>(
     cxx: &str,
     tag: &str,
     source: &reduce_cuda::KernelSource,

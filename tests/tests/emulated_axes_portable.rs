@@ -70,7 +70,7 @@ fn wide_f32(n: usize, seed: u64) -> Vec<f32> {
 /// Runs every shape through the kernels of `source` (blocks of `block` threads), items `shift`
 /// bytes past a 16-byte boundary (`check_on_grids`: grids of 1, 3 and 7 blocks, fibers in every
 /// order), and holds each result against `expected`.
-fn check<X: Copy, M: CudaMonoid + Debug + PartialEq>(
+fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug + PartialEq>(
     cxx: &str,
     tag: &str,
     source: &reduce_cuda::KernelSource,

@@ -52,7 +52,7 @@ fn sizes(lane: usize, block: usize) -> Vec<usize> {
 
 /// Runs each input through `source`'s kernel on grids of 1, 3 and 7 blocks, the fibers in
 /// every order, and checks each result against `expected`, bit for bit.
-fn check<X: Copy, M: Copy + Debug + PartialEq>(
+fn check<X: reduce_cuda::DeviceCopy, M: Copy + Debug + PartialEq>(
     cxx: &str,
     source: &KernelSource,
     tag: &str,

@@ -53,7 +53,7 @@ fn kernel<M: CudaMonoid, I: SegIndex>(
 /// Every layout of [`filling`] (at tile scale) at sizes around the tile (`block * items`) and
 /// the group of `block` tiles, the marks on grids of 1, 2 and 5 blocks, validated and trusted
 /// in turn, against the fold of the lifted items, with the fibers in every order.
-fn check_layouts<X: Copy, M: Monoid + PartialEq + Debug>(
+fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     kernel: &EmulatedHeads,
     block: u64,
     items: u64,

@@ -58,7 +58,7 @@ fn layouts(tile: u64) -> Vec<(String, Vec<u64>)> {
 /// `I`; the offsets form or owners) on grids of 1, 3 and 7 blocks with 1, 2 and 8 tiles per
 /// node, fibers in every order, and checks every segment against `expected` with `same`.
 #[allow(clippy::too_many_arguments)]
-fn check<X: Copy, M: CudaMonoid + Debug, I: SegIndex>(
+fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug, I: SegIndex>(
     cxx: &str,
     source: &reduce_cuda::KernelSource,
     tag: &str,

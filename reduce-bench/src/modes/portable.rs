@@ -65,11 +65,7 @@ fn measure<M: CudaMonoid + std::fmt::Debug>(
     };
     let (first, again) = (result()?, result()?);
     let hex = |m: &M| {
-        // SAFETY: the monoids measured here are plain data without padding.
-        let bytes = unsafe {
-            std::slice::from_raw_parts((m as *const M).cast::<u8>(), std::mem::size_of::<M>())
-        };
-        bytes
+        reduce_core::monoid::bytes_of(std::slice::from_ref(m))
             .iter()
             .rev()
             .map(|b| format!("{b:02x}"))

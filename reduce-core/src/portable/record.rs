@@ -15,6 +15,7 @@
 //! Values are stored byte for byte, unaligned.
 
 use super::parts::{PartPlan, Summary};
+use crate::monoid::put_bytes;
 use crate::{DeviceCopy, Monoid};
 
 /// The most blocks a summary holds: two per level of a 64-bit run index.
@@ -87,19 +88,11 @@ pub fn failed_record<M>(run: usize) -> Vec<u8> {
     record
 }
 
-/// The bytes of `values`.
-pub fn bytes_of<M: DeviceCopy>(values: &[M]) -> &[u8] {
-    // SAFETY: `DeviceCopy` values are plain data, copied to and from devices byte for byte.
-    unsafe {
-        std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
-    }
-}
-
 /// A value from the bytes of one.
 ///
 /// # Safety
-/// `bytes` are those of an `M`: written by [`bytes_of`], or by device code for an `M` (which
-/// `DeviceCopy` promises is a valid value).
+/// `bytes` are those of an `M`: written by [`DeviceCopy::write_bytes`], or by device code for
+/// an `M` (which `DeviceCopy` promises is a valid value).
 pub unsafe fn value_from_bytes<M: DeviceCopy>(bytes: &[u8]) -> M {
     assert_eq!(bytes.len(), std::mem::size_of::<M>());
     // SAFETY: the caller's promise; the read is unaligned.
@@ -129,14 +122,14 @@ impl<M: DeviceCopy> Summary<M> {
         for (k, w) in words.iter().enumerate() {
             r[8 * k..8 * k + 8].copy_from_slice(&w.to_le_bytes());
         }
-        r[head..head + self.head.len() * size].copy_from_slice(bytes_of(&self.head));
-        r[tail..tail + self.tail.len() * size].copy_from_slice(bytes_of(&self.tail));
+        put_bytes(&mut r[head..head + self.head.len() * size], &self.head);
+        put_bytes(&mut r[tail..tail + self.tail.len() * size], &self.tail);
         for (k, (level, index, value)) in self.blocks.iter().enumerate() {
             let at = keys + 16 * k;
             r[at..at + 8].copy_from_slice(&(*level as u64).to_le_bytes());
             r[at + 8..at + 16].copy_from_slice(&index.to_le_bytes());
             let v = values + k * size;
-            r[v..v + size].copy_from_slice(bytes_of(std::slice::from_ref(value)));
+            value.write_bytes(&mut r[v..v + size]);
         }
         r
     }
@@ -219,7 +212,7 @@ mod tests {
             let mut record = header_record::<Sum<f32>>(&p, run);
             let mut put = |part, values: &[Sum<f32>]| {
                 let at = value_offset::<Sum<f32>>(run, part, 0);
-                record[at..at + 4 * values.len()].copy_from_slice(bytes_of(values));
+                put_bytes(&mut record[at..at + 4 * values.len()], values);
             };
             put(RecordPart::Head, &items[p.head.clone()]);
             put(RecordPart::Tail, &items[p.tail.clone()]);

@@ -34,8 +34,9 @@ use crate::catalogue::{seg_plan, SegConfig, SegShape};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
+use reduce_core::monoid::put_bytes;
 use reduce_core::portable::parts::Summary;
-use reduce_core::portable::record::{bytes_of, record_bytes};
+use reduce_core::portable::record::record_bytes;
 use reduce_core::portable::run_len;
 use reduce_core::shard::portable::PortableCarry;
 use reduce_core::shard::{Carry, Joined, SegmentPlan, Touch};
@@ -595,7 +596,7 @@ fn record<M: CudaMonoid>(
         return Ok((header, gpu.upload(&bytes)?));
     }
     let size = std::mem::size_of::<M>();
-    bytes[..2 * size].copy_from_slice(bytes_of(&[M::identity(); 2]));
+    put_bytes(&mut bytes[..2 * size], &[M::identity(); 2]);
     let carry = gpu.upload(&bytes)?;
     if let Some(values) = local.values.as_ref().filter(|v| !v.is_empty()) {
         let (src, dst) = (values.address(), carry.address());

@@ -64,11 +64,27 @@ pub(super) fn struct_core_impls(
     } else {
         None
     };
+    // Field by field, so that padding bytes between and after the fields are never read.
+    let members = input.fields.iter().map(|f| &f.member);
     Ok(quote! {
         // SAFETY: a #[repr(C)] struct of primitive numbers, bools, arrays and other such structs
-        // (checked by the derive); the CUDA code only stores values of those field types in it.
+        // (checked by the derive); the CUDA code only stores values of those field types in it;
+        // `write_bytes` reads the fields, never the padding.
         #[automatically_derived]
-        unsafe impl #impl_g #krate::DeviceCopy for #ident #ty_g #where_c {}
+        unsafe impl #impl_g #krate::DeviceCopy for #ident #ty_g #where_c {
+            fn write_bytes(&self, out: &mut [u8]) {
+                ::core::assert_eq!(out.len(), ::core::mem::size_of::<Self>());
+                out.fill(0);
+                #(
+                    let at = ::core::mem::offset_of!(Self, #members);
+                    let field = &self.#members;
+                    #krate::DeviceCopy::write_bytes(
+                        field,
+                        &mut out[at..at + ::core::mem::size_of_val(field)],
+                    );
+                )*
+            }
+        }
 
         // SAFETY: the CUDA struct has the Rust field types in the Rust order, and its size,
         // alignment and offsets are checked against `size_of`/`align_of`/`offset_of!` by

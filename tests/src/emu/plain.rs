@@ -48,7 +48,7 @@ impl EmulatedPlain {
 /// Runs each input through `source`'s plain kernel (Shuffle's or the portable one), tagged
 /// `tag`, on grids of 1, 3 and 7 blocks, the fibers in every order, and checks each root
 /// against `expected` with `same`.
-pub fn check_plain<X: Copy, M: Copy + std::fmt::Debug>(
+pub fn check_plain<X: reduce_cuda::DeviceCopy, M: Copy + std::fmt::Debug>(
     cxx: &str,
     source: &KernelSource,
     tag: &str,

@@ -220,7 +220,7 @@ pub fn check_layouts<M: CudaMonoid + Random>(
 /// Every layout of [`filling`] at sizes around the tile, several grids, against the fold of the
 /// lifted items (`lift`: `|x, _| x` for the monoid's own values), the layout checks in turn,
 /// with the fibers in every order.
-pub fn check_filling<X: Copy, M: Monoid + PartialEq + Debug>(
+pub fn check_filling<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     kernel: &Emulated,
     random_items: impl Fn(usize, u64) -> Vec<X>,
     lift: impl Fn(X, u64) -> M,
