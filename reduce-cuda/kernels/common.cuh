@@ -34,11 +34,13 @@ __device__ __forceinline__ void r_sync() {
 }
 
 // Whether this block is the launch's last to get here. Every thread of every block calls it
-// once, after thread 0 wrote what the last block reads (a block's records, partials or nodes):
-// thread 0 fences those writes and takes a ticket (*ticket counts the blocks; the last block
-// resets it); the last block fences again, so that it then sees every block's writes.
+// once, after the block wrote what the last block reads (a block's records, partials or nodes;
+// by any of its threads): a barrier orders those writes before thread 0's fence, thread 0
+// fences them and takes a ticket (*ticket counts the blocks; the last block resets it); the
+// last block fences again, so that it then sees every block's writes.
 __device__ __forceinline__ bool r_last_block(unsigned int* ticket) {
     __shared__ bool s_is_last;
+    r_sync();
     if (threadIdx.x == 0) {
         __threadfence();
         s_is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;

@@ -68,8 +68,10 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     for (r_size c = (r_size)blockIdx.x * R_BLOCK + threadIdx.x; c < chunks; c += stride) {
         acc = m_combine(acc, r_fold_lane_full(in, c * R_ITEMS, n));
     }
-    const r_size rest = chunks * R_ITEMS + (r_size)blockIdx.x * R_BLOCK + threadIdx.x;
-    if (rest < n) acc = m_combine(acc, m_lift(in[rest], rest));
+    // The last n % R_ITEMS items (up to R_ITEMS - 1, which may be more than the grid's threads).
+    for (r_size i = chunks * R_ITEMS + (r_size)blockIdx.x * R_BLOCK + threadIdx.x; i < n; i += stride) {
+        acc = m_combine(acc, m_lift(in[i], i));
+    }
     (void)tiles;
     (void)full_tiles;
     const M block_value = r_block_combine_warps(r_warp_reduce(acc), s_warps);

@@ -255,5 +255,83 @@ impl std::fmt::Display for CompileFailure {
     }
 }
 
+impl CompileFailure {
+    /// (bytes declared, bytes allowed) where ptxas refused the kernel for its static shared
+    /// memory ("uses too much shared data (0x… bytes, 0x… max)").
+    pub fn static_smem_overflow(&self) -> Option<(u64, u64)> {
+        let rest = self.log.split("uses too much shared data (0x").nth(1)?;
+        let (need, rest) = rest.split_once(" bytes, 0x")?;
+        let (max, _) = rest.split_once(" max)")?;
+        Some((
+            u64::from_str_radix(need, 16).ok()?,
+            u64::from_str_radix(max, 16).ok()?,
+        ))
+    }
+}
+
+impl Error {
+    /// A kernel refused for its static shared memory (see
+    /// [`CompileFailure::static_smem_overflow`]) as the [`Error::InvalidConfig`] of `algorithm`
+    /// that says so: values too large for an algorithm's static arrays are a choice the caller
+    /// can change, not a fault of the generated text. Any other error as it is.
+    pub(crate) fn static_smem_refusal(self, algorithm: &'static str) -> Error {
+        let Error::Compile(failure) = &self else {
+            return self;
+        };
+        let Some((need, max)) = failure.static_smem_overflow() else {
+            return self;
+        };
+        Error::InvalidConfig {
+            algorithm,
+            reason: format!(
+                "its kernel ({}) would declare {need} bytes of static shared memory, past the \
+                 {max} a block may: the monoid's values are too large for it (another \
+                 algorithm, or a smaller block, may fit)",
+                failure.program
+            ),
+        }
+    }
+}
+
 /// The runtime's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(log: &str) -> Error {
+        Error::Compile(Box::new(CompileFailure {
+            program: "reduce_seg_merge.cu".into(),
+            log: log.into(),
+            line: None,
+            source_line: None,
+            section: None,
+            options: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn static_shared_memory_past_the_limit_is_an_invalid_config() {
+        let log =
+            "reduce_seg_merge.cu(432): warning #186-D: pointless comparison\nptxas error   : \
+                   Entry function 'reduce_seg_merge' uses too much shared data (0x11670 bytes, \
+                   0xc000 max)\n";
+        match failure(log).static_smem_refusal("seg_merge") {
+            Error::InvalidConfig { algorithm, reason } => {
+                assert_eq!(algorithm, "seg_merge");
+                assert!(
+                    reason.contains("71280 bytes of static shared memory"),
+                    "{reason}"
+                );
+                assert!(reason.contains("past the 49152 a block may"), "{reason}");
+            }
+            other => panic!("{other}"),
+        }
+        let other = failure("error: identifier \"x\" is undefined");
+        assert!(matches!(
+            other.static_smem_refusal("seg_merge"),
+            Error::Compile(_)
+        ));
+    }
+}

@@ -34,8 +34,14 @@ pub fn check_compiles(source: &KernelSource, arch: &str) -> Result<()> {
     if nvrtc_version()? >= (12, 8) {
         options.push("--Ofast-compile=max".into());
     }
-    crate::jit::compile::try_compile_with(source, options)?
-        .map_err(|failure| crate::error::Error::Compile(Box::new(failure)))?;
+    crate::jit::compile::try_compile_with(source, options)?.map_err(|failure| {
+        let e = crate::error::Error::Compile(Box::new(failure));
+        // As a launch reports it (`Loader::module`).
+        match (crate::jit::Family::ALL.iter()).find(|f| f.name() == source.family) {
+            Some(family) => e.static_smem_refusal(family.name()),
+            None => e,
+        }
+    })?;
     compiled().insert(key);
     Ok(())
 }

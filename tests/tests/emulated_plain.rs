@@ -90,21 +90,25 @@ fn ordered_affine_is_the_sequential_fold() {
 }
 
 /// Commutative monoids under `Auto` take the order-free path (a grid stride over lanes' runs):
-/// every item is still folded exactly once.
+/// every item is still folded exactly once — also where a lane's items outnumber the grid's
+/// threads (one block of 32 threads of 64 items: up to 63 items past the last whole lane).
 #[test]
 fn order_free_commutative_monoids_fold_every_item_once() {
     let Some(cxx) = compiler() else { return };
-    let source = kernel_source_at::<Sum<u32>>(Config::default(), 0).unwrap();
-    assert!(
-        source.text.contains("#define R_ORDER_FREE 1"),
-        "Auto takes the order-free path"
-    );
-    let (lane, block) = lane_and_block(&source);
-    let mut rng = TestRng::new(5);
-    let inputs: Vec<Vec<Sum<u32>>> = (sizes(lane, block).into_iter())
-        .map(|n| (0..n).map(|_| Sum(rng.next_u64() as u32)).collect())
-        .collect();
-    check(&cxx, &source, "sum_u32", &inputs, fold);
+    let few_threads = Config::default().block(32).items_per_thread(64);
+    for (k, config) in [Config::default(), few_threads].into_iter().enumerate() {
+        let source = kernel_source_at::<Sum<u32>>(config, 0).unwrap();
+        assert!(
+            source.text.contains("#define R_ORDER_FREE 1"),
+            "Auto takes the order-free path"
+        );
+        let (lane, block) = lane_and_block(&source);
+        let mut rng = TestRng::new(5);
+        let inputs: Vec<Vec<Sum<u32>>> = (sizes(lane, block).into_iter())
+            .map(|n| (0..n).map(|_| Sum(rng.next_u64() as u32)).collect())
+            .collect();
+        check(&cxx, &source, &format!("sum_u32_{k}"), &inputs, fold);
+    }
 }
 
 /// Lifted items (8-byte ArgMax from 4-byte f32, each item lifted with its global index), on the

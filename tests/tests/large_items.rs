@@ -6,13 +6,14 @@
 //! With default parameters SegShuffle's owner form once did not compile from 224-byte items (its
 //! static shared memory passed 48 KiB), so `Auto` in the owner form failed, and plain `Shuffle`
 //! and `Auto` refused 512-byte items. Both now shrink their defaults to fit, and `Auto` takes
-//! SegMerge where SegShuffle cannot fit at all; the paper's algorithms may refuse large items
+//! SegMerge where SegShuffle cannot fit at all, and past SegMerge's static arrays too (1024-byte
+//! values) SegHeads by offsets and Tb2Seg by owners; the paper's algorithms may refuse large items
 //! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`).
 //!
 //! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
 use reduce_cuda::{SegAlgorithm, SegConfig};
-use reduce_tests::monoids::wide::{Record128, Record256, Record512};
+use reduce_tests::monoids::wide::{Record1024, Record128, Record256, Record512};
 use reduce_tests::sweep::{check_layouts, check_layouts_with, check_plain, every_kernel_compiles};
 use reduce_tests::{gpu, require_nvrtc};
 
@@ -118,5 +119,63 @@ fn nvrtc_scans_of_large_items() {
         reduce_cuda::testing::compile_scan_kernels::<Record128>(config, arch).unwrap();
         reduce_cuda::testing::compile_scan_kernels::<Record256>(config, arch).unwrap();
         reduce_cuda::testing::compile_scan_kernels::<Record512>(config, arch).unwrap();
+    }
+}
+
+/// 1024-byte values: past the static shared memory of SegShuffle, SegMerge and the scans (about
+/// 700 bytes). `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile; every other
+/// kernel compiles or is refused with an `InvalidConfig` that names shared memory (NVRTC's
+/// "too much shared data" no longer reaches the caller as a compile error).
+#[test]
+fn nvrtc_record1024_auto_or_a_clear_refusal() {
+    use reduce_cuda::testing::{
+        compile_kernel, compile_scan_kernels, compile_seg_kernel, compile_seg_kernel_for,
+    };
+    use reduce_cuda::{Algorithm, Config, Error, ScanAlgorithm, ScanConfig};
+    if !require_nvrtc() {
+        return;
+    }
+    let arch = reduce_tests::CI_ARCH;
+    compile_kernel::<Record1024>(Config::default(), arch).unwrap();
+    for offsets_form in [false, true] {
+        compile_seg_kernel::<Record1024>(SegConfig::default(), offsets_form, arch).unwrap();
+    }
+    compile_seg_kernel_for::<Record1024, u64>(SegConfig::default(), true, arch).unwrap();
+    let clear = |what: String, got: reduce_cuda::Result<()>| match got {
+        Ok(()) => {}
+        Err(Error::InvalidConfig { reason, .. }) if reason.contains("shared memory") => {}
+        Err(e) => panic!("{what}: {e}"),
+    };
+    for algorithm in Algorithm::ALL {
+        clear(
+            format!("plain {algorithm}"),
+            compile_kernel::<Record1024>(Config::new(algorithm), arch),
+        );
+    }
+    for algorithm in SegAlgorithm::ALL {
+        for offsets_form in [false, true] {
+            let got =
+                compile_seg_kernel::<Record1024>(SegConfig::new(algorithm), offsets_form, arch);
+            clear(format!("{algorithm} (offsets form: {offsets_form})"), got);
+        }
+    }
+    for algorithm in ScanAlgorithm::ALL.into_iter().chain([ScanAlgorithm::Auto]) {
+        let got = compile_scan_kernels::<Record1024>(ScanConfig::new(algorithm), arch);
+        clear(format!("scan {algorithm:?}"), got);
+    }
+}
+
+/// 1024-byte values on the GPU: `Auto` (SegHeads by offsets, Tb2Seg by owners) and those two
+/// asked for, against the sequential fold.
+#[test]
+fn segmented_record1024_1024_bytes() {
+    if let Some(gpu) = gpu() {
+        let configs = [
+            SegAlgorithm::Auto,
+            SegAlgorithm::SegHeads,
+            SegAlgorithm::Tb2Seg,
+        ]
+        .map(SegConfig::new);
+        check_layouts_with::<Record1024>(&gpu, Some(&LARGE_ITEM_LAYOUTS), 6000, &configs);
     }
 }

@@ -40,6 +40,12 @@ pub(crate) fn check_owner_layout<I: SegIndex>(
     Ok(check_fits::<I>("segment count", num_segments)?)
 }
 
+/// [`check_owner_layout`] for `owner`'s index type: what the allocating calls check before they
+/// allocate their `num_segments` results.
+fn check_owners<L: SegLayout>(items: usize, owner: &L, num_segments: usize) -> Result<()> {
+    check_owner_layout::<L::Index>(items, owner.len(), num_segments)
+}
+
 impl Gpu {
     /// One value per segment, where `owner[i]` is item i's segment (non-decreasing, below
     /// `num_segments`; `u32` or `u64`); segments that own no item get the identity. The layout is
@@ -53,6 +59,7 @@ impl Gpu {
         num_segments: usize,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
+        check_owners(items.len(), owner, num_segments)?;
         let mut out = DeviceVec::alloc(self.device(), num_segments)?;
         self.reduce_by_owner_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)
@@ -156,6 +163,7 @@ impl Gpu {
         num_segments: usize,
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
+        check_owners(items.len(), owner, num_segments)?;
         let mut out = DeviceVec::alloc(self.device(), num_segments)?;
         self.reduce_by_owner_lifted_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)

@@ -66,7 +66,9 @@ pub(super) fn static_smem(block: u32, stages: u32, shape: SegShape) -> usize {
 
 /// `SegMerge`; for large items the defaults the caller left open shrink until the rings and
 /// stages fit [`MERGE_SMEM_BUDGET`] and the whole block [`ANY_DEVICE_BLOCK_SMEM`] (values past
-/// about 420 bytes cannot: their static arrays alone take a third of it, and the device decides).
+/// about 420 bytes cannot: their static arrays alone take a third of it, and the device decides;
+/// past about 700 bytes the static arrays pass what a block may declare, and the kernel's load
+/// is an `InvalidConfig` that says so: `Auto` then takes another algorithm, [`Merge::static_fits`]).
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
     let name = SegAlgorithm::SegMerge.name();
     refuse(name, "matrix_width", knobs.matrix_width)?;
@@ -104,7 +106,7 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
         } else if knobs.stages.is_none() && stages > 3 {
             stages -= 1;
         } else {
-            break; // the device's limit decides (a clear error at launch)
+            break; // the device's limit decides (an InvalidConfig at launch)
         }
     }
     Ok(Merge {
@@ -114,6 +116,15 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Merge> {
         stages,
         grid: check_grid(name, knobs.grid)?,
     })
+}
+
+impl Merge {
+    /// Whether the kernel's static arrays (by [`static_smem`]'s model, which counts a little
+    /// more than NVRTC) stay within what a block may declare: past it the kernel does not
+    /// compile (values of about 700 bytes at 32 threads), and `Auto` takes another algorithm.
+    pub(super) fn static_fits(&self) -> bool {
+        static_smem(self.block, self.stages, self.shape) <= super::shuffle::STATIC_SMEM_LIMIT
+    }
 }
 
 impl SegPlan for Merge {

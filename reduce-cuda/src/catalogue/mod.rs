@@ -274,6 +274,7 @@ fn resolve(config: SegConfig, shape: SegShape, n: usize, segments: usize) -> Seg
         fits: shuffle::seg_fits(shape, block),
         limits: shuffle::seg_limits(shape),
         tile_fits: &|items| shuffle::seg_tile_fits(shape, block, items),
+        merge_fits: merge::plan(&config.knobs(), shape).is_ok_and(|m| m.static_fits()),
     };
     tuning::resolve_segmented(config, shape, n, segments, facts)
 }

@@ -303,8 +303,8 @@ pub(super) fn segmented(
             name,
             format!(
                 "{}-byte values leave no room in {name}'s static shared memory (its block \
-                 scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} bytes): use SegMerge \
-                 (Auto does)",
+                 scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} bytes): use Auto, \
+                 which takes an algorithm that fits them",
                 shape.items.m_size
             ),
         ));

@@ -487,7 +487,7 @@ fn seg_merge_defaults_shrink_for_large_items() {
 /// error for SegShuffle and SegMerge for `Auto`. (224-byte values overflowed the owner form's 48
 /// KiB before, and NVRTC failed for `Auto`.)
 #[test]
-fn seg_shuffle_fits_static_shared_memory_or_auto_takes_seg_merge() {
+fn seg_shuffle_fits_static_shared_memory_or_auto_takes_another() {
     let shape = |size, offsets_form| SegShape {
         offsets_form,
         ..sized(shape(false, false, false), size, size)
@@ -512,16 +512,33 @@ fn seg_shuffle_fits_static_shared_memory_or_auto_takes_seg_merge() {
                 "{size} bytes, offsets form {offsets_form}: {spec:?}"
             );
         }
+        // Past SegShuffle's static arrays and SegMerge's (about 700 bytes): SegHeads by
+        // offsets, Tb2Seg by u32 owners, SegMerge (and its error) by u64 owners.
         let huge = shape(1024, offsets_form);
-        assert_eq!(
-            resolve(auto, huge, 1000, 10).algorithm,
-            SegAlgorithm::SegMerge
-        );
+        let want = match offsets_form {
+            true => SegAlgorithm::SegHeads,
+            false => SegAlgorithm::Tb2Seg,
+        };
+        let got = resolve(auto, huge, 1000, 10);
+        assert_eq!(got.algorithm, want);
+        if !offsets_form {
+            assert_eq!(
+                got.block,
+                Some(32),
+                "Tb2Seg's data block of 66 values fits 99 KiB"
+            );
+        }
+        let wide = SegShape { wide: true, ..huge };
+        let want = match offsets_form {
+            true => SegAlgorithm::SegHeads,
+            false => SegAlgorithm::SegMerge,
+        };
+        assert_eq!(resolve(auto, wide, 1000, 10).algorithm, want);
         let err = seg_plan(shuffle, huge, 0, 0)
             .err()
             .expect("too large")
             .to_string();
-        assert!(err.contains("SegMerge"), "{err}");
+        assert!(err.contains("use Auto"), "{err}");
     }
     // The default stage of small values is unchanged: a tile, at most 16 KiB.
     let spec = seg_plan(shuffle, shape(8, false), 0, 0)

@@ -172,18 +172,23 @@ pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bo
 
 /// What segmented `Auto` needs to know of SegShuffle for a shape: whether its static shared
 /// memory fits, the most items and segments it indexes, and whether a tile of the given items
-/// per thread keeps a block within [`ANY_DEVICE_BLOCK_SMEM`].
+/// per thread keeps a block within [`ANY_DEVICE_BLOCK_SMEM`]; and whether SegMerge's static
+/// shared memory fits.
 pub(crate) struct SegShuffleFacts<'a> {
     pub fits: bool,
     pub limits: (u64, u64),
     pub tile_fits: &'a dyn Fn(u32) -> bool,
+    pub merge_fits: bool,
 }
 
 /// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
 /// every distribution of `bench segmented` in both forms and with u32 or u64 layouts (but
 /// SegHeads where [`seg_heads_wins`]); SegMerge
 /// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
-/// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md). Then the items
+/// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md); for values too
+/// large for SegMerge's static arrays too (about 700 bytes), SegHeads by CSR offsets, and
+/// Tb2Seg by u32 owners of the monoid's own values, on a block its data block fits (the rest,
+/// and values past about 1.5 KB by owners, is SegMerge's error). Then the items
 /// per thread the caller left open, by three rules:
 ///
 /// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
@@ -220,8 +225,32 @@ pub(crate) fn resolve_segmented(
     let items = shape.items;
     let (max_items, max_segments) = shuffle.limits;
     let beyond_u32 = n as u64 > max_items || segments as u64 > max_segments;
-    let algorithm = if beyond_u32 || !shuffle.fits {
+    let algorithm = if beyond_u32 || (!shuffle.fits && shuffle.merge_fits) {
         SegAlgorithm::SegMerge
+    } else if !shuffle.fits {
+        // Large values: SegHeads (its block shrinks to fit them), or Tb2Seg on the largest
+        // block whose shared memory (catalogue/paper.rs: a data block of 2 values a thread and
+        // a pad word per 32, and a word per slot) fits any device.
+        let m = items.m_size.max(1);
+        let tb2_block = (5..=10)
+            .rev()
+            .map(|k| 1u32 << k)
+            .find(|&b| (2 * b as usize + b as usize / 16) * (m + 4) + 16 <= ANY_DEVICE_BLOCK_SMEM);
+        return match (shape.offsets_form, shape.wide || items.lifted, tb2_block) {
+            (true, _, _) => SegConfig {
+                algorithm: SegAlgorithm::SegHeads,
+                ..config
+            },
+            (false, false, Some(block)) => SegConfig {
+                algorithm: SegAlgorithm::Tb2Seg,
+                block: config.block.or(Some(block)),
+                ..config
+            },
+            _ => SegConfig {
+                algorithm: SegAlgorithm::SegMerge,
+                ..config
+            },
+        };
     } else if seg_heads_wins(&config, shape, n, segments) {
         return SegConfig {
             algorithm: SegAlgorithm::SegHeads,

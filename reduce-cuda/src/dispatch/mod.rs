@@ -32,9 +32,11 @@ pub(crate) struct Loader<'a> {
 }
 
 impl Loader<'_> {
-    /// The module of `spec` for the program (compiled or loaded if needed).
+    /// The module of `spec` for the program (compiled or loaded if needed). A kernel whose
+    /// static shared memory is past what a block may declare is the family's `InvalidConfig`.
     pub fn module(&self, spec: &KernelSpec) -> Result<(Arc<Module>, JitReport)> {
-        self.kernels.get(self.device, self.program, spec)
+        (self.kernels.get(self.device, self.program, spec))
+            .map_err(|e| e.static_smem_refusal(spec.family.name()))
     }
 }
 
