@@ -102,7 +102,8 @@ pub enum Error {
     /// An algorithm parameter is invalid (block size, matrix shape, shared memory, ...).
     #[error("invalid parameters for {algorithm}: {reason}")]
     InvalidConfig {
-        /// The algorithm's name.
+        /// The algorithm's name (the kernel family's, `seg_merge`, `scan`, ..., where a kernel's
+        /// static shared memory is past what a block may declare).
         algorithm: &'static str,
         /// Which rule was broken.
         reason: String,

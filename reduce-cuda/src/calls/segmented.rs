@@ -193,8 +193,8 @@ impl Gpu {
     }
 
     /// Compiles (or loads) the kernels of a segmented configuration for `I` layouts; see
-    /// [`Gpu::prepare`]. For `Auto`: the kernel of a call of unknown size (SegShuffle's, or
-    /// SegMerge's), and SegHeads' too where its bands hold values of this size by CSR offsets.
+    /// [`Gpu::prepare`]. For `Auto`: the kernel of a call of unknown size (SegShuffle's, or for
+    /// large values SegMerge's, SegHeads' or Tb2Seg's), and SegHeads' too where its bands hold values of this size by CSR offsets.
     /// Calls whose sizes make `Auto` size SegShuffle otherwise (lifted items with more segments
     /// than items; owners of short segments) or take SegMerge (past 2^32 items) still compile
     /// their kernel on first use.

@@ -78,7 +78,7 @@ impl std::fmt::Display for Algorithm {
 /// | `SegMerge` | merge-path: items *and* segment ends split evenly over threads, pipelined through shared memory, the same scans and records (ours; sm_80+) | 1 | each segment written once |
 /// | `SegPipeline` | SegShuffle's tile fed by a producer warp: bulk copies (`cp.async.bulk`) of each tile's items into a ring of shared-memory stages guarded by mbarriers (ours; sm_90+) | 1 | each segment written once |
 /// | `SegHeads` | CSR offsets only: head bits from a pass over the offsets, then a block per tile folds items and bits, then a join of the tiles' records (ours) | 3 | each segment written once |
-/// | `Auto` | SegShuffle; SegHeads for CSR offsets of 4-byte values at 2^25+ items at mean lengths 32-4096 (u32) or 32-8192 (u64; 32-4096 from 2^24 items), of 8-byte values at 2^24+ items at 16-4096 (u64: to 8192 from 2^25), of 4-byte items lifted into 8-byte values (u32 offsets) at 2^24+ items at 32-4096 (to 8192 from 2^26); SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory | | |
+/// | `Auto` | SegShuffle; SegHeads for CSR offsets of 4-byte values at 2^25+ items at mean lengths 32-4096 (u32) or 32-8192 (u64; 32-4096 from 2^24 items), of 8-byte values at 2^24+ items at 16-4096 (u64: to 8192 from 2^25), of 4-byte items lifted into 8-byte values (u32 offsets) at 2^24+ items at 32-4096 (to 8192 from 2^26); SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory; past SegMerge's too (about 650 bytes), SegHeads by offsets and Tb2Seg by u32 owners | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -118,7 +118,9 @@ pub enum SegAlgorithm {
     /// 8-byte values from 2^24 items at 16 to 4096 (u64 offsets: to 8192 from 2^25), and of
     /// 4-byte items lifted into 8-byte values with u32 offsets from 2^24 items at 32 to 4096
     /// (to 8192 from 2^26), where it measured 0.98-1.42x SegShuffle's speed on an H200;
-    /// SegMerge past 2^32 items or segments, or for values too large for SegShuffle.
+    /// SegMerge past 2^32 items or segments, or for values too large for SegShuffle; past
+    /// SegMerge's static arrays too (about 650 bytes), SegHeads by offsets and Tb2Seg by u32
+    /// owners.
     #[default]
     Auto,
 }

@@ -230,7 +230,7 @@ const EARLY_PER_THREAD: usize = 16;
 /// `r_seg`, a flag padded to the value's alignment and the value), the two carries, the entry
 /// value, the offsets form's warp folds of a tile inside one segment (`s_single`), and a few
 /// words. It grows with the monoid's size: past about 560 bytes (offsets form) or 650 (owner
-/// form) it leaves no room, and `Auto` takes SegMerge, whose memory is dynamic.
+/// form) it leaves no room, and `Auto` takes another algorithm (`tuning::resolve_segmented`).
 pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
     let m = shape.items.m_size.max(1);
     let seg = shape.items.flagged_value_bytes();
@@ -304,7 +304,7 @@ pub(super) fn segmented(
             format!(
                 "{}-byte values leave no room in {name}'s static shared memory (its block \
                  scan keeps 66 of them; the limit is {STATIC_SMEM_LIMIT} bytes): use Auto, \
-                 which takes an algorithm that fits them",
+                 which takes an algorithm that fits them where one does",
                 shape.items.m_size
             ),
         ));
