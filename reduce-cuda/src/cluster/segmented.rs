@@ -626,20 +626,14 @@ fn owned_values<M: CudaMonoid>(
     let out = match local {
         Some(values) if assembly.is_whole(values.len()) => values,
         local => {
-            let out = DeviceVec::<M>::alloc(gpu.device(), assembly.len())?;
-            let base = out.address();
-            write_values(gpu, base, &vec![M::identity(); assembly.leading])?;
+            // Identities (a host buffer that fails with an error, not an abort), then the local
+            // values over their place.
+            let out = gpu.identities::<M>(assembly.len())?;
             if let Some(values) = &local {
                 let src = values.address() + (assembly.local.start * size) as u64;
-                let dst = base + (assembly.leading * size) as u64;
+                let dst = out.address() + (assembly.leading * size) as u64;
                 copy_device(gpu, dst, src, assembly.local.len() * size)?;
             }
-            let tail = assembly.leading + assembly.local.len();
-            write_values(
-                gpu,
-                base + (tail * size) as u64,
-                &vec![M::identity(); assembly.trailing],
-            )?;
             out
         }
     };
