@@ -51,7 +51,11 @@ impl<M> std::fmt::Debug for Replicated<M> {
 }
 
 impl<M> Replicated<M> {
-    /// Local rank `rank`'s copy of the result (one value, on its GPU).
+    /// Local rank `rank`'s copy of the result (one value, on its GPU), for device code that
+    /// consumes it without a read back. It is unchecked: where a rank's reduction failed, the
+    /// value may hold a stale partial or the previous call's result while `reduce_into` still
+    /// returned `Ok` on the other ranks (it queues, it does not wait); [`Cluster::read`] checks
+    /// every rank's status before it returns the value.
     pub fn value(&self, rank: usize) -> Option<&DeviceVec<M>> {
         self.parts.iter().find(|p| p.rank == rank).map(|p| &p.value)
     }
