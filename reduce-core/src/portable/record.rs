@@ -81,6 +81,29 @@ pub fn word(record: &[u8], k: usize) -> u64 {
     u64::from_le_bytes(record[8 * k..8 * k + 8].try_into().expect("8 bytes"))
 }
 
+/// Whether `record` is a record of `M` values for runs of `run` items whose header (words 1 to
+/// 5) and block keys are those of `plan`, whatever its status: what a reader checks before
+/// [`Summary::from_record`] on a record another process wrote (a peer given other shards, or
+/// one that sent garbage, is then an error rather than a value of no sequence or a panic).
+pub fn matches_plan<M>(record: &[u8], run: usize, plan: &PartPlan) -> bool {
+    if record.len() != record_bytes::<M>(run) {
+        return false;
+    }
+    let header = [
+        plan.head.start as u64,
+        plan.head.len() as u64,
+        plan.tail.start as u64,
+        plan.tail.len() as u64,
+        plan.blocks.len() as u64,
+    ];
+    let [_, _, keys, _] = offsets::<M>(run);
+    (1..=5).map(|k| word(record, k)).eq(header)
+        && plan.blocks.iter().enumerate().all(|(k, b)| {
+            let key = &record[keys + 16 * k..keys + 16 * (k + 1)];
+            word(key, 0) == b.level as u64 && word(key, 1) == b.index
+        })
+}
+
 /// A record whose status is 1 (failed) and which holds nothing else.
 pub fn failed_record<M>(run: usize) -> Vec<u8> {
     let mut record = vec![0u8; record_bytes::<M>(run)];

@@ -22,7 +22,7 @@ use crate::device::{DeviceSliceMut, DeviceVec};
 use crate::gpu::Gpu;
 use crate::jit::{Own, Program};
 use reduce_core::portable::parts::{combine, plan, Block, Summary};
-use reduce_core::portable::record::{failed_record, record_bytes, word};
+use reduce_core::portable::record::{failed_record, matches_plan, record_bytes, word};
 use reduce_core::portable::run_len;
 use reduce_core::shard::Shards;
 use reduce_core::CudaMonoid;
@@ -132,7 +132,7 @@ impl Cluster {
         self.first_failure(statuses, &mut errors, "the portable reduction")?;
         let fingerprints = records.iter().map(|r| word(r, MONOID_WORD));
         agreement::check(fingerprints, monoid, "the monoid")?;
-        check_headers(&records, shards, run)?;
+        check_headers::<M>(&records, shards, run)?;
         // SAFETY: every rank wrote its record with `to_record` for this `M` (the fingerprints
         // agree) and `run` (a failed one was reported above).
         Ok((records.iter())
@@ -146,10 +146,10 @@ impl Cluster {
 const MONOID_WORD: usize = 6;
 
 /// Checks that every gathered record's header (words 1 to 5: `lo`, head length, `tail_at`,
-/// tail length, block count, which fix the rank's items `lo..hi`) is that of the plan of its
-/// rank's shard under `shards`, this rank's view: a peer given another `Sharded` (other
-/// lengths) would otherwise be joined into a value of no sequence.
-fn check_headers(records: &[&[u8]], shards: &Shards, run: usize) -> Result<()> {
+/// tail length, block count, which fix the rank's items `lo..hi`) and block keys are those of
+/// the plan of its rank's shard under `shards`, this rank's view (`matches_plan`): a peer given
+/// another `Sharded` (other lengths) would otherwise be joined into a value of no sequence.
+fn check_headers<M>(records: &[&[u8]], shards: &Shards, run: usize) -> Result<()> {
     if records.len() != shards.ranks() {
         return Err(ClusterError::Mismatch {
             what: "the items",
@@ -162,15 +162,7 @@ fn check_headers(records: &[&[u8]], shards: &Shards, run: usize) -> Result<()> {
     }
     for (rank, record) in records.iter().enumerate() {
         let range = shards.range(rank);
-        let p = plan(range.start, range.end, run);
-        let expected = [
-            range.start as u64,
-            p.head.len() as u64,
-            p.tail.start as u64,
-            p.tail.len() as u64,
-            p.blocks.len() as u64,
-        ];
-        if !(1..=5).map(|k| word(record, k)).eq(expected) {
+        if !matches_plan::<M>(record, run, &plan(range.start, range.end, run)) {
             return Err(ClusterError::Mismatch {
                 what: "the items",
                 reason: format!(
@@ -250,6 +242,7 @@ pub(super) fn reduce_blocks<M: CudaMonoid>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reduce_core::portable::record::MAX_BLOCKS;
     use reduce_core::Sum;
 
     /// The records of the ranks' own shards pass; a peer whose record is the summary of other
@@ -270,20 +263,28 @@ mod tests {
         let mine = Shards::from_lens(&[10, 0, 150, 140]).unwrap();
         let good = records_of(&mine.lens());
         let view: Vec<&[u8]> = good.iter().map(Vec::as_slice).collect();
-        check_headers(&view, &mine, run).unwrap();
+        check_headers::<Sum<f32>>(&view, &mine, run).unwrap();
         // Rank 2 was given other shards: its record covers items 10..170.
         let theirs = records_of(&[10, 0, 160, 130]);
         let mut mixed = view.clone();
         mixed[2] = &theirs[2];
         assert!(matches!(
-            check_headers(&mixed, &mine, run),
+            check_headers::<Sum<f32>>(&mixed, &mine, run),
             Err(ClusterError::Mismatch { .. })
         ));
         // Shards that end on the same item but start elsewhere.
         let shifted = records_of(&[10, 0, 0, 290]);
         mixed[2] = view[2];
         mixed[3] = &shifted[3];
-        assert!(check_headers(&mixed, &mine, run).is_err());
-        assert!(check_headers(&view[..3], &mine, run).is_err());
+        assert!(check_headers::<Sum<f32>>(&mixed, &mine, run).is_err());
+        assert!(check_headers::<Sum<f32>>(&view[..3], &mine, run).is_err());
+        // A block key that is not the plan's (a peer's garbage): a mismatch, not a decoded
+        // block at another place of the tree.
+        assert!(!plan(160, 300, run).blocks.is_empty());
+        let mut bad = good[3].clone();
+        let keys = bad.len() - MAX_BLOCKS * (16 + std::mem::size_of::<Sum<f32>>());
+        bad[keys] ^= 0x40;
+        mixed[3] = &bad;
+        assert!(check_headers::<Sum<f32>>(&mixed, &mine, run).is_err());
     }
 }
