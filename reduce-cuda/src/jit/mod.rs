@@ -152,7 +152,9 @@ impl KernelCache {
             }
         }
         self.compilations.fetch_add(1, Ordering::Relaxed);
-        let cubin = match compile::try_compile(source, &self.arch)? {
+        // The options the key holds (an environment that changes between two reads of them
+        // must not store a CUBIN under another option set's key).
+        let cubin = match compile::try_compile_with(source, options)? {
             Ok(cubin) => cubin,
             Err(rejected) => return Ok(Err(rejected)),
         };
