@@ -161,6 +161,8 @@ impl Strips {
     /// The launches of `axes` on a device that keeps `threads` threads busy, in order, for
     /// items of `in_size` bytes lifted into `m_size`-byte values.
     fn launches(&self, axes: &Axes, threads: u64, in_size: u64, m_size: u64) -> Vec<Launch> {
+        // Sizes divide the bytes a lane or thread takes: a zero-sized type counts as one byte.
+        let (in_size, m_size) = (in_size.max(1), m_size.max(1));
         let mut dims: Vec<(u64, bool)> = axes.runs().iter().map(|&(e, r)| (e as u64, r)).collect();
         let mut passes = Vec::new();
         while let Some(p) = dims.iter().rposition(|&(_, reduced)| reduced) {
