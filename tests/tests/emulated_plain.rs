@@ -21,14 +21,19 @@ use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
 
 /// Shuffle's shapes: one warp per block whose warps own runs of tiles (`tile_group(0)`), two
-/// warps of 2 items per lane folding their block tiles every 3 tiles, and the defaults.
-fn configs() -> [Config; 3] {
+/// warps of 2 items per lane folding their block tiles every 3 tiles, one warp of 64 items per
+/// lane (more items a lane than the grid has threads), and the defaults.
+fn configs() -> [Config; 4] {
     [
         Config::new(Algorithm::Shuffle).block(32).tile_group(0),
         Config::new(Algorithm::Shuffle)
             .block(64)
             .items_per_thread(2)
             .tile_group(3),
+        Config::new(Algorithm::Shuffle)
+            .block(32)
+            .items_per_thread(64)
+            .tile_group(1),
         Config::new(Algorithm::Shuffle),
     ]
 }
