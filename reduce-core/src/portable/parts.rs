@@ -38,7 +38,8 @@ pub struct PartPlan {
     pub tail: Range<usize>,
 }
 
-/// The pieces of the part holding the global items `lo..hi`, for runs of `run` items.
+/// The pieces of the part holding the global items `lo..hi` (`lo <= hi`; an inverted range
+/// plans as a part with no items), for runs of `run` items.
 pub fn plan(lo: usize, hi: usize, run: usize) -> PartPlan {
     let run = run.max(1);
     let first = lo.div_ceil(run) * run; // the first run boundary at or after lo
@@ -94,6 +95,9 @@ pub struct Summary<M> {
 impl<M: Monoid> Summary<M> {
     /// The summary of the part `lo..hi` of `items` (the global sequence), computed on the CPU:
     /// what a device computes for its shard.
+    ///
+    /// # Panics
+    /// When `lo..hi` is not a range of `items` (inverted, or past its end).
     pub fn of(items: &[M], lo: usize, hi: usize, run: usize) -> Summary<M> {
         let p = plan(lo, hi, run);
         Summary {
