@@ -18,6 +18,11 @@
 // unaligned. Lengths are clamped to their slots, so a bad record gives a wrong value, never a
 // read out of bounds. Every rank's status (0 = good) is copied to statuses[rank] first; where
 // any is not 0 nothing is joined and the value is not written (the host reports the failure).
+// Then the records must agree: the same monoid (its fingerprint in spare word 6, the same in
+// every record) and shards that follow each other (a record's `lo` is the end, tail_at + tail
+// length, of the one before); the first rank whose record does not gets R_JOIN_MISMATCH, and
+// nothing is joined (ranks of one process per GPU given another monoid of the same size, or
+// another `Sharded`, would otherwise join into a value of no sequence).
 // The nodes waiting for their right sibling (at most two per level) live in `scratch`, global
 // memory of `capacity` of them (values, then indices, then levels), not in the thread's local
 // memory, which the driver would reserve for every thread the device can hold.
@@ -65,6 +70,8 @@ __device__ void r_join_push(r_join_nodes& t, unsigned int level, unsigned long l
     }
 }
 
+#define R_JOIN_MISMATCH 2ull
+
 extern "C" __global__ void shard_portable_join(const unsigned char* __restrict__ records, r_size world,
                                                r_size record_bytes, r_size run, r_size max_blocks,
                                                unsigned char* __restrict__ scratch, r_size capacity,
@@ -76,6 +83,16 @@ extern "C" __global__ void shard_portable_join(const unsigned char* __restrict__
         failed = failed || statuses[r] != 0;
     }
     if (failed) return;
+    const unsigned long long monoid = r_join_word(records, 6);
+    unsigned long long next_lo = r_join_word(records, 1);
+    for (r_size r = 0; r < world; ++r) {
+        const unsigned char* rec = records + r * record_bytes;
+        if (r_join_word(rec, 6) != monoid || r_join_word(rec, 1) != next_lo) {
+            statuses[r] = R_JOIN_MISMATCH;
+            return;
+        }
+        next_lo = r_join_word(rec, 3) + r_join_word(rec, 4);
+    }
     const r_size size = sizeof(M);
     const r_size head_at = 64, tail_at = head_at + run * size, keys_at = tail_at + run * size;
     const r_size values_at = keys_at + max_blocks * 16;

@@ -3,7 +3,7 @@
 //! every way of cutting a few sequences into shards — boundaries inside runs, empty shards,
 //! shards inside one run — joined to `reduce_core::portable::parts::combine`'s bits, which are
 //! `portable::fold`'s; an exact non-commutative monoid to the sequential fold; a failed rank's
-//! status copied and the value left unwritten.
+//! status copied and the value left unwritten, and so where the records disagree.
 
 use reduce_core::portable::parts::{combine, Summary};
 use reduce_core::portable::record::{failed_record, record_bytes, RecordPart};
@@ -110,8 +110,10 @@ fn exact_monoids_get_the_fold() {
     check::<Mat3>(&cxx, "mat3");
 }
 
-/// A failed rank: every status copied, no value written. A record whose lengths are garbage
-/// reads nothing past the records (AddressSanitizer would say so).
+/// A failed rank: every status copied, no value written. Records that do not agree (another
+/// monoid's fingerprint, shards that do not follow each other, garbage lengths): the first such
+/// rank's status is 2 and nothing is joined. Garbage keys read nothing past the records
+/// (AddressSanitizer would say so).
 #[test]
 fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
     let Some(cxx) = compiler() else { return };
@@ -142,13 +144,24 @@ fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
     }
     keys[40..48].copy_from_slice(&128u64.to_le_bytes()); // every block slot counted
     let bad_keys = vec![good(0, 1000), keys, good(2000, 3000)];
-    let cases = [(failed, run), (bad, run), (bad_keys, run)];
+    // Another monoid's fingerprint (spare word 6) on rank 2; rank 1 given other shards.
+    let mut other_monoid = good(2000, 3000);
+    other_monoid[48..56].copy_from_slice(&7u64.to_le_bytes());
+    let other_monoid = vec![good(0, 1000), good(1000, 2000), other_monoid];
+    let other_shards = vec![good(0, 1000), good(1100, 2000), good(2000, 3000)];
+    let cases = [
+        (failed, run),
+        (bad, run),
+        (bad_keys, run),
+        (other_monoid, run),
+        (other_shards, run),
+    ];
     let results = kernel.run(&cases, bytes, nodes);
-    assert_eq!(results[0].statuses, [0, 1, 0]);
-    assert!(results[0].value.is_none());
-    for got in &results[1..] {
-        assert_eq!(got.statuses, [0, 0, 0]);
-        assert!(got.value.is_some());
+    // A failed rank; garbage lengths (its `lo` follows no shard); another monoid; a gap.
+    let statuses: [&[u64]; 5] = [&[0, 1, 0], &[0, 2, 0], &[0, 0, 0], &[0, 0, 2], &[0, 2, 0]];
+    for (got, want) in results.iter().zip(statuses) {
+        assert_eq!(got.statuses, want);
+        assert_eq!(got.value.is_some(), want.iter().all(|&s| s == 0));
     }
     // A scratch of two nodes for a join that keeps more: nothing written past it.
     let xs = Affine::random_vec(70_001, 9);

@@ -78,6 +78,11 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+/// A rank's status where the device join found its record of another monoid or of shards that
+/// do not follow the rank before's (`kernels/shard_join.cu`, `R_JOIN_MISMATCH`); 1 is a rank that
+/// failed, 0 a good one.
+const STATUS_MISMATCH: u64 = 2;
+
 /// The rendezvous of a one-process-per-GPU cluster: NCCL's 128-byte unique id. Rank 0 makes
 /// one ([`ClusterId::new`]) and sends it to every other rank (as hex: [`ClusterId::to_hex`]).
 /// NCCL's rendezvous runs in the process that made the id, so that process must stay alive
@@ -496,16 +501,28 @@ impl Cluster {
     }
 
     /// The first failed rank's error from per-rank statuses: this process's own error when the
-    /// failed rank is local, [`ClusterError::PeerFailed`] otherwise.
+    /// failed rank is local, [`ClusterError::PeerFailed`] otherwise; a status of
+    /// [`STATUS_MISMATCH`] (the device join's: a record of another monoid or of shards that do
+    /// not follow the one before) is [`ClusterError::Mismatch`].
     fn first_failure(
         &self,
         statuses: impl IntoIterator<Item = u64>,
         local: &mut [Option<ClusterError>],
         during: &'static str,
     ) -> Result<()> {
-        let Some(rank) = statuses.into_iter().position(|s| s != 0) else {
+        let Some((rank, status)) = statuses.into_iter().enumerate().find(|&(_, s)| s != 0) else {
             return Ok(());
         };
+        if status == STATUS_MISMATCH {
+            return Err(ClusterError::Mismatch {
+                what: "the monoid or the shards",
+                reason: format!(
+                    "in {during}, rank {rank}'s record is of another monoid, or of shards that \
+                     do not follow the rank before's: the ranks were given different monoids \
+                     or different `Sharded` data"
+                ),
+            });
+        }
         if let Some(i) = self.members.iter().position(|m| m.rank == rank) {
             if let Some(e) = local.get_mut(i).and_then(Option::take) {
                 return Err(e);

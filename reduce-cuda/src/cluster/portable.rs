@@ -143,7 +143,7 @@ impl Cluster {
 
 /// The record's spare header word that carries the monoid's fingerprint between the ranks
 /// (`reduce_core::portable::record`: words 6 and 7 are spare).
-const MONOID_WORD: usize = 6;
+pub(super) const MONOID_WORD: usize = 6;
 
 /// Checks that every gathered record's header (words 1 to 5: `lo`, head length, `tail_at`,
 /// tail length, block count, which fix the rank's items `lo..hi`) and block keys are those of
