@@ -149,16 +149,32 @@ fn a_failed_rank_is_reported_and_bad_lengths_stay_in_bounds() {
     other_monoid[48..56].copy_from_slice(&7u64.to_le_bytes());
     let other_monoid = vec![good(0, 1000), good(1000, 2000), other_monoid];
     let other_shards = vec![good(0, 1000), good(1100, 2000), good(2000, 3000)];
+    // Garbage lengths whose shards still follow each other (tail_at + tail length wraps to the
+    // next rank's first item): joined, every length clamped to its slots.
+    let mut lengths = good(1000, 2000);
+    for (k, word) in [(2, u64::MAX), (3, 2001), (4, u64::MAX), (5, u64::MAX)] {
+        lengths[8 * k..8 * k + 8].copy_from_slice(&word.to_le_bytes());
+    }
+    let lengths = vec![good(0, 1000), lengths, good(2000, 3000)];
     let cases = [
         (failed, run),
         (bad, run),
         (bad_keys, run),
         (other_monoid, run),
         (other_shards, run),
+        (lengths, run),
     ];
     let results = kernel.run(&cases, bytes, nodes);
-    // A failed rank; garbage lengths (its `lo` follows no shard); another monoid; a gap.
-    let statuses: [&[u64]; 5] = [&[0, 1, 0], &[0, 2, 0], &[0, 0, 0], &[0, 0, 2], &[0, 2, 0]];
+    // A failed rank; garbage (its `lo` follows no shard); garbage keys; another monoid; a gap;
+    // garbage lengths.
+    let statuses: [&[u64]; 6] = [
+        &[0, 1, 0],
+        &[0, 2, 0],
+        &[0, 0, 0],
+        &[0, 0, 2],
+        &[0, 2, 0],
+        &[0, 0, 0],
+    ];
     for (got, want) in results.iter().zip(statuses) {
         assert_eq!(got.statuses, want);
         assert_eq!(got.value.is_some(), want.iter().all(|&s| s == 0));
