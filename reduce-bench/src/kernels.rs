@@ -13,6 +13,9 @@ use reduce_cuda::{DeviceCopy, DeviceSlice, Error, Gpu, KernelSource, Min, Result
 
 const SOURCE: &str = include_str!("../kernels/bench.cu");
 
+/// The fill seed of [`BenchKernels::poison`] (no benchmark's data uses it).
+const POISON_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// Item types that random words fill: every bit pattern is a valid value.
 ///
 /// # Safety
@@ -117,6 +120,20 @@ impl BenchKernels {
         self.read_roof_prefix_ms(buffer, buffer.items.len() * std::mem::size_of::<T>(), reps)
     }
 
+    /// The read roof over `buffers` in turn, a buffer a launch, as the calls it is compared with
+    /// rotate them: neither then reads from L2 what the other reads from memory.
+    pub fn read_roof_rotated_ms<T>(&self, buffers: &[Filled<T>], reps: usize) -> Result<f32> {
+        let mut launches = (buffers.iter())
+            .map(|b| self.read_roof_launch(b, b.items.len() * std::mem::size_of::<T>()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut i = 0usize;
+        median_ms(&self.gpu, reps, || {
+            i += 1;
+            let k = i % launches.len();
+            (launches[k])()
+        })
+    }
+
     /// The read roof of the first `bytes` of `buffer` (at most all of them): for a case that
     /// reads only a prefix, the rate a read of that many bytes reaches.
     pub fn read_roof_prefix_ms<T>(
@@ -180,6 +197,13 @@ impl BenchKernels {
                 .map_err(driver("launching copy_roof"))
         })?;
         Ok(memcpy.min(kernel))
+    }
+
+    /// Overwrites `out` with random bits (a seed of their own): a result checked after a call
+    /// into `out` is then that call's, never one an earlier call left in a shared buffer.
+    pub fn poison<T: AnyBits>(&self, out: &mut reduce_cuda::DeviceVec<T>) -> Result<()> {
+        let noise = self.fill_random::<T>(out.len(), POISON_SEED, &FillMasks::default())?;
+        self.gpu.copy_into(noise.items(), out)
     }
 
     /// A buffer of `len` random items: random words, then `masks` applied per word of an item.

@@ -103,8 +103,10 @@ pub fn masks_affine_f32() -> FillMasks {
     m
 }
 
-// SAFETY: two f32, any bits.
+// SAFETY: fields of f32 and integers only: any bits are a value.
 unsafe impl AnyBits for AffineF32 {}
+unsafe impl AnyBits for ArgMax {}
+unsafe impl AnyBits for LogSumExp {}
 unsafe impl AnyBits for Affine {}
 unsafe impl AnyBits for Mat2 {}
 unsafe impl AnyBits for Heis {}

@@ -53,9 +53,9 @@ pub fn lse(args: &Args) -> reduce_cuda::Result<()> {
                 config,
             )
         })?;
-        // The per-row bytes moved: items, one 8-byte value per row, and the offsets.
+        // The per-row bytes moved: items, one 8-byte value per row, and the rows + 1 offsets.
         let axis_bytes = bytes + (rows * 8) as f64;
-        let row_bytes = bytes + (rows * 12) as f64;
+        let row_bytes = bytes + (rows * 8 + (rows + 1) * 4) as f64;
         for (label, ms, moved) in [
             ("all items Auto", all, bytes),
             ("per row of 32000 along axis 1", along, axis_bytes),

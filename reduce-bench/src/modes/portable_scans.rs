@@ -76,7 +76,7 @@ pub(super) fn scans(
         let host = checked_on_cpu(gpu, xs, lift)?;
         let kind = Scan::Inclusive;
         table.case::<LogSumExp>(
-            gpu,
+            (gpu, kernels),
             "lse f32",
             4,
             &layout,
@@ -110,7 +110,7 @@ fn own<M: CudaMonoid + AnyBits>(
     let size = std::mem::size_of::<M>();
     let kind = Scan::Inclusive;
     table.case::<M>(
-        gpu,
+        (gpu, kernels),
         case,
         size,
         layout,
@@ -171,9 +171,9 @@ impl Table<'_> {
     /// n values of `M` (read and written), scaled to the bytes each form moves; `host`: the
     /// values on the host, for the CPU's check.
     #[allow(clippy::too_many_arguments)]
-    fn case<M: CudaMonoid>(
+    fn case<M: CudaMonoid + AnyBits>(
         &mut self,
-        gpu: &Gpu,
+        (gpu, kernels): (&Gpu, &BenchKernels),
         case: &str,
         in_size: usize,
         layout: &Layout,
@@ -194,6 +194,8 @@ impl Table<'_> {
         ] {
             let default_ms = median_ms(gpu, REPS, || run(form, default, &mut out))?;
             let portable_ms = median_ms(gpu, REPS, || run(form, portable_mode, &mut out))?;
+            // Checked from a poisoned output: the forms of one layout write the same values.
+            kernels.poison(&mut out)?;
             run(form, portable_mode, &mut out)?;
             let first = gpu.download(&out)?;
             run(form, portable_mode, &mut out)?;

@@ -353,11 +353,11 @@ fn segmented(
             ("keys, exclusive", &d_keys),
         ] {
             let exclusive = form.ends_with(", exclusive");
-            sums.time(gpu, table, dist, form, layout, None)?;
+            sums.time((gpu, kernels), table, dist, form, layout, None)?;
             let want = if exclusive { &want_exclusive } else { &want };
-            affine.time(gpu, table, dist, form, layout, Some(want))?;
+            affine.time((gpu, kernels), table, dist, form, layout, Some(want))?;
             if !form.ends_with(", LookBack") && !exclusive {
-                mat2.time(gpu, table, dist, form, layout, Some(&want_mat2))?;
+                mat2.time((gpu, kernels), table, dist, form, layout, Some(&want_mat2))?;
             }
         }
         eprintln!("scan: segmented {dist} done");
@@ -396,10 +396,10 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
 
     /// Times the scan with segments from `layout` (`form`: offsets or keys, inclusive by `Auto`
     /// or, where it says so, by LookBack or exclusive), trusted, and checks it against `want`
-    /// where given.
+    /// where given (the output poisoned first: the forms write the same values).
     fn time(
         &mut self,
-        gpu: &Gpu,
+        (gpu, kernels): (&Gpu, &BenchKernels),
         table: &mut Table,
         dist: &str,
         form: &str,
@@ -416,6 +416,9 @@ impl<M: CudaMonoid + AnyBits + PartialEq> Segmented<M> {
             true => Scan::Exclusive,
             false => Scan::Inclusive,
         };
+        if want.is_some() {
+            kernels.poison(&mut self.out)?;
+        }
         let (xs, out) = (self.xs.items(), &mut self.out);
         let ms = median_ms(gpu, REPS, || {
             if form.starts_with("offsets") {

@@ -124,6 +124,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
             cub_ms.map_or("-".into(), |ms| format!("{ms:.4} ms"))
         ));
         for (label, bytes, offsets_form, mut run) in variants {
+            kernels.poison(&mut out)?;
             let ms = median_ms(&gpu, REPS, || run(&mut out))? as f64;
             let correct = gpu.download(&out)? == want;
             let gbs = bytes / (ms * 1e6);

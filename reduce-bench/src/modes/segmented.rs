@@ -139,6 +139,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
                         plain_gbs: plain_f32,
                         correct: None,
                     });
+                    kernels.poison(&mut out_affine)?;
                     let ms = layout.time(&gpu, affine.items(), &mut out_affine, form, config)?;
                     let correct = gpu.download(&out_affine)? == expected;
                     rows.push(SegRow {

@@ -139,6 +139,7 @@ pub fn segwide(args: &Args) -> reduce_cuda::Result<()> {
                 let ms_f32 = median_ms(&gpu, REPS, || {
                     layout.run(&gpu, sums.items(), &mut out_f32, owner_form, wide, config)
                 })?;
+                kernels.poison(&mut out_affine)?;
                 let ms_affine = median_ms(&gpu, REPS, || {
                     layout.run(
                         &gpu,
