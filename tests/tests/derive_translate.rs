@@ -177,6 +177,7 @@ pub fn all_cuda_sources() -> Vec<(&'static str, String)> {
         (Zoo::CUDA_NAME, Zoo::cuda_source()),
         (HandAffine::CUDA_NAME, HandAffine::cuda_source()),
         (MaxU64::CUDA_NAME, MaxU64::cuda_source()),
+        (Shadow::CUDA_NAME, Shadow::cuda_source()),
     ]
 }
 
@@ -595,5 +596,43 @@ fn derived_through_reduce_cuda() {
     assert_contains(
         &MaxU64::cuda_source(),
         "return MaxU64{r_max_u64(l.x, r.x)};",
+    );
+}
+
+/// A loop variable whose name an inner loop's variable, used as an index, shadows.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Shadow { s: 0.0, t: [0.0; 4] },
+    combine = |l, r| {
+        let mut s = l.s + r.s;
+        for k in 0..4 {
+            s += (k - 2) as f32;
+            for k in 0..4 {
+                s += l.t[k];
+            }
+        }
+        let d = 3i32;
+        let x = (d - 5) as f32;
+        let d = (r.t[0] as u32 % 4) as usize;
+        Shadow { s: s + x + l.t[d], t: r.t }
+    }
+)]
+pub struct Shadow {
+    pub s: f32,
+    pub t: [f32; 4],
+}
+
+/// A name used as an index only through another binding of it keeps rustc's `i32`: the outer
+/// loop variable (typed `usize` before, so that `k - 2` wrapped to about 1.8e19 on the GPU where
+/// Rust gives -2), the inner one `usize`. (An untyped `let` shadowed that way is now refused:
+/// its later uses are another binding's.)
+#[test]
+fn shadowed_names_keep_their_own_type() {
+    let text = Shadow::cuda_source();
+    assert_contains(&text, "for (int v_k = 0; v_k < 4; ++v_k)");
+    assert_contains(
+        &text,
+        "for (unsigned long long v_k_2 = 0ull; v_k_2 < 4ull; ++v_k_2)",
     );
 }

@@ -91,6 +91,15 @@ pub enum ShardError {
         /// Its shard length.
         items: usize,
     },
+    /// More segments than an owner array may declare ([`crate::layout::MAX_OWNER_SEGMENTS`]:
+    /// their offsets must fit one allocation), as the global reference refuses them.
+    #[error("{value} segments: an owner array may declare at most {limit}")]
+    TooManySegments {
+        /// The segment count given.
+        value: usize,
+        /// The most there may be.
+        limit: usize,
+    },
     /// One device's segmented reduction indexes items and segments with u32.
     #[error("rank {rank}'s shard has {what} = {value}, past the u32 index limit of one device's segmented reduction")]
     ShardTooLarge {

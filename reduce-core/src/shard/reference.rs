@@ -7,6 +7,7 @@ use super::plan::SegmentPlan;
 use super::portable::{local_segment, piece_offsets, shard_on_cpu, PortableCarry};
 use super::shards::{Carry, Shards, Touch};
 use crate::fold::{fold, fold_by_owner, fold_segments};
+use crate::layout::MAX_OWNER_SEGMENTS;
 use crate::portable::{self, run_len};
 use crate::Monoid;
 
@@ -78,6 +79,13 @@ fn owner_plan<'a, M>(
     owner: &'a [u32],
     num_segments: usize,
 ) -> Result<OwnerPlan<'a, M>, ShardError> {
+    // Before any shard's fold: owners far apart under a huge count would size one by them.
+    if num_segments > MAX_OWNER_SEGMENTS {
+        return Err(ShardError::TooManySegments {
+            value: num_segments,
+            limit: MAX_OWNER_SEGMENTS,
+        });
+    }
     let parts = shards.split(items)?;
     let owners = shards
         .split(owner)

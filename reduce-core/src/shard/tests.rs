@@ -67,6 +67,36 @@ fn no_items_rank_zero_owns_everything() {
 }
 
 #[test]
+fn too_many_segments_are_refused_before_any_fold() {
+    // Owners far apart under a count past MAX_OWNER_SEGMENTS: the global reference refuses the
+    // count; the sharded ones did not, and sized a shard's fold by its owners (32 GiB here).
+    let shards = Shards::from_lens(&[2]).unwrap();
+    let items = [Sum(1u32); 2];
+    let owner = [0, u32::MAX - 1];
+    let refused = |r: Result<Vec<Vec<Sum<u32>>>, ShardError>| {
+        matches!(
+            r,
+            Err(ShardError::TooManySegments {
+                value: usize::MAX,
+                ..
+            })
+        )
+    };
+    assert!(refused(fold_sharded_by_owner(
+        &shards,
+        &items,
+        &owner,
+        usize::MAX
+    )));
+    assert!(refused(fold_sharded_by_owner_portable(
+        &shards,
+        &items,
+        &owner,
+        usize::MAX
+    )));
+}
+
+#[test]
 fn an_unsorted_owner_at_index_zero_formats() {
     // An owner before the first item (inconsistent, but a caller may pass one) still gives a
     // message, not a panic.

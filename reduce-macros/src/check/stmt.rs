@@ -41,7 +41,8 @@ fn is_unit_block(b: &syn::Block) -> bool {
 }
 
 /// Whether `name` is used inside an index expression (`t[i]`, `t[i * 3 + k]`), which makes
-/// rustc infer `usize` for it.
+/// rustc infer `usize` for it — the binding itself, not another of the same name that shadows it
+/// (a later `let`, a loop variable, a `match` arm's or a closure's binding).
 fn used_as_index<'s>(name: &str, stmts: impl IntoIterator<Item = &'s Stmt>) -> bool {
     struct Finder<'n> {
         name: &'n str,
@@ -68,16 +69,70 @@ fn used_as_index<'s>(name: &str, stmts: impl IntoIterator<Item = &'s Stmt>) -> b
             _ => false,
         }
     }
+    /// Whether `pat` binds `name` (a new binding that shadows it).
+    fn binds(pat: &Pat, name: &str) -> bool {
+        struct Binds<'n> {
+            name: &'n str,
+            found: bool,
+        }
+        impl<'ast> Visit<'ast> for Binds<'_> {
+            fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
+                self.found |= unraw(&i.ident) == self.name;
+                syn::visit::visit_pat_ident(self, i);
+            }
+        }
+        let mut b = Binds { name, found: false };
+        b.visit_pat(pat);
+        b.found
+    }
+    impl Finder<'_> {
+        /// Statements in order, up to one that binds the name anew (its initializer still
+        /// reads the old binding): past it the name is another variable.
+        fn visit_stmts<'ast>(&mut self, stmts: impl IntoIterator<Item = &'ast Stmt>) {
+            for s in stmts {
+                if let Stmt::Local(l) = s {
+                    if let Some(init) = &l.init {
+                        self.visit_expr(&init.expr);
+                        if let Some((_, diverge)) = &init.diverge {
+                            self.visit_expr(diverge);
+                        }
+                    }
+                    if binds(&l.pat, self.name) {
+                        return;
+                    }
+                } else {
+                    self.visit_stmt(s);
+                }
+            }
+        }
+    }
     impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr_index(&mut self, i: &'ast syn::ExprIndex) {
             self.found |= spine(&i.index, self.name);
             syn::visit::visit_expr_index(self, i);
         }
+        fn visit_block(&mut self, b: &'ast syn::Block) {
+            self.visit_stmts(&b.stmts);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            self.visit_expr(&f.expr);
+            if !binds(&f.pat, self.name) {
+                self.visit_block(&f.body);
+            }
+        }
+        fn visit_arm(&mut self, a: &'ast syn::Arm) {
+            if !binds(&a.pat, self.name) {
+                syn::visit::visit_arm(self, a);
+            }
+        }
+        fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+            if !c.inputs.iter().any(|p| binds(p, self.name)) {
+                syn::visit::visit_expr_closure(self, c);
+            }
+        }
     }
     let mut finder = Finder { name, found: false };
-    for s in stmts {
-        finder.visit_stmt(s);
-    }
+    finder.visit_stmts(stmts);
     finder.found
 }
 

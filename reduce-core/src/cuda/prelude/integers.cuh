@@ -120,7 +120,9 @@
         const UT ma = a < 0 ? (UT)((UT)0 - (UT)a) : (UT)a, mb = b < 0 ? (UT)((UT)0 - (UT)b) : (UT)b; \
         const UT limit = neg ? (UT)((UT)max + 1) : (UT)max;                                     \
         if (ma > (UT)(limit / mb)) return neg ? min : max;                                      \
-        return (T)(UT)((UT)a * (UT)b);                                                          \
+        /* ma * mb is at most `limit`: no overflow, even where UT is promoted to int */          \
+        const UT m = (UT)(ma * mb);                                                             \
+        return r_pin(neg ? (T)(UT)((UT)0 - m) : (T)m);                                          \
     }
 
 R_INT_HELPERS(unsigned char, unsigned char, unsigned int, u8, 8)
