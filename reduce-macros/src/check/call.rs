@@ -68,6 +68,15 @@ impl<'a> Checker<'a> {
             vals[idx] = Some(self.coerce(v, &ty)?);
         }
         if let Some(rest) = &s.rest {
+            if vals.iter().all(Option::is_some) {
+                // Rust still evaluates the base (an index in it may fault); the translation
+                // would drop it.
+                return Err(err(
+                    rest,
+                    "every field is given: the base `..` adds nothing; remove it \
+                     (clippy::needless_update)",
+                ));
+            }
             let ty = Ty::Struct(name.clone());
             let base = self.check(rest, Some(&ty))?;
             let base = self.coerce(base, &ty)?;
