@@ -22,7 +22,9 @@
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, and so does the scans' look-back, whose tiles (taken from a
 //     counter in block order) find every earlier tile finished; a wait for a later block is
-//     reported as a deadlock.
+//     reported as a deadlock. Launches whose blocks never wait for each other (a ticket picks
+//     the last) run their blocks from the last one down under the reverse order (block_at), so
+//     that the ticket's last block is block 0 there and the highest block elsewhere.
 // Static __shared__ variables are function statics: shared by the block's fibers, reused by
 // the next block (uninitialised shared memory on a GPU is no better).
 // A macro guard, not #pragma once: the tests force-include a precompiled copy kept elsewhere,
@@ -171,6 +173,11 @@ struct Block {
 inline bool& reverse_order() {
     static bool reverse = false;
     return reverse;
+}
+// The k-th block to run of `grid`: in index order, or from the last down under the reverse
+// order, for launches whose blocks never wait for each other.
+inline unsigned int block_at(unsigned int k, unsigned int grid) {
+    return reverse_order() ? grid - 1 - k : k;
 }
 // Eager order: after every switch the scheduler resumes the first runnable fiber (in the order
 // above) instead of going on round the block, so a warp released from a collective runs ahead

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
         std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
         unsigned int ticket = 0;
         unsigned long long ok = 1;
-        for (unsigned int b = 0; b < grid && ok; ++b) {
+        for (unsigned int k = 0; k < grid && ok; ++k) {
+            const unsigned int b = emu::block_at(k, (unsigned int)grid);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
 #ifdef R_NODE_TILES
                 reduce_portable(items, n, nodes.data(), &ticket, out.data());

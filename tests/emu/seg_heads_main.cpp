@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
         std::vector<r_size> tile_meta(tiles), rec_meta(3 * groups);
         std::memset(static_cast<void*>(tile_vals.data()), 0xA5, tile_vals.size() * sizeof(M));
         std::memset(static_cast<void*>(rec_vals.data()), 0xA5, rec_vals.size() * sizeof(M));
+        // Scratch the runtime carves without clearing: poisoned, as the values.
+        std::memset(static_cast<void*>(tile_meta.data()), 0xA5, tile_meta.size() * sizeof(r_size));
+        std::memset(static_cast<void*>(rec_meta.data()), 0xA5, rec_meta.size() * sizeof(r_size));
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
         unsigned long long ok = 1;
-        for (unsigned int b = 0; b < grid && ok; ++b) {
+        for (unsigned int k = 0; k < grid && ok; ++k) {
+            const unsigned int b = emu::block_at(k, (unsigned int)grid);
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
                 reduce_seg_portable(items, n, index.data(), segments, out.data(), nodes.data(), group, &ticket,

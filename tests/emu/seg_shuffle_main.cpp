@@ -27,13 +27,17 @@ int main(int argc, char** argv) {
         if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
         std::vector<M> out(segments);
         std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        // The blocks' records: scratch the runtime does not clear (poisoned).
         std::vector<M> rec_vals(2 * grid);
         std::vector<r_size> rec_meta(3 * grid);
+        std::memset(static_cast<void*>(rec_vals.data()), 0xA5, rec_vals.size() * sizeof(M));
+        std::memset(static_cast<void*>(rec_meta.data()), 0xA5, rec_meta.size() * sizeof(r_size));
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
         unsigned long long ok = 1;
-        for (unsigned int b = 0; b < grid && ok; ++b) {
+        for (unsigned int k = 0; k < grid && ok; ++k) {
+            const unsigned int b = emu::block_at(k, (unsigned int)grid);
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK_THREADS, [&] {
                 reduce_seg_shuffle(items, n, index.data(), segments, out.data(), rec_vals.data(),

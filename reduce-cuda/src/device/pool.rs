@@ -233,14 +233,15 @@ impl Pool {
                 attempt()
             }
             other => other,
-        }
-        .map_err(|e| match e.0 {
-            sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => self.out_of_memory(bytes),
-            _ => Error::Driver {
-                during: "allocating device memory",
-                source: e,
-            },
-        })?;
+        };
+        let address = match address {
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                return Err(self.out_of_memory(bytes))
+            }
+            // A sticky error (a fault of a launch queued before) loses the context and names
+            // the launch, as every other driver call does.
+            other => other.during("allocating device memory")?,
+        };
         if let Some(cap) = self.cap() {
             if self.usage().is_ok_and(|u| u.held > cap) {
                 if let Err(e) = self.trim(cap) {
