@@ -90,10 +90,15 @@ impl PaperPass {
         }
     }
 
-    /// The values, 16 bytes of alignment slack and the owners in shared memory.
     fn smem(&self, m_size: usize) -> usize {
-        self.slots * m_size + 16 + self.slots * 4
+        pass_smem(self.slots, m_size)
     }
+}
+
+/// A pass's shared memory for `slots` values of `m_size` bytes: the values, 16 bytes of
+/// alignment slack and the owners.
+pub(super) fn pass_smem(slots: usize, m_size: usize) -> usize {
+    slots * m_size + 16 + slots * 4
 }
 
 /// A paper algorithm: its first pass and the pass that reduces the pairs (the same kernel for

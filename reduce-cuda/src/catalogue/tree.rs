@@ -7,7 +7,7 @@
 
 use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_power_of_two, invalid, refuse, Knobs};
-use super::paper::{Paper, PaperPass, SegPassArgs};
+use super::paper::{pass_smem, Paper, PaperPass, SegPassArgs};
 use super::plan::{PlainPlan, SegShape};
 use super::tuning::PAPER_BLOCK;
 use crate::device::Entry;
@@ -117,6 +117,20 @@ impl PlainPlan for Tree {
         )?;
         d.multi_pass(&kernel, self.tile(), input, n, out)
     }
+}
+
+/// The largest `Tb2Seg` block (32 to 1024 threads) whose pass keeps `m_size`-byte values within
+/// `budget` bytes of shared memory: segmented `Auto`'s block for values too large for SegShuffle
+/// and SegMerge.
+pub(super) fn tb2_seg_block_within(m_size: usize, budget: usize) -> Option<u32> {
+    (5..=10).rev().map(|k| 1u32 << k).find(|&block| {
+        let tree = Tree {
+            kind: Kind::Tb2,
+            name: SegAlgorithm::Tb2Seg.name(),
+            block,
+        };
+        pass_smem(tree.slots(), m_size) <= budget
+    })
 }
 
 /// `Tb2Seg` or `Tb4WarpSeg`: every pass is the same kernel.

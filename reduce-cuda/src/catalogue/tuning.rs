@@ -172,13 +172,14 @@ pub(crate) fn plain_order_free(commutative: bool, tile_group: Option<u32>) -> bo
 
 /// What segmented `Auto` needs to know of SegShuffle for a shape: whether its static shared
 /// memory fits, the most items and segments it indexes, and whether a tile of the given items
-/// per thread keeps a block within [`ANY_DEVICE_BLOCK_SMEM`]; and whether SegMerge's static
-/// shared memory fits.
+/// per thread keeps a block within [`ANY_DEVICE_BLOCK_SMEM`]; whether SegMerge's static shared
+/// memory fits; and the largest Tb2Seg block whose shared memory does.
 pub(crate) struct SegShuffleFacts<'a> {
     pub fits: bool,
     pub limits: (u64, u64),
     pub tile_fits: &'a dyn Fn(u32) -> bool,
     pub merge_fits: bool,
+    pub tb2_block: Option<u32>,
 }
 
 /// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
@@ -229,14 +230,12 @@ pub(crate) fn resolve_segmented(
         SegAlgorithm::SegMerge
     } else if !shuffle.fits {
         // Large values: SegHeads (its block shrinks to fit them), or Tb2Seg on the largest
-        // block whose shared memory (catalogue/paper.rs: a data block of 2 values a thread and
-        // a pad word per 32, and a word per slot) fits any device.
-        let m = items.m_size.max(1);
-        let tb2_block = (5..=10)
-            .rev()
-            .map(|k| 1u32 << k)
-            .find(|&b| (2 * b as usize + b as usize / 16) * (m + 4) + 16 <= ANY_DEVICE_BLOCK_SMEM);
-        return match (shape.offsets_form, shape.wide || items.lifted, tb2_block) {
+        // block whose shared memory fits any device.
+        return match (
+            shape.offsets_form,
+            shape.wide || items.lifted,
+            shuffle.tb2_block,
+        ) {
             (true, _, _) => SegConfig {
                 algorithm: SegAlgorithm::SegHeads,
                 ..config
