@@ -104,7 +104,7 @@ impl Cluster {
             let written = summary.and_then(|s| {
                 bind(&m.gpu)?;
                 let mut record = s.to_record(run);
-                record[8 * MONOID_WORD..8 * MONOID_WORD + 8].copy_from_slice(&monoid.to_le_bytes());
+                sign_record::<M>(&mut record);
                 Ok(m.gpu.upload_into(send, &record)?)
             });
             errors.push(written.err());
@@ -143,7 +143,14 @@ impl Cluster {
 
 /// The record's spare header word that carries the monoid's fingerprint between the ranks
 /// (`reduce_core::portable::record`: words 6 and 7 are spare).
-pub(super) const MONOID_WORD: usize = 6;
+const MONOID_WORD: usize = 6;
+
+/// Writes `M`'s fingerprint into `record`'s spare word (the host join checks it with the ranks'
+/// records, `kernels/shard_join.cu` with the records it joins).
+pub(super) fn sign_record<M: CudaMonoid>(record: &mut [u8]) {
+    let monoid = agreement::monoid_fingerprint::<M>().to_le_bytes();
+    record[8 * MONOID_WORD..8 * MONOID_WORD + 8].copy_from_slice(&monoid);
+}
 
 /// Checks that every gathered record's header (words 1 to 5: `lo`, head length, `tail_at`,
 /// tail length, block count, which fix the rank's items `lo..hi`) and block keys are those of

@@ -14,12 +14,11 @@
 //! rank that fails still takes part in the exchange, with a record of status 1: every rank's
 //! join then copies the statuses, writes no value, and [`Cluster::read`] reports the failure.
 
-use super::agreement;
 use super::comm::{bind, Op};
 use super::data::Sharded;
 use super::error::Result;
 use super::kernels::{launch_shard, load_shard, PortableJoinArgs, JOIN_NODES, SHARD_PORTABLE_JOIN};
-use super::portable::{check_config, reduce_blocks, MONOID_WORD};
+use super::portable::{check_config, reduce_blocks, sign_record};
 use super::replicated::{PortableRecords, Replicated, ReplicatedPart};
 use super::shard_ops::copy_device;
 use super::{Cluster, State};
@@ -63,8 +62,7 @@ impl Cluster {
                 if records.lens != lens {
                     records.lens.clear(); // until both headers are written
                     let mut header = header_record::<M>(&p, run);
-                    let monoid = agreement::monoid_fingerprint::<M>().to_le_bytes();
-                    header[8 * MONOID_WORD..8 * MONOID_WORD + 8].copy_from_slice(&monoid);
+                    sign_record::<M>(&mut header);
                     for record in &mut records.records {
                         m.gpu.upload_into(record, &header)?;
                     }
