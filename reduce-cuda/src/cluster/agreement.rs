@@ -5,6 +5,7 @@
 //! get their inputs from one call and always agree; these checks are for `Cluster::join`.
 
 use super::error::{ClusterError, Result};
+use super::STATUS_OTHER_MONOID;
 use crate::jit::cache::fnv1a;
 use crate::jit::{Own, Program};
 use reduce_core::shard::Touch;
@@ -57,6 +58,20 @@ pub(super) fn offsets_view(touches: &[Option<Touch>], edges: &[[u64; 2]]) -> Vec
         .collect()
 }
 
+/// The ranks' statuses as they were sent with more than one process in the default mode —
+/// each XORed with its sender's monoid fingerprint (`plain::signed_statuses`) — read with this
+/// rank's fingerprint `monoid`: 0 (good) and 1 (failed) where the sender reduced the same
+/// monoid, [`STATUS_OTHER_MONOID`] where it did not.
+pub(super) fn unsign(
+    words: impl IntoIterator<Item = u64>,
+    monoid: u64,
+) -> impl Iterator<Item = u64> {
+    words.into_iter().map(move |w| match w ^ monoid {
+        status @ (0 | 1) => status,
+        _ => STATUS_OTHER_MONOID,
+    })
+}
+
 /// A fingerprint (`fingerprints` in rank order) that differs from this rank's is
 /// [`ClusterError::Mismatch`] of `what`: the monoid (its bytes would be read as another type),
 /// the offsets or the segment count (partials of other items would be joined). Every rank
@@ -83,6 +98,18 @@ pub(super) fn check(
 mod tests {
     use super::*;
     use reduce_core::Sum;
+
+    #[test]
+    fn statuses_signed_by_another_monoid_read_as_a_mismatch() {
+        use super::super::plain::signed_statuses;
+        let mine = monoid_fingerprint::<Sum<f32>>();
+        let [good, failed] = signed_statuses::<Sum<f32>>();
+        let [other_good, other_failed] = signed_statuses::<Sum<u32>>();
+        let read: Vec<u64> = unsign([good, failed, other_good, other_failed], mine).collect();
+        assert_eq!(read, [0, 1, STATUS_OTHER_MONOID, STATUS_OTHER_MONOID]);
+        // A rank that never wrote its status (zeroed words) is no good status either.
+        assert_eq!(unsign([0], mine).next(), Some(STATUS_OTHER_MONOID));
+    }
 
     #[test]
     fn monoids_of_one_size_have_other_fingerprints() {

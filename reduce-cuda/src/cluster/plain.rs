@@ -16,7 +16,7 @@ use super::kernels::{
     launch_shard, load_shard, take_shard_faults, ShardFoldArgs, SHARD_EXCHANGE, SHARD_FOLD,
 };
 use super::replicated::Replicated;
-use super::{Cluster, State, Transport};
+use super::{agreement, Cluster, State, Transport};
 use crate::backend::on_host;
 use crate::catalogue::Config;
 use crate::device::DeviceVec;
@@ -26,11 +26,21 @@ use reduce_core::{fold, CudaMonoid, DeviceCopy};
 use std::any::TypeId;
 use std::sync::Mutex;
 
-/// Device buffers of the host-returning reduction, per local rank: the shard's partial and the
-/// gathered statuses (with more than one process) and partials.
+/// Device buffers of the host-returning reduction, per local rank: the shard's partial, the
+/// rank's signed statuses (`signed_statuses`) and the gathered statuses (with more than one
+/// process) and partials.
 struct PlainBuffers<M> {
     partials: Vec<DeviceVec<M>>,
+    signs: Vec<DeviceVec<u64>>,
     gathered: Vec<DeviceVec<u8>>,
+}
+
+/// A rank's two statuses as it sends them with more than one process — good and failed, each
+/// XORed with the monoid's fingerprint — so that a rank of another monoid (whose partial's
+/// bytes would be read as this one's) is [`agreement::unsign`]'s mismatch on every rank.
+pub(super) fn signed_statuses<M: CudaMonoid>() -> [u64; 2] {
+    let monoid = agreement::monoid_fingerprint::<M>();
+    [monoid, monoid ^ 1]
 }
 
 /// Bytes before the gathered partials: the ranks' statuses, 256-byte aligned.
@@ -113,7 +123,7 @@ impl Cluster {
                 if with_status {
                     let failed = errors[i].is_some() as u64;
                     ops.push(Op::AllGather {
-                        send: state.statuses[i].address() + 8 * failed,
+                        send: buffers.signs[i].address() + 8 * failed,
                         recv,
                         bytes: 8,
                     });
@@ -137,6 +147,7 @@ impl Cluster {
             let statuses = bytes[..8 * self.world]
                 .chunks(8)
                 .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")));
+            let statuses = agreement::unsign(statuses, agreement::monoid_fingerprint::<M>());
             self.first_failure(statuses, &mut errors, "reduce")?;
         }
         let partials: Vec<M> = bytes[head..]
@@ -156,10 +167,12 @@ impl Cluster {
         let bytes = status_bytes(self.world) + self.world * std::mem::size_of::<M>();
         let mut buffers = PlainBuffers {
             partials: Vec::new(),
+            signs: Vec::new(),
             gathered: Vec::new(),
         };
         for m in &self.members {
             buffers.partials.push(m.gpu.identities::<M>(1)?);
+            buffers.signs.push(m.gpu.upload(&signed_statuses::<M>())?);
             buffers.gathered.push(m.gpu.zeroed::<u8>(bytes)?);
         }
         Ok(buffers)
@@ -231,9 +244,7 @@ impl Cluster {
             }
         }
         if !self.all_local() {
-            let first_gpu = &self.members[0].gpu;
-            bind(first_gpu)?;
-            let statuses = first_gpu.download(&out.parts[0].statuses)?;
+            let statuses = self.statuses_of(out)?;
             self.first_failure(statuses, &mut [], "reduce_into")?;
         }
         first
@@ -271,7 +282,7 @@ impl Cluster {
                 let mut ops = Vec::with_capacity(2);
                 if with_status {
                     ops.push(Op::AllGather {
-                        send: state.statuses[i].address() + 8 * failed[i],
+                        send: part.signs.address() + 8 * failed[i],
                         recv: part.statuses.address(),
                         bytes: 8,
                     });
@@ -285,6 +296,7 @@ impl Cluster {
             })
             .collect();
         self.collective(state, &ops, "the all-gather of the partials", false)?;
+        out.signed = true;
         if let Some(e) = failure {
             return Err(e.into());
         }
@@ -361,14 +373,27 @@ impl Cluster {
         self.check_replicated(out)?;
         let mut state = self.lock()?;
         self.wait(&mut state, "waiting for a reduction")?;
+        if !self.all_local() {
+            let statuses = self.statuses_of(out)?;
+            self.first_failure(statuses, &mut [], "reduce_into")?;
+        }
         let first = &self.members[0].gpu;
         bind(first)?;
-        if !self.all_local() {
-            let statuses = first.download(&out.parts[0].statuses)?;
-            let mut none: Vec<Option<ClusterError>> = Vec::new();
-            self.first_failure(statuses, &mut none, "reduce_into")?;
-        }
         Ok(first.download(&out.parts[0].value)?[0])
+    }
+
+    /// The ranks' statuses of the last [`Cluster::reduce_into`] into `out` (with more than one
+    /// process; its calls have finished), as [`Cluster::first_failure`] reads them: the default
+    /// mode's are signed with the monoid's fingerprint (`signed_statuses`), the portable
+    /// join's are plain.
+    fn statuses_of<M: CudaMonoid>(&self, out: &Replicated<M>) -> Result<Vec<u64>> {
+        let first = &self.members[0].gpu;
+        bind(first)?;
+        let words = first.download(&out.parts[0].statuses)?;
+        Ok(match out.signed {
+            true => agreement::unsign(words, agreement::monoid_fingerprint::<M>()).collect(),
+            false => words,
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::error::{ClusterError, Result};
 use super::kernels::{join_scratch_bytes, JOIN_NODES};
+use super::plain::signed_statuses;
 use super::{check_owned, Cluster};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
@@ -20,6 +21,9 @@ pub struct Replicated<M> {
     /// The reductions queued into it (which of the two partials or records the next one
     /// writes).
     pub(super) calls: u64,
+    /// Whether the last call's statuses are the default mode's, signed with the monoid's
+    /// fingerprint (`plain::signed_statuses`), rather than the portable join's.
+    pub(super) signed: bool,
 }
 
 pub(super) struct ReplicatedPart<M> {
@@ -31,6 +35,8 @@ pub(super) struct ReplicatedPart<M> {
     pub(super) partials: [DeviceVec<M>; 2],
     /// Every rank's partial, in rank order.
     pub(super) gathered: DeviceVec<M>,
+    /// This rank's two statuses in the default mode, signed (`plain::signed_statuses`).
+    pub(super) signs: DeviceVec<u64>,
     /// Every rank's status (with more than one process).
     pub(super) statuses: DeviceVec<u64>,
     /// The portable grouping's records and buffers (`portable_into.rs`), with more than one
@@ -104,6 +110,7 @@ impl Cluster {
                 value: m.gpu.identities::<M>(1)?,
                 partials: [m.gpu.identities::<M>(1)?, m.gpu.identities::<M>(1)?],
                 gathered: m.gpu.identities::<M>(self.world)?,
+                signs: m.gpu.upload(&signed_statuses::<M>())?,
                 statuses: m.gpu.zeroed::<u64>(self.world)?,
                 portable: match self.world {
                     1 => None,
@@ -115,6 +122,7 @@ impl Cluster {
             world: self.world,
             parts,
             calls: 0,
+            signed: false,
         })
     }
 

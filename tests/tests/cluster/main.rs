@@ -783,7 +783,8 @@ fn a_missing_rank_or_a_wrong_world_is_a_timeout() {
 }
 
 /// Ranks in two processes given different inputs: offsets that move a partial another rank
-/// joins, another monoid of the same size, other shards in the portable grouping. Each is
+/// joins, another monoid of the same size (segmented, plain in the default mode and in the
+/// portable grouping), other shards in the portable grouping. Each is
 /// `Mismatch` on both ranks, never a value of other items or other types, nor a hang.
 #[test]
 fn ranks_given_different_inputs_are_a_mismatch() {
@@ -866,6 +867,28 @@ fn disagree(cluster: &Cluster, rank: usize) {
         _ => cluster
             .reduce_segments(&ys, &offsets, SegConfig::default(), owned)
             .map(drop),
+    };
+    mismatch(result, "the monoid");
+    // The default mode, another monoid of the same size: both ranks read each other's status
+    // as a mismatch before they fold bytes of another type, returned (`reduce`) or read back
+    // (`reduce_into`).
+    let default = Config::default();
+    let result = match rank {
+        0 => cluster.reduce(&xs, default).map(drop),
+        _ => cluster.reduce(&ys, default).map(drop),
+    };
+    mismatch(result, "the monoid");
+    let result = match rank {
+        0 => {
+            let mut out = cluster.replicated::<Sum<u32>>().unwrap();
+            (cluster.reduce_into(&xs, &mut out, default))
+                .and_then(|()| cluster.read(&out).map(drop))
+        }
+        _ => {
+            let mut out = cluster.replicated::<Sum<f32>>().unwrap();
+            (cluster.reduce_into(&ys, &mut out, default))
+                .and_then(|()| cluster.read(&out).map(drop))
+        }
     };
     mismatch(result, "the monoid");
     // Portable: other shards on rank 1 (both made collectively), then another monoid.
