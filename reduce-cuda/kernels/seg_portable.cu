@@ -50,7 +50,7 @@
 // Parameters: R_BLOCK threads (a power of two); R_RUN = R_ITEMS items per lane; R_VECS and
 // R_ITEM_SHIFT as kernels/lanes.cuh says; R_OFFSETS; R_IDX64 (u64 offsets or owners);
 // R_INDEX_VEC (the owners are 16-byte aligned: vector loads); R_MIN_BLOCKS, the resident blocks
-// per SM the registers are capped for.
+// per SM the registers are capped for; R_NODE_BYTES, sizeof(r_node) as the host counts it.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -69,6 +69,10 @@ struct r_node {
     unsigned int flags;
     unsigned int rid;   // the segment of its last item, when a segment starts inside the node
 };
+
+// The host carves R_NODE_BYTES a node for the nodes the blocks write (catalogue/portable.rs,
+// node_bytes).
+static_assert(sizeof(r_node) == R_NODE_BYTES, "the host's size of a node is the kernel's");
 
 __device__ __forceinline__ bool r_has_start(const r_node& x) { return (x.flags & (R_SPLIT | R_OPEN)) != R_OPEN; }
 

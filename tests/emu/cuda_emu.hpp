@@ -25,8 +25,10 @@
 //     reported as a deadlock. Launches whose blocks never wait for each other (a ticket picks
 //     the last) run their blocks from the last one down under the reverse order (block_at), so
 //     that the ticket's last block is block 0 there and the highest block elsewhere.
-// Static __shared__ variables are function statics: shared by the block's fibers, reused by
-// the next block (uninitialised shared memory on a GPU is no better).
+// Static __shared__ variables are function statics, shared by the block's fibers; the test
+// side follows each declaration with emu_shared_fresh (tests/src/emu/mod.rs), so that the first
+// fiber of a block to pass it fills the variable with 0xA5: a read before any write of this
+// block sees poison, never zeroes or the block before's values.
 // A macro guard, not #pragma once: the tests force-include a precompiled copy kept elsewhere,
 // and a kernel's own #include of the copy beside it must then add nothing.
 #ifndef REDUCE_CUDA_EMU_HPP
@@ -312,9 +314,16 @@ extern "C" inline void fiber_entry() {
     switch_to(self().ctx, block()->scheduler);
 }
 
+// Counts the blocks run (emu_shared_fresh tells a new block by it).
+inline unsigned long long& blocks_run() {
+    static unsigned long long count = 0;
+    return count;
+}
+
 // Runs `body` as `threads` fibers of block `idx` of a grid of `grid` blocks; false (after
 // printing why) on a deadlock.
 inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads, std::function<void()> body) {
+    ++blocks_run();
     Block b;
     b.threads = threads;
     b.block_idx = emu_dim3{idx, 0, 0};
@@ -638,6 +647,29 @@ inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; 
 inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 inline float __fdiv_rn(float a, float b) { return a / b; }
 inline double __ddiv_rn(double a, double b) { return a / b; }
+
+// Called by every fiber after a static __shared__ declaration (`bytes` at `p`): the first call
+// of each block fills the variable with 0xA5, as dynamic shared memory is filled before every
+// block.
+inline void emu_shared_fresh(void* p, std::size_t bytes) {
+    struct Seen {
+        void* p;
+        unsigned long long block;
+    };
+    static std::vector<Seen> seen;
+    const unsigned long long block = emu::blocks_run();
+    for (Seen& s : seen) {
+        if (s.p == p) {
+            if (s.block != block) {
+                s.block = block;
+                std::memset(p, 0xA5, bytes);
+            }
+            return;
+        }
+    }
+    seen.push_back(Seen{p, block});
+    std::memset(p, 0xA5, bytes);
+}
 
 // The dynamic shared memory of the running block (`extern __shared__ T name[];` in a kernel is
 // rewritten to point here).

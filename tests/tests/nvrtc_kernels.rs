@@ -120,6 +120,7 @@ compile_tests! {
     tri_twelve_bytes: Tri,
     mat2w_thirty_two_bytes: Mat2w,
     mat3_seventy_two_bytes: Mat3,
+    aligned64_over_aligned: reduce_tests::monoids::wide::Aligned64,
     sum_f32: Sum<f32>,
     sum_f64: Sum<f64>,
     sum_i64: Sum<i64>,

@@ -19,7 +19,7 @@ use reduce_tests::configs::{seg_configs, takes_u64};
 use reduce_tests::layouts::{convert, mixture, offsets_of, owners_of};
 use reduce_tests::monoids::small::*;
 use reduce_tests::monoids::wide::*;
-use reduce_tests::sweep::{check_layouts, same};
+use reduce_tests::sweep::{check_layouts, check_layouts_with, same};
 use reduce_tests::{gpu, Random, TestRng};
 
 macro_rules! every_layout_tests {
@@ -46,6 +46,21 @@ every_layout_tests! {
     segmented_hash24_24_bytes_padded: Hash24,
     segmented_big40_40_bytes: Big40,
     segmented_aligned16_over_aligned: Aligned16,
+    segmented_aligned64_over_aligned: Aligned64,
+}
+
+/// The portable grouping (whose nodes the host carves at the kernel's size, padding to the
+/// value's alignment included) over every layout, for values aligned to 16 and to 64 bytes.
+#[test]
+fn segmented_portable_over_aligned() {
+    if let Some(gpu) = gpu() {
+        let configs = [
+            SegConfig::default().portable(),
+            SegConfig::default().portable().trusted(),
+        ];
+        check_layouts_with::<Aligned16>(&gpu, None, 1001, &configs);
+        check_layouts_with::<Aligned64>(&gpu, None, 1002, &configs);
+    }
 }
 
 /// The layouts the remaining monoids run on (their shapes are covered by the tests above).

@@ -38,6 +38,7 @@ fn shapes_are_the_intended_ones() {
     assert_eq!((size_of::<Aff2>(), align_of::<Aff2>()), (24, 4));
     assert_eq!((size_of::<Big40>(), align_of::<Big40>()), (40, 8));
     assert_eq!((size_of::<Aligned16>(), align_of::<Aligned16>()), (16, 16));
+    assert_eq!((size_of::<Aligned64>(), align_of::<Aligned64>()), (64, 64));
     assert_eq!((size_of::<Record128>(), align_of::<Record128>()), (128, 8));
     assert_eq!((size_of::<Record256>(), align_of::<Record256>()), (256, 8));
     assert_eq!((size_of::<Record512>(), align_of::<Record512>()), (512, 8));
@@ -100,6 +101,7 @@ fn the_new_monoids_are_lawful() {
     laws::<Aff2>(&[], 14);
     laws::<Big40>(&[], 15);
     laws::<Aligned16>(&[], 16);
+    laws::<Aligned64>(&[], 16);
     fn set<const K: usize>(k: u64) -> Record<K> {
         Record {
             v: [k; K],
@@ -209,6 +211,7 @@ nvrtc_tests! {
     nvrtc_aff2: Aff2,
     nvrtc_big40: Big40,
     nvrtc_aligned16: Aligned16,
+    nvrtc_aligned64: Aligned64,
 }
 
 /// Plain sizes: 0, 1, tiny, 2^k +- 1 around warps, blocks and tiles, and one large odd N.
@@ -245,6 +248,7 @@ plain_tests! {
     plain_aff2_device_fn_24_bytes: Aff2,
     plain_big40_40_bytes: Big40,
     plain_aligned16_over_aligned: Aligned16,
+    plain_aligned64_over_aligned: Aligned64,
 }
 
 /// A few large N for the smallest items (most items per tile) and an odd size.

@@ -241,13 +241,20 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
     Ok(plan)
 }
 
+/// The bytes of the portable segmented kernel's node summary (`kernels/seg_portable.cu`,
+/// `r_node`: two values and two 4-byte words, padded to the value's alignment, which may pass
+/// 16 bytes).
+fn node_bytes(shape: SegShape) -> usize {
+    let items = shape.items;
+    (2 * items.m_size + 8).next_multiple_of(items.m_align.max(4))
+}
+
 /// The portable segmented kernel's static shared memory for `block` threads: two rings of a
 /// node summary per warp (two values and two words, padded), a node's tiles
 /// (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the offsets form the warp edges' stamps.
 pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
-    // `r_node`: two values and two words, padded to the value's alignment.
-    let items = shape.items;
-    let node = 2 * items.m_size.max(1) + (items.m_align + 8).max(24);
+    // Each node with room to spare for the arrays' alignment.
+    let node = node_bytes(shape) + shape.items.m_align.max(16);
     let nodes = 2 * (block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
     nodes * node + 8 * (block as usize / 32 + 3) + 16
 }
@@ -296,6 +303,7 @@ impl SegPlan for SegPortable {
                 // per SM; 64 spilled: docs/decisions/0047-portable-segmented.md).
                 ("R_MIN_BLOCKS", (768 / self.block).max(1)),
                 ("R_IDX64", self.shape.wide as u32),
+                ("R_NODE_BYTES", node_bytes(self.shape) as u32),
             ],
         )]
     }
@@ -333,10 +341,7 @@ impl SegPlan for SegPortable {
         let group = tuning::seg_portable_group(tiles, grid);
         let nodes = tiles.div_ceil(group);
         let grid = grid.min(nodes);
-        // A node (kernels/seg_portable.cu, r_node): two values and two words, padded to the
-        // value's alignment (at most 16 bytes).
-        let node_bytes = 2 * self.shape.items.m_size + 8 + 16;
-        let regions = d.carve(&[nodes as usize * node_bytes])?;
+        let regions = d.carve(&[nodes as usize * node_bytes(self.shape)])?;
         let status_out = d.status_out(check)?;
         let args = SegPortableArgs {
             r#in: job.items.0,

@@ -274,6 +274,31 @@ impl Random for Aligned16 {
     }
 }
 
+/// [`Aligned16`]'s maps over-aligned to 64 (`#[repr(C, align(64))]`: 56 bytes of tail
+/// padding), past the 16 bytes a vector load takes. 64 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C, align(64))]
+#[monoid(
+    identity = Self { a: 1, b: 0 },
+    combine = |l: Aligned64, r: Aligned64| Self {
+        a: l.a.wrapping_mul(r.a),
+        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+    }
+)]
+pub struct Aligned64 {
+    pub a: u32,
+    pub b: u32,
+}
+
+impl Random for Aligned64 {
+    fn random(rng: &mut TestRng) -> Self {
+        Aligned64 {
+            a: rng.next_u32() | 1,
+            b: rng.next_u32(),
+        }
+    }
+}
+
 /// The last record that is set, and how many items were folded: a large item with a cheap
 /// combine, written once for every size with a const generic and `..base` struct updates.
 /// `K` = 15, 31, 63: 128, 256 and 512 bytes (`K` u64, a `u32`, a `bool`, padding), past the
