@@ -97,8 +97,14 @@ impl<M: Monoid> Summary<M> {
     /// what a device computes for its shard.
     ///
     /// # Panics
-    /// When `lo..hi` is not a range of `items` (inverted, or past its end).
+    /// When `lo..hi` is not a range of `items` (inverted, or past its end), or when `run` is not
+    /// [`super::run_len`]`::<M>()` (its blocks are folded in the grouping, whose runs are those).
     pub fn of(items: &[M], lo: usize, hi: usize, run: usize) -> Summary<M> {
+        assert_eq!(
+            run,
+            super::run_len::<M>(),
+            "a summary's runs are the grouping's (portable::run_len)"
+        );
         let p = plan(lo, hi, run);
         Summary {
             lo,

@@ -28,8 +28,9 @@ use crate::{Monoid, Scan};
 /// Threads per tile of the portable scans.
 pub const SCAN_BLOCK: usize = 256;
 
-/// Items per thread of the portable scans for values of `bytes` bytes: 128 bytes' worth, rounded
-/// to whole 16-byte vectors (at least two items), at most 32: the GPU scans' default.
+/// Items per thread of the portable scans for values of `bytes` bytes: twice a run's 64 bytes'
+/// worth rounded up to whole 16-byte vectors (16 items of 12 bytes, 8 of 24), at most 32: the
+/// GPU scans' default.
 pub fn scan_items(bytes: usize) -> usize {
     let size = bytes.max(1);
     let granule = 16 / gcd(size, 16); // items per whole number of vectors

@@ -77,7 +77,7 @@ impl Backend {
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
                 check::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
-                room_for::<M>(num_segments)?;
+                room_for_owners::<M>(num_segments)?;
                 cpu_by_owner(items, owner, num_segments, config)
             }),
         }
@@ -102,7 +102,7 @@ impl Backend {
                 check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
                 let program = Lifted::<M, X>::new();
                 check::<I>(&program, config, false, items.len(), num_segments)?;
-                room_for::<M>(num_segments)?;
+                room_for_owners::<M>(num_segments)?;
                 check_owner(owner, items.len(), num_segments)?;
                 cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
             }),
@@ -150,4 +150,11 @@ fn cpu_by_owner<M: CudaMonoid, I: SegIndex>(
         false => cpu.try_reduce_by_owner(items, owner, num_segments),
     }
     .map_err(cpu_error::<M>)
+}
+
+/// Room on the host for what the CPU holds at once by owner: `num_segments` results and the
+/// `num_segments + 1` u64 offsets it makes of the owners (`reduce_core::layout::owner_to_offsets`),
+/// else [`crate::Error::HostOutOfMemory`], not an abort.
+fn room_for_owners<M>(num_segments: usize) -> Result<()> {
+    room_for::<(M, u64)>(num_segments.saturating_add(1))
 }
