@@ -150,6 +150,20 @@ pub struct HandAffine {
     pub b: u32,
 }
 
+/// A hand-written CUDA combine beside a translated identity that calls `exp`: the identity's
+/// Rust side uses `reduce_core::math` as its CUDA text does (the platform's `expf` rounds
+/// `exp(0.3)` the other way).
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = HandMax { x: f32::exp(0.3) },
+    combine = |l, r| HandMax { x: l.x.max(r.x) },
+    cuda = "return HandMax{fmaxf(l.x, r.x)};"
+)]
+pub struct HandMax {
+    pub x: f32,
+}
+
 /// Derived through `reduce_cuda` alone (`reduce_cuda::Monoid` is the `MonoidViaCuda` derive,
 /// which names the traits as `::reduce_cuda::reduce_core::...`).
 pub mod via_cuda {
@@ -584,6 +598,14 @@ fn hand_written_cuda_combine() {
          const unsigned int a = l.a * r.a;\n    \
          return HandAffine{a, l.b * r.a + r.b};\n}\n",
     );
+}
+
+#[test]
+fn a_hand_written_combine_keeps_the_identity_s_math_on_both_sides() {
+    use reduce_core::math::Math;
+    let identity = HandMax::identity().x;
+    assert_eq!(identity.to_bits(), Math::exp(0.3f32).to_bits());
+    assert_contains(&HandMax::cuda_source(), "r_exp_f32(");
 }
 
 #[test]

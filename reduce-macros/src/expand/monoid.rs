@@ -72,14 +72,13 @@ fn monoid_impls(
     let left = c.params[0].0.to_tokens();
     let right = c.params[1].0.to_tokens();
     // The Rust side does what the translation does: reduce_core::math's routines, checked
-    // run-time indices (`rust_side`); a hand-written `cuda` keeps the closures as written, as
-    // they are not translated.
-    let routed = |e: &syn::Expr| match input.attrs.cuda {
-        None => super::rust_side::route(e, krate),
-        Some(_) => e.clone(),
-    };
-    let identity_body = fn_body(&routed(identity));
-    let combine_body = fn_body(&routed(&c.body));
+    // run-time indices (`rust_side`). A hand-written `cuda` replaces the combine's translation
+    // only, so the combine stays as written; the identity is translated either way.
+    let identity_body = fn_body(&super::rust_side::route(identity, krate));
+    let combine_body = fn_body(&match input.attrs.cuda {
+        None => super::rust_side::route(&c.body, krate),
+        Some(_) => c.body.clone(),
+    });
     let commutative = input.attrs.commutative.is_some();
     let name = LitStr::new(&input.name, ident.span());
     let allow = allow_untranslatable_lints();
