@@ -268,7 +268,8 @@ impl Build {
         std::fs::write(dir.join(main.0), main.1).unwrap();
         let cpp = dir.join("kernel.cpp");
         let program = format!(
-            "#include \"cuda_emu.hpp\"\n{text}\n#include \"{}\"\n",
+            "#include \"cuda_emu.hpp\"\n{}\n#include \"{}\"\n",
+            fresh_static_shared(text),
             main.0
         );
         std::fs::write(&cpp, program).unwrap();
@@ -353,6 +354,106 @@ fn emulated_text(source: &KernelSource) -> String {
         .collect()
 }
 
+/// A kernel's text with every static `__shared__` declaration followed by
+/// `emu_shared_fresh(&name, sizeof(name));` for each variable it declares, so that each block
+/// starts with its static shared memory poisoned, as a GPU's holds whatever came before
+/// (`tests/emu/cuda_emu.hpp`). A declaration is a line that starts with `__shared__`, up to the
+/// `;` outside braces (a `union { … } name;` spans lines); its names are the last identifier
+/// before any `[` of each top-level comma-separated declarator.
+fn fresh_static_shared(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4096);
+    let mut rest = text;
+    while let Some(at) = next_declaration(rest) {
+        let (before, decl) = rest.split_at(at);
+        out.push_str(before);
+        let end = statement_end(decl);
+        let (statement, after) = decl.split_at(end + 1);
+        out.push_str(statement);
+        for name in declared_names(&statement["__shared__".len()..end]) {
+            out.push_str(&format!(" emu_shared_fresh(&{name}, sizeof({name}));"));
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The byte offset of the next line of `text` that starts (after spaces) with `__shared__ `
+/// (a static declaration: `extern __shared__` lines start with `extern`).
+fn next_declaration(text: &str) -> Option<usize> {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let code = line.trim_start();
+        if code.starts_with("__shared__ ") {
+            return Some(at + (line.len() - code.len()));
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// The offset of the `;` that ends the declaration `decl` starts with (outside braces; `//`
+/// comments skipped).
+fn statement_end(decl: &str) -> usize {
+    let (mut depth, mut comment) = (0i32, false);
+    let bytes = decl.as_bytes();
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'\n' => comment = false,
+            _ if comment => {}
+            b'/' if bytes.get(i + 1) == Some(&b'/') => comment = true,
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            b';' if depth == 0 => return i,
+            _ => {}
+        }
+    }
+    panic!("a __shared__ declaration without its `;`: {decl:.200}")
+}
+
+/// The variables a declaration (its text after `__shared__`, before the `;`) declares.
+fn declared_names(decl: &str) -> Vec<String> {
+    // Drop comments and braced bodies, then split the declarators at top-level commas.
+    let mut flat = String::new();
+    let mut depth = 0;
+    for line in decl.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for c in code.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ if depth == 0 => flat.push(c),
+                _ => {}
+            }
+        }
+        flat.push(' ');
+    }
+    let mut parts = vec![String::new()];
+    let mut nest = 0;
+    for c in flat.chars() {
+        match c {
+            '[' | '(' => nest += 1,
+            ']' | ')' => nest -= 1,
+            ',' if nest == 0 => {
+                parts.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        parts.last_mut().expect("one part at least").push(c);
+    }
+    (parts.iter())
+        .map(|part| {
+            let head = part.split('[').next().unwrap_or("").trim_end();
+            let name = &head[head
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1)..];
+            assert!(!name.is_empty(), "no variable in `__shared__{decl}`");
+            name.to_string()
+        })
+        .collect()
+}
+
 /// The bytes of layout entries as the kernel reads them: u64, or u32 (each must fit).
 fn index_bytes(index: &[u64], wide: bool) -> Vec<u8> {
     if wide {
@@ -385,4 +486,35 @@ fn segmented_results(
         Ok((status, bytes[at - len..at].to_vec()))
     })
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fresh_static_shared;
+
+    #[test]
+    fn every_static_shared_variable_is_made_fresh() {
+        let text = "\
+__device__ void f() {
+    __shared__ M s_ring[2][R_FLUSH * R_NODE_TILES];  // a ring, [x]
+    extern __shared__ uint4 s_dynamic[];
+    // __shared__ in a comment
+    __shared__ unsigned int s_flag, s_first;
+    __shared__ union {
+        r_seg group[R_WARP];  // first; {
+        M ring[R_LB_SLOTS];
+    } s_lb;
+    __shared__ unsigned long long s_full[R_PIPE], s_empty[f(1, 2)];
+}
+";
+        let got = fresh_static_shared(text);
+        for name in ["s_ring", "s_flag", "s_first", "s_lb", "s_full", "s_empty"] {
+            let call = format!("emu_shared_fresh(&{name}, sizeof({name}));");
+            assert_eq!(got.matches(&call).count(), 1, "{name} in:\n{got}");
+        }
+        assert_eq!(got.matches("emu_shared_fresh").count(), 6, "{got}");
+        assert!(got.contains("s_ring[2][R_FLUSH * R_NODE_TILES]; emu_shared_fresh(&s_ring"));
+        assert!(got.contains("} s_lb; emu_shared_fresh(&s_lb, sizeof(s_lb));"));
+        assert!(!got.contains("emu_shared_fresh(&s_dynamic"));
+    }
 }
