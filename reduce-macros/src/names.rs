@@ -61,6 +61,8 @@ pub fn cpp_clash(name: &str) -> Option<&'static str> {
         || (name.starts_with('_') && name[1..].starts_with(char::is_uppercase))
     {
         Some("is reserved in C++ (double underscore, or underscore and capital letter)")
+    } else if name.starts_with("R_") {
+        Some("starts with `R_`, the prefix of the macros the kernels and their prelude define")
     } else {
         None
     }

@@ -64,7 +64,7 @@ fn reserved_names_are_refused() {
     for name in ["Affine", "Mat2", "float5", "intx", "ma"] {
         assert!(names::struct_name_clash(name).is_none(), "{name}");
     }
-    for name in ["class", "new", "a__b", "_X"] {
+    for name in ["class", "new", "a__b", "_X", "R_W", "R_BLOCK"] {
         assert!(names::cpp_clash(name).is_some(), "{name}");
     }
     assert!(names::cpp_clash("M").is_none(), "a field may be called M");
