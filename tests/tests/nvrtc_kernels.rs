@@ -717,3 +717,85 @@ fn seg_merge_and_seg_heads_defaults_fit_every_device() {
     check::<Record256>(SegAlgorithm::SegHeads, "reduce_seg_heads_fold", true);
     check::<Record512>(SegAlgorithm::SegHeads, "reduce_seg_heads_fold", true);
 }
+
+/// A helper struct whose array length is a constant of its own module, `N` = 2.
+mod geom {
+    use reduce_cuda::{device_fn, DeviceCopy};
+    pub const N: usize = 2;
+    #[derive(Clone, Copy, Debug, PartialEq, DeviceCopy)]
+    #[repr(C)]
+    pub struct Pair {
+        pub v: [u32; N],
+    }
+    #[device_fn]
+    pub fn zero() -> Pair {
+        Pair { v: [0; N] }
+    }
+}
+
+/// Loops over `Pair::v` to a bound named `N`: this module's own `N` (4), which is not the
+/// array's length, and `geom::N` (2), which is.
+mod loops {
+    pub mod other_n {
+        use super::super::geom::{zero, Pair};
+        use reduce_cuda::Monoid;
+        const N: usize = 4;
+        #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+        #[repr(C)]
+        #[monoid(
+            identity = OtherN { p: zero(), t: 0 },
+            combine = |l, r| {
+                let mut t = l.t.wrapping_add(r.t);
+                for k in 0..N {
+                    t = t.wrapping_add(r.p.v[k]);
+                }
+                OtherN { p: l.p, t }
+            }
+        )]
+        pub struct OtherN {
+            pub p: Pair,
+            pub t: u32,
+        }
+    }
+    pub mod same_n {
+        use super::super::geom::{zero, Pair, N};
+        use reduce_cuda::Monoid;
+        #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+        #[repr(C)]
+        #[monoid(
+            identity = SameN { p: zero(), t: 0 },
+            combine = |l, r| {
+                let mut t = l.t.wrapping_add(r.t);
+                for k in 0..N {
+                    t = t.wrapping_add(r.p.v[k]);
+                }
+                SameN { p: l.p, t: t.wrapping_add(r.p.v[(l.t & 3) as usize]) }
+            }
+        )]
+        pub struct SameN {
+            pub p: Pair,
+            pub t: u32,
+        }
+    }
+}
+
+/// An index into an array whose length a constant names is bounded by the array's own length
+/// (its `r_array`'s, from where its type was written), never by a constant of the same name at
+/// the monoid's site: a loop to another `N` than the array's fails to compile (it would read
+/// past the array on the device, where the CPU faults), the array's own `N` compiles unchecked,
+/// and a run-time index is checked against the array's length.
+#[test]
+fn a_constant_named_like_an_array_s_length_is_not_taken_for_it() {
+    use loops::{other_n::OtherN, same_n::SameN};
+    let other = OtherN::cuda_source();
+    assert_contains(&other, "r.p.v.within<4>(v_k)");
+    let same = SameN::cuda_source();
+    assert_contains(&same, "r.p.v.within<2>(v_k)");
+    assert_contains(&same, "r.p.v.at(");
+    if !require_nvrtc() {
+        return;
+    }
+    let e = compile_kernel::<OtherN>(Config::default(), CI_ARCH).unwrap_err();
+    assert!(e.to_string().contains("the two constants differ"), "{e}");
+    compile_kernel::<SameN>(Config::default(), CI_ARCH).unwrap();
+}

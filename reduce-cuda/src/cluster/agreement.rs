@@ -5,7 +5,6 @@
 //! get their inputs from one call and always agree; these checks are for `Cluster::join`.
 
 use super::error::{ClusterError, Result};
-use super::STATUS_OTHER_MONOID;
 use crate::jit::cache::fnv1a;
 use crate::jit::{Own, Program};
 use reduce_core::shard::Touch;
@@ -58,8 +57,20 @@ pub(super) fn offsets_view(touches: &[Option<Touch>], edges: &[[u64; 2]]) -> Vec
         .collect()
 }
 
+/// A rank's status where it reduced another monoid in the default mode: its signed status read
+/// with this rank's fingerprint ([`unsign`]).
+pub(super) const STATUS_OTHER_MONOID: u64 = 3;
+
+/// A rank's two statuses as it sends them with more than one process in the default mode — good
+/// and failed, each XORed with the monoid's fingerprint — so that a rank of another monoid
+/// (whose partial's bytes would be read as this one's) is [`unsign`]'s mismatch on every rank.
+pub(super) fn signed_statuses<M: CudaMonoid>() -> [u64; 2] {
+    let monoid = monoid_fingerprint::<M>();
+    [monoid, monoid ^ 1]
+}
+
 /// The ranks' statuses as they were sent with more than one process in the default mode —
-/// each XORed with its sender's monoid fingerprint (`plain::signed_statuses`) — read with this
+/// each XORed with its sender's monoid fingerprint ([`signed_statuses`]) — read with this
 /// rank's fingerprint `monoid`: 0 (good) and 1 (failed) where the sender reduced the same
 /// monoid, [`STATUS_OTHER_MONOID`] where it did not.
 pub(super) fn unsign(
@@ -101,7 +112,6 @@ mod tests {
 
     #[test]
     fn statuses_signed_by_another_monoid_read_as_a_mismatch() {
-        use super::super::plain::signed_statuses;
         let mine = monoid_fingerprint::<Sum<f32>>();
         let [good, failed] = signed_statuses::<Sum<f32>>();
         let [other_good, other_failed] = signed_statuses::<Sum<u32>>();

@@ -83,10 +83,6 @@ use std::time::Duration;
 /// failed, 0 a good one.
 const STATUS_MISMATCH: u64 = 2;
 
-/// A rank's status where it reduced another monoid in the default mode: its signed status
-/// (`plain::signed_statuses`) read with this rank's fingerprint ([`agreement::unsign`]).
-const STATUS_OTHER_MONOID: u64 = 3;
-
 /// The rendezvous of a one-process-per-GPU cluster: NCCL's 128-byte unique id. Rank 0 makes
 /// one ([`ClusterId::new`]) and sends it to every other rank (as hex: [`ClusterId::to_hex`]).
 /// NCCL's rendezvous runs in the process that made the id, so that process must stay alive
@@ -507,7 +503,7 @@ impl Cluster {
     /// The first failed rank's error from per-rank statuses: this process's own error when the
     /// failed rank is local, [`ClusterError::PeerFailed`] otherwise; a status of
     /// [`STATUS_MISMATCH`] (the device join's: a record of another monoid or of shards that do
-    /// not follow the one before) or [`STATUS_OTHER_MONOID`] is [`ClusterError::Mismatch`].
+    /// not follow the one before) or [`agreement::STATUS_OTHER_MONOID`] is [`ClusterError::Mismatch`].
     fn first_failure(
         &self,
         statuses: impl IntoIterator<Item = u64>,
@@ -517,7 +513,7 @@ impl Cluster {
         let Some((rank, status)) = statuses.into_iter().enumerate().find(|&(_, s)| s != 0) else {
             return Ok(());
         };
-        if status == STATUS_OTHER_MONOID {
+        if status == agreement::STATUS_OTHER_MONOID {
             return Err(ClusterError::Mismatch {
                 what: "the monoid",
                 reason: format!(

@@ -27,20 +27,12 @@ use std::any::TypeId;
 use std::sync::Mutex;
 
 /// Device buffers of the host-returning reduction, per local rank: the shard's partial, the
-/// rank's signed statuses (`signed_statuses`) and the gathered statuses (with more than one
+/// rank's signed statuses (`agreement::signed_statuses`) and the gathered statuses (with more than one
 /// process) and partials.
 struct PlainBuffers<M> {
     partials: Vec<DeviceVec<M>>,
     signs: Vec<DeviceVec<u64>>,
     gathered: Vec<DeviceVec<u8>>,
-}
-
-/// A rank's two statuses as it sends them with more than one process — good and failed, each
-/// XORed with the monoid's fingerprint — so that a rank of another monoid (whose partial's
-/// bytes would be read as this one's) is [`agreement::unsign`]'s mismatch on every rank.
-pub(super) fn signed_statuses<M: CudaMonoid>() -> [u64; 2] {
-    let monoid = agreement::monoid_fingerprint::<M>();
-    [monoid, monoid ^ 1]
 }
 
 /// Bytes before the gathered partials: the ranks' statuses, 256-byte aligned.
@@ -172,7 +164,9 @@ impl Cluster {
         };
         for m in &self.members {
             buffers.partials.push(m.gpu.identities::<M>(1)?);
-            buffers.signs.push(m.gpu.upload(&signed_statuses::<M>())?);
+            buffers
+                .signs
+                .push(m.gpu.upload(&agreement::signed_statuses::<M>())?);
             buffers.gathered.push(m.gpu.zeroed::<u8>(bytes)?);
         }
         Ok(buffers)
@@ -384,7 +378,7 @@ impl Cluster {
 
     /// The ranks' statuses of the last [`Cluster::reduce_into`] into `out` (with more than one
     /// process; its calls have finished), as [`Cluster::first_failure`] reads them: the default
-    /// mode's are signed with the monoid's fingerprint (`signed_statuses`), the portable
+    /// mode's are signed with the monoid's fingerprint (`agreement::signed_statuses`), the portable
     /// join's are plain.
     fn statuses_of<M: CudaMonoid>(&self, out: &Replicated<M>) -> Result<Vec<u64>> {
         let first = &self.members[0].gpu;

@@ -2,9 +2,9 @@
 //! buffers each rank's calls reuse (the default mode's partials, the portable grouping's
 //! records).
 
+use super::agreement::signed_statuses;
 use super::error::{ClusterError, Result};
 use super::kernels::{join_scratch_bytes, JOIN_NODES};
-use super::plain::signed_statuses;
 use super::{check_owned, Cluster};
 use crate::device::DeviceVec;
 use crate::gpu::Gpu;
@@ -22,7 +22,7 @@ pub struct Replicated<M> {
     /// writes).
     pub(super) calls: u64,
     /// Whether the last call's statuses are the default mode's, signed with the monoid's
-    /// fingerprint (`plain::signed_statuses`), rather than the portable join's.
+    /// fingerprint (`agreement::signed_statuses`), rather than the portable join's.
     pub(super) signed: bool,
 }
 
@@ -35,7 +35,7 @@ pub(super) struct ReplicatedPart<M> {
     pub(super) partials: [DeviceVec<M>; 2],
     /// Every rank's partial, in rank order.
     pub(super) gathered: DeviceVec<M>,
-    /// This rank's two statuses in the default mode, signed (`plain::signed_statuses`).
+    /// This rank's two statuses in the default mode, signed (`agreement::signed_statuses`).
     pub(super) signs: DeviceVec<u64>,
     /// Every rank's status (with more than one process).
     pub(super) statuses: DeviceVec<u64>,

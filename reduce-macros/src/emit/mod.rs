@@ -181,6 +181,20 @@ impl<'w> Emitter<'w> {
             Kind::Var(name) => name.clone(),
             Kind::Field(base, member) => format!("{}.{member}", self.expr(base, false)),
             Kind::Index(base, i) => format!("{}[{i}]", self.expr(base, false)),
+            // A length named by a constant is checked against the array's own length (its
+            // `r_array`'s N, from where its type was written): the same name at this monoid's
+            // site may be another constant.
+            Kind::DynIndex(base, i, Len::Sym(_), true) => {
+                format!("{}.at({})", self.expr(base, false), self.expr(i, true))
+            }
+            // Proved below the loop bound `s`, which is the array's length by name: `within`
+            // refuses to compile where the constant `s` here passes the array's own length.
+            Kind::DynIndex(base, i, Len::Sym(s), false) => format!(
+                "{}.within<{}>({})",
+                self.expr(base, false),
+                self.holes.mark(Hole::Sym(s.clone())),
+                self.expr(i, true)
+            ),
             Kind::DynIndex(base, i, len, true) => format!(
                 "{}[r_ix({}, {})]",
                 self.expr(base, false),

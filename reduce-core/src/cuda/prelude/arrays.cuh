@@ -8,6 +8,23 @@ struct r_array {
     T v[N];
     __device__ __forceinline__ T& operator[](unsigned long long i) { return v[i]; }
     __device__ __forceinline__ const T& operator[](unsigned long long i) const { return v[i]; }
+    // Index i checked against this array's own length (r_ix), for an index the derive could not
+    // prove in bounds of a length named by a constant.
+    __device__ __forceinline__ T& at(unsigned long long i) { return v[r_ix(i, N)]; }
+    __device__ __forceinline__ const T& at(unsigned long long i) const { return v[r_ix(i, N)]; }
+    // Index i, which the derive proved below the constant B that names this array's length:
+    // B is that constant at the monoid's site, so a different constant of the same name that
+    // passes the array's own length fails here, not out of bounds on the device.
+    template <unsigned long long B>
+    __device__ __forceinline__ T& within(unsigned long long i) {
+        static_assert(B <= N, "a loop bound named like this array's length passes it: the two constants differ");
+        return v[i];
+    }
+    template <unsigned long long B>
+    __device__ __forceinline__ const T& within(unsigned long long i) const {
+        static_assert(B <= N, "a loop bound named like this array's length passes it: the two constants differ");
+        return v[i];
+    }
 };
 
 // [x; N] for a length known only when the text is generated.
