@@ -282,6 +282,25 @@ impl World {
         Some((size.div_ceil(align) * align, align))
     }
 
+    /// The error for a path of several segments that ends in the monoid's name (another
+    /// module's struct named like it: structs are known by name, so it would be taken for the
+    /// monoid), if `path` is one.
+    pub fn named_like_self(&self, path: &syn::Path) -> Option<Error> {
+        let last = path.segments.last()?;
+        let name = crate::tokens::unraw(&last.ident);
+        let single = path.segments.len() == 1 && path.leading_colon.is_none();
+        (!single && self.self_name.as_deref() == Some(name.as_str())).then(|| {
+            Error::new_spanned(
+                path,
+                format!(
+                    "`{}` is named like the monoid `{name}`, and the translation knows structs \
+                     by name: write `{name}` or `Self` for the monoid, or rename the other struct",
+                    crate::tokens::tokens_to_string(path)
+                ),
+            )
+        })
+    }
+
     /// Parses a type. Struct names must be known; `Self` and the monoid's own name (with its
     /// const parameters) mean [`World::self_name`]. `field`: `usize` is rejected.
     pub fn ty(&self, ty: &Type, field: bool) -> syn::Result<Ty> {
@@ -322,6 +341,9 @@ impl World {
                             format!("unsupported type `{name}`: {why}"),
                         ));
                     }
+                }
+                if let Some(e) = self.named_like_self(&p.path) {
+                    return Err(e);
                 }
                 if self.structs.contains_key(&name) && self.struct_args_ok(&name, last) {
                     return Ok(Ty::Struct(name));

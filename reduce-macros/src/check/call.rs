@@ -35,6 +35,9 @@ impl<'a> Checker<'a> {
         let name = match (&s.qself, self.struct_of_path(&s.path)) {
             (None, Some(name)) => name,
             _ => {
+                if let Some(e) = self.world.named_like_self(&s.path) {
+                    return Err(e);
+                }
                 return Err(err(
                     &s.path,
                     format!(
@@ -42,7 +45,7 @@ impl<'a> Checker<'a> {
                          struct or a #[derive(DeviceCopy)] struct",
                         tokens_to_string(&s.path)
                     ),
-                ))
+                ));
             }
         };
         let def = self.world.strukt(&name).clone();
@@ -206,6 +209,9 @@ impl<'a> Checker<'a> {
             }
         }
         let last = unraw(&segs.last().expect("a path has a segment").ident);
+        if let Some(e) = self.world.named_like_self(&p.path) {
+            return Err(e);
+        }
         // A tuple struct's constructor: `Self(a, b)`, `Pair(a, b)`.
         if let Some(name) = self.struct_of_path(&p.path) {
             let def = self.world.strukt(&name).clone();
