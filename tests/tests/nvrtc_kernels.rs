@@ -756,6 +756,24 @@ mod loops {
             pub p: Pair,
             pub t: u32,
         }
+        /// Copies of `Pair::v` (whose length is `geom::N`) made where `N` is 4.
+        #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+        #[repr(C)]
+        #[monoid(
+            identity = Copies { p: zero(), t: 0 },
+            combine = |l, r| {
+                let mut t = l.t.wrapping_add(r.t);
+                for x in r.p.v {
+                    t = t.wrapping_add(x);
+                }
+                let v = l.p.v;
+                Copies { p: Pair { v }, t: t.wrapping_add(v[(t & 1) as usize]) }
+            }
+        )]
+        pub struct Copies {
+            pub p: Pair,
+            pub t: u32,
+        }
     }
     pub mod same_n {
         use super::super::geom::{zero, Pair, N};
@@ -783,10 +801,12 @@ mod loops {
 /// (its `r_array`'s, from where its type was written), never by a constant of the same name at
 /// the monoid's site: a loop to another `N` than the array's fails to compile (it would read
 /// past the array on the device, where the CPU faults), the array's own `N` compiles unchecked,
-/// and a run-time index is checked against the array's length.
+/// a run-time index is checked against the array's length, and copies of the array keep its
+/// type (they were declared with the site's `N`, which NVRTC refused).
 #[test]
 fn a_constant_named_like_an_array_s_length_is_not_taken_for_it() {
-    use loops::{other_n::OtherN, same_n::SameN};
+    use loops::other_n::{Copies, OtherN};
+    use loops::same_n::SameN;
     let other = OtherN::cuda_source();
     assert_contains(&other, "r.p.v.within<4>(v_k)");
     let same = SameN::cuda_source();
@@ -798,4 +818,9 @@ fn a_constant_named_like_an_array_s_length_is_not_taken_for_it() {
     let e = compile_kernel::<OtherN>(Config::default(), CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("the two constants differ"), "{e}");
     compile_kernel::<SameN>(Config::default(), CI_ARCH).unwrap();
+    // Copies of the array (a `let`, a `for` over it) take its own type and length.
+    let copies = Copies::cuda_source();
+    assert_contains(&copies, ".size(); ++");
+    assert!(!copies.contains("r_array<unsigned int, 4>"), "{copies}");
+    compile_kernel::<Copies>(Config::default(), CI_ARCH).unwrap();
 }

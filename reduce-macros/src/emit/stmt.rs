@@ -2,7 +2,7 @@
 
 use super::{int_lit, Emitter};
 use crate::check::{Arm, Kind, PatTest, TExpr, TStmt, T};
-use crate::types::{Scalar, Ty};
+use crate::types::{Len, Scalar, Ty};
 use std::fmt::Write as _;
 
 /// Whether an expression reads better as C++ statements (`if (...) { ... } else { ... }`) than
@@ -111,7 +111,14 @@ impl Emitter<'_> {
                 value,
             } => {
                 let constness = if *mutable { "" } else { "const " };
-                let decl = format!("{} {cuda}", self.cty(ty));
+                // An array whose length a constant names takes its value's type: the constant
+                // was written where the array's type was (a helper struct's module, say), and
+                // may mean another value at this monoid's site.
+                let cty = match value.is_some() && has_named_len(ty) {
+                    true => "auto".to_owned(),
+                    false => self.cty(ty),
+                };
+                let decl = format!("{cty} {cuda}");
                 match value {
                     None => {
                         let _ = writeln!(out, "{pad}{decl};");
@@ -193,14 +200,23 @@ impl Emitter<'_> {
                     unreachable!()
                 };
                 // Rust iterates over a copy of the array: the body may assign to the original.
+                // A length a constant names is the copy's own (see `TStmt::Let`).
+                let named = has_named_len(array.known());
                 let source = self.temp("a");
                 let _ = writeln!(
                     out,
                     "{pad}const {} {source} = {};",
-                    self.cty(array.known()),
+                    if named {
+                        "auto".to_owned()
+                    } else {
+                        self.cty(array.known())
+                    },
                     self.init(array)
                 );
-                let n = self.len(len);
+                let n = match len {
+                    Len::Sym(_) => format!("{source}.size()"),
+                    Len::Lit(_) => self.len(len),
+                };
                 let _ = writeln!(
                     out,
                     "{pad}for (unsigned long long {index} = 0; {index} < {n}; ++{index}) {{"
@@ -209,7 +225,11 @@ impl Emitter<'_> {
                     let _ = writeln!(
                         out,
                         "{pad}    const {} {var} = {source}[{index}];",
-                        self.cty(elem)
+                        if has_named_len(elem) {
+                            "auto".to_owned()
+                        } else {
+                            self.cty(elem)
+                        }
                     );
                 }
                 self.stmts(body, indent + 1, out);
@@ -393,5 +413,14 @@ impl Emitter<'_> {
                 .collect::<Vec<_>>()
                 .join(" || ")
         })
+    }
+}
+
+/// Whether `ty` holds an array whose length a constant names (at any depth).
+fn has_named_len(ty: &Ty) -> bool {
+    match ty {
+        Ty::Array(_, Len::Sym(_)) => true,
+        Ty::Array(elem, Len::Lit(_)) => has_named_len(elem),
+        Ty::Scalar(_) | Ty::Struct(_) => false,
     }
 }

@@ -8,6 +8,7 @@ struct r_array {
     T v[N];
     __device__ __forceinline__ T& operator[](unsigned long long i) { return v[i]; }
     __device__ __forceinline__ const T& operator[](unsigned long long i) const { return v[i]; }
+    __device__ __forceinline__ static constexpr unsigned long long size() { return N; }
     // Index i checked against this array's own length (r_ix), for an index the derive could not
     // prove in bounds of a length named by a constant.
     __device__ __forceinline__ T& at(unsigned long long i) { return v[r_ix(i, N)]; }
