@@ -99,7 +99,7 @@ pub fn __reduce_resolve(input: TokenStream) -> TokenStream {
     match resolve::State::decode(input.into()) {
         Ok(state) => match state.next() {
             Ok(lookup) => lookup.into(),
-            Err(state) => expand::finish(state).into(),
+            Err(state) => expand::finish(*state).into(),
         },
         Err(e) => e.to_compile_error().into(),
     }

@@ -69,26 +69,25 @@ pub struct State {
     pub got: Vec<TokenStream>,
     /// Paths still to look up.
     pub pending: Vec<Path>,
+    /// The name (last segment) of the path whose reflection macro this state was sent to: the
+    /// first item it prepends must be named so (else the path is an alias).
+    pub asked: Option<String>,
     /// The original item (derive input or function).
     pub input: TokenStream,
 }
 
 impl State {
     /// Continues the chain: the next lookup, or `None` when everything is known.
-    pub fn next(mut self) -> std::result::Result<TokenStream, State> {
-        let known = self.known_names();
-        self.pending
-            .retain(|p| !known.contains(&unraw(&p.segments.last().expect("a segment").ident)));
+    /// Every path the input names is looked up, even where an item of its name came with
+    /// another's definition: the path may name another item of that name, or be an alias.
+    pub fn next(mut self) -> std::result::Result<TokenStream, Box<State>> {
         if self.pending.is_empty() {
-            return Err(self);
+            return Err(Box::new(self));
         }
         let path = self.pending.remove(0);
+        self.asked = Some(unraw(&path.segments.last().expect("a segment").ident));
         let state = self.encode();
         Ok(quote!(#path! { #state }))
-    }
-
-    fn known_names(&self) -> Vec<String> {
-        self.got.iter().filter_map(item_name).collect()
     }
 
     fn encode(&self) -> TokenStream {
@@ -96,13 +95,18 @@ impl State {
         let mode = syn::Ident::new(self.mode.name(), proc_macro2::Span::call_site());
         let got = self.got.iter().map(|g| quote!({ #g }));
         let pending = self.pending.iter().map(|p| quote!(#p ;));
+        let asked = self
+            .asked
+            .as_ref()
+            .map(|a| syn::Ident::new(a, proc_macro2::Span::call_site()));
         let input = &self.input;
         quote! {
-            @krate [ #krate ] @mode #mode @got { #(#got)* } @pending [ #(#pending)* ] @input { #input }
+            @krate [ #krate ] @mode #mode @asked [ #asked ] @got { #(#got)* }
+            @pending [ #(#pending)* ] @input { #input }
         }
     }
 
-    /// Parses `@info {..}* @krate [..] @mode m @got {..} @pending [..] @input {..}`.
+    /// Parses `@info {..}* @krate [..] @mode m @asked [..] @got {..} @pending [..] @input {..}`.
     pub fn decode(tokens: TokenStream) -> Result<State> {
         let mut it = tokens.into_iter().peekable();
         let mut infos = Vec::new();
@@ -145,6 +149,12 @@ impl State {
             }
             _ => return Err(bad_state("mode")),
         };
+        let asked = group(take(&mut it, "asked")?, "asked")?
+            .into_iter()
+            .find_map(|t| match t {
+                TokenTree::Ident(id) => Some(unraw(&id)),
+                _ => None,
+            });
         let mut got = braced_items(group(take(&mut it, "got")?, "got")?);
         let pending_tokens = group(take(&mut it, "pending")?, "pending")?;
         let input = group(take(&mut it, "input")?, "input")?;
@@ -158,10 +168,35 @@ impl State {
                 _ => current.extend([t]),
             }
         }
+        // Items are known by name: a path that names an item by another name, or two items of
+        // one name, would be taken for another item.
+        if let (Some(asked), Some(own)) = (&asked, infos.first().and_then(item_name)) {
+            if *asked != own {
+                return Err(Error::new(
+                    proc_macro2::Span::call_site(),
+                    format!(
+                        "`{asked}` names `{own}` by another name (`use … as {asked}`?): the \
+                         translation knows structs and device functions by their own names, so \
+                         name it `{own}`"
+                    ),
+                ));
+            }
+        }
         for info in infos {
             let name = item_name(&info);
-            if !got.iter().any(|g| item_name(g) == name) {
-                got.push(info);
+            match got.iter().find(|g| item_name(g) == name) {
+                None => got.push(info),
+                Some(g) if g.to_string() == info.to_string() => {}
+                Some(_) => {
+                    return Err(Error::new(
+                        proc_macro2::Span::call_site(),
+                        format!(
+                            "two different items are named `{}` here: the translation knows \
+                             structs and device functions by name, so rename one",
+                            name.unwrap_or_default()
+                        ),
+                    ))
+                }
             }
         }
         Ok(State {
@@ -169,6 +204,7 @@ impl State {
             mode,
             got,
             pending,
+            asked,
             input,
         })
     }
@@ -330,44 +366,22 @@ pub fn placeholder_world(refs: &[Path]) -> World {
     world
 }
 
-/// The paths a type names that may be structs (not scalars, `Self`, or `skip`).
+/// The paths a type names that may be structs (not scalars, `Self`, or `skip`), every distinct
+/// spelling of a name (`Point`, `geom::Point`): each is looked up, so that two different structs
+/// of one name, or an alias, are refused rather than one standing for the other.
 pub fn type_refs(ty: &syn::Type, skip: &[String], out: &mut Vec<Path>) {
-    let mut v = Refs {
-        skip,
-        out,
-        every_spelling: false,
-    };
-    v.visit_type(ty);
-}
-
-/// [`type_refs`] keeping every distinct spelling of a name (`Point`, `geom::Point`): the
-/// generated code defines each, so that two different structs with one name are reported (by
-/// `CudaDefs`) rather than one standing for the other.
-pub fn type_paths(ty: &syn::Type, skip: &[String], out: &mut Vec<Path>) {
-    let mut v = Refs {
-        skip,
-        out,
-        every_spelling: true,
-    };
-    v.visit_type(ty);
+    Refs { skip, out }.visit_type(ty);
 }
 
 /// The paths a function body or closure names that may be structs or `#[device_fn]`s: struct
 /// literals, calls, and types (annotations, casts, parameters).
 pub fn expr_refs(e: &syn::Expr, skip: &[String], out: &mut Vec<Path>) {
-    let mut v = Refs {
-        skip,
-        out,
-        every_spelling: false,
-    };
-    v.visit_expr(e);
+    Refs { skip, out }.visit_expr(e);
 }
 
 struct Refs<'s> {
     skip: &'s [String],
     out: &'s mut Vec<Path>,
-    /// Keep `Point` and `geom::Point` both (else one path per name).
-    every_spelling: bool,
 }
 
 impl Refs<'_> {
@@ -391,14 +405,7 @@ impl Refs<'_> {
             seg.arguments = syn::PathArguments::None;
         }
         let spelling = crate::tokens::tokens_to_string(&clean);
-        let seen = self.out.iter().any(|p| {
-            if self.every_spelling {
-                crate::tokens::tokens_to_string(p) == spelling
-            } else {
-                unraw(&p.segments.last().expect("a segment").ident) == name
-            }
-        });
-        if !seen {
+        if !(self.out.iter()).any(|p| crate::tokens::tokens_to_string(p) == spelling) {
             self.out.push(clean);
         }
     }

@@ -6,8 +6,7 @@
 
 use reduce_core::{fold, CudaMonoid, Lift, Monoid, SegIndex};
 use reduce_cuda::testing::{
-    compile_kernel, compile_kernel_lifted, compile_seg_kernel, compile_seg_kernel_lifted,
-    seg_kernel_source_lifted,
+    compile_kernel_lifted, compile_seg_kernel, compile_seg_kernel_lifted, seg_kernel_source_lifted,
 };
 use reduce_cuda::{Algorithm, Config, Error, SegAlgorithm, SegConfig};
 use reduce_tests::monoids::lang::*;
@@ -472,56 +471,6 @@ fn probe_is_rust_on_the_miscompiled_cases() {
     // the prelude pins narrow results and makes wrapped negations opaque
     assert_contains(reduce_core::CUDA_PRELUDE, "cvt.s32.s16");
     assert_contains(reduce_core::CUDA_PRELUDE, "r_opaque((T)((W)0 - (W)a))");
-}
-
-/// Two different structs with one name: the CUDA text names items by their Rust names, so the
-/// text refuses to compile (never one struct standing for the other).
-mod twins {
-    use reduce_core::Monoid;
-
-    pub mod a {
-        #[derive(Clone, Copy, Debug, PartialEq, reduce_core::DeviceCopy)]
-        #[repr(C)]
-        pub struct Point {
-            pub x: f32,
-            pub y: f32,
-        }
-    }
-
-    pub mod b {
-        #[derive(Clone, Copy, Debug, PartialEq, reduce_core::DeviceCopy)]
-        #[repr(C)]
-        pub struct Point {
-            pub y: f32,
-            pub x: f32,
-        }
-    }
-
-    #[derive(Clone, Copy, Debug, PartialEq, Monoid)]
-    #[repr(C)]
-    #[monoid(
-        identity = Both { p: a::Point { x: 0.0, y: 0.0 }, q: b::Point { y: 0.0, x: 0.0 } },
-        combine = |_l, r| r
-    )]
-    pub struct Both {
-        pub p: a::Point,
-        pub q: b::Point,
-    }
-}
-
-#[test]
-fn two_structs_with_one_name_are_an_error() {
-    let text = twins::Both::cuda_source();
-    assert_contains(
-        &text,
-        "#error \"two different items used by this monoid are named `Point`",
-    );
-    if require_nvrtc() {
-        let e = compile_kernel::<twins::Both>(Config::new(Algorithm::Shuffle), CI_ARCH)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("named `Point`"), "{e}");
-    }
 }
 
 /// The derives through `reduce_cuda` alone.

@@ -28,10 +28,10 @@ pub(super) fn device_fn_impl(state: &State) -> syn::Result<TokenStream> {
         let mut structs = Vec::new();
         for (name, ty, mutable) in &input.params {
             params.push((crate::tokens::unraw(name), world.ty(ty, false)?, *mutable));
-            resolve::type_paths(ty, &[], &mut structs);
+            resolve::type_refs(ty, &[], &mut structs);
         }
         let ret = world.ty(&input.ret, false)?;
-        resolve::type_paths(&input.ret, &[], &mut structs);
+        resolve::type_refs(&input.ret, &[], &mut structs);
         let text = text::device_fn(&world, &input.name, &params, &ret, &body_expr(&item))?;
         for p in &text.uses.structs {
             let spelling = crate::tokens::tokens_to_string(p);

@@ -47,11 +47,12 @@ fn start(krate: TokenStream, mode: Mode, refs: Vec<syn::Path>, input: TokenStrea
         mode,
         got: Vec::new(),
         pending: refs,
+        asked: None,
         input,
     };
     match state.next() {
         Ok(lookup) => lookup,
-        Err(state) => finish(state),
+        Err(state) => finish(*state),
     }
 }
 

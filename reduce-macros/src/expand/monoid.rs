@@ -95,7 +95,7 @@ fn monoid_impls(
         let i = closure.params[1].0.to_tokens();
         let body = fn_body(&super::rust_side::route(&closure.body, krate));
         let mut input_refs = Vec::new();
-        resolve::type_paths(ty, &[], &mut input_refs);
+        resolve::type_refs(ty, &[], &mut input_refs);
         let lift_deps = define_deps(krate, &lift.uses.structs, &lift.uses.calls);
         let lift_faults = can_fault(krate, lift.uses.faults, &lift.uses.calls);
         let lift_text = format_text(lift);

@@ -17,7 +17,7 @@ fn field_struct_paths(input: &StructInput) -> Vec<syn::Path> {
     skip.push(input.name.clone());
     let mut refs = Vec::new();
     for f in &input.fields {
-        resolve::type_paths(&f.ty, &skip, &mut refs);
+        resolve::type_refs(&f.ty, &skip, &mut refs);
     }
     refs
 }
