@@ -766,6 +766,14 @@ mod loops {
                 for x in r.p.v {
                     t = t.wrapping_add(x);
                 }
+                let rows = [l.p.v, r.p.v];
+                for row in rows {
+                    for x in row {
+                        t = t.wrapping_add(x);
+                    }
+                }
+                let grid = [[1u32; N]; 2];
+                t = t.wrapping_add(grid[1][(t & 3) as usize]);
                 let v = l.p.v;
                 Copies { p: Pair { v }, t: t.wrapping_add(v[(t & 1) as usize]) }
             }
@@ -818,9 +826,15 @@ fn a_constant_named_like_an_array_s_length_is_not_taken_for_it() {
     let e = compile_kernel::<OtherN>(Config::default(), CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("the two constants differ"), "{e}");
     compile_kernel::<SameN>(Config::default(), CI_ARCH).unwrap();
-    // Copies of the array (a `let`, a `for` over it) take its own type and length.
+    // Copies of the array (a `let`, a `for` over it, an array of them) take its own type and
+    // length; an array of arrays this site writes takes this site's `N`.
     let copies = Copies::cuda_source();
     assert_contains(&copies, ".size(); ++");
+    assert_contains(&copies, "const auto v_rows = r_make(l.p.v, r.p.v);");
+    assert_contains(
+        &copies,
+        "r_make(r_fill<unsigned int, 4>(1u), r_fill<unsigned int, 4>(1u))",
+    );
     assert!(!copies.contains("r_array<unsigned int, 4>"), "{copies}");
     compile_kernel::<Copies>(Config::default(), CI_ARCH).unwrap();
 }

@@ -118,6 +118,14 @@ impl<'w> Emitter<'w> {
     /// member, a parameter or a return value), an expression otherwise.
     pub fn init(&self, e: &TExpr) -> String {
         match &e.kind {
+            // Arrays whose length a constant names, from wherever: `r_make` takes their own
+            // types (a brace list would need the type spelled, with the constant as this site
+            // names it).
+            Kind::Array(vals) if matches!(&e.ty, T::Known(Ty::Array(elem, _)) if has_named_len(elem)) =>
+            {
+                let items: Vec<String> = vals.iter().map(|v| self.init(v)).collect();
+                format!("r_make({})", items.join(", "))
+            }
             Kind::Array(vals) => {
                 let nested = matches!(e.ty, T::Known(Ty::Array(ref elem, _)) if matches!(**elem, Ty::Array(..)));
                 let items: Vec<String> = vals.iter().map(|v| self.init(v)).collect();
@@ -140,6 +148,9 @@ impl<'w> Emitter<'w> {
         let Kind::Array(vals) = &e.kind else {
             return one;
         };
+        if !one.starts_with('{') {
+            return one; // `r_make(..)`
+        }
         if one.len() + 4 * indent <= 96 || one.contains('\n') {
             return one;
         }
@@ -211,7 +222,10 @@ impl<'w> Emitter<'w> {
                 };
                 format!("{}[{i}]", self.expr(base, false))
             }
-            Kind::Array(_) => format!("{}{}", self.known_cty(&e.ty), self.init(e)),
+            Kind::Array(_) => match self.init(e) {
+                made if !made.starts_with('{') => made, // `r_make(..)`
+                list => format!("{}{list}", self.known_cty(&e.ty)),
+            },
             Kind::Repeat(x, len) => {
                 let T::Known(Ty::Array(elem, _)) = &e.ty else {
                     unreachable!()
@@ -517,5 +531,14 @@ fn helper_name(op: Op) -> &'static str {
         Op::Shl => "shl",
         Op::Shr => "shr",
         _ => unreachable!("no helper for {op:?}"),
+    }
+}
+
+/// Whether `ty` holds an array whose length a constant names (at any depth).
+pub(super) fn has_named_len(ty: &Ty) -> bool {
+    match ty {
+        Ty::Array(_, Len::Sym(_)) => true,
+        Ty::Array(elem, Len::Lit(_)) => has_named_len(elem),
+        Ty::Scalar(_) | Ty::Struct(_) => false,
     }
 }

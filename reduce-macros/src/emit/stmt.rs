@@ -1,6 +1,6 @@
 //! Emission of statements and function bodies.
 
-use super::{int_lit, Emitter};
+use super::{has_named_len, int_lit, Emitter};
 use crate::check::{Arm, Kind, PatTest, TExpr, TStmt, T};
 use crate::types::{Len, Scalar, Ty};
 use std::fmt::Write as _;
@@ -113,8 +113,10 @@ impl Emitter<'_> {
                 let constness = if *mutable { "" } else { "const " };
                 // An array whose length a constant names takes its value's type: the constant
                 // was written where the array's type was (a helper struct's module, say), and
-                // may mean another value at this monoid's site.
-                let cty = match value.is_some() && has_named_len(ty) {
+                // may mean another value at this monoid's site. (An array literal is written
+                // here, where its constants are this site's, and prints as a brace list, which
+                // `auto` cannot take.)
+                let cty = match value.as_ref().is_some_and(takes_auto) && has_named_len(ty) {
                     true => "auto".to_owned(),
                     false => self.cty(ty),
                 };
@@ -201,7 +203,7 @@ impl Emitter<'_> {
                 };
                 // Rust iterates over a copy of the array: the body may assign to the original.
                 // A length a constant names is the copy's own (see `TStmt::Let`).
-                let named = has_named_len(array.known());
+                let named = takes_auto(array) && has_named_len(array.known());
                 let source = self.temp("a");
                 let _ = writeln!(
                     out,
@@ -213,9 +215,9 @@ impl Emitter<'_> {
                     },
                     self.init(array)
                 );
-                let n = match len {
-                    Len::Sym(_) => format!("{source}.size()"),
-                    Len::Lit(_) => self.len(len),
+                let n = match (named, len) {
+                    (true, Len::Sym(_)) => format!("{source}.size()"),
+                    _ => self.len(len),
                 };
                 let _ = writeln!(
                     out,
@@ -416,11 +418,8 @@ impl Emitter<'_> {
     }
 }
 
-/// Whether `ty` holds an array whose length a constant names (at any depth).
-fn has_named_len(ty: &Ty) -> bool {
-    match ty {
-        Ty::Array(_, Len::Sym(_)) => true,
-        Ty::Array(elem, Len::Lit(_)) => has_named_len(elem),
-        Ty::Scalar(_) | Ty::Struct(_) => false,
-    }
+/// Whether a declaration of `value` may take its type with `auto`: not an array literal that
+/// prints as a brace list.
+fn takes_auto(value: &TExpr) -> bool {
+    !matches!(value.kind, Kind::Array(_)) || has_named_len(value.known())
 }

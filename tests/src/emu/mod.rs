@@ -428,13 +428,16 @@ fn declared_names(decl: &str) -> Vec<String> {
         }
         flat.push(' ');
     }
+    // Commas inside brackets, parentheses or (outside those) template arguments do not split.
     let mut parts = vec![String::new()];
-    let mut nest = 0;
+    let (mut nest, mut angle) = (0, 0);
     for c in flat.chars() {
         match c {
             '[' | '(' => nest += 1,
             ']' | ')' => nest -= 1,
-            ',' if nest == 0 => {
+            '<' if nest == 0 => angle += 1,
+            '>' if nest == 0 => angle -= 1,
+            ',' if nest == 0 && angle == 0 => {
                 parts.push(String::new());
                 continue;
             }
@@ -505,14 +508,25 @@ __device__ void f() {
         M ring[R_LB_SLOTS];
     } s_lb;
     __shared__ unsigned long long s_full[R_PIPE], s_empty[f(1, 2)];
+    __shared__ r_array<int, 4> s_arrays[2], s_shifted[R_N >> 1];
 }
 ";
         let got = fresh_static_shared(text);
-        for name in ["s_ring", "s_flag", "s_first", "s_lb", "s_full", "s_empty"] {
+        let names = [
+            "s_ring",
+            "s_flag",
+            "s_first",
+            "s_lb",
+            "s_full",
+            "s_empty",
+            "s_arrays",
+            "s_shifted",
+        ];
+        for name in names {
             let call = format!("emu_shared_fresh(&{name}, sizeof({name}));");
             assert_eq!(got.matches(&call).count(), 1, "{name} in:\n{got}");
         }
-        assert_eq!(got.matches("emu_shared_fresh").count(), 6, "{got}");
+        assert_eq!(got.matches("emu_shared_fresh").count(), 8, "{got}");
         assert!(got.contains("s_ring[2][R_FLUSH * R_NODE_TILES]; emu_shared_fresh(&s_ring"));
         assert!(got.contains("} s_lb; emu_shared_fresh(&s_lb, sizeof(s_lb));"));
         assert!(!got.contains("emu_shared_fresh(&s_dynamic"));

@@ -28,6 +28,13 @@ struct r_array {
     }
 };
 
+// An array literal of arrays whose length a constant names: its type is its elements' (the
+// derive does not spell it: the constant may mean another value where the literal is written).
+template <typename T, typename... U>
+__device__ __forceinline__ r_array<T, 1 + sizeof...(U)> r_make(const T& a, const U&... b) {
+    return r_array<T, 1 + sizeof...(U)>{{a, b...}};
+}
+
 // [x; N] for a length known only when the text is generated.
 template <typename T, unsigned long long N>
 __device__ __forceinline__ r_array<T, N> r_fill(T x) {
