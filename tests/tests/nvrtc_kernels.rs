@@ -774,6 +774,15 @@ mod loops {
                 }
                 let grid = [[1u32; N]; 2];
                 t = t.wrapping_add(grid[1][(t & 3) as usize]);
+                let w = match t & 1 {
+                    0 => l.p.v,
+                    _ => {
+                        let mut b = r.p.v;
+                        b[0] = b[1];
+                        b
+                    }
+                };
+                t = t.wrapping_add(w[(t & 1) as usize]);
                 let v = l.p.v;
                 Copies { p: Pair { v }, t: t.wrapping_add(v[(t & 1) as usize]) }
             }
@@ -826,11 +835,12 @@ fn a_constant_named_like_an_array_s_length_is_not_taken_for_it() {
     let e = compile_kernel::<OtherN>(Config::default(), CI_ARCH).unwrap_err();
     assert!(e.to_string().contains("the two constants differ"), "{e}");
     compile_kernel::<SameN>(Config::default(), CI_ARCH).unwrap();
-    // Copies of the array (a `let`, a `for` over it, an array of them) take its own type and
-    // length; an array of arrays this site writes takes this site's `N`.
+    // Copies of the array (a `let`, a `for` over it, an array of them, a `match` of them) take
+    // its own type and length; an array of arrays this site writes takes this site's `N`.
     let copies = Copies::cuda_source();
     assert_contains(&copies, ".size(); ++");
     assert_contains(&copies, "const auto v_rows = r_make(l.p.v, r.p.v);");
+    assert_contains(&copies, "const auto v_w = [&]() {");
     assert_contains(
         &copies,
         "r_make(r_fill<unsigned int, 4>(1u), r_fill<unsigned int, 4>(1u))",

@@ -298,12 +298,22 @@ impl<'w> Emitter<'w> {
         }
     }
 
+    /// The head of an immediately invoked lambda returning `ty`: `[&]() -> T `, or `[&]() ` (the
+    /// type its returns give) where an array length in `ty` is a constant, which may mean
+    /// another value at this site than where the array's type was written.
+    pub fn lambda_head(&self, ty: &Ty) -> String {
+        match has_named_len(ty) {
+            true => "[&]() ".to_owned(),
+            false => format!("[&]() -> {} ", self.cty(ty)),
+        }
+    }
+
     /// An immediately invoked lambda computing `e` with statements: `[&]() -> T { ... }()`.
     fn lambda(&self, e: &TExpr) -> String {
-        let ty = self.known_cty(&e.ty);
+        let head = self.lambda_head(e.known());
         if let Kind::Block(stmts, tail) = &e.kind {
             if stmts.iter().all(|s| self.is_simple_let(s)) {
-                let mut s = format!("[&]() -> {ty} {{ ");
+                let mut s = format!("{head}{{ ");
                 for st in stmts {
                     let mut line = String::new();
                     self.stmt(st, 0, &mut line);
@@ -317,7 +327,7 @@ impl<'w> Emitter<'w> {
         let pad = "    ".repeat(indent);
         let mut body = String::new();
         self.body(e, indent + 1, &mut body);
-        format!("[&]() -> {ty} {{\n{body}{pad}}}()")
+        format!("{head}{{\n{body}{pad}}}()")
     }
 
     /// `l op r` with Rust's semantics (see the module documentation).

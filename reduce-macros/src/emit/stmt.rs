@@ -127,8 +127,8 @@ impl Emitter<'_> {
                     }
                     Some(v) if statement_like(v) => {
                         // A nested block: an immediately invoked lambda, laid out as statements.
-                        let _ =
-                            writeln!(out, "{pad}{constness}{decl} = [&]() -> {} {{", self.cty(ty));
+                        let head = self.lambda_head(ty);
+                        let _ = writeln!(out, "{pad}{constness}{decl} = {head}{{");
                         self.body(v, indent + 1, out);
                         let _ = writeln!(out, "{pad}}}();");
                     }
