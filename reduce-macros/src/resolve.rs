@@ -77,8 +77,8 @@ pub struct State {
 }
 
 impl State {
-    /// Continues the chain: the next lookup, or `None` when everything is known.
-    /// Every path the input names is looked up, even where an item of its name came with
+    /// Continues the chain: the next lookup, or the state itself (`Err`) when everything is
+    /// known. Every path the input names is looked up, even where an item of its name came with
     /// another's definition: the path may name another item of that name, or be an alias.
     pub fn next(mut self) -> std::result::Result<TokenStream, Box<State>> {
         if self.pending.is_empty() {

@@ -9,18 +9,24 @@ use crate::types::{Scalar, Style, Ty};
 use syn::{Expr, Result};
 
 impl<'a> Checker<'a> {
-    /// The struct a literal or constructor path names, if it is one the translation knows.
-    fn struct_of_path(&mut self, path: &syn::Path) -> Option<String> {
-        let last = path.segments.last()?;
+    /// The struct a literal or constructor path names, if it is one the translation knows; an
+    /// error for another module's struct named like the monoid ([`crate::types::World::named_like_self`]).
+    fn struct_of_path(&mut self, path: &syn::Path) -> Result<Option<String>> {
+        if let Some(e) = self.world.named_like_self(path) {
+            return Err(e);
+        }
+        let Some(last) = path.segments.last() else {
+            return Ok(None);
+        };
         let name = unraw(&last.ident);
         if path.segments.len() == 1 && name == "Self" && last.arguments.is_none() {
-            return self.world.self_name.clone();
+            return Ok(self.world.self_name.clone());
         }
         let ty: syn::Type = syn::Type::Path(syn::TypePath {
             qself: None,
             path: path.clone(),
         });
-        match self.world.ty(&ty, false) {
+        Ok(match self.world.ty(&ty, false) {
             Ok(Ty::Struct(name)) => {
                 if self.world.self_name.as_deref() != Some(&name) {
                     Uses::add(&mut self.uses.structs, path);
@@ -28,16 +34,13 @@ impl<'a> Checker<'a> {
                 Some(name)
             }
             _ => None,
-        }
+        })
     }
 
     pub(super) fn struct_lit(&mut self, s: &'a syn::ExprStruct, e: &'a Expr) -> Result<TExpr<'a>> {
-        let name = match (&s.qself, self.struct_of_path(&s.path)) {
+        let name = match (&s.qself, self.struct_of_path(&s.path)?) {
             (None, Some(name)) => name,
             _ => {
-                if let Some(e) = self.world.named_like_self(&s.path) {
-                    return Err(e);
-                }
                 return Err(err(
                     &s.path,
                     format!(
@@ -209,11 +212,8 @@ impl<'a> Checker<'a> {
             }
         }
         let last = unraw(&segs.last().expect("a path has a segment").ident);
-        if let Some(e) = self.world.named_like_self(&p.path) {
-            return Err(e);
-        }
         // A tuple struct's constructor: `Self(a, b)`, `Pair(a, b)`.
-        if let Some(name) = self.struct_of_path(&p.path) {
+        if let Some(name) = self.struct_of_path(&p.path)? {
             let def = self.world.strukt(&name).clone();
             if def.style != Style::Tuple {
                 return Err(err(

@@ -121,8 +121,7 @@ impl<'w> Emitter<'w> {
             // Arrays whose length a constant names, from wherever: `r_make` takes their own
             // types (a brace list would need the type spelled, with the constant as this site
             // names it).
-            Kind::Array(vals) if matches!(&e.ty, T::Known(Ty::Array(elem, _)) if has_named_len(elem)) =>
-            {
+            Kind::Array(vals) if made(e) => {
                 let items: Vec<String> = vals.iter().map(|v| self.init(v)).collect();
                 format!("r_make({})", items.join(", "))
             }
@@ -148,10 +147,7 @@ impl<'w> Emitter<'w> {
         let Kind::Array(vals) = &e.kind else {
             return one;
         };
-        if !one.starts_with('{') {
-            return one; // `r_make(..)`
-        }
-        if one.len() + 4 * indent <= 96 || one.contains('\n') {
+        if made(e) || one.len() + 4 * indent <= 96 || one.contains('\n') {
             return one;
         }
         let nested = one.starts_with("{{");
@@ -222,10 +218,8 @@ impl<'w> Emitter<'w> {
                 };
                 format!("{}[{i}]", self.expr(base, false))
             }
-            Kind::Array(_) => match self.init(e) {
-                made if !made.starts_with('{') => made, // `r_make(..)`
-                list => format!("{}{list}", self.known_cty(&e.ty)),
-            },
+            Kind::Array(_) if made(e) => self.init(e),
+            Kind::Array(_) => format!("{}{}", self.known_cty(&e.ty), self.init(e)),
             Kind::Repeat(x, len) => {
                 let T::Known(Ty::Array(elem, _)) = &e.ty else {
                     unreachable!()
@@ -542,6 +536,13 @@ fn helper_name(op: Op) -> &'static str {
         Op::Shr => "shr",
         _ => unreachable!("no helper for {op:?}"),
     }
+}
+
+/// Whether `e` is an array literal of arrays whose length a constant names, which [`Emitter::init`]
+/// prints as `r_make(..)` (its type from its elements), not as a brace list.
+pub(super) fn made(e: &TExpr) -> bool {
+    matches!(e.kind, Kind::Array(_))
+        && matches!(&e.ty, T::Known(Ty::Array(elem, _)) if has_named_len(elem))
 }
 
 /// Whether `ty` holds an array whose length a constant names (at any depth).

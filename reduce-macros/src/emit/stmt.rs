@@ -1,6 +1,6 @@
 //! Emission of statements and function bodies.
 
-use super::{has_named_len, int_lit, Emitter};
+use super::{has_named_len, int_lit, made, Emitter};
 use crate::check::{Arm, Kind, PatTest, TExpr, TStmt, T};
 use crate::types::{Len, Scalar, Ty};
 use std::fmt::Write as _;
@@ -421,5 +421,5 @@ impl Emitter<'_> {
 /// Whether a declaration of `value` may take its type with `auto`: not an array literal that
 /// prints as a brace list.
 fn takes_auto(value: &TExpr) -> bool {
-    !matches!(value.kind, Kind::Array(_)) || has_named_len(value.known())
+    !matches!(value.kind, Kind::Array(_)) || made(value)
 }
