@@ -314,6 +314,14 @@ extern "C" inline void fiber_entry() {
     switch_to(self().ctx, block()->scheduler);
 }
 
+// Fills `bytes` at `p` with 0xA5, the emulator's poison: what a kernel reads there before it
+// writes it is garbage, never zeroes or an earlier launch's values.
+inline void poison(void* p, std::size_t bytes) { std::memset(p, 0xA5, bytes); }
+template <class T>
+inline void poison(std::vector<T>& v) {
+    poison(static_cast<void*>(v.data()), v.size() * sizeof(T));
+}
+
 // Counts the blocks run (emu_shared_fresh tells a new block by it).
 inline unsigned long long& blocks_run() {
     static unsigned long long count = 0;
@@ -662,13 +670,13 @@ inline void emu_shared_fresh(void* p, std::size_t bytes) {
         if (s.p == p) {
             if (s.block != block) {
                 s.block = block;
-                std::memset(p, 0xA5, bytes);
+                emu::poison(p, bytes);
             }
             return;
         }
     }
     seen.push_back(Seen{p, block});
-    std::memset(p, 0xA5, bytes);
+    emu::poison(p, bytes);
 }
 
 // The dynamic shared memory of the running block (`extern __shared__ T name[];` in a kernel is

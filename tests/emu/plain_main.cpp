@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
         const unsigned long long scratch = grid;  // the blocks' partials
 #endif
         std::vector<M> nodes(scratch > 0 ? scratch : 1), out(1);
-        std::memset(static_cast<void*>(nodes.data()), 0xA5, nodes.size() * sizeof(M));
-        std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
+        emu::poison(nodes);
+        emu::poison(out);
         unsigned int ticket = 0;
         unsigned long long ok = 1;
         for (unsigned int k = 0; k < grid && ok; ++k) {

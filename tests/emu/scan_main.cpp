@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
         // the counter, then the entries (16-byte parts, or 4-byte states)
         std::vector<Entry> words(1 + (tiles + groups) * (R_FUSED ? sizeof(r_word) / 16 : 1), Entry{0, 0});
         std::vector<M> aggregates(tiles + groups), inclusives(groups), out(n);
-        std::memset(static_cast<void*>(out.data()), 0xA5, n * sizeof(M));
+        emu::poison(out);
         // Scratch the runtime carves without clearing (the entries above are zeroed): poisoned.
-        std::memset(static_cast<void*>(aggregates.data()), 0xA5, aggregates.size() * sizeof(M));
-        std::memset(static_cast<void*>(inclusives.data()), 0xA5, inclusives.size() * sizeof(M));
+        emu::poison(aggregates);
+        emu::poison(inclusives);
         const r_in* src = items.data();
         if (in_place) {
             if (R_LIFTED || sizeof(r_in) != sizeof(M)) return 4;  // in place: the items are values

@@ -29,18 +29,18 @@ int main(int argc, char** argv) {
         if (!emu::read_items(in, n, R_ITEM_SHIFT, storage, items)) return 3;
         if (std::fread(offsets.data(), sizeof(r_idx), segments + 1, in) != segments + 1) return 3;
         std::vector<M> out(segments);
-        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        emu::poison(out);  // never read
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
         const unsigned long long words = tiles * R_TILE_WORDS + 2 * tiles + 1;
         if (zeroed.size() < words) zeroed.assign(words, 0u);  // grown zero-filled, as the scratch
         const unsigned long long groups = (tiles + R_BLOCK - 1) / R_BLOCK;
         std::vector<M> tile_vals(2 * tiles), rec_vals(2 * groups);
         std::vector<r_size> tile_meta(tiles), rec_meta(3 * groups);
-        std::memset(static_cast<void*>(tile_vals.data()), 0xA5, tile_vals.size() * sizeof(M));
-        std::memset(static_cast<void*>(rec_vals.data()), 0xA5, rec_vals.size() * sizeof(M));
+        emu::poison(tile_vals);
+        emu::poison(rec_vals);
         // Scratch the runtime carves without clearing: poisoned, as the values.
-        std::memset(static_cast<void*>(tile_meta.data()), 0xA5, tile_meta.size() * sizeof(r_size));
-        std::memset(static_cast<void*>(rec_meta.data()), 0xA5, rec_meta.size() * sizeof(r_size));
+        emu::poison(tile_meta);
+        emu::poison(rec_meta);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;

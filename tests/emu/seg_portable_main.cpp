@@ -26,10 +26,10 @@ int main(int argc, char** argv) {
         if (!emu::read_items(in, n, shift, storage, items)) return 3;
         if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
         std::vector<M> out(segments);
-        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        emu::poison(out);  // never read
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
         std::vector<r_node> nodes((tiles + group - 1) / group);
-        std::memset(static_cast<void*>(nodes.data()), 0xA5, nodes.size() * sizeof(r_node));
+        emu::poison(nodes);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status

@@ -26,12 +26,12 @@ int main(int argc, char** argv) {
         if (!emu::read_items(in, n, shift, storage, items)) return 3;
         if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
         std::vector<M> out(segments);
-        std::memset(static_cast<void*>(out.data()), 0xA5, segments * sizeof(M));  // never read
+        emu::poison(out);  // never read
         // The blocks' records: scratch the runtime does not clear (poisoned).
         std::vector<M> rec_vals(2 * grid);
         std::vector<r_size> rec_meta(3 * grid);
-        std::memset(static_cast<void*>(rec_vals.data()), 0xA5, rec_vals.size() * sizeof(M));
-        std::memset(static_cast<void*>(rec_meta.data()), 0xA5, rec_meta.size() * sizeof(r_size));
+        emu::poison(rec_vals);
+        emu::poison(rec_meta);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         if (std::fread(records.data(), 1, records.size(), in) != records.size()) return 3;
         std::vector<unsigned long long> statuses(world, 0xA5A5A5A5A5A5A5A5ull);
         std::vector<M> out(1);
-        std::memset(static_cast<void*>(out.data()), 0xA5, sizeof(M));
+        emu::poison(out);
         const M before = out[0];
         std::vector<unsigned char> scratch(scratch_bytes, 0xA5);
         const bool ok = emu::run_block(0, 1, 1, [&] {
