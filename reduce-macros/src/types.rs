@@ -316,7 +316,11 @@ impl World {
                     if let Some(why) = unsupported_std(&name) {
                         return Err(Error::new_spanned(
                             ty,
-                            format!("unsupported type `{name}`: {why}"),
+                            format!(
+                                "unsupported type `{name}`: {why} (the translation takes \
+                                 `{name}` for the standard library's; a struct of your own by \
+                                 that name needs another)"
+                            ),
                         ));
                     }
                 }
