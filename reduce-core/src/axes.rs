@@ -88,11 +88,17 @@ impl Axes {
         })
     }
 
-    /// [`Axes::new`] for the items `xs`, whose results — values of `M`, one per position of
-    /// the kept axes — must fit one allocation (`isize::MAX` bytes): an empty array with a
-    /// reduced extent of 0 has as many as its kept extents say.
+    /// [`Axes::new`] for the items `xs`: see [`Axes::sized`].
     pub fn of<M>(xs: &[M], shape: &[usize], axes: &[usize]) -> Result<Axes, LayoutError> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        Axes::sized::<M>(xs.len(), shape, axes)
+    }
+
+    /// [`Axes::new`] for `items` items whose results — values of `M`, one per position of the
+    /// kept axes — must fit one allocation (`isize::MAX` bytes): an empty array with a reduced
+    /// extent of 0 has as many as its kept extents say. The check every backend makes first,
+    /// so that each refuses such a shape with the same [`LayoutError::TooLarge`].
+    pub fn sized<M>(items: usize, shape: &[usize], axes: &[usize]) -> Result<Axes, LayoutError> {
+        let a = Axes::new(items, shape, axes)?;
         let limit = isize::MAX as usize / std::mem::size_of::<M>().max(1);
         if a.results > limit {
             return Err(LayoutError::TooLarge {

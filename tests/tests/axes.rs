@@ -81,6 +81,30 @@ fn the_cpu_backend_is_the_reference() {
         matches!(e, Err(Error::Layout(LayoutError::ShapeMismatch { .. }))),
         "{e:?}"
     );
+    // An empty array whose kept extents promise more results than one allocation holds: the
+    // reference's error, from both backends and both forms (the GPU's in `into_forms_and_bad_input`).
+    let huge = [1usize << 62, 0];
+    assert!(matches!(
+        fold_axes::<Affine>(&[], &huge, &[1]),
+        Err(LayoutError::TooLarge {
+            what: "result count",
+            ..
+        })
+    ));
+    let e = Backend::cpu().reduce_axes::<Affine>(&[], &huge, &[1], AxisAlgorithm::Auto);
+    assert!(too_many_results(&e), "{e:?}");
+    let e = Backend::cpu().reduce_axes_lifted::<ArgMax, f32>(&[], &huge, &[1], AxisAlgorithm::Auto);
+    assert!(too_many_results(&e), "{e:?}");
+}
+
+fn too_many_results<T: std::fmt::Debug>(e: &Result<T, Error>) -> bool {
+    matches!(
+        e,
+        Err(Error::Layout(LayoutError::TooLarge {
+            what: "result count",
+            ..
+        }))
+    )
 }
 
 #[test]
@@ -307,6 +331,11 @@ fn into_forms_and_bad_input() {
             "{shape:?} {axes:?}: {e:?}"
         );
     }
+    let empty = gpu.upload::<Mat3>(&[]).unwrap();
+    let e = gpu.reduce_axes(&empty, &[1 << 62, 0], &[1], AxisAlgorithm::Auto);
+    assert!(too_many_results(&e), "{e:?}");
+    let e = gpu.reduce_axes_into(&empty, &[1 << 62, 0], &[1], &mut short, AxisAlgorithm::Auto);
+    assert!(too_many_results(&e), "{e:?}");
     let e = gpu.reduce_axes(&dxs, &[6, 50], &[1], AxisConfig::default().min_strip(1));
     assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
     // the lifted into form

@@ -17,8 +17,9 @@ use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift};
 /// Both give the same values (the sequential fold, bit for bit, for exactly associative
 /// monoids) and the same errors, checked in the same order (the layout on the host, then the
 /// configuration): a configuration the GPU would refuse is refused on the CPU, but for what
-/// only a device can tell (a launch's shared memory past the device's, an architecture an
-/// algorithm needs). The CPU checks every layout, a trusted one too: where the GPU's result of
+/// only a device or the compiler can tell (a launch's shared memory past the device's, a
+/// kernel's static shared memory past what NVRTC allows — values of about 700 bytes and more in
+/// the scans, SegShuffle and SegMerge —, an architecture an algorithm needs). The CPU checks every layout, a trusted one too: where the GPU's result of
 /// a trusted bad layout is unspecified, the CPU's is the layout's error.
 #[derive(Debug)]
 pub enum Backend {
@@ -126,7 +127,7 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                let results = Axes::new(items.len(), shape, axes)?.results;
+                let results = Axes::sized::<M>(items.len(), shape, axes)?.results;
                 axis_plan(config, Own::<M>::new().items())?;
                 room_for::<M>(results)?;
                 cpu_axes(items, shape, axes, config)
@@ -150,7 +151,7 @@ impl Backend {
                 gpu.download(&out)
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
-                let results = Axes::new(items.len(), shape, axes)?.results;
+                let results = Axes::sized::<M>(items.len(), shape, axes)?.results;
                 axis_plan(config, Lifted::<M, X>::new().items())?;
                 room_for::<M>(results)?;
                 cpu_axes(&lifted_on_cpu::<M, X>(items)?, shape, axes, config)

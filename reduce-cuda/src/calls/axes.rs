@@ -16,11 +16,14 @@ impl Gpu {
     /// `xs`, a row-major array of `shape` (at most 8 dimensions), reduced along `axes` (any
     /// order, none repeated): one value per position of the kept axes, row-major, each the
     /// fold in order over the reduced coordinates taken row-major (the last reduced axis
-    /// fastest), equal to `reduce_core::fold_axes` bit for bit. A reduced extent of 0 gives the
-    /// identity; no axes copies the items. With [`AxisConfig::portable`] every result has the
-    /// bits of `reduce_core::portable::fold_axes` instead (floats too, on any device). A shape
-    /// that does not hold `xs.len()` items, an axis out of range or repeated are
-    /// [`Error::Layout`]. Queued: the result is ready for the next call on this `Gpu`'s stream.
+    /// fastest): for an exactly associative monoid `reduce_core::fold_axes`' bits (floats are
+    /// grouped as the schedule splits the rows; `commutative` monoids may be folded out of order
+    /// by `AxisAlgorithm::Auto`). A reduced extent of 0 gives the identity; no axes copies the
+    /// items. With [`AxisConfig::portable`] every result has the bits of
+    /// `reduce_core::portable::fold_axes` instead (floats too, on any device). A shape that does
+    /// not hold `xs.len()` items, an axis out of range or repeated, or more results than one
+    /// allocation holds are [`Error::Layout`]. Queued: the result is ready for the next call on
+    /// this `Gpu`'s stream.
     pub fn reduce_axes<M: CudaMonoid>(
         &self,
         xs: &impl DeviceInput<M>,
@@ -28,7 +31,7 @@ impl Gpu {
         axes: &[usize],
         config: impl Into<AxisConfig>,
     ) -> Result<DeviceVec<M>> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
         let mut out = DeviceVec::alloc(self.device(), a.results)?;
         self.along(&Own::<M>::new(), xs, &a, &mut out, config.into())?;
         Ok(out)
@@ -44,7 +47,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<AxisConfig>,
     ) -> Result<()> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
         self.along(&Own::<M>::new(), xs, &a, out, config.into())
     }
 
@@ -57,7 +60,7 @@ impl Gpu {
         axes: &[usize],
         config: impl Into<AxisConfig>,
     ) -> Result<DeviceVec<M>> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
         let mut out = DeviceVec::alloc(self.device(), a.results)?;
         self.along(&Lifted::<M, X>::new(), xs, &a, &mut out, config.into())?;
         Ok(out)
@@ -72,7 +75,7 @@ impl Gpu {
         out: &mut impl DeviceOutput<M>,
         config: impl Into<AxisConfig>,
     ) -> Result<()> {
-        let a = Axes::new(xs.len(), shape, axes)?;
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
         self.along(&Lifted::<M, X>::new(), xs, &a, out, config.into())
     }
 
