@@ -14,6 +14,10 @@ pub(crate) struct GpuInner {
     scratch: Mutex<Scratch>,
 }
 
+/// The handle of the per-thread default stream (`CU_STREAM_PER_THREAD`): a different stream
+/// on each host thread.
+const PER_THREAD_STREAM: usize = 0x2;
+
 /// One CUDA device with its stream, kernel cache and scratch memory.
 ///
 /// Cheap to clone (shared); `Send + Sync`: host threads may share one `Gpu`. All work goes to
@@ -61,9 +65,21 @@ impl Gpu {
     /// synchronisation. For a stream of its own in your context, pass `ctx.new_stream()?`.
     ///
     /// Your context's cudarc settings (event tracking) are left as they are. Returns an error
-    /// when NVRTC is missing or the driver fails. Queues no synchronisation: the ticket and
-    /// status words it allocates are set on the stream.
+    /// when NVRTC is missing or the driver fails, and [`Error::InvalidConfig`] for the
+    /// per-thread default stream (`ctx.per_thread_stream()`, `CU_STREAM_PER_THREAD`): that
+    /// handle names another stream on each thread, and a `Gpu` is shared between threads, its
+    /// scratch and freed memory ordered by its one stream. Queues no synchronisation: the ticket
+    /// and status words it allocates are set on the stream.
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Gpu> {
+        if stream.cu_stream() as usize == PER_THREAD_STREAM {
+            return Err(Error::InvalidConfig {
+                algorithm: "Gpu::from_stream",
+                reason: "the per-thread default stream is another stream on each thread, and a \
+                         Gpu is used from any thread: pass a stream of its own \
+                         (ctx.new_stream()) or the context's default stream"
+                    .into(),
+            });
+        }
         check_driver()?;
         Gpu::open(stream)
     }

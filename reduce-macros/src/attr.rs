@@ -141,6 +141,10 @@ fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta, errors: &mut E
     }
 }
 
+/// The largest `#[repr(align(N))]` accepted: the alignment CUDA guarantees for device
+/// allocations (the memory pool's blocks and the scratch regions are carved at it).
+const MAX_ALIGN: u64 = 256;
+
 /// What `#[repr(...)]` says. `ok` is false when an unsupported repr was reported.
 pub struct Repr {
     pub c: bool,
@@ -162,7 +166,19 @@ pub fn parse_repr(attrs: &[Attribute], errors: &mut Errors) -> Repr {
                 let content;
                 syn::parenthesized!(content in meta.input);
                 let n: LitInt = content.parse()?;
-                out.align = Some(n.base10_parse()?);
+                let align: u64 = n.base10_parse()?;
+                if align > MAX_ALIGN {
+                    out.ok = false;
+                    errors.push(Error::new_spanned(
+                        &n,
+                        format!(
+                            "#[repr(align({align}))]: alignments past {MAX_ALIGN} bytes are not \
+                             supported: device memory is allocated at {MAX_ALIGN}-byte \
+                             boundaries, so such values could not lie at their alignment"
+                        ),
+                    ));
+                }
+                out.align = Some(align);
             } else if meta.path.is_ident("packed") {
                 skip_value(&meta)?;
                 out.ok = false;

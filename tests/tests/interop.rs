@@ -667,3 +667,19 @@ fn misuse_of_borrowed_memory_is_an_error() {
     let theirs = other_gpu.upload(&[Sum(2u32); 10]).unwrap();
     assert_eq!(other_gpu.reduce(&theirs, Algorithm::Auto).unwrap(), Sum(20));
 }
+
+/// The per-thread default stream names another stream on each thread, and a `Gpu` is shared
+/// between threads: refused. The context's default stream is one stream for all: accepted.
+#[test]
+fn the_per_thread_default_stream_is_refused() {
+    let Some(gpu) = gpu() else { return };
+    let e = Gpu::from_stream(gpu.context().per_thread_stream());
+    assert!(
+        matches!(&e, Err(Error::InvalidConfig { reason, .. }) if reason.contains("per-thread")),
+        "{e:?}"
+    );
+    let shared = Gpu::from_stream(gpu.context().default_stream()).unwrap();
+    let xs = affine_maps(1000);
+    let dxs = shared.upload(&xs).unwrap();
+    assert_eq!(shared.reduce(&dxs, Algorithm::Auto).unwrap(), fold(&xs));
+}

@@ -305,3 +305,48 @@ fn a_device_vec_of_a_primitive_reduces_as_a_built_in_monoid() {
     .unwrap();
     assert_eq!(gpu.download(&out).unwrap()[0], total.0);
 }
+
+/// Maps aligned to 256 bytes, the largest alignment the derive accepts (CUDA's guarantee for
+/// device allocations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, reduce_cuda::Monoid)]
+#[repr(C, align(256))]
+#[monoid(
+    identity = Self { a: 1, b: 0 },
+    combine = |l: Aligned256, r: Aligned256| Self {
+        a: l.a.wrapping_mul(r.a),
+        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+    }
+)]
+struct Aligned256 {
+    a: u32,
+    b: u32,
+}
+
+/// Every buffer the pool hands out, of any size and reused or new, lies at the largest
+/// alignment a monoid may have: a reduction of it never meets `Error::Misaligned`.
+#[test]
+fn buffers_of_any_size_hold_values_aligned_to_256_bytes() {
+    let _serial = serial();
+    let Some(gpu) = gpu() else { return };
+    let all: Vec<Aligned256> = (0..300u32)
+        .map(|i| Aligned256 { a: 2 * i + 1, b: i })
+        .collect();
+    // small odd buffers beside each other, kept alive so that none reuses another's block
+    let mut held = Vec::new();
+    for n in [1usize, 3, 7, 1, 13, 2, 5, 299, 1, 31] {
+        let bytes = gpu.upload(&vec![7u8; n]).unwrap();
+        let values = gpu.upload(&all[..n]).unwrap();
+        let got = gpu.reduce(&values, Algorithm::Auto).unwrap();
+        assert_eq!(got, reduce_cuda::fold(&all[..n]), "{n} values");
+        held.push((bytes, values));
+    }
+    // and blocks the pool hands out again
+    drop(held);
+    for n in [1usize, 3, 299] {
+        let values = gpu.upload(&all[..n]).unwrap();
+        assert_eq!(
+            gpu.reduce(&values, Algorithm::Auto).unwrap(),
+            reduce_cuda::fold(&all[..n])
+        );
+    }
+}
