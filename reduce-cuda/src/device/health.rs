@@ -57,8 +57,13 @@ pub(crate) fn is_sticky(code: CUresult) -> bool {
     )
 }
 
-/// The error of a driver call of the device layer that failed with `source`, while the
-/// context it acted on was current (the layer binds a context before its calls).
+/// The error of a driver call of the device layer that failed with `source`.
+///
+/// A sticky error marks lost the context that answers with one when asked: the current
+/// context first (the layer binds a context before its calls), then every other context the
+/// library runs in. The current context alone is not proof: cudarc reports an error a drop
+/// stored in a context before it makes that context current, so another, healthy context may
+/// be current then.
 fn driver_error(during: &'static str, source: DriverError) -> Error {
     if !is_sticky(source.0) {
         return Error::Driver { during, source };
@@ -67,7 +72,11 @@ fn driver_error(during: &'static str, source: DriverError) -> Error {
     // SAFETY: writes the calling thread's current context (or null) into `ctx`.
     unsafe { sys::cuCtxGetCurrent(&mut ctx) };
     let key = ctx as usize;
-    if let Some(health) = find(key) {
+    let mut all: Vec<Arc<Health>> = (lock(&HEALTH).iter())
+        .filter_map(|(_, h)| h.upgrade())
+        .collect();
+    all.sort_by_key(|h| h.ctx != key);
+    if let Some(health) = all.iter().find(|h| h.answers_lost()) {
         return health.lose(source);
     }
     let launch = lock(&LOST)
@@ -75,6 +84,21 @@ fn driver_error(during: &'static str, source: DriverError) -> Error {
         .find(|lost| lost.ctx == key)
         .and_then(|lost| lost.launch);
     Error::DeviceLost { launch, source }
+}
+
+/// Makes `ctx` current on the calling thread, leaving an error a drop stored in it for the next
+/// call of cudarc to report (cudarc's `bind_to_thread` takes it first).
+pub(crate) fn make_current(ctx: &CudaContext) -> std::result::Result<(), DriverError> {
+    let mut current: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: writes the calling thread's current context (or null) into `current`; `ctx` is
+    // live while borrowed.
+    unsafe {
+        sys::cuCtxGetCurrent(&mut current).result()?;
+        if current != ctx.cu_ctx() {
+            sys::cuCtxSetCurrent(ctx.cu_ctx()).result()?;
+        }
+    }
+    Ok(())
 }
 
 /// The error of opening device `ordinal`'s primary context, or a stream of it, that failed
@@ -108,16 +132,12 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn find(key: usize) -> Option<Arc<Health>> {
-    lock(&HEALTH)
-        .iter()
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, h)| h.upgrade())
-}
-
 /// Whether one context still runs work, and the launch logs of its devices.
 pub(crate) struct Health {
     ctx: usize,
+    /// The context's cudarc handles (one per `CudaContext` of it the library was given), to ask
+    /// it whether it is lost while one lives.
+    handles: Mutex<Vec<Weak<CudaContext>>>,
     ordinal: usize,
     lost: Mutex<Option<Lost>>,
     logs: Mutex<Vec<Weak<dyn PendingLaunches>>>,
@@ -140,10 +160,20 @@ impl Health {
             .find(|(k, _)| *k == key)
             .and_then(|(_, h)| h.upgrade())
         {
+            let mut handles = lock(&health.handles);
+            handles.retain(|c| c.strong_count() > 0);
+            if !handles
+                .iter()
+                .any(|c| std::ptr::eq(c.as_ptr(), Arc::as_ptr(ctx)))
+            {
+                handles.push(Arc::downgrade(ctx));
+            }
+            drop(handles);
             return health;
         }
         let health = Arc::new(Health {
             ctx: key,
+            handles: Mutex::new(vec![Arc::downgrade(ctx)]),
             ordinal: ctx.ordinal(),
             lost: Mutex::new(None),
             logs: Mutex::new(Vec::new()),
@@ -160,6 +190,26 @@ impl Health {
                 source: lost.source,
             }),
             None => Ok(()),
+        }
+    }
+
+    /// Whether the context answers a synchronisation with a sticky error (it waits for the
+    /// context's work: asked only once a sticky error was seen). False where no handle of it is
+    /// left to ask.
+    fn answers_lost(&self) -> bool {
+        let Some(ctx) = lock(&self.handles).iter().find_map(Weak::upgrade) else {
+            return false;
+        };
+        // SAFETY: `ctx` is live (held); the push is undone by the pop, leaving the thread's
+        // current context as it was.
+        unsafe {
+            if sys::cuCtxPushCurrent_v2(ctx.cu_ctx()) != CUresult::CUDA_SUCCESS {
+                return false;
+            }
+            let answer = sys::cuCtxSynchronize();
+            let mut popped: sys::CUcontext = std::ptr::null_mut();
+            sys::cuCtxPopCurrent_v2(&mut popped);
+            is_sticky(answer)
         }
     }
 

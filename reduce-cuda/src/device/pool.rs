@@ -14,7 +14,7 @@
 //! allocates its output and a caller that drops it then cost what the `_into` form costs;
 //! trimming, a cap and an allocation that fails hand the cached blocks to the driver first.
 
-use super::health::{DriverContext, Health};
+use super::health::{make_current, DriverContext, Health};
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUmemPool_attribute};
 use cudarc::driver::{result, CudaContext, CudaStream};
@@ -289,7 +289,7 @@ impl Pool {
         let old = cache.len().saturating_sub(keep);
         let mut streams: Vec<Arc<CudaStream>> = Vec::new();
         for block in cache.drain(..old) {
-            let freed = self.ctx.bind_to_thread().and_then(|()| {
+            let freed = make_current(&self.ctx).and_then(|()| {
                 // SAFETY: `address` came from this pool on this context and is freed once (it
                 // left the cache); the free is ordered after the work queued on its stream.
                 unsafe { result::free_async(block.address, block.stream.cu_stream()) }
