@@ -87,22 +87,36 @@ impl Pinned {
 }
 
 /// A pinned, device-mapped host `u64` a launch stores its status into.
-pub(crate) struct PinnedWord(Pinned);
+pub(crate) struct PinnedWord {
+    word: Pinned,
+    /// Armed for a launch that `poll` has not waited for (a call that ended between the two,
+    /// on an error): that launch may still store into the word.
+    armed: bool,
+}
 
 impl PinnedWord {
     /// Allocates the word in `ctx`.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<PinnedWord> {
-        Ok(PinnedWord(Pinned::new(ctx, 8)?))
+        Ok(PinnedWord {
+            word: Pinned::new(ctx, 8)?,
+            armed: false,
+        })
     }
 
     /// Marks the word pending, before a launch whose last block stores its status there
     /// (`poll` then waits for the store). Returns the word's device address, the launch's
-    /// argument.
-    pub fn arm(&mut self) -> u64 {
+    /// argument. Where a launch armed before was never polled (its call ended on an error in
+    /// between), `wait` first waits for the stream, so that its late store cannot pass for the
+    /// next launch's status.
+    pub fn arm(&mut self, wait: impl FnOnce() -> Result<()>) -> Result<u64> {
+        if self.armed {
+            wait()?;
+        }
         // SAFETY: the live pinned word; no kernel is left to store into it (every launch given
-        // its address was waited for by `poll`, every copy into it was waited for).
-        unsafe { std::ptr::write_volatile(self.0.host as *mut u64, PENDING) };
-        self.0.device_address
+        // its address was waited for by `poll` or `wait`, every copy into it was waited for).
+        unsafe { std::ptr::write_volatile(self.word.host as *mut u64, PENDING) };
+        self.armed = true;
+        Ok(self.word.device_address)
     }
 
     /// Waits until the last block of the launch `arm` prepared has stored its status, and
@@ -110,9 +124,16 @@ impl PinnedWord {
     /// to retire (the stream keeps later work behind it). Now and then `is_idle` says whether
     /// the stream's work is done (a failed launch is its error), so that a launch that failed
     /// is an error, not a hang.
-    pub fn poll(&mut self, mut is_idle: impl FnMut() -> Result<bool>) -> Result<u64> {
+    pub fn poll(&mut self, is_idle: impl FnMut() -> Result<bool>) -> Result<u64> {
+        let status = self.wait_for_store(is_idle);
+        // Stored, or the stream is idle or failed: nothing is left to store into the word.
+        self.armed = false;
+        status
+    }
+
+    fn wait_for_store(&self, mut is_idle: impl FnMut() -> Result<bool>) -> Result<u64> {
         // SAFETY: the word was armed; only the armed launch stores into it.
-        let read = || unsafe { self.0.read::<u64>() };
+        let read = || unsafe { self.word.read::<u64>() };
         let mut spins = 0u32;
         loop {
             let value = read();
@@ -136,7 +157,7 @@ impl PinnedWord {
 
     /// The word's bytes, for a copy into them.
     pub fn bytes(&mut self) -> Result<&mut [u8]> {
-        self.0
+        self.word
             .bytes
             .as_mut_slice()
             .during("reading the validation status")
@@ -148,6 +169,6 @@ impl PinnedWord {
     /// The work that wrote it (a kernel's store, a copy) has completed.
     pub unsafe fn value(&self) -> u64 {
         // SAFETY: the caller's.
-        unsafe { self.0.read::<u64>() }
+        unsafe { self.word.read::<u64>() }
     }
 }

@@ -164,7 +164,8 @@ impl<'a> Dispatch<'a> {
     /// Marks the pinned host word pending and returns its device address, for a launch whose
     /// last block stores a status there ([`Dispatch::poll_status`] waits for it).
     pub fn arm_status(&mut self) -> Result<u64> {
-        Ok(self.scratch.pinned(self.device)?.arm())
+        let device = self.device;
+        self.scratch.pinned(device)?.arm(|| device.synchronize())
     }
 
     /// The status the armed launch stored (see [`crate::device::PinnedWord::poll`]).
