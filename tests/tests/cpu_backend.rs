@@ -143,6 +143,40 @@ proptest! {
     }
 }
 
+/// Segments long enough that the portable call folds each in parallel (parts at aligned
+/// boundaries of runs, joined by `portable::parts`), starting and ending inside runs: the
+/// reference's bits for f32 sums, and the sequential fold for an exact monoid.
+#[test]
+fn long_portable_segments_in_parallel_are_the_reference() {
+    let lengths: [u32; 6] = [3, (3 << 20) + 5, 0, 1 << 20, (1 << 21) + 13, 7];
+    let offsets = offsets_of(&lengths);
+    let n = *offsets.last().unwrap() as usize;
+    let mut rng = TestRng::new(5);
+    let sums: Vec<reduce_core::Sum<f32>> = (0..n)
+        .map(|_| {
+            let exponent = rng.range(100, 150) as u32;
+            reduce_core::Sum(f32::from_bits(
+                (rng.next_u32() & 0x807f_ffff) | exponent << 23,
+            ))
+        })
+        .collect();
+    let want = reduce_core::portable::fold_segments(&sums, &offsets).unwrap();
+    let bits = |v: &[reduce_core::Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<_>>();
+    let cpu = Cpu::new();
+    assert_eq!(
+        bits(&cpu.reduce_segments_portable(&sums, &offsets).unwrap()),
+        bits(&want)
+    );
+    let owner = owners_of(&lengths);
+    let by_owner = cpu.try_reduce_by_owner_portable(&sums, &owner, lengths.len());
+    assert_eq!(bits(&by_owner.unwrap()), bits(&want));
+    let items = Affine::random_vec(n, 6);
+    assert_eq!(
+        cpu.reduce_segments_portable(&items, &offsets).unwrap(),
+        fold_segments(&items, &offsets).unwrap()
+    );
+}
+
 #[test]
 fn empty_segments_get_the_identity() {
     let items = Affine::random_vec(3, 1);

@@ -231,7 +231,8 @@ impl Cpu {
         })
     }
 
-    /// One value per CSR segment in the portable grouping, in parallel over segments: the bits
+    /// One value per CSR segment in the portable grouping, in parallel over segments (and a
+    /// long segment over its parts): the bits
     /// of [`crate::portable::fold_segments`], which a GPU's `SegConfig::portable` gives as well.
     pub fn reduce_segments_portable<M: Monoid, I: SegIndex>(
         &self,
@@ -437,10 +438,50 @@ fn segmented_portable<M: Monoid, I: SegIndex>(
     segments: usize,
 ) -> Result<Vec<M>, IndexFault> {
     let at = |s: usize| offsets[s].to_u64() as usize;
+    let tasks = rayon::current_num_threads() * 4;
     (0..segments)
         .into_par_iter()
-        .map(|s| guarded::<M, _>(checked, || segment(items, at(s), at(s + 1))))
+        .map(
+            |s| match at(s + 1).saturating_sub(at(s)) >= tasks * MIN_CHUNK {
+                true => long_segment_portable(checked, items, at(s), at(s + 1), tasks),
+                false => guarded::<M, _>(checked, || segment(items, at(s), at(s + 1))),
+            },
+        )
         .collect()
+}
+
+/// The portable value of the long segment `items[start..end]`, in parallel: the segment cut into
+/// about `tasks` parts at aligned boundaries of runs, each part's summary (its head and tail
+/// items, its aligned blocks of runs folded) computed on its own, the summaries joined in order
+/// (`portable::parts`: the bits of one [`segment`]).
+fn long_segment_portable<M: Monoid>(
+    checked: bool,
+    items: &[M],
+    start: usize,
+    end: usize,
+    tasks: usize,
+) -> Result<M, IndexFault> {
+    use crate::portable::parts::{combine, Summary};
+    let run = crate::portable::run_len::<M>();
+    // Parts of a power of two of runs, so that each is one block of the tree where it is whole.
+    let part = (end - start)
+        .div_ceil(tasks.max(1))
+        .div_ceil(run)
+        .next_power_of_two()
+        * run;
+    let cuts: Vec<usize> = std::iter::once(start)
+        .chain(
+            (start / part + 1..)
+                .map(|k| k * part)
+                .take_while(|&c| c < end),
+        )
+        .chain(std::iter::once(end))
+        .collect();
+    let summaries = cuts
+        .par_windows(2)
+        .map(|w| guarded::<M, _>(checked, || Summary::of(items, w[0], w[1], run)))
+        .collect::<Result<Vec<_>, _>>()?;
+    guarded::<M, _>(checked, || combine(&summaries, run))
 }
 
 /// The value of a call made with `checked` off, where a fault panics inside the call instead of
