@@ -44,6 +44,17 @@ __device__ __forceinline__ unsigned int r_narrow(r_idx v) {
 
 __device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { return r_narrow(__ldg(p)); }
 
+// A long identity fill of `count` ids (empty segments a tile or a warp writes past what it
+// stages). A good layout's long fills cover ids no other one covers, `segments` in all; a bad
+// layout's may each cover nearly every id, tile after tile. The launch's budget (*budget, zero on
+// entry, reset by the last block) admits a fill while the fills so far fit in `segments`, so that
+// a bad layout's fills cost O(segments) in all, never O(tiles x segments): a validated call then
+// reports its error in the time of a good one, a trusted one gets unspecified values as soon.
+__device__ __forceinline__ bool r_take_fill_budget(unsigned long long* __restrict__ budget, r_size count,
+                                                   r_size segments) {
+    return atomicAdd(budget, (unsigned long long)count) + count <= segments;
+}
+
 // The warp's minimum, maximum, sum or OR of v, in every lane: redux.sync from sm_80, shuffles
 // before.
 enum r_redux { R_MIN, R_MAX, R_ADD, R_OR };

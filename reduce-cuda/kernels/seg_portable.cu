@@ -400,10 +400,13 @@ __device__ __forceinline__ void r_clear_marks(unsigned int* mine) {
 // first item to the owner of its last item, or to the last segment where it holds the input's
 // last item — before any of its lanes writes a value: the non-empty segments of the range are
 // written over it later (by these lanes' stage, after the __syncwarp here, or by the joins
-// above, after barriers), as they all start in this warp.
+// above, after barriers), as they all start in this warp. A range of more ids than the warp has
+// items is filled within the launch's budget (r_take_fill_budget: a bad layout's warps may each
+// ask for nearly every id).
 __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner, r_size n, r_size segments,
                                                  r_size a, int count, r_size check, M* __restrict__ out,
-                                                 unsigned long long* __restrict__ status, bool* next_starts) {
+                                                 unsigned long long* __restrict__ status,
+                                                 unsigned long long* __restrict__ fill_budget, bool* next_starts) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     unsigned int own[R_ITEMS];
     constexpr int vecs = (int)((R_ITEMS * sizeof(r_idx) + 15) / 16);
@@ -454,7 +457,11 @@ __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner
     const r_size lo = first_before == R_NO_HEAD ? 0 : (r_size)first_before + 1;
     const r_size hi = min(holds_end ? segments : (r_size)last_owner + 1, segments);
     if (__any_sync(R_FULL_MASK, skips) || (holds_end && (r_size)last_owner + 1 < segments)) {
-        for (r_size s = lo + lane; s < hi; s += R_WARP) out[s] = m_identity();
+        const r_size ids = hi > lo ? hi - lo : 0;
+        bool fill = ids <= (r_size)R_WARP * R_ITEMS;
+        if (!fill) fill = __shfl_sync(R_FULL_MASK, lane == 0 && r_take_fill_budget(fill_budget, ids, segments), 0);
+        if (fill)
+            for (r_size s = lo + lane; s < hi; s += R_WARP) out[s] = m_identity();
         __syncwarp();
     }
     return heads;
@@ -538,7 +545,8 @@ __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned int lo, unsign
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                     M* __restrict__ out, r_node* __restrict__ nodes_out, r_size group,
-                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size check,
+                    unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status,
+                    unsigned long long* __restrict__ fill_budget, r_size check,
                     unsigned long long* __restrict__ status_out) {
     __shared__ r_node s_warps[2][R_WARPS];  // by tile parity: warp 0 reads one while the next fills
     __shared__ r_node s_tiles[R_MAX_GROUP];  // the tiles of the node being folded (warp 0's)
@@ -616,7 +624,8 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         const unsigned int lo = heads ? mine[r_first_head(heads)] : R_NO_HEAD;
         const unsigned int hi = heads ? mine[r_last_head(heads)] : 0u;
 #else
-        const r_heads heads = r_owner_heads(seg_index, n, segments, a, count, check, out, status, &next_starts);
+        const r_heads heads =
+            r_owner_heads(seg_index, n, segments, a, count, check, out, status, fill_budget, &next_starts);
         auto id = [&](bool p, int i) { return p ? r_index(seg_index + a + i) : R_NO_HEAD; };
         const unsigned int lo = heads ? id(true, r_first_head(heads)) : R_NO_HEAD;
         const unsigned int hi = heads ? id(true, r_last_head(heads)) : 0u;
@@ -715,5 +724,6 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         if (status_out != nullptr) *status_out = __ldcg(status);
         *status = R_NO_INDEX;
         *ticket = 0;
+        *fill_budget = 0;
     }
 }

@@ -108,11 +108,27 @@ __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, 
 // block: ids [stage_lo + R_STAGE, tile_last), where the non-empty ones are written over it later
 // (the caller puts a barrier between), and on the grid's last tile the ids after tile_last, the
 // segment of its last item. Ids below `segments` only. Returns whether it filled past the stage
-// (uniform).
+// (uniform). The owner form fills past the stage within the launch's budget
+// (r_take_fill_budget): a bad layout's tiles, each reading its own owners, may each ask for
+// nearly every id. The offsets form's tiles take their ids from the marks, which chain each
+// tile's first segment to the one before's last: no budget (its registers have no room for
+// one: the load ahead of the marks would spill).
 __device__ __forceinline__ bool r_fill_unstaged(M* __restrict__ out, r_size stage_lo, r_size tile_last,
-                                                r_size segments, bool grid_last) {
+                                                r_size segments, bool grid_last,
+                                                unsigned long long* __restrict__ budget) {
     const bool past = tile_last > stage_lo + R_STAGE;
+#if R_OFFSETS
+    (void)budget;
     if (past) r_fill_identity(out, stage_lo + R_STAGE, min(tile_last, segments));
+#else
+    __shared__ bool s_fill;
+    if (past) {
+        const r_size lo = stage_lo + R_STAGE, hi = min(tile_last, segments);
+        if (threadIdx.x == 0) s_fill = r_take_fill_budget(budget, hi > lo ? hi - lo : 0, segments);
+        r_sync();
+        if (s_fill) r_fill_identity(out, lo, hi);
+    }
+#endif
     if (grid_last) r_fill_identity(out, tile_last + 1, segments);
     return past;
 }
@@ -235,8 +251,8 @@ typedef r_size r_tile;
 // One launch of at most as many blocks as tiles (every block owns at least one: a block without
 // one would read the owner before its empty range and leave the fused check's cover short).
 // rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
-// r_size (entry segment, exit segment, single; see r_join_records). *ticket is 0 on entry and left
-// 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
+// r_size (entry segment, exit segment, single; see r_join_records). *ticket and *fill_budget
+// (r_fill_unstaged) are 0 on entry and left 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
 // index (owner form, always) or, offsets form with check = R_CHECK_FUSED, 0 if the offsets are
 // bad or the marks' reads missed some (see r_mark_tile and s_cover: the caller then runs the
 // exact check). *status_out (when not null: a word of host memory mapped for the device)
@@ -254,8 +270,9 @@ typedef r_size r_tile;
 extern "C" __global__ void __launch_bounds__(R_BLOCK_THREADS, R_MIN_BLOCKS)
 reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                    M* __restrict__ out, M* __restrict__ rec_vals, r_size* __restrict__ rec_meta,
-                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status, r_size seg_estimate,
-                   r_size check, unsigned long long* __restrict__ status_out) {
+                   unsigned int* __restrict__ ticket, unsigned long long* __restrict__ status,
+                   unsigned long long* __restrict__ fill_budget, r_size seg_estimate, r_size check,
+                   unsigned long long* __restrict__ status_out) {
     // The layout check fused into the marks.
     const bool validate = check == R_CHECK_FUSED;
     __shared__ r_seg s_agg[2][R_WARP + 1];  // alternating per tile (see r_block_seg_exclusive)
@@ -427,7 +444,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         seg_per_tile = tile_last_seg - w + 1;
         // The empty segments the marks leave (uniform, rare): the copy-out (pass 3, after the
         // block scan's barriers) writes the non-empty ones past the stage over the identity.
-        r_fill_unstaged(out, stage_lo, tile_last_seg, segments, last_item + 1 == n);
+        r_fill_unstaged(out, stage_lo, tile_last_seg, segments, last_item + 1 == n, fill_budget);
         // The segment open at the block's end (exported, finished by the last block).
         if (tile + 1 == tile_end && threadIdx.x == 0) s_exit = (unsigned int)tile_last_seg;
         // The next tile's offsets, asked of L2 now that its first segment is known: its marks
@@ -499,7 +516,7 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
         const unsigned int tile_hi = r_index(owner + last_item);
         // The empty segments the stage cannot hold, with the identity, before the fold, which
         // may write a value over one of those past the stage: a barrier.
-        if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n)) r_sync();
+        if (r_fill_unstaged(out, stage_lo, tile_hi, segments, last_item + 1 == n, fill_budget)) r_sync();
         // NEAR: every id the run closes, up to its last owner (the largest in a good layout;
         // a bad one is reported anyway), lies in the stage.
         unsigned int bad_mask = 0;
@@ -620,8 +637,10 @@ reduce_seg_shuffle(const r_in* __restrict__ in, r_size n, const r_idx* __restric
     if (threadIdx.x == 0 && status_out != nullptr && check != R_CHECK_EARLY) *status_out = __ldcg(status);
     r_join_records(rec_vals, rec_meta, gridDim.x, segments, out, s_agg[0]);
     if (threadIdx.x == 0) {
-        // The ticket and the word left as the next launch expects them: 0 and R_NO_INDEX.
+        // The ticket, the word and the budget left as the next launch expects them: 0,
+        // R_NO_INDEX and 0.
         *ticket = 0;
         *status = R_NO_INDEX;
+        *fill_budget = 0;
     }
 }

@@ -242,6 +242,16 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
         twenty[0] > 0 && twenty[1] == 0,
         "Affine, 20 items per thread: {twenty:?}"
     );
+    // The owner form (one kernel, no load ahead) keeps out of local memory too, with its
+    // budgeted fills of empty segments.
+    fn owner_frames<M: CudaMonoid>() -> Vec<u32> {
+        let config = SegConfig::new(SegAlgorithm::SegShuffle);
+        frames_of(seg_kernel_variants_for::<M, u32>(config, false).unwrap())
+    }
+    assert_eq!(owner_frames::<Sum<f32>>(), [0], "owner form, Sum<f32>");
+    assert_eq!(owner_frames::<Sum<f64>>(), [0], "owner form, Sum<f64>");
+    assert_eq!(owner_frames::<Affine>(), [0], "owner form, Affine");
+    assert_eq!(owner_frames::<Mat2>(), [0], "owner form, Mat2");
 }
 
 /// The portable segmented kernel (`SegConfig::portable`, u32 layouts, offsets then owner form)

@@ -288,6 +288,59 @@ fn bad_layouts_are_typed_errors() {
     }
 }
 
+/// Owners that a bad layout may hold, where each tile's or warp's owners ask for an identity fill
+/// of nearly every segment (sorted inside each tile, jumping between 0 and the last id from tile
+/// to tile; random): such fills are bounded by the launch's budget, so a validated call reports
+/// the error, and a trusted one returns, in about the time of a good layout, not in minutes
+/// (without the budget: tiles x segments identities written, about 10^14 bytes here).
+#[test]
+fn bad_owners_cost_what_good_ones_do() {
+    let Some(gpu) = gpu() else { return };
+    let (n, segments) = (1usize << 24, 1usize << 24);
+    let items = gpu.upload(&vec![Sum(1u32); n]).unwrap();
+    let mut rng = TestRng::new(3);
+    let jumping: Vec<u32> = (0..n)
+        .map(|i| {
+            if (i >> 12) % 2 == 0 {
+                segments as u32 - 1
+            } else {
+                0
+            }
+        })
+        .collect();
+    let random: Vec<u32> = (0..n)
+        .map(|_| rng.range(0, segments as u64) as u32)
+        .collect();
+    let good = owners_of(&vec![1u32; segments]);
+    let configs = [
+        SegConfig::new(SegAlgorithm::SegShuffle),
+        SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
+        SegConfig::default().portable(),
+        SegConfig::default().portable().trusted(),
+    ];
+    for (name, owner) in [("jumping", &jumping), ("random", &random), ("good", &good)] {
+        let owner = gpu.upload(owner).unwrap();
+        for config in configs {
+            let start = std::time::Instant::now();
+            let got = gpu.reduce_by_owner(&items, &owner, segments, config);
+            let got = got.and_then(|out| gpu.download(&out));
+            let took = start.elapsed();
+            match (name, config.trusted) {
+                ("good", _) => assert_eq!(got.unwrap(), vec![Sum(1u32); segments]),
+                (_, false) => assert!(
+                    matches!(got, Err(Error::Layout(LayoutError::OwnerNotSorted { .. }))),
+                    "{name} {config:?}: {got:?}"
+                ),
+                (_, true) => assert_eq!(got.unwrap().len(), segments, "{name} {config:?}"),
+            }
+            assert!(
+                took < std::time::Duration::from_secs(10),
+                "{name} owners, {config:?}: {took:?}"
+            );
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(16))]
 

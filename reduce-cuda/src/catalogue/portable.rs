@@ -22,7 +22,8 @@ kernel_signature! {
     /// One value per segment into `out`; the nodes (`group` tiles each) in `nodes_out`; `check`
     /// (1: the owners are checked on the way) and `status_out` for that check.
     struct SegPortableArgs {
-        r#in, n, seg_index, segments, out, nodes_out, group, ticket, status, check, status_out,
+        r#in, n, seg_index, segments, out, nodes_out, group, ticket, status, fill_budget, check,
+        status_out,
     }
 }
 
@@ -353,6 +354,7 @@ impl SegPlan for SegPortable {
             group,
             ticket: d.ticket(),
             status: d.seg_status(),
+            fill_budget: d.fill_budget(),
             check: check as u64,
             status_out,
         };

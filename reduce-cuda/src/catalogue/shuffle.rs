@@ -33,8 +33,8 @@ kernel_signature! {
     /// One value per segment into `out`; block records in `rec_vals` / `rec_meta`; `check`
     /// (`Check`) and `status_out` for the layout check.
     struct SegShuffleArgs {
-        r#in, n, seg_index, segments, out, rec_vals, rec_meta, ticket, status, seg_estimate,
-        check, status_out,
+        r#in, n, seg_index, segments, out, rec_vals, rec_meta, ticket, status, fill_budget,
+        seg_estimate, check, status_out,
     }
 }
 
@@ -502,6 +502,7 @@ impl SegShuffle {
             rec_meta: regions[1],
             ticket: d.ticket(),
             status: d.seg_status(),
+            fill_budget: d.fill_budget(),
             // Segments per tile on average: sizes the L2 prefetch of each block's first tile's
             // offsets.
             seg_estimate: (segments * self.tile()).div_ceil(n.max(1)),

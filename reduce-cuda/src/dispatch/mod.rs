@@ -161,6 +161,12 @@ impl<'a> Dispatch<'a> {
         self.scratch.seg_status.address()
     }
 
+    /// The count of ids the segmented kernels' long identity fills took in one launch (zero
+    /// between launches: their last block resets it), which bounds those fills on a bad layout.
+    pub fn fill_budget(&self) -> u64 {
+        self.scratch.fill_budget.address()
+    }
+
     /// Marks the pinned host word pending and returns its device address, for a launch whose
     /// last block stores a status there ([`Dispatch::poll_status`] waits for it).
     pub fn arm_status(&mut self) -> Result<u64> {

@@ -20,6 +20,9 @@ pub(crate) struct Scratch {
     /// SegShuffle's and SegMerge's status word: all ones between launches (their last block
     /// reads and resets it).
     pub seg_status: DeviceVec<u64>,
+    /// The identity fills' budget of SegShuffle and the portable segmented kernel: a count of
+    /// ids, zero between launches (their last block resets it). See their `r_fill_budget`.
+    pub fill_budget: DeviceVec<u64>,
     /// Words that are all zero between calls: a call that sets some clears them before it ends
     /// (SegHeads' fold clears the bits its marks set; a fill queued behind a scan's kernels
     /// clears their states and bitmap). Zero-filled when allocated, grown to the largest call's
@@ -41,6 +44,7 @@ impl Scratch {
             buffer: None,
             ticket: DeviceVec::filled(device, 1, 0)?,
             seg_status: DeviceVec::filled(device, 1, 0xff)?,
+            fill_budget: DeviceVec::filled(device, 1, 0)?,
             zeroed: None,
             pinned: None,
             result: None,
