@@ -5,7 +5,7 @@
 //   (offsets or owners: u32, or u64 with R_IDX64);
 // runs the launch block by block (the last one joins the nodes), and appends to argv[2] per case
 //   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock or when the
-//   ticket and the status word were not left reset); segments M values.
+//   ticket, the status word and the fill budget were not left reset); segments M values.
 // The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (where the kernel was specialised
 // for), at the end of their allocation: AddressSanitizer reports any read past them.
 #include <cstdint>
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         emu::poison(nodes);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
+        unsigned long long fill_budget = 0;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
         unsigned long long ok = 1;
         for (unsigned int k = 0; k < grid && ok; ++k) {
@@ -39,10 +40,10 @@ int main(int argc, char** argv) {
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
                 reduce_seg_portable(items, n, index.data(), segments, out.data(), nodes.data(), group, &ticket,
-                                    &status, check, &status_out);
+                                    &status, &fill_budget, check, &status_out);
             });
         }
-        ok = ok && ticket == 0 && status == R_NO_INDEX;
+        ok = ok && ticket == 0 && status == R_NO_INDEX && fill_budget == 0;
         emu::write_segmented_result(res, status_out, ok, out);
     }
     std::fclose(res);

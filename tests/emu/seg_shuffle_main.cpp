@@ -5,7 +5,8 @@
 // index_len r_idx (offsets or owners: u32, or u64 with R_IDX64), runs the launch block by block,
 // and appends to argv[2] per case
 //   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock or when the
-//   last block did not leave the status word and the ticket reset); segments M values.
+//   last block did not leave the status word, the ticket and the fill budget reset); segments M
+//   values.
 // The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (where the kernel was specialised
 // for), at the end of their allocation: AddressSanitizer reports any read past them.
 #include <cstdint>
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
         emu::poison(rec_meta);
         unsigned int ticket = 0;
         unsigned long long status = R_NO_INDEX;
+        unsigned long long fill_budget = 0;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
         unsigned long long ok = 1;
         for (unsigned int k = 0; k < grid && ok; ++k) {
@@ -41,11 +43,12 @@ int main(int argc, char** argv) {
             emu_dynamic_smem(smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK_THREADS, [&] {
                 reduce_seg_shuffle(items, n, index.data(), segments, out.data(), rec_vals.data(),
-                                   rec_meta.data(), &ticket, &status, estimate, validate, &status_out);
+                                   rec_meta.data(), &ticket, &status, &fill_budget, estimate, validate,
+                                   &status_out);
             });
         }
         // The last block copies the status word out and leaves it, as the ticket, reset.
-        ok = ok && ticket == 0 && status == R_NO_INDEX;
+        ok = ok && ticket == 0 && status == R_NO_INDEX && fill_budget == 0;
         emu::write_segmented_result(res, status_out, ok, out);
     }
     std::fclose(res);
