@@ -49,7 +49,8 @@ __device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { r
 // layout's may each cover nearly every id, tile after tile. The launch's budget (*budget, zero on
 // entry, reset by the last block) admits a fill while the fills so far fit in `segments`, so that
 // a bad layout's fills cost O(segments) in all, never O(tiles x segments): a validated call then
-// reports its error in the time of a good one, a trusted one gets unspecified values as soon.
+// reports its error in the time of a good one, a trusted one gets unspecified values as soon
+// (docs/decisions/0087-bad-layouts-bounded-work.md).
 __device__ __forceinline__ bool r_take_fill_budget(unsigned long long* __restrict__ budget, r_size count,
                                                    r_size segments) {
     return atomicAdd(budget, (unsigned long long)count) + count <= segments;
