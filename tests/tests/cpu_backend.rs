@@ -163,18 +163,26 @@ fn long_portable_segments_in_parallel_are_the_reference() {
     let want = reduce_core::portable::fold_segments(&sums, &offsets).unwrap();
     let bits = |v: &[reduce_core::Sum<f32>]| v.iter().map(|x| x.0.to_bits()).collect::<Vec<_>>();
     let cpu = Cpu::new();
-    assert_eq!(
-        bits(&cpu.reduce_segments_portable(&sums, &offsets).unwrap()),
-        bits(&want)
-    );
-    let owner = owners_of(&lengths);
-    let by_owner = cpu.try_reduce_by_owner_portable(&sums, &owner, lengths.len());
-    assert_eq!(bits(&by_owner.unwrap()), bits(&want));
     let items = Affine::random_vec(n, 6);
-    assert_eq!(
-        cpu.reduce_segments_portable(&items, &offsets).unwrap(),
-        fold_segments(&items, &offsets).unwrap()
-    );
+    let owner = owners_of(&lengths);
+    // Two threads: a segment is folded in parallel from 2 x 4 x 2^14 items, which these are,
+    // whatever the machine's cores.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        assert_eq!(
+            bits(&cpu.reduce_segments_portable(&sums, &offsets).unwrap()),
+            bits(&want)
+        );
+        let by_owner = cpu.try_reduce_by_owner_portable(&sums, &owner, lengths.len());
+        assert_eq!(bits(&by_owner.unwrap()), bits(&want));
+        assert_eq!(
+            cpu.reduce_segments_portable(&items, &offsets).unwrap(),
+            fold_segments(&items, &offsets).unwrap()
+        );
+    });
 }
 
 #[test]

@@ -252,7 +252,8 @@ fn child_fault_beside_another_context() {
     std::thread::sleep(Duration::from_millis(500));
     drop(theirs);
 
-    assert_eq!(healthy.reduce(&kept, Algorithm::Auto).unwrap(), fold(&good));
+    // the healthy context current (a driver that lost it too fails this call: checked below)
+    let _ = healthy.reduce(&kept, Algorithm::Auto);
     let e = gpu.synchronize().unwrap_err();
     assert!(is_lost(&e).is_some(), "{e:?}");
     match healthy.reduce(&kept, Algorithm::Auto) {

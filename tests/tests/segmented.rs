@@ -309,7 +309,7 @@ fn bad_owners_cost_what_good_ones_do() {
         })
         .collect();
     let random: Vec<u32> = (0..n)
-        .map(|_| rng.range(0, segments as u64) as u32)
+        .map(|_| rng.range(0, segments as u64 - 1) as u32)
         .collect();
     let good = owners_of(&vec![1u32; segments]);
     let configs = [

@@ -59,11 +59,12 @@ pub(crate) fn is_sticky(code: CUresult) -> bool {
 
 /// The error of a driver call of the device layer that failed with `source`.
 ///
-/// A sticky error marks lost the context that answers with one when asked: the current
-/// context first (the layer binds a context before its calls), then every other context the
-/// library runs in. The current context alone is not proof: cudarc reports an error a drop
-/// stored in a context before it makes that context current, so another, healthy context may
-/// be current then.
+/// A sticky error marks lost the context that answers with one when asked: of the contexts not
+/// yet known lost, the current one first (the layer binds a context before its calls), then
+/// every other the library runs in; then those known lost. The current context alone is not
+/// proof: cudarc reports an error a drop stored in a context before it makes that context
+/// current, so another, healthy context may be current then. Where none answers, the current one
+/// is taken.
 fn driver_error(during: &'static str, source: DriverError) -> Error {
     if !is_sticky(source.0) {
         return Error::Driver { during, source };
@@ -75,8 +76,10 @@ fn driver_error(during: &'static str, source: DriverError) -> Error {
     let mut all: Vec<Arc<Health>> = (lock(&HEALTH).iter())
         .filter_map(|(_, h)| h.upgrade())
         .collect();
-    all.sort_by_key(|h| h.ctx != key);
-    if let Some(health) = all.iter().find(|h| h.answers_lost()) {
+    all.sort_by_key(|h| (lock(&h.lost).is_some(), h.ctx != key));
+    // None answering so (a driver that reports the loss only to some calls): the current one.
+    let answering = all.iter().find(|h| h.answers_lost());
+    if let Some(health) = answering.or_else(|| all.iter().find(|h| h.ctx == key)) {
         return health.lose(source);
     }
     let launch = lock(&LOST)
@@ -193,9 +196,8 @@ impl Health {
         }
     }
 
-    /// Whether the context answers a synchronisation with a sticky error (it waits for the
-    /// context's work: asked only once a sticky error was seen). False where no handle of it is
-    /// left to ask.
+    /// Whether the context answers a query of its legacy stream with a sticky error (without
+    /// waiting for its work). False where no handle of it is left to ask.
     fn answers_lost(&self) -> bool {
         let Some(ctx) = lock(&self.handles).iter().find_map(Weak::upgrade) else {
             return false;
@@ -206,7 +208,7 @@ impl Health {
             if sys::cuCtxPushCurrent_v2(ctx.cu_ctx()) != CUresult::CUDA_SUCCESS {
                 return false;
             }
-            let answer = sys::cuCtxSynchronize();
+            let answer = sys::cuStreamQuery(std::ptr::null_mut());
             let mut popped: sys::CUcontext = std::ptr::null_mut();
             sys::cuCtxPopCurrent_v2(&mut popped);
             is_sticky(answer)
