@@ -169,37 +169,39 @@ fn the_faulting_monoid_compiles() {
 }
 
 /// Every fault kind through every call form, each in a child process (`child_fault`).
+/// Runs the ignored test `name` of this binary in a child process with `var` set to `value`:
+/// whether it succeeded and wrote `done` to its stderr, and that stderr.
+fn child(name: &str, var: &str, value: &str, done: &str) -> (bool, String) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--ignored", "--nocapture"])
+        .env(var, value)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success() && log.contains(done), log)
+}
+
 #[test]
 fn every_fault_is_named_in_a_child_process() {
     let Some(gpu) = gpu() else { return };
     drop(gpu);
-    let exe = std::env::current_exe().unwrap();
     let cases = KINDS
         .iter()
         .flat_map(|&(kind, what)| (0..5).map(move |c| (kind, what, c)))
         .chain([(0, "a read of freed memory", 5)]);
     for (kind, what, c) in cases {
         let call = CALLS[c];
-        {
-            let out = std::process::Command::new(&exe)
-                .args(["--exact", "child_fault", "--ignored", "--nocapture"])
-                .env("REDUCE_FAULT", format!("{kind},{c}"))
-                .output()
-                .unwrap();
-            let log = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                out.status.success() && log.contains("child_fault: done"),
-                "{what} through {call:?}:\n{log}"
+        let spec = format!("{kind},{c}");
+        let (ok, log) = child("child_fault", "REDUCE_FAULT", &spec, "child_fault: done");
+        assert!(ok, "{what} through {call:?}:\n{log}");
+        if kind == 1 && c == 0 {
+            eprintln!(
+                "{}",
+                log.lines()
+                    .filter(|l| l.starts_with("child_fault"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             );
-            if kind == 1 && c == 0 {
-                eprintln!(
-                    "{}",
-                    log.lines()
-                        .filter(|l| l.starts_with("child_fault"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                );
-            }
         }
     }
 }
@@ -210,21 +212,9 @@ fn every_fault_is_named_in_a_child_process() {
 fn a_fault_is_blamed_on_its_own_context_in_a_child_process() {
     let Some(gpu) = gpu() else { return };
     drop(gpu);
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_fault_beside_another_context",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("REDUCE_FAULT_BESIDE", "1")
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && log.contains("child_fault_beside: done"),
-        "{log}"
-    );
+    let name = "child_fault_beside_another_context";
+    let (ok, log) = child(name, "REDUCE_FAULT_BESIDE", "1", "child_fault_beside: done");
+    assert!(ok, "{log}");
 }
 
 /// A `Gpu` of a context of its own beside the faulting one: a cudarc buffer of the faulting

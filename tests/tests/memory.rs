@@ -7,6 +7,7 @@
 use reduce_cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use reduce_cuda::cudarc::nvrtc::compile_ptx;
 use reduce_cuda::{Algorithm, DeviceVec, Error, Gpu, SegAlgorithm, Sum};
+use reduce_tests::monoids::wide::Aligned256;
 use reduce_tests::*;
 
 /// The tests of this file measure the pool: one at a time.
@@ -306,31 +307,13 @@ fn a_device_vec_of_a_primitive_reduces_as_a_built_in_monoid() {
     assert_eq!(gpu.download(&out).unwrap()[0], total.0);
 }
 
-/// Maps aligned to 256 bytes, the largest alignment the derive accepts (CUDA's guarantee for
-/// device allocations).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, reduce_cuda::Monoid)]
-#[repr(C, align(256))]
-#[monoid(
-    identity = Self { a: 1, b: 0 },
-    combine = |l: Aligned256, r: Aligned256| Self {
-        a: l.a.wrapping_mul(r.a),
-        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
-    }
-)]
-struct Aligned256 {
-    a: u32,
-    b: u32,
-}
-
 /// Every buffer the pool hands out, of any size and reused or new, lies at the largest
 /// alignment a monoid may have: a reduction of it never meets `Error::Misaligned`.
 #[test]
 fn buffers_of_any_size_hold_values_aligned_to_256_bytes() {
     let _serial = serial();
     let Some(gpu) = gpu() else { return };
-    let all: Vec<Aligned256> = (0..300u32)
-        .map(|i| Aligned256 { a: 2 * i + 1, b: i })
-        .collect();
+    let all = Aligned256::random_vec(300, 1);
     // small odd buffers beside each other, kept alive so that none reuses another's block
     let mut held = Vec::new();
     for n in [1usize, 3, 7, 1, 13, 2, 5, 299, 1, 31] {

@@ -3,7 +3,7 @@
 //! `bool` (padding), `f64` + `u32` (argmax, first index on ties), `[u32; 5]`, `u64` + `u64` +
 //! `u32` (tail padding), `[u32; 6]` through a `#[device_fn]` helper, a nested
 //! `#[derive(DeviceCopy)]` 2x2 `u64` matrix with a `u32` and a `u8` (40 bytes), a struct
-//! over-aligned with `#[repr(C, align(16))]`, and a const-generic keep-last record (`..base`
+//! over-aligned with `#[repr(C, align(16))]` (and 64 and 256), and a const-generic keep-last record (`..base`
 //! updates) at 128, 256 and 512 bytes, past the 72 bytes the README says were tested. Each comes
 //! with the random values it is tested on, chosen so that long products do not collapse to a
 //! fixed point.
@@ -293,6 +293,31 @@ pub struct Aligned64 {
 impl Random for Aligned64 {
     fn random(rng: &mut TestRng) -> Self {
         Aligned64 {
+            a: rng.next_u32() | 1,
+            b: rng.next_u32(),
+        }
+    }
+}
+
+/// [`Aligned16`]'s maps aligned to 256 bytes, the largest alignment the derive accepts (CUDA's
+/// guarantee for device allocations). 256 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C, align(256))]
+#[monoid(
+    identity = Self { a: 1, b: 0 },
+    combine = |l: Aligned256, r: Aligned256| Self {
+        a: l.a.wrapping_mul(r.a),
+        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+    }
+)]
+pub struct Aligned256 {
+    pub a: u32,
+    pub b: u32,
+}
+
+impl Random for Aligned256 {
+    fn random(rng: &mut TestRng) -> Self {
+        Aligned256 {
             a: rng.next_u32() | 1,
             b: rng.next_u32(),
         }
