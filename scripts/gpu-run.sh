@@ -78,7 +78,8 @@ run_test_binary() {
   [ -f "$z" ] || { note "test $name: not staged"; return; }
   gunzip -c "$z" > "$t" && chmod +x "$t" || { note "test $name: does not decompress"; return; }
   start=$(date +%s)
-  "$t" > "$OUT/test-$name.log" 2>&1
+  # --show-output: what passing tests print stays in the log (which case a test met)
+  "$t" --show-output > "$OUT/test-$name.log" 2>&1
   rc=$?
   result=$(grep -E "^test result" "$OUT/test-$name.log" | tail -1)
   # one append per binary, so that binaries running at once do not interleave their lines
