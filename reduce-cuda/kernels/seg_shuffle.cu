@@ -252,8 +252,8 @@ typedef r_size r_tile;
 // one would read the owner before its empty range and leave the fused check's cover short).
 // rec_vals: 2 * gridDim.x M (entry part, exit value); rec_meta: 3 * gridDim.x
 // r_size (entry segment, exit segment, single; see r_join_records). *ticket and *fill_budget
-// (r_fill_unstaged) are 0 on entry and left 0; *status (R_NO_INDEX on entry, and left so by the last block) receives the first bad owner
-// index (owner form, always) or, offsets form with check = R_CHECK_FUSED, 0 if the offsets are
+// (r_fill_unstaged) are 0 on entry and left 0; *status (R_NO_INDEX on entry, and left so by the
+// last block) receives the first bad owner index (owner form, always) or, offsets form with check = R_CHECK_FUSED, 0 if the offsets are
 // bad or the marks' reads missed some (see r_mark_tile and s_cover: the caller then runs the
 // exact check). *status_out (when not null: a word of host memory mapped for the device)
 // receives the final *status from the last block, so that the caller reads it without a copy;

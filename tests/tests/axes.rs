@@ -82,7 +82,8 @@ fn the_cpu_backend_is_the_reference() {
         "{e:?}"
     );
     // An empty array whose kept extents promise more results than one allocation holds: the
-    // reference's error, from both backends and both forms (the GPU's in `into_forms_and_bad_input`).
+    // reference's error, from both backends and both forms (the GPU's in
+    // `into_forms_and_bad_input`).
     let huge = [1usize << 62, 0];
     assert!(matches!(
         fold_axes::<Affine>(&[], &huge, &[1]),

@@ -181,6 +181,13 @@ fn child(name: &str, var: &str, value: &str, done: &str) -> (bool, String) {
     (out.status.success() && log.contains(done), log)
 }
 
+/// Prints the lines of a child's stderr that start with `tag` (what it reports of itself).
+fn echo_tagged(log: &str, tag: &str) {
+    for line in log.lines().filter(|l| l.starts_with(tag)) {
+        eprintln!("{line}");
+    }
+}
+
 #[test]
 fn every_fault_is_named_in_a_child_process() {
     let Some(gpu) = gpu() else { return };
@@ -195,13 +202,7 @@ fn every_fault_is_named_in_a_child_process() {
         let (ok, log) = child("child_fault", "REDUCE_FAULT", &spec, "child_fault: done");
         assert!(ok, "{what} through {call:?}:\n{log}");
         if kind == 1 && c == 0 {
-            eprintln!(
-                "{}",
-                log.lines()
-                    .filter(|l| l.starts_with("child_fault"))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
+            echo_tagged(&log, "child_fault");
         }
     }
 }
@@ -216,9 +217,7 @@ fn a_fault_is_blamed_on_its_own_context_in_a_child_process() {
     let (ok, log) = child(name, "REDUCE_FAULT_BESIDE", "1", "child_fault_beside: done");
     assert!(ok, "{log}");
     // Which case held: the other context went on, or the driver lost it too.
-    for line in log.lines().filter(|l| l.starts_with("child_fault_beside")) {
-        eprintln!("{line}");
-    }
+    echo_tagged(&log, "child_fault_beside");
 }
 
 /// A `Gpu` of a context of its own beside the faulting one: a cudarc buffer of the faulting

@@ -19,8 +19,9 @@ use reduce_core::{Cpu, CpuError, CudaMonoid, DeviceCopy, IndexFault, Lift};
 /// configuration): a configuration the GPU would refuse is refused on the CPU, but for what
 /// only a device or the compiler can tell (a launch's shared memory past the device's, a
 /// kernel's static shared memory past what NVRTC allows — values of about 700 bytes and more in
-/// the scans, SegShuffle and SegMerge —, an architecture an algorithm needs). The CPU checks every layout, a trusted one too: where the GPU's result of
-/// a trusted bad layout is unspecified, the CPU's is the layout's error.
+/// the scans, SegShuffle and SegMerge —, an architecture an algorithm needs). The CPU checks
+/// every layout, a trusted one too: where the GPU's result of a trusted bad layout is
+/// unspecified, the CPU's is the layout's error.
 #[derive(Debug)]
 pub enum Backend {
     /// A CUDA device.

@@ -21,7 +21,8 @@ pub(crate) struct Scratch {
     /// reads and resets it).
     pub seg_status: DeviceVec<u64>,
     /// The identity fills' budget of SegShuffle and the portable segmented kernel: a count of
-    /// ids, zero between launches (their last block resets it). See `r_take_fill_budget` (kernels/seg_common.cuh).
+    /// ids, zero between launches (their last block resets it). See `r_take_fill_budget`
+    /// (kernels/seg_common.cuh).
     pub fill_budget: DeviceVec<u64>,
     /// Words that are all zero between calls: a call that sets some clears them before it ends
     /// (SegHeads' fold clears the bits its marks set; a fill queued behind a scan's kernels

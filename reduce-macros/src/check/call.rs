@@ -10,7 +10,8 @@ use syn::{Expr, Result};
 
 impl<'a> Checker<'a> {
     /// The struct a literal or constructor path names, if it is one the translation knows; an
-    /// error for another module's struct named like the monoid ([`crate::types::World::named_like_self`]).
+    /// error for another module's struct named like the monoid
+    /// ([`crate::types::World::named_like_self`]).
     fn struct_of_path(&mut self, path: &syn::Path) -> Result<Option<String>> {
         if let Some(e) = self.world.named_like_self(path) {
             return Err(e);

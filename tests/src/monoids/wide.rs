@@ -3,10 +3,10 @@
 //! `bool` (padding), `f64` + `u32` (argmax, first index on ties), `[u32; 5]`, `u64` + `u64` +
 //! `u32` (tail padding), `[u32; 6]` through a `#[device_fn]` helper, a nested
 //! `#[derive(DeviceCopy)]` 2x2 `u64` matrix with a `u32` and a `u8` (40 bytes), a struct
-//! over-aligned with `#[repr(C, align(16))]` (and 64 and 256), and a const-generic keep-last record (`..base`
-//! updates) at 128, 256 and 512 bytes, past the 72 bytes the README says were tested. Each comes
-//! with the random values it is tested on, chosen so that long products do not collapse to a
-//! fixed point.
+//! over-aligned with `#[repr(C, align(16))]` (and 64 and 256), and a const-generic keep-last
+//! record (`..base` updates) at 128, 256 and 512 bytes, past the 72 bytes the README says were
+//! tested. Each comes with the random values it is tested on, chosen so that long products do not
+//! collapse to a fixed point.
 
 use crate::{Random, TestRng};
 use reduce_cuda::{device_fn, DeviceCopy, Monoid};
