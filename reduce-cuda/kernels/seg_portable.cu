@@ -400,9 +400,9 @@ __device__ __forceinline__ void r_clear_marks(unsigned int* mine) {
 // first item to the owner of its last item, or to the last segment where it holds the input's
 // last item — before any of its lanes writes a value: the non-empty segments of the range are
 // written over it later (by these lanes' stage, after the __syncwarp here, or by the joins
-// above, after barriers), as they all start in this warp. A range of more ids than the warp has
-// items is filled within the launch's budget (r_take_fill_budget: a bad layout's warps may each
-// ask for nearly every id).
+// above, after barriers), as they all start in this warp. A range of more than R_FREE_FILLS ids
+// per item of the warp is filled within the launch's budget (r_take_fill_budget: a bad layout's
+// warps may each ask for nearly every id).
 __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner, r_size n, r_size segments,
                                                  r_size a, int count, r_size check, M* __restrict__ out,
                                                  unsigned long long* __restrict__ status,
@@ -458,7 +458,7 @@ __device__ __forceinline__ r_heads r_owner_heads(const r_idx* __restrict__ owner
     const r_size hi = min(holds_end ? segments : (r_size)last_owner + 1, segments);
     if (__any_sync(R_FULL_MASK, skips) || (holds_end && (r_size)last_owner + 1 < segments)) {
         const r_size ids = hi > lo ? hi - lo : 0;
-        bool fill = ids <= (r_size)R_WARP * R_ITEMS;
+        bool fill = ids <= (r_size)R_FREE_FILLS * R_WARP * R_ITEMS;
         if (!fill) fill = __shfl_sync(R_FULL_MASK, lane == 0 && r_take_fill_budget(fill_budget, ids, segments), 0);
         if (fill)
             for (r_size s = lo + lane; s < hi; s += R_WARP) out[s] = m_identity();

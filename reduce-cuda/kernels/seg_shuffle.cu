@@ -108,9 +108,9 @@ __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, 
 // block: ids [stage_lo + R_STAGE, tile_last), where the non-empty ones are written over it later
 // (the caller puts a barrier between), and on the grid's last tile the ids after tile_last, the
 // segment of its last item. Ids below `segments` only. Returns whether it filled past the stage
-// (uniform). The owner form fills past the stage within the launch's budget
-// (r_take_fill_budget): a bad layout's tiles, each reading its own owners, may each ask for
-// nearly every id. The offsets form's tiles take their ids from the marks, which chain each
+// (uniform). The owner form's fills past the stage of more than R_FREE_FILLS ids per item of the
+// tile take the launch's budget (r_take_fill_budget): a bad layout's tiles, each reading its own
+// owners, may each ask for nearly every id. The offsets form's tiles take their ids from the marks, which chain each
 // tile's first segment to the one before's last: no budget (its registers have no room for
 // one: the load ahead of the marks would spill).
 __device__ __forceinline__ bool r_fill_unstaged(M* __restrict__ out, r_size stage_lo, r_size tile_last,
@@ -124,9 +124,14 @@ __device__ __forceinline__ bool r_fill_unstaged(M* __restrict__ out, r_size stag
     __shared__ bool s_fill;
     if (past) {
         const r_size lo = stage_lo + R_STAGE, hi = min(tile_last, segments);
-        if (threadIdx.x == 0) s_fill = r_take_fill_budget(budget, hi > lo ? hi - lo : 0, segments);
-        r_sync();
-        if (s_fill) r_fill_identity(out, lo, hi);
+        const r_size count = hi > lo ? hi - lo : 0;
+        bool fill = count <= (r_size)R_FREE_FILLS * R_TILE;
+        if (!fill) {
+            if (threadIdx.x == 0) s_fill = r_take_fill_budget(budget, count, segments);
+            r_sync();
+            fill = s_fill;
+        }
+        if (fill) r_fill_identity(out, lo, hi);
     }
 #endif
     if (grid_last) r_fill_identity(out, tile_last + 1, segments);

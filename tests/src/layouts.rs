@@ -253,6 +253,11 @@ pub fn every_shape_in_tiles(t: u64, seed: u64) -> Vec<(String, Vec<u64>)> {
                 .collect(),
         ),
         (
+            // a fill past a tile's free allowance of empty segments (16 ids an item)
+            "1 item, 17t + 3 empty segments, then t + 5 items".into(),
+            [vec![1], vec![0; 17 * t as usize + 3], vec![t + 5]].concat(),
+        ),
+        (
             "huge segment, then 2t of size 1".into(),
             [vec![4 * t + 1], vec![1; 2 * t as usize]].concat(),
         ),
@@ -339,13 +344,14 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
     }));
     padded.extend([0; 40]);
     out.push(("empties at both ends", padded));
-    // Runs of empty segments longer than a tile (past any stage) between and after the items.
+    // Runs of empty segments longer than a tile (past any stage) between and after the items,
+    // the middle one past a tile's free identity fills (16 ids an item: the kernels' budget).
     let mut runs = vec![0; tile as usize + 5];
     runs.extend(fill(rng, &|r| r.range(1, 4)));
     let middle = runs.len() / 2 + 1;
     runs.splice(
         middle..middle,
-        std::iter::repeat_n(0, 2 * tile as usize + 3),
+        std::iter::repeat_n(0, 17 * tile as usize + 3),
     );
     runs.extend(std::iter::repeat_n(0, 3 * tile as usize + 1));
     out.push(("runs of empties past a tile", runs));

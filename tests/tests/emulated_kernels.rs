@@ -188,6 +188,18 @@ fn seg_shuffle_garbage_offsets_stay_in_bounds() {
     }
 }
 
+/// Bad owners that ask every tile for long identity fills (owners jumping between 0 and the last
+/// segment, random ones): the launch's fill budget runs out, the launch finishes in bounds and
+/// leaves the budget 0, and a validated one reports the first owner below the one before it.
+#[test]
+fn seg_shuffle_garbage_owners_stay_within_the_fill_budget() {
+    let Some(cxx) = compiler() else { return };
+    emu::check_garbage_owners(
+        &seg_shuffle_kernel::<Affine, u32>(&cxx, 64, 16, false, 0),
+        7,
+    );
+}
+
 /// SegShuffle's offsets-form kernel for Affine, with u64 offsets (`wide`) or u32.
 fn affine_offsets_kernel(cxx: &str, wide: bool, threads: u32, items: u32) -> Emulated {
     if wide {

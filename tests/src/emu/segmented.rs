@@ -336,6 +336,51 @@ pub fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
     }
 }
 
+/// An owner-form kernel with bad owners that ask each tile for long identity fills: tiles whose
+/// owners jump between 0 and the last of 20–40 tiles' worth of segments, and random owners. The
+/// fills past the free allowance take the launch's budget, which runs out: every launch must
+/// finish in bounds with the budget word left 0 (the driver's check), and a validated one must
+/// report the first owner below the one before it.
+pub fn check_garbage_owners(kernel: &Emulated, seed: u64) {
+    let mut rng = TestRng::new(seed);
+    let mut cases = Vec::new();
+    let mut want = Vec::new();
+    for n in [kernel.tile * 5 + 3, kernel.tile * 3] {
+        let segments = rng.range(20 * kernel.tile, 40 * kernel.tile);
+        let jumping: Vec<u64> = (0..n)
+            .map(|i| {
+                if (i / kernel.tile).is_multiple_of(2) {
+                    0
+                } else {
+                    segments - 1
+                }
+            })
+            .collect();
+        let random: Vec<u64> = (0..n).map(|_| rng.range(0, segments - 1)).collect();
+        let first_drop = |o: &[u64]| (1..o.len()).find(|&i| o[i] < o[i - 1]).unwrap() as u64;
+        for (index, check) in [(jumping, CHECK_NONE), (random, CHECK_FUSED)] {
+            want.push((check == CHECK_FUSED).then(|| first_drop(&index)));
+            cases.push(Case {
+                n,
+                items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+                index,
+                segments,
+                grid: rng.range(1, n.div_ceil(kernel.tile)),
+                check,
+            });
+        }
+    }
+    for order in Order::ALL {
+        let got = kernel.run(&cases, order);
+        assert_eq!(got.len(), cases.len());
+        for ((status, _), want) in got.iter().zip(&want) {
+            if let Some(want) = want {
+                assert_eq!(status, want, "fibers {order:?}: the first bad owner");
+            }
+        }
+    }
+}
+
 /// A portable segmented reduction (kernels/seg_portable.cu) compiled for the emulator.
 pub struct EmulatedSegPortable {
     build: Build,
