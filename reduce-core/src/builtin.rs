@@ -34,7 +34,8 @@ pub struct Min<T>(pub T);
 pub struct Max<T>(pub T);
 
 /// A primitive number the built-in monoids accept. Sealed: implemented for every primitive
-/// integer (8 to 64 bits) and for `f32`, `f64`.
+/// integer of 8 to 64 bits (`usize` and `isize` among them, 64 bits on the 64-bit hosts CUDA
+/// runs on; not `u128` or `i128`) and for `f32`, `f64`.
 pub trait Primitive: DeviceCopy + PartialOrd + sealed::Sealed {
     /// The CUDA C++ spelling of the type.
     const CUDA_TYPE: &'static str;
@@ -100,6 +101,13 @@ int_primitives! {
     i32 => "int", u32, "unsigned int", "u";
     u64 => "unsigned long long", u64, "unsigned long long", "ull";
     i64 => "long long", u64, "unsigned long long", "ull";
+}
+
+// CUDA runs on 64-bit hosts only, where usize and isize are CUDA's 64-bit integers.
+#[cfg(target_pointer_width = "64")]
+int_primitives! {
+    usize => "unsigned long long", u64, "unsigned long long", "ull";
+    isize => "long long", u64, "unsigned long long", "ull";
 }
 
 macro_rules! float_primitives {
@@ -218,6 +226,17 @@ mod tests {
         assert_eq!(fold(&[Sum(250u8), Sum(10)]), Sum(4));
         assert_eq!(fold(&[Sum(i32::MAX), Sum(1)]), Sum(i32::MIN));
         assert_eq!(fold(&[Product(1u64 << 63), Product(2)]), Product(0));
+    }
+
+    #[test]
+    fn pointer_sized_integers_are_cuda_64_bit_integers() {
+        assert_eq!(fold(&[Sum(usize::MAX), Sum(2)]), Sum(1));
+        assert_eq!(fold(&[Min(3isize), Min(isize::MIN)]), Min(isize::MIN));
+        assert_eq!(<usize as Primitive>::CUDA_TYPE, "unsigned long long");
+        assert_eq!(
+            isize::MIN.cuda_literal(),
+            "((long long)9223372036854775808ull)"
+        );
     }
 
     #[test]

@@ -129,6 +129,8 @@ compile_tests! {
     min_f32: Min<f32>,
     max_f64: Max<f64>,
     min_u64: Min<u64>,
+    sum_usize: Sum<usize>,
+    max_isize: Max<isize>,
 }
 
 #[test]

@@ -64,6 +64,7 @@ fn builtins_bit_for_bit() {
         let sum_f32: Vec<Sum<f32>> = small.iter().map(|&v| Sum(v as f32)).collect();
         let sum_f64: Vec<Sum<f64>> = small.iter().map(|&v| Sum(v as f64)).collect();
         let sum_i64: Vec<Sum<i64>> = (0..n).map(|_| Sum(rng.next_u64() as i64)).collect();
+        let max_isize: Vec<Max<isize>> = (0..n).map(|_| Max(rng.next_u64() as isize)).collect();
         let weird = |rng: &mut TestRng| match rng.range(0, 999) {
             0 => f32::from_bits(0x7fc0_0000 | rng.range(1, 1000) as u32),
             1 => -0.0,
@@ -75,6 +76,7 @@ fn builtins_bit_for_bit() {
         let d_sum_f32 = gpu.upload(&sum_f32).unwrap();
         let d_sum_f64 = gpu.upload(&sum_f64).unwrap();
         let d_sum_i64 = gpu.upload(&sum_i64).unwrap();
+        let d_max_isize = gpu.upload(&max_isize).unwrap();
         let d_min_f32 = gpu.upload(&min_f32).unwrap();
         let d_max_f64 = gpu.upload(&max_f64).unwrap();
         for alg in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
@@ -93,6 +95,11 @@ fn builtins_bit_for_bit() {
                 gpu.reduce(&d_sum_i64, alg).unwrap(),
                 fold(&sum_i64),
                 "Sum<i64> {ctx}"
+            );
+            assert_eq!(
+                gpu.reduce(&d_max_isize, alg).unwrap(),
+                fold(&max_isize),
+                "Max<isize> {ctx}"
             );
             assert_eq!(
                 gpu.reduce(&d_min_f32, alg).unwrap().0.to_bits(),
