@@ -169,6 +169,31 @@ mod tests {
     }
 
     #[test]
+    fn verify_with_takes_the_callers_equality_and_configuration() {
+        let config = Config {
+            cases: 64,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        // f32 sums of small integers are exact: lawful under a bitwise equality
+        let small = (0u8..100).prop_map(|v| Sum(v as f32));
+        let bits = |a: &Sum<f32>, b: &Sum<f32>| a.0.to_bits() == b.0.to_bits();
+        verify_with(small, config.clone(), bits).unwrap();
+        // 1.0 + 2^-24 + 2^-24 rounds differently by grouping: caught under the same equality
+        // (each case draws (1, 2^-24, 2^-24) with odds 1/8: 512 cases miss it 1 time in 10^29)
+        let tiny = prop_oneof![Just(Sum(1.0f32)), Just(Sum(f32::EPSILON / 2.0))];
+        let many = Config {
+            cases: 512,
+            ..config.clone()
+        };
+        let failure = verify_with(tiny, many, bits).unwrap_err();
+        assert_eq!(failure.law, "associativity", "{failure}");
+        // and accepted by a tolerance
+        let tiny = prop_oneof![Just(Sum(1.0f32)), Just(Sum(f32::EPSILON / 2.0))];
+        verify_with(tiny, config, |a, b| (a.0 - b.0).abs() <= 4.0 * f32::EPSILON).unwrap();
+    }
+
+    #[test]
     fn subtraction_is_caught() {
         let failure = verify(any::<i32>().prop_map(Subtract)).unwrap_err();
         assert!(["right identity", "left identity", "associativity"].contains(&failure.law));

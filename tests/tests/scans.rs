@@ -562,6 +562,34 @@ fn segmented_lifted_and_bad_layouts() {
         let want = scan_by_key(&items, &keys, kind).unwrap();
         assert_eq!(gpu.download(&got).unwrap(), want);
     }
+    // the `_into` forms write what the allocating ones return, lifted or not
+    let ditems = gpu.upload(&items).unwrap();
+    let poison = vec![ArgMax::combine(items[3], items[9]); items.len()];
+    for kind in KINDS {
+        let auto = ScanAlgorithm::Auto;
+        let mut out = gpu.upload(&poison).unwrap();
+        let by_offsets = scan_segments(&items, &offsets, kind).unwrap();
+        gpu.scan_segments_lifted_into::<ArgMax, f32, _>(&dfl, &doff, kind, &mut out, auto)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), by_offsets, "{kind:?}");
+        let mut out = gpu.upload(&poison).unwrap();
+        gpu.scan_segments_into(&ditems, &doff, kind, &mut out, auto)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), by_offsets, "{kind:?}");
+        let by_key = scan_by_key(&items, &keys, kind).unwrap();
+        let mut out = gpu.upload(&poison).unwrap();
+        gpu.scan_by_key_lifted_into::<ArgMax, f32, _>(&dfl, &dkeys, kind, &mut out, auto)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), by_key, "{kind:?}");
+        let mut out = gpu.upload(&poison).unwrap();
+        gpu.scan_by_key_into(&ditems, &dkeys, kind, &mut out, auto)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), by_key, "{kind:?}");
+        let mut out = gpu.upload(&poison).unwrap();
+        gpu.scan_lifted_into::<ArgMax, f32>(&dfl, kind, &mut out, auto)
+            .unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), scan(&items, kind), "{kind:?}");
+    }
     // bad offsets are typed layout errors; trusted, they give some answer without a fault
     let xs = Affine::random_vec(100_000, 1);
     let dxs = gpu.upload(&xs).unwrap();

@@ -4,8 +4,11 @@
 
 use proptest::prelude::*;
 use reduce_bench::monoids::LogSumExp;
-use reduce_core::{fold_by_owner, fold_segments, LayoutError};
-use reduce_cuda::{CudaMonoid, Error, Gpu, Min, SegAlgorithm, SegConfig, Sum};
+// the references and the layout errors through reduce_cuda's re-exports, as its users name them
+use reduce_cuda::{
+    fold_by_owner, fold_segments, CudaMonoid, Error, Gpu, LayoutError, Min, SegAlgorithm,
+    SegConfig, Sum,
+};
 use reduce_tests::layouts::basic;
 use reduce_tests::*;
 
