@@ -249,80 +249,54 @@ impl Random for Big40 {
     }
 }
 
-/// Affine maps mod 2^32 in a struct over-aligned to 16 (`#[repr(C, align(16))]`: 8 bytes of
-/// tail padding), written with `Self` and typed closure parameters. 16 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C, align(16))]
-#[monoid(
-    identity = Self { a: 1, b: 0 },
-    combine = |l: Aligned16, r: Aligned16| Self {
-        a: l.a.wrapping_mul(r.a),
-        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
-    }
-)]
-pub struct Aligned16 {
-    pub a: u32,
-    pub b: u32,
-}
-
-impl Random for Aligned16 {
-    fn random(rng: &mut TestRng) -> Self {
-        Aligned16 {
-            a: rng.next_u32() | 1,
-            b: rng.next_u32(),
+/// Affine maps mod 2^32 (`a`, `b`: u32) in a struct over-aligned to `$align`, written with `Self`
+/// and typed closure parameters: one definition for the three alignments below.
+macro_rules! aligned_affine {
+    ($(#[$doc:meta])* $name:ident, $align:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+        #[repr(C, align($align))]
+        #[monoid(
+            identity = Self { a: 1, b: 0 },
+            combine = |l: $name, r: $name| Self {
+                a: l.a.wrapping_mul(r.a),
+                b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
+            }
+        )]
+        pub struct $name {
+            pub a: u32,
+            pub b: u32,
         }
-    }
-}
 
-/// [`Aligned16`]'s maps over-aligned to 64 (`#[repr(C, align(64))]`: 56 bytes of tail
-/// padding), past the 16 bytes a vector load takes. 64 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C, align(64))]
-#[monoid(
-    identity = Self { a: 1, b: 0 },
-    combine = |l: Aligned64, r: Aligned64| Self {
-        a: l.a.wrapping_mul(r.a),
-        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
-    }
-)]
-pub struct Aligned64 {
-    pub a: u32,
-    pub b: u32,
-}
-
-impl Random for Aligned64 {
-    fn random(rng: &mut TestRng) -> Self {
-        Aligned64 {
-            a: rng.next_u32() | 1,
-            b: rng.next_u32(),
+        impl Random for $name {
+            fn random(rng: &mut TestRng) -> Self {
+                $name {
+                    a: rng.next_u32() | 1,
+                    b: rng.next_u32(),
+                }
+            }
         }
-    }
+    };
 }
 
-/// [`Aligned16`]'s maps aligned to 256 bytes, the largest alignment the derive accepts (CUDA's
-/// guarantee for device allocations). 256 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C, align(256))]
-#[monoid(
-    identity = Self { a: 1, b: 0 },
-    combine = |l: Aligned256, r: Aligned256| Self {
-        a: l.a.wrapping_mul(r.a),
-        b: l.b.wrapping_mul(r.a).wrapping_add(r.b),
-    }
-)]
-pub struct Aligned256 {
-    pub a: u32,
-    pub b: u32,
-}
-
-impl Random for Aligned256 {
-    fn random(rng: &mut TestRng) -> Self {
-        Aligned256 {
-            a: rng.next_u32() | 1,
-            b: rng.next_u32(),
-        }
-    }
-}
+aligned_affine!(
+    /// Affine maps mod 2^32 over-aligned to 16 (`#[repr(C, align(16))]`: 8 bytes of tail
+    /// padding). 16 bytes.
+    Aligned16,
+    16
+);
+aligned_affine!(
+    /// [`Aligned16`]'s maps over-aligned to 64 (56 bytes of tail padding), past the 16 bytes a
+    /// vector load takes. 64 bytes.
+    Aligned64,
+    64
+);
+aligned_affine!(
+    /// [`Aligned16`]'s maps aligned to 256 bytes, the largest alignment the derive accepts
+    /// (CUDA's guarantee for device allocations). 256 bytes.
+    Aligned256,
+    256
+);
 
 /// The last record that is set, and how many items were folded: a large item with a cheap
 /// combine, written once for every size with a const generic and `..base` struct updates.
