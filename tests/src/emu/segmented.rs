@@ -307,7 +307,7 @@ pub fn check_filling<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
 /// any result, but every launch finishes and stays in bounds (AddressSanitizer aborts the
 /// process on an out-of-bounds access). Entries spread up to a quarter of the items, the items,
 /// u32::MAX, and with `far` (u64 layouts) past the u32 range; half of them sorted (but not from
-/// 0 to n).
+/// 0 to n); and all 0.
 pub fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
     let spreads = if far { 4 } else { 3 };
     let mut rng = TestRng::new(seed);
@@ -330,6 +330,19 @@ pub fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
                 check: CHECK_NONE,
             });
         }
+    }
+    // A zeroed buffer as the offsets: no segment holds any tile's last item, and the marks of
+    // the first block's tiles read every entry (more than a batch of them).
+    let n = 9 * kernel.tile + 5;
+    for grid in [1, 3] {
+        cases.push(Case {
+            n,
+            items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
+            index: vec![0; 3 * n as usize + 1],
+            segments: 3 * n,
+            grid,
+            check: CHECK_NONE,
+        });
     }
     for order in Order::ALL {
         assert_eq!(kernel.run(&cases, order).len(), cases.len());
