@@ -103,7 +103,8 @@ int_primitives! {
     i64 => "long long", u64, "unsigned long long", "ull";
 }
 
-// CUDA runs on 64-bit hosts only, where usize and isize are CUDA's 64-bit integers.
+// CUDA runs on 64-bit hosts only, where usize and isize are CUDA's 64-bit integers. (The derive
+// refuses usize fields in a user's type, whose layout it checks for any host.)
 #[cfg(target_pointer_width = "64")]
 int_primitives! {
     usize => "unsigned long long", u64, "unsigned long long", "ull";
@@ -229,6 +230,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn pointer_sized_integers_are_cuda_64_bit_integers() {
         assert_eq!(fold(&[Sum(usize::MAX), Sum(2)]), Sum(1));
         assert_eq!(fold(&[Min(3isize), Min(isize::MIN)]), Min(isize::MIN));

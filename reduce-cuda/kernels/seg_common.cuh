@@ -47,13 +47,14 @@ __device__ __forceinline__ unsigned int r_index(const r_idx* __restrict__ p) { r
 // A long identity fill of `count` ids (empty segments a tile or a warp writes past what it
 // stages). A good layout's long fills cover ids no other one covers, `segments` in all; a bad
 // layout's may each cover nearly every id, tile after tile. A unit (a tile, a warp) fills up to
-// R_FREE_FILLS ids per item it holds freely: a bad layout's such fills cost at most R_FREE_FILLS
-// writes per item in all, and a good layout's short fills (90% empty segments: ten ids an item)
-// never wait for the atomic below. A longer fill takes the launch's budget (*budget, zero on
-// entry, reset by the last block), which admits it while the fills so far fit in `segments`, so
-// that a bad layout's long fills cost O(segments) in all, never O(tiles x segments): a validated
-// call then reports its error in about the time of a good one, a trusted one gets unspecified
-// values as soon (docs/decisions/0087-bad-layouts-bounded-work.md).
+// R_FREE_FILLS ids per item slot it holds freely: a bad layout's such fills cost at most
+// R_FREE_FILLS writes per item slot in all, and a good layout's short fills (90% empty segments:
+// two or three ids an item) never wait for the atomic below. A longer fill takes the launch's
+// budget (*budget, zero on entry, reset by the last block), which admits it while the fills so
+// far fit in `segments`, so that a bad layout's long fills cost O(segments) in all, never
+// O(tiles x segments): a validated call then reports its error within a small multiple of a
+// good one's time, a trusted one gets unspecified values as soon
+// (docs/decisions/0087-bad-layouts-bounded-work.md).
 #define R_FREE_FILLS 16
 __device__ __forceinline__ bool r_take_fill_budget(unsigned long long* __restrict__ budget, r_size count,
                                                    r_size segments) {

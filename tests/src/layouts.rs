@@ -115,6 +115,11 @@ pub fn every_shape() -> Vec<(String, Vec<u64>)> {
             [vec![1; 100_000], vec![1_000_003]].concat(),
         ),
         ("S = 2^16 + 1 of size 1".into(), vec![1; 65_537]),
+        (
+            // past the free identity fills of a tile of 4096 items (16 ids an item)
+            "1 item, 300_000 empty segments, then 5000 items".into(),
+            [vec![1], vec![0; 300_000], vec![5000]].concat(),
+        ),
         ("mostly empty (S = 200_000, 0.1% long)".into(), {
             (0..200_000)
                 .map(|_| {
@@ -345,7 +350,8 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
     padded.extend([0; 40]);
     out.push(("empties at both ends", padded));
     // Runs of empty segments longer than a tile (past any stage) between and after the items,
-    // the middle one past a tile's free identity fills (16 ids an item: the kernels' budget).
+    // the middle one past a tile's free identity fills (16 ids an item: the kernels' budget;
+    // for n up to about a tile it joins the leading run).
     let mut runs = vec![0; tile as usize + 5];
     runs.extend(fill(rng, &|r| r.range(1, 4)));
     let middle = runs.len() / 2 + 1;

@@ -564,7 +564,14 @@ fn segmented_lifted_and_bad_layouts() {
     }
     // the `_into` forms write what the allocating ones return, lifted or not
     let ditems = gpu.upload(&items).unwrap();
-    let poison = vec![ArgMax::combine(items[3], items[9]); items.len()];
+    // a value no scan here gives (the items are 0..99 at indices below 100_000)
+    let poison = vec![
+        ArgMax {
+            v: -1.0,
+            i: u32::MAX
+        };
+        items.len()
+    ];
     for kind in KINDS {
         let auto = ScanAlgorithm::Auto;
         let mut out = gpu.upload(&poison).unwrap();

@@ -350,19 +350,21 @@ pub fn check_garbage_offsets(kernel: &Emulated, far: bool, seed: u64) {
 }
 
 /// An owner-form kernel with bad owners that ask each tile for long identity fills: tiles whose
-/// owners jump between 0 and the last of 20–40 tiles' worth of segments, and random owners. The
-/// fills past the free allowance take the launch's budget, which runs out: every launch must
-/// finish in bounds with the budget word left 0 (the driver's check), and a validated one must
-/// report the first owner below the one before it.
+/// owners jump between 0 and the last of 20–40 tiles' worth of segments, random owners, and a
+/// block of four tiles whose two long fills (35 and 19 tiles of ids, 40 tiles of segments)
+/// overlap. Fills past the free allowance take the launch's budget: every launch must finish in
+/// bounds with the budget word left 0 (the driver's check) and report the first owner below the
+/// one before it, and in the four tiles' case the second fill, past the budget, must not be made
+/// (ids it alone would write keep the output's poison).
 pub fn check_garbage_owners(kernel: &Emulated, seed: u64) {
+    let t = kernel.tile;
     let mut rng = TestRng::new(seed);
     let mut cases = Vec::new();
-    let mut want = Vec::new();
-    for n in [kernel.tile * 5 + 3, kernel.tile * 3] {
-        let segments = rng.range(20 * kernel.tile, 40 * kernel.tile);
+    for n in [t * 5 + 3, t * 3] {
+        let segments = rng.range(20 * t, 40 * t);
         let jumping: Vec<u64> = (0..n)
             .map(|i| {
-                if (i / kernel.tile).is_multiple_of(2) {
+                if (i / t).is_multiple_of(2) {
                     0
                 } else {
                     segments - 1
@@ -370,27 +372,52 @@ pub fn check_garbage_owners(kernel: &Emulated, seed: u64) {
             })
             .collect();
         let random: Vec<u64> = (0..n).map(|_| rng.range(0, segments - 1)).collect();
-        let first_drop = |o: &[u64]| (1..o.len()).find(|&i| o[i] < o[i - 1]).unwrap() as u64;
-        for (index, check) in [(jumping, CHECK_NONE), (random, CHECK_FUSED)] {
-            want.push((check == CHECK_FUSED).then(|| first_drop(&index)));
+        for index in [jumping, random] {
             cases.push(Case {
                 n,
                 items: bytes_of(&Affine::random_vec(n as usize, rng.next_u64())),
                 index,
                 segments,
-                grid: rng.range(1, n.div_ceil(kernel.tile)),
-                check,
+                grid: rng.range(1, n.div_ceil(t)),
+                check: CHECK_FUSED,
             });
         }
     }
+    // One block: tile 1 fills [t, 36t) within the budget, tile 3 would fill [21t, 40t - 1)
+    // past it (35t + 19t > 40t): ids from 38t on are then written by nobody.
+    let segments = 40 * t;
+    let owner_of_tile = [0, 36 * t, 20 * t, segments - 1];
+    cases.push(Case {
+        n: 4 * t,
+        items: bytes_of(&Affine::random_vec(4 * t as usize, rng.next_u64())),
+        index: (0..4 * t)
+            .map(|i| owner_of_tile[(i / t) as usize])
+            .collect(),
+        segments,
+        grid: 1,
+        check: CHECK_FUSED,
+    });
+    let first_drop = |o: &[u64]| (1..o.len()).find(|&i| o[i] < o[i - 1]).unwrap() as u64;
+    let poison = [0xa5u8; 8];
     for order in Order::ALL {
         let got = kernel.run(&cases, order);
         assert_eq!(got.len(), cases.len());
-        for ((status, _), want) in got.iter().zip(&want) {
-            if let Some(want) = want {
-                assert_eq!(status, want, "fibers {order:?}: the first bad owner");
-            }
+        for ((status, _), case) in got.iter().zip(&cases) {
+            assert_eq!(
+                *status,
+                first_drop(&case.index),
+                "fibers {order:?}: the first bad owner"
+            );
         }
+        let (_, out) = got.last().unwrap();
+        let unwritten = (38 * t..segments - 1)
+            .filter(|&s| out[8 * s as usize..8 * s as usize + 8] == poison)
+            .count();
+        assert_eq!(
+            unwritten as u64,
+            segments - 1 - 38 * t,
+            "fibers {order:?}: a fill past the budget was made"
+        );
     }
 }
 
