@@ -7,7 +7,8 @@
 //! signs, an exactly associative non-commutative 8-byte monoid (the sequential fold), and lifted
 //! items at an odd offset; every layout shape around the tile size, both forms, u32 and u64
 //! layouts, grids of 1 to 7 blocks and 1 to 8 tiles per node — the knobs that must change
-//! nothing; and the owners' check reports the first bad owner.
+//! nothing; and the owners' check reports the first bad owner, and bad owners' identity fills
+//! stay within the launch's budget.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -273,5 +274,48 @@ fn the_owner_check_reports_the_first_bad_owner() {
             .map(|(s, _)| s)
             .collect();
         assert_eq!(got, want, "fibers {order:?}");
+    }
+}
+
+/// Bad owners whose warps ask for long identity fills past the free allowance (16 ids per item
+/// slot of the warp): one block of one warp a tile, owners 0, 58t, 32t and then the last of 64t
+/// segments by tile. The second tile's fill (58t ids) takes the launch's budget, the fourth's
+/// (32t - 1 more) would pass it and is not made, so the ids only it would write keep the
+/// output's poison; the check reports the first owner below the one before it.
+#[test]
+fn bad_owners_stay_within_the_fill_budget() {
+    let Some(cxx) = compiler() else { return };
+    let config = configs()[0];
+    let (src, smem, t) = source::<Sum<f32>, u32>(config, false, 0);
+    assert_eq!(config.block, Some(32), "one warp a tile");
+    let kernel = seg_portable_kernel(&cxx, &src, "fill_budget", 4, false, smem, t);
+    let segments = 64 * t;
+    let owner_of_tile = [0, 58 * t, 32 * t, segments - 1];
+    let n = 4 * t;
+    let case = SegPortableCase {
+        n,
+        items: bytes_of(
+            &wide_f32(n as usize, 3)
+                .into_iter()
+                .map(Sum)
+                .collect::<Vec<_>>(),
+        ),
+        index: (0..n).map(|i| owner_of_tile[(i / t) as usize]).collect(),
+        segments,
+        grid: 1,
+        group: 1,
+        check: true,
+    };
+    for order in Order::ALL {
+        let (status, out) = kernel.run(std::slice::from_ref(&case), order).remove(0);
+        assert_eq!(status, 2 * t, "fibers {order:?}: the first bad owner");
+        let unwritten = (58 * t + 1..segments - 1)
+            .filter(|&s| out[4 * s as usize..4 * s as usize + 4] == [0xa5; 4])
+            .count() as u64;
+        assert_eq!(
+            unwritten,
+            segments - 2 - 58 * t,
+            "fibers {order:?}: a fill past the budget was made"
+        );
     }
 }
