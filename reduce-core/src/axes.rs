@@ -88,9 +88,13 @@ impl Axes {
         })
     }
 
-    /// [`Axes::new`] for the items `xs`: see [`Axes::sized`].
+    /// [`Axes::new`] for the items `xs` (see [`Axes::sized`]) on the host, with room there for
+    /// the results (an empty array's kept extents may ask for more than memory holds: then
+    /// [`LayoutError::TooLarge`], not an abort in the allocator).
     pub fn of<M>(xs: &[M], shape: &[usize], axes: &[usize]) -> Result<Axes, LayoutError> {
-        Axes::sized::<M>(xs.len(), shape, axes)
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
+        crate::layout::host_room::<M>("result count", a.results)?;
+        Ok(a)
     }
 
     /// [`Axes::new`] for `items` items whose results — values of `M`, one per position of the

@@ -1,6 +1,6 @@
 //! The sequential references every backend and every algorithm is compared against.
 
-use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
+use crate::layout::{check_offsets, owner_layout, LayoutError, SegIndex};
 use crate::Monoid;
 
 /// The sequential left fold `identity ⊕ items[0] ⊕ items[1] ⊕ … ⊕ items[n-1]`: THE reference.
@@ -52,8 +52,10 @@ pub(crate) fn per_owner<M, I: SegIndex>(
     num_segments: usize,
     by_offsets: impl FnOnce(&[M], &[u64]) -> Result<Vec<M>, LayoutError>,
 ) -> Result<Vec<M>, LayoutError> {
-    check_owner(owner, items.len(), num_segments)?;
-    by_offsets(items, &owner_to_offsets(owner, num_segments))
+    by_offsets(
+        items,
+        &owner_layout::<M, I>(owner, items.len(), num_segments)?,
+    )
 }
 
 /// Folds the items of each owner: `owner[i]` is item `i`'s segment, non-decreasing and below

@@ -112,7 +112,7 @@ pub enum LayoutError {
         items: usize,
     },
     /// `offsets[index] < offsets[index - 1]`.
-    #[error("offsets decrease: offsets[{index}] = {value} is smaller than offsets[{}] = {previous}", index - 1)]
+    #[error("offsets decrease: offsets[{index}] = {value} is smaller than offsets[{}] = {previous}", index.saturating_sub(1))]
     OffsetsDecreasing {
         /// First index whose offset is smaller than its predecessor's.
         index: usize,
@@ -269,6 +269,35 @@ pub fn check_fits<I: SegIndex>(what: &'static str, value: usize) -> Result<(), L
     } else {
         Ok(())
     }
+}
+
+/// Room on the host for `count` values of `T` (an allocation asked for and given back), or
+/// [`LayoutError::TooLarge`] naming `what`: a call whose layout or shape asks for more values
+/// than the host can hold (a segment count or a kept extent past memory, with few items) gets
+/// this error instead of the allocator aborting the process.
+pub(crate) fn host_room<T>(what: &'static str, count: usize) -> Result<(), LayoutError> {
+    Vec::<T>::new()
+        .try_reserve_exact(count)
+        .map_err(|_| LayoutError::TooLarge {
+            what,
+            value: count,
+            limit: (isize::MAX as usize / std::mem::size_of::<T>().max(1)) as u64,
+            why: "host memory (the allocation failed)",
+        })
+}
+
+/// The CSR offsets of `owner` for `items` items and `num_segments` segments, checked
+/// ([`check_owner`]), with room on the host for them and for the results, values of `M`
+/// ([`host_room`]): what every reduction by owner on the host starts with.
+pub(crate) fn owner_layout<M, I: SegIndex>(
+    owner: &[I],
+    items: usize,
+    num_segments: usize,
+) -> Result<Vec<u64>, LayoutError> {
+    check_owner(owner, items, num_segments)?;
+    host_room::<M>("segment count", num_segments)?;
+    host_room::<u64>("segment count", num_segments + 1)?;
+    Ok(owner_to_offsets(owner, num_segments))
 }
 
 /// CSR offsets of a valid owner array (`num_segments + 1` entries). Call [`check_owner`] first.

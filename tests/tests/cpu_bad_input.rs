@@ -168,3 +168,38 @@ fn results_past_the_host_are_an_error_not_an_abort() {
             .unwrap_err(),
     );
 }
+
+/// The same on reduce-core's own calls: a segment count or a kept extent that passes the
+/// allocation-size limits but no host memory holds is `TooLarge` (the host's memory), not an
+/// abort of the process in the allocator — by owner (2^59 segments, u64 owners) and along axes
+/// (an empty array whose kept axis has 2^59 positions), every form.
+#[test]
+fn core_results_past_the_host_are_too_large_not_an_abort() {
+    let cpu = Cpu::new();
+    let none: [Sum<u64>; 0] = [];
+    let host = |e: &LayoutError| matches!(e, LayoutError::TooLarge { why, .. } if why.starts_with("host memory"));
+    let segments = 1usize << 59;
+    for result in [
+        fold_by_owner(&none, &[] as &[u64], segments),
+        portable::fold_by_owner(&none, &[] as &[u64], segments),
+        cpu.reduce_by_owner(&none, &[] as &[u64], segments),
+        cpu.reduce_by_owner_portable(&none, &[] as &[u64], segments),
+        fold_axes(&none, &[1 << 59, 0], &[1]),
+        portable::fold_axes(&none, &[1 << 59, 0], &[1]),
+        cpu.reduce_axes(&none, &[1 << 59, 0], &[1]),
+        cpu.reduce_axes_portable(&none, &[1 << 59, 0], &[1]),
+    ] {
+        assert!(host(result.as_ref().unwrap_err()), "{result:?}");
+    }
+    match cpu.try_reduce_by_owner(&none, &[] as &[u64], segments) {
+        Err(CpuError::Layout(e)) => assert!(host(&e), "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+    // an error built by hand with index 0 still prints
+    let e = LayoutError::OffsetsDecreasing {
+        index: 0,
+        value: 1,
+        previous: 2,
+    };
+    assert!(!e.to_string().is_empty());
+}

@@ -11,7 +11,7 @@
 
 use crate::axes::Axes;
 use crate::fault::{guarded, CpuError, IndexFault};
-use crate::layout::{check_offsets, check_owner, owner_to_offsets, LayoutError, SegIndex};
+use crate::layout::{check_offsets, owner_layout, LayoutError, SegIndex};
 use crate::portable::segment;
 use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
@@ -264,8 +264,8 @@ impl Cpu {
         owner: &[I],
         num_segments: usize,
     ) -> Result<Vec<M>, LayoutError> {
-        check_owner(owner, items.len(), num_segments)?;
-        self.reduce_segments_portable(items, &owner_to_offsets(owner, num_segments))
+        let offsets = owner_layout::<M, I>(owner, items.len(), num_segments)?;
+        self.reduce_segments_portable(items, &offsets)
     }
 
     /// [`Cpu::reduce_by_owner_portable`], with an index out of bounds in the monoid's
@@ -276,8 +276,8 @@ impl Cpu {
         owner: &[I],
         num_segments: usize,
     ) -> Result<Vec<M>, CpuError> {
-        check_owner(owner, items.len(), num_segments)?;
-        self.try_reduce_segments_portable(items, &owner_to_offsets(owner, num_segments))
+        let offsets = owner_layout::<M, I>(owner, items.len(), num_segments)?;
+        self.try_reduce_segments_portable(items, &offsets)
     }
 
     /// One value per owner (see [`crate::fold_by_owner`]), in parallel.
@@ -287,8 +287,8 @@ impl Cpu {
         owner: &[I],
         num_segments: usize,
     ) -> Result<Vec<M>, LayoutError> {
-        check_owner(owner, items.len(), num_segments)?;
-        self.reduce_segments(items, &owner_to_offsets(owner, num_segments))
+        let offsets = owner_layout::<M, I>(owner, items.len(), num_segments)?;
+        self.reduce_segments(items, &offsets)
     }
 
     /// [`Cpu::reduce_by_owner`], with an index out of bounds in the monoid's translated code an
@@ -299,8 +299,8 @@ impl Cpu {
         owner: &[I],
         num_segments: usize,
     ) -> Result<Vec<M>, CpuError> {
-        check_owner(owner, items.len(), num_segments)?;
-        self.try_reduce_segments(items, &owner_to_offsets(owner, num_segments))
+        let offsets = owner_layout::<M, I>(owner, items.len(), num_segments)?;
+        self.try_reduce_segments(items, &offsets)
     }
 }
 

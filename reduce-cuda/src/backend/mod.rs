@@ -179,6 +179,8 @@ fn cpu_axes<M: CudaMonoid>(
 /// The items lifted on the CPU, in parallel (a fault in the lift's code is the GPU's error):
 /// the values the CPU's lifted calls then reduce or scan.
 fn lifted_on_cpu<M: Lift<X>, X: DeviceCopy>(items: &[X]) -> Result<Vec<M>> {
+    // the lifted values first need room of their own: an error, not an abort, where they cannot
+    room_for::<M>(items.len())?;
     Cpu::new().try_lift(items).map_err(fault::<M>)
 }
 

@@ -30,6 +30,7 @@ impl Backend {
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 let segments = check_csr_layout::<I>(items.len(), offsets.len())?;
                 check::<I>(&Own::<M>::new(), config, true, items.len(), segments)?;
+                room_for::<M>(segments)?;
                 cpu_segments(items, offsets, config)
             }),
         }
