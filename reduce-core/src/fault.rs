@@ -96,6 +96,9 @@ pub(crate) fn recorded<R>(task: impl FnOnce() -> R) -> (R, Option<(u64, u64)>) {
 /// `task`'s value, with index faults in translated code recorded instead of panicking: the
 /// first one is the error, as in the fallible calls of [`Cpu`](crate::Cpu). For other host code
 /// that runs a monoid's `combine`, such as a multi-GPU call's join of its ranks' partials.
+/// The recording is the calling thread's: `task` must run its combines on this thread (work it
+/// hands to rayon or other threads panics on a fault there, as without `checked`; the `Cpu`
+/// calls' `try_` forms record on every worker they use).
 ///
 /// ```
 /// use reduce_core::fault::{checked, ix};

@@ -42,7 +42,8 @@ pub struct PartPlan {
 /// plans as a part with no items), for runs of `run` items.
 pub fn plan(lo: usize, hi: usize, run: usize) -> PartPlan {
     let run = run.max(1);
-    let first = lo.div_ceil(run) * run; // the first run boundary at or after lo
+    // the first run boundary at or after lo (none past usize::MAX: then none inside)
+    let first = lo.div_ceil(run).checked_mul(run).unwrap_or(usize::MAX);
     if first >= hi {
         // No boundary inside, or only at its end: every item continues one run.
         return PartPlan {
@@ -205,6 +206,12 @@ pub fn combine<M: Monoid>(parts: &[Summary<M>], run: usize) -> M {
 mod tests {
     use super::*;
     use crate::portable::tests::floats_seeded as floats;
+
+    #[test]
+    fn a_part_near_the_end_of_usize_has_no_boundary_past_it() {
+        let p = plan(usize::MAX - 1, usize::MAX, 16);
+        assert_eq!((p.head, p.blocks.len()), (usize::MAX - 1..usize::MAX, 0));
+    }
 
     #[test]
     fn a_part_is_head_blocks_and_tail() {
