@@ -43,7 +43,7 @@ pub struct PartPlan {
 pub fn plan(lo: usize, hi: usize, run: usize) -> PartPlan {
     let run = run.max(1);
     // the first run boundary at or after lo (none past usize::MAX: then none inside)
-    let first = lo.div_ceil(run).checked_mul(run).unwrap_or(usize::MAX);
+    let first = lo.div_ceil(run).saturating_mul(run);
     if first >= hi {
         // No boundary inside, or only at its end: every item continues one run.
         return PartPlan {
