@@ -90,10 +90,10 @@ impl Axes {
 
     /// [`Axes::new`] for the items `xs` (see [`Axes::sized`]) on the host, with room there for
     /// the results (an empty array's kept extents may ask for more than memory holds: then
-    /// [`LayoutError::TooLarge`], not an abort in the allocator).
+    /// [`LayoutError::HostMemory`], not an abort in the allocator).
     pub fn of<M>(xs: &[M], shape: &[usize], axes: &[usize]) -> Result<Axes, LayoutError> {
         let a = Axes::sized::<M>(xs.len(), shape, axes)?;
-        crate::layout::host_room::<M>("result count", a.results)?;
+        crate::layout::host_room::<M>("result count", a.results, a.results)?;
         Ok(a)
     }
 
@@ -174,7 +174,7 @@ fn flat(dims: &[(usize, usize)], mut i: usize) -> usize {
 /// item is its own result, a copy). A reduced extent of 0 gives the identity, a kept extent of
 /// 0 no result; no axes copies the items; `shape = []` is one item. THE reference for
 /// reductions along axes. More results than one allocation holds (an empty array's) are
-/// [`LayoutError::TooLarge`].
+/// [`LayoutError::TooLarge`], more than the host's memory holds [`LayoutError::HostMemory`].
 ///
 /// ```
 /// use reduce_core::{fold_axes, Sum};

@@ -59,7 +59,9 @@ pub(crate) fn per_owner<M, I: SegIndex>(
 }
 
 /// Folds the items of each owner: `owner[i]` is item `i`'s segment, non-decreasing and below
-/// `num_segments` (`u32` or `u64`); segments that own no item give the identity.
+/// `num_segments` (`u32` or `u64`); segments that own no item give the identity. Errors: those
+/// of [`check_owner`](crate::layout::check_owner), then [`LayoutError::HostMemory`] where the
+/// host cannot hold the results and the layout's CSR offsets.
 ///
 /// ```
 /// use reduce_core::{fold_by_owner, Sum};

@@ -166,6 +166,20 @@ pub enum LayoutError {
         /// Why ("u32 offsets: use u64 offsets", ...).
         why: &'static str,
     },
+    /// A count within the limits that asks for more values than the host's memory holds (a
+    /// segment count, or an empty array's kept extents, past memory with few items): the
+    /// allocation of the results failed, and the call returns this instead of aborting.
+    #[error(
+        "{what} = {value} asks for {bytes} bytes of host memory, which could not be allocated"
+    )]
+    HostMemory {
+        /// What asks for it ("segment count", "result count").
+        what: &'static str,
+        /// The value given.
+        value: usize,
+        /// The bytes asked for (saturating).
+        bytes: u64,
+    },
 }
 
 /// Checks that there is one key per item, given their counts (keys of a scan by key are
@@ -272,17 +286,21 @@ pub fn check_fits<I: SegIndex>(what: &'static str, value: usize) -> Result<(), L
 }
 
 /// Room on the host for `count` values of `T` (an allocation asked for and given back), or
-/// [`LayoutError::TooLarge`] naming `what`: a call whose layout or shape asks for more values
-/// than the host can hold (a segment count or a kept extent past memory, with few items) gets
-/// this error instead of the allocator aborting the process.
-pub(crate) fn host_room<T>(what: &'static str, count: usize) -> Result<(), LayoutError> {
+/// [`LayoutError::HostMemory`] naming `what` = `value`: a call whose layout or shape asks for more
+/// values than the host can hold (a segment count or a kept extent past memory, with few items)
+/// gets this error instead of the allocator aborting the process. Best effort: where the system
+/// overcommits memory, a count that the address space holds passes and may still fail later.
+pub(crate) fn host_room<T>(
+    what: &'static str,
+    value: usize,
+    count: usize,
+) -> Result<(), LayoutError> {
     Vec::<T>::new()
         .try_reserve_exact(count)
-        .map_err(|_| LayoutError::TooLarge {
+        .map_err(|_| LayoutError::HostMemory {
             what,
-            value: count,
-            limit: (isize::MAX as usize / std::mem::size_of::<T>().max(1)) as u64,
-            why: "host memory (the allocation failed)",
+            value,
+            bytes: (count as u64).saturating_mul(std::mem::size_of::<T>() as u64),
         })
 }
 
@@ -295,8 +313,8 @@ pub(crate) fn owner_layout<M, I: SegIndex>(
     num_segments: usize,
 ) -> Result<Vec<u64>, LayoutError> {
     check_owner(owner, items, num_segments)?;
-    host_room::<M>("segment count", num_segments)?;
-    host_room::<u64>("segment count", num_segments + 1)?;
+    // the offsets and the results are alive together
+    host_room::<(M, u64)>("segment count", num_segments, num_segments + 1)?;
     Ok(owner_to_offsets(owner, num_segments))
 }
 

@@ -170,14 +170,15 @@ fn results_past_the_host_are_an_error_not_an_abort() {
 }
 
 /// The same on reduce-core's own calls: a segment count or a kept extent that passes the
-/// allocation-size limits but no host memory holds is `TooLarge` (the host's memory), not an
-/// abort of the process in the allocator — by owner (2^59 segments, u64 owners) and along axes
-/// (an empty array whose kept axis has 2^59 positions), every form.
+/// allocation-size limits but no host memory holds is `HostMemory`, not an abort of the process
+/// in the allocator — by owner (2^59 segments, u64 owners) and along axes (an empty array whose
+/// kept axis has 2^59 positions), every form.
 #[test]
 fn core_results_past_the_host_are_too_large_not_an_abort() {
     let cpu = Cpu::new();
     let none: [Sum<u64>; 0] = [];
-    let host = |e: &LayoutError| matches!(e, LayoutError::TooLarge { why, .. } if why.starts_with("host memory"));
+    let host =
+        |e: &LayoutError| matches!(e, LayoutError::HostMemory { value, .. } if *value == 1 << 59);
     let segments = 1usize << 59;
     for result in [
         fold_by_owner(&none, &[] as &[u64], segments),

@@ -55,6 +55,7 @@ impl Backend {
                 let program = Lifted::<M, X>::new();
                 check::<I>(&program, config, true, items.len(), segments)?;
                 check_offsets(offsets, items.len())?;
+                room_for::<M>(segments)?;
                 cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
             }),
         }
