@@ -110,9 +110,9 @@ __device__ __forceinline__ void r_fill_identity(M* __restrict__ out, r_size lo, 
 // segment of its last item. Ids below `segments` only. Returns whether it filled past the stage
 // (uniform). The owner form's fills past the stage of more than R_FREE_FILLS ids per item of the
 // tile take the launch's budget (r_take_fill_budget): a bad layout's tiles, each reading its own
-// owners, may each ask for nearly every id. The offsets form's tiles take their ids from the marks, which chain each
-// tile's first segment to the one before's last: no budget (its registers have no room for
-// one: the load ahead of the marks would spill).
+// owners, may each ask for nearly every id. The offsets form's tiles take their ids from the
+// marks, which chain each tile's first segment to the one before's last: no budget (its
+// registers have no room for one: the load ahead of the marks would spill).
 __device__ __forceinline__ bool r_fill_unstaged(M* __restrict__ out, r_size stage_lo, r_size tile_last,
                                                 r_size segments, bool grid_last,
                                                 unsigned long long* __restrict__ budget) {

@@ -13,7 +13,9 @@ use reduce_core::{
     portable, scan, scan_by_key, scan_segments, LayoutError, Monoid, Scan, SegIndex, Sum,
 };
 use reduce_cuda::testing::{compile_scan_kernels, compile_scan_kernels_lifted};
-use reduce_cuda::{Backend, Error, Gpu, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig};
+use reduce_cuda::{
+    Backend, DeviceVec, Error, Gpu, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig,
+};
 use reduce_tests::monoids::lang::{lifted, ArgMax, Automaton};
 use reduce_tests::monoids::small::{Aff16n, AffCount, Grid16, Nib8, Tri8};
 use reduce_tests::*;
@@ -572,30 +574,33 @@ fn segmented_lifted_and_bad_layouts() {
         };
         items.len()
     ];
+    // one `_into` call into a poisoned output, which must then hold `want`
+    let into = |kind: Scan,
+                want: &[ArgMax],
+                call: &dyn Fn(&mut DeviceVec<ArgMax>) -> reduce_cuda::Result<()>| {
+        let mut out = gpu.upload(&poison).unwrap();
+        call(&mut out).unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), want, "{kind:?}");
+    };
     for kind in KINDS {
         let auto = ScanAlgorithm::Auto;
-        let mut out = gpu.upload(&poison).unwrap();
         let by_offsets = scan_segments(&items, &offsets, kind).unwrap();
-        gpu.scan_segments_lifted_into::<ArgMax, f32, _>(&dfl, &doff, kind, &mut out, auto)
-            .unwrap();
-        assert_eq!(gpu.download(&out).unwrap(), by_offsets, "{kind:?}");
-        let mut out = gpu.upload(&poison).unwrap();
-        gpu.scan_segments_into(&ditems, &doff, kind, &mut out, auto)
-            .unwrap();
-        assert_eq!(gpu.download(&out).unwrap(), by_offsets, "{kind:?}");
+        into(kind, &by_offsets, &|out| {
+            gpu.scan_segments_lifted_into::<ArgMax, f32, _>(&dfl, &doff, kind, out, auto)
+        });
+        into(kind, &by_offsets, &|out| {
+            gpu.scan_segments_into(&ditems, &doff, kind, out, auto)
+        });
         let by_key = scan_by_key(&items, &keys, kind).unwrap();
-        let mut out = gpu.upload(&poison).unwrap();
-        gpu.scan_by_key_lifted_into::<ArgMax, f32, _>(&dfl, &dkeys, kind, &mut out, auto)
-            .unwrap();
-        assert_eq!(gpu.download(&out).unwrap(), by_key, "{kind:?}");
-        let mut out = gpu.upload(&poison).unwrap();
-        gpu.scan_by_key_into(&ditems, &dkeys, kind, &mut out, auto)
-            .unwrap();
-        assert_eq!(gpu.download(&out).unwrap(), by_key, "{kind:?}");
-        let mut out = gpu.upload(&poison).unwrap();
-        gpu.scan_lifted_into::<ArgMax, f32>(&dfl, kind, &mut out, auto)
-            .unwrap();
-        assert_eq!(gpu.download(&out).unwrap(), scan(&items, kind), "{kind:?}");
+        into(kind, &by_key, &|out| {
+            gpu.scan_by_key_lifted_into::<ArgMax, f32, _>(&dfl, &dkeys, kind, out, auto)
+        });
+        into(kind, &by_key, &|out| {
+            gpu.scan_by_key_into(&ditems, &dkeys, kind, out, auto)
+        });
+        into(kind, &scan(&items, kind), &|out| {
+            gpu.scan_lifted_into::<ArgMax, f32>(&dfl, kind, out, auto)
+        });
     }
     // bad offsets are typed layout errors; trusted, they give some answer without a fault
     let xs = Affine::random_vec(100_000, 1);
