@@ -14,9 +14,12 @@ pub const FORMS: [&str; 2] = ["owner", "offsets"];
 /// The forms `config`'s algorithm is measured in: SegHeads takes the offsets form only (asked
 /// for owners it runs what `Auto` runs, which has its own rows).
 pub fn forms_of(config: SegConfig) -> impl Iterator<Item = &'static str> {
-    FORMS
-        .into_iter()
-        .filter(move |&form| config.algorithm != SegAlgorithm::SegHeads || form == "offsets")
+    FORMS.into_iter().filter(move |&form| {
+        !matches!(
+            config.algorithm,
+            SegAlgorithm::SegHeads | SegAlgorithm::SegBlocks
+        ) || form == "offsets"
+    })
 }
 
 /// Whether `gpu` runs `config`'s algorithm (`SegAlgorithm::runs_on`: SegPipeline needs sm_90).

@@ -250,7 +250,8 @@ __device__ __forceinline__ M r_warp_fold_run(const M* s, unsigned int count) {
 // ---------------------------------------------------------------- block level
 
 // Order-keeping block reduction: warp w holds the fold of the w-th consecutive piece (in its
-// lane 0). Thread 0 returns the fold over the warps in order. `scratch` holds >= 32 M.
+// lane 0). Thread 0 returns the fold over the warps in order. `scratch` holds an M per warp of
+// the block.
 // Must be called by every thread of the block; ends with the block synchronized.
 __device__ __forceinline__ M r_block_combine_warps(M warp_value, M* scratch) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);

@@ -1,5 +1,6 @@
-// A lane's run of input items (Shuffle, Portable): R_ITEMS consecutive items of type r_in,
-// loaded with 16-byte vectors where the kernel is specialised for them.
+// A lane's run of input items (Shuffle, Portable, SegPortable, SegHeads, SegBlocks): R_ITEMS
+// consecutive items of type r_in, loaded with 16-byte vectors where the kernel is specialised
+// for them, and its fold.
 //
 // Parameters: R_ITEMS items per lane; R_VECS 16-byte loads per lane (R_ITEMS * sizeof(r_in) ==
 // 16 * R_VECS), or 0 for item-by-item loads; R_ITEM_SHIFT: `in` lies that many bytes past a
@@ -36,4 +37,14 @@ __device__ __forceinline__ void r_lane_items(const r_in* __restrict__ in, r_size
 #endif
 #pragma unroll
     for (int i = 0; i < R_ITEMS; ++i) f(i, in[first + i]);
+}
+
+// The fold of the R_ITEMS items from `first` (all below n), left to right.
+__device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first, r_size n) {
+    M acc;
+    r_lane_items(in, first, n, [&](int i, const r_in& x) {
+        const M v = m_lift(x, first + i);
+        acc = i == 0 ? v : m_combine(acc, v);
+    });
+    return acc;
 }

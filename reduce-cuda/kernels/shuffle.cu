@@ -29,16 +29,6 @@
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
 
-// The fold of the R_ITEMS items from `first` (all below n), left to right.
-__device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_size first, r_size n) {
-    M acc;
-    r_lane_items(in, first, n, [&](int i, const r_in& x) {
-        const M v = m_lift(x, first + i);
-        acc = i == 0 ? v : m_combine(acc, v);
-    });
-    return acc;
-}
-
 // The fold of the items from `first` below `n` (the globally last, partial tile).
 __device__ __forceinline__ M r_fold_lane_partial(const r_in* __restrict__ in, r_size first,
                                                  r_size n) {

@@ -83,6 +83,7 @@ fn compiles_everywhere<M: CudaMonoid>() {
             SegAlgorithm::SegMerge,
             SegAlgorithm::SegPipeline,
             SegAlgorithm::SegHeads,
+            SegAlgorithm::SegBlocks,
             SegAlgorithm::Auto,
         ] {
             if let Err(e) =

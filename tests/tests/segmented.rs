@@ -375,6 +375,64 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
     }
 }
 
+/// `Auto` takes SegBlocks for trusted calls at a mean length of about 6000 and 2^25 items
+/// (reduce-cuda's `tuning::SEG_BLOCKS_BANDS`), u32 and u64 offsets of f32 sums: its bits are
+/// SegBlocks' (the same for both widths), not SegShuffle's, which a validated call keeps; every
+/// segment is the sum within float rounding.
+#[test]
+fn auto_takes_seg_blocks_on_long_trusted_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1u32 << 25;
+    let mut rng = TestRng::new(11);
+    let mut lengths = Vec::new();
+    let mut total = 0u32;
+    while total < n {
+        let l = (rng.range(2000, 10_000) as u32).min(n - total);
+        lengths.push(l);
+        total += l;
+    }
+    let offsets = offsets_of(&lengths);
+    let items: Vec<Sum<f32>> = (0..n)
+        .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
+        .collect();
+    let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+    let xs = gpu.upload(&items).unwrap();
+    let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
+    let run = |config: SegConfig, wide: bool| {
+        let out = if wide {
+            gpu.reduce_segments(&xs, &d_wide, config)
+        } else {
+            gpu.reduce_segments(&xs, &d_offsets, config)
+        };
+        let v = gpu.download(&out.unwrap()).unwrap();
+        v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>()
+    };
+    let blocks = run(SegConfig::new(SegAlgorithm::SegBlocks), false);
+    let shuffle = run(SegConfig::new(SegAlgorithm::SegShuffle), false);
+    assert!(
+        shuffle != blocks,
+        "SegShuffle's bits equal SegBlocks' here: the test cannot tell them apart"
+    );
+    let auto = SegConfig::new(SegAlgorithm::Auto);
+    assert!(run(auto.trusted(), false) == blocks, "Auto trusted, u32");
+    assert!(run(auto.trusted(), true) == blocks, "Auto trusted, u64");
+    assert!(
+        run(auto, false) == shuffle,
+        "Auto validated keeps SegShuffle"
+    );
+    for (s, w) in offsets.windows(2).enumerate() {
+        let want: f64 = items[w[0] as usize..w[1] as usize]
+            .iter()
+            .map(|x| x.0 as f64)
+            .sum();
+        let got = f32::from_bits(blocks[s]) as f64;
+        assert!(
+            (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "segment {s}: {got} against {want}"
+        );
+    }
+}
+
 fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
     let mut rng = TestRng::new(9);
     let mut lengths = Vec::new();

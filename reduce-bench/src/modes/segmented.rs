@@ -52,11 +52,12 @@ impl SegRow {
 }
 
 /// The configurations measured, by label.
-fn bench_configs() -> [(&'static str, SegConfig); 10] {
+fn bench_configs() -> [(&'static str, SegConfig); 12] {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     let pipeline = SegConfig::new(SegAlgorithm::SegPipeline);
     let heads = SegConfig::new(SegAlgorithm::SegHeads);
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     [
         ("Auto trusted", SegConfig::new(SegAlgorithm::Auto).trusted()),
         ("Auto validated", SegConfig::new(SegAlgorithm::Auto)),
@@ -68,12 +69,14 @@ fn bench_configs() -> [(&'static str, SegConfig); 10] {
         ("SegPipeline validated", pipeline),
         ("SegHeads trusted", heads.trusted()),
         ("SegHeads validated", heads),
+        ("SegBlocks trusted", blocks.trusted()),
+        ("SegBlocks validated", blocks),
     ]
 }
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline and SegHeads only, and also the mean
+/// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline, SegHeads and SegBlocks only, and also the mean
 /// lengths 1024, 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -94,6 +97,7 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
                 || label.starts_with("SegShuffle")
                 || label.starts_with("SegPipeline")
                 || label.starts_with("SegHeads")
+                || label.starts_with("SegBlocks")
         })
         .collect();
     for &n in sizes {

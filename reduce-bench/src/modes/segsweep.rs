@@ -1,7 +1,7 @@
 //! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]`: throughput
 //! against mean segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`,
 //! `segsweep.svg`;
-//! SegShuffle, SegHeads and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
+//! SegShuffle, SegHeads, SegBlocks and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
 //! 8-byte affine monoid with u32 and u64 offsets (rows `affine ... offsets` and `affine ...
 //! offsets u64`), and on ArgMax lifted from the f32 items, 8-byte results (rows `argmax ...
 //! offsets`, SegShuffle at `Auto`'s 16 items a thread); these in the CSV and the printed table,
@@ -52,6 +52,10 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
             SegConfig::new(SegAlgorithm::SegPipeline).trusted(),
         ),
         ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
+        (
+            "SegBlocks",
+            SegConfig::new(SegAlgorithm::SegBlocks).trusted(),
+        ),
         ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
     ];
     let ours: Vec<_> = (ours.into_iter())
@@ -59,7 +63,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
         .collect();
     // The CSR algorithms `Auto` chooses between: measured with u64 offsets and on 8-byte values
     // too.
-    let chosen = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "Auto");
+    let chosen = |label: &str| matches!(label, "SegShuffle" | "SegHeads" | "SegBlocks" | "Auto");
     let forms = |label: &'static str, config: SegConfig| {
         forms_of(config).chain(chosen(label).then_some(OFFSETS_U64))
     };

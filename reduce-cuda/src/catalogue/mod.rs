@@ -15,6 +15,7 @@
 //! | `portable.rs` | `Shuffle`, `Auto` with `Config::portable` | `SegShuffle`, `Auto` with `SegConfig::portable` | portable.cu (+ lanes.cuh), seg_portable.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `merge.rs` | | `SegMerge` | seg_merge.cu |
 //! | `heads.rs` | | `SegHeads` | seg_heads.cu (+ seg_common.cuh, lanes.cuh) |
+//! | `blocks.rs` | | `SegBlocks` | seg_blocks.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
 //! | `scan.rs` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (`LookBack`, `ReduceThenScan`) | scan.cu, then pipe.cuh and scan_ahead.cu |
@@ -29,6 +30,7 @@
 mod algorithm;
 pub(crate) mod axes;
 pub(crate) mod axes_portable;
+mod blocks;
 mod caps;
 mod config;
 mod heads;
@@ -194,9 +196,9 @@ pub(crate) fn seg_plan(
         }
         return Ok(Box::new(portable::segmented(name, &config.knobs(), shape)?));
     }
-    // SegHeads takes CSR offsets; the owner form runs what Auto runs.
+    // SegHeads and SegBlocks take CSR offsets; the owner form runs what Auto runs.
     let config = match config.algorithm {
-        SegAlgorithm::SegHeads if !shape.offsets_form => SegConfig {
+        SegAlgorithm::SegHeads | SegAlgorithm::SegBlocks if !shape.offsets_form => SegConfig {
             algorithm: SegAlgorithm::Auto,
             ..config
         },
@@ -210,7 +212,8 @@ pub(crate) fn seg_plan(
     if shape.items.lifted && paper {
         return Err(invalid(
             name,
-            "lifted items are read by SegShuffle, SegPipeline, SegHeads and SegMerge (and Auto) only",
+            "lifted items are read by SegShuffle, SegPipeline, SegHeads, SegBlocks and SegMerge (and Auto) \
+             only",
         ));
     }
     if !matches!(
@@ -226,8 +229,8 @@ pub(crate) fn seg_plan(
     if shape.wide && paper {
         return Err(invalid(
             name,
-            "u64 offsets or owners are taken by SegShuffle, SegPipeline, SegHeads and SegMerge \
-             (and Auto) only",
+            "u64 offsets or owners are taken by SegShuffle, SegPipeline, SegHeads, SegBlocks and \
+             SegMerge (and Auto) only",
         ));
     }
     Ok(match algorithm {
@@ -242,27 +245,35 @@ pub(crate) fn seg_plan(
         }
         SegAlgorithm::SegMerge => Box::new(merge::plan(&knobs, shape)?),
         SegAlgorithm::SegHeads => Box::new(heads::plan(&knobs, shape)?),
+        SegAlgorithm::SegBlocks => Box::new(blocks::plan(&knobs, shape)?),
         SegAlgorithm::Auto => unreachable!("Auto is resolved above"),
     })
 }
 
 /// The plans `Gpu::prepare_segmented` compiles for `config` and `shape`: the plan of N = 0, and
-/// for `Auto` SegHeads' too where its bands hold calls of this shape (so that a call inside a
-/// band does not compile on first use).
+/// for `Auto` SegBlocks' and SegHeads' too where their bands hold calls of this shape (so that
+/// a call inside a band does not compile on first use).
 pub(crate) fn seg_plans_to_prepare(
     config: SegConfig,
     shape: SegShape,
 ) -> Result<Vec<Box<dyn SegPlan>>> {
     let mut plans = vec![seg_plan(config, shape, 0, 0)?];
-    if config.algorithm == SegAlgorithm::Auto
-        && !config.portable
-        && tuning::seg_heads_may_win(&config, shape)
-    {
-        let heads = SegConfig {
-            algorithm: SegAlgorithm::SegHeads,
-            ..config
-        };
-        plans.push(seg_plan(heads, shape, 0, 0)?);
+    if config.algorithm == SegAlgorithm::Auto && !config.portable {
+        for (algorithm, may_win) in [
+            (
+                SegAlgorithm::SegBlocks,
+                tuning::seg_blocks_may_win as fn(&_, _) -> bool,
+            ),
+            (SegAlgorithm::SegHeads, tuning::seg_heads_may_win),
+        ] {
+            if may_win(&config, shape) {
+                let band = SegConfig {
+                    algorithm,
+                    ..config
+                };
+                plans.push(seg_plan(band, shape, 0, 0)?);
+            }
+        }
     }
     Ok(plans)
 }
@@ -294,6 +305,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         portable::signatures(),
         merge::signatures(),
         heads::signatures(),
+        blocks::signatures(),
         axes_portable::signatures(),
         axes::signatures(),
         scan::signatures(),

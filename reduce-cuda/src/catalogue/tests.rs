@@ -755,13 +755,19 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     };
     let auto = SegConfig::default();
     let (shuffle, heads) = (Family::SegShuffle, Family::SegHeads);
+    let blocks = Family::SegBlocks;
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     assert_eq!(families(auto, f32_offsets), [shuffle, heads]);
-    assert_eq!(families(auto.trusted(), f32_offsets), [shuffle, heads]);
+    // SegBlocks' bands take trusted calls only.
+    assert_eq!(
+        families(auto.trusted(), f32_offsets),
+        [shuffle, blocks, heads]
+    );
     let f32_wide = sized(shape(true, true, false), 4, 4);
     assert_eq!(families(auto, f32_wide), [shuffle, heads]);
     let lifted = sized(shape(false, true, true), 4, 8);
     assert_eq!(families(auto, lifted), [shuffle, heads]);
+    assert_eq!(families(auto.trusted(), lifted), [shuffle, blocks, heads]);
     // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
     assert_eq!(
         families(auto, sized(shape(false, false, false), 4, 4)),
@@ -786,6 +792,55 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
         families(auto.portable(), f32_offsets),
         [Family::SegPortable]
     );
+}
+
+/// `Auto` takes SegBlocks for trusted calls by CSR offsets in the bands of
+/// `tuning::SEG_BLOCKS_BANDS` (from 30·2^20 items), with no knob set; validated calls, the owner
+/// form and other sizes keep what they had.
+#[test]
+fn auto_takes_seg_blocks_for_trusted_long_segments() {
+    let trusted = SegConfig::new(SegAlgorithm::Auto).trusted();
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    let f32_wide = sized(shape(true, true, false), 4, 4);
+    let affine_offsets = sized(shape(false, true, false), 8, 8);
+    let affine_wide = sized(shape(true, true, false), 8, 8);
+    let lifted_offsets = sized(shape(false, true, true), 4, 8);
+    let f32_owners = sized(shape(false, false, false), 4, 4);
+    let (blocks, heads) = (SegAlgorithm::SegBlocks, SegAlgorithm::SegHeads);
+    let shuffle = SegAlgorithm::SegShuffle;
+    let n = 1usize << 26;
+    // (values and layout, n, segments, Auto's choice when trusted)
+    let cases = [
+        ("f32 u32", f32_offsets, n, n / 4083, blocks),
+        ("f32 u32", f32_offsets, n, n / 16513, blocks),
+        ("f32 u32", f32_offsets, n, n / 3999, heads),
+        ("f32 u32", f32_offsets, n, n / 33026, shuffle),
+        ("f32 u32", f32_offsets, 30 << 20, (30 << 20) / 4096, blocks),
+        (
+            "f32 u32",
+            f32_offsets,
+            (30 << 20) - 1,
+            (30 << 20) / 4096,
+            shuffle,
+        ),
+        ("f32 u64", f32_wide, n, n / 133_152, blocks),
+        ("f32 u64", f32_wide, n, n / 264_208, shuffle),
+        ("8 B u32", affine_offsets, n, n / 2052, blocks),
+        ("8 B u32", affine_offsets, n, n / 16513, shuffle),
+        ("8 B u64", affine_wide, n, n / 8058, blocks),
+        ("4 B lifted to 8", lifted_offsets, n, n / 1_082_401, blocks),
+        ("4 B lifted to 8", lifted_offsets, n, n / 2052, heads),
+        ("f32 owners", f32_owners, n, n / 4096, shuffle),
+    ];
+    for (what, shape, n, segments, want) in cases {
+        let got = resolve(trusted, shape, n, segments).algorithm;
+        assert_eq!(got, want, "{what}: {n} items, {segments} segments, trusted");
+        let validated = resolve(SegConfig::new(SegAlgorithm::Auto), shape, n, segments);
+        assert_ne!(validated.algorithm, blocks, "{what}: validated");
+    }
+    // A knob set: no band.
+    let knob = trusted.block(256);
+    assert_eq!(resolve(knob, f32_offsets, n, n / 4096).algorithm, shuffle);
 }
 
 #[test]

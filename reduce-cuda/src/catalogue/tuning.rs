@@ -72,6 +72,14 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
     group
 }
 
+/// SegBlocks' threads per block, and the input bytes of a chunk: no block folds more (a
+/// segment past its first chunk is cut at the chunks' boundaries, a block a piece). 256 KiB of
+/// f32 items is 4096 lane runs; the prototype's 64 KiB chunks read 0.77-0.93 of plain where
+/// 256 KiB ones read 0.91-0.98 at mean segment lengths 4096-16384 on an H100
+/// (docs/decisions/0088-seg-blocks.md).
+pub(crate) const SEG_BLOCKS_BLOCK: u32 = 256;
+pub(crate) const SEG_BLOCKS_CHUNK_BYTES: usize = 256 * 1024;
+
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
 /// SegHeads' largest default block for items lifted into wider values (a thread's run is sized
@@ -184,7 +192,7 @@ pub(crate) struct SegShuffleFacts<'a> {
 
 /// Segmented `Auto`, from what is known without reading the layout: SegShuffle, the fastest on
 /// every distribution of `bench segmented` in both forms and with u32 or u64 layouts (but
-/// SegHeads where [`seg_heads_wins`]); SegMerge
+/// SegBlocks where [`seg_blocks_wins`], else SegHeads where [`seg_heads_wins`]); SegMerge
 /// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
 /// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md); for values too
 /// large for SegMerge's static arrays too (about 700 bytes), SegHeads by CSR offsets, and
@@ -249,6 +257,11 @@ pub(crate) fn resolve_segmented(
                 algorithm: SegAlgorithm::SegMerge,
                 ..config
             },
+        };
+    } else if seg_blocks_wins(&config, shape, n, segments) {
+        return SegConfig {
+            algorithm: SegAlgorithm::SegBlocks,
+            ..config
         };
     } else if seg_heads_wins(&config, shape, n, segments) {
         return SegConfig {
@@ -318,26 +331,54 @@ pub(crate) fn seg_heads_wins(
     n: usize,
     segments: usize,
 ) -> bool {
-    segments > 0
-        && seg_heads_bands(config, shape)
-            .any(|band| n >= band.min_items && band.mean_lengths.contains(&(n / segments)))
+    holds(&SEG_HEADS_BANDS, config, shape, n, segments)
+}
+
+/// Whether `Auto` takes SegBlocks: trusted calls (a validated one checks its layout in a launch
+/// of its own first) in the bands of [`SEG_BLOCKS_BANDS`], with every knob left to it.
+pub(crate) fn seg_blocks_wins(
+    config: &SegConfig,
+    shape: SegShape,
+    n: usize,
+    segments: usize,
+) -> bool {
+    config.trusted && holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
 }
 
 /// Whether `Auto` takes SegHeads for some N and S of calls of `shape` ([`seg_heads_wins`]'s
 /// rule without them): what `Gpu::prepare_segmented` compiles besides N = 0's plan.
 pub(crate) fn seg_heads_may_win(config: &SegConfig, shape: SegShape) -> bool {
-    seg_heads_bands(config, shape).next().is_some()
+    bands(&SEG_HEADS_BANDS, config, shape).next().is_some()
 }
 
-/// The bands of [`SEG_HEADS_BANDS`] for `shape`'s items and offsets, with every knob left to
-/// `Auto` (none otherwise).
-fn seg_heads_bands(
+/// The same for SegBlocks ([`seg_blocks_wins`]).
+pub(crate) fn seg_blocks_may_win(config: &SegConfig, shape: SegShape) -> bool {
+    config.trusted && bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
+}
+
+/// Whether a band of `table` holds `n` items in `segments` segments of `shape`.
+fn holds(
+    table: &'static [SegBand],
     config: &SegConfig,
     shape: SegShape,
-) -> impl Iterator<Item = &'static SegHeadsBand> {
+    n: usize,
+    segments: usize,
+) -> bool {
+    segments > 0
+        && bands(table, config, shape)
+            .any(|band| n >= band.min_items && band.mean_lengths.contains(&(n / segments)))
+}
+
+/// The bands of `table` for `shape`'s items and offsets, with every knob left to `Auto` (none
+/// otherwise).
+fn bands(
+    table: &'static [SegBand],
+    config: &SegConfig,
+    shape: SegShape,
+) -> impl Iterator<Item = &'static SegBand> {
     let items = shape.items;
     let eligible = config.knobs() == Knobs::default() && shape.offsets_form;
-    SEG_HEADS_BANDS.iter().filter(move |band| {
+    table.iter().filter(move |band| {
         eligible
             && band.item_bytes == items.in_size
             && band.value_bytes == items.m_size
@@ -348,10 +389,10 @@ fn seg_heads_bands(
 
 /// Items of `item_bytes` bytes (`lifted` into values of `value_bytes`, else values themselves)
 /// with `u64_offsets` or u32 ones, at `min_items` items or more, whose mean segment length
-/// N / S, rounded down, lies in `mean_lengths`: `Auto` takes SegHeads there. (A layout of
+/// N / S, rounded down, lies in `mean_lengths`: `Auto` takes the band's algorithm there. (A layout of
 /// N / S = 31.99 is below a band from 32: at 2^24 items `bench segsweep`'s "mean 32" and "mean
 /// 16" layouts were, so `Auto` kept SegShuffle on those band edges there.)
-pub(crate) struct SegHeadsBand {
+pub(crate) struct SegBand {
     item_bytes: usize,
     value_bytes: usize,
     lifted: bool,
@@ -360,7 +401,7 @@ pub(crate) struct SegHeadsBand {
     mean_lengths: std::ops::RangeInclusive<usize>,
 }
 
-impl SegHeadsBand {
+impl SegBand {
     /// A band of values read as they are: (value bytes, u64 offsets, fewest items, mean
     /// lengths N / S).
     const fn new(
@@ -369,7 +410,7 @@ impl SegHeadsBand {
         min_items: usize,
         mean_lengths: std::ops::RangeInclusive<usize>,
     ) -> Self {
-        SegHeadsBand {
+        SegBand {
             item_bytes: value_bytes,
             value_bytes,
             lifted: false,
@@ -381,7 +422,7 @@ impl SegHeadsBand {
 
     /// The same band for items of `item_bytes` bytes lifted into the values.
     const fn lifted_from(self, item_bytes: usize) -> Self {
-        SegHeadsBand {
+        SegBand {
             item_bytes,
             lifted: true,
             ..self
@@ -411,15 +452,34 @@ impl SegHeadsBand {
 /// (docs/decisions/0080-seg-heads.md, 0081-seg-heads-register-cap.md,
 /// 0082-seg-heads-u64-offsets.md, 0084-seg-heads-band-edges.md,
 /// 0085-seg-heads-lifted-and-u64-values.md).
-pub(crate) const SEG_HEADS_BANDS: [SegHeadsBand; 8] = [
-    SegHeadsBand::new(4, false, 1 << 25, 32..=4096),
-    SegHeadsBand::new(4, true, 1 << 24, 32..=4096),
-    SegHeadsBand::new(4, true, 1 << 25, 32..=8192),
-    SegHeadsBand::new(8, false, 1 << 24, 16..=4096),
-    SegHeadsBand::new(8, true, 1 << 24, 16..=4096),
-    SegHeadsBand::new(8, true, 1 << 25, 16..=8192),
-    SegHeadsBand::new(8, false, 1 << 24, 32..=4096).lifted_from(4),
-    SegHeadsBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
+pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
+    SegBand::new(4, false, 1 << 25, 32..=4096),
+    SegBand::new(4, true, 1 << 24, 32..=4096),
+    SegBand::new(4, true, 1 << 25, 32..=8192),
+    SegBand::new(8, false, 1 << 24, 16..=4096),
+    SegBand::new(8, true, 1 << 24, 16..=4096),
+    SegBand::new(8, true, 1 << 25, 16..=8192),
+    SegBand::new(8, false, 1 << 24, 32..=4096).lifted_from(4),
+    SegBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
+];
+
+/// Where SegBlocks read more bytes a second than `Auto` did without it (SegShuffle or SegHeads)
+/// on an H100 (`bench segsweep` at 2^26 items and `bench segmented --quick` at 30·2^20, trusted,
+/// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.03-1.05x at mean
+/// lengths 4096-16384 (N / S 4083-16513; 1.08-1.10x at 30·2^20), 0.82x at 2048 and 0.96-0.99x
+/// from 32768 up; with u64 offsets 1.03-1.13x at 4096-32768 and 0.99-1.02x above; the affine
+/// monoid (8 bytes) 1.05-1.09x at 2048-8192 with either width, 1.00x at 16384 and 0.83-0.93x
+/// above; ArgMax lifted from f32 (u32 offsets) 1.14-1.35x at 4096-65536, 1.02-1.05x to 2^20,
+/// 0.87x at 2048. The lower edges sit just under the sweep's layouts of mean 4096 (N / S 4083)
+/// and 2048 (2052); the upper ones between the last length measured faster and the first not.
+/// Validated calls, which run the exact layout check first (0.75-0.78 of a trusted call's
+/// speed), keep SegShuffle or SegHeads.
+pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 5] = [
+    SegBand::new(4, false, 30 << 20, 4000..=24_000),
+    SegBand::new(4, true, 30 << 20, 4000..=140_000),
+    SegBand::new(8, false, 30 << 20, 2000..=12_000),
+    SegBand::new(8, true, 30 << 20, 2000..=12_000),
+    SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
 ];
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough

@@ -26,6 +26,8 @@ pub(crate) enum Family {
     SegMerge,
     /// The CSR form by head bits (`SegHeads`).
     SegHeads,
+    /// The CSR form a block per segment, capped at a chunk (`SegBlocks`).
+    SegBlocks,
     /// Reductions along the axes of arrays.
     Axes,
     /// The portable reductions along axes (`AxisConfig::portable`).
@@ -55,6 +57,7 @@ impl Family {
         Family::SegPortable,
         Family::SegMerge,
         Family::SegHeads,
+        Family::SegBlocks,
         Family::Axes,
         Family::AxesPortable,
         Family::Scan,
@@ -87,6 +90,7 @@ impl Family {
             ),
             Family::SegMerge => ("seg_merge", include_str!("../../kernels/seg_merge.cu")),
             Family::SegHeads => ("seg_heads", include_str!("../../kernels/seg_heads.cu")),
+            Family::SegBlocks => ("seg_blocks", include_str!("../../kernels/seg_blocks.cu")),
             Family::Axes => ("axes", include_str!("../../kernels/axes.cu")),
             Family::AxesPortable => (
                 "axes_portable",
@@ -107,7 +111,7 @@ impl Family {
             Family::Scan => &[SEG_COMMON],
             Family::SegShuffle => &[SEG_COMMON, SEG_TILE, PIPE],
             Family::Shuffle | Family::Portable => &[LANES],
-            Family::SegPortable | Family::SegHeads => &[SEG_COMMON, LANES],
+            Family::SegPortable | Family::SegHeads | Family::SegBlocks => &[SEG_COMMON, LANES],
             _ => &[],
         }
     }

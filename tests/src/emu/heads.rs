@@ -1,13 +1,16 @@
-//! SegHeads' launch (kernels/seg_heads.cu) on the emulator, driven by
-//! `tests/emulated_seg_heads.rs`.
+//! The CSR-only kernels on the emulator, one call format for both: SegHeads' three launches
+//! (kernels/seg_heads.cu, driven by `tests/emulated_seg_heads.rs`) and SegBlocks' one
+//! (kernels/seg_blocks.cu, `tests/emulated_seg_blocks.rs`).
 
 use super::{emulated_text, index_bytes, segmented_results, Build, Order};
 use reduce_cuda::KernelSource;
 
 /// The host side of a SegHeads call (`#include`d after the kernel text).
 const SEG_HEADS_MAIN_CPP: &str = include_str!("../../emu/seg_heads_main.cpp");
+/// The host side of a SegBlocks call.
+const SEG_BLOCKS_MAIN_CPP: &str = include_str!("../../emu/seg_blocks_main.cpp");
 
-/// A SegHeads kernel compiled for the emulator.
+/// A SegHeads or SegBlocks kernel compiled for the emulator.
 pub struct EmulatedHeads {
     build: Build,
     m_size: usize,
@@ -41,6 +44,34 @@ pub fn seg_heads_kernel(
         main,
         &format!("seg_heads_{tag}"),
     );
+    EmulatedHeads {
+        build,
+        m_size,
+        wide,
+    }
+}
+
+/// The SegBlocks kernel of `source` with chunks of `chunk_runs` lane runs (the runtime's are
+/// far longer than a test's layouts), otherwise as [`seg_heads_kernel`]. Its cases' `grid` is
+/// the launch's blocks (units past it are taken a grid apart); `validate` is not read (the
+/// launch trusts its layout).
+pub fn seg_blocks_kernel(
+    cxx: &str,
+    source: &KernelSource,
+    tag: &str,
+    m_size: usize,
+    wide: bool,
+    chunk_runs: u32,
+) -> EmulatedHeads {
+    let text = emulated_text(source);
+    let chunk = text
+        .lines()
+        .find(|line| line.starts_with("#define R_CHUNK_RUNS "))
+        .expect("a SegBlocks kernel")
+        .to_string();
+    let text = text.replace(&chunk, &format!("#define R_CHUNK_RUNS {chunk_runs}"));
+    let main = ("seg_blocks_main.cpp", SEG_BLOCKS_MAIN_CPP);
+    let build = Build::compile(cxx, &text, main, &format!("seg_blocks_{tag}"));
     EmulatedHeads {
         build,
         m_size,

@@ -4,7 +4,7 @@
 //! AddressSanitizer on every access), launched block by block on cases written to a file. One
 //! module per family: `plain` (Shuffle's and the portable kernel), `segmented` (SegShuffle's,
 //! SegPipeline's — the same kernel fed by a producer warp's bulk copies — and the portable
-//! one's), `heads` (SegHeads'), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
+//! one's), `heads` (SegHeads' and SegBlocks'), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
 //! the compiler, a built kernel and its runs, the fibers' orders.
 //!
 //! The C++ files are compiled into the test binary and written beside each kernel it builds, so
@@ -19,7 +19,7 @@ mod scan;
 mod segmented;
 
 pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
-pub use heads::{seg_heads_kernel, EmulatedHeads, HeadsCase};
+pub use heads::{seg_blocks_kernel, seg_heads_kernel, EmulatedHeads, HeadsCase};
 #[cfg(feature = "nccl")]
 pub use join::{join_kernel, EmulatedJoin, Joined};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};

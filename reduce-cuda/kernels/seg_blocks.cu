@@ -1,0 +1,134 @@
+// SegBlocks: the CSR form a block per segment, as CUB's DeviceSegmentedReduce, with every
+// block's work capped at a chunk of items (ours), in one launch.
+//
+// ORDER INVARIANT. The items are cut at multiples of R_CHUNK into chunks; a segment's pieces are
+// its parts in the chunks it meets, in chunk order. Unit k < chunks (k > 0) folds the piece of
+// the segment that holds item k * R_CHUNK strictly inside it (found by a warp's search of the
+// offsets), from that item to the segment's end or the chunk's; unit chunks + s folds segment
+// s's first piece, from offsets[s] to its end or the end of its first chunk. A piece is folded
+// in whole lane runs of R_ITEMS items at global positions (multiples of R_ITEMS; a run the
+// piece cuts is read item by item, only its items): warp w takes the w-th of R_WARPS
+// contiguous shares of the runs, a warp tile of 32 runs at a time, lane i the i-th run left to
+// right; the lanes combine by r_warp_reduce (shuffles at increasing offsets), a warp's value is
+// (its earlier tiles) ⊕ (this tile), the block combines its warps in order
+// (r_block_combine_warps). A segment of one piece is written by its unit. A segment of several
+// pieces k0 .. k1 is joined, first piece ⊕ the others in chunk order (each thread a contiguous
+// run of them, then warps, then the block), by the unit that brings its last piece: its first
+// piece waits in first_part[k0], the others in cross_part[k], and counts[k0] counts them.
+// Every m_combine is (earlier items, later items): exact for any associative monoid.
+//
+// EXACTLY ONCE. Every segment is written by one unit: an empty one (the identity) and a
+// one-piece one by its own unit, a longer one by the unit whose atomicAdd on counts[k0] sees
+// the others' pieces arrived. counts lies in words that are zero between calls; the host
+// queues a fill of zeros behind the launch, as a bad layout's pieces may never all arrive.
+//
+// LAYOUT. Offsets are u32 or u64 (R_IDX64), narrowed as they are read (r_narrow: fewer than
+// 2^32 - 1 items and segments). The launch trusts its layout: a validated call runs the exact
+// check first. A bad layout (trusted) gives unspecified values, and reads and writes only
+// items below n, ids below `segments` and chunks below `chunks`.
+//
+// Items are r_in values lifted into M by m_lift (i, the item's global index). Parameters:
+// R_BLOCK threads (a multiple of 32); R_ITEMS items a lane's run, R_VECS and R_ITEM_SHIFT as
+// kernels/lanes.cuh says; R_CHUNK_RUNS runs a chunk; R_IDX64.
+
+#define R_WARPS (R_BLOCK / R_WARP)
+#define R_CHUNK ((r_size)R_CHUNK_RUNS * R_ITEMS)
+static_assert(R_BLOCK % R_WARP == 0, "whole warps");
+
+// The fold of the items lo .. hi - 1 (lo < hi <= n), in order; thread 0 returns it. Every
+// thread of the block calls it; it ends with the block synchronized.
+__device__ __forceinline__ M r_blocks_fold(const r_in* __restrict__ in, r_size n, r_size lo, r_size hi,
+                                          M* s_warps) {
+    const unsigned int lane = threadIdx.x & (R_WARP - 1);
+    const unsigned int warp = threadIdx.x / R_WARP;
+    const r_size r0 = lo / R_ITEMS, runs = (hi - 1) / R_ITEMS + 1 - r0;
+    // Each warp's share in whole warp tiles (the last warps may get none).
+    const r_size per = ((runs + R_WARPS - 1) / R_WARPS + R_WARP - 1) / R_WARP * R_WARP;
+    const r_size w0 = r0 + min(runs, warp * per), w1 = r0 + min(runs, (warp + 1) * per);
+    M acc = m_identity();  // meaningful in lane 0
+    for (r_size t = w0; t < w1; t += R_WARP) {
+        const r_size r = t + lane;
+        const r_size first = r * R_ITEMS;
+        M v = m_identity();
+        if (r < w1 && first >= lo && first + R_ITEMS <= hi) {
+            v = r_fold_lane_full(in, first, n);
+        } else if (r < w1) {
+            for (int i = 0; i < R_ITEMS; ++i) {
+                const r_size k = first + i;
+                if (k >= lo && k < hi) v = m_combine(v, m_lift(in[k], k));
+            }
+        }
+        v = r_warp_reduce(v);
+        if (lane == 0) acc = m_combine(acc, v);
+    }
+    return r_block_combine_warps(acc, s_warps);
+}
+
+// A piece of the segment `s` whose pieces lie in chunks k0 .. k1 arrived (its value stored by
+// thread 0 before): the unit that brings the last one joins them all into out[s].
+__device__ __forceinline__ void r_blocks_arrive(M* __restrict__ out, const M* first_part, const M* cross_part,
+                                                unsigned int* __restrict__ counts, r_size s, r_size k0, r_size k1,
+                                                M* s_warps, unsigned int* s_last) {
+    if (threadIdx.x == 0) {
+        __threadfence();
+        *s_last = atomicAdd(counts + k0, 1u) == (unsigned int)(k1 - k0);
+    }
+    __syncthreads();
+    if (!*s_last) return;
+    __threadfence();
+    const r_size count = k1 - k0 + 1;
+    const r_size per = (count + R_BLOCK - 1) / R_BLOCK;
+    const r_size lo = threadIdx.x * per, hi = min(lo + per, count);
+    M v = m_identity();
+    for (r_size i = lo; i < hi; ++i) v = m_combine(v, r_load_cg(i == 0 ? first_part + k0 : cross_part + k0 + i));
+    const M total = r_block_combine_warps(r_warp_reduce(v), s_warps);
+    if (threadIdx.x == 0) out[s] = total;
+}
+
+// Units blockIdx.x, blockIdx.x + gridDim.x, ... of the chunks + segments (see above). counts:
+// `chunks` words that are zero on entry; first_part and cross_part: `chunks` values each.
+extern "C" __global__ void __launch_bounds__(R_BLOCK)
+reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ offsets, r_size segments,
+                  M* __restrict__ out, M* first_part, M* cross_part, unsigned int* __restrict__ counts,
+                  r_size chunks) {
+    __shared__ M s_warps[R_WARPS];  // r_block_combine_warps reads R_WARPS of them
+    __shared__ unsigned int s_found, s_last;
+    const r_size units = chunks + segments;
+    for (r_size u = blockIdx.x; u < units; u += gridDim.x) {
+        __syncthreads();  // the shared words of the unit before are read
+        if (u < chunks) {
+            // The segment that holds item c0, if c0 lies strictly inside it.
+            const r_size c0 = u * R_CHUNK;
+            if (u == 0 || segments == 0) continue;
+            if (threadIdx.x < R_WARP) {
+                const r_size s = r_warp_find_segment(offsets, segments, c0);
+                if (threadIdx.x == 0) s_found = (unsigned int)s;
+            }
+            __syncthreads();
+            const r_size s = s_found;
+            const r_size b = min((r_size)r_index(offsets + s + 1), n);
+            const r_size a = min((r_size)r_index(offsets + s), b);
+            if (!(a < c0 && c0 < b)) continue;  // a segment starts at c0 (or a bad layout)
+            const M v = r_blocks_fold(in, n, c0, min(b, c0 + R_CHUNK), s_warps);
+            if (threadIdx.x == 0) cross_part[u] = v;
+            r_blocks_arrive(out, first_part, cross_part, counts, s, a / R_CHUNK, (b - 1) / R_CHUNK, s_warps,
+                            &s_last);
+        } else {
+            const r_size s = u - chunks;
+            const r_size b = min((r_size)r_index(offsets + s + 1), n);
+            const r_size a = min((r_size)r_index(offsets + s), b);
+            if (a == b) {
+                if (threadIdx.x == 0) out[s] = m_identity();
+                continue;
+            }
+            const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK;
+            const M v = r_blocks_fold(in, n, a, min(b, end), s_warps);
+            if (b <= end) {
+                if (threadIdx.x == 0) out[s] = v;
+                continue;
+            }
+            if (threadIdx.x == 0) first_part[k0] = v;
+            r_blocks_arrive(out, first_part, cross_part, counts, s, k0, (b - 1) / R_CHUNK, s_warps, &s_last);
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The block-per-segment family (ours): `SegBlocks`, the CSR form in one launch. A block folds
+//! a segment, as CUB's `DeviceSegmentedReduce` schedules it, but no block folds more than a
+//! chunk of items: a segment past its first chunk is cut at the chunks' boundaries, a block a
+//! piece, and the block that brings its last piece joins them in order (a count per segment in
+//! words that are zero between calls; a fill of zeros behind the launch). Made for long
+//! segments, where a tile's per-segment phases (SegShuffle) or three launches (SegHeads) cost
+//! more than a block's overhead per segment. CSR offsets only: asked for the owner form it runs
+//! what `Auto` runs (`catalogue::seg_plan`). The order invariant is at the head of
+//! kernels/seg_blocks.cu.
+
+use super::algorithm::SegAlgorithm;
+use super::config::{check_block, refuse, Knobs};
+use super::plan::{SegPlan, SegShape};
+use super::shuffle::{lane_items, seg_limits};
+use super::tuning::{SEG_BLOCKS_BLOCK, SEG_BLOCKS_CHUNK_BYTES};
+use crate::device::{kernel_signature, Entry};
+use crate::dispatch::segmented::SegJob;
+use crate::dispatch::Dispatch;
+use crate::error::Result;
+use crate::jit::{Family, KernelSpec};
+
+kernel_signature! {
+    /// The segments of `offsets` over the items, into `out`: `chunks` chunks' and `segments`
+    /// segments' units, over `first_part`, `cross_part` (a value a chunk) and `counts` (a
+    /// zeroed word a chunk).
+    struct BlocksArgs {
+        r#in, n, offsets, segments, out, first_part, cross_part, counts, chunks,
+    }
+}
+
+const BLOCKS: Entry<BlocksArgs> = Entry::new("reduce_seg_blocks");
+
+/// The most blocks one launch asks for; units past it are taken a grid apart.
+const MAX_GRID: u64 = i32::MAX as u64;
+
+/// `SegBlocks` with every parameter fixed (the offsets form).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Blocks {
+    shape: SegShape,
+    block: u32,
+    items: u32,
+    vecs: u32,
+    /// Lane runs a chunk.
+    chunk_runs: u32,
+}
+
+/// `SegBlocks` for `shape` (the offsets form): a lane's run of items sized as Shuffle's (about
+/// 64 bytes of input items), blocks of [`SEG_BLOCKS_BLOCK`] threads, chunks of
+/// [`SEG_BLOCKS_CHUNK_BYTES`] of input items in whole runs.
+pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Blocks> {
+    let name = SegAlgorithm::SegBlocks.name();
+    debug_assert!(shape.offsets_form);
+    refuse(name, "matrix_width", knobs.matrix_width)?;
+    refuse(name, "producers", knobs.producers)?;
+    refuse(name, "grid (a block per segment and chunk)", knobs.grid)?;
+    let block = check_block(name, knobs.block.unwrap_or(SEG_BLOCKS_BLOCK))?;
+    let (items, vecs) = lane_items(name, shape.items.in_size, knobs.items_per_thread)?;
+    let run_bytes = items as usize * shape.items.in_size.max(1);
+    let chunk_runs = (SEG_BLOCKS_CHUNK_BYTES / run_bytes).max(1) as u32;
+    Ok(Blocks {
+        shape,
+        block,
+        items,
+        vecs,
+        chunk_runs,
+    })
+}
+
+impl Blocks {
+    /// Items a chunk.
+    fn chunk(&self) -> u64 {
+        self.chunk_runs as u64 * self.items as u64
+    }
+}
+
+impl SegPlan for Blocks {
+    /// SegShuffle's: positions and ids in 32 bits, and with u64 offsets fewer than 2^32 - 1
+    /// items, so that an entry past 2^32 - 1, read as 0xffffffff, is never a valid offset.
+    fn limits(&self) -> Option<(u64, u64)> {
+        Some(seg_limits(self.shape))
+    }
+
+    fn limited_by(&self) -> &'static str {
+        "SegBlocks' 32-bit positions and ids (use SegMerge or Auto)"
+    }
+
+    fn variants(&self) -> Vec<KernelSpec> {
+        let shape = self.shape;
+        vec![KernelSpec::new(
+            Family::SegBlocks,
+            &[
+                ("R_BLOCK", self.block),
+                ("R_ITEMS", self.items),
+                ("R_VECS", self.vecs),
+                (
+                    "R_ITEM_SHIFT",
+                    if self.vecs > 0 { shape.item_shift } else { 0 },
+                ),
+                ("R_CHUNK_RUNS", self.chunk_runs),
+                ("R_IDX64", shape.wide as u32),
+            ],
+        )]
+    }
+
+    fn dynamic_smem(&self) -> usize {
+        0
+    }
+
+    /// One launch, a unit a block (units past [`MAX_GRID`] a grid apart), then a fill of zeros
+    /// over the chunks' counts; a validated call runs the exact layout check first (the kernel
+    /// trusts its layout).
+    fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
+        let name = SegAlgorithm::SegBlocks.name();
+        if validate {
+            d.validate_exact(job)?;
+        }
+        let kernel = d.device.kernel(&job.module, BLOCKS, self.block, 0, name)?;
+        let n = job.n();
+        let segments = job.segments as u64;
+        let chunks = n.div_ceil(self.chunk());
+        let units = chunks + segments;
+        if units == 0 {
+            return Ok(());
+        }
+        let counts = d.zeroed(chunks.max(1) as usize)?;
+        let m = self.shape.items.m_size;
+        let [first_part, cross_part] = d.carve(&[m * chunks as usize, m * chunks as usize])?[..]
+        else {
+            unreachable!("two regions")
+        };
+        let args = BlocksArgs {
+            r#in: job.items.0,
+            n,
+            offsets: job.layout.ptr,
+            segments,
+            out: job.out,
+            first_part,
+            cross_part,
+            counts,
+            chunks,
+        };
+        let launched = d.launch(&kernel, units.min(MAX_GRID), args);
+        // The counts go back to zero whatever the layout (a bad one's pieces may never all
+        // arrive), and even when the launch failed after its kernel was queued.
+        let cleared = d.clear_zeroed(chunks as usize * 4);
+        launched.and(cleared)
+    }
+}
+
+#[cfg(test)]
+pub(super) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
+    use crate::device::KernelArgs;
+    vec![(BLOCKS.name, BlocksArgs::PARAMS)]
+}
