@@ -1,6 +1,6 @@
 //! The sequential references every backend and every algorithm is compared against.
 
-use crate::layout::{check_offsets, owner_layout, LayoutError, SegIndex};
+use crate::layout::{offsets_layout, owner_layout, LayoutError, SegIndex};
 use crate::Monoid;
 
 /// The sequential left fold `identity ⊕ items[0] ⊕ items[1] ⊕ … ⊕ items[n-1]`: THE reference.
@@ -18,7 +18,9 @@ pub fn fold<M: Monoid>(items: &[M]) -> M {
 
 /// Folds each segment of a CSR layout: segment `s` is `items[offsets[s]..offsets[s + 1]]`.
 /// `offsets` holds `segments + 1` entries, starts at 0, ends at `items.len()` and never decreases;
-/// empty segments give the identity. `u32` or `u64` offsets.
+/// empty segments give the identity. `u32` or `u64` offsets. Errors: those of
+/// [`check_offsets`](crate::layout::check_offsets), then [`LayoutError::HostMemory`] where the
+/// host cannot hold the results.
 ///
 /// ```
 /// use reduce_core::{fold_segments, Sum};
@@ -38,7 +40,7 @@ pub(crate) fn per_segment<M, I: SegIndex>(
     offsets: &[I],
     value: impl Fn(usize, usize) -> M,
 ) -> Result<Vec<M>, LayoutError> {
-    check_offsets(offsets, items)?;
+    offsets_layout::<M, I>(offsets, items)?;
     Ok(offsets
         .windows(2)
         .map(|w| value(w[0].to_u64() as usize, w[1].to_u64() as usize))

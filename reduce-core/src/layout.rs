@@ -304,6 +304,18 @@ pub(crate) fn host_room<T>(
         })
 }
 
+/// The segment count of CSR `offsets` over `items` items, checked ([`check_offsets`]), with
+/// room on the host for a value of `M` per segment ([`host_room`]): what every reduction by
+/// offsets on the host starts with (2^28 empty segments of a 256-byte monoid take 64 GiB).
+pub(crate) fn offsets_layout<M, I: SegIndex>(
+    offsets: &[I],
+    items: usize,
+) -> Result<usize, LayoutError> {
+    let segments = check_offsets(offsets, items)?;
+    host_room::<M>("segment count", segments, segments)?;
+    Ok(segments)
+}
+
 /// The CSR offsets of `owner` for `items` items and `num_segments` segments, checked
 /// ([`check_owner`]), with room on the host for them and for the results, values of `M`
 /// ([`host_room`]): what every reduction by owner on the host starts with.

@@ -1,7 +1,7 @@
 // Sharding across devices (reduce-cuda's `cluster` module): per-shard layout helpers and the
 // rank-order fold of the partials the ranks gathered.
 //
-// Order invariant: the layout kernels never combine monoid values; they rewrite indices element
+// ORDER INVARIANT. The layout kernels never combine monoid values; they rewrite indices element
 // by element, so every item keeps its place and every segment its items, in order. The fold of
 // the gathered partials is one thread's left-to-right loop over them, in rank order: exactly
 // reduce_core::fold of the partials, the grouping the host fold uses, so a value folded on the

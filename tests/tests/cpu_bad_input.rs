@@ -196,8 +196,40 @@ fn core_results_past_the_host_are_too_large_not_an_abort() {
         Err(CpuError::Layout(e)) => assert!(host(&e), "{e:?}"),
         other => panic!("{other:?}"),
     }
+    // CSR offsets: 2^20 empty segments of a 1 MiB monoid ask the host for a TiB of results.
+    #[derive(Clone, Copy)]
+    struct Huge([u8; 1 << 20]);
+    impl reduce_core::Monoid for Huge {
+        fn identity() -> Self {
+            Huge([0; 1 << 20])
+        }
+        fn combine(left: Self, _: Self) -> Self {
+            left
+        }
+    }
+    let empty = vec![0u32; (1 << 20) + 1];
+    let huge =
+        |e: &LayoutError| matches!(e, LayoutError::HostMemory { value, .. } if *value == 1 << 20);
+    for result in [
+        reduce_core::fold_segments::<Huge, u32>(&[], &empty),
+        portable::fold_segments::<Huge, u32>(&[], &empty),
+        cpu.reduce_segments::<Huge, u32>(&[], &empty),
+        cpu.reduce_segments_portable::<Huge, u32>(&[], &empty),
+    ] {
+        assert!(huge(result.as_ref().err().unwrap()));
+    }
+    match cpu.try_reduce_segments::<Huge, u32>(&[], &empty) {
+        Err(CpuError::Layout(e)) => assert!(huge(&e), "{e:?}"),
+        _ => panic!("no error"),
+    }
     // an error built by hand with index 0 still prints
     let e = LayoutError::OffsetsDecreasing {
+        index: 0,
+        value: 1,
+        previous: 2,
+    };
+    assert!(!e.to_string().is_empty());
+    let e = reduce_core::shard::ShardError::OffsetsDecreasing {
         index: 0,
         value: 1,
         previous: 2,

@@ -11,7 +11,7 @@
 
 use crate::axes::Axes;
 use crate::fault::{guarded, CpuError, IndexFault};
-use crate::layout::{check_offsets, owner_layout, LayoutError, SegIndex};
+use crate::layout::{offsets_layout, owner_layout, LayoutError, SegIndex};
 use crate::portable::segment;
 use crate::{fold, DeviceCopy, Lift, Monoid};
 use rayon::prelude::*;
@@ -177,7 +177,7 @@ impl Cpu {
         items: &[M],
         offsets: &[I],
     ) -> Result<Vec<M>, LayoutError> {
-        let segments = check_offsets(offsets, items.len())?;
+        let segments = offsets_layout::<M, I>(offsets, items.len())?;
         Ok(unchecked(self.segmented(false, items, offsets, segments)))
     }
 
@@ -188,7 +188,7 @@ impl Cpu {
         items: &[M],
         offsets: &[I],
     ) -> Result<Vec<M>, CpuError> {
-        let segments = check_offsets(offsets, items.len())?;
+        let segments = offsets_layout::<M, I>(offsets, items.len())?;
         Ok(self.segmented(true, items, offsets, segments)?)
     }
 
@@ -239,7 +239,7 @@ impl Cpu {
         items: &[M],
         offsets: &[I],
     ) -> Result<Vec<M>, LayoutError> {
-        let segments = check_offsets(offsets, items.len())?;
+        let segments = offsets_layout::<M, I>(offsets, items.len())?;
         Ok(unchecked(segmented_portable(
             false, items, offsets, segments,
         )))
@@ -252,7 +252,7 @@ impl Cpu {
         items: &[M],
         offsets: &[I],
     ) -> Result<Vec<M>, CpuError> {
-        let segments = check_offsets(offsets, items.len())?;
+        let segments = offsets_layout::<M, I>(offsets, items.len())?;
         Ok(segmented_portable(true, items, offsets, segments)?)
     }
 

@@ -31,7 +31,7 @@ pub enum ShardError {
         value: u64,
     },
     /// `offsets[index] < offsets[index - 1]`.
-    #[error("offsets decrease: offsets[{index}] = {value} is smaller than offsets[{}] = {previous}", index - 1)]
+    #[error("offsets decrease: offsets[{index}] = {value} is smaller than offsets[{}] = {previous}", index.saturating_sub(1))]
     OffsetsDecreasing {
         /// First index whose offset is smaller than its predecessor's.
         index: usize,
