@@ -363,3 +363,17 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
     out.push(("runs of empties past a tile", runs));
     out
 }
+
+/// A garbage CSR layout over `n` items (what a trusted call may be handed): 1 to 2n segments
+/// whose offsets are random within a quarter of the items, the items, the u32 range or (when
+/// `wide`) the u64 range, sorted or not.
+pub fn garbage_offsets(rng: &mut TestRng, n: u64, wide: bool) -> Vec<u64> {
+    let segments = rng.range(1, 2 * n);
+    let spread =
+        [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1][rng.range(0, 2 + wide as u64) as usize];
+    let mut offsets: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
+    if rng.range(0, 1) == 0 {
+        offsets.sort_unstable();
+    }
+    offsets
+}

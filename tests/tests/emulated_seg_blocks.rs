@@ -17,7 +17,7 @@ use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_blocks_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{filling, offsets_of};
+use reduce_tests::layouts::{filling, garbage_offsets, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -200,13 +200,7 @@ fn seg_blocks_garbage_stays_in_bounds() {
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
             for _ in 0..6 {
-                let segments = rng.range(1, 2 * n);
-                let spread = [n / 4 + 1, n + 1, u32::MAX as u64, u64::MAX - 1]
-                    [rng.range(0, 2 + wide_index as u64) as usize];
-                let mut offsets: Vec<u64> = (0..=segments).map(|_| rng.range(0, spread)).collect();
-                if rng.range(0, 1) == 0 {
-                    offsets.sort_unstable();
-                }
+                let offsets = garbage_offsets(&mut rng, n, wide_index);
                 garbage.push(HeadsCase {
                     n,
                     items: items.clone(),

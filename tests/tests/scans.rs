@@ -501,8 +501,9 @@ fn segmented_scans_are_the_reference_on_every_layout_shape() {
 }
 
 /// The scans' tile states and heads' bitmap lie in the scratch words that are zero between
-/// calls, beside SegHeads' bits, and are zeroed behind each scan: calls of both families taking
-/// turns on one `Gpu` stay exact (a call that left a word set would corrupt the next one).
+/// calls, beside SegHeads' bits and SegBlocks' counts, and are zeroed behind each scan: calls of
+/// the three families taking turns on one `Gpu` stay exact (a call that left a word set would
+/// corrupt the next one).
 #[test]
 fn scans_and_seg_heads_take_turns_on_the_zeroed_words() {
     let Some(gpu) = gpu() else { return };
@@ -513,6 +514,7 @@ fn scans_and_seg_heads_take_turns_on_the_zeroed_words() {
     let xs = Affine::random_vec(n, 0x5ca8);
     let (dxs, doff) = (gpu.upload(&xs).unwrap(), gpu.upload(&offsets).unwrap());
     let heads = SegConfig::new(SegAlgorithm::SegHeads).trusted();
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks).trusted();
     let ahead = ScanConfig::new(ScanAlgorithm::LookAhead);
     for round in 0..3 {
         for kind in KINDS {
@@ -523,9 +525,12 @@ fn scans_and_seg_heads_take_turns_on_the_zeroed_words() {
                 want,
                 "round {round}: {kind:?} by offsets"
             );
-            let got = gpu.reduce_segments(&dxs, &doff, heads).unwrap();
             let want = reduce_core::fold_segments(&xs, &offsets).unwrap();
-            assert_eq!(gpu.download(&got).unwrap(), want, "round {round}: SegHeads");
+            for config in [heads, blocks] {
+                let got = gpu.reduce_segments(&dxs, &doff, config).unwrap();
+                let name = config.algorithm;
+                assert_eq!(gpu.download(&got).unwrap(), want, "round {round}: {name}");
+            }
             let got = gpu.scan(&dxs, kind, ahead).unwrap();
             assert_eq!(
                 gpu.download(&got).unwrap(),

@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use reduce_bench::monoids::LogSumExp;
 // the references and the layout errors through reduce_cuda's re-exports, as its users name them
 use reduce_cuda::{
-    fold_by_owner, fold_segments, CudaMonoid, Error, Gpu, LayoutError, Min, SegAlgorithm,
-    SegConfig, Sum,
+    fold_by_owner, fold_segments, CudaMonoid, DeviceVec, Error, Gpu, LayoutError, Min,
+    SegAlgorithm, SegConfig, Sum,
 };
 use reduce_tests::layouts::basic;
 use reduce_tests::*;
@@ -382,96 +382,109 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
 #[test]
 fn auto_takes_seg_blocks_on_long_trusted_layouts() {
     let Some(gpu) = gpu() else { return };
-    let n = 1u32 << 25;
-    let mut rng = TestRng::new(11);
-    let mut lengths = Vec::new();
-    let mut total = 0u32;
-    while total < n {
-        let l = (rng.range(2000, 10_000) as u32).min(n - total);
-        lengths.push(l);
-        total += l;
-    }
-    let offsets = offsets_of(&lengths);
-    let items: Vec<Sum<f32>> = (0..n)
-        .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
-        .collect();
-    let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-    let xs = gpu.upload(&items).unwrap();
-    let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
-    let run = |config: SegConfig, wide: bool| {
-        let out = if wide {
-            gpu.reduce_segments(&xs, &d_wide, config)
-        } else {
-            gpu.reduce_segments(&xs, &d_offsets, config)
-        };
-        let v = gpu.download(&out.unwrap()).unwrap();
-        v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>()
-    };
-    let blocks = run(SegConfig::new(SegAlgorithm::SegBlocks), false);
-    let shuffle = run(SegConfig::new(SegAlgorithm::SegShuffle), false);
+    let long = LongFloats::new(&gpu, 1 << 25, 2000..=10_000, 11);
+    let blocks = long.bits(SegConfig::new(SegAlgorithm::SegBlocks), false);
+    let shuffle = long.bits(SegConfig::new(SegAlgorithm::SegShuffle), false);
     assert!(
         shuffle != blocks,
         "SegShuffle's bits equal SegBlocks' here: the test cannot tell them apart"
     );
     let auto = SegConfig::new(SegAlgorithm::Auto);
-    assert!(run(auto.trusted(), false) == blocks, "Auto trusted, u32");
-    assert!(run(auto.trusted(), true) == blocks, "Auto trusted, u64");
     assert!(
-        run(auto, false) == shuffle,
+        long.bits(auto.trusted(), false) == blocks,
+        "Auto trusted, u32"
+    );
+    assert!(
+        long.bits(auto.trusted(), true) == blocks,
+        "Auto trusted, u64"
+    );
+    assert!(
+        long.bits(auto, false) == shuffle,
         "Auto validated keeps SegShuffle"
     );
-    for (s, w) in offsets.windows(2).enumerate() {
-        let want: f64 = items[w[0] as usize..w[1] as usize]
-            .iter()
-            .map(|x| x.0 as f64)
-            .sum();
-        let got = f32::from_bits(blocks[s]) as f64;
-        assert!(
-            (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
-            "segment {s}: {got} against {want}"
-        );
+    long.check_sums(&blocks);
+}
+
+/// f32 items over segments of random lengths in `lengths`, `n` items in all, on the GPU with
+/// u32 and u64 offsets.
+struct LongFloats<'g> {
+    gpu: &'g Gpu,
+    offsets: Vec<u32>,
+    items: Vec<Sum<f32>>,
+    xs: DeviceVec<Sum<f32>>,
+    d_offsets: DeviceVec<u32>,
+    d_wide: DeviceVec<u64>,
+}
+
+impl<'g> LongFloats<'g> {
+    fn new(gpu: &'g Gpu, n: u32, lengths: std::ops::RangeInclusive<u64>, seed: u64) -> Self {
+        let mut rng = TestRng::new(seed);
+        let mut counts = Vec::new();
+        let mut total = 0u32;
+        while total < n {
+            let l = (rng.range(*lengths.start(), *lengths.end()) as u32).min(n - total);
+            counts.push(l);
+            total += l;
+        }
+        let offsets = offsets_of(&counts);
+        let items: Vec<Sum<f32>> = (0..n)
+            .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
+            .collect();
+        let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+        LongFloats {
+            gpu,
+            xs: gpu.upload(&items).unwrap(),
+            d_offsets: gpu.upload(&offsets).unwrap(),
+            d_wide: gpu.upload(&wide).unwrap(),
+            offsets,
+            items,
+        }
+    }
+
+    /// The bits of every segment's sum by `config`, with u64 offsets when `wide`.
+    fn bits(&self, config: SegConfig, wide: bool) -> Vec<u32> {
+        let out = if wide {
+            self.gpu.reduce_segments(&self.xs, &self.d_wide, config)
+        } else {
+            self.gpu.reduce_segments(&self.xs, &self.d_offsets, config)
+        };
+        let out = self.gpu.download(&out.unwrap()).unwrap();
+        out.iter().map(|s| s.0.to_bits()).collect()
+    }
+
+    /// Every segment of `bits` is its items' sum within float rounding.
+    fn check_sums(&self, bits: &[u32]) {
+        for (s, w) in self.offsets.windows(2).enumerate() {
+            let want: f64 = self.items[w[0] as usize..w[1] as usize]
+                .iter()
+                .map(|x| x.0 as f64)
+                .sum();
+            let got = f32::from_bits(bits[s]) as f64;
+            assert!(
+                (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
+                "segment {s}: {got} against {want}"
+            );
+        }
     }
 }
 
 fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
-    let mut rng = TestRng::new(9);
-    let mut lengths = Vec::new();
-    let mut total = 0u32;
-    while total < n {
-        let l = (rng.range(1, 2000) as u32).min(n - total);
-        lengths.push(l);
-        total += l;
-    }
-    let offsets = offsets_of(&lengths);
-    let items: Vec<Sum<f32>> = (0..n)
-        .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
-        .collect();
-    let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-    let xs = gpu.upload(&items).unwrap();
-    let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
-    let run = |algorithm: SegAlgorithm, wide: bool| {
-        let config = SegConfig::new(algorithm);
-        let out = if wide {
-            gpu.reduce_segments(&xs, &d_wide, config)
-        } else {
-            gpu.reduce_segments(&xs, &d_offsets, config)
-        };
-        gpu.download(&out.unwrap()).unwrap()
-    };
-    let bits = |v: &[Sum<f32>]| v.iter().map(|s| s.0.to_bits()).collect::<Vec<u32>>();
-    let heads = bits(&run(SegAlgorithm::SegHeads, false));
-    let shuffle = bits(&run(SegAlgorithm::SegShuffle, false));
+    let long = LongFloats::new(gpu, n, 1..=2000, 9);
+    let (d_offsets, d_wide) = (&long.d_offsets, &long.d_wide);
+    let run = |algorithm: SegAlgorithm, wide: bool| long.bits(SegConfig::new(algorithm), wide);
+    let heads = run(SegAlgorithm::SegHeads, false);
+    let shuffle = run(SegAlgorithm::SegShuffle, false);
     assert!(
         shuffle != heads,
         "n = {n}: SegShuffle's bits equal SegHeads' here: the test cannot tell them apart"
     );
     assert!(
-        bits(&run(SegAlgorithm::SegHeads, true)) == heads,
+        run(SegAlgorithm::SegHeads, true) == heads,
         "n = {n}: u64 offsets: other bits"
     );
     let narrow = if n >= 1 << 25 { &heads } else { &shuffle };
     assert!(
-        bits(&run(SegAlgorithm::Auto, false)) == *narrow,
+        run(SegAlgorithm::Auto, false) == *narrow,
         "n = {n}: Auto did not run {} (u32 offsets)",
         if n >= 1 << 25 {
             "SegHeads"
@@ -480,7 +493,7 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         }
     );
     assert!(
-        bits(&run(SegAlgorithm::Auto, true)) == heads,
+        run(SegAlgorithm::Auto, true) == heads,
         "n = {n}: Auto did not run SegHeads (u64 offsets)"
     );
     // 8-byte values: f64 items with full mantissas (f32 values summed in f64 would be exact in
@@ -490,7 +503,7 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         .collect();
     let xs64 = gpu.upload(&items64).unwrap();
     let run64 = |algorithm: SegAlgorithm| {
-        let out = gpu.reduce_segments(&xs64, &d_offsets, SegConfig::new(algorithm));
+        let out = gpu.reduce_segments(&xs64, d_offsets, SegConfig::new(algorithm));
         let out = gpu.download(&out.unwrap()).unwrap();
         out.iter().map(|s| s.0.to_bits()).collect::<Vec<u64>>()
     };
@@ -503,7 +516,7 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         run64(SegAlgorithm::Auto) == heads64,
         "n = {n}: Auto did not run SegHeads for f64"
     );
-    let auto64_wide = gpu.reduce_segments(&xs64, &d_wide, SegConfig::default());
+    let auto64_wide = gpu.reduce_segments(&xs64, d_wide, SegConfig::default());
     let auto64_wide = gpu.download(&auto64_wide.unwrap()).unwrap();
     assert!(
         auto64_wide
@@ -519,7 +532,7 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         .collect();
     let d_logits = gpu.upload(&logits).unwrap();
     let run_lse = |config: SegConfig| {
-        let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&d_logits, &d_offsets, config);
+        let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&d_logits, d_offsets, config);
         let out = gpu.download(&out.unwrap()).unwrap();
         out.iter()
             .map(|v| (v.m.to_bits(), v.s.to_bits()))
@@ -536,18 +549,7 @@ fn check_auto_on_long_float_layouts(gpu: &Gpu, n: u32) {
         run_lse(SegConfig::default()) == heads_lse,
         "n = {n}: Auto did not run SegHeads for lifted log-sum-exp"
     );
-    let auto = run(SegAlgorithm::Auto, false);
-    for (s, w) in offsets.windows(2).enumerate() {
-        let want: f64 = items[w[0] as usize..w[1] as usize]
-            .iter()
-            .map(|x| x.0 as f64)
-            .sum();
-        let got = auto[s].0 as f64;
-        assert!(
-            (got - want).abs() <= 1e-3 * (1.0 + want.abs()),
-            "segment {s}: {got} against {want}"
-        );
-    }
+    long.check_sums(&run(SegAlgorithm::Auto, false));
 }
 
 /// Float segmented sums (arbitrary floats) give the same bits on every run, per algorithm.

@@ -125,9 +125,9 @@ impl Gpu {
     /// One value per CSR segment of the fold of `lift(x, i)` over the segment's items `x`
     /// (`i` the item's global index), left to right: [`Gpu::reduce_segments`] over items of
     /// type `X` without materialising monoid values (a segmented ArgMax over `f32` rows reads
-    /// 4 bytes per item, not 8). Read by `SegShuffle`, `SegPipeline`, `SegHeads` and `SegMerge`
-    /// (and `Auto`, which picks among SegShuffle, SegHeads and SegMerge); the paper's algorithms
-    /// return [`crate::Error::InvalidConfig`].
+    /// 4 bytes per item, not 8). Read by `SegShuffle`, `SegPipeline`, `SegHeads`, `SegBlocks` and
+    /// `SegMerge` (and `Auto`, which picks among SegShuffle, SegHeads, SegBlocks and SegMerge);
+    /// the paper's algorithms return [`crate::Error::InvalidConfig`].
     pub fn reduce_segments_lifted<M: Lift<X>, X: DeviceCopy>(
         &self,
         items: &impl DeviceInput<X>,
@@ -194,7 +194,10 @@ impl Gpu {
 
     /// Compiles (or loads) the kernels of a segmented configuration for `I` layouts; see
     /// [`Gpu::prepare`]. For `Auto`: the kernel of a call of unknown size (SegShuffle's, or for
-    /// large values SegMerge's, SegHeads' or Tb2Seg's), and SegHeads' too where its bands hold values of this size by CSR offsets.
+    /// large values SegMerge's, SegHeads' or Tb2Seg's), and SegHeads' too where its bands hold
+    /// values of this size by CSR offsets, and SegBlocks' where its bands do and the
+    /// configuration is trusted (a configuration prepared validated and run trusted compiles
+    /// SegBlocks on first use).
     /// Calls whose sizes make `Auto` size SegShuffle otherwise (lifted items with more segments
     /// than items; owners of short segments) or take SegMerge (past 2^32 items) still compile
     /// their kernel on first use.

@@ -1,8 +1,9 @@
 //! The block-per-segment family (ours): `SegBlocks`, the CSR form in one launch. A block folds
 //! a segment, as CUB's `DeviceSegmentedReduce` schedules it, but no block folds more than a
 //! chunk of items: a segment past its first chunk is cut at the chunks' boundaries, a block a
-//! piece, and the block that brings its last piece joins them in order (a count per segment in
-//! words that are zero between calls; a fill of zeros behind the launch). Made for long
+//! piece, and the block that brings its last piece joins them in order (a count a chunk, of the
+//! pieces of the segment that starts in it and leaves it, in words that are zero between calls;
+//! a fill of zeros behind the launch). Made for long
 //! segments, where a tile's per-segment phases (SegShuffle) or three launches (SegHeads) cost
 //! more than a block's overhead per segment. CSR offsets only: asked for the owner form it runs
 //! what `Auto` runs (`catalogue::seg_plan`). The order invariant is at the head of

@@ -467,7 +467,7 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// on an H100 (`bench segsweep` at 2^26 items and `bench segmented --quick` at 30·2^20, trusted,
 /// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.03-1.05x at mean
 /// lengths 4096-16384 (N / S 4083-16513; 1.08-1.10x at 30·2^20), 0.82x at 2048 and 0.96-0.99x
-/// from 32768 up; with u64 offsets 1.03-1.13x at 4096-32768 and 0.99-1.02x above; the affine
+/// from 32768 up; with u64 offsets 1.03-1.14x at 4096-32768 (2^25 and 2^26 items), 0.99-1.02x above; the affine
 /// monoid (8 bytes) 1.05-1.09x at 2048-8192 with either width, 1.00x at 16384 and 0.83-0.93x
 /// above; ArgMax lifted from f32 (u32 offsets) 1.14-1.35x at 4096-65536, 1.02-1.05x to 2^20,
 /// 0.87x at 2048. The lower edges sit just under the sweep's layouts of mean 4096 (N / S 4083)
@@ -476,7 +476,7 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// speed), keep SegShuffle or SegHeads.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 5] = [
     SegBand::new(4, false, 30 << 20, 4000..=24_000),
-    SegBand::new(4, true, 30 << 20, 4000..=140_000),
+    SegBand::new(4, true, 30 << 20, 4000..=48_000),
     SegBand::new(8, false, 30 << 20, 2000..=12_000),
     SegBand::new(8, true, 30 << 20, 2000..=12_000),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),

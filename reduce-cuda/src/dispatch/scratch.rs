@@ -1,8 +1,8 @@
 //! Device memory the calls of one `Gpu` reuse: regions for partial values, the completion
 //! ticket of single-launch kernels, the segmented kernels' status word, words that are zero
-//! between calls (SegHeads' head bits, the scans' tile states and heads' bitmap), the pinned
-//! host word they report to, and the pinned
-//! host memory a reduction to the host writes its value into.
+//! between calls (SegHeads' head bits, SegBlocks' counts, the scans' tile states and heads'
+//! bitmap), the pinned host word they report to, and the pinned host memory a reduction to the
+//! host writes its value into.
 //! Guarded by a mutex held for a whole call, so host threads sharing a `Gpu` never interleave
 //! their use of it.
 
@@ -26,7 +26,7 @@ pub(crate) struct Scratch {
     pub fill_budget: DeviceVec<u64>,
     /// Words that are all zero between calls: a call that sets some clears them before it ends
     /// (SegHeads' fold clears the bits its marks set; a fill queued behind a scan's kernels
-    /// clears their states and bitmap). Zero-filled when allocated, grown to the largest call's
+    /// clears their states and bitmap, and one behind SegBlocks' launch its counts). Zero-filled when allocated, grown to the largest call's
     /// need (a power of two; kept apart from `buffer`, and as long as the `Gpu`), dropped when a
     /// clearing fill fails to queue.
     zeroed: Option<DeviceVec<u32>>,
