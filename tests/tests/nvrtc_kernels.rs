@@ -77,6 +77,16 @@ fn compiles_everywhere<M: CudaMonoid>() {
             }
         }
     }
+    // SegBlocks' smaller blocks (the defaults of shorter mean lengths).
+    for block in [64, 128] {
+        let config = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
+        if let Err(e) = compile_seg_kernel::<M>(config, true, CI_ARCH) {
+            panic!(
+                "SegBlocks on {block} threads for {} does not compile:\n{e}",
+                M::CUDA_NAME
+            );
+        }
+    }
     // u64 layouts (all but the paper's algorithms).
     for offsets_form in [false, true] {
         for algorithm in [

@@ -13,7 +13,7 @@ use super::algorithm::SegAlgorithm;
 use super::config::{check_block, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
-use super::tuning::{SEG_BLOCKS_BLOCK, SEG_BLOCKS_CHUNK_BYTES};
+use super::tuning::{seg_blocks_block, SEG_BLOCKS_CHUNK_BYTES};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::segmented::SegJob;
 use crate::dispatch::Dispatch;
@@ -46,15 +46,16 @@ pub(super) struct Blocks {
 }
 
 /// `SegBlocks` for `shape` (the offsets form): a lane's run of items sized as Shuffle's (about
-/// 64 bytes of input items), blocks of [`SEG_BLOCKS_BLOCK`] threads, chunks of
+/// 64 bytes of input items), blocks sized by the mean segment length of `n` items in `segments`
+/// segments ([`seg_blocks_block`]), chunks of
 /// [`SEG_BLOCKS_CHUNK_BYTES`] of input items in whole runs.
-pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Blocks> {
+pub(super) fn plan(knobs: &Knobs, shape: SegShape, n: usize, segments: usize) -> Result<Blocks> {
     let name = SegAlgorithm::SegBlocks.name();
     debug_assert!(shape.offsets_form);
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per segment and chunk)", knobs.grid)?;
-    let block = check_block(name, knobs.block.unwrap_or(SEG_BLOCKS_BLOCK))?;
+    let block = check_block(name, knobs.block.unwrap_or(seg_blocks_block(n, segments)))?;
     let (items, vecs) = lane_items(name, shape.items.in_size, knobs.items_per_thread)?;
     let run_bytes = items as usize * shape.items.in_size.max(1);
     let chunk_runs = (SEG_BLOCKS_CHUNK_BYTES / run_bytes).max(1) as u32;

@@ -245,34 +245,37 @@ pub(crate) fn seg_plan(
         }
         SegAlgorithm::SegMerge => Box::new(merge::plan(&knobs, shape)?),
         SegAlgorithm::SegHeads => Box::new(heads::plan(&knobs, shape)?),
-        SegAlgorithm::SegBlocks => Box::new(blocks::plan(&knobs, shape)?),
+        SegAlgorithm::SegBlocks => Box::new(blocks::plan(&knobs, shape, n, segments)?),
         SegAlgorithm::Auto => unreachable!("Auto is resolved above"),
     })
 }
 
 /// The plans `Gpu::prepare_segmented` compiles for `config` and `shape`: the plan of N = 0, and
-/// for `Auto` SegBlocks' and SegHeads' too where their bands hold calls of this shape (so that
-/// a call inside a band does not compile on first use).
+/// for `Auto` SegBlocks' (at each of its blocks) and SegHeads' too where their bands hold calls
+/// of this shape (so that a call inside a band does not compile on first use).
 pub(crate) fn seg_plans_to_prepare(
     config: SegConfig,
     shape: SegShape,
 ) -> Result<Vec<Box<dyn SegPlan>>> {
     let mut plans = vec![seg_plan(config, shape, 0, 0)?];
     if config.algorithm == SegAlgorithm::Auto && !config.portable {
-        for (algorithm, may_win) in [
-            (
-                SegAlgorithm::SegBlocks,
-                tuning::seg_blocks_may_win as fn(&_, _) -> bool,
-            ),
-            (SegAlgorithm::SegHeads, tuning::seg_heads_may_win),
-        ] {
-            if may_win(&config, shape) {
-                let band = SegConfig {
-                    algorithm,
+        // SegBlocks at every block its mean lengths take (tuning::seg_blocks_block).
+        if tuning::seg_blocks_may_win(&config, shape) {
+            for block in tuning::SEG_BLOCKS_BLOCKS {
+                let blocks = SegConfig {
+                    algorithm: SegAlgorithm::SegBlocks,
+                    block: Some(block),
                     ..config
                 };
-                plans.push(seg_plan(band, shape, 0, 0)?);
+                plans.push(seg_plan(blocks, shape, 0, 0)?);
             }
+        }
+        if tuning::seg_heads_may_win(&config, shape) {
+            let heads = SegConfig {
+                algorithm: SegAlgorithm::SegHeads,
+                ..config
+            };
+            plans.push(seg_plan(heads, shape, 0, 0)?);
         }
     }
     Ok(plans)

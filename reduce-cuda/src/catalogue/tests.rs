@@ -761,13 +761,16 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     // SegBlocks' bands take trusted calls only.
     assert_eq!(
         families(auto.trusted(), f32_offsets),
-        [shuffle, blocks, heads]
+        [shuffle, blocks, blocks, blocks, heads]
     );
     let f32_wide = sized(shape(true, true, false), 4, 4);
     assert_eq!(families(auto, f32_wide), [shuffle, heads]);
     let lifted = sized(shape(false, true, true), 4, 8);
     assert_eq!(families(auto, lifted), [shuffle, heads]);
-    assert_eq!(families(auto.trusted(), lifted), [shuffle, blocks, heads]);
+    assert_eq!(
+        families(auto.trusted(), lifted),
+        [shuffle, blocks, blocks, blocks, heads]
+    );
     // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
     assert_eq!(
         families(auto, sized(shape(false, false, false), 4, 4)),
@@ -795,8 +798,8 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
 }
 
 /// `Auto` takes SegBlocks for trusted calls by CSR offsets in the bands of
-/// `tuning::SEG_BLOCKS_BANDS` (from 30·2^20 items), with no knob set; validated calls, the owner
-/// form and other sizes keep what they had.
+/// `tuning::SEG_BLOCKS_BANDS` (from 2^26 items, and narrower from 30·2^20), with no knob set;
+/// validated calls, the owner form and other sizes keep what they had.
 #[test]
 fn auto_takes_seg_blocks_for_trusted_long_segments() {
     let trusted = SegConfig::new(SegAlgorithm::Auto).trusted();
@@ -810,26 +813,30 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
     let shuffle = SegAlgorithm::SegShuffle;
     let n = 1usize << 26;
     // (values and layout, n, segments, Auto's choice when trusted)
+    let m = 30usize << 20;
     let cases = [
-        ("f32 u32", f32_offsets, n, n / 4083, blocks),
+        ("f32 u32", f32_offsets, n, n / 1029, blocks),
         ("f32 u32", f32_offsets, n, n / 16513, blocks),
-        ("f32 u32", f32_offsets, n, n / 3999, heads),
+        ("f32 u32", f32_offsets, n, n / 999, heads),
         ("f32 u32", f32_offsets, n, n / 33026, shuffle),
-        ("f32 u32", f32_offsets, 30 << 20, (30 << 20) / 4096, blocks),
-        (
-            "f32 u32",
-            f32_offsets,
-            (30 << 20) - 1,
-            (30 << 20) / 4096,
-            shuffle,
-        ),
+        ("f32 u32", f32_offsets, m, m / 4096, blocks),
+        ("f32 u32", f32_offsets, m, m / 2048, shuffle),
+        ("f32 u32", f32_offsets, 1 << 25, (1 << 25) / 3999, heads),
+        ("f32 u32", f32_offsets, m - 1, m / 4096, shuffle),
+        ("f32 u64", f32_wide, n, n / 1029, blocks),
         ("f32 u64", f32_wide, n, n / 33_026, blocks),
         ("f32 u64", f32_wide, n, n / 65_091, shuffle),
-        ("8 B u32", affine_offsets, n, n / 2052, blocks),
-        ("8 B u32", affine_offsets, n, n / 16513, shuffle),
-        ("8 B u64", affine_wide, n, n / 8058, blocks),
+        ("8 B u32", affine_offsets, n, n / 514, blocks),
+        ("8 B u32", affine_offsets, n, n / 257, heads),
+        ("8 B u32", affine_offsets, m, m / 2052, blocks),
+        ("8 B u32", affine_offsets, m, m / 1024, heads),
+        ("8 B u32", affine_offsets, n, n / 8058, shuffle),
+        ("8 B u64", affine_wide, n, n / 4083, blocks),
+        ("8 B u64", affine_wide, n, n / 8058, heads),
         ("4 B lifted to 8", lifted_offsets, n, n / 1_082_401, blocks),
-        ("4 B lifted to 8", lifted_offsets, n, n / 2052, heads),
+        ("4 B lifted to 8", lifted_offsets, n, n / 1029, blocks),
+        ("4 B lifted to 8", lifted_offsets, n, n / 514, heads),
+        ("4 B lifted to 8", lifted_offsets, m, m / 2048, heads),
         ("f32 owners", f32_owners, n, n / 4096, shuffle),
     ];
     for (what, shape, n, segments, want) in cases {
@@ -841,6 +848,32 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
     // A knob set: no band.
     let knob = trusted.block(256);
     assert_eq!(resolve(knob, f32_offsets, n, n / 4096).algorithm, shuffle);
+}
+
+/// SegBlocks' default block follows the mean segment length; a block asked for stays.
+#[test]
+fn seg_blocks_block_follows_the_mean_length() {
+    use tuning::seg_blocks_block;
+    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024), 64);
+    assert_eq!(seg_blocks_block(3071, 1), 64);
+    assert_eq!(seg_blocks_block(3072, 1), 128);
+    assert_eq!(seg_blocks_block(12_287, 1), 128);
+    assert_eq!(seg_blocks_block(12_288, 1), 256);
+    assert_eq!(seg_blocks_block(0, 0), 256);
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
+    let block_of = |config: SegConfig, n, segments| {
+        define(
+            &seg_plan(config, f32_offsets, n, segments)
+                .unwrap()
+                .variants()[0],
+            "R_BLOCK",
+        )
+    };
+    assert_eq!(block_of(blocks, 1 << 26, 1 << 16), 64);
+    assert_eq!(block_of(blocks, 1 << 26, 1 << 13), 128);
+    assert_eq!(block_of(blocks, 1 << 26, 1 << 10), 256);
+    assert_eq!(block_of(blocks.block(512), 1 << 26, 1 << 16), 512);
 }
 
 #[test]

@@ -72,13 +72,29 @@ pub(crate) fn seg_portable_group(tiles: u64, grid: u64) -> u64 {
     group
 }
 
-/// SegBlocks' threads per block, and the input bytes of a chunk: no block folds more (a
-/// segment past its first chunk is cut at the chunks' boundaries, a block a piece). 256 KiB of
-/// f32 items is 4096 lane runs; the prototype's 64 KiB chunks read 0.77-0.93 of plain where
-/// 256 KiB ones read 0.91-0.98 at mean segment lengths 4096-16384 on an H100
-/// (docs/decisions/0088-seg-blocks.md).
-pub(crate) const SEG_BLOCKS_BLOCK: u32 = 256;
+/// The input bytes of a SegBlocks chunk: no block folds more (a segment past its first chunk is
+/// cut at the chunks' boundaries, a block a piece). 256 KiB of f32 items is 4096 lane runs; the
+/// prototype's 64 KiB chunks read 0.77-0.93 of plain where 256 KiB ones read 0.91-0.98 at mean
+/// segment lengths 4096-16384 on an H100 (docs/decisions/0088-seg-blocks.md).
 pub(crate) const SEG_BLOCKS_CHUNK_BYTES: usize = 256 * 1024;
+
+/// SegBlocks' blocks, by the mean segment length N / S ([`seg_blocks_block`]).
+pub(crate) const SEG_BLOCKS_BLOCKS: [u32; 3] = [64, 128, 256];
+
+/// SegBlocks' threads per block for `n` items in `segments` segments: a block's overhead is paid
+/// per segment, so shorter segments take smaller blocks, more of them resident: 64 threads below
+/// a mean length of 3072 items, 128 below 12288, 256 from there. f32 sums by u32 offsets at
+/// 2^26 on an H100 (`bench segsweep`), GB/s of 64 / 128 / 256 threads: mean 1024 2808 / 2151 /
+/// 1237, 2048 2857 / 2807 / 2110, 4096 2818 / 2830 / 2722, 8192 2736 / 2800 / 2798, 16384 2599
+/// / 2720 / 2768 (docs/decisions/0088-seg-blocks.md). With no segments (a plan of unknown
+/// size): 256.
+pub(crate) fn seg_blocks_block(n: usize, segments: usize) -> u32 {
+    match n.checked_div(segments) {
+        Some(mean) if mean < 3072 => 64,
+        Some(mean) if mean < 12_288 => 128,
+        _ => 256,
+    }
+}
 
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
@@ -463,22 +479,29 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
     SegBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
 ];
 
-/// Where SegBlocks read more bytes a second than `Auto` did without it (SegShuffle or SegHeads)
-/// on an H100 (`bench segsweep` at 2^26 items and `bench segmented --quick` at 30·2^20, trusted,
-/// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.03-1.05x at mean
-/// lengths 4096-16384 (N / S 4083-16513; 1.08-1.10x at 30·2^20), 0.82x at 2048 and 0.96-0.99x
-/// from 32768 up; with u64 offsets 1.03-1.14x at 4096-32768 (2^25 and 2^26 items), 0.99-1.02x above; the affine
-/// monoid (8 bytes) 1.05-1.09x at 2048-8192 with either width, 1.00x at 16384 and 0.83-0.93x
-/// above; ArgMax lifted from f32 (u32 offsets) 1.14-1.35x at 4096-65536, 1.02-1.05x to 2^20,
-/// 0.87x at 2048. The lower edges sit just under the sweep's layouts of mean 4096 (N / S 4083)
-/// and 2048 (2052); the upper ones between the last length measured faster and the first not.
-/// Validated calls, which run the exact layout check first (0.75-0.78 of a trusted call's
-/// speed), keep SegShuffle or SegHeads.
-pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 5] = [
+/// Where SegBlocks, at the blocks of [`seg_blocks_block`], read more bytes a second than the
+/// faster of SegShuffle and SegHeads on an H100 (`bench segsweep` at 2^26 items, trusted,
+/// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.04-1.11x at mean
+/// lengths 1024-16384 (N / S 1029-16513), 1.01x at 32768, 0.72x at 512; with u64 offsets
+/// 1.03-1.18x at 1024-65536; the affine monoid (8 bytes) 1.04-1.09x at 512-4096 with either
+/// width, 0.91-0.97x at 8192 (at 128 threads: 256 read 1.05x there), 0.87x at 256; ArgMax lifted
+/// from f32 (u32 offsets) 1.13-1.34x at 1024-65536, 1.01-1.07x to 2^20, 0.69x at 512. The lower
+/// edges sit just under the sweep's layouts of mean 1024 (N / S 1029) and 512 (514), the upper
+/// ones between the last length measured faster and the first not. From 30·2^20 to 2^26 items
+/// the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25 (1.07-1.10x at
+/// mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values), as the smaller
+/// blocks were measured at 2^26 only. Validated calls, which run the exact layout check first
+/// (0.75-0.78 of a trusted call's speed), keep SegShuffle or SegHeads.
+pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
+    SegBand::new(4, false, 1 << 26, 1000..=24_000),
     SegBand::new(4, false, 30 << 20, 4000..=24_000),
+    SegBand::new(4, true, 1 << 26, 1000..=48_000),
     SegBand::new(4, true, 30 << 20, 4000..=48_000),
-    SegBand::new(8, false, 30 << 20, 2000..=12_000),
-    SegBand::new(8, true, 30 << 20, 2000..=12_000),
+    SegBand::new(8, false, 1 << 26, 500..=6000),
+    SegBand::new(8, false, 30 << 20, 2000..=6000),
+    SegBand::new(8, true, 1 << 26, 500..=6000),
+    SegBand::new(8, true, 30 << 20, 2000..=6000),
+    SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
 ];
 
