@@ -259,7 +259,8 @@ pub(crate) fn seg_plans_to_prepare(
 ) -> Result<Vec<Box<dyn SegPlan>>> {
     let mut plans = vec![seg_plan(config, shape, 0, 0)?];
     if config.algorithm == SegAlgorithm::Auto && !config.portable {
-        // SegBlocks at every block its mean lengths take (tuning::seg_blocks_block).
+        // SegBlocks at each of its blocks (tuning::seg_blocks_block; a shape's bands may take
+        // only some of them).
         if tuning::seg_blocks_may_win(&config, shape) {
             for block in tuning::SEG_BLOCKS_BLOCKS {
                 let blocks = SegConfig {

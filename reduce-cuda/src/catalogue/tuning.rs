@@ -482,16 +482,19 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// Where SegBlocks, at the blocks of [`seg_blocks_block`], read more bytes a second than the
 /// faster of SegShuffle and SegHeads on an H100 (`bench segsweep` at 2^26 items, trusted,
 /// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.04-1.11x at mean
-/// lengths 1024-16384 (N / S 1029-16513), 1.01x at 32768, 0.72x at 512; with u64 offsets
+/// lengths 1024-16384 (N / S 1028-16513), 1.01x at 32768, 0.72x at 512; with u64 offsets
 /// 1.03-1.18x at 1024-65536; the affine monoid (8 bytes) 1.04-1.09x at 512-4096 with either
-/// width, 0.91-0.97x at 8192 (at 128 threads: 256 read 1.05x there), 0.87x at 256; ArgMax lifted
-/// from f32 (u32 offsets) 1.13-1.34x at 1024-65536, 1.01-1.07x to 2^20, 0.69x at 512. The lower
-/// edges sit just under the sweep's layouts of mean 1024 (N / S 1029) and 512 (514), the upper
-/// ones between the last length measured faster and the first not. From 30·2^20 to 2^26 items
+/// width, 0.91-0.97x at 8192 (at 128 threads: 256 read 1.05-1.08x there), 0.82-0.87x at 256;
+/// ArgMax lifted from f32 (u32 offsets) 1.13-1.34x at 1024-65536, 1.01-1.07x to 2^20, 0.69x at
+/// 512. The lower edges sit just under the sweep's layouts of mean 1024 (N / S 1028) and 512
+/// (512); the upper ones below the first length some command measured even or slower (4-byte
+/// values: 32768 by u32 offsets, 0.99-1.01x at 2^25 and 2^26; 65536 by u64, 1.00x at 2^25;
+/// 8-byte values: 8192 at 128 threads, above). From 30·2^20 to 2^26 items
 /// the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25 (1.07-1.10x at
 /// mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values), as the smaller
 /// blocks were measured at 2^26 only. Validated calls, which run the exact layout check first
-/// (0.75-0.78 of a trusted call's speed), keep SegShuffle or SegHeads.
+/// (0.75-0.79 of plain for f32, 0.76-0.80 of a trusted call's speed; 8-byte values 0.86-0.88 of
+/// it), keep SegShuffle or SegHeads.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
     SegBand::new(4, false, 1 << 26, 1000..=24_000),
     SegBand::new(4, false, 30 << 20, 4000..=24_000),
