@@ -66,6 +66,16 @@ pub trait Random: Monoid + PartialEq + std::fmt::Debug {
 
 pub use reduce_cuda::reduce_core::monoid::bytes_of;
 
+/// Each item lifted into a value by `lift(x, i)`, `i` its index: what the kernels fold for a
+/// lifted input (the identity lift for monoid values).
+pub fn lifted_by<X: Copy, M>(items: &[X], lift: impl Fn(X, u64) -> M) -> Vec<M> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| lift(x, i as u64))
+        .collect()
+}
+
 /// FNV-1a of the bytes of `xs` (padding bytes as zeros): the hashes the portable tests print
 /// per case, to compare the bits of devices.
 pub fn bits_hash<T: reduce_cuda::DeviceCopy>(xs: &[T]) -> u64 {

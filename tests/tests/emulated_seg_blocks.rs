@@ -19,7 +19,7 @@ use reduce_tests::emu::{
 };
 use reduce_tests::layouts::{filling, garbage_offsets, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
-use reduce_tests::{Affine, Mat2, Random, TestRng};
+use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
 
 /// SegBlocks with `block` threads and `items` per lane run.
@@ -107,11 +107,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         let n = *offsets.last().unwrap();
         let segments = offsets.len() as u64 - 1;
         let items = random_items(n as usize, rng.next_u64());
-        let lifted: Vec<M> = items
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| lift(x, i as u64))
-            .collect();
+        let lifted: Vec<M> = lifted_by(&items, &lift);
         let want = fold_segments(&lifted, &offsets).unwrap();
         let units = n.div_ceil(chunk) + segments;
         for grid in [1, 3, units.max(1)] {

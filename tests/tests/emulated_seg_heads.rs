@@ -21,7 +21,7 @@ use reduce_tests::emu::{
 };
 use reduce_tests::layouts::{filling, garbage_offsets, offsets_of};
 use reduce_tests::monoids::lang::{ArgMax, TopK};
-use reduce_tests::{Affine, Mat2, Random, TestRng};
+use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
 
 /// SegHeads with `block` threads and `items` per thread.
@@ -134,11 +134,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         let offsets = offsets_of(&wide(&lengths));
         let n = *offsets.last().unwrap();
         let items = random_items(n as usize, rng.next_u64());
-        let lifted: Vec<M> = items
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| lift(x, i as u64))
-            .collect();
+        let lifted: Vec<M> = lifted_by(&items, &lift);
         let want = fold_segments(&lifted, &offsets).unwrap();
         for grid in [1, 2, 5] {
             cases.push(HeadsCase {

@@ -241,11 +241,7 @@ pub fn check_filling<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     ] {
         for (name, lengths) in filling(n, tile, &mut rng) {
             let items = random_items(n as usize, rng.next_u64());
-            let lifted: Vec<M> = items
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| lift(x, i as u64))
-                .collect();
+            let lifted: Vec<M> = crate::lifted_by(&items, &lift);
             let tiles = n.div_ceil(tile);
             for grid in [1, 2, 3, tiles] {
                 if grid > tiles || (grid > 1 && rng.range(0, 1) == 0) {
