@@ -1,6 +1,6 @@
 // A lane's run of input items (Shuffle, Portable, SegPortable, SegHeads, SegBlocks): R_ITEMS
 // consecutive items of type r_in, loaded with 16-byte vectors where the kernel is specialised
-// for them, and its fold.
+// for them, and its folds.
 //
 // Parameters: R_ITEMS items per lane; R_VECS 16-byte loads per lane (R_ITEMS * sizeof(r_in) ==
 // 16 * R_VECS), or 0 for item-by-item loads; R_ITEM_SHIFT: `in` lies that many bytes past a
@@ -46,5 +46,17 @@ __device__ __forceinline__ M r_fold_lane_full(const r_in* __restrict__ in, r_siz
         const M v = m_lift(x, first + i);
         acc = i == 0 ? v : m_combine(acc, v);
     });
+    return acc;
+}
+
+// The fold of the run's items from `first` that lie in lo .. hi - 1, item by item, from the
+// identity (a run a bound cuts: the globally last, partial tile; a segment's first or last run).
+__device__ __forceinline__ M r_fold_lane_within(const r_in* __restrict__ in, r_size first, r_size lo,
+                                                r_size hi) {
+    M acc = m_identity();
+    for (int i = 0; i < R_ITEMS; ++i) {
+        const r_size k = first + i;
+        if (k >= lo && k < hi) acc = m_combine(acc, m_lift(in[k], k));
+    }
     return acc;
 }

@@ -53,15 +53,20 @@ __device__ __forceinline__ M r_blocks_fold(const r_in* __restrict__ in, r_size n
         if (r < w1 && first >= lo && first + R_ITEMS <= hi) {
             v = r_fold_lane_full(in, first, n);
         } else if (r < w1) {
-            for (int i = 0; i < R_ITEMS; ++i) {
-                const r_size k = first + i;
-                if (k >= lo && k < hi) v = m_combine(v, m_lift(in[k], k));
-            }
+            v = r_fold_lane_within(in, first, lo, hi);
         }
         v = r_warp_reduce(v);
         if (lane == 0) acc = m_combine(acc, v);
     }
     return r_block_combine_warps(acc, s_warps);
+}
+
+// Segment s's items a .. b - 1, its offsets clamped so that a bad layout's stay in bounds
+// (b <= n, a <= b).
+__device__ __forceinline__ void r_blocks_bounds(const r_idx* __restrict__ offsets, r_size s, r_size n, r_size& a,
+                                                r_size& b) {
+    b = min((r_size)r_index(offsets + s + 1), n);
+    a = min((r_size)r_index(offsets + s), b);
 }
 
 // A piece of the segment `s` whose pieces lie in chunks k0 .. k1 arrived (its value stored by
@@ -106,8 +111,8 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
             }
             __syncthreads();
             const r_size s = s_found;
-            const r_size b = min((r_size)r_index(offsets + s + 1), n);
-            const r_size a = min((r_size)r_index(offsets + s), b);
+            r_size a, b;
+            r_blocks_bounds(offsets, s, n, a, b);
             if (!(a < c0 && c0 < b)) continue;  // a segment starts at c0 (or a bad layout)
             const M v = r_blocks_fold(in, n, c0, min(b, c0 + R_CHUNK), s_warps);
             if (threadIdx.x == 0) cross_part[u] = v;
@@ -115,8 +120,8 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                             &s_last);
         } else {
             const r_size s = u - chunks;
-            const r_size b = min((r_size)r_index(offsets + s + 1), n);
-            const r_size a = min((r_size)r_index(offsets + s), b);
+            r_size a, b;
+            r_blocks_bounds(offsets, s, n, a, b);
             if (a == b) {
                 if (threadIdx.x == 0) out[s] = m_identity();
                 continue;

@@ -29,16 +29,6 @@
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_WARP * R_ITEMS)
 
-// The fold of the items from `first` below `n` (the globally last, partial tile).
-__device__ __forceinline__ M r_fold_lane_partial(const r_in* __restrict__ in, r_size first,
-                                                 r_size n) {
-    M acc = m_identity();
-    for (int i = 0; i < R_ITEMS; ++i) {
-        if (first + i < n) acc = m_combine(acc, m_lift(in[first + i], first + i));
-    }
-    return acc;
-}
-
 // One launch: grid of persistent blocks; `ticket` is 0 on entry and is left 0.
 // `partials` holds gridDim.x values. `out[0]` receives the fold of in[0 .. n).
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
@@ -76,7 +66,7 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     M acc = m_identity();  // meaningful in lane 0
     for (; tile < tile_end; ++tile) {
         const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
-        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_partial(in, first, n);
+        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_within(in, first, 0, n);
         v = r_warp_reduce(v);
         if (lane == 0) acc = m_combine(acc, v);
     }
@@ -95,7 +85,7 @@ reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
     for (; bt < bt_end; ++bt) {
         const r_size tile = bt * R_WARPS + warp;
         const r_size first = tile * R_TILE + (r_size)lane * R_ITEMS;
-        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_partial(in, first, n);
+        M v = tile < full_tiles ? r_fold_lane_full(in, first, n) : r_fold_lane_within(in, first, 0, n);
         v = r_warp_reduce(v);
         if (lane == 0) s_ring[phase][slot * R_WARPS + warp] = v;
         if (++slot == R_GROUP || bt + 1 == bt_end) {

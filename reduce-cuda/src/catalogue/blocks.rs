@@ -94,10 +94,7 @@ impl SegPlan for Blocks {
                 ("R_BLOCK", self.block),
                 ("R_ITEMS", self.items),
                 ("R_VECS", self.vecs),
-                (
-                    "R_ITEM_SHIFT",
-                    if self.vecs > 0 { shape.item_shift } else { 0 },
-                ),
+                ("R_ITEM_SHIFT", shape.lane_shift(self.vecs)),
                 ("R_CHUNK_RUNS", self.chunk_runs),
                 ("R_IDX64", shape.wide as u32),
             ],

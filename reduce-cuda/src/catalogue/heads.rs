@@ -131,10 +131,7 @@ impl Heads {
                 ("R_BLOCK", self.block),
                 ("R_ITEMS", self.items),
                 ("R_VECS", self.vecs),
-                (
-                    "R_ITEM_SHIFT",
-                    if self.vecs > 0 { shape.item_shift } else { 0 },
-                ),
+                ("R_ITEM_SHIFT", shape.lane_shift(self.vecs)),
                 ("R_IDX64", shape.wide as u32),
                 ("R_MIN_BLOCKS", min_blocks),
             ],

@@ -49,6 +49,16 @@ impl SegShape {
             plain_index: !index_at.is_multiple_of(16),
         }
     }
+
+    /// The `R_ITEM_SHIFT` of a kernel whose lanes read runs of `vecs` 16-byte vectors: the
+    /// items' shift, or none for runs read item by item (kernels/lanes.cuh).
+    pub fn lane_shift(&self, vecs: u32) -> u32 {
+        if vecs > 0 {
+            self.item_shift
+        } else {
+            0
+        }
+    }
 }
 
 /// A segmented reduction with every parameter fixed.

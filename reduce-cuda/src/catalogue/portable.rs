@@ -290,14 +290,7 @@ impl SegPlan for SegPortable {
                 ("R_RUN", self.run),
                 ("R_ITEMS", self.run),
                 ("R_VECS", self.vecs),
-                (
-                    "R_ITEM_SHIFT",
-                    if self.vecs > 0 {
-                        self.shape.item_shift
-                    } else {
-                        0
-                    },
-                ),
+                ("R_ITEM_SHIFT", self.shape.lane_shift(self.vecs)),
                 ("R_OFFSETS", self.shape.offsets_form as u32),
                 ("R_INDEX_VEC", !self.shape.plain_index as u32),
                 // 768 threads per SM: 80 registers, no spill (94 uncapped left two blocks of 256
