@@ -2,7 +2,7 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segsweeps (segsweep at 2^24–2^28), segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
+# torchseg, segmented, segsweep, segsweepv (segsweep validated), segsweeps (segsweep at 2^24–2^28), segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
@@ -181,6 +181,14 @@ for phase in "$@"; do
       ;;
     segsweep)
       .gpu/bin/bench segsweep --out "$OUT" --cub "$OUT/cubseg.txt" --torch "$OUT/torchseg.txt" 2>"$OUT/bench-segsweep.err" | tee -a "$SUMMARY"
+      ;;
+    segsweepv)
+      # bench segsweep with our rows validated (labels `... validated`; no anchors):
+      # $OUT/segsweep-validated.csv
+      mkdir -p "$OUT/sweep-v"
+      .gpu/bin/bench segsweep --out "$OUT/sweep-v" --validated 2>"$OUT/bench-segsweep-v.err" | tee -a "$SUMMARY"
+      mv "$OUT/sweep-v/segsweep.csv" "$OUT/segsweep-validated.csv" 2>/dev/null
+      rm -rf "$OUT/sweep-v"
       ;;
     segsweeps)
       # bench segsweep at other sizes (SWEEP_LOG2S, default "24 25 26 28"; no anchors, which hold

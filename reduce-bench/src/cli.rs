@@ -1,5 +1,5 @@
 //! The command line of `bench`: `bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE]
-//! [--layouts DIR] [--log2 N] [--items N]`.
+//! [--layouts DIR] [--log2 N] [--items N] [--validated]`.
 
 use std::path::PathBuf;
 
@@ -21,6 +21,8 @@ pub struct Args {
     pub log2: Option<u32>,
     /// The items, any count, of `segsweep` (the other modes do not read it), before `log2`.
     pub items: Option<u64>,
+    /// `segsweep`: our rows check their layouts instead of trusting them.
+    pub validated: bool,
 }
 
 /// Parses the process's arguments; exits with 2 on an unknown one.
@@ -36,10 +38,12 @@ pub fn parse_args() -> Args {
         layouts: PathBuf::from("/tmp/reduce-layouts"),
         log2: None,
         items: None,
+        validated: false,
     };
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quick" => parsed.quick = true,
+            "--validated" => parsed.validated = true,
             "--out" => parsed.out = PathBuf::from(args.next().expect("--out DIR")),
             "--cub" => parsed.cub = Some(PathBuf::from(args.next().expect("--cub FILE"))),
             "--torch" => parsed.torch = Some(PathBuf::from(args.next().expect("--torch FILE"))),
@@ -59,7 +63,7 @@ pub fn parse_args() -> Args {
                 );
             }
             other => {
-                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR] [--log2 N] [--items N]");
+                eprintln!("unknown argument {other}\nusage: bench MODE [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--layouts DIR] [--log2 N] [--items N] [--validated]");
                 std::process::exit(2);
             }
         }

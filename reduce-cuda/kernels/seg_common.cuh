@@ -246,6 +246,16 @@ extern "C" __global__ void seg_validate_owner(const r_idx* __restrict__ owner, r
     }
 }
 
+// Hands *status, the layout check of the launch queued before (SegBlocks'), to *status_out (a
+// word of host memory mapped for the device) and leaves *status = R_NO_INDEX for the next call.
+extern "C" __global__ void seg_hand_status(unsigned long long* __restrict__ status,
+                                           unsigned long long* __restrict__ status_out) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *status_out = *status;
+        *status = R_NO_INDEX;
+    }
+}
+
 // The error key of entry i of `count` offsets for n items (R_NO_INDEX: none): class 0 =
 // offsets[0] != 0, class 1 = offsets[i] < offsets[i - 1], class 2 = the last offset != n; the
 // key is class << 62 | index, so the smallest key over all entries is the error the CPU check

@@ -364,6 +364,32 @@ pub fn filling(n: u64, tile: u64, rng: &mut TestRng) -> Vec<(&'static str, Vec<u
     out
 }
 
+/// Valid CSR `offsets` over `n` items broken each way a layout check must catch: the first
+/// offset not 0, the last not n, offsets that decrease (or, with a single segment, the last
+/// short of n); with `wide` (u64 entries) the last past the u32 range and an entry in the
+/// middle past it (read as 0xffffffff by a kernel that narrows).
+pub fn broken_offsets(offsets: &[u64], n: u64, wide: bool) -> Vec<Vec<u64>> {
+    let last = offsets.len() - 1;
+    let mut broken = vec![offsets.to_vec(); 3];
+    broken[0][0] = 1;
+    broken[1][last] = if wide { n + (1 << 32) } else { n + 1 };
+    if last >= 2 {
+        broken[2][1] = offsets[2] + 1;
+        broken[2][2] = offsets[2];
+        if offsets[2] + 1 > offsets[last] {
+            broken[2][last] = offsets[2] + 1;
+        }
+        if wide {
+            let mut past = offsets.to_vec();
+            past[1] = 1 << 40;
+            broken.push(past);
+        }
+    } else {
+        broken[2][last] = n - 1;
+    }
+    broken
+}
+
 /// A garbage CSR layout over `n` items (what a trusted call may be handed): 1 to 2n segments
 /// whose offsets are random within a quarter of the items, the items, the u32 range or (when
 /// `wide`) the u64 range, sorted or not.

@@ -5,19 +5,21 @@
 //! sizes around the chunk — segments inside a chunk, across one boundary and many, starting on
 //! boundaries, empty ones anywhere, one segment of all the items — on grids of one block, a
 //! few and a block a unit, with u32 and u64 offsets, items at 16-byte boundaries and past
-//! them, vector and item-by-item loads, and lifted items. A trusted garbage layout must finish
-//! in bounds.
+//! them, vector and item-by-item loads, and lifted items, validated and trusted. A validated
+//! call's fused check must flag exactly the layouts the CPU check rejects, and a garbage
+//! layout must finish in bounds.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
+use reduce_core::layout::check_offsets;
 use reduce_core::{fold_segments, CudaMonoid, Lift, Monoid, SegIndex};
 use reduce_cuda::testing::{seg_kernel_variants_at, seg_kernel_variants_lifted_at};
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_blocks_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{filling, garbage_offsets, offsets_of};
+use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_of};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -111,20 +113,26 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         let want = fold_segments(&lifted, &offsets).unwrap();
         let units = n.div_ceil(chunk) + segments;
         for grid in [1, 3, units.max(1)] {
+            let validate = cases.len() % 2 == 1;
             cases.push(HeadsCase {
                 n,
                 items: bytes_of(&items),
                 offsets: offsets.clone(),
                 grid,
-                validate: false,
+                validate,
             });
             expected.push(want.clone());
-            names.push(format!("{name}, grid {grid}"));
+            let checked = if validate { "validated" } else { "trusted" };
+            names.push(format!("{name}, grid {grid}, {checked}"));
         }
     }
     for order in Order::ALL {
-        for ((name, want), (_, bytes)) in names.iter().zip(&expected).zip(kernel.run(&cases, order))
+        for ((name, want), (status, bytes)) in
+            names.iter().zip(&expected).zip(kernel.run(&cases, order))
         {
+            if name.ends_with("validated") {
+                assert_eq!(status, u64::MAX, "{name}: a valid layout reported bad");
+            }
             let got: Vec<M> = values_from(&bytes);
             let first_bad = (0..want.len()).find(|&s| got.get(s) != want.get(s));
             assert_eq!(
@@ -180,10 +188,12 @@ fn seg_blocks_lifted_is_the_fold() {
     }
 }
 
-/// A trusted garbage layout (offsets out of order, past n, past the u32 range) finishes
-/// without an access out of bounds or a deadlock, in every fiber order.
+/// A validated call flags every broken offsets rule ([`broken_offsets`]) and a garbage layout
+/// exactly when the CPU check rejects it; a garbage layout, trusted or validated, finishes
+/// without an access out of bounds or a deadlock and leaves the ticket and the status word
+/// reset, in every fiber order.
 #[test]
-fn seg_blocks_garbage_stays_in_bounds() {
+fn seg_blocks_checks_and_garbage() {
     let Some(cxx) = compiler() else { return };
     for wide_index in [false, true] {
         let k = if wide_index {
@@ -192,22 +202,47 @@ fn seg_blocks_garbage_stays_in_bounds() {
             kernel::<Affine, u32>(&cxx, (32, 4, 4), 0)
         };
         let mut rng = TestRng::new(7 + wide_index as u64);
-        let mut garbage = Vec::new();
+        let mut cases = Vec::new();
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
-            for _ in 0..6 {
-                let offsets = garbage_offsets(&mut rng, n, wide_index);
-                garbage.push(HeadsCase {
-                    n,
-                    items: items.clone(),
-                    offsets,
-                    grid: rng.range(1, 40),
-                    validate: false,
-                });
+            let good = offsets_of(
+                &filling(n, 64, &mut rng)[4]
+                    .1
+                    .iter()
+                    .map(|&l| l as u64)
+                    .collect::<Vec<_>>(),
+            );
+            let garbage: Vec<_> = (0..6)
+                .map(|_| garbage_offsets(&mut rng, n, wide_index))
+                .collect();
+            for offsets in broken_offsets(&good, n, wide_index)
+                .into_iter()
+                .chain(garbage)
+            {
+                for validate in [true, false] {
+                    cases.push(HeadsCase {
+                        n,
+                        items: items.clone(),
+                        offsets: offsets.clone(),
+                        grid: rng.range(1, 40),
+                        validate,
+                    });
+                }
             }
         }
         for order in Order::ALL {
-            assert_eq!(k.run(&garbage, order).len(), garbage.len());
+            for (case, (status, _)) in cases.iter().zip(k.run(&cases, order)) {
+                if case.validate {
+                    let bad = check_offsets(&case.offsets, case.n as usize).is_err();
+                    assert_eq!(
+                        status != u64::MAX,
+                        bad,
+                        "offsets {:?} over {} items (u64: {wide_index}), fibers {order:?}",
+                        case.offsets,
+                        case.n
+                    );
+                }
+            }
         }
     }
 }

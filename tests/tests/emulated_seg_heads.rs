@@ -19,7 +19,7 @@ use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_heads_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{filling, garbage_offsets, offsets_of};
+use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_of};
 use reduce_tests::monoids::lang::{ArgMax, TopK};
 use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -245,28 +245,7 @@ fn seg_heads_checks_and_garbage() {
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
             let good = offsets_of(&wide(&filling(n, 128, &mut rng)[4].1));
-            let last = good.len() - 1;
-            let mut broken = vec![good.clone(), good.clone(), good.clone()];
-            broken[0][0] = 1;
-            broken[1][last] = n + 1;
-            if last >= 2 {
-                broken[2][1] = good[2] + 1;
-                broken[2][2] = good[2];
-                if good[2] + 1 > good[last] {
-                    broken[2][last] = good[2] + 1;
-                }
-            } else {
-                broken[2][last] = n - 1;
-            }
-            if wide_index {
-                broken[1][last] = n + (1 << 32);
-                // An entry past the u32 range in the middle (read as 0xffffffff).
-                if last >= 2 {
-                    let mut past = good.clone();
-                    past[1] = 1 << 40;
-                    broken.push(past);
-                }
-            }
+            let broken = broken_offsets(&good, n, wide_index);
             for offsets in broken {
                 bad.push(HeadsCase {
                     n,

@@ -266,9 +266,9 @@ fn layout_error<T: std::fmt::Debug>(what: &str, r: reduce_cuda::Result<T>) -> La
     }
 }
 
-/// The fused checks of SegMerge and SegShuffle find bad layouts anywhere in a large layout
-/// (inside walks, at tile and block boundaries) and the call returns the exact first bad index,
-/// u32 and u64.
+/// The fused checks of SegMerge, SegShuffle and SegBlocks find bad layouts anywhere in a large
+/// layout (inside walks, at tile, block and chunk boundaries) and the call returns the exact
+/// first bad index, u32 and u64 (SegBlocks' owner form is `Auto`'s).
 #[test]
 fn fused_check_finds_every_bad_index() {
     let Some(gpu) = gpu() else { return };
@@ -278,11 +278,14 @@ fn fused_check_finds_every_bad_index() {
     let owner: Vec<u64> = owners(&offsets).into_iter().map(u64::from).collect();
     let xs = gpu.upload(&Affine::random_vec(n as usize, 2)).unwrap();
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let configs = [
         merge(),
         merge().block(64).items_per_thread(4).grid(5),
         shuffle,
         shuffle.block(64).items_per_thread(4).grid(5),
+        blocks,
+        blocks.block(64).items_per_thread(1),
     ];
     let mut positions: Vec<usize> = vec![2, 3, segments / 2, segments - 1];
     positions.extend((2..40).map(|k| k * segments / 40));
@@ -421,11 +424,13 @@ fn u64_entries_past_u32_are_layout_errors() {
     let owner: Vec<u64> = owners(&offsets).into_iter().map(u64::from).collect();
     let xs = gpu.upload(&Affine::random_vec(n as usize, 3)).unwrap();
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let configs = [
         SegConfig::new(SegAlgorithm::Auto),
         shuffle,
         shuffle.block(64).items_per_thread(4).grid(7),
         merge(),
+        blocks,
     ];
     let far = [1u64 << 32, (1 << 32) + 5, u64::MAX, (1 << 33) + n];
     let mut places = vec![1, 2, segments / 3, segments - 1, segments];
@@ -475,7 +480,7 @@ fn u64_entries_past_u32_are_layout_errors() {
     let d = gpu.upload(&garbage).unwrap();
     let wild: Vec<u64> = owner.iter().map(|&o| o.rotate_left(37)).collect();
     let d_wild = gpu.upload(&wild).unwrap();
-    for config in [shuffle.trusted(), merge().trusted()] {
+    for config in [shuffle.trusted(), merge().trusted(), blocks.trusted()] {
         gpu.reduce_segments(&xs, &d, config).unwrap();
         gpu.reduce_by_owner(&xs, &d_wild, segments, config).unwrap();
     }

@@ -1,4 +1,4 @@
-//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]`: throughput
+//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N] [--validated]`: throughput
 //! against mean segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`,
 //! `segsweep.svg`;
 //! SegShuffle, SegHeads, SegBlocks and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
@@ -41,23 +41,27 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     let affine = kernels.fill_random::<Affine>(n as usize, 22, &masks_affine())?;
     let plain_affine_ms = plain_shuffle_ms(&gpu, affine.items())?;
     let plain_affine = (n * 8) as f64 / (plain_affine_ms as f64 * 1e6);
+    // Our rows trust their layouts, or with `--validated` check them (labels `... validated`).
+    let tag = if args.validated { " validated" } else { "" };
     let ours = [
-        ("SegMerge", SegConfig::new(SegAlgorithm::SegMerge).trusted()),
+        SegAlgorithm::SegMerge,
+        SegAlgorithm::SegShuffle,
+        SegAlgorithm::SegPipeline,
+        SegAlgorithm::SegHeads,
+        SegAlgorithm::SegBlocks,
+        SegAlgorithm::Auto,
+    ]
+    .map(|algorithm| {
+        let config = SegConfig::new(algorithm);
         (
-            "SegShuffle",
-            SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
-        ),
-        (
-            "SegPipeline",
-            SegConfig::new(SegAlgorithm::SegPipeline).trusted(),
-        ),
-        ("SegHeads", SegConfig::new(SegAlgorithm::SegHeads).trusted()),
-        (
-            "SegBlocks",
-            SegConfig::new(SegAlgorithm::SegBlocks).trusted(),
-        ),
-        ("Auto", SegConfig::new(SegAlgorithm::Auto).trusted()),
-    ];
+            algorithm.name(),
+            if args.validated {
+                config
+            } else {
+                config.trusted()
+            },
+        )
+    });
     let ours: Vec<_> = (ours.into_iter())
         .filter(|(_, config)| runs_here(&gpu, config))
         .collect();
@@ -80,7 +84,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     let mut series: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for &(label, config) in &ours {
         for form in forms(label, config) {
-            series.push((format!("{label} {form}"), Vec::new()));
+            series.push((format!("{label}{tag} {form}"), Vec::new()));
         }
     }
     for (label, _, _) in peers {
@@ -113,7 +117,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     .collect();
     let mut affine_series: Vec<(String, Vec<(f64, f64)>)> = eight_rows
         .iter()
-        .map(|(monoid, form, label, _)| (format!("{monoid} {label} {form}"), Vec::new()))
+        .map(|(monoid, form, label, _)| (format!("{monoid} {label}{tag} {form}"), Vec::new()))
         .collect();
     affine_series.push(("affine plain Shuffle".into(), Vec::new()));
     let mut csv = String::from("mean_length,segments,series,median_ms,gbs_moved\n");
@@ -130,8 +134,8 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
                 series[at].1.push((k as f64, gbs));
                 let _ = writeln!(
                     csv,
-                    "{mean},{},{label} {form},{ms:.5},{gbs:.1}",
-                    layout.segments
+                    "{mean},{},{},{ms:.5},{gbs:.1}",
+                    layout.segments, series[at].0
                 );
                 at += 1;
             }

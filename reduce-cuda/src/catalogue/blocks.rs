@@ -15,7 +15,7 @@ use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
 use super::tuning::{seg_blocks_block, SEG_BLOCKS_CHUNK_BYTES};
 use crate::device::{kernel_signature, Entry};
-use crate::dispatch::segmented::SegJob;
+use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, KernelSpec};
@@ -23,9 +23,10 @@ use crate::jit::{Family, KernelSpec};
 kernel_signature! {
     /// The segments of `offsets` over the items, into `out`: `chunks` chunks' and `segments`
     /// segments' units, over `first_part`, `cross_part` (a value a chunk) and `counts` (a
-    /// zeroed word a chunk).
+    /// zeroed word a chunk); with `check` the layout's rules are checked as the units read
+    /// them, into `status`.
     struct BlocksArgs {
-        r#in, n, offsets, segments, out, first_part, cross_part, counts, chunks,
+        r#in, n, offsets, segments, out, first_part, cross_part, counts, chunks, status, check,
     }
 }
 
@@ -106,13 +107,11 @@ impl SegPlan for Blocks {
     }
 
     /// One launch, a unit a block (units past [`MAX_GRID`] a grid apart), then a fill of zeros
-    /// over the chunks' counts; a validated call runs the exact layout check first (the kernel
-    /// trusts its layout).
+    /// over the chunks' counts. Validated, the segments' units check the entries they read and
+    /// a kernel behind them hands the status to the host's word; on a bad layout the exact
+    /// check finds the first error.
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
         let name = SegAlgorithm::SegBlocks.name();
-        if validate {
-            d.validate_exact(job)?;
-        }
         let kernel = d.device.kernel(&job.module, BLOCKS, self.block, 0, name)?;
         let n = job.n();
         let segments = job.segments as u64;
@@ -137,12 +136,26 @@ impl SegPlan for Blocks {
             cross_part,
             counts,
             chunks,
+            status: d.seg_status(),
+            check: validate as u64,
         };
         let launched = d.launch(&kernel, units.min(MAX_GRID), args);
         // The counts go back to zero whatever the layout (a bad one's pieces may never all
         // arrive), and even when the launch failed after its kernel was queued.
         let cleared = d.clear_zeroed(chunks as usize * 4);
-        launched.and(cleared)
+        if !validate {
+            return launched.and(cleared);
+        }
+        if let Err(e) = launched.and(cleared).and_then(|()| d.hand_status(job)) {
+            // Nothing is left to reset the status word (all ones: no bad index).
+            // SAFETY: the status word is one u64 of the scratch.
+            let _ = unsafe { d.device.fill(d.seg_status(), 0xff, 8) };
+            return Err(e);
+        }
+        if d.poll_status()? != NO_INDEX {
+            return d.confirm_bad_layout(job, name);
+        }
+        Ok(())
     }
 }
 

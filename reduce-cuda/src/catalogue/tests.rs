@@ -207,13 +207,16 @@ fn auto_picks_from_cheap_statistics() {
     let affine_wide = sized(shape(true, true, false), 8, 8);
     let lifted_offsets = sized(shape(false, true, true), 4, 8);
     let (heads, shuffle) = (SegAlgorithm::SegHeads, SegAlgorithm::SegShuffle);
+    // SegBlocks' bands come first (`auto_takes_seg_blocks_for_long_segments`): the rows where
+    // one holds read `blocks`.
+    let blocks = SegAlgorithm::SegBlocks;
     // (values and layout, n, segments, Auto's choice)
     let cases = [
-        ("f32 u32", f32_offsets, 1 << 26, 1 << 16, heads),
+        ("f32 u32", f32_offsets, 1 << 26, 1 << 16, blocks),
         ("f32 u32", f32_offsets, 1 << 25, 1 << 15, heads),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 22, heads),
-        ("f32 u32", f32_offsets, 1 << 28, 1 << 16, heads),
-        ("f32 u32", f32_offsets, 1 << 28, 1 << 15, shuffle),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 16, blocks),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 15, blocks),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 23, heads),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 24, shuffle),
         ("f32 u32", f32_offsets, (1 << 25) - 1, 1 << 15, shuffle),
@@ -225,32 +228,32 @@ fn auto_picks_from_cheap_statistics() {
             shuffle,
         ),
         // u64 offsets: mean lengths 32 to 4096 from 2^24 items, to 8192 from 2^25.
-        ("f32 u64", f32_wide, 1 << 26, 1 << 16, heads),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 16, blocks),
         ("f32 u64", f32_wide, 1 << 26, 1 << 21, heads),
-        ("f32 u64", f32_wide, 1 << 26, 1 << 13, heads),
-        ("f32 u64", f32_wide, 1 << 25, 1 << 12, heads),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 13, blocks),
+        ("f32 u64", f32_wide, 1 << 25, 1 << 12, blocks),
         ("f32 u64", f32_wide, 1 << 26, 1 << 22, shuffle),
-        ("f32 u64", f32_wide, 1 << 26, 1 << 12, shuffle),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 12, blocks),
         ("f32 u64", f32_wide, 1 << 24, 1 << 19, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 14, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 13, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 12, heads),
         ("f32 u64", f32_wide, 1 << 24, (1 << 12) - 1, shuffle),
-        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, shuffle),
+        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, blocks),
         ("f32 u64", f32_wide, (1 << 24) - 1, 1 << 16, shuffle),
         // 8-byte values, u32 offsets: mean lengths 16 to 4096 from 2^24 items; u64 offsets
         // 16 to 4096 from 2^24 items and to 8192 from 2^25; 4-byte items lifted into 8-byte
         // values, u32 offsets, 32 to 4096 from 2^24 and to 8192 from 2^26; other sizes and
         // lifts: SegShuffle.
         ("8 B u32", affine_offsets, 1 << 26, 1 << 22, heads),
-        ("8 B u32", affine_offsets, 1 << 26, 1 << 15, heads),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 15, blocks),
         ("8 B u32", affine_offsets, 1 << 24, 1 << 13, heads),
         ("8 B u32", affine_offsets, (1 << 24) - 1, 1 << 13, shuffle),
-        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, heads),
-        ("8 B u32", affine_offsets, 1 << 26, (1 << 14) - 4, shuffle),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, blocks),
+        ("8 B u32", affine_offsets, 1 << 26, (1 << 14) - 4, blocks),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 13, shuffle),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 23, shuffle),
-        ("8 B u64", affine_wide, 1 << 26, 1 << 16, heads),
+        ("8 B u64", affine_wide, 1 << 26, 1 << 16, blocks),
         ("8 B u64", affine_wide, 1 << 26, 1 << 22, heads),
         ("8 B u64", affine_wide, 1 << 26, (1 << 22) + 1, shuffle),
         ("8 B u64", affine_wide, 1 << 25, 1 << 12, heads),
@@ -258,16 +261,16 @@ fn auto_picks_from_cheap_statistics() {
         ("8 B u64", affine_wide, 1 << 24, 1 << 12, heads),
         ("8 B u64", affine_wide, 1 << 24, 1 << 11, shuffle),
         ("8 B u64", affine_wide, (1 << 24) - 1, 1 << 16, shuffle),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 16, heads),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, heads),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 16, blocks),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, blocks),
         (
             "4 B lifted to 8",
             lifted_offsets,
             1 << 26,
             (1 << 13) - 1,
-            shuffle,
+            blocks,
         ),
-        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 12, shuffle),
+        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 12, blocks),
         ("4 B lifted to 8", lifted_offsets, 1 << 24, 1 << 12, heads),
         ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 21, heads),
         (
@@ -741,9 +744,9 @@ fn portable_segmented_plans_fit_and_refuse() {
     assert_eq!(tuning::seg_portable_group(1000, 396), 1);
 }
 
-/// `Gpu::prepare_segmented` compiles, for `Auto`, SegHeads' kernels too where a band holds the
-/// shape (CSR offsets, no knob, the sizes of a band), SegShuffle's alone elsewhere; a concrete
-/// algorithm and the portable mode their own.
+/// `Gpu::prepare_segmented` compiles, for `Auto`, SegBlocks' and SegHeads' kernels too where a
+/// band holds the shape (CSR offsets, no knob, the sizes of a band), SegShuffle's alone
+/// elsewhere; a concrete algorithm and the portable mode their own.
 #[test]
 fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let families = |config: SegConfig, shape: SegShape| -> Vec<Family> {
@@ -757,20 +760,17 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let (shuffle, heads) = (Family::SegShuffle, Family::SegHeads);
     let blocks = Family::SegBlocks;
     let f32_offsets = sized(shape(false, true, false), 4, 4);
-    assert_eq!(families(auto, f32_offsets), [shuffle, heads]);
-    // SegBlocks' bands take trusted calls only.
-    assert_eq!(
-        families(auto.trusted(), f32_offsets),
-        [shuffle, blocks, blocks, blocks, heads]
-    );
     let f32_wide = sized(shape(true, true, false), 4, 4);
-    assert_eq!(families(auto, f32_wide), [shuffle, heads]);
     let lifted = sized(shape(false, true, true), 4, 8);
-    assert_eq!(families(auto, lifted), [shuffle, heads]);
-    assert_eq!(
-        families(auto.trusted(), lifted),
-        [shuffle, blocks, blocks, blocks, heads]
-    );
+    // SegBlocks at each of its three blocks, trusted and validated.
+    for config in [auto, auto.trusted()] {
+        for shape in [f32_offsets, f32_wide, lifted] {
+            assert_eq!(
+                families(config, shape),
+                [shuffle, blocks, blocks, blocks, heads]
+            );
+        }
+    }
     // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
     assert_eq!(
         families(auto, sized(shape(false, false, false), 4, 4)),
@@ -797,11 +797,11 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     );
 }
 
-/// `Auto` takes SegBlocks for trusted calls by CSR offsets in the bands of
+/// `Auto` takes SegBlocks for calls by CSR offsets, trusted or validated, in the bands of
 /// `tuning::SEG_BLOCKS_BANDS` (from 2^26 items, and narrower from 30·2^20), with no knob set;
-/// validated calls, the owner form and other sizes keep what they had.
+/// the owner form and other sizes keep what they had.
 #[test]
-fn auto_takes_seg_blocks_for_trusted_long_segments() {
+fn auto_takes_seg_blocks_for_long_segments() {
     let trusted = SegConfig::new(SegAlgorithm::Auto).trusted();
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let f32_wide = sized(shape(true, true, false), 4, 4);
@@ -812,7 +812,7 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
     let (blocks, heads) = (SegAlgorithm::SegBlocks, SegAlgorithm::SegHeads);
     let shuffle = SegAlgorithm::SegShuffle;
     let n = 1usize << 26;
-    // (values and layout, n, segments, Auto's choice when trusted)
+    // (values and layout, n, segments, Auto's choice, trusted or validated)
     let m = 30usize << 20;
     let cases = [
         ("f32 u32", f32_offsets, n, n / 1029, blocks),
@@ -843,7 +843,10 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
         let got = resolve(trusted, shape, n, segments).algorithm;
         assert_eq!(got, want, "{what}: {n} items, {segments} segments, trusted");
         let validated = resolve(SegConfig::new(SegAlgorithm::Auto), shape, n, segments);
-        assert_ne!(validated.algorithm, blocks, "{what}: validated");
+        assert_eq!(
+            validated.algorithm, want,
+            "{what}: {n} items, {segments} segments"
+        );
     }
     // A knob set: no band.
     let knob = trusted.block(256);

@@ -350,15 +350,15 @@ pub(crate) fn seg_heads_wins(
     holds(&SEG_HEADS_BANDS, config, shape, n, segments)
 }
 
-/// Whether `Auto` takes SegBlocks: trusted calls (a validated one checks its layout in a launch
-/// of its own first) in the bands of [`SEG_BLOCKS_BANDS`], with every knob left to it.
+/// Whether `Auto` takes SegBlocks: calls by CSR offsets, trusted or validated (the check is
+/// fused into the launch), in the bands of [`SEG_BLOCKS_BANDS`], with every knob left to it.
 pub(crate) fn seg_blocks_wins(
     config: &SegConfig,
     shape: SegShape,
     n: usize,
     segments: usize,
 ) -> bool {
-    config.trusted && holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
+    holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
 }
 
 /// Whether `Auto` takes SegHeads for some N and S of calls of `shape` ([`seg_heads_wins`]'s
@@ -369,7 +369,7 @@ pub(crate) fn seg_heads_may_win(config: &SegConfig, shape: SegShape) -> bool {
 
 /// The same for SegBlocks ([`seg_blocks_wins`]).
 pub(crate) fn seg_blocks_may_win(config: &SegConfig, shape: SegShape) -> bool {
-    config.trusted && bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
+    bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
 }
 
 /// Whether a band of `table` holds `n` items in `segments` segments of `shape`.

@@ -56,6 +56,11 @@ kernel_signature! {
     pub(crate) struct ValidateOffsetsArgs { offsets, count, n, first_bad }
 }
 kernel_signature! {
+    /// `status` into `status_out` (a word of host memory mapped for the device), and `status`
+    /// reset to all ones.
+    pub(crate) struct HandStatusArgs { status, status_out }
+}
+kernel_signature! {
     /// `owner[i]` = the segment of item i, from u32 offsets.
     pub(crate) struct OffsetsToOwnerArgs { offsets, segments, owner, n }
 }
@@ -64,6 +69,7 @@ pub(crate) const SEG_FILL_IDENTITY: Entry<FillArgs> = Entry::new("seg_fill_ident
 pub(crate) const SEG_VALIDATE_OWNER: Entry<ValidateOwnerArgs> = Entry::new("seg_validate_owner");
 pub(crate) const SEG_VALIDATE_OFFSETS: Entry<ValidateOffsetsArgs> =
     Entry::new("seg_validate_offsets");
+pub(crate) const SEG_HAND_STATUS: Entry<HandStatusArgs> = Entry::new("seg_hand_status");
 pub(crate) const SEG_OFFSETS_TO_OWNER: Entry<OffsetsToOwnerArgs> =
     Entry::new("seg_offsets_to_owner");
 
@@ -75,6 +81,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SEG_FILL_IDENTITY.name, FillArgs::PARAMS),
         (SEG_VALIDATE_OWNER.name, ValidateOwnerArgs::PARAMS),
         (SEG_VALIDATE_OFFSETS.name, ValidateOffsetsArgs::PARAMS),
+        (SEG_HAND_STATUS.name, HandStatusArgs::PARAMS),
         (SEG_OFFSETS_TO_OWNER.name, OffsetsToOwnerArgs::PARAMS),
     ]
 }
@@ -203,6 +210,18 @@ impl Dispatch<'_> {
         } else {
             Ok(0)
         }
+    }
+
+    /// Queues [`SEG_HAND_STATUS`] behind the launches queued so far, which hands the status word
+    /// ([`Dispatch::seg_status`]) that their layout check set to the pinned host word, armed, and
+    /// resets it; [`Dispatch::poll_status`] then waits for it.
+    pub fn hand_status(&mut self, job: &SegJob) -> Result<()> {
+        let kernel = self.device.helper_kernel(&job.module, SEG_HAND_STATUS)?;
+        let args = HandStatusArgs {
+            status: self.seg_status(),
+            status_out: self.arm_status()?,
+        };
+        self.launch(&kernel, 1, args)
     }
 
     /// After a fused layout check reported a bad layout (`status`, not [`NO_INDEX`]): the exact
