@@ -30,7 +30,11 @@
 // entry <= n, so none was past the u32 range), and a broken rule sets *status to 0 (the host
 // queues seg_hand_status behind the launch, and on a bad layout the exact check for the first
 // error). No block counts the others' reports in: a ticket a block, for a last block to hand
-// the status out, took up to 30% of the speed where segments are short.
+// the status out, took up to 30% of the speed where segments are short. A unit about to fold
+// more than an eighth of a chunk first reads *status and skips its fold once a bad entry was
+// seen (r_blocks_stopped): a bad layout's overlapping segments then cost at most an eighth of
+// a chunk per segment past the blocks already folding (the host runs the exact check first
+// where segments are short).
 //
 // Items are r_in values lifted into M by m_lift (i, the item's global index). Parameters:
 // R_BLOCK threads (a multiple of 32); R_ITEMS items a lane's run, R_VECS and R_ITEM_SHIFT as
@@ -76,6 +80,21 @@ __device__ __forceinline__ bool r_blocks_bounds(const r_idx* __restrict__ offset
     return lo > hi || (s == 0 && lo != 0) || (s + 1 == segments && hi != n);
 }
 
+// Whether a validated launch has seen a bad entry already (*status = 0), for the whole block
+// (thread 0 reads it; every thread of the block must call it).
+__device__ __forceinline__ bool r_blocks_stopped(const unsigned long long* status, unsigned int* s_stop) {
+    if (threadIdx.x == 0) *s_stop = __ldcg(status) == 0ull;
+    __syncthreads();
+    return *s_stop != 0u;
+}
+
+// Whether a unit folds the items lo .. hi - 1 (lo < hi): not when a validated launch (`check`)
+// has seen a bad entry and the fold is longer than an eighth of a chunk (uniform in the block).
+__device__ __forceinline__ bool r_blocks_folds(r_size lo, r_size hi, r_size check, const unsigned long long* status,
+                                               unsigned int* s_stop) {
+    return !(check && hi - lo > R_CHUNK / 8 && r_blocks_stopped(status, s_stop));
+}
+
 // A piece of the segment `s` whose pieces lie in chunks k0 .. k1 arrived (its value stored by
 // thread 0 before): the unit that brings the last one joins them all into out[s].
 __device__ __forceinline__ void r_blocks_arrive(M* __restrict__ out, const M* first_part, const M* cross_part,
@@ -105,7 +124,7 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                   M* __restrict__ out, M* first_part, M* cross_part, unsigned int* __restrict__ counts,
                   r_size chunks, unsigned long long* __restrict__ status, r_size check) {
     __shared__ M s_warps[R_WARPS];  // r_block_combine_warps reads R_WARPS of them
-    __shared__ unsigned int s_found, s_last;
+    __shared__ unsigned int s_found, s_last, s_stop;
     const r_size units = chunks + segments;
     for (r_size u = blockIdx.x; u < units; u += gridDim.x) {
         __syncthreads();  // the shared words of the unit before are read
@@ -122,7 +141,9 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
             r_size a, b;
             r_blocks_bounds(offsets, s, segments, n, a, b);
             if (!(a < c0 && c0 < b)) continue;  // a segment starts at c0 (or a bad layout)
-            const M v = r_blocks_fold(in, n, c0, min(b, c0 + R_CHUNK), s_warps);
+            const r_size hi = min(b, c0 + R_CHUNK);
+            if (!r_blocks_folds(c0, hi, check, status, &s_stop)) continue;
+            const M v = r_blocks_fold(in, n, c0, hi, s_warps);
             if (threadIdx.x == 0) cross_part[u] = v;
             r_blocks_arrive(out, first_part, cross_part, counts, s, a / R_CHUNK, (b - 1) / R_CHUNK, s_warps,
                             &s_last);
@@ -136,6 +157,7 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                 continue;
             }
             const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK;
+            if (!r_blocks_folds(a, min(b, end), check, status, &s_stop)) continue;
             const M v = r_blocks_fold(in, n, a, min(b, end), s_warps);
             if (b <= end) {
                 if (threadIdx.x == 0) out[s] = v;

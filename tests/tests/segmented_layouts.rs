@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use reduce_bench::layouts::{distribution, mean_length, owners, DISTRIBUTIONS};
 use reduce_core::layout::{check_offsets as cpu_check_offsets, check_owner as cpu_check_owner};
-use reduce_core::{Cpu, LayoutError, SegIndex};
+use reduce_core::{fold_segments, Cpu, LayoutError, SegIndex};
 use reduce_cuda::{CudaMonoid, DeviceVec, Error, Gpu, SegAlgorithm, SegConfig};
 use reduce_tests::configs::{merge, seg_declined, takes_u64};
 use reduce_tests::*;
@@ -266,9 +266,9 @@ fn layout_error<T: std::fmt::Debug>(what: &str, r: reduce_cuda::Result<T>) -> La
     }
 }
 
-/// The fused checks of SegMerge, SegShuffle and SegBlocks find bad layouts anywhere in a large
-/// layout (inside walks, at tile, block and chunk boundaries) and the call returns the exact
-/// first bad index, u32 and u64 (SegBlocks' owner form is `Auto`'s).
+/// The fused checks of SegMerge and SegShuffle find bad layouts anywhere in a large layout
+/// (inside walks, at tile and block boundaries) and the call returns the exact first bad index,
+/// u32 and u64.
 #[test]
 fn fused_check_finds_every_bad_index() {
     let Some(gpu) = gpu() else { return };
@@ -278,14 +278,11 @@ fn fused_check_finds_every_bad_index() {
     let owner: Vec<u64> = owners(&offsets).into_iter().map(u64::from).collect();
     let xs = gpu.upload(&Affine::random_vec(n as usize, 2)).unwrap();
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
-    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let configs = [
         merge(),
         merge().block(64).items_per_thread(4).grid(5),
         shuffle,
         shuffle.block(64).items_per_thread(4).grid(5),
-        blocks,
-        blocks.block(64).items_per_thread(1),
     ];
     let mut positions: Vec<usize> = vec![2, 3, segments / 2, segments - 1];
     positions.extend((2..40).map(|k| k * segments / 40));
@@ -359,6 +356,80 @@ fn fused_check_finds_every_bad_index() {
                 value: segments as u64 + 5,
                 num_segments: segments
             }
+        );
+    }
+}
+
+/// SegBlocks' fused check (mean segment lengths from 500: here about 2000) finds a bad entry
+/// anywhere — the first, the last, decreasing ones through the layout and on chunk boundaries,
+/// u64 entries past the u32 range — and the call returns the CPU check's first error, u32 and
+/// u64, at its default block and at 64 threads with a lane run of one item; a layout whose
+/// segments all overlap (0, n, 0, n, …) errs as well; a good validated call after them gives
+/// the fold bit for bit (the status word was reset each time).
+#[test]
+fn seg_blocks_fused_check_finds_every_bad_index() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = TestRng::new(31);
+    let mut lengths = Vec::new();
+    let mut n = 0u64;
+    while n < 3_000_000 {
+        let l = rng.range(1, 4000);
+        lengths.push(l);
+        n += l;
+    }
+    let offsets = offsets_of(&lengths);
+    let segments = offsets.len() - 1;
+    let items = Affine::random_vec(n as usize, 4);
+    let xs = gpu.upload(&items).unwrap();
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
+    let configs = [blocks, blocks.block(64).items_per_thread(1)];
+    // A chunk is 256 KiB of items: 32768 affine maps.
+    let mut positions: Vec<usize> = vec![2, 3, segments / 2, segments - 1];
+    positions.extend((1..30).map(|k| k * segments / 30));
+    positions.extend((1..n / 32768).map(|c| offsets.partition_point(|&o| o < c * 32768)));
+    let mut layouts = Vec::new();
+    for &k in positions.iter().filter(|&&k| k >= 2 && k < segments) {
+        let mut bad = offsets.clone();
+        bad[k] = bad[k - 1] - 1;
+        layouts.push(bad);
+        let mut past = offsets.clone();
+        past[k] = (1 << 32) + 5;
+        layouts.push(past);
+    }
+    let mut first = offsets.clone();
+    first[0] = 3;
+    let mut last = offsets.clone();
+    last[segments] = n - 1;
+    let overlapping: Vec<u64> = (0..=segments)
+        .map(|s| if s % 2 == 1 || s == segments { n } else { 0 })
+        .collect();
+    layouts.extend([first, last, overlapping]);
+    for config in configs {
+        for bad in &layouts {
+            let want = cpu_check_offsets(bad, n as usize).unwrap_err();
+            let d64 = gpu.upload(bad).unwrap();
+            let ctx = format!("{config:?} u64");
+            assert_eq!(
+                layout_error(&ctx, gpu.reduce_segments(&xs, &d64, config)),
+                want
+            );
+            if bad.iter().all(|&o| o <= u32::MAX as u64) {
+                let d32 = gpu.upload(&convert::<u32>(bad)).unwrap();
+                let ctx = format!("{config:?} u32");
+                assert_eq!(
+                    layout_error(&ctx, gpu.reduce_segments(&xs, &d32, config)),
+                    want
+                );
+            }
+        }
+        let d = gpu.upload(&offsets).unwrap();
+        let got = gpu
+            .download(&gpu.reduce_segments(&xs, &d, config).unwrap())
+            .unwrap();
+        assert_eq!(
+            got,
+            fold_segments(&items, &offsets).unwrap(),
+            "{config:?} after bad layouts"
         );
     }
 }

@@ -1,13 +1,13 @@
-//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N] [--validated]`: throughput
-//! against mean segment length (1 .. 2^20), both forms, ours and the peers: `segsweep.csv`,
-//! `segsweep.svg`;
-//! SegShuffle, SegHeads, SegBlocks and `Auto` with u64 offsets too (their rows `... offsets u64`), on the
-//! 8-byte affine monoid with u32 and u64 offsets (rows `affine ... offsets` and `affine ...
-//! offsets u64`), and on ArgMax lifted from the f32 items, 8-byte results (rows `argmax ...
-//! offsets`, SegShuffle at `Auto`'s 16 items a thread); these in the CSV and the printed table,
-//! not in the figure. Plain `Shuffle` on the
-//! same items, measured once, is each mean length's rows `plain Shuffle (no segments)` (the f32
-//! items, also the argmax rows' roof) and `affine plain Shuffle`.
+//! `bench segsweep [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]
+//! [--validated]`: throughput against mean segment length (1 .. 2^20), both forms, ours (trusted,
+//! or with `--validated` checking their layouts) and the peers: `segsweep.csv`, `segsweep.svg`;
+//! SegShuffle, SegHeads, SegBlocks and `Auto` with u64 offsets too (their rows `... offsets
+//! u64`), on the 8-byte affine monoid with u32 and u64 offsets (rows `affine ... offsets` and
+//! `affine ... offsets u64`), and on ArgMax lifted from the f32 items, 8-byte results (rows
+//! `argmax ... offsets`, SegShuffle at `Auto`'s 16 items a thread); these in the CSV and the
+//! printed table, not in the figure. Plain `Shuffle` on the same items, measured once, is each
+//! mean length's rows `plain Shuffle (no segments)` (the f32 items, also the argmax rows' roof)
+//! and `affine plain Shuffle`.
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
@@ -199,7 +199,7 @@ pub fn segsweep(args: &Args) -> reduce_cuda::Result<()> {
     std::fs::write(args.out.join("segsweep.svg"), svg).expect("writing segsweep.svg");
     for (label, pts) in series.iter().chain(&affine_series) {
         let cells: Vec<String> = pts.iter().map(|p| format!("{:.0}", p.1)).collect();
-        println!("{label:<28} {}", cells.join(" "));
+        println!("{label:<40} {}", cells.join(" "));
     }
     Ok(())
 }

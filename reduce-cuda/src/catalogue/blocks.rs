@@ -13,7 +13,7 @@ use super::algorithm::SegAlgorithm;
 use super::config::{check_block, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
-use super::tuning::{seg_blocks_block, SEG_BLOCKS_CHUNK_BYTES};
+use super::tuning::{seg_blocks_block, SEG_BLOCKS_CHUNK_BYTES, SEG_BLOCKS_FUSED_MIN_MEAN};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
@@ -109,9 +109,14 @@ impl SegPlan for Blocks {
     /// One launch, a unit a block (units past [`MAX_GRID`] a grid apart), then a fill of zeros
     /// over the chunks' counts. Validated, the segments' units check the entries they read and
     /// a kernel behind them hands the status to the host's word; on a bad layout the exact
-    /// check finds the first error.
+    /// check finds the first error. Validated with short segments (a mean below
+    /// [`SEG_BLOCKS_FUSED_MIN_MEAN`]), the exact check runs first.
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
         let name = SegAlgorithm::SegBlocks.name();
+        let fused = validate && job.n() / job.segments as u64 >= SEG_BLOCKS_FUSED_MIN_MEAN;
+        if validate && !fused {
+            d.validate_exact(job)?;
+        }
         let kernel = d.device.kernel(&job.module, BLOCKS, self.block, 0, name)?;
         let n = job.n();
         let segments = job.segments as u64;
@@ -137,19 +142,17 @@ impl SegPlan for Blocks {
             counts,
             chunks,
             status: d.seg_status(),
-            check: validate as u64,
+            check: fused as u64,
         };
         let launched = d.launch(&kernel, units.min(MAX_GRID), args);
         // The counts go back to zero whatever the layout (a bad one's pieces may never all
         // arrive), and even when the launch failed after its kernel was queued.
         let cleared = d.clear_zeroed(chunks as usize * 4);
-        if !validate {
+        if !fused {
             return launched.and(cleared);
         }
         if let Err(e) = launched.and(cleared).and_then(|()| d.hand_status(job)) {
-            // Nothing is left to reset the status word (all ones: no bad index).
-            // SAFETY: the status word is one u64 of the scratch.
-            let _ = unsafe { d.device.fill(d.seg_status(), 0xff, 8) };
+            d.reset_seg_status();
             return Err(e);
         }
         if d.poll_status()? != NO_INDEX {

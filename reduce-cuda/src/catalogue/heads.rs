@@ -248,8 +248,7 @@ impl SegPlan for Heads {
             .and_then(|()| d.launch(&join, groups, join_args));
         if let Err(e) = launched {
             let _ = d.clear_zeroed(words as usize * 4);
-            // SAFETY: `status` is one u64 of the scratch (all ones: no bad index).
-            let _ = unsafe { d.device.fill(status, 0xff, 8) };
+            d.reset_seg_status();
             return Err(e);
         }
         if validate && d.poll_status()? != NO_INDEX {

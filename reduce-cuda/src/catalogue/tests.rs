@@ -207,16 +207,13 @@ fn auto_picks_from_cheap_statistics() {
     let affine_wide = sized(shape(true, true, false), 8, 8);
     let lifted_offsets = sized(shape(false, true, true), 4, 8);
     let (heads, shuffle) = (SegAlgorithm::SegHeads, SegAlgorithm::SegShuffle);
-    // SegBlocks' bands come first (`auto_takes_seg_blocks_for_long_segments`): the rows where
-    // one holds read `blocks`.
-    let blocks = SegAlgorithm::SegBlocks;
     // (values and layout, n, segments, Auto's choice)
     let cases = [
-        ("f32 u32", f32_offsets, 1 << 26, 1 << 16, blocks),
+        ("f32 u32", f32_offsets, 1 << 26, 1 << 16, heads),
         ("f32 u32", f32_offsets, 1 << 25, 1 << 15, heads),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 22, heads),
-        ("f32 u32", f32_offsets, 1 << 28, 1 << 16, blocks),
-        ("f32 u32", f32_offsets, 1 << 28, 1 << 15, blocks),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 16, heads),
+        ("f32 u32", f32_offsets, 1 << 28, 1 << 15, shuffle),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 23, heads),
         ("f32 u32", f32_offsets, 1 << 28, 1 << 24, shuffle),
         ("f32 u32", f32_offsets, (1 << 25) - 1, 1 << 15, shuffle),
@@ -228,32 +225,32 @@ fn auto_picks_from_cheap_statistics() {
             shuffle,
         ),
         // u64 offsets: mean lengths 32 to 4096 from 2^24 items, to 8192 from 2^25.
-        ("f32 u64", f32_wide, 1 << 26, 1 << 16, blocks),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 16, heads),
         ("f32 u64", f32_wide, 1 << 26, 1 << 21, heads),
-        ("f32 u64", f32_wide, 1 << 26, 1 << 13, blocks),
-        ("f32 u64", f32_wide, 1 << 25, 1 << 12, blocks),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 13, heads),
+        ("f32 u64", f32_wide, 1 << 25, 1 << 12, heads),
         ("f32 u64", f32_wide, 1 << 26, 1 << 22, shuffle),
-        ("f32 u64", f32_wide, 1 << 26, 1 << 12, blocks),
+        ("f32 u64", f32_wide, 1 << 26, 1 << 12, shuffle),
         ("f32 u64", f32_wide, 1 << 24, 1 << 19, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 14, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 13, heads),
         ("f32 u64", f32_wide, 1 << 24, 1 << 12, heads),
         ("f32 u64", f32_wide, 1 << 24, (1 << 12) - 1, shuffle),
-        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, blocks),
+        ("f32 u64", f32_wide, (1 << 25) - 1, 1 << 12, shuffle),
         ("f32 u64", f32_wide, (1 << 24) - 1, 1 << 16, shuffle),
         // 8-byte values, u32 offsets: mean lengths 16 to 4096 from 2^24 items; u64 offsets
         // 16 to 4096 from 2^24 items and to 8192 from 2^25; 4-byte items lifted into 8-byte
         // values, u32 offsets, 32 to 4096 from 2^24 and to 8192 from 2^26; other sizes and
         // lifts: SegShuffle.
         ("8 B u32", affine_offsets, 1 << 26, 1 << 22, heads),
-        ("8 B u32", affine_offsets, 1 << 26, 1 << 15, blocks),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 15, heads),
         ("8 B u32", affine_offsets, 1 << 24, 1 << 13, heads),
         ("8 B u32", affine_offsets, (1 << 24) - 1, 1 << 13, shuffle),
-        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, blocks),
-        ("8 B u32", affine_offsets, 1 << 26, (1 << 14) - 4, blocks),
+        ("8 B u32", affine_offsets, 1 << 26, 1 << 14, heads),
+        ("8 B u32", affine_offsets, 1 << 26, (1 << 14) - 4, shuffle),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 13, shuffle),
         ("8 B u32", affine_offsets, 1 << 26, 1 << 23, shuffle),
-        ("8 B u64", affine_wide, 1 << 26, 1 << 16, blocks),
+        ("8 B u64", affine_wide, 1 << 26, 1 << 16, heads),
         ("8 B u64", affine_wide, 1 << 26, 1 << 22, heads),
         ("8 B u64", affine_wide, 1 << 26, (1 << 22) + 1, shuffle),
         ("8 B u64", affine_wide, 1 << 25, 1 << 12, heads),
@@ -261,16 +258,16 @@ fn auto_picks_from_cheap_statistics() {
         ("8 B u64", affine_wide, 1 << 24, 1 << 12, heads),
         ("8 B u64", affine_wide, 1 << 24, 1 << 11, shuffle),
         ("8 B u64", affine_wide, (1 << 24) - 1, 1 << 16, shuffle),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 16, blocks),
-        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, blocks),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 16, heads),
+        ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 13, heads),
         (
             "4 B lifted to 8",
             lifted_offsets,
             1 << 26,
             (1 << 13) - 1,
-            blocks,
+            shuffle,
         ),
-        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 12, blocks),
+        ("4 B lifted to 8", lifted_offsets, 1 << 25, 1 << 12, shuffle),
         ("4 B lifted to 8", lifted_offsets, 1 << 24, 1 << 12, heads),
         ("4 B lifted to 8", lifted_offsets, 1 << 26, 1 << 21, heads),
         (
@@ -309,7 +306,19 @@ fn auto_picks_from_cheap_statistics() {
             shuffle,
         ),
     ];
+    // SegBlocks' bands come first (`auto_takes_seg_blocks_for_long_segments`); SegHeads' edges
+    // hold under them.
     for (what, shape, n, s, want) in cases {
+        assert_eq!(
+            tuning::seg_heads_wins(&auto, shape, n, s),
+            want == heads,
+            "{what}: n = {n}, S = {s}: SegHeads' band"
+        );
+        let want = if tuning::seg_blocks_wins(&auto, shape, n, s) {
+            SegAlgorithm::SegBlocks
+        } else {
+            want
+        };
         assert_eq!(
             resolve(auto, shape, n, s).algorithm,
             want,

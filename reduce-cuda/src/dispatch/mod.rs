@@ -156,9 +156,18 @@ impl<'a> Dispatch<'a> {
     }
 
     /// The status word of the segmented single-launch kernels (all ones between launches: the
-    /// kernels' last block reads and resets it, so that a call queues no fill before a launch).
+    /// kernels' last block, or `hand_status` behind a launch, reads and resets it, so that a
+    /// call queues no fill before a launch).
     pub fn seg_status(&self) -> u64 {
         self.scratch.seg_status.address()
+    }
+
+    /// Queues a fill of the status word with all ones (no bad index), for a call whose launches
+    /// failed before the kernel that resets it ran. Best effort: the call's error is the
+    /// launch's.
+    pub fn reset_seg_status(&mut self) {
+        // SAFETY: the status word is one u64 of the scratch.
+        let _ = unsafe { self.device.fill(self.seg_status(), 0xff, 8) };
     }
 
     /// The count of ids the segmented kernels' long identity fills took in one launch (zero
