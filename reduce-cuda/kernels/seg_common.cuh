@@ -11,9 +11,9 @@
 #define R_NO_INDEX 0xffffffffffffffffull
 #define R_NO_SEG64 0xffffffffffffffffull  // no segment, in 64-bit segment ids (block records)
 
-// The layout checks of a single-launch kernel's `check` argument (SegShuffle; SegMerge takes
-// 0 or 1): none (trusted), fused into its reads, or, SegShuffle's offsets form with few
-// offsets, the exact check ahead of the reduction (r_check_offsets_block).
+// The layout checks of a single-launch kernel's `check` argument (SegShuffle; SegMerge and
+// SegBlocks take 0 or 1): none (trusted), fused into its reads, or, SegShuffle's offsets form
+// with few offsets, the exact check ahead of the reduction (r_check_offsets_block).
 #define R_CHECK_NONE 0
 #define R_CHECK_FUSED 1
 #define R_CHECK_EARLY 2

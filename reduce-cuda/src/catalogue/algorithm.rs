@@ -118,8 +118,9 @@ pub enum SegAlgorithm {
     /// folds more than a chunk of items (256 KiB of input items):
     /// a segment past its first chunk is cut at the chunks' boundaries, a block a piece, and
     /// the block that brings its last piece joins them in order. For long segments: a block's
-    /// overhead is paid per segment. A validated call checks the layout in a launch of its
-    /// own first. Asked for the owner form, it runs what `Auto` runs there.
+    /// overhead is paid per segment. A validated call checks the entries each block reads
+    /// (at mean segment lengths below 500, in a launch of its own first). Asked for the owner
+    /// form, it runs what `Auto` runs there.
     SegBlocks,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts), but SegBlocks
     /// for trusted calls by CSR offsets from 2^26 items whose mean segment length N / S is

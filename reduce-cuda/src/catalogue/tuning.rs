@@ -358,15 +358,16 @@ pub(crate) fn seg_heads_wins(
     holds(&SEG_HEADS_BANDS, config, shape, n, segments)
 }
 
-/// Whether `Auto` takes SegBlocks: calls by CSR offsets, trusted or validated (the check is
-/// fused into the launch), in the bands of [`SEG_BLOCKS_BANDS`], with every knob left to it.
+/// Whether `Auto` takes SegBlocks: trusted calls in the bands of [`SEG_BLOCKS_BANDS`], with
+/// every knob left to it. Validated calls keep SegShuffle or SegHeads until SegBlocks' fused
+/// check is measured on a GPU (docs/decisions/0088-seg-blocks.md, "The check fused").
 pub(crate) fn seg_blocks_wins(
     config: &SegConfig,
     shape: SegShape,
     n: usize,
     segments: usize,
 ) -> bool {
-    holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
+    config.trusted && holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
 }
 
 /// Whether `Auto` takes SegHeads for some N and S of calls of `shape` ([`seg_heads_wins`]'s
@@ -377,7 +378,7 @@ pub(crate) fn seg_heads_may_win(config: &SegConfig, shape: SegShape) -> bool {
 
 /// The same for SegBlocks ([`seg_blocks_wins`]).
 pub(crate) fn seg_blocks_may_win(config: &SegConfig, shape: SegShape) -> bool {
-    bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
+    config.trusted && bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
 }
 
 /// Whether a band of `table` holds `n` items in `segments` segments of `shape`.
@@ -500,9 +501,9 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// 8-byte values: 8192 at 128 threads, above). From 30·2^20 to 2^26 items
 /// the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25 (1.07-1.10x at
 /// mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values), as the smaller
-/// blocks were measured at 2^26 only. Validated calls, which run the exact layout check first
-/// (0.75-0.79 of plain for f32, 0.76-0.80 of a trusted call's speed; 8-byte values 0.86-0.88 of
-/// it), keep SegShuffle or SegHeads.
+/// blocks were measured at 2^26 only. Validated calls keep SegShuffle or SegHeads: with the
+/// exact layout check first SegBlocks read 0.76-0.80 of a trusted call's speed (f32; 8-byte
+/// values 0.86-0.88), and its fused check is not yet measured on a GPU ([`seg_blocks_wins`]).
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
     SegBand::new(4, false, 1 << 26, 1000..=24_000),
     SegBand::new(4, false, 30 << 20, 4000..=24_000),

@@ -17,8 +17,8 @@ pub(crate) struct Scratch {
     buffer: Option<DeviceVec<u8>>,
     /// One u32, zero between launches (single-launch kernels reset it).
     pub ticket: DeviceVec<u32>,
-    /// SegShuffle's and SegMerge's status word: all ones between launches (their last block
-    /// reads and resets it).
+    /// The segmented kernels' status word: all ones between launches (their last block, or
+    /// `seg_hand_status` behind SegBlocks' launch, reads and resets it).
     pub seg_status: DeviceVec<u64>,
     /// The identity fills' budget of SegShuffle and the portable segmented kernel: a count of
     /// ids, zero between launches (their last block resets it). See `r_take_fill_budget`

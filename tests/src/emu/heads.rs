@@ -53,8 +53,8 @@ pub fn seg_heads_kernel(
 
 /// The SegBlocks kernel of `source` with chunks of `chunk_runs` lane runs (the runtime's are
 /// far longer than a test's layouts), otherwise as [`seg_heads_kernel`]. Its cases' `grid` is
-/// the launch's blocks (units past it are taken a grid apart); `validate` is not read (the
-/// launch trusts its layout).
+/// the launch's blocks (units past it are taken a grid apart); `validate` runs its fused check
+/// and `seg_hand_status` behind it.
 pub fn seg_blocks_kernel(
     cxx: &str,
     source: &KernelSource,
@@ -81,7 +81,7 @@ pub fn seg_blocks_kernel(
 
 impl EmulatedHeads {
     /// Runs the calls in one process, the fibers of each block in `order`; per call the status
-    /// the last joiner handed out (all ones: the layout passed; only meaningful when validated) and the
+    /// handed out (all ones: the layout passed; only meaningful when validated) and the
     /// segments' bytes.
     pub fn run(&self, cases: &[HeadsCase], order: Order) -> Vec<(u64, Vec<u8>)> {
         let mut input = Vec::new();
