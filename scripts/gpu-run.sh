@@ -2,7 +2,8 @@
 # Runs ON THE GPU MACHINE from the repo root, over binaries staged by scripts/gpu-stage.sh:
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
-# torchseg, segmented, segsweep, segsweepv (segsweep validated), segsweeps (segsweep at 2^24–2^28), segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
+# torchseg, segmented, segsweep, segsweepv (validated), segsweeps (segsweep at 2^24–2^28),
+# segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,

@@ -376,7 +376,7 @@ pub fn broken_offsets(offsets: &[u64], n: u64, wide: bool) -> Vec<Vec<u64>> {
     if last >= 2 {
         broken[2][1] = offsets[2] + 1;
         broken[2][2] = offsets[2];
-        if offsets[2] + 1 > offsets[last] {
+        if last > 2 && offsets[2] + 1 > offsets[last] {
             broken[2][last] = offsets[2] + 1;
         }
         if wide {

@@ -388,7 +388,7 @@ fn seg_blocks_fused_check_finds_every_bad_index() {
     positions.extend((1..30).map(|k| k * segments / 30));
     positions.extend((1..n / 32768).map(|c| offsets.partition_point(|&o| o < c * 32768)));
     let mut layouts = Vec::new();
-    for &k in positions.iter().filter(|&&k| k >= 2 && k < segments) {
+    for &k in positions.iter().filter(|&&k| k >= 2 && k <= segments) {
         let mut bad = offsets.clone();
         bad[k] = bad[k - 1] - 1;
         layouts.push(bad);

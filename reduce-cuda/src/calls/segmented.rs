@@ -109,7 +109,8 @@ impl Gpu {
     /// [`Gpu::reduce_segments`] into the caller's buffer (its first `offsets.len() - 1`
     /// values): no allocation per call. With `SegConfig::trusted` it only queues the work;
     /// validating waits for the result of the check, not for the reduction (stream order, as
-    /// for a trusted call; with few offsets the check's result comes before the reduction ends).
+    /// for a trusted call; with few offsets the check's result comes before the reduction ends;
+    /// SegBlocks hands its check's result out behind its launch).
     pub fn reduce_segments_into<M: CudaMonoid, L: SegLayout>(
         &self,
         items: &impl DeviceInput<M>,

@@ -80,10 +80,11 @@ pub(crate) const SEG_BLOCKS_CHUNK_BYTES: usize = 256 * 1024;
 
 /// The shortest mean segment length N / S at which a validated SegBlocks call checks its layout
 /// in its launch; below it the exact check runs first. A bad layout's segments may overlap,
-/// and once the launch has seen a bad entry a unit still folds up to an eighth of a chunk
-/// (kernels/seg_blocks.cu): with S at most N / 500 that bounds a bad layout's folds to about
-/// 16 good calls' reads, and below every band of [`SEG_BLOCKS_BANDS`] SegBlocks is a slow
-/// choice anyway (a block a segment).
+/// and once the launch has seen a bad entry a unit still folds up to an eighth of a chunk of
+/// input items, 32 KiB (kernels/seg_blocks.cu): with S at most N / 500 that bounds a bad
+/// layout's folds to about 65 ÷ the item's bytes good calls' reads (16 for 4-byte items), and
+/// below every band of [`SEG_BLOCKS_BANDS`] SegBlocks is a slow choice anyway (a block a
+/// segment).
 pub(crate) const SEG_BLOCKS_FUSED_MIN_MEAN: u64 = 500;
 
 /// SegBlocks' blocks, by the mean segment length N / S ([`seg_blocks_block`]).
