@@ -14,6 +14,11 @@ pub fn offsets_of<I: SegIndex>(lengths: &[I]) -> Vec<I> {
         .collect()
 }
 
+/// The CSR offsets of u32 `lengths`, as u64 entries (what the emulated kernels' cases hold).
+pub fn offsets_u64(lengths: &[u32]) -> Vec<u64> {
+    offsets_of(&lengths.iter().map(|&l| l as u64).collect::<Vec<_>>())
+}
+
 /// The owner of every item (sorted segment ids) of segments with these lengths.
 pub fn owners_of<I: SegIndex>(lengths: &[I]) -> Vec<I> {
     let runs = lengths.iter().enumerate();

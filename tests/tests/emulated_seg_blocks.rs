@@ -19,7 +19,7 @@ use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_blocks_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_of};
+use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_u64};
 use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -105,7 +105,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     ));
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
-        let offsets = offsets_of(&lengths.iter().map(|&l| l as u64).collect::<Vec<_>>());
+        let offsets = offsets_u64(&lengths);
         let n = *offsets.last().unwrap();
         let segments = offsets.len() as u64 - 1;
         let items = random_items(n as usize, rng.next_u64());
@@ -190,8 +190,8 @@ fn seg_blocks_lifted_is_the_fold() {
 
 /// A validated call flags every broken offsets rule ([`broken_offsets`]) and a garbage layout
 /// exactly when the CPU check rejects it; a garbage layout, trusted or validated, finishes
-/// without an access out of bounds or a deadlock and leaves the ticket and the status word
-/// reset, in every fiber order.
+/// without an access out of bounds or a deadlock and leaves the status word reset, in every
+/// fiber order.
 #[test]
 fn seg_blocks_checks_and_garbage() {
     let Some(cxx) = compiler() else { return };
@@ -205,13 +205,7 @@ fn seg_blocks_checks_and_garbage() {
         let mut cases = Vec::new();
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
-            let good = offsets_of(
-                &filling(n, 64, &mut rng)[4]
-                    .1
-                    .iter()
-                    .map(|&l| l as u64)
-                    .collect::<Vec<_>>(),
-            );
+            let good = offsets_u64(&filling(n, 64, &mut rng)[4].1);
             let garbage: Vec<_> = (0..6)
                 .map(|_| garbage_offsets(&mut rng, n, wide_index))
                 .collect();

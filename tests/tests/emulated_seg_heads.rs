@@ -19,7 +19,7 @@ use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_heads_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_of};
+use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_u64};
 use reduce_tests::monoids::lang::{ArgMax, TopK};
 use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -131,7 +131,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     }
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
-        let offsets = offsets_of(&wide(&lengths));
+        let offsets = offsets_u64(&lengths);
         let n = *offsets.last().unwrap();
         let items = random_items(n as usize, rng.next_u64());
         let lifted: Vec<M> = lifted_by(&items, &lift);
@@ -172,11 +172,6 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         "{} emulated calls equal to the fold, fibers in every order",
         cases.len()
     );
-}
-
-/// Lengths as u64 entries.
-fn wide(lengths: &[u32]) -> Vec<u64> {
-    lengths.iter().map(|&l| l as u64).collect()
 }
 
 /// Affine maps (8-byte, exact, not commutative) with vector loads (4 items a thread: two
@@ -244,7 +239,7 @@ fn seg_heads_checks_and_garbage() {
         let (mut bad, mut garbage) = (Vec::new(), Vec::new());
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
-            let good = offsets_of(&wide(&filling(n, 128, &mut rng)[4].1));
+            let good = offsets_u64(&filling(n, 128, &mut rng)[4].1);
             let broken = broken_offsets(&good, n, wide_index);
             for offsets in broken {
                 bad.push(HeadsCase {
