@@ -31,17 +31,24 @@
 // queues seg_hand_status behind the launch, and on a bad layout the exact check for the first
 // error). No block counts the others' reports in: a ticket a block, for a last block to hand
 // the status out, took up to 30% of the speed where segments are short. A unit about to fold
-// more than an eighth of a chunk first reads *status and skips its fold once a bad entry was
-// seen (r_blocks_stopped): a bad layout's overlapping segments then cost at most an eighth of
-// a chunk per segment past the blocks already folding (the host runs the exact check first
-// where segments are short).
+// more than an eighth of a chunk first reads *status and folds one item instead once a bad
+// entry was seen (r_blocks_fold_end): a bad layout's overlapping segments then cost at most an
+// eighth of a chunk per segment past the blocks already folding (the host runs the exact check
+// first where segments are short).
 //
 // Items are r_in values lifted into M by m_lift (i, the item's global index). Parameters:
-// R_BLOCK threads (a multiple of 32); R_ITEMS items a lane's run, R_VECS and R_ITEM_SHIFT as
-// kernels/lanes.cuh says; R_CHUNK_RUNS runs a chunk; R_IDX64.
+// R_BLOCK threads (a multiple of 32); R_MIN_BLOCKS resident blocks per SM the registers are
+// budgeted for (0: ptxas' choice, which for small values took fewer registers and held fewer of
+// a lane's loads in flight: catalogue/tuning.rs, seg_blocks_min_blocks); R_ITEMS items a lane's
+// run, R_VECS and R_ITEM_SHIFT as kernels/lanes.cuh says; R_CHUNK_RUNS runs a chunk; R_IDX64.
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_CHUNK ((r_size)R_CHUNK_RUNS * R_ITEMS)
+#if R_MIN_BLOCKS > 0
+#define R_BLOCKS_BOUNDS __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
+#else
+#define R_BLOCKS_BOUNDS __launch_bounds__(R_BLOCK)
+#endif
 static_assert(R_BLOCK % R_WARP == 0, "whole warps");
 
 // The fold of the items lo .. hi - 1 (lo < hi <= n), in order; thread 0 returns it. Every
@@ -88,11 +95,13 @@ __device__ __forceinline__ bool r_blocks_stopped(const unsigned long long* statu
     return *s_stop != 0u;
 }
 
-// Whether a unit folds the items lo .. hi - 1 (lo < hi): not when a validated launch (`check`)
-// has seen a bad entry and the fold is longer than an eighth of a chunk (uniform in the block).
-__device__ __forceinline__ bool r_blocks_folds(r_size lo, r_size hi, r_size check, const unsigned long long* status,
-                                               unsigned int* s_stop) {
-    return !(check && hi - lo > R_CHUNK / 8 && r_blocks_stopped(status, s_stop));
+// Where a unit's fold of the items lo .. hi - 1 (lo < hi) ends: hi, or lo + 1 when a validated
+// launch (`check`) has seen a bad entry and the fold is longer than an eighth of a chunk
+// (uniform in the block); the unit then drops the one item's value. The fold runs either way:
+// a branch around it costs the fold's loads their schedule (ptxas holds fewer in flight).
+__device__ __forceinline__ r_size r_blocks_fold_end(r_size lo, r_size hi, r_size check,
+                                                    const unsigned long long* status, unsigned int* s_stop) {
+    return check && hi - lo > R_CHUNK / 8 && r_blocks_stopped(status, s_stop) ? lo + 1 : hi;
 }
 
 // A piece of the segment `s` whose pieces lie in chunks k0 .. k1 arrived (its value stored by
@@ -119,7 +128,7 @@ __device__ __forceinline__ void r_blocks_arrive(M* __restrict__ out, const M* fi
 // Units blockIdx.x, blockIdx.x + gridDim.x, ... of the chunks + segments (see above). counts:
 // `chunks` words that are zero on entry; first_part and cross_part: `chunks` values each;
 // status: written only with `check` (see LAYOUT).
-extern "C" __global__ void __launch_bounds__(R_BLOCK)
+extern "C" __global__ void R_BLOCKS_BOUNDS
 reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ offsets, r_size segments,
                   M* __restrict__ out, M* first_part, M* cross_part, unsigned int* __restrict__ counts,
                   r_size chunks, unsigned long long* __restrict__ status, r_size check) {
@@ -142,8 +151,9 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
             r_blocks_bounds(offsets, s, segments, n, a, b);
             if (!(a < c0 && c0 < b)) continue;  // a segment starts at c0 (or a bad layout)
             const r_size hi = min(b, c0 + R_CHUNK);
-            if (!r_blocks_folds(c0, hi, check, status, &s_stop)) continue;
-            const M v = r_blocks_fold(in, n, c0, hi, s_warps);
+            const r_size fold_end = r_blocks_fold_end(c0, hi, check, status, &s_stop);
+            const M v = r_blocks_fold(in, n, c0, fold_end, s_warps);
+            if (fold_end != hi) continue;
             if (threadIdx.x == 0) cross_part[u] = v;
             r_blocks_arrive(out, first_part, cross_part, counts, s, a / R_CHUNK, (b - 1) / R_CHUNK, s_warps,
                             &s_last);
@@ -157,8 +167,9 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                 continue;
             }
             const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK;
-            if (!r_blocks_folds(a, min(b, end), check, status, &s_stop)) continue;
-            const M v = r_blocks_fold(in, n, a, min(b, end), s_warps);
+            const r_size fold_end = r_blocks_fold_end(a, min(b, end), check, status, &s_stop);
+            const M v = r_blocks_fold(in, n, a, fold_end, s_warps);
+            if (fold_end != min(b, end)) continue;
             if (b <= end) {
                 if (threadIdx.x == 0) out[s] = v;
                 continue;

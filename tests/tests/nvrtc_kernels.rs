@@ -458,6 +458,57 @@ fn seg_heads_fold_fits_every_thread_slot() {
     );
 }
 
+/// SegBlocks' kernel at its three default blocks takes the registers its budget allows for
+/// values of up to 8 bytes (`tuning::seg_blocks_min_blocks`: 40 below 256 threads, 48 at 256,
+/// where ptxas left alone took 32-40 and issued a lane's loads a few at a time) and keeps out of
+/// local memory under it: f32 and f64 sums, the affine monoid, ArgMax lifted from f32. Larger
+/// values are left to ptxas: 12-byte affine counts keep out of local memory (a 40-register
+/// budget spilled 32 bytes). The counts hold for NVRTC 13.0.
+#[test]
+fn seg_blocks_budget_keeps_out_of_local_memory() {
+    if !counts_hold() {
+        return;
+    }
+    fn facts(source: reduce_cuda::KernelSource) -> (u32, u32) {
+        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+        let read = "the CUBIN's facts of reduce_seg_blocks";
+        (
+            cubin::registers(&cubin, "reduce_seg_blocks").expect(read),
+            cubin::frame_size(&cubin, "reduce_seg_blocks").expect(read),
+        )
+    }
+    fn of<M: CudaMonoid>(block: u32) -> (u32, u32) {
+        let config = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
+        facts(seg_kernel_source::<M>(config, true).unwrap_or_else(|e| panic!("{e}")))
+    }
+    for block in [64, 128, 256] {
+        let budget = if block == 256 { 48 } else { 40 };
+        let lifted = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
+        for (monoid, (registers, frame)) in [
+            ("f32 sum", of::<Sum<f32>>(block)),
+            ("f64 sum", of::<Sum<f64>>(block)),
+            ("affine", of::<Affine>(block)),
+            (
+                "ArgMax lifted from f32",
+                facts(
+                    seg_kernel_source_lifted::<monoids::lang::ArgMax, f32, u32>(lifted, true)
+                        .unwrap(),
+                ),
+            ),
+        ] {
+            assert!(
+                frame == 0 && registers > 34 && registers <= budget,
+                "{monoid}, {block} threads: {registers} registers, frame {frame}"
+            );
+        }
+        let (registers, frame) = of::<AffCount>(block);
+        assert!(
+            frame == 0,
+            "12-byte affine counts, {block} threads: {registers} registers, frame {frame}"
+        );
+    }
+}
+
 /// LookAhead's kernel (`Auto`'s scans, one block of 320, 352 or 384 threads per SM) at the
 /// default tile keeps out of local memory for 4-, 8-, 12- and 16-byte values, by key (each
 /// thread holding its next tile's keys) for f32 sums with u32 and u64 keys, the affine monoid

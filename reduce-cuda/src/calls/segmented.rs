@@ -196,9 +196,8 @@ impl Gpu {
     /// Compiles (or loads) the kernels of a segmented configuration for `I` layouts; see
     /// [`Gpu::prepare`]. For `Auto`: the kernel of a call of unknown size (SegShuffle's, or for
     /// large values SegMerge's, SegHeads' or Tb2Seg's), and SegHeads' too where its bands hold
-    /// values of this size by CSR offsets, and SegBlocks' where its bands do and the
-    /// configuration is trusted (a configuration prepared validated and run trusted compiles
-    /// SegBlocks on first use).
+    /// values of this size by CSR offsets, and SegBlocks' (each of its blocks) where its bands
+    /// do.
     /// Calls whose sizes make `Auto` size SegShuffle otherwise (lifted items with more segments
     /// than items; owners of short segments) or take SegMerge (past 2^32 items) still compile
     /// their kernel on first use.

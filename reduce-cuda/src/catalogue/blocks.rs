@@ -13,7 +13,9 @@ use super::algorithm::SegAlgorithm;
 use super::config::{check_block, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
-use super::tuning::{seg_blocks_block, SEG_BLOCKS_CHUNK_BYTES, SEG_BLOCKS_FUSED_MIN_MEAN};
+use super::tuning::{
+    seg_blocks_block, seg_blocks_min_blocks, SEG_BLOCKS_CHUNK_BYTES, SEG_BLOCKS_FUSED_MIN_MEAN,
+};
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
@@ -93,6 +95,10 @@ impl SegPlan for Blocks {
             Family::SegBlocks,
             &[
                 ("R_BLOCK", self.block),
+                (
+                    "R_MIN_BLOCKS",
+                    seg_blocks_min_blocks(self.block, shape.items.m_size),
+                ),
                 ("R_ITEMS", self.items),
                 ("R_VECS", self.vecs),
                 ("R_ITEM_SHIFT", shape.lane_shift(self.vecs)),

@@ -306,7 +306,20 @@ fn auto_picks_from_cheap_statistics() {
             shuffle,
         ),
     ];
+    // The table is SegHeads' bands' rule; where a band of SegBlocks holds the call too, `Auto`
+    // takes SegBlocks (auto_takes_seg_blocks_for_long_segments).
     for (what, shape, n, s, want) in cases {
+        let in_heads_band = tuning::seg_heads_wins(&auto, shape, n, s);
+        assert_eq!(
+            in_heads_band,
+            want == heads,
+            "{what}: n = {n}, S = {s}, SegHeads' band"
+        );
+        let want = if tuning::seg_blocks_wins(&auto, shape, n, s) {
+            SegAlgorithm::SegBlocks
+        } else {
+            want
+        };
         assert_eq!(
             resolve(auto, shape, n, s).algorithm,
             want,
@@ -757,20 +770,15 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let (shuffle, heads) = (Family::SegShuffle, Family::SegHeads);
     let blocks = Family::SegBlocks;
     let f32_offsets = sized(shape(false, true, false), 4, 4);
-    assert_eq!(families(auto, f32_offsets), [shuffle, heads]);
-    // SegBlocks' bands take trusted calls only.
-    assert_eq!(
-        families(auto.trusted(), f32_offsets),
-        [shuffle, blocks, blocks, blocks, heads]
-    );
-    let f32_wide = sized(shape(true, true, false), 4, 4);
-    assert_eq!(families(auto, f32_wide), [shuffle, heads]);
-    let lifted = sized(shape(false, true, true), 4, 8);
-    assert_eq!(families(auto, lifted), [shuffle, heads]);
-    assert_eq!(
-        families(auto.trusted(), lifted),
-        [shuffle, blocks, blocks, blocks, heads]
-    );
+    // SegBlocks' bands (each of its three blocks), validated or trusted.
+    let with_blocks = [shuffle, blocks, blocks, blocks, heads];
+    for config in [auto, auto.trusted()] {
+        assert_eq!(families(config, f32_offsets), with_blocks);
+        let f32_wide = sized(shape(true, true, false), 4, 4);
+        assert_eq!(families(config, f32_wide), with_blocks);
+        let lifted = sized(shape(false, true, true), 4, 8);
+        assert_eq!(families(config, lifted), with_blocks);
+    }
     // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
     assert_eq!(
         families(auto, sized(shape(false, false, false), 4, 4)),
@@ -797,11 +805,11 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     );
 }
 
-/// `Auto` takes SegBlocks for trusted calls by CSR offsets in the bands of
-/// `tuning::SEG_BLOCKS_BANDS` (from 2^26 items, and narrower from 30·2^20), with no knob set;
-/// validated calls, the owner form and other sizes keep what they had.
+/// `Auto` takes SegBlocks for calls by CSR offsets in the bands of `tuning::SEG_BLOCKS_BANDS`
+/// (from 2^26 items, and narrower from 30·2^20), trusted or validated, with no knob set; the
+/// owner form and other sizes keep what they had.
 #[test]
-fn auto_takes_seg_blocks_for_trusted_long_segments() {
+fn auto_takes_seg_blocks_for_long_segments() {
     let trusted = SegConfig::new(SegAlgorithm::Auto).trusted();
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let f32_wide = sized(shape(true, true, false), 4, 4);
@@ -812,7 +820,7 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
     let (blocks, heads) = (SegAlgorithm::SegBlocks, SegAlgorithm::SegHeads);
     let shuffle = SegAlgorithm::SegShuffle;
     let n = 1usize << 26;
-    // (values and layout, n, segments, Auto's choice when trusted)
+    // (values and layout, n, segments, Auto's choice)
     let m = 30usize << 20;
     let cases = [
         ("f32 u32", f32_offsets, n, n / 1029, blocks),
@@ -843,7 +851,10 @@ fn auto_takes_seg_blocks_for_trusted_long_segments() {
         let got = resolve(trusted, shape, n, segments).algorithm;
         assert_eq!(got, want, "{what}: {n} items, {segments} segments, trusted");
         let validated = resolve(SegConfig::new(SegAlgorithm::Auto), shape, n, segments);
-        assert_ne!(validated.algorithm, blocks, "{what}: validated");
+        assert_eq!(
+            validated.algorithm, want,
+            "{what}: {n} items, {segments} segments"
+        );
     }
     // A knob set: no band.
     let knob = trusted.block(256);

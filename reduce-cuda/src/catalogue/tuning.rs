@@ -105,6 +105,27 @@ pub(crate) fn seg_blocks_block(n: usize, segments: usize) -> u32 {
     }
 }
 
+/// The resident blocks per SM SegBlocks' registers are budgeted for (the kernel's
+/// `__launch_bounds__(block, R_MIN_BLOCKS)`) with values of up to 8 bytes: 1536 threads (40
+/// registers a thread under NVRTC 13.0) for blocks of fewer than 256 threads, 1280 (48) from
+/// 256. Left alone, ptxas took 32-40 registers there and, to fit, issued a lane's four 16-byte
+/// loads two or three at a time, folding the first items in between (8-byte values, lifted
+/// ArgMax), a schedule that any change of the kernel could tip. H100, `bench segsweep` at 2^26
+/// (docs/decisions/0088-seg-blocks.md): 1280 threads at every block over the kernel left alone,
+/// in one command, 8-byte values 1.34-1.92x (u32 offsets, mean lengths 4096-2^20) and
+/// 1.12-2.31x (u64, 8192-2^20), lifted ArgMax 1.05-1.15x from 2^17, f32 1.01-1.07x from 65536,
+/// but 0.94-0.96x at 512-1024 (64-thread blocks: fewer resident where each is short-lived); 1536
+/// over 1280 in another, 1.03-1.06x at 1024 (f32, ArgMax), even at 2048-8192, 0.88-0.97x from
+/// 2^18. Larger values are left to ptxas (0): under these budgets some spill (12-byte values at
+/// 40 registers), and none was measured.
+pub(crate) fn seg_blocks_min_blocks(block: u32, value_bytes: usize) -> u32 {
+    if value_bytes > 8 {
+        return 0;
+    }
+    let threads = if block >= 256 { 1280 } else { 1536 };
+    (threads / block).clamp(1, 32)
+}
+
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
 /// SegHeads' largest default block for items lifted into wider values (a thread's run is sized
@@ -359,16 +380,16 @@ pub(crate) fn seg_heads_wins(
     holds(&SEG_HEADS_BANDS, config, shape, n, segments)
 }
 
-/// Whether `Auto` takes SegBlocks: trusted calls in the bands of [`SEG_BLOCKS_BANDS`], with
-/// every knob left to it. Validated calls keep SegShuffle or SegHeads until SegBlocks' fused
-/// check is measured on a GPU (docs/decisions/0088-seg-blocks.md, "The check fused").
+/// Whether `Auto` takes SegBlocks: calls in the bands of [`SEG_BLOCKS_BANDS`], trusted or
+/// validated (the bands start above [`SEG_BLOCKS_FUSED_MIN_MEAN`], so a validated call checks
+/// its layout in its launch), with every knob left to it.
 pub(crate) fn seg_blocks_wins(
     config: &SegConfig,
     shape: SegShape,
     n: usize,
     segments: usize,
 ) -> bool {
-    config.trusted && holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
+    holds(&SEG_BLOCKS_BANDS, config, shape, n, segments)
 }
 
 /// Whether `Auto` takes SegHeads for some N and S of calls of `shape` ([`seg_heads_wins`]'s
@@ -379,7 +400,7 @@ pub(crate) fn seg_heads_may_win(config: &SegConfig, shape: SegShape) -> bool {
 
 /// The same for SegBlocks ([`seg_blocks_wins`]).
 pub(crate) fn seg_blocks_may_win(config: &SegConfig, shape: SegShape) -> bool {
-    config.trusted && bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
+    bands(&SEG_BLOCKS_BANDS, config, shape).next().is_some()
 }
 
 /// Whether a band of `table` holds `n` items in `segments` segments of `shape`.
@@ -502,9 +523,12 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// 8-byte values: 8192 at 128 threads, above). From 30·2^20 to 2^26 items
 /// the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25 (1.07-1.10x at
 /// mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values), as the smaller
-/// blocks were measured at 2^26 only. Validated calls keep SegShuffle or SegHeads: with the
-/// exact layout check first SegBlocks read 0.76-0.80 of a trusted call's speed (f32; 8-byte
-/// values 0.86-0.88), and its fused check is not yet measured on a GPU ([`seg_blocks_wins`]).
+/// blocks were measured at 2^26 only. Validated calls, which check their layouts in the launch
+/// here, read 0.93-0.98 of a trusted call's speed and, over the faster of validated SegShuffle
+/// and SegHeads in the bands (H100, 2026-12-06, with the register budget of
+/// [`seg_blocks_min_blocks`]): f32 1.00-1.09x, u64 offsets 1.02-1.12x to 16384 and 0.98x at
+/// 32768, 8-byte values 1.03-1.08x, lifted ArgMax 1.06-1.31x to 65536 and 1.07-1.10x to 2^20.
+/// With that budget, trusted, 8-byte values read 1.00-1.05x past the bands' 6000 too.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
     SegBand::new(4, false, 1 << 26, 1000..=24_000),
     SegBand::new(4, false, 30 << 20, 4000..=24_000),
@@ -517,6 +541,16 @@ pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
     SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
 ];
+
+// Every band of SEG_BLOCKS_BANDS starts at or above the mean length of the fused check: a
+// validated call `Auto` gives SegBlocks checks its layout in its launch.
+const _: () = {
+    let mut i = 0;
+    while i < SEG_BLOCKS_BANDS.len() {
+        assert!(*SEG_BLOCKS_BANDS[i].mean_lengths.start() as u64 >= SEG_BLOCKS_FUSED_MIN_MEAN);
+        i += 1;
+    }
+};
 
 /// Threads per SM the axes family's launches aim to keep busy (a strip per thread): enough
 /// loads in flight to cover memory latency.
