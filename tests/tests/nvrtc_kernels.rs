@@ -4,8 +4,8 @@
 use reduce_cuda::testing::compile_kernel;
 use reduce_cuda::testing::{
     compile_seg_kernel, compile_seg_kernel_for, seg_dynamic_smem, seg_dynamic_smem_lifted,
-    seg_kernel_source, seg_kernel_source_lifted, seg_kernel_variants_for,
-    seg_kernel_variants_lifted,
+    seg_kernel_source, seg_kernel_source_lifted, seg_kernel_variants_at, seg_kernel_variants_for,
+    seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
 };
 use reduce_cuda::{kernel_source, Algorithm, Config, CudaMonoid, Max, Min, Product, Sum};
 use reduce_cuda::{SegAlgorithm, SegConfig, SegIndex};
@@ -458,53 +458,74 @@ fn seg_heads_fold_fits_every_thread_slot() {
     );
 }
 
-/// SegBlocks' kernel at its three default blocks takes the registers its budget allows for
-/// values of up to 8 bytes (`tuning::seg_blocks_min_blocks`: 40 below 256 threads, 48 at 256,
-/// where ptxas left alone took 32-40 and issued a lane's loads a few at a time) and keeps out of
-/// local memory under it: f32 and f64 sums, the affine monoid, ArgMax lifted from f32. Larger
-/// values are left to ptxas: 12-byte affine counts keep out of local memory (a 40-register
-/// budget spilled 32 bytes). The counts hold for NVRTC 13.0.
+/// SegBlocks' kernel at its three default blocks, with its registers budgeted for values of up
+/// to 8 bytes (`tuning::seg_blocks_min_blocks`: 40 below 256 threads, 48 at 256), keeps out of
+/// local memory for aligned items, so that the budget is what runs: f32 and f64 sums, the
+/// affine monoid, ArgMax and log-sum-exp lifted from f32, by u32 and u64 offsets. Left alone,
+/// ptxas took 32-34 registers for the affine monoid and issued a lane's loads a few at a time;
+/// the budget's count is above that (the test fails without the budget). With items 4 bytes
+/// past a 16-byte boundary (a vector more a lane) lifted ArgMax spills 8 bytes below 256
+/// threads: the runtime runs the second variant, left to ptxas, which does not spill. Larger
+/// values are left to ptxas, one variant (12-byte affine counts: no local memory there, 32
+/// bytes of it under a 40-register budget). The counts hold for NVRTC 13.0.
 #[test]
 fn seg_blocks_budget_keeps_out_of_local_memory() {
     if !counts_hold() {
         return;
     }
-    fn facts(source: reduce_cuda::KernelSource) -> (u32, u32) {
-        let cubin = reduce_cuda::testing::compile_cubin(&source, CI_ARCH).unwrap();
+    // Per variant: (registers, frame).
+    fn facts(sources: Vec<reduce_cuda::KernelSource>) -> Vec<(u32, u32)> {
         let read = "the CUBIN's facts of reduce_seg_blocks";
-        (
-            cubin::registers(&cubin, "reduce_seg_blocks").expect(read),
-            cubin::frame_size(&cubin, "reduce_seg_blocks").expect(read),
-        )
+        sources
+            .iter()
+            .map(|source| {
+                let cubin = reduce_cuda::testing::compile_cubin(source, CI_ARCH).unwrap();
+                (
+                    cubin::registers(&cubin, "reduce_seg_blocks").expect(read),
+                    cubin::frame_size(&cubin, "reduce_seg_blocks").expect(read),
+                )
+            })
+            .collect()
     }
-    fn of<M: CudaMonoid>(block: u32) -> (u32, u32) {
-        let config = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
-        facts(seg_kernel_source::<M>(config, true).unwrap_or_else(|e| panic!("{e}")))
+    fn own<M: CudaMonoid, I: SegIndex>(config: SegConfig, at: u64) -> Vec<(u32, u32)> {
+        facts(seg_kernel_variants_at::<M, I>(config, true, at).unwrap())
+    }
+    fn lifted<M: reduce_cuda::Lift<f32>>(config: SegConfig, at: u64) -> Vec<(u32, u32)> {
+        facts(seg_kernel_variants_lifted_at::<M, f32, u32>(config, true, at).unwrap())
     }
     for block in [64, 128, 256] {
         let budget = if block == 256 { 48 } else { 40 };
-        let lifted = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
-        for (monoid, (registers, frame)) in [
-            ("f32 sum", of::<Sum<f32>>(block)),
-            ("f64 sum", of::<Sum<f64>>(block)),
-            ("affine", of::<Affine>(block)),
-            (
-                "ArgMax lifted from f32",
-                facts(
-                    seg_kernel_source_lifted::<monoids::lang::ArgMax, f32, u32>(lifted, true)
-                        .unwrap(),
+        let config = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
+        for at in [0, 4] {
+            for (monoid, variants) in [
+                ("f32 sum", own::<Sum<f32>, u32>(config, at)),
+                ("f32 sum, u64", own::<Sum<f32>, u64>(config, at)),
+                ("f64 sum", own::<Sum<f64>, u32>(config, at)),
+                ("affine", own::<Affine, u32>(config, at)),
+                ("affine, u64", own::<Affine, u64>(config, at)),
+                ("lifted ArgMax", lifted::<monoids::lang::ArgMax>(config, at)),
+                (
+                    "lifted log-sum-exp",
+                    lifted::<monoids::lang::LogSumExp>(config, at),
                 ),
-            ),
-        ] {
-            assert!(
-                frame == 0 && registers > 34 && registers <= budget,
-                "{monoid}, {block} threads: {registers} registers, frame {frame}"
-            );
+            ] {
+                let what = format!("{monoid}, {block} threads, items at {at}: {variants:?}");
+                let [(registers, frame), (_, fallback_frame)] = variants[..] else {
+                    panic!("{what}: not a budgeted kernel and its fallback");
+                };
+                assert!(registers > 34 && registers <= budget, "{what}");
+                let spills = frame > 0;
+                let known = monoid == "lifted ArgMax" && at == 4 && block < 256;
+                assert_eq!(spills, known, "{what}: the budgeted kernel's local memory");
+                if spills {
+                    assert_eq!(fallback_frame, 0, "{what}: the fallback's local memory");
+                }
+            }
         }
-        let (registers, frame) = of::<AffCount>(block);
+        let variants = own::<AffCount, u32>(config, 0);
         assert!(
-            frame == 0,
-            "12-byte affine counts, {block} threads: {registers} registers, frame {frame}"
+            matches!(variants[..], [(_, 0)]),
+            "12-byte affine counts, {block} threads: {variants:?}"
         );
     }
 }

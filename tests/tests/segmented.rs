@@ -363,10 +363,11 @@ proptest! {
 }
 
 /// `Auto` takes SegHeads at a mean length of about 450 (reduce-cuda's
-/// `tuning::SEG_HEADS_BANDS`, below SegBlocks' bands) for u32 and u64 offsets of f32 and f64 sums, and for log-sum-exp
-/// lifted from f32 items (8-byte values) by u32 offsets, at 2^26 items; at 2^24 for all but
-/// u32 offsets of f32 sums (SegShuffle's there): its bits are the algorithm's it chose, the
-/// same for both offset widths, and every f32 segment is the sum within float rounding.
+/// `tuning::SEG_HEADS_BANDS`, below SegBlocks' bands) for u32 and u64 offsets of f32 and f64
+/// sums, and for log-sum-exp lifted from f32 items (8-byte values) by u32 offsets, at 2^26
+/// items; at 2^24 for all but u32 offsets of f32 sums (SegShuffle's there): its bits are the
+/// algorithm's it chose, the same for both offset widths, and every f32 segment is the sum
+/// within float rounding.
 #[test]
 fn auto_takes_seg_heads_on_long_float_layouts() {
     let Some(gpu) = gpu() else { return };

@@ -123,11 +123,12 @@ pub enum SegAlgorithm {
     /// form, it runs what `Auto` runs there.
     SegBlocks,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts), but SegBlocks
-    /// for trusted calls by CSR offsets from 2^26 items whose mean segment length N / S is
-    /// 1000 to 24000 for 4-byte values by u32 offsets (to 48000 by u64), 500 to 6000 for 8-byte
-    /// values, 1000 to 2^21 for 4-byte items lifted into 8-byte values (from 30·2^20 items the
-    /// same bands from 4000, 2000 and 4000), where it measured 1.01-1.34x the speed of the faster
-    /// of SegShuffle and SegHeads on an H100; else SegHeads
+    /// for calls by CSR offsets (trusted or validated) from 2^26 items whose mean segment length
+    /// N / S is 1000 to 24000 for 4-byte values by u32 offsets (to 48000 by u64), 500 to 6000
+    /// for 8-byte values, 1000 to 2^21 for 4-byte items lifted into 8-byte values (from 30·2^20
+    /// items the same bands from 4000, 2000 and 4000), where it measured 1.03-1.36x the speed of
+    /// the faster of SegShuffle and SegHeads on an H100 (validated 1.00-1.31x, u64 offsets at
+    /// 32768 0.98x); else SegHeads
     /// for CSR offsets of 4-byte values at 2^25 items or more with segments of 32 to 4096
     /// items on average (u32 offsets) or 32 to 8192 (u64; 32 to 4096 from 2^24 items), of
     /// 8-byte values from 2^24 items at 16 to 4096 (u64 offsets: to 8192 from 2^25), and of

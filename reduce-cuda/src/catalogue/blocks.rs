@@ -11,16 +11,17 @@
 
 use super::algorithm::SegAlgorithm;
 use super::config::{check_block, refuse, Knobs};
-use super::plan::{SegPlan, SegShape};
+use super::plan::{unless_it_spills, SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
 use super::tuning::{
     seg_blocks_block, seg_blocks_min_blocks, SEG_BLOCKS_CHUNK_BYTES, SEG_BLOCKS_FUSED_MIN_MEAN,
 };
-use crate::device::{kernel_signature, Entry};
+use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::{SegJob, NO_INDEX};
-use crate::dispatch::Dispatch;
+use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
-use crate::jit::{Family, KernelSpec};
+use crate::jit::{Family, JitReport, KernelSpec};
+use std::sync::Arc;
 
 kernel_signature! {
     /// The segments of `offsets` over the items, into `out`: `chunks` chunks' and `segments`
@@ -89,23 +90,32 @@ impl SegPlan for Blocks {
         "SegBlocks' 32-bit positions and ids (use SegMerge or Auto)"
     }
 
+    /// The kernel with its registers budgeted ([`seg_blocks_min_blocks`]), and where there is a
+    /// budget, the kernel left to ptxas (0), run where the budgeted one uses local memory.
     fn variants(&self) -> Vec<KernelSpec> {
         let shape = self.shape;
-        vec![KernelSpec::new(
-            Family::SegBlocks,
-            &[
-                ("R_BLOCK", self.block),
-                (
-                    "R_MIN_BLOCKS",
-                    seg_blocks_min_blocks(self.block, shape.items.m_size),
-                ),
-                ("R_ITEMS", self.items),
-                ("R_VECS", self.vecs),
-                ("R_ITEM_SHIFT", shape.lane_shift(self.vecs)),
-                ("R_CHUNK_RUNS", self.chunk_runs),
-                ("R_IDX64", shape.wide as u32),
-            ],
-        )]
+        let spec = |min_blocks: u32| {
+            KernelSpec::new(
+                Family::SegBlocks,
+                &[
+                    ("R_BLOCK", self.block),
+                    ("R_MIN_BLOCKS", min_blocks),
+                    ("R_ITEMS", self.items),
+                    ("R_VECS", self.vecs),
+                    ("R_ITEM_SHIFT", shape.lane_shift(self.vecs)),
+                    ("R_CHUNK_RUNS", self.chunk_runs),
+                    ("R_IDX64", shape.wide as u32),
+                ],
+            )
+        };
+        match seg_blocks_min_blocks(self.block, shape.items.m_size) {
+            0 => vec![spec(0)],
+            budget => vec![spec(budget), spec(0)],
+        }
+    }
+
+    fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
+        unless_it_spills(kernels, &self.variants(), BLOCKS.name)
     }
 
     fn dynamic_smem(&self) -> usize {

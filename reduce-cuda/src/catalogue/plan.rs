@@ -109,3 +109,21 @@ pub(crate) trait SegPlan {
     /// layout first or on the way when `validate`.
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()>;
 }
+
+/// The module of `variants[0]`, or of `variants[1]` where its kernel `entry` uses local memory
+/// (a preferred schedule that spills for some values, and the fallback that does not).
+pub(super) fn unless_it_spills(
+    kernels: &Loader,
+    variants: &[KernelSpec],
+    entry: &'static str,
+) -> Result<(Arc<Module>, JitReport)> {
+    let preferred = kernels.module(&variants[0])?;
+    let Some(fallback) = variants.get(1) else {
+        return Ok(preferred);
+    };
+    if !preferred.0.uses_local_memory(entry)? {
+        return Ok(preferred);
+    }
+    let (module, report) = kernels.module(fallback)?;
+    Ok((module, preferred.1.then(report)))
+}

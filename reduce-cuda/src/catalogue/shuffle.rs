@@ -8,7 +8,7 @@
 
 use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, check_runs_on, invalid, refuse, Knobs};
-use super::plan::{PlainPlan, SegPlan, SegShape};
+use super::plan::{unless_it_spills, PlainPlan, SegPlan, SegShape};
 use super::tuning::{
     self, ANY_DEVICE_BLOCK_SMEM, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES,
     SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
@@ -552,16 +552,7 @@ impl SegPlan for SegShuffle {
     }
 
     fn module(&self, kernels: &Loader) -> Result<(Arc<Module>, JitReport)> {
-        let variants = self.variants();
-        let preferred = kernels.module(&variants[0])?;
-        let Some(fallback) = variants.get(1) else {
-            return Ok(preferred);
-        };
-        if !preferred.0.uses_local_memory(REDUCE_SEG_SHUFFLE.name)? {
-            return Ok(preferred);
-        }
-        let (module, report) = kernels.module(fallback)?;
-        Ok((module, preferred.1.then(report)))
+        unless_it_spills(kernels, &self.variants(), REDUCE_SEG_SHUFFLE.name)
     }
 
     /// Unvalidated: one launch. Validated: few CSR offsets are checked early (their first error

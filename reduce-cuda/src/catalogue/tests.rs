@@ -207,7 +207,7 @@ fn auto_picks_from_cheap_statistics() {
     let affine_wide = sized(shape(true, true, false), 8, 8);
     let lifted_offsets = sized(shape(false, true, true), 4, 8);
     let (heads, shuffle) = (SegAlgorithm::SegHeads, SegAlgorithm::SegShuffle);
-    // (values and layout, n, segments, Auto's choice)
+    // (values and layout, n, segments, SegHeads' rule: SegHeads or SegShuffle)
     let cases = [
         ("f32 u32", f32_offsets, 1 << 26, 1 << 16, heads),
         ("f32 u32", f32_offsets, 1 << 25, 1 << 15, heads),
@@ -306,8 +306,26 @@ fn auto_picks_from_cheap_statistics() {
             shuffle,
         ),
     ];
-    // The table is SegHeads' bands' rule; where a band of SegBlocks holds the call too, `Auto`
-    // takes SegBlocks (auto_takes_seg_blocks_for_long_segments).
+    // Of these, the calls a band of SegBlocks holds too, where `Auto` takes SegBlocks
+    // (auto_takes_seg_blocks_for_long_segments has its own edges).
+    let in_blocks_bands = [
+        (f32_offsets, 1 << 26, 1 << 16),
+        (f32_offsets, 1 << 28, 1 << 16),
+        (f32_offsets, 1 << 28, 1 << 15),
+        (f32_wide, 1 << 26, 1 << 16),
+        (f32_wide, 1 << 26, 1 << 13),
+        (f32_wide, 1 << 25, 1 << 12),
+        (f32_wide, 1 << 26, 1 << 12),
+        (f32_wide, (1 << 25) - 1, 1 << 12),
+        (affine_offsets, 1 << 26, 1 << 15),
+        (affine_offsets, 1 << 26, 1 << 14),
+        (affine_offsets, 1 << 26, (1 << 14) - 4),
+        (affine_wide, 1 << 26, 1 << 16),
+        (lifted_offsets, 1 << 26, 1 << 16),
+        (lifted_offsets, 1 << 26, 1 << 13),
+        (lifted_offsets, 1 << 26, (1 << 13) - 1),
+        (lifted_offsets, 1 << 25, 1 << 12),
+    ];
     for (what, shape, n, s, want) in cases {
         let in_heads_band = tuning::seg_heads_wins(&auto, shape, n, s);
         assert_eq!(
@@ -315,7 +333,7 @@ fn auto_picks_from_cheap_statistics() {
             want == heads,
             "{what}: n = {n}, S = {s}, SegHeads' band"
         );
-        let want = if tuning::seg_blocks_wins(&auto, shape, n, s) {
+        let want = if in_blocks_bands.contains(&(shape, n, s)) {
             SegAlgorithm::SegBlocks
         } else {
             want
@@ -444,7 +462,8 @@ fn seg_shuffle_caps_registers_by_the_values_a_thread_holds() {
 }
 
 /// A second kernel (without the marks' first offsets loaded ahead) exactly for SegShuffle with
-/// u32 offsets, lifted items or not; it differs from the first in that alone.
+/// u32 offsets, lifted items or not; it differs from the first in that alone. (SegBlocks' is its
+/// register budget's: seg_blocks_budgets_registers_for_small_values.)
 #[test]
 fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
     for alg in SegAlgorithm::ALL {
@@ -459,6 +478,9 @@ fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
                         && offsets_form
                         && !wide;
                     let variants = plan.variants();
+                    if alg == SegAlgorithm::SegBlocks && offsets_form {
+                        continue;
+                    }
                     assert_eq!(variants.len() == 2, has, "{alg:?} {shape:?}");
                     let [first, second] = &variants[..] else {
                         continue;
@@ -885,6 +907,40 @@ fn seg_blocks_block_follows_the_mean_length() {
     assert_eq!(block_of(blocks, 1 << 26, 1 << 13), 128);
     assert_eq!(block_of(blocks, 1 << 26, 1 << 10), 256);
     assert_eq!(block_of(blocks.block(512), 1 << 26, 1 << 16), 512);
+}
+
+/// SegBlocks' registers are budgeted for 1536 resident threads below 256-thread blocks and 1280
+/// from there, for values of up to 8 bytes: the kernel's second launch bound, with the kernel
+/// left to ptxas as its fallback; no budget (a bound of 1 is none) for large blocks and values.
+#[test]
+fn seg_blocks_budgets_registers_for_small_values() {
+    let variants = |block: u32, shape| {
+        seg_plan(
+            SegConfig::new(SegAlgorithm::SegBlocks).block(block),
+            shape,
+            1 << 26,
+            1 << 16,
+        )
+        .unwrap()
+        .variants()
+        .iter()
+        .map(|spec| define(spec, "R_MIN_BLOCKS"))
+        .collect::<Vec<_>>()
+    };
+    let f32_offsets = sized(shape(false, true, false), 4, 4);
+    let affine_wide = sized(shape(true, true, false), 8, 8);
+    let lifted = sized(shape(false, true, true), 4, 8);
+    for shape in [f32_offsets, affine_wide, lifted] {
+        assert_eq!(variants(32, shape), [32, 0]);
+        assert_eq!(variants(64, shape), [24, 0]);
+        assert_eq!(variants(128, shape), [12, 0]);
+        assert_eq!(variants(160, shape), [9, 0]);
+        assert_eq!(variants(256, shape), [5, 0]);
+        assert_eq!(variants(512, shape), [2, 0]);
+        assert_eq!(variants(1024, shape), [0]);
+    }
+    assert_eq!(variants(64, sized(shape(false, true, false), 12, 12)), [0]);
+    assert_eq!(variants(256, sized(shape(false, true, false), 16, 16)), [0]);
 }
 
 #[test]

@@ -114,16 +114,23 @@ pub(crate) fn seg_blocks_block(n: usize, segments: usize) -> u32 {
 /// (docs/decisions/0088-seg-blocks.md): 1280 threads at every block over the kernel left alone,
 /// in one command, 8-byte values 1.34-1.92x (u32 offsets, mean lengths 4096-2^20) and
 /// 1.12-2.31x (u64, 8192-2^20), lifted ArgMax 1.05-1.15x from 2^17, f32 1.01-1.07x from 65536,
-/// but 0.94-0.96x at 512-1024 (64-thread blocks: fewer resident where each is short-lived); 1536
-/// over 1280 in another, 1.03-1.06x at 1024 (f32, ArgMax), even at 2048-8192, 0.88-0.97x from
-/// 2^18. Larger values are left to ptxas (0): under these budgets some spill (12-byte values at
-/// 40 registers), and none was measured.
+/// but 0.94-0.97x at 512-1024 for f32 and ArgMax (64-thread blocks: fewer resident where each
+/// is short-lived); 1536 over 1280 in another (best of two rounds each), 1.03-1.06x at 1024
+/// (f32, ArgMax), 0.99-1.02x at 512-8192 otherwise, 0.88-0.99x from 2^17. Larger values are
+/// left to ptxas (0): under these budgets some spill (12-byte values at 40 registers), and none
+/// was measured. Where a budgeted kernel spills (lifted ArgMax at a shifted address below 256
+/// threads), the plan's fallback, left to ptxas, runs.
 pub(crate) fn seg_blocks_min_blocks(block: u32, value_bytes: usize) -> u32 {
     if value_bytes > 8 {
         return 0;
     }
     let threads = if block >= 256 { 1280 } else { 1536 };
-    (threads / block).clamp(1, 32)
+    match threads / block {
+        // A second bound of 1 is no budget, and ptxas takes more registers under it than
+        // under none (catalogue/caps.rs).
+        0 | 1 => 0,
+        blocks => blocks.min(32),
+    }
 }
 
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
