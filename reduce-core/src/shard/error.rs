@@ -8,6 +8,12 @@ pub enum ShardError {
     /// A cluster needs at least one rank.
     #[error("there must be at least one shard (one rank)")]
     NoRanks,
+    /// More ranks than the host has room for their shards' bounds.
+    #[error("{ranks} ranks: no room for their shards' bounds on the host")]
+    TooManyRanks {
+        /// The rank count given.
+        ranks: usize,
+    },
     /// The shard lengths add up to more than `usize::MAX` items.
     #[error("the shard lengths add up to more than usize::MAX items")]
     TooManyItems,
@@ -99,6 +105,18 @@ pub enum ShardError {
         value: usize,
         /// The most there may be.
         limit: usize,
+    },
+    /// Offsets given to [`SegmentPlan::local_offsets`](crate::shard::SegmentPlan::local_offsets)
+    /// that are not the plan's where rank `rank` reads them: its shard's first item is not in
+    /// segment `first` or its last item not in segment `last`.
+    #[error("the offsets are not the plan's: rank {rank}'s shard does not start in segment {first} and end in segment {last} under them")]
+    OffsetsNotThePlans {
+        /// The rank.
+        rank: usize,
+        /// The segment of its first item under the plan.
+        first: usize,
+        /// The segment of its last item under the plan.
+        last: usize,
     },
     /// One device's segmented reduction indexes items and segments with u32.
     #[error("rank {rank}'s shard has {what} = {value}, past the u32 index limit of one device's segmented reduction")]

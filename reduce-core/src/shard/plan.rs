@@ -192,7 +192,9 @@ impl SegmentPlan {
 
     /// Rank `rank`'s local CSR offsets (relative to its shard, `touch.last - touch.first + 2`
     /// entries from 0 to the shard length) from the global `offsets` this plan was built from.
-    /// Empty for an empty shard.
+    /// Empty for an empty shard. The entries it reads are checked against the plan (never
+    /// decreasing, the shard's first and last items in the segments of its touch): other
+    /// offsets there are an error, not a wrong local layout.
     pub fn local_offsets<O: Copy + Into<u64>>(
         &self,
         offsets: &[O],
@@ -211,7 +213,31 @@ impl SegmentPlan {
         };
         let range = self.shards.range(rank);
         let (start, end) = (range.start as u64, range.end as u64);
-        Ok(offsets[t.first..=t.last + 1]
+        let window = &offsets[t.first..=t.last + 1];
+        let mut previous = window[0].into();
+        for (i, &o) in window.iter().enumerate().skip(1) {
+            let value = o.into();
+            if value < previous {
+                return Err(ShardError::OffsetsDecreasing {
+                    index: t.first + i,
+                    value,
+                    previous,
+                });
+            }
+            previous = value;
+        }
+        // The segment of the shard's first item starts at or before it and ends after it; the
+        // last item's likewise.
+        let at = |k: usize| window[k].into();
+        let last = window.len() - 1;
+        if !(at(0) <= start && start < at(1) && at(last - 1) < end && end <= at(last)) {
+            return Err(ShardError::OffsetsNotThePlans {
+                rank,
+                first: t.first,
+                last: t.last,
+            });
+        }
+        Ok(window
             .iter()
             .map(|&o| (o.into().clamp(start, end) - start) as u32)
             .collect())

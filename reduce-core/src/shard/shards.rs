@@ -13,6 +13,16 @@ pub struct Shards {
     bounds: Vec<usize>,
 }
 
+/// Room for the `ranks + 1` bounds of `ranks` shards, or the error that names the count.
+fn bounds_for(ranks: usize) -> Result<Vec<usize>, ShardError> {
+    let mut bounds = Vec::new();
+    ranks
+        .checked_add(1)
+        .and_then(|len| bounds.try_reserve_exact(len).ok())
+        .ok_or(ShardError::TooManyRanks { ranks })?;
+    Ok(bounds)
+}
+
 impl Shards {
     /// `items` items over `ranks` ranks as evenly as possible: the first `items % ranks` shards
     /// hold one item more.
@@ -28,11 +38,11 @@ impl Shards {
             return Err(ShardError::NoRanks);
         }
         let (q, r) = (items / ranks, items % ranks);
-        Shards::from_lens(
-            &(0..ranks)
-                .map(|rank| q + usize::from(rank < r))
-                .collect::<Vec<_>>(),
-        )
+        let mut bounds = bounds_for(ranks)?;
+        bounds.push(0usize);
+        // Rank k starts after k shards, the first r of them one item longer.
+        bounds.extend((1..=ranks).map(|k| k * q + k.min(r)));
+        Ok(Shards { bounds })
     }
 
     /// Shards of the given lengths, in rank order.
@@ -40,7 +50,7 @@ impl Shards {
         if lens.is_empty() {
             return Err(ShardError::NoRanks);
         }
-        let mut bounds = Vec::with_capacity(lens.len() + 1);
+        let mut bounds = bounds_for(lens.len())?;
         bounds.push(0usize);
         for &len in lens {
             let end = bounds[bounds.len() - 1]

@@ -10,6 +10,15 @@ fn even_shards_put_the_remainder_first() {
     assert_eq!(Shards::even(2, 4).unwrap().lens(), vec![1, 1, 0, 0]);
     assert_eq!(Shards::even(0, 3).unwrap().lens(), vec![0, 0, 0]);
     assert_eq!(Shards::even(5, 0), Err(ShardError::NoRanks));
+    assert_eq!(Shards::even(7, 7).unwrap().lens(), vec![1; 7]);
+    assert_eq!(Shards::even(usize::MAX, 2).unwrap().items(), usize::MAX);
+    // A rank count the host has no room for is an error, not an abort.
+    for ranks in [usize::MAX, 1 << 60] {
+        assert_eq!(
+            Shards::even(10, ranks),
+            Err(ShardError::TooManyRanks { ranks })
+        );
+    }
     assert_eq!(Shards::from_lens(&[]), Err(ShardError::NoRanks));
     assert_eq!(
         Shards::from_lens(&[usize::MAX, 1]),
@@ -175,6 +184,44 @@ fn local_offsets_are_rebased_and_clamped() {
         plan.local_offsets(&offsets[..3], 1),
         Err(ShardError::LengthMismatch { .. })
     ));
+}
+
+/// Offsets of the right length that are not the plan's are an error where a rank reads them:
+/// decreasing entries, or a shard whose first or last item falls in another segment.
+#[test]
+fn local_offsets_check_the_entries_they_read() {
+    let shards = Shards::from_lens(&[3, 4]).unwrap();
+    let plan = SegmentPlan::from_offsets(&shards, &[0u32, 2, 5, 7]).unwrap();
+    // Rank 1 (items 3..7) reads entries 1..=3: segment 1 holds item 3, segment 2 item 6.
+    assert_eq!(
+        plan.local_offsets(&[0u32, 6, 5, 7], 1),
+        Err(ShardError::OffsetsDecreasing {
+            index: 2,
+            value: 5,
+            previous: 6
+        })
+    );
+    for (offsets, why) in [
+        ([0u32, 4, 5, 7], "item 3 lies in segment 0"),
+        ([0u32, 2, 3, 7], "item 3 ends segment 1 already"),
+        ([0u32, 2, 7, 7], "item 6 lies in segment 1"),
+        ([0u32, 2, 5, 6], "segment 2 ends before item 6"),
+    ] {
+        assert_eq!(
+            plan.local_offsets(&offsets, 1),
+            Err(ShardError::OffsetsNotThePlans {
+                rank: 1,
+                first: 1,
+                last: 2
+            }),
+            "{why}"
+        );
+    }
+    // Entries rank 0 does not read may differ: its local offsets are the plan's.
+    assert_eq!(
+        plan.local_offsets(&[0u32, 2, 4, 9], 0).unwrap(),
+        vec![0, 2, 3]
+    );
 }
 
 #[test]
