@@ -146,7 +146,9 @@ pub fn seg_kernel_source_for<M: CudaMonoid, I: SegIndex>(
 /// Every kernel text the runtime may run for a segmented configuration and index type `I`,
 /// the one it prefers first ([`seg_kernel_source_for`]'s). SegShuffle with `u32` offsets has a
 /// second: without a tile's first offsets loaded ahead of its marks, which runs for monoids
-/// whose preferred kernel uses local memory (spills under the kernel's register cap).
+/// whose preferred kernel uses local memory (spills under the kernel's register cap). SegBlocks
+/// with values of up to 8 bytes and blocks of up to 640 threads has one too: the kernel left to
+/// ptxas, which runs where its register budget's spills.
 pub fn seg_kernel_variants_for<M: CudaMonoid, I: SegIndex>(
     config: SegConfig,
     offsets_form: bool,

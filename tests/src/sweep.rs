@@ -299,8 +299,8 @@ pub fn check_plain<M: CudaMonoid + Random>(gpu: &Gpu, sizes: &[usize], seed: u64
 }
 
 /// Every plain kernel (and Auto's, order-free for a commutative monoid), every segmented one
-/// in both forms with u32 layouts, SegShuffle's second u32-offsets variant, and SegShuffle and
-/// SegMerge with u64 layouts compile with NVRTC.
+/// in both forms with u32 layouts, the second u32-offsets variants of SegShuffle and SegBlocks
+/// (its kernel left to ptxas), and SegShuffle and SegMerge with u64 layouts compile with NVRTC.
 pub fn every_kernel_compiles<M: CudaMonoid>() {
     let mut failures = Failures::default();
     let first_lines = |e: reduce_cuda::Error| {
@@ -328,14 +328,15 @@ pub fn every_kernel_compiles<M: CudaMonoid>() {
             );
         }
     }
-    let config = SegConfig::new(SegAlgorithm::SegShuffle);
-    let variants = seg_kernel_variants_for::<M, u32>(config, true).unwrap();
-    for source in variants.iter().skip(1) {
-        let got = reduce_cuda::testing::check_compiles(source, CI_ARCH);
-        failures.note(
-            "SegShuffle's second u32 offsets variant".into(),
-            got.map(drop).map_err(first_lines),
-        );
+    for algorithm in [SegAlgorithm::SegShuffle, SegAlgorithm::SegBlocks] {
+        let variants = seg_kernel_variants_for::<M, u32>(SegConfig::new(algorithm), true).unwrap();
+        for source in variants.iter().skip(1) {
+            let got = reduce_cuda::testing::check_compiles(source, CI_ARCH);
+            failures.note(
+                format!("{algorithm}'s second u32 offsets variant"),
+                got.map(drop).map_err(first_lines),
+            );
+        }
     }
     for algorithm in SegAlgorithm::ALL.into_iter().filter(|a| !a.is_paper()) {
         for offsets_form in [false, true] {

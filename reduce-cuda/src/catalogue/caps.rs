@@ -3,10 +3,10 @@
 //! `__launch_bounds__(block, R_MIN_BLOCKS)` where ptxas, left alone, takes more registers than
 //! the SM's threads and shared memory need. The rule is the same for every family that caps
 //! (the scans' `scan_tiles`: docs/decisions/0063-scan-register-caps.md; SegHeads' fold:
-//! docs/decisions/0081-seg-heads-register-cap.md). Two families fix their bound by a table
-//! instead: the portable segmented kernel's (`catalogue/portable.rs`) and SegBlocks', whose
-//! budget is for the loads a lane holds in flight, not for more blocks
-//! (`tuning::seg_blocks_min_blocks`).
+//! docs/decisions/0081-seg-heads-register-cap.md). Others fix their bound by a rule of their
+//! own: SegShuffle and SegPipeline (`tuning::seg_shuffle_blocks_per_sm`), the portable
+//! segmented kernel (`catalogue/portable.rs`) and SegBlocks, whose budget is for the loads a
+//! lane holds in flight, not for more blocks (`tuning::seg_blocks_min_blocks`).
 
 use crate::device::{Entry, Module};
 use crate::dispatch::Loader;

@@ -461,11 +461,11 @@ fn seg_shuffle_caps_registers_by_the_values_a_thread_holds() {
     assert_eq!(blocks(pipeline, lifted, 0, 0), SEG_PIPE_BLOCKS_PER_SM);
 }
 
-/// A second kernel (without the marks' first offsets loaded ahead) exactly for SegShuffle with
-/// u32 offsets, lifted items or not; it differs from the first in that alone. (SegBlocks' is its
-/// register budget's: seg_blocks_budgets_registers_for_small_values.)
+/// A second kernel exactly for SegShuffle with u32 offsets (without the marks' first offsets
+/// loaded ahead: R_MARKS_AHEAD 0) and for SegBlocks with its register budget (the kernel left to
+/// ptxas: R_MIN_BLOCKS 0), lifted items or not; it differs from the first in that define alone.
 #[test]
-fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
+fn fallback_kernels_differ_from_the_first_in_one_define() {
     for alg in SegAlgorithm::ALL {
         for wide in [false, true] {
             for offsets_form in [false, true] {
@@ -474,24 +474,31 @@ fn only_seg_shuffle_u32_offsets_has_a_fallback_kernel() {
                     let Ok(plan) = seg_plan(SegConfig::new(alg), shape, 0, 0) else {
                         continue;
                     };
-                    let has = matches!(alg, SegAlgorithm::SegShuffle | SegAlgorithm::SegPipeline)
-                        && offsets_form
-                        && !wide;
-                    let variants = plan.variants();
-                    if alg == SegAlgorithm::SegBlocks && offsets_form {
-                        continue;
+                    let fallback = match alg {
+                        SegAlgorithm::SegShuffle | SegAlgorithm::SegPipeline if !wide => {
+                            Some("R_MARKS_AHEAD")
+                        }
+                        SegAlgorithm::SegBlocks => Some("R_MIN_BLOCKS"),
+                        _ => None,
                     }
-                    assert_eq!(variants.len() == 2, has, "{alg:?} {shape:?}");
+                    .filter(|_| offsets_form);
+                    let variants = plan.variants();
+                    assert_eq!(variants.len() == 2, fallback.is_some(), "{alg:?} {shape:?}");
                     let [first, second] = &variants[..] else {
                         continue;
                     };
-                    let ahead = |on: u32| ("R_MARKS_AHEAD", on);
-                    let mut first_defines = first.defines.clone();
-                    let mut second_defines = second.defines.clone();
-                    first_defines.retain(|d| *d != ahead(1));
-                    second_defines.retain(|d| *d != ahead(0));
-                    assert_eq!(first_defines, second_defines);
-                    assert_ne!(first.defines, second.defines);
+                    let differ: Vec<_> = first
+                        .defines
+                        .iter()
+                        .zip(&second.defines)
+                        .filter(|(a, b)| a != b)
+                        .collect();
+                    let name = fallback.unwrap();
+                    assert!(
+                        matches!(differ[..], [((a, on), (b, 0))] if *a == name && *b == name && *on > 0),
+                        "{alg:?} {shape:?}: {differ:?}"
+                    );
+                    assert_eq!(first.defines.len(), second.defines.len());
                 }
             }
         }

@@ -118,8 +118,9 @@ pub(crate) fn seg_blocks_block(n: usize, segments: usize) -> u32 {
 /// is short-lived); 1536 over 1280 in another (best of two rounds each), 1.03-1.06x at 1024
 /// (f32, ArgMax), 0.99-1.02x at 512-8192 otherwise, 0.88-0.99x from 2^17. Larger values are
 /// left to ptxas (0): under these budgets some spill (12-byte values at 40 registers), and none
-/// was measured. Where a budgeted kernel spills (lifted ArgMax at a shifted address below 256
-/// threads), the plan's fallback, left to ptxas, runs.
+/// was measured; blocks past 640 threads get none too (a second bound of 1). Where a budgeted
+/// kernel spills (lifted ArgMax at a shifted address below 256 threads), the plan's fallback,
+/// left to ptxas, runs.
 pub(crate) fn seg_blocks_min_blocks(block: u32, value_bytes: usize) -> u32 {
     if value_bytes > 8 {
         return 0;
