@@ -166,10 +166,10 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                 if (threadIdx.x == 0) out[s] = m_identity();
                 continue;
             }
-            const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK;
-            const r_size fold_end = r_blocks_fold_end(a, min(b, end), check, status, &s_stop);
+            const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK, hi = min(b, end);
+            const r_size fold_end = r_blocks_fold_end(a, hi, check, status, &s_stop);
             const M v = r_blocks_fold(in, n, a, fold_end, s_warps);
-            if (fold_end != min(b, end)) continue;
+            if (fold_end != hi) continue;
             if (b <= end) {
                 if (threadIdx.x == 0) out[s] = v;
                 continue;

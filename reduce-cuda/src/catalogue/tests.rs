@@ -783,9 +783,9 @@ fn portable_segmented_plans_fit_and_refuse() {
     assert_eq!(tuning::seg_portable_group(1000, 396), 1);
 }
 
-/// `Gpu::prepare_segmented` compiles, for `Auto`, SegHeads' kernels too where a band holds the
-/// shape (CSR offsets, no knob, the sizes of a band), SegShuffle's alone elsewhere; a concrete
-/// algorithm and the portable mode their own.
+/// `Gpu::prepare_segmented` compiles, for `Auto`, SegBlocks' and SegHeads' kernels too where a
+/// band holds the shape (CSR offsets, no knob, the sizes of a band), SegShuffle's alone
+/// elsewhere; a concrete algorithm and the portable mode their own.
 #[test]
 fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let families = |config: SegConfig, shape: SegShape| -> Vec<Family> {
@@ -799,14 +799,16 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let (shuffle, heads) = (Family::SegShuffle, Family::SegHeads);
     let blocks = Family::SegBlocks;
     let f32_offsets = sized(shape(false, true, false), 4, 4);
-    // SegBlocks' bands (each of its three blocks), validated or trusted.
-    let with_blocks = [shuffle, blocks, blocks, blocks, heads];
+    let f32_wide = sized(shape(true, true, false), 4, 4);
+    let lifted = sized(shape(false, true, true), 4, 8);
+    // SegBlocks at each of its three blocks, validated or trusted.
     for config in [auto, auto.trusted()] {
-        assert_eq!(families(config, f32_offsets), with_blocks);
-        let f32_wide = sized(shape(true, true, false), 4, 4);
-        assert_eq!(families(config, f32_wide), with_blocks);
-        let lifted = sized(shape(false, true, true), 4, 8);
-        assert_eq!(families(config, lifted), with_blocks);
+        for shape in [f32_offsets, f32_wide, lifted] {
+            assert_eq!(
+                families(config, shape),
+                [shuffle, blocks, blocks, blocks, heads]
+            );
+        }
     }
     // No band: owners, other sizes, lifted by u64 offsets, a knob set, a concrete algorithm.
     assert_eq!(
