@@ -23,7 +23,7 @@ pub trait SegIndex:
     const WIDE: bool;
     /// The value as a u64.
     fn to_u64(self) -> u64;
-    /// `value` as this type (`value <= Self::MAX`).
+    /// `value` as this type; panics where `value > Self::MAX` (never truncates).
     fn from_u64(value: u64) -> Self;
 }
 
@@ -34,8 +34,7 @@ impl SegIndex for u32 {
         self as u64
     }
     fn from_u64(value: u64) -> Self {
-        debug_assert!(value <= <u32 as SegIndex>::MAX);
-        value as u32
+        u32::try_from(value).unwrap_or_else(|_| panic!("{value} does not fit a u32 layout index"))
     }
 }
 
@@ -327,11 +326,29 @@ pub(crate) fn owner_layout<M, I: SegIndex>(
     check_owner(owner, items, num_segments)?;
     // the offsets and the results are alive together
     host_room::<(M, u64)>("segment count", num_segments, num_segments + 1)?;
-    Ok(owner_to_offsets(owner, num_segments))
+    Ok(offsets_of_checked_owner(owner, num_segments))
 }
 
-/// CSR offsets of a valid owner array (`num_segments + 1` entries). Call [`check_owner`] first.
-pub fn owner_to_offsets<I: SegIndex>(owner: &[I], num_segments: usize) -> Vec<u64> {
+/// The CSR offsets (`num_segments + 1` entries) of `owner`, a segment id per item: the same
+/// segments, or the [`check_owner`] error that names the first bad owner, or
+/// [`LayoutError::HostMemory`] where the host has no room for the offsets.
+///
+/// ```
+/// use reduce_core::layout::owner_to_offsets;
+/// assert_eq!(owner_to_offsets(&[0u32, 0, 2], 4).unwrap(), [0, 2, 2, 3, 3]);
+/// assert!(owner_to_offsets(&[1u32, 0], 2).is_err()); // not sorted
+/// ```
+pub fn owner_to_offsets<I: SegIndex>(
+    owner: &[I],
+    num_segments: usize,
+) -> Result<Vec<u64>, LayoutError> {
+    check_owner(owner, owner.len(), num_segments)?;
+    host_room::<u64>("segment count", num_segments, num_segments + 1)?;
+    Ok(offsets_of_checked_owner(owner, num_segments))
+}
+
+/// [`owner_to_offsets`] of an owner array [`check_owner`] accepted, with room on the host.
+fn offsets_of_checked_owner<I: SegIndex>(owner: &[I], num_segments: usize) -> Vec<u64> {
     let mut offsets = Vec::with_capacity(num_segments + 1);
     offsets.push(0u64);
     let mut i = 0usize;
@@ -437,8 +454,43 @@ mod tests {
 
     #[test]
     fn owner_to_offsets_keeps_empty_segments() {
-        assert_eq!(owner_to_offsets(&[1u32, 1, 3], 5), vec![0, 0, 2, 2, 3, 3]);
-        assert_eq!(owner_to_offsets::<u64>(&[], 2), vec![0, 0, 0]);
+        assert_eq!(
+            owner_to_offsets(&[1u32, 1, 3], 5),
+            Ok(vec![0, 0, 2, 2, 3, 3])
+        );
+        assert_eq!(owner_to_offsets::<u64>(&[], 2), Ok(vec![0, 0, 0]));
+    }
+
+    #[test]
+    #[should_panic(expected = "does not fit a u32 layout index")]
+    fn a_u32_index_never_truncates() {
+        assert_eq!(<u32 as SegIndex>::from_u64(u32::MAX as u64), u32::MAX);
+        <u32 as SegIndex>::from_u64(1 << 32);
+    }
+
+    #[test]
+    fn owner_to_offsets_rejects_what_check_owner_rejects() {
+        // Unchecked, these gave offsets of other segments (or decreasing ones).
+        assert_eq!(
+            owner_to_offsets(&[2u32, 1, 1], 3),
+            Err(LayoutError::OwnerNotSorted {
+                index: 1,
+                value: 1,
+                previous: 2
+            })
+        );
+        assert_eq!(
+            owner_to_offsets(&[0u64, 3], 3),
+            Err(LayoutError::OwnerOutOfRange {
+                index: 1,
+                value: 3,
+                num_segments: 3
+            })
+        );
+        assert!(matches!(
+            owner_to_offsets::<u32>(&[], 1 << 33),
+            Err(LayoutError::TooLarge { .. })
+        ));
     }
 
     #[test]

@@ -633,6 +633,50 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     assert_eq!(gpu.loaded_kernels() - before, 7);
 }
 
+/// SegBlocks runs its fallback kernel where the budgeted one spills: ArgMax lifted from f32
+/// items one item past a 16-byte boundary, in blocks of 64 threads, takes local memory under
+/// the register budget (NVRTC 13.0, sm_90: `nvrtc_kernels`' `seg_blocks_budget_keeps_out_of_
+/// local_memory` pins it), so the call loads both kernels and runs the one left to ptxas; at an
+/// aligned address it loads one. Either way every segment is the sequential fold's.
+#[test]
+fn seg_blocks_takes_the_variant_that_does_not_spill() {
+    use reduce_cuda::Lift;
+    use reduce_tests::monoids::lang::ArgMax;
+    let Some(gpu) = gpu() else { return };
+    let config = SegConfig::new(SegAlgorithm::SegBlocks).block(64).trusted();
+    let mut rng = TestRng::new(29);
+    let n = 1usize << 20;
+    // Few distinct values: ties, which ArgMax breaks by the index.
+    let items: Vec<f32> = (0..n).map(|_| rng.range(0, 5000) as f32).collect();
+    let mut lengths = Vec::new();
+    let mut total = 0;
+    while total < n {
+        let l = (rng.range(0, 8000) as usize).min(n - total);
+        lengths.push(l as u32);
+        total += l;
+    }
+    let offsets = offsets_of(&lengths);
+    let values: Vec<ArgMax> = (0..n).map(|i| ArgMax::lift(items[i], i as u64)).collect();
+    let want = fold_segments(&values, &offsets).unwrap();
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    for (skip, loads) in [(0, 1), (1, 2)] {
+        let (_keep, view) = placed(&gpu, &items, skip);
+        let before = gpu.loaded_kernels();
+        let got = gpu
+            .reduce_segments_lifted::<ArgMax, f32>(&view, &d_offsets, config)
+            .unwrap();
+        assert_eq!(
+            gpu.loaded_kernels() - before,
+            loads,
+            "items {skip} past a 16-byte boundary: the kernels loaded (NVRTC 13.0 on sm_90)"
+        );
+        assert!(
+            gpu.download(&got).unwrap() == want,
+            "items {skip} past a 16-byte boundary: not the sequential fold"
+        );
+    }
+}
+
 /// `prepare_segmented` under `Auto` loads, by CSR offsets of 4-byte values (a SegHeads band
 /// holds them), SegShuffle's kernel and SegHeads': preparing either afterwards loads nothing
 /// more. By owners it loads SegShuffle's owner-form kernel, and SegHeads (which runs `Auto`'s

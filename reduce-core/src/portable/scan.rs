@@ -99,6 +99,10 @@ pub fn scan_grouped<M: Monoid>(
     per: usize,
     kind: Scan,
 ) -> Vec<M> {
+    assert!(
+        block > 0 && per > 0,
+        "a tile of {block} threads x {per} items holds no item"
+    );
     #[derive(Clone, Copy)]
     struct Pair<M> {
         head: bool,

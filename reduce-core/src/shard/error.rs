@@ -4,6 +4,7 @@ use thiserror::Error;
 
 /// Why a sharded input or layout was rejected. Item indices are global (across all shards).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ShardError {
     /// A cluster needs at least one rank.
     #[error("there must be at least one shard (one rank)")]

@@ -7,6 +7,7 @@ use thiserror::Error;
 
 /// Everything that can go wrong in a [`super::Cluster`].
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ClusterError {
     /// A single-GPU step failed (driver, NVRTC, memory, a layout, ...).
     #[error(transparent)]
