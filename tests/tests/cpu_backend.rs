@@ -344,6 +344,16 @@ mod backend {
         assert!(matches!(cpu, Backend::Cpu { reason: None }));
         assert!(cpu.describe().starts_with("CPU ("), "{}", cpu.describe());
         assert!(!cpu.describe().contains("no GPU"));
+        // The threads named are those of the pool the calls run on, not the machine's.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let described = pool.install(|| cpu.describe());
+        assert!(
+            described.starts_with("CPU (3 rayon threads)"),
+            "{described}"
+        );
     }
 
     /// Lifted items across the parallel chunks: every item is lifted with its global index.

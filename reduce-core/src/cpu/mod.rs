@@ -31,6 +31,12 @@ impl Cpu {
         Cpu
     }
 
+    /// The threads its calls run on: those of the rayon pool the caller is in (the global one,
+    /// or the pool of an enclosing `ThreadPool::install`).
+    pub fn threads(&self) -> usize {
+        rayon::current_num_threads()
+    }
+
     fn chunk_len(&self, n: usize) -> usize {
         let tasks = rayon::current_num_threads() * 4;
         n.div_ceil(tasks.max(1)).max(MIN_CHUNK)

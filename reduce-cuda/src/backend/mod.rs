@@ -57,11 +57,16 @@ impl Backend {
     pub fn describe(&self) -> String {
         match self {
             Backend::Gpu(gpu) => format!("GPU {} ({})", gpu.info().ordinal, gpu.info().name),
-            Backend::Cpu { reason: None } => format!("CPU ({} rayon threads)", rayon_threads()),
+            Backend::Cpu { reason: None } => {
+                format!("CPU ({} rayon threads)", Cpu::new().threads())
+            }
             Backend::Cpu {
                 reason: Some(reason),
             } => {
-                format!("CPU ({} rayon threads) — no GPU: {reason}", rayon_threads())
+                format!(
+                    "CPU ({} rayon threads) — no GPU: {reason}",
+                    Cpu::new().threads()
+                )
             }
         }
     }
@@ -241,10 +246,6 @@ fn cpu_error<M: CudaMonoid>(error: CpuError) -> Error {
 /// The checks a GPU applies to a plain configuration, without a device.
 fn check_plain(program: &dyn Program, config: Config) -> Result<()> {
     plain_plan(config, program.items(), 0).map(drop)
-}
-
-fn rayon_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[cfg(test)]
