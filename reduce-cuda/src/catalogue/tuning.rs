@@ -528,23 +528,25 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// 512. The lower edges sit just under the sweep's layouts of mean 1024 (N / S 1028) and 512
 /// (512); the upper ones below the first length some command measured even or slower (4-byte
 /// values: 32768 by u32 offsets, 0.99-1.01x at 2^25 and 2^26; 65536 by u64, 1.00x at 2^25;
-/// 8-byte values: 8192 at 128 threads, above). From 30·2^20 to 2^26 items
-/// the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25 (1.07-1.10x at
-/// mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values), as the smaller
-/// blocks were measured at 2^26 only. Validated calls, which check their layouts in the launch
-/// here, read 0.93-0.98 of a trusted call's speed and, over the faster of validated SegShuffle
-/// and SegHeads in the bands (H100, 2026-12-06, with the register budget of
-/// [`seg_blocks_min_blocks`]): f32 1.00-1.09x, u64 offsets 1.02-1.12x to 16384 and 0.98x at
+/// 8-byte values, before the register budget: 8192 at 128 threads, above). From 30·2^20 to 2^26
+/// items the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25
+/// (1.07-1.10x at mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values),
+/// as the smaller blocks were measured at 2^26 only. Validated calls, which check their layouts
+/// in the launch here, read 0.93-0.98 of a trusted call's speed and, over the faster of
+/// validated SegShuffle and SegHeads in the bands (H100, 2026-12-06, with the register budget
+/// of [`seg_blocks_min_blocks`]): f32 1.00-1.09x, u64 offsets 1.02-1.12x to 16384 and 0.98x at
 /// 32768, 8-byte values 1.03-1.08x, lifted ArgMax 1.06-1.31x to 65536 and 1.07-1.10x to 2^20.
-/// With that budget, trusted, 8-byte values read 1.00-1.05x past the bands' 6000 too.
+/// With that budget 8-byte values read 1.03-1.04x at 8192 (u32 offsets; 128 threads) and
+/// 1.03-1.07x to 65536 (u64; validated 1.01-1.06x) in two commands at 2^26 (2026-12-06): their
+/// bands end at 12000 and 48000 there; from 30·2^20 items, unmeasured with the budget, at 6000.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
     SegBand::new(4, false, 1 << 26, 1000..=24_000),
     SegBand::new(4, false, 30 << 20, 4000..=24_000),
     SegBand::new(4, true, 1 << 26, 1000..=48_000),
     SegBand::new(4, true, 30 << 20, 4000..=48_000),
-    SegBand::new(8, false, 1 << 26, 500..=6000),
+    SegBand::new(8, false, 1 << 26, 500..=12_000),
     SegBand::new(8, false, 30 << 20, 2000..=6000),
-    SegBand::new(8, true, 1 << 26, 500..=6000),
+    SegBand::new(8, true, 1 << 26, 500..=48_000),
     SegBand::new(8, true, 30 << 20, 2000..=6000),
     SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
