@@ -586,6 +586,20 @@ fn segment_counts_past_u32_are_rejected() {
     }
 }
 
+/// Whether the kernels' spills are the ones measured (NVRTC 13.0 for sm_90), so that which
+/// variant a plan loads is known; elsewhere the tests below check only the values.
+fn spills_as_measured(gpu: &Gpu) -> bool {
+    let version = reduce_cuda::testing::nvrtc_version();
+    let measured = matches!(version, Ok((13, 0))) && gpu.info().compute_capability == (9, 0);
+    if !measured {
+        eprintln!(
+            "spills measured with NVRTC 13.0 on sm_90, this is {version:?} on {:?}: not checked",
+            gpu.info().compute_capability
+        );
+    }
+    measured
+}
+
 /// SegShuffle with u32 offsets has two kernels (`seg_kernel_variants_for`): a tile's first
 /// offsets loaded ahead of its marks, preferred, and one without, for a monoid that the first
 /// makes spill under the register cap. One-word sums, Affine and Mat2 keep the first (one module
@@ -596,6 +610,9 @@ fn segment_counts_past_u32_are_rejected() {
 #[test]
 fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     let Some(gpu) = gpu() else { return };
+    if !spills_as_measured(&gpu) {
+        return;
+    }
     let config = SegConfig::new(SegAlgorithm::SegShuffle);
     let before = gpu.loaded_kernels();
     // The counts follow from ptxas's register allocation (NVRTC 13.0, sm_90, where they were
@@ -633,11 +650,12 @@ fn seg_shuffle_takes_the_variant_that_does_not_spill() {
     assert_eq!(gpu.loaded_kernels() - before, 7);
 }
 
-/// SegBlocks runs its fallback kernel where the budgeted one spills: ArgMax lifted from f32
+/// SegBlocks takes its fallback kernel where the budgeted one spills: ArgMax lifted from f32
 /// items one item past a 16-byte boundary, in blocks of 64 threads, takes local memory under
-/// the register budget (NVRTC 13.0, sm_90: `nvrtc_kernels`' `seg_blocks_budget_keeps_out_of_
-/// local_memory` pins it), so the call loads both kernels and runs the one left to ptxas; at an
-/// aligned address it loads one. Either way every segment is the sequential fold's.
+/// the register budget (NVRTC 13.0, sm_90; pinned by `nvrtc_kernels`'
+/// `seg_blocks_budget_keeps_out_of_local_memory`), so the call loads both kernels (the plan
+/// then runs the second, `plan::unless_it_spills`); at an aligned address it loads one. Either
+/// way every segment is the sequential fold's (on other compilers and GPUs, only that).
 #[test]
 fn seg_blocks_takes_the_variant_that_does_not_spill() {
     use reduce_cuda::Lift;
@@ -659,17 +677,20 @@ fn seg_blocks_takes_the_variant_that_does_not_spill() {
     let values: Vec<ArgMax> = (0..n).map(|i| ArgMax::lift(items[i], i as u64)).collect();
     let want = fold_segments(&values, &offsets).unwrap();
     let d_offsets = gpu.upload(&offsets).unwrap();
+    let counts = spills_as_measured(&gpu);
     for (skip, loads) in [(0, 1), (1, 2)] {
         let (_keep, view) = placed(&gpu, &items, skip);
         let before = gpu.loaded_kernels();
         let got = gpu
             .reduce_segments_lifted::<ArgMax, f32>(&view, &d_offsets, config)
             .unwrap();
-        assert_eq!(
-            gpu.loaded_kernels() - before,
-            loads,
-            "items {skip} past a 16-byte boundary: the kernels loaded (NVRTC 13.0 on sm_90)"
-        );
+        if counts {
+            assert_eq!(
+                gpu.loaded_kernels() - before,
+                loads,
+                "items {skip} past a 16-byte boundary: the kernels loaded"
+            );
+        }
         assert!(
             gpu.download(&got).unwrap() == want,
             "items {skip} past a 16-byte boundary: not the sequential fold"

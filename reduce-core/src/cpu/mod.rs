@@ -26,7 +26,8 @@ const MIN_CHUNK: usize = 1 << 14;
 pub struct Cpu;
 
 impl Cpu {
-    /// A CPU backend on rayon's global thread pool.
+    /// A CPU backend on rayon's threads: the global pool, or the pool of an enclosing
+    /// `ThreadPool::install` ([`Cpu::threads`]).
     pub fn new() -> Self {
         Cpu
     }
@@ -38,7 +39,7 @@ impl Cpu {
     }
 
     fn chunk_len(&self, n: usize) -> usize {
-        let tasks = rayon::current_num_threads() * 4;
+        let tasks = self.threads() * 4;
         n.div_ceil(tasks.max(1)).max(MIN_CHUNK)
     }
 

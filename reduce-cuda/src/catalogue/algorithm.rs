@@ -114,7 +114,7 @@ pub enum SegAlgorithm {
     /// the owner form, it runs what `Auto` runs there.
     SegHeads,
     /// Ours, for the CSR form: one launch, a block per segment as CUB's `DeviceSegmentedReduce`
-    /// schedules it (64, 128 or 256 threads as the mean segment length grows), but no block
+    /// schedules it (32 to 256 threads as the mean segment length grows), but no block
     /// folds more than a chunk of items (256 KiB of input items):
     /// a segment past its first chunk is cut at the chunks' boundaries, a block a piece, and
     /// the block that brings its last piece joins them in order. For long segments: a block's
@@ -127,9 +127,8 @@ pub enum SegAlgorithm {
     /// N / S is 1000 to 24000 for 4-byte values by u32 offsets (to 48000 by u64), 500 to 12000
     /// for 8-byte values (to 48000 by u64), 1000 to 2^21 for 4-byte items lifted into 8-byte
     /// values (from 30·2^20 items the bands start at 4000, 2000 and 4000, and end at 6000 for
-    /// 8-byte values), where it measured 1.03-1.36x the speed of
-    /// the faster of SegShuffle and SegHeads on an H100 (validated 1.00-1.31x, u64 offsets at
-    /// 32768 0.98x); else SegHeads
+    /// 8-byte values), where it measured 1.03-1.36x the speed of the faster of SegShuffle and
+    /// SegHeads on an H100 (validated 1.00-1.31x, u64 offsets at 32768 0.98x); else SegHeads
     /// for CSR offsets of 4-byte values at 2^25 items or more with segments of 32 to 4096
     /// items on average (u32 offsets) or 32 to 8192 (u64; 32 to 4096 from 2^24 items), of
     /// 8-byte values from 2^24 items at 16 to 4096 (u64 offsets: to 8192 from 2^25), and of

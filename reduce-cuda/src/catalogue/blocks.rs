@@ -59,7 +59,10 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape, n: usize, segments: usize) ->
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per segment and chunk)", knobs.grid)?;
-    let block = check_block(name, knobs.block.unwrap_or(seg_blocks_block(n, segments)))?;
+    let block = knobs
+        .block
+        .unwrap_or(seg_blocks_block(n, segments, shape.items.in_size));
+    let block = check_block(name, block)?;
     let (items, vecs) = lane_items(name, shape.items.in_size, knobs.items_per_thread)?;
     let run_bytes = items as usize * shape.items.in_size.max(1);
     let chunk_runs = (SEG_BLOCKS_CHUNK_BYTES / run_bytes).max(1) as u32;

@@ -802,12 +802,12 @@ fn prepared_plans_include_seg_heads_where_a_band_holds_the_shape() {
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let f32_wide = sized(shape(true, true, false), 4, 4);
     let lifted = sized(shape(false, true, true), 4, 8);
-    // SegBlocks at each of its three blocks, validated or trusted.
+    // SegBlocks at each of its four blocks, validated or trusted.
     for config in [auto, auto.trusted()] {
         for shape in [f32_offsets, f32_wide, lifted] {
             assert_eq!(
                 families(config, shape),
-                [shuffle, blocks, blocks, blocks, heads]
+                [shuffle, blocks, blocks, blocks, blocks, heads]
             );
         }
     }
@@ -903,12 +903,19 @@ fn auto_takes_seg_blocks_for_long_segments() {
 #[test]
 fn seg_blocks_block_follows_the_mean_length() {
     use tuning::seg_blocks_block;
-    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024), 64);
-    assert_eq!(seg_blocks_block(3071, 1), 64);
-    assert_eq!(seg_blocks_block(3072, 1), 128);
-    assert_eq!(seg_blocks_block(12_287, 1), 128);
-    assert_eq!(seg_blocks_block(12_288, 1), 256);
-    assert_eq!(seg_blocks_block(0, 0), 256);
+    // One warp below 6 KiB of input items a segment: 4-byte items below 1536, 8-byte below 768.
+    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 4), 32);
+    assert_eq!(seg_blocks_block(1535, 1, 4), 32);
+    assert_eq!(seg_blocks_block(1536, 1, 4), 64);
+    assert_eq!(seg_blocks_block(767, 1, 8), 32);
+    assert_eq!(seg_blocks_block(768, 1, 8), 64);
+    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 8), 64);
+    assert_eq!(seg_blocks_block(3071, 1, 4), 64);
+    assert_eq!(seg_blocks_block(3072, 1, 4), 128);
+    assert_eq!(seg_blocks_block(12_287, 1, 8), 128);
+    assert_eq!(seg_blocks_block(12_288, 1, 4), 256);
+    assert_eq!(seg_blocks_block(0, 0, 4), 256);
+    assert_eq!(seg_blocks_block(5, 10, 4), 32);
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let block_of = |config: SegConfig, n, segments| {
@@ -919,7 +926,8 @@ fn seg_blocks_block_follows_the_mean_length() {
             "R_BLOCK",
         )
     };
-    assert_eq!(block_of(blocks, 1 << 26, 1 << 16), 64);
+    assert_eq!(block_of(blocks, 1 << 26, 1 << 16), 32);
+    assert_eq!(block_of(blocks, 1 << 26, 1 << 15), 64);
     assert_eq!(block_of(blocks, 1 << 26, 1 << 13), 128);
     assert_eq!(block_of(blocks, 1 << 26, 1 << 10), 256);
     assert_eq!(block_of(blocks.block(512), 1 << 26, 1 << 16), 512);
