@@ -78,7 +78,7 @@ fn compiles_everywhere<M: CudaMonoid>() {
         }
     }
     // SegBlocks' smaller blocks (the defaults of shorter mean lengths).
-    for block in [64, 128] {
+    for block in [32, 64, 128] {
         let config = SegConfig::new(SegAlgorithm::SegBlocks).block(block);
         if let Err(e) = compile_seg_kernel::<M>(config, true, CI_ARCH) {
             panic!(

@@ -382,7 +382,11 @@ fn seg_blocks_fused_check_finds_every_bad_index() {
     let items = Affine::random_vec(n as usize, 4);
     let xs = gpu.upload(&items).unwrap();
     let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
-    let configs = [blocks, blocks.block(64).items_per_thread(1)];
+    let configs = [
+        blocks,
+        blocks.block(64).items_per_thread(1),
+        blocks.block(32),
+    ];
     // A chunk is 256 KiB of items: 32768 affine maps.
     let mut positions: Vec<usize> = vec![2, 3, segments / 2, segments - 1];
     positions.extend((1..30).map(|k| k * segments / 30));

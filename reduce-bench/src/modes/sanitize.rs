@@ -144,14 +144,15 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
         check(format!("{config:?}"), gpu.download(&out)? == expected);
     }
     // SegBlocks' joins across blocks: segments of several chunks (32 Ki affine items a chunk),
-    // starting on a chunk's boundary and off it, validated and trusted.
+    // starting on a chunk's boundary and off it, validated and trusted, at its default block and
+    // at one warp.
     let long = [0u64, 100_000, 100_003, 170_003, 170_003, 196_608, 240_000];
     let long_items = random_items(240_000);
     let long_xs = gpu.upload(&long_items)?;
     let long_expected = fold_segments(&long_items, &long).expect("valid layout");
     let long_layout = DeviceLayout::new(gpu, &long)?;
     let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
-    for config in [blocks, blocks.trusted()] {
+    for config in [blocks, blocks.trusted(), blocks.block(32)] {
         let mut out = gpu.zeroed::<Affine>(long_layout.segments)?;
         long_layout.run(gpu, &long_xs, &mut out, "offsets", config)?;
         check(

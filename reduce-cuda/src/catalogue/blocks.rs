@@ -51,8 +51,8 @@ pub(super) struct Blocks {
 
 /// `SegBlocks` for `shape` (the offsets form): a lane's run of items sized as Shuffle's (about
 /// 64 bytes of input items), blocks sized by the mean segment length of `n` items in `segments`
-/// segments ([`seg_blocks_block`]), chunks of
-/// [`SEG_BLOCKS_CHUNK_BYTES`] of input items in whole runs.
+/// segments and the items' size ([`seg_blocks_block`]), chunks of [`SEG_BLOCKS_CHUNK_BYTES`] of
+/// input items in whole runs.
 pub(super) fn plan(knobs: &Knobs, shape: SegShape, n: usize, segments: usize) -> Result<Blocks> {
     let name = SegAlgorithm::SegBlocks.name();
     debug_assert!(shape.offsets_form);

@@ -6,7 +6,8 @@
 //! docs/decisions/0081-seg-heads-register-cap.md). Others fix their bound by a rule of their
 //! own: SegShuffle and SegPipeline (`tuning::seg_shuffle_blocks_per_sm`), the portable
 //! segmented kernel (`catalogue/portable.rs`) and SegBlocks, whose budget is for the loads a
-//! lane holds in flight, not for more blocks (`tuning::seg_blocks_min_blocks`).
+//! lane holds in flight (`tuning::seg_blocks_min_blocks`; at one-warp blocks it is the SM's
+//! 32 blocks that set it).
 
 use crate::device::{Entry, Module};
 use crate::dispatch::Loader;

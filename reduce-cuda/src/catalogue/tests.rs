@@ -903,12 +903,14 @@ fn auto_takes_seg_blocks_for_long_segments() {
 #[test]
 fn seg_blocks_block_follows_the_mean_length() {
     use tuning::seg_blocks_block;
-    // One warp below 6 KiB of input items a segment: 4-byte items below 1536, 8-byte below 768.
+    // One warp below a mean length of 1536 items of up to 4 bytes, 512 of more.
     assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 4), 32);
     assert_eq!(seg_blocks_block(1535, 1, 4), 32);
     assert_eq!(seg_blocks_block(1536, 1, 4), 64);
-    assert_eq!(seg_blocks_block(767, 1, 8), 32);
-    assert_eq!(seg_blocks_block(768, 1, 8), 64);
+    assert_eq!(seg_blocks_block(1535, 1, 1), 32);
+    assert_eq!(seg_blocks_block(511, 1, 8), 32);
+    assert_eq!(seg_blocks_block(512, 1, 8), 64);
+    assert_eq!(seg_blocks_block(511, 1, 16), 32);
     assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 8), 64);
     assert_eq!(seg_blocks_block(3071, 1, 4), 64);
     assert_eq!(seg_blocks_block(3072, 1, 4), 128);
@@ -933,8 +935,8 @@ fn seg_blocks_block_follows_the_mean_length() {
     assert_eq!(block_of(blocks.block(512), 1 << 26, 1 << 16), 512);
 }
 
-/// SegBlocks' registers are budgeted for 1536 resident threads below 256-thread blocks and 1280
-/// from there, for values of up to 8 bytes: the kernel's second launch bound, with the kernel
+/// SegBlocks' registers are budgeted for 1536 resident threads below 256-thread blocks (one-warp
+/// blocks: the SM's 32, 1024 threads) and 1280 from there, for values of up to 8 bytes: the kernel's second launch bound, with the kernel
 /// left to ptxas as its fallback; no budget (a bound of 1 is none) for large blocks and values.
 #[test]
 fn seg_blocks_budgets_registers_for_small_values() {

@@ -87,26 +87,34 @@ pub(crate) const SEG_BLOCKS_CHUNK_BYTES: usize = 256 * 1024;
 /// segment).
 pub(crate) const SEG_BLOCKS_FUSED_MIN_MEAN: u64 = 500;
 
-/// SegBlocks' blocks, by the mean segment length N / S ([`seg_blocks_block`]).
+/// SegBlocks' blocks, by the mean segment length N / S and the input's item size
+/// ([`seg_blocks_block`]).
 pub(crate) const SEG_BLOCKS_BLOCKS: [u32; 4] = [32, 64, 128, 256];
 
-/// Input bytes a segment holds on average below which SegBlocks takes blocks of one warp.
-pub(crate) const SEG_BLOCKS_WARP_BYTES: usize = 6144;
+/// The mean segment length below which SegBlocks takes blocks of one warp: 1536 items of up to
+/// 4 bytes, 512 of more (measured for 4- and 8-byte items; see [`seg_blocks_block`]).
+pub(crate) fn seg_blocks_warp_below(item_bytes: usize) -> usize {
+    if item_bytes <= 4 {
+        1536
+    } else {
+        512
+    }
+}
 
 /// SegBlocks' threads per block for `n` items of `item_bytes` bytes (the input's) in `segments`
 /// segments: a block's overhead is paid per segment, so shorter segments take smaller blocks,
-/// more of them resident: one warp where a segment holds fewer than [`SEG_BLOCKS_WARP_BYTES`] of
-/// items on average, else 64 threads below a mean length of 3072 items, 128 below 12288, 256
-/// from there. f32 sums by u32 offsets at 2^26 on an H100 (`bench segsweep`), GB/s of 64 / 128
-/// / 256 threads: mean 1024 2808 / 2151 / 1237, 2048 2857 / 2807 / 2110, 4096 2818 / 2830 /
-/// 2722, 8192 2736 / 2800 / 2798, 16384 2599 / 2720 / 2768; time of 32 threads over 64's
-/// (2026-12-06, one command): f32 0.58 at mean lengths 64-256, 0.75 at 512, 0.99 at 1024, 1.03
-/// at 2048; ArgMax lifted from f32 0.58, 0.75, 0.92, 1.04; affine maps (8 bytes) 0.68-0.72 at
-/// 64-128, 0.87-0.90 at 256, 1.01 at 512, 1.02 at 1024 (docs/decisions/0088-seg-blocks.md).
-/// With no segments (a plan of unknown size): 256.
+/// more of them resident: one warp below a mean length of [`seg_blocks_warp_below`] items, else
+/// 64 threads below 3072, 128 below 12288, 256 from there. f32 sums by u32 offsets at 2^26 on
+/// an H100 (`bench segsweep`), GB/s of 64 / 128 / 256 threads: mean 1024 2808 / 2151 / 1237,
+/// 2048 2857 / 2807 / 2110, 4096 2818 / 2830 / 2722, 8192 2736 / 2800 / 2798, 16384 2599 /
+/// 2720 / 2768; time of 32 threads over 64's (2026-12-06, one command): f32 0.58 at mean
+/// lengths 64-256, 0.75 at 512, 0.99 at 1024, 1.03 at 2048; ArgMax lifted from f32 0.58, 0.75,
+/// 0.92, 1.04; affine maps (8 bytes) 0.68-0.72 at 64-128, 0.87-0.90 at 256, 1.01 at 512, 1.02
+/// at 1024 (docs/decisions/0088-seg-blocks.md): 4-byte items gain to 4 KiB a segment, 8-byte
+/// ones lose from there. With no segments (a plan of unknown size): 256.
 pub(crate) fn seg_blocks_block(n: usize, segments: usize, item_bytes: usize) -> u32 {
     match n.checked_div(segments) {
-        Some(mean) if mean.saturating_mul(item_bytes) < SEG_BLOCKS_WARP_BYTES => 32,
+        Some(mean) if mean < seg_blocks_warp_below(item_bytes) => 32,
         Some(mean) if mean < 3072 => 64,
         Some(mean) if mean < 12_288 => 128,
         _ => 256,
@@ -116,7 +124,8 @@ pub(crate) fn seg_blocks_block(n: usize, segments: usize, item_bytes: usize) -> 
 /// The resident blocks per SM SegBlocks' registers are budgeted for (the kernel's
 /// `__launch_bounds__(block, R_MIN_BLOCKS)`) with values of up to 8 bytes: 1536 threads (40
 /// registers a thread under NVRTC 13.0) for blocks of fewer than 256 threads, 1280 (48) from
-/// 256; one-warp blocks reach the SM's 32 blocks first (1024 threads, 64 registers). Left alone, ptxas took 32-40 registers there and, to fit, issued a lane's four 16-byte
+/// 256; one-warp blocks reach the SM's 32 blocks first (1024 threads, 64 registers). At 64 to
+/// 256 threads, left alone, ptxas took 32-40 registers and, to fit, issued a lane's four 16-byte
 /// loads two or three at a time, folding the first items in between (8-byte values, lifted
 /// ArgMax), a schedule that any change of the kernel could tip. H100, `bench segsweep` at 2^26
 /// (docs/decisions/0088-seg-blocks.md): 1280 threads at every block over the kernel left alone,
@@ -127,7 +136,7 @@ pub(crate) fn seg_blocks_block(n: usize, segments: usize, item_bytes: usize) -> 
 /// (f32, ArgMax), 0.99-1.02x at 512-8192 otherwise, 0.88-0.99x from 2^17. Larger values are
 /// left to ptxas (0): under these budgets some spill (12-byte values at 40 registers), and none
 /// was measured; blocks past 640 threads get none too (a second bound of 1). Where a budgeted
-/// kernel spills (lifted ArgMax at a shifted address below 256 threads), the plan's fallback,
+/// kernel spills (lifted ArgMax at a shifted address at 64 and 128 threads), the plan's fallback,
 /// left to ptxas, runs.
 pub(crate) fn seg_blocks_min_blocks(block: u32, value_bytes: usize) -> u32 {
     if value_bytes > 8 {
