@@ -903,21 +903,31 @@ fn auto_takes_seg_blocks_for_long_segments() {
 #[test]
 fn seg_blocks_block_follows_the_mean_length() {
     use tuning::seg_blocks_block;
-    // One warp below a mean length of 1536 items of up to 4 bytes, 512 of more.
-    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 4), 32);
-    assert_eq!(seg_blocks_block(1535, 1, 4), 32);
-    assert_eq!(seg_blocks_block(1536, 1, 4), 64);
-    assert_eq!(seg_blocks_block(1535, 1, 1), 32);
-    assert_eq!(seg_blocks_block(511, 1, 8), 32);
-    assert_eq!(seg_blocks_block(512, 1, 8), 64);
-    assert_eq!(seg_blocks_block(511, 1, 16), 32);
-    assert_eq!(seg_blocks_block(1 << 26, (1 << 26) / 1024, 8), 64);
-    assert_eq!(seg_blocks_block(3071, 1, 4), 64);
-    assert_eq!(seg_blocks_block(3072, 1, 4), 128);
-    assert_eq!(seg_blocks_block(12_287, 1, 8), 128);
-    assert_eq!(seg_blocks_block(12_288, 1, 4), 256);
-    assert_eq!(seg_blocks_block(0, 0, 4), 256);
-    assert_eq!(seg_blocks_block(5, 10, 4), 32);
+    // (items, segments, item bytes, block): one warp below a mean length of 1536 items of up to
+    // 4 bytes, 512 of more; then 64, 128 and 256 threads by the mean length alone.
+    let cases = [
+        (1 << 26, (1 << 26) / 1024, 4, 32),
+        (1535, 1, 4, 32),
+        (1536, 1, 4, 64),
+        (1535, 1, 1, 32),
+        (511, 1, 8, 32),
+        (512, 1, 8, 64),
+        (511, 1, 16, 32),
+        (1 << 26, (1 << 26) / 1024, 8, 64),
+        (3071, 1, 4, 64),
+        (3072, 1, 4, 128),
+        (12_287, 1, 8, 128),
+        (12_288, 1, 4, 256),
+        (0, 0, 4, 256),
+        (5, 10, 4, 32),
+    ];
+    for (n, segments, bytes, block) in cases {
+        assert_eq!(
+            seg_blocks_block(n, segments, bytes),
+            block,
+            "{n} items of {bytes} bytes in {segments} segments"
+        );
+    }
     let f32_offsets = sized(shape(false, true, false), 4, 4);
     let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let block_of = |config: SegConfig, n, segments| {
