@@ -466,9 +466,9 @@ fn seg_heads_fold_fits_every_thread_slot() {
 /// ptxas took 32-34 registers for the affine monoid and issued a lane's loads a few at a time;
 /// the budget's count is above that (the test fails without the budget). With items 4 bytes
 /// (f64: 8) past a 16-byte boundary (a vector more a lane) lifted ArgMax spills 8 bytes at 64
-/// and 128 threads: the runtime runs the second variant, left to ptxas, which does not spill. Larger
-/// values are left to ptxas, one variant (12-byte affine counts: no local memory there, 32
-/// bytes of it under a 40-register budget). The counts hold for NVRTC 13.0.
+/// and 128 threads: the runtime runs the second variant, left to ptxas, which does not spill.
+/// Larger values are left to ptxas, one variant (12-byte affine counts: no local memory there,
+/// 32 bytes of it under a 40-register budget). The counts hold for NVRTC 13.0.
 #[test]
 fn seg_blocks_budget_keeps_out_of_local_memory() {
     if !counts_hold() {

@@ -144,18 +144,24 @@ fn large_items_and_builtins() {
     }
 }
 
+/// Segment lengths uniform in `lengths`, drawn in turn until they cover `n` items (the last one
+/// cut to fit).
+fn uniform_lengths(rng: &mut TestRng, n: u32, lengths: std::ops::RangeInclusive<u64>) -> Vec<u32> {
+    let mut counts = Vec::new();
+    let mut total = 0u32;
+    while total < n {
+        let l = (rng.range(*lengths.start(), *lengths.end()) as u32).min(n - total);
+        counts.push(l);
+        total += l;
+    }
+    counts
+}
+
 #[test]
 fn thirty_million_items_scenarios() {
     let Some(gpu) = gpu() else { return };
     let n = 30u32 << 20;
-    let mut rng = TestRng::new(7);
-    let mut random = Vec::new();
-    let mut total = 0u32;
-    while total < n {
-        let l = (rng.range(10, 50) as u32).min(n - total);
-        random.push(l);
-        total += l;
-    }
+    let random = uniform_lengths(&mut TestRng::new(7), n, 10..=50);
     let fast = [
         SegConfig::new(SegAlgorithm::SegShuffle),
         SegConfig::new(SegAlgorithm::Auto),
@@ -412,15 +418,7 @@ struct LongFloats<'g> {
 
 impl<'g> LongFloats<'g> {
     fn new(gpu: &'g Gpu, n: u32, lengths: std::ops::RangeInclusive<u64>, seed: u64) -> Self {
-        let mut rng = TestRng::new(seed);
-        let mut counts = Vec::new();
-        let mut total = 0u32;
-        while total < n {
-            let l = (rng.range(*lengths.start(), *lengths.end()) as u32).min(n - total);
-            counts.push(l);
-            total += l;
-        }
-        let offsets = offsets_of(&counts);
+        let offsets = offsets_of(&uniform_lengths(&mut TestRng::new(seed), n, lengths));
         let items: Vec<Sum<f32>> = (0..n)
             .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
             .collect();
@@ -666,14 +664,7 @@ fn seg_blocks_takes_the_variant_that_does_not_spill() {
     let n = 1usize << 20;
     // Few distinct values: ties, which ArgMax breaks by the index.
     let items: Vec<f32> = (0..n).map(|_| rng.range(0, 5000) as f32).collect();
-    let mut lengths = Vec::new();
-    let mut total = 0;
-    while total < n {
-        let l = (rng.range(0, 8000) as usize).min(n - total);
-        lengths.push(l as u32);
-        total += l;
-    }
-    let offsets = offsets_of(&lengths);
+    let offsets = offsets_of(&uniform_lengths(&mut rng, n as u32, 0..=8000));
     let values: Vec<ArgMax> = (0..n).map(|i| ArgMax::lift(items[i], i as u64)).collect();
     let want = fold_segments(&values, &offsets).unwrap();
     let d_offsets = gpu.upload(&offsets).unwrap();

@@ -946,8 +946,9 @@ fn seg_blocks_block_follows_the_mean_length() {
 }
 
 /// SegBlocks' registers are budgeted for 1536 resident threads below 256-thread blocks (one-warp
-/// blocks: the SM's 32, 1024 threads) and 1280 from there, for values of up to 8 bytes: the kernel's second launch bound, with the kernel
-/// left to ptxas as its fallback; no budget (a bound of 1 is none) for large blocks and values.
+/// blocks: the SM's 32, 1024 threads) and 1280 from there, for values of up to 8 bytes: the
+/// kernel's second launch bound, with the kernel left to ptxas as its fallback; no budget (a
+/// bound of 1 is none) for large blocks and values.
 #[test]
 fn seg_blocks_budgets_registers_for_small_values() {
     let variants = |block: u32, shape| {
