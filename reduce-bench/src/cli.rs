@@ -19,7 +19,8 @@ pub struct Args {
     pub layouts: PathBuf,
     /// The items, as a power of two, of the modes that take one size (`axes`: default 26).
     pub log2: Option<u32>,
-    /// The items, any count, of `segsweep` (the other modes do not read it), before `log2`.
+    /// The items, any count, of `segsweep` and `segmented` (the other modes do not read it),
+    /// before `log2`.
     pub items: Option<u64>,
     /// `segsweep`: our rows check their layouts instead of trusting them.
     pub validated: bool,

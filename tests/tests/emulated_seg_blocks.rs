@@ -103,6 +103,14 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         "segments from just before a boundary".into(),
         vec![c - 1, 2, c - 1, c + 2, 3, 4 * c],
     ));
+    // Segments of up to three chunks starting around the middle of a chunk.
+    let h = c / 2;
+    for start in [h.saturating_sub(1), h, h + 1] {
+        layouts.push((
+            format!("segments from {start} items into a chunk"),
+            vec![start, c - start, start, c + 1, c - 1, 2 * c + h, h, h + 1, 3],
+        ));
+    }
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
         let offsets = offsets_u64(&lengths);

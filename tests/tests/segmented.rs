@@ -405,6 +405,47 @@ fn auto_takes_seg_blocks_on_long_layouts() {
     long.check_sums(&blocks);
 }
 
+/// A heavy-tailed layout over 2^22 affine maps: segments of 1-64 items and, one in 5000, of
+/// 2^15-2^20, so that a few long segments hold most items while the mean length stays short.
+/// SegBlocks' default there is one-warp blocks, whose chunks cut each long segment into up to
+/// 33 pieces, joined in order. Every segment equals the sequential fold.
+#[test]
+fn seg_blocks_heavy_tail_is_the_fold() {
+    let lengths = heavy_tail(1 << 22, 23);
+    let Some(gpu) = gpu() else { return };
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
+    check_layout::<Affine>(&gpu, "heavy tail", &lengths, &[blocks, blocks.trusted()]);
+}
+
+/// The lengths of [`seg_blocks_heavy_tail_is_the_fold`]'s layout over `n` items.
+fn heavy_tail(n: u32, seed: u64) -> Vec<u32> {
+    let mut rng = TestRng::new(seed);
+    let (mut lengths, mut total) = (Vec::new(), 0u32);
+    while total < n {
+        let l = match rng.range(0, 4999) {
+            0 => rng.range(1 << 15, 1 << 20),
+            _ => rng.range(1, 64),
+        };
+        let l = (l as u32).min(n - total);
+        lengths.push(l);
+        total += l;
+    }
+    lengths
+}
+
+/// [`heavy_tail`]'s layout is what the GPU test needs: most items in long segments, a mean
+/// length short enough for one-warp blocks of 8-byte values.
+#[test]
+fn heavy_tail_is_heavy() {
+    let lengths = heavy_tail(1 << 22, 23);
+    let long: u32 = lengths.iter().filter(|&&l| l >= 1 << 15).sum();
+    let mean = (1usize << 22) / lengths.len();
+    assert!(
+        long > 1 << 21 && mean < 512,
+        "mean {mean}, {long} items in long segments"
+    );
+}
+
 /// f32 items over segments of random lengths in `lengths`, `n` items in all, on the GPU with
 /// u32 and u64 offsets.
 struct LongFloats<'g> {

@@ -77,7 +77,8 @@ fn bench_configs() -> [(&'static str, SegConfig); 12] {
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
 /// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline, SegHeads and SegBlocks only, and also the mean
-/// lengths 1024, 4096 and 16384 of `bench segsweep` (for A/B runs of kernel variants).
+/// lengths 1024, 4096 and 16384 of `bench segsweep` and power laws of exponent 1.55-1.65 (for
+/// A/B runs of kernel variants). `--log2 K` or `--items N`: N = 2^K or N items only.
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
@@ -87,7 +88,12 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         .collect::<HashMap<_, _>>();
     let cpu = Cpu::new();
     let mut rows = Vec::new();
-    let sizes: &[u64] = if args.quick { &[30 << 20] } else { &SIZES };
+    let n = args.items.or(args.log2.map(|k| 1u64 << k));
+    let sizes: &[u64] = match (n.as_ref(), args.quick) {
+        (Some(n), _) => std::slice::from_ref(n),
+        (None, true) => &[30 << 20],
+        (None, false) => &SIZES,
+    };
     let configs: Vec<_> = bench_configs()
         .into_iter()
         .filter(|(_, config)| runs_here(&gpu, config))
@@ -109,9 +115,18 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
             "n = {n}: plain Shuffle f32 sum {plain_f32:.0} GB/s, affine {plain_affine:.0} GB/s"
         );
         let host_affine = gpu.download(affine.items())?;
-        // --quick: also three of `bench segsweep`'s long mean lengths (few starts a tile)
+        // --quick: also three of `bench segsweep`'s long mean lengths (few starts a tile), and
+        // power laws whose mean length is 700-2100 items with most items in a few segments of
+        // millions (at 2^26: `Auto` takes SegBlocks there, with small blocks)
         let long: &[&str] = if args.quick {
-            &["mean_1024", "mean_4096", "mean_16384"]
+            &[
+                "mean_1024",
+                "mean_4096",
+                "mean_16384",
+                "power_1.55",
+                "power_1.6",
+                "power_1.65",
+            ]
         } else {
             &[]
         };
