@@ -108,7 +108,17 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     for start in [h.saturating_sub(1), h, h + 1] {
         layouts.push((
             format!("segments from {start} items into a chunk"),
-            vec![start, c - start, start, c + 1, c - 1, 2 * c + h, h, h + 1, 3],
+            vec![
+                start,
+                c - start,
+                start,
+                c + 1,
+                c - 1,
+                2 * c + h,
+                h,
+                h + 1,
+                3,
+            ],
         ));
     }
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
