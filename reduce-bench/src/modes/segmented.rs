@@ -1,4 +1,5 @@
-//! `bench segmented [--quick] [--out DIR] [--cub FILE] [--torch FILE]`: every segment-length
+//! `bench segmented [--quick] [--out DIR] [--cub FILE] [--torch FILE] [--log2 K | --items N]`:
+//! every segment-length
 //! distribution, both forms, against plain Shuffle, CUB and PyTorch (`segmented.csv`, a table
 //! and the worst distribution of each group).
 
@@ -77,7 +78,7 @@ fn bench_configs() -> [(&'static str, SegConfig); 12] {
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
 /// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline, SegHeads and SegBlocks only, and also the mean
-/// lengths 1024, 4096 and 16384 of `bench segsweep` and power laws of exponent 1.55-1.65 (for
+/// lengths 1024, 4096 and 16384 of `bench segsweep` and power laws of exponent 1.65-1.7 (for
 /// A/B runs of kernel variants). `--log2 K` or `--items N`: N = 2^K or N items only.
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
@@ -116,16 +117,17 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         );
         let host_affine = gpu.download(affine.items())?;
         // --quick: also three of `bench segsweep`'s long mean lengths (few starts a tile), and
-        // power laws whose mean length is 700-2100 items with most items in a few segments of
-        // millions (at 2^26: `Auto` takes SegBlocks there, with small blocks)
+        // power laws whose mean length is short while 93-96% of the items lie in segments of
+        // 2^16 or more (seed 7, 2^26 items: mean lengths 2186, 1318 and 778; 30 * 2^20: 1491,
+        // 1024 and 880), where SegBlocks' default blocks are one or two warps
         let long: &[&str] = if args.quick {
             &[
                 "mean_1024",
                 "mean_4096",
                 "mean_16384",
-                "power_1.55",
-                "power_1.6",
                 "power_1.65",
+                "power_1.68",
+                "power_1.7",
             ]
         } else {
             &[]
