@@ -14,6 +14,17 @@ pub fn offsets_of<I: SegIndex>(lengths: &[I]) -> Vec<I> {
         .collect()
 }
 
+/// Segment lengths drawn in turn by `draw` until they cover `n` items (the last one cut to fit).
+pub fn lengths_covering(n: u32, mut draw: impl FnMut() -> u64) -> Vec<u32> {
+    let (mut lengths, mut total) = (Vec::new(), 0u32);
+    while total < n {
+        let l = draw().min((n - total) as u64) as u32;
+        lengths.push(l);
+        total += l;
+    }
+    lengths
+}
+
 /// The CSR offsets of u32 `lengths`, as u64 entries (what the emulated kernels' cases hold).
 pub fn offsets_u64(lengths: &[u32]) -> Vec<u64> {
     offsets_of(&lengths.iter().map(|&l| l as u64).collect::<Vec<_>>())

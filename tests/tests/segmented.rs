@@ -9,7 +9,7 @@ use reduce_cuda::{
     fold_by_owner, fold_segments, CudaMonoid, DeviceVec, Error, Gpu, LayoutError, Min,
     SegAlgorithm, SegConfig, Sum,
 };
-use reduce_tests::layouts::basic;
+use reduce_tests::layouts::{basic, lengths_covering};
 use reduce_tests::*;
 
 /// Every algorithm this device runs (SegPipeline from sm_90 on: [`seg_pipeline_needs_sm_90`]),
@@ -144,24 +144,12 @@ fn large_items_and_builtins() {
     }
 }
 
-/// Segment lengths uniform in `lengths`, drawn in turn until they cover `n` items (the last one
-/// cut to fit).
-fn uniform_lengths(rng: &mut TestRng, n: u32, lengths: std::ops::RangeInclusive<u64>) -> Vec<u32> {
-    let mut counts = Vec::new();
-    let mut total = 0u32;
-    while total < n {
-        let l = (rng.range(*lengths.start(), *lengths.end()) as u32).min(n - total);
-        counts.push(l);
-        total += l;
-    }
-    counts
-}
-
 #[test]
 fn thirty_million_items_scenarios() {
     let Some(gpu) = gpu() else { return };
     let n = 30u32 << 20;
-    let random = uniform_lengths(&mut TestRng::new(7), n, 10..=50);
+    let mut rng = TestRng::new(7);
+    let random = lengths_covering(n, || rng.range(10, 50));
     let fast = [
         SegConfig::new(SegAlgorithm::SegShuffle),
         SegConfig::new(SegAlgorithm::Auto),
@@ -420,17 +408,10 @@ fn seg_blocks_heavy_tail_is_the_fold() {
 /// The lengths of [`seg_blocks_heavy_tail_is_the_fold`]'s layout over `n` items.
 fn heavy_tail(n: u32, seed: u64) -> Vec<u32> {
     let mut rng = TestRng::new(seed);
-    let (mut lengths, mut total) = (Vec::new(), 0u32);
-    while total < n {
-        let l = match rng.range(0, 4999) {
-            0 => rng.range(1 << 15, 1 << 20),
-            _ => rng.range(1, 64),
-        };
-        let l = (l as u32).min(n - total);
-        lengths.push(l);
-        total += l;
-    }
-    lengths
+    lengths_covering(n, || match rng.range(0, 4999) {
+        0 => rng.range(1 << 15, 1 << 20),
+        _ => rng.range(1, 64),
+    })
 }
 
 /// [`heavy_tail`]'s layout is what the GPU test needs: most items in long segments, a mean
@@ -459,7 +440,10 @@ struct LongFloats<'g> {
 
 impl<'g> LongFloats<'g> {
     fn new(gpu: &'g Gpu, n: u32, lengths: std::ops::RangeInclusive<u64>, seed: u64) -> Self {
-        let offsets = offsets_of(&uniform_lengths(&mut TestRng::new(seed), n, lengths));
+        let mut rng = TestRng::new(seed);
+        let offsets = offsets_of(&lengths_covering(n, || {
+            rng.range(*lengths.start(), *lengths.end())
+        }));
         let items: Vec<Sum<f32>> = (0..n)
             .map(|i| Sum(((i % 1000) as f32 / 7.0).sin()))
             .collect();
@@ -705,7 +689,7 @@ fn seg_blocks_takes_the_variant_that_does_not_spill() {
     let n = 1usize << 20;
     // Few distinct values: ties, which ArgMax breaks by the index.
     let items: Vec<f32> = (0..n).map(|_| rng.range(0, 5000) as f32).collect();
-    let offsets = offsets_of(&uniform_lengths(&mut rng, n as u32, 0..=8000));
+    let offsets = offsets_of(&lengths_covering(n as u32, || rng.range(0, 8000)));
     let values: Vec<ArgMax> = (0..n).map(|i| ArgMax::lift(items[i], i as u64)).collect();
     let want = fold_segments(&values, &offsets).unwrap();
     let d_offsets = gpu.upload(&offsets).unwrap();

@@ -46,14 +46,7 @@ fn one_call(gpu: &Gpu, rng: &mut TestRng) {
             assert_eq!(got, fold(&items), "Perm4 n={n} {plain}");
         }
         _ => {
-            let mut lengths = Vec::new();
-            let mut total = 0usize;
-            while total < n {
-                let l = (rng.range(0, 50) as usize).min(n - total);
-                lengths.push(l as u32);
-                total += l;
-            }
-            let offsets = offsets_of(&lengths);
+            let offsets = offsets_of(&layouts::lengths_covering(n as u32, || rng.range(0, 50)));
             let items = KeepLast::random_vec(n, seed);
             let out = gpu
                 .reduce_segments(
