@@ -16,7 +16,9 @@ use reduce_bench::monoids::LogSumExp;
 use reduce_core::{portable, LayoutError, Lift};
 use reduce_cuda::{Backend, CudaMonoid, Error, Gpu, SegAlgorithm, SegConfig, Sum};
 use reduce_tests::floats::{assert_same_bits, hard_f32, SameBits};
-use reduce_tests::layouts::{convert, every_shape, mixture, offsets_of, owners_of};
+use reduce_tests::layouts::{
+    convert, every_shape, lengths_covering, mixture, offsets_of, owners_of,
+};
 use reduce_tests::{bits_hash, gpu, placed, TestRng};
 
 /// The knobs that must not change a bit. The largest block is 1024 threads where the device
@@ -52,13 +54,8 @@ fn layouts() -> Vec<(String, Vec<u64>)> {
         .collect();
     let n = (1u64 << 22) + 3;
     for (name, mean) in [("mean 2", 2u64), ("mean 40", 40), ("mean 5000", 5000)] {
-        let mut lengths = Vec::new();
-        let mut total = 0;
-        while total < n {
-            let l = rng.range(0, 2 * mean).min(n - total);
-            lengths.push(l);
-            total += l;
-        }
+        let lengths = lengths_covering(n as u32, || rng.range(0, 2 * mean));
+        let lengths = lengths.into_iter().map(u64::from).collect();
         out.push((format!("{name}, N = 2^22 + 3"), lengths));
     }
     out.push(("mixture, N ~ 2^22".into(), mixture(&mut rng, 1 << 22)));
