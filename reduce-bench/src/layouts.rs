@@ -35,6 +35,18 @@ pub const DISTRIBUTIONS: [&str; 11] = [
     "empty_90",
 ];
 
+/// Heavy tails: power laws whose mean length is middling or short while 93-99% of the items lie
+/// in segments of 2^16 or more (seed 7; mean lengths 21156, 3181, 2186, 1318 and 778 at 2^26
+/// items; 62291, 9917, 1491, 1024 and 880 at 30 * 2^20): where `Auto` picks by the mean length,
+/// a block-per-segment schedule meets both a few huge segments and many tiny ones.
+pub const HEAVY_TAILS: [&str; 5] = [
+    "power_1.58",
+    "power_1.6",
+    "power_1.65",
+    "power_1.68",
+    "power_1.7",
+];
+
 /// splitmix64: a small, fast, seeded generator.
 struct Rng(u64);
 

@@ -1,10 +1,10 @@
-//! `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items
-//! (`segargmax.csv`, `segargmax.txt`).
+//! `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items, every
+//! distribution and the heavy tails (`segargmax.csv`, `segargmax.txt`).
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::layouts::{self, distribution, DISTRIBUTIONS};
+use crate::layouts::{self, distribution, DISTRIBUTIONS, HEAVY_TAILS};
 use crate::monoids::{masks_f32, ArgMax};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 const SEG_N: u64 = 1 << 26;
 
 /// `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items, on
-/// every distribution at N = 2^26, both forms; against CUB's `DeviceSegmentedReduce::ArgMax`
+/// every distribution and the heavy tails (`layouts::HEAVY_TAILS`) at N = 2^26, both forms; against CUB's `DeviceSegmentedReduce::ArgMax`
 /// (`anchors/segargmax_anchor.cu`, same layouts, same device command), against the read roof
 /// on the bytes that must move (items, layout, one result per segment), and against the same
 /// reduction over materialised (value, index) items, which reads twice the item bytes.
@@ -45,13 +45,14 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
     let merge = SegConfig::new(SegAlgorithm::SegMerge);
     let shuffle = SegConfig::new(SegAlgorithm::SegShuffle);
     let heads = SegConfig::new(SegAlgorithm::SegHeads);
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks);
     let mut csv = String::from(
         "layout,segments,variant,median_ms,gbs_moved,ratio_to_roof,speedup_vs_cub,correct\n",
     );
     let mut lines = Vec::new();
     let (mut worst_roof, mut worst_cub) = (f64::INFINITY, f64::INFINITY);
     let mut wrong = 0;
-    for dist in DISTRIBUTIONS {
+    for dist in DISTRIBUTIONS.into_iter().chain(HEAVY_TAILS) {
         let offsets = distribution(dist, SEG_N, 7).unwrap();
         let segments = offsets.len() - 1;
         let want = cpu.reduce_segments(&host, &offsets).expect("valid layout");
@@ -62,7 +63,7 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
         let csr = (4 * (segments + 1)) as f64;
         let cub_ms = refs.get(&format!("segmented_argmax_f32 {dist}@{SEG_N}"));
         type Run<'a> = Box<dyn FnMut(&mut DeviceVec<ArgMax>) -> reduce_cuda::Result<()> + 'a>;
-        let variants: [(&str, f64, bool, Run); 7] = [
+        let variants: [(&str, f64, bool, Run); 8] = [
             (
                 "lifted offsets Auto trusted",
                 4.0 * n as f64 + csr + results,
@@ -100,6 +101,14 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
                 true,
                 Box::new(|out| {
                     gpu.reduce_segments_lifted_into(xs, &dev_offsets, out, heads.trusted())
+                }),
+            ),
+            (
+                "lifted offsets SegBlocks trusted",
+                4.0 * n as f64 + csr + results,
+                true,
+                Box::new(|out| {
+                    gpu.reduce_segments_lifted_into(xs, &dev_offsets, out, blocks.trusted())
                 }),
             ),
             (

@@ -6,7 +6,7 @@
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::layouts::{distribution, key, mean_length, DISTRIBUTIONS, SIZES};
+use crate::layouts::{distribution, key, mean_length, DISTRIBUTIONS, HEAVY_TAILS, SIZES};
 use crate::monoids::{masks_affine, masks_f32, Affine};
 use crate::seg_common::{forms_of, plain_shuffle_ms, runs_here, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
@@ -117,22 +117,14 @@ pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
         );
         let host_affine = gpu.download(affine.items())?;
         // --quick: also three of `bench segsweep`'s long mean lengths (few starts a tile), and
-        // power laws whose mean length is short while 93-96% of the items lie in segments of
-        // 2^16 or more (seed 7, 2^26 items: mean lengths 2186, 1318 and 778; 30 * 2^20: 1491,
-        // 1024 and 880), where SegBlocks' default blocks are one or two warps
+        // the heavy tails (layouts::HEAVY_TAILS).
         let long: &[&str] = if args.quick {
-            &[
-                "mean_1024",
-                "mean_4096",
-                "mean_16384",
-                "power_1.65",
-                "power_1.68",
-                "power_1.7",
-            ]
+            &["mean_1024", "mean_4096", "mean_16384"]
         } else {
             &[]
         };
-        for &dist in DISTRIBUTIONS.iter().chain(long) {
+        let heavy: &[&str] = if args.quick { &HEAVY_TAILS } else { &[] };
+        for &dist in DISTRIBUTIONS.iter().chain(long).chain(heavy) {
             let offsets = match dist.strip_prefix("mean_") {
                 Some(mean) => mean_length(mean.parse().expect("a mean length"), n, 7),
                 None => distribution(dist, n, 7).unwrap(),
