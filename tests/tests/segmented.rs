@@ -357,7 +357,7 @@ proptest! {
 }
 
 /// `Auto` takes SegHeads at a mean length of about 450 (reduce-cuda's
-/// `tuning::SEG_HEADS_BANDS`, below SegBlocks' bands) for u32 and u64 offsets of f32 and f64
+/// `tuning::SEG_HEADS_BANDS`) for u32 and u64 offsets of f32 and f64
 /// sums, and for log-sum-exp lifted from f32 items (8-byte values) by u32 offsets, at 2^26
 /// items; at 2^24 for all but u32 offsets of f32 sums (SegShuffle's there): its bits are the
 /// algorithm's it chose, the same for both offset widths, and every f32 segment is the sum
@@ -370,12 +370,13 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
     }
 }
 
-/// `Auto` takes SegBlocks at a mean length of about 6000 and 2^25 items (reduce-cuda's
-/// `tuning::SEG_BLOCKS_BANDS`), u32 and u64 offsets of f32 sums, trusted or validated: its bits
-/// are SegBlocks' (the same for both widths and both), not SegShuffle's; every segment is the
-/// sum within float rounding.
+/// `Auto` leaves SegBlocks to items lifted into wider values: f32 sums at a mean length of
+/// about 6000 and 2^25 items (where SegBlocks is fastest on even lengths, and slower on heavy
+/// tails: reduce-cuda's `tuning::SEG_BLOCKS_BANDS`), by u32 and u64 offsets, trusted or
+/// validated, get SegShuffle's bits, not SegBlocks'; every segment is the sum within float
+/// rounding.
 #[test]
-fn auto_takes_seg_blocks_on_long_layouts() {
+fn auto_keeps_plain_floats_off_seg_blocks() {
     let Some(gpu) = gpu() else { return };
     let long = LongFloats::new(&gpu, 1 << 25, 2000..=10_000, 11);
     let blocks = long.bits(SegConfig::new(SegAlgorithm::SegBlocks), false);
@@ -387,10 +388,53 @@ fn auto_takes_seg_blocks_on_long_layouts() {
     let auto = SegConfig::new(SegAlgorithm::Auto);
     for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
         for (wide, width) in [(false, "u32"), (true, "u64")] {
-            assert!(long.bits(config, wide) == blocks, "Auto {checked}, {width}");
+            assert!(
+                long.bits(config, wide) == shuffle,
+                "Auto {checked}, {width}"
+            );
         }
     }
-    long.check_sums(&blocks);
+    long.check_sums(&shuffle);
+}
+
+/// `Auto` takes SegBlocks for log-sum-exp lifted from f32 items (4 bytes into 8) by u32
+/// offsets at a mean length of about 6000 and 30·2^20 items (`tuning::SEG_BLOCKS_BANDS`),
+/// trusted or validated: its bits are SegBlocks', not SegShuffle's, and every segment's
+/// log-sum-exp is within float rounding of the f64 one.
+#[test]
+fn auto_takes_seg_blocks_on_long_lifted_layouts() {
+    let Some(gpu) = gpu() else { return };
+    let n: u32 = 30 << 20;
+    let mut rng = TestRng::new(12);
+    let offsets = offsets_of(&lengths_covering(n, || rng.range(2000, 10_000)));
+    let logits: Vec<f32> = (0..n).map(|i| ((i % 997) as f32 / 5.0).sin()).collect();
+    let xs = gpu.upload(&logits).unwrap();
+    let d_offsets = gpu.upload(&offsets).unwrap();
+    let bits = |config: SegConfig| -> Vec<(u32, u32)> {
+        let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&xs, &d_offsets, config);
+        let out = gpu.download(&out.unwrap()).unwrap();
+        out.iter().map(|v| (v.m.to_bits(), v.s.to_bits())).collect()
+    };
+    let blocks = bits(SegConfig::new(SegAlgorithm::SegBlocks));
+    let shuffle = bits(SegConfig::new(SegAlgorithm::SegShuffle));
+    assert!(
+        shuffle != blocks,
+        "SegShuffle's bits equal SegBlocks' here: the test cannot tell them apart"
+    );
+    let auto = SegConfig::new(SegAlgorithm::Auto);
+    for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
+        assert!(bits(config) == blocks, "Auto {checked}");
+    }
+    for (s, w) in offsets.windows(2).enumerate() {
+        let part = &logits[w[0] as usize..w[1] as usize];
+        let want = part.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln();
+        let (m, e) = (f32::from_bits(blocks[s].0), f32::from_bits(blocks[s].1));
+        let got = LogSumExp { m, s: e }.value() as f64;
+        assert!(
+            (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+            "segment {s}: {got} against {want}"
+        );
+    }
 }
 
 /// A heavy-tailed layout over 2^22 affine maps: segments of 1-64 items and, one in 5000, of

@@ -535,36 +535,24 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
     SegBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
 ];
 
-/// Where SegBlocks, at the blocks of [`seg_blocks_block`], read more bytes a second than the
-/// faster of SegShuffle and SegHeads on an H100 (`bench segsweep` at 2^26 items, trusted,
-/// 2026-12-06; docs/decisions/0088-seg-blocks.md): f32 sums with u32 offsets 1.04-1.11x at mean
-/// lengths 1024-16384 (N / S 1028-16513), 1.01x at 32768, 0.72x at 512; with u64 offsets
-/// 1.03-1.18x at 1024-65536; the affine monoid (8 bytes) 1.04-1.09x at 512-4096 with either
-/// width, 0.91-0.97x at 8192 (at 128 threads: 256 read 1.05-1.08x there), 0.82-0.87x at 256;
-/// ArgMax lifted from f32 (u32 offsets) 1.13-1.34x at 1024-65536, 1.01-1.07x to 2^20, 0.69x at
-/// 512. The lower edges sit just under the sweep's layouts of mean 1024 (N / S 1028) and 512
-/// (512); the upper ones below the first length some command measured even or slower (4-byte
-/// values: 32768 by u32 offsets, 0.99-1.01x at 2^25 and 2^26; 65536 by u64, 1.00x at 2^25;
-/// 8-byte values, before the register budget: 8192 at 128 threads, above). From 30·2^20 to 2^26
-/// items the bands start where 256-thread blocks measured faster at 30·2^20 and 2^25
-/// (1.07-1.10x at mean lengths 4096-16384 for f32, 1.04-1.10x at 2048-8192 for 8-byte values),
-/// as the smaller blocks were measured at 2^26 only. Validated calls, which check their layouts
-/// in the launch here, read 0.93-0.98 of a trusted call's speed and, over the faster of
-/// validated SegShuffle and SegHeads in the bands (H100, 2026-12-06, with the register budget
-/// of [`seg_blocks_min_blocks`]): f32 1.00-1.09x, u64 offsets 1.02-1.12x to 16384 and 0.98x at
-/// 32768, 8-byte values 1.03-1.08x, lifted ArgMax 1.06-1.31x to 65536 and 1.07-1.10x to 2^20.
-/// With that budget 8-byte values read 1.03-1.04x at 8192 (u32 offsets; 128 threads) and
-/// 1.03-1.07x to 65536 (u64; validated 1.01-1.06x) in two commands at 2^26 (2026-12-06): their
-/// bands end at 12000 and 48000 there; from 30·2^20 items, unmeasured with the budget, at 6000.
-pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 10] = [
-    SegBand::new(4, false, 1 << 26, 1000..=24_000),
-    SegBand::new(4, false, 30 << 20, 4000..=24_000),
-    SegBand::new(4, true, 1 << 26, 1000..=48_000),
-    SegBand::new(4, true, 30 << 20, 4000..=48_000),
-    SegBand::new(8, false, 1 << 26, 500..=12_000),
-    SegBand::new(8, false, 30 << 20, 2000..=6000),
-    SegBand::new(8, true, 1 << 26, 500..=48_000),
-    SegBand::new(8, true, 30 << 20, 2000..=6000),
+/// Where `Auto` takes SegBlocks: ArgMax-like values lifted from 4-byte items into 8-byte ones,
+/// by u32 offsets, where SegBlocks at the blocks of [`seg_blocks_block`] read more bytes a
+/// second than the faster of SegShuffle and SegHeads on an H100 whatever the lengths' spread
+/// (`bench segsweep` at 2^26 items, trusted, 2026-12-06; docs/decisions/0088-seg-blocks.md):
+/// ArgMax lifted from f32 1.13-1.34x at mean lengths 1024-65536, 1.01-1.07x to 2^20, 0.69x at
+/// 512; on `bench segargmax`'s heavy tails (2026-12-07) 1.03-1.12x at mean lengths 2186-21156,
+/// but 0.84x at 1318 (one-warp blocks) against 0.82x for the others at a uniform 1024. From
+/// 30·2^20 to 2^26 items the band starts where 256-thread blocks measured faster. Validated
+/// calls, which check their layouts in the launch here, read 1.06-1.31x the faster validated
+/// one to 65536 and 1.07-1.10x to 2^20 (with the register budget of [`seg_blocks_min_blocks`]).
+///
+/// Values read as they are (f32, 8-byte values; u32 and u64 offsets) have no band: SegBlocks
+/// read 1.03-1.18x the faster of the others where segments are of even lengths (mean lengths
+/// 512-65536), but on power laws of the same mean lengths whose few long segments hold most of
+/// the items (`reduce_bench::layouts::HEAVY_TAILS`) 0.79-0.94x for f32 and 0.83-0.96x for
+/// affine maps, at every block size (H100, 2026-12-07): the two others read 0.90-0.95 of plain
+/// `Shuffle` on every such layout, SegBlocks down to 0.73, and `Auto` cannot see the spread.
+pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 2] = [
     SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
 ];
