@@ -373,28 +373,27 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
 /// `Auto` leaves SegBlocks to items lifted into wider values: f32 sums at a mean length of
 /// about 6000 and 2^25 items (where SegBlocks is fastest on even lengths, and slower on heavy
 /// tails: reduce-cuda's `tuning::SEG_BLOCKS_BANDS`), by u32 and u64 offsets, trusted or
-/// validated, get SegShuffle's bits, not SegBlocks'; every segment is the sum within float
-/// rounding.
+/// validated, get the bits of SegShuffle or SegHeads (`tuning::SEG_HEADS_BANDS` holds u64
+/// offsets there), not SegBlocks'; every segment is the sum within float rounding.
 #[test]
 fn auto_keeps_plain_floats_off_seg_blocks() {
     let Some(gpu) = gpu() else { return };
     let long = LongFloats::new(&gpu, 1 << 25, 2000..=10_000, 11);
-    let blocks = long.bits(SegConfig::new(SegAlgorithm::SegBlocks), false);
-    let shuffle = long.bits(SegConfig::new(SegAlgorithm::SegShuffle), false);
-    assert!(
-        shuffle != blocks,
-        "SegShuffle's bits equal SegBlocks' here: the test cannot tell them apart"
-    );
     let auto = SegConfig::new(SegAlgorithm::Auto);
-    for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
-        for (wide, width) in [(false, "u32"), (true, "u64")] {
-            assert!(
-                long.bits(config, wide) == shuffle,
-                "Auto {checked}, {width}"
-            );
+    for (wide, width) in [(false, "u32"), (true, "u64")] {
+        let run = |algorithm: SegAlgorithm| long.bits(SegConfig::new(algorithm), wide);
+        let blocks = run(SegAlgorithm::SegBlocks);
+        let others = [run(SegAlgorithm::SegShuffle), run(SegAlgorithm::SegHeads)];
+        assert!(
+            !others.contains(&blocks),
+            "{width}: SegBlocks' bits equal another's here: the test cannot tell them apart"
+        );
+        for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
+            let got = long.bits(config, wide);
+            assert!(others.contains(&got), "Auto {checked}, {width}");
         }
+        long.check_sums(&others[0]);
     }
-    long.check_sums(&shuffle);
 }
 
 /// `Auto` takes SegBlocks for log-sum-exp lifted from f32 items (4 bytes into 8) by u32
