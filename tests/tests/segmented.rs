@@ -373,33 +373,39 @@ fn auto_takes_seg_heads_on_long_float_layouts() {
 /// `Auto` leaves SegBlocks to items lifted into wider values: f32 sums at a mean length of
 /// about 6000 and 2^25 items (where SegBlocks is fastest on even lengths, and slower on heavy
 /// tails: reduce-cuda's `tuning::SEG_BLOCKS_BANDS`), by u32 and u64 offsets, trusted or
-/// validated, get the bits of SegShuffle or SegHeads (`tuning::SEG_HEADS_BANDS` holds u64
-/// offsets there), not SegBlocks'; every segment is the sum within float rounding.
+/// validated, get SegShuffle's bits by u32 offsets and SegHeads' by u64 ones (whose band,
+/// `tuning::SEG_HEADS_BANDS`, runs to 8192 there), not SegBlocks'; every segment is the sum
+/// within float rounding.
 #[test]
 fn auto_keeps_plain_floats_off_seg_blocks() {
     let Some(gpu) = gpu() else { return };
     let long = LongFloats::new(&gpu, 1 << 25, 2000..=10_000, 11);
     let auto = SegConfig::new(SegAlgorithm::Auto);
-    for (wide, width) in [(false, "u32"), (true, "u64")] {
-        let run = |algorithm: SegAlgorithm| long.bits(SegConfig::new(algorithm), wide);
-        let blocks = run(SegAlgorithm::SegBlocks);
-        let others = [run(SegAlgorithm::SegShuffle), run(SegAlgorithm::SegHeads)];
+    for (wide, width, chosen) in [
+        (false, "u32", SegAlgorithm::SegShuffle),
+        (true, "u64", SegAlgorithm::SegHeads),
+    ] {
+        let want = long.bits(SegConfig::new(chosen), wide);
+        let blocks = long.bits(SegConfig::new(SegAlgorithm::SegBlocks), wide);
         assert!(
-            !others.contains(&blocks),
-            "{width}: SegBlocks' bits equal another's here: the test cannot tell them apart"
+            want != blocks,
+            "{width}: {chosen:?}'s bits equal SegBlocks' here: the test cannot tell them apart"
         );
         for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
             let got = long.bits(config, wide);
-            assert!(others.contains(&got), "Auto {checked}, {width}");
+            assert!(
+                got == want,
+                "Auto {checked}, {width}: not {chosen:?}'s bits"
+            );
+            long.check_sums(&got);
         }
-        long.check_sums(&others[0]);
     }
 }
 
 /// `Auto` takes SegBlocks for log-sum-exp lifted from f32 items (4 bytes into 8) by u32
 /// offsets at a mean length of about 6000 and 30·2^20 items (`tuning::SEG_BLOCKS_BANDS`),
-/// trusted or validated: its bits are SegBlocks', not SegShuffle's, and every segment's
-/// log-sum-exp is within float rounding of the f64 one.
+/// trusted or validated: its bits are SegBlocks', not SegShuffle's or SegHeads', and every
+/// segment's log-sum-exp is within float rounding of the f64 one.
 #[test]
 fn auto_takes_seg_blocks_on_long_lifted_layouts() {
     let Some(gpu) = gpu() else { return };
@@ -415,11 +421,14 @@ fn auto_takes_seg_blocks_on_long_lifted_layouts() {
         out.iter().map(|v| (v.m.to_bits(), v.s.to_bits())).collect()
     };
     let blocks = bits(SegConfig::new(SegAlgorithm::SegBlocks));
-    let shuffle = bits(SegConfig::new(SegAlgorithm::SegShuffle));
-    assert!(
-        shuffle != blocks,
-        "SegShuffle's bits equal SegBlocks' here: the test cannot tell them apart"
-    );
+    // What Auto would run otherwise: SegShuffle at the lifted items' 16 a thread, or SegHeads.
+    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(16);
+    for other in [shuffle, SegConfig::new(SegAlgorithm::SegHeads)] {
+        assert!(
+            bits(other) != blocks,
+            "{other:?}'s bits equal SegBlocks' here: the test cannot tell them apart"
+        );
+    }
     let auto = SegConfig::new(SegAlgorithm::Auto);
     for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
         assert!(bits(config) == blocks, "Auto {checked}");

@@ -17,8 +17,9 @@ use std::fmt::Write as _;
 const SEG_N: u64 = 1 << 26;
 
 /// `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items, on
-/// every distribution and the heavy tails (`layouts::HEAVY_TAILS`) at N = 2^26, both forms; against CUB's `DeviceSegmentedReduce::ArgMax`
-/// (`anchors/segargmax_anchor.cu`, same layouts, same device command), against the read roof
+/// every distribution and the heavy tails (`layouts::HEAVY_TAILS`) at N = 2^26, both forms;
+/// against CUB's `DeviceSegmentedReduce::ArgMax` (`anchors/segargmax_anchor.cu`, same layouts,
+/// same device command; it has no heavy tails), against the read roof
 /// on the bytes that must move (items, layout, one result per segment), and against the same
 /// reduction over materialised (value, index) items, which reads twice the item bytes.
 pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {

@@ -77,9 +77,10 @@ fn bench_configs() -> [(&'static str, SegConfig); 12] {
 
 /// Every distribution at both sizes, f32 sum and affine, both forms, trusted and validated;
 /// against plain Shuffle on the same items, CUB and PyTorch from the same device command.
-/// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline, SegHeads and SegBlocks only, and also the mean
-/// lengths 1024, 4096 and 16384 of `bench segsweep` and power laws of exponent 1.65-1.7 (for
-/// A/B runs of kernel variants). `--log2 K` or `--items N`: N = 2^K or N items only.
+/// `--quick`: N = 30 * 2^20, `Auto`, SegShuffle, SegPipeline, SegHeads and SegBlocks only, and
+/// also the mean lengths 1024, 4096 and 16384 of `bench segsweep` and the heavy tails of
+/// `layouts::HEAVY_TAILS` (for A/B runs of kernel variants). `--log2 K` or `--items N`: N = 2^K
+/// or N items only.
 pub fn segmented(args: &Args) -> reduce_cuda::Result<()> {
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;

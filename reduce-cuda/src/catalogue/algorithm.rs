@@ -127,7 +127,7 @@ pub enum SegAlgorithm {
     /// values from 2^26 items whose mean segment length N / S is 1000 to 2^21 (from 30·2^20
     /// items: 4000 up), where it measured 1.01-1.36x the speed of the faster of SegShuffle and
     /// SegHeads on an H100 (validated 1.06-1.31x) and 0.84-1.12x on heavy-tailed lengths
-    /// (values read as they are lose more there, 0.79-0.96x, and have no band); else SegHeads
+    /// (values read as they are lose more there, 0.70-0.96x, and have no band); else SegHeads
     /// for CSR offsets of 4-byte values at 2^25 items or more with segments of 32 to 4096
     /// items on average (u32 offsets) or 32 to 8192 (u64; 32 to 4096 from 2^24 items), of
     /// 8-byte values from 2^24 items at 16 to 4096 (u64 offsets: to 8192 from 2^25), and of

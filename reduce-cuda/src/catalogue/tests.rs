@@ -860,7 +860,14 @@ fn auto_takes_seg_blocks_for_long_segments() {
         ("4 B lifted to 8", lifted_offsets, n, n / 1029, blocks),
         ("4 B lifted to 8", lifted_offsets, n, n / 999, heads),
         ("4 B lifted to 8", lifted_offsets, n, n / 514, heads),
-        ("4 B lifted to 8", lifted_offsets, n, n / 2_097_153, shuffle),
+        ("4 B lifted to 8", lifted_offsets, 32 << 21, 32, blocks),
+        (
+            "4 B lifted to 8",
+            lifted_offsets,
+            32 * ((1 << 21) + 1),
+            32,
+            shuffle,
+        ),
         ("4 B lifted to 8", lifted_offsets, m, m / 4000, blocks),
         ("4 B lifted to 8", lifted_offsets, m, m / 2048, heads),
         ("4 B lifted to 8", lifted_offsets, m - 1, m / 4000, heads),
@@ -877,8 +884,15 @@ fn auto_takes_seg_blocks_for_long_segments() {
         );
     }
     // A knob set: no band.
+    assert_eq!(
+        resolve(trusted, lifted_offsets, n, n / 4096).algorithm,
+        blocks
+    );
     let knob = trusted.block(256);
-    assert_eq!(resolve(knob, f32_offsets, n, n / 4096).algorithm, shuffle);
+    assert_eq!(
+        resolve(knob, lifted_offsets, n, n / 4096).algorithm,
+        shuffle
+    );
 }
 
 /// SegBlocks' default block follows the mean segment length; a block asked for stays.

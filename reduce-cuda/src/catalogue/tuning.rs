@@ -535,23 +535,25 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
     SegBand::new(8, false, 1 << 26, 32..=8192).lifted_from(4),
 ];
 
-/// Where `Auto` takes SegBlocks: ArgMax-like values lifted from 4-byte items into 8-byte ones,
-/// by u32 offsets, where SegBlocks at the blocks of [`seg_blocks_block`] read more bytes a
-/// second than the faster of SegShuffle and SegHeads on an H100 whatever the lengths' spread
-/// (`bench segsweep` at 2^26 items, trusted, 2026-12-06; docs/decisions/0088-seg-blocks.md):
-/// ArgMax lifted from f32 1.13-1.34x at mean lengths 1024-65536, 1.01-1.07x to 2^20, 0.69x at
-/// 512; on `bench segargmax`'s heavy tails (2026-12-07) 1.03-1.12x at mean lengths 2186-21156,
-/// but 0.84x at 1318 (one-warp blocks) against 0.82x for the others at a uniform 1024. From
-/// 30·2^20 to 2^26 items the band starts where 256-thread blocks measured faster. Validated
-/// calls, which check their layouts in the launch here, read 1.06-1.31x the faster validated
-/// one to 65536 and 1.07-1.10x to 2^20 (with the register budget of [`seg_blocks_min_blocks`]).
+/// Where `Auto` takes SegBlocks: values lifted from 4-byte items into 8-byte ones (such as
+/// ArgMax of f32) by u32 offsets, where SegBlocks at the blocks of [`seg_blocks_block`] read more
+/// bytes a second than the faster of SegShuffle and SegHeads on an H100 (`bench segsweep` at
+/// 2^26 items, trusted, 2026-12-06; docs/decisions/0088-seg-blocks.md): ArgMax lifted from f32
+/// 1.13-1.34x at mean lengths 1024-65536, 1.01-1.07x to 2^20, 0.69x at 512. From 64-thread
+/// blocks (mean lengths from 1536) it stays ahead on heavy tails too, `bench segargmax`'s
+/// (2026-12-07): 1.03-1.12x at mean lengths 2186-21156. At one-warp blocks (1000-1535) it is a
+/// trade: 0.84x on the heavy tail of mean length 1318, against the others' 0.82x at an even
+/// 1024. From 30·2^20 to 2^26 items the band starts where 256-thread blocks measured faster
+/// (the smaller blocks were measured at 2^26 only). Validated calls, which check their layouts in
+/// the launch here, read 1.06-1.31x the faster validated one to 65536 and 1.07-1.10x to 2^20
+/// (with the register budget of [`seg_blocks_min_blocks`]).
 ///
 /// Values read as they are (f32, 8-byte values; u32 and u64 offsets) have no band: SegBlocks
 /// read 1.03-1.18x the faster of the others where segments are of even lengths (mean lengths
-/// 512-65536), but on power laws of the same mean lengths whose few long segments hold most of
-/// the items (`reduce_bench::layouts::HEAVY_TAILS`) 0.79-0.94x for f32 and 0.83-0.96x for
-/// affine maps, at every block size (H100, 2026-12-07): the two others read 0.90-0.95 of plain
-/// `Shuffle` on every such layout, SegBlocks down to 0.73, and `Auto` cannot see the spread.
+/// 512-65536), but 0.70-0.94x for f32 and 0.83-0.96x for affine maps, at every block size, on
+/// power laws of the same mean lengths whose few long segments hold most of the items
+/// (`reduce_bench::layouts::HEAVY_TAILS`; H100, 2026-12-07): there SegBlocks read 0.65-0.92 of
+/// plain `Shuffle`, the two others 0.90-0.95, and `Auto` cannot see the spread.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 2] = [
     SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
     SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
