@@ -3,7 +3,7 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segsweepv (validated), segsweeps (segsweep at 2^24–2^28),
-# segwide, segvariants, segcarveout, segncu, segncusrc, portncu, portncusrc, sanitize,
+# segwide, segvariants, segcarveout, segncu, segncusrc, tailsncu (heavy tails), portncu, portncusrc, sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
@@ -225,6 +225,17 @@ for phase in "$@"; do
         --section InstructionStats --section SourceCounters --print-details all .gpu/bin/bench segncu > "$OUT/$tag.txt" 2>&1
       echo "$tag ${SEGNCU_ENV:-}" | tee -a "$SUMMARY"
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
+      ;;
+    tailsncu)
+      # SegBlocks (its block, 32 and 256 threads), SegShuffle and SegHeads on two heavy tails (bench segncu, SEGNCU_TAILS=1):
+      # throughput, occupancy, stalls, and how evenly the SMs were busy (a tail of long units
+      # shows as sm__cycles_active.avg well below .max)
+      SEGNCU_TAILS=1 ncu --clock-control none -k regex:'reduce_seg_' --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \
+        --metrics sm__cycles_active.avg,sm__cycles_active.max,sm__cycles_active.min,sm__cycles_elapsed.max \
+        --print-details all .gpu/bin/bench segncu > "$OUT/tailsncu.txt" 2>&1
+      grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Grid Size|Block Size|Issue Slots Busy|sm__cycles|^    Stall " \
+        "$OUT/tailsncu.txt" | head -200 | tee -a "$SUMMARY"
       ;;
     plainportncu)
       # Shuffle (ordered) and the portable reduction on 2^26 f32 and 2^26 f64, two launches each,

@@ -7,6 +7,26 @@ use reduce_cuda::{Gpu, Result};
 /// The timed runs per measured point.
 pub const REPS: usize = 20;
 
+/// The shortest warm-up: the first call of a new kernel compiles it (NVRTC, up to a second of
+/// host work), and a GPU idle that long comes back at lower clocks; 20 timed calls of 0.1 ms
+/// would be measured before they rise again.
+const WARM_UP: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Runs `call` at least 3 times and for at least [`WARM_UP`] (at most 10^4 calls), then waits
+/// for `gpu`'s stream.
+fn warm_up(gpu: &Gpu, mut call: impl FnMut() -> Result<()>) -> Result<()> {
+    let start = std::time::Instant::now();
+    for i in 0.. {
+        call()?;
+        if i >= 2 && (i >= 10_000 || start.elapsed() >= WARM_UP) {
+            break;
+        }
+        // A queue of calls is not a warm GPU: wait for each, so that the time is the GPU's.
+        gpu.synchronize()?;
+    }
+    gpu.synchronize()
+}
+
 /// Device time of the work `enqueue` puts on `gpu`'s stream, in milliseconds, between two CUDA
 /// events recorded on the stream (waits for it to finish). Events made by
 /// `CudaContext::new_event(None)` have timing disabled: these are recorded with the default
@@ -27,30 +47,27 @@ fn time_ms(gpu: &Gpu, enqueue: impl FnOnce() -> Result<()>) -> Result<f32> {
 }
 
 /// The time of a call as its caller sees it: the host clock around `call` and a synchronisation
-/// of `gpu`'s stream. Warm-up 3, then the median of `reps` calls, in microseconds.
+/// of `gpu`'s stream. Warm-up ([`warm_up`]), then the median of `reps` calls, in microseconds.
 pub fn host_median_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
     host_clock_us(gpu, reps, call, true)
 }
 
 /// The host clock around `call` alone (its host work and launches, not its kernels, where the
 /// call does not wait for them itself: a trusted `_into` call of a monoid that cannot fault),
-/// each call waited for before the next: warm-up 3, then the median of `reps`, in microseconds.
+/// each call waited for before the next: warm-up ([`warm_up`]), then the median of `reps`, in microseconds.
 pub fn enqueue_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
     host_clock_us(gpu, reps, call, false)
 }
 
-/// Warm-up 3, then the median of `reps` host-clock times (µs) of `call`, each followed by a
-/// synchronisation of `gpu`'s stream, timed with the call when `with_sync`.
+/// Warm-up ([`warm_up`]), then the median of `reps` host-clock times (µs) of `call`, each
+/// followed by a synchronisation of `gpu`'s stream, timed with the call when `with_sync`.
 fn host_clock_us(
     gpu: &Gpu,
     reps: usize,
     mut call: impl FnMut() -> Result<()>,
     with_sync: bool,
 ) -> Result<f64> {
-    for _ in 0..3 {
-        call()?;
-    }
-    gpu.synchronize()?;
+    warm_up(gpu, &mut call)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         let start = std::time::Instant::now();
@@ -65,12 +82,9 @@ fn host_clock_us(
     Ok(times[times.len() / 2])
 }
 
-/// Warm-up 3, then the median of `reps` event-timed runs of `enqueue`.
+/// Warm-up ([`warm_up`]), then the median of `reps` event-timed runs of `enqueue`.
 pub fn median_ms(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f32> {
-    for _ in 0..3 {
-        enqueue()?;
-    }
-    gpu.synchronize()?;
+    warm_up(gpu, &mut enqueue)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps.max(1) {
         times.push(time_ms(gpu, &mut enqueue)?);
@@ -82,13 +96,10 @@ pub fn median_ms(gpu: &Gpu, reps: usize, mut enqueue: impl FnMut() -> Result<()>
 /// The device time per call of `calls` calls queued back to back between two events, in
 /// milliseconds: the host's work for a call hides behind the calls queued before it where it
 /// is shorter than their kernels (one call is queued before the first event, so that the first
-/// timed one's hides too). Warm-up 3, then the median of 5 such batches.
+/// timed one's hides too). Warm-up ([`warm_up`]), then the median of 5 such batches.
 pub fn queued_ms(gpu: &Gpu, calls: usize, mut enqueue: impl FnMut() -> Result<()>) -> Result<f32> {
     let calls = calls.max(1);
-    for _ in 0..3 {
-        enqueue()?;
-    }
-    gpu.synchronize()?;
+    warm_up(gpu, &mut enqueue)?;
     let mut times = Vec::with_capacity(5);
     for _ in 0..5 {
         enqueue()?;

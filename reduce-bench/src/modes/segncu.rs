@@ -14,7 +14,12 @@ use reduce_cuda::{Gpu, SegAlgorithm, SegConfig, Sum};
 /// offsets form on size 3, random 10..50 and one segment; then the portable kernel
 /// (`SegConfig::portable`, trusted): one segment and size 3 in the offsets form, size 3 and 90%
 /// empty segments in the owner form.
+///
+/// With `SEGNCU_TAILS=1`, the heavy tails instead ([`tails`]).
 pub fn segncu() -> reduce_cuda::Result<()> {
+    if std::env::var_os("SEGNCU_TAILS").is_some_and(|v| v == "1") {
+        return tails();
+    }
     let gpu = Gpu::new(0)?;
     let kernels = BenchKernels::new(&gpu)?;
     let n = 30u64 << 20;
@@ -79,5 +84,30 @@ pub fn segncu() -> reduce_cuda::Result<()> {
             ("empty_90", "owner"),
         ],
     )?;
+    gpu.synchronize()
+}
+
+/// Heavy tails for a profiler (`layouts::HEAVY_TAILS`' mean lengths 3181 and 1318 at 2^26 f32
+/// items, u32 offsets, trusted), one call each in turn: SegBlocks at its own block, at 32 and
+/// at 256 threads, then SegShuffle and SegHeads (three launches).
+fn tails() -> reduce_cuda::Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let n = 1u64 << 26;
+    let sums = kernels.fill_random::<Sum<f32>>(n as usize, 3, &masks_f32())?;
+    let blocks = SegConfig::new(SegAlgorithm::SegBlocks).trusted();
+    for dist in ["power_1.6", "power_1.68"] {
+        let layout = DeviceLayout::new(&gpu, &distribution(dist, n, 7).unwrap())?;
+        let mut out = gpu.zeroed::<Sum<f32>>(layout.segments)?;
+        for config in [
+            blocks,
+            blocks.block(32),
+            blocks.block(256),
+            SegConfig::new(SegAlgorithm::SegShuffle).trusted(),
+            SegConfig::new(SegAlgorithm::SegHeads).trusted(),
+        ] {
+            layout.run(&gpu, sums.items(), &mut out, "offsets", config)?;
+        }
+    }
     gpu.synchronize()
 }
