@@ -21,6 +21,10 @@ DEST=${OUT:-/tmp/reduce-dest}
 OUT=/tmp/reduce-work
 rm -rf "$OUT"
 mkdir -p "$OUT" "$DEST"
+# A second run of this script in one device command keeps the first's results: they are
+# unpacked into the work folder and packed again with this run's (the device tool empties $DEST
+# before each command).
+[ -f "$DEST/results.tgz" ] && tar -xzf "$DEST/results.tgz" -C "$OUT"
 export REDUCE_REQUIRE_GPU=1 REDUCE_REQUIRE_NVRTC=1
 # Not REDUCE_REQUIRE_EMULATOR: the emulated-kernel tests run here when a host C++ compiler with
 # AddressSanitizer works, and say why they skip otherwise; CI (.ci/run) requires them.
@@ -30,7 +34,7 @@ export NCCL_NVLS_ENABLE=0
 export REDUCE_CUDA_CACHE_DIR=/tmp/reduce-cuda-cache
 LAYOUTS=/tmp/reduce-layouts
 SUMMARY="$OUT/summary.txt"
-: > "$SUMMARY"
+touch "$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
 
 date -u +"run %Y-%m-%dT%H:%M:%SZ" | tee -a "$SUMMARY"
