@@ -292,8 +292,8 @@ for phase in "$@"; do
       tail -3 "$OUT/bench-api.err" >> "$SUMMARY"
       ;;
     ab)
-      # A/B of two or more builds of `bench` in one command: each .gpu/ab/bench_NAME (built here,
-      # copied in after staging) runs each of AB_MODES (default "segmented"; e.g. "plain
+      # A/B of two or more builds of `bench` in one command: each .gpu/ab/bench_NAME (built by
+      # scripts/ab-stage.sh after staging) runs each of AB_MODES (default "segmented"; e.g. "plain
       # segmented") with --quick in turn, interleaved (A B A B ...), AB_REPEAT rounds (default
       # 2). Each measures plain Shuffle itself; scripts/ab-compare.py sets the builds' difference
       # against the rounds' own spread. A bench_NAME may be a sh script that runs one binary
