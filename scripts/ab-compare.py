@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
-segmented.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv, portable-plain.csv and portable-seg.csv.
+segmented.csv, segsweep.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv, portable-plain.csv and portable-seg.csv.
 For every measured row (the columns of KEYS; the time is its median_ms, or each column TIME
 names) it takes each build's best round, and sets the difference between the builds against the
 spread between the rounds of the first build (A against itself): a row is flagged SLOWER when
@@ -18,6 +18,7 @@ from pathlib import Path
 KEYS = {
     "plain.csv": ("monoid", "n", "algorithm"),
     "segmented.csv": ("n", "layout", "monoid", "form", "algorithm"),
+    "segsweep.csv": ("series", "mean_length"),
     "segargmax.csv": ("layout", "variant"),
     "lse.csv": ("n", "variant"),
     "axes.csv": ("case", "shape", "axes"),
@@ -54,6 +55,8 @@ def rounds(out, build):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     markdown = "--markdown" in sys.argv
+    if len(args) != 3:
+        sys.exit(__doc__)
     out, a_name, b_name = args
     a, b = rounds(out, a_name), rounds(out, b_name)
     slower = 0
