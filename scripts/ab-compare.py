@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares the kernel times of two builds of `bench`, measured in interleaved rounds (A B A B
 ...) by `gpu-run.sh ab`. Input: the out folders `ab/<build>-<round>/` holding any of plain.csv,
-segmented.csv, segsweep.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv, portable-plain.csv and portable-seg.csv.
+segmented.csv, segsweep.csv, segargmax.csv, lse.csv, axes.csv, scan.csv, portable.csv,
+portable-plain.csv and portable-seg.csv.
 For every measured row (the columns of KEYS; the time is its median_ms, or each column TIME
 names) it takes each build's best round, and sets the difference between the builds against the
 spread between the rounds of the first build (A against itself): a row is flagged SLOWER when

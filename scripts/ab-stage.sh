@@ -2,7 +2,7 @@
 # Builds `bench` at several git revisions for the `ab` phase of gpu-run.sh, after
 # scripts/gpu-stage.sh (which empties .gpu):
 #   bash scripts/ab-stage.sh [--test NAME]... [-- BENCH_ARGS...] NAME=REV...
-# e.g. bash scripts/ab-stage.sh --test segmented -- --log2 26 base=main warps=exp/blocks-warp-segments
+# e.g. bash scripts/ab-stage.sh --test segmented -- --log2 26 base=main mine=my-branch
 # Each NAME=REV (any revision git knows: a branch, a commit, HEAD) gives .gpu/ab/bin_NAME (stripped)
 # and .gpu/ab/bench_NAME, a wrapper that runs it with BENCH_ARGS after the mode's own; each
 # --test NAME also gives .gpu/ab/NAME-TEST.gz, that revision's test binary (gunzip it there and

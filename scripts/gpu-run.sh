@@ -3,7 +3,8 @@
 #   bash .gpu/gpu-run.sh PHASE...
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segsweepv (validated), segsweeps (segsweep at 2^24–2^28),
-# segwide, segvariants, segcarveout, segncu, segncusrc, tailsncu (heavy tails), portncu, portncusrc, sanitize,
+# segwide, segvariants, segcarveout, segncu, segncusrc, tailsncu (heavy tails), portncu, portncusrc,
+# sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
@@ -231,8 +232,8 @@ for phase in "$@"; do
       grep -E "  reduce_seg_|Duration|DRAM Throughput|Achieved Occupancy|Registers Per|Block Limit|Shared Memory Configuration Size|Dynamic Shared|Static Shared|Issue Slots Busy|Executed Instructions  " "$OUT/$tag.txt" | head -200 | tee -a "$SUMMARY"
       ;;
     tailsncu)
-      # SegBlocks (its block, 32 and 256 threads), SegShuffle and SegHeads on two heavy tails (bench segncu, SEGNCU_TAILS=1):
-      # throughput, occupancy, stalls, and how evenly the SMs were busy (a tail of long units
+      # SegBlocks (its block, 32 and 256 threads), SegShuffle and SegHeads on two heavy tails
+      # (bench segncu, SEGNCU_TAILS=1): throughput, occupancy, stalls, and how evenly the SMs were busy (a tail of long units
       # shows as sm__cycles_active.avg well below .max)
       SEGNCU_TAILS=1 ncu --clock-control none -k regex:'reduce_seg_' --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section LaunchStats --section MemoryWorkloadAnalysis \

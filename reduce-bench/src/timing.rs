@@ -8,8 +8,8 @@ use reduce_cuda::{Gpu, Result};
 pub const REPS: usize = 20;
 
 /// The shortest warm-up: the first call of a new kernel compiles it (NVRTC, up to a second of
-/// host work), and a GPU idle that long comes back at lower clocks; 20 timed calls of 0.1 ms
-/// would be measured before they rise again.
+/// host work), and a GPU left idle that long may come back at lower clocks, which 20 timed
+/// calls of 0.1 ms would measure before they rise again.
 const WARM_UP: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Runs `call` at least 3 times and for at least [`WARM_UP`] (at most 10^4 calls), then waits
@@ -54,7 +54,8 @@ pub fn host_median_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) 
 
 /// The host clock around `call` alone (its host work and launches, not its kernels, where the
 /// call does not wait for them itself: a trusted `_into` call of a monoid that cannot fault),
-/// each call waited for before the next: warm-up ([`warm_up`]), then the median of `reps`, in microseconds.
+/// each call waited for before the next: warm-up ([`warm_up`]), then the median of `reps`, in
+/// microseconds.
 pub fn enqueue_us(gpu: &Gpu, reps: usize, call: impl FnMut() -> Result<()>) -> Result<f64> {
     host_clock_us(gpu, reps, call, false)
 }
