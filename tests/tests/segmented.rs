@@ -289,10 +289,13 @@ fn bad_layouts_are_typed_errors() {
 /// of nearly every segment (sorted inside each tile, jumping between 0 and the last id from tile
 /// to tile; random): such fills are bounded by the launch's budget, so a validated call reports
 /// the error, and a trusted one returns, in about the time of a good layout, not in minutes
-/// (without the budget: tiles x segments identities written, about 10^14 bytes here).
+/// (without the budget: tiles x segments identities written, about 10^14 bytes here). A trusted
+/// call's output comes from memory the pool last held with other bytes: the segments a bad layout
+/// leaves unwritten hold zero bytes, never those (which need not be valid values of a monoid).
 #[test]
 fn bad_owners_cost_what_good_ones_do() {
     let Some(gpu) = gpu() else { return };
+    const POISON: u32 = 0xabab_abab;
     let (n, segments) = (1usize << 24, 1usize << 24);
     let items = gpu.upload(&vec![Sum(1u32); n]).unwrap();
     let mut rng = TestRng::new(3);
@@ -324,6 +327,8 @@ fn bad_owners_cost_what_good_ones_do() {
     for (name, owner) in [("jumping", &jumping), ("random", &random), ("good", &good)] {
         let owner = gpu.upload(owner).unwrap();
         for config in configs {
+            // Freed into the pool, whose next buffer of this size is the output.
+            drop(gpu.upload(&vec![Sum(POISON); segments]).unwrap());
             let start = std::time::Instant::now();
             let got = gpu.reduce_by_owner(&items, &owner, segments, config);
             let got = got.and_then(|out| gpu.download(&out));
@@ -334,7 +339,14 @@ fn bad_owners_cost_what_good_ones_do() {
                     matches!(got, Err(Error::Layout(LayoutError::OwnerNotSorted { .. }))),
                     "{name} {config:?}: {got:?}"
                 ),
-                (_, true) => assert_eq!(got.unwrap().len(), segments, "{name} {config:?}"),
+                (_, true) => {
+                    let got = got.unwrap();
+                    assert_eq!(got.len(), segments, "{name} {config:?}");
+                    assert!(
+                        got.iter().all(|v| v.0 != POISON),
+                        "{name} {config:?}: an unwritten segment kept the pool's earlier bytes"
+                    );
+                }
             }
             assert!(
                 took < std::time::Duration::from_secs(10),

@@ -60,7 +60,8 @@ impl Gpu {
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
         check_owners(items.len(), owner, num_segments)?;
-        let mut out = DeviceVec::alloc(self.device(), num_segments)?;
+        let config = config.into();
+        let mut out = self.segment_output(num_segments, &config)?;
         self.reduce_by_owner_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)
     }
@@ -101,7 +102,8 @@ impl Gpu {
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
         let segments = csr_segments(offsets.len())?;
-        let mut out = DeviceVec::alloc(self.device(), segments)?;
+        let config = config.into();
+        let mut out = self.segment_output(segments, &config)?;
         self.reduce_segments_into(items, offsets, &mut out, config)?;
         Ok(out)
     }
@@ -136,7 +138,8 @@ impl Gpu {
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
         let segments = csr_segments(offsets.len())?;
-        let mut out = DeviceVec::alloc(self.device(), segments)?;
+        let config = config.into();
+        let mut out = self.segment_output(segments, &config)?;
         self.reduce_segments_lifted_into(items, offsets, &mut out, config)?;
         Ok(out)
     }
@@ -165,7 +168,8 @@ impl Gpu {
         config: impl Into<SegConfig>,
     ) -> Result<DeviceVec<M>> {
         check_owners(items.len(), owner, num_segments)?;
-        let mut out = DeviceVec::alloc(self.device(), num_segments)?;
+        let config = config.into();
+        let mut out = self.segment_output(num_segments, &config)?;
         self.reduce_by_owner_lifted_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)
     }
@@ -238,6 +242,23 @@ impl Gpu {
             .try_fold(loaded, |report, plan| {
                 Ok(report.then(plan.module(&loader)?.1))
             })
+    }
+
+    /// The output of an allocating segmented call. With a trusted layout it is zeroed first: a
+    /// bad layout may leave segments unwritten (a kernel's work on one is bounded), and pooled
+    /// memory holds earlier bytes, which need not be valid values of `M` (a `bool` field); zero
+    /// bytes are, as for [`Gpu::zeroed`]. A validated call either writes every segment or
+    /// returns its layout error, so it takes the memory as it is.
+    fn segment_output<M: DeviceCopy>(
+        &self,
+        segments: usize,
+        config: &SegConfig,
+    ) -> Result<DeviceVec<M>> {
+        if config.trusted {
+            DeviceVec::filled(self.device(), segments, 0)
+        } else {
+            DeviceVec::alloc(self.device(), segments)
+        }
     }
 
     /// The driver every segmented call goes through: enters the memory (context, alignment,
