@@ -337,6 +337,13 @@ fn into_forms_and_bad_input() {
     assert!(too_many_results(&e), "{e:?}");
     let e = gpu.reduce_axes_into(&empty, &[1 << 62, 0], &[1], &mut short, AxisAlgorithm::Auto);
     assert!(too_many_results(&e), "{e:?}");
+    // Nothing to compute (a kept extent of 0) still checks the memory: a view at an odd byte
+    // offset is misaligned.
+    let bytes = gpu.stream().alloc_zeros::<u8>(64).unwrap();
+    // SAFETY: any bytes are u32 values; the view is only checked.
+    let odd = unsafe { bytes.slice(1..).transmute::<u32>(0) }.unwrap();
+    let e = gpu.reduce_axes::<Sum<u32>>(&odd, &[0, 5], &[1], AxisAlgorithm::Auto);
+    assert!(matches!(e, Err(Error::Misaligned { .. })), "{e:?}");
     let e = gpu.reduce_axes(&dxs, &[6, 50], &[1], AxisConfig::default().min_strip(1));
     assert!(matches!(e, Err(Error::InvalidConfig { .. })), "{e:?}");
     // the lifted into form

@@ -97,12 +97,14 @@ impl Gpu {
             });
         }
         let plan = axis_plan(config, program.items())?;
-        if axes.results == 0 {
-            return Ok(());
-        }
+        // The memory is entered (its context and alignment checked) even where there is nothing
+        // to compute, as in the other families.
         let device = self.device();
         let input = device.input(xs)?;
         let output = device.output(out)?;
+        if axes.results == 0 {
+            return output.release().and(input.release());
+        }
         let mut d = self.dispatch(program)?;
         let launched = plan.launch(&mut d, input.address, axes, output.address);
         let released = output.release().and(input.release());
