@@ -157,6 +157,25 @@ impl<M: Monoid> Nodes<M> {
     }
 }
 
+impl<M> Summary<M> {
+    /// Whether every piece of the summary lies within the items `0..n` for runs of `run` items:
+    /// its head and tail, and its blocks (each of whole runs, the last one possibly short). What
+    /// [`combine`] needs of a summary another process sent: a bad one is refused, never folded
+    /// into shifts past 64 bits and indices past `usize`.
+    pub fn within(&self, n: usize, run: usize) -> bool {
+        let runs = n.div_ceil(run.max(1)) as u64;
+        let ends_by = |at: usize, len: usize| at.checked_add(len).is_some_and(|end| end <= n);
+        ends_by(self.lo, self.head.len())
+            && ends_by(self.tail_at, self.tail.len())
+            && self.blocks.iter().all(|&(level, index, _)| {
+                let end = index
+                    .checked_add(1)
+                    .and_then(|e| e.checked_mul(1u64.checked_shl(level)?));
+                end.is_some_and(|end| end <= runs)
+            })
+    }
+}
+
 /// The portable value of the items the parts' summaries cover, in order and contiguously, for
 /// runs of `run` items: [`super::fold`]'s for a sequence from item 0, and for one from any other
 /// item the value [`super::fold_segments`] gives the segment they cover (its runs and tree at
@@ -206,6 +225,29 @@ pub fn combine<M: Monoid>(parts: &[Summary<M>], run: usize) -> M {
 mod tests {
     use super::*;
     use crate::portable::tests::floats_seeded as floats;
+
+    #[test]
+    fn summaries_past_the_items_are_not_within_them() {
+        let items = floats(1000, 3);
+        for (lo, hi) in [(0, 1000), (5, 700), (17, 30), (999, 1000), (40, 40)] {
+            let s = Summary::of(&items, lo, hi, 16);
+            assert!(s.within(1000, 16), "{lo}..{hi}");
+            assert!(!s.within(hi - 1, 16), "{lo}..{hi} within {}", hi - 1);
+        }
+        let s = Summary::of(&items, 0, 1000, 16);
+        let bad = |f: &dyn Fn(&mut Summary<_>)| {
+            let mut t = s.clone();
+            f(&mut t);
+            t.within(1000, 16)
+        };
+        assert!(!bad(&|t| t.lo = usize::MAX));
+        assert!(!bad(&|t| t.tail_at = usize::MAX - 1));
+        assert!(!bad(&|t| t.blocks[0].0 = 64));
+        assert!(!bad(&|t| t.blocks[0].1 = u64::MAX));
+        assert!(!bad(&|t| t.blocks[0] = (63, 1, t.blocks[0].2)));
+        assert!(!bad(&|t| t.blocks[0] = (0, 63, t.blocks[0].2)));
+        assert!(bad(&|t| t.blocks[0] = (0, 62, t.blocks[0].2)));
+    }
 
     #[test]
     fn a_part_near_the_end_of_usize_has_no_boundary_past_it() {

@@ -409,6 +409,11 @@ impl Nccl {
             .handles
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = comms.iter().map(|c| c.handle.clone()).collect();
+        // Every device bound once before the group: a rank that cannot be bound is this error,
+        // not a group left waiting for it until the deadline.
+        for &(_, gpu) in ranks {
+            bind(gpu)?;
+        }
         // Inside a group, each call returns its communicator at once; the group's end joins
         // the clique (and blocks until every rank has come, or the watchdog aborts).
         watchdog.guard(&deadline, "creating the communicators", || {

@@ -127,15 +127,16 @@ impl ClusterId {
         }
         let mut bytes = [0u8; 128];
         for (i, byte) in bytes.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| {
-                ClusterError::BadId {
-                    reason: format!(
-                        "{:?} at {} is not hexadecimal",
-                        &text[2 * i..2 * i + 2],
-                        2 * i
-                    ),
+            let pair = &text[2 * i..2 * i + 2];
+            // Digits only: `from_str_radix` also takes a sign ("+f").
+            *byte = match u8::from_str_radix(pair, 16) {
+                Ok(b) if pair.bytes().all(|c| c.is_ascii_hexdigit()) => b,
+                _ => {
+                    return Err(ClusterError::BadId {
+                        reason: format!("{pair:?} at {} is not hexadecimal", 2 * i),
+                    })
                 }
-            })?;
+            };
         }
         Ok(ClusterId(bytes))
     }
@@ -571,11 +572,12 @@ mod tests {
             ClusterId::from_hex("abc"),
             Err(ClusterError::BadId { .. })
         ));
-        let bad = format!("zz{}", &hex[2..]);
-        assert!(matches!(
-            ClusterId::from_hex(&bad),
-            Err(ClusterError::BadId { .. })
-        ));
+        for bad in [format!("zz{}", &hex[2..]), format!("+f{}", &hex[2..])] {
+            assert!(matches!(
+                ClusterId::from_hex(&bad),
+                Err(ClusterError::BadId { .. })
+            ));
+        }
     }
 
     #[test]

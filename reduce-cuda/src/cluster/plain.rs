@@ -257,12 +257,16 @@ impl Cluster {
         let mut failed = Vec::with_capacity(self.members.len());
         for (i, m) in self.members.iter().enumerate() {
             bind(&m.gpu)?;
-            match m
+            let partial = m
                 .gpu
                 .reduce_into(xs.local(i), &mut out.parts[i].partials[0], config)
-            {
+                .map_err(ClusterError::from)
+                // The fold behind the exchange is loaded before it is queued (see `load_shard`):
+                // a lazy load may wait for the all-gather, and so for a peer that never comes.
+                .and_then(|()| load_shard::<M, _>(&m.gpu, SHARD_FOLD, 32));
+            match partial {
                 Ok(()) => failed.push(0u64),
-                Err(e) if !with_status => return Err(e.into()),
+                Err(e) if !with_status => return Err(e),
                 Err(e) => {
                     failure.get_or_insert(e);
                     failed.push(1);
@@ -292,7 +296,7 @@ impl Cluster {
         self.collective(state, &ops, "the all-gather of the partials", false)?;
         out.signed = true;
         if let Some(e) = failure {
-            return Err(e.into());
+            return Err(e);
         }
         for (m, part) in self.members.iter().zip(&out.parts) {
             bind(&m.gpu)?;

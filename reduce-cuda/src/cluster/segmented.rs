@@ -146,38 +146,48 @@ impl<M: CudaMonoid> Carries<M> {
         2 * record_bytes::<M>(run_len::<M>())
     }
 
-    /// The carries from the gathered records (`touches[r]` says whether rank r sent one).
-    fn decode(portable: bool, records: &[u8], touches: &[Option<Touch>]) -> Carries<M> {
+    /// The carries from the gathered records (`touches[r]` says whether rank r sent one), of
+    /// the `n` items: a portable summary that reaches past them (a misbehaving peer's) is
+    /// [`ClusterError::Mismatch`].
+    fn decode(
+        portable: bool,
+        records: &[u8],
+        touches: &[Option<Touch>],
+        n: usize,
+    ) -> Result<Carries<M>> {
         let records = touches.iter().zip(records.chunks(Carries::<M>::bytes()));
         let size = std::mem::size_of::<M>();
-        match portable {
-            false => Carries::Partials(
-                records
-                    .map(|(t, r)| {
-                        let (first, last) = (&r[..size], &r[size..2 * size]);
-                        t.map(|_| Carry {
-                            first: value_from_device_bytes(first),
-                            last: value_from_device_bytes(last),
-                        })
-                    })
-                    .collect(),
-            ),
-            true => {
-                let run = run_len::<M>();
-                let carries = records.map(|(t, r)| {
-                    let (first, last) = r.split_at(record_bytes::<M>(run));
-                    // SAFETY: the ranks wrote their carries with `to_record` for this `M` and
-                    // `run` (their headers agree on the mode and the monoid's fingerprint).
-                    t.map(|_| unsafe {
-                        PortableCarry {
-                            first: Summary::from_record(first, run),
-                            last: Summary::from_record(last, run),
-                        }
-                    })
-                });
-                Carries::Summaries(carries.collect(), run)
-            }
+        if !portable {
+            let partials = records.map(|(t, r)| {
+                let (first, last) = (&r[..size], &r[size..2 * size]);
+                t.map(|_| Carry {
+                    first: value_from_device_bytes(first),
+                    last: value_from_device_bytes(last),
+                })
+            });
+            return Ok(Carries::Partials(partials.collect()));
         }
+        let run = run_len::<M>();
+        let carries = records.enumerate().map(|(rank, (t, r))| {
+            let (first, last) = r.split_at(record_bytes::<M>(run));
+            let Some(_) = t else { return Ok(None) };
+            // SAFETY: the ranks wrote their carries with `to_record` for this `M` and `run`
+            // (their headers agree on the mode and the monoid's fingerprint).
+            let carry = unsafe {
+                PortableCarry {
+                    first: Summary::from_record(first, run),
+                    last: Summary::from_record(last, run),
+                }
+            };
+            if !(carry.first.within(n, run) && carry.last.within(n, run)) {
+                return Err(ClusterError::Mismatch {
+                    what: "the carries",
+                    reason: format!("rank {rank} sent a portable carry past the {n} items"),
+                });
+            }
+            Ok(Some(carry))
+        });
+        Ok(Carries::Summaries(carries.collect::<Result<_>>()?, run))
     }
 
     /// [`SegmentPlan::join`] of rank `rank`.
@@ -406,7 +416,7 @@ impl Cluster {
                 })
             })
             .collect();
-        let carries = Carries::<M>::decode(pieces, &carries, &touches);
+        let carries = Carries::<M>::decode(pieces, &carries, &touches, xs.len())?;
 
         // 3. The plan (the same on every rank), then each local rank's owned values.
         let plan = match layout {
@@ -682,5 +692,38 @@ mod tests {
             matches!(error, Err(ClusterError::Gpu(Error::DivisionFault { .. }))),
             "{error:?}"
         );
+    }
+
+    /// A peer's portable carry is read only where its every piece lies within the items: one
+    /// past them (a block too high for 64 bits, a tail past the end) is an error, not a shift
+    /// past 64 bits or a wrong value.
+    #[test]
+    fn portable_carries_past_the_items_are_refused() {
+        type M = crate::Sum<f32>;
+        let run = run_len::<M>();
+        let n = 40 * run;
+        let items: Vec<M> = (0..n).map(|i| crate::Sum(i as f32)).collect();
+        let touch = Some(Touch { first: 0, last: 0 });
+        let gathered = |last: &Summary<M>| {
+            let first = Summary::of(&items, 0, 3 * run + 1, run);
+            let mut record = first.to_record(run);
+            record.extend(last.to_record(run));
+            record
+        };
+        let good = Summary::of(&items, 5 * run + 2, n, run);
+        let decoded = Carries::<M>::decode(true, &gathered(&good), &[touch], n);
+        assert!(matches!(decoded, Ok(Carries::Summaries(..))));
+        let mut high = good.clone();
+        high.blocks[0].0 = 64;
+        let mut past = good.clone();
+        past.tail_at = n;
+        past.tail = vec![crate::Sum(1.0)];
+        for bad in [high, past] {
+            let decoded = Carries::<M>::decode(true, &gathered(&bad), &[touch], n);
+            assert!(
+                matches!(decoded, Err(ClusterError::Mismatch { .. })),
+                "{bad:?}"
+            );
+        }
     }
 }
