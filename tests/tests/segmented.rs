@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use reduce_bench::monoids::LogSumExp;
 // the references and the layout errors through reduce_cuda's re-exports, as its users name them
 use reduce_cuda::{
-    fold_by_owner, fold_segments, CudaMonoid, DeviceVec, Error, Gpu, LayoutError, Min,
+    fold_by_owner, fold_segments, Backend, CudaMonoid, DeviceVec, Error, Gpu, LayoutError, Min,
     SegAlgorithm, SegConfig, Sum,
 };
 use reduce_tests::layouts::{basic, lengths_covering};
@@ -670,6 +670,21 @@ fn segment_counts_past_u32_are_rejected() {
     match gpu.reduce_by_owner(&items, &owner, 1usize << 33, SegAlgorithm::Auto) {
         Err(Error::Layout(LayoutError::TooLarge { what, .. })) => assert_eq!(what, "segment count"),
         other => panic!("expected TooLarge, got {other:?}"),
+    }
+    // u64 owners take such a count, SegShuffle's 32-bit ids do not: its plan refuses the call
+    // before the output (2^36 values, 512 GiB) is allocated, as the CPU backend refuses it.
+    let wide = [0u64, 0, 1, 1];
+    let config = SegConfig::new(SegAlgorithm::SegShuffle);
+    let on_gpu = gpu.reduce_by_owner(&items, &gpu.upload(&wide).unwrap(), 1 << 36, config);
+    let host = Affine::random_vec(4, 1);
+    let on_cpu = Backend::cpu().reduce_by_owner(&host, &wide, 1 << 36, config);
+    for got in [on_gpu.map(|_| ()), on_cpu.map(|_| ())] {
+        match got {
+            Err(Error::Layout(LayoutError::TooLarge { what, .. })) => {
+                assert_eq!(what, "segment count")
+            }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
     }
 }
 

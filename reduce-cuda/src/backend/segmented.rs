@@ -3,10 +3,10 @@
 //! their layout has passed its checks).
 
 use super::{cpu_error, lifted_on_cpu, on_cpu, room_for, Backend};
-use crate::calls::{check_csr_layout, check_owner_layout};
-use crate::catalogue::{seg_plan, SegConfig, SegShape};
+use crate::calls::{check_csr_layout, check_owner_layout, check_seg_config};
+use crate::catalogue::SegConfig;
 use crate::error::Result;
-use crate::jit::{Lifted, Own, Program};
+use crate::jit::{Lifted, Own};
 use reduce_core::layout::{check_offsets, check_owner};
 use reduce_core::{Cpu, CudaMonoid, DeviceCopy, Lift, SegIndex};
 
@@ -29,7 +29,7 @@ impl Backend {
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 let segments = check_csr_layout::<I>(items.len(), offsets.len())?;
-                check::<I>(&Own::<M>::new(), config, true, items.len(), segments)?;
+                check_seg_config::<I>(&Own::<M>::new(), config, true, items.len(), segments)?;
                 room_for::<M>(segments)?;
                 cpu_segments(items, offsets, config)
             }),
@@ -53,7 +53,7 @@ impl Backend {
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 let segments = check_csr_layout::<I>(items.len(), offsets.len())?;
                 let program = Lifted::<M, X>::new();
-                check::<I>(&program, config, true, items.len(), segments)?;
+                check_seg_config::<I>(&program, config, true, items.len(), segments)?;
                 check_offsets(offsets, items.len())?;
                 room_for::<M>(segments)?;
                 cpu_segments(&lifted_on_cpu::<M, X>(items)?, offsets, config)
@@ -78,7 +78,7 @@ impl Backend {
             }
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
-                check::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
+                check_seg_config::<I>(&Own::<M>::new(), config, false, items.len(), num_segments)?;
                 room_for_owners::<M>(num_segments)?;
                 cpu_by_owner(items, owner, num_segments, config)
             }),
@@ -103,26 +103,13 @@ impl Backend {
             Backend::Cpu { .. } => on_cpu::<M, _>(|| {
                 check_owner_layout::<I>(items.len(), owner.len(), num_segments)?;
                 let program = Lifted::<M, X>::new();
-                check::<I>(&program, config, false, items.len(), num_segments)?;
+                check_seg_config::<I>(&program, config, false, items.len(), num_segments)?;
                 room_for_owners::<M>(num_segments)?;
                 check_owner(owner, items.len(), num_segments)?;
                 cpu_by_owner(&lifted_on_cpu::<M, X>(items)?, owner, num_segments, config)
             }),
         }
     }
-}
-
-/// The checks a GPU applies to a segmented configuration for `program`'s items and the sizes
-/// of its layout (the counts its kernels index too: the same `TooLarge` on both backends).
-fn check<I: SegIndex>(
-    program: &dyn Program,
-    config: SegConfig,
-    offsets_form: bool,
-    n: usize,
-    segments: usize,
-) -> Result<()> {
-    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
-    Ok(seg_plan(config, shape, n, segments)?.check_sizes(n, segments)?)
 }
 
 /// The CPU's reduction of each CSR segment, in the mode `config` asks for (checked).

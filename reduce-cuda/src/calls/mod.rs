@@ -10,4 +10,4 @@ mod scan;
 mod segmented;
 
 pub(crate) use scan::check_scan_layout;
-pub(crate) use segmented::{check_csr_layout, check_owner_layout};
+pub(crate) use segmented::{check_csr_layout, check_owner_layout, check_seg_config};

@@ -40,6 +40,21 @@ pub(crate) fn check_owner_layout<I: SegIndex>(
     Ok(check_fits::<I>("segment count", num_segments)?)
 }
 
+/// The checks of a segmented configuration for `program`'s items and the sizes of its layout
+/// (the counts its kernels index too), with the alignment the plan finds best: what the
+/// allocating calls and the CPU backend check before anything else, so that both backends give
+/// the same `InvalidConfig` and `TooLarge`.
+pub(crate) fn check_seg_config<I: SegIndex>(
+    program: &dyn Program,
+    config: SegConfig,
+    offsets_form: bool,
+    n: usize,
+    segments: usize,
+) -> Result<()> {
+    let shape = SegShape::new(program.items(), offsets_form, I::WIDE, 0, 0);
+    Ok(seg_plan(config, shape, n, segments)?.check_sizes(n, segments)?)
+}
+
 /// [`check_owner_layout`] for `owner`'s index type: what the allocating calls check before they
 /// allocate their `num_segments` results.
 fn check_owners<L: SegLayout>(items: usize, owner: &L, num_segments: usize) -> Result<()> {
@@ -61,7 +76,9 @@ impl Gpu {
     ) -> Result<DeviceVec<M>> {
         check_owners(items.len(), owner, num_segments)?;
         let config = config.into();
-        let mut out = self.segment_output(num_segments, &config)?;
+        let program = Own::<M>::new();
+        let mut out =
+            self.segment_output(&program, owner, false, items.len(), num_segments, &config)?;
         self.reduce_by_owner_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)
     }
@@ -103,7 +120,9 @@ impl Gpu {
     ) -> Result<DeviceVec<M>> {
         let segments = csr_segments(offsets.len())?;
         let config = config.into();
-        let mut out = self.segment_output(segments, &config)?;
+        let program = Own::<M>::new();
+        let mut out =
+            self.segment_output(&program, offsets, true, items.len(), segments, &config)?;
         self.reduce_segments_into(items, offsets, &mut out, config)?;
         Ok(out)
     }
@@ -139,7 +158,9 @@ impl Gpu {
     ) -> Result<DeviceVec<M>> {
         let segments = csr_segments(offsets.len())?;
         let config = config.into();
-        let mut out = self.segment_output(segments, &config)?;
+        let program = Lifted::<M, X>::new();
+        let mut out =
+            self.segment_output(&program, offsets, true, items.len(), segments, &config)?;
         self.reduce_segments_lifted_into(items, offsets, &mut out, config)?;
         Ok(out)
     }
@@ -169,7 +190,9 @@ impl Gpu {
     ) -> Result<DeviceVec<M>> {
         check_owners(items.len(), owner, num_segments)?;
         let config = config.into();
-        let mut out = self.segment_output(num_segments, &config)?;
+        let program = Lifted::<M, X>::new();
+        let mut out =
+            self.segment_output(&program, owner, false, items.len(), num_segments, &config)?;
         self.reduce_by_owner_lifted_into(items, owner, num_segments, &mut out, config)?;
         Ok(out)
     }
@@ -244,16 +267,23 @@ impl Gpu {
             })
     }
 
-    /// The output of an allocating segmented call. With a trusted layout it is zeroed first: a
-    /// bad layout may leave segments unwritten (a kernel's work on one is bounded), and pooled
-    /// memory holds earlier bytes, which need not be valid values of `M` (a `bool` field); zero
-    /// bytes are, as for [`Gpu::zeroed`]. A validated call either writes every segment or
-    /// returns its layout error, so it takes the memory as it is.
-    fn segment_output<M: DeviceCopy>(
+    /// The output of an allocating segmented call, after the checks of its configuration
+    /// against the call's sizes ([`check_seg_config`]: a call the plan refuses allocates
+    /// nothing, and fails as on the CPU backend). With a trusted layout it is zeroed first: a bad
+    /// layout may leave segments unwritten (a kernel's work on one is bounded), and pooled memory
+    /// holds earlier bytes, which need not be valid values of `M` (a `bool` field); zero bytes
+    /// are, as for [`Gpu::zeroed`]. A validated call either writes every segment or returns its
+    /// layout error, so it takes the memory as it is. (`_layout` names the index type.)
+    fn segment_output<M: DeviceCopy, L: SegLayout>(
         &self,
+        program: &dyn Program,
+        _layout: &L,
+        offsets_form: bool,
+        n: usize,
         segments: usize,
         config: &SegConfig,
     ) -> Result<DeviceVec<M>> {
+        check_seg_config::<L::Index>(program, *config, offsets_form, n, segments)?;
         if config.trusted {
             DeviceVec::filled(self.device(), segments, 0)
         } else {
