@@ -170,6 +170,28 @@ fn non_default_parameters_compile() {
     }
 }
 
+/// An architecture NVRTC does not know is a compile error that names it: the options and
+/// NVRTC's own log come with the code.
+#[test]
+fn an_unknown_architecture_is_named_in_the_error() {
+    if !require_nvrtc() {
+        return;
+    }
+    match compile_kernel::<Sum<u32>>(Config::default(), "sm_999") {
+        Err(reduce_cuda::Error::Compile(failure)) => {
+            assert!(
+                failure.options.iter().any(|o| o.contains("sm_999")),
+                "{failure:?}"
+            );
+            assert!(
+                failure.log.contains("NVRTC_ERROR_INVALID_OPTION"),
+                "{failure:?}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}
+
 /// Whether the register and frame counts the tests below pin hold here: NVRTC is there and is
 /// 13.0, the version they were measured with (the CI pins it).
 fn counts_hold() -> bool {

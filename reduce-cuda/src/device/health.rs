@@ -39,7 +39,8 @@ impl<T> DriverContext<T> for std::result::Result<T, DriverError> {
 }
 
 /// Whether the driver reports this error for every call of the context from now on (a fault in
-/// a kernel, or a device that stopped answering).
+/// a kernel, or a device that stopped answering; `CONTAINED`, an error the GPU contained, for
+/// every call of the process: no reset of the context brings that device back).
 pub(crate) fn is_sticky(code: CUresult) -> bool {
     use CUresult::*;
     matches!(
@@ -54,6 +55,7 @@ pub(crate) fn is_sticky(code: CUresult) -> bool {
             | CUDA_ERROR_INVALID_PC
             | CUDA_ERROR_LAUNCH_FAILED
             | CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_CONTAINED
     )
 }
 
@@ -246,7 +248,17 @@ impl Health {
     }
 }
 
-/// Before opening device `ordinal`'s primary context: if a context of the device was lost and
+/// Held while a device's primary context is opened (from [`reset_if_lost`] to [`recovered`]):
+/// two threads that find the same device lost must not both reset it, the second one under the
+/// first one's new context, its memory and its streams.
+static OPENING: Mutex<()> = Mutex::new(());
+
+/// The lock of [`OPENING`] (one process-wide: contexts are opened rarely).
+pub(crate) fn opening() -> MutexGuard<'static, ()> {
+    lock(&OPENING)
+}
+
+/// Before opening device `ordinal`'s primary context (under [`opening`]): if a context of the device was lost and
 /// nothing holds the primary context any more, resets it, so that it is made again.
 /// (Held, it is left alone: the stream made next fails if it is the lost one.)
 pub(crate) fn reset_if_lost(ordinal: usize) -> Result<()> {

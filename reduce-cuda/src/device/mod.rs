@@ -152,6 +152,7 @@ impl Device {
                 reason: format!("the driver reports {count} device(s)"),
             });
         }
+        let _opening = health::opening();
         health::reset_if_lost(ordinal)?;
         let ctx = CudaContext::new(ordinal).map_err(|e| match health::is_sticky(e.0) {
             true => health::lost_on(ordinal, e),

@@ -109,7 +109,21 @@ pub(crate) fn try_compile_with(
                 .unwrap_or_else(|e| format!("(the log could not be read: {e:?})"));
             Ok(Err(compile_failure(source, log, options)))
         }
-        Err(e) => Err(nvrtc_failure("nvrtcCompileProgram", e)),
+        Err(e) => {
+            // Not the text's fault (an option this NVRTC refuses, such as an architecture newer
+            // than it knows): the code, the options and NVRTC's log name the cause.
+            // SAFETY: as above.
+            let log = unsafe { nvrtc::get_program_log(program) }
+                .map(|chars| c_chars_to_string(&chars))
+                .unwrap_or_default();
+            Err(Error::Compile(Box::new(CompileFailure {
+                options,
+                ..*failure_of(
+                    "nvrtcCompileProgram",
+                    format!("nvrtcCompileProgram failed: {:?}\n{log}", e.0),
+                )
+            })))
+        }
     };
     // SAFETY: destroyed exactly once.
     let _ = unsafe { nvrtc::destroy_program(program) };
@@ -151,14 +165,19 @@ fn nvrtc_failure(call: &str, e: nvrtc::NvrtcError) -> Error {
 }
 
 fn nvrtc_failure_text(call: &str, log: String) -> Error {
-    Error::Compile(Box::new(CompileFailure {
+    Error::Compile(failure_of(call, log))
+}
+
+/// A failure of NVRTC call `call` (no line of the text to blame), with `log`.
+fn failure_of(call: &str, log: String) -> Box<CompileFailure> {
+    Box::new(CompileFailure {
         program: call.to_string(),
         log,
         line: None,
         source_line: None,
         section: None,
         options: Vec::new(),
-    }))
+    })
 }
 
 /// Why a compilation failed, pointing at the first line the log blames.
