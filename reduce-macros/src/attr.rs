@@ -52,6 +52,14 @@ pub fn parse_monoid_attrs(attrs: &[Attribute], errors: &mut Errors) -> Attrs {
                              `\\\\0` in the Rust string (C++ then reads the escape `\\0`)",
                         ));
                     }
+                    if value.value().contains(['\u{1}', '\u{2}']) {
+                        // The translation marks its holes in the text with these two.
+                        errors.push(Error::new_spanned(
+                            &value,
+                            "the CUDA text holds the control character U+0001 or U+0002, \
+                             which the derive uses to mark places in the text",
+                        ));
+                    }
                     set(&mut out.cuda, value, &meta, errors);
                 }
                 "lift" if meta.input.peek(syn::token::Paren) => {

@@ -24,8 +24,8 @@ const CPP_KEYWORDS: &[&str] = &[
 /// already defines.
 #[rustfmt::skip]
 pub const CUDA_NAMES: &[&str] = &[
-    // the monoid contract and the kernel parameters
-    "M", "l", "r", "m_identity", "m_combine", "m_lift", "r_in", "r_size",
+    // the monoid contract and the kernel parameters (`m_lift(r_in x, r_size i)`)
+    "M", "l", "r", "x", "i", "m_identity", "m_combine", "m_lift", "r_in", "r_size",
     // built-in variables and types
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "size_t", "ptrdiff_t",
     "clock_t", "half", "nv_bfloat16", "cudaError_t", "cudaStream_t",

@@ -87,7 +87,8 @@ fn indent_user_text(text: &str) -> String {
     let common = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
-        .map(|l| l.len() - l.trim_start().len())
+        // Spaces and tabs only: other whitespace is not one byte (a slice inside it panics).
+        .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
         .min()
         .unwrap_or(0);
     let mut out = String::new();
@@ -310,4 +311,17 @@ pub fn concat(a: Text, b: Text) -> Text {
     let mut uses = a.uses;
     uses.merge(b.uses);
     Text { text, holes, uses }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_spaces_and_tabs_are_common_indentation() {
+        // A no-break space (two bytes) is text, not indentation: nothing is cut inside it.
+        assert_eq!(
+            super::indent_user_text("  a\n\u{a0}b"),
+            "      a\n    \u{a0}b\n"
+        );
+        assert_eq!(super::indent_user_text("\t  a\n\t  b"), "    a\n    b\n");
+    }
 }

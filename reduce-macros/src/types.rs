@@ -264,7 +264,7 @@ impl World {
             Ty::Scalar(s) => Some((s.size(), s.size())),
             Ty::Array(elem, Len::Lit(n)) => {
                 let (size, align) = self.layout(elem)?;
-                Some((size * n, align))
+                Some((size.checked_mul(*n)?, align))
             }
             Ty::Array(_, Len::Sym(_)) => None,
             Ty::Struct(name) => self.struct_layout(self.structs.get(name)?),
@@ -276,10 +276,10 @@ impl World {
         let mut align = def.align.unwrap_or(1);
         for f in &def.fields {
             let (s, a) = self.layout(&f.ty)?;
-            size = size.div_ceil(a) * a + s;
+            size = size.div_ceil(a).checked_mul(a)?.checked_add(s)?;
             align = align.max(a);
         }
-        Some((size.div_ceil(align) * align, align))
+        Some((size.div_ceil(align).checked_mul(align)?, align))
     }
 
     /// The error for a path of several segments that ends in the monoid's name (another

@@ -164,6 +164,30 @@ pub struct HandMax {
     pub x: f32,
 }
 
+/// `f32::exp` of a literal, where nothing else pins the type: an f32 call on the CPU as in
+/// CUDA (`r_exp_f32(20.0f)`): exp(20) rounds to 485165184 in f32, 485165195 in f64.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = ExpCount { n: 0 },
+    combine = |l, r| ExpCount { n: l.n.wrapping_add(r.n).wrapping_add(f32::exp(20.0) as u64) }
+)]
+pub struct ExpCount {
+    pub n: u64,
+}
+
+/// A constant index into an array of a const generic length: checked on the CPU as on the
+/// device (a fault there, `r_ix`), not left to a panic of rustc's indexing.
+#[derive(Clone, Copy, Debug, PartialEq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Second::<K> { v: [0; K] },
+    combine = |l, r| Second::<K> { v: [l.v[1].wrapping_add(r.v[0]); K] }
+)]
+pub struct Second<const K: usize> {
+    pub v: [u32; K],
+}
+
 /// Derived through `reduce_cuda` alone (`reduce_cuda::Monoid` is the `MonoidViaCuda` derive,
 /// which names the traits as `::reduce_cuda::reduce_core::...`).
 pub mod via_cuda {
@@ -606,6 +630,25 @@ fn a_hand_written_combine_keeps_the_identity_s_math_on_both_sides() {
     let identity = HandMax::identity().x;
     assert_eq!(identity.to_bits(), Math::exp(0.3f32).to_bits());
     assert_contains(&HandMax::cuda_source(), "r_exp_f32(");
+}
+
+#[test]
+fn float_functions_of_literals_keep_their_type() {
+    let one = ExpCount::combine(ExpCount { n: 0 }, ExpCount { n: 0 });
+    assert_eq!(one.n, reduce_core::math::Math::exp(20.0f32) as u64);
+    assert_eq!(one.n, 485_165_184);
+}
+
+#[test]
+fn constant_indices_of_const_generic_arrays_are_checked() {
+    let two = Second::<2>::combine(Second { v: [1, 2] }, Second { v: [3, 4] });
+    assert_eq!(two.v, [5, 5]);
+    // One element: index 1 is past it, a fault the fallible CPU calls record (element 0 is
+    // read instead), as the device does.
+    let got = reduce_core::fault::checked::<Second<1>, _>(|| {
+        Second::<1>::combine(Second { v: [1] }, Second { v: [3] })
+    });
+    assert_eq!(got.map_err(|f| (f.index, f.len)), Err((1, 1)));
 }
 
 #[test]

@@ -235,7 +235,9 @@ impl<'a> Checker<'a> {
                 match op {
                     Op::Add => Num(alo + blo, ahi + bhi),
                     Op::Sub => Num(alo - bhi, ahi - blo),
-                    Op::Mul if alo >= 0 && blo >= 0 => Num(alo * blo, ahi * bhi),
+                    Op::Mul if alo >= 0 && blo >= 0 => {
+                        Num(alo.checked_mul(blo)?, ahi.checked_mul(bhi)?)
+                    }
                     Op::Div if alo >= 0 && blo > 0 => Num(alo / bhi, ahi / blo),
                     Op::Rem if alo >= 0 && blo > 0 => Num(0, (bhi - 1).min(ahi)),
                     Op::BitAnd if blo >= 0 && blo == bhi => Num(0, blo),

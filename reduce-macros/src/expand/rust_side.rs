@@ -1,12 +1,13 @@
 //! The Rust code the derive emits from the closures and `#[device_fn]` bodies, as written but
 //! for two rewrites that make it do what the CUDA text does:
 //!
-//! - elementary functions: `x.exp()` (and `f32::exp(x)`) calls `reduce_core::math::Math::exp(x)`,
-//!   the routine the CUDA text calls too (`r_exp_f32`), never `std`'s, whose bits differ by
-//!   platform. The checker has typed every call, so the names are the float methods;
-//! - run-time indices: `a[i]` indexes `a[reduce_core::fault::ix(i, a.len())]`, which panics as
-//!   Rust does, or records the fault and uses element 0 inside the fallible CPU calls, as the
-//!   device does (`r_ix`).
+//! - elementary functions: `x.exp()` calls `reduce_core::math::Math::exp(x)` (and `f32::exp(x)`
+//!   `<f32 as Math>::exp(x)`), the routine the CUDA text calls too (`r_exp_f32`), never `std`'s,
+//!   whose bits differ by platform. The checker has typed every call, so the names are the float
+//!   methods;
+//! - indices: `a[i]` indexes `a[reduce_core::fault::ix(i, a.len())]`, which panics as Rust does,
+//!   or records the fault and uses element 0 inside the fallible CPU calls, as the device does
+//!   (`r_ix`).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -45,21 +46,21 @@ impl VisitMut for Router<'_> {
             Expr::Call(c) => {
                 let Expr::Path(p) = &*c.func else { return };
                 let segs = &p.path.segments;
-                let float =
+                let is_float =
                     segs.len() == 2 && matches!(segs[0].ident.to_string().as_str(), "f32" | "f64");
-                if p.qself.is_some() || !float {
+                if p.qself.is_some() || !is_float {
                     return;
                 }
-                let name = &segs[1].ident;
+                let (float, name) = (&segs[0].ident, &segs[1].ident);
                 if !routed(&name.to_string()) {
                     return;
                 }
-                *c.func = parse_quote!(#krate::math::Math::#name);
+                // The type stays named: `f32::exp(20.0)` is an f32 call, as in CUDA.
+                *c.func = parse_quote!(<#float as #krate::math::Math>::#name);
             }
             Expr::Index(index) => {
-                if matches!(&*index.index, Expr::Lit(_)) {
-                    return; // a constant index: rustc checks it
-                }
+                // Constant indices too: the checker refuses one past a literal length, but an
+                // array of a const generic length `K` has its length only here.
                 let (base, i) = (&index.expr, &index.index);
                 let checked = quote!(#krate::fault::ix(#i, #base.len()));
                 *e = if is_place(base) {

@@ -199,3 +199,23 @@ fn subset_errors() {
         assert!(e.contains(want), "`{shown}`: got `{e}`, want `{want}`");
     }
 }
+
+/// Text the derive would misread is refused with an error, never a panic: the marker
+/// characters in a `cuda` text, an index whose bounds overflow the checker's arithmetic.
+#[test]
+fn odd_input_is_an_error_or_nothing_not_a_panic() {
+    let node: syn::DeriveInput = parse_quote! {
+        #[monoid(identity = 0, combine = |l, r| l, cuda = "return \u{1}9\u{2};")]
+        struct T { a: u32 }
+    };
+    let mut errors = Errors::default();
+    crate::attr::parse_monoid_attrs(&node.attrs, &mut errors);
+    let e = errors.into_error().expect("an error").to_string();
+    assert!(e.contains("U+0001 or U+0002"), "{e}");
+    // (2^64 - 1)^2 is past i128: the checker gives up its bound (the index is checked at run
+    // time) rather than overflow.
+    let _ = try_cuda(
+        parse_quote!(l.m[usize::MAX.wrapping_mul(usize::MAX)]),
+        "u32",
+    );
+}
