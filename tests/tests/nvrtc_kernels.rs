@@ -170,6 +170,26 @@ fn non_default_parameters_compile() {
     }
 }
 
+/// A long literal repeat is filled on the device (`r_fill`), not written out element by element.
+#[derive(Clone, Copy, Debug, PartialEq, reduce_cuda::Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Wide { v: [0; 100] },
+    combine = |l, r| Wide { v: [l.v[99].wrapping_add(r.v[0]); 100] }
+)]
+struct Wide {
+    v: [u32; 100],
+}
+
+#[test]
+fn long_literal_repeats_compile() {
+    if !require_nvrtc() {
+        return;
+    }
+    assert!(Wide::cuda_source().contains("r_fill<unsigned int, 100>"));
+    compile_kernel::<Wide>(Config::default(), CI_ARCH).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// An architecture NVRTC does not know is a compile error that names it: the options and
 /// NVRTC's own log come with the code.
 #[test]

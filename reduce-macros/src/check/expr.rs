@@ -9,6 +9,9 @@ use crate::types::{Len, Scalar, Ty};
 use quote::ToTokens;
 use syn::{Error, Expr, Lit, Member, Result};
 
+/// The longest `[x; n]` of a literal `n` written out as a brace list of its elements.
+const MAX_LISTED_REPEAT: u64 = 64;
+
 /// A non-negative integer literal (`3`, `3usize`), as used for constant indices and lengths.
 pub fn index_literal(e: &Expr) -> Option<u64> {
     match strip_parens(e) {
@@ -98,8 +101,13 @@ impl<'a> Checker<'a> {
                 let x = self.coerce(x, &elem_ty)?;
                 let ty = T::Known(Ty::Array(Box::new(elem_ty), len.clone()));
                 match len {
-                    Len::Lit(n) => mk(Kind::Array(vec![x; n as usize]), ty),
-                    sym => mk(Kind::Repeat(Box::new(x), sym), ty),
+                    // A short one as its elements (a brace list); a long one, like one of a
+                    // named length, filled on the device (`r_fill`): `[0; 100_000_000]` is one
+                    // node, not a hundred million.
+                    Len::Lit(n) if n <= MAX_LISTED_REPEAT => {
+                        mk(Kind::Array(vec![x; n as usize]), ty)
+                    }
+                    len => mk(Kind::Repeat(Box::new(x), len), ty),
                 }
             }
             Expr::Struct(s) => self.struct_lit(s, e),

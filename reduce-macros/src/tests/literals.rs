@@ -20,6 +20,12 @@ fn integer_literals_take_their_type_from_the_context() {
     assert_eq!(cuda(parse_quote!(l.a + 1), "u32"), "l.a + 1u");
     assert_eq!(cuda(parse_quote!(2 * l.w), "u64"), "2ull * l.w");
     assert_eq!(cuda(parse_quote!([1, 2, 3]), "[u32; 3]"), "{1u, 2u, 3u}");
+    assert_eq!(cuda(parse_quote!([7; 2]), "[u32; 2]"), "{7u, 7u}");
+    // A long repeat is filled on the device, not listed (nor held by the macro item by item).
+    assert_eq!(
+        cuda(parse_quote!([7; 100_000_000]), "[u32; 100_000_000]"),
+        "r_fill<unsigned int, 100000000>(7u)"
+    );
     assert_eq!(
         cuda(parse_quote!(if l.flag { 1 } else { 2 }), "i16"),
         "l.flag ? (short)1 : (short)2"
