@@ -27,7 +27,8 @@ use std::fmt::Debug;
 /// A law that failed, with the smallest counterexample proptest found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LawFailure {
-    /// Which law: "left identity", "right identity", "associativity" or "commutativity".
+    /// Which law: "left identity", "right identity", "associativity" or "commutativity", or
+    /// "(combine or identity panicked)" where a case panicked (`detail` holds its message).
     pub law: &'static str,
     /// The counterexample and both sides of the broken equation, formatted with `Debug`.
     pub detail: String,
@@ -63,40 +64,46 @@ where
     E: Fn(&M, &M) -> bool,
 {
     let mut runner = TestRunner::new(config);
-    let law = std::cell::Cell::new("");
+    // The failure's message starts with the law's name; a case that panicked (an overflow in
+    // `combine`, say) has proptest's message instead.
+    const LAWS: [&str; 4] = [
+        "left identity",
+        "right identity",
+        "associativity",
+        "commutativity (declared with `commutative`)",
+    ];
     let outcome = runner.run(&(&values, &values, &values), |(a, b, c)| {
         let holds = |name: &'static str, left: M, right: M, what: String| {
             if eq(&left, &right) {
                 Ok(())
             } else {
-                law.set(name);
                 Err(TestCaseError::fail(format!(
-                    "{what}: {left:?} != {right:?}"
+                    "{name}: {what}: {left:?} != {right:?}"
                 )))
             }
         };
         let e = M::identity();
         holds(
-            "left identity",
+            LAWS[0],
             M::combine(e, a),
             a,
             format!("combine(identity, {a:?})"),
         )?;
         holds(
-            "right identity",
+            LAWS[1],
             M::combine(a, e),
             a,
             format!("combine({a:?}, identity)"),
         )?;
         holds(
-            "associativity",
+            LAWS[2],
             M::combine(M::combine(a, b), c),
             M::combine(a, M::combine(b, c)),
             format!("a = {a:?}, b = {b:?}, c = {c:?}: (a.b).c vs a.(b.c)"),
         )?;
         if M::COMMUTATIVE {
             holds(
-                "commutativity (declared with `commutative`)",
+                LAWS[3],
                 M::combine(a, b),
                 M::combine(b, a),
                 format!("a = {a:?}, b = {b:?}: a.b vs b.a"),
@@ -106,10 +113,15 @@ where
     });
     match outcome {
         Ok(()) => Ok(()),
-        Err(TestError::Fail(reason, _)) => Err(LawFailure {
-            law: law.get(),
-            detail: reason.to_string(),
-        }),
+        Err(TestError::Fail(reason, _)) => {
+            let reason = reason.to_string();
+            let named = LAWS.iter().find_map(|&law| {
+                let detail = reason.strip_prefix(law)?.strip_prefix(": ")?;
+                Some((law, detail.to_string()))
+            });
+            let (law, detail) = named.unwrap_or(("(combine or identity panicked)", reason));
+            Err(LawFailure { law, detail })
+        }
         Err(TestError::Abort(reason)) => Err(LawFailure {
             law: "(proptest aborted)",
             detail: reason.to_string(),
@@ -143,6 +155,18 @@ mod tests {
         }
         fn combine(l: Self, r: Self) -> Self {
             Subtract(l.0.wrapping_sub(r.0))
+        }
+    }
+
+    /// A sum that panics on overflow.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Checked(u8);
+    impl Monoid for Checked {
+        fn identity() -> Self {
+            Checked(0)
+        }
+        fn combine(l: Self, r: Self) -> Self {
+            Checked(l.0.checked_add(r.0).expect("u8 overflow"))
         }
     }
 
@@ -198,6 +222,13 @@ mod tests {
     fn subtraction_is_caught() {
         let failure = verify(any::<i32>().prop_map(Subtract)).unwrap_err();
         assert!(["right identity", "left identity", "associativity"].contains(&failure.law));
+    }
+
+    #[test]
+    fn a_panicking_combine_is_named_as_such() {
+        let failure = verify(any::<u8>().prop_map(Checked)).unwrap_err();
+        assert_eq!(failure.law, "(combine or identity panicked)", "{failure}");
+        assert!(failure.detail.contains("u8 overflow"), "{failure}");
     }
 
     #[test]

@@ -210,6 +210,9 @@ fn an_unknown_architecture_is_named_in_the_error() {
         }
         other => panic!("expected a compile error, got {other:?}"),
     }
+    // A NUL byte in an option: an error, not a panic in cudarc's C strings.
+    let e = compile_kernel::<Sum<u32>>(Config::default(), "sm_90\0");
+    assert!(matches!(e, Err(reduce_cuda::Error::Compile(_))), "{e:?}");
 }
 
 /// Whether the register and frame counts the tests below pin hold here: NVRTC is there and is

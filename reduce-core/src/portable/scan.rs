@@ -103,6 +103,11 @@ pub fn scan_grouped<M: Monoid>(
         block > 0 && per > 0,
         "a tile of {block} threads x {per} items holds no item"
     );
+    // A warp's scan of its lanes and warp 0's of the warps: 32 values each at most.
+    assert!(
+        block <= 32 * 32,
+        "a tile of {block} threads: a GPU block holds at most 1024"
+    );
     #[derive(Clone, Copy)]
     struct Pair<M> {
         head: bool,
@@ -208,6 +213,17 @@ mod tests {
     use super::*;
     use crate::test_monoids::{affine_items as items, Affine};
     use crate::Sum;
+
+    /// The grouping of a tile of 1024 threads is the sequential scan's for an exact monoid; a
+    /// tile past 32 warps, which no GPU block is, is refused rather than scanned wrongly.
+    #[test]
+    fn tiles_of_up_to_32_warps() {
+        let xs = vec![Sum(1u32); 4096];
+        let got = scan_grouped(&xs, &[], 1024, 1, Scan::Inclusive);
+        assert_eq!(got, crate::scan(&xs, Scan::Inclusive));
+        let past = std::panic::catch_unwind(|| scan_grouped(&xs, &[], 2048, 1, Scan::Inclusive));
+        assert!(past.is_err());
+    }
 
     /// Exactly associative monoids: the portable scans are the sequential ones, for every
     /// layout, across tiles and groups of tiles.

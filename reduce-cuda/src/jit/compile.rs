@@ -81,8 +81,14 @@ pub(crate) fn try_compile_with(
     source: &KernelSource,
     options: Vec<String>,
 ) -> Result<std::result::Result<Vec<u8>, CompileFailure>> {
-    if !nvrtc_available() {
-        return Err(Error::NvrtcMissing);
+    // The library and the symbols the calls below need (an NVRTC too old for CUBINs is an
+    // error here, not a panic in cudarc).
+    nvrtc_version()?;
+    if let Some(o) = options.iter().find(|o| o.contains('\0')) {
+        return Err(nvrtc_failure_text(
+            "the options",
+            format!("the option {o:?} holds a NUL byte"),
+        ));
     }
     // A NUL byte can come only from a hand-written `cuda = "..."` body that bypassed the
     // derive (which refuses one): a compile error, not a panic.
