@@ -258,9 +258,9 @@ pub(crate) fn opening() -> MutexGuard<'static, ()> {
     lock(&OPENING)
 }
 
-/// Before opening device `ordinal`'s primary context (under [`opening`]): if a context of the device was lost and
-/// nothing holds the primary context any more, resets it, so that it is made again.
-/// (Held, it is left alone: the stream made next fails if it is the lost one.)
+/// Before opening device `ordinal`'s primary context (under [`opening`]): if a context of the
+/// device was lost and nothing holds the primary context any more, resets it, so that it is made
+/// again. (Held, it is left alone: the stream made next fails if it is the lost one.)
 pub(crate) fn reset_if_lost(ordinal: usize) -> Result<()> {
     if !lock(&LOST).iter().any(|l| l.ordinal == ordinal) {
         return Ok(());
