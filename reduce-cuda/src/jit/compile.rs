@@ -108,27 +108,21 @@ pub(crate) fn try_compile_with(
     let outcome = unsafe { nvrtc::compile_program(program, &options) };
     let result = match outcome {
         Ok(()) => cubin_of(program).map(Ok),
-        Err(e) if e.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION => {
+        Err(e) => {
             // SAFETY: as above.
             let log = unsafe { nvrtc::get_program_log(program) }
                 .map(|chars| c_chars_to_string(&chars))
                 .unwrap_or_else(|e| format!("(the log could not be read: {e:?})"));
-            Ok(Err(compile_failure(source, log, options)))
-        }
-        Err(e) => {
-            // Not the text's fault (an option this NVRTC refuses, such as an architecture newer
-            // than it knows): the code, the options and NVRTC's log name the cause.
-            // SAFETY: as above.
-            let log = unsafe { nvrtc::get_program_log(program) }
-                .map(|chars| c_chars_to_string(&chars))
-                .unwrap_or_default();
-            Err(Error::Compile(Box::new(CompileFailure {
-                options,
-                ..*failure_of(
-                    "nvrtcCompileProgram",
-                    format!("nvrtcCompileProgram failed: {:?}\n{log}", e.0),
-                )
-            })))
+            if e.0 == sys::nvrtcResult::NVRTC_ERROR_COMPILATION {
+                Ok(Err(compile_failure(source, log, options)))
+            } else {
+                // Not the text's fault (an option this NVRTC refuses, such as an architecture
+                // newer than it knows): the code, the options and NVRTC's log name the cause.
+                let call = "nvrtcCompileProgram";
+                let mut failure = failure_of(call, format!("{call} failed: {:?}\n{log}", e.0));
+                failure.options = options;
+                Err(Error::Compile(failure))
+            }
         }
     };
     // SAFETY: destroyed exactly once.
