@@ -4,8 +4,12 @@
 // ORDER INVARIANT. The items are cut at multiples of R_CHUNK into chunks; a segment's pieces are
 // its parts in the chunks it meets, in chunk order. Unit k < chunks (k > 0) folds the piece of
 // the segment that holds item k * R_CHUNK strictly inside it (found by a warp's search of the
-// offsets), from that item to the segment's end or the chunk's; unit chunks + s folds segment
-// s's first piece, from offsets[s] to its end or the end of its first chunk. A piece is folded
+// offsets), from that item to the segment's end or the chunk's; unit chunks + k (k + 1 <
+// chunks) the first piece of the segment that holds item (k + 1) * R_CHUNK strictly inside it
+// and starts in chunk k, from its start to that item; unit 2 * chunks + s folds segment s where
+// it lies in one chunk. So every piece of a segment that crosses a chunk boundary is a chunk's
+// unit, and the grid takes those first: no long piece waits behind the short segments' units,
+// whose order is the layout's. A piece is folded
 // in whole lane runs of R_ITEMS items at global positions (multiples of R_ITEMS; a run the
 // piece cuts is read item by item, only its items): warp w takes the w-th of R_WARPS
 // contiguous shares of the runs, a warp tile of 32 runs at a time, lane i the i-th run left to
@@ -25,7 +29,7 @@
 // LAYOUT. Offsets are u32 or u64 (R_IDX64), narrowed as they are read (r_narrow: fewer than
 // 2^32 - 1 items and segments). A bad layout gives unspecified values, and reads and writes
 // only items below n, ids below `segments` and chunks below `chunks`. With `check` (a validated
-// call) unit chunks + s checks the entries it reads, offsets[s] <= offsets[s + 1],
+// call) unit 2 * chunks + s checks the entries it reads, offsets[s] <= offsets[s + 1],
 // offsets[0] = 0 and offsets[segments] = n (narrowed: a chain of them that holds has every
 // entry <= n, so none was past the u32 range), and a broken rule sets *status to 0 (the host
 // queues seg_hand_status behind the launch, and on a bad layout the exact check for the first
@@ -125,7 +129,7 @@ __device__ __forceinline__ void r_blocks_arrive(M* __restrict__ out, const M* fi
     if (threadIdx.x == 0) out[s] = total;
 }
 
-// Units blockIdx.x, blockIdx.x + gridDim.x, ... of the chunks + segments (see above). counts:
+// Units blockIdx.x, blockIdx.x + gridDim.x, ... of the 2 * chunks + segments (see above). counts:
 // `chunks` words that are zero on entry; first_part and cross_part: `chunks` values each;
 // status: written only with `check` (see LAYOUT).
 extern "C" __global__ void R_BLOCKS_BOUNDS
@@ -134,13 +138,17 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                   r_size chunks, unsigned long long* __restrict__ status, r_size check) {
     __shared__ M s_warps[R_WARPS];  // r_block_combine_warps reads R_WARPS of them
     __shared__ unsigned int s_found, s_last, s_stop;
-    const r_size units = chunks + segments;
+    const r_size units = 2 * chunks + segments;
     for (r_size u = blockIdx.x; u < units; u += gridDim.x) {
         __syncthreads();  // the shared words of the unit before are read
-        if (u < chunks) {
-            // The segment that holds item c0, if c0 lies strictly inside it.
-            const r_size c0 = u * R_CHUNK;
-            if (u == 0 || segments == 0) continue;
+        if (u < 2 * chunks) {
+            // The segment that holds item c0 strictly inside it: its part in chunk u from c0,
+            // or (first piece units, u >= chunks) its first piece up to c0 where it starts in
+            // the chunk before.
+            const bool first = u >= chunks;
+            const r_size k = first ? u - chunks + 1 : u;
+            const r_size c0 = k * R_CHUNK;
+            if (k == 0 || k >= chunks || segments == 0) continue;
             if (threadIdx.x < R_WARP) {
                 const r_size s = r_warp_find_segment(offsets, segments, c0);
                 if (threadIdx.x == 0) s_found = (unsigned int)s;
@@ -150,15 +158,16 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
             r_size a, b;
             r_blocks_bounds(offsets, s, segments, n, a, b);
             if (!(a < c0 && c0 < b)) continue;  // a segment starts at c0 (or a bad layout)
-            const r_size hi = min(b, c0 + R_CHUNK);
-            const r_size fold_end = r_blocks_fold_end(c0, hi, check, status, &s_stop);
-            const M v = r_blocks_fold(in, n, c0, fold_end, s_warps);
+            const r_size k0 = a / R_CHUNK;
+            if (first && k0 + 1 != k) continue;  // its first piece is in a chunk before
+            const r_size lo = first ? a : c0, hi = first ? c0 : min(b, c0 + R_CHUNK);
+            const r_size fold_end = r_blocks_fold_end(lo, hi, check, status, &s_stop);
+            const M v = r_blocks_fold(in, n, lo, fold_end, s_warps);
             if (fold_end != hi) continue;
-            if (threadIdx.x == 0) cross_part[u] = v;
-            r_blocks_arrive(out, first_part, cross_part, counts, s, a / R_CHUNK, (b - 1) / R_CHUNK, s_warps,
-                            &s_last);
+            if (threadIdx.x == 0) *(first ? first_part + k0 : cross_part + k) = v;
+            r_blocks_arrive(out, first_part, cross_part, counts, s, k0, (b - 1) / R_CHUNK, s_warps, &s_last);
         } else {
-            const r_size s = u - chunks;
+            const r_size s = u - 2 * chunks;
             r_size a, b;
             const bool bad = r_blocks_bounds(offsets, s, segments, n, a, b);
             if (check && bad && threadIdx.x == 0) atomicMin(status, 0ull);
@@ -166,16 +175,11 @@ reduce_seg_blocks(const r_in* __restrict__ in, r_size n, const r_idx* __restrict
                 if (threadIdx.x == 0) out[s] = m_identity();
                 continue;
             }
-            const r_size k0 = a / R_CHUNK, end = (k0 + 1) * R_CHUNK, hi = min(b, end);
-            const r_size fold_end = r_blocks_fold_end(a, hi, check, status, &s_stop);
+            // A segment past its first chunk is the chunk units' (its first piece too).
+            if (b > (a / R_CHUNK + 1) * R_CHUNK) continue;
+            const r_size fold_end = r_blocks_fold_end(a, b, check, status, &s_stop);
             const M v = r_blocks_fold(in, n, a, fold_end, s_warps);
-            if (fold_end != hi) continue;
-            if (b <= end) {
-                if (threadIdx.x == 0) out[s] = v;
-                continue;
-            }
-            if (threadIdx.x == 0) first_part[k0] = v;
-            r_blocks_arrive(out, first_part, cross_part, counts, s, k0, (b - 1) / R_CHUNK, s_warps, &s_last);
+            if (fold_end == b && threadIdx.x == 0) out[s] = v;
         }
     }
 }

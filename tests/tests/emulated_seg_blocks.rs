@@ -129,7 +129,8 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         let items = random_items(n as usize, rng.next_u64());
         let lifted: Vec<M> = lifted_by(&items, &lift);
         let want = fold_segments(&lifted, &offsets).unwrap();
-        let units = n.div_ceil(chunk) + segments;
+        // A unit a chunk, one a chunk's first piece, one a segment (kernels/seg_blocks.cu).
+        let units = 2 * n.div_ceil(chunk) + segments;
         for grid in [1, 3, units.max(1)] {
             let validate = cases.len() % 2 == 1;
             cases.push(HeadsCase {

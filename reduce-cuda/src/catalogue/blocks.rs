@@ -3,7 +3,8 @@
 //! chunk of items: a segment past its first chunk is cut at the chunks' boundaries, a block a
 //! piece, and the block that brings its last piece joins them in order (a count a chunk, of the
 //! pieces of the segment that starts in it and leaves it, in words that are zero between calls;
-//! a fill of zeros behind the launch). Made for long
+//! a fill of zeros behind the launch). Those pieces are the chunks' blocks, which the grid
+//! starts before the short segments' blocks. Made for long
 //! segments, where a tile's per-segment phases (SegShuffle) or three launches (SegHeads) cost
 //! more than a block's overhead per segment. CSR offsets only: asked for the owner form it runs
 //! what `Auto` runs (`catalogue::seg_plan`). The order invariant is at the head of
@@ -24,10 +25,10 @@ use crate::jit::{Family, JitReport, KernelSpec};
 use std::sync::Arc;
 
 kernel_signature! {
-    /// The segments of `offsets` over the items, into `out`: `chunks` chunks' and `segments`
-    /// segments' units, over `first_part`, `cross_part` (a value a chunk) and `counts` (a
-    /// zeroed word a chunk); with `check` the layout's rules are checked as the units read
-    /// them, into `status`.
+    /// The segments of `offsets` over the items, into `out`: `chunks` chunks' units, as many
+    /// units of first pieces and `segments` segments' units, over `first_part`, `cross_part` (a
+    /// value a chunk) and `counts` (a zeroed word a chunk); with `check` the layout's rules are
+    /// checked as the units read them, into `status`.
     struct BlocksArgs {
         r#in, n, offsets, segments, out, first_part, cross_part, counts, chunks, status, check,
     }
@@ -140,7 +141,7 @@ impl SegPlan for Blocks {
         let n = job.n();
         let segments = job.segments as u64;
         let chunks = n.div_ceil(self.chunk());
-        let units = chunks + segments;
+        let units = 2 * chunks + segments;
         if units == 0 {
             return Ok(());
         }
