@@ -6,7 +6,10 @@
 
 use reduce_cuda::cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use reduce_cuda::cudarc::nvrtc::compile_ptx;
-use reduce_cuda::{Algorithm, DeviceVec, Error, Gpu, SegAlgorithm, Sum};
+use reduce_cuda::{
+    Algorithm, AxisAlgorithm, AxisConfig, DeviceVec, Error, Gpu, Scan, ScanAlgorithm, ScanConfig,
+    SegAlgorithm, Sum,
+};
 use reduce_tests::monoids::wide::Aligned256;
 use reduce_tests::*;
 
@@ -192,6 +195,66 @@ fn a_cap_holds_at_zero_and_under_concurrent_allocations() {
 }
 
 /// A device past its memory: the pool hands back what it keeps, tries once more, and reports.
+/// The allocating calls check their input and configuration on the host before they allocate
+/// their results: under a cap that lets nothing more be allocated, a call its checks refuse
+/// fails with its own error, not `OutOfMemory`.
+#[test]
+fn allocating_calls_check_before_they_allocate() {
+    let _serial = serial();
+    let Some(gpu) = gpu() else { return };
+    let xs = gpu.upload(&Affine::random_vec(1000, 5)).unwrap();
+    let no_offsets = gpu.upload::<u32>(&[]).unwrap();
+    let short_keys = gpu.upload(&vec![0u32; 999]).unwrap();
+    gpu.synchronize().unwrap();
+    let in_use = gpu.pool_usage().unwrap().in_use;
+    gpu.set_pool_cap(Some(in_use)).unwrap();
+    let result = std::panic::catch_unwind(|| {
+        let bad_scan = ScanConfig::new(ScanAlgorithm::LookAhead).grid(0);
+        let bad_axes = AxisConfig::new(AxisAlgorithm::Strips).min_strip(1);
+        let inclusive = Scan::Inclusive;
+        let invalid = [
+            ("scan", gpu.scan(&xs, inclusive, bad_scan).err()),
+            (
+                "reduce_axes",
+                gpu.reduce_axes(&xs, &[10, 100], &[1], bad_axes).err(),
+            ),
+        ];
+        for (call, e) in invalid {
+            assert!(
+                matches!(e, Some(Error::InvalidConfig { .. })),
+                "{call}: {e:?}"
+            );
+        }
+        let layouts = [
+            (
+                "scan_segments",
+                gpu.scan_segments(&xs, &no_offsets, inclusive, ScanAlgorithm::Auto)
+                    .err(),
+            ),
+            (
+                "scan_by_key",
+                gpu.scan_by_key(&xs, &short_keys, inclusive, ScanAlgorithm::Auto)
+                    .err(),
+            ),
+            (
+                "reduce_segments",
+                gpu.reduce_segments(&xs, &no_offsets, SegAlgorithm::Auto)
+                    .err(),
+            ),
+        ];
+        for (call, e) in layouts {
+            assert!(matches!(e, Some(Error::Layout(_))), "{call}: {e:?}");
+        }
+        // The cap holds: a valid call is refused as out of memory.
+        let e = gpu.scan(&xs, inclusive, ScanAlgorithm::Auto).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { .. }), "{e:?}");
+    });
+    gpu.set_pool_cap(None).unwrap();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 #[test]
 fn out_of_memory_reports_the_device_and_the_pool() {
     let _serial = serial();

@@ -31,10 +31,7 @@ impl Gpu {
         axes: &[usize],
         config: impl Into<AxisConfig>,
     ) -> Result<DeviceVec<M>> {
-        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
-        let mut out = DeviceVec::alloc(self.device(), a.results)?;
-        self.along(&Own::<M>::new(), xs, &a, &mut out, config.into())?;
-        Ok(out)
+        self.along_new(&Own::<M>::new(), xs, shape, axes, config.into())
     }
 
     /// [`Gpu::reduce_axes`] into `out`, which holds at least one value per result (a longer
@@ -60,10 +57,7 @@ impl Gpu {
         axes: &[usize],
         config: impl Into<AxisConfig>,
     ) -> Result<DeviceVec<M>> {
-        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
-        let mut out = DeviceVec::alloc(self.device(), a.results)?;
-        self.along(&Lifted::<M, X>::new(), xs, &a, &mut out, config.into())?;
-        Ok(out)
+        self.along_new(&Lifted::<M, X>::new(), xs, shape, axes, config.into())
     }
 
     /// [`Gpu::reduce_axes_lifted`] into `out`.
@@ -77,6 +71,24 @@ impl Gpu {
     ) -> Result<()> {
         let a = Axes::sized::<M>(xs.len(), shape, axes)?;
         self.along(&Lifted::<M, X>::new(), xs, &a, out, config.into())
+    }
+
+    /// The allocating calls: the shape, the axes and the configuration checked before the
+    /// results are allocated (a call they refuse allocates nothing, and fails with its own
+    /// error, not `OutOfMemory`), then [`Gpu::along`] into them.
+    fn along_new<M: DeviceCopy, X: DeviceCopy>(
+        &self,
+        program: &dyn Program,
+        xs: &impl DeviceInput<X>,
+        shape: &[usize],
+        axes: &[usize],
+        config: AxisConfig,
+    ) -> Result<DeviceVec<M>> {
+        let a = Axes::sized::<M>(xs.len(), shape, axes)?;
+        axis_plan(config, program.items())?;
+        let mut out = DeviceVec::alloc(self.device(), a.results)?;
+        self.along(program, xs, &a, &mut out, config)?;
+        Ok(out)
     }
 
     /// The driver every call along axes goes through: plans, enters the memory, launches and

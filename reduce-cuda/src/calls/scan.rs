@@ -6,7 +6,7 @@
 //! the references.
 
 use super::segmented::check_csr_layout;
-use crate::catalogue::{scan_plan, ScanConfig, Segments};
+use crate::catalogue::{scan_plan, ScanConfig, ScanPlan, Segments};
 use crate::device::{DeviceInput, DeviceOutput, DeviceVec, SegLayout};
 use crate::dispatch::segmented::{Layout, SegJob};
 use crate::error::{Error, Result};
@@ -20,6 +20,17 @@ enum ScanLayout<'a, L> {
     None,
     Offsets(&'a L),
     Keys(&'a L),
+}
+
+impl<'a, L> ScanLayout<'a, L> {
+    /// Its kind and its entries.
+    fn parts(&self) -> (Segments, Option<&'a L>) {
+        match *self {
+            ScanLayout::None => (Segments::None, None),
+            ScanLayout::Offsets(offsets) => (Segments::Offsets, Some(offsets)),
+            ScanLayout::Keys(keys) => (Segments::Keys, Some(keys)),
+        }
+    }
 }
 
 /// The items of a scan: an input, or the output itself (in place).
@@ -58,7 +69,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| self.scan_into(xs, kind, out, config))
+        let none = ScanLayout::<NoLayout>::None;
+        self.scan_new(&Own::<M>::new(), xs, none, kind, config.into())
     }
 
     /// [`Gpu::scan`] into `out`, which holds at least one value per item (a longer one gets
@@ -95,7 +107,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| self.scan_lifted_into(xs, kind, out, config))
+        let none = ScanLayout::<NoLayout>::None;
+        self.scan_new(&Lifted::<M, X>::new(), xs, none, kind, config.into())
     }
 
     /// [`Gpu::scan_lifted`] into `out`.
@@ -123,9 +136,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| {
-            self.scan_segments_into(xs, offsets, kind, out, config)
-        })
+        let layout = ScanLayout::Offsets(offsets);
+        self.scan_new(&Own::<M>::new(), xs, layout, kind, config.into())
     }
 
     /// [`Gpu::scan_segments`] into `out`.
@@ -164,9 +176,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| {
-            self.scan_segments_lifted_into(xs, offsets, kind, out, config)
-        })
+        let layout = ScanLayout::Offsets(offsets);
+        self.scan_new(&Lifted::<M, X>::new(), xs, layout, kind, config.into())
     }
 
     /// [`Gpu::scan_segments_lifted`] into `out`.
@@ -202,9 +213,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| {
-            self.scan_by_key_into(xs, keys, kind, out, config)
-        })
+        let layout = ScanLayout::Keys(keys);
+        self.scan_new(&Own::<M>::new(), xs, layout, kind, config.into())
     }
 
     /// [`Gpu::scan_by_key`] into `out`.
@@ -242,9 +252,8 @@ impl Gpu {
         kind: Scan,
         config: impl Into<ScanConfig>,
     ) -> Result<DeviceVec<M>> {
-        self.allocating(xs.len(), |out| {
-            self.scan_by_key_lifted_into(xs, keys, kind, out, config)
-        })
+        let layout = ScanLayout::Keys(keys);
+        self.scan_new(&Lifted::<M, X>::new(), xs, layout, kind, config.into())
     }
 
     /// [`Gpu::scan_by_key_lifted`] into `out`.
@@ -268,15 +277,35 @@ impl Gpu {
         )
     }
 
-    /// A new output of `n` values, filled by `fill` (an `_into` form).
-    fn allocating<M: DeviceCopy>(
+    /// The allocating calls: the scan's host-side checks ([`Gpu::scan_checks`]) before its
+    /// output is allocated (a call they refuse allocates nothing, and fails with its own error,
+    /// not `OutOfMemory`), then [`Gpu::scanned`] into it.
+    fn scan_new<M: DeviceCopy, X: DeviceCopy, L: SegLayout>(
         &self,
-        n: usize,
-        fill: impl FnOnce(&mut DeviceVec<M>) -> Result<()>,
+        program: &dyn Program,
+        xs: &impl DeviceInput<X>,
+        layout: ScanLayout<'_, L>,
+        kind: Scan,
+        config: ScanConfig,
     ) -> Result<DeviceVec<M>> {
-        let mut out = DeviceVec::alloc(self.device(), n)?;
-        fill(&mut out)?;
+        self.scan_checks(program, xs.len(), &layout, config)?;
+        let mut out = DeviceVec::alloc(self.device(), xs.len())?;
+        self.scanned(program, Source::Input(xs), layout, kind, &mut out, config)?;
         Ok(out)
+    }
+
+    /// The host-side checks of a scan of `n` items over `layout` ([`check_scan_layout`]), and
+    /// its plan.
+    fn scan_checks<L: SegLayout>(
+        &self,
+        program: &dyn Program,
+        n: usize,
+        layout: &ScanLayout<'_, L>,
+        config: ScanConfig,
+    ) -> Result<ScanPlan> {
+        let (segments, entries) = layout.parts();
+        check_scan_layout::<L::Index>(n, segments, entries.map_or(0, |l| l.len()))?;
+        scan_plan(config, program.items(), segments, L::Index::WIDE)
     }
 
     /// The driver every scan goes through: the host-side checks, memory entry, the plan, the
@@ -302,13 +331,8 @@ impl Gpu {
                 right: n,
             });
         }
-        let (segments, entries) = match layout {
-            ScanLayout::None => (Segments::None, None),
-            ScanLayout::Offsets(offsets) => (Segments::Offsets, Some(offsets)),
-            ScanLayout::Keys(keys) => (Segments::Keys, Some(keys)),
-        };
-        check_scan_layout::<L::Index>(n, segments, entries.map_or(0, |l| l.len()))?;
-        let plan = scan_plan(config, program.items(), segments, L::Index::WIDE)?;
+        let plan = self.scan_checks(program, n, &layout, config)?;
+        let (segments, entries) = layout.parts();
         let device = self.device();
         let input = match source {
             Source::Input(xs) => Some(device.input(xs)?),
