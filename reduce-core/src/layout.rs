@@ -284,23 +284,46 @@ pub fn check_fits<I: SegIndex>(what: &'static str, value: usize) -> Result<(), L
     }
 }
 
-/// Room on the host for `count` values of `T` (an allocation asked for and given back), or
-/// [`LayoutError::HostMemory`] naming `what` = `value`: a call whose layout or shape asks for more
-/// values than the host can hold (a segment count or a kept extent past memory, with few items)
-/// gets this error instead of the allocator aborting the process. Best effort: where the system
-/// overcommits memory, a count that the address space holds passes and may still fail later.
+/// Room on the host for `count` values of `T`, or [`LayoutError::HostMemory`] naming `what` =
+/// `value`: a call whose layout or shape asks for more values than the host can hold (a segment
+/// count or a kept extent past memory, with few items) gets this error instead of the allocator
+/// aborting the process, or the system killing it once the values are written. Refused: more
+/// bytes than the host's memory and swap together ([`host_memory`]), which no allocation can
+/// back even where the system overcommits memory (allocations then succeed for anything the
+/// address space holds); then an allocation asked for and given back. Best effort below that:
+/// memory other programs use, or a container's limit, may still make a granted count fail later.
 pub(crate) fn host_room<T>(
     what: &'static str,
     value: usize,
     count: usize,
 ) -> Result<(), LayoutError> {
+    let bytes = (count as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+    let refused = LayoutError::HostMemory { what, value, bytes };
+    if host_memory().is_some_and(|total| bytes > total) {
+        return Err(refused);
+    }
     Vec::<T>::new()
         .try_reserve_exact(count)
-        .map_err(|_| LayoutError::HostMemory {
-            what,
-            value,
-            bytes: (count as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        .map_err(|_| refused)
+}
+
+/// The host's memory and swap in bytes (`MemTotal` and `SwapTotal` of Linux's `/proc/meminfo`),
+/// read once; `None` where it cannot be read.
+fn host_memory() -> Option<u64> {
+    static TOTAL: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| meminfo_bytes(&std::fs::read_to_string("/proc/meminfo").ok()?))
+}
+
+/// `MemTotal` plus `SwapTotal` (0 if absent) of a `/proc/meminfo` text, in bytes.
+fn meminfo_bytes(info: &str) -> Option<u64> {
+    let kib = |key: &str| {
+        info.lines().find_map(|line| {
+            let rest = line.strip_prefix(key)?.trim();
+            rest.strip_suffix("kB")?.trim().parse::<u64>().ok()
         })
+    };
+    let total = kib("MemTotal:")?.saturating_add(kib("SwapTotal:").unwrap_or(0));
+    Some(total.saturating_mul(1024))
 }
 
 /// The segment count of CSR `offsets` over `items` items, checked ([`check_offsets`]), with
@@ -362,6 +385,24 @@ fn offsets_of_checked_owner<I: SegIndex>(owner: &[I], num_segments: usize) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meminfo_reads_memory_and_swap() {
+        let info = "MemTotal:       131072 kB\nMemFree:  5 kB\nSwapTotal:        1024 kB\n";
+        assert_eq!(meminfo_bytes(info), Some((131072 + 1024) * 1024));
+        assert_eq!(meminfo_bytes("MemTotal: 8 kB\n"), Some(8 * 1024));
+        assert_eq!(meminfo_bytes("SwapTotal: 8 kB\n"), None);
+        assert_eq!(meminfo_bytes("MemTotal: lots\n"), None);
+        // More than the host holds is refused whatever the allocator would grant.
+        if let Some(total) = host_memory() {
+            let count = (total / 4096 + 1) as usize;
+            let e = host_room::<[u8; 4096]>("segment count", 7, count).unwrap_err();
+            assert!(
+                matches!(e, LayoutError::HostMemory { value: 7, .. }),
+                "{e:?}"
+            );
+        }
+    }
 
     #[test]
     fn offsets_errors_name_the_first_bad_index() {

@@ -196,12 +196,13 @@ fn core_results_past_the_host_are_too_large_not_an_abort() {
         Err(CpuError::Layout(e)) => assert!(host(&e), "{e:?}"),
         other => panic!("{other:?}"),
     }
-    // CSR offsets: 2^20 empty segments of a 1 MiB monoid ask the host for a TiB of results.
+    // CSR offsets: 2^20 empty segments of a 256 MiB monoid ask the host for 256 TiB of
+    // results, past any process's address space.
     #[derive(Clone, Copy)]
-    struct Huge([u8; 1 << 20]);
+    struct Huge([u8; 1 << 28]);
     impl reduce_core::Monoid for Huge {
         fn identity() -> Self {
-            Huge([0; 1 << 20])
+            Huge([0; 1 << 28])
         }
         fn combine(left: Self, right: Self) -> Self {
             if left.0[0] == 0 {
@@ -225,6 +226,28 @@ fn core_results_past_the_host_are_too_large_not_an_abort() {
     match cpu.try_reduce_segments::<Huge, u32>(&[], &empty) {
         Err(CpuError::Layout(e)) => assert!(huge(&e), "{e:?}"),
         _ => panic!("no error"),
+    }
+    // Past the host's memory and swap, within the address space: refused too (where the system
+    // overcommits memory the allocation would be granted, and the process killed writing it).
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kib = |key: &str| {
+        meminfo.lines().find_map(|line| {
+            let rest = line.strip_prefix(key)?.trim().strip_suffix("kB")?;
+            rest.trim().parse::<u64>().ok()
+        })
+    };
+    if let Some(mem) = kib("MemTotal:") {
+        let total = (mem + kib("SwapTotal:").unwrap_or(0)) * 1024;
+        let segments = (total / std::mem::size_of::<Huge>() as u64) as usize + 1;
+        let empty = vec![0u32; segments + 1];
+        for result in [
+            reduce_core::fold_segments::<Huge, u32>(&[], &empty),
+            cpu.reduce_segments::<Huge, u32>(&[], &empty),
+        ] {
+            let e = result.err().unwrap();
+            let past = matches!(e, LayoutError::HostMemory { value, .. } if value == segments);
+            assert!(past, "{e:?}");
+        }
     }
     // an error built by hand with index 0 still prints
     let e = LayoutError::OffsetsDecreasing {

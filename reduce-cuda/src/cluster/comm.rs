@@ -11,7 +11,7 @@ use crate::gpu::Gpu;
 use cudarc::nccl::sys;
 use std::ffi::{c_int, c_uint, c_void, CStr};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex, Once, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,20 +21,24 @@ const MIN_VERSION: i32 = 21400;
 const ABORT_WAIT: Duration = Duration::from_secs(10);
 
 /// NVLink SHARP (multicast) stays off: `NCCL_NVLS_ENABLE=0` unless the environment already
-/// says otherwise. Set before NCCL reads its environment (its first call).
-fn keep_nvls_off() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
+/// says otherwise, set while the program loads (an `.init_array` entry: before `main`, so
+/// before NCCL reads its environment and before any thread of the program could read the
+/// environment while it changes — a data race in the C library). NCCL runs on Linux only.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static KEEP_NVLS_OFF: extern "C" fn() = {
+    extern "C" fn keep_nvls_off() {
         if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
             std::env::set_var("NCCL_NVLS_ENABLE", "0");
         }
-    });
-}
+    }
+    keep_nvls_off
+};
 
 /// Loads NCCL (an error, never a panic, when it is missing) and returns its version code
 /// (e.g. 22703 for 2.27.3).
 pub(crate) fn load() -> Result<i32> {
-    keep_nvls_off();
     static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the library.
     if !*PRESENT.get_or_init(|| unsafe { sys::is_culib_present() }) {

@@ -23,7 +23,7 @@
 //! make the same call is [`ClusterError::Timeout`] after [`Cluster::timeout`] (a watchdog
 //! thread aborts NCCL's communicators when a call outlives it; the peer-access exchange's waits
 //! on the device are bounded by it too). NVLink SHARP stays off: `NCCL_NVLS_ENABLE=0` is set
-//! before NCCL starts unless the environment sets it.
+//! as the program loads, before `main`, unless the environment sets it.
 //!
 //! ```no_run
 //! use reduce_cuda::cluster::Cluster;
@@ -607,7 +607,7 @@ mod tests {
             Err(e) => assert!(present, "unexpected error without NCCL: {e}"),
             Ok(_) => assert!(present),
         }
-        // Set before NCCL could read it (to 0, unless the environment had set it).
+        // Set as the program loaded (to 0, unless the environment had set it).
         assert!(std::env::var_os("NCCL_NVLS_ENABLE").is_some());
     }
 

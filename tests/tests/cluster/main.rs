@@ -376,6 +376,14 @@ fn check_bad_layouts(cluster: &Cluster) {
     assert_eq!(cluster.reduce(&xs, Algorithm::Auto).unwrap(), fold(&items));
 }
 
+/// NVLink SHARP is off in a program that links the cluster, from before `main`: the variable
+/// is set as the program loads, not when NCCL is first called (run this binary without
+/// `NCCL_NVLS_ENABLE` in the environment, as CI does, for it to say something).
+#[test]
+fn nvls_is_off_before_any_cluster_call() {
+    assert!(std::env::var_os("NCCL_NVLS_ENABLE").is_some());
+}
+
 #[test]
 fn one_process_many_gpus() {
     if child().is_some() {
