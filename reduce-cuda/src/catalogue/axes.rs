@@ -141,7 +141,8 @@ impl Strips {
     pub(super) fn in_order(name: &'static str, min_strip: u64) -> Strips {
         Strips {
             name,
-            min_strip,
+            // at least 2, as `strips` requires: each pass must shorten K
+            min_strip: min_strip.max(2),
             order_free: false,
         }
     }

@@ -174,6 +174,10 @@ impl PortablePass {
     }
 }
 
+/// Kept and reduced runs alternate (`Axes::runs`), so an array of `MAX_DIMS` dimensions has at
+/// most `MAX_DIMS.div_ceil(2)` of each: [`dims4`] holds them all.
+const _: () = assert!(reduce_core::axes::MAX_DIMS.div_ceil(2) <= 4);
+
 /// Up to four (extent, stride) dims, innermost first, and how many.
 fn dims4(dims: &[(u64, u64)]) -> ([(u64, u64); 4], u32) {
     let mut d = [(1, 0); 4];
