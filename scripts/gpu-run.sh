@@ -4,6 +4,7 @@
 # Phases: tests, quickstart, jit, cub, plain, plainquick, variants, ncu, scanncu, fig4, seglayouts, cubseg,
 # torchseg, segmented, segsweep, segsweepv (validated), segsweeps (segsweep at 2^24–2^28),
 # segwide, segvariants, segcarveout, segncu, segncusrc, tailsncu (heavy tails), portncu, portncusrc,
+# plainportncu (Shuffle and the portable plain kernel under ncu),
 # sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, here (no GPU needed), every binary the GPU machine runs and stages it in .gpu/
 # (ignored by git), with the device-side script and the CUB/PyTorch anchors (.gpu/anchors/).
-# Then, with the device tool:  run  command="bash .gpu/gpu-run.sh tests bench"  carry=[".gpu"]
+# Then, with the device tool:  run  command="bash .gpu/gpu-run.sh tests plain"  carry=[".gpu"]
 # (REDUCE_STAGE_FUZZ=0: without the derive fuzzer's shards, for runs without the fuzz phase;
 # REDUCE_STAGE_TESTS="scans views": only those test binaries; REDUCE_STAGE_CLUSTER=0: without the
 # several-GPU binaries. The device tool carries at most 64 MiB, and everything staged is ~100 MB.)
@@ -9,9 +9,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 release="${CARGO_TARGET_DIR:-target}/release"
-exclude=$(git rev-parse --git-path info/exclude)  # also right in a worktree (.git is a file)
-mkdir -p "$(dirname "$exclude")"
-grep -qxF '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >> "$exclude"
 rm -rf .gpu
 mkdir -p .gpu/tests .gpu/bin
 

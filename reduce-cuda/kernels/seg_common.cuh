@@ -1,11 +1,13 @@
 // Shared helpers of the segmented reductions: the segmented-scan element and its warp scan,
 // identity fill, layout validation, offsets -> owner conversion.
 //
-// A segmented-scan element (flag, v) stands for a run of the input: flag says whether a segment
-// starts inside the run, v is the fold of the run's items after its last segment start (or of
-// all of them). Combining runs in order, (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 ⊕ v2),
-// is associative and keeps v1 left of v2: an inclusive scan of elements gives, at each run,
-// the value of the segment still open at its end.
+// ORDER INVARIANT. The whole-array kernels here (fill, checks, offsets to owners) never combine
+// monoid values. A segmented-scan element (flag, v) stands for a run of the input: flag says
+// whether a segment starts inside the run, v is the fold of the run's items after its last
+// segment start (or of all of them). Combining runs in order, (f1, v1) . (f2, v2) = (f1 | f2,
+// f2 ? v2 : v1 ⊕ v2), is associative and keeps v1 left of v2: an inclusive scan of elements
+// gives, at each run, the value of the segment still open at its end. The warp and block scans
+// and r_join_records combine (earlier, later) only.
 
 #define R_NO_SEGMENT 0xffffffffu   // "before segment 0" / "no owner"
 #define R_NO_INDEX 0xffffffffffffffffull

@@ -1,5 +1,7 @@
-// Sharding across devices (reduce-cuda's `cluster` module): per-shard layout helpers and the
-// rank-order fold of the partials the ranks gathered.
+// Sharding across devices (reduce-cuda's `cluster` module): per-shard layout helpers, the
+// rank-order fold of the partials the ranks gathered, and the exchange between the ranks of one
+// process over peer access (shard_exchange, below: bytes to rank-ordered places, folded like
+// shard_fold where it is given `out`).
 //
 // ORDER INVARIANT. The layout kernels never combine monoid values; they rewrite indices element
 // by element, so every item keeps its place and every segment its items, in order. The fold of

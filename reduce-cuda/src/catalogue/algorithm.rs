@@ -1,4 +1,5 @@
-//! The algorithms' public names: [`Algorithm`] (plain) and [`SegAlgorithm`] (segmented).
+//! The algorithms' public names: [`Algorithm`] (plain), [`SegAlgorithm`] (segmented),
+//! [`AxisAlgorithm`] (along axes) and [`ScanAlgorithm`] (scans).
 
 use crate::device::DeviceInfo;
 

@@ -1,5 +1,6 @@
-//! The two configurations (an algorithm plus the parameters the paper varies), the knobs they
-//! share, and the checks every family applies to them.
+//! The configurations of the plain, segmented, axis and scan calls (an algorithm plus its
+//! parameters: those the paper varies, and ours), the knobs they share, and the checks every
+//! family applies to them.
 
 use super::algorithm::{Algorithm, AxisAlgorithm, ScanAlgorithm, SegAlgorithm};
 use crate::device::DeviceInfo;

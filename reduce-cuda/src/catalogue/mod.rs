@@ -18,7 +18,7 @@
 //! | `blocks.rs` | | `SegBlocks` | seg_blocks.cu (+ seg_common.cuh, lanes.cuh) |
 //! | `axes.rs` | along axes: `Strips` | | axes.cu |
 //! | `axes_portable.rs` | along axes: `Strips`, `Auto` with `AxisConfig::portable` | | axes_portable.cu |
-//! | `scan.rs` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (`LookBack`, `ReduceThenScan`) | scan.cu, then pipe.cuh and scan_ahead.cu |
+//! | `scan/` | scans: `LookBack`, `ReduceThenScan`, `LookAhead` | offsets, keys (all three) | scan.cu, then pipe.cuh and scan_ahead.cu |
 //!
 //! `caps.rs` is the rule by which a kernel is compiled with its registers capped for more resident
 //! blocks (the scans' `scan_tiles`, SegHeads' fold). `paper.rs` is the procedure the paper's

@@ -3,8 +3,8 @@
 //! order, over a persistent grid of contiguous ranges; one launch, whose last block folds the
 //! block partials. `SegShuffle`: items split evenly over threads, run-length flushes,
 //! segmented warp and block scans, block records joined by the last block; each segment is
-//! written once. The order invariants are at the head of kernels/shuffle.cu and
-//! kernels/seg_shuffle.cu.
+//! written once. `SegPipeline`: SegShuffle's kernel fed by the tile pipeline (`pipe.cuh`, sm_90).
+//! The order invariants are at the head of kernels/shuffle.cu and kernels/seg_shuffle.cu.
 
 use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, check_runs_on, invalid, refuse, Knobs};

@@ -1,5 +1,6 @@
-//! The kernels of `kernels/shard.cu` the cluster launches: their argument lists, entry points,
-//! and how they are loaded and queued (compiled for a monoid like every kernel, and cached).
+//! The kernels of `kernels/shard.cu` and `kernels/shard_join.cu` the cluster launches: their
+//! argument lists, entry points, and how they are loaded and queued (compiled for a monoid like
+//! every kernel, and cached).
 
 use super::error::Result;
 use crate::device::{kernel_signature, Entry, KernelArgs};

@@ -4,7 +4,8 @@
 //! arguments are a struct declared with [`kernel_signature!`], whose fields are named and
 //! ordered like the parameters of the `.cu` signature, and its entry points are typed by that
 //! struct ([`Entry`]): a launch cannot pass another kernel's arguments, and a test
-//! (`catalogue::signatures`) checks every declared signature against the kernel files, and that
+//! (`catalogue::tests::every_kernel_signature_matches_its_declaration`, over
+//! `catalogue::signatures`) checks every declared signature against the kernel files, and that
 //! every kernel is declared.
 
 use super::health::DriverContext;

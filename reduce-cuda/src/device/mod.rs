@@ -3,12 +3,15 @@
 //! [`DeviceVec`], [`Access`], [`Module`] and typed kernel arguments ([`KernelArgs`]).
 //!
 //! - `mod.rs`: [`Device`] (a context and the stream work is queued on) and [`DeviceInfo`];
+//! - `pool.rs`: the stream-ordered memory pool of each context, which every buffer comes from;
 //! - `memory.rs`: [`DeviceVec`] and stream-ordered copies and fills;
+//! - `monoid_view.rs`: a [`DeviceVec`] of a primitive read as a built-in monoid;
 //! - `view.rs`: the memory reductions read and write in place ([`DeviceInput`],
 //!   [`DeviceOutput`], raw [`DeviceSlice`]s) and how a call enters it ([`Access`]);
 //! - `module.rs`: loaded CUBINs, their entry points and their fault records;
 //! - `launch.rs`: typed kernel arguments and launches;
-//! - `pinned.rs`: the pinned host word kernels report a status into;
+//! - `pinned.rs`: mapped host memory: results to the host and the status words kernels report
+//!   into;
 //! - `peer.rs`: peer access between the devices of one process (multi-GPU);
 //! - `health.rs`: driver errors, and the contexts lost to a fault in a kernel: which launch
 //!   lost one, and starting again; `launches.rs`: the launches not known to have completed.

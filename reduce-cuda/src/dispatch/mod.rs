@@ -7,7 +7,7 @@
 //!   word, the pinned host word);
 //! - `passes.rs`: the multi-pass loop of the one-block-per-data-block kernels;
 //! - `segmented.rs`: what every segmented family shares (the job, the identity fill, the exact
-//!   layout check and its typed errors).
+//!   layout check and its typed errors, the status word handed out behind a launch).
 
 mod passes;
 mod scratch;

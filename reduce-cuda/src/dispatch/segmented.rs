@@ -1,6 +1,7 @@
 //! What every segmented family shares: the job (items, layout, output), the helper kernels of
 //! `kernels/seg_common.cuh` that every segmented module holds (identity fill, the exact layout
-//! checks, offsets to owners), and the layout's typed errors from a check's status.
+//! checks, offsets to owners, the status word handed out behind a launch: `hand_status`), and
+//! the layout's typed errors from a check's status.
 
 use super::Dispatch;
 use crate::device::{kernel_signature, Entry, Module};

@@ -143,7 +143,8 @@ type Header = (&'static str, &'static str);
 const COMMON: Header = ("common.cuh", include_str!("../../kernels/common.cuh"));
 /// Input items as monoid values (after the input items' section: it calls `m_lift`).
 const ITEMS: Header = ("items.cuh", include_str!("../../kernels/items.cuh"));
-/// A lane's run of input items, loaded as vectors (Shuffle, Portable).
+/// A lane's run of input items, loaded as vectors (Shuffle, the portable kernels, SegHeads,
+/// SegBlocks).
 const LANES: Header = ("lanes.cuh", include_str!("../../kernels/lanes.cuh"));
 /// The helpers of the segmented families (segmented scan, validation, identity fill).
 const SEG_COMMON: Header = (
