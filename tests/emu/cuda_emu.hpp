@@ -16,9 +16,12 @@
 //   - named barriers (bar.sync 1, count: the threads beside a producer warp) likewise;
 //   - mbarriers and bulk copies (kernels/pipe.cuh): a bulk copy poisons its destination when
 //     issued and lands only when a thread waits on its barrier after every expected arrival, so a
-//     read before the wait reads poison; a thread spinning on an mbarrier is not resumed until
-//     another fiber has changed something (an arrival, a barrier), and a block where only
-//     spinning fibers remain is reported as a deadlock;
+//     read before the wait reads poison; after the arrival that completes a phase another fiber
+//     runs before the arriving one goes on, so a read of a stage after its release meets the
+//     refill's poison;
+//     a thread spinning on an mbarrier is not resumed until another fiber has changed
+//     something (an arrival, a barrier), and a block where only spinning fibers remain is
+//     reported as a deadlock;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, and so does the scans' look-back, whose tiles (taken from a
 //     counter in block order) find every earlier tile finished; a wait for a later block is
@@ -149,6 +152,7 @@ struct Fiber {
     unsigned long long generation; // that barrier's generation when it arrived
     bool done;
     bool yielded;                  // spun on an mbarrier: not resumed until another fiber moved on
+    bool preempted;                // resumed only once no other fiber can run (preempt)
     unsigned long long yield_epoch;  // the block's epoch when it spun
     unsigned long long collectives;  // warp collectives passed: their slots' bank alternates
 };
@@ -165,6 +169,7 @@ struct Block {
     std::vector<unsigned long long> slots;  // one exchange slot per thread (block-wide votes)
     std::vector<unsigned long long> lanes;  // warp collectives: two banks of one slot per thread
     unsigned long long epoch = 0;           // switches back from a fiber that did not spin
+    unsigned int preempted = 0;             // fibers runnable but resumed last (preempt)
     unsigned int finished = 0;              // fibers done
     // For the eager order's scan (run_block): the lowest thread a barrier released since the
     // scheduler last looked, and the lowest thread that ever spun on an mbarrier.
@@ -268,6 +273,18 @@ inline void yield() {
     if (f.tid < block()->spun_low) block()->spun_low = f.tid;
     switch_to(f.ctx, block()->scheduler);
 }
+// Lets every other fiber run as far as it can before this one goes on (it stays runnable, and
+// is resumed once no other fiber can run): what other threads may do between this thread's step
+// and its next one on a GPU — a producer refilling the stage this thread has just released —
+// then happens first, in every fiber order.
+inline void preempt() {
+    Fiber& f = self();
+    f.barrier = -1;
+    f.yielded = false;
+    f.preempted = true;
+    ++block()->preempted;
+    switch_to(f.ctx, block()->scheduler);
+}
 inline unsigned int lane() { return self().tid % 32; }
 inline unsigned int warp_base() { return self().tid - lane(); }
 inline void warp_sync() { wait_at(1 + (int)(self().tid / 32), 32); }
@@ -349,6 +366,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
         f.barrier = -1;
         f.done = false;
         f.yielded = false;
+        f.preempted = false;
         f.collectives = 0;
         start(f.ctx, fiber_stack(t), kStack, fiber_entry);
     }
@@ -366,6 +384,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
                 if (k == from) ++from;
                 continue;
             }
+            if (f.preempted) continue;  // the others first (still runnable: `from` stays)
             f.yielded = false;
             f.barrier = -1;
             b.current = &f;
@@ -381,6 +400,11 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
             if (eager_order() && progressed) break;
         }
         if (b.finished == threads) break;
+        if (!progressed && b.preempted > 0) {  // no other fiber can run: the preempted go on
+            for (Fiber& f : b.fibers) f.preempted = false;
+            b.preempted = 0;
+            continue;
+        }
         if (!progressed) {
             std::fprintf(stderr,
                          "emu: deadlock in block %u: threads wait at a barrier that others never reach, or on "
@@ -485,12 +509,15 @@ inline void mbar_init(unsigned long long* bar, unsigned int count) {
     m = Mbar{};
     m.count = m.pending = count;
 }
-inline void mbar_complete_if_done(Mbar& m) {
+// Whether the phase completed now.
+inline bool mbar_complete_if_done(Mbar& m) {
     if (m.pending == 0 && m.tx == 0 && m.copies.empty()) {
         ++m.phase;
         m.pending = m.count;
         ++block()->epoch;
+        return true;
     }
+    return false;
 }
 inline void mbar_arrive(unsigned long long* bar, unsigned int bytes) {
     Mbar& m = mbar(bar);
@@ -501,7 +528,10 @@ inline void mbar_arrive(unsigned long long* bar, unsigned int bytes) {
     m.tx += bytes;
     --m.pending;
     ++block()->epoch;  // a spinning fiber may now pass
-    mbar_complete_if_done(m);
+    // The arrival that completes a phase releases its waiters (a stage released to its
+    // producer): they go first, so that a read of the stage after its release meets the
+    // refill's poison.
+    if (mbar_complete_if_done(m)) preempt();
 }
 inline void bulk_copy(void* dst, const void* src, unsigned int bytes, unsigned long long* bar) {
     if ((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | bytes) % 16 != 0) {
@@ -521,8 +551,10 @@ inline void mbar_wait(unsigned long long* bar, unsigned int parity) {
                 m.tx -= c.bytes;
             }
             m.copies.clear();
-            if (m.tx != 0) {
-                std::fprintf(stderr, "emu: an mbarrier's announced bytes differ from its copies' (%lld)\n", m.tx);
+            // Bytes announced and not yet copied: the copies are still to be issued (the
+            // producer announces them first), and the phase waits for them.
+            if (m.tx < 0) {
+                std::fprintf(stderr, "emu: an mbarrier's copies exceed its announced bytes (%lld)\n", -m.tx);
                 std::abort();
             }
             mbar_complete_if_done(m);
@@ -680,11 +712,15 @@ inline void emu_shared_fresh(void* p, std::size_t bytes) {
 }
 
 // The dynamic shared memory of the running block (`extern __shared__ T name[];` in a kernel is
-// rewritten to point here).
+// rewritten to point here): exactly `bytes`, a new allocation each time it is sized, filled with
+// 0xA5, so that AddressSanitizer reports an access past the size the main gave.
 inline unsigned char* emu_dynamic_smem(std::size_t bytes = 0) {
-    static std::vector<unsigned char> smem;
-    if (bytes) smem.assign(bytes + 16, 0xA5);
-    return smem.data();
+    static std::unique_ptr<unsigned char[]> smem;
+    if (bytes) {
+        smem.reset(new unsigned char[bytes]);
+        std::memset(smem.get(), 0xA5, bytes);
+    }
+    return smem.get();
 }
 
 #endif  // REDUCE_CUDA_EMU_HPP

@@ -243,23 +243,33 @@ fn look_ahead_over_other_blocks_rows() {
 }
 
 /// The emulator catches LookAhead's pipeline when it does not wait: without the threads' wait
-/// for a stage's bulk copy (they read the tile's number and items before they land), or the
-/// producer's wait for a stage to be free (it refills a stage the threads may still read), the
-/// kernel gives wrong outputs or fails (the emulator's report), in every fiber order, where the
+/// for a stage's bulk copy (they read the tile's number and items before they land), without the
+/// producer's wait for a stage to be free (it refills a stage the threads may still read), or
+/// with the threads releasing a stage before they read it, the kernel gives wrong outputs or fails (the emulator's report), in every fiber order, where the
 /// kernel as it is gives the scan.
 #[test]
 fn look_ahead_without_its_waits_fails() {
     let Some(cxx) = compiler() else { return };
+    let full_wait = "r_mbar_wait(&s_full[s], (k / R_PIPE) & 1u);";
+    let free_wait = "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);";
+    let stage = "unsigned char* stage = r_stage_items_at(stages, kw);";
+    let release = "r_stage_release(s_empty, kw);";
+    let released_first = format!("{stage} {release}");
     let edits = [
         (
             "_no_full_wait",
             "the threads read a stage before its copy lands",
-            "r_mbar_wait(&s_full[s], (k / R_PIPE) & 1u);",
+            vec![(full_wait, ";")],
         ),
         (
             "_refill_early",
             "the producer refills a stage before the threads release it",
-            "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);",
+            vec![(free_wait, ";")],
+        ),
+        (
+            "_release_first",
+            "the threads release a stage before they read it",
+            vec![(release, ";"), (stage, released_first.as_str())],
         ),
     ];
     let config = ScanConfig::new(ScanAlgorithm::LookAhead)
@@ -280,10 +290,12 @@ fn look_ahead_without_its_waits_fails() {
     for order in Order::ALL {
         assert!(right(&kernel.run(&[case()], order)), "fibers {order:?}");
     }
-    for (tag, what, wait) in edits {
+    for (tag, what, replacements) in edits {
         let kernel = scan_kernel_edited::<Affine, u32>(&cxx, config, None, tag, |text| {
-            assert_eq!(text.matches(wait).count(), 1, "the kernel changed: {wait}");
-            *text = text.replace(wait, ";");
+            for (from, to) in &replacements {
+                assert_eq!(text.matches(from).count(), 1, "the kernel changed: {from}");
+                *text = text.replace(from, to);
+            }
         });
         for order in Order::ALL {
             let outcome = kernel.try_run(&[case()], order);

@@ -119,9 +119,9 @@ fn seg_pipeline_is_the_fold() {
 }
 
 /// The emulator catches a pipeline that does not wait: SegPipeline's kernel with the threads
-/// reading a stage before they wait for its bulk copy (they read the poison the copy left), or
-/// with the producer not waiting for a stage to be free (it refills a stage the threads may
-/// still read), gives wrong segments or fails (the emulator's report), in every fiber order,
+/// reading a stage before they wait for its bulk copy (they read the poison the copy left), with
+/// the producer not waiting for a stage to be free (it refills a stage the threads may still
+/// read), or with the threads releasing a stage before they read it, gives wrong segments or fails (the emulator's report), in every fiber order,
 /// where the kernel as it is gives the fold. This is what makes `seg_pipeline_is_the_fold` a
 /// test of the waits and not only of the fold.
 #[test]
@@ -130,6 +130,7 @@ fn seg_pipeline_without_its_waits_fails() {
     let wait = "const unsigned char* base = r_stage_wait(s_stages, s_full, k);";
     let release = "r_stage_release(s_empty, k);";
     let free_wait = "if (k >= R_PIPE) r_mbar_wait(&empty[k % R_PIPE], (k / R_PIPE - 1) & 1u);";
+    let released_first = format!("{wait} {release}");
     let edits = [
         (
             "_read_first",
@@ -149,6 +150,11 @@ fn seg_pipeline_without_its_waits_fails() {
             "_refill_early",
             "the producer refills a stage before the threads release it",
             vec![(free_wait, ";")],
+        ),
+        (
+            "_release_first",
+            "the threads release a stage before they read it",
+            vec![(release, ";"), (wait, released_first.as_str())],
         ),
     ];
     let config = seg_pipeline(64, 4, 2);

@@ -41,16 +41,22 @@ use std::sync::OnceLock;
 const CUDA_EMU_HPP: &str = include_str!("../../emu/cuda_emu.hpp");
 
 /// How every emulated kernel is compiled: C++17, AddressSanitizer, and the arithmetic of CUDA
-/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add). The compiles are
-/// most of the emulated tests' time: `-Og` runs the kernels as fast as `-O1` under
-/// AddressSanitizer and compiles them in half the time; `-g1` keeps the line tables that
-/// AddressSanitizer's reports name lines by (rebuild a kept kernel with `-g` to debug it).
-const CXX_FLAGS: [&str; 8] = [
+/// (wrapping signed overflow, no type-based aliasing, no fused multiply-add). What a GPU does
+/// not forgive is made to fail here too: a misaligned access (a `uint4` off a 16-byte boundary
+/// faults on the device) and a shift by the type's width or more abort (UBSan, not recovered);
+/// local variables start as a pattern, not as the zeros of fresh stack pages, so a local read
+/// before it is written is not the identity of a sum by chance. The compiles are most of the
+/// emulated tests' time: `-Og` runs the kernels as fast as `-O1` under AddressSanitizer and
+/// compiles them in half the time; `-g1` keeps the line tables that the sanitizers' reports
+/// name lines by (rebuild a kept kernel with `-g` to debug it).
+const CXX_FLAGS: [&str; 10] = [
     "-std=c++17",
     "-Og",
     "-g1",
     "-w",
-    "-fsanitize=address",
+    "-fsanitize=address,alignment,shift-exponent",
+    "-fno-sanitize-recover=all",
+    "-ftrivial-auto-var-init=pattern",
     "-fwrapv",
     "-fno-strict-aliasing",
     "-ffp-contract=off",
