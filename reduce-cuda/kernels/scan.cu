@@ -303,8 +303,18 @@ __device__ __forceinline__ void r_entry_publish(const r_chain& c, r_size j, unsi
 
 // The look-back's ring: the values of the nearest entries before a warp's own, by distance
 // (slot d: entry t - 1 - d), up to about 4 KiB of them, whole windows of 32.
+// (R_LB_WINDOWS and R_LB_INCLUSIVE_EVERY are set only by the emulator's tests, whose blocks run
+// one after another so that every look-back would stop at the nearest group: a ring of one
+// window, and a group's inclusive value published only where g % R_LB_INCLUSIVE_EVERY == 0,
+// make look-backs walk past the ring as late groups make them on a GPU. The bits are the same
+// wherever a look-back stops: THE FIXED GROUPING.)
+#ifndef R_LB_WINDOWS
 #define R_LB_WINDOWS ((4096 / (R_WARP * (int)sizeof(M))) < 1 ? 1 : (4096 / (R_WARP * (int)sizeof(M))) > 16 ? 16 : (4096 / (R_WARP * (int)sizeof(M))))
+#endif
 #define R_LB_SLOTS (R_LB_WINDOWS * R_WARP)
+#ifndef R_LB_INCLUSIVE_EVERY
+#define R_LB_INCLUSIVE_EVERY 1
+#endif
 
 // The inclusive value of entry t - 1 of chain `c` (the groups), whose entries publish their
 // aggregate, then their inclusive value: see THE FIXED GROUPING. By a whole warp; lane 0 returns
@@ -415,7 +425,7 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
     if (g == 0) return w;
     __syncwarp();  // lane 0 has read `group`: the ring may take its place
     const r_seg p = r_look_back(group_chain, g, ring);  // P(g), lane 0's
-    if (lane == 0 && last) {
+    if (lane == 0 && last && g % R_LB_INCLUSIVE_EVERY == 0) {
         const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
         r_entry_publish(group_chain, g, R_ST_INC | state, r_scan_op(p, whole).v, true);
     }

@@ -10,8 +10,10 @@
 //! tiles and groups of 32 tiles, several tile shapes, 1-, 8-, 16- and 72-byte monoids (entries
 //! of one and two 16-byte parts, and states and values apart). A read that a
 //! missing barrier (of the block or of a warp) leaves unordered shows under one of the orders —
-//! but for the waits between blocks: every earlier tile has finished, so a look-back stops at
-//! the nearest group and never waits (the GPU tests and racecheck cover those paths). Trusted
+//! but for the waits between blocks: every earlier tile has finished, so a look-back never waits
+//! (the GPU tests and racecheck cover those paths), and stops at the nearest group but where a
+//! test has groups publish only their aggregates (the walk through the look-back's ring and
+//! past it, folded in order). Trusted
 //! garbage offsets finish and stay in bounds, in LookAhead and LookBack. LookAhead with one of
 //! its pipeline's waits taken out fails in every order (the bulk copies land only when waited
 //! for).
@@ -187,6 +189,65 @@ fn plain_scans_are_the_reference() {
     // 3 and 12 bytes: staged in chunks of three vectors (12 bytes: in dynamic shared memory)
     check_plain::<Tri8>(&cxx);
     check_plain::<AffCount>(&cxx);
+}
+
+/// LookBack's look-back over groups that published only their aggregates: with a group's
+/// inclusive value published only where g % 40 == 0 and a ring of one window of 32 groups
+/// (`R_LB_INCLUSIVE_EVERY`, `R_LB_WINDOWS`), every group of the first 40 walks back to group 0
+/// — through the ring, and past it for the groups after 33 — where one block a tile in order
+/// would stop each look-back at the nearest group; plain and by key (runs of a few items to
+/// several groups: starts stop some walks), Affine and Mat2 (entries of one and of two
+/// 16-byte parts), against the sequential scans bit for bit.
+#[test]
+fn look_back_walks_past_groups_without_inclusive_values() {
+    let Some(cxx) = compiler() else { return };
+    check_long_look_backs::<Affine>(&cxx);
+    check_long_look_backs::<Mat2>(&cxx);
+}
+
+fn check_long_look_backs<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
+    let config = ScanConfig::new(ScanAlgorithm::LookBack)
+        .block(32)
+        .items_per_thread(1);
+    let defines = [("R_LB_INCLUSIVE_EVERY", 40), ("R_LB_WINDOWS", 1)];
+    let plain = scan_kernel_with::<M, u32>(cxx, config, None, &defines);
+    let group = 32 * plain.tile as usize;
+    let what = format!("{} LookBack, long look-backs", M::CUDA_NAME);
+    check_sizes::<M>(&plain, &[39 * group + 5, 45 * group + 17], 90, &what);
+    let by_key = scan_kernel_with::<M, u32>(cxx, config, Some(false), &defines);
+    let mut rng = TestRng::new(91);
+    let n = 45 * group + 3;
+    let mut keys = Vec::with_capacity(n);
+    while keys.len() < n {
+        let run = if rng.range(0, 3) == 0 {
+            rng.range(1, 8 * group as u64)
+        } else {
+            rng.range(1, 40)
+        };
+        let key = rng.range(0, 3) as u32;
+        keys.extend(std::iter::repeat_n(key, (run as usize).min(n - keys.len())));
+    }
+    let items = M::random_vec(n, 92);
+    let cases: Vec<ScanCase> = [Scan::Inclusive, Scan::Exclusive]
+        .iter()
+        .map(|&kind| ScanCase {
+            n: n as u64,
+            exclusive: kind == Scan::Exclusive,
+            items: bytes_of(&items),
+            index: keys.iter().map(|&k| k as u64).collect(),
+            in_place: false,
+        })
+        .collect();
+    for order in Order::ALL {
+        for (kind, got) in [Scan::Inclusive, Scan::Exclusive]
+            .into_iter()
+            .zip(by_key.run(&cases, order))
+        {
+            let got: Vec<M> = values_from(&got);
+            let want = scan_by_key(&items, &keys, kind).unwrap();
+            assert!(got == want, "{what}, by key {kind:?} fibers {order:?}");
+        }
+    }
 }
 
 /// LookAhead's look-back over many rows: each block takes at most 37 tiles
