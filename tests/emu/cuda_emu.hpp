@@ -157,6 +157,15 @@ struct Fiber {
     unsigned long long collectives;  // warp collectives passed: their slots' bank alternates
 };
 
+// What a thread arrives at a barrier for: the barrier itself, or a warp collective of one kind.
+// On a GPU a __syncwarp, a shuffle, a vote and a warp reduction are different instructions that
+// never meet each other: lanes of one warp at two kinds is a bug (a collective under a branch
+// some lanes skip), reported here instead of exchanging values across them.
+enum class Meet { Barrier, Shuffle, Vote, Reduce };
+inline const char* meet_name(Meet m) {
+    return m == Meet::Barrier ? "__syncwarp" : m == Meet::Shuffle ? "a shuffle" : m == Meet::Vote ? "a vote" : "a reduction";
+}
+
 struct Block {
     unsigned int threads;
     emu_dim3 block_idx, grid_dim;
@@ -166,6 +175,7 @@ struct Block {
     // barrier 0: the block; barrier 1 + w: warp w
     std::vector<unsigned int> arrived;
     std::vector<unsigned long long> generation;
+    std::vector<Meet> meets;                // what the threads at each barrier arrived for
     std::vector<unsigned long long> slots;  // one exchange slot per thread (block-wide votes)
     std::vector<unsigned long long> lanes;  // warp collectives: two banks of one slot per thread
     unsigned long long epoch = 0;           // switches back from a fiber that did not spin
@@ -242,10 +252,17 @@ inline Block*& block() {
 }
 inline Fiber& self() { return *block()->current; }
 
-inline void wait_at(int id, unsigned int count) {
+inline void wait_at(int id, unsigned int count, Meet meet = Meet::Barrier) {
     Block& b = *block();
     Fiber& f = self();
     ++b.epoch;  // a state change: spinning fibers may look again
+    if (b.arrived[id] == 0) {
+        b.meets[id] = meet;
+    } else if (b.meets[id] != meet) {
+        std::fprintf(stderr, "emu: thread %u of block %u is at %s where its warp's lanes before it are at %s\n",
+                     f.tid, b.block_idx.x, meet_name(meet), meet_name(b.meets[id]));
+        std::abort();
+    }
     if (++b.arrived[id] == count) {  // the last to arrive releases the others
         b.arrived[id] = 0;
         ++b.generation[id];
@@ -287,7 +304,7 @@ inline void preempt() {
 }
 inline unsigned int lane() { return self().tid % 32; }
 inline unsigned int warp_base() { return self().tid - lane(); }
-inline void warp_sync() { wait_at(1 + (int)(self().tid / 32), 32); }
+inline void warp_sync(Meet meet = Meet::Barrier) { wait_at(1 + (int)(self().tid / 32), 32, meet); }
 inline void block_sync() { wait_at(0, block()->threads); }
 
 template <class T>
@@ -308,18 +325,18 @@ inline T from_slot(unsigned long long s) {
 // the slots' two banks alternate, and a lane writes a bank again only two collectives later,
 // after the whole warp arrived at the one between, that is after every lane read this one.
 template <class T>
-inline const unsigned long long* warp_collective(T v) {
+inline const unsigned long long* warp_collective(T v, Meet meet) {
     Block& b = *block();
     Fiber& f = self();
     unsigned long long* bank = b.lanes.data() + (f.collectives++ & 1) * b.threads;
     bank[f.tid] = to_slot(v);
-    warp_sync();
+    warp_sync(meet);
     return bank + warp_base();
 }
 // Every lane of the warp passes `v`; returns what lane `src` passed (its own when out of range).
 template <class T>
 inline T warp_exchange(T v, int src) {
-    const unsigned long long* slots = warp_collective(v);
+    const unsigned long long* slots = warp_collective(v, Meet::Shuffle);
     return (src >= 0 && src < 32) ? from_slot<T>(slots[src]) : v;
 }
 
@@ -356,6 +373,7 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
     b.fibers.resize(threads);
     b.arrived.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
     b.generation.assign(1 + (threads + 31) / 32 + kNamedBarriers, 0);
+    b.meets.assign(1 + (threads + 31) / 32 + kNamedBarriers, Meet::Barrier);
     b.slots.assign(threads, 0);
     b.lanes.assign(2 * threads, 0);
     b.body = std::move(body);
@@ -605,7 +623,7 @@ inline T __shfl_xor_sync(unsigned int, T v, int m, int = 32) {
     return emu::warp_exchange(v, (int)(emu::lane() ^ (unsigned int)m));
 }
 inline unsigned int __ballot_sync(unsigned int, int p) {
-    const unsigned long long* slots = emu::warp_collective(p != 0);
+    const unsigned long long* slots = emu::warp_collective(p != 0, emu::Meet::Vote);
     unsigned int bits = 0;
     for (unsigned int l = 0; l < 32; ++l) bits |= (slots[l] ? 1u : 0u) << l;
     return bits;
@@ -615,7 +633,7 @@ inline int __all_sync(unsigned int mask, int p) { return __ballot_sync(mask, p) 
 // The warp's minimum / maximum / sum (sm_80's redux.sync), over all 32 lanes.
 template <class Pick>
 inline unsigned int emu_warp_redux(unsigned int v, unsigned int init, Pick pick) {
-    const unsigned long long* slots = emu::warp_collective(v);
+    const unsigned long long* slots = emu::warp_collective(v, emu::Meet::Reduce);
     unsigned int r = init;
     for (unsigned int l = 0; l < 32; ++l) r = pick(r, emu::from_slot<unsigned int>(slots[l]));
     return r;
