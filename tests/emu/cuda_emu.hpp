@@ -6,7 +6,8 @@
 //     ballots) as real barriers: a thread waits until all threads of its block (or warp) arrive;
 //     a barrier that some thread never reaches is reported as a deadlock, not hung on;
 //   - warp collectives exchange values through per-thread slots, so a lane reads what the
-//     source lane passed to that same collective;
+//     source lane passed to that same collective; lanes at different kinds of collective (a
+//     __syncwarp against a shuffle, a vote, a reduction) are reported;
 //   - dynamic shared memory is filled with 0xA5 before every block (no reliance on zeroes);
 //   - between two synchronisation points the fibers run one after another, in increasing or
 //     (emu::reverse_order) decreasing thread order: a read that a missing barrier leaves
