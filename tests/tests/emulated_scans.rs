@@ -306,8 +306,9 @@ fn look_ahead_over_other_blocks_rows() {
 /// The emulator catches LookAhead's pipeline when it does not wait: without the threads' wait
 /// for a stage's bulk copy (they read the tile's number and items before they land), without the
 /// producer's wait for a stage to be free (it refills a stage the threads may still read), or
-/// with the threads releasing a stage before they read it, the kernel gives wrong outputs or fails (the emulator's report), in every fiber order, where the
-/// kernel as it is gives the scan.
+/// with the threads releasing a stage before they read it, the kernel gives wrong outputs or
+/// fails (the emulator's report), in every fiber order, where the kernel as it is gives the
+/// scan.
 #[test]
 fn look_ahead_without_its_waits_fails() {
     let Some(cxx) = compiler() else { return };

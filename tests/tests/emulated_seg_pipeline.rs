@@ -121,9 +121,10 @@ fn seg_pipeline_is_the_fold() {
 /// The emulator catches a pipeline that does not wait: SegPipeline's kernel with the threads
 /// reading a stage before they wait for its bulk copy (they read the poison the copy left), with
 /// the producer not waiting for a stage to be free (it refills a stage the threads may still
-/// read), or with the threads releasing a stage before they read it, gives wrong segments or fails (the emulator's report), in every fiber order,
-/// where the kernel as it is gives the fold. This is what makes `seg_pipeline_is_the_fold` a
-/// test of the waits and not only of the fold.
+/// read), or with the threads releasing a stage before they read it, gives wrong segments or
+/// fails (the emulator's report), in every fiber order, where the kernel as it is gives the
+/// fold. This is what makes `seg_pipeline_is_the_fold` a test of the waits and not only of the
+/// fold.
 #[test]
 fn seg_pipeline_without_its_waits_fails() {
     let Some(cxx) = compiler() else { return };
