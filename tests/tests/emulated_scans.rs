@@ -191,6 +191,21 @@ fn plain_scans_are_the_reference() {
     check_plain::<AffCount>(&cxx);
 }
 
+/// An inclusive and an exclusive scan of the same `n` items over `index` (offsets or keys; none:
+/// plain), the exclusive one in place where `in_place`.
+fn both_kinds(n: usize, items: Vec<u8>, index: &[u64], in_place: bool) -> Vec<ScanCase> {
+    [Scan::Inclusive, Scan::Exclusive]
+        .iter()
+        .map(|&kind| ScanCase {
+            n: n as u64,
+            exclusive: kind == Scan::Exclusive,
+            items: items.clone(),
+            index: index.to_vec(),
+            in_place: in_place && kind == Scan::Exclusive,
+        })
+        .collect()
+}
+
 /// LookBack's look-back over groups that published only their aggregates: with a group's
 /// inclusive value published only where g % 40 == 0 and a ring of one window of 32 groups
 /// (`R_LB_INCLUSIVE_EVERY`, `R_LB_WINDOWS`), every group of the first 40 walks back to group 0
@@ -228,16 +243,8 @@ fn check_long_look_backs<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) 
         keys.extend(std::iter::repeat_n(key, (run as usize).min(n - keys.len())));
     }
     let items = M::random_vec(n, 92);
-    let cases: Vec<ScanCase> = [Scan::Inclusive, Scan::Exclusive]
-        .iter()
-        .map(|&kind| ScanCase {
-            n: n as u64,
-            exclusive: kind == Scan::Exclusive,
-            items: bytes_of(&items),
-            index: keys.iter().map(|&k| k as u64).collect(),
-            in_place: false,
-        })
-        .collect();
+    let index: Vec<u64> = keys.iter().map(|&k| k as u64).collect();
+    let cases = both_kinds(n, bytes_of(&items), &index, false);
     for order in Order::ALL {
         for (kind, got) in [Scan::Inclusive, Scan::Exclusive]
             .into_iter()
@@ -420,16 +427,7 @@ fn portable_float_scans(cxx: &str, config: ScanConfig) {
         (Some(false), keys.clone()),
     ] {
         let kernel = scan_kernel::<Sum<f32>, u64>(cxx, config, form);
-        let cases: Vec<ScanCase> = [Scan::Inclusive, Scan::Exclusive]
-            .iter()
-            .map(|&kind| ScanCase {
-                n: n as u64,
-                exclusive: kind == Scan::Exclusive,
-                items: bytes_of(&items),
-                index: index.clone(),
-                in_place: kind == Scan::Exclusive,
-            })
-            .collect();
+        let cases = both_kinds(n, bytes_of(&items), &index, true);
         for (kind, got) in [Scan::Inclusive, Scan::Exclusive]
             .into_iter()
             .zip(kernel.run(&cases, Order::Increasing))
