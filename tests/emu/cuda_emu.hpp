@@ -17,12 +17,11 @@
 //   - named barriers (bar.sync 1, count: the threads beside a producer warp) likewise;
 //   - mbarriers and bulk copies (kernels/pipe.cuh): a bulk copy poisons its destination when
 //     issued and lands only when a thread waits on its barrier after every expected arrival, so a
-//     read before the wait reads poison; after the arrival that completes a phase another fiber
-//     runs before the arriving one goes on, so a read of a stage after its release meets the
-//     refill's poison;
-//     a thread spinning on an mbarrier is not resumed until another fiber has changed
-//     something (an arrival, a barrier), and a block where only spinning fibers remain is
-//     reported as a deadlock;
+//     read before the wait reads poison; after the arrival that completes a phase the other
+//     fibers run before the arriving one goes on, so a read of a stage after its release meets
+//     the refill's poison; a thread spinning on an mbarrier is not resumed until another fiber
+//     has changed something (an arrival, a barrier), and a block where only spinning fibers
+//     remain is reported as a deadlock;
 //   - blocks run in index order; grid-wide protocols that only need "the last block to
 //     finish" (atomic tickets) work, and so does the scans' look-back, whose tiles (taken from a
 //     counter in block order) find every earlier tile finished; a wait for a later block is
@@ -50,6 +49,7 @@
 #include <functional>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -180,7 +180,6 @@ struct Block {
     std::vector<unsigned long long> slots;  // one exchange slot per thread (block-wide votes)
     std::vector<unsigned long long> lanes;  // warp collectives: two banks of one slot per thread
     unsigned long long epoch = 0;           // switches back from a fiber that did not spin
-    unsigned int preempted = 0;             // fibers runnable but resumed last (preempt)
     unsigned int finished = 0;              // fibers done
     // For the eager order's scan (run_block): the lowest thread a barrier released since the
     // scheduler last looked, and the lowest thread that ever spun on an mbarrier.
@@ -300,7 +299,6 @@ inline void preempt() {
     f.barrier = -1;
     f.yielded = false;
     f.preempted = true;
-    ++block()->preempted;
     switch_to(f.ctx, block()->scheduler);
 }
 inline unsigned int lane() { return self().tid % 32; }
@@ -419,10 +417,10 @@ inline bool run_block(unsigned int idx, unsigned int grid, unsigned int threads,
             if (eager_order() && progressed) break;
         }
         if (b.finished == threads) break;
-        if (!progressed && b.preempted > 0) {  // no other fiber can run: the preempted go on
-            for (Fiber& f : b.fibers) f.preempted = false;
-            b.preempted = 0;
-            continue;
+        if (!progressed) {  // no other fiber can run: the preempted ones, if any, go on
+            bool any = false;
+            for (Fiber& f : b.fibers) any |= std::exchange(f.preempted, false);
+            if (any) continue;
         }
         if (!progressed) {
             std::fprintf(stderr,
