@@ -42,8 +42,12 @@
 // every item that starts a non-empty segment (R_NO_HEAD elsewhere); the lanes read their marks
 // and clear them. A tile none starts in reads one entry instead, and no marks. Owner
 // form: a lane reads its items' owners and its neighbours' (a start where the owner changes);
-// a validated call checks them on those reads (first bad index into *status, atomicMin). Offsets
-// are checked ahead of the launch by the host. Ids and writes stay below `segments` whatever
+// a validated call checks them on those reads (first bad index into *status, atomicMin). A
+// validated offsets-form call checks the offsets on the marks' own reads: every pair of entries
+// a batch reads ascends, the batches of a block's tiles (one interval of entries: each tile's
+// starts where the one before found its next) reach the first entry of the next block (the
+// same search), and offsets[0] = 0, offsets[segments] = n; any miss sets *status to 0, and the
+// host then runs the exact check for the error. Ids and writes stay below `segments` whatever
 // the layout (a trusted bad layout gives unspecified values, never a write out of bounds).
 //
 // Items: r_in, folded as m_lift(x, i) (i the item's global index); runs follow the lifted values.
@@ -264,11 +268,13 @@ __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
 // and 0 read the entries after and before theirs). Entries past the array read as all ones:
 // past every item (u32 offsets end at n < 2^32 - 1, where they are taken). Returns whether the
 // marks are done (uniform): the batch reached past the tile (on the grid's last tile: past the
-// last entry). Every thread calls it; its barrier publishes the batch's marks.
+// last entry). Every thread calls it; its barrier publishes the batch's marks. A validated call
+// (`check`, uniform) sets *bad where an entry it reads exceeds the one after it.
 template <int ROUNDS>
 __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                              r_size base, r_size tile, r_size t0, r_size t1, M* __restrict__ out,
-                                             unsigned int* s_id, r_size* s_edge, r_size* s_next) {
+                                             unsigned int* s_id, r_size* s_edge, r_size* s_next, bool check,
+                                             bool* bad) {
     const bool grid_last = t1 == n;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_idx o[ROUNDS], o1[ROUNDS], o0[ROUNDS];
@@ -279,13 +285,15 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
         o1[u] = lane == R_WARP - 1 && s < segments ? offsets[s + 1] : ~(r_idx)0;
         o0[u] = lane == 0 && s > base && s - 1 <= segments ? offsets[s - 1] : ~(r_idx)0;
     }
-    bool inside = false;
+    bool inside = false, descends = false;
 #pragma unroll
     for (int u = 0; u < ROUNDS; ++u) {
         const r_size s = base + u * R_BLOCK + threadIdx.x;
         const r_idx down = __shfl_down_sync(R_FULL_MASK, o[u], 1);
         const r_idx up = __shfl_up_sync(R_FULL_MASK, o[u], 1);
         const r_idx next = lane == R_WARP - 1 ? o1[u] : down;
+        // (Entry `segments` is never above the one after it, all ones.)
+        descends = descends || o[u] > next;
         // The first entry at or after t1: the one before it is inside, or it opens the batch.
         const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
         inside = s <= segments && o[u] < t1;
@@ -306,6 +314,7 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
     }
     // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
     // the grid's last tile reads every entry (the trailing empty segments).
+    if (check && descends) *bad = true;
     const bool more = __syncthreads_or(threadIdx.x == R_BLOCK - 1 && inside);
     return grid_last ? base + (r_size)ROUNDS * R_BLOCK > segments : !more;
 }
@@ -318,20 +327,30 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
 // cleared). Batches of R_MARK_ROUNDS rounds; with `small` (uniform: the tile marked before took
 // at most R_BLOCK entries), a first batch of one round, so that a tile of a few hundred entries
 // does not read a thousand (docs/decisions/0067-portable-segmented-pairs.md). Returns the first
-// entry >= t1 (the next tile's `entry`; uniform). Every thread calls it; its last barrier
-// publishes the marks.
+// entry >= t1 (the next tile's `entry`; uniform). A validated call (`check`) checks every
+// entry read (r_mark_batch, into *bad) and sets *reach to the end of its last batch (thread 0).
+// Every batch starts inside the entries read before (at an s_next its batches found) or at the
+// block's first entry, so all a block's batches read one interval from that entry, which
+// reaches at least the last batch's end. Every thread calls it; its last barrier publishes the
+// marks.
 __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                                   r_size entry, r_size tile, r_size t0, r_size t1,
                                                   M* __restrict__ out, unsigned int* s_id, r_size* s_edge,
-                                                  r_size* s_next, bool small) {
+                                                  r_size* s_next, bool small, bool check, bool* bad,
+                                                  r_size* reach) {
     r_size base = entry;
     if (small) {
-        if (r_mark_batch<1>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next)) return *s_next;
+        if (check && threadIdx.x == 0) *reach = base + R_BLOCK;
+        if (r_mark_batch<1>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next, check, bad))
+            return *s_next;
         base += R_BLOCK;
     }
-    for (;; base += (r_size)R_MARK_ROUNDS * R_BLOCK)
-        if (r_mark_batch<R_MARK_ROUNDS>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next))
+    for (;; base += (r_size)R_MARK_ROUNDS * R_BLOCK) {
+        if (check && threadIdx.x == 0) *reach = base + (r_size)R_MARK_ROUNDS * R_BLOCK;
+        if (r_mark_batch<R_MARK_ROUNDS>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next, check,
+                                        bad))
             return *s_next;
+    }
 }
 #endif
 
@@ -573,13 +592,35 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     unsigned int* s_id = reinterpret_cast<unsigned int*>(r_align16<unsigned char>(s_stage_vals + R_TILE));
     __shared__ r_size s_edge[R_WARPS + 1];
     __shared__ r_size s_entry, s_next;
+    // The layout check (validated calls; kept in shared memory, off the tile loop's registers):
+    // whether a pair read descends or an end is wrong; the end of the entries this block's
+    // batches read, and the first entry of the next block, which they must reach.
+    __shared__ bool s_bad;
+    __shared__ r_size s_reach, s_upto;
     for (unsigned int i = threadIdx.x; i < R_TILE; i += R_BLOCK) s_id[i] = R_NO_HEAD;
     if (threadIdx.x <= R_WARPS) s_edge[threadIdx.x] = ~0ull;
+    if (threadIdx.x == 0) {
+        // The array's ends: offsets[0] = 0 (the block of tile 0), offsets[segments] = n (the
+        // block of the last tile).
+        s_bad = check && tile < tile_end &&
+                ((tile == 0 && seg_index[0] != 0) || (tile_end == tiles && (r_size)seg_index[segments] != n));
+        s_reach = 0;
+    }
     if (warp == 0 && tile < tile_end) {
         // The first entry at or after the block's first item.
         const r_size t0 = tile * R_TILE;
         const r_size e = t0 == 0 ? 0 : r_warp_find_segment(seg_index, segments, t0 - 1) + 1;
-        if (lane == 0) s_entry = e;
+        if (lane == 0) {
+            s_entry = e;
+            s_reach = e;
+        }
+    }
+    // The next block's first entry, by its own search (the next warp: both searches at once);
+    // 0 (nothing to reach) for the last block and a block without tiles.
+    if (check && warp == (R_WARPS > 1 ? 1u : 0u)) {
+        const bool next = tile < tile_end && tile_end < tiles;
+        const r_size e = next ? r_warp_find_segment(seg_index, segments, tile_end * R_TILE - 1) + 1 : 0;
+        if (lane == 0) s_upto = e;
     }
     __syncthreads();
     r_size entry = s_entry;
@@ -612,7 +653,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         } else {
             const r_size first = entry;
             entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next,
-                                    last_entries <= R_BLOCK);
+                                    last_entries <= R_BLOCK, check, &s_bad, &s_reach);
             last_entries = entry - first;
             // Whether a segment starts after the run: at the next lane's first item, or the next
             // warp's (s_edge). No lane reads another's marks, which each clears after its fold.
@@ -682,6 +723,13 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         // This parity of s_warps is rewritten two tiles on, after the next tile's barrier.
     }
 
+#if R_OFFSETS
+    // The layout check's verdict (uniform): a descending pair, entries this block's batches did
+    // not reach (a layout that does not ascend can hide entries from the searches and the
+    // unmarked tiles), or a wrong end. The host runs the exact check for the error.
+    // (s_bad is published by the batches' barriers; s_reach is thread 0's, s_upto the prologue's.)
+    if (check && threadIdx.x == 0 && (s_bad || s_reach < s_upto)) atomicMin(status, 0ull);
+#endif
     if (!r_last_block(ticket)) return;
 
     // The root: the nodes joined level by level, R_ROOT_K * R_BLOCK aligned nodes to their

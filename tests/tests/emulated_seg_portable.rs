@@ -7,8 +7,9 @@
 //! signs, an exactly associative non-commutative 8-byte monoid (the sequential fold), and lifted
 //! items at an odd offset; every layout shape around the tile size, both forms, u32 and u64
 //! layouts, grids of 1 to 7 blocks and 1 to 8 tiles per node — the knobs that must change
-//! nothing; and the owners' check reports the first bad owner, and bad owners' identity fills
-//! stay within the launch's budget.
+//! nothing, validated (the layout check on) and trusted; the owners' check reports the first bad
+//! owner, and bad owners' identity fills stay within the launch's budget; the offsets' check
+//! flags bad layouts, those whose bad entries the marks' reads never reach included.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -57,7 +58,9 @@ fn layouts(tile: u64) -> Vec<(String, Vec<u64>)> {
 
 /// Runs the layouts through the emulated kernel (`source`, a tile of `tile` items; index type
 /// `I`; the offsets form or owners) on grids of 1, 3 and 7 blocks with 1, 2 and 8 tiles per
-/// node, fibers in every order, and checks every segment against `expected` with `same`.
+/// node, fibers in every order, and checks every segment against `expected` with `same`. The
+/// owner form runs validated; the offsets form validated on grids of 3 and 7 blocks, trusted on
+/// the others. No valid layout may be reported bad.
 #[allow(clippy::too_many_arguments)]
 fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug, I: SegIndex>(
     cxx: &str,
@@ -92,7 +95,7 @@ fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug, I: SegIndex>(
                 segments: lengths.len() as u64,
                 grid,
                 group,
-                check: !offsets_form,
+                check: !offsets_form || grid > 2,
             });
             wanted.push((format!("{name}, grid {grid}, group {group}"), want.clone()));
         }
@@ -317,5 +320,75 @@ fn bad_owners_stay_within_the_fill_budget() {
             segments - 2 - 58 * t,
             "fibers {order:?}: a fill past the budget was made"
         );
+    }
+}
+
+/// The offsets' check on the marks' own reads (the validated offsets form): a descending pair,
+/// an entry past the items, wrong ends, and a bad pair that no block's reads reach — block 1's
+/// tiles read no entry (the one after block 0's first tile lies past them), and block 2's
+/// search lands past the pair, so only the check that each block's reads reach the next
+/// block's first entry sees it — each set the status (0: the runtime then runs the exact check
+/// for the error); the valid layouts do not, on the same grids.
+#[test]
+fn the_offsets_check_flags_bad_layouts() {
+    let Some(cxx) = compiler() else { return };
+    let config = configs()[1];
+    let (src, smem, tile) = source::<Sum<f32>, u32>(config, true, 0);
+    let kernel = seg_portable_kernel(&cxx, &src, "offsets_check", 4, false, smem, tile);
+    let n = 6 * tile;
+    let items = bytes_of(
+        &wide_f32(n as usize, 2)
+            .into_iter()
+            .map(Sum)
+            .collect::<Vec<_>>(),
+    );
+    let good: Vec<u64> = (0..n / 10).map(|s| 10 * s).chain([n]).collect();
+    let mut descends = good.clone();
+    descends.swap(2 * tile as usize / 10, 2 * tile as usize / 10 + 1);
+    let mut past_n = good.clone();
+    past_n[4 * tile as usize / 10] = n + 100;
+    let mut first = good.clone();
+    first[0] = 3;
+    let mut last_short = good.clone();
+    *last_short.last_mut().unwrap() = n - 1;
+    let mut last_long = good.clone();
+    *last_long.last_mut().unwrap() = n + 5;
+    // Ascending in tile 0 (entries 0..=50), then 250 entries in tile 4, then ascending from
+    // block 1's first item (2 tiles a block) to n: the pair (300, 301) descends.
+    let step = 4 * tile / 1024;
+    let hidden: Vec<u64> = (0..=50u64)
+        .map(|s| 10 * s)
+        .chain((51..=300).map(|_| 4 * tile + 904))
+        .chain((0..=1024).map(|m| 2 * tile + step * m))
+        .collect();
+    assert_eq!(*hidden.last().unwrap(), n);
+    let case = |index: Vec<u64>| SegPortableCase {
+        n,
+        items: items.clone(),
+        segments: index.len() as u64 - 1,
+        index,
+        grid: 3,
+        group: 1,
+        check: true,
+    };
+    let bad = [descends, past_n, first, last_short, last_long, hidden];
+    let mut cases: Vec<_> = bad.into_iter().map(case).collect();
+    cases.push(case(good.clone()));
+    let mut want = vec![0; cases.len() - 1];
+    want.push(u64::MAX);
+    for grid in [1, 7] {
+        cases.push(SegPortableCase {
+            grid,
+            ..case(good.clone())
+        });
+        want.push(u64::MAX);
+    }
+    for order in Order::ALL {
+        let got: Vec<u64> = kernel
+            .run(&cases, order)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(got, want, "fibers {order:?}");
     }
 }

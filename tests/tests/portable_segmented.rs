@@ -209,10 +209,23 @@ fn bad_layouts_are_typed_errors_and_trusted_garbage_is_safe() {
     let items: Vec<Sum<f32>> = hard_f32(100_000, 1, false).into_iter().map(Sum).collect();
     let xs = gpu.upload(&items).unwrap();
     let portable = SegConfig::default().portable();
-    let bad_offsets: [Vec<u32>; 3] = [
+    // Validated offsets are checked on the kernel's reads, then by the exact check for the
+    // error: wrong ends, a descent, one swapped pair among 10 000 segments, an entry past the
+    // items, and garbage.
+    let tens: Vec<u32> = (0..=10_000).map(|s| 10 * s).collect();
+    let mut swapped = tens.clone();
+    swapped.swap(5_000, 5_001);
+    let mut past = tens.clone();
+    past[7_777] = 100_001;
+    let mut rng = TestRng::new(4);
+    let garbage: Vec<u32> = (0..1001).map(|_| rng.range(0, 200_000) as u32).collect();
+    let bad_offsets = [
         vec![1, 50, 100_000],
         vec![0, 70_000, 60_000, 100_000],
         vec![0, 50, 99_999],
+        swapped,
+        past,
+        garbage,
     ];
     for offsets in &bad_offsets {
         let dev = gpu.upload(offsets).unwrap();

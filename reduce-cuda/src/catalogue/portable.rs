@@ -12,7 +12,7 @@ use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::shuffle::{lane_items, launch_plain, plain_grid, ShuffleArgs, STATIC_SMEM_LIMIT};
 use super::tuning::{self, ANY_DEVICE_BLOCK_SMEM, SEG_PORTABLE_BLOCK, SHUFFLE_BLOCK};
 use crate::device::{kernel_signature, Entry};
-use crate::dispatch::segmented::SegJob;
+use crate::dispatch::segmented::{SegJob, NO_INDEX};
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
@@ -252,12 +252,13 @@ fn node_bytes(shape: SegShape) -> usize {
 
 /// The portable segmented kernel's static shared memory for `block` threads: two rings of a
 /// node summary per warp (two values and two words, padded), a node's tiles
-/// (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the offsets form the warp edges' stamps.
+/// (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the offsets form the warp edges' stamps, the
+/// tile's entries and the layout check's words.
 pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
     // Each node with room to spare for the arrays' alignment.
     let node = node_bytes(shape) + shape.items.m_align.max(16);
     let nodes = 2 * (block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
-    nodes * node + 8 * (block as usize / 32 + 3) + 16
+    nodes * node + 8 * (block as usize / 32 + 5) + 24
 }
 
 impl SegPortable {
@@ -314,14 +315,11 @@ impl SegPlan for SegPortable {
         }
     }
 
-    /// Validated offsets are checked ahead of the launch (the exact check); validated owners
-    /// on the launch's own reads, their first bad index read back after it.
+    /// Validated, the layout is checked on the launch's own reads and the status read back
+    /// after it: the owners' first bad index, or (offsets) whether the marks' reads saw a bad
+    /// entry, a gap or a wrong end, and then the exact check finds the first error.
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
-        let offsets = job.layout.offsets_form;
-        if validate && offsets {
-            d.validate_exact(job)?;
-        }
-        let check = validate && !offsets;
+        let check = validate;
         let kernel = d.device.kernel(
             &job.module,
             REDUCE_SEG_PORTABLE,
@@ -352,11 +350,17 @@ impl SegPlan for SegPortable {
             status_out,
         };
         d.launch(&kernel, grid, args)?;
-        if check {
-            let status = d.poll_status()?;
-            d.status_error(job, status)?;
+        if !check {
+            return Ok(());
         }
-        Ok(())
+        let status = d.poll_status()?;
+        if !job.layout.offsets_form {
+            d.status_error(job, status)
+        } else if status != NO_INDEX {
+            d.confirm_bad_layout(job, self.name)
+        } else {
+            Ok(())
+        }
     }
 }
 
