@@ -559,8 +559,9 @@ __device__ __forceinline__ r_stage r_warp_stage(M* vals, unsigned int lo, unsign
 // One launch: grid of persistent blocks; `ticket` is 0 on entry and left 0. A node is `group`
 // tiles (a power of two, at most R_MAX_GROUP); nodes_out holds one r_node per node,
 // ceil(ceil(n / R_TILE) / group) of them. *status (R_NO_INDEX on entry, and left so) receives
-// a validated owner-form call's first bad owner index (`check` = 1); the last block copies it
-// to *status_out when that is not null.
+// a validated (`check` = 1) owner-form call's first bad owner index, or 0 where a validated
+// offsets-form call's check fails; the last block copies it to *status_out when that is not
+// null.
 extern "C" __global__ void __launch_bounds__(R_BLOCK, R_MIN_BLOCKS)
 reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restrict__ seg_index, r_size segments,
                     M* __restrict__ out, r_node* __restrict__ nodes_out, r_size group,

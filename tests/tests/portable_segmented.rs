@@ -236,6 +236,24 @@ fn bad_layouts_are_typed_errors_and_trusted_garbage_is_safe() {
             (got, want) => panic!("{offsets:?}: {got:?} against {want:?}"),
         }
     }
+    // A bad pair that no block's reads reach: tiles of 1024 items (64 threads), 2 a block, 3
+    // blocks. Block 1's tiles read no entry (the entry after block 0's first tile lies in tile
+    // 4), and block 2's search lands past the pair (300, 301); only the check that block 1's
+    // reads reach block 2's first entry sees it (tests/tests/emulated_seg_portable.rs traces
+    // the same layout).
+    let hidden: Vec<u32> = (0..=50u32)
+        .map(|s| 10 * s)
+        .chain((51..=300).map(|_| 5000))
+        .chain((0..=1024).map(|m| 2048 + 4 * m))
+        .collect();
+    let few = gpu.upload(&items[..6144]).unwrap();
+    let dev = gpu.upload(&hidden).unwrap();
+    let want = gpu.reduce_segments(&few, &dev, SegAlgorithm::SegShuffle);
+    let got = gpu.reduce_segments(&few, &dev, portable.block(64).grid(3));
+    match (got, want) {
+        (Err(Error::Layout(g)), Err(Error::Layout(w))) => assert_eq!(g, w, "hidden pair"),
+        (got, want) => panic!("hidden pair: {got:?} against {want:?}"),
+    }
     let mut unsorted = owners_of(&[50_000u32, 50_000]);
     unsorted[70_000] = 0;
     let mut out_of_range = owners_of(&[50_000u32, 50_000]);
