@@ -266,12 +266,16 @@ __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
 // One batch of r_mark_tile_ids: ROUNDS rounds of R_BLOCK entries from `base`, all loads first
 // (one latency), each entry read once (an entry's next entry came from the next lane; lanes 31
 // and 0 read the entries after and before theirs). Entries past the array read as all ones:
-// past every item (u32 offsets end at n < 2^32 - 1, where they are taken). Returns whether the
-// marks are done (uniform): the batch reached past the tile (on the grid's last tile: past the
-// last entry). Every thread calls it; its barrier publishes the batch's marks. A validated call
-// (`check`, uniform) sets *bad where an entry it reads exceeds the one after it.
+// past every item (u32 offsets end at n < 2^32 - 1, where they are taken). Returns (uniform)
+// R_BATCH_DONE where the batch reached past the tile (on the grid's last tile: past the last
+// entry), else R_BATCH_MORE; in a validated call (`check`), R_BATCH_BAD where an entry it read
+// exceeds the one after it (and *bad is set). Every thread calls it; its barrier publishes the
+// batch's marks.
+#define R_BATCH_MORE 0
+#define R_BATCH_DONE 1
+#define R_BATCH_BAD 2
 template <int ROUNDS>
-__device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, r_size segments, r_size n,
+__device__ __forceinline__ int r_mark_batch(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                              r_size base, r_size tile, r_size t0, r_size t1, M* __restrict__ out,
                                              unsigned int* s_id, r_size* s_edge, r_size* s_next, bool check,
                                              bool* bad) {
@@ -313,10 +317,14 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
         }
     }
     // Offsets ascend: a batch whose last entry lies inside the tile may be followed by more;
-    // the grid's last tile reads every entry (the trailing empty segments).
-    if (check && descends) *bad = true;
-    const bool more = __syncthreads_or(threadIdx.x == R_BLOCK - 1 && inside);
-    return grid_last ? base + (r_size)ROUNDS * R_BLOCK > segments : !more;
+    // the grid's last tile reads every entry (the trailing empty segments). A validated call
+    // takes a second barrier only where the first says more or bad, to tell them apart.
+    const bool more = __syncthreads_or((threadIdx.x == R_BLOCK - 1 && inside) || (check && descends));
+    if (check && more && __syncthreads_or(descends)) {
+        if (threadIdx.x == 0) *bad = true;
+        return R_BATCH_BAD;
+    }
+    return (grid_last ? base + (r_size)ROUNDS * R_BLOCK > segments : !more) ? R_BATCH_DONE : R_BATCH_MORE;
 }
 
 // The marks of tile [t0, t1) from the offsets entries from `entry` (the first s with
@@ -331,8 +339,11 @@ __device__ __forceinline__ bool r_mark_batch(const r_idx* __restrict__ offsets, 
 // entry read (r_mark_batch, into *bad) and sets *reach to the end of its last batch (thread 0).
 // Every batch starts inside the entries read before (at an s_next its batches found) or at the
 // block's first entry, so all a block's batches read one interval from that entry, which
-// reaches at least the last batch's end. Every thread calls it; its last barrier publishes the
-// marks.
+// reaches at least the last batch's end. Where a batch found a bad entry it stops and returns
+// `segments` + 1, past every entry: the block's later tiles read none. So a validated call's
+// reads stay bounded on any layout: while they ascend, a tile reads again at most the batch
+// that found its `entry` (a trusted bad layout may make each tile read nearly every entry).
+// Every thread calls it; its last barrier publishes the marks.
 __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offsets, r_size segments, r_size n,
                                                   r_size entry, r_size tile, r_size t0, r_size t1,
                                                   M* __restrict__ out, unsigned int* s_id, r_size* s_edge,
@@ -341,15 +352,16 @@ __device__ __forceinline__ r_size r_mark_tile_ids(const r_idx* __restrict__ offs
     r_size base = entry;
     if (small) {
         if (check && threadIdx.x == 0) *reach = base + R_BLOCK;
-        if (r_mark_batch<1>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next, check, bad))
-            return *s_next;
+        const int got =
+            r_mark_batch<1>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next, check, bad);
+        if (got != R_BATCH_MORE) return got == R_BATCH_BAD ? segments + 1 : *s_next;
         base += R_BLOCK;
     }
     for (;; base += (r_size)R_MARK_ROUNDS * R_BLOCK) {
         if (check && threadIdx.x == 0) *reach = base + (r_size)R_MARK_ROUNDS * R_BLOCK;
-        if (r_mark_batch<R_MARK_ROUNDS>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge, s_next, check,
-                                        bad))
-            return *s_next;
+        const int got = r_mark_batch<R_MARK_ROUNDS>(offsets, segments, n, base, tile, t0, t1, out, s_id, s_edge,
+                                                    s_next, check, bad);
+        if (got != R_BATCH_MORE) return got == R_BATCH_BAD ? segments + 1 : *s_next;
     }
 }
 #endif
