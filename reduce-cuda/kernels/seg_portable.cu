@@ -43,7 +43,8 @@
 // and clear them. A tile none starts in reads one entry instead, and no marks. Owner
 // form: a lane reads its items' owners and its neighbours' (a start where the owner changes);
 // a validated call checks them on those reads (first bad index into *status, atomicMin). A
-// validated offsets-form call checks the offsets on the marks' own reads: every pair of entries
+// validated offsets-form call (its kernel built with R_CHECK_OFFSETS) checks the offsets on the
+// marks' own reads: every pair of entries
 // a batch reads ascends, the batches of a block's tiles (one interval of entries: each tile's
 // starts where the one before found its next) reach the first entry of the next block (the
 // same search), and offsets[0] = 0, offsets[segments] = n; any miss sets *status to 0, and the
@@ -54,7 +55,8 @@
 // Parameters: R_BLOCK threads (a power of two); R_RUN = R_ITEMS items per lane; R_VECS and
 // R_ITEM_SHIFT as kernels/lanes.cuh says; R_OFFSETS; R_IDX64 (u64 offsets or owners);
 // R_INDEX_VEC (the owners are 16-byte aligned: vector loads); R_MIN_BLOCKS, the resident blocks
-// per SM the registers are capped for; R_NODE_BYTES, sizeof(r_node) as the host counts it.
+// per SM the registers are capped for; R_NODE_BYTES, sizeof(r_node) as the host counts it;
+// R_CHECK_OFFSETS (offsets form): the offsets' check compiled in (validated calls' kernels).
 
 #define R_WARPS (R_BLOCK / R_WARP)
 #define R_TILE ((r_size)R_BLOCK * R_ITEMS)
@@ -587,6 +589,11 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
 
     // Segment ids fit 32 bits below R_NO_HEAD (the host's limit): compared as such.
     const unsigned int ids = (unsigned int)segments;
+#if R_OFFSETS
+    // The offsets' check is compiled into the kernels of validated calls only (R_CHECK_OFFSETS):
+    // the trusted kernel keeps its registers for the fold.
+    const bool check_offsets = R_CHECK_OFFSETS && check != 0;
+#endif
     const r_size tiles = (n + R_TILE - 1) / R_TILE;
     const r_size nodes = (tiles + group - 1) / group;
     // This block's contiguous run of nodes, and so of tiles.
@@ -615,7 +622,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     if (threadIdx.x == 0) {
         // The array's ends: offsets[0] = 0 (the block of tile 0), offsets[segments] = n (the
         // block of the last tile).
-        s_bad = check && tile < tile_end &&
+        s_bad = check_offsets && tile < tile_end &&
                 ((tile == 0 && seg_index[0] != 0) || (tile_end == tiles && (r_size)seg_index[segments] != n));
         s_reach = 0;
     }
@@ -630,7 +637,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     }
     // The next block's first entry, by its own search (the next warp: both searches at once);
     // 0 (nothing to reach) for the last block and a block without tiles.
-    if (check && warp == (R_WARPS > 1 ? 1u : 0u)) {
+    if (check_offsets && warp == (R_WARPS > 1 ? 1u : 0u)) {
         const bool next = tile < tile_end && tile_end < tiles;
         const r_size e = next ? r_warp_find_segment(seg_index, segments, tile_end * R_TILE - 1) + 1 : 0;
         if (lane == 0) s_upto = e;
@@ -666,7 +673,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
         } else {
             const r_size first = entry;
             entry = r_mark_tile_ids(seg_index, segments, n, entry, tile, t0, t1, out, s_id, s_edge, &s_next,
-                                    last_entries <= R_BLOCK, check, &s_bad, &s_reach);
+                                    last_entries <= R_BLOCK, check_offsets, &s_bad, &s_reach);
             last_entries = entry - first;
             // Whether a segment starts after the run: at the next lane's first item, or the next
             // warp's (s_edge). No lane reads another's marks, which each clears after its fold.
@@ -741,7 +748,7 @@ reduce_seg_portable(const r_in* __restrict__ in, r_size n, const r_idx* __restri
     // not reach (a layout that does not ascend can hide entries from the searches and the
     // unmarked tiles), or a wrong end. The host runs the exact check for the error.
     // (s_bad is published by the batches' barriers; s_reach is thread 0's, s_upto the prologue's.)
-    if (check && threadIdx.x == 0 && (s_bad || s_reach < s_upto)) atomicMin(status, 0ull);
+    if (check_offsets && threadIdx.x == 0 && (s_bad || s_reach < s_upto)) atomicMin(status, 0ull);
 #endif
     if (!r_last_block(ticket)) return;
 

@@ -118,10 +118,11 @@ fn check<X: reduce_cuda::DeviceCopy, M: CudaMonoid + Debug, I: SegIndex>(
     }
 }
 
-/// Two shapes of the kernel: one warp per block (tiles of 32 runs) and two warps.
+/// Two shapes of the kernel: one warp per block (tiles of 32 runs), a trusted call's kernel,
+/// and two warps, a validated call's (in the offsets form, with the offsets' check compiled in).
 fn configs() -> [SegConfig; 2] {
     let portable = SegConfig::new(SegAlgorithm::SegShuffle).portable();
-    [portable.block(32), portable.block(64)]
+    [portable.block(32).trusted(), portable.block(64)]
 }
 
 /// The kernel of `config` for `M` items, index type `I`, at `items_at`, and its tile.

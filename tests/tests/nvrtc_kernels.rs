@@ -312,13 +312,14 @@ fn seg_shuffle_load_ahead_kernel_keeps_out_of_local_memory() {
     assert_eq!(owner_frames::<Mat2>(), [0], "owner form, Mat2");
 }
 
-/// The portable segmented kernel (`SegConfig::portable`, u32 layouts, offsets then owner form)
-/// keeps out of local memory under its register cap (80 registers: 3 blocks of 256 per SM) in
-/// the owner form and for u32 sums by offsets; f32 and f64 sums and the 8-byte affine monoid by
-/// offsets spill 8 bytes since the offsets' check rides on the marks' reads (f64 spilled 16
-/// before, the others none): the block's last tile, the tile loop's bound, stored once and read
-/// back at the loop's tests, once a tile (SASS: no local access in the fold or the marks). These
-/// are today's counts under NVRTC 13.0 for
+/// The portable segmented kernel (`SegConfig::portable`, u32 layouts; trusted by offsets,
+/// validated by offsets — its kernel built with the offsets' check — and the owner form) keeps
+/// out of local memory under its register cap (80 registers: 3 blocks of 256 per SM) for
+/// one-word sums and the 8-byte affine monoid, trusted; f64 sums by offsets spill 16 bytes
+/// trusted (8 before the marks' one-round first batch, decision 0067). With the check, f32 and
+/// f64 sums and the affine monoid spill 8 bytes: the block's last tile, the tile loop's bound,
+/// stored once and read back at the loop's tests (SASS: no local access in the fold or the
+/// marks; decision 0090). These are today's counts under NVRTC 13.0 for
 /// sm_90, so that a change of the kernel that makes it spill fails here, with no GPU (a spill in
 /// the fold's unrolled items costs every item: decisions 0047 and 0067 in docs/decisions/).
 #[test]
@@ -327,20 +328,26 @@ fn portable_segmented_kernel_keeps_out_of_local_memory() {
         return;
     }
     fn frames<M: CudaMonoid>() -> Vec<u32> {
-        let sources = [true, false].into_iter().flat_map(|offsets_form| {
-            seg_kernel_variants_for::<M, u32>(SegConfig::default().portable(), offsets_form)
-                .unwrap()
+        let portable = SegConfig::default().portable();
+        let sources = [
+            (portable.trusted(), true),
+            (portable, true),
+            (portable, false),
+        ]
+        .into_iter()
+        .flat_map(|(config, offsets_form)| {
+            seg_kernel_variants_for::<M, u32>(config, offsets_form).unwrap()
         });
         frame_sizes(sources, "reduce_seg_portable")
     }
     assert_eq!(
         frames::<Sum<f32>>(),
-        [8, 0],
-        "Sum<f32>: offsets, owner form"
+        [0, 8, 0],
+        "Sum<f32>: offsets trusted, validated, owner form"
     );
-    assert_eq!(frames::<Sum<u32>>(), [0, 0], "Sum<u32>");
-    assert_eq!(frames::<Affine>(), [8, 0], "Affine");
-    assert_eq!(frames::<Sum<f64>>(), [8, 0], "Sum<f64>");
+    assert_eq!(frames::<Sum<u32>>(), [0, 0, 0], "Sum<u32>");
+    assert_eq!(frames::<Affine>(), [0, 8, 0], "Affine");
+    assert_eq!(frames::<Sum<f64>>(), [16, 8, 0], "Sum<f64>");
 }
 
 /// The blocks per SM LookBack's scan kernel reaches at its default tile (256 threads) on an H100 or an

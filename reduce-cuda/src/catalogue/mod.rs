@@ -194,7 +194,12 @@ pub(crate) fn seg_plan(
                  keep their own groupings",
             ));
         }
-        return Ok(Box::new(portable::segmented(name, &config.knobs(), shape)?));
+        return Ok(Box::new(portable::segmented(
+            name,
+            &config.knobs(),
+            shape,
+            config.trusted,
+        )?));
     }
     // SegHeads and SegBlocks take CSR offsets; the owner form runs what Auto runs.
     let config = match config.algorithm {

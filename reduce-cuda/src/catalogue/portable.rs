@@ -180,6 +180,11 @@ pub(super) struct SegPortable {
     /// 16-byte vectors per lane (0: item-by-item loads).
     vecs: u32,
     grid: Option<u32>,
+    /// Validated calls of the offsets form check the offsets on the marks' reads: their kernel
+    /// is built with the check (`R_CHECK_OFFSETS`), a trusted call's without it, which keeps
+    /// its registers for the fold (the check cost trusted calls 2-10% on an H100:
+    /// docs/decisions/0090-portable-offsets-check.md).
+    check_offsets: bool,
 }
 
 /// The most items of a tile by default: its marks (a 4-byte segment id per item, offsets form)
@@ -188,8 +193,13 @@ pub(super) struct SegPortable {
 const SEG_TILE_ITEMS: u32 = 8192;
 
 /// The portable segmented plan of `name` (`SegShuffle` or `Auto`, checked by the caller) for
-/// `shape`.
-pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> Result<SegPortable> {
+/// `shape`, for trusted calls or validated ones.
+pub(super) fn segmented(
+    name: &'static str,
+    knobs: &Knobs,
+    shape: SegShape,
+    trusted: bool,
+) -> Result<SegPortable> {
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "stages", knobs.stages)?;
@@ -217,6 +227,7 @@ pub(super) fn segmented(name: &'static str, knobs: &Knobs, shape: SegShape) -> R
         run,
         vecs: lane_items(name, shape.items.in_size, Some(run))?.1,
         grid: check_grid(name, knobs.grid)?,
+        check_offsets: shape.offsets_form && !trusted,
     };
     // Large values: the default block shrinks, down to 32 threads, until the block fits on any
     // device. A block the caller set stays. Either, past the static limit, is refused here, and
@@ -293,6 +304,7 @@ impl SegPlan for SegPortable {
                 ("R_VECS", self.vecs),
                 ("R_ITEM_SHIFT", self.shape.lane_shift(self.vecs)),
                 ("R_OFFSETS", self.shape.offsets_form as u32),
+                ("R_CHECK_OFFSETS", self.check_offsets as u32),
                 ("R_INDEX_VEC", !self.shape.plain_index as u32),
                 // 768 threads per SM: 80 registers, no spill (94 uncapped left two blocks of 256
                 // per SM; 64 spilled: docs/decisions/0047-portable-segmented.md).
@@ -317,9 +329,13 @@ impl SegPlan for SegPortable {
 
     /// Validated, the layout is checked on the launch's own reads and the status read back
     /// after it: the owners' first bad index, or (offsets) whether the marks' reads saw a bad
-    /// entry, a gap or a wrong end, and then the exact check finds the first error.
+    /// entry, a gap or a wrong end, and then the exact check finds the first error. (Offsets
+    /// validated with a trusted plan's kernel, which has no check, are checked exactly first.)
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
-        let check = validate;
+        if validate && job.layout.offsets_form && !self.check_offsets {
+            d.validate_exact(job)?;
+        }
+        let check = validate && (self.check_offsets || !job.layout.offsets_form);
         let kernel = d.device.kernel(
             &job.module,
             REDUCE_SEG_PORTABLE,
