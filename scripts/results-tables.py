@@ -495,11 +495,11 @@ def portable(data):
                   "same bits H200/H100", "= CPU"], body)
 
 
-def portable_seg(data):
+def portable_seg(data, name="portable-seg-h200.csv"):
     """The segmented portable mode against the default mode, by distribution and form, trusted
     and validated (f32 sums at 2^26), with the fraction of plain Shuffle's throughput each reaches
     and whether its bits equal the CPU reference."""
-    by = {(r["layout"], r["form"], r["trust"]): r for r in rows("portable-seg-h200.csv", data)
+    by = {(r["layout"], r["form"], r["trust"]): r for r in rows(name, data)
           if r.get("case", "f32 sum") == "f32 sum"}
     layouts = list(dict.fromkeys(k[0] for k in by))
     body = []
@@ -552,6 +552,8 @@ TABLES = {
     "scan": (scan_plain, "scan.csv"),
     "portable": (portable, "portable-h200.csv"),
     "portable-seg": (portable_seg, "portable-seg-h200.csv"),
+    "portable-seg-h100": (lambda data: portable_seg(data, "portable-seg-check-h100.csv"),
+                          "portable-seg-check-h100.csv"),
     "portable-axes": (portable_axes, "portable-axes-h100.csv"),
     "scan-segmented": (scan_segmented, "scan.csv"),
     "api-plain": (api_plain, "api.csv"),
