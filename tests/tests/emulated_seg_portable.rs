@@ -20,7 +20,8 @@ use reduce_cuda::testing::{
 };
 use reduce_cuda::{SegAlgorithm, SegConfig, Sum};
 use reduce_tests::emu::{
-    bytes_of, compiler, seg_portable_kernel, values_from, Order, SegPortableCase,
+    bytes_of, compiler, seg_portable_kernel, values_from, EmulatedSegPortable, Order,
+    SegPortableCase,
 };
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of, owners_of};
 use reduce_tests::monoids::lang::ArgMax;
@@ -243,6 +244,18 @@ fn lifted_items_at_an_odd_offset_group_as_their_lifted_values() {
     }
 }
 
+/// Runs `cases` in every fiber order: each case's status must be `want`'s.
+fn assert_statuses(kernel: &EmulatedSegPortable, cases: &[SegPortableCase], want: &[u64]) {
+    for order in Order::ALL {
+        let got: Vec<u64> = kernel
+            .run(cases, order)
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(got, want, "fibers {order:?}");
+    }
+}
+
 /// The owners' check on the launch's reads: the first owner below the one before it, or past
 /// the segments, is reported as its index (what the runtime turns into a typed error).
 #[test]
@@ -271,14 +284,7 @@ fn the_owner_check_reports_the_first_bad_owner() {
     };
     let cases = [case(unsorted, 3), case(past, 7), case(good, 2)];
     let want = [3 * tile + 1, 2 * tile + 5, u64::MAX];
-    for order in Order::ALL {
-        let got: Vec<u64> = kernel
-            .run(&cases, order)
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect();
-        assert_eq!(got, want, "fibers {order:?}");
-    }
+    assert_statuses(&kernel, &cases, &want);
 }
 
 /// Bad owners whose warps ask for long identity fills past the free allowance (16 ids per item
@@ -391,12 +397,5 @@ fn the_offsets_check_flags_bad_layouts() {
         });
         want.push(u64::MAX);
     }
-    for order in Order::ALL {
-        let got: Vec<u64> = kernel
-            .run(&cases, order)
-            .into_iter()
-            .map(|(s, _)| s)
-            .collect();
-        assert_eq!(got, want, "fibers {order:?}");
-    }
+    assert_statuses(&kernel, &cases, &want);
 }
