@@ -278,9 +278,9 @@ __device__ __forceinline__ void r_prefetch_l2(const void* p, r_size bytes) {
 #define R_BATCH_BAD 2
 template <int ROUNDS>
 __device__ __forceinline__ int r_mark_batch(const r_idx* __restrict__ offsets, r_size segments, r_size n,
-                                             r_size base, r_size tile, r_size t0, r_size t1, M* __restrict__ out,
-                                             unsigned int* s_id, r_size* s_edge, r_size* s_next, bool check,
-                                             bool* bad) {
+                                            r_size base, r_size tile, r_size t0, r_size t1, M* __restrict__ out,
+                                            unsigned int* s_id, r_size* s_edge, r_size* s_next, bool check,
+                                            bool* bad) {
     const bool grid_last = t1 == n;
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     r_idx o[ROUNDS], o1[ROUNDS], o0[ROUNDS];

@@ -330,12 +330,12 @@ fn bad_owners_stay_within_the_fill_budget() {
     }
 }
 
-/// The offsets' check on the marks' own reads (the validated offsets form): a descending pair,
-/// one across a batch's end, an entry past the items, wrong ends, and a bad pair that no block's reads reach — block 1's
-/// tiles read no entry (the one after block 0's first tile lies past them), and block 2's
-/// search lands past the pair, so only the check that each block's reads reach the next
-/// block's first entry sees it — each set the status (0: the runtime then runs the exact check
-/// for the error); the valid layouts do not, on the same grids.
+/// The offsets' check on the marks' own reads (the validated offsets form): a descending pair, one
+/// across a batch's end, an entry past the items, wrong ends, and a bad pair that no block's reads
+/// reach — block 1's tiles read no entry (the one after block 0's first tile lies past them), and
+/// block 2's search lands past the pair, so only the check that each block's reads reach the next
+/// block's first entry sees it — each set the status (0: the runtime then runs the exact check for
+/// the error); the valid layouts do not, on the same grids.
 #[test]
 fn the_offsets_check_flags_bad_layouts() {
     let Some(cxx) = compiler() else { return };
