@@ -340,9 +340,17 @@ fn bad_owners_stay_within_the_fill_budget() {
 fn the_offsets_check_flags_bad_layouts() {
     let Some(cxx) = compiler() else { return };
     let config = configs()[1];
+    offsets_check_flags_bad_layouts(&cxx, config, "offsets_check");
+    // One warp a block: warp 0 makes both searches.
+    offsets_check_flags_bad_layouts(&cxx, config.block(32), "offsets_check_32");
+}
+
+fn offsets_check_flags_bad_layouts(cxx: &str, config: SegConfig, tag: &str) {
     let (src, smem, tile) = source::<Sum<f32>, u32>(config, true, 0);
-    let kernel = seg_portable_kernel(&cxx, &src, "offsets_check", 4, false, smem, tile);
+    let kernel = seg_portable_kernel(cxx, &src, tag, 4, false, smem, tile);
     let n = 6 * tile;
+    // A batch of marks: 4 rounds of a block's threads, an entry each.
+    let batch = 4 * config.block.unwrap() as usize;
     let items = bytes_of(
         &wide_f32(n as usize, 2)
             .into_iter()
@@ -352,11 +360,11 @@ fn the_offsets_check_flags_bad_layouts() {
     let good: Vec<u64> = (0..n / 10).map(|s| 10 * s).chain([n]).collect();
     let mut descends = good.clone();
     descends.swap(2 * tile as usize / 10, 2 * tile as usize / 10 + 1);
-    // A descent across the end of block 0's first batch (4 rounds of 64 entries: entries 0-255,
-    // and the pair of 255 with the entry after it, which its last lane reads): entries 2 items
-    // apart fill tile 0, so the next batch starts at 256 and reads no pair with 255.
+    // A descent across the end of block 0's first batch (entries 0 .. batch - 1, and the pair of
+    // the last with the entry after it, which its last lane reads): entries 2 items apart fill
+    // tile 0, so the next batch starts at `batch` and reads no pair with the one before.
     let mut across: Vec<u64> = (0..n / 2).map(|s| 2 * s).chain([n]).collect();
-    across.swap(255, 256);
+    across.swap(batch - 1, batch);
     let mut past_n = good.clone();
     past_n[4 * tile as usize / 10] = n + 100;
     let mut first = good.clone();
@@ -365,8 +373,10 @@ fn the_offsets_check_flags_bad_layouts() {
     *last_short.last_mut().unwrap() = n - 1;
     let mut last_long = good.clone();
     *last_long.last_mut().unwrap() = n + 5;
-    // Ascending in tile 0 (entries 0..=50), then 250 entries in tile 4, then ascending from
-    // block 1's first item (2 tiles a block) to n: the pair (300, 301) descends.
+    // Ascending in tile 0 (entries 0..=50), then 250 entries in tile 4 or 5, then ascending from
+    // block 1's first item (2 tiles a block) to n: the pair (300, 301) descends, past block 0's
+    // first batch.
+    assert!(batch <= 300);
     let step = 4 * tile / 1024;
     let hidden: Vec<u64> = (0..=50u64)
         .map(|s| 10 * s)

@@ -264,12 +264,13 @@ fn node_bytes(shape: SegShape) -> usize {
 /// The portable segmented kernel's static shared memory for `block` threads: two rings of a
 /// node summary per warp (two values and two words, padded), a node's tiles
 /// (`tuning::SEG_PORTABLE_MAX_GROUP`), and in the offsets form the warp edges' stamps, the
-/// tile's entries and the layout check's words.
+/// tile's entries and the layout check's words (`s_reach`, `s_upto`, `s_bad`).
 pub(super) fn seg_static_smem(shape: SegShape, block: u32) -> usize {
     // Each node with room to spare for the arrays' alignment.
     let node = node_bytes(shape) + shape.items.m_align.max(16);
     let nodes = 2 * (block as usize / 32) + tuning::SEG_PORTABLE_MAX_GROUP as usize;
-    nodes * node + 8 * (block as usize / 32 + 5) + 24
+    let check = if shape.offsets_form { 24 } else { 0 };
+    nodes * node + 8 * (block as usize / 32 + 3) + 16 + check
 }
 
 impl SegPortable {

@@ -135,6 +135,29 @@ fn sized(shape: SegShape, in_size: usize, m_size: usize) -> SegShape {
     }
 }
 
+/// The portable segmented kernel carries the offsets' check (`R_CHECK_OFFSETS`) in validated
+/// calls' kernels of the offsets form only: trusted calls' kernels keep their registers for the
+/// fold, and a validated call's kernel must check (docs/decisions/0090-portable-offsets-check.md).
+#[test]
+fn portable_offsets_check_is_in_validated_offsets_kernels_only() {
+    for offsets_form in [true, false] {
+        for trusted in [true, false] {
+            let mut config = SegConfig::default().portable();
+            if trusted {
+                config = config.trusted();
+            }
+            let plan = seg_plan(config, shape(false, offsets_form, false), 1 << 20, 1000).unwrap();
+            for spec in plan.variants() {
+                assert_eq!(
+                    define(&spec, "R_CHECK_OFFSETS"),
+                    (offsets_form && !trusted) as u32,
+                    "offsets form {offsets_form}, trusted {trusted}"
+                );
+            }
+        }
+    }
+}
+
 /// Shuffle's and SegShuffle's kernels are specialised for the items' offset from a 16-byte
 /// boundary (vector loads at any offset: one kernel text per offset); SegMerge copies items
 /// that are not aligned with plain loads.
