@@ -18,7 +18,7 @@ use super::tuning::{
     seg_blocks_block, seg_blocks_min_blocks, SEG_BLOCKS_CHUNK_BYTES, SEG_BLOCKS_FUSED_MIN_MEAN,
 };
 use crate::device::{kernel_signature, Entry, Module};
-use crate::dispatch::segmented::{SegJob, NO_INDEX};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Family, JitReport, KernelSpec};
@@ -175,10 +175,7 @@ impl SegPlan for Blocks {
             d.reset_seg_status();
             return Err(e);
         }
-        if d.poll_status()? != NO_INDEX {
-            return d.confirm_bad_layout(job, name);
-        }
-        Ok(())
+        d.fused_verdict(job, name)
     }
 }
 

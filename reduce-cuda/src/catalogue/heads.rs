@@ -18,7 +18,7 @@ use super::tuning::{
     SEG_HEADS_TILE_BYTES,
 };
 use crate::device::{kernel_signature, Entry, Module};
-use crate::dispatch::segmented::{SegJob, NO_INDEX};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Family, JitReport, KernelSpec};
@@ -251,8 +251,8 @@ impl SegPlan for Heads {
             d.reset_seg_status();
             return Err(e);
         }
-        if validate && d.poll_status()? != NO_INDEX {
-            return d.confirm_bad_layout(job, name);
+        if validate {
+            return d.fused_verdict(job, name);
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::plan::{PlainPlan, SegPlan, SegShape};
 use super::shuffle::{lane_items, launch_plain, plain_grid, ShuffleArgs, STATIC_SMEM_LIMIT};
 use super::tuning::{self, ANY_DEVICE_BLOCK_SMEM, SEG_PORTABLE_BLOCK, SHUFFLE_BLOCK};
 use crate::device::{kernel_signature, Entry};
-use crate::dispatch::segmented::{SegJob, NO_INDEX};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::{Family, Items, KernelSpec};
@@ -370,14 +370,7 @@ impl SegPlan for SegPortable {
         if !check {
             return Ok(());
         }
-        let status = d.poll_status()?;
-        if !job.layout.offsets_form {
-            d.status_error(job, status)
-        } else if status != NO_INDEX {
-            d.confirm_bad_layout(job, self.name)
-        } else {
-            Ok(())
-        }
+        d.fused_verdict(job, self.name)
     }
 }
 

@@ -571,14 +571,7 @@ impl SegPlan for SegShuffle {
             return d.status_error(job, key);
         }
         self.launch_checked(d, job, Check::Fused)?;
-        let status = d.poll_status()?;
-        if !job.layout.offsets_form {
-            d.status_error(job, status)
-        } else if status != crate::dispatch::segmented::NO_INDEX {
-            d.confirm_bad_layout(job, self.algorithm.name())
-        } else {
-            Ok(())
-        }
+        d.fused_verdict(job, self.algorithm.name())
     }
 }
 

@@ -225,6 +225,21 @@ impl Dispatch<'_> {
         self.launch(&kernel, 1, args)
     }
 
+    /// The verdict of a launch's fused layout check, once the queued work is done: in the owner
+    /// form the status is the first bad owner index (its typed error); in the offsets form it
+    /// says only that the launch's reads saw a bad entry, and the exact check finds the first
+    /// error ([`Dispatch::confirm_bad_layout`]).
+    pub fn fused_verdict(&mut self, job: &SegJob, algorithm: &str) -> Result<()> {
+        let status = self.poll_status()?;
+        if !job.layout.offsets_form {
+            self.status_error(job, status)
+        } else if status != NO_INDEX {
+            self.confirm_bad_layout(job, algorithm)
+        } else {
+            Ok(())
+        }
+    }
+
     /// After a fused layout check reported a bad layout (`status`, not [`NO_INDEX`]): the exact
     /// check finds the first bad index; if it finds none, the two checks disagree (a bug).
     pub fn confirm_bad_layout(&mut self, job: &SegJob, algorithm: &str) -> Result<()> {
