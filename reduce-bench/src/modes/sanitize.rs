@@ -312,6 +312,33 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
         gpu.reduce_segments(&items, &many, small_shuffle.grid(3))
             .is_err(),
     );
+    // The other fused checks of CSR offsets: the portable kernel's (a batch that meets the
+    // descending pair stops its block's marks), SegHeads' and SegBlocks'; and a pair no portable
+    // block's reads reach (tiles of 1024 items, 2 a block, 3 blocks: only the reach check sees
+    // it; tests/tests/portable_segmented.rs has the same layout).
+    let portable = SegConfig::default().portable().block(64);
+    for config in [
+        portable.grid(3),
+        portable.grid(1),
+        heads,
+        SegConfig::new(SegAlgorithm::SegBlocks).block(32),
+    ] {
+        check(
+            format!("bad offsets through {config:?}"),
+            gpu.reduce_segments(&items, &many, config).is_err(),
+        );
+    }
+    let hidden: Vec<u32> = (0..=50u32)
+        .map(|s| 10 * s)
+        .chain((51..=300).map(|_| 5000))
+        .chain((0..=1024).map(|m| 2048 + 4 * m))
+        .collect();
+    let (hidden, items) = (gpu.upload(&hidden)?, gpu.upload(&random_items(6144))?);
+    check(
+        "a bad pair only the portable reach check sees".into(),
+        gpu.reduce_segments(&items, &hidden, portable.grid(3))
+            .is_err(),
+    );
     Ok(failures)
 }
 
