@@ -169,7 +169,11 @@ impl Dispatch<'_> {
     /// The owners' error at the first bad owner index `bad`.
     fn owner_error(&self, job: &SegJob, bad: u64) -> Result<()> {
         if bad as usize >= job.items.1 {
-            return Ok(());
+            // No kernel reports an index past the items: a bug in a check, not a layout's fault.
+            return Err(Error::Internal(format!(
+                "a layout check reported owner index {bad} of {} items",
+                job.items.1
+            )));
         }
         let index = bad as usize;
         let value = self.layout_entry(job, index)?;
