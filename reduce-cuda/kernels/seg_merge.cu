@@ -59,6 +59,7 @@ union r_group {
 
 // ---------------------------------------------------------------- thread level: async copies
 
+#if defined(__CUDA_ARCH__)
 __device__ __forceinline__ unsigned int r_smem(const void* p) { return (unsigned int)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void r_bar_init(unsigned long long* bar, unsigned int count) {
@@ -96,6 +97,22 @@ __device__ __forceinline__ void r_cp_async16(unsigned int dst, const void* src) 
 __device__ __forceinline__ void r_cp_async4(unsigned int dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(__cvta_generic_to_global(src)) : "memory");
 }
+
+// Waits until every cp.async this thread issued has landed.
+__device__ __forceinline__ void r_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+#else
+// The CPU emulator (tests/emu/cuda_emu.hpp): shared addresses are offsets into the block's dynamic
+// shared memory (the rings'); a cp.async poisons its destination and lands when the barrier its
+// thread's arrival goes to completes.
+__device__ __forceinline__ unsigned int r_smem(const void* p) { return emu::smem_offset(p); }
+__device__ __forceinline__ void r_bar_init(unsigned long long* bar, unsigned int count) { emu::mbar_init(bar, count); }
+__device__ __forceinline__ void r_bar_arrive_async(unsigned long long* bar) { emu::cp_async_arrive(bar); }
+__device__ __forceinline__ void r_bar_arrive(unsigned long long* bar) { emu::mbar_arrive(bar, 0); }
+__device__ __forceinline__ void r_bar_wait(unsigned long long* bar, unsigned int parity) { emu::mbar_wait(bar, parity); }
+__device__ __forceinline__ void r_cp_async16(unsigned int dst, const void* src) { emu::cp_async(dst, src, 16); }
+__device__ __forceinline__ void r_cp_async4(unsigned int dst, const void* src) { emu::cp_async(dst, src, 4); }
+__device__ __forceinline__ void r_cp_async_wait_all() { emu::cp_async_wait_all(); }
+#endif
 
 // ---------------------------------------------------------------- block level: rings
 
@@ -616,7 +633,7 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
         if (bad) atomicMin(status, 0ull);
     }
     // Copies a bad layout left unread must land before the block's shared memory is released.
-    asm volatile("cp.async.wait_all;" ::: "memory");
+    r_cp_async_wait_all();
     __syncthreads();
 
     // Export this block's record; the last block to finish joins the records in block order.

@@ -15,6 +15,9 @@
 //     (emu::eager_order) the first runnable fiber runs after every switch, so that warps run
 //     ahead of each other between block barriers;
 //   - named barriers (bar.sync 1, count: the threads beside a producer warp) likewise;
+//   - cp.async (kernels/seg_merge.cu) as bulk copies: a copy poisons its destination and lands
+//     with the phase of the mbarrier the thread's next cp.async.mbarrier.arrive goes to (or at
+//     its cp.async.wait_all); shared addresses are offsets into the dynamic shared memory;
 //   - mbarriers and bulk copies (kernels/pipe.cuh): a bulk copy poisons its destination when
 //     issued and lands only when a thread waits on its barrier after every expected arrival, so a
 //     read before the wait reads poison; after the arrival that completes a phase the other
@@ -66,6 +69,9 @@
 struct uint4 {
     unsigned int x, y, z, w;
 } __attribute__((aligned(16)));
+struct uint2 {
+    unsigned int x, y;
+} __attribute__((aligned(8)));
 inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
 struct ulonglong2 {
     unsigned long long x, y;
@@ -731,13 +737,89 @@ inline void emu_shared_fresh(void* p, std::size_t bytes) {
 // The dynamic shared memory of the running block (`extern __shared__ T name[];` in a kernel is
 // rewritten to point here): exactly `bytes`, a new allocation each time it is sized, filled with
 // 0xA5, so that AddressSanitizer reports an access past the size the main gave.
+inline std::size_t& emu_dynamic_smem_size() {
+    static std::size_t size = 0;
+    return size;
+}
 inline unsigned char* emu_dynamic_smem(std::size_t bytes = 0) {
     static std::unique_ptr<unsigned char[]> smem;
     if (bytes) {
         smem.reset(new unsigned char[bytes]);
         std::memset(smem.get(), 0xA5, bytes);
+        emu_dynamic_smem_size() = bytes;
     }
     return smem.get();
 }
+
+namespace emu {
+// cp.async (kernels/seg_merge.cu). A shared address (what __cvta_generic_to_shared gives) is an
+// offset into the block's dynamic shared memory, where the copies' rings lie. A copy poisons its
+// destination when issued (0xCD) and is the issuing thread's until its next
+// cp.async.mbarrier.arrive, which hands its copies to that barrier's phase: they land as a bulk
+// copy's do, when a thread waits on the barrier after every arrival. So a read of a ring's chunk
+// before its barrier's wait reads the poison, and a copy no arrival covers never lands.
+inline unsigned int smem_offset(const void* p) {
+    const unsigned char* base = emu_dynamic_smem();
+    const unsigned char* q = static_cast<const unsigned char*>(p);
+    if (q < base || q > base + emu_dynamic_smem_size()) {
+        std::fprintf(stderr, "emu: a shared address outside the dynamic shared memory\n");
+        std::abort();
+    }
+    return (unsigned int)(q - base);
+}
+// The copies each thread issued since its last arrival, by thread.
+inline std::vector<std::vector<BulkCopy>>& async_pending_all() {
+    static std::vector<std::vector<BulkCopy>> pending;
+    return pending;
+}
+inline std::vector<BulkCopy>& async_pending() {
+    std::vector<std::vector<BulkCopy>>& all = async_pending_all();
+    const unsigned int t = self().tid;
+    if (all.size() <= t) all.resize(t + 1);
+    return all[t];
+}
+inline void cp_async(unsigned int dst, const void* src, unsigned int bytes) {
+    unsigned char* d = emu_dynamic_smem() + dst;
+    if ((std::size_t)dst + bytes > emu_dynamic_smem_size() ||
+        (reinterpret_cast<std::uintptr_t>(d) | reinterpret_cast<std::uintptr_t>(src)) % bytes != 0) {
+        std::fprintf(stderr, "emu: a cp.async of %u bytes out of the shared memory or misaligned\n", bytes);
+        std::abort();
+    }
+    std::memset(d, 0xCD, bytes);
+    async_pending().push_back(BulkCopy{d, src, bytes});
+}
+inline void cp_async_arrive(unsigned long long* bar) {
+    std::vector<BulkCopy>& mine = async_pending();
+    Mbar& m = mbar(bar);
+    unsigned int bytes = 0;
+    for (const BulkCopy& c : mine) {
+        m.copies.push_back(c);
+        bytes += c.bytes;
+    }
+    mine.clear();
+    mbar_arrive(bar, bytes);
+}
+// cp.async.wait_all: the thread's copies no arrival took land now (those an arrival handed to a
+// barrier land with its phase).
+inline void cp_async_wait_all() {
+    std::vector<BulkCopy>& mine = async_pending();
+    for (const BulkCopy& c : mine) std::memcpy(c.dst, c.src, c.bytes);
+    mine.clear();
+}
+// After a block: whether every thread's copies went to a barrier or landed by a wait_all
+// (others are reported and dropped).
+inline bool async_copies_settled() {
+    bool settled = true;
+    std::vector<std::vector<BulkCopy>>& all = async_pending_all();
+    for (std::size_t t = 0; t < all.size(); ++t) {
+        if (!all[t].empty()) {
+            std::fprintf(stderr, "emu: thread %zu issued cp.async copies that no arrival covers\n", t);
+            all[t].clear();
+            settled = false;
+        }
+    }
+    return settled;
+}
+}  // namespace emu
 
 #endif  // REDUCE_CUDA_EMU_HPP

@@ -3,8 +3,8 @@
 //! fiber, barriers and warp collectives as real rendezvous, poisoned dynamic shared memory,
 //! AddressSanitizer on every access), launched block by block on cases written to a file. One
 //! module per family: `plain` (Shuffle's and the portable kernel), `segmented` (SegShuffle's,
-//! SegPipeline's — the same kernel fed by a producer warp's bulk copies — and the portable
-//! one's), `heads` (SegHeads' and SegBlocks'), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
+//! SegPipeline's — the same kernel fed by a producer warp's bulk copies —, SegMerge's, whose
+//! main reads the same cases, and the portable one's), `heads` (SegHeads' and SegBlocks'), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
 //! the compiler, a built kernel and its runs, the fibers' orders.
 //!
 //! The C++ files are compiled into the test binary and written beside each kernel it builds, so
@@ -349,6 +349,7 @@ fn emulated_text(source: &KernelSource) -> String {
         .map(|line| {
             let code = line.trim();
             if let Some(decl) = code.strip_prefix("extern __shared__ ") {
+                let decl = decl.trim_start_matches("__align__(16) ");
                 let decl = decl.trim_end_matches("[];");
                 let (ty, name) = decl.rsplit_once(' ').unwrap();
                 format!("{ty}* {name} = reinterpret_cast<{ty}*>(emu_dynamic_smem());\n")

@@ -16,11 +16,16 @@ use std::fmt::Debug;
 
 /// The host side of a SegShuffle launch (`#include`d after the kernel text).
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../../emu/seg_shuffle_main.cpp");
+/// The host side of a SegMerge launch (the same cases and results).
+const SEG_MERGE_MAIN_CPP: &str = include_str!("../../emu/seg_merge_main.cpp");
 const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../../emu/seg_portable_main.cpp");
 
-/// A SegShuffle launch compiled for the emulator.
+/// A SegShuffle launch compiled for the emulator (SegPipeline's too, and SegMerge's: the same
+/// cases and results; `tile` is then a tile's path steps, items and segment ends).
 pub struct Emulated {
     build: Build,
+    /// The algorithm's name.
+    pub name: &'static str,
     pub threads: u64,
     pub tile: u64,
     pub offsets_form: bool,
@@ -63,19 +68,22 @@ impl Emulated {
     ) -> Emulated {
         let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
         let text = emulated_text(&source);
+        let (family, main) = match config.algorithm {
+            SegAlgorithm::SegMerge => ("seg_merge", ("seg_merge_main.cpp", SEG_MERGE_MAIN_CPP)),
+            _ => (
+                "seg_shuffle",
+                ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP),
+            ),
+        };
         let tag = format!(
-            "seg_shuffle_{tag}_b{threads}_k{items}_{}{}",
+            "{family}_{tag}_b{threads}_k{items}_{}{}",
             if offsets_form { "offsets" } else { "owner" },
             if wide { "_u64" } else { "" }
         );
-        let build = Build::compile(
-            cxx,
-            &text,
-            ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP),
-            &tag,
-        );
+        let build = Build::compile(cxx, &text, main, &tag);
         Emulated {
             build,
+            name: config.algorithm.name(),
             threads: threads as u64,
             tile: threads as u64 * items as u64,
             offsets_form,
@@ -290,9 +298,14 @@ pub fn check_filling<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         }
     }
     eprintln!(
-        "SegShuffle ({}, {}, {} bytes, block {threads}, {per_thread} items per thread): {} launches \
+        "{} ({}, {}, {} bytes, block {threads}, {per_thread} items per thread): {} launches \
          equal to the fold, fibers in every order",
-        if kernel.offsets_form { "offsets" } else { "owners" },
+        kernel.name,
+        if kernel.offsets_form {
+            "offsets"
+        } else {
+            "owners"
+        },
         if kernel.wide { "u64" } else { "u32" },
         kernel.m_size,
         cases.len()

@@ -1,0 +1,60 @@
+// The host side of an emulated SegMerge launch (tests/tests/emulated_seg_merge.rs): included
+// after cuda_emu.hpp and the generated kernel text. argv[3] = "reverse" runs the fibers in
+// decreasing thread order, "eager" the first runnable one after every switch (see cuda_emu.hpp).
+// Reads cases from argv[1], each (the header SegShuffle's main reads)
+//   u64 n, segments, index_len, grid, unused, dynamic_smem, validate; n r_in items;
+// index_len r_idx (offsets or owners: u32, or u64 with R_IDX64), runs the launch block by block,
+// and appends to argv[2] per case
+//   u64 status (as the last block hands it out), u64 ok (1, or 0 after a deadlock, copies no
+//   barrier covered, or when the last block did not leave the status word and the ticket
+//   reset); segments M values.
+// The items lie R_ITEM_SHIFT bytes past a 16-byte boundary (the kernels of R_PLAIN_ITEMS read
+// them at any offset; the others are built for aligned items), at the end of their allocation:
+// AddressSanitizer reports any read past them.
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#ifndef R_ITEM_SHIFT
+#define R_ITEM_SHIFT (R_PLAIN_ITEMS && alignof(r_in) < 16 ? alignof(r_in) : 0)
+#endif
+
+int main(int argc, char** argv) {
+    std::FILE *in, *res;
+    if (!emu::open_files(argc, argv, &in, &res)) return 2;
+    unsigned long long h[7];
+    while (std::fread(h, 8, 7, in) == 7) {
+        const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], smem = h[5];
+        const unsigned long long validate = h[6];
+        std::vector<unsigned char> storage;
+        r_in* items;
+        std::vector<r_idx> index(index_len);
+        if (!emu::read_items(in, n, R_ITEM_SHIFT, storage, items)) return 3;
+        if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
+        std::vector<M> out(segments);
+        emu::poison(out);  // never read
+        // The blocks' records: scratch the runtime does not clear (poisoned).
+        std::vector<M> rec_vals(2 * grid);
+        std::vector<r_size> rec_meta(3 * grid);
+        emu::poison(rec_vals);
+        emu::poison(rec_meta);
+        unsigned int ticket = 0;
+        unsigned long long status = R_NO_INDEX;
+        unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;  // the launch's copy of status
+        unsigned long long ok = 1;
+        for (unsigned int k = 0; k < grid && ok; ++k) {
+            const unsigned int b = emu::block_at(k, (unsigned int)grid);
+            emu_dynamic_smem(smem);
+            ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
+                reduce_seg_merge(items, n, index.data(), segments, out.data(), rec_vals.data(), rec_meta.data(),
+                                 &ticket, &status, validate, &status_out);
+            });
+            ok = emu::async_copies_settled() && ok;
+        }
+        // The last block copies the status word out and leaves it, as the ticket, reset.
+        ok = ok && ticket == 0 && status == R_NO_INDEX;
+        emu::write_segmented_result(res, status_out, ok, out);
+    }
+    std::fclose(res);
+    return 0;
+}
