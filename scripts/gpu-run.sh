@@ -307,6 +307,8 @@ for phase in "$@"; do
           for mode in ${AB_MODES:-segmented}; do
             "$b" "$mode" --quick --out "$OUT/ab/$name-$r" > "$OUT/ab-$name-$mode-$r.log" 2>&1
             note "ab $name $mode $r rc=$? $(grep -m1 'plain Shuffle' "$OUT/ab-$name-$mode-$r.log")"
+            # each run comes back even if a later one runs past the call's limit
+            tar -czf "$DEST/results.tgz" -C "$OUT" . && cp "$SUMMARY" "$DEST/summary.txt"
           done
         done
       done

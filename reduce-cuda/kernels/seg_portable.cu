@@ -313,8 +313,16 @@ __device__ __forceinline__ int r_mark_batch(const r_idx* __restrict__ offsets, r
                 out[s] = m_identity();
             } else if (inside) {
                 const r_size p = o[u] - t0;
+#if R_CHECK_OFFSETS
+                // A bad layout may start two segments at one item: the validated kernel's marks
+                // are atomic, so that its writes before the check's verdict never race (the call
+                // then returns the layout's error).
+                atomicExch(&s_id[p], (unsigned int)s);
+                if (p % (R_WARP * R_ITEMS) == 0) atomicExch(&s_edge[p / (R_WARP * R_ITEMS)], tile);
+#else
                 s_id[p] = (unsigned int)s;
                 if (p % (R_WARP * R_ITEMS) == 0) s_edge[p / (R_WARP * R_ITEMS)] = tile;
+#endif
             }
         }
     }

@@ -666,6 +666,8 @@ inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
 template <class T>
 inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; }
 template <class T>
+inline T atomicExch(T* p, T v) { T old = *p; *p = v; return old; }
+template <class T>
 inline T atomicCAS(T* p, T compare, T value) { T old = *p; if (old == compare) *p = value; return old; }
 inline void __threadfence() {}
 // The cache-hinted loads and stores fault on the GPU at an address not aligned to the type
