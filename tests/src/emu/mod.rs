@@ -4,8 +4,10 @@
 //! AddressSanitizer on every access), launched block by block on cases written to a file. One
 //! module per family: `plain` (Shuffle's and the portable kernel), `segmented` (SegShuffle's,
 //! SegPipeline's — the same kernel fed by a producer warp's bulk copies —, SegMerge's, whose
-//! main reads the same cases, and the portable one's), `heads` (SegHeads' and SegBlocks'), `scan`, `axes` (the default and the portable mode's passes); here, what they share:
-//! the compiler, a built kernel and its runs, the fibers' orders.
+//! main reads the same cases, and the portable one's), `heads` (SegHeads' and SegBlocks'),
+//! `tree` (the paper's Tb2Seg and Tb4WarpSeg), `scan`, `axes` (the default and the portable
+//! mode's passes); here, what they share: the compiler, a built kernel and its runs, the fibers'
+//! orders.
 //!
 //! The C++ files are compiled into the test binary and written beside each kernel it builds, so
 //! that the binary runs wherever it is copied (the GPU machine has no source checkout).
@@ -17,6 +19,7 @@ mod join;
 mod plain;
 mod scan;
 mod segmented;
+mod tree;
 
 pub use axes::{axes_kernel, axes_portable_kernel, check_on_grids, EmulatedPasses, PassesCase};
 pub use heads::{seg_blocks_kernel, seg_heads_kernel, EmulatedHeads, HeadsCase};
@@ -29,6 +32,7 @@ pub use segmented::{
     seg_shuffle_kernel, Case, Emulated, EmulatedSegPortable, SegPortableCase, CHECK_EARLY,
     CHECK_FUSED, CHECK_NONE,
 };
+pub use tree::{seg_tree_kernel, EmulatedTree};
 
 use crate::env_flag;
 use reduce_cuda::KernelSource;
