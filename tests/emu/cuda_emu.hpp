@@ -361,6 +361,31 @@ inline void poison(std::vector<T>& v) {
     poison(static_cast<void*>(v.data()), v.size() * sizeof(T));
 }
 
+// One case of the segmented mains that share a format (SegShuffle's, SegMerge's, the portable
+// kernel's): a header of seven words (n, segments, index_len, grid, a word of the kernel's own,
+// dynamic_smem, check), then n items, placed by read_items `shift` bytes past a 16-byte boundary,
+// and index_len layout entries; `out` holds `segments` poisoned values (never read).
+template <typename In, typename Idx, typename Out>
+struct SegCase {
+    unsigned long long n, segments, grid, own, smem, check;
+    std::vector<unsigned char> storage;
+    In* items;
+    std::vector<Idx> index;
+    std::vector<Out> out;
+    // Reads the next case: 1, or 0 at the end of the file, or -1 when it ends inside a case.
+    int read(std::FILE* in, std::size_t shift) {
+        unsigned long long h[7];
+        if (std::fread(h, 8, 7, in) != 7) return 0;
+        n = h[0], segments = h[1], grid = h[3], own = h[4], smem = h[5], check = h[6];
+        index.assign(h[2], Idx{});
+        if (!read_items(in, n, shift, storage, items)) return -1;
+        if (std::fread(index.data(), sizeof(Idx), index.size(), in) != index.size()) return -1;
+        out.assign(segments, Out{});
+        poison(out);
+        return 1;
+    }
+};
+
 // Counts the blocks run (emu_shared_fresh tells a new block by it).
 inline unsigned long long& blocks_run() {
     static unsigned long long count = 0;

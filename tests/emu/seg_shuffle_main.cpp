@@ -16,18 +16,10 @@
 int main(int argc, char** argv) {
     std::FILE *in, *res;
     if (!emu::open_files(argc, argv, &in, &res)) return 2;
-    unsigned long long h[7];
-    while (std::fread(h, 8, 7, in) == 7) {
-        const unsigned long long n = h[0], segments = h[1], index_len = h[2], grid = h[3], estimate = h[4], smem = h[5];
-        const unsigned long long validate = h[6];
-        const size_t shift = R_ITEM_SHIFT;
-        std::vector<unsigned char> storage;
-        r_in* items;
-        std::vector<r_idx> index(index_len);
-        if (!emu::read_items(in, n, shift, storage, items)) return 3;
-        if (std::fread(index.data(), sizeof(r_idx), index_len, in) != index_len) return 3;
-        std::vector<M> out(segments);
-        emu::poison(out);  // never read
+    emu::SegCase<r_in, r_idx, M> c;
+    while (const int got = c.read(in, R_ITEM_SHIFT)) {
+        if (got < 0) return 3;
+        const unsigned long long n = c.n, segments = c.segments, grid = c.grid;
         // The blocks' records: scratch the runtime does not clear (poisoned).
         std::vector<M> rec_vals(2 * grid);
         std::vector<r_size> rec_meta(3 * grid);
@@ -40,16 +32,15 @@ int main(int argc, char** argv) {
         unsigned long long ok = 1;
         for (unsigned int k = 0; k < grid && ok; ++k) {
             const unsigned int b = emu::block_at(k, (unsigned int)grid);
-            emu_dynamic_smem(smem);
+            emu_dynamic_smem(c.smem);
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK_THREADS, [&] {
-                reduce_seg_shuffle(items, n, index.data(), segments, out.data(), rec_vals.data(),
-                                   rec_meta.data(), &ticket, &status, &fill_budget, estimate, validate,
-                                   &status_out);
+                reduce_seg_shuffle(c.items, n, c.index.data(), segments, c.out.data(), rec_vals.data(),
+                                   rec_meta.data(), &ticket, &status, &fill_budget, c.own, c.check, &status_out);
             });
         }
         // The last block copies the status word out and leaves it, as the ticket, reset.
         ok = ok && ticket == 0 && status == R_NO_INDEX && fill_budget == 0;
-        emu::write_segmented_result(res, status_out, ok, out);
+        emu::write_segmented_result(res, status_out, ok, c.out);
     }
     std::fclose(res);
     return 0;

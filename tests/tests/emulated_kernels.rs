@@ -18,7 +18,7 @@ use reduce_core::layout::check_offsets;
 use reduce_core::{LayoutError, Lift, SegIndex};
 use reduce_cuda::testing::{
     seg_dynamic_smem, seg_dynamic_smem_lifted, seg_kernel_source_for, seg_kernel_variants_at,
-    seg_kernel_variants_for, seg_kernel_variants_lifted, seg_kernel_variants_lifted_at,
+    seg_kernel_variants_for, seg_kernel_variants_lifted,
 };
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
@@ -166,16 +166,7 @@ fn seg_shuffle_items_at_any_offset_are_the_fold() {
     let kernel = Emulated::build(&cxx, source, "mat2_at8", config, false, false, 16, smem);
     emu::check_filling(&kernel, Mat2::random_vec, |x: Mat2, _| x, 32);
     let config = seg_shuffle(64, 16);
-    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
-        .unwrap()
-        .remove(0);
-    let smem = seg_dynamic_smem_lifted::<ArgMax, f32, u32>(config, true).unwrap();
-    let kernel = Emulated::build(&cxx, source, "argmax_at12", config, true, false, 8, smem);
-    let random = |n: usize, seed: u64| -> Vec<f32> {
-        let mut rng = TestRng::new(seed);
-        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
-    };
-    emu::check_filling(&kernel, random, <ArgMax as Lift<f32>>::lift, 33);
+    emu::check_lifted_argmax(&cxx, config, "argmax_at12", 33);
 }
 
 /// A trusted call with a garbage layout: any result, but it finishes and stays in bounds;

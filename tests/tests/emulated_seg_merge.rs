@@ -12,15 +12,11 @@
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
 use reduce_core::layout::{check_offsets, check_owner};
-use reduce_core::{CudaMonoid, Lift, SegIndex};
-use reduce_cuda::testing::{
-    seg_dynamic_smem_at, seg_dynamic_smem_lifted_at, seg_kernel_variants_at,
-    seg_kernel_variants_lifted_at,
-};
+use reduce_core::{CudaMonoid, SegIndex};
+use reduce_cuda::testing::{seg_dynamic_smem_at, seg_kernel_variants_at};
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{self, bytes_of, compiler, Case, Emulated, Order, CHECK_FUSED, CHECK_NONE};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of, owners_of};
-use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::monoids::small::Tri8;
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 
@@ -84,26 +80,7 @@ fn seg_merge_is_the_fold() {
     emu::check_filling(&kernel, Affine::random_vec, same, 63);
     let kernel = merge_kernel::<Mat2, u64>(&cxx, seg_merge(32, 8, 4), false, 8);
     emu::check_filling(&kernel, Mat2::random_vec, |x: Mat2, _| x, 64);
-    // Lifted: f32 items 12 bytes past a boundary into 8-byte (value, index) pairs.
-    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
-        .unwrap()
-        .remove(0);
-    let smem = seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(config, true, 12).unwrap();
-    let kernel = Emulated::build(
-        &cxx,
-        source,
-        "merge_argmax_at12",
-        config,
-        true,
-        false,
-        8,
-        smem,
-    );
-    let random = |n: usize, seed: u64| -> Vec<f32> {
-        let mut rng = TestRng::new(seed);
-        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
-    };
-    emu::check_filling(&kernel, random, <ArgMax as Lift<f32>>::lift, 65);
+    emu::check_lifted_argmax(&cxx, config, "merge_argmax_at12", 65);
     // 3-byte values: no whole 4-byte pieces, so plain copies at the rings' offsets.
     let kernel = merge_kernel::<Tri8, u32>(&cxx, config, true, 0);
     emu::check_layouts::<Tri8>(&kernel, &every_shape_in_tiles(kernel.tile, 5), 66);

@@ -10,15 +10,11 @@
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
-use reduce_core::{fold_segments, Lift, SegIndex};
-use reduce_cuda::testing::{
-    seg_dynamic_smem_at, seg_dynamic_smem_lifted_at, seg_kernel_variants_at,
-    seg_kernel_variants_lifted_at,
-};
+use reduce_core::{fold_segments, SegIndex};
+use reduce_cuda::testing::{seg_dynamic_smem_at, seg_kernel_variants_at};
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{self, bytes_of, compiler, values_from, Case, Emulated, Order, CHECK_NONE};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
-use reduce_tests::monoids::lang::ArgMax;
 use reduce_tests::monoids::small::Tri8;
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 
@@ -93,25 +89,7 @@ fn seg_pipeline_is_the_fold() {
     emu::check_filling(&kernel, Mat2::random_vec, |x: Mat2, _| x, 47);
     // Lifted: f32 items 12 bytes past a boundary into 8-byte (value, index) pairs.
     let config = seg_pipeline(64, 16, 2);
-    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
-        .unwrap()
-        .remove(0);
-    let smem = seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(config, true, 12).unwrap();
-    let kernel = Emulated::build(
-        &cxx,
-        source,
-        "pipe_argmax_at12",
-        config,
-        true,
-        false,
-        8,
-        smem,
-    );
-    let random = |n: usize, seed: u64| -> Vec<f32> {
-        let mut rng = TestRng::new(seed);
-        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
-    };
-    emu::check_filling(&kernel, random, <ArgMax as Lift<f32>>::lift, 48);
+    emu::check_lifted_argmax(&cxx, config, "pipe_argmax_at12", 48);
     // Monoids of unusual shapes: 3-byte values (no whole vectors at 4 items per thread).
     let config = seg_pipeline(64, 4, 2);
     let kernel = pipeline_kernel::<Tri8, u32>(&cxx, config, true, 0);

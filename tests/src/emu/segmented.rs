@@ -8,9 +8,14 @@
 
 use super::{bytes_of, emulated_text, index_bytes, segmented_results, values_from, Build, Order};
 use crate::layouts::{filling, offsets_of, owners_of};
+use crate::monoids::lang::ArgMax;
 use crate::{Affine, Random, TestRng};
+use reduce_core::Lift;
 use reduce_core::{fold_by_owner, fold_segments, CudaMonoid, Monoid, SegIndex};
-use reduce_cuda::testing::{seg_dynamic_smem, seg_kernel_source_for, seg_kernel_variants_for};
+use reduce_cuda::testing::{
+    seg_dynamic_smem, seg_dynamic_smem_lifted_at, seg_kernel_source_for, seg_kernel_variants_for,
+    seg_kernel_variants_lifted_at,
+};
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use std::fmt::Debug;
 
@@ -310,6 +315,22 @@ pub fn check_filling<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
         kernel.m_size,
         cases.len()
     );
+}
+
+/// `config`'s kernel (offsets form, u32 offsets) for ArgMax lifted from f32 items 12 bytes past a
+/// 16-byte boundary into 8-byte (value, index) pairs, built as `tag`, through [`check_filling`]
+/// on small whole logits (many ties: the first index must win).
+pub fn check_lifted_argmax(cxx: &str, config: SegConfig, tag: &str, seed: u64) {
+    let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
+        .unwrap()
+        .remove(0);
+    let smem = seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(config, true, 12).unwrap();
+    let kernel = Emulated::build(cxx, source, tag, config, true, false, 8, smem);
+    let random = |n: usize, seed: u64| -> Vec<f32> {
+        let mut rng = TestRng::new(seed);
+        (0..n).map(|_| rng.range(0, 40) as f32 - 20.0).collect()
+    };
+    check_filling(&kernel, random, <ArgMax as Lift<f32>>::lift, seed);
 }
 
 /// Runs `kernel` (Affine, offsets form) on trusted garbage layouts, the fibers in every order:
