@@ -13,7 +13,6 @@
 
 use reduce_core::layout::{check_offsets, check_owner};
 use reduce_core::{CudaMonoid, SegIndex};
-use reduce_cuda::testing::{seg_dynamic_smem_at, seg_kernel_variants_at};
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{self, bytes_of, compiler, Case, Emulated, Order, CHECK_FUSED, CHECK_NONE};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of, owners_of};
@@ -40,15 +39,11 @@ fn merge_kernel_edited<M: CudaMonoid, I: SegIndex>(
     tag: &str,
     edit: impl FnOnce(&mut String),
 ) -> Emulated {
-    let mut source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
-        .unwrap()
-        .remove(0);
-    assert!(source.text.contains("reduce_seg_merge"));
-    edit(&mut source.text);
-    let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
-    let tag = format!("merge{tag}_{}_at{shift}", M::CUDA_NAME);
-    let size = std::mem::size_of::<M>();
-    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
+    let tag = format!("merge{tag}");
+    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, &tag, |text| {
+        assert!(text.contains("reduce_seg_merge"));
+        edit(text)
+    })
 }
 
 fn merge_kernel<M: CudaMonoid, I: SegIndex>(

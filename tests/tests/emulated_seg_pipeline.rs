@@ -11,7 +11,6 @@
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
 
 use reduce_core::{fold_segments, SegIndex};
-use reduce_cuda::testing::{seg_dynamic_smem_at, seg_kernel_variants_at};
 use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{self, bytes_of, compiler, values_from, Case, Emulated, Order, CHECK_NONE};
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
@@ -47,15 +46,11 @@ fn pipeline_kernel_edited<M: reduce_core::CudaMonoid, I: SegIndex>(
     tag: &str,
     edit: impl FnOnce(&mut String),
 ) -> Emulated {
-    let mut source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
-        .unwrap()
-        .remove(0);
-    assert!(source.text.contains("#define R_PIPE "));
-    edit(&mut source.text);
-    let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
-    let tag = format!("pipe{tag}_{}_at{shift}", M::CUDA_NAME);
-    let size = std::mem::size_of::<M>();
-    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
+    let tag = format!("pipe{tag}");
+    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, &tag, |text| {
+        assert!(text.contains("#define R_PIPE "));
+        edit(text)
+    })
 }
 
 /// SegPipeline equals the fold on every layout, size and grid, in both forms, with u32 and u64

@@ -13,16 +13,14 @@ use crate::{Affine, Random, TestRng};
 use reduce_core::Lift;
 use reduce_core::{fold_by_owner, fold_segments, CudaMonoid, Monoid, SegIndex};
 use reduce_cuda::testing::{
-    seg_dynamic_smem, seg_dynamic_smem_lifted_at, seg_kernel_source_for, seg_kernel_variants_for,
-    seg_kernel_variants_lifted_at,
+    seg_dynamic_smem, seg_dynamic_smem_at, seg_dynamic_smem_lifted_at, seg_kernel_source_for,
+    seg_kernel_variants_at, seg_kernel_variants_for, seg_kernel_variants_lifted_at,
 };
 use reduce_cuda::{KernelSource, SegAlgorithm, SegConfig};
 use std::fmt::Debug;
 
-/// The host side of a SegShuffle launch (`#include`d after the kernel text).
+/// The host side of a SegShuffle or SegMerge launch (`#include`d after the kernel text).
 const SEG_SHUFFLE_MAIN_CPP: &str = include_str!("../../emu/seg_shuffle_main.cpp");
-/// The host side of a SegMerge launch (the same cases and results).
-const SEG_MERGE_MAIN_CPP: &str = include_str!("../../emu/seg_merge_main.cpp");
 const SEG_PORTABLE_MAIN_CPP: &str = include_str!("../../emu/seg_portable_main.cpp");
 
 /// A SegShuffle launch compiled for the emulator (SegPipeline's too, and SegMerge's: the same
@@ -73,18 +71,13 @@ impl Emulated {
     ) -> Emulated {
         let (threads, items) = (config.block.unwrap(), config.items_per_thread.unwrap());
         let text = emulated_text(&source);
-        let (family, main) = match config.algorithm {
-            SegAlgorithm::SegMerge => ("seg_merge", ("seg_merge_main.cpp", SEG_MERGE_MAIN_CPP)),
-            _ => (
-                "seg_shuffle",
-                ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP),
-            ),
-        };
         let tag = format!(
-            "{family}_{tag}_b{threads}_k{items}_{}{}",
+            "{}_{tag}_b{threads}_k{items}_{}{}",
+            config.algorithm.name(),
             if offsets_form { "offsets" } else { "owner" },
             if wide { "_u64" } else { "" }
         );
+        let main = ("seg_shuffle_main.cpp", SEG_SHUFFLE_MAIN_CPP);
         let build = Build::compile(cxx, &text, main, &tag);
         Emulated {
             build,
@@ -127,6 +120,27 @@ impl Emulated {
         let lens = cases.iter().map(|c| c.segments as usize * self.m_size);
         segmented_results(&bytes, lens)
     }
+}
+
+/// `config`'s kernel (SegShuffle, SegPipeline or SegMerge) for monoid `M`, layouts of index type
+/// `I`, items `shift` bytes past a 16-byte boundary, its text changed by `edit` first (a test's
+/// mutation; `tag` names it).
+pub fn seg_kernel_edited<M: CudaMonoid, I: SegIndex>(
+    cxx: &str,
+    config: SegConfig,
+    offsets_form: bool,
+    shift: u64,
+    tag: &str,
+    edit: impl FnOnce(&mut String),
+) -> Emulated {
+    let mut source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
+        .unwrap()
+        .remove(0);
+    edit(&mut source.text);
+    let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
+    let tag = format!("{tag}_{}_at{shift}", M::CUDA_NAME);
+    let size = std::mem::size_of::<M>();
+    Emulated::build(cxx, source, &tag, config, offsets_form, I::WIDE, size, smem)
 }
 
 /// SegShuffle for `M` with `threads` x `items` per block, layouts of index type `I`; `variant`
