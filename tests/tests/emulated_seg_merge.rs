@@ -29,30 +29,16 @@ fn seg_merge(threads: u32, steps: u32, stages: u32) -> SegConfig {
 }
 
 /// SegMerge's kernel for monoid `M`, layouts of index type `I`, items `shift` bytes past a
-/// 16-byte boundary (any shift but 0 builds the kernel that copies its items with plain loads),
-/// its text changed by `edit` first (`tag` names the change).
-fn merge_kernel_edited<M: CudaMonoid, I: SegIndex>(
-    cxx: &str,
-    config: SegConfig,
-    offsets_form: bool,
-    shift: u64,
-    tag: &str,
-    edit: impl FnOnce(&mut String),
-) -> Emulated {
-    let tag = format!("merge{tag}");
-    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, &tag, |text| {
-        assert!(text.contains("reduce_seg_merge"));
-        edit(text)
-    })
-}
-
+/// 16-byte boundary (any shift but 0 builds the kernel that copies its items with plain loads).
 fn merge_kernel<M: CudaMonoid, I: SegIndex>(
     cxx: &str,
     config: SegConfig,
     offsets_form: bool,
     shift: u64,
 ) -> Emulated {
-    merge_kernel_edited::<M, I>(cxx, config, offsets_form, shift, "", |_| {})
+    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, "merge", |text| {
+        assert!(text.contains("reduce_seg_merge"))
+    })
 }
 
 /// SegMerge equals the fold on every layout of `filling` at sizes around the tile, grids of one
@@ -244,7 +230,7 @@ fn seg_merge_without_its_waits_fails() {
         );
     }
     for (tag, from, to) in edits {
-        let kernel = merge_kernel_edited::<Affine, u32>(&cxx, config, true, 0, tag, |text| {
+        let kernel = emu::seg_kernel_edited::<Affine, u32>(&cxx, config, true, 0, tag, |text| {
             assert_eq!(text.matches(from).count(), 1, "{tag}: the line moved");
             *text = text.replace(from, &to);
         });

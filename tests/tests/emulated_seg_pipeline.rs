@@ -34,22 +34,8 @@ fn pipeline_kernel<M: reduce_core::CudaMonoid, I: SegIndex>(
     offsets_form: bool,
     shift: u64,
 ) -> Emulated {
-    pipeline_kernel_edited::<M, I>(cxx, config, offsets_form, shift, "", |_| {})
-}
-
-/// [`pipeline_kernel`] with its text changed by `edit` first (`tag` names the change).
-fn pipeline_kernel_edited<M: reduce_core::CudaMonoid, I: SegIndex>(
-    cxx: &str,
-    config: SegConfig,
-    offsets_form: bool,
-    shift: u64,
-    tag: &str,
-    edit: impl FnOnce(&mut String),
-) -> Emulated {
-    let tag = format!("pipe{tag}");
-    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, &tag, |text| {
-        assert!(text.contains("#define R_PIPE "));
-        edit(text)
+    emu::seg_kernel_edited::<M, I>(cxx, config, offsets_form, shift, "pipe", |text| {
+        assert!(text.contains("#define R_PIPE "))
     })
 }
 
@@ -164,7 +150,7 @@ fn seg_pipeline_without_its_waits_fails() {
         assert!(right(&kernel.run(&cases, order)), "fibers {order:?}");
     }
     for (tag, what, replacements) in edits {
-        let kernel = pipeline_kernel_edited::<Affine, u64>(&cxx, config, true, 0, tag, |text| {
+        let kernel = emu::seg_kernel_edited::<Affine, u64>(&cxx, config, true, 0, tag, |text| {
             for (from, to) in &replacements {
                 assert_eq!(text.matches(from).count(), 1, "the kernel changed: {from}");
                 *text = text.replace(from, to);
