@@ -304,9 +304,16 @@ __device__ __forceinline__ int r_mark_batch(const r_idx* __restrict__ offsets, r
         const bool before = s > base && (lane == 0 ? o0[u] : up) < t1;
         inside = s <= segments && o[u] < t1;
         if (!inside && (s == base || before)) {
-            *s_next = s;
             // A segment starts at t1 (one writer: the first entry there).
+#if R_CHECK_OFFSETS
+            // (A bad layout may cross t1 more than once in a batch: the validated kernel's writes
+            // are atomic, as its marks below.)
+            atomicExch(s_next, s);
+            if (s <= segments && o[u] == t1 && !grid_last) atomicExch(&s_edge[R_WARPS], tile);
+#else
+            *s_next = s;
             if (s <= segments && o[u] == t1 && !grid_last) s_edge[R_WARPS] = tile;
+#endif
         }
         if (s < segments && o[u] >= t0 && (inside || grid_last)) {
             if (next == o[u]) {
@@ -315,8 +322,8 @@ __device__ __forceinline__ int r_mark_batch(const r_idx* __restrict__ offsets, r
                 const r_size p = o[u] - t0;
 #if R_CHECK_OFFSETS
                 // A bad layout may start two segments at one item: the validated kernel's marks
-                // are atomic, so that its writes before the check's verdict never race (the call
-                // then returns the layout's error).
+                // are atomic, so that its shared writes before the check's verdict never race (the
+                // call then returns the layout's error).
                 atomicExch(&s_id[p], (unsigned int)s);
                 if (p % (R_WARP * R_ITEMS) == 0) atomicExch(&s_edge[p / (R_WARP * R_ITEMS)], tile);
 #else

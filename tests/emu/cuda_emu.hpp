@@ -538,6 +538,7 @@ struct BulkCopy {
     void* dst;
     const void* src;
     unsigned int bytes;
+    unsigned int thread = ~0u;  // the thread of a cp.async (bulk copies: none)
 };
 struct Mbar {
     unsigned int count = 0, pending = 0;
@@ -545,8 +546,12 @@ struct Mbar {
     unsigned long long phase = 0;  // phases completed
     std::vector<BulkCopy> copies;
 };
-inline Mbar& mbar(unsigned long long* bar) {
+inline std::vector<std::pair<unsigned long long*, Mbar>>& mbars() {
     static std::vector<std::pair<unsigned long long*, Mbar>> bars;
+    return bars;
+}
+inline Mbar& mbar(unsigned long long* bar) {
+    std::vector<std::pair<unsigned long long*, Mbar>>& bars = mbars();
     for (auto& e : bars)
         if (e.first == bar) return e.second;
     bars.emplace_back(bar, Mbar{});
@@ -813,7 +818,7 @@ inline void cp_async(unsigned int dst, const void* src, unsigned int bytes) {
         std::abort();
     }
     std::memset(d, 0xCD, bytes);
-    async_pending().push_back(BulkCopy{d, src, bytes});
+    async_pending().push_back(BulkCopy{d, src, bytes, self().tid});
 }
 inline void cp_async_arrive(unsigned long long* bar) {
     std::vector<BulkCopy>& mine = async_pending();
@@ -826,15 +831,30 @@ inline void cp_async_arrive(unsigned long long* bar) {
     mine.clear();
     mbar_arrive(bar, bytes);
 }
-// cp.async.wait_all: the thread's copies no arrival took land now (those an arrival handed to a
-// barrier land with its phase).
+// cp.async.wait_all: every copy the thread issued lands now, those its arrivals handed to a
+// barrier too (the barrier then waits for no bytes of them).
 inline void cp_async_wait_all() {
     std::vector<BulkCopy>& mine = async_pending();
     for (const BulkCopy& c : mine) std::memcpy(c.dst, c.src, c.bytes);
     mine.clear();
+    for (auto& e : mbars()) {
+        Mbar& m = e.second;
+        std::vector<BulkCopy> kept;
+        for (const BulkCopy& c : m.copies) {
+            if (c.thread != self().tid) {
+                kept.push_back(c);
+                continue;
+            }
+            std::memcpy(c.dst, c.src, c.bytes);
+            m.tx -= c.bytes;
+        }
+        m.copies.swap(kept);
+        mbar_complete_if_done(m);
+    }
 }
-// After a block: whether every thread's copies went to a barrier or landed by a wait_all
-// (others are reported and dropped).
+// After a block: whether every cp.async landed before it ended (by its barrier's wait or a
+// wait_all): copies still issued, or still held by a barrier, would write shared memory the block
+// no longer owns on a GPU. Such copies are reported and dropped.
 inline bool async_copies_settled() {
     bool settled = true;
     std::vector<std::vector<BulkCopy>>& all = async_pending_all();
@@ -844,6 +864,16 @@ inline bool async_copies_settled() {
             all[t].clear();
             settled = false;
         }
+    }
+    for (auto& e : mbars()) {
+        for (const BulkCopy& c : e.second.copies) {
+            if (c.thread != ~0u) {
+                std::fprintf(stderr, "emu: thread %u's cp.async copies were in flight when its block ended\n",
+                             c.thread);
+                settled = false;
+            }
+        }
+        if (!settled) e.second.copies.clear();
     }
     return settled;
 }

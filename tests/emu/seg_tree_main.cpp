@@ -2,7 +2,9 @@
 // trees, kernels/seg_tree.cu; tests/tests/emulated_seg_tree.rs), the runtime's passes step for
 // step (catalogue/paper.rs): the output filled with the identity, a pass over the items and
 // their owners a data block per CUDA block, then passes over the blocks' (value, owner) pairs
-// until one block is left, which appends its piece itself. Included after cuda_emu.hpp and the
+// until one block is left, which appends its piece itself; a pass's blocks never wait for each
+// other, so they run in index order or, under the reverse order, from the last down. Included
+// after cuda_emu.hpp and the
 // generated kernel text. argv[3] orders the fibers (see cuda_emu.hpp). Reads cases from argv[1],
 // each
 //   u64 n, segments, dynamic_smem, kind (0: Tb2Seg, 1: Tb4WarpSeg); n M items; n u32 owners,
@@ -26,10 +28,12 @@ int main(int argc, char** argv) {
         if (!emu::read_items(in, n, 0, storage, items)) return 3;
         if (std::fread(owner.data(), 4, n, in) != n) return 3;
         std::vector<M> out(segments, m_identity());
-        // The passes' (value, owner) pairs, alternating; scratch the runtime does not clear.
+        // The passes' (value, owner) pairs, alternating, sized as the runtime sizes them (the first
+        // pass's blocks, and the second's); scratch the runtime does not clear.
         const unsigned long long blocks = n == 0 ? 1 : (n + tile - 1) / tile;
-        std::vector<M> vals[2] = {std::vector<M>(blocks), std::vector<M>(blocks)};
-        std::vector<unsigned int> owners[2] = {std::vector<unsigned int>(blocks), std::vector<unsigned int>(blocks)};
+        const unsigned long long second = (blocks + tile - 1) / tile;
+        std::vector<M> vals[2] = {std::vector<M>(blocks), std::vector<M>(second)};
+        std::vector<unsigned int> owners[2] = {std::vector<unsigned int>(blocks), std::vector<unsigned int>(second)};
         for (int k = 0; k < 2; ++k) {
             emu::poison(vals[k]);
             emu::poison(owners[k]);
@@ -38,7 +42,8 @@ int main(int argc, char** argv) {
         // One pass over `len` values and owners into pairs `to`; the blocks it ran.
         auto pass = [&](const M* src, const unsigned int* src_owner, unsigned long long len, int to) {
             const unsigned long long grid = len == 0 ? 1 : (len + tile - 1) / tile;
-            for (unsigned int b = 0; b < grid && ok; ++b) {
+            for (unsigned int k = 0; k < grid && ok; ++k) {
+                const unsigned int b = emu::block_at(k, (unsigned int)grid);
                 emu_dynamic_smem(smem);
                 ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
                     if (kind == 0)

@@ -331,11 +331,12 @@ fn bad_owners_stay_within_the_fill_budget() {
 }
 
 /// The offsets' check on the marks' own reads (the validated offsets form): a descending pair, one
-/// across a batch's end, an entry past the items, wrong ends, and a bad pair that no block's reads
-/// reach — block 1's tiles read no entry (the one after block 0's first tile lies past them), and
-/// block 2's search lands past the pair, so only the check that each block's reads reach the next
-/// block's first entry sees it — each set the status (0: the runtime then runs the exact check for
-/// the error); the valid layouts do not, on the same grids.
+/// across a batch's end, entries back and forth across a tile's end, an entry past the items,
+/// wrong ends, and a bad pair that no block's reads reach — block 1's tiles read no entry (the
+/// one after block 0's first tile lies past them), and block 2's search lands past the pair, so
+/// only the check that each block's reads reach the next block's first entry sees it — each set
+/// the status (0: the runtime then runs the exact check for the error); the valid layouts do not,
+/// on the same grids.
 #[test]
 fn the_offsets_check_flags_bad_layouts() {
     let Some(cxx) = compiler() else { return };
@@ -384,6 +385,15 @@ fn offsets_check_flags_bad_layouts(cxx: &str, config: SegConfig, tag: &str) {
         .chain((0..=1024).map(|m| 2 * tile + step * m))
         .collect();
     assert_eq!(*hidden.last().unwrap(), n);
+    // Across tile 0's end twice in its first batch (entries 40 and 70 past it, 41..69 back below
+    // it): two threads find the next tile's first entry.
+    let twice: Vec<u64> = (0..40u64)
+        .map(|s| 10 * s)
+        .chain([tile + 88])
+        .chain((41..70).map(|s| tile / 2 + s))
+        .chain((tile / 10 + 20..n / 10).map(|s| 10 * s))
+        .chain([n])
+        .collect();
     let case = |index: Vec<u64>| SegPortableCase {
         n,
         items: items.clone(),
@@ -394,7 +404,7 @@ fn offsets_check_flags_bad_layouts(cxx: &str, config: SegConfig, tag: &str) {
         check: true,
     };
     let bad = [
-        descends, across, past_n, first, last_short, last_long, hidden,
+        descends, across, past_n, first, last_short, last_long, hidden, twice,
     ];
     let mut cases: Vec<_> = bad.into_iter().map(case).collect();
     cases.push(case(good.clone()));

@@ -11,17 +11,17 @@
 
 use reduce_core::{fold_by_owner, CudaMonoid};
 use reduce_cuda::SegAlgorithm;
-use reduce_tests::emu::{compiler, seg_tree_kernel, values_from, Order};
+use reduce_tests::emu::{compiler, seg_tree_kernel, values_from, EmulatedTree, Order};
 use reduce_tests::layouts::{filling, owners_of};
 use reduce_tests::monoids::wide::UtAff20;
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 
-/// `algorithm` with `block` threads (data blocks of `d` values) equals `fold_by_owner` on every
-/// layout of `filling` at sizes around a data block and past two and three passes, the fibers in
-/// every order.
-fn check<M: CudaMonoid + Random>(cxx: &str, algorithm: SegAlgorithm, block: u32, d: u64) {
-    let kernel = seg_tree_kernel::<M>(cxx, algorithm, block);
-    let mut rng = TestRng::new(71 + block as u64);
+/// Calls on every layout of `filling` at sizes around a data block of `d` values and past two and
+/// three passes, and their folds.
+type Calls<M> = (Vec<(Vec<M>, Vec<u32>, u64)>, Vec<Vec<M>>, Vec<String>);
+
+fn calls<M: CudaMonoid + Random>(d: u64, seed: u64) -> Calls<M> {
+    let mut rng = TestRng::new(seed);
     let (mut cases, mut want, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for n in [1, d - 1, d, d + 1, 3 * d + 5, d * d + 1, d * d * 2 + 7] {
         for (name, lengths) in filling(n, d, &mut rng) {
@@ -33,26 +33,48 @@ fn check<M: CudaMonoid + Random>(cxx: &str, algorithm: SegAlgorithm, block: u32,
             cases.push((items, owners, segments));
         }
     }
+    (cases, want, names)
+}
+
+/// The first call (in `order`) whose segments differ from the fold: its name, segment, value and
+/// the fold's.
+fn first_difference<M: CudaMonoid + Random>(
+    kernel: &EmulatedTree,
+    (cases, want, names): &Calls<M>,
+    order: Order,
+) -> Option<String> {
+    for ((got, want), name) in kernel.run(cases, order).iter().zip(want).zip(names) {
+        let got: Vec<M> = values_from(got);
+        if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
+            return Some(format!(
+                "{name}: segment {s} of {} is {:?}, the fold is {:?}",
+                want.len(),
+                got[s],
+                want[s]
+            ));
+        }
+    }
+    None
+}
+
+/// `algorithm` with `block` threads (data blocks of `d` values) equals `fold_by_owner` on every
+/// layout of [`calls`], the fibers in every order.
+fn check<M: CudaMonoid + Random>(cxx: &str, algorithm: SegAlgorithm, block: u32, d: u64) {
+    let kernel = seg_tree_kernel::<M>(cxx, algorithm, block, "", |_| {});
+    let calls = calls::<M>(d, 71 + block as u64);
     for order in Order::ALL {
-        for ((got, want), name) in kernel.run(&cases, order).iter().zip(&want).zip(&names) {
-            let got: Vec<M> = values_from(got);
-            if let Some(s) = (0..want.len()).find(|&s| got[s] != want[s]) {
-                panic!(
-                    "{algorithm} ({}, block {block}, fibers {order:?}): {name}: segment {s} of {} \
-                     is {:?}, the fold is {:?}",
-                    M::CUDA_NAME,
-                    want.len(),
-                    got[s],
-                    want[s]
-                );
-            }
+        if let Some(diff) = first_difference(&kernel, &calls, order) {
+            panic!(
+                "{algorithm} ({}, block {block}, fibers {order:?}): {diff}",
+                M::CUDA_NAME
+            );
         }
     }
     eprintln!(
         "{algorithm} ({}, block {block}): {} emulated calls equal to the fold, fibers in every \
          order",
         M::CUDA_NAME,
-        cases.len()
+        calls.0.len()
     );
 }
 
@@ -72,4 +94,35 @@ fn tb4_warp_seg_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     check::<Affine>(&cxx, SegAlgorithm::Tb4WarpSeg, 64, 256);
     check::<UtAff20>(&cxx, SegAlgorithm::Tb4WarpSeg, 32, 128);
+}
+
+/// The tests see the trees' order and their passes: Tb2Seg with a join's operands swapped (later
+/// items before earlier ones), or with the last pass's single block handing its piece on instead
+/// of appending it, differs from the fold in every fiber order.
+#[test]
+fn tb2_seg_mutations_are_caught() {
+    let Some(cxx) = compiler() else { return };
+    let join = "else s_data[ai] = m_combine(s_data[ai], s_data[bi]);";
+    let last = "if (gridDim.x == 1) {";
+    let edits = [
+        (
+            "_swapped",
+            join,
+            "else s_data[ai] = m_combine(s_data[bi], s_data[ai]);",
+        ),
+        ("_no_append", last, "if (false) {"),
+    ];
+    let calls = calls::<Affine>(64, 72);
+    for (tag, from, to) in edits {
+        let kernel = seg_tree_kernel::<Affine>(&cxx, SegAlgorithm::Tb2Seg, 32, tag, |text| {
+            assert_eq!(text.matches(from).count(), 1, "{tag}: the line moved");
+            *text = text.replace(from, to);
+        });
+        for order in Order::ALL {
+            assert!(
+                first_difference(&kernel, &calls, order).is_some(),
+                "{tag}, fibers {order:?}: the mutated kernel gave the fold"
+            );
+        }
+    }
 }

@@ -16,7 +16,7 @@ use crate::seg_common::{runs_here, DeviceLayout, FORMS};
 use reduce_cuda::reduce_core::Cpu;
 use reduce_cuda::{
     fold, fold_axes, fold_segments, scan, scan_by_key, scan_segments, Algorithm, AxisAlgorithm,
-    Config, Gpu, Lift, Scan, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
+    Config, DeviceVec, Gpu, Lift, Scan, ScanAlgorithm, ScanConfig, SegAlgorithm, SegConfig, Sum,
 };
 
 /// Runs the workload (`--quick`: its segmented part); prints the number of mismatches and
@@ -313,9 +313,14 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
             .is_err(),
     );
     // The other fused checks of CSR offsets: the portable kernel's (a batch that meets the
-    // descending pair stops its block's marks), SegHeads' and SegBlocks'; and a pair no portable
-    // block's reads reach (tiles of 1024 items, 2 a block, 3 blocks: only the reach check sees
-    // it; tests/tests/portable_segmented.rs has the same layout).
+    // descending pair stops its block's marks), SegHeads' and SegBlocks'; a layout that crosses
+    // the portable tile's end twice in one batch (entries 40 and 70 at or past item 512, the end
+    // of a tile of 64 threads x 8 affine items, 41..69 back below it); and a pair no portable
+    // block's reads reach (tiles of 512 items, 2 a block, 3 blocks: block 1's tiles read no entry
+    // and block 2's search lands past the pair, so only the reach check sees it). Each must be
+    // the layout's typed error.
+    let layout_error =
+        |r: reduce_cuda::Result<DeviceVec<Affine>>| matches!(r, Err(reduce_cuda::Error::Layout(_)));
     let portable = SegConfig::default().portable().block(64);
     for config in [
         portable.grid(3),
@@ -325,9 +330,21 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
     ] {
         check(
             format!("bad offsets through {config:?}"),
-            gpu.reduce_segments(&items, &many, config).is_err(),
+            layout_error(gpu.reduce_segments(&items, &many, config)),
         );
     }
+    let twice: Vec<u32> = (0..40u32)
+        .map(|s| 10 * s)
+        .chain([600])
+        .chain((41..70).map(|s| 400 + s))
+        .chain((0..230).map(|k| 700 + 10 * k))
+        .chain([3000])
+        .collect();
+    let twice = gpu.upload(&twice)?;
+    check(
+        "offsets that cross a portable tile's end twice in a batch".into(),
+        layout_error(gpu.reduce_segments(&items, &twice, portable.grid(1))),
+    );
     let hidden: Vec<u32> = (0..=50u32)
         .map(|s| 10 * s)
         .chain((51..=300).map(|_| 5000))
@@ -336,8 +353,7 @@ fn segmented(gpu: &Gpu, next: &mut impl FnMut() -> u32) -> reduce_cuda::Result<u
     let (hidden, items) = (gpu.upload(&hidden)?, gpu.upload(&random_items(6144))?);
     check(
         "a bad pair only the portable reach check sees".into(),
-        gpu.reduce_segments(&items, &hidden, portable.grid(3))
-            .is_err(),
+        layout_error(gpu.reduce_segments(&items, &hidden, portable.grid(3))),
     );
     Ok(failures)
 }

@@ -122,6 +122,16 @@ impl Emulated {
     }
 }
 
+/// `source` for items `shift` bytes past a 16-byte boundary: SegShuffle's and SegPipeline's
+/// kernels are specialised for it (their text says where the emulator puts the items); SegMerge's
+/// (whose R_PLAIN_ITEMS kernel reads them at any offset) gets the offset defined before its text.
+fn items_at(mut source: KernelSource, shift: u64) -> KernelSource {
+    if !source.text.contains("#define R_ITEM_SHIFT ") {
+        source.text = format!("#define R_ITEM_SHIFT {shift}\n{}", source.text);
+    }
+    source
+}
+
 /// `config`'s kernel (SegShuffle, SegPipeline or SegMerge) for monoid `M`, layouts of index type
 /// `I`, items `shift` bytes past a 16-byte boundary, its text changed by `edit` first (a test's
 /// mutation; `tag` names it).
@@ -133,9 +143,10 @@ pub fn seg_kernel_edited<M: CudaMonoid, I: SegIndex>(
     tag: &str,
     edit: impl FnOnce(&mut String),
 ) -> Emulated {
-    let mut source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
+    let source = seg_kernel_variants_at::<M, I>(config, offsets_form, shift)
         .unwrap()
         .remove(0);
+    let mut source = items_at(source, shift);
     edit(&mut source.text);
     let smem = seg_dynamic_smem_at::<M, I>(config, offsets_form, shift).unwrap();
     let tag = format!("{tag}_{}_at{shift}", M::CUDA_NAME);
@@ -338,6 +349,7 @@ pub fn check_lifted_argmax(cxx: &str, config: SegConfig, tag: &str, seed: u64) {
     let source = seg_kernel_variants_lifted_at::<ArgMax, f32, u32>(config, true, 12)
         .unwrap()
         .remove(0);
+    let source = items_at(source, 12);
     let smem = seg_dynamic_smem_lifted_at::<ArgMax, f32, u32>(config, true, 12).unwrap();
     let kernel = Emulated::build(cxx, source, tag, config, true, false, 8, smem);
     let random = |n: usize, seed: u64| -> Vec<f32> {

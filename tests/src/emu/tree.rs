@@ -18,11 +18,14 @@ pub struct EmulatedTree {
     m_size: usize,
 }
 
-/// `algorithm` (Tb2Seg or Tb4WarpSeg) with `block` threads for monoid `M`, owner form.
+/// `algorithm` (Tb2Seg or Tb4WarpSeg) with `block` threads for monoid `M`, owner form, its text
+/// changed by `edit` first (a test's mutation; `tag` names it).
 pub fn seg_tree_kernel<M: CudaMonoid>(
     cxx: &str,
     algorithm: SegAlgorithm,
     block: u32,
+    tag: &str,
+    edit: impl FnOnce(&mut String),
 ) -> EmulatedTree {
     let kind = match algorithm {
         SegAlgorithm::Tb2Seg => 0,
@@ -30,9 +33,10 @@ pub fn seg_tree_kernel<M: CudaMonoid>(
         other => panic!("{other} is not a left-storing tree"),
     };
     let config = SegConfig::new(algorithm).block(block);
-    let source = seg_kernel_source_for::<M, u32>(config, false).unwrap();
+    let mut source = seg_kernel_source_for::<M, u32>(config, false).unwrap();
+    edit(&mut source.text);
     let smem = seg_dynamic_smem::<M>(config, false).unwrap() as u64;
-    let tag = format!("seg_tree_{algorithm}_{}_b{block}", M::CUDA_NAME);
+    let tag = format!("seg_tree_{algorithm}{tag}_{}_b{block}", M::CUDA_NAME);
     let main = ("seg_tree_main.cpp", SEG_TREE_MAIN_CPP);
     EmulatedTree {
         build: Build::compile(cxx, &emulated_text(&source), main, &tag),
