@@ -44,6 +44,7 @@
 #endif
 
 // <cmath>: the CUDA math functions generated code calls (fmaf, fmaxf, sqrt, ...), on the host.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -839,6 +840,7 @@ inline void cp_async_wait_all() {
     mine.clear();
     for (auto& e : mbars()) {
         Mbar& m = e.second;
+        const std::size_t held = m.copies.size();
         std::vector<BulkCopy> kept;
         for (const BulkCopy& c : m.copies) {
             if (c.thread != self().tid) {
@@ -849,7 +851,7 @@ inline void cp_async_wait_all() {
             m.tx -= c.bytes;
         }
         m.copies.swap(kept);
-        mbar_complete_if_done(m);
+        if (m.copies.size() < held) mbar_complete_if_done(m);
     }
 }
 // After a block: whether every cp.async landed before it ended (by its barrier's wait or a
@@ -866,14 +868,16 @@ inline bool async_copies_settled() {
         }
     }
     for (auto& e : mbars()) {
-        for (const BulkCopy& c : e.second.copies) {
+        std::vector<BulkCopy>& copies = e.second.copies;
+        for (const BulkCopy& c : copies) {
             if (c.thread != ~0u) {
                 std::fprintf(stderr, "emu: thread %u's cp.async copies were in flight when its block ended\n",
                              c.thread);
                 settled = false;
             }
         }
-        if (!settled) e.second.copies.clear();
+        copies.erase(std::remove_if(copies.begin(), copies.end(), [](const BulkCopy& c) { return c.thread != ~0u; }),
+                     copies.end());
     }
     return settled;
 }

@@ -4,9 +4,8 @@
 // their owners a data block per CUDA block, then passes over the blocks' (value, owner) pairs
 // until one block is left, which appends its piece itself; a pass's blocks never wait for each
 // other, so they run in index order or, under the reverse order, from the last down. Included
-// after cuda_emu.hpp and the
-// generated kernel text. argv[3] orders the fibers (see cuda_emu.hpp). Reads cases from argv[1],
-// each
+// after cuda_emu.hpp and the generated kernel text. argv[3] orders the fibers (see
+// cuda_emu.hpp). Reads cases from argv[1], each
 //   u64 n, segments, dynamic_smem, kind (0: Tb2Seg, 1: Tb4WarpSeg); n M items; n u32 owners,
 // and appends to argv[2] per case
 //   u64 status (all ones: none), u64 ok (1, or 0 after a deadlock); segments M values.

@@ -28,9 +28,9 @@ pub use join::{join_kernel, EmulatedJoin, Joined};
 pub use plain::{check_plain, plain_kernel, EmulatedPlain};
 pub use scan::{scan_kernel, scan_kernel_edited, scan_kernel_with, EmulatedScan, ScanCase};
 pub use segmented::{
-    check_filling, check_garbage_offsets, check_garbage_owners, check_layouts, check_lifted_argmax,
-    seg_kernel_edited, seg_portable_kernel, seg_shuffle_kernel, Case, Emulated,
-    EmulatedSegPortable, SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
+    check_filling, check_flags, check_garbage_offsets, check_garbage_owners, check_layouts,
+    check_lifted_argmax, seg_kernel_edited, seg_portable_kernel, seg_shuffle_kernel, Case,
+    Emulated, EmulatedSegPortable, SegPortableCase, CHECK_EARLY, CHECK_FUSED, CHECK_NONE,
 };
 pub use tree::{seg_tree_kernel, EmulatedTree};
 

@@ -122,6 +122,22 @@ impl Emulated {
     }
 }
 
+/// Runs `cases` on `kernel` in every fiber order: each case's status is a bad layout's (not all
+/// ones) exactly where `bad` says; `what` names the cases in a failure.
+pub fn check_flags(kernel: &Emulated, cases: &[Case], bad: &[bool], what: &str) {
+    for order in Order::ALL {
+        let results = kernel.run(cases, order);
+        for (k, ((status, _), &want)) in results.iter().zip(bad).enumerate() {
+            assert_eq!(
+                *status != u64::MAX,
+                want,
+                "{what}, fibers {order:?}, case {k} (status {status:#x}): layout {:?}",
+                cases[k].index
+            );
+        }
+    }
+}
+
 /// `source` for items `shift` bytes past a 16-byte boundary: SegShuffle's and SegPipeline's
 /// kernels are specialised for it (their text says where the emulator puts the items); SegMerge's
 /// (whose R_PLAIN_ITEMS kernel reads them at any offset) gets the offset defined before its text.
