@@ -629,7 +629,10 @@ reduce_seg_merge(const r_in* __restrict__ in, r_size n, const r_idx* __restrict_
             }
             if (to > from) checked_last = r_at(ring_keys, to - 1);
         }
-        if (i0 != end_i || s0 != end_s) bad = true;
+        // A safety net: where the checks above pass, the tiles' searches end where the block's
+        // did. Every tile moves i0 + s0 by its length, so they end at d_end = end_i + end_s
+        // (unless clamped above, already bad): the segments' coordinate alone says if both met.
+        if (s0 != end_s) bad = true;
         if (bad) atomicMin(status, 0ull);
     }
     // Copies a bad layout left unread must land before the block's shared memory is released.
