@@ -47,6 +47,11 @@ pub const HEAVY_TAILS: [&str; 5] = [
     "power_1.7",
 ];
 
+/// A few long segments of equal lengths (2^24, 2^22 and 2^20 items at 2^26): past and at the
+/// longest mean length `bench segsweep` reaches, where a block-per-segment schedule cuts each
+/// segment into chunks.
+pub const FEW_SEGMENTS: [&str; 3] = ["equal_4", "equal_16", "equal_64"];
+
 /// splitmix64: a small, fast, seeded generator.
 struct Rng(u64);
 
@@ -99,7 +104,10 @@ pub fn distribution(name: &str, n: u64, seed: u64) -> Option<Vec<u64>> {
                 rng.range(1, 4)
             }
         }),
-        "equal_1000" => (0..=1000).map(|s| n * s / 1000).collect(),
+        equal if equal.starts_with("equal_") => {
+            let k: u64 = equal["equal_".len()..].parse().ok().filter(|&k| k > 0)?;
+            (0..=k).map(|s| n * s / k).collect()
+        }
         "empty_90" => offsets_from(n, || {
             if rng.range(0, 9) == 0 {
                 rng.range(1, 8)

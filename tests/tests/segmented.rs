@@ -415,45 +415,57 @@ fn auto_keeps_plain_floats_off_seg_blocks() {
 }
 
 /// `Auto` takes SegBlocks for log-sum-exp lifted from f32 items (4 bytes into 8) by u32
-/// offsets at a mean length of about 6000 and 30·2^20 items (`tuning::SEG_BLOCKS_BANDS`),
-/// trusted or validated: its bits are SegBlocks', not SegShuffle's or SegHeads', and every
-/// segment's log-sum-exp is within float rounding of the f64 one.
+/// offsets at 30·2^20 items (`tuning::SEG_BLOCKS_BANDS`), at a mean length of about 6000 and
+/// on one and on three segments (its bands have no upper end), trusted or validated: its bits
+/// are SegBlocks', not SegShuffle's or SegHeads', and every segment's log-sum-exp is within
+/// float rounding of the f64 one.
 #[test]
 fn auto_takes_seg_blocks_on_long_lifted_layouts() {
     let Some(gpu) = gpu() else { return };
     let n: u32 = 30 << 20;
     let mut rng = TestRng::new(12);
-    let offsets = offsets_of(&lengths_covering(n, || rng.range(2000, 10_000)));
     let logits: Vec<f32> = (0..n).map(|i| ((i % 997) as f32 / 5.0).sin()).collect();
     let xs = gpu.upload(&logits).unwrap();
-    let d_offsets = gpu.upload(&offsets).unwrap();
-    let bits = |config: SegConfig| -> Vec<(u32, u32)> {
-        let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&xs, &d_offsets, config);
-        let out = gpu.download(&out.unwrap()).unwrap();
-        out.iter().map(|v| (v.m.to_bits(), v.s.to_bits())).collect()
-    };
-    let blocks = bits(SegConfig::new(SegAlgorithm::SegBlocks));
-    // What Auto would run otherwise: SegShuffle at the lifted items' 16 a thread, or SegHeads.
-    let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(16);
-    for other in [shuffle, SegConfig::new(SegAlgorithm::SegHeads)] {
-        assert!(
-            bits(other) != blocks,
-            "{other:?}'s bits equal SegBlocks' here: the test cannot tell them apart"
-        );
-    }
-    let auto = SegConfig::new(SegAlgorithm::Auto);
-    for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
-        assert!(bits(config) == blocks, "Auto {checked}");
-    }
-    for (s, w) in offsets.windows(2).enumerate() {
-        let part = &logits[w[0] as usize..w[1] as usize];
-        let want = part.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln();
-        let (m, e) = (f32::from_bits(blocks[s].0), f32::from_bits(blocks[s].1));
-        let got = LogSumExp { m, s: e }.value() as f64;
-        assert!(
-            (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-            "segment {s}: {got} against {want}"
-        );
+    let layouts = [
+        offsets_of(&lengths_covering(n, || rng.range(2000, 10_000))),
+        vec![0, n],
+        vec![0, n / 3, n / 3 * 2, n],
+    ];
+    for offsets in layouts {
+        let d_offsets = gpu.upload(&offsets).unwrap();
+        let segments = offsets.len() - 1;
+        let bits = |config: SegConfig| -> Vec<(u32, u32)> {
+            let out = gpu.reduce_segments_lifted::<LogSumExp, f32>(&xs, &d_offsets, config);
+            let out = gpu.download(&out.unwrap()).unwrap();
+            out.iter().map(|v| (v.m.to_bits(), v.s.to_bits())).collect()
+        };
+        let blocks = bits(SegConfig::new(SegAlgorithm::SegBlocks));
+        // What Auto would run otherwise: SegShuffle at the lifted items' 16 a thread, or SegHeads.
+        let shuffle = SegConfig::new(SegAlgorithm::SegShuffle).items_per_thread(16);
+        for other in [shuffle, SegConfig::new(SegAlgorithm::SegHeads)] {
+            assert!(
+                bits(other) != blocks,
+                "{segments} segments: {other:?}'s bits equal SegBlocks' here: the test cannot \
+                 tell them apart"
+            );
+        }
+        let auto = SegConfig::new(SegAlgorithm::Auto);
+        for (config, checked) in [(auto.trusted(), "trusted"), (auto, "validated")] {
+            assert!(
+                bits(config) == blocks,
+                "{segments} segments: Auto {checked}"
+            );
+        }
+        for (s, w) in offsets.windows(2).enumerate() {
+            let part = &logits[w[0] as usize..w[1] as usize];
+            let want = part.iter().map(|&x| (x as f64).exp()).sum::<f64>().ln();
+            let (m, e) = (f32::from_bits(blocks[s].0), f32::from_bits(blocks[s].1));
+            let got = LogSumExp { m, s: e }.value() as f64;
+            assert!(
+                (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                "segment {s} of {segments}: {got} against {want}"
+            );
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items, every
-//! distribution and the heavy tails (`segargmax.csv`, `segargmax.txt`).
+//! distribution, the heavy tails and a few long segments (`segargmax.csv`, `segargmax.txt`).
 
 use crate::anchors::read_refs;
 use crate::cli::Args;
 use crate::kernels::BenchKernels;
-use crate::layouts::{self, distribution, DISTRIBUTIONS, HEAVY_TAILS};
+use crate::layouts::{self, distribution, DISTRIBUTIONS, FEW_SEGMENTS, HEAVY_TAILS};
 use crate::monoids::{masks_f32, ArgMax};
 use crate::output::report;
 use crate::timing::{median_ms, REPS};
@@ -17,9 +17,10 @@ use std::fmt::Write as _;
 const SEG_N: u64 = 1 << 26;
 
 /// `bench segargmax [--out DIR] [--cub FILE]`: ArgMax per segment lifted from f32 items, on
-/// every distribution and the heavy tails (`layouts::HEAVY_TAILS`) at N = 2^26, both forms;
-/// against CUB's `DeviceSegmentedReduce::ArgMax` (`anchors/segargmax_anchor.cu`, same layouts,
-/// same device command; it has no heavy tails), against the read roof
+/// every distribution, the heavy tails (`layouts::HEAVY_TAILS`) and a few long segments
+/// (`layouts::FEW_SEGMENTS`) at N = 2^26, both forms; against CUB's
+/// `DeviceSegmentedReduce::ArgMax` (`anchors/segargmax_anchor.cu`, same layouts, same device
+/// command; it has neither of the last two), against the read roof
 /// on the bytes that must move (items, layout, one result per segment), and against the same
 /// reduction over materialised (value, index) items, which reads twice the item bytes.
 pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
@@ -53,7 +54,11 @@ pub fn segargmax(args: &Args) -> reduce_cuda::Result<()> {
     let mut lines = Vec::new();
     let (mut worst_roof, mut worst_cub) = (f64::INFINITY, f64::INFINITY);
     let mut wrong = 0;
-    for dist in DISTRIBUTIONS.into_iter().chain(HEAVY_TAILS) {
+    for dist in DISTRIBUTIONS
+        .into_iter()
+        .chain(HEAVY_TAILS)
+        .chain(FEW_SEGMENTS)
+    {
         let offsets = distribution(dist, SEG_N, 7).unwrap();
         let segments = offsets.len() - 1;
         let want = cpu.reduce_segments(&host, &offsets).expect("valid layout");

@@ -80,7 +80,7 @@ impl std::fmt::Display for Algorithm {
 /// | `SegPipeline` | SegShuffle's tile fed by a producer warp: bulk copies (`cp.async.bulk`) of each tile's items into a ring of shared-memory stages guarded by mbarriers (ours; sm_90+) | 1 | each segment written once |
 /// | `SegHeads` | CSR offsets only: head bits from a pass over the offsets, then a block per tile folds items and bits, then a join of the tiles' records (ours) | 3 | each segment written once |
 /// | `SegBlocks` | CSR offsets only: a block per segment (CUB's schedule), each block's work capped at a chunk of items, a long segment's pieces joined by the block that brings the last (ours) | 1 | each segment written once |
-/// | `Auto` | SegShuffle; SegBlocks for CSR offsets (u32, trusted or validated) of 4-byte items lifted into 8-byte values from 2^26 items at mean lengths 1000-2^21 (from 30·2^20 items: 4000 up); else SegHeads for CSR offsets of 4-byte values at 2^25+ items at mean lengths 32-4096 (u32) or 32-8192 (u64; 32-4096 from 2^24 items), of 8-byte values at 2^24+ items at 16-4096 (u64: to 8192 from 2^25), of 4-byte items lifted into 8-byte values (u32 offsets) at 2^24+ items at 32-4096 (to 8192 from 2^26); SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory; past SegMerge's too (about 650 bytes), SegHeads by offsets and Tb2Seg by u32 owners | | |
+/// | `Auto` | SegShuffle; SegBlocks for CSR offsets (u32, trusted or validated) of 4-byte items lifted into 8-byte values from 2^26 items at mean lengths from 1000 (from 30·2^20 items: from 4000); else SegHeads for CSR offsets of 4-byte values at 2^25+ items at mean lengths 32-4096 (u32) or 32-8192 (u64; 32-4096 from 2^24 items), of 8-byte values at 2^24+ items at 16-4096 (u64: to 8192 from 2^25), of 4-byte items lifted into 8-byte values (u32 offsets) at 2^24+ items at 32-4096 (to 8192 from 2^26); SegMerge past 2^32 items or segments, or for values too large for SegShuffle's static shared memory; past SegMerge's too (about 650 bytes), SegHeads by offsets and Tb2Seg by u32 owners | | |
 ///
 /// The paper's algorithms work on an internally identity-filled output (their read-modify-write
 /// contract stays inside the call); the offsets form converts offsets to owners for them first.
@@ -125,9 +125,9 @@ pub enum SegAlgorithm {
     SegBlocks,
     /// SegShuffle (fastest measured on every distribution, u32 and u64 layouts), but SegBlocks
     /// for calls by u32 CSR offsets (trusted or validated) of 4-byte items lifted into 8-byte
-    /// values from 2^26 items whose mean segment length N / S is 1000 to 2^21 (from 30·2^20
-    /// items: 4000 up), where it measured 1.01-1.36x the speed of the faster of SegShuffle and
-    /// SegHeads on an H100 (validated 1.06-1.31x) and 0.84-1.12x on heavy-tailed lengths
+    /// values from 2^26 items whose mean segment length N / S is 1000 or more (from 30·2^20
+    /// items: 4000 or more), where it measured 1.01-1.36x the speed of the faster of SegShuffle
+    /// and SegHeads on an H100 (validated 1.06-1.31x) and 0.84-1.12x on heavy-tailed lengths
     /// (values read as they are lose more there, 0.70-0.96x, and have no band); else SegHeads
     /// for CSR offsets of 4-byte values at 2^25 items or more with segments of 32 to 4096
     /// items on average (u32 offsets) or 32 to 8192 (u64; 32 to 4096 from 2^24 items), of

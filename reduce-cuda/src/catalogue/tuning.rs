@@ -539,7 +539,9 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// ArgMax of f32) by u32 offsets, where SegBlocks at the blocks of [`seg_blocks_block`] read more
 /// bytes a second than the faster of SegShuffle and SegHeads on an H100 (`bench segsweep` at
 /// 2^26 items, trusted, 2026-12-06; docs/decisions/0088-seg-blocks.md): ArgMax lifted from f32
-/// 1.13-1.34x at mean lengths 1024-65536, 1.01-1.07x to 2^20, 0.69x at 512. From 64-thread
+/// 1.13-1.34x at mean lengths 1024-65536, 1.01-1.07x to 2^20, 0.69x at 512; past 2^20 each
+/// segment is cut into chunks as at 2^20 (one segment of 2^26 items: 1.11x SegShuffle, `bench
+/// segargmax`, H100, 2026-12-07), so the bands have no upper end. From 64-thread
 /// blocks (mean lengths from 1536) it stays ahead on heavy tails too, `bench segargmax`'s
 /// (2026-12-07): 1.03-1.12x at mean lengths 2186-21156. At one-warp blocks (1000-1535) it is a
 /// trade: 0.84x on the heavy tail of mean length 1318, against the others' 0.82x at an even
@@ -555,8 +557,8 @@ pub(crate) const SEG_HEADS_BANDS: [SegBand; 8] = [
 /// (`reduce_bench::layouts::HEAVY_TAILS`; H100, 2026-12-07): there SegBlocks read 0.65-0.92 of
 /// plain `Shuffle`, the two others 0.90-0.95, and `Auto` cannot see the spread.
 pub(crate) const SEG_BLOCKS_BANDS: [SegBand; 2] = [
-    SegBand::new(8, false, 1 << 26, 1000..=1 << 21).lifted_from(4),
-    SegBand::new(8, false, 30 << 20, 4000..=1 << 21).lifted_from(4),
+    SegBand::new(8, false, 1 << 26, 1000..=usize::MAX).lifted_from(4),
+    SegBand::new(8, false, 30 << 20, 4000..=usize::MAX).lifted_from(4),
 ];
 
 // Every band of SEG_BLOCKS_BANDS starts at or above the mean length of the fused check: a
