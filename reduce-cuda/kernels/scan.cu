@@ -592,7 +592,7 @@ template <int MODE>
 __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_size exclusive,
                                             const r_idx* __restrict__ layout, r_size segments,
                                             unsigned int* states, M* aggregates, M* inclusives) {
-    __shared__ r_seg s_warps[R_WARP];
+    __shared__ r_seg s_warps[R_WARPS];  // one a warp of the block (large values must fit 48 KiB)
     __shared__ r_seg s_prefix;
     __shared__ r_size s_tile;
     // Warp 0's look-back: the group's aggregates first, then the ring (r_tile_prefix).

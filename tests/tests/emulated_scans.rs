@@ -29,6 +29,7 @@ use reduce_tests::emu::{
 };
 use reduce_tests::layouts::{every_shape_in_tiles, offsets_of};
 use reduce_tests::monoids::small::{AffCount, Nib8, Tri8};
+use reduce_tests::monoids::wide::Record1024;
 use reduce_tests::{Affine, Mat2, Mat3, Random, TestRng};
 use std::fmt::Debug;
 
@@ -376,6 +377,16 @@ fn look_ahead_without_its_waits_fails() {
             }
         }
     }
+}
+
+/// 1024-byte values at the default tile (the warps' values sized by the block's warps, so that
+/// they fit): plain scans past a group of 32 tiles, both kinds, fibers in every order.
+#[test]
+fn scans_of_1024_byte_values_are_the_reference() {
+    let Some(cxx) = compiler() else { return };
+    let kernel = scan_kernel::<Record1024, u32>(&cxx, ScanConfig::default(), None);
+    let t = kernel.tile as usize;
+    check_sizes::<Record1024>(&kernel, &[1, t + 1, 33 * t + 2], 5, "1024-byte plain");
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! and `Auto` refused 512-byte items. Both now shrink their defaults to fit, and `Auto` takes
 //! SegMerge where SegShuffle cannot fit at all, and past SegMerge's static arrays too (1024-byte
 //! values) SegHeads by offsets and Tb2Seg by owners; the paper's algorithms may refuse large items
-//! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`).
+//! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`). The scans
+//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block).
 //!
 //! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
@@ -122,10 +123,12 @@ fn nvrtc_scans_of_large_items() {
     }
 }
 
-/// 1024-byte values: past the static shared memory of SegShuffle, SegMerge and the scans (about
-/// 700 bytes). `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile; every other
-/// kernel compiles or is refused with an `InvalidConfig` that names shared memory (NVRTC's
-/// "too much shared data" no longer reaches the caller as a compile error).
+/// 1024-byte values: past the static shared memory of SegShuffle and SegMerge (about 650 bytes).
+/// `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile, and every scan
+/// compiles (plain, by offsets and by keys, u32 and u64; every algorithm and the portable mode,
+/// at their default blocks); every other kernel compiles or is refused with an `InvalidConfig`
+/// that names shared memory (NVRTC's "too much shared data" no longer reaches the caller as a
+/// compile error).
 #[test]
 fn nvrtc_record1024_auto_or_a_clear_refusal() {
     use reduce_cuda::testing::{
@@ -160,8 +163,56 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
         }
     }
     for algorithm in ScanAlgorithm::ALL.into_iter().chain([ScanAlgorithm::Auto]) {
-        let got = compile_scan_kernels::<Record1024>(ScanConfig::new(algorithm), arch);
-        clear(format!("scan {algorithm:?}"), got);
+        for config in [
+            ScanConfig::new(algorithm),
+            ScanConfig::new(algorithm).portable(),
+        ] {
+            let got = compile_scan_kernels::<Record1024>(config, arch);
+            got.unwrap_or_else(|e| panic!("scan {config:?}: {e}"));
+        }
+    }
+    // A block of 32 warps holds their 32 values besides the look-back's: past 48 KiB, refused
+    // (clearly).
+    let wide_block = ScanConfig::new(ScanAlgorithm::LookBack).block(1024);
+    clear(
+        "scan at 1024 threads".into(),
+        compile_scan_kernels::<Record1024>(wide_block, arch),
+    );
+}
+
+/// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets
+/// and by keys, both kinds; 40 tiles and more, so the look-back crosses a group of 32 tiles),
+/// equal to the sequential scans.
+#[test]
+fn scans_record1024_1024_bytes() {
+    use reduce_core::{scan, scan_by_key, scan_segments, Scan};
+    use reduce_cuda::{ScanAlgorithm, ScanConfig};
+    use reduce_tests::Random;
+    let Some(gpu) = gpu() else { return };
+    let n = 40 * 256 + 3;
+    let xs = Record1024::random_vec(n, 41);
+    let offsets: Vec<u32> = vec![0, 1, 700, 700, 2500, 9000, n as u32 - 1, n as u32];
+    let keys: Vec<u32> = (0..n).map(|i| (i / 300 % 3) as u32).collect();
+    let (d_xs, d_offsets, d_keys) = (
+        gpu.upload(&xs).unwrap(),
+        gpu.upload(&offsets).unwrap(),
+        gpu.upload(&keys).unwrap(),
+    );
+    let auto = ScanConfig::new(ScanAlgorithm::Auto);
+    for config in [auto, auto.portable()] {
+        for kind in [Scan::Inclusive, Scan::Exclusive] {
+            let what = format!("{config:?} {kind:?}");
+            let got = gpu
+                .download(&gpu.scan(&d_xs, kind, config).unwrap())
+                .unwrap();
+            assert!(got == scan(&xs, kind), "{what}: plain");
+            let got = gpu.scan_segments(&d_xs, &d_offsets, kind, config).unwrap();
+            let want = scan_segments(&xs, &offsets, kind).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "{what}: by offsets");
+            let got = gpu.scan_by_key(&d_xs, &d_keys, kind, config).unwrap();
+            let want = scan_by_key(&xs, &keys, kind).unwrap();
+            assert!(gpu.download(&got).unwrap() == want, "{what}: by keys");
+        }
     }
 }
 

@@ -324,7 +324,7 @@ pub type Record128 = Record<15>;
 pub type Record256 = Record<31>;
 /// 512 bytes.
 pub type Record512 = Record<63>;
-/// 1024 bytes: past the static shared memory of SegShuffle, SegMerge and the scans.
+/// 1024 bytes: past the static shared memory of SegShuffle and SegMerge.
 pub type Record1024 = Record<127>;
 
 impl<const K: usize> Random for Record<K> {
