@@ -34,7 +34,7 @@
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_shuffle(const r_in* __restrict__ in, r_size n, M* __restrict__ partials,
                unsigned int* __restrict__ ticket, M* __restrict__ out) {
-    __shared__ M s_warps[R_WARP];
+    __shared__ M s_warps[R_WARPS];  // one a warp of the block (large values must fit 48 KiB)
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
 

@@ -17,6 +17,7 @@ use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, KernelSource, Sum};
 use reduce_tests::emu::{check_plain, compiler};
 use reduce_tests::monoids::lang::{lifted, method_inputs, ArgMax, Methods};
+use reduce_tests::monoids::wide::Record;
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
 
@@ -175,4 +176,24 @@ fn items_past_a_16_byte_boundary_are_the_fold() {
             .collect();
         check(&cxx, &source, &format!("sum_at_{shift}"), &inputs, fold);
     }
+}
+
+/// Values of 2 and 4 KiB (a keep-last record, exact and non-commutative) under `Auto`: the
+/// block shrinks to one warp and the group to one tile, and the block's values take a slot a
+/// warp (not 32), so that the kernel's static shared memory fits; the fold is the sequential one.
+#[test]
+fn values_of_2_and_4_kib_are_the_fold() {
+    let Some(cxx) = compiler() else { return };
+    fn run<const K: usize>(cxx: &str) {
+        let source = kernel_source_at::<Record<K>>(Config::default(), 0).unwrap();
+        let (lane, block) = lane_and_block(&source);
+        let inputs: Vec<Vec<Record<K>>> = [1, 33, 5 * block * lane + 2]
+            .into_iter()
+            .map(|n| Record::<K>::random_vec(n, n as u64 + K as u64))
+            .collect();
+        let tag = format!("record_{}", std::mem::size_of::<Record<K>>());
+        check(cxx, &source, &tag, &inputs, fold);
+    }
+    run::<255>(&cxx);
+    run::<511>(&cxx);
 }

@@ -16,6 +16,7 @@ use reduce_cuda::testing::{kernel_source_at, kernel_source_lifted};
 use reduce_cuda::{Algorithm, Config, Sum};
 use reduce_tests::emu::{check_plain, compiler};
 use reduce_tests::monoids::lang::{ArgMax, LogSumExp};
+use reduce_tests::monoids::wide::Record;
 use reduce_tests::{Affine, Random, TestRng};
 use std::fmt::Debug;
 
@@ -290,4 +291,28 @@ fn log_sum_exp_gives_the_cpu_bits() {
         fold_lifted::<LogSumExp>,
         |a, b| bits(a) == bits(b),
     );
+}
+
+/// Values of 2 and 4 KiB (a keep-last record, exact and non-commutative) in the portable mode: its
+/// block, group and flush shrink and the block's values take a slot a warp, so that the
+/// kernel's static shared memory fits; the value is the sequential fold.
+#[test]
+fn values_of_2_and_4_kib_get_the_sequential_fold() {
+    let Some(cxx) = compiler() else { return };
+    fn run<const K: usize>(cxx: &str) {
+        let config = Config::default().portable();
+        let source = kernel_source_at::<Record<K>>(config, 0).unwrap();
+        // A run is one item, a node a block tile (32 items): within a tile, past one, and
+        // nodes past a step of the last block's tree.
+        let inputs: Vec<Vec<Record<K>>> = [1, 2, 33, 70, 1100]
+            .into_iter()
+            .map(|n| Record::<K>::random_vec(n, n as u64 + K as u64))
+            .collect();
+        let tag = format!("record_{}", std::mem::size_of::<Record<K>>());
+        check_plain(cxx, &source, &tag, &inputs, reduce_core::fold, |a, b| {
+            a == b
+        });
+    }
+    run::<255>(&cxx);
+    run::<511>(&cxx);
 }

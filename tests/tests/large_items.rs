@@ -67,6 +67,26 @@ fn plain_record512_512_bytes() {
     }
 }
 
+/// 2048-byte items: `Auto` and `Shuffle` shrink to one warp a block, and so does the portable
+/// mode, which also gives the sequential fold (an exact monoid).
+#[test]
+fn plain_record2048_2048_bytes() {
+    use reduce_tests::monoids::wide::Record2048;
+    use reduce_tests::Random;
+    if let Some(gpu) = gpu() {
+        check_plain::<Record2048>(&gpu, &LARGE_ITEM_SIZES, 12);
+        for n in LARGE_ITEM_SIZES {
+            let items = Record2048::random_vec(n, 13 ^ n as u64);
+            let xs = gpu.upload(&items).unwrap();
+            let got = gpu.reduce(&xs, reduce_cuda::Config::default().portable());
+            assert!(
+                got.unwrap() == reduce_core::fold(&items),
+                "portable, n = {n}"
+            );
+        }
+    }
+}
+
 /// Items past the 72 bytes the README says were tested, on a few layouts.
 const LARGE_ITEM_LAYOUTS: [&str; 4] = [
     "S = 0, N = 0",
@@ -125,8 +145,8 @@ fn nvrtc_scans_of_large_items() {
 
 /// 1024-byte values: past the static shared memory of SegShuffle and SegMerge (about 650 bytes).
 /// `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile, and every scan
-/// compiles (plain, by offsets and by keys, u32 and u64; every algorithm and the portable mode,
-/// at their default blocks); every other kernel compiles or is refused with an `InvalidConfig`
+/// compiles (plain, by offsets and by keys, u32 and u64; every algorithm at its default block,
+/// and the portable mode); every other kernel compiles or is refused with an `InvalidConfig`
 /// that names shared memory (NVRTC's "too much shared data" no longer reaches the caller as a
 /// compile error).
 #[test]
@@ -162,14 +182,13 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
             clear(format!("{algorithm} (offsets form: {offsets_form})"), got);
         }
     }
-    for algorithm in ScanAlgorithm::ALL.into_iter().chain([ScanAlgorithm::Auto]) {
-        for config in [
-            ScanConfig::new(algorithm),
-            ScanConfig::new(algorithm).portable(),
-        ] {
-            let got = compile_scan_kernels::<Record1024>(config, arch);
-            got.unwrap_or_else(|e| panic!("scan {config:?}: {e}"));
-        }
+    let algorithms = ScanAlgorithm::ALL.into_iter().chain([ScanAlgorithm::Auto]);
+    for config in algorithms
+        .map(ScanConfig::new)
+        .chain([ScanConfig::default().portable()])
+    {
+        let got = compile_scan_kernels::<Record1024>(config, arch);
+        got.unwrap_or_else(|e| panic!("scan {config:?}: {e}"));
     }
     // A block of 32 warps holds their 32 values besides the look-back's: past 48 KiB, refused
     // (clearly).
@@ -178,6 +197,33 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
         "scan at 1024 threads".into(),
         compile_scan_kernels::<Record1024>(wide_block, arch),
     );
+}
+
+/// 2 KiB values: plain `Auto`, `Shuffle` and the portable mode compile (their defaults shrink to
+/// one warp, and the block's values take a slot a warp; the emulator folds 2 and 4 KiB values
+/// through them: `emulated_plain`, `emulated_portable`); the scans refuse them with an
+/// `InvalidConfig` that names shared memory.
+#[test]
+fn nvrtc_plain_values_of_2_kib() {
+    use reduce_cuda::testing::{compile_kernel, compile_scan_kernels};
+    use reduce_cuda::{Algorithm, Config, Error, ScanConfig};
+    use reduce_tests::monoids::wide::Record2048;
+    if !require_nvrtc() {
+        return;
+    }
+    let arch = reduce_tests::CI_ARCH;
+    for config in [
+        Config::default(),
+        Config::new(Algorithm::Shuffle),
+        Config::default().portable(),
+    ] {
+        let got = compile_kernel::<Record2048>(config, arch);
+        got.unwrap_or_else(|e| panic!("{config:?}: {e}"));
+    }
+    match compile_scan_kernels::<Record2048>(ScanConfig::default(), arch) {
+        Err(Error::InvalidConfig { reason, .. }) if reason.contains("shared memory") => {}
+        other => panic!("scans: {other:?}"),
+    }
 }
 
 /// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets

@@ -97,11 +97,12 @@ pub(super) fn plain(
         .tile_group
         .unwrap_or_else(|| tuning::portable_group(block, per_lane, items.in_size, size));
     let mut flush = tuning::portable_flush(group);
-    // Two rings of `flush` nodes' warp values and a warp's values live in static shared memory.
+    // Two rings of `flush` nodes' warp values and a value a warp live in static shared memory.
     // Large items: shrink the flush, then the defaults the caller left open (the group, then
     // the block) until they fit.
     let smem = |flush: u32, group: u32, block: u32| {
-        (2 * (flush * group) as usize * (block as usize / 32) + 32) * size + 64
+        let warps = block as usize / 32;
+        (2 * (flush * group) as usize * warps + warps) * size + 64
     };
     while smem(flush, group, block) > STATIC_SMEM_LIMIT {
         if flush > 1 {

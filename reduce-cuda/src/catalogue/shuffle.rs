@@ -100,11 +100,13 @@ pub(super) fn plain(
     lane_items(name, size, knobs.items_per_thread)?;
     let mut group = knobs.tile_group.unwrap_or(SHUFFLE_GROUP);
     let mut block = check_block(name, knobs.block.unwrap_or(SHUFFLE_BLOCK))?;
-    // Two rings of `group` block tiles' warp values, a warp's values and a few words live in
+    // Two rings of `group` block tiles' warp values, a value a warp and a few words live in
     // static shared memory. Large items: shrink the defaults the caller left open (the group,
     // then the block) until they fit.
-    let smem =
-        |group: u32, block: u32| (2 * group as usize * (block as usize / 32) + 32) * size + 64;
+    let smem = |group: u32, block: u32| {
+        let warps = block as usize / 32;
+        (2 * group as usize * warps + warps) * size + 64
+    };
     while smem(group, block) > STATIC_SMEM_LIMIT {
         if knobs.tile_group.is_none() && group > 1 {
             group -= 1;

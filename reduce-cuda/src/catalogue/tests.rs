@@ -55,14 +55,16 @@ fn portable_items_per_thread_are_whole_runs() {
 }
 
 /// Shuffle's static rings shrink for large items (the tile group, then the block) where the
-/// caller left the defaults; explicit parameters that do not fit are an error.
+/// caller left the defaults, down to one warp's three values (16 KiB values fit); explicit
+/// parameters that do not fit are an error.
 #[test]
 fn shuffle_defaults_shrink_for_large_items() {
     let shuffle = Config::new(Algorithm::Shuffle);
-    for size in [4, 72, 256, 512, 1024, 1400] {
+    for size in [4, 72, 256, 512, 1024, 1400, 2048, 4096, 16_000] {
         let spec = plain_spec(shuffle, size).unwrap();
         let (block, group) = (define(&spec, "R_BLOCK"), define(&spec, "R_GROUP"));
-        let smem = (2 * group as usize * (block as usize / 32) + 32) * size + 64;
+        let warps = block as usize / 32;
+        let smem = (2 * group as usize * warps + warps) * size + 64;
         assert!(
             smem <= STATIC_SMEM_LIMIT,
             "{size}: {block} threads, group {group}"
@@ -77,7 +79,8 @@ fn shuffle_defaults_shrink_for_large_items() {
     }
     assert!(plain_spec(shuffle.tile_group(4).block(512), 512).is_err());
     assert!(plain_spec(shuffle.block(512), 1400).is_err());
-    assert!(plain_spec(shuffle, 4096).is_err());
+    assert!(plain_spec(shuffle, 4096).is_ok());
+    assert!(plain_spec(shuffle, 17_000).is_err());
 }
 
 #[test]

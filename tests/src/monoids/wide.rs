@@ -326,6 +326,8 @@ pub type Record256 = Record<31>;
 pub type Record512 = Record<63>;
 /// 1024 bytes: past the static shared memory of SegShuffle and SegMerge.
 pub type Record1024 = Record<127>;
+/// 2048 bytes: past the static shared memory of the segmented reductions and the scans.
+pub type Record2048 = Record<255>;
 
 impl<const K: usize> Random for Record<K> {
     fn random(rng: &mut TestRng) -> Self {
