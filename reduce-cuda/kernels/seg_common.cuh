@@ -166,8 +166,7 @@ __device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
 // continuing from the carry that carry_in() returns (called by warp 0 between the two barriers,
 // so the carry may live in shared memory: written before the call, and left as it is until the
 // second barrier). Returns the thread's exclusive prefix (carry . elements before it); *total
-// receives carry . all elements. `s_agg` holds a slot a warp of the block and one more (the
-// total). Every thread must call it.
+// receives carry . all elements. `s_agg` holds >= 33 r_seg. Every thread must call it.
 // Two barriers; a caller that scans again must alternate between two `s_agg` buffers (the
 // second call's first barrier then protects the first buffer's readers).
 template <class CarryIn>
@@ -186,11 +185,11 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in
         r_seg before = r_warp_seg_exclusive(inc);
         before = r_seg_op(carry_in(), before);
         if (lane < warps) s_agg[lane] = before;
-        if (lane == warps - 1) s_agg[warps] = r_seg_op(before, a);
+        if (lane == warps - 1) s_agg[R_WARP] = r_seg_op(before, a);
     }
     r_sync();
     const r_seg prefix = r_seg_op(s_agg[warp], lane_prefix);
-    *total = s_agg[warps];
+    *total = s_agg[R_WARP];
     return prefix;
 }
 

@@ -87,33 +87,6 @@ fn plain_record2048_2048_bytes() {
     }
 }
 
-/// 2048-byte values by CSR offsets (`Auto`: SegHeads), trusted and validated, against the
-/// sequential fold of each segment.
-#[test]
-fn segmented_record2048_by_offsets() {
-    use reduce_core::fold_segments;
-    use reduce_tests::monoids::wide::Record2048;
-    use reduce_tests::Random;
-    if let Some(gpu) = gpu() {
-        let n = 5000u32;
-        let items = Record2048::random_vec(n as usize, 17);
-        let xs = gpu.upload(&items).unwrap();
-        for offsets in [
-            vec![0, n],
-            vec![0, 0, 1, 700, 700, 4095, n],
-            (0..=n).collect(),
-        ] {
-            let want = fold_segments(&items, &offsets).unwrap();
-            let d_offsets = gpu.upload(&offsets).unwrap();
-            for config in [SegConfig::default(), SegConfig::default().trusted()] {
-                let got = gpu.reduce_segments(&xs, &d_offsets, config).unwrap();
-                let got = gpu.download(&got).unwrap();
-                assert!(got == want, "{} segments, {config:?}", offsets.len() - 1);
-            }
-        }
-    }
-}
-
 /// Items past the 72 bytes the README says were tested, on a few layouts.
 const LARGE_ITEM_LAYOUTS: [&str; 4] = [
     "S = 0, N = 0",
@@ -228,9 +201,8 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
 
 /// 2 KiB values: plain `Auto`, `Shuffle` and the portable mode compile (their defaults shrink to
 /// one warp, and the block's values take a slot a warp; the emulator folds 2 and 4 KiB values
-/// through them: `emulated_plain`, `emulated_portable`), and so does segmented `Auto` by CSR
-/// offsets (SegHeads, whose block scan's values take a slot a warp plus one); by owners
-/// segmented `Auto` and the scans refuse them with an `InvalidConfig` that names shared memory.
+/// through them: `emulated_plain`, `emulated_portable`); segmented `Auto` (both forms) and the
+/// scans refuse them with an `InvalidConfig` that names shared memory.
 #[test]
 fn nvrtc_values_of_2_kib() {
     use reduce_cuda::testing::{compile_kernel, compile_scan_kernels, compile_seg_kernel};
@@ -248,13 +220,14 @@ fn nvrtc_values_of_2_kib() {
         let got = compile_kernel::<Record2048>(config, arch);
         got.unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
-    compile_seg_kernel::<Record2048>(SegConfig::default(), true, arch).unwrap();
     let refused = |what: &str, got: reduce_cuda::Result<()>| match got {
         Err(Error::InvalidConfig { reason, .. }) if reason.contains("shared memory") => {}
         other => panic!("{what}: {other:?}"),
     };
-    let by_owners = compile_seg_kernel::<Record2048>(SegConfig::default(), false, arch);
-    refused("by owners", by_owners);
+    for offsets_form in [true, false] {
+        let got = compile_seg_kernel::<Record2048>(SegConfig::default(), offsets_form, arch);
+        refused(&format!("segmented (offsets form: {offsets_form})"), got);
+    }
     refused(
         "scans",
         compile_scan_kernels::<Record2048>(ScanConfig::default(), arch),
