@@ -206,8 +206,9 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
 #[test]
 fn nvrtc_values_of_2_kib() {
     use reduce_cuda::testing::{compile_kernel, compile_scan_kernels, compile_seg_kernel};
-    use reduce_cuda::{Algorithm, Config, Error, ScanConfig};
+    use reduce_cuda::{Algorithm, Config, ScanConfig};
     use reduce_tests::monoids::wide::Record2048;
+    use reduce_tests::sweep::refused;
     if !require_nvrtc() {
         return;
     }
@@ -220,18 +221,17 @@ fn nvrtc_values_of_2_kib() {
         let got = compile_kernel::<Record2048>(config, arch);
         got.unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
-    let refused = |what: &str, got: reduce_cuda::Result<()>| match got {
-        Err(Error::InvalidConfig { reason, .. }) if reason.contains("shared memory") => {}
-        other => panic!("{what}: {other:?}"),
+    // Each must be an `InvalidConfig` naming shared memory (`sweep::refused`), not a success.
+    let must_refuse = |what: String, got: reduce_cuda::Result<()>| {
+        let e = got.expect_err(&what);
+        refused(e, true).unwrap_or_else(|e| panic!("{what}: {e}"));
     };
     for offsets_form in [true, false] {
         let got = compile_seg_kernel::<Record2048>(SegConfig::default(), offsets_form, arch);
-        refused(&format!("segmented (offsets form: {offsets_form})"), got);
+        must_refuse(format!("segmented (offsets form: {offsets_form})"), got);
     }
-    refused(
-        "scans",
-        compile_scan_kernels::<Record2048>(ScanConfig::default(), arch),
-    );
+    let got = compile_scan_kernels::<Record2048>(ScanConfig::default(), arch);
+    must_refuse("scans".into(), got);
 }
 
 /// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets
