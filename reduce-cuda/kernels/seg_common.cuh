@@ -166,11 +166,14 @@ __device__ __forceinline__ r_seg r_warp_seg_exclusive(r_seg inclusive) {
 // continuing from the carry that carry_in() returns (called by warp 0 between the two barriers,
 // so the carry may live in shared memory: written before the call, and left as it is until the
 // second barrier). Returns the thread's exclusive prefix (carry . elements before it); *total
-// receives carry . all elements. `s_agg` holds >= 33 r_seg. Every thread must call it.
+// receives carry . all elements. `s_agg` holds a slot a warp of the block and one more, its
+// last, for the total (kSlots, a constant: the kernel's block may be smaller than 32 warps, so
+// that large values fit). Every thread must call it.
 // Two barriers; a caller that scans again must alternate between two `s_agg` buffers (the
 // second call's first barrier then protects the first buffer's readers).
-template <class CarryIn>
-__device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in, r_seg* s_agg, r_seg* total) {
+template <unsigned int kSlots, class CarryIn>
+__device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in, r_seg (&s_agg)[kSlots],
+                                                       r_seg* total) {
     const unsigned int lane = threadIdx.x & (R_WARP - 1);
     const unsigned int warp = threadIdx.x / R_WARP;
     const unsigned int warps = (R_THREADS + R_WARP - 1) / R_WARP;
@@ -185,11 +188,11 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in
         r_seg before = r_warp_seg_exclusive(inc);
         before = r_seg_op(carry_in(), before);
         if (lane < warps) s_agg[lane] = before;
-        if (lane == warps - 1) s_agg[R_WARP] = r_seg_op(before, a);
+        if (lane == warps - 1) s_agg[kSlots - 1] = r_seg_op(before, a);
     }
     r_sync();
     const r_seg prefix = r_seg_op(s_agg[warp], lane_prefix);
-    *total = s_agg[R_WARP];
+    *total = s_agg[kSlots - 1];
     return prefix;
 }
 
@@ -201,8 +204,10 @@ __device__ __forceinline__ r_seg r_block_seg_exclusive(r_seg x, CarryIn carry_in
 // rec_meta[3k + 2] = 1 when no segment closes inside the block ("single"). Thread t scans the
 // t-th contiguous run of records: every m_combine is (earlier blocks, later blocks). Writes
 // each entry segment closed in its block, and the segment still open after the last block.
+// `s_agg`: as r_block_seg_exclusive's.
+template <unsigned int kSlots>
 __device__ void r_join_records(const M* rec_vals, const r_size* rec_meta, unsigned int blocks, r_size segments,
-                               M* __restrict__ out, r_seg* s_agg) {
+                               M* __restrict__ out, r_seg (&s_agg)[kSlots]) {
     const unsigned int per_thread = (blocks + R_THREADS - 1) / R_THREADS;
     const unsigned int lo = threadIdx.x * per_thread;
     const unsigned int hi = min(lo + per_thread, blocks);

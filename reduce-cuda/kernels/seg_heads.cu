@@ -166,7 +166,7 @@ reduce_seg_heads_fold(const r_in* __restrict__ in, r_size n, const r_idx* __rest
     __shared__ unsigned int s_warp_heads[R_WARPS];
     __shared__ unsigned int s_rank[R_BLOCK];  // each thread's first head's rank (flagged tiles)
     __shared__ unsigned int s_hb[R_BLOCK];    // each thread's head bits (flagged tiles)
-    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ r_seg s_agg[R_WARPS + 1];
     __shared__ unsigned int s_flag, s_first;
     __shared__ unsigned int s_jump;  // flagged tiles: where a round's last segment is empty
     __shared__ r_size s_next;        // flagged tiles: the next round's first segment
@@ -326,7 +326,7 @@ reduce_seg_heads_join(const M* __restrict__ tile_vals, const r_size* __restrict_
                       r_size segments, M* __restrict__ out, unsigned int* __restrict__ zeroed, M* __restrict__ rec_vals,
                       r_size* __restrict__ rec_meta, unsigned int* __restrict__ ticket,
                       unsigned long long* __restrict__ status, unsigned long long* __restrict__ status_out) {
-    __shared__ r_seg s_agg[R_WARP + 1];
+    __shared__ r_seg s_agg[R_WARPS + 1];
     __shared__ bool s_entered;  // the group has a tile with a head
     const r_heads_scratch z = r_heads_scratch_at(zeroed, n);
     const r_size tiles = (n + R_TILE - 1) / R_TILE, group = blockIdx.x, k = group * R_BLOCK + threadIdx.x;

@@ -9,7 +9,8 @@
 //! SegMerge where SegShuffle cannot fit at all, and past SegMerge's static arrays too (1024-byte
 //! values) SegHeads by offsets and Tb2Seg by owners; the paper's algorithms may refuse large items
 //! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`). The scans
-//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block).
+//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block),
+//! and segmented `Auto` by CSR offsets 2048-byte ones (SegHeads' block scan likewise).
 //!
 //! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
@@ -87,6 +88,36 @@ fn plain_record2048_2048_bytes() {
     }
 }
 
+/// 2048-byte values by CSR offsets (`Auto`: SegHeads), trusted and validated, u32 and u64
+/// offsets, against the sequential fold of each segment.
+#[test]
+fn segmented_record2048_by_offsets() {
+    use reduce_core::fold_segments;
+    use reduce_tests::monoids::wide::Record2048;
+    use reduce_tests::Random;
+    if let Some(gpu) = gpu() {
+        let n = 5000u32;
+        let items = Record2048::random_vec(n as usize, 17);
+        let xs = gpu.upload(&items).unwrap();
+        for offsets in [
+            vec![0, n],
+            vec![0, 0, 1, 700, 700, 4095, n],
+            (0..=n).collect(),
+        ] {
+            let want = fold_segments(&items, &offsets).unwrap();
+            let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+            let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
+            for config in [SegConfig::default(), SegConfig::default().trusted()] {
+                let what = format!("{} segments, {config:?}", offsets.len() - 1);
+                let got = gpu.reduce_segments(&xs, &d_offsets, config).unwrap();
+                assert!(gpu.download(&got).unwrap() == want, "u32 offsets, {what}");
+                let got = gpu.reduce_segments(&xs, &d_wide, config).unwrap();
+                assert!(gpu.download(&got).unwrap() == want, "u64 offsets, {what}");
+            }
+        }
+    }
+}
+
 /// Items past the 72 bytes the README says were tested, on a few layouts.
 const LARGE_ITEM_LAYOUTS: [&str; 4] = [
     "S = 0, N = 0",
@@ -143,18 +174,25 @@ fn nvrtc_scans_of_large_items() {
     }
 }
 
+/// A compile of 1024-byte values that succeeds or is refused with an `InvalidConfig` that names
+/// shared memory (NVRTC's "too much shared data" no longer reaches the caller as a compile
+/// error).
+fn compiles_or_refuses_clearly(what: String, got: reduce_cuda::Result<()>) {
+    match got {
+        Ok(()) => {}
+        Err(reduce_cuda::Error::InvalidConfig { reason, .. })
+            if reason.contains("shared memory") => {}
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
 /// 1024-byte values: past the static shared memory of SegShuffle and SegMerge (about 650 bytes).
-/// `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile, and every scan
-/// compiles (plain, by offsets and by keys, u32 and u64; every algorithm at its default block,
-/// and the portable mode); every other kernel compiles or is refused with an `InvalidConfig`
-/// that names shared memory (NVRTC's "too much shared data" no longer reaches the caller as a
-/// compile error).
+/// `Auto` takes SegHeads by offsets and Tb2Seg by owners, which compile; every other reduction
+/// kernel compiles or is refused clearly ([`compiles_or_refuses_clearly`]).
 #[test]
 fn nvrtc_record1024_auto_or_a_clear_refusal() {
-    use reduce_cuda::testing::{
-        compile_kernel, compile_scan_kernels, compile_seg_kernel, compile_seg_kernel_for,
-    };
-    use reduce_cuda::{Algorithm, Config, Error, ScanAlgorithm, ScanConfig};
+    use reduce_cuda::testing::{compile_kernel, compile_seg_kernel, compile_seg_kernel_for};
+    use reduce_cuda::{Algorithm, Config};
     if !require_nvrtc() {
         return;
     }
@@ -164,11 +202,7 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
         compile_seg_kernel::<Record1024>(SegConfig::default(), offsets_form, arch).unwrap();
     }
     compile_seg_kernel_for::<Record1024, u64>(SegConfig::default(), true, arch).unwrap();
-    let clear = |what: String, got: reduce_cuda::Result<()>| match got {
-        Ok(()) => {}
-        Err(Error::InvalidConfig { reason, .. }) if reason.contains("shared memory") => {}
-        Err(e) => panic!("{what}: {e}"),
-    };
+    let clear = compiles_or_refuses_clearly;
     for algorithm in Algorithm::ALL {
         clear(
             format!("plain {algorithm}"),
@@ -182,6 +216,18 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
             clear(format!("{algorithm} (offsets form: {offsets_form})"), got);
         }
     }
+}
+
+/// Every scan of 1024-byte values compiles (plain, by offsets and by keys, u32 and u64; every
+/// algorithm at its default block, and the portable mode); at 1024 threads, refused clearly.
+#[test]
+fn nvrtc_record1024_scans() {
+    use reduce_cuda::testing::compile_scan_kernels;
+    use reduce_cuda::{ScanAlgorithm, ScanConfig};
+    if !require_nvrtc() {
+        return;
+    }
+    let arch = reduce_tests::CI_ARCH;
     let algorithms = ScanAlgorithm::ALL.into_iter().chain([ScanAlgorithm::Auto]);
     for config in algorithms
         .map(ScanConfig::new)
@@ -193,7 +239,7 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
     // A block of 32 warps holds their 32 values besides the look-back's: past 48 KiB, refused
     // (clearly).
     let wide_block = ScanConfig::new(ScanAlgorithm::LookBack).block(1024);
-    clear(
+    compiles_or_refuses_clearly(
         "scan at 1024 threads".into(),
         compile_scan_kernels::<Record1024>(wide_block, arch),
     );
@@ -201,14 +247,12 @@ fn nvrtc_record1024_auto_or_a_clear_refusal() {
 
 /// 2 KiB values: plain `Auto`, `Shuffle` and the portable mode compile (their defaults shrink to
 /// one warp, and the block's values take a slot a warp; the emulator folds 2 and 4 KiB values
-/// through them: `emulated_plain`, `emulated_portable`); segmented `Auto` (both forms) and the
-/// scans refuse them with an `InvalidConfig` that names shared memory.
+/// through them: `emulated_plain`, `emulated_portable`).
 #[test]
 fn nvrtc_values_of_2_kib() {
-    use reduce_cuda::testing::{compile_kernel, compile_scan_kernels, compile_seg_kernel};
-    use reduce_cuda::{Algorithm, Config, ScanConfig};
+    use reduce_cuda::testing::compile_kernel;
+    use reduce_cuda::{Algorithm, Config};
     use reduce_tests::monoids::wide::Record2048;
-    use reduce_tests::sweep::refused;
     if !require_nvrtc() {
         return;
     }
@@ -221,17 +265,42 @@ fn nvrtc_values_of_2_kib() {
         let got = compile_kernel::<Record2048>(config, arch);
         got.unwrap_or_else(|e| panic!("{config:?}: {e}"));
     }
-    // Each must be an `InvalidConfig` naming shared memory (`sweep::refused`), not a success.
-    let must_refuse = |what: String, got: reduce_cuda::Result<()>| {
-        let e = got.expect_err(&what);
+}
+
+/// 2 KiB values by CSR offsets: segmented `Auto` (SegHeads, whose block scan keeps a value a
+/// warp and the total, not 33) compiles, u32 and u64.
+#[test]
+fn nvrtc_segmented_2_kib_by_offsets() {
+    use reduce_cuda::testing::{compile_seg_kernel, compile_seg_kernel_for};
+    use reduce_tests::monoids::wide::Record2048;
+    if !require_nvrtc() {
+        return;
+    }
+    let arch = reduce_tests::CI_ARCH;
+    compile_seg_kernel::<Record2048>(SegConfig::default(), true, arch).unwrap();
+    compile_seg_kernel_for::<Record2048, u64>(SegConfig::default(), true, arch).unwrap();
+}
+
+/// 2 KiB values: segmented `Auto` by owners and the scans refuse them with an `InvalidConfig`
+/// that names shared memory (`sweep::refused`), not a success.
+#[test]
+fn nvrtc_owners_and_scans_of_2_kib_refused() {
+    use reduce_cuda::testing::{compile_scan_kernels, compile_seg_kernel};
+    use reduce_cuda::ScanConfig;
+    use reduce_tests::monoids::wide::Record2048;
+    use reduce_tests::sweep::refused;
+    if !require_nvrtc() {
+        return;
+    }
+    let arch = reduce_tests::CI_ARCH;
+    let must_refuse = |what: &str, got: reduce_cuda::Result<()>| {
+        let e = got.expect_err(what);
         refused(e, true).unwrap_or_else(|e| panic!("{what}: {e}"));
     };
-    for offsets_form in [true, false] {
-        let got = compile_seg_kernel::<Record2048>(SegConfig::default(), offsets_form, arch);
-        must_refuse(format!("segmented (offsets form: {offsets_form})"), got);
-    }
+    let got = compile_seg_kernel::<Record2048>(SegConfig::default(), false, arch);
+    must_refuse("segmented by owners", got);
     let got = compile_scan_kernels::<Record2048>(ScanConfig::default(), arch);
-    must_refuse("scans".into(), got);
+    must_refuse("scans", got);
 }
 
 /// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets

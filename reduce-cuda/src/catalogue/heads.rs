@@ -109,10 +109,12 @@ pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
 }
 
 /// A bound on the fold's static shared memory (kernels/seg_heads.cu: each warp's and thread's
-/// head words and ranks, the block scan's `r_seg` values of `seg` bytes, a few words).
+/// head words and ranks, the block scan's `r_seg` values of `seg` bytes, a slot a warp and the
+/// total, a few words).
 pub(super) fn static_smem(block: u32, seg: usize) -> usize {
-    let words = 4 * (block as usize / 32) + 8 * block as usize;
-    words + 33 * seg + 64
+    let warps = block as usize / 32;
+    let words = 4 * warps + 8 * block as usize;
+    words + (warps + 1) * seg + 64
 }
 
 impl Heads {

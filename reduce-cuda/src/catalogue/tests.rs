@@ -1017,9 +1017,14 @@ fn seg_heads_defaults_and_checks() {
     let f32_to_8 = sized(shape(false, true, true), 4, 8);
     assert_eq!(items_and_block(f32_to_8), (16, 128));
     // Lifted bytes into 32-byte values: the tile's values of 256 threads within 96 KiB, and with
-    // the static arrays within 99 KiB (12 items would be 96 KiB and 3.7 KiB), in blocks of 128.
+    // the static arrays (2.5 KiB: the block scan's values a slot a warp and one) within 99 KiB,
+    // in blocks of 128.
     let bytes_to_32 = sized(shape(false, true, true), 1, 32);
-    assert_eq!(items_and_block(bytes_to_32), (11, 128));
+    assert_eq!(items_and_block(bytes_to_32), (12, 128));
+    // 1 KiB values: one item a thread in blocks of 64 (a tile of 64 KiB), 2 KiB in one warp.
+    let kib = |bytes| sized(shape(false, true, false), bytes, bytes);
+    assert_eq!(items_and_block(kib(1024)), (1, 64));
+    assert_eq!(items_and_block(kib(2048)), (1, 32));
     // 512-byte values: one item a thread, the default block halved to 128 threads.
     let records = sized(shape(false, true, false), 512, 512);
     assert_eq!(items_and_block(records), (1, 128));
