@@ -8,6 +8,7 @@
 # sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
+# large (values of 128 to 2048 bytes),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented, along axes and scans, against the default and CUB's gpu_to_gpu
 # determinism), portable-plain, portable-axes, portable-seg, portable-scan (its plain section and those along axes, segmented and of scans alone),
@@ -422,6 +423,12 @@ for phase in "$@"; do
     lse)
       # log-sum-exp of f32 logits (reduce_core::math's exp per item), all items and per row, against the read roof
       .gpu/bin/bench lse --out "$OUT" 2>"$OUT/bench-lse.err" | tee -a "$SUMMARY"
+      ;;
+    large)
+      # values of 128 to 2048 bytes: plain, segmented by offsets and scans against the roofs, beside
+      # the defaults large values had before (LARGE_QUICK=1: 256 MiB of items instead of 1 GiB)
+      .gpu/bin/bench large ${LARGE_QUICK:+--quick} --out "$OUT" 2>"$OUT/bench-large.err" | tee -a "$SUMMARY"
+      tail -2 "$OUT/bench-large.err" >> "$SUMMARY"
       ;;
     portable)
       # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered

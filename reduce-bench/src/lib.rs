@@ -18,6 +18,7 @@
 //! bench argmax [--quick] [--out DIR] [--cub F] [--torch F]  lifted f32 -> (max, index)
 //! bench segargmax [--out DIR] [--cub F]             the same per segment, every distribution
 //! bench lse [--quick] [--out DIR]                    log-sum-exp of f32 logits (exp per item), all and per row
+//! bench large [--quick] [--out DIR]                  values of 128 to 2048 bytes: plain, by offsets, scans
 //! bench overhead [--out DIR]                        each call alone, queued back to back, and its host work
 //! bench axes [--log2 K] [--out DIR] [--cub F] [--torch F]  reductions along the axes of arrays
 //! bench scan [--quick] [--out DIR] [--cub F] [--torch F]   scans, plain and segmented, vs the copy roof

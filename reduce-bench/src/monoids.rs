@@ -179,3 +179,35 @@ impl LogSumExp {
         self.m + reduce_cuda::reduce_core::math::Math::ln(self.s)
     }
 }
+
+/// The last record that is set, and how many items were folded: a large item with a cheap
+/// combine, written once for every size with a const generic and `..base` struct updates.
+/// `K` = 15, 31, 63, 127, 255: 128 to 2048 bytes (`K` u64, a `u32`, a `bool`, padding), past
+/// the 72 bytes the README says were tested.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
+#[repr(C)]
+#[monoid(
+    identity = Record { v: [0; K], n: 0, set: false },
+    combine = |l, r| if r.set {
+        Record { n: l.n.wrapping_add(r.n), ..r }
+    } else {
+        Record { n: l.n.wrapping_add(r.n), ..l }
+    }
+)]
+pub struct Record<const K: usize> {
+    pub v: [u64; K],
+    pub n: u32,
+    pub set: bool,
+}
+
+/// 128 bytes.
+pub type Record128 = Record<15>;
+/// 256 bytes.
+pub type Record256 = Record<31>;
+/// 512 bytes.
+pub type Record512 = Record<63>;
+/// 1024 bytes: past the static shared memory of SegShuffle and SegMerge.
+pub type Record1024 = Record<127>;
+/// 2048 bytes: past the static shared memory of the scans and of the segmented reductions
+/// by owners.
+pub type Record2048 = Record<255>;

@@ -9,6 +9,7 @@ mod fig4;
 mod fig5;
 mod interop;
 mod jit;
+mod large;
 mod lse;
 mod ncu;
 mod overhead;
@@ -52,6 +53,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "argmax" => argmax::argmax(args),
         "segargmax" => segargmax::segargmax(args),
         "lse" => lse::lse(args),
+        "large" => large::large(args),
         "axes" => axes::axes(args),
         "scan" => scan::scan(args),
         "portable" => portable::portable(args),
@@ -60,7 +62,7 @@ pub fn run(args: &Args) -> reduce_cuda::Result<()> {
         "portable-scan" => portable_scans::portable_scan(args),
         "portable-seg" => portable::portable_seg(args),
         other => {
-            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, overhead, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, axes, scan, portable, portable-axes, portable-plain, portable-scan or portable-seg");
+            eprintln!("unknown mode {other}: plain, api, fig4, jit, variants, ncu, overhead, seglayouts, segmented, segsweep, segwide, fig5, segvariants, segncu, sanitize, interop, views, argmax, segargmax, lse, large, axes, scan, portable, portable-axes, portable-plain, portable-scan or portable-seg");
             std::process::exit(2);
         }
     }

@@ -4,8 +4,8 @@
 //! `u32` (tail padding), `[u32; 6]` through a `#[device_fn]` helper, a nested
 //! `#[derive(DeviceCopy)]` 2x2 `u64` matrix with a `u32` and a `u8` (40 bytes), a struct
 //! over-aligned with `#[repr(C, align(16))]` (and 64 and 256), and a const-generic keep-last
-//! record (`..base` updates) at 128, 256 and 512 bytes, past the 72 bytes the README says were
-//! tested. Each comes with the random values it is tested on, chosen so that long products do not
+//! record (`..base` updates; defined in `reduce_bench::monoids`, whose `bench large` times it)
+//! at 128 to 2048 bytes, past the 72 bytes the README says were tested. Each comes with the random values it is tested on, chosen so that long products do not
 //! collapse to a fixed point.
 
 use crate::{Random, TestRng};
@@ -298,36 +298,8 @@ aligned_affine!(
     256
 );
 
-/// The last record that is set, and how many items were folded: a large item with a cheap
-/// combine, written once for every size with a const generic and `..base` struct updates.
-/// `K` = 15, 31, 63: 128, 256 and 512 bytes (`K` u64, a `u32`, a `bool`, padding), past the
-/// 72 bytes the README says were tested.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Monoid)]
-#[repr(C)]
-#[monoid(
-    identity = Record { v: [0; K], n: 0, set: false },
-    combine = |l, r| if r.set {
-        Record { n: l.n.wrapping_add(r.n), ..r }
-    } else {
-        Record { n: l.n.wrapping_add(r.n), ..l }
-    }
-)]
-pub struct Record<const K: usize> {
-    pub v: [u64; K],
-    pub n: u32,
-    pub set: bool,
-}
-
-/// 128 bytes.
-pub type Record128 = Record<15>;
-/// 256 bytes.
-pub type Record256 = Record<31>;
-/// 512 bytes.
-pub type Record512 = Record<63>;
-/// 1024 bytes: past the static shared memory of SegShuffle and SegMerge.
-pub type Record1024 = Record<127>;
-/// 2048 bytes: past the static shared memory of the segmented reductions and the scans.
-pub type Record2048 = Record<255>;
+/// The const-generic keep-last record at 128 to 2048 bytes (`bench large` times it too).
+pub use reduce_bench::monoids::{Record, Record1024, Record128, Record2048, Record256, Record512};
 
 impl<const K: usize> Random for Record<K> {
     fn random(rng: &mut TestRng) -> Self {

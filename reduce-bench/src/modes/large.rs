@@ -1,0 +1,190 @@
+//! `bench large [--quick] [--out DIR]`: values of 128 to 2048 bytes (`monoids::Record`, a
+//! keep-last record: a branch and a count a combine, so the bytes moved decide) in 1 GiB of items
+//! (256 MiB with `--quick`) through plain `Auto` and the portable mode, segmented `Auto` by CSR
+//! offsets (trusted, 64 items a segment) and the inclusive scan (`Auto`), against the roofs of
+//! the same bytes in the same command: the read roof for the reductions (on the items, offsets
+//! and outputs they move), the copy roof for the scans (each item read and written). Beside them,
+//! the defaults that large values had before their blocks' shared values were sized by the
+//! block's warps: plain `Shuffle` with a group of one block tile for 512-byte values and 128
+//! threads for 1 KiB ones, SegHeads with 32 threads for 1 KiB values. Every result is checked
+//! against the sequential references (`large.csv`, `large.txt`).
+
+use crate::cli::Args;
+use crate::kernels::{BenchKernels, FillMasks};
+use crate::monoids::Record;
+use crate::output::report;
+use crate::timing::{median_ms, REPS};
+use reduce_cuda::reduce_core::{fold, fold_segments, scan};
+use reduce_cuda::{
+    Algorithm, Config, DeviceVec, Gpu, Result, Scan, ScanConfig, SegAlgorithm, SegConfig,
+};
+use std::fmt::Write as _;
+
+/// Items of a segment in the segmented rows.
+const SEGMENT: usize = 64;
+
+/// Every size, each in a fresh buffer of the same bytes.
+pub fn large(args: &Args) -> Result<()> {
+    let gpu = Gpu::new(0)?;
+    let kernels = BenchKernels::new(&gpu)?;
+    let bytes = if args.quick { 1 << 28 } else { 1 << 30 };
+    let mut table = Table {
+        lines: vec![format!(
+            "device {}: values of 128 to 2048 bytes, {} MiB of items",
+            gpu.info().name,
+            bytes >> 20
+        )],
+        csv: String::from("value_bytes,n,case,median_ms,ratio_to_roof,correct\n"),
+    };
+    // The roofs of these bytes (any words: the roof kernels only move them).
+    let words = kernels.fill_random::<f32>(bytes / 4, 7, &FillMasks::default())?;
+    let roofs = Roofs {
+        read: kernels.read_roof_ms(&words, REPS)?,
+        copy: kernels.copy_roof_ms(&words, REPS)?,
+        bytes: bytes as f64,
+    };
+    drop(words);
+    table.lines.push(format!(
+        "read roof {:.4} ms, copy roof {:.4} ms",
+        roofs.read, roofs.copy
+    ));
+    one_size::<15>(&gpu, &roofs, &mut table, &[])?;
+    one_size::<31>(&gpu, &roofs, &mut table, &[])?;
+    let group_of_one = Config::new(Algorithm::Shuffle).tile_group(1);
+    one_size::<63>(
+        &gpu,
+        &roofs,
+        &mut table,
+        &[("Shuffle, group 1", group_of_one)],
+    )?;
+    let half_block = Config::new(Algorithm::Shuffle).block(128);
+    one_size::<127>(
+        &gpu,
+        &roofs,
+        &mut table,
+        &[("Shuffle, 128 threads", half_block)],
+    )?;
+    one_size::<255>(&gpu, &roofs, &mut table, &[])?;
+    std::fs::write(args.out.join("large.csv"), &table.csv).expect("writing large.csv");
+    report(&args.out, "large.txt", &table.lines);
+    Ok(())
+}
+
+/// The roofs' times (ms) over `bytes`.
+struct Roofs {
+    read: f32,
+    copy: f32,
+    bytes: f64,
+}
+
+/// The report's lines and CSV.
+struct Table {
+    lines: Vec<String>,
+    csv: String,
+}
+
+impl Table {
+    /// A measured case: `moved` bytes against `roof` ms over `roof_bytes`.
+    fn row(&mut self, size: usize, n: usize, case: &str, ms: f32, ratio: f64, correct: bool) {
+        let ok = if correct { "yes" } else { "NO" };
+        self.lines.push(format!(
+            "{size:>5} B  {case:<40} {ms:>9.4} ms  x roof {ratio:.3}  correct {ok}"
+        ));
+        let _ = writeln!(self.csv, "{size},{n},{case},{ms},{ratio},{ok}");
+    }
+
+    /// A case the library refused (its error, first line).
+    fn refused(&mut self, size: usize, n: usize, case: &str, e: &reduce_cuda::Error) {
+        let why = e.to_string();
+        let why = why.lines().next().unwrap_or_default();
+        self.lines
+            .push(format!("{size:>5} B  {case:<40} refused: {why}"));
+        let _ = writeln!(self.csv, "{size},{n},{case},,,refused");
+    }
+}
+
+/// Records of `K` words: keep-last values, one in four unset (the identity's payload).
+fn records<const K: usize>(n: usize) -> Vec<Record<K>> {
+    (0..n)
+        .map(|i| {
+            let set = i % 4 != 0;
+            let word = |j: usize| ((i * K + j) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            Record {
+                v: std::array::from_fn(|j| if set { word(j) } else { 0 }),
+                n: 1,
+                set,
+            }
+        })
+        .collect()
+}
+
+/// The rows of `Record<K>`; `earlier`: plain configurations measured beside `Auto`.
+fn one_size<const K: usize>(
+    gpu: &Gpu,
+    roofs: &Roofs,
+    table: &mut Table,
+    earlier: &[(&str, Config)],
+) -> Result<()> {
+    let size = std::mem::size_of::<Record<K>>();
+    let n = roofs.bytes as usize / size;
+    let host = records::<K>(n);
+    let xs = gpu.upload(&host)?;
+    let ratio = |ms: f32, moved: f64, roof: f32, roof_bytes: f64| {
+        (moved / roof_bytes) * roof as f64 / ms as f64
+    };
+    let read = |ms: f32, moved: f64| ratio(ms, moved, roofs.read, roofs.bytes);
+
+    let want = fold(&host);
+    let mut out = gpu.identities::<Record<K>>(1)?;
+    let plain = [
+        ("plain Auto", Config::default()),
+        ("plain portable", Config::default().portable()),
+    ];
+    for (case, config) in plain.iter().chain(earlier) {
+        match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, *config)) {
+            Ok(ms) => {
+                let correct = gpu.download(&out)?[0] == want;
+                table.row(size, n, case, ms, read(ms, roofs.bytes), correct);
+            }
+            Err(e) => table.refused(size, n, case, &e),
+        }
+    }
+
+    let segments = n.div_ceil(SEGMENT);
+    let offsets: Vec<u32> = (0..=segments)
+        .map(|s| (s * SEGMENT).min(n) as u32)
+        .collect();
+    let want = fold_segments(&host, &offsets).expect("a valid layout");
+    let d_offsets = gpu.upload(&offsets)?;
+    let mut per_segment: DeviceVec<Record<K>> = gpu.identities(segments)?;
+    let moved = roofs.bytes + (4 * (segments + 1) + size * segments) as f64;
+    let mut seg_cases = vec![("offsets Auto trusted", SegConfig::default().trusted())];
+    if size == 1024 {
+        let heads = SegConfig::new(SegAlgorithm::SegHeads).block(32).trusted();
+        seg_cases.push(("offsets SegHeads, 32 threads, trusted", heads));
+    }
+    for (case, config) in seg_cases {
+        let call = || gpu.reduce_segments_into(&xs, &d_offsets, &mut per_segment, config);
+        match median_ms(gpu, REPS, call) {
+            Ok(ms) => {
+                let correct = gpu.download(&per_segment)? == want;
+                table.row(size, n, case, ms, read(ms, moved), correct);
+            }
+            Err(e) => table.refused(size, n, case, &e),
+        }
+    }
+
+    let want = scan(&host, Scan::Inclusive);
+    let mut scanned: DeviceVec<Record<K>> = gpu.identities(n)?;
+    let call = || gpu.scan_into(&xs, Scan::Inclusive, &mut scanned, ScanConfig::default());
+    match median_ms(gpu, REPS, call) {
+        Ok(ms) => {
+            let correct = gpu.download(&scanned)? == want;
+            let r = ratio(ms, 2.0 * roofs.bytes, roofs.copy, 2.0 * roofs.bytes);
+            table.row(size, n, "scan Auto inclusive", ms, r, correct);
+        }
+        Err(e) => table.refused(size, n, "scan Auto inclusive", &e),
+    }
+    eprintln!("large: {size}-byte values done");
+    Ok(())
+}
