@@ -192,8 +192,8 @@ fn seg_heads_is_the_fold() {
 
 /// Lifted items: f32 12 bytes past a boundary into 8-byte (value, first index) pairs, 16 a
 /// thread; and 32 a thread (a thread's bits fill a word); f32 into 32-byte top-8 lists, 11 a
-/// thread (what the defaults give them, a tile's values within SegHeads' budget: item-by-item
-/// loads, 44 bytes not being whole vectors).
+/// thread (item-by-item loads, 44 bytes not being whole vectors; the defaults give them 12, a
+/// tile's values within SegHeads' budget).
 #[test]
 fn seg_heads_lifted_is_the_fold() {
     let Some(cxx) = compiler() else { return };
