@@ -308,10 +308,21 @@ __device__ __forceinline__ void r_entry_publish(const r_chain& c, r_size j, unsi
 // window, and a group's inclusive value published only where g % R_LB_INCLUSIVE_EVERY == 0,
 // make look-backs walk past the ring as late groups make them on a GPU. The bits are the same
 // wherever a look-back stops: THE FIXED GROUPING.)
+// R_LB_SHARED 0 (the host's choice for values whose 32 do not fit the static shared memory
+// beside the block's own, past about 1 KiB): no ring (R_LB_SLOTS 0, every entry read from global
+// memory), and lane 0 reads its group's aggregates itself (r_tile_prefix). The same folds in the
+// same order: the same bits.
+#ifndef R_LB_SHARED
+#define R_LB_SHARED 1
+#endif
 #ifndef R_LB_WINDOWS
 #define R_LB_WINDOWS ((4096 / (R_WARP * (int)sizeof(M))) < 1 ? 1 : (4096 / (R_WARP * (int)sizeof(M))) > 16 ? 16 : (4096 / (R_WARP * (int)sizeof(M))))
 #endif
+#if R_LB_SHARED
 #define R_LB_SLOTS (R_LB_WINDOWS * R_WARP)
+#else
+#define R_LB_SLOTS 0
+#endif
 #ifndef R_LB_INCLUSIVE_EVERY
 #define R_LB_INCLUSIVE_EVERY 1
 #endif
@@ -337,7 +348,7 @@ __device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
         const bool stop = (state & R_ST_INC) || (R_SEG && (state & R_ST_HEAD));
         const unsigned int stops = __ballot_sync(R_FULL_MASK, stop);
         k = stops ? __ffs(stops) - 1 : R_WARP;  // the nearest entry that stops the look-back
-        if (dist + lane < R_LB_SLOTS && mine && (int)lane <= k) ring[dist + lane] = e.v;
+        if (R_LB_SLOTS > 0 && dist + lane < R_LB_SLOTS && mine && (int)lane <= k) ring[dist + lane] = e.v;
         if (stops) {
             stop_state = __shfl_sync(R_FULL_MASK, state, k);
             break;
@@ -350,7 +361,7 @@ __device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
     p.flag = (stop_state & R_ST_HEAD) ? 1u : 0u;
     r_seg x;
     x.flag = 0;
-    if (last < R_LB_SLOTS) {
+    if (R_LB_SLOTS > 0 && last < R_LB_SLOTS) {
         if (lane == 0) {
             p.v = ring[last];
             for (int d = (int)last - 1; d >= 0; --d) {
@@ -399,7 +410,9 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
     const unsigned int i = (unsigned int)(t % R_WARP);
     const unsigned int head = tile.flag ? R_ST_HEAD : 0u;
     if (lane == 0) r_entry_publish(tile_chain, t, R_ST_AGG | head, tile.v, false);
-    // The group's tiles before this one.
+    // The group's tiles before this one: a lane each into `group` (R_LB_SHARED), else lane 0
+    // reads them itself, in order.
+#if R_LB_SHARED
     if (lane < i) {
         const r_entry e = r_entry_wait(tile_chain, g * R_WARP + lane);
         r_seg a;
@@ -408,6 +421,15 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
         group[lane] = a;
     }
     __syncwarp();
+#else
+    const auto group_tile = [&](unsigned int l) {
+        const r_entry e = r_entry_wait(tile_chain, g * R_WARP + l);
+        r_seg a;
+        a.flag = (e.state & R_ST_HEAD) ? 1u : 0u;
+        a.v = e.v;
+        return a;
+    };
+#endif
     r_seg w, whole;  // w(t) and, where i = 31, A(g): lane 0's
     w.flag = 0;
     w.v = m_identity();
@@ -415,8 +437,13 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
     const bool last = i == R_WARP - 1;
     if (lane == 0) {
         if (i > 0) {
+#if R_LB_SHARED
             w = group[0];
             for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, group[l]);
+#else
+            w = group_tile(0);
+            for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, group_tile(l));
+#endif
             whole = r_scan_op(w, tile);
         }
         const unsigned int state = whole.flag ? R_ST_HEAD : 0u;
@@ -596,10 +623,17 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
     __shared__ r_seg s_prefix;
     __shared__ r_size s_tile;
     // Warp 0's look-back: the group's aggregates first, then the ring (r_tile_prefix).
+#if R_LB_SHARED
     __shared__ union {
         r_seg group[R_WARP];
         M ring[R_LB_SLOTS];
     } s_lb;
+    r_seg* const lb_group = s_lb.group;
+    M* const lb_ring = s_lb.ring;
+#else
+    r_seg* const lb_group = nullptr;
+    M* const lb_ring = nullptr;
+#endif
     // The warps' stages, kStageVecs vectors each: static where the host keeps them so (up to
     // 32 KiB, catalogue/tuning.rs's SCAN_STATIC_STAGE_MAX: the address folds into the
     // instructions), else the launch's dynamic shared memory (R_STAGE_DYNAMIC).
@@ -701,7 +735,7 @@ __device__ __forceinline__ void r_scan_tile(const r_in* in, r_size n, M* out, r_
         if (lane < R_WARPS) s_warps[lane] = w;  // the inclusive values of the warps
         const r_seg tile = r_seg_shfl(w, R_WARPS - 1);
         if constexpr (MODE == R_TILE_LOOK_BACK) {
-            const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, s_lb.group, s_lb.ring);
+            const r_seg prefix = r_tile_prefix(tile, t, n, states, aggregates, inclusives, lb_group, lb_ring);
             if (lane == 0) s_prefix = prefix;
         } else if constexpr (MODE == R_TILE_REDUCE) {
             if (lane == 0) r_slot_store(states, aggregates, t, tile);
@@ -821,8 +855,10 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK) scan_groups(r_size n, unsi
     if (lane == 0) r_slot_store(flags, values, tiles + g, w);
 }
 
-// The groups' slots a chunk at a time in shared memory (scan_chain).
-#define R_CHAIN_CHUNK (4096 / (int)sizeof(M) < R_WARP ? R_WARP : 4096 / (int)sizeof(M) > R_BLOCK ? R_BLOCK : 4096 / (int)sizeof(M))
+// The groups' slots a chunk at a time in shared memory (scan_chain): about 4 KiB of them, at
+// least 32 where the look-back's 32 values fit too (R_LB_SHARED), at least one past that.
+#define R_CHAIN_FLOOR (R_LB_SHARED ? R_WARP : 1)
+#define R_CHAIN_CHUNK (4096 / (int)sizeof(M) < R_CHAIN_FLOOR ? R_CHAIN_FLOOR : 4096 / (int)sizeof(M) > R_BLOCK ? R_BLOCK : 4096 / (int)sizeof(M))
 
 // REDUCE-THEN-SCAN, third pass (one block): the groups' slots, A(g), become P(g) = I(g - 1) in
 // order, I(0) = A(0), I(g) = P(g) ⊕ A(g) (group 0 keeps A(0), which no tile reads) — thread 0

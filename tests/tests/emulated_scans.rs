@@ -224,20 +224,47 @@ fn both_kinds(n: usize, items: Vec<u8>, index: &[u64], in_place: bool) -> Vec<Sc
 #[test]
 fn look_back_walks_past_groups_without_inclusive_values() {
     let Some(cxx) = compiler() else { return };
-    check_long_look_backs::<Affine>(&cxx);
-    check_long_look_backs::<Mat2>(&cxx);
+    check_long_look_backs::<Affine>(&cxx, true);
+    check_long_look_backs::<Mat2>(&cxx, true);
 }
 
-fn check_long_look_backs<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str) {
+/// The same walks where the look-back keeps nothing in shared memory (`R_LB_SHARED` 0, the
+/// host's choice for values past about 1 KiB): lane 0 reads its group's aggregates itself, and
+/// every entry before the group comes from global memory, folded in the same order.
+#[test]
+fn look_back_without_shared_values_walks_past_groups() {
+    let Some(cxx) = compiler() else { return };
+    check_long_look_backs::<Affine>(&cxx, false);
+    check_long_look_backs::<Mat2>(&cxx, false);
+}
+
+/// LookBack's long look-backs (see the tests above), its values in shared memory where `shared`.
+fn check_long_look_backs<M: CudaMonoid + Random + PartialEq + Debug>(cxx: &str, shared: bool) {
     let config = ScanConfig::new(ScanAlgorithm::LookBack)
         .block(32)
         .items_per_thread(1);
-    let defines = [("R_LB_INCLUSIVE_EVERY", 40), ("R_LB_WINDOWS", 1)];
-    let plain = scan_kernel_with::<M, u32>(cxx, config, None, &defines);
+    let tag = if shared { "long" } else { "long_global" };
+    let kernel = |offsets| {
+        scan_kernel_edited::<M, u32>(cxx, config, offsets, tag, |text| {
+            let plan_shared = "#define R_LB_SHARED 1\n";
+            assert!(text.contains(plan_shared), "the plan's R_LB_SHARED");
+            if !shared {
+                *text = text.replace(plan_shared, "#define R_LB_SHARED 0\n");
+            }
+            text.insert_str(
+                0,
+                "#define R_LB_INCLUSIVE_EVERY 40\n#define R_LB_WINDOWS 1\n",
+            );
+        })
+    };
+    let plain = kernel(None);
     let group = 32 * plain.tile as usize;
-    let what = format!("{} LookBack, long look-backs", M::CUDA_NAME);
+    let what = format!(
+        "{} LookBack, long look-backs, shared {shared}",
+        M::CUDA_NAME
+    );
     check_sizes::<M>(&plain, &[39 * group + 5, 45 * group + 17], 90, &what);
-    let by_key = scan_kernel_with::<M, u32>(cxx, config, Some(false), &defines);
+    let by_key = kernel(Some(false));
     let mut rng = TestRng::new(91);
     let n = 45 * group + 3;
     let mut keys = Vec::with_capacity(n);

@@ -9,8 +9,9 @@
 //! SegMerge where SegShuffle cannot fit at all, and past SegMerge's static arrays too (1024-byte
 //! values) SegHeads by offsets and Tb2Seg by owners; the paper's algorithms may refuse large items
 //! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`). The scans
-//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block),
-//! and segmented `Auto` by CSR offsets 2048-byte ones (SegHeads' block scan likewise).
+//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block)
+//! and 2048-byte ones (their look-back then keeps nothing in shared memory), and segmented
+//! `Auto` by CSR offsets 2048-byte ones (SegHeads' block scan sized by its warps).
 //!
 //! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
@@ -245,8 +246,9 @@ fn nvrtc_record1024_scans() {
     );
 }
 
-/// 2 KiB values: plain `Auto`, `Shuffle` and the portable mode compile (their defaults shrink to
-/// one warp, and the block's values take a slot a warp; the emulator folds 2 and 4 KiB values
+/// 2 KiB values: plain `Auto`, `Shuffle` and the portable mode compile (their defaults shrink,
+/// Shuffle's to 128 threads and a group of one block tile, and the block's values take a slot a
+/// warp; the emulator folds 2 and 4 KiB values
 /// through them: `emulated_plain`, `emulated_portable`).
 #[test]
 fn nvrtc_values_of_2_kib() {
@@ -281,10 +283,13 @@ fn nvrtc_segmented_2_kib_by_offsets() {
     compile_seg_kernel_for::<Record2048, u64>(SegConfig::default(), true, arch).unwrap();
 }
 
-/// 2 KiB values: segmented `Auto` by owners and the scans refuse them with an `InvalidConfig`
-/// that names shared memory (`sweep::refused`), not a success.
+/// 2 KiB values: every scan of `Auto` compiles (plain, by offsets and by keys, u32 and u64:
+/// LookBack's kernel, whose look-back keeps nothing in shared memory past about 1 KiB; the
+/// portable mode's, the same kernel on another tile, is left to the GPU test to keep CI short);
+/// segmented `Auto` by owners refuses them with an `InvalidConfig` that names shared memory
+/// (`sweep::refused`), not a success.
 #[test]
-fn nvrtc_owners_and_scans_of_2_kib_refused() {
+fn nvrtc_scans_of_2_kib_and_owners_refused() {
     use reduce_cuda::testing::{compile_scan_kernels, compile_seg_kernel};
     use reduce_cuda::ScanConfig;
     use reduce_tests::monoids::wide::Record2048;
@@ -293,14 +298,11 @@ fn nvrtc_owners_and_scans_of_2_kib_refused() {
         return;
     }
     let arch = reduce_tests::CI_ARCH;
-    let must_refuse = |what: &str, got: reduce_cuda::Result<()>| {
-        let e = got.expect_err(what);
-        refused(e, true).unwrap_or_else(|e| panic!("{what}: {e}"));
-    };
+    compile_scan_kernels::<Record2048>(ScanConfig::default(), arch)
+        .unwrap_or_else(|e| panic!("scans: {e}"));
     let got = compile_seg_kernel::<Record2048>(SegConfig::default(), false, arch);
-    must_refuse("segmented by owners", got);
-    let got = compile_scan_kernels::<Record2048>(ScanConfig::default(), arch);
-    must_refuse("scans", got);
+    let e = got.expect_err("segmented by owners");
+    refused(e, true).unwrap_or_else(|e| panic!("segmented by owners: {e}"));
 }
 
 /// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets
@@ -308,12 +310,25 @@ fn nvrtc_owners_and_scans_of_2_kib_refused() {
 /// equal to the sequential scans.
 #[test]
 fn scans_record1024_1024_bytes() {
+    scans_of_large_values::<127>();
+}
+
+/// The same for 2048-byte values, whose look-back keeps nothing in shared memory (lane 0 reads
+/// its group's aggregates, every entry before the group from global memory).
+#[test]
+fn scans_record2048_2048_bytes() {
+    scans_of_large_values::<255>();
+}
+
+/// [`scans_record1024_1024_bytes`] for `Record<K>`.
+fn scans_of_large_values<const K: usize>() {
     use reduce_core::{scan, scan_by_key, scan_segments, Scan};
     use reduce_cuda::{ScanAlgorithm, ScanConfig};
+    use reduce_tests::monoids::wide::Record;
     use reduce_tests::Random;
     let Some(gpu) = gpu() else { return };
     let n = 40 * 256 + 3;
-    let xs = Record1024::random_vec(n, 41);
+    let xs = Record::<K>::random_vec(n, 41);
     let offsets: Vec<u32> = vec![0, 1, 700, 700, 2500, 9000, n as u32 - 1, n as u32];
     let keys: Vec<u32> = (0..n).map(|i| (i / 300 % 3) as u32).collect();
     let (d_xs, d_offsets, d_keys) = (
@@ -324,7 +339,10 @@ fn scans_record1024_1024_bytes() {
     let auto = ScanConfig::new(ScanAlgorithm::Auto);
     for config in [auto, auto.portable()] {
         for kind in [Scan::Inclusive, Scan::Exclusive] {
-            let what = format!("{config:?} {kind:?}");
+            let what = format!(
+                "{} bytes, {config:?} {kind:?}",
+                std::mem::size_of::<Record<K>>()
+            );
             let got = gpu
                 .download(&gpu.scan(&d_xs, kind, config).unwrap())
                 .unwrap();

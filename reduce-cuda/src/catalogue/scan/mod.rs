@@ -203,6 +203,16 @@ fn stage_bytes(block: u32, items: u32, in_size: usize, m_size: usize) -> (u32, b
     (bytes as u32, dynamic)
 }
 
+/// Whether LookBack's look-back keeps its 32 values (the group's aggregates, then the ring of
+/// the nearest entries) in static shared memory (kernels/scan.cu's `R_LB_SHARED`): where they fit
+/// its 48 KiB beside the block's own values (a value a warp and the prefix, each with its flag,
+/// bounded by 16 bytes) and 4 KiB of the rest. Past it (values past about 1 KiB at 256 threads)
+/// lane 0 reads them from global memory: the same folds in the same order, the same bits.
+fn look_back_shared(block: u32, m_size: usize) -> bool {
+    let seg = m_size + 16;
+    (32 + block as usize / 32 + 1) * seg + 4 * 1024 <= 48 * 1024
+}
+
 /// The 16-byte parts of an entry for values of `m_size` bytes: 12 bytes of the value in each
 /// (one part up to 4 bytes), at most [`SCAN_WORD_PARTS`]; 0 past them.
 fn word_parts(m_size: usize) -> u32 {
@@ -390,6 +400,10 @@ impl ScanPlan {
                 ("R_MIN_BLOCKS", min_blocks),
                 ("R_STAGE_BYTES", self.stage.0),
                 ("R_STAGE_DYNAMIC", self.stage.1 as u32),
+                (
+                    "R_LB_SHARED",
+                    look_back_shared(self.block, self.m_size) as u32,
+                ),
                 ("R_PIPE", self.ahead),
                 ("R_LEAD", if self.ahead > 0 { SCAN_AHEAD_LEAD } else { 0 }),
                 (
