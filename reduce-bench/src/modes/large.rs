@@ -48,23 +48,27 @@ pub fn large(args: &Args) -> Result<()> {
         "read roof {:.4} ms, copy roof {:.4} ms",
         roofs.read, roofs.copy
     ));
-    one_size::<15>(&gpu, &roofs, &mut table, &[])?;
-    one_size::<31>(&gpu, &roofs, &mut table, &[])?;
+    one_size::<15>(&gpu, &roofs, &mut table, Earlier::default())?;
+    one_size::<31>(&gpu, &roofs, &mut table, Earlier::default())?;
     let group_of_one = Config::new(Algorithm::Shuffle).tile_group(1);
+    let plain = [("Shuffle, group 1", group_of_one)];
     one_size::<63>(
         &gpu,
         &roofs,
         &mut table,
-        &[("Shuffle, group 1", group_of_one)],
+        Earlier {
+            plain: &plain,
+            ..Default::default()
+        },
     )?;
     let half_block = Config::new(Algorithm::Shuffle).block(128);
-    one_size::<127>(
-        &gpu,
-        &roofs,
-        &mut table,
-        &[("Shuffle, 128 threads", half_block)],
-    )?;
-    one_size::<255>(&gpu, &roofs, &mut table, &[])?;
+    let heads = SegConfig::new(SegAlgorithm::SegHeads).block(32).trusted();
+    let earlier = Earlier {
+        plain: &[("Shuffle, 128 threads", half_block)],
+        offsets: &[("offsets SegHeads, 32 threads, trusted", heads)],
+    };
+    one_size::<127>(&gpu, &roofs, &mut table, earlier)?;
+    one_size::<255>(&gpu, &roofs, &mut table, Earlier::default())?;
     std::fs::write(args.out.join("large.csv"), &table.csv).expect("writing large.csv");
     report(&args.out, "large.txt", &table.lines);
     Ok(())
@@ -84,7 +88,7 @@ struct Table {
 }
 
 impl Table {
-    /// A measured case: `moved` bytes against `roof` ms over `roof_bytes`.
+    /// A measured case: its median time and ratio to the roof, and whether its result was right.
     fn row(&mut self, size: usize, n: usize, case: &str, ms: f32, ratio: f64, correct: bool) {
         let ok = if correct { "yes" } else { "NO" };
         self.lines.push(format!(
@@ -118,12 +122,19 @@ fn records<const K: usize>(n: usize) -> Vec<Record<K>> {
         .collect()
 }
 
-/// The rows of `Record<K>`; `earlier`: plain configurations measured beside `Auto`.
+/// The configurations measured beside `Auto`: plain, and segmented by offsets.
+#[derive(Default)]
+struct Earlier<'a> {
+    plain: &'a [(&'a str, Config)],
+    offsets: &'a [(&'a str, SegConfig)],
+}
+
+/// The rows of `Record<K>`, with `earlier`'s beside `Auto`'s.
 fn one_size<const K: usize>(
     gpu: &Gpu,
     roofs: &Roofs,
     table: &mut Table,
-    earlier: &[(&str, Config)],
+    earlier: Earlier,
 ) -> Result<()> {
     let size = std::mem::size_of::<Record<K>>();
     let n = roofs.bytes as usize / size;
@@ -140,7 +151,7 @@ fn one_size<const K: usize>(
         ("plain Auto", Config::default()),
         ("plain portable", Config::default().portable()),
     ];
-    for (case, config) in plain.iter().chain(earlier) {
+    for (case, config) in plain.iter().chain(earlier.plain) {
         match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, *config)) {
             Ok(ms) => {
                 let correct = gpu.download(&out)?[0] == want;
@@ -158,12 +169,8 @@ fn one_size<const K: usize>(
     let d_offsets = gpu.upload(&offsets)?;
     let mut per_segment: DeviceVec<Record<K>> = gpu.identities(segments)?;
     let moved = roofs.bytes + (4 * (segments + 1) + size * segments) as f64;
-    let mut seg_cases = vec![("offsets Auto trusted", SegConfig::default().trusted())];
-    if size == 1024 {
-        let heads = SegConfig::new(SegAlgorithm::SegHeads).block(32).trusted();
-        seg_cases.push(("offsets SegHeads, 32 threads, trusted", heads));
-    }
-    for (case, config) in seg_cases {
+    let auto = [("offsets Auto trusted", SegConfig::default().trusted())];
+    for &(case, config) in auto.iter().chain(earlier.offsets) {
         let call = || gpu.reduce_segments_into(&xs, &d_offsets, &mut per_segment, config);
         match median_ms(gpu, REPS, call) {
             Ok(ms) => {
