@@ -318,3 +318,20 @@ extern "C" __global__ void seg_offsets_to_owner(const unsigned int* __restrict__
         owner[i] = (unsigned int)lo;
     }
 }
+
+// offsets[s] = the number of items whose owner is below s, for s in [0, segments]: the CSR
+// offsets of sorted owners (a binary search over the owners per entry, so that long runs of
+// empty segments cost no thread more than another). For the CSR-only kernels asked for the owner
+// form (SegHeads, where no owner-form kernel fits the values). Any owners give entries in
+// [0, n], so a trusted unsorted layout keeps the kernels behind in bounds.
+extern "C" __global__ void seg_owner_to_offsets(const r_idx* __restrict__ owner, r_size n,
+                                                r_idx* __restrict__ offsets, r_size segments) {
+    for (r_size s = blockIdx.x * (r_size)blockDim.x + threadIdx.x; s <= segments; s += (r_size)gridDim.x * blockDim.x) {
+        r_size lo = 0, hi = n;  // invariant: owner[i] < s before lo, owner[i] >= s from hi
+        while (lo < hi) {
+            const r_size mid = lo + (hi - lo) / 2;
+            if ((r_size)owner[mid] < s) lo = mid + 1; else hi = mid;
+        }
+        offsets[s] = (r_idx)lo;
+    }
+}

@@ -1,8 +1,10 @@
 // The host side of an emulated SegHeads call (kernels/seg_heads.cu, tests/tests/
 // emulated_seg_heads.rs): included after cuda_emu.hpp and the generated kernel text. argv[3]
 // orders the fibers as in seg_shuffle_main.cpp. Reads cases from argv[1], each
-//   u64 n, segments, grid (the marks' blocks), validate; n r_in items; segments + 1 r_idx
-//   offsets (u32, or u64 with R_IDX64),
+//   u64 n, segments, grid (the marks' blocks), flags (1: validate, 2: owners); n r_in items;
+//   segments + 1 r_idx offsets (u32, or u64 with R_IDX64), or with flag 2 n r_idx owners,
+// as the runtime takes owners: seg_validate_owner into the status word (when validated) and
+// seg_owner_to_offsets, each on `grid` blocks of 256 threads, and the marks' own check off; then
 // runs the marks block by block on `grid` blocks, then the fold's blocks (a block per tile) in
 // a scrambled order (they depend on none of each other), then the join's blocks (0, then
 // the last group down to 1), and appends to argv[2] per case
@@ -22,12 +24,14 @@ int main(int argc, char** argv) {
     unsigned long long h[4];
     std::vector<unsigned int> zeroed;
     while (std::fread(h, 8, 4, in) == 4) {
-        const unsigned long long n = h[0], segments = h[1], grid = h[2], validate = h[3];
+        const unsigned long long n = h[0], segments = h[1], grid = h[2], validate = h[3] & 1, owners = h[3] >> 1;
         std::vector<unsigned char> storage;
         r_in* items;
-        std::vector<r_idx> offsets(segments + 1);
+        std::vector<r_idx> offsets(segments + 1), owner(owners ? n : 0);
+        emu::poison(offsets);  // with owners: every entry written by seg_owner_to_offsets
         if (!emu::read_items(in, n, R_ITEM_SHIFT, storage, items)) return 3;
-        if (std::fread(offsets.data(), sizeof(r_idx), segments + 1, in) != segments + 1) return 3;
+        std::vector<r_idx>& layout = owners ? owner : offsets;
+        if (std::fread(layout.data(), sizeof(r_idx), layout.size(), in) != layout.size()) return 3;
         std::vector<M> out(segments);
         emu::poison(out);  // never read
         const unsigned long long tiles = (n + R_TILE - 1) / R_TILE;
@@ -45,9 +49,19 @@ int main(int argc, char** argv) {
         unsigned long long status = R_NO_INDEX;
         unsigned long long status_out = 0x5a5a5a5a5a5a5a5aull;
         unsigned long long ok = 1;
+        for (unsigned int b = 0; b < grid && ok && owners; ++b) {
+            if (validate)
+                ok = emu::run_block(b, (unsigned int)grid, 256, [&] {
+                    seg_validate_owner(owner.data(), n, segments, &status);
+                });
+            ok = ok && emu::run_block(b, (unsigned int)grid, 256, [&] {
+                seg_owner_to_offsets(owner.data(), n, offsets.data(), segments);
+            });
+        }
         for (unsigned int b = 0; b < grid && ok; ++b) {
             ok = emu::run_block(b, (unsigned int)grid, R_BLOCK, [&] {
-                reduce_seg_heads_marks(offsets.data(), segments, n, out.data(), zeroed.data(), &status, validate);
+                reduce_seg_heads_marks(offsets.data(), segments, n, out.data(), zeroed.data(), &status,
+                                       validate && !owners);
             });
         }
         // Tiles in a scrambled order: odd ones first, then even ones from the last down.

@@ -84,7 +84,7 @@ impl Failures {
 /// paper's parameters) keep their tiles in shared memory and refuse items too large for it (only
 /// [`large`] ones) with `InvalidConfig` naming shared memory. `Auto`, `Shuffle`, `SegShuffle` and
 /// `SegMerge` must not refuse up to 512 bytes; past it, the caller passes `paper` as true where a
-/// refusal naming shared memory is allowed ([`past_u64_owners`]).
+/// refusal naming shared memory is allowed.
 pub fn refused(e: Error, paper: bool) -> Result<(), String> {
     match e {
         Error::InvalidConfig { ref reason, .. } if paper && reason.contains("shared memory") => {
@@ -97,14 +97,6 @@ pub fn refused(e: Error, paper: bool) -> Result<(), String> {
 /// Items of 128 bytes and more, the only ones a paper algorithm may refuse.
 pub fn large<M>() -> bool {
     std::mem::size_of::<M>() >= 128
-}
-
-/// Values no algorithm that reads u64 owners holds (SegShuffle's and SegMerge's static arrays
-/// stop at about 650 bytes; the test monoids jump from 512 to 1024): `Auto` and SegHeads (which
-/// runs `Auto` by owners) refuse them by u64 owners with an `InvalidConfig` naming shared
-/// memory.
-pub fn past_u64_owners<M>() -> bool {
-    std::mem::size_of::<M>() >= 1024
 }
 
 /// What one layout's reductions share.
@@ -138,7 +130,6 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
         let paper = config.algorithm.is_paper();
         for offsets_form in [true, false] {
             let form = if offsets_form { "offsets" } else { "owner" };
-            let unheld = I::WIDE && !offsets_form && past_u64_owners::<M>();
             let key = format!("{} {config:?} {width} {form}", name::<M>());
             let into = format!("{key} into");
             if failures.failed(&key) || failures.failed(&into) {
@@ -153,7 +144,7 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
                 let outcome = match got {
                     Ok(got) => diff(&gpu.download(&got).unwrap(), case.expected),
                     Err(e) if seg_declined(gpu, config, size_of::<M>(), &e) => Ok(()),
-                    Err(e) => refused(e, (paper && large::<M>()) || unheld),
+                    Err(e) => refused(e, paper && large::<M>()),
                 };
                 failures.note(
                     key.clone(),
@@ -180,7 +171,7 @@ fn run_index<M: CudaMonoid + Random, I: SegIndex>(
             let outcome = match done {
                 Ok(()) => check_output(),
                 Err(e) if seg_declined(gpu, config, size_of::<M>(), &e) => Ok(()),
-                Err(e) => refused(e, (paper && large::<M>()) || unheld),
+                Err(e) => refused(e, paper && large::<M>()),
             };
             failures.note(
                 into,

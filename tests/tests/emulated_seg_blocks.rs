@@ -137,6 +137,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
                 n,
                 items: bytes_of(&items),
                 offsets: offsets.clone(),
+                owners: None,
                 grid,
                 validate,
             });
@@ -237,6 +238,7 @@ fn seg_blocks_checks_and_garbage() {
                         n,
                         items: items.clone(),
                         offsets: offsets.clone(),
+                        owners: None,
                         grid: rng.range(1, 40),
                         validate,
                     });

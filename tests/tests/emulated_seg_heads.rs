@@ -8,7 +8,9 @@
 //! u64 offsets, items at 16-byte boundaries and past them, lifted items and vector or
 //! item-by-item loads; every call must leave its zeroed words zero. The fused check of a
 //! validated call must flag every broken offsets rule and no valid layout, and a trusted
-//! garbage layout must finish in bounds and leave the words zero.
+//! garbage layout must finish in bounds and leave the words zero. Owners take the runtime's way
+//! in (`seg_validate_owner`, then `seg_owner_to_offsets`) on the same layouts, and a validated
+//! call names the first bad owner.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -19,7 +21,7 @@ use reduce_cuda::{SegAlgorithm, SegConfig};
 use reduce_tests::emu::{
     bytes_of, compiler, seg_heads_kernel, values_from, EmulatedHeads, HeadsCase, Order,
 };
-use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_u64};
+use reduce_tests::layouts::{broken_offsets, filling, garbage_offsets, offsets_u64, owners_of};
 use reduce_tests::monoids::lang::{ArgMax, TopK};
 use reduce_tests::{lifted_by, Affine, Mat2, Random, TestRng};
 use std::fmt::Debug;
@@ -52,7 +54,8 @@ fn kernel<M: CudaMonoid, I: SegIndex>(
 
 /// Every layout of [`filling`] (at tile scale) at sizes around the tile (`block * items`) and
 /// the group of `block` tiles, the marks on grids of 1, 2 and 5 blocks, validated and trusted
-/// in turn, against the fold of the lifted items, with the fibers in every order.
+/// in turn, against the fold of the lifted items, with the fibers in every order; with
+/// `with_owners`, each layout again as owners, taken the runtime's way.
 fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     kernel: &EmulatedHeads,
     block: u64,
@@ -60,6 +63,7 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     random_items: impl Fn(usize, u64) -> Vec<X>,
     lift: impl Fn(X, u64) -> M,
     seed: u64,
+    with_owners: bool,
 ) {
     let mut rng = TestRng::new(seed);
     let tile = block * items;
@@ -132,25 +136,26 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
     let (mut cases, mut expected, mut names) = (Vec::new(), Vec::new(), Vec::new());
     for (name, lengths) in layouts {
         let offsets = offsets_u64(&lengths);
+        let owners: Vec<u64> = owners_of(&lengths).into_iter().map(u64::from).collect();
         let n = *offsets.last().unwrap();
         let items = random_items(n as usize, rng.next_u64());
         let lifted: Vec<M> = lifted_by(&items, &lift);
         let want = fold_segments(&lifted, &offsets).unwrap();
-        for grid in [1, 2, 5] {
+        let forms = [false, true].into_iter().take(1 + with_owners as usize);
+        for (grid, by_owners) in forms.flat_map(|by_owners| [1, 2, 5].map(|g| (g, by_owners))) {
+            let validate = (grid + by_owners as u64) % 2 == 1;
             cases.push(HeadsCase {
                 n,
                 items: bytes_of(&items),
                 offsets: offsets.clone(),
+                owners: by_owners.then(|| owners.clone()),
                 grid,
-                validate: cases.len() % 2 == 1,
+                validate,
             });
             expected.push(want.clone());
-            let check = if cases.len() % 2 == 0 {
-                "validated"
-            } else {
-                "trusted"
-            };
-            names.push(format!("{name}, grid {grid}, {check}"));
+            let check = if validate { "validated" } else { "trusted" };
+            let form = if by_owners { "owners" } else { "offsets" };
+            names.push(format!("{name}, {form}, grid {grid}, {check}"));
         }
     }
     for order in Order::ALL {
@@ -176,18 +181,19 @@ fn check_layouts<X: reduce_cuda::DeviceCopy, M: Monoid + PartialEq + Debug>(
 
 /// Affine maps (8-byte, exact, not commutative) with vector loads (4 items a thread: two
 /// 16-byte vectors) and item by item (1 and 3 a thread), u32 and u64 offsets, items at 16-byte
-/// boundaries and 4 or 8 bytes past them; blocks of one warp (groups of 32 tiles) and two.
+/// boundaries and 4 or 8 bytes past them; blocks of one warp (groups of 32 tiles) and two;
+/// owners turned into offsets, u32 and u64, on the first and third kernels.
 #[test]
 fn seg_heads_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     let k = kernel::<Affine, u32>(&cxx, 64, 4, 0);
-    check_layouts(&k, 64, 4, Affine::random_vec, |x: Affine, _| x, 1);
+    check_layouts(&k, 64, 4, Affine::random_vec, |x: Affine, _| x, 1, true);
     let k = kernel::<Affine, u32>(&cxx, 32, 4, 4);
-    check_layouts(&k, 32, 4, Affine::random_vec, |x: Affine, _| x, 2);
+    check_layouts(&k, 32, 4, Affine::random_vec, |x: Affine, _| x, 2, false);
     let k = kernel::<Affine, u64>(&cxx, 32, 3, 8);
-    check_layouts(&k, 32, 3, Affine::random_vec, |x: Affine, _| x, 3);
+    check_layouts(&k, 32, 3, Affine::random_vec, |x: Affine, _| x, 3, true);
     let k = kernel::<Mat2, u64>(&cxx, 32, 1, 0);
-    check_layouts(&k, 32, 1, Mat2::random_vec, |x: Mat2, _| x, 4);
+    check_layouts(&k, 32, 1, Mat2::random_vec, |x: Mat2, _| x, 4, false);
 }
 
 /// Lifted items: f32 12 bytes past a boundary into 8-byte (value, first index) pairs, 16 a
@@ -213,19 +219,20 @@ fn seg_heads_lifted_is_the_fold() {
             random,
             <ArgMax as Lift<f32>>::lift,
             seed,
+            false,
         );
     }
     let source = seg_kernel_variants_lifted_at::<TopK<8>, f32, u32>(heads(32, 11), true, 0)
         .unwrap()
         .remove(0);
     let k = seg_heads_kernel(&cxx, &source, "top8_k11", 32, false);
-    check_layouts(&k, 32, 11, random, <TopK<8> as Lift<f32>>::lift, 7);
+    check_layouts(&k, 32, 11, random, <TopK<8> as Lift<f32>>::lift, 7, false);
 }
 
 /// A validated call flags every broken offsets rule (the first offset not 0, offsets that
-/// decrease, the last not n; u64 entries past the u32 range, last or in the middle), and a
-/// trusted garbage layout
-/// finishes without an access out of bounds, leaving the zeroed words zero.
+/// decrease, the last not n; u64 entries past the u32 range, last or in the middle) and names
+/// the first bad owner (out of range, or below the one before), and a trusted garbage layout
+/// (offsets or owners) finishes without an access out of bounds, leaving the zeroed words zero.
 #[test]
 fn seg_heads_checks_and_garbage() {
     let Some(cxx) = compiler() else { return };
@@ -236,7 +243,7 @@ fn seg_heads_checks_and_garbage() {
             kernel::<Affine, u32>(&cxx, 32, 4, 0)
         };
         let mut rng = TestRng::new(7 + wide_index as u64);
-        let (mut bad, mut garbage) = (Vec::new(), Vec::new());
+        let (mut bad, mut bad_owners, mut garbage) = (Vec::new(), Vec::new(), Vec::new());
         for n in [1u64, 100, 1024, 5000] {
             let items = bytes_of(&Affine::random_vec(n as usize, rng.next_u64()));
             let good = offsets_u64(&filling(n, 128, &mut rng)[4].1);
@@ -246,6 +253,7 @@ fn seg_heads_checks_and_garbage() {
                     n,
                     items: items.clone(),
                     offsets,
+                    owners: None,
                     grid: rng.range(1, 3),
                     validate: true,
                 });
@@ -256,11 +264,48 @@ fn seg_heads_checks_and_garbage() {
                     n,
                     items: items.clone(),
                     offsets,
+                    owners: None,
                     grid: rng.range(1, 4),
                     validate: false,
                 });
             }
+            // Owners: one out of range, then one below its predecessor, at a random item (the
+            // check names exactly that index); garbage owners, trusted, below twice the count.
+            let segments = good.len() as u64 - 1;
+            let sorted: Vec<u64> = (0..n).map(|i| i * segments / n).collect();
+            let at = rng.range(0, n - 1) as usize;
+            let mut out_of_range = sorted.clone();
+            out_of_range[at] = segments + rng.range(0, 3);
+            let mut unsorted = sorted.clone();
+            unsorted[at] = if at > 0 && sorted[at - 1] > 0 {
+                sorted[at - 1] - 1
+            } else {
+                segments // item 0 (or all of segment 0 before it): out of range instead
+            };
+            for owners in [out_of_range, unsorted] {
+                bad_owners.push((
+                    at as u64,
+                    HeadsCase {
+                        n,
+                        items: items.clone(),
+                        offsets: good.clone(),
+                        owners: Some(owners),
+                        grid: rng.range(1, 3),
+                        validate: true,
+                    },
+                ));
+            }
+            let owners = (0..n).map(|_| rng.range(0, 2 * segments)).collect();
+            garbage.push(HeadsCase {
+                n,
+                items: items.clone(),
+                offsets: good.clone(),
+                owners: Some(owners),
+                grid: rng.range(1, 4),
+                validate: false,
+            });
         }
+        let (bad_at, bad_owners): (Vec<u64>, Vec<HeadsCase>) = bad_owners.into_iter().unzip();
         for order in Order::ALL {
             for (i, (status, _)) in k.run(&bad, order).into_iter().enumerate() {
                 assert_ne!(
@@ -269,6 +314,14 @@ fn seg_heads_checks_and_garbage() {
                     "broken layout {i} (u64: {wide_index}) passed the check"
                 );
             }
+            let statuses = k
+                .run(&bad_owners, order)
+                .into_iter()
+                .map(|(status, _)| status);
+            assert!(
+                statuses.eq(bad_at.iter().copied()),
+                "bad owners (u64: {wide_index})"
+            );
             assert_eq!(k.run(&garbage, order).len(), garbage.len());
         }
     }

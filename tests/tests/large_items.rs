@@ -7,11 +7,12 @@
 //! static shared memory passed 48 KiB), so `Auto` in the owner form failed, and plain `Shuffle`
 //! and `Auto` refused 512-byte items. Both now shrink their defaults to fit, and `Auto` takes
 //! SegMerge where SegShuffle cannot fit at all, and past SegMerge's static arrays too (1024-byte
-//! values) SegHeads by offsets and Tb2Seg by owners; the paper's algorithms may refuse large items
-//! with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`). The scans
-//! take 1024-byte values too (their warps' values once sized for 32 warps, whatever the block)
-//! and 2048-byte ones (their look-back then keeps nothing in shared memory), and segmented
-//! `Auto` by CSR offsets 2048-byte ones (SegHeads' block scan sized by its warps).
+//! values) SegHeads by offsets and Tb2Seg by u32 owners; the paper's algorithms may refuse large
+//! items with an `InvalidConfig` that names shared memory (`reduce_tests::sweep::refused`). The
+//! scans take 1024-byte values too (their warps' values once sized for 32 warps, whatever the
+//! block) and 2048-byte ones (their look-back then keeps nothing in shared memory), and
+//! segmented `Auto` 2048-byte ones (SegHeads' block scan sized by its warps), by owners too (they
+//! become CSR offsets first) where no owner-form kernel holds the values.
 //!
 //! GPU tests skip without a device, and fail under `REDUCE_REQUIRE_GPU=1`.
 
@@ -89,33 +90,95 @@ fn plain_record2048_2048_bytes() {
     }
 }
 
-/// 2048-byte values by CSR offsets (`Auto`: SegHeads), trusted and validated, u32 and u64
-/// offsets, against the sequential fold of each segment.
+/// 2048-byte values (`Auto`: SegHeads, which turns owners into offsets first), trusted and
+/// validated, u32 and u64 CSR offsets and owners, against the sequential fold of each segment;
+/// a validated call names a bad owner. Layouts: one segment, empty ones at both ends and
+/// inside, a segment an item, and 50 000 segments of which one in ten holds an item (long runs
+/// of empty segments between owners).
 #[test]
-fn segmented_record2048_by_offsets() {
-    use reduce_core::fold_segments;
+fn segmented_record2048_both_forms() {
+    use reduce_core::{fold_segments, LayoutError};
     use reduce_tests::monoids::wide::Record2048;
     use reduce_tests::Random;
     if let Some(gpu) = gpu() {
         let n = 5000u32;
         let items = Record2048::random_vec(n as usize, 17);
         let xs = gpu.upload(&items).unwrap();
+        let sparse: Vec<u32> = (0..=50_000u32).map(|s| s.div_ceil(10)).collect();
         for offsets in [
             vec![0, n],
-            vec![0, 0, 1, 700, 700, 4095, n],
+            vec![0, 0, 1, 700, 700, 4095, n, n],
             (0..=n).collect(),
+            sparse,
         ] {
+            let segments = offsets.len() - 1;
             let want = fold_segments(&items, &offsets).unwrap();
-            let wide: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-            let (d_offsets, d_wide) = (gpu.upload(&offsets).unwrap(), gpu.upload(&wide).unwrap());
+            let owner: Vec<u32> = (0..segments as u32)
+                .flat_map(|s| {
+                    std::iter::repeat_n(s, (offsets[s as usize + 1] - offsets[s as usize]) as usize)
+                })
+                .collect();
+            let widen = |v: &[u32]| v.iter().map(|&o| o as u64).collect::<Vec<u64>>();
+            let (d_offsets, d_wide) = (
+                gpu.upload(&offsets).unwrap(),
+                gpu.upload(&widen(&offsets)).unwrap(),
+            );
+            let (d_owner, d_wide_owner) = (
+                gpu.upload(&owner).unwrap(),
+                gpu.upload(&widen(&owner)).unwrap(),
+            );
             for config in [SegConfig::default(), SegConfig::default().trusted()] {
-                let what = format!("{} segments, {config:?}", offsets.len() - 1);
+                let what = format!("{segments} segments, {config:?}");
                 let got = gpu.reduce_segments(&xs, &d_offsets, config).unwrap();
                 assert!(gpu.download(&got).unwrap() == want, "u32 offsets, {what}");
                 let got = gpu.reduce_segments(&xs, &d_wide, config).unwrap();
                 assert!(gpu.download(&got).unwrap() == want, "u64 offsets, {what}");
+                let got = gpu
+                    .reduce_by_owner(&xs, &d_owner, segments, config)
+                    .unwrap();
+                assert!(gpu.download(&got).unwrap() == want, "u32 owners, {what}");
+                let got = gpu
+                    .reduce_by_owner(&xs, &d_wide_owner, segments, config)
+                    .unwrap();
+                assert!(gpu.download(&got).unwrap() == want, "u64 owners, {what}");
             }
         }
+        // One owner out of range, then one out of order: the validated call names each.
+        let mut owner: Vec<u32> = (0..n).map(|i| i / 10).collect();
+        owner[4321] = n / 10;
+        let got = gpu.reduce_by_owner(
+            &xs,
+            &gpu.upload(&owner).unwrap(),
+            (n / 10) as usize,
+            SegConfig::default(),
+        );
+        assert!(
+            matches!(
+                got,
+                Err(reduce_cuda::Error::Layout(LayoutError::OwnerOutOfRange {
+                    index: 4321,
+                    ..
+                }))
+            ),
+            "{got:?}"
+        );
+        owner[4321] = 0;
+        let got = gpu.reduce_by_owner(
+            &xs,
+            &gpu.upload(&owner).unwrap(),
+            (n / 10) as usize,
+            SegConfig::default(),
+        );
+        assert!(
+            matches!(
+                got,
+                Err(reduce_cuda::Error::Layout(LayoutError::OwnerNotSorted {
+                    index: 4321,
+                    ..
+                }))
+            ),
+            "{got:?}"
+        );
     }
 }
 
@@ -269,40 +332,38 @@ fn nvrtc_values_of_2_kib() {
     }
 }
 
-/// 2 KiB values by CSR offsets: segmented `Auto` (SegHeads, whose block scan keeps a value a
-/// warp and the total, not 33) compiles, u32 and u64.
+/// 2 KiB values: segmented `Auto` (SegHeads, whose block scan keeps a value a warp and the
+/// total, not 33) compiles by CSR offsets and by owners (the same kernels: the owners become
+/// offsets first), u32 and u64.
 #[test]
-fn nvrtc_segmented_2_kib_by_offsets() {
+fn nvrtc_segmented_2_kib() {
     use reduce_cuda::testing::{compile_seg_kernel, compile_seg_kernel_for};
     use reduce_tests::monoids::wide::Record2048;
     if !require_nvrtc() {
         return;
     }
     let arch = reduce_tests::CI_ARCH;
-    compile_seg_kernel::<Record2048>(SegConfig::default(), true, arch).unwrap();
-    compile_seg_kernel_for::<Record2048, u64>(SegConfig::default(), true, arch).unwrap();
+    for offsets_form in [true, false] {
+        compile_seg_kernel::<Record2048>(SegConfig::default(), offsets_form, arch).unwrap();
+        compile_seg_kernel_for::<Record2048, u64>(SegConfig::default(), offsets_form, arch)
+            .unwrap();
+    }
 }
 
 /// 2 KiB values: every scan of `Auto` compiles (plain, by offsets and by keys, u32 and u64:
 /// LookBack's kernel, whose look-back keeps nothing in shared memory past about 1 KiB; the
-/// portable mode's, the same kernel on another tile, is left to the GPU test to keep CI short);
-/// segmented `Auto` by owners refuses them with an `InvalidConfig` that names shared memory
-/// (`sweep::refused`), not a success.
+/// portable mode's, the same kernel on another tile, is left to the GPU test to keep CI short).
 #[test]
-fn nvrtc_scans_of_2_kib_and_owners_refused() {
-    use reduce_cuda::testing::{compile_scan_kernels, compile_seg_kernel};
+fn nvrtc_scans_of_2_kib() {
+    use reduce_cuda::testing::compile_scan_kernels;
     use reduce_cuda::ScanConfig;
     use reduce_tests::monoids::wide::Record2048;
-    use reduce_tests::sweep::refused;
     if !require_nvrtc() {
         return;
     }
     let arch = reduce_tests::CI_ARCH;
     compile_scan_kernels::<Record2048>(ScanConfig::default(), arch)
         .unwrap_or_else(|e| panic!("scans: {e}"));
-    let got = compile_seg_kernel::<Record2048>(SegConfig::default(), false, arch);
-    let e = got.expect_err("segmented by owners");
-    refused(e, true).unwrap_or_else(|e| panic!("segmented by owners: {e}"));
 }
 
 /// Scans of 1024-byte values on the GPU (`Auto` and the portable mode; plain, by CSR offsets

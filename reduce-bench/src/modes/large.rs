@@ -1,9 +1,10 @@
 //! `bench large [--quick] [--out DIR]`: values of 128 to 2048 bytes (`monoids::Record`, a
 //! keep-last record: a branch and a count a combine, so the bytes moved decide) in 1 GiB of items
 //! (256 MiB with `--quick`) through plain `Auto` and the portable mode, segmented `Auto` by CSR
-//! offsets (trusted, 64 items a segment) and the inclusive scan (`Auto`), against the roofs of
-//! the same bytes in the same command: the read roof for the reductions (on the items, offsets
-//! and outputs they move), the copy roof for the scans (each item read and written). Beside them,
+//! offsets and by owners (trusted, 64 items a segment) and the inclusive scan (`Auto`), against
+//! the roofs of the same bytes in the same command: the read roof for the reductions (on the
+//! items, layout and outputs they move), the copy roof for the scans (each item read and
+//! written). Beside them,
 //! the defaults that large values had before their blocks' shared values were sized by the
 //! block's warps: plain `Shuffle` with a group of one block tile for 512-byte values and 128
 //! threads for 1 KiB ones, SegHeads with 32 threads for 1 KiB values. Every result is checked
@@ -180,6 +181,24 @@ fn one_size<const K: usize>(
             Err(e) => table.refused(size, n, case, &e),
         }
     }
+
+    // The same segments by u32 owners, into an output of identities (not the rows' above).
+    drop(d_offsets);
+    let owner: Vec<u32> = (0..n).map(|i| (i / SEGMENT) as u32).collect();
+    let d_owner = gpu.upload(&owner)?;
+    let mut by_owner: DeviceVec<Record<K>> = gpu.identities(segments)?;
+    let moved = roofs.bytes + (4 * n + size * segments) as f64;
+    let case = "owners Auto trusted";
+    let config = SegConfig::default().trusted();
+    let call = || gpu.reduce_by_owner_into(&xs, &d_owner, segments, &mut by_owner, config);
+    match median_ms(gpu, REPS, call) {
+        Ok(ms) => {
+            let correct = gpu.download(&by_owner)? == want;
+            table.row(size, n, case, ms, read(ms, moved), correct);
+        }
+        Err(e) => table.refused(size, n, case, &e),
+    }
+    drop((d_owner, by_owner, per_segment));
 
     let want = scan(&host, Scan::Inclusive);
     let mut scanned: DeviceVec<Record<K>> = gpu.identities(n)?;

@@ -4,9 +4,12 @@
 //! never the offsets unless empty segments start in the tile, and writes the segments that
 //! start and end in it; the join scans the tiles' records in order (a block per group of
 //! tiles, then the last block over the groups), for the segments that cross tiles. The bits
-//! live in scratch words that are zero between calls (the fold and the join clear them). CSR
-//! offsets only: asked for the owner form it runs what `Auto` runs (`catalogue::seg_plan`). The
-//! order invariant is at the head of kernels/seg_heads.cu.
+//! live in scratch words that are zero between calls (the fold and the join clear them). Asked
+//! for the owner form by name it runs what `Auto` runs (`catalogue::seg_plan`); `Auto` takes it
+//! for owners of values too large for every owner-form kernel, the owners first turned into
+//! CSR offsets on the device (`seg_owner_to_offsets`, a binary search per entry; and
+//! `seg_validate_owner` into the status word the join hands out, when validated). The order
+//! invariant is at the head of kernels/seg_heads.cu.
 
 use super::algorithm::SegAlgorithm;
 use super::caps::capped_module;
@@ -18,7 +21,9 @@ use super::tuning::{
     SEG_HEADS_TILE_BYTES,
 };
 use crate::device::{kernel_signature, Entry, Module};
-use crate::dispatch::segmented::SegJob;
+use crate::dispatch::segmented::{
+    OwnerToOffsetsArgs, SegJob, ValidateOwnerArgs, SEG_OWNER_TO_OFFSETS, SEG_VALIDATE_OWNER,
+};
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Family, JitReport, KernelSpec};
@@ -49,7 +54,7 @@ const MARKS: Entry<MarksArgs> = Entry::new("reduce_seg_heads_marks");
 const FOLD: Entry<FoldArgs> = Entry::new("reduce_seg_heads_fold");
 const JOIN: Entry<JoinArgs> = Entry::new("reduce_seg_heads_join");
 
-/// `SegHeads` with every parameter fixed (the offsets form).
+/// `SegHeads` with every parameter fixed.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Heads {
     shape: SegShape,
@@ -58,14 +63,14 @@ pub(super) struct Heads {
     vecs: u32,
 }
 
-/// `SegHeads` for `shape` (the offsets form): a thread's run of items sized as Shuffle's (about
-/// 64 bytes of input items, at most 32 items: its head bits lie in two words), and by default
-/// no more than a tile's values within [`SEG_HEADS_TILE_BYTES`] (lifted items narrower than
-/// their values), in blocks of [`SEG_HEADS_BLOCK`] threads; items lifted into wider values keep
-/// those items a thread in blocks of at most [`SEG_HEADS_LIFTED_BLOCK`].
+/// `SegHeads` for `shape` (either form: the owners become offsets first): a thread's run of
+/// items sized as Shuffle's (about 64 bytes of input items, at most 32 items: its head bits lie
+/// in two words), and by default no more than a tile's values within [`SEG_HEADS_TILE_BYTES`]
+/// (lifted items narrower than their values), in blocks of [`SEG_HEADS_BLOCK`] threads; items
+/// lifted into wider values keep those items a thread in blocks of at most
+/// [`SEG_HEADS_LIFTED_BLOCK`].
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     let name = SegAlgorithm::SegHeads.name();
-    debug_assert!(shape.offsets_form);
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
@@ -178,9 +183,11 @@ impl SegPlan for Heads {
     }
 
     /// Marks, fold and join; with `validate` the join hands the marks' layout check to the
-    /// host's word (the exact check then finds a bad layout's first error).
+    /// host's word (the exact check then finds a bad layout's first error). Owners become
+    /// offsets first, checked by `seg_validate_owner` instead of the marks when `validate`.
     fn launch(&self, d: &mut Dispatch, job: &SegJob, validate: bool) -> Result<()> {
         let name = SegAlgorithm::SegHeads.name();
+        let by_owners = !job.layout.offsets_form;
         // Every kernel first: once the marks run, the fold and join must run to clear their
         // words.
         let marks = d.device.kernel(&job.module, MARKS, self.block, 0, name)?;
@@ -188,6 +195,14 @@ impl SegPlan for Heads {
             .device
             .kernel(&job.module, FOLD, self.block, self.dynamic_smem(), name)?;
         let join = d.device.kernel(&job.module, JOIN, self.block, 0, name)?;
+        let from_owners = if by_owners {
+            Some((
+                d.device.helper_kernel(&job.module, SEG_VALIDATE_OWNER)?,
+                d.device.helper_kernel(&job.module, SEG_OWNER_TO_OFFSETS)?,
+            ))
+        } else {
+            None
+        };
         let n = job.n();
         let segments = job.segments as u64;
         let tiles = n.div_ceil(self.tile());
@@ -196,24 +211,28 @@ impl SegPlan for Heads {
         let words = tiles * self.tile() / 32 + 2 * tiles + 1;
         let zeroed = d.zeroed(words as usize)?;
         let m = self.shape.items.m_size;
-        let [tile_vals, tile_meta, rec_vals, rec_meta] = d.carve(&[
+        let index_bytes = if self.shape.wide { 8 } else { 4 };
+        let made_offsets = by_owners as usize * (segments as usize + 1) * index_bytes;
+        let [tile_vals, tile_meta, rec_vals, rec_meta, made] = d.carve(&[
             2 * m * tiles as usize,
             8 * tiles as usize,
             2 * m * groups as usize,
             24 * groups as usize,
+            made_offsets,
         ])?[..] else {
-            unreachable!("four regions")
+            unreachable!("five regions")
         };
+        let offsets = if by_owners { made } else { job.layout.ptr };
         let status = d.seg_status();
         let status_out = d.status_out(validate)?;
         let marks_args = MarksArgs {
-            offsets: job.layout.ptr,
+            offsets,
             segments,
             n,
             out: job.out,
             zeroed,
             status,
-            check: validate as u64,
+            check: (validate && !by_owners) as u64,
         };
         // A thread per segment (kernels/seg_heads.cu says why): at most 2^27 blocks (segments
         // below 2^32, blocks of 32 threads or more).
@@ -221,7 +240,7 @@ impl SegPlan for Heads {
         let fold_args = FoldArgs {
             r#in: job.items.0,
             n,
-            offsets: job.layout.ptr,
+            offsets,
             segments,
             out: job.out,
             zeroed,
@@ -241,11 +260,38 @@ impl SegPlan for Heads {
             status,
             status_out,
         };
+        // The owners' check sets the status word, which the join hands out and resets.
+        let owners_made = match &from_owners {
+            Some((check, convert)) => {
+                let owner = job.layout.ptr;
+                let checked = if validate {
+                    let args = ValidateOwnerArgs {
+                        owner,
+                        n,
+                        segments,
+                        first_bad: status,
+                    };
+                    d.launch_over(check, n, args)
+                } else {
+                    Ok(())
+                };
+                checked.and_then(|()| {
+                    let args = OwnerToOffsetsArgs {
+                        owner,
+                        n,
+                        offsets,
+                        segments,
+                    };
+                    d.launch_over(convert, segments + 1, args)
+                })
+            }
+            None => Ok(()),
+        };
         // Once the marks ran, the fold and the join clear the words and the join resets the
         // status word; should a launch fail (a launch can fail after its kernel was queued),
         // both are reset here instead, or every later call would read them.
-        let launched = d
-            .launch(&marks, marks_grid, marks_args)
+        let launched = owners_made
+            .and_then(|()| d.launch(&marks, marks_grid, marks_args))
             .and_then(|()| d.launch(&fold, tiles, fold_args))
             .and_then(|()| d.launch(&join, groups, join_args));
         if let Err(e) = launched {

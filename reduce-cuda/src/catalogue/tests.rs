@@ -540,8 +540,8 @@ fn seg_merge_defaults_shrink_for_large_items() {
 
 /// SegShuffle keeps its block scan's values (and the owner form its output stage) in static
 /// shared memory: the stage shrinks for large values, and values that leave no room are a clear
-/// error for SegShuffle and SegMerge for `Auto`. (224-byte values overflowed the owner form's 48
-/// KiB before, and NVRTC failed for `Auto`.)
+/// error for SegShuffle and another algorithm for `Auto`. (224-byte values overflowed the owner
+/// form's 48 KiB before, and NVRTC failed for `Auto`.)
 #[test]
 fn seg_shuffle_fits_static_shared_memory_or_auto_takes_another() {
     let shape = |size, offsets_form| SegShape {
@@ -569,7 +569,8 @@ fn seg_shuffle_fits_static_shared_memory_or_auto_takes_another() {
             );
         }
         // Past SegShuffle's static arrays and SegMerge's (about 700 bytes): SegHeads by
-        // offsets, Tb2Seg by u32 owners, SegMerge (and its error) by u64 owners.
+        // offsets, Tb2Seg by u32 owners, SegHeads by u64 owners (turned into offsets) and by
+        // u32 owners past Tb2Seg's data block.
         let huge = shape(1024, offsets_form);
         let want = match offsets_form {
             true => SegAlgorithm::SegHeads,
@@ -585,11 +586,12 @@ fn seg_shuffle_fits_static_shared_memory_or_auto_takes_another() {
             );
         }
         let wide = SegShape { wide: true, ..huge };
-        let want = match offsets_form {
-            true => SegAlgorithm::SegHeads,
-            false => SegAlgorithm::SegMerge,
-        };
-        assert_eq!(resolve(auto, wide, 1000, 10).algorithm, want);
+        assert_eq!(
+            resolve(auto, wide, 1000, 10).algorithm,
+            SegAlgorithm::SegHeads
+        );
+        let past_tb2 = resolve(auto, shape(2048, offsets_form), 1000, 10).algorithm;
+        assert_eq!(past_tb2, SegAlgorithm::SegHeads);
         let err = seg_plan(shuffle, huge, 0, 0)
             .err()
             .expect("too large")
@@ -1053,10 +1055,11 @@ fn seg_heads_defaults_and_checks() {
 
 /// `Auto`'s segmented plans (and the portable mode's) keep a block's shared memory — the
 /// dynamic part and each family's model of its static arrays — within what every device from
-/// sm_80 on allows, for every value size and lifted input below (`Auto` takes SegMerge here for
-/// items of up to 16 bytes lifted into 700-byte values; values read as they are take SegMerge
-/// only past SegShuffle's static limit, where its defaults cannot fit past about 420 bytes: the
-/// NVRTC test `seg_merge_and_seg_heads_defaults_fit_every_device`): a lifted input's items are
+/// sm_80 on allows, for every value size and lifted input below (`Auto` takes SegMerge here
+/// only for values past SegShuffle's static limit that SegMerge's static arrays hold, 600 bytes
+/// by offsets; its defaults cannot fit past about 420 bytes: the NVRTC test
+/// `seg_merge_and_seg_heads_defaults_fit_every_device`; and SegHeads past both, by offsets and
+/// for items lifted into 700-byte values by owners): a lifted input's items are
 /// sized by the item only as far as that tile fits, and SegShuffle's default items and block
 /// halve for large values. (16 f32 items a thread lifted into 112-byte values asked
 /// for 500 KiB, and `Auto`'s launch failed on an H100.) Values of up to 64 bytes keep the
@@ -1070,7 +1073,7 @@ fn auto_segmented_plans_fit_every_device() {
     ];
     for offsets_form in [true, false] {
         for in_size in [1, 2, 4, 8, 16] {
-            for m_size in sizes.into_iter().chain([432, 512, 560, 700]) {
+            for m_size in sizes.into_iter().chain([432, 512, 560, 600, 700]) {
                 if m_size < in_size {
                     continue;
                 }

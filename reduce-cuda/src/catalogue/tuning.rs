@@ -266,10 +266,10 @@ pub(crate) struct SegShuffleFacts<'a> {
 /// SegBlocks where [`seg_blocks_wins`], else SegHeads where [`seg_heads_wins`]); SegMerge
 /// only where SegShuffle cannot run (2^32 or more items or segments, or values too large for
 /// its static shared memory; docs/decisions/0004-segmerge-as-auto-choice.md); for values too
-/// large for SegMerge's static arrays too (about 700 bytes), SegHeads by CSR offsets, and
-/// Tb2Seg by u32 owners of the monoid's own values, on a block its data block fits (the rest,
-/// and values past about 1.5 KB by owners, is SegMerge's error). Then the items
-/// per thread the caller left open, by three rules:
+/// large for SegMerge's static arrays too (about 700 bytes), Tb2Seg by u32 owners of the
+/// monoid's own values, on a block its data block fits, and SegHeads for the rest: CSR
+/// offsets, and owners it turns into offsets first (values past about 1.5 KB, u64 owners,
+/// lifted items). Then the items per thread the caller left open, by three rules:
 ///
 /// - lifted items narrower than the monoid: sized by the item, not the monoid (twice the bytes
 ///   per tile for f32 -> (value, index): 10-28% faster on `bench segargmax`), halved while the
@@ -308,24 +308,20 @@ pub(crate) fn resolve_segmented(
     let algorithm = if beyond_u32 || (!shuffle.fits && shuffle.merge_fits) {
         SegAlgorithm::SegMerge
     } else if !shuffle.fits {
-        // Large values: SegHeads (its block shrinks to fit them), or Tb2Seg on the largest
-        // block whose shared memory fits any device.
+        // Large values: Tb2Seg by owners on the largest block whose shared memory fits any
+        // device, else SegHeads (its block shrinks to fit them; owners become offsets).
         return match (
             shape.offsets_form,
             shape.wide || items.lifted,
             shuffle.tb2_block,
         ) {
-            (true, _, _) => SegConfig {
-                algorithm: SegAlgorithm::SegHeads,
-                ..config
-            },
             (false, false, Some(block)) => SegConfig {
                 algorithm: SegAlgorithm::Tb2Seg,
                 block: config.block.or(Some(block)),
                 ..config
             },
             _ => SegConfig {
-                algorithm: SegAlgorithm::SegMerge,
+                algorithm: SegAlgorithm::SegHeads,
                 ..config
             },
         };

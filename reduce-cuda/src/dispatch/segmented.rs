@@ -1,7 +1,7 @@
 //! What every segmented family shares: the job (items, layout, output), the helper kernels of
 //! `kernels/seg_common.cuh` that every segmented module holds (identity fill, the exact layout
-//! checks, offsets to owners, the status word handed out behind a launch: `hand_status`), and
-//! the layout's typed errors from a check's status.
+//! checks, offsets to owners and back, the status word handed out behind a launch:
+//! `hand_status`), and the layout's typed errors from a check's status.
 
 use super::Dispatch;
 use crate::device::{kernel_signature, Entry, Module};
@@ -65,6 +65,10 @@ kernel_signature! {
     /// `owner[i]` = the segment of item i, from u32 offsets.
     pub(crate) struct OffsetsToOwnerArgs { offsets, segments, owner, n }
 }
+kernel_signature! {
+    /// `offsets[0 ..= segments]` = the CSR offsets of the owners (entries of the layout's width).
+    pub(crate) struct OwnerToOffsetsArgs { owner, n, offsets, segments }
+}
 
 pub(crate) const SEG_FILL_IDENTITY: Entry<FillArgs> = Entry::new("seg_fill_identity");
 pub(crate) const SEG_VALIDATE_OWNER: Entry<ValidateOwnerArgs> = Entry::new("seg_validate_owner");
@@ -73,6 +77,8 @@ pub(crate) const SEG_VALIDATE_OFFSETS: Entry<ValidateOffsetsArgs> =
 pub(crate) const SEG_HAND_STATUS: Entry<HandStatusArgs> = Entry::new("seg_hand_status");
 pub(crate) const SEG_OFFSETS_TO_OWNER: Entry<OffsetsToOwnerArgs> =
     Entry::new("seg_offsets_to_owner");
+pub(crate) const SEG_OWNER_TO_OFFSETS: Entry<OwnerToOffsetsArgs> =
+    Entry::new("seg_owner_to_offsets");
 
 /// The helper kernels' signatures (checked against the kernel files).
 #[cfg(test)]
@@ -84,6 +90,7 @@ pub(crate) fn signatures() -> Vec<(&'static str, &'static [&'static str])> {
         (SEG_VALIDATE_OFFSETS.name, ValidateOffsetsArgs::PARAMS),
         (SEG_HAND_STATUS.name, HandStatusArgs::PARAMS),
         (SEG_OFFSETS_TO_OWNER.name, OffsetsToOwnerArgs::PARAMS),
+        (SEG_OWNER_TO_OFFSETS.name, OwnerToOffsetsArgs::PARAMS),
     ]
 }
 

@@ -15,14 +15,20 @@ pub struct EmulatedHeads {
     build: Build,
     m_size: usize,
     wide: bool,
+    /// Whether its calls may take owners (SegHeads').
+    owners: bool,
 }
 
 /// One call: the items' bytes and count, the offsets (written as the kernel's index type), the
-/// marks' grid and whether the call checks the layout.
+/// marks' grid and whether the call checks the layout. With `owners` (SegHeads only) the call
+/// takes those instead, over `offsets.len() - 1` segments, as the runtime takes the owner form:
+/// checked by `seg_validate_owner` when validated, then turned into offsets by
+/// `seg_owner_to_offsets`.
 pub struct HeadsCase {
     pub n: u64,
     pub items: Vec<u8>,
     pub offsets: Vec<u64>,
+    pub owners: Option<Vec<u64>>,
     pub grid: u64,
     pub validate: bool,
 }
@@ -48,6 +54,7 @@ pub fn seg_heads_kernel(
         build,
         m_size,
         wide,
+        owners: true,
     }
 }
 
@@ -76,6 +83,7 @@ pub fn seg_blocks_kernel(
         build,
         m_size,
         wide,
+        owners: false,
     }
 }
 
@@ -86,12 +94,18 @@ impl EmulatedHeads {
     pub fn run(&self, cases: &[HeadsCase], order: Order) -> Vec<(u64, Vec<u8>)> {
         let mut input = Vec::new();
         for c in cases {
+            assert!(
+                self.owners || c.owners.is_none(),
+                "SegBlocks takes offsets only"
+            );
             let segments = c.offsets.len() as u64 - 1;
-            for h in [c.n, segments, c.grid, c.validate as u64] {
+            let flags = c.validate as u64 | (c.owners.is_some() as u64) << 1;
+            for h in [c.n, segments, c.grid, flags] {
                 input.extend_from_slice(&h.to_le_bytes());
             }
             input.extend_from_slice(&c.items);
-            input.extend_from_slice(&index_bytes(&c.offsets, self.wide));
+            let layout = c.owners.as_ref().unwrap_or(&c.offsets);
+            input.extend_from_slice(&index_bytes(layout, self.wide));
         }
         let bytes = self.build.execute(input, order);
         let lens = cases.iter().map(|c| (c.offsets.len() - 1) * self.m_size);
