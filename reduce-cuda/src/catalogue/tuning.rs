@@ -29,6 +29,15 @@ pub(crate) const SHUFFLE_BLOCK: u32 = 512;
 pub(crate) const SHUFFLE_GROUP: u32 = 4;
 pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
 
+/// Values past this many bytes live in local memory (one alone passes a thread's registers),
+/// and their kernels' default blocks stay small: Shuffle at most [`LARGE_VALUE_BLOCK`] threads,
+/// SegHeads one warp. On an H100 (`bench large`, 256 MiB of 1 KiB keep-last records) Shuffle
+/// took 3.98 ms at 128 threads where 256 took 9.11, SegHeads 7.77 ms at 32 where 64 took 8.70
+/// (docs/decisions/0092-large-value-blocks.md). Their sizes before decided these blocks by
+/// their static arrays alone.
+pub(crate) const LARGE_VALUE_BYTES: usize = 512;
+pub(crate) const LARGE_VALUE_BLOCK: u32 = 128;
+
 /// SegShuffle's threads per block.
 pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
 
