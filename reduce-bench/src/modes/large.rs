@@ -4,11 +4,11 @@
 //! offsets and by owners (trusted, 64 items a segment) and the inclusive scan (`Auto`), against
 //! the roofs of the same bytes in the same command: the read roof for the reductions (on the
 //! items, layout and outputs they move), the copy roof for the scans (each item read and
-//! written). Beside them,
-//! the defaults that large values had before their blocks' shared values were sized by the
-//! block's warps: plain `Shuffle` with a group of one block tile for 512-byte values and 128
-//! threads for 1 KiB ones, SegHeads with 32 threads for 1 KiB values. Every result is checked
-//! against the sequential references (`large.csv`, `large.txt`).
+//! written). Beside them, earlier defaults: plain `Shuffle` with a group of one block tile for
+//! 512-byte values (before their blocks' shared values were sized by the block's warps), and
+//! for 1 KiB values Shuffle at 256 threads and SegHeads at 64, the blocks before
+//! docs/decisions/0092-large-value-blocks.md. Every result is checked against the sequential
+//! references (`large.csv`, `large.txt`).
 
 use crate::cli::Args;
 use crate::kernels::{BenchKernels, FillMasks};
@@ -62,11 +62,11 @@ pub fn large(args: &Args) -> Result<()> {
             ..Default::default()
         },
     )?;
-    let half_block = Config::new(Algorithm::Shuffle).block(128);
-    let heads = SegConfig::new(SegAlgorithm::SegHeads).block(32).trusted();
+    let wider = Config::new(Algorithm::Shuffle).block(256);
+    let heads = SegConfig::new(SegAlgorithm::SegHeads).block(64).trusted();
     let earlier = Earlier {
-        plain: &[("Shuffle, 128 threads", half_block)],
-        offsets: &[("offsets SegHeads, 32 threads, trusted", heads)],
+        plain: &[("Shuffle, 256 threads", wider)],
+        offsets: &[("offsets SegHeads, 64 threads, trusted", heads)],
     };
     one_size::<127>(&gpu, &roofs, &mut table, earlier)?;
     one_size::<255>(&gpu, &roofs, &mut table, Earlier::default())?;
