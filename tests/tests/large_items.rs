@@ -144,40 +144,26 @@ fn segmented_record2048_both_forms() {
             }
         }
         // One owner out of range, then one out of order: the validated call names each.
+        let segments = (n / 10) as usize;
+        let error_of = |owner: &[u32]| {
+            let d_owner = gpu.upload(owner).unwrap();
+            match gpu.reduce_by_owner(&xs, &d_owner, segments, SegConfig::default()) {
+                Err(reduce_cuda::Error::Layout(e)) => e,
+                other => panic!("not a layout error: {:?}", other.map(|_| ())),
+            }
+        };
         let mut owner: Vec<u32> = (0..n).map(|i| i / 10).collect();
         owner[4321] = n / 10;
-        let got = gpu.reduce_by_owner(
-            &xs,
-            &gpu.upload(&owner).unwrap(),
-            (n / 10) as usize,
-            SegConfig::default(),
-        );
+        let e = error_of(&owner);
         assert!(
-            matches!(
-                got,
-                Err(reduce_cuda::Error::Layout(LayoutError::OwnerOutOfRange {
-                    index: 4321,
-                    ..
-                }))
-            ),
-            "{got:?}"
+            matches!(e, LayoutError::OwnerOutOfRange { index: 4321, .. }),
+            "{e:?}"
         );
         owner[4321] = 0;
-        let got = gpu.reduce_by_owner(
-            &xs,
-            &gpu.upload(&owner).unwrap(),
-            (n / 10) as usize,
-            SegConfig::default(),
-        );
+        let e = error_of(&owner);
         assert!(
-            matches!(
-                got,
-                Err(reduce_cuda::Error::Layout(LayoutError::OwnerNotSorted {
-                    index: 4321,
-                    ..
-                }))
-            ),
-            "{got:?}"
+            matches!(e, LayoutError::OwnerNotSorted { index: 4321, .. }),
+            "{e:?}"
         );
     }
 }
