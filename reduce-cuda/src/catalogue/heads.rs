@@ -21,9 +21,7 @@ use super::tuning::{
     SEG_HEADS_LIFTED_BLOCK, SEG_HEADS_TILE_BYTES,
 };
 use crate::device::{kernel_signature, Entry, Module};
-use crate::dispatch::segmented::{
-    OwnerToOffsetsArgs, SegJob, ValidateOwnerArgs, SEG_OWNER_TO_OFFSETS, SEG_VALIDATE_OWNER,
-};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::{Dispatch, Loader};
 use crate::error::Result;
 use crate::jit::{Family, JitReport, KernelSpec};
@@ -200,14 +198,6 @@ impl SegPlan for Heads {
             .device
             .kernel(&job.module, FOLD, self.block, self.dynamic_smem(), name)?;
         let join = d.device.kernel(&job.module, JOIN, self.block, 0, name)?;
-        let from_owners = if by_owners {
-            Some((
-                d.device.helper_kernel(&job.module, SEG_VALIDATE_OWNER)?,
-                d.device.helper_kernel(&job.module, SEG_OWNER_TO_OFFSETS)?,
-            ))
-        } else {
-            None
-        };
         let n = job.n();
         let segments = job.segments as u64;
         let tiles = n.div_ceil(self.tile());
@@ -266,31 +256,12 @@ impl SegPlan for Heads {
             status_out,
         };
         // The owners' check sets the status word, which the join hands out and resets.
-        let owners_made = match &from_owners {
-            Some((check, convert)) => {
-                let owner = job.layout.ptr;
-                let checked = if validate {
-                    let args = ValidateOwnerArgs {
-                        owner,
-                        n,
-                        segments,
-                        first_bad: status,
-                    };
-                    d.launch_over(check, n, args)
-                } else {
-                    Ok(())
-                };
-                checked.and_then(|()| {
-                    let args = OwnerToOffsetsArgs {
-                        owner,
-                        n,
-                        offsets,
-                        segments,
-                    };
-                    d.launch_over(convert, segments + 1, args)
-                })
-            }
-            None => Ok(()),
+        let owners_made = match (by_owners, validate) {
+            (false, _) => Ok(()),
+            (true, false) => d.offsets_of_owners(job, offsets),
+            (true, true) => d
+                .check_owners(job, status)
+                .and_then(|()| d.offsets_of_owners(job, offsets)),
         };
         // Once the marks ran, the fold and the join clear the words and the join resets the
         // status word; should a launch fail (a launch can fail after its kernel was queued),

@@ -12,7 +12,7 @@
 use super::plan::{SegPlan, SegShape};
 use super::tuning::PAPER_SEG_BLOCKS_PER_SM;
 use crate::device::{kernel_signature, Entry};
-use crate::dispatch::segmented::{OffsetsToOwnerArgs, SegJob, SEG_OFFSETS_TO_OWNER};
+use crate::dispatch::segmented::SegJob;
 use crate::dispatch::Dispatch;
 use crate::error::Result;
 use crate::jit::KernelSpec;
@@ -153,14 +153,7 @@ impl SegPlan for Paper {
 
         d.fill_identity(job)?;
         let owner = if job.layout.offsets_form {
-            let kernel = d.device.helper_kernel(&job.module, SEG_OFFSETS_TO_OWNER)?;
-            let args = OffsetsToOwnerArgs {
-                offsets: job.layout.ptr,
-                segments,
-                owner: regions[4],
-                n,
-            };
-            d.launch_over(&kernel, n, args)?;
+            d.owners_of_offsets(job, regions[4])?;
             regions[4]
         } else {
             job.layout.ptr

@@ -129,17 +129,56 @@ impl Dispatch<'_> {
             };
             self.launch_over(&kernel, count, args)?;
         } else if n > 0 {
-            let kernel = self.device.helper_kernel(&job.module, SEG_VALIDATE_OWNER)?;
-            let args = ValidateOwnerArgs {
-                owner: job.layout.ptr,
-                n,
-                segments: job.segments as u64,
-                first_bad: status,
-            };
-            self.launch_over(&kernel, n, args)?;
+            self.check_owners(job, status)?;
         }
         let value = self.read_status(status)?;
         self.status_error(job, value)
+    }
+
+    /// Queues the check of the job's owners (the owner form, at least one item): the first bad
+    /// owner index into the word at `first_bad` (atomic min; left as it is if none is bad).
+    pub fn check_owners(&mut self, job: &SegJob, first_bad: u64) -> Result<()> {
+        let kernel = self.device.helper_kernel(&job.module, SEG_VALIDATE_OWNER)?;
+        let n = job.n();
+        let args = ValidateOwnerArgs {
+            owner: job.layout.ptr,
+            n,
+            segments: job.segments as u64,
+            first_bad,
+        };
+        self.launch_over(&kernel, n, args)
+    }
+
+    /// Queues the owner of each of the job's items (u32) from its u32 CSR offsets into `owner`,
+    /// for a kernel that takes only owners.
+    pub fn owners_of_offsets(&mut self, job: &SegJob, owner: u64) -> Result<()> {
+        let kernel = self
+            .device
+            .helper_kernel(&job.module, SEG_OFFSETS_TO_OWNER)?;
+        let n = job.n();
+        let args = OffsetsToOwnerArgs {
+            offsets: job.layout.ptr,
+            segments: job.segments as u64,
+            owner,
+            n,
+        };
+        self.launch_over(&kernel, n, args)
+    }
+
+    /// Queues the CSR offsets of the job's owners (`segments + 1` entries of the layout's
+    /// width) into `offsets`, for a kernel that takes only offsets.
+    pub fn offsets_of_owners(&mut self, job: &SegJob, offsets: u64) -> Result<()> {
+        let kernel = self
+            .device
+            .helper_kernel(&job.module, SEG_OWNER_TO_OFFSETS)?;
+        let segments = job.segments as u64;
+        let args = OwnerToOffsetsArgs {
+            owner: job.layout.ptr,
+            n: job.n(),
+            offsets,
+            segments,
+        };
+        self.launch_over(&kernel, segments + 1, args)
     }
 
     /// The layout's typed error for a status value: the offsets' first error key
