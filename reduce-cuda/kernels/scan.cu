@@ -392,6 +392,15 @@ __device__ r_seg r_look_back(const r_chain& c, r_size t, M* ring) {
     return p;
 }
 
+// Tile j's aggregate a(j) with its head flag, once it has published.
+__device__ __forceinline__ r_seg r_tile_aggregate(const r_chain& c, r_size j) {
+    const r_entry e = r_entry_wait(c, j);
+    r_seg a;
+    a.flag = (e.state & R_ST_HEAD) ? 1u : 0u;
+    a.v = e.v;
+    return a;
+}
+
 // Warp 0 of tile t (of n items) with the tile's aggregate `tile`: publishes a(t), folds w(t),
 // publishes A(g) and I(g) where t is its group's last tile, looks back over the groups, and
 // returns p(t) in lane 0 (see the ORDER INVARIANT; the identity without the flag for t = 0).
@@ -413,22 +422,8 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
     // The group's tiles before this one: a lane each into `group` (R_LB_SHARED), else lane 0
     // reads them itself, in order.
 #if R_LB_SHARED
-    if (lane < i) {
-        const r_entry e = r_entry_wait(tile_chain, g * R_WARP + lane);
-        r_seg a;
-        a.flag = (e.state & R_ST_HEAD) ? 1u : 0u;
-        a.v = e.v;
-        group[lane] = a;
-    }
+    if (lane < i) group[lane] = r_tile_aggregate(tile_chain, g * R_WARP + lane);
     __syncwarp();
-#else
-    const auto group_tile = [&](unsigned int l) {
-        const r_entry e = r_entry_wait(tile_chain, g * R_WARP + l);
-        r_seg a;
-        a.flag = (e.state & R_ST_HEAD) ? 1u : 0u;
-        a.v = e.v;
-        return a;
-    };
 #endif
     r_seg w, whole;  // w(t) and, where i = 31, A(g): lane 0's
     w.flag = 0;
@@ -441,8 +436,8 @@ __device__ r_seg r_tile_prefix(r_seg tile, r_size t, r_size n, unsigned int* sta
             w = group[0];
             for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, group[l]);
 #else
-            w = group_tile(0);
-            for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, group_tile(l));
+            w = r_tile_aggregate(tile_chain, g * R_WARP);
+            for (unsigned int l = 1; l < i; ++l) w = r_scan_op(w, r_tile_aggregate(tile_chain, g * R_WARP + l));
 #endif
             whole = r_scan_op(w, tile);
         }
