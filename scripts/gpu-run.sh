@@ -426,7 +426,8 @@ for phase in "$@"; do
       ;;
     large)
       # values of 128 to 2048 bytes: plain, segmented by offsets and scans against the roofs, beside
-      # the defaults large values had before (LARGE_QUICK=1: 256 MiB of items instead of 1 GiB)
+      # the defaults large values had before and the candidates for them (the shared-memory trees,
+      # Shuffle with more items a lane); LARGE_QUICK=1: 256 MiB of items instead of 1 GiB
       .gpu/bin/bench large ${LARGE_QUICK:+--quick} --out "$OUT" 2>"$OUT/bench-large.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-large.err" >> "$SUMMARY"
       ;;

@@ -7,8 +7,11 @@
 //! written). Beside them, earlier defaults: plain `Shuffle` with a group of one block tile for
 //! 512-byte values (before their blocks' shared values were sized by the block's warps), and
 //! for 1 KiB values Shuffle at 256 threads and SegHeads at 64, the blocks before
-//! docs/decisions/0092-large-value-blocks.md. Every result is checked against the sequential
-//! references (`large.csv`, `large.txt`).
+//! docs/decisions/0092-large-value-blocks.md. And the candidates for values past 256 bytes: the
+//! shared-memory trees `Tb2` (plain) and `Tb2Seg` (by offsets and by owners) at the blocks whose
+//! data block fits, and `Shuffle` with more items a lane (its warp tree amortised over more items).
+//! Every result is checked against the sequential references (`large.csv`, `large.txt`; each row
+//! is also printed to stderr as it is measured, so that a run cut short keeps what it measured).
 
 use crate::cli::Args;
 use crate::kernels::{BenchKernels, FillMasks};
@@ -92,9 +95,9 @@ impl Table {
     /// A measured case: its median time and ratio to the roof, and whether its result was right.
     fn row(&mut self, size: usize, n: usize, case: &str, ms: f32, ratio: f64, correct: bool) {
         let ok = if correct { "yes" } else { "NO" };
-        self.lines.push(format!(
-            "{size:>5} B  {case:<40} {ms:>9.4} ms  x roof {ratio:.3}  correct {ok}"
-        ));
+        let line = format!("{size:>5} B  {case:<40} {ms:>9.4} ms  x roof {ratio:.3}  correct {ok}");
+        eprintln!("{line}");
+        self.lines.push(line);
         let _ = writeln!(self.csv, "{size},{n},{case},{ms},{ratio},{ok}");
     }
 
@@ -121,6 +124,25 @@ fn records<const K: usize>(n: usize) -> Vec<Record<K>> {
             }
         })
         .collect()
+}
+
+/// The blocks of the shared-memory trees (`Tb2`, `Tb2Seg`) measured beside `Auto`: those whose
+/// data block of `size`-byte values (2 per thread) fits 200 KiB of shared memory, at most 256.
+fn tree_blocks(size: usize) -> Vec<u32> {
+    [32, 64, 128, 256]
+        .into_iter()
+        .filter(|&b| 2 * b as usize * size <= 200 << 10)
+        .collect()
+}
+
+/// The items a lane folds before `Shuffle`'s warp tree, measured beside `Auto` for values past
+/// 256 bytes (whose default is one): the tree's shuffles amortised over more items.
+fn lane_items(size: usize) -> Vec<u32> {
+    match size {
+        0..=256 => vec![],
+        257..=1024 => vec![4, 16],
+        _ => vec![4],
+    }
 }
 
 /// The configurations measured beside `Auto`: plain, and segmented by offsets.
@@ -152,8 +174,28 @@ fn one_size<const K: usize>(
         ("plain Auto", Config::default()),
         ("plain portable", Config::default().portable()),
     ];
-    for (case, config) in plain.iter().chain(earlier.plain) {
-        match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, *config)) {
+    let trees = tree_blocks(size);
+    let plain_trees: Vec<(String, Config)> = trees
+        .iter()
+        .map(|&b| {
+            (
+                format!("plain Tb2, {b} threads"),
+                Config::new(Algorithm::Tb2).block(b),
+            )
+        })
+        .collect();
+    let plain_trees = plain_trees.iter().map(|(c, k)| (c.as_str(), *k));
+    let long_lanes: Vec<(String, Config)> = lane_items(size)
+        .iter()
+        .map(|&k| {
+            let config = Config::new(Algorithm::Shuffle).items_per_thread(k);
+            (format!("Shuffle, {k} items a lane"), config)
+        })
+        .collect();
+    let long_lanes = long_lanes.iter().map(|(c, k)| (c.as_str(), *k));
+    let plain_cases = plain.iter().copied().chain(earlier.plain.iter().copied());
+    for (case, config) in plain_cases.chain(plain_trees).chain(long_lanes) {
+        match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, config)) {
             Ok(ms) => {
                 let correct = gpu.download(&out)?[0] == want;
                 table.row(size, n, case, ms, read(ms, roofs.bytes), correct);
@@ -170,8 +212,25 @@ fn one_size<const K: usize>(
     let d_offsets = gpu.upload(&offsets)?;
     let mut per_segment: DeviceVec<Record<K>> = gpu.identities(segments)?;
     let moved = roofs.bytes + (4 * (segments + 1) + size * segments) as f64;
-    let auto = [("offsets Auto trusted", SegConfig::default().trusted())];
-    for &(case, config) in auto.iter().chain(earlier.offsets) {
+    let seg_trees: Vec<(String, SegConfig)> = trees
+        .iter()
+        .map(|&b| {
+            let config = SegConfig::new(SegAlgorithm::Tb2Seg).block(b).trusted();
+            (format!("Tb2Seg, {b} threads, trusted"), config)
+        })
+        .collect();
+    let auto = [("Auto trusted", SegConfig::default().trusted())];
+    let seg_cases: Vec<(String, SegConfig)> = auto
+        .iter()
+        .map(|&(c, k)| (c.to_string(), k))
+        .chain(seg_trees.iter().cloned())
+        .collect();
+    let offsets_cases = seg_cases
+        .iter()
+        .map(|(c, k)| (format!("offsets {c}"), *k))
+        .chain(earlier.offsets.iter().map(|&(c, k)| (c.to_string(), k)));
+    for (case, config) in offsets_cases {
+        let case = case.as_str();
         let call = || gpu.reduce_segments_into(&xs, &d_offsets, &mut per_segment, config);
         match median_ms(gpu, REPS, call) {
             Ok(ms) => {
@@ -188,15 +247,16 @@ fn one_size<const K: usize>(
     let d_owner = gpu.upload(&owner)?;
     let mut by_owner: DeviceVec<Record<K>> = gpu.identities(segments)?;
     let moved = roofs.bytes + (4 * n + size * segments) as f64;
-    let case = "owners Auto trusted";
-    let config = SegConfig::default().trusted();
-    let call = || gpu.reduce_by_owner_into(&xs, &d_owner, segments, &mut by_owner, config);
-    match median_ms(gpu, REPS, call) {
-        Ok(ms) => {
-            let correct = gpu.download(&by_owner)? == want;
-            table.row(size, n, case, ms, read(ms, moved), correct);
+    for (case, config) in &seg_cases {
+        let case = format!("owners {case}");
+        let call = || gpu.reduce_by_owner_into(&xs, &d_owner, segments, &mut by_owner, *config);
+        match median_ms(gpu, REPS, call) {
+            Ok(ms) => {
+                let correct = gpu.download(&by_owner)? == want;
+                table.row(size, n, &case, ms, read(ms, moved), correct);
+            }
+            Err(e) => table.refused(size, n, &case, &e),
         }
-        Err(e) => table.refused(size, n, case, &e),
     }
     drop((d_owner, by_owner, per_segment));
 
