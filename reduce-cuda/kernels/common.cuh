@@ -279,3 +279,25 @@ __device__ __forceinline__ M r_block_fold_run_cg(const M* p, unsigned int count,
     for (unsigned int i = lo; i < hi; ++i) v = m_combine(v, r_load_cg(p + i));
     return r_block_combine_warps(r_warp_reduce(v), scratch);
 }
+
+// ---------------------------------------------------------------- shared-memory trees (Tb2, Tb2Seg)
+
+// A tree's slot i lives at slot R_PAD(i): one pad slot every 32 keeps the strided steps of
+// 4-byte values off a single bank.
+#define R_PAD(i) ((i) + ((i) >> 5))
+
+// The bytes from one slot to the next: sizeof(M), but one alignment unit more for values of 64
+// bytes or more that are an even number of units long. Same-offset words of slots sizeof(M)
+// apart (1 KiB, say) all fall in one bank, so every word a tree step moves was a 32-way
+// conflict; an odd number of units puts consecutive slots' words in different banks.
+#define R_SLOT_PITCH \
+    (sizeof(M) >= 64 && (sizeof(M) / alignof(M)) % 2 == 0 ? sizeof(M) + alignof(M) : sizeof(M))
+
+// A tree's values in shared memory from `base`, R_SLOT_PITCH bytes apart.
+struct r_slots {
+    unsigned char* base;
+    __device__ __forceinline__ M& operator[](unsigned int i) const {
+        if constexpr (R_SLOT_PITCH == sizeof(M)) return reinterpret_cast<M*>(base)[i];
+        else return *reinterpret_cast<M*>(base + (unsigned long long)i * R_SLOT_PITCH);
+    }
+};

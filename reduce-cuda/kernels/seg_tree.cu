@@ -12,8 +12,6 @@
 // Each block writes its prefix (value, owner) to next_vals/next_owner for the next pass; the
 // single block of the last pass appends it to the output.
 
-#define R_PAD(i) ((i) + ((i) >> 5))
-
 __device__ __forceinline__ void r_push_append(M* out, unsigned int o, r_size segments, M v) {
     if (o < segments) out[o] = m_combine(out[o], v);
 }
@@ -33,8 +31,8 @@ extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_tb2_seg(const M* __restrict__ in, const unsigned int* __restrict__ owner, r_size n, r_size segments,
                M* __restrict__ out, M* __restrict__ next_vals, unsigned int* __restrict__ next_owner) {
     extern __shared__ unsigned char r_smem[];
-    M* s_data = reinterpret_cast<M*>(r_smem);
-    unsigned int* s_owner = r_align16<unsigned int>(s_data + R_PAD(2 * R_BLOCK));
+    const r_slots s_data{r_smem};
+    unsigned int* s_owner = r_align16<unsigned int>(r_smem + R_PAD(2 * R_BLOCK) * R_SLOT_PITCH);
     const unsigned int t = threadIdx.x;
     const r_size base = (r_size)blockIdx.x * (2 * R_BLOCK);
 #pragma unroll

@@ -1,18 +1,18 @@
 // Tb2: interleaved, left-storing shared-memory tree (paper Alg. 1), R = 2, D = 2 * R_BLOCK.
 //
-// ORDER INVARIANT. A data block is D consecutive items in s[0 .. D) (one pad slot every 32
-// against bank conflicts). At the step with stride st, thread t combines s[2*st*t] (left) with
-// s[2*st*t + st] (right) into the left slot, so slot i (i % 2st == 0) holds items [i, i + 2st)
-// folded in order. Items past n are the identity. Block b writes data block b's value to
-// out[b]; the host reduces the ceil(n / D) values again (multi-pass), in order.
+// ORDER INVARIANT. A data block is D consecutive items in s[0 .. D) (one pad slot every 32,
+// slots R_SLOT_PITCH bytes apart: kernels/common.cuh). At the step with stride st, thread t
+// combines s[2*st*t] (left) with s[2*st*t + st] (right) into the left slot, so slot i
+// (i % 2st == 0) holds items [i, i + 2st) folded in order. Items past n are the identity.
+// Block b writes data block b's value to out[b]; the host reduces the ceil(n / D) values again
+// (multi-pass), in order.
 
 #define R_D (2 * R_BLOCK)
-#define R_PAD(i) ((i) + ((i) >> 5))
 
 extern "C" __global__ void __launch_bounds__(R_BLOCK)
 reduce_tb2(const M* __restrict__ in, r_size n, M* __restrict__ out) {
     extern __shared__ unsigned char r_smem[];
-    M* s = reinterpret_cast<M*>(r_smem);
+    const r_slots s{r_smem};
     const unsigned int t = threadIdx.x;
     const r_size base = (r_size)blockIdx.x * R_D;
     const r_size j0 = base + t, j1 = base + t + R_BLOCK;

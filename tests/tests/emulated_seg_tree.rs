@@ -4,7 +4,7 @@
 //! thread a fiber, barriers as real rendezvous, poisoned shared memory, AddressSanitizer, fibers
 //! in three orders), with the runtime's passes (`tests/emu/seg_tree_main.cpp`): equal to the
 //! sequential fold on layouts of every kind at sizes around a data block and past one, two and
-//! three passes, for 8-, 16- and 20-byte non-commutative monoids.
+//! three passes, for 8-, 16-, 20-, 128- and 1024-byte non-commutative monoids.
 //!
 //! Needs a host C++ compiler with AddressSanitizer (`$CXX`, else `c++`); without one the tests
 //! say so and skip, and fail under `REDUCE_REQUIRE_EMULATOR=1` (CI), which has one.
@@ -13,7 +13,7 @@ use reduce_core::{fold_by_owner, CudaMonoid};
 use reduce_cuda::SegAlgorithm;
 use reduce_tests::emu::{compiler, seg_tree_kernel, values_from, EmulatedTree, Order};
 use reduce_tests::layouts::{filling, owners_of};
-use reduce_tests::monoids::wide::UtAff20;
+use reduce_tests::monoids::wide::{Record1024, Record128, UtAff20};
 use reduce_tests::{Affine, Mat2, Random, TestRng};
 
 /// Calls on every layout of `filling` at sizes around a data block of `d` values and past two and
@@ -79,13 +79,16 @@ fn check<M: CudaMonoid + Random>(cxx: &str, algorithm: SegAlgorithm, block: u32,
 }
 
 /// Tb2Seg (data blocks of two values a thread, the pad word a 32) is the fold, on one-warp and
-/// larger blocks.
+/// larger blocks; for values of 128 bytes and 1 KiB too, whose slots lie a value and 8 bytes
+/// apart (kernels/common.cuh's `R_SLOT_PITCH`) in the shared memory the runtime sizes for them.
 #[test]
 fn tb2_seg_is_the_fold() {
     let Some(cxx) = compiler() else { return };
     check::<Affine>(&cxx, SegAlgorithm::Tb2Seg, 32, 64);
     check::<UtAff20>(&cxx, SegAlgorithm::Tb2Seg, 32, 64);
     check::<Mat2>(&cxx, SegAlgorithm::Tb2Seg, 64, 128);
+    check::<Record128>(&cxx, SegAlgorithm::Tb2Seg, 32, 64);
+    check::<Record1024>(&cxx, SegAlgorithm::Tb2Seg, 32, 64);
 }
 
 /// Tb4WarpSeg (data blocks of four values a thread, a warp's tree then warp 0's) is the fold.

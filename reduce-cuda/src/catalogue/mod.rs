@@ -295,10 +295,7 @@ fn resolve(config: SegConfig, shape: SegShape, n: usize, segments: usize) -> Seg
         limits: shuffle::seg_limits(shape),
         tile_fits: &|items| shuffle::seg_tile_fits(shape, block, items),
         merge_fits: merge::plan(&config.knobs(), shape).is_ok_and(|m| m.static_fits()),
-        tb2_block: tree::tb2_seg_block_within(
-            shape.items.m_size.max(1),
-            tuning::ANY_DEVICE_BLOCK_SMEM,
-        ),
+        tb2_block: tree::tb2_seg_block_within(&shape.items, tuning::ANY_DEVICE_BLOCK_SMEM),
     };
     tuning::resolve_segmented(config, shape, n, segments, facts)
 }

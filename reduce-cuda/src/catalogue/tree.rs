@@ -13,7 +13,7 @@ use super::tuning::PAPER_BLOCK;
 use crate::device::Entry;
 use crate::dispatch::{Dispatch, PassArgs};
 use crate::error::Result;
-use crate::jit::{Family, KernelSpec};
+use crate::jit::{Family, Items, KernelSpec};
 
 const REDUCE_TB2: Entry<PassArgs> = Entry::new("reduce_tb2");
 const REDUCE_TB4_WARP: Entry<PassArgs> = Entry::new("reduce_tb4_warp");
@@ -67,13 +67,15 @@ impl Tree {
         }
     }
 
-    /// The values the block keeps in shared memory: Tb2's data block with one pad word per 32
-    /// (bank conflicts), Tb4Warp's data block and one value per warp.
-    fn slots(&self) -> usize {
+    /// The values the block keeps in shared memory, counted in values of `items`' size: Tb2's
+    /// data block with one pad slot per 32, its slots [`slot_pitch`] bytes apart (bank
+    /// conflicts); Tb4Warp's data block and one value per warp.
+    fn slots(&self, items: &Items) -> usize {
         match self.kind {
             Kind::Tb2 => {
                 let d = 2 * self.block as usize;
-                d + d / 32
+                let size = items.m_size.max(1);
+                ((d + d / 32) * slot_pitch(items)).div_ceil(size)
             }
             Kind::Tb4Warp => 4 * self.block as usize + 32,
         }
@@ -81,6 +83,18 @@ impl Tree {
 
     fn defines(&self) -> [(&'static str, u32); 1] {
         [("R_BLOCK", self.block)]
+    }
+}
+
+/// The bytes from one of Tb2's slots to the next (kernels/common.cuh's `R_SLOT_PITCH`): the
+/// value's size, and one alignment unit more for values of 64 bytes or more that are an even
+/// number of units long, so that consecutive slots' same words lie in different banks.
+fn slot_pitch(items: &Items) -> usize {
+    let (size, align) = (items.m_size, items.m_align.max(1));
+    if size >= 64 && (size / align) % 2 == 0 {
+        size + align
+    } else {
+        size
     }
 }
 
@@ -103,7 +117,7 @@ impl PlainPlan for Tree {
     }
 
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
-        let size = d.items().m_size;
+        let items = d.items();
         let entry = match self.kind {
             Kind::Tb2 => REDUCE_TB2,
             Kind::Tb4Warp => REDUCE_TB4_WARP,
@@ -112,24 +126,24 @@ impl PlainPlan for Tree {
             &self.kernels()[0],
             entry,
             self.block,
-            self.slots() * size,
+            self.slots(&items) * items.m_size,
             self.name,
         )?;
         d.multi_pass(&kernel, self.tile(), input, n, out)
     }
 }
 
-/// The largest `Tb2Seg` block (32 to 1024 threads) whose pass keeps `m_size`-byte values within
+/// The largest `Tb2Seg` block (32 to 1024 threads) whose pass keeps `items`' values within
 /// `budget` bytes of shared memory: segmented `Auto`'s block for values too large for SegShuffle
 /// and SegMerge.
-pub(super) fn tb2_seg_block_within(m_size: usize, budget: usize) -> Option<u32> {
+pub(super) fn tb2_seg_block_within(items: &Items, budget: usize) -> Option<u32> {
     (5..=10).rev().map(|k| 1u32 << k).find(|&block| {
         let tree = Tree {
             kind: Kind::Tb2,
             name: SegAlgorithm::Tb2Seg.name(),
             block,
         };
-        pass_smem(tree.slots(), m_size) <= budget
+        pass_smem(tree.slots(items), items.m_size.max(1)) <= budget
     })
 }
 
@@ -146,7 +160,7 @@ pub(super) fn segmented(algorithm: SegAlgorithm, knobs: &Knobs, shape: SegShape)
         algorithm.name(),
         tree.block,
         tree.tile(),
-        tree.slots(),
+        tree.slots(&shape.items),
     );
     Ok(Paper::new(shape, pass.clone(), pass))
 }
