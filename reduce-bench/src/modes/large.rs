@@ -170,32 +170,24 @@ fn one_size<const K: usize>(
 
     let want = fold(&host);
     let mut out = gpu.identities::<Record<K>>(1)?;
-    let plain = [
-        ("plain Auto", Config::default()),
-        ("plain portable", Config::default().portable()),
-    ];
     let trees = tree_blocks(size);
-    let plain_trees: Vec<(String, Config)> = trees
-        .iter()
-        .map(|&b| {
-            (
-                format!("plain Tb2, {b} threads"),
-                Config::new(Algorithm::Tb2).block(b),
-            )
-        })
-        .collect();
-    let plain_trees = plain_trees.iter().map(|(c, k)| (c.as_str(), *k));
-    let long_lanes: Vec<(String, Config)> = lane_items(size)
-        .iter()
-        .map(|&k| {
-            let config = Config::new(Algorithm::Shuffle).items_per_thread(k);
-            (format!("Shuffle, {k} items a lane"), config)
-        })
-        .collect();
-    let long_lanes = long_lanes.iter().map(|(c, k)| (c.as_str(), *k));
-    let plain_cases = plain.iter().copied().chain(earlier.plain.iter().copied());
-    for (case, config) in plain_cases.chain(plain_trees).chain(long_lanes) {
-        match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, config)) {
+    let plain_cases: Vec<(String, Config)> = [
+        ("plain Auto".to_string(), Config::default()),
+        ("plain portable".to_string(), Config::default().portable()),
+    ]
+    .into_iter()
+    .chain(earlier.plain.iter().map(|&(c, k)| (c.to_string(), k)))
+    .chain(trees.iter().map(|&b| {
+        let config = Config::new(Algorithm::Tb2).block(b);
+        (format!("plain Tb2, {b} threads"), config)
+    }))
+    .chain(lane_items(size).into_iter().map(|k| {
+        let config = Config::new(Algorithm::Shuffle).items_per_thread(k);
+        (format!("Shuffle, {k} items a lane"), config)
+    }))
+    .collect();
+    for (case, config) in &plain_cases {
+        match median_ms(gpu, REPS, || gpu.reduce_into(&xs, &mut out, *config)) {
             Ok(ms) => {
                 let correct = gpu.download(&out)?[0] == want;
                 table.row(size, n, case, ms, read(ms, roofs.bytes), correct);
@@ -212,32 +204,27 @@ fn one_size<const K: usize>(
     let d_offsets = gpu.upload(&offsets)?;
     let mut per_segment: DeviceVec<Record<K>> = gpu.identities(segments)?;
     let moved = roofs.bytes + (4 * (segments + 1) + size * segments) as f64;
-    let seg_trees: Vec<(String, SegConfig)> = trees
-        .iter()
-        .map(|&b| {
-            let config = SegConfig::new(SegAlgorithm::Tb2Seg).block(b).trusted();
-            (format!("Tb2Seg, {b} threads, trusted"), config)
-        })
-        .collect();
-    let auto = [("Auto trusted", SegConfig::default().trusted())];
-    let seg_cases: Vec<(String, SegConfig)> = auto
-        .iter()
-        .map(|&(c, k)| (c.to_string(), k))
-        .chain(seg_trees.iter().cloned())
-        .collect();
+    // Auto and the trees, by offsets (and the earlier defaults) and by owners.
+    let seg_cases: Vec<(String, SegConfig)> =
+        [("Auto trusted".to_string(), SegConfig::default().trusted())]
+            .into_iter()
+            .chain(trees.iter().map(|&b| {
+                let config = SegConfig::new(SegAlgorithm::Tb2Seg).block(b).trusted();
+                (format!("Tb2Seg, {b} threads, trusted"), config)
+            }))
+            .collect();
     let offsets_cases = seg_cases
         .iter()
         .map(|(c, k)| (format!("offsets {c}"), *k))
         .chain(earlier.offsets.iter().map(|&(c, k)| (c.to_string(), k)));
     for (case, config) in offsets_cases {
-        let case = case.as_str();
         let call = || gpu.reduce_segments_into(&xs, &d_offsets, &mut per_segment, config);
         match median_ms(gpu, REPS, call) {
             Ok(ms) => {
                 let correct = gpu.download(&per_segment)? == want;
-                table.row(size, n, case, ms, read(ms, moved), correct);
+                table.row(size, n, &case, ms, read(ms, moved), correct);
             }
-            Err(e) => table.refused(size, n, case, &e),
+            Err(e) => table.refused(size, n, &case, &e),
         }
     }
 
