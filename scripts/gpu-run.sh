@@ -8,7 +8,7 @@
 # sanitize,
 # sanitizequick (the segmented part), fig5, fig5quick, torch, anchor,
 # interop, views (views at an odd offset), cluster (2+ GPUs, NCCL), argmax, segargmax, lse (log-sum-exp: exp per item),
-# large (values of 128 to 2048 bytes),
+# large (values of 128 to 2048 bytes), largencu (1 KiB values' kernels under ncu),
 # axes (reductions along the axes of arrays), scan (scans: CUB DeviceScan and torch.cumsum in the same command), scanquick,
 # portable (the portable mode, plain, segmented, along axes and scans, against the default and CUB's gpu_to_gpu
 # determinism), portable-plain, portable-axes, portable-seg, portable-scan (its plain section and those along axes, segmented and of scans alone),
@@ -430,6 +430,20 @@ for phase in "$@"; do
       # Shuffle with more items a lane); LARGE_QUICK=1: 256 MiB of items instead of 1 GiB
       .gpu/bin/bench large ${LARGE_QUICK:+--quick} --out "$OUT" 2>"$OUT/bench-large.err" | tee -a "$SUMMARY"
       tail -2 "$OUT/bench-large.err" >> "$SUMMARY"
+      ;;
+    largencu)
+      # 1 KiB values of `bench large` (LARGE_ONLY, default 1024) under ncu: one launch each of plain
+      # Auto (Shuffle), Tb2 and Tb2Seg, with their shared-memory bank conflicts and local-memory
+      # traffic (decisions 0092, 0093)
+      mkdir -p "$OUT/largencu"
+      for k in "reduce_shuffle" "reduce_tb2\$" "reduce_tb2_seg"; do
+        LARGE_ONLY=${LARGE_ONLY:-1024} ncu --clock-control none -k regex:"$k" -c 1 --section SpeedOfLight \
+          --section MemoryWorkloadAnalysis_Tables --section Occupancy --section LaunchStats \
+          --section WarpStateStats .gpu/bin/bench large --quick --out "$OUT/largencu" > "$OUT/largencu-${k//[^a-z0-9_]/}.txt" 2>&1
+        note "largencu $k:"
+        grep -E "Duration|DRAM Throughput|Bank Conflicts|Local|Achieved Occupancy|Registers Per|Dynamic Shared|Stall" \
+          "$OUT/largencu-${k//[^a-z0-9_]/}.txt" | head -30 | tee -a "$SUMMARY"
+      done
       ;;
     portable)
       # f32, f64 sums and log-sum-exp at 2^20..2^30: Config::portable against the default, the ordered

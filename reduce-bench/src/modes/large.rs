@@ -12,6 +12,7 @@
 //! data block fits, and `Shuffle` with more items a lane (its warp tree amortised over more items).
 //! Every result is checked against the sequential references (`large.csv`, `large.txt`; each row
 //! is also printed to stderr as it is measured, so that a run cut short keeps what it measured).
+//! `LARGE_ONLY=1024,2048`: those value sizes only.
 
 use crate::cli::Args;
 use crate::kernels::{BenchKernels, FillMasks};
@@ -126,6 +127,15 @@ fn records<const K: usize>(n: usize) -> Vec<Record<K>> {
         .collect()
 }
 
+/// Whether values of `size` bytes are measured: every size, or with `LARGE_ONLY` (value sizes
+/// in bytes, separated by commas: the `largencu` phase's profiles) those only.
+fn measured(size: usize) -> bool {
+    match std::env::var("LARGE_ONLY") {
+        Ok(only) => only.split(',').any(|s| s.trim().parse() == Ok(size)),
+        Err(_) => true,
+    }
+}
+
 /// The blocks of the shared-memory trees (`Tb2`, `Tb2Seg`) measured beside `Auto`: those whose
 /// data block of `size`-byte values (2 per thread) fits 200 KiB of shared memory, at most 256.
 fn tree_blocks(size: usize) -> Vec<u32> {
@@ -160,6 +170,9 @@ fn one_size<const K: usize>(
     earlier: Earlier,
 ) -> Result<()> {
     let size = std::mem::size_of::<Record<K>>();
+    if !measured(size) {
+        return Ok(());
+    }
     let n = roofs.bytes as usize / size;
     let host = records::<K>(n);
     let xs = gpu.upload(&host)?;
