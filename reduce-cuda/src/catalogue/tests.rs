@@ -1139,3 +1139,31 @@ fn auto_segmented_plans_fit_every_device() {
     // 132-byte values: fewer items a thread (whole vectors need 4), not fewer threads.
     assert_eq!(auto_spec(sized(shape(false, true, false), 132, 132)).0, 256);
 }
+
+/// Tb2's and Tb2Seg's slots lie an odd number of alignment units apart for values of 64 bytes or
+/// more (kernels/common.cuh's `R_SLOT_PITCH`), a value apart below; segmented `Auto`'s Tb2Seg
+/// block keeps the data block it had with slots a value apart at 128 bytes, 512 and 1 KiB.
+#[test]
+fn tree_slots_are_an_odd_number_of_units_apart() {
+    let with = |m_size, m_align| Items {
+        m_align,
+        ..items(m_size)
+    };
+    for (size, align, pitch) in [
+        (4, 4, 4),
+        (16, 8, 16),
+        (60, 4, 60),
+        (64, 8, 72),
+        (120, 8, 120),
+        (1024, 8, 1032),
+        (1024, 16, 1040),
+        (1024, 64, 1088),
+    ] {
+        assert_eq!(tree::slot_pitch(&with(size, align)), pitch, "{size} bytes");
+    }
+    for (size, block) in [(128, 256), (512, 64), (1024, 32)] {
+        let items = with(size, 8);
+        let within = tree::tb2_seg_block_within(&items, tuning::ANY_DEVICE_BLOCK_SMEM);
+        assert_eq!(within, Some(block), "{size} bytes");
+    }
+}

@@ -89,7 +89,7 @@ impl Tree {
 /// The bytes from one of Tb2's slots to the next (kernels/common.cuh's `R_SLOT_PITCH`): the
 /// value's size, and one alignment unit more for values of 64 bytes or more that are an even
 /// number of units long, so that consecutive slots' same words lie in different banks.
-fn slot_pitch(items: &Items) -> usize {
+pub(super) fn slot_pitch(items: &Items) -> usize {
     let (size, align) = (items.m_size, items.m_align.max(1));
     if size >= 64 && (size / align) % 2 == 0 {
         size + align
