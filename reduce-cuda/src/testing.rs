@@ -71,6 +71,13 @@ pub fn kernel_source_at<M: CudaMonoid>(config: Config, items_at: u64) -> Result<
     Ok(assemble(&plan.kernels()[0], &program))
 }
 
+/// The dynamic shared memory of the main kernel of `config` for monoid `M` (the paper's trees'
+/// and matrices' data blocks; 0 for the kernels whose shared memory is static).
+pub fn dynamic_smem<M: CudaMonoid>(config: Config) -> Result<usize> {
+    let program = Own::<M>::new();
+    Ok(plain_plan(config, program.items(), 0)?.dynamic_smem(&program.items()))
+}
+
 /// Checks that the translation unit of `config` for monoid `M` compiles for `arch` (e.g.
 /// `sm_90`), without a device ([`check_compiles`]). CI uses this to check every generated
 /// kernel.

@@ -1,5 +1,5 @@
 // The host side of an emulated Tb2Seg or Tb4WarpSeg call (the paper's left-storing segmented
-// trees, kernels/seg_tree.cu; tests/tests/emulated_seg_tree.rs), the runtime's passes step for
+// trees, kernels/seg_tree.cu; tests/tests/emulated_trees.rs), the runtime's passes step for
 // step (catalogue/paper.rs): the output filled with the identity, a pass over the items and
 // their owners a data block per CUDA block, then passes over the blocks' (value, owner) pairs
 // until one block is left, which appends its piece itself; a pass's blocks never wait for each

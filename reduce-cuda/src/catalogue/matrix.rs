@@ -17,7 +17,7 @@ use super::tuning::{
 use crate::device::{kernel_signature, Entry};
 use crate::dispatch::{pass_regions, Dispatch, PassArgs};
 use crate::error::Result;
-use crate::jit::{Family, KernelSpec};
+use crate::jit::{Family, Items, KernelSpec};
 
 /// The matrix height: one warp folds the rows.
 const ROWS: u32 = 32;
@@ -151,9 +151,13 @@ impl PlainPlan for Matrix {
         specs
     }
 
+    fn dynamic_smem(&self, items: &Items) -> usize {
+        self.slots() * items.m_size
+    }
+
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
         let size = d.items().m_size;
-        let smem = self.slots() * size;
+        let smem = self.dynamic_smem(&d.items());
         if self.kind == Kind::Matrix {
             let kernel = d.kernel(&self.spec(), REDUCE_MATRIX, self.block, smem, self.name)?;
             return d.multi_pass(&kernel, self.tile(), input, n, out);

@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub(crate) trait PlainPlan {
     /// The kernels the plan launches, the main one first.
     fn kernels(&self) -> Vec<KernelSpec>;
+    /// The dynamic shared memory of the main kernel's blocks for `items`.
+    fn dynamic_smem(&self, items: &Items) -> usize;
     /// Queues the reduction of the `n` items at `input` into `out`, or, without one, into
     /// scratch memory; returns the result's address.
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64>;

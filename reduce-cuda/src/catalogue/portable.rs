@@ -154,6 +154,10 @@ impl PlainPlan for Portable {
         )]
     }
 
+    fn dynamic_smem(&self, _: &Items) -> usize {
+        0
+    }
+
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
         let kernel = d.kernel(
             &self.kernels()[0],

@@ -162,6 +162,10 @@ impl PlainPlan for Shuffle {
         )]
     }
 
+    fn dynamic_smem(&self, _: &Items) -> usize {
+        0
+    }
+
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
         let name = Algorithm::Shuffle.name();
         let kernel = d.kernel(&self.kernels()[0], REDUCE_SHUFFLE, self.block, 0, name)?;

@@ -116,19 +116,17 @@ impl PlainPlan for Tree {
         vec![KernelSpec::new(family, &self.defines())]
     }
 
+    fn dynamic_smem(&self, items: &Items) -> usize {
+        self.slots(items) * items.m_size
+    }
+
     fn launch(&self, d: &mut Dispatch, input: u64, n: u64, out: Option<u64>) -> Result<u64> {
-        let items = d.items();
+        let smem = self.dynamic_smem(&d.items());
         let entry = match self.kind {
             Kind::Tb2 => REDUCE_TB2,
             Kind::Tb4Warp => REDUCE_TB4_WARP,
         };
-        let kernel = d.kernel(
-            &self.kernels()[0],
-            entry,
-            self.block,
-            self.slots(&items) * items.m_size,
-            self.name,
-        )?;
+        let kernel = d.kernel(&self.kernels()[0], entry, self.block, smem, self.name)?;
         d.multi_pass(&kernel, self.tile(), input, n, out)
     }
 }

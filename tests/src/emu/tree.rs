@@ -1,5 +1,5 @@
 //! The paper's left-storing segmented trees on the emulator (kernels/seg_tree.cu: Tb2Seg and
-//! Tb4WarpSeg, driven by `tests/emulated_seg_tree.rs`): the owner form's passes as the runtime
+//! Tb4WarpSeg, driven by `tests/emulated_trees.rs`): the owner form's passes as the runtime
 //! runs them (`tests/emu/seg_tree_main.cpp`).
 
 use super::{bytes_of, emulated_text, segmented_results, Build, Order};
