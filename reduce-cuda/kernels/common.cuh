@@ -288,7 +288,7 @@ __device__ __forceinline__ M r_block_fold_run_cg(const M* p, unsigned int count,
 
 // The bytes from one slot to the next: sizeof(M), but one alignment unit more for values of 64
 // bytes or more that are an even number of units long. Same-offset words of slots sizeof(M)
-// apart (1 KiB, say) all fall in one bank, so every word a tree step moves was a 32-way
+// apart (1 KiB, say) all fall in one bank, so every word a tree step moves would be a 32-way
 // conflict; an odd number of units puts consecutive slots' words in different banks.
 #define R_SLOT_PITCH \
     (sizeof(M) >= 64 && (sizeof(M) / alignof(M)) % 2 == 0 ? sizeof(M) + alignof(M) : sizeof(M))
