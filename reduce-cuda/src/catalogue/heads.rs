@@ -206,8 +206,7 @@ impl SegPlan for Heads {
         let words = tiles * self.tile() / 32 + 2 * tiles + 1;
         let zeroed = d.zeroed(words as usize)?;
         let m = self.shape.items.m_size;
-        let index_bytes = if self.shape.wide { 8 } else { 4 };
-        let made_offsets = by_owners as usize * (segments as usize + 1) * index_bytes;
+        let made_offsets = by_owners as usize * (segments as usize + 1) * self.shape.index_bytes();
         let [tile_vals, tile_meta, rec_vals, rec_meta, made] = d.carve(&[
             2 * m * tiles as usize,
             8 * tiles as usize,

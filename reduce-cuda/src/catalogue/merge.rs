@@ -49,9 +49,8 @@ fn smem(block: u32, steps: u32, stages: u32, shape: SegShape) -> usize {
     let round16 = |b: usize| b.div_ceil(16) * 16;
     let tile = block as usize * steps as usize;
     let ring = stages as usize * tile;
-    let index_size = if shape.wide { 8 } else { 4 };
     round16(ring * shape.items.in_size + 128)
-        + round16(ring * index_size + 128)
+        + round16(ring * shape.index_bytes() + 128)
         + 2 * tile * shape.items.m_size
 }
 

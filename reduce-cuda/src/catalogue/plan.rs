@@ -52,6 +52,15 @@ impl SegShape {
         }
     }
 
+    /// The bytes of one offset or owner: 8 for u64 layouts, else 4.
+    pub fn index_bytes(&self) -> usize {
+        if self.wide {
+            8
+        } else {
+            4
+        }
+    }
+
     /// The `R_ITEM_SHIFT` of a kernel whose lanes read runs of `vecs` 16-byte vectors: the
     /// items' shift, or none for runs read item by item (kernels/lanes.cuh).
     pub fn lane_shift(&self, vecs: u32) -> u32 {

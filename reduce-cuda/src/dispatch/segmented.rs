@@ -37,6 +37,17 @@ pub(crate) struct SegJob {
     pub module: Arc<Module>,
 }
 
+impl Layout {
+    /// The bytes of one entry: 8 for u64 layouts, else 4.
+    pub fn entry_bytes(&self) -> usize {
+        if self.wide {
+            8
+        } else {
+            4
+        }
+    }
+}
+
 impl SegJob {
     /// The number of items.
     pub fn n(&self) -> u64 {
@@ -244,7 +255,7 @@ impl Dispatch<'_> {
 
     /// Entry `index` of the layout array, widened (waits for the queued work).
     fn layout_entry(&self, job: &SegJob, index: usize) -> Result<u64> {
-        let width = if job.layout.wide { 8 } else { 4 };
+        let width = job.layout.entry_bytes();
         let address = job.layout.ptr + (index * width) as u64;
         // SAFETY: `index < job.layout.len`: the checks report indices of the layout.
         let bytes = unsafe { self.device.copy_to_host::<u8>(address, width) }?;
