@@ -17,8 +17,8 @@ use super::config::{check_block, invalid, refuse, Knobs};
 use super::plan::{SegPlan, SegShape};
 use super::shuffle::{lane_items, seg_limits};
 use super::tuning::{
-    shuffle_items, ANY_DEVICE_BLOCK_SMEM, LARGE_VALUE_BYTES, SEG_HEADS_BLOCK,
-    SEG_HEADS_LIFTED_BLOCK, SEG_HEADS_TILE_BYTES,
+    seg_heads_block, shuffle_items, ANY_DEVICE_BLOCK_SMEM, SEG_HEADS_LIFTED_BLOCK,
+    SEG_HEADS_TILE_BYTES,
 };
 use crate::device::{kernel_signature, Entry, Module};
 use crate::dispatch::segmented::SegJob;
@@ -64,21 +64,16 @@ pub(super) struct Heads {
 /// `SegHeads` for `shape` (either form: the owners become offsets first): a thread's run of
 /// items sized as Shuffle's (about 64 bytes of input items, at most 32 items: its head bits lie
 /// in two words), and by default no more than a tile's values within [`SEG_HEADS_TILE_BYTES`]
-/// (lifted items narrower than their values), in blocks of [`SEG_HEADS_BLOCK`] threads (one
-/// warp for values past [`LARGE_VALUE_BYTES`]); items lifted into wider values keep those items
-/// a thread in blocks of at most [`SEG_HEADS_LIFTED_BLOCK`].
+/// (lifted items narrower than their values), in blocks of [`seg_heads_block`] threads; items
+/// lifted into wider values keep those items a thread in blocks of at most
+/// [`SEG_HEADS_LIFTED_BLOCK`].
 pub(super) fn plan(knobs: &Knobs, shape: SegShape) -> Result<Heads> {
     let name = SegAlgorithm::SegHeads.name();
     refuse(name, "matrix_width", knobs.matrix_width)?;
     refuse(name, "producers", knobs.producers)?;
     refuse(name, "grid (a block per tile)", knobs.grid)?;
     let (m, seg) = (shape.items.m_size.max(1), shape.items.flagged_value_bytes());
-    let default_block = if m > LARGE_VALUE_BYTES {
-        32
-    } else {
-        SEG_HEADS_BLOCK
-    };
-    let mut block = check_block(name, knobs.block.unwrap_or(default_block))?;
+    let mut block = check_block(name, knobs.block.unwrap_or(seg_heads_block(m)))?;
     // The tile's values within the budget, and with the static arrays within what every device
     // allows a block; the default block halves for values too large for one item a thread.
     let fitting = |block: u32| {

@@ -10,9 +10,8 @@ use super::algorithm::{Algorithm, SegAlgorithm};
 use super::config::{check_block, check_grid, check_runs_on, invalid, refuse, Knobs};
 use super::plan::{unless_it_spills, PlainPlan, SegPlan, SegShape};
 use super::tuning::{
-    self, ANY_DEVICE_BLOCK_SMEM, LARGE_VALUE_BLOCK, LARGE_VALUE_BYTES, SEG_PIPE_BLOCKS_PER_SM,
-    SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES, SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM,
-    SHUFFLE_GROUP,
+    self, ANY_DEVICE_BLOCK_SMEM, SEG_PIPE_BLOCKS_PER_SM, SEG_PIPE_SMEM_BUDGET, SEG_PIPE_STAGES,
+    SEG_SHUFFLE_BLOCK, SHUFFLE_BLOCKS_PER_SM, SHUFFLE_GROUP,
 };
 use crate::device::DeviceInfo;
 use crate::device::{kernel_signature, Entry, Kernel, Module};
@@ -87,8 +86,7 @@ pub(super) struct Shuffle {
 /// `Shuffle` (order-free when `Auto` chose so) for `items` at device address `items_at`. The
 /// kernel reads an input at any offset from a 16-byte boundary with vector loads (specialised
 /// for the offset), each lane folding the same items in the same order, so the grouping and the
-/// result do not depend on the address. Values past [`LARGE_VALUE_BYTES`] start from a block of
-/// [`LARGE_VALUE_BLOCK`] threads.
+/// result do not depend on the address. Its default block: [`tuning::shuffle_block`].
 pub(super) fn plain(
     knobs: &Knobs,
     items: Items,
@@ -101,12 +99,7 @@ pub(super) fn plain(
     let size = items.m_size;
     lane_items(name, size, knobs.items_per_thread)?;
     let mut group = knobs.tile_group.unwrap_or(SHUFFLE_GROUP);
-    let default_block = if size > LARGE_VALUE_BYTES {
-        LARGE_VALUE_BLOCK
-    } else {
-        SHUFFLE_BLOCK
-    };
-    let mut block = check_block(name, knobs.block.unwrap_or(default_block))?;
+    let mut block = check_block(name, knobs.block.unwrap_or(tuning::shuffle_block(size)))?;
     // Two rings of `group` block tiles' warp values, a value a warp and a few words live in
     // static shared memory. Large items: shrink the defaults the caller left open (the group,
     // then the block) until they fit.

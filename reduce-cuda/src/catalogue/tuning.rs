@@ -30,13 +30,22 @@ pub(crate) const SHUFFLE_GROUP: u32 = 4;
 pub(crate) const SHUFFLE_BLOCKS_PER_SM: u64 = 2;
 
 /// Values past this many bytes live in local memory (one alone passes a thread's registers),
-/// and their kernels' default blocks stay small: Shuffle at most [`LARGE_VALUE_BLOCK`] threads,
-/// SegHeads one warp. On an H100 (`bench large`, 256 MiB of 1 KiB keep-last records) Shuffle
-/// took 3.98 ms at 128 threads where 256 took 9.11, SegHeads 7.77 ms at 32 where 64 took 8.70
+/// and their kernels' default blocks stay small: [`shuffle_block`] and [`seg_heads_block`].
+/// On an H100 (`bench large`, 256 MiB of 1 KiB keep-last records) Shuffle took 3.98 ms at 128
+/// threads where 256 took 9.11, SegHeads 7.77 ms at 32 where 64 took 8.70
 /// (docs/decisions/0092-large-value-blocks.md). Their sizes before decided these blocks by
 /// their static arrays alone.
 pub(crate) const LARGE_VALUE_BYTES: usize = 512;
-pub(crate) const LARGE_VALUE_BLOCK: u32 = 128;
+
+/// Shuffle's default block for values of `m_size` bytes: [`SHUFFLE_BLOCK`], 128 threads past
+/// [`LARGE_VALUE_BYTES`].
+pub(crate) fn shuffle_block(m_size: usize) -> u32 {
+    if m_size > LARGE_VALUE_BYTES {
+        128
+    } else {
+        SHUFFLE_BLOCK
+    }
+}
 
 /// SegShuffle's threads per block.
 pub(crate) const SEG_SHUFFLE_BLOCK: u32 = 256;
@@ -162,6 +171,16 @@ pub(crate) fn seg_blocks_min_blocks(block: u32, value_bytes: usize) -> u32 {
 
 /// SegHeads' threads per block (a tile is a block's runs of about 64 bytes of items each).
 pub(crate) const SEG_HEADS_BLOCK: u32 = 256;
+
+/// SegHeads' default block for values of `m_size` bytes: [`SEG_HEADS_BLOCK`], one warp past
+/// [`LARGE_VALUE_BYTES`].
+pub(crate) fn seg_heads_block(m_size: usize) -> u32 {
+    if m_size > LARGE_VALUE_BYTES {
+        32
+    } else {
+        SEG_HEADS_BLOCK
+    }
+}
 /// SegHeads' largest default block for items lifted into wider values (a thread's run is sized
 /// by the item, so its values take more registers and staging than the monoid's own run): the
 /// items a thread that 256 threads get, in half the tile a block. For ArgMax lifted from f32
